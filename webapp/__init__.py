@@ -1,0 +1,68 @@
+"""The BPE Playground web application.
+
+`create_app()` builds the Flask app: configuration (defaults, then the
+instance folder's config.py, then environment variables prefixed with
+`PLAYGROUND_`, then the `config` mapping a test passes in), and the blueprints
+(pages, JSON API, vendored front-end assets). The tokenizer itself lives in
+`webapp.tokenizer` and knows nothing of Flask.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+from flask import Flask
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "SECRET_KEY": "dev-only-not-secret",
+    # Limits a real tokenizer fits in; every one is reported by name when exceeded.
+    "MAX_CONTENT_LENGTH": 32 * 1024 * 1024,
+    "LIMIT_TEXT_CHARS": 1_000_000,
+    "LIMIT_RULES": 300_000,
+    "LIMIT_VOCAB": 300_000,
+    "LIMIT_IDS": 1_000_000,
+    "LIMIT_WORDS": 500_000,
+    "LIMIT_NUM_MERGES": 50_000,
+    # How much of a result the pages render (the full ids stay available).
+    "RENDER_MAX_TOKENS": 3000,
+    "TRACE_MAX_STEPS": 200,
+}
+
+
+def _env_overrides(prefix: str = "PLAYGROUND_") -> dict[str, Any]:
+    """Settings from the environment: PLAYGROUND_LIMIT_RULES=1000 and so on."""
+    overrides: dict[str, Any] = {}
+    for name, raw in os.environ.items():
+        if not name.startswith(prefix):
+            continue
+        key = name[len(prefix):]
+        default = DEFAULT_CONFIG.get(key)
+        overrides[key] = int(raw) if isinstance(default, int) else raw
+    return overrides
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    """Application factory: `flask --app webapp run` and the tests call this."""
+    app = Flask(
+        __name__,
+        instance_relative_config=True,
+        template_folder=str(PROJECT_ROOT / "templates"),
+        static_folder=str(PROJECT_ROOT / "static"),
+    )
+    app.config.from_mapping(DEFAULT_CONFIG)
+    app.config.from_pyfile("config.py", silent=True)
+    app.config.update(_env_overrides())
+    if config:
+        app.config.update(config)
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+
+    from webapp import api, pages, vendor
+
+    app.register_blueprint(vendor.bp)
+    app.register_blueprint(pages.bp)
+    app.register_blueprint(api.bp)
+    return app

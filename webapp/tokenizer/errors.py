@@ -1,0 +1,33 @@
+"""The one exception type of the tokenizer package.
+
+Every problem with user input becomes a `TokenizerError`: a `ValueError` whose
+message a person can act on, plus machine-readable parts the web layer uses to
+show the message beside the right field (`field`) and to point at the place
+(`location`, e.g. {"rule": 3} or {"line": 2, "column": 5} or {"offset": 17}).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class TokenizerError(ValueError):
+    """Invalid input for one of the tokenizer functions.
+
+    `field` names the input at fault ("merges", "vocab", "ids", "text",
+    "words", "num_merges"); `location` says where inside it, with keys such as
+    rule, key, index, position, offset, line, column.
+    """
+
+    def __init__(self, message: str, *, field: str, location: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.location = dict(location or {})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape the API returns under "error"."""
+        out: dict[str, Any] = {"message": self.message, "field": self.field}
+        if self.location:
+            out["location"] = self.location
+        return out

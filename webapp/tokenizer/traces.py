@@ -1,0 +1,115 @@
+"""Data shapes of the traces the engine records for the UI.
+
+These are plain frozen dataclasses, nothing more: the engine fills them, the
+web layer turns them into view models. Every trace is bounded: the engine
+records at most a configured number of steps / tokens / sequence items and
+sets an explicit `*_truncated` flag when it stopped recording, while the
+result itself (`ids`, `merges`) is always complete.
+
+Offsets: byte-level traces use UTF-8 byte offsets into the input text;
+character-level traces use code point offsets. `end` is exclusive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+Symbol = Union[int, str]  # a token id (byte level) or a token string (char level)
+
+
+@dataclass(frozen=True)
+class MergeNode:
+    """How one token was built. A leaf is one byte (or one character) of the input.
+
+    `symbol` is the token id (byte level) or token string (char level);
+    `rule` is the 0-based index of the rule that made it (None for a leaf);
+    `children` is () for a leaf, (left, right) otherwise.
+    """
+
+    symbol: Symbol
+    start: int
+    end: int
+    rule: int | None = None
+    children: tuple["MergeNode", ...] = ()
+
+
+@dataclass(frozen=True)
+class Token:
+    """One output token with its place in the input.
+
+    `id` is the output id; `value` is the token's bytes (byte level) or string
+    (char level); `tree` is how the merges built it (None when the trace
+    stopped recording trees for being too large).
+    """
+
+    id: int
+    value: bytes | str
+    start: int
+    end: int
+    tree: MergeNode | None = None
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One rule that changed something: rule index, its pair, what it made, how often."""
+
+    rule: int
+    left: Symbol
+    right: Symbol
+    new: Symbol
+    matches: int
+    # The whole sequence right after this rule; None when the sequence is longer
+    # than the recording cap (the UI then shows only the rule and its count).
+    sequence: tuple[Symbol, ...] | None = None
+
+
+@dataclass(frozen=True)
+class EncodeTrace:
+    """Everything the Bytes / Characters pages show about one encoding."""
+
+    ids: list[int]
+    tokens: list[Token]
+    tokens_truncated: bool
+    initial: tuple[Symbol, ...] | None
+    steps: list[TraceStep]
+    steps_truncated: bool
+    rules_fired: int  # rules that matched at least once
+    rules_idle: int  # rules that matched nothing
+    pieces: list[tuple[int, int]] = field(default_factory=list)  # pre-tokenization spans, if any
+
+
+@dataclass(frozen=True)
+class PairCount:
+    """A candidate pair and its count at one training step."""
+
+    pair: tuple[str, str]
+    count: int
+
+
+@dataclass(frozen=True)
+class TrainingStep:
+    """One training step: the winner, its count, and the pairs that came close.
+
+    `runners_up` lists the next best pairs (highest count first, ties in
+    tie-break order); `tie` is True when one of them had the winner's count,
+    i.e. the smallest-(first, second) rule decided.
+    """
+
+    index: int
+    pair: tuple[str, str]
+    merged: str
+    count: int
+    runners_up: tuple[PairCount, ...]
+    tie: bool
+
+
+@dataclass(frozen=True)
+class TrainingTrace:
+    """The learned merges (complete) and a bounded per-step record."""
+
+    merges: list[str]
+    pairs: list[tuple[str, str]]  # the pair behind each merge, complete
+    steps: list[TrainingStep]
+    steps_truncated: bool
+    stopped_early: bool  # ran out of pairs before num_merges
