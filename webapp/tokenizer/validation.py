@@ -1,0 +1,260 @@
+"""Validation of everything a user may hand to the tokenizer, in one place.
+
+What it does: each `validate_*` function takes an already-parsed Python value
+(what `json.loads` gives: lists, dicts with string keys, ints, strings; tuples
+are accepted wherever lists are) and returns a normalised, immutable copy
+(tuples of ints / strs, `dict[int, bytes]`, ...). Anything else raises
+`TokenizerError` with `field` (which input), `location` (where inside it) and a
+message that says what was expected and what came.
+
+Conventions: rules, ids, positions, words and characters count from 1 in
+messages and in `location` (rule 3 is the third rule); byte offsets count from
+0. Booleans are never accepted as integers. Arguments are never modified.
+
+What it does not do: parse text formats (see `textformats.py`), enforce size
+limits (the web layer's configuration does that), or judge whether odd but
+well-typed input makes sense (a rule naming a token made only later, a
+repeated pair, a `new` below 256 are all valid: the algorithms take rules
+literally).
+
+Decisions where the contract is silent:
+- Byte-level vocab values may be lists of 0..255 or `bytes`; an empty list is
+  accepted (a token standing for no bytes). String keys must be plain decimal
+  digits ("256"); two keys naming the same id ("7" and 7) are an error.
+- Character-level rules must be two non-empty strings: an empty side could
+  never match any token, so it is reported as the mistake it almost surely is.
+- Character-level vocab keys may be any string; ids are labels, so two tokens
+  may share an id.
+- Text (and every word) must be encodable as UTF-8: a lone surrogate is an
+  error at both levels, with its character position and byte offset.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import TokenizerError
+
+ByteRule = tuple[int, int, int]
+CharRule = tuple[str, str]
+
+
+def _show(value: Any, limit: int = 60) -> str:
+    """A short JSON-like rendering of a bad value for a message."""
+    if isinstance(value, tuple):
+        value = list(value)
+    if value is True or value is False:
+        text = "true" if value else "false"
+    elif value is None:
+        text = "null"
+    elif isinstance(value, str):
+        text = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    elif isinstance(value, list):
+        text = "[" + ", ".join(_show(v, limit) for v in value[:8]) + (", ..." if len(value) > 8 else "") + "]"
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _kind(value: Any) -> str:
+    """The JSON name of a value's type, for "expected X, got Y" messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number with a fraction"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_seq(value: Any) -> bool:
+    return isinstance(value, (list, tuple))
+
+
+def validate_byte_merges(merges: Any) -> tuple[ByteRule, ...]:
+    """Byte-level rules: a list of `[left, right, new]`, three non-negative integers each."""
+    if not _is_seq(merges):
+        raise TokenizerError(
+            f"merges: should be a list of rules [left, right, new], got {_kind(merges)}",
+            field="merges",
+        )
+    out: list[ByteRule] = []
+    for number, rule in enumerate(merges, start=1):
+        if (
+            not _is_seq(rule)
+            or len(rule) != 3
+            or not all(_is_int(v) and v >= 0 for v in rule)
+        ):
+            raise TokenizerError(
+                f"merges: rule {number} should be three non-negative integers "
+                f"[left, right, new], got {_show(rule)}",
+                field="merges",
+                location={"rule": number},
+            )
+        out.append((rule[0], rule[1], rule[2]))
+    return tuple(out)
+
+
+def _byte_vocab_key(key: Any) -> int:
+    if _is_int(key) and key >= 0:
+        return key
+    if isinstance(key, str) and key.isascii() and key.isdigit():
+        return int(key)
+    raise TokenizerError(
+        f"vocab: key {_show(key)} should be a token id, a non-negative integer "
+        f'(or its decimal digits as a string, like "256")',
+        field="vocab",
+        location={"key": str(key)},
+    )
+
+
+def validate_byte_vocab(vocab: Any) -> dict[int, bytes]:
+    """Byte-level vocab: `{id: [byte, ...]}`; keys may be strings of digits, values lists of 0..255 or bytes."""
+    if not isinstance(vocab, dict):
+        raise TokenizerError(
+            f"vocab: should be an object mapping token ids to lists of bytes, got {_kind(vocab)}",
+            field="vocab",
+        )
+    out: dict[int, bytes] = {}
+    for key, value in vocab.items():
+        token_id = _byte_vocab_key(key)
+        if token_id in out:
+            raise TokenizerError(
+                f"vocab: id {token_id} is listed twice (key {_show(key)})",
+                field="vocab",
+                location={"key": str(key)},
+            )
+        if isinstance(value, (bytes, bytearray)):
+            out[token_id] = bytes(value)
+            continue
+        if not _is_seq(value) or not all(_is_int(b) and 0 <= b <= 255 for b in value):
+            raise TokenizerError(
+                f"vocab: token {token_id} should be a list of byte values 0..255, got {_show(value)}",
+                field="vocab",
+                location={"key": str(key)},
+            )
+        out[token_id] = bytes(value)
+    return out
+
+
+def validate_ids(ids: Any) -> tuple[int, ...]:
+    """A list of token ids: non-negative integers."""
+    if not _is_seq(ids):
+        raise TokenizerError(
+            f"ids: should be a list of token ids (non-negative integers), got {_kind(ids)}",
+            field="ids",
+        )
+    for index, value in enumerate(ids, start=1):
+        if not (_is_int(value) and value >= 0):
+            raise TokenizerError(
+                f"ids: position {index} should be a token id (a non-negative integer), got {_show(value)}",
+                field="ids",
+                location={"index": index},
+            )
+    return tuple(ids)
+
+
+def validate_char_merges(merges: Any) -> tuple[CharRule, ...]:
+    """Character-level rules: a list of `[left, right]`, two non-empty strings each."""
+    if not _is_seq(merges):
+        raise TokenizerError(
+            f"merges: should be a list of rules [left, right] (two strings each), got {_kind(merges)}",
+            field="merges",
+        )
+    out: list[CharRule] = []
+    for number, rule in enumerate(merges, start=1):
+        if not _is_seq(rule) or len(rule) != 2 or not all(isinstance(v, str) and v for v in rule):
+            raise TokenizerError(
+                f"merges: rule {number} should be two non-empty strings [left, right], got {_show(rule)}",
+                field="merges",
+                location={"rule": number},
+            )
+        for side in rule:
+            _check_encodable(side, "merges", f"rule {number}", {"rule": number})
+        out.append((rule[0], rule[1]))
+    return tuple(out)
+
+
+def validate_char_vocab(vocab: Any) -> dict[str, int]:
+    """Character-level vocab: `{token: id}` with non-negative integer ids."""
+    if not isinstance(vocab, dict):
+        raise TokenizerError(
+            f"vocab: should be an object mapping tokens (strings) to ids, got {_kind(vocab)}",
+            field="vocab",
+        )
+    out: dict[str, int] = {}
+    for key, value in vocab.items():
+        if not isinstance(key, str):
+            raise TokenizerError(
+                f"vocab: key {_show(key)} should be a token (a string), got {_kind(key)}",
+                field="vocab",
+                location={"key": str(key)},
+            )
+        if not (_is_int(value) and value >= 0):
+            raise TokenizerError(
+                f"vocab: token {_show(key)} should map to an id (a non-negative integer), got {_show(value)}",
+                field="vocab",
+                location={"key": key},
+            )
+        out[key] = value
+    return out
+
+
+def _check_encodable(text: str, field: str, what: str, location: dict[str, Any]) -> None:
+    """Reject lone surrogates: they are code points UTF-8 cannot encode."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        position = exc.start + 1
+        offset = len(text[: exc.start].encode("utf-8", "surrogatepass"))
+        raise TokenizerError(
+            f"{field}: {what} has a lone surrogate U+{ord(text[exc.start]):04X} at character "
+            f"{position} (byte offset {offset}), which is not valid text and cannot be encoded as UTF-8",
+            field=field,
+            location={**location, "position": position, "offset": offset},
+        ) from None
+
+
+def validate_text(text: Any, field: str = "text") -> str:
+    """Text to encode: a string that UTF-8 can encode (no lone surrogates)."""
+    if not isinstance(text, str):
+        raise TokenizerError(f"{field}: should be a string, got {_kind(text)}", field=field)
+    _check_encodable(text, field, "the text", {})
+    return text
+
+
+def validate_words(words: Any) -> tuple[str, ...]:
+    """Training words: a list of strings (any characters; empty words hold no pairs)."""
+    if not _is_seq(words):
+        raise TokenizerError(f"words: should be a list of strings, got {_kind(words)}", field="words")
+    for index, word in enumerate(words, start=1):
+        if not isinstance(word, str):
+            raise TokenizerError(
+                f"words: word {index} should be a string, got {_show(word)}",
+                field="words",
+                location={"index": index},
+            )
+        _check_encodable(word, "words", f"word {index}", {"index": index})
+    return tuple(words)
+
+
+def validate_num_merges(num_merges: Any) -> int:
+    """How many merges to learn: a non-negative integer."""
+    if not (_is_int(num_merges) and num_merges >= 0):
+        raise TokenizerError(
+            f"num_merges: should be a non-negative integer, got {_show(num_merges)}",
+            field="num_merges",
+        )
+    return num_merges
