@@ -1,0 +1,284 @@
+"""Character-level BPE training: learn merge rules from a list of words.
+
+What it does: `bpe_merges(words, num_merges)` gives exactly the answer of the
+literal algorithm in the GUIDE (split every word into code points, count every
+adjacent pair in every word, take the most frequent pair, on a tie the smallest
+`(first, second)` tuple of strings, replace it left to right in every word,
+repeat), without its cost: distinct words are kept once with their frequency,
+pair counts are updated incrementally for only the words that hold the merged
+pair (an index pair -> words), and the most frequent pair comes from a heap
+with lazy deletion whose key order *is* the tie-break. `train_trace` runs the
+same engine and also records, per step, the winner's count and the runner-up
+pairs (bounded by `max_steps`), so the UI can show why a tie went the way it
+did. `training_vocab` numbers the symbols a training run knows.
+
+What it does not do: no splitting of text into words, no normalisation, no
+byte-level training, no minimum frequency. Inputs come through the shared
+validators in `validation.py`; arguments are never modified.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from collections.abc import Sequence
+from itertools import chain, pairwise
+
+from .traces import PairCount, TrainingStep, TrainingTrace
+from .validation import validate_char_merges, validate_num_merges, validate_words
+
+Pair = tuple[str, str]
+
+DEFAULT_RUNNERS_UP = 3
+DEFAULT_MAX_STEPS = 200
+
+
+class _Trainer:
+    """The incremental state of one training run over distinct words.
+
+    Invariants after every step: `counts[p]` is the weighted number of
+    occurrences of pair p over all words (absent when zero); `where[p]` holds
+    at least every word index containing p (it may hold stale indices, which
+    the merge step tolerates); every pair with a positive count has a heap
+    entry `(-count, first, second)` equal to its current count. Entries that
+    no longer match `counts` are stale and skipped when popped.
+    """
+
+    def __init__(self, words: Sequence[str]) -> None:
+        freq = Counter(words)
+        self.symbols: list[list[str]] = []
+        self.freq: list[int] = []
+        for word, f in freq.items():
+            if len(word) < 2:
+                continue  # a word of fewer than two symbols never holds a pair
+            self.symbols.append(list(word))
+            self.freq.append(f)
+        # Weighted pair counts straight from every word occurrence (C-level counting).
+        self.counts: dict[Pair, int] = dict(Counter(chain.from_iterable(map(pairwise, words))))
+        self.where: dict[Pair, set[int]] = {}
+        for w, syms in enumerate(self.symbols):
+            for pair in set(pairwise(syms)):
+                _index_add(self.where, pair, w)
+        self.heap: list[tuple[int, str, str]] = [(-c, a, b) for (a, b), c in self.counts.items()]
+        heapq.heapify(self.heap)
+
+    def top(self, k: int) -> list[PairCount]:
+        """The k best distinct pairs (count desc, then (first, second) asc); the heap is left intact."""
+        found: list[PairCount] = []
+        popped: list[tuple[int, str, str]] = []
+        seen: set[Pair] = set()
+        heap, counts = self.heap, self.counts
+        while heap and len(found) < k:
+            entry = heapq.heappop(heap)
+            neg, a, b = entry
+            if counts.get((a, b), 0) != -neg:
+                continue  # stale: the count changed after this entry was pushed
+            popped.append(entry)
+            if (a, b) in seen:
+                continue  # the same current count pushed twice
+            seen.add((a, b))
+            found.append(PairCount(pair=(a, b), count=-neg))
+        for entry in popped:
+            heapq.heappush(heap, entry)
+        return found
+
+    def merge(self, pair: Pair) -> None:
+        """Apply one merge to every word holding `pair` and update counts, index and heap.
+
+        Only the pairs next to a match change: the old pairs that touch a
+        matched symbol leave, the new pairs that touch a made symbol arrive
+        (tracked by position, since an older symbol may spell the same
+        string). Every other pair of the word is the same before and after.
+        """
+        first, second = pair
+        merged = first + second
+        counts, where, heap = self.counts, self.where, self.heap
+        delta: dict[Pair, int] = {}
+        symbols, freq = self.symbols, self.freq
+        for w in where.pop(pair, ()):
+            old = symbols[w]  # this word's symbol list, rewritten in place
+            try:
+                s = old.index(first)  # C-speed search for the first candidate
+            except ValueError:
+                continue  # stale index entry: this word no longer holds the pair
+            n = len(old)
+            while s < n - 1 and old[s + 1] != second:
+                try:
+                    s = old.index(first, s + 1)
+                except ValueError:
+                    s = n
+            if s >= n - 1:
+                continue  # stale index entry
+            f = freq[w]
+            starts = _match_starts(old, first, second, s)
+            if len(starts) == 1:
+                # The common case, spelled out: one match at s.
+                if s > 0:
+                    left = old[s - 1]
+                    p = (left, first)
+                    delta[p] = delta.get(p, 0) - f
+                    p = (left, merged)
+                    delta[p] = delta.get(p, 0) + f
+                    _index_add(where, p, w)
+                if s + 2 < n:
+                    right = old[s + 2]
+                    p = (second, right)
+                    delta[p] = delta.get(p, 0) - f
+                    p = (merged, right)
+                    delta[p] = delta.get(p, 0) + f
+                    _index_add(where, p, w)
+                old[s : s + 2] = [merged]
+                continue
+            last_old = n - 2  # the last pair position of the old word
+            seen = -1
+            for s in starts:
+                for k in (s - 1, s, s + 1):
+                    if seen < k <= last_old and k >= 0:
+                        p = (old[k], old[k + 1])
+                        delta[p] = delta.get(p, 0) - f
+                        seen = k
+            for s in reversed(starts):  # right to left keeps earlier positions valid
+                old[s : s + 2] = [merged]
+            new = old
+            last_new = len(new) - 2
+            seen = -1
+            for shift, s in enumerate(starts):
+                j = s - shift  # where the made symbol sits in the new word
+                for k in (j - 1, j):
+                    if seen < k <= last_new and k >= 0:
+                        p = (new[k], new[k + 1])
+                        delta[p] = delta.get(p, 0) + f
+                        _index_add(where, p, w)
+                        seen = k
+        for p, d in delta.items():
+            if d == 0:
+                continue
+            c = counts.get(p, 0) + d
+            if c > 0:
+                counts[p] = c
+                heapq.heappush(heap, (-c, p[0], p[1]))
+            else:
+                counts.pop(p, None)
+                where.pop(p, None)
+        # Every occurrence of the pair was just merged (a leftover (a, a) would
+        # have been matched by the scan), so it is gone everywhere; the single-
+        # match path never subtracted it, hence the explicit drop.
+        counts.pop(pair, None)
+
+
+def _index_add(where: dict[Pair, set[int]], pair: Pair, w: int) -> None:
+    """Note that word w holds `pair`."""
+    words = where.get(pair)
+    if words is None:
+        where[pair] = {w}
+    else:
+        words.add(w)
+
+
+def _match_starts(symbols: list[str], first: str, second: str, start: int) -> list[int]:
+    """Start positions of the non-overlapping left-to-right matches of (first, second).
+
+    `start` is the position of the first match, already found by the caller.
+    """
+    starts = [start]
+    last = len(symbols) - 1
+    i = start + 2
+    while i < last:
+        try:
+            i = symbols.index(first, i)
+        except ValueError:
+            break
+        if i < last and symbols[i + 1] == second:
+            starts.append(i)
+            i += 2
+        else:
+            i += 1
+    return starts
+
+
+def _check_option(name: str, value: int) -> int:
+    """Programmer-facing options (not user input): a non-negative int."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} should be a non-negative integer, got {value!r}")
+    return value
+
+
+def train_trace(
+    words: Sequence[str],
+    num_merges: int,
+    *,
+    runners_up: int = DEFAULT_RUNNERS_UP,
+    max_steps: int = DEFAULT_MAX_STEPS,
+) -> TrainingTrace:
+    """Learn up to `num_merges` merges from `words` and record why each was chosen.
+
+    `merges` and `pairs` are complete. `steps` holds the first `max_steps`
+    steps (`index` counts from 1), each with up to `runners_up` next-best
+    pairs and `tie` = some other pair had the winner's count (so the
+    smallest-(first, second) rule decided). `stopped_early` says no word had
+    two symbols left before `num_merges` was reached.
+    """
+    words = validate_words(words)
+    num_merges = validate_num_merges(num_merges)
+    runners_up = _check_option("runners_up", runners_up)
+    max_steps = _check_option("max_steps", max_steps)
+
+    trainer = _Trainer(words)
+    merges: list[str] = []
+    pairs: list[Pair] = []
+    steps: list[TrainingStep] = []
+    for index in range(1, num_merges + 1):
+        recording = index <= max_steps
+        # One more than the runners-up we show: the winner itself, and at least
+        # one rival so a tie is detected even when no runners-up are recorded.
+        best = trainer.top(1 + max(runners_up, 1) if recording else 1)
+        if not best:
+            break
+        winner = best[0]
+        merged = winner.pair[0] + winner.pair[1]
+        if recording:
+            rivals = best[1:]
+            steps.append(
+                TrainingStep(
+                    index=index,
+                    pair=winner.pair,
+                    merged=merged,
+                    count=winner.count,
+                    runners_up=tuple(rivals[:runners_up]),
+                    tie=bool(rivals) and rivals[0].count == winner.count,
+                )
+            )
+        trainer.merge(winner.pair)
+        merges.append(merged)
+        pairs.append(winner.pair)
+    return TrainingTrace(
+        merges=merges,
+        pairs=pairs,
+        steps=steps,
+        steps_truncated=len(merges) > len(steps),
+        stopped_early=len(merges) < num_merges,
+    )
+
+
+def bpe_merges(words: Sequence[str], num_merges: int) -> list[str]:
+    """The GUIDE's training contract: the merged token of each learned rule, in order."""
+    return train_trace(words, num_merges, runners_up=0, max_steps=0).merges
+
+
+def training_vocab(words: Sequence[str], pairs: Sequence[Sequence[str]]) -> dict[str, int]:
+    """Number the symbols of a training run: distinct characters (sorted), then merged tokens.
+
+    `pairs` are the learned pairs (`TrainingTrace.pairs`, or JSON lists of
+    two strings), checked like character-level merge rules. Ids count from 0
+    in that order. A merged token already numbered (two
+    different pairs can spell the same string) keeps its first id, so ids stay
+    dense and the vocab stays a one-to-one map.
+    """
+    words = validate_words(words)
+    checked = validate_char_merges(pairs)
+    vocab: dict[str, int] = {}
+    for ch in sorted({ch for word in words for ch in word}):
+        vocab[ch] = len(vocab)
+    for first, second in checked:
+        vocab.setdefault(first + second, len(vocab))
+    return vocab
