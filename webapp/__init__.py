@@ -30,6 +30,14 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # How much of a result the pages render (the full ids stay available).
     "RENDER_MAX_TOKENS": 3000,
     "TRACE_MAX_STEPS": 200,
+    # Share links and the database (webapp.storage / webapp.share / webapp.security).
+    "DATABASE_URL": "",  # empty: $DATABASE_URL, else instance/playground.sqlite3
+    "DATABASE_AUTO_MIGRATE": 1,
+    "LIMIT_SHARE_BYTES": 4 * 1024 * 1024,
+    "LIMIT_BLOB_BYTES": 32 * 1024 * 1024,
+    "SHARE_BASE_URL": "",
+    "TRUSTED_PROXIES": 0,
+    "SECURITY_HSTS_SECONDS": 0,
 }
 
 
@@ -60,8 +68,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         app.config.update(config)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
 
-    from webapp import api, pages, vendor
+    from webapp import api, health, pages, security, share, storage, vendor
 
+    security.init_app(app)
+    storage.init_app(app)
+    app.register_blueprint(health.bp)
+    share.init_app(app)
     app.register_blueprint(vendor.bp)
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)

@@ -242,7 +242,9 @@ class Storage:
             "created_at": datetime.now(timezone.utc),
         }
         with self._write() as conn:
-            created = conn.execute(insert.values(**row)).rowcount == 1
+            # RETURNING gives a row only when the insert happened (rowcount is
+            # not reliable across drivers for ON CONFLICT DO NOTHING).
+            created = conn.execute(insert.values(**row).returning(blobs.c.id)).first() is not None
             if not created:
                 existing = conn.execute(
                     select(blobs.c.data).where(blobs.c.kind == kind, blobs.c.id == blob_id)
