@@ -1,0 +1,308 @@
+"""The one place where request data becomes engine input.
+
+Pages (form fields: always strings, typed by people) and the JSON API (parsed
+JSON values, or the same typed strings) both go through the `read_*`
+functions here. Each one
+
+1. parses typed text with `webapp.tokenizer.textformats` (line/column errors),
+2. applies the configurable limits from `app.config` (`LIMIT_*`) with a
+   message that states the limit, before any expensive work,
+3. hands the value to the engine's `validate_*` / `compile_byte_merges`,
+
+and raises `TokenizerError` (with `field`) on any problem. Nothing here runs
+an encoding or renders anything. Compiled byte-level merge lists are kept in a
+small, bounded LRU cache so typing in the text box does not re-validate a big
+merge list on every keystroke.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from flask import current_app
+
+from webapp import tokenizer as tk
+from webapp.tokenizer import TokenizerError
+from webapp.tokenizer import textformats as tf
+
+PRETOKENIZE_SCHEMES = ("none", "gpt2", "cl100k")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Input limits and render caps, read from the app config."""
+
+    text_chars: int = 1_000_000
+    rules: int = 300_000
+    vocab: int = 300_000
+    ids: int = 1_000_000
+    words: int = 500_000
+    num_merges: int = 50_000
+    render_max_tokens: int = 3000
+    trace_max_steps: int = 200
+    trace_max_sequence: int = 400
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "Limits":
+        defaults = cls()
+        return cls(
+            text_chars=int(config.get("LIMIT_TEXT_CHARS", defaults.text_chars)),
+            rules=int(config.get("LIMIT_RULES", defaults.rules)),
+            vocab=int(config.get("LIMIT_VOCAB", defaults.vocab)),
+            ids=int(config.get("LIMIT_IDS", defaults.ids)),
+            words=int(config.get("LIMIT_WORDS", defaults.words)),
+            num_merges=int(config.get("LIMIT_NUM_MERGES", defaults.num_merges)),
+            render_max_tokens=int(config.get("RENDER_MAX_TOKENS", defaults.render_max_tokens)),
+            trace_max_steps=int(config.get("TRACE_MAX_STEPS", defaults.trace_max_steps)),
+            trace_max_sequence=int(config.get("TRACE_MAX_SEQUENCE", defaults.trace_max_sequence)),
+        )
+
+
+def current_limits() -> Limits:
+    """The limits of the running app."""
+    return Limits.from_config(current_app.config)
+
+
+def _over(field: str, what: str, count: int, limit: int, config_key: str) -> TokenizerError:
+    return TokenizerError(
+        f"{field}: {count:,} {what} is over the limit of {limit:,} {what} (setting {config_key})",
+        field=field,
+        location={"limit": limit},
+    )
+
+
+def _check_len(field: str, value: Any, what: str, limit: int, config_key: str) -> None:
+    # Only containers have a meaningful length here; wrong types are left for
+    # the validators, which say what was expected.
+    if isinstance(value, (list, tuple, dict, str)) and len(value) > limit:
+        raise _over(field, what, len(value), limit, config_key)
+
+
+def _wrong_type(field: str, expected: str, value: Any) -> TokenizerError:
+    return TokenizerError(f"{field}: expected {expected}, got {_json_type(value)}", field=field)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def normalize_newlines(text: str) -> str:
+    """Browsers send textarea line breaks as CRLF; the user typed one newline."""
+    return text.replace("\r\n", "\n")
+
+
+def _parsed(value: Any, parse: Callable[[str], Any], raw_limit: int, field: str, what: str, key: str) -> Any:
+    """Typed text goes through the parser; JSON values pass as they are."""
+    if isinstance(value, str):
+        # A cheap bound before parsing: every item needs at least one character.
+        if len(value) > raw_limit * 64 + 1024:
+            raise _over(field, "characters of input", len(value), raw_limit * 64 + 1024, key)
+        return parse(value)
+    return value
+
+
+# --- text -------------------------------------------------------------------
+
+
+def read_text(value: Any, limits: Limits, *, form: bool = False) -> str:
+    """The text to encode (any string, including empty)."""
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise _wrong_type("text", "a string", value)
+    if form:
+        value = normalize_newlines(value)
+    if len(value) > limits.text_chars:
+        raise _over("text", "characters", len(value), limits.text_chars, "LIMIT_TEXT_CHARS")
+    return tk.validate_text(value)
+
+
+# --- merges -----------------------------------------------------------------
+
+
+class _CompiledCache:
+    """A bounded LRU of compiled byte-level merge lists, keyed by their content."""
+
+    def __init__(self, max_entries: int = 16, max_rules: int = 1_000_000) -> None:
+        self._items: OrderedDict[str, tuple[Any, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.max_entries = max_entries
+        self.max_rules = max_rules
+
+    def get(self, key: str) -> Any | None:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is None:
+                return None
+            self._items.move_to_end(key)
+            return hit[0]
+
+    def put(self, key: str, compiled: Any, size: int) -> None:
+        if size > self.max_rules:
+            return
+        with self._lock:
+            self._items[key] = (compiled, size)
+            self._items.move_to_end(key)
+            total = sum(s for _, s in self._items.values())
+            while len(self._items) > self.max_entries or total > self.max_rules:
+                _, (_, dropped) = self._items.popitem(last=False)
+                total -= dropped
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+COMPILED_MERGES = _CompiledCache()
+
+
+def _content_key(value: Any) -> str:
+    raw = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def read_byte_merges(value: Any, limits: Limits) -> Any:
+    """Byte-level merges, compiled for reuse (cached by content)."""
+    if value is None:
+        value = ""
+    key = None
+    try:
+        key = _content_key(value)
+    except (TypeError, ValueError):
+        pass  # not JSON-serialisable: validation below says why
+    if key is not None:
+        hit = COMPILED_MERGES.get(key)
+        if hit is not None:
+            return hit
+    merges = _parsed(value, tf.parse_byte_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
+    if not isinstance(merges, list):
+        raise _wrong_type("merges", "a list of rules [left, right, new]", merges)
+    _check_len("merges", merges, "rules", limits.rules, "LIMIT_RULES")
+    compiled = tk.compile_byte_merges(merges)
+    if key is not None:
+        COMPILED_MERGES.put(key, compiled, len(merges))
+    return compiled
+
+
+def read_char_merges(value: Any, limits: Limits) -> tuple[tuple[str, str], ...]:
+    """Character-level merges: pairs of strings."""
+    if value is None:
+        value = ""
+    merges = _parsed(value, tf.parse_char_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
+    if not isinstance(merges, list):
+        raise _wrong_type("merges", 'a list of rules ["left", "right"]', merges)
+    _check_len("merges", merges, "rules", limits.rules, "LIMIT_RULES")
+    return tk.validate_char_merges(merges)
+
+
+# --- vocabularies -----------------------------------------------------------
+
+
+def read_byte_vocab(value: Any, limits: Limits) -> dict[int, bytes]:
+    """Byte-level vocab {id: [bytes]}; empty means ids 0..255 only."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        value = {}
+    vocab = _parsed(value, tf.parse_byte_vocab, limits.vocab, "vocab", "entries", "LIMIT_VOCAB")
+    if not isinstance(vocab, dict):
+        raise _wrong_type("vocab", 'an object {"id": [bytes]}', vocab)
+    _check_len("vocab", vocab, "entries", limits.vocab, "LIMIT_VOCAB")
+    return tk.validate_byte_vocab(vocab)
+
+
+def read_char_vocab(value: Any, limits: Limits) -> dict[str, int]:
+    """Character-level vocab {token: id}."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        value = {}
+    vocab = _parsed(value, tf.parse_char_vocab, limits.vocab, "vocab", "entries", "LIMIT_VOCAB")
+    if not isinstance(vocab, dict):
+        raise _wrong_type("vocab", 'an object {"token": id}', vocab)
+    _check_len("vocab", vocab, "entries", limits.vocab, "LIMIT_VOCAB")
+    return tk.validate_char_vocab(vocab)
+
+
+# --- ids, words, num_merges, options ----------------------------------------
+
+
+def read_ids(value: Any, limits: Limits) -> tuple[int, ...]:
+    """Token ids to decode."""
+    if value is None:
+        value = ""
+    ids = _parsed(value, tf.parse_ids, limits.ids, "ids", "ids", "LIMIT_IDS")
+    if not isinstance(ids, list):
+        raise _wrong_type("ids", "a list of ids", ids)
+    _check_len("ids", ids, "ids", limits.ids, "LIMIT_IDS")
+    return tk.validate_ids(ids)
+
+
+def read_words(value: Any, limits: Limits, *, form: bool = False) -> tuple[str, ...]:
+    """The training corpus: a list of words."""
+    if value is None:
+        value = ""
+    if isinstance(value, str) and form:
+        value = normalize_newlines(value)
+    if isinstance(value, str) and len(value) > limits.text_chars:
+        raise _over("words", "characters", len(value), limits.text_chars, "LIMIT_TEXT_CHARS")
+    words = tf.parse_words(value) if isinstance(value, str) else value
+    if not isinstance(words, list):
+        raise _wrong_type("words", "a list of strings", words)
+    _check_len("words", words, "words", limits.words, "LIMIT_WORDS")
+    return tk.validate_words(words)
+
+
+def read_num_merges(value: Any, limits: Limits) -> int:
+    """How many merges to learn."""
+    if value is None:
+        value = ""
+    number = tf.parse_num_merges(value) if isinstance(value, str) else value
+    if isinstance(number, int) and not isinstance(number, bool) and number > limits.num_merges:
+        raise TokenizerError(
+            f"num_merges: {number:,} is over the limit of {limits.num_merges:,} merges (setting LIMIT_NUM_MERGES)",
+            field="num_merges",
+            location={"limit": limits.num_merges},
+        )
+    return tk.validate_num_merges(number)
+
+
+def read_pretokenize(value: Any) -> str:
+    """The pre-tokenization scheme: none (the specified algorithm), gpt2 or cl100k."""
+    if value is None or value == "":
+        return "none"
+    if not isinstance(value, str) or value not in PRETOKENIZE_SCHEMES:
+        shown = json.dumps(value) if isinstance(value, (str, int, float, bool)) or value is None else _json_type(value)
+        raise TokenizerError(
+            f"pretokenize: expected one of {', '.join(PRETOKENIZE_SCHEMES)}, got {shown}",
+            field="pretokenize",
+        )
+    return value
+
+
+def collect(readers: Mapping[str, Callable[[], Any]]) -> tuple[dict[str, Any], dict[str, TokenizerError]]:
+    """Run each field's reader; gather the values and every field's error at once.
+
+    Pages show all problems together (one per field), not one at a time.
+    """
+    values: dict[str, Any] = {}
+    errors: dict[str, TokenizerError] = {}
+    for name, reader in readers.items():
+        try:
+            values[name] = reader()
+        except TokenizerError as exc:
+            errors[exc.field or name] = exc
+    return values, errors

@@ -1,0 +1,489 @@
+"""Traces -> what the templates show.
+
+Turns the engine's `EncodeTrace` / `TrainingTrace` into plain view objects:
+token spans with a hue class, display segments with whitespace marks and hex
+for bytes that are not UTF-8 on their own, character groups of byte tokens,
+merge trees as text, stats, trace tables, the training table and chart data.
+
+It does no escaping itself: every string here is plain text and the Jinja
+templates escape it on output (autoescape), so token text such as `<script>`
+always shows as text. It does not call the engine except for small helpers
+(char_tokens for the training segmentation) and never touches Flask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TrainingTrace
+
+HUE_COUNT = 12
+# Marks that make whitespace and control characters visible. The newline mark
+# is followed by a real line break in the template so lines still break.
+_WS_MARKS = {" ": "·", "\t": "→", "\n": "↵", "\r": "␍", "\u00a0": "⍽"}
+_TREE_NODE_CAP = 63  # a tree bigger than this is cut with an ellipsis line
+
+
+def hue_class(token_id: int | None) -> str:
+    """A palette class from the id: the same id gets the same color everywhere.
+
+    Multiplying by 7 (coprime to 12) sends consecutive ids - typical of rules
+    added one after another - to hues far apart on the wheel.
+    """
+    if token_id is None:
+        return "hue-none"
+    return f"hue-{(token_id * 7) % HUE_COUNT}"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of token text: kind is text | ws | nl | ctrl | hex."""
+
+    kind: str
+    text: str
+
+
+def text_segments(text: str) -> list[Segment]:
+    """Split a string into plain runs and visible marks for whitespace/control chars."""
+    out: list[Segment] = []
+    run: list[str] = []
+    for ch in text:
+        mark = None
+        kind = "ws"
+        if ch == "\n":
+            mark, kind = _WS_MARKS[ch], "nl"
+        elif ch in _WS_MARKS:
+            mark = _WS_MARKS[ch]
+        elif ord(ch) < 0x20:
+            mark, kind = chr(0x2400 + ord(ch)), "ctrl"  # Unicode "control pictures"
+        elif ch == "\x7f":
+            mark, kind = "␡", "ctrl"
+        elif ch.isspace():
+            mark = "␣"
+        if mark is None:
+            run.append(ch)
+            continue
+        if run:
+            out.append(Segment("text", "".join(run)))
+            run = []
+        out.append(Segment(kind, mark))
+    if run:
+        out.append(Segment("text", "".join(run)))
+    return out
+
+
+def byte_segments(value: bytes) -> tuple[list[Segment], bool]:
+    """Segments of a byte token; bytes that are not UTF-8 on their own show as hex.
+
+    Returns the segments and whether the whole token was valid UTF-8.
+    """
+    out: list[Segment] = []
+    rest = value
+    valid = True
+    while rest:
+        try:
+            out.extend(text_segments(rest.decode("utf-8")))
+            break
+        except UnicodeDecodeError as exc:
+            valid = False
+            if exc.start:
+                out.extend(text_segments(rest[: exc.start].decode("utf-8")))
+            bad_end = max(exc.end, exc.start + 1)
+            out.append(Segment("hex", " ".join(f"{b:02X}" for b in rest[exc.start : bad_end])))
+            rest = rest[bad_end:]
+    return out, valid
+
+
+def printable(text: str) -> str:
+    """One-line plain form of token text for details and trees (marks for whitespace)."""
+    return "".join(seg.text for seg in text_segments(text))
+
+
+def printable_bytes(value: bytes) -> str:
+    segs, _ = byte_segments(value)
+    return "".join(seg.text if seg.kind != "hex" else f"<{seg.text}>" for seg in segs)
+
+
+def hex_bytes(value: bytes) -> str:
+    return " ".join(f"{b:02X}" for b in value)
+
+
+# --- merge trees --------------------------------------------------------------
+
+
+def tree_lines(node: MergeNode | None, label: "callable") -> list[str]:
+    """A merge tree as indented text lines (├ └ │), capped in size."""
+    if node is None:
+        return ["(not recorded: the input was too large)"]
+    lines: list[str] = []
+
+    def walk(n: MergeNode, prefix: str, connector: str, child_prefix: str) -> None:
+        if len(lines) >= _TREE_NODE_CAP:
+            if lines[-1] != "…":
+                lines.append("…")
+            return
+        made = f"  rule {n.rule + 1}" if n.rule is not None else ""
+        lines.append(f"{prefix}{connector}{label(n)}{made}")
+        kids = n.children
+        for i, kid in enumerate(kids):
+            last = i == len(kids) - 1
+            walk(kid, prefix + child_prefix, "└ " if last else "├ ", "  " if last else "│ ")
+
+    walk(node, "", "", "")
+    return lines
+
+
+# --- tokens -----------------------------------------------------------------
+
+
+@dataclass
+class TokenView:
+    """One rendered token span."""
+
+    index: int  # position in the output (0-based)
+    id: int | None
+    hue: str
+    segments: list[Segment]
+    text: str  # printable one-line text for the details panel
+    hex: str
+    start: int
+    end: int
+    unit: str  # "bytes" or "chars"
+    tree: str
+    valid: bool = True
+    missing: bool = False
+    piece_start: bool = False
+
+    @property
+    def position(self) -> str:
+        return f"token {self.index + 1} · {self.unit} {self.start}–{self.end}"
+
+
+@dataclass
+class TokenGroup:
+    """Consecutive tokens; more than one when together they form whole characters."""
+
+    tokens: list[TokenView]
+    chars: str = ""  # the characters the group forms (only for multi-token groups)
+
+    @property
+    def grouped(self) -> bool:
+        return len(self.tokens) > 1
+
+
+def _char_starts(data: bytes) -> set[int]:
+    """Byte offsets where a UTF-8 character starts (and the end)."""
+    starts = {i for i, b in enumerate(data) if b & 0xC0 != 0x80}
+    starts.add(len(data))
+    return starts
+
+
+def byte_token_views(trace: EncodeTrace, text: str) -> list[TokenGroup]:
+    """Byte-level tokens, grouped where token boundaries fall inside a character."""
+    data = text.encode("utf-8")
+    starts = _char_starts(data)
+    piece_starts = {s for s, _ in trace.pieces[1:]} if trace.pieces else set()
+
+    def label(n: MergeNode) -> str:
+        return f"{n.symbol}  {printable_bytes(data[n.start:n.end])}"
+
+    groups: list[TokenGroup] = []
+    for index, tok in enumerate(trace.tokens):
+        value = tok.value if isinstance(tok.value, bytes) else data[tok.start : tok.end]
+        segments, valid = byte_segments(value)
+        view = TokenView(
+            index=index,
+            id=tok.id,
+            hue=hue_class(tok.id),
+            segments=segments,
+            text=printable_bytes(value),
+            hex=hex_bytes(value),
+            start=tok.start,
+            end=tok.end,
+            unit="bytes",
+            tree="\n".join(tree_lines(tok.tree, label)),
+            valid=valid,
+            piece_start=tok.start in piece_starts,
+        )
+        if groups and tok.start not in starts:
+            groups[-1].tokens.append(view)
+        else:
+            groups.append(TokenGroup([view]))
+    for group in groups:
+        if group.grouped:
+            lo, hi = group.tokens[0].start, group.tokens[-1].end
+            group.chars = data[lo:hi].decode("utf-8", errors="replace")
+    return groups
+
+
+def char_token_views(trace: EncodeTrace) -> list[TokenGroup]:
+    """Character-level tokens (never split inside a code point, so no grouping)."""
+
+    def label(n: MergeNode) -> str:
+        return printable(str(n.symbol))
+
+    groups = []
+    for index, tok in enumerate(trace.tokens):
+        value = str(tok.value)
+        groups.append(
+            TokenGroup(
+                [
+                    TokenView(
+                        index=index,
+                        id=tok.id,
+                        hue=hue_class(tok.id),
+                        segments=text_segments(value),
+                        text=printable(value),
+                        hex=hex_bytes(value.encode("utf-8", "surrogatepass")),
+                        start=tok.start,
+                        end=tok.end,
+                        unit="chars",
+                        tree="\n".join(tree_lines(tok.tree, label)),
+                    )
+                ]
+            )
+        )
+    return groups
+
+
+def unknown_char_token_views(tokens: Sequence[str], vocab: dict[str, int], limit: int) -> list[TokenGroup]:
+    """Char-level tokens when the vocab lacks some: known ones get their id, the rest are flagged."""
+    groups = []
+    offset = 0
+    for index, value in enumerate(tokens[:limit]):
+        token_id = vocab.get(value)
+        groups.append(
+            TokenGroup(
+                [
+                    TokenView(
+                        index=index,
+                        id=token_id,
+                        hue=hue_class(token_id),
+                        segments=text_segments(value),
+                        text=printable(value),
+                        hex=hex_bytes(value.encode("utf-8", "surrogatepass")),
+                        start=offset,
+                        end=offset + len(value),
+                        unit="chars",
+                        tree="(not in the vocab)" if token_id is None else "",
+                        missing=token_id is None,
+                    )
+                ]
+            )
+        )
+        offset += len(value)
+    return groups
+
+
+# --- stats and trace tables -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stat:
+    label: str
+    value: str
+    key: str
+
+
+def encode_stats(text: str, ids: Sequence[int], rules_fired: int, rules_total: int) -> list[Stat]:
+    """Tokens, characters, UTF-8 bytes, bytes per token, rules that fired."""
+    n_bytes = len(text.encode("utf-8", "surrogatepass"))
+    per = f"{n_bytes / len(ids):.2f}" if ids else "–"
+    return [
+        Stat("tokens", f"{len(ids):,}", "tokens"),
+        Stat("characters", f"{len(text):,}", "chars"),
+        Stat("UTF-8 bytes", f"{n_bytes:,}", "bytes"),
+        Stat("bytes / token", per, "bytes-per-token"),
+        Stat("rules fired", f"{rules_fired:,} of {rules_total:,}", "rules-fired"),
+    ]
+
+
+@dataclass
+class Chip:
+    """One item of a trace sequence."""
+
+    id: int | None
+    hue: str
+    text: str
+
+
+@dataclass
+class TraceRow:
+    label: str
+    rule: str
+    matches: int | None
+    chips: list[Chip] | None
+    length: int | None
+
+
+def _chip_byte(symbol: Any, known: dict[int, bytes]) -> Chip:
+    value = known.get(symbol, b"")
+    return Chip(symbol, hue_class(symbol), printable_bytes(value) if value else str(symbol))
+
+
+def byte_trace_rows(trace: EncodeTrace, merges: Sequence[Sequence[int]] | None = None) -> list[TraceRow]:
+    """`start / after rule k` rows for the byte-level trace table.
+
+    Token text for each id is tracked step by step (rule order), so odd lists
+    that redefine an id still show what the id meant at that point.
+    """
+    known: dict[int, bytes] = {i: bytes([i]) for i in range(256)}
+    rows: list[TraceRow] = []
+    if trace.initial is not None:
+        rows.append(TraceRow("start", "", None, [_chip_byte(s, known) for s in trace.initial], len(trace.initial)))
+    else:
+        rows.append(TraceRow("start", "", None, None, None))
+    for n, step in enumerate(trace.steps, start=1):
+        known[int(step.new)] = known.get(int(step.left), b"") + known.get(int(step.right), b"")
+        rule = f"rule {step.rule + 1}: {step.left} {step.right} → {step.new}"
+        chips = [_chip_byte(s, known) for s in step.sequence] if step.sequence is not None else None
+        rows.append(TraceRow(f"pass {n}", rule, step.matches, chips, len(step.sequence) if step.sequence is not None else None))
+    return rows
+
+
+def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int]) -> list[TraceRow]:
+    """The same table for character-level traces (chips show the token strings)."""
+
+    def chip(symbol: Any) -> Chip:
+        token_id = vocab.get(str(symbol))
+        return Chip(token_id, hue_class(token_id), printable(str(symbol)))
+
+    rows: list[TraceRow] = []
+    if trace.initial is not None:
+        rows.append(TraceRow("start", "", None, [chip(s) for s in trace.initial], len(trace.initial)))
+    else:
+        rows.append(TraceRow("start", "", None, None, None))
+    for n, step in enumerate(trace.steps, start=1):
+        rule = f"rule {step.rule + 1}: {printable(str(step.left))} {printable(str(step.right))} → {printable(str(step.new))}"
+        chips = [chip(s) for s in step.sequence] if step.sequence is not None else None
+        rows.append(TraceRow(f"pass {n}", rule, step.matches, chips, len(step.sequence) if step.sequence is not None else None))
+    return rows
+
+
+# --- training -----------------------------------------------------------------
+
+
+@dataclass
+class TrainRow:
+    index: int
+    left: str
+    right: str
+    merged: str
+    count: int | None
+    token_id: int | None
+    hue: str
+    runners_up: list[tuple[str, str, int]] = field(default_factory=list)
+    tie: bool = False
+    close: bool = False
+    why: str = ""
+
+
+def _pair_text(pair: tuple[str, str]) -> str:
+    return f"({printable(pair[0])!s} {printable(pair[1])!s})"
+
+
+def is_close(count: int, runner_up: int) -> bool:
+    """A close call: the runner-up is within 1 or within 10% of the winner."""
+    return count - runner_up <= max(1, count // 10)
+
+
+def train_rows(trace: TrainingTrace, vocab: dict[str, int]) -> list[TrainRow]:
+    """One row per learned merge, with the runner-ups shown only for ties and close calls."""
+    steps = {s.index: s for s in trace.steps}
+    rows = []
+    for i, (pair, merged) in enumerate(zip(trace.pairs, trace.merges)):
+        step = steps.get(i + 1)  # TrainingStep.index counts from 1
+        token_id = vocab.get(merged)
+        row = TrainRow(i + 1, pair[0], pair[1], merged, None, token_id, hue_class(token_id))
+        if step is not None and step.merged == merged:
+            row.count = step.count
+            close = [ru for ru in step.runners_up if is_close(step.count, ru.count)]
+            row.tie = step.tie
+            row.close = bool(close) and not step.tie
+            if step.tie:
+                tied = [ru for ru in step.runners_up if ru.count == step.count]
+                others = ", ".join(_pair_text(ru.pair) for ru in tied)
+                row.why = f"tie at {step.count}: {_pair_text(pair)} comes first in (first, second) order before {others}"
+            elif close:
+                best = close[0]
+                row.why = f"won by {step.count - best.count} over {_pair_text(best.pair)}"
+            if step.tie or close:
+                row.runners_up = [(ru.pair[0], ru.pair[1], ru.count) for ru in step.runners_up]
+        rows.append(row)
+    return rows
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    step: int
+    count: int
+    label: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    width: int
+    height: int
+    bars: list[Bar]
+    max_count: int
+    ticks: list[tuple[float, int]]
+    plot_left: int
+    plot_bottom: int
+
+
+def count_chart(rows: Sequence[TrainRow], width: int = 640, height: int = 180) -> Chart | None:
+    """Bar chart geometry of the winning count per step (server-rendered SVG)."""
+    counted = [r for r in rows if r.count is not None]
+    if not counted:
+        return None
+    left, bottom, top, right = 40, height - 22, 10, 8
+    plot_w, plot_h = width - left - right, bottom - top
+    max_count = max(r.count for r in counted) or 1
+    slot = plot_w / len(counted)
+    gap = min(4.0, slot * 0.2)
+    bars = []
+    for k, r in enumerate(counted):
+        h = plot_h * r.count / max_count
+        bars.append(
+            Bar(
+                x=round(left + k * slot + gap / 2, 2),
+                y=round(bottom - h, 2),
+                width=round(max(slot - gap, 0.5), 2),
+                height=round(h, 2),
+                step=r.index,
+                count=r.count,
+                label=f"step {r.index}: {printable(r.left)} + {printable(r.right)} → {printable(r.merged)}, count {r.count}",
+            )
+        )
+    ticks = sorted({max_count, max_count // 2, 0})
+    tick_pos = [(round(bottom - plot_h * t / max_count, 2), t) for t in ticks]
+    return Chart(width, height, bars, max_count, tick_pos, left, bottom)
+
+
+@dataclass
+class WordView:
+    word: str
+    count: int
+    tokens: list[Chip]
+
+
+def segmented_words(
+    words: Iterable[str], pairs: Sequence[tuple[str, str]], vocab: dict[str, int], segment: "callable", limit: int
+) -> tuple[list[WordView], int]:
+    """Each distinct word (first-seen order, with its count) split by the learned merges."""
+    counts: dict[str, int] = {}
+    for w in words:
+        counts[w] = counts.get(w, 0) + 1
+    out = []
+    for word, count in list(counts.items())[:limit]:
+        chips = []
+        for tok in segment(word, pairs):
+            token_id = vocab.get(tok)
+            chips.append(Chip(token_id, hue_class(token_id), printable(tok)))
+        out.append(WordView(printable(word), count, chips))
+    return out, len(counts)
