@@ -1,0 +1,70 @@
+"""Property tests: the fast trainer gives exactly the literal oracle's answers.
+
+The oracle is tests/reference_training.py (a full recount per step). Small
+alphabets make many ties, repeated words, overlapping runs ("aaaa") and
+tokens spelled by two different pairs; free text covers any code points.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from webapp.tokenizer import bpe_merges, train_trace, training_vocab
+
+# The oracle lives beside the test folders, not in an installed package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from reference_training import literal_bpe_merges, literal_step_counts, literal_train  # noqa: E402
+
+SMALL_ALPHABETS = st.sampled_from(["a", "ab", "abc", "ab ", "aé日", "xyz01"])
+
+
+@st.composite
+def word_lists(draw: st.DrawFn) -> list[str]:
+    """Words over one small alphabet (lots of ties and repeats) or over any characters."""
+    if draw(st.booleans()):
+        alphabet = draw(SMALL_ALPHABETS)
+        word = st.text(alphabet=alphabet, max_size=10)
+    else:
+        word = st.text(max_size=8)
+    return draw(st.lists(word, max_size=12))
+
+
+@settings(max_examples=300, deadline=None)
+@given(words=word_lists(), num_merges=st.integers(min_value=0, max_value=25))
+def test_bpe_merges_matches_the_literal_algorithm(words: list[str], num_merges: int) -> None:
+    before = list(words)
+    assert bpe_merges(words, num_merges) == literal_bpe_merges(words, num_merges)
+    assert words == before
+
+
+@settings(max_examples=150, deadline=None)
+@given(words=word_lists(), num_merges=st.integers(min_value=0, max_value=15), runners_up=st.integers(0, 4))
+def test_trace_matches_the_literal_counts(words: list[str], num_merges: int, runners_up: int) -> None:
+    trace = train_trace(words, num_merges, runners_up=runners_up)
+    expected = literal_train(words, num_merges)
+    assert trace.pairs == [pair for pair, _ in expected]
+    assert trace.merges == [a + b for a, b in trace.pairs]
+    assert trace.stopped_early == (len(expected) < num_merges)
+    for step, counts in zip(trace.steps, literal_step_counts(words, num_merges), strict=True):
+        assert step.count == counts[step.pair]
+        others = sorted(
+            ((pair, count) for pair, count in counts.items() if pair != step.pair),
+            key=lambda item: (-item[1], item[0]),
+        )
+        assert [(r.pair, r.count) for r in step.runners_up] == others[:runners_up]
+        assert step.tie == any(count == step.count for _, count in others)
+
+
+@settings(max_examples=100, deadline=None)
+@given(words=word_lists(), num_merges=st.integers(min_value=0, max_value=10))
+def test_training_vocab_is_dense_and_covers_every_symbol(words: list[str], num_merges: int) -> None:
+    trace = train_trace(words, num_merges)
+    vocab = training_vocab(words, trace.pairs)
+    assert sorted(vocab.values()) == list(range(len(vocab)))
+    chars = sorted({ch for word in words for ch in word})
+    assert list(vocab)[: len(chars)] == chars
+    assert set(vocab) == set(chars) | set(trace.merges)
