@@ -10,7 +10,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: run test setup setup-test browser bench serve-prod clean
+.PHONY: run test setup setup-test browser postgres bench load-test serve-prod db-upgrade clean
 
 # Marker files make setup cheap when nothing changed.
 $(VENV)/.installed: requirements.txt
@@ -39,11 +39,35 @@ run: setup
 	@echo "BPE Playground: http://$(HOST):$(PORT)/"
 	$(PY) -m flask --app webapp run --host $(HOST) --port $(PORT)
 
+# The storage tests run against SQLite always and against a throwaway
+# PostgreSQL server on loopback (.pg/, started by scripts/ensure-postgres.sh,
+# which installs Debian's postgresql when missing and root). A server of your
+# own: PLAYGROUND_TEST_POSTGRES_URL=postgresql://... make test.
 test: setup-test
-	$(PY) -m pytest
+	@url="$${PLAYGROUND_TEST_POSTGRES_URL:-}"; \
+	if [ -z "$$url" ]; then url="$$(bash scripts/ensure-postgres.sh)" || exit 1; fi; \
+	PLAYGROUND_TEST_POSTGRES_URL="$$url" $(PY) -m pytest $(PYTEST_ARGS)
+
+postgres:
+	@bash scripts/ensure-postgres.sh
+
+# Production: gunicorn, several workers, access log on stdout. Settings by
+# environment: BIND (default 127.0.0.1:8000), WEB_CONCURRENCY, PLAYGROUND_SECRET_KEY,
+# PLAYGROUND_DATABASE_URL or DATABASE_URL (see gunicorn.conf.py and README).
+serve-prod: setup
+	$(PY) -m flask --app webapp db upgrade
+	$(PY) -m gunicorn -c gunicorn.conf.py wsgi:app
+
+db-upgrade: setup
+	$(PY) -m flask --app webapp db upgrade
+
+# Load test: gunicorn on loopback driven by a second process (see the script).
+load-test: setup $(VENV)/.installed-test
+	$(PY) benchmarks/load_test.py
 
 bench: setup $(VENV)/.installed-test
 	$(PY) benchmarks/bench_engine.py
 
 clean:
-	rm -rf $(VENV) node_modules .pytest_cache .hypothesis test-artifacts
+	-bash scripts/ensure-postgres.sh stop
+	rm -rf $(VENV) node_modules .pytest_cache .hypothesis test-artifacts .pg

@@ -33,6 +33,9 @@ find_bindir() {
 }
 
 bindir="$(find_bindir || true)"
+if [ "${1:-}" = stop ] && { [ -z "$bindir" ] || [ ! -f "$data/postmaster.pid" ]; }; then
+  exit 0
+fi
 if [ -z "$bindir" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing Debian's postgresql for the storage tests..." >&2

@@ -1,0 +1,32 @@
+"""gunicorn settings for `make serve-prod` (gunicorn -c gunicorn.conf.py wsgi:app).
+
+Environment variables:
+  BIND               address to listen on (default 127.0.0.1:8000; use
+                     0.0.0.0:8000 behind a proxy on another host)
+  WEB_CONCURRENCY    worker processes (default: 2 x CPU cores, at most 8)
+  GUNICORN_THREADS   threads per worker (default 1: encoding is CPU-bound)
+  GUNICORN_TIMEOUT   seconds before a stuck worker is restarted (default 60)
+  ACCESS_LOG         access log file, "-" for stdout (default "-")
+"""
+
+import multiprocessing
+import os
+
+bind = os.environ.get("BIND", "127.0.0.1:8000")
+workers = int(os.environ.get("WEB_CONCURRENCY", min(2 * multiprocessing.cpu_count(), 8)))
+threads = int(os.environ.get("GUNICORN_THREADS", "1"))
+worker_class = "gthread" if threads > 1 else "sync"
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
+graceful_timeout = 20
+keepalive = 5
+# Each worker builds its own app and database pool after the fork.
+preload_app = False
+accesslog = os.environ.get("ACCESS_LOG", "-")
+errorlog = "-"
+access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms "%(a)s"'
+# Bounded request lines/headers; bodies are limited by MAX_CONTENT_LENGTH in the app.
+limit_request_line = 8190
+limit_request_fields = 100
+# Recycle workers now and then so a slow leak cannot grow without bound.
+max_requests = 20000
+max_requests_jitter = 2000
