@@ -1,77 +1,238 @@
-"""Byte-level BPE: encode text to ids with `[left, right, new]` rules, decode ids to text.
+"""Byte-level BPE: encode text with `[left, right, new]` rules, decode ids with a vocab.
 
-(First, simple version: literal algorithm; a faster engine replaces it.)
+What it does:
+* `encode(text, merges)` - the GUIDE's contract, exactly: UTF-8 bytes as ids
+  0..255, then every rule visited once in list order (see engine.py for how
+  that is done without a pass per rule).
+* `compile_byte_merges(merges)` - validates a merge list once and returns a
+  reusable `CompiledByteMerges` (encode / encode_trace / implied_byte_vocab
+  accept it wherever a list is accepted). Lists are also compiled implicitly,
+  through a small cache keyed by their content.
+* `encode_trace(...)` - the same encoding plus a bounded trace for the UI.
+* `decode(ids, vocab)` - concatenated bytes, strict UTF-8 over the whole.
+* `implied_byte_vocab(merges)` - the vocab a merge list implies.
+
+Exact and fast: a merge can only join a token ending in byte x to a token
+starting in byte y if some rule's left side can end in x and its right side
+can start in y. What each id can start / end with is a fixpoint over the
+rules (order ignored, so it over-approximates safely even for odd lists).
+Between two neighbouring bytes that form no such pair the text is cut; the
+pieces encode independently (a numpy scan finds the cuts) and identical
+pieces are looked up in a bounded per-list cache.
+
+Decisions where the contract is silent:
+* `implied_byte_vocab`: ids 0..255 are their own byte; then rules in list
+  order, a rule defining `new` as bytes(left) + bytes(right) when `new` has no
+  bytes yet and both operands have bytes by then. So the first definition of
+  an id wins, a rule naming a token made only later defines nothing (it can
+  never fire either), and a rule with `new` < 256 never changes a byte's
+  meaning. For well-formed lists (each `new` >= 256, new, operands made
+  before) decode(encode(text), implied_byte_vocab(merges)) == text always.
+* Decode: an empty vocab entry is a token of no bytes; invalid UTF-8 is
+  reported at the first bad byte offset (0-based) with the position (1-based)
+  and id of the token holding that byte; a sequence cut off at the end is
+  reported at the offset where the unfinished character starts.
+* Trace: `Token.value` is the input bytes the token covers (exact even when
+  odd rules give one id different bytes); steps hold the rules that fired in
+  list order with their total matches over the whole text; rule indices in the
+  trace count from 0 (list positions); `pieces` stays empty (the contract has
+  no pre-tokenization; the engine's cut points are an internal speed-up).
+
+What it does not do: pre-tokenization, special tokens, size limits.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
+import numpy as np
+
+from .engine import BoundedCache, Event, RuleTable
 from .errors import TokenizerError
-from .traces import EncodeTrace, MergeNode, Token, TraceStep
+from .traces import EncodeTrace
+from .tracing import build_trace
 from .validation import ByteRule, validate_byte_merges, validate_byte_vocab, validate_ids, validate_text
+
+# Bounds on memory: pieces per compiled list, longest piece cached, compiled lists kept.
+PIECE_CACHE_ENTRIES = 65_536
+PIECE_CACHE_MAX_BYTES = 256
+COMPILED_CACHE_ENTRIES = 8
+DEFAULT_MAX_TREE_NODES = 100_000
+
+
+def _bits(mask: int) -> list[int]:
+    """The positions of the set bits of a non-negative int."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def edge_bytes(rules: tuple[ByteRule, ...]) -> tuple[dict[int, int], dict[int, int]]:
+    """For each id, bitmasks of the bytes a token with that id can start / end with.
+
+    Fixpoint by worklist: first(new) includes first(left) and last(new) last(right),
+    for every rule regardless of order; ids 0..255 start and end with themselves.
+    """
+    first = {b: 1 << b for b in range(256)}
+    last = dict(first)
+    as_left: dict[int, list[int]] = {}
+    as_right: dict[int, list[int]] = {}
+    for left, right, new in rules:
+        as_left.setdefault(left, []).append(new)
+        as_right.setdefault(right, []).append(new)
+    for masks, edges in ((first, as_left), (last, as_right)):
+        work = [b for b in range(256) if b in edges]
+        while work:
+            source = work.pop()
+            mask = masks[source]
+            for target in edges.get(source, ()):
+                old = masks.get(target, 0)
+                if old | mask != old:
+                    masks[target] = old | mask
+                    if target in edges:
+                        work.append(target)
+    return first, last
+
+
+def split_table(rules: tuple[ByteRule, ...]) -> np.ndarray:
+    """256x256 booleans: True where no rule can ever join byte x (left) to byte y (right)."""
+    first, last = edge_bytes(rules)
+    right_starts: dict[int, int] = {}
+    for left, right, _new in rules:
+        right_starts[left] = right_starts.get(left, 0) | first.get(right, 0)
+    rows = [0] * 256
+    for left, starts in right_starts.items():
+        if starts:
+            for x in _bits(last.get(left, 0)):
+                rows[x] |= starts
+    raw = b"".join(row.to_bytes(32, "little") for row in rows)
+    joinable = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little").reshape(256, 256)
+    return joinable == 0
 
 
 class CompiledByteMerges:
-    """A validated merge list, reusable across calls."""
+    """A validated byte-level merge list, reusable across calls.
+
+    Holds the rule index, the split table and a bounded cache of encoded pieces.
+    """
 
     def __init__(self, rules: tuple[ByteRule, ...]) -> None:
         self.rules = rules
+        self.table = RuleTable(rules, 255)
+        self.splits = split_table(rules) if rules else None
+        # Flattened for a single take() per text: index = x * 256 + y.
+        self.splits_flat = self.splits.reshape(-1) if rules else None
+        self.pieces: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(PIECE_CACHE_ENTRIES)
 
     def __len__(self) -> int:
         return len(self.rules)
 
+    def __repr__(self) -> str:
+        return f"<CompiledByteMerges {len(self.rules)} rules>"
+
+    def bounds(self, data: bytes) -> list[int]:
+        """Piece boundaries: 0, every cut point, len(data)."""
+        n = len(data)
+        if n < 2 or self.splits_flat is None:
+            return [0, n] if n else [0]
+        arr = np.frombuffer(data, dtype=np.uint8)
+        pair_index = (arr[:-1].astype(np.intp) << 8) | arr[1:]
+        cuts = np.flatnonzero(self.splits_flat[pair_index])
+        cuts += 1
+        return [0, *cuts.tolist(), n]
+
+    def encode_bytes(self, data: bytes) -> list[int]:
+        """The ids of UTF-8 (or any) bytes after every rule."""
+        if len(data) < 2 or not self.rules:
+            return list(data)
+        bounds = self.bounds(data)
+        cache = self.pieces
+        lookup = cache.data.get
+        run = self.table.run
+        out: list[int] = []
+        extend = out.extend
+        start = 0
+        for end in bounds[1:]:
+            piece = data[start:end]
+            ids = lookup(piece)
+            if ids is None:
+                ids = tuple(run(piece))
+                if end - start <= PIECE_CACHE_MAX_BYTES:
+                    cache.put(piece, ids)
+            extend(ids)
+            start = end
+        return out
+
+
+_compiled: BoundedCache[tuple[ByteRule, ...], CompiledByteMerges] = BoundedCache(COMPILED_CACHE_ENTRIES)
+
 
 def compile_byte_merges(merges: Any) -> CompiledByteMerges:
+    """Validate and index a merge list once; equal lists share one compiled form (bounded cache)."""
     if isinstance(merges, CompiledByteMerges):
         return merges
-    return CompiledByteMerges(validate_byte_merges(merges))
+    rules = validate_byte_merges(merges)
+    compiled = _compiled.get(rules)
+    if compiled is None:
+        compiled = CompiledByteMerges(rules)
+        _compiled.put(rules, compiled)
+    return compiled
 
 
 def encode(text: str, merges: Any) -> list[int]:
-    return encode_trace(text, merges, max_steps=0, max_tokens=0, max_sequence=0).ids
+    """Byte-level encode (the GUIDE's contract). `merges` is a list of [left, right, new] or compiled."""
+    text = validate_text(text)
+    compiled = compile_byte_merges(merges)
+    return compiled.encode_bytes(text.encode("utf-8"))
 
 
-def encode_trace(text: str, merges: Any, *, max_steps: int = 200, max_tokens: int = 3000, max_sequence: int = 2000) -> EncodeTrace:
+def encode_trace(
+    text: str,
+    merges: Any,
+    *,
+    max_steps: int = 200,
+    max_tokens: int = 3000,
+    max_sequence: int = 2000,
+    max_tree_nodes: int = DEFAULT_MAX_TREE_NODES,
+) -> EncodeTrace:
+    """`encode` plus a bounded record of how it happened (see tracing.py)."""
     text = validate_text(text)
     compiled = compile_byte_merges(merges)
     data = text.encode("utf-8")
-    seq = [MergeNode(b, i, i + 1) for i, b in enumerate(data)]
-    steps: list[TraceStep] = []
-    fired = 0
-    for index, (left, right, new) in enumerate(compiled.rules):
-        out: list[MergeNode] = []
-        matches = 0
-        i = 0
-        while i < len(seq):
-            if i + 1 < len(seq) and seq[i].symbol == left and seq[i + 1].symbol == right:
-                out.append(MergeNode(new, seq[i].start, seq[i + 1].end, index, (seq[i], seq[i + 1])))
-                matches += 1
-                i += 2
-            else:
-                out.append(seq[i])
-                i += 1
-        seq = out
-        if matches:
-            fired += 1
-            if len(steps) < max_steps:
-                steps.append(TraceStep(index, left, right, new, matches,
-                                       tuple(n.symbol for n in seq) if len(seq) <= max_sequence else None))
-    ids = [n.symbol for n in seq]
-    tokens = [Token(n.symbol, data[n.start:n.end], n.start, n.end, n) for n in seq[:max_tokens]]
-    return EncodeTrace(
+    bounds = compiled.bounds(data)
+    keys: list[bytes] = []
+    events: dict[bytes, list[Event]] = {}
+    piece_ids: dict[bytes, list[int]] = {}
+    ids: list[int] = []
+    for start, end in zip(bounds, bounds[1:]):
+        piece = data[start:end]
+        keys.append(piece)
+        if piece not in events:
+            events[piece] = []
+            piece_ids[piece] = compiled.table.run(piece, events[piece])
+        ids.extend(piece_ids[piece])
+    return build_trace(
+        initial=data,
+        bounds=bounds,
+        keys=keys,
+        events=events,
+        rules=compiled.rules,
         ids=ids,
-        tokens=tokens,
-        tokens_truncated=len(seq) > max_tokens,
-        initial=tuple(data) if len(data) <= max_sequence else None,
-        steps=steps,
-        steps_truncated=fired > len(steps),
-        rules_fired=fired,
-        rules_idle=len(compiled.rules) - fired,
+        show=int,
+        value=lambda start, end: data[start:end],
+        max_steps=max_steps,
+        max_tokens=max_tokens,
+        max_sequence=max_sequence,
+        max_tree_nodes=max_tree_nodes,
     )
 
 
+
 def implied_byte_vocab(merges: Any) -> dict[int, bytes]:
+    """The vocab a merge list implies: 0..255, then each rule's new = left + right (first definition wins)."""
     compiled = compile_byte_merges(merges)
     vocab = {b: bytes([b]) for b in range(256)}
     for left, right, new in compiled.rules:
@@ -80,7 +241,8 @@ def implied_byte_vocab(merges: Any) -> dict[int, bytes]:
     return vocab
 
 
-def decode(ids: Sequence[int], vocab: Any) -> str:
+def decode(ids: Any, vocab: Any) -> str:
+    """Byte-level decode (the GUIDE's contract): all ids' bytes, then strict UTF-8."""
     ids = validate_ids(ids)
     table = validate_byte_vocab(vocab)
     parts: list[bytes] = []
@@ -89,21 +251,33 @@ def decode(ids: Sequence[int], vocab: Any) -> str:
         if piece is None:
             if token_id > 255:
                 raise TokenizerError(
-                    f"ids: id {token_id} at position {index} is not in the vocab (and is not a byte 0..255)",
-                    field="ids", location={"index": index})
-            piece = bytes([token_id])
+                    f"ids: id {token_id} at position {index} is not in the vocab "
+                    f"(and is not a single byte 0..255)",
+                    field="ids",
+                    location={"index": index},
+                )
+            piece = bytes((token_id,))
         parts.append(piece)
     data = b"".join(parts)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        offset = exc.start
-        pos = 0
-        for index, piece in enumerate(parts, start=1):
-            if pos + len(piece) > offset:
-                break
-            pos += len(piece)
-        raise TokenizerError(
-            f"ids: the bytes are not valid UTF-8 at byte offset {offset} (byte 0x{data[offset]:02x}), "
-            f"in the token at position {index} (id {ids[index - 1]})",
-            field="ids", location={"index": index, "offset": offset}) from None
+        raise _utf8_error(exc, data, ids, parts) from None
+
+
+def _utf8_error(exc: UnicodeDecodeError, data: bytes, ids: tuple[int, ...], parts: list[bytes]) -> TokenizerError:
+    """Name the byte offset of invalid UTF-8 and the token holding that byte."""
+    offset = exc.start
+    position = 0
+    index = 0
+    for index, piece in enumerate(parts, start=1):
+        if position + len(piece) > offset:
+            break
+        position += len(piece)
+    what = "an unfinished character at the end" if exc.reason == "unexpected end of data" else exc.reason
+    return TokenizerError(
+        f"ids: the bytes are not valid UTF-8 at byte offset {offset} (byte 0x{data[offset]:02x}: {what}); "
+        f"that byte belongs to the token at position {index} (id {ids[index - 1]})",
+        field="ids",
+        location={"index": index, "offset": offset},
+    )

@@ -1,77 +1,209 @@
 """Character-level BPE: `[left, right]` string rules, vocab lookup after the last rule.
 
-(First, simple version: literal algorithm; a faster engine replaces it.)
+What it does:
+* `bpe_encode_text(text, vocab, merges)` - the GUIDE's contract: start from
+  the code points of `text` (not graphemes; no word splitting, no
+  normalisation), visit every rule once in list order (a match makes the
+  token left + right), then look each token up in `vocab` (token -> id).
+* `char_tokens(text, merges)` - the tokens after the last rule, no lookup.
+* `encode_text_trace(...)` - the same plus a bounded trace for the UI
+  (`Token.value` and `MergeNode.symbol` are token strings).
+
+How: token strings are interned as integers (a single character is its code
+point, longer strings get ids above U+10FFFF) and the shared engine
+(engine.py) runs the rules. A token always starts with the first character
+of its string and ends with the last, so the text can be cut between two
+neighbouring characters x, y whenever no rule has a left side ending in x
+and a right side starting with y; pieces encode independently and are
+cached (bounded) per compiled rule list.
+
+Decisions where the contract is silent:
+* A token missing from the vocab is reported for the first such token, with
+  its 1-based position among the output tokens and its character span.
+* Text with a lone surrogate is rejected (as at the byte level), so both
+  levels accept exactly the same texts.
+
+What it does not do: decoding (the contract has none at this level), training
+(training.py), pre-tokenization.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from .engine import BoundedCache, Event, RuleTable
 from .errors import TokenizerError
-from .traces import EncodeTrace, MergeNode, Token, TraceStep
-from .validation import validate_char_merges, validate_char_vocab, validate_text
+from .traces import EncodeTrace
+from .tracing import build_trace
+from .validation import CharRule, validate_char_merges, validate_char_vocab, validate_text
+
+PIECE_CACHE_ENTRIES = 65_536
+PIECE_CACHE_MAX_CHARS = 256
+COMPILED_CACHE_ENTRIES = 8
+DEFAULT_MAX_TREE_NODES = 100_000
+_UNICODE = 0x110000  # ids of multi-character strings start here
 
 
-def _run(text: str, rules, max_steps: int, max_sequence: int):
-    seq = [MergeNode(ch, i, i + 1) for i, ch in enumerate(text)]
-    steps: list[TraceStep] = []
-    fired = 0
-    for index, (left, right) in enumerate(rules):
-        new = left + right
-        out: list[MergeNode] = []
-        matches = 0
-        i = 0
-        while i < len(seq):
-            if i + 1 < len(seq) and seq[i].symbol == left and seq[i + 1].symbol == right:
-                out.append(MergeNode(new, seq[i].start, seq[i + 1].end, index, (seq[i], seq[i + 1])))
-                matches += 1
-                i += 2
-            else:
-                out.append(seq[i])
-                i += 1
-        seq = out
-        if matches:
-            fired += 1
-            if len(steps) < max_steps:
-                steps.append(TraceStep(index, left, right, new, matches,
-                                       tuple(n.symbol for n in seq) if len(seq) <= max_sequence else None))
-    return seq, steps, fired
+class CompiledCharMerges:
+    """Validated character-level rules as integer rules, with split keys and a piece cache."""
+
+    def __init__(self, rules: tuple[CharRule, ...]) -> None:
+        self.rules = rules
+        self.strings: list[str] = []
+        self._ids: dict[str, int] = {}
+        int_rules = [(self.intern(left), self.intern(right), self.intern(left + right)) for left, right in rules]
+        self.int_rules = tuple(int_rules)
+        self.table = RuleTable(self.int_rules, _UNICODE + len(self.strings))
+        # Sorted keys x * 0x110000 + y of every character pair some rule may join.
+        joins = {ord(left[-1]) * _UNICODE + ord(right[0]) for left, right in rules}
+        self.joins = np.array(sorted(joins), dtype=np.int64)
+        self.pieces: BoundedCache[str, tuple[int, ...]] = BoundedCache(PIECE_CACHE_ENTRIES)
+
+    def intern(self, token: str) -> int:
+        if len(token) == 1:
+            return ord(token)
+        found = self._ids.get(token)
+        if found is None:
+            found = _UNICODE + len(self.strings)
+            self._ids[token] = found
+            self.strings.append(token)
+        return found
+
+    def string(self, symbol: int) -> str:
+        return chr(symbol) if symbol < _UNICODE else self.strings[symbol - _UNICODE]
+
+    def bounds(self, text: str) -> list[int]:
+        """Piece boundaries: 0, every cut point, len(text)."""
+        n = len(text)
+        if n < 2 or not self.rules:
+            return [0, n] if n else [0]
+        points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+        pairs = points[:-1] * _UNICODE + points[1:]
+        at = np.searchsorted(self.joins, pairs)
+        at[at == len(self.joins)] = 0
+        cuts = np.flatnonzero(self.joins[at] != pairs)
+        cuts += 1
+        return [0, *cuts.tolist(), n]
+
+    def symbols(self, text: str) -> list[int]:
+        """The interned symbols of `text` after every rule."""
+        if len(text) < 2 or not self.rules:
+            return [ord(ch) for ch in text]
+        cache = self.pieces
+        lookup = cache.data.get
+        run = self.table.run
+        out: list[int] = []
+        extend = out.extend
+        start = 0
+        for end in self.bounds(text)[1:]:
+            piece = text[start:end]
+            found = lookup(piece)
+            if found is None:
+                found = tuple(run([ord(ch) for ch in piece]))
+                if end - start <= PIECE_CACHE_MAX_CHARS:
+                    cache.put(piece, found)
+            extend(found)
+            start = end
+        return out
+
+
+_compiled: BoundedCache[tuple[CharRule, ...], CompiledCharMerges] = BoundedCache(COMPILED_CACHE_ENTRIES)
+
+
+def compile_char_merges(merges: Any) -> CompiledCharMerges:
+    """Validate and index a character-level rule list once (bounded cache keyed by content)."""
+    if isinstance(merges, CompiledCharMerges):
+        return merges
+    rules = validate_char_merges(merges)
+    compiled = _compiled.get(rules)
+    if compiled is None:
+        compiled = CompiledCharMerges(rules)
+        _compiled.put(rules, compiled)
+    return compiled
 
 
 def char_tokens(text: str, merges: Any) -> list[str]:
+    """Character-level tokens after the last rule (no vocab lookup)."""
     text = validate_text(text)
-    rules = validate_char_merges(merges)
-    seq, _, _ = _run(text, rules, 0, 0)
-    return [n.symbol for n in seq]
+    compiled = compile_char_merges(merges)
+    string = compiled.string
+    return [string(s) for s in compiled.symbols(text)]
 
 
 def _lookup(tokens: list[str], vocab: dict[str, int]) -> list[int]:
-    ids = []
+    """Token -> id; the first missing token is an error naming it and its position."""
+    ids: list[int] = []
+    start = 0
     for position, token in enumerate(tokens, start=1):
-        if token not in vocab:
+        found = vocab.get(token)
+        if found is None:
+            span = f"character {start + 1}" if len(token) == 1 else f"characters {start + 1}-{start + len(token)}"
             raise TokenizerError(
-                f"vocab: token {token!r} at position {position} is not in the vocab",
-                field="vocab", location={"position": position, "token": token})
-        ids.append(vocab[token])
+                f"vocab: token {_quote(token)} (output token {position}, {span} of the text) "
+                f"is not in the vocab",
+                field="vocab",
+                location={"position": position, "token": token},
+            )
+        ids.append(found)
+        start += len(token)
     return ids
 
 
+def _quote(token: str) -> str:
+    shown = token if len(token) <= 40 else token[:37] + "..."
+    return '"' + shown.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def bpe_encode_text(text: str, vocab: Any, merges: Any) -> list[int]:
+    """Character-level encode (the GUIDE's contract)."""
     text = validate_text(text)
     table = validate_char_vocab(vocab)
-    rules = validate_char_merges(merges)
-    seq, _, _ = _run(text, rules, 0, 0)
-    return _lookup([n.symbol for n in seq], table)
+    compiled = compile_char_merges(merges)
+    string = compiled.string
+    return _lookup([string(s) for s in compiled.symbols(text)], table)
 
 
-def encode_text_trace(text: str, vocab: Any, merges: Any, *, max_steps: int = 200, max_tokens: int = 3000, max_sequence: int = 2000) -> EncodeTrace:
+def encode_text_trace(
+    text: str,
+    vocab: Any,
+    merges: Any,
+    *,
+    max_steps: int = 200,
+    max_tokens: int = 3000,
+    max_sequence: int = 2000,
+    max_tree_nodes: int = DEFAULT_MAX_TREE_NODES,
+) -> EncodeTrace:
+    """`bpe_encode_text` plus a bounded record of how it happened (see tracing.py)."""
     text = validate_text(text)
     table = validate_char_vocab(vocab)
-    rules = validate_char_merges(merges)
-    seq, steps, fired = _run(text, rules, max_steps, max_sequence)
-    ids = _lookup([n.symbol for n in seq], table)
-    tokens = [Token(i, n.symbol, n.start, n.end, n) for i, n in zip(ids[:max_tokens], seq)]
-    return EncodeTrace(ids=ids, tokens=tokens, tokens_truncated=len(seq) > max_tokens,
-                       initial=tuple(text) if len(text) <= max_sequence else None,
-                       steps=steps, steps_truncated=fired > len(steps), rules_fired=fired,
-                       rules_idle=len(rules) - fired)
+    compiled = compile_char_merges(merges)
+    bounds = compiled.bounds(text)
+    keys: list[str] = []
+    events: dict[str, list[Event]] = {}
+    piece_symbols: dict[str, list[int]] = {}
+    symbols: list[int] = []
+    for start, end in zip(bounds, bounds[1:]):
+        piece = text[start:end]
+        keys.append(piece)
+        if piece not in events:
+            events[piece] = []
+            piece_symbols[piece] = compiled.table.run([ord(ch) for ch in piece], events[piece])
+        symbols.extend(piece_symbols[piece])
+    string = compiled.string
+    ids = _lookup([string(s) for s in symbols], table)
+    return build_trace(
+        initial=[ord(ch) for ch in text],
+        bounds=bounds,
+        keys=keys,
+        events=events,
+        rules=compiled.int_rules,
+        ids=ids,
+        show=string,
+        value=lambda start, end: text[start:end],
+        max_steps=max_steps,
+        max_tokens=max_tokens,
+        max_sequence=max_sequence,
+        max_tree_nodes=max_tree_nodes,
+    )

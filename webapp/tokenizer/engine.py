@@ -1,0 +1,214 @@
+"""The exact merge engine shared by the byte level and the character level.
+
+What it does: applies an ordered list of rules `(left, right, new)` over integer
+symbols to a sequence with the contract's semantics - every rule visited once,
+in list order; in one visit every non-overlapping occurrence of (left, right)
+is replaced scanning left to right; a visit's own output is not rescanned by
+that visit; duplicates, forward references and `new` equal to an operand are
+taken literally - without a pass per rule:
+
+* Only rules whose pair is present do any work. Each adjacent pair carries a
+  *rank*: the index of the next rule (at or after the current time) whose pair
+  it is. All occurrences of one pair share a rank, because a visit removes
+  every occurrence present when it starts and whatever it creates is ranked
+  strictly after it. So the minimum rank is the next rule that fires, and the
+  positions holding that rank are exactly its matches, left to right.
+* Short sequences (words) recompute ranks with a plain list rebuild per
+  firing rule; long ones use a linked list and a heap of (rank, position) with
+  lazy deletion, so each merge costs O(log n).
+* `split_points`-style callers (see byte_level / char_level) cut the text where
+  no rule can ever join two neighbours, encode the pieces independently and
+  cache them; the pieces give the same answer as the whole text.
+
+Each run can also record its merge events `(rule, left_start, right_start)`
+in firing order (positions are offsets of the first symbol of each operand in
+the piece); traces are rebuilt from those events.
+
+What it does not do: validation, text handling or vocab lookup (the callers do).
+"""
+
+from __future__ import annotations
+
+import heapq
+from bisect import bisect_left
+from itertools import islice
+from collections.abc import Hashable, Sequence
+from typing import Generic, TypeVar
+
+INF = 1 << 62  # "no rule left for this pair"; larger than any rule index
+_DEAD = -1  # rank of a position that a merge consumed
+# Pieces up to this many symbols use the list-rebuild loop; longer ones the heap.
+SMALL_PIECE = 40
+
+Event = tuple[int, int, int]  # (rule index, start of left operand, start of right operand)
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class BoundedCache(Generic[K, V]):
+    """A dict with a hard cap on entries; the oldest half is dropped when it is full.
+
+    `data` is exposed so hot loops can bind `data.get` directly.
+    """
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self.data: dict[K, V] = {}
+
+    def get(self, key: K) -> V | None:
+        return self.data.get(key)
+
+    def put(self, key: K, value: V) -> None:
+        data = self.data
+        if len(data) >= self.max_entries:
+            for old in list(islice(data, len(data) // 2 + 1)):
+                del data[old]
+        data[key] = value
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+class RuleTable:
+    """Rules `(left, right, new)` over non-negative int symbols, indexed for the engine.
+
+    `first[key]` is the smallest rule index of a pair (key = left * shift + right);
+    `later[key]` lists all indices of a pair that occurs more than once in the list.
+    """
+
+    def __init__(self, rules: Sequence[tuple[int, int, int]], max_symbol: int) -> None:
+        self.rules = rules
+        self.news = [rule[2] for rule in rules]
+        top = max([max_symbol, *(max(rule) for rule in rules)]) if rules else max_symbol
+        self.shift = 1 << max(8, top.bit_length())
+        shift = self.shift
+        first: dict[int, int] = {}
+        later: dict[int, list[int]] = {}
+        for index, (left, right, _new) in enumerate(rules):
+            key = left * shift + right
+            if key in first:
+                later.setdefault(key, [first[key]]).append(index)
+            else:
+                first[key] = index
+        self.first = first
+        self.later = later
+
+    def next_rank(self, key: int, time: int) -> int:
+        """The first rule index >= time whose pair is `key`, or INF."""
+        rank = self.first.get(key, INF)
+        if rank >= time:
+            return rank
+        indices = self.later.get(key)
+        if indices is None:
+            return INF
+        at = bisect_left(indices, time)
+        return indices[at] if at < len(indices) else INF
+
+    def run(self, symbols: Sequence[int], events: list[Event] | None = None) -> list[int]:
+        """The symbols after every rule; merge events appended to `events` if given."""
+        if len(symbols) < 2 or not self.rules:
+            return list(symbols)
+        if len(symbols) <= SMALL_PIECE:
+            return self._run_small(list(symbols), events)
+        return self._run_heap(symbols, events)
+
+    def _run_small(self, seq: list[int], events: list[Event] | None) -> list[int]:
+        first = self.first
+        later = self.later
+        shift = self.shift
+        news = self.news
+        starts = list(range(len(seq))) if events is not None else None
+        ranks = [first.get(a * shift + b, INF) for a, b in zip(seq, seq[1:])]
+        while True:
+            k = min(ranks)
+            if k == INF:
+                return seq
+            new = news[k]
+            out: list[int] = []
+            out_starts: list[int] = []
+            n = len(seq)
+            i = 0
+            # Every position ranked k holds this rule's pair; taking them left to
+            # right and skipping the consumed right operand is the greedy visit.
+            while i < n:
+                if i < n - 1 and ranks[i] == k:
+                    out.append(new)
+                    if starts is not None:
+                        events.append((k, starts[i], starts[i + 1]))  # type: ignore[union-attr]
+                        out_starts.append(starts[i])
+                    i += 2
+                else:
+                    out.append(seq[i])
+                    if starts is not None:
+                        out_starts.append(starts[i])
+                    i += 1
+            seq = out
+            starts = out_starts if starts is not None else None
+            if len(seq) < 2:
+                return seq
+            time = k + 1
+            ranks = []
+            for a, b in zip(seq, seq[1:]):
+                key = a * shift + b
+                rank = first.get(key, INF)
+                if rank < time:
+                    if key in later:
+                        rank = self.next_rank(key, time)
+                    else:
+                        rank = INF
+                ranks.append(rank)
+
+    def _run_heap(self, symbols: Sequence[int], events: list[Event] | None) -> list[int]:
+        shift = self.shift
+        news = self.news
+        next_rank = self.next_rank
+        vals = list(symbols)
+        n = len(vals)
+        nxt = list(range(1, n + 1))
+        nxt[-1] = -1
+        prv = list(range(-1, n - 1))
+        first = self.first
+        rank = [first.get(a * shift + b, INF) for a, b in zip(vals, vals[1:])]
+        rank.append(INF)
+        heap = [(r, i) for i, r in enumerate(rank) if r != INF]
+        heapq.heapify(heap)
+        pop = heapq.heappop
+        push = heapq.heappush
+        while heap:
+            k = heap[0][0]
+            batch = []
+            while heap and heap[0][0] == k:
+                batch.append(pop(heap)[1])  # equal ranks pop in position order
+            new = news[k]
+            time = k + 1
+            for p in batch:
+                if rank[p] != k:
+                    continue  # stale entry, or consumed by the previous match
+                q = nxt[p]
+                if events is not None:
+                    events.append((k, p, q))
+                vals[p] = new
+                r = nxt[q]
+                nxt[p] = r
+                rank[q] = _DEAD
+                if r != -1:
+                    prv[r] = p
+                    rp = next_rank(new * shift + vals[r], time)
+                    rank[p] = rp
+                    if rp != INF:
+                        push(heap, (rp, p))
+                else:
+                    rank[p] = INF
+                left = prv[p]
+                if left != -1:
+                    rl = next_rank(vals[left] * shift + new, time)
+                    rank[left] = rl
+                    if rl != INF:
+                        push(heap, (rl, left))
+        out = []
+        i = 0
+        while i != -1:
+            out.append(vals[i])
+            i = nxt[i]
+        return out

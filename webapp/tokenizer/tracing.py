@@ -1,0 +1,203 @@
+"""Build a bounded `EncodeTrace` from the engine's per-piece merge events.
+
+What it does: the engine encodes a text as independent pieces and records,
+per distinct piece, the merge events `(rule, left_start, right_start)` in
+firing order. From those alone this module rebuilds, for the WHOLE text:
+
+* `steps`: every rule that fired, in rule order (the global order in which
+  the literal algorithm's visits changed something), with its total match
+  count over all pieces (a piece that occurs 5 times counts 5 times);
+  at most `max_steps` are recorded, `rules_fired` / `rules_idle` are complete;
+* each step's whole sequence, only while it is at most `max_sequence` long
+  (lengths only shrink, so recording starts at the first short enough step);
+* the first `max_tokens` output tokens with their spans, and their merge trees
+  while a budget of `max_tree_nodes` tree nodes lasts (then `tree` is None).
+
+What it does not do: encode anything itself, or look tokens up in a vocab.
+Rule indices in traces (`TraceStep.rule`, `MergeNode.rule`) count from 0, like
+positions in the merge list the caller passed.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+
+from .engine import Event
+from .traces import EncodeTrace, MergeNode, Symbol, Token, TraceStep
+
+
+def _steps(
+    occurrences: Counter,
+    events: dict[Hashable, list[Event]],
+    rules: Sequence[tuple[int, int, int]],
+    show: Callable[[int], Symbol],
+    max_steps: int,
+) -> tuple[list[int], Counter]:
+    """Rules that fired (sorted) and how many matches each had over the whole text."""
+    counts: Counter = Counter()
+    for key, times in occurrences.items():
+        for rule, _left, _right in events[key]:
+            counts[rule] += times
+    return sorted(counts), counts
+
+
+def _sequences(
+    initial: Sequence[int],
+    bounds: Sequence[int],
+    keys: Sequence[Hashable],
+    events: dict[Hashable, list[Event]],
+    news: Sequence[int],
+    recorded: Sequence[int],
+    counts: Counter,
+    show: Callable[[int], Symbol],
+    max_sequence: int,
+) -> list[tuple[Symbol, ...] | None]:
+    """The whole sequence after each recorded rule, or None while it is too long."""
+    out: list[tuple[Symbol, ...] | None] = []
+    length = len(initial)
+    first_short = None
+    for j, rule in enumerate(recorded):
+        length -= counts[rule]
+        if length <= max_sequence and first_short is None:
+            first_short = j
+    if first_short is None:
+        return [None] * len(recorded)
+    out = [None] * first_short
+    cut = recorded[first_short]
+    later = set(recorded[first_short + 1 :])
+    vals = list(initial)
+    dead = bytearray(len(initial))
+    buckets: dict[int, list[tuple[int, int]]] = {rule: [] for rule in later}
+    # Replay every event up to the first short step (per piece they are in rule
+    # order), and bucket the later recorded ones by rule.
+    for start, key in zip(bounds, keys):
+        for rule, left, right in events[key]:
+            if rule <= cut:
+                vals[start + left] = news[rule]
+                dead[start + right] = 1
+            elif rule in later:
+                buckets[rule].append((start + left, start + right))
+    alive = [i for i in range(len(vals)) if not dead[i]]
+    out.append(tuple(show(vals[i]) for i in alive))
+    for rule in recorded[first_short + 1 :]:
+        new = news[rule]
+        for left, right in buckets[rule]:
+            vals[left] = new
+            dead[right] = 1
+        alive = [i for i in alive if not dead[i]]
+        out.append(tuple(show(vals[i]) for i in alive))
+    return out
+
+
+def _tokens(
+    initial: Sequence[int],
+    bounds: Sequence[int],
+    keys: Sequence[Hashable],
+    events: dict[Hashable, list[Event]],
+    news: Sequence[int],
+    ids: Sequence[int],
+    show: Callable[[int], Symbol],
+    value: Callable[[int, int], bytes | str],
+    max_tokens: int,
+    max_tree_nodes: int,
+) -> list[Token]:
+    """The first `max_tokens` tokens with spans, and trees while the node budget lasts."""
+    tokens: list[Token] = []
+    budget = max_tree_nodes
+    for start, end, key in zip(bounds, bounds[1:], keys):
+        if len(tokens) >= max_tokens:
+            break
+        piece_events = events[key]
+        consumed = {right for _rule, _left, right in piece_events}
+        starts = [i for i in range(end - start) if i not in consumed]
+        # Events grouped by the final token that holds their left operand.
+        per_token: list[list[Event]] = [[] for _ in starts]
+        for event in piece_events:
+            per_token[bisect_right(starts, event[1]) - 1].append(event)
+        for t, token_start in enumerate(starts):
+            if len(tokens) >= max_tokens:
+                break
+            token_end = starts[t + 1] if t + 1 < len(starts) else end - start
+            size = 2 * (token_end - token_start) - 1
+            tree = None
+            if size <= budget:
+                budget -= size
+                tree = _tree(initial, start, token_start, token_end, per_token[t], news, show)
+            tokens.append(
+                Token(
+                    id=ids[len(tokens)],
+                    value=value(start + token_start, start + token_end),
+                    start=start + token_start,
+                    end=start + token_end,
+                    tree=tree,
+                )
+            )
+    return tokens
+
+
+def _tree(
+    initial: Sequence[int],
+    offset: int,
+    token_start: int,
+    token_end: int,
+    token_events: list[Event],
+    news: Sequence[int],
+    show: Callable[[int], Symbol],
+) -> MergeNode:
+    """Replay one token's events over its leaves (offsets made absolute)."""
+    nodes: dict[int, MergeNode] = {
+        i: MergeNode(show(initial[offset + i]), offset + i, offset + i + 1)
+        for i in range(token_start, token_end)
+    }
+    for rule, left, right in token_events:
+        a = nodes[left]
+        b = nodes.pop(right)
+        nodes[left] = MergeNode(show(news[rule]), a.start, b.end, rule, (a, b))
+    return nodes[token_start]
+
+
+def build_trace(
+    *,
+    initial: Sequence[int],
+    bounds: Sequence[int],
+    keys: Sequence[Hashable],
+    events: dict[Hashable, list[Event]],
+    rules: Sequence[tuple[int, int, int]],
+    ids: list[int],
+    show: Callable[[int], Symbol],
+    value: Callable[[int, int], bytes | str],
+    max_steps: int,
+    max_tokens: int,
+    max_sequence: int,
+    max_tree_nodes: int,
+) -> EncodeTrace:
+    """The trace of one encoding: `bounds` are piece starts plus the end, `keys[i]` piece i's cache key."""
+    news = [rule[2] for rule in rules]
+    occurrences = Counter(keys)
+    fired, counts = _steps(occurrences, events, rules, show, max_steps)
+    recorded = fired[:max_steps]
+    sequences = _sequences(initial, bounds, keys, events, news, recorded, counts, show, max_sequence)
+    steps = [
+        TraceStep(
+            rule=rule,
+            left=show(rules[rule][0]),
+            right=show(rules[rule][1]),
+            new=show(rules[rule][2]),
+            matches=counts[rule],
+            sequence=sequence,
+        )
+        for rule, sequence in zip(recorded, sequences)
+    ]
+    tokens = _tokens(initial, bounds, keys, events, news, ids, show, value, max_tokens, max_tree_nodes)
+    return EncodeTrace(
+        ids=ids,
+        tokens=tokens,
+        tokens_truncated=len(ids) > len(tokens),
+        initial=tuple(show(s) for s in initial) if len(initial) <= max_sequence else None,
+        steps=steps,
+        steps_truncated=len(fired) > len(steps),
+        rules_fired=len(fired),
+        rules_idle=len(rules) - len(fired),
+    )
