@@ -240,17 +240,39 @@ def show(share_id: str):
 @bp.post("/api/share")
 def api_create():
     """JSON state in; id and link out."""
-    payload = request.get_json(silent=True)
-    if payload is None:
-        return _api_error(ShareError("the body should be a JSON object with a state, e.g. "
-                                     '{"tool": "bytes", "text": "hello", "merges": "[]"}'))
-    if not isinstance(payload, dict):
-        return _api_error(ShareError(f"the body should be a JSON object, got {type(payload).__name__}"))
     try:
+        payload = _read_json_body()
         share_id, created, state = save_state(payload, strict=True)
     except ShareError as exc:
         return _api_error(exc)
     return jsonify(_share_info(share_id, state["tool"])), 201 if created else 200
+
+
+def _read_json_body() -> dict[str, Any]:
+    """The body as a JSON object, or a ShareError saying what is wrong with it."""
+    mimetype = request.mimetype or ""
+    if mimetype != "application/json" and not mimetype.endswith("+json"):
+        raise ShareError(
+            f"send the state as JSON with Content-Type: application/json (got {mimetype or 'no content type'})",
+            field="body",
+            status=415,
+        )
+    raw = request.get_data(cache=False)  # over MAX_CONTENT_LENGTH: 413 here
+    try:
+        payload = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ShareError(f"the body is not valid UTF-8 (byte offset {exc.start})", field="body") from None
+    except json.JSONDecodeError as exc:
+        raise ShareError(
+            f"the body is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); send a state "
+            'such as {"tool": "bytes", "text": "hello", "merges": "[]"}',
+            field="body",
+        ) from None
+    except (RecursionError, ValueError):
+        raise ShareError("the body is not valid JSON (nested too deeply or too large a number)", field="body") from None
+    if not isinstance(payload, dict):
+        raise ShareError(f"the body should be a JSON object, got {type(payload).__name__}", field="body")
+    return payload
 
 
 @bp.get("/api/share/<share_id>")

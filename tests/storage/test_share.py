@@ -103,8 +103,9 @@ def test_unicode_nul_and_lone_surrogates_survive(client):
 @pytest.mark.parametrize(
     "body, status, field",
     [
-        ("not json", 400, "state"),
-        ("[1, 2]", 400, "state"),
+        ("not json", 400, "body"),
+        ("[1, 2]", 400, "body"),
+        ("[" * 100_000 + "]" * 100_000, 400, "body"),
         ('{"tool": "nope"}', 400, "tool"),
         ('{"tool": "bytes", "shell": "rm"}', 400, "shell"),
     ],
@@ -114,6 +115,12 @@ def test_api_share_errors_are_json(client, body, status, field):
     assert response.status_code == status
     error = response.get_json()["error"]
     assert error["field"] == field and error["message"]
+
+
+def test_api_share_wants_json(client):
+    response = client.post("/api/share", data={"tool": "bytes"})
+    assert response.status_code == 415
+    assert "Content-Type: application/json" in response.get_json()["error"]["message"]
 
 
 def test_state_over_the_limit_is_refused_stating_the_limit(db_url):
