@@ -186,7 +186,7 @@ def byte_token_views(trace: EncodeTrace, text: str) -> list[TokenGroup]:
     piece_starts = {s for s, _ in trace.pieces[1:]} if trace.pieces else set()
 
     def label(n: MergeNode) -> str:
-        return f"{n.symbol}  {printable_bytes(data[n.start:n.end])}"
+        return f'{n.symbol}  "{printable_bytes(data[n.start:n.end])}"'
 
     groups: list[TokenGroup] = []
     for index, tok in enumerate(trace.tokens):
@@ -221,7 +221,7 @@ def char_token_views(trace: EncodeTrace) -> list[TokenGroup]:
     """Character-level tokens (never split inside a code point, so no grouping)."""
 
     def label(n: MergeNode) -> str:
-        return printable(str(n.symbol))
+        return f'"{printable(str(n.symbol))}"'
 
     groups = []
     for index, tok in enumerate(trace.tokens):
@@ -395,7 +395,7 @@ def train_rows(trace: TrainingTrace, vocab: dict[str, int]) -> list[TrainRow]:
     for i, (pair, merged) in enumerate(zip(trace.pairs, trace.merges)):
         step = steps.get(i + 1)  # TrainingStep.index counts from 1
         token_id = vocab.get(merged)
-        row = TrainRow(i + 1, pair[0], pair[1], merged, None, token_id, hue_class(token_id))
+        row = TrainRow(i + 1, printable(pair[0]), printable(pair[1]), printable(merged), None, token_id, hue_class(token_id))
         if step is not None and step.merged == merged:
             row.count = step.count
             close = [ru for ru in step.runners_up if is_close(step.count, ru.count)]
@@ -409,7 +409,7 @@ def train_rows(trace: TrainingTrace, vocab: dict[str, int]) -> list[TrainRow]:
                 best = close[0]
                 row.why = f"won by {step.count - best.count} over {_pair_text(best.pair)}"
             if step.tie or close:
-                row.runners_up = [(ru.pair[0], ru.pair[1], ru.count) for ru in step.runners_up]
+                row.runners_up = [(printable(ru.pair[0]), printable(ru.pair[1]), ru.count) for ru in step.runners_up]
         rows.append(row)
     return rows
 
@@ -457,7 +457,7 @@ def count_chart(rows: Sequence[TrainRow], width: int = 640, height: int = 180) -
                 height=round(h, 2),
                 step=r.index,
                 count=r.count,
-                label=f"step {r.index}: {printable(r.left)} + {printable(r.right)} → {printable(r.merged)}, count {r.count}",
+                label=f"step {r.index}: {r.left} + {r.right} → {r.merged}, count {r.count}",
             )
         )
     ticks = sorted({max_count, max_count // 2, 0})

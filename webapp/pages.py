@@ -1,0 +1,422 @@
+"""The playground pages: Bytes, Characters and Train, full pages and htmx fragments.
+
+Every tool page is one form whose fields hold the page's whole state (text,
+merges, vocab, ids, words, num_merges, pretokenize, view). The same state is
+computed the same way whichever way it arrives:
+
+- `GET /bytes` (query string, or `?example=<key>`, or the first example),
+- `POST /bytes` (a normal form post: JavaScript off, the full page),
+- `POST /fragments/bytes` (htmx: the results partial plus out-of-band swaps
+  for the error slot beside every field),
+- `render_tool_page(tool, state)` (share links at /s/<id>).
+
+Data flows one way: form strings -> `webapp.inputs` (parse, limits, validate)
+-> engine -> `webapp.viewmodels` -> templates. Nothing here parses formats or
+knows how tokens are colored.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from flask import Blueprint, Response, abort, render_template, request
+
+from webapp import inputs
+from webapp import tokenizer as tk
+from webapp import viewmodels as vm
+from webapp.tokenizer import TokenizerError
+from webapp.tokenizer import textformats as tf
+
+bp = Blueprint("pages", __name__)
+
+TOOLS = ("bytes", "chars", "train")
+TOOL_TITLES = {"bytes": "Bytes", "chars": "Characters", "train": "Train"}
+
+# The form fields of each tool page, i.e. what a page's state is made of.
+FIELDS: dict[str, tuple[str, ...]] = {
+    "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view"),
+    "chars": ("text", "merges", "vocab", "view"),
+    "train": ("words", "num_merges", "view"),
+}
+VIEWS: dict[str, tuple[tuple[str, str], ...]] = {
+    "bytes": (("tokens", "Tokens"), ("ids", "Ids"), ("trace", "Trace")),
+    "chars": (("tokens", "Tokens"), ("ids", "Ids"), ("trace", "Trace")),
+    "train": (("steps", "Steps"), ("words", "Words")),
+}
+# Fields whose error slot sits beside an input (for the out-of-band swaps).
+ERROR_FIELDS: dict[str, tuple[str, ...]] = {
+    "bytes": ("text", "merges", "pretokenize", "ids", "vocab"),
+    "chars": ("text", "merges", "vocab"),
+    "train": ("words", "num_merges"),
+}
+
+
+@dataclass(frozen=True)
+class Example:
+    key: str
+    title: str
+    note: str
+    state: dict[str, str]
+
+
+SEED_VOCAB_LOW = '{"256": [108, 111], "257": [108, 111, 119]}'
+SEED_CHAR_VOCAB = '{"l": 0, "o": 1, "w": 2, "e": 3, "r": 4, "lo": 5, "er": 6, "low": 7, "lower": 8}'
+SEED_CHAR_MERGES = '[["l", "o"], ["e", "r"], ["lo", "w"], ["low", "er"]]'
+
+EXAMPLES: dict[str, tuple[Example, ...]] = {
+    "bytes": (
+        Example("low", '"low" → [257]', "the seed: two rules build one token",
+                {"text": "low", "merges": "[[108, 111, 256], [256, 119, 257]]", "ids": "257", "vocab": SEED_VOCAB_LOW}),
+        Example("aaa", '"aaa" → [256, 97]', "one visit per rule, no overlaps",
+                {"text": "aaa", "merges": "[[97, 97, 256]]", "ids": "256 97", "vocab": '{"256": [97, 97]}'}),
+        Example("decode", "decode [257]", 'ids and vocab back to "low"',
+                {"text": "low", "merges": "[[108, 111, 256], [256, 119, 257]]", "ids": "[257]", "vocab": SEED_VOCAB_LOW}),
+        Example("plain", "plain rules", "one rule per line, as you would type it",
+                {"text": "lower lowest slow", "merges": "108 111 256\n256 119 257\n101 114 258\n257 258 259\n101 115 260",
+                 "ids": "", "vocab": ""}),
+        Example("split-char", "half a character", "a token ends inside é: its bytes show in hex, grouped",
+                {"text": "café crème", "merges": "102 195 256\n169 32 257\n99 97 258", "ids": "258 256 257", "vocab": ""}),
+        Example("markup", "<b>x</b> as text", "token text is always escaped",
+                {"text": "<b>x</b>", "merges": "60 98 256\n256 62 257\n60 47 258\n258 98 259\n259 62 260", "ids": "", "vocab": ""}),
+    ),
+    "chars": (
+        Example("lower", '"lower" → [8]', "the seed: four string rules",
+                {"text": "lower", "merges": SEED_CHAR_MERGES, "vocab": SEED_CHAR_VOCAB}),
+        Example("plain", "plain rules", "rules as `l o` lines, vocab as `token id` lines",
+                {"text": "lowerlow", "merges": "l o\ne r\nlo w\nlow er",
+                 "vocab": "l 0\no 1\nw 2\ne 3\nr 4\nlo 5\ner 6\nlow 7\nlower 8"}),
+        Example("missing", "a missing entry", "the vocab lacks a token the merges produce",
+                {"text": "lowest", "merges": SEED_CHAR_MERGES, "vocab": SEED_CHAR_VOCAB}),
+    ),
+    "train": (
+        Example("low", "low lower lowest, 2", 'the seed: learns ["lo", "low"]', {"words": '["low", "lower", "lowest"]', "num_merges": "2"}),
+        Example("aaa", '"aaa", 3', 'overlapping pairs: ["aa", "aaa"]', {"words": '["aaa"]', "num_merges": "3"}),
+        Example("corpus", "a small corpus", "plain text split on whitespace, with ties",
+                {"words": "the cat sat on the mat\nthe rat sat on the hat\nthat cat", "num_merges": "10"}),
+    ),
+}
+
+DEFAULT_STATE: dict[str, dict[str, str]] = {
+    "bytes": {"text": "", "merges": "", "pretokenize": "none", "ids": "", "vocab": "", "view": "tokens"},
+    "chars": {"text": "", "merges": "", "vocab": "", "view": "tokens"},
+    "train": {"words": "", "num_merges": "10", "view": "steps"},
+}
+
+
+def _pretokenized_trace() -> Callable[..., Any] | None:
+    """The import/export engineer's pre-tokenizing encoder, when it is installed."""
+    try:
+        from webapp.tokenizer.pretokenize import pretokenized_encode_trace
+    except ImportError:
+        return None
+    return pretokenized_encode_trace
+
+
+def normalize_state(tool: str, raw: Mapping[str, Any]) -> dict[str, str]:
+    """The tool's fields from a mapping of strings; missing fields get defaults."""
+    state = dict(DEFAULT_STATE[tool])
+    for name in FIELDS[tool]:
+        value = raw.get(name)
+        if isinstance(value, str):
+            state[name] = value
+    if state.get("view") not in {key for key, _ in VIEWS[tool]}:
+        state["view"] = VIEWS[tool][0][0]
+    return state
+
+
+def example_state(tool: str, key: str | None) -> dict[str, str] | None:
+    for example in EXAMPLES[tool]:
+        if key is None or example.key == key:
+            return normalize_state(tool, example.state)
+    return None
+
+
+# --- computing a page ------------------------------------------------------------
+
+
+def _error_dict(errors: Mapping[str, TokenizerError]) -> dict[str, str]:
+    return {name: exc.message for name, exc in errors.items()}
+
+
+def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
+    """Everything the Bytes page shows for one state: encode, round trip, decode."""
+    limits = inputs.current_limits()
+    values, errors = inputs.collect(
+        {
+            "text": lambda: inputs.read_text(state.get("text", ""), limits, form=True),
+            "merges": lambda: inputs.read_byte_merges(state.get("merges", ""), limits),
+            "pretokenize": lambda: inputs.read_pretokenize(state.get("pretokenize", "none")),
+        }
+    )
+    result: dict[str, Any] | None = None
+    if not errors:
+        text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
+        caps = dict(max_steps=limits.trace_max_steps, max_tokens=limits.render_max_tokens,
+                    max_sequence=limits.trace_max_sequence)
+        try:
+            if scheme != "none":
+                encoder = _pretokenized_trace()
+                if encoder is None:
+                    raise TokenizerError("pretokenize: pre-tokenization is not available in this install",
+                                         field="pretokenize")
+                trace = encoder(text, merges, scheme, **caps)
+            else:
+                trace = tk.encode_trace(text, merges, **caps)
+        except TokenizerError as exc:
+            errors[exc.field] = exc
+        else:
+            result = {
+                "groups": vm.byte_token_views(trace, text),
+                "shown": len(trace.tokens),
+                "total": len(trace.ids),
+                "ids": trace.ids,
+                "ids_text": tf.format_ids(trace.ids),
+                "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
+                "rows": vm.byte_trace_rows(trace),
+                "steps_truncated": trace.steps_truncated,
+                "rules_fired": trace.rules_fired,
+                "rules_idle": trace.rules_idle,
+                "pieces": len(trace.pieces) if scheme != "none" else 0,
+                "roundtrip": _roundtrip(text, trace.ids, merges),
+            }
+    decoded = compute_decode(state, limits, errors)
+    return {"result": result, "decoded": decoded, "errors": _error_dict(errors)}
+
+
+def _roundtrip(text: str, ids: list[int], merges: Any) -> dict[str, Any]:
+    """Does decoding the ids with the vocab the merges imply give the text back?"""
+    try:
+        back = tk.decode(ids, tk.implied_byte_vocab(merges))
+    except TokenizerError as exc:
+        return {"ok": False, "message": exc.message}
+    if back == text:
+        return {"ok": True, "message": "decode(encode(text)) gives the text back"}
+    return {"ok": False, "message": "decoding the ids with the implied vocab gives a different text"}
+
+
+def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict[str, TokenizerError]) -> dict[str, Any] | None:
+    """The decode panel: ids + vocab -> text (None when no ids were typed)."""
+    raw_ids = state.get("ids", "")
+    if not raw_ids.strip():
+        return None
+    values, decode_errors = inputs.collect(
+        {
+            "ids": lambda: inputs.read_ids(raw_ids, limits),
+            "vocab": lambda: inputs.read_byte_vocab(state.get("vocab", ""), limits),
+        }
+    )
+    if not decode_errors:
+        try:
+            text = tk.decode(values["ids"], values["vocab"])
+        except TokenizerError as exc:
+            decode_errors[exc.field] = exc
+        else:
+            return {"ok": True, "text": text, "segments": vm.text_segments(text), "count": len(values["ids"])}
+    errors.update(decode_errors)
+    return {"ok": False}
+
+
+def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
+    """Everything the Characters page shows for one state."""
+    limits = inputs.current_limits()
+    values, errors = inputs.collect(
+        {
+            "text": lambda: inputs.read_text(state.get("text", ""), limits, form=True),
+            "merges": lambda: inputs.read_char_merges(state.get("merges", ""), limits),
+            "vocab": lambda: inputs.read_char_vocab(state.get("vocab", ""), limits),
+        }
+    )
+    result = None
+    if not errors:
+        text, merges, vocab = values["text"], values["merges"], values["vocab"]
+        try:
+            trace = tk.encode_text_trace(text, vocab, merges, max_steps=limits.trace_max_steps,
+                                         max_tokens=limits.render_max_tokens, max_sequence=limits.trace_max_sequence)
+        except TokenizerError as exc:
+            errors[exc.field] = exc
+            if exc.field == "vocab":
+                # Still show the tokens, with the ones the vocab lacks flagged.
+                tokens = tk.char_tokens(text, merges)
+                missing = sorted({t for t in tokens if t not in vocab})
+                result = {
+                    "groups": vm.unknown_char_token_views(tokens, vocab, limits.render_max_tokens),
+                    "shown": min(len(tokens), limits.render_max_tokens),
+                    "total": len(tokens),
+                    "ids": None,
+                    "missing": [vm.printable(t) for t in missing[:20]],
+                    "missing_count": len(missing),
+                }
+        else:
+            result = {
+                "groups": vm.char_token_views(trace),
+                "shown": len(trace.tokens),
+                "total": len(trace.ids),
+                "ids": trace.ids,
+                "ids_text": tf.format_ids(trace.ids),
+                "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
+                "rows": vm.char_trace_rows(trace, vocab),
+                "steps_truncated": trace.steps_truncated,
+                "rules_fired": trace.rules_fired,
+                "rules_idle": trace.rules_idle,
+            }
+    return {"result": result, "errors": _error_dict(errors)}
+
+
+def carry_to_chars(words: tuple[str, ...], pairs: list[tuple[str, str]], vocab: dict[str, int]) -> dict[str, str]:
+    """The Characters-page state that the Train page's button carries over.
+
+    The text is the distinct words joined by spaces (the first 30), so the
+    Characters page shows them all at once; the space gets the next free id in
+    the vocab (training never sees spaces, so it is not in training_vocab).
+    """
+    distinct = list(dict.fromkeys(words))[:30]
+    carried = dict(vocab)
+    if len(distinct) > 1 and " " not in carried:
+        carried[" "] = max(carried.values(), default=-1) + 1
+    return {
+        "text": " ".join(distinct),
+        "merges": tf.format_char_merges(pairs),
+        "vocab": tf.format_char_vocab(carried),
+    }
+
+
+def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
+    """Everything the Train page shows for one state."""
+    limits = inputs.current_limits()
+    values, errors = inputs.collect(
+        {
+            "words": lambda: inputs.read_words(state.get("words", ""), limits, form=True),
+            "num_merges": lambda: inputs.read_num_merges(state.get("num_merges", ""), limits),
+        }
+    )
+    result = None
+    if not errors:
+        words, num_merges = values["words"], values["num_merges"]
+        try:
+            trace = tk.train_trace(words, num_merges, max_steps=limits.trace_max_steps)
+        except TokenizerError as exc:
+            errors[exc.field] = exc
+        else:
+            pairs = [tuple(p) for p in trace.pairs]
+            vocab = tk.training_vocab(words, pairs)
+            rows = vm.train_rows(trace, vocab)
+            word_views, distinct = vm.segmented_words(words, pairs, vocab, tk.char_tokens, 300)
+            result = {
+                "rows": rows,
+                "merges": trace.merges,
+                "merges_json": json.dumps(trace.merges, ensure_ascii=False),
+                "chart": vm.count_chart(rows),
+                "steps_truncated": trace.steps_truncated,
+                "stopped_early": trace.stopped_early,
+                "requested": num_merges,
+                "words": word_views,
+                "distinct": distinct,
+                "word_count": len(words),
+                "carry": carry_to_chars(words, pairs, vocab),
+                "vocab_size": len(vocab),
+            }
+    return {"result": result, "errors": _error_dict(errors)}
+
+
+COMPUTE: dict[str, Callable[[Mapping[str, str]], dict[str, Any]]] = {
+    "bytes": compute_bytes,
+    "chars": compute_chars,
+    "train": compute_train,
+}
+
+
+def _context(tool: str, state: dict[str, str]) -> dict[str, Any]:
+    return {
+        "tool": tool,
+        "title": TOOL_TITLES[tool],
+        "state": state,
+        "views": VIEWS[tool],
+        "examples": EXAMPLES[tool],
+        "error_fields": ERROR_FIELDS[tool],
+        **COMPUTE[tool](state),
+    }
+
+
+def render_tool_page(tool: str, state: Mapping[str, str]) -> str:
+    """The full page of one tool, filled in and computed from form-field values.
+
+    Exactly what a POST of those fields renders; used by share links.
+    """
+    if tool not in TOOLS:
+        abort(404)
+    full = normalize_state(tool, state)
+    return render_template(f"{tool}.html", **_context(tool, full))
+
+
+def render_fragment(tool: str, state: Mapping[str, str]) -> str:
+    """The htmx response: the results partial and the error slots (out of band)."""
+    full = normalize_state(tool, state)
+    return render_template(f"partials/{tool}_fragment.html", **_context(tool, full))
+
+
+# --- routes ------------------------------------------------------------------
+
+
+@bp.get("/")
+def index() -> str:
+    return render_template("index.html", tool=None, title="BPE Playground")
+
+
+def _page(tool: str) -> str:
+    if request.method == "POST":
+        return render_tool_page(tool, request.form)
+    if any(name in request.args for name in FIELDS[tool] if name != "view"):
+        return render_tool_page(tool, request.args)
+    state = example_state(tool, request.args.get("example"))
+    if state is None:
+        abort(404)
+    if "view" in request.args:
+        state["view"] = request.args["view"]
+    return render_tool_page(tool, state)
+
+
+@bp.route("/bytes", methods=["GET", "POST"])
+def bytes_page() -> str:
+    return _page("bytes")
+
+
+@bp.route("/chars", methods=["GET", "POST"])
+def chars_page() -> str:
+    return _page("chars")
+
+
+@bp.route("/train", methods=["GET", "POST"])
+def train_page() -> str:
+    return _page("train")
+
+
+@bp.post("/fragments/<tool>")
+def fragment(tool: str) -> str:
+    if tool not in TOOLS:
+        abort(404)
+    return render_fragment(tool, request.form)
+
+
+@bp.post("/<tool>/ids.txt")
+def ids_download(tool: str) -> Response:
+    """All ids of the current encoding as a text file (the page shows a bounded number of tokens)."""
+    if tool not in ("bytes", "chars"):
+        abort(404)
+    state = normalize_state(tool, request.form)
+    limits = inputs.current_limits()
+    try:
+        text = inputs.read_text(state["text"], limits, form=True)
+        if tool == "bytes":
+            ids = tk.encode(text, inputs.read_byte_merges(state["merges"], limits))
+        else:
+            ids = tk.bpe_encode_text(text, inputs.read_char_vocab(state["vocab"], limits),
+                                     inputs.read_char_merges(state["merges"], limits))
+    except TokenizerError as exc:
+        return Response(exc.message + "\n", status=400, mimetype="text/plain")
+    return Response(
+        tf.format_ids(ids) + "\n",
+        mimetype="text/plain",
+        headers={"Content-Disposition": f'attachment; filename="{tool}-ids.txt"'},
+    )
