@@ -65,3 +65,19 @@ def bpe_encode_text(text: str, vocab: dict, merges: Sequence[Sequence[str]]) -> 
     """Character-level encode: merge, then look every token up in vocab (token -> id)."""
     return [vocab[token] for token in char_tokens(text, merges)]
 
+
+
+def steps(initial: list, rules: Sequence[Sequence]) -> list[tuple[int, int, tuple]]:
+    """Every rule that changed something: (rule index from 0, matches, sequence after it).
+
+    `rules` are (left, right, new) triples of any symbols; the literal trace oracle.
+    """
+    out = []
+    sequence = list(initial)
+    for index, (left, right, new) in enumerate(rules):
+        after = apply_rule(sequence, left, right, new)
+        matches = len(sequence) - len(after)
+        if matches:
+            out.append((index, matches, tuple(after)))
+        sequence = after
+    return out

@@ -1,0 +1,95 @@
+"""Property tests: the fast byte-level engine against the literal oracle (tests/reference.py).
+
+Merge lists are drawn odd on purpose (forward references, repeated pairs,
+`new` below 256 or equal to an operand) over a small alphabet, so rules fire
+often and runs like "aaaa" are common; texts are short (list-rebuild path) or
+long (heap path).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import reference
+from webapp.tokenizer import decode, encode, encode_trace, implied_byte_vocab
+from webapp.tokenizer.traces import MergeNode
+
+ALPHABET = "ab é日"
+BYTES = sorted(set(ALPHABET.encode()))
+IDS = BYTES + [256, 257, 258, 259, 260]
+
+texts = st.one_of(st.text(ALPHABET, max_size=12), st.text(ALPHABET, min_size=40, max_size=200))
+odd_rules = st.lists(st.tuples(st.sampled_from(IDS), st.sampled_from(IDS), st.sampled_from(IDS)), max_size=30)
+
+
+@st.composite
+def well_formed_merges(draw, max_rules: int = 40):
+    """Rules whose operands exist before them and whose new ids are fresh (>= 256)."""
+    known = list(range(256))
+    hot = BYTES[:]
+    rules = []
+    for new in range(256, 256 + draw(st.integers(0, max_rules))):
+        left = draw(st.sampled_from(hot))
+        right = draw(st.sampled_from(hot))
+        rules.append([left, right, new])
+        hot.append(new)
+        known.append(new)
+    return rules
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=texts, merges=odd_rules)
+def test_encode_matches_the_literal_algorithm(text, merges):
+    assert encode(text, merges) == reference.encode(text, merges)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(max_size=60), merges=well_formed_merges())
+def test_round_trip_with_the_implied_vocab(text, merges):
+    assert decode(encode(text, merges), implied_byte_vocab(merges)) == text
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(ALPHABET, max_size=30), merges=well_formed_merges())
+def test_round_trip_on_hot_alphabet(text, merges):
+    assert decode(encode(text, merges), implied_byte_vocab(merges)) == text
+
+
+def _check_tree(node: MergeNode, data: bytes, rules) -> None:
+    if node.rule is None:
+        assert node.end == node.start + 1 and node.symbol == data[node.start]
+        return
+    left, right = node.children
+    assert (left.start, left.end, right.start, right.end) == (node.start, left.end, left.end, node.end)
+    assert (left.symbol, right.symbol, node.symbol) == tuple(rules[node.rule])
+    for child in (left, right):
+        assert child.rule is None or child.rule < node.rule
+        _check_tree(child, data, rules)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=texts, merges=odd_rules, max_steps=st.integers(0, 8), max_sequence=st.integers(0, 60))
+def test_trace_matches_the_literal_steps(text, merges, max_steps, max_sequence):
+    data = text.encode()
+    trace = encode_trace(text, merges, max_steps=max_steps, max_sequence=max_sequence)
+    literal = reference.steps(list(data), merges)
+    assert trace.ids == reference.encode(text, merges)
+    assert trace.rules_fired == len(literal)
+    assert trace.rules_idle == len(merges) - len(literal)
+    assert trace.steps_truncated == (len(literal) > max_steps)
+    assert trace.initial == (tuple(data) if len(data) <= max_sequence else None)
+    for step, (rule, matches, sequence) in zip(trace.steps, literal[:max_steps], strict=True):
+        assert (step.rule, step.matches) == (rule, matches)
+        assert (step.left, step.right, step.new) == tuple(merges[rule])
+        assert step.sequence == (sequence if len(sequence) <= max_sequence else None)
+    # Tokens tile the input and their trees explain them.
+    position = 0
+    for token, token_id in zip(trace.tokens, trace.ids, strict=True):
+        assert token.id == token_id and token.start == position
+        assert token.value == data[token.start : token.end]
+        assert token.tree is not None and token.tree.symbol == token_id
+        assert (token.tree.start, token.tree.end) == (token.start, token.end)
+        _check_tree(token.tree, data, merges)
+        position = token.end
+    assert position == len(data)
