@@ -202,7 +202,7 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
     name = (filename or "").lower()
     if stripped.startswith("minbpe"):
         return "minbpe"
-    if stripped.startswith("{"):
+    if stripped.startswith(("{", "[")):
         try:
             data = json.loads(text)
         except json.JSONDecodeError:
@@ -386,23 +386,57 @@ def _check_vocab(vocab: Any, what: str) -> dict[str, int]:
     return vocab
 
 
-def _hf_merge_pairs(merges: Any, what: str) -> list[tuple[str, str]]:
+def _split_merge_line(
+    line: str, vocab: Mapping[str, int], made: set[str] | None = None
+) -> tuple[str, str] | None:
+    """ "left right" -> (left, right).
+
+    One space is the format. When tokens hold spaces themselves (character
+    level), a line like "e  lower" has several readings; the one whose two
+    sides and their join are in the vocab is taken, and if that still leaves
+    more than one, the one whose sides earlier rules (or single characters)
+    already make. None when no single reading remains.
+    """
+    parts = line.split(" ")
+    if len(parts) == 2 and parts[0] and parts[1]:
+        return parts[0], parts[1]
+    found = [
+        (line[:i], line[i + 1 :])
+        for i, ch in enumerate(line)
+        if ch == " " and 0 < i < len(line) - 1
+        and line[:i] in vocab and line[i + 1 :] in vocab and line[:i] + line[i + 1 :] in vocab
+    ]
+    if len(found) > 1 and made is not None:
+        found = [(a, b) for a, b in found if (len(a) == 1 or a in made) and (len(b) == 1 or b in made)]
+    if len(found) > 1:
+        readings = " or ".join(f"{_show(a)} + {_show(b)}" for a, b in found[:3])
+        raise TokenizerError(
+            f"merges: {_show(line)} can be read as {readings}; tokens that hold spaces make this "
+            "line ambiguous (tokenizer.json's [left, right] form is not)",
+            field="merges",
+        )
+    return found[0] if found else None
+
+
+def _hf_merge_pairs(merges: Any, what: str, vocab: Mapping[str, int]) -> list[tuple[str, str]]:
     """Both merge forms: ["a b", ...] and [["a", "b"], ...]."""
     if not isinstance(merges, list):
         raise TokenizerError(
             f"merges: {what} should be a list, got {type(merges).__name__}", field="merges"
         )
     pairs: list[tuple[str, str]] = []
+    made: set[str] = set()
     for number, item in enumerate(merges, start=1):
         if isinstance(item, str):
-            parts = item.split(" ")
-            if len(parts) != 2 or not parts[0] or not parts[1]:
+            pair = _split_merge_line(item, vocab, made)
+            if pair is None:
                 raise TokenizerError(
                     f'merges: rule {number} should be two tokens separated by one space, got {_show(item)}',
                     field="merges",
                     location={"rule": number},
                 )
-            pairs.append((parts[0], parts[1]))
+            pairs.append(pair)
+            made.add(pair[0] + pair[1])
         elif (
             isinstance(item, list)
             and len(item) == 2
@@ -410,6 +444,7 @@ def _hf_merge_pairs(merges: Any, what: str) -> list[tuple[str, str]]:
             and isinstance(item[1], str)
         ):
             pairs.append((item[0], item[1]))
+            made.add(item[0] + item[1])
         else:
             raise TokenizerError(
                 f'merges: rule {number} should be "left right" or ["left", "right"], got {_show(item)}',
@@ -469,7 +504,7 @@ def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
     if "vocab" not in model or "merges" not in model:
         raise _file_error('this tokenizer.json\'s model has no "vocab" and "merges", so it is not BPE')
     vocab = _check_vocab(model["vocab"], "model.vocab")
-    pairs = _hf_merge_pairs(model["merges"], "model.merges")
+    pairs = _hf_merge_pairs(model["merges"], "model.merges", vocab)
     special = {
         t["content"]: t["id"]
         for t in data.get("added_tokens") or []
@@ -513,19 +548,21 @@ def parse_vocab_merges(
     if text.lstrip().startswith("{") or text.lstrip().startswith("["):
         raise _file_error("merges.txt holds JSON; expected one space-separated pair per line", line=1)
     pairs: list[tuple[str, str]] = []
+    made: set[str] = set()
     for line_no, raw in enumerate(text.split("\n"), start=1):
         line = raw.rstrip("\r")
         if not line or (line_no == 1 and line.startswith("#version")):
             continue
-        parts = line.split(" ")
-        if len(parts) != 2 or not parts[0] or not parts[1]:
+        pair = _split_merge_line(line, vocab, made)
+        if pair is None:
             raise TokenizerError(
                 f"merges: line {line_no} of merges.txt should be two tokens separated by one space, "
                 f"got {_show(line)}",
                 field="merges",
                 location={"line": line_no},
             )
-        pairs.append((parts[0], parts[1]))
+        pairs.append(pair)
+        made.add(pair[0] + pair[1])
     byte_level = _looks_byte_level(vocab) if level == "auto" else level == "bytes"
     if byte_level:
         return _byte_level_from_strings(vocab, pairs, source="vocab-merges", pretokenize="gpt2", notes=[])
@@ -1163,5 +1200,63 @@ __all__ = [
     "export_hf", "export_minbpe", "export_seed", "export_tiktoken", "export_tokenizer",
     "from_playground", "import_tokenizer", "parse_hf_tokenizer_json", "parse_minbpe",
     "parse_seed", "parse_tiktoken", "parse_vocab_merges", "recover_rank_merges",
-    "token_to_bytes", "with_pretokenize",
+    "token_to_bytes", "with_pretokenize", "encode_loaded", "encode_loaded_trace",
 ]
+
+
+# --------------------------------------------------------------------------
+# Encoding with a loaded byte-level tokenizer (the file's ids)
+
+#: Stands for a byte the file has no token for, when the file has no unknown
+#: token either: the library drops such bytes, and so do `encode_loaded*`.
+DROPPED = -1
+
+
+def _relabel_map(tok: LoadedTokenizer) -> dict[int, int]:
+    mapping = dict(tok.id_map)
+    for b in tok.unknown_bytes:
+        mapping[b] = tok.unk_id if tok.unk_id is not None else DROPPED
+    return mapping
+
+
+def encode_loaded(tok: LoadedTokenizer, text: str, scheme: str | None = None, *, compiled: Any = None) -> list[int]:
+    """The file's ids for `text`: playground encoding (per piece), then the id map."""
+    from webapp.tokenizer.pretokenize import pretokenized_encode
+
+    if tok.level != "bytes":
+        raise ValueError("encode_loaded is for byte-level tokenizers; use bpe_encode_text for characters")
+    ids = pretokenized_encode(text, compiled if compiled is not None else tok.merges, scheme or tok.pretokenize)
+    return tok.file_ids(ids)
+
+
+def encode_loaded_trace(
+    tok: LoadedTokenizer,
+    text: str,
+    scheme: str | None = None,
+    *,
+    compiled: Any = None,
+    max_steps: int = 200,
+    max_tokens: int = 3000,
+    max_sequence: int = 2000,
+) -> Any:
+    """`pretokenized_encode_trace` shown in the file's ids (tokens, steps and sequences too)."""
+    from webapp.tokenizer.pretokenize import pretokenized_encode_trace
+
+    if tok.level != "bytes":
+        raise ValueError("encode_loaded_trace is for byte-level tokenizers")
+    trace = pretokenized_encode_trace(
+        text,
+        compiled if compiled is not None else tok.merges,
+        scheme or tok.pretokenize,
+        max_steps=max_steps,
+        max_tokens=max_tokens,
+        max_sequence=max_sequence,
+        relabel=_relabel_map(tok),
+    )
+    if tok.unknown_bytes and tok.unk_id is None:
+        trace = replace(
+            trace,
+            ids=[i for i in trace.ids if i != DROPPED],
+            tokens=[t for t in trace.tokens if t.id != DROPPED],
+        )
+    return trace

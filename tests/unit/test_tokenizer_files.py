@@ -1,0 +1,685 @@
+"""Tokenizer files in and out, checked against the real libraries (no downloads).
+
+Small byte-level and character-level tokenizers are trained with Hugging Face
+`tokenizers` inside the tests and saved in its formats; tiktoken encodings are
+built from rank files the tests write. Each import must give the library's own
+ids on several texts; each export must load back (in our importer and, for
+tokenizer.json, in `tokenizers`) with the same ids; each refusal has a test.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+
+import pytest
+import tiktoken
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+
+from webapp.tokenizer import TokenizerError, bpe_encode_text, encode, train_trace, training_vocab
+from webapp.tokenizer import tokenizer_files as tf
+from webapp.tokenizer.pretokenize import CL100K_PATTERN, GPT2_PATTERN
+
+CORPUS = [
+    "The lower the newest, the wider the widest: lowering lowers the lowest newer widths.",
+    "Hello there! Don't you know they'll say we're happy? I've 12345 reasons, 6789 more.",
+    "Zürich, Köln und München: schöne Städte. Ça va très bien, merci à vous.",
+    "日本語のテキストも少し。東京と大阪。Русский текст тоже здесь есть.",
+    "def encode(text):\n    return [ord(c) for c in text]  # code   with   spaces\n\n",
+    "emoji 🙂🙂 and tabs\tand\ttabs, numbers 2024-11-30 and 3.14159.",
+]
+TEXTS = [
+    "the lowest newer widths",
+    "Hello there! Don't they'll we're I've 42 reasons",
+    "München und Zürich, très bien",
+    "東京のテキスト Русский",
+    "    return [ord(c) for c in text]\n\n\tx",
+    "🙂 unseen words qzx 999999 ... !!",
+    "",
+]
+
+
+def _byte_level_tokenizer(use_regex: bool, vocab_size: int = 600) -> Tokenizer:
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=use_regex)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(CORPUS * 3, trainer=trainer)
+    return tok
+
+
+def _char_level_tokenizer(corpus: list[str] = CORPUS) -> Tokenizer:
+    tok = Tokenizer(models.BPE())  # no normalizer, no pre-tokenizer: the whole text is one word
+    trainer = trainers.BpeTrainer(vocab_size=400, show_progress=False)
+    tok.train_from_iterator(corpus * 3, trainer=trainer)
+    return tok
+
+
+@pytest.fixture(scope="module")
+def byte_regex_tok() -> Tokenizer:
+    return _byte_level_tokenizer(use_regex=True)
+
+
+@pytest.fixture(scope="module")
+def byte_plain_tok() -> Tokenizer:
+    return _byte_level_tokenizer(use_regex=False)
+
+
+@pytest.fixture(scope="module")
+def char_tok() -> Tokenizer:
+    return _char_level_tokenizer()
+
+
+def _our_ids(loaded: tf.LoadedTokenizer, text: str, scheme: str | None = None) -> list[int]:
+    return tf.encode_loaded(loaded, text, scheme)
+
+
+# --------------------------------------------------------------------------
+# The byte alphabet
+
+
+def test_byte_alphabet_is_gpt2s():
+    assert len(set(tf.BYTE_ALPHABET)) == 256
+    assert tf.BYTE_ALPHABET[ord(" ")] == "Ġ"
+    assert tf.BYTE_ALPHABET[ord("\n")] == "Ċ"
+    assert tf.BYTE_ALPHABET[ord("a")] == "a"
+    # the library's own alphabet is the same set of characters
+    assert set(pre_tokenizers.ByteLevel.alphabet()) == set(tf.BYTE_ALPHABET)
+    every = bytes(range(256))
+    assert tf.token_to_bytes(tf.bytes_to_token(every)) == every
+    assert tf.token_to_bytes("a b") is None  # a plain space is not in the alphabet
+
+
+# --------------------------------------------------------------------------
+# Hugging Face tokenizer.json
+
+
+@pytest.mark.parametrize("merge_form", ["pairs", "strings"])
+def test_hf_byte_level_gpt2_regex_gives_library_ids(byte_regex_tok, merge_form):
+    document = json.loads(byte_regex_tok.to_str())
+    if merge_form == "strings":
+        document["model"]["merges"] = [f"{a} {b}" for a, b in document["model"]["merges"]]
+    loaded = tf.import_tokenizer(json.dumps(document))
+    assert loaded.level == "bytes" and loaded.source == "hf"
+    assert loaded.pretokenize == "gpt2"
+    assert len(loaded.merges) == len(document["model"]["merges"]) > 100
+    # GPT-2's alphabet numbers single bytes in its own order: they are relabelled
+    assert loaded.id_map and all(0 <= k < 256 for k in loaded.id_map)
+    for text in TEXTS:
+        assert _our_ids(loaded, text) == byte_regex_tok.encode(text).ids, text
+
+
+def test_hf_byte_level_without_regex_gives_library_ids(byte_plain_tok):
+    loaded = tf.import_tokenizer(byte_plain_tok.to_str(), fmt="hf")
+    assert loaded.pretokenize == "none"
+    for text in TEXTS:
+        assert _our_ids(loaded, text) == byte_plain_tok.encode(text).ids, text
+
+
+def test_hf_char_level_gives_library_ids(char_tok):
+    loaded = tf.import_tokenizer(char_tok.to_str())
+    assert loaded.level == "chars"
+    for text in ["the lowest newer", "Hello there! Don't", "München, très", "東京と大阪 Русский"]:
+        ours = bpe_encode_text(text, loaded.vocab, list(loaded.merges))
+        assert ours == char_tok.encode(text).ids, text
+
+
+def test_hf_byte_level_decoding_with_file_vocab(byte_regex_tok):
+    from webapp.tokenizer import decode
+
+    loaded = tf.import_tokenizer(byte_regex_tok.to_str())
+    vocab = {i: list(b) for i, b in loaded.file_vocab().items()}
+    for text in TEXTS:
+        assert decode(byte_regex_tok.encode(text).ids, vocab) == text
+
+
+def test_hf_trace_shows_file_ids_and_pieces(byte_regex_tok):
+    loaded = tf.import_tokenizer(byte_regex_tok.to_str())
+    text = "the lowest newer widths"
+    trace = tf.encode_loaded_trace(loaded, text)
+    assert trace.ids == byte_regex_tok.encode(text).ids
+    assert [t.id for t in trace.tokens] == trace.ids
+    assert trace.pieces == [(0, 3), (3, 10), (10, 16), (16, 23)]
+    spans = [(t.start, t.end) for t in trace.tokens]
+    assert spans == [(s, e) for s, e in byte_regex_tok.encode(text).offsets]
+
+
+# --------------------------------------------------------------------------
+# vocab.json + merges.txt
+
+
+def test_vocab_merges_pair_byte_level(byte_regex_tok, tmp_path):
+    byte_regex_tok.model.save(str(tmp_path))
+    vocab_json = (tmp_path / "vocab.json").read_text("utf-8")
+    merges_txt = (tmp_path / "merges.txt").read_text("utf-8")
+    assert merges_txt.startswith("#version")
+    loaded = tf.import_tokenizer(vocab_json, merges_txt=merges_txt)
+    assert loaded.level == "bytes" and loaded.source == "vocab-merges"
+    for text in TEXTS:
+        assert _our_ids(loaded, text, "gpt2") == byte_regex_tok.encode(text).ids, text
+
+
+def test_vocab_merges_pair_char_level(tmp_path):
+    # Trained with the Whitespace pre-tokenizer so that no token holds a space
+    # (merges.txt cannot always say where a token with a space ends); compared
+    # on single words, where that pre-tokenizer and "none" agree.
+    char_tok = Tokenizer(models.BPE())
+    char_tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    char_tok.train_from_iterator(CORPUS * 3, trainer=trainers.BpeTrainer(vocab_size=300, show_progress=False))
+    char_tok.model.save(str(tmp_path))
+    loaded = tf.import_tokenizer((tmp_path / "vocab.json").read_bytes(), merges_txt=(tmp_path / "merges.txt").read_bytes())
+    assert loaded.level == "chars" and len(loaded.merges) > 50
+    for word in ["lowest", "widths", "München", "Русский", "東京と大阪"]:
+        assert bpe_encode_text(word, loaded.vocab, list(loaded.merges)) == char_tok.encode(word).ids, word
+
+
+def test_merges_txt_with_space_tokens_read_by_what_earlier_rules_make():
+    vocab = {"a": 0, " ": 1, "b": 2, "a ": 3, "a b": 4}
+    loaded = tf.import_tokenizer(json.dumps(vocab), merges_txt="#version: 0.2\na  \na  b\n")
+    assert loaded.merges == (("a", " "), ("a ", "b"))
+
+
+# --------------------------------------------------------------------------
+# tiktoken rank files
+
+
+def _ranks_from(tok: Tokenizer, *, shuffle_bytes: bool) -> dict[bytes, int]:
+    """Ranks for a tiktoken Encoding: bytes first (optionally in a shuffled order), then merges."""
+    loaded = tf.import_tokenizer(tok.to_str())
+    order = list(range(256))
+    if shuffle_bytes:
+        random.Random(5).shuffle(order)
+    ranks = {bytes([b]): rank for rank, b in enumerate(order)}
+    made: dict[int, bytes] = {}
+    for left, right, new in loaded.merges:
+        data = (bytes([left]) if left < 256 else made[left]) + (bytes([right]) if right < 256 else made[right])
+        made[new] = data
+        ranks.setdefault(data, len(ranks))
+    return ranks
+
+
+def _rank_file(ranks: dict[bytes, int]) -> str:
+    return "".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in sorted(ranks.items(), key=lambda x: x[1]))
+
+
+@pytest.mark.parametrize("shuffle_bytes", [False, True])
+@pytest.mark.parametrize(("scheme", "pattern"), [("gpt2", GPT2_PATTERN), ("cl100k", CL100K_PATTERN)])
+def test_tiktoken_rank_file_gives_tiktoken_ids(byte_regex_tok, shuffle_bytes, scheme, pattern):
+    ranks = _ranks_from(byte_regex_tok, shuffle_bytes=shuffle_bytes)
+    enc = tiktoken.Encoding(f"test-{scheme}", pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+    content = _rank_file(ranks)
+    loaded = tf.import_tokenizer(content)
+    assert loaded.source == "tiktoken" and loaded.level == "bytes"
+    assert bool(loaded.id_map) == shuffle_bytes
+    for text in TEXTS:
+        assert _our_ids(loaded, text, scheme) == enc.encode(text), text
+    # exporting gives the same rank file back, and it imports to the same tokenizer
+    assert tf.export_tiktoken(loaded) == content
+    again = tf.import_tokenizer(tf.export_tiktoken(loaded), fmt="tiktoken")
+    assert again.merges == loaded.merges and again.id_map == loaded.id_map
+
+
+def test_tiktoken_whole_text_pattern_matches_list_order(byte_plain_tok):
+    ranks = _ranks_from(byte_plain_tok, shuffle_bytes=False)
+    enc = tiktoken.Encoding("whole", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
+    loaded = tf.parse_tiktoken(_rank_file(ranks))
+    for text in TEXTS:
+        assert _our_ids(loaded, text, "none") == enc.encode(text), text
+
+
+# --------------------------------------------------------------------------
+# minbpe .model
+
+
+MINBPE_MODEL = "minbpe v1\n\n1\n<|endoftext|> 261\n97 97\n256 97\n98 99\n257 258\n108 111\n"
+
+
+def test_minbpe_model_import():
+    loaded = tf.import_tokenizer(MINBPE_MODEL)
+    assert loaded.source == "minbpe" and loaded.pretokenize == "none"
+    assert loaded.merges == ((97, 97, 256), (256, 97, 257), (98, 99, 258), (257, 258, 259), (108, 111, 260))
+    assert loaded.special_tokens == {"<|endoftext|>": 261}
+    assert loaded.vocab[259] == b"aaabc"
+    assert encode("aaabc lo", list(loaded.merges)) == [259, 32, 260]
+
+
+def test_minbpe_pattern_line_sets_the_scheme():
+    model = f"minbpe v1\n{GPT2_PATTERN}\n0\n104 101\n"
+    assert tf.parse_minbpe(model).pretokenize == "gpt2"
+    model = f"minbpe v1\n{CL100K_PATTERN}\n0\n104 101\n"
+    assert tf.parse_minbpe(model).pretokenize == "cl100k"
+
+
+# --------------------------------------------------------------------------
+# Exports round-trip through their imports, and into the libraries
+
+
+def _trained_in_playground() -> tf.LoadedTokenizer:
+    words = " ".join(CORPUS).split()
+    trace = train_trace(words, 150)
+    vocab = training_vocab(words, trace.pairs)
+    return tf.from_playground(level="chars", merges=trace.pairs, vocab=vocab)
+
+
+def test_playground_chars_export_hf_loads_in_tokenizers_with_same_ids():
+    loaded = _trained_in_playground()
+    library = Tokenizer.from_str(tf.export_hf(loaded))
+    for word in ["lowest", "widths", "München", "reasons", "Русский", "the"]:
+        ours = bpe_encode_text(word, loaded.vocab, list(loaded.merges))
+        assert library.encode(word).ids == ours, word
+        assert library.decode(ours) == word
+
+
+def test_playground_bytes_export_hf_loads_in_tokenizers_with_same_ids():
+    chars = _trained_in_playground()
+    rules, _notes = tf.char_merges_to_bytes(chars.merges)
+    loaded = tf.from_playground(level="bytes", merges=rules, pretokenize="gpt2")
+    for scheme in ("none", "gpt2", "cl100k"):
+        library = Tokenizer.from_str(tf.export_hf(loaded, scheme))
+        for text in TEXTS:
+            ours = tf.encode_loaded(loaded, text, scheme)
+            assert ours == encode(text, rules) or scheme != "none"
+            assert library.encode(text).ids == ours, (scheme, text)
+            assert library.decode(ours) == text
+
+
+@pytest.mark.parametrize("which", ["regex", "plain"])
+def test_imported_hf_export_hf_keeps_library_ids(byte_regex_tok, byte_plain_tok, which):
+    original = byte_regex_tok if which == "regex" else byte_plain_tok
+    loaded = tf.import_tokenizer(original.to_str())
+    exported = Tokenizer.from_str(tf.export_hf(loaded))
+    back = tf.import_tokenizer(tf.export_hf(loaded))
+    assert back.merges == loaded.merges and back.id_map == loaded.id_map
+    for text in TEXTS:
+        assert exported.encode(text).ids == original.encode(text).ids
+
+
+def test_char_hf_export_round_trip(char_tok):
+    loaded = tf.import_tokenizer(char_tok.to_str())
+    back = tf.import_tokenizer(tf.export_hf(loaded))
+    assert back.level == "chars" and back.merges == loaded.merges and back.vocab == loaded.vocab
+
+
+@pytest.mark.parametrize("level", ["bytes", "chars"])
+def test_seed_export_round_trip(byte_regex_tok, char_tok, level):
+    loaded = tf.import_tokenizer((byte_regex_tok if level == "bytes" else char_tok).to_str())
+    content = tf.export_seed(loaded)
+    back = tf.import_tokenizer(content)
+    assert back.level == level
+    assert back.merges == loaded.merges and back.vocab == loaded.vocab
+    assert back.id_map == loaded.id_map and back.pretokenize == loaded.pretokenize
+    if level == "bytes":
+        for text in TEXTS:
+            assert _our_ids(back, text) == byte_regex_tok.encode(text).ids
+
+
+def test_minbpe_export_round_trip_bytes_and_chars():
+    model = tf.export_minbpe(tf.parse_minbpe(MINBPE_MODEL))
+    assert model == MINBPE_MODEL.replace("<|endoftext|> 261\n", "<|endoftext|> 261\n")
+    chars = _trained_in_playground()
+    exported = tf.export_minbpe(chars, "gpt2")
+    back = tf.import_tokenizer(exported)
+    assert back.pretokenize == "gpt2" and back.merges[-1][2] == 255 + len(back.merges)
+    # the byte-level translation splits words exactly like the character rules
+    vocab_r = {v: k for k, v in chars.vocab.items()}
+    for word in ["lowest", "München", "Русский", "東京と大阪"]:
+        tokens = [vocab_r[i] for i in bpe_encode_text(word, chars.vocab, list(chars.merges))]
+        pieces: list[str] = []
+        pending = b""
+        for i in encode(word, list(back.merges)):
+            # a character no rule uses stays as its bytes: group them back into it
+            pending += back.vocab[i] if i >= 256 else bytes([i])
+            try:
+                pieces.append(pending.decode("utf-8"))
+                pending = b""
+            except UnicodeDecodeError:
+                continue
+        assert pieces == tokens, word
+
+
+def test_minbpe_export_renumbers_merged_ids():
+    loaded = tf.from_playground(level="bytes", merges=[[104, 105, 1000], [1000, 33, 2000]])
+    back = tf.parse_minbpe(tf.export_minbpe(loaded))
+    assert back.merges == ((104, 105, 256), (256, 33, 257))
+
+
+def test_detect_format():
+    assert tf.detect_format('{"model": {"type": "BPE"}}') == "hf"
+    assert tf.detect_format('{"merges": []}') == "seed"
+    assert tf.detect_format("minbpe v1\n\n0\n") == "minbpe"
+    assert tf.detect_format("IQ== 0\nIg== 1\n") == "tiktoken"
+
+
+def test_hf_notes_for_what_the_playground_leaves_out(byte_regex_tok):
+    document = json.loads(byte_regex_tok.to_str())
+    document["normalizer"] = {"type": "NFC"}
+    document["pre_tokenizer"]["add_prefix_space"] = True
+    loaded = tf.import_tokenizer(json.dumps(document))
+    assert any("normalizer" in n for n in loaded.notes)
+    assert any("add_prefix_space" in n for n in loaded.notes)
+
+
+def test_hf_cl100k_split_pre_tokenizer_is_recognised(byte_regex_tok):
+    tok = Tokenizer.from_str(byte_regex_tok.to_str())
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(CL100K_PATTERN), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
+    loaded = tf.import_tokenizer(tok.to_str())
+    assert loaded.pretokenize == "cl100k"
+    for text in TEXTS:
+        assert _our_ids(loaded, text) == tok.encode(text).ids, text
+
+
+# --------------------------------------------------------------------------
+# Refusals: one test per message
+
+
+def _hf(model: dict, **extra) -> str:
+    document = {"version": "1.0", "pre_tokenizer": None, "decoder": None, "model": model}
+    document.update(extra)
+    return json.dumps(document)
+
+
+def _refused(content, **kwargs) -> TokenizerError:
+    with pytest.raises(TokenizerError) as info:
+        tf.import_tokenizer(content, **kwargs)
+    return info.value
+
+
+@pytest.mark.parametrize("kind", ["WordPiece", "Unigram", "WordLevel"])
+def test_refuses_non_bpe_models(kind):
+    err = _refused(_hf({"type": kind, "vocab": {"a": 0}}))
+    assert err.field == "file"
+    assert f"holds a {kind} model; the playground can only represent BPE" in err.message
+
+
+def test_refuses_merge_result_missing_from_vocab():
+    err = _refused(_hf({"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a b"]}))
+    assert err.field == "merges" and err.location == {"rule": 1}
+    assert err.message == 'merges: rule 1 joins "a" and "b" into "ab", which is not in the vocab'
+
+
+def test_refuses_merge_operand_missing_from_vocab():
+    err = _refused(_hf({"type": "BPE", "vocab": {"a": 0, "ac": 1}, "merges": [["a", "c"]]}))
+    assert err.message == 'merges: rule 1 uses "c", which is not in the vocab'
+
+
+def test_refuses_invalid_json():
+    err = _refused('{"model": ', fmt="hf")
+    assert err.message.startswith("file: tokenizer.json is not valid JSON") and err.location["line"] == 1
+
+
+def test_refuses_json_without_model():
+    err = _refused('{"hello": 1}', fmt="hf")
+    assert err.message == 'file: this is not a Hugging Face tokenizer.json: there is no "model" object'
+
+
+def test_refuses_bpe_model_without_vocab_and_merges():
+    err = _refused(_hf({"type": "BPE"}))
+    assert "has no \"vocab\" and \"merges\", so it is not BPE" in err.message
+
+
+def test_refuses_byte_level_token_outside_the_alphabet():
+    content = _hf(
+        {"type": "BPE", "vocab": {"a": 0, "b b": 1}, "merges": []},
+        pre_tokenizer={"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+    )
+    err = _refused(content)
+    assert err.field == "vocab" and err.location == {"key": "b b"}
+    assert 'has the character " ", which is not in the byte-level alphabet' in err.message
+
+
+def test_refuses_malformed_merge_string():
+    err = _refused(_hf({"type": "BPE", "vocab": {"a": 0}, "merges": ["abc"]}))
+    assert err.message == 'merges: rule 1 should be two tokens separated by one space, got "abc"'
+
+
+def test_refuses_malformed_merge_item():
+    err = _refused(_hf({"type": "BPE", "vocab": {"a": 0}, "merges": [["a", "b", "c"]]}))
+    assert err.message.startswith('merges: rule 1 should be "left right" or ["left", "right"]')
+
+
+def test_refuses_merges_that_are_not_a_list():
+    err = _refused(_hf({"type": "BPE", "vocab": {"a": 0}, "merges": "a b"}))
+    assert err.message == "merges: model.merges should be a list, got str"
+
+
+def test_refuses_vocab_that_is_not_an_object():
+    err = _refused(_hf({"type": "BPE", "vocab": ["a"], "merges": []}))
+    assert err.message == "vocab: model.vocab should be an object {token: id}, got list"
+
+
+def test_refuses_vocab_with_non_integer_id():
+    err = _refused(_hf({"type": "BPE", "vocab": {"a": "0"}, "merges": []}))
+    assert err.message == 'vocab: token "a" should have a non-negative integer id, got "0"'
+
+
+def test_refuses_vocab_with_repeated_id():
+    err = _refused(_hf({"type": "BPE", "vocab": {"a": 0, "b": 0}, "merges": []}))
+    assert err.message == 'vocab: tokens "a" and "b" both have id 0'
+
+
+def test_refuses_word_boundary_markers_in_char_level():
+    model = {"type": "BPE", "vocab": {"a": 0}, "merges": [], "end_of_word_suffix": "</w>"}
+    err = _refused(_hf(model))
+    assert 'marks word boundaries (end_of_word_suffix "</w>")' in err.message
+
+
+def test_refuses_word_boundary_markers_in_byte_level():
+    model = {"type": "BPE", "vocab": {"a": 0}, "merges": [], "continuing_subword_prefix": "##"}
+    err = _refused(_hf(model, decoder={"type": "ByteLevel"}))
+    assert "this byte-level tokenizer marks word boundaries" in err.message
+
+
+def test_refuses_merges_txt_line():
+    err = _refused('{"a": 0, "b": 1, "ab": 2}', merges_txt="#version: 0.2\na b\nab\n")
+    assert err.message == 'merges: line 3 of merges.txt should be two tokens separated by one space, got "ab"'
+    assert err.location == {"line": 3}
+
+
+def test_refuses_ambiguous_merges_txt_line():
+    vocab = {"e": 0, " ": 1, "l": 2, "e ": 3, " l": 4, "e l": 5}
+    err = _refused(json.dumps(vocab), merges_txt="e  \n  l\ne  l\n")
+    assert err.message == (
+        'merges: "e  l" can be read as "e" + " l" or "e " + "l"; tokens that hold spaces make this '
+        "line ambiguous (tokenizer.json's [left, right] form is not)"
+    )
+
+
+def test_refuses_json_as_merges_txt():
+    err = _refused('{"a": 0}', merges_txt='["a b"]')
+    assert err.message == "file: merges.txt holds JSON; expected one space-separated pair per line"
+
+
+def test_refuses_whole_tokenizer_json_as_vocab_json():
+    err = _refused(_hf({"type": "BPE", "vocab": {}, "merges": []}), merges_txt="")
+    assert err.message == "file: the vocab.json given is a whole tokenizer.json; import it on its own"
+
+
+def test_refuses_pair_format_without_merges():
+    err = _refused('{"a": 0}', fmt="vocab-merges")
+    assert err.message == "file: the vocab.json + merges.txt format needs both files; merges.txt is missing"
+
+
+def test_refuses_vocab_json_alone():
+    err = _refused('{"a": 0, "b": 1}')
+    assert err.message == "file: this looks like a vocab.json on its own; add its merges.txt to import the pair"
+
+
+def test_refuses_merges_txt_alone():
+    err = _refused("#version: 0.2\na b\n")
+    assert err.message == "file: this looks like a merges.txt on its own; add its vocab.json to import the pair"
+
+
+def test_refuses_unknown_json():
+    err = _refused("[1, 2, 3]")
+    assert err.message.startswith("file: this JSON is not a tokenizer file")
+
+
+def test_refuses_unknown_content():
+    err = _refused("just some words\nin a text file\n")
+    assert err.message.startswith("file: not a tokenizer file this playground knows")
+
+
+def test_refuses_non_utf8_bytes():
+    err = _refused(b"\xff\xfe\x00garbage")
+    assert err.message == "file: the file is not UTF-8 text (invalid byte at offset 0)"
+
+
+def test_refuses_unknown_format_name():
+    err = _refused("x", fmt="sentencepiece")
+    assert err.field == "format" and "expected one of auto, hf" in err.message
+
+
+def test_refuses_tiktoken_bad_line():
+    err = _refused("IQ== 0\nIg==\n", fmt="tiktoken")
+    assert err.message == 'file: line 2 of the rank file should be a base64 token and a rank, got "Ig=="'
+
+
+def test_refuses_tiktoken_bad_base64():
+    err = _refused("IQ== 0\n!!!! 1\n", fmt="tiktoken")
+    assert err.message == 'file: line 2 of the rank file: "!!!!" is not valid base64'
+
+
+def test_refuses_tiktoken_repeated_token():
+    err = _refused("IQ== 0\nIQ== 1\n", fmt="tiktoken")
+    assert err.message == "file: line 2: token b'!' is listed twice"
+
+
+def test_refuses_tiktoken_repeated_rank():
+    err = _refused("IQ== 0\nIg== 0\n", fmt="tiktoken")
+    assert err.message == "file: line 2: rank 0 is already given to the token on line 1"
+
+
+def test_refuses_tiktoken_empty_token():
+    err = _refused("IQ== 0\n= 1\n", fmt="tiktoken")
+    assert "line 2" in err.message
+
+
+def test_refuses_tiktoken_empty_file():
+    err = _refused("\n\n", fmt="tiktoken")
+    assert err.message == "file: the rank file is empty"
+
+
+def test_refuses_tiktoken_token_not_made_from_lower_ranks():
+    ranks = {b"a": 0, b"b": 1, b"c": 2, b"abc": 3}
+    err = _refused(_rank_file(ranks), fmt="tiktoken")
+    assert err.message == (
+        "file: token b'abc' (rank 3) cannot be made by merging two tokens of lower rank, "
+        "so these ranks are not a BPE merge list"
+    )
+
+
+def test_refuses_minbpe_bad_header():
+    err = _refused("minbpe v2\n\n0\n", fmt="minbpe")
+    assert err.message == 'file: a minbpe .model starts with "minbpe v1", got "minbpe v2"'
+
+
+def test_refuses_minbpe_truncated():
+    err = _refused("minbpe v1\n", fmt="minbpe")
+    assert err.message == "file: the minbpe .model ends before its special-token count"
+
+
+def test_refuses_minbpe_bad_special_count():
+    err = _refused("minbpe v1\n\nmany\n", fmt="minbpe")
+    assert err.message == 'file: line 3 of a minbpe .model should be the number of special tokens, got "many"'
+
+
+def test_refuses_minbpe_bad_special_line():
+    err = _refused("minbpe v1\n\n1\n<eot>\n", fmt="minbpe")
+    assert err.message == "file: line 4 should be a special token and its id"
+
+
+def test_refuses_minbpe_bad_merge_line():
+    err = _refused("minbpe v1\n\n0\n97 x\n", fmt="minbpe")
+    assert err.message == 'file: line 4 should be two token ids, got "97 x"'
+
+
+def test_refuses_minbpe_forward_reference():
+    err = _refused("minbpe v1\n\n0\n97 257\n", fmt="minbpe")
+    assert err.message == "merges: rule 1 (line 4) uses id 257, which no earlier rule makes"
+
+
+def test_refuses_seed_without_merges():
+    err = _refused('{"merges": 1}', fmt="seed")
+    assert err.field == "merges"
+    err = _refused("{}", fmt="seed")
+    assert err.message == 'file: a playground seed file is a JSON object with "merges" (and "vocab")'
+
+
+def test_refuses_seed_with_bad_level():
+    err = _refused('{"merges": [], "level": "words"}', fmt="seed")
+    assert err.message == 'file: "level" should be "bytes" or "chars", got "words"'
+
+
+def test_refuses_seed_with_bad_id_map():
+    err = _refused('{"merges": [[1, 2, 256]], "id_map": {"x": 1}}', fmt="seed")
+    assert err.message == 'file: "id_map": entry "x": 1 should map an id to an id'
+
+
+# --- export refusals
+
+
+def _export_refused(merges, fmt="hf", level="bytes", vocab=None) -> TokenizerError:
+    loaded = tf.from_playground(level=level, merges=merges, vocab=vocab)
+    with pytest.raises(TokenizerError) as info:
+        tf.export_tokenizer(loaded, fmt)
+    return info.value
+
+
+def test_export_refuses_operand_made_later():
+    err = _export_refused([[256, 97, 257], [97, 97, 256]])
+    assert err.location == {"rule": 1}
+    assert err.message.startswith("merges: rule 1 uses token 256, which no earlier rule makes")
+
+
+def test_export_refuses_new_byte_id():
+    err = _export_refused([[97, 97, 97]])
+    assert err.message.startswith("merges: rule 1 makes id 97, a byte id (0-255)")
+
+
+def test_export_refuses_two_ids_for_the_same_bytes():
+    err = _export_refused([[97, 98, 256], [97, 98, 257]], fmt="tiktoken")
+    assert err.message == (
+        "merges: rule 2 makes b'ab' as id 257, but id 256 already stands for it; "
+        "the library allows one id per token"
+    )
+
+
+def test_export_refuses_one_id_for_different_bytes():
+    err = _export_refused([[97, 98, 256], [99, 100, 256]], fmt="minbpe")
+    assert err.message == "merges: rule 2 gives id 256 to other bytes than an earlier rule did"
+
+
+def test_export_refuses_char_token_missing_from_vocab():
+    err = _export_refused([["a", "b"]], level="chars", vocab={"a": 0, "b": 1})
+    assert err.field == "vocab"
+    assert err.message.startswith('vocab: rule 1 makes "ab", which is not in the vocab')
+
+
+def test_export_refuses_char_operand_missing_from_vocab():
+    err = _export_refused([["a", "b"]], level="chars", vocab={"a": 0, "ab": 1})
+    assert err.message.startswith('vocab: rule 1 uses "b", which is not in the vocab')
+
+
+def test_export_refuses_char_operand_made_later():
+    err = _export_refused([["ab", "c"], ["a", "b"]], level="chars", vocab={"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4})
+    assert err.message.startswith('merges: rule 1 uses "ab", which no earlier rule makes')
+
+
+def test_export_refuses_char_token_made_twice_for_minbpe():
+    err = _export_refused([["a", "b"], ["a", "b"]], fmt="minbpe", level="chars", vocab={"a": 0, "b": 1, "ab": 2})
+    assert err.message == 'merges: "ab" is made twice; minbpe numbering needs one rule per token'
+
+
+def test_export_refuses_unknown_format():
+    err = _export_refused([], fmt="sentencepiece")
+    assert err.field == "format"
