@@ -24,6 +24,9 @@ preload_app = False
 accesslog = os.environ.get("ACCESS_LOG", "-")
 errorlog = "-"
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms "%(a)s"'
+# gunicorn's control socket (gunicornc) would live at one fixed path per user and
+# clash between instances; the playground does not use it.
+control_socket_disable = True
 # Bounded request lines/headers; bodies are limited by MAX_CONTENT_LENGTH in the app.
 limit_request_line = 8190
 limit_request_fields = 100
