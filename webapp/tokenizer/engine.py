@@ -38,7 +38,7 @@ from typing import Generic, TypeVar
 INF = 1 << 62  # "no rule left for this pair"; larger than any rule index
 _DEAD = -1  # rank of a position that a merge consumed
 # Pieces up to this many symbols use the list-rebuild loop; longer ones the heap.
-SMALL_PIECE = 40
+SMALL_PIECE = 64
 
 Event = tuple[int, int, int]  # (rule index, start of left operand, start of right operand)
 
@@ -110,10 +110,56 @@ class RuleTable:
         if len(symbols) < 2 or not self.rules:
             return list(symbols)
         if len(symbols) <= SMALL_PIECE:
+            if events is None:
+                return self._run_plain(list(symbols))
             return self._run_small(list(symbols), events)
         return self._run_heap(symbols, events)
 
+    def _run_plain(self, seq: list[int]) -> list[int]:
+        """`_run_small` without event recording: the hot path of cold encoding."""
+        first_get = self.first.get
+        later = self.later
+        shift = self.shift
+        news = self.news
+        ranks = [first_get(a * shift + b, INF) for a, b in zip(seq, seq[1:])]
+        while True:
+            k = min(ranks)
+            if k == INF:
+                return seq
+            new = news[k]
+            time = k + 1
+            i = ranks.index(k)
+            while True:
+                seq[i] = new
+                del seq[i + 1]
+                del ranks[i]
+                if i < len(ranks):
+                    key = new * shift + seq[i + 1]
+                    rank = first_get(key, INF)
+                    if rank < time:
+                        rank = self.next_rank(key, time) if later and key in later else INF
+                    ranks[i] = rank
+                if i:
+                    key = seq[i - 1] * shift + new
+                    rank = first_get(key, INF)
+                    if rank < time:
+                        rank = self.next_rank(key, time) if later and key in later else INF
+                    ranks[i - 1] = rank
+                if k in ranks:  # C-level scan; most rules match once per piece
+                    i = ranks.index(k, i)
+                else:
+                    break
+            if not ranks:
+                return seq
+
     def _run_small(self, seq: list[int], events: list[Event] | None) -> list[int]:
+        """Merge in place on Python lists: ranks[i] is the rank of pair (seq[i], seq[i+1]).
+
+        The minimum rank is the next rule that fires; its matches are the
+        positions holding that rank, taken left to right. A merge at i
+        re-ranks only its two new neighbour pairs (with time k + 1, so this
+        visit never sees them), which also drops an overlapping match.
+        """
         first = self.first
         later = self.later
         shift = self.shift
@@ -125,39 +171,33 @@ class RuleTable:
             if k == INF:
                 return seq
             new = news[k]
-            out: list[int] = []
-            out_starts: list[int] = []
-            n = len(seq)
-            i = 0
-            # Every position ranked k holds this rule's pair; taking them left to
-            # right and skipping the consumed right operand is the greedy visit.
-            while i < n:
-                if i < n - 1 and ranks[i] == k:
-                    out.append(new)
-                    if starts is not None:
-                        events.append((k, starts[i], starts[i + 1]))  # type: ignore[union-attr]
-                        out_starts.append(starts[i])
-                    i += 2
-                else:
-                    out.append(seq[i])
-                    if starts is not None:
-                        out_starts.append(starts[i])
-                    i += 1
-            seq = out
-            starts = out_starts if starts is not None else None
-            if len(seq) < 2:
-                return seq
             time = k + 1
-            ranks = []
-            for a, b in zip(seq, seq[1:]):
-                key = a * shift + b
-                rank = first.get(key, INF)
-                if rank < time:
-                    if key in later:
-                        rank = self.next_rank(key, time)
-                    else:
-                        rank = INF
-                ranks.append(rank)
+            i = ranks.index(k)
+            while True:
+                if starts is not None:
+                    events.append((k, starts[i], starts[i + 1]))  # type: ignore[union-attr]
+                    del starts[i + 1]
+                seq[i] = new
+                del seq[i + 1]
+                del ranks[i]
+                if i < len(ranks):
+                    key = new * shift + seq[i + 1]
+                    rank = first.get(key, INF)
+                    if rank < time:
+                        rank = self.next_rank(key, time) if key in later else INF
+                    ranks[i] = rank
+                if i:
+                    key = seq[i - 1] * shift + new
+                    rank = first.get(key, INF)
+                    if rank < time:
+                        rank = self.next_rank(key, time) if key in later else INF
+                    ranks[i - 1] = rank
+                try:
+                    i = ranks.index(k, i + 1)
+                except ValueError:
+                    break
+            if not ranks:
+                return seq
 
     def _run_heap(self, symbols: Sequence[int], events: list[Event] | None) -> list[int]:
         shift = self.shift

@@ -91,7 +91,14 @@ def validate_byte_merges(merges: Any) -> tuple[ByteRule, ...]:
             field="merges",
         )
     out: list[ByteRule] = []
+    append = out.append
     for number, rule in enumerate(merges, start=1):
+        # Fast path for plain ints (type() is exact, so bool never passes here).
+        if type(rule) in (list, tuple) and len(rule) == 3:
+            left, right, new = rule
+            if type(left) is int and type(right) is int and type(new) is int and min(left, right, new) >= 0:
+                append((left, right, new))
+                continue
         if (
             not _is_seq(rule)
             or len(rule) != 3
