@@ -683,3 +683,25 @@ def test_export_refuses_char_token_made_twice_for_minbpe():
 def test_export_refuses_unknown_format():
     err = _export_refused([], fmt="sentencepiece")
     assert err.field == "format"
+
+
+@pytest.mark.parametrize("which", ["bytes", "chars", "tiktoken", "minbpe"])
+def test_stored_form_round_trips(byte_regex_tok, char_tok, which):
+    if which == "bytes":
+        loaded = tf.import_tokenizer(byte_regex_tok.to_str())
+    elif which == "chars":
+        loaded = tf.import_tokenizer(char_tok.to_str())
+    elif which == "tiktoken":
+        loaded = tf.import_tokenizer(_rank_file(_ranks_from(byte_regex_tok, shuffle_bytes=True)))
+    else:
+        loaded = tf.import_tokenizer(MINBPE_MODEL)
+    data = tf.dumps_stored(loaded)
+    assert tf.loads_stored(data) == loaded
+    assert tf.dumps_stored(tf.loads_stored(data)) == data
+
+
+def test_stored_form_that_cannot_be_read_is_an_error():
+    with pytest.raises(TokenizerError) as info:
+        tf.loads_stored(b'{"v": 99}')
+    assert info.value.field == "tokenizer"
+    assert info.value.message.startswith("tokenizer: the stored tokenizer cannot be read")

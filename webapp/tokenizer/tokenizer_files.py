@@ -1200,7 +1200,7 @@ __all__ = [
     "export_hf", "export_minbpe", "export_seed", "export_tiktoken", "export_tokenizer",
     "from_playground", "import_tokenizer", "parse_hf_tokenizer_json", "parse_minbpe",
     "parse_seed", "parse_tiktoken", "parse_vocab_merges", "recover_rank_merges",
-    "token_to_bytes", "with_pretokenize", "encode_loaded", "encode_loaded_trace",
+    "token_to_bytes", "with_pretokenize", "encode_loaded", "encode_loaded_trace", "dumps_stored", "loads_stored",
 ]
 
 
@@ -1260,3 +1260,79 @@ def encode_loaded_trace(
             tokens=[t for t in trace.tokens if t.id != DROPPED],
         )
     return trace
+
+
+# --------------------------------------------------------------------------
+# Storage form: compact canonical bytes for the content-addressed store
+
+_STORED_VERSION = 1
+
+
+def dumps_stored(tok: LoadedTokenizer) -> bytes:
+    """Canonical bytes for a tokenizer (same tokenizer, same bytes, same id).
+
+    The byte-level vocab is left out: it follows from the merges.
+    """
+    doc: dict[str, Any] = {
+        "v": _STORED_VERSION,
+        "level": tok.level,
+        "merges": [list(rule) for rule in tok.merges],
+        "source": tok.source,
+        "pretokenize": tok.pretokenize,
+        "special_tokens": dict(sorted(tok.special_tokens.items())),
+        "notes": list(tok.notes),
+    }
+    if tok.level == "chars":
+        doc["vocab"] = dict(sorted(tok.vocab.items()))
+    else:
+        derived = _derived_byte_vocab(tok.merges)
+        doc["extra_vocab"] = [
+            [i, list(b)] for i, b in sorted(tok.vocab.items()) if derived.get(i) != b
+        ]
+        doc["id_map"] = [[k, v] for k, v in sorted(tok.id_map.items())]
+        doc["unknown_bytes"] = sorted(tok.unknown_bytes)
+        doc["unk_id"] = tok.unk_id
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+
+
+def _derived_byte_vocab(rules: Sequence[ByteRule]) -> dict[int, bytes]:
+    """{id: bytes} for every id above 255 a rule makes (first definition wins)."""
+    made: dict[int, bytes] = {}
+    for left, right, new in rules:
+        if new >= 256 and new not in made:
+            made[new] = _bytes_of_or_empty(left, made) + _bytes_of_or_empty(right, made)
+    return {i: b for i, b in made.items() if b}
+
+
+def loads_stored(data: bytes) -> LoadedTokenizer:
+    """The inverse of `dumps_stored` (light checks: the bytes were written by us)."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+        if doc.get("v") != _STORED_VERSION:
+            raise ValueError(f"stored tokenizer version {doc.get('v')!r}")
+        level = doc["level"]
+        common = dict(
+            source=str(doc["source"]),
+            pretokenize=check_scheme(doc["pretokenize"]),
+            special_tokens={str(k): int(v) for k, v in doc["special_tokens"].items()},
+            notes=tuple(str(n) for n in doc["notes"]),
+        )
+        if level == "chars":
+            merges = tuple((str(a), str(b)) for a, b in doc["merges"])
+            vocab = {str(k): int(v) for k, v in doc["vocab"].items()}
+            return LoadedTokenizer(level="chars", merges=merges, vocab=vocab, **common)
+        rules = tuple((int(a), int(b), int(n)) for a, b, n in doc["merges"])
+        vocab = _derived_byte_vocab(rules)
+        for i, values in doc["extra_vocab"]:
+            vocab[int(i)] = bytes(values)
+        return LoadedTokenizer(
+            level="bytes",
+            merges=rules,
+            vocab=vocab,
+            id_map={int(k): int(v) for k, v in doc["id_map"]},
+            unknown_bytes=frozenset(int(b) for b in doc["unknown_bytes"]),
+            unk_id=None if doc["unk_id"] is None else int(doc["unk_id"]),
+            **common,
+        )
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+        raise TokenizerError(f"tokenizer: the stored tokenizer cannot be read ({exc})", field="tokenizer") from None
