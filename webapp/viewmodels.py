@@ -13,6 +13,7 @@ always shows as text. It does not call the engine except for small helpers
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -380,7 +381,7 @@ class TrainRow:
 
 
 def _pair_text(pair: tuple[str, str]) -> str:
-    return f"({printable(pair[0])!s} {printable(pair[1])!s})"
+    return "(" + ", ".join(json.dumps(printable(p), ensure_ascii=False) for p in pair) + ")"
 
 
 def is_close(count: int, runner_up: int) -> bool:

@@ -1,0 +1,105 @@
+"""Reading request values into engine input: limits stated in messages, cache, types."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import make_app
+from webapp import inputs
+from webapp.tokenizer import TokenizerError
+
+
+@pytest.fixture
+def small(tmp_path):
+    app = make_app(tmp_path, LIMIT_TEXT_CHARS=10, LIMIT_RULES=2, LIMIT_VOCAB=2, LIMIT_IDS=3, LIMIT_WORDS=3, LIMIT_NUM_MERGES=5)
+    with app.app_context():
+        yield inputs.current_limits()
+
+
+@pytest.mark.parametrize(
+    "read, value, field, limit_text",
+    [
+        (inputs.read_text, "x" * 11, "text", "limit of 10 characters"),
+        (inputs.read_byte_merges, "1 2 256\n1 2 257\n1 2 258", "merges", "limit of 2 rules"),
+        (inputs.read_byte_merges, [[1, 2, 256]] * 3, "merges", "limit of 2 rules"),
+        (inputs.read_char_merges, "a b\nb c\nc d", "merges", "limit of 2 rules"),
+        (inputs.read_byte_vocab, {"256": [1], "257": [2], "258": [3]}, "vocab", "limit of 2 entries"),
+        (inputs.read_char_vocab, "a 0\nb 1\nc 2", "vocab", "limit of 2 entries"),
+        (inputs.read_ids, "1 2 3 4", "ids", "limit of 3 ids"),
+        (inputs.read_words, "a b c d", "words", "limit of 3 words"),
+        (inputs.read_num_merges, "6", "num_merges", "limit of 5 merges"),
+    ],
+)
+def test_going_over_a_limit_states_the_limit(small, read, value, field, limit_text):
+    with pytest.raises(TokenizerError) as info:
+        read(value, small)
+    assert info.value.field == field
+    assert limit_text in info.value.message
+    assert "setting LIMIT_" in info.value.message
+
+
+def test_at_the_limit_is_fine(small):
+    assert inputs.read_text("x" * 10, small) == "x" * 10
+    assert len(inputs.read_byte_merges("1 2 256\n1 2 257", small)) == 2
+    assert inputs.read_ids("1 2 3", small) == (1, 2, 3)
+    assert inputs.read_num_merges("5", small) == 5
+
+
+def test_form_text_turns_crlf_into_the_newline_the_user_typed(small):
+    assert inputs.read_text("a\r\nb", small, form=True) == "a\nb"
+    assert inputs.read_text("a\r\nb", small) == "a\r\nb"  # the API takes text literally
+
+
+def test_compiled_merges_are_reused_for_the_same_content(small):
+    inputs.COMPILED_MERGES.clear()
+    first = inputs.read_byte_merges("108 111 256", small)
+    assert inputs.read_byte_merges("108 111 256", small) is first
+    assert inputs.read_byte_merges("108 111 257", small) is not first
+
+
+def test_cache_is_bounded():
+    cache = inputs._CompiledCache(max_entries=2, max_rules=10)
+    for key in "abc":
+        cache.put(key, key.upper(), 1)
+    assert cache.get("a") is None and cache.get("c") == "C"
+    cache.put("big", "B", 11)  # larger than the whole budget: not kept
+    assert cache.get("big") is None
+
+
+@pytest.mark.parametrize(
+    "read, value, field, expected",
+    [
+        (inputs.read_text, 5, "text", "expected a string, got a number"),
+        (inputs.read_byte_merges, {"a": 1}, "merges", "got an object"),
+        (inputs.read_char_merges, 3, "merges", "got a number"),
+        (inputs.read_byte_vocab, [1], "vocab", "got a list"),
+        (inputs.read_char_vocab, "[1]", "vocab", "got a list"),
+        (inputs.read_ids, {"1": 2}, "ids", "got an object"),
+        (inputs.read_words, 7, "words", "got a number"),
+    ],
+)
+def test_wrong_json_types_name_the_field(small, read, value, field, expected):
+    with pytest.raises(TokenizerError) as info:
+        read(value, small)
+    assert info.value.field == field
+    assert expected in info.value.message
+
+
+def test_pretokenize_choices():
+    assert inputs.read_pretokenize(None) == "none"
+    assert inputs.read_pretokenize("gpt2") == "gpt2"
+    with pytest.raises(TokenizerError) as info:
+        inputs.read_pretokenize("bert")
+    assert info.value.field == "pretokenize" and "none, gpt2, cl100k" in info.value.message
+
+
+def test_collect_reports_every_field_at_once(small):
+    values, errors = inputs.collect(
+        {
+            "text": lambda: inputs.read_text("ok", small),
+            "merges": lambda: inputs.read_byte_merges("1 x 3", small),
+            "ids": lambda: inputs.read_ids("1 y", small),
+        }
+    )
+    assert values == {"text": "ok"}
+    assert set(errors) == {"merges", "ids"}
