@@ -10,10 +10,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from webapp.tokenizer import bpe_merges, train_trace, training_vocab
+from webapp.tokenizer import training
 
 # The oracle lives beside the test folders, not in an installed package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -68,3 +70,11 @@ def test_training_vocab_is_dense_and_covers_every_symbol(words: list[str], num_m
     chars = sorted({ch for word in words for ch in word})
     assert list(vocab)[: len(chars)] == chars
     assert set(vocab) == set(chars) | set(trace.merges)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=word_lists(), num_merges=st.integers(min_value=0, max_value=15))
+def test_heap_rebuild_changes_nothing(monkeypatch: pytest.MonkeyPatch, words: list[str], num_merges: int) -> None:
+    # With no slack the heap is rebuilt after nearly every merge.
+    monkeypatch.setattr(training, "HEAP_REBUILD_SLACK", 0)
+    assert train_trace(words, num_merges).pairs == [pair for pair, _ in literal_train(words, num_merges)]

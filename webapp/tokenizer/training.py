@@ -6,8 +6,9 @@ adjacent pair in every word, take the most frequent pair, on a tie the smallest
 `(first, second)` tuple of strings, replace it left to right in every word,
 repeat), without its cost: distinct words are kept once with their frequency,
 pair counts are updated incrementally for only the words that hold the merged
-pair (an index pair -> words), and the most frequent pair comes from a heap
-with lazy deletion whose key order *is* the tie-break. `train_trace` runs the
+pair (found through one joined string for pairs of single characters, and an
+index pair -> words for pairs that merges create), and the most frequent pair
+comes from a heap with lazy deletion whose key order *is* the tie-break. `train_trace` runs the
 same engine and also records, per step, the winner's count and the runner-up
 pairs (bounded by `max_steps`), so the UI can show why a tie went the way it
 did. `training_vocab` numbers the symbols a training run knows.
@@ -20,6 +21,7 @@ validators in `validation.py`; arguments are never modified.
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from itertools import chain, pairwise
@@ -31,34 +33,50 @@ Pair = tuple[str, str]
 
 DEFAULT_RUNNERS_UP = 3
 DEFAULT_MAX_STEPS = 200
+# The heap is rebuilt from the live counts once it holds this many more
+# entries than four per live pair (stale entries pile up with every update).
+HEAP_REBUILD_SLACK = 4096
 
 
 class _Trainer:
     """The incremental state of one training run over distinct words.
 
     Invariants after every step: `counts[p]` is the weighted number of
-    occurrences of pair p over all words (absent when zero); `where[p]` holds
-    at least every word index containing p (it may hold stale indices, which
-    the merge step tolerates); every pair with a positive count has a heap
-    entry `(-count, first, second)` equal to its current count. Entries that
-    no longer match `counts` are stale and skipped when popped.
+    occurrences of pair p over all words (absent when zero); every pair with a
+    positive count has a heap entry `(-count, first, second)` equal to its
+    current count. Entries that no longer match `counts` are stale and are
+    skipped when popped.
+
+    Finding the words that hold a pair, without scanning every word:
+    * a pair of two single characters: a word's symbols always concatenate
+      to the word itself, so a word holding (a, b) contains the string a + b.
+      All distinct words are joined once, with a separator character that
+      occurs in none of them, and `str.find` over that one string (C speed)
+      yields the candidates. This costs nothing to build or update.
+    * a pair with a merged token on either side only comes into being in a
+      merge, and the merge notes the word in `where[pair]` right then.
+    Either way a candidate may no longer hold the pair (the string is there
+    but not on symbol boundaries, the word was already rewritten, or it is
+    noted twice); the merge step finds no match there and skips it.
     """
 
     def __init__(self, words: Sequence[str]) -> None:
         freq = Counter(words)
-        self.symbols: list[list[str]] = []
-        self.freq: list[int] = []
-        for word, f in freq.items():
-            if len(word) < 2:
-                continue  # a word of fewer than two symbols never holds a pair
-            self.symbols.append(list(word))
-            self.freq.append(f)
+        distinct = [word for word in freq if len(word) >= 2]  # shorter words never hold a pair
+        self.words = distinct
+        # A word's symbol list is made the first time a merge touches it.
+        self.symbols: list[list[str] | None] = [None] * len(distinct)
+        self.freq: list[int] = [freq[word] for word in distinct]
+        used = set().union(*distinct) if distinct else set()
+        separator = next(chr(c) for c in range(len(used) + 1) if chr(c) not in used)
+        self.text = separator.join(distinct)
+        # starts[w] is where word w begins in `text`; one extra entry closes the last word.
+        self.starts: list[int] = [0]
+        for word in distinct:
+            self.starts.append(self.starts[-1] + len(word) + 1)
         # Weighted pair counts straight from every word occurrence (C-level counting).
         self.counts: dict[Pair, int] = dict(Counter(chain.from_iterable(map(pairwise, words))))
-        self.where: dict[Pair, set[int]] = {}
-        for w, syms in enumerate(self.symbols):
-            for pair in set(pairwise(syms)):
-                _index_add(self.where, pair, w)
+        self.where: dict[Pair, list[int]] = {}
         self.heap: list[tuple[int, str, str]] = [(-c, a, b) for (a, b), c in self.counts.items()]
         heapq.heapify(self.heap)
 
@@ -92,63 +110,66 @@ class _Trainer:
         """
         first, second = pair
         merged = first + second
-        counts, where, heap = self.counts, self.where, self.heap
+        counts, heap = self.counts, self.heap
         delta: dict[Pair, int] = {}
-        symbols, freq = self.symbols, self.freq
-        for w in where.pop(pair, ()):
+        symbols, freq, where = self.symbols, self.freq, self.where
+        for w in self._candidates(first, second, merged):
             old = symbols[w]  # this word's symbol list, rewritten in place
-            try:
-                s = old.index(first)  # C-speed search for the first candidate
-            except ValueError:
-                continue  # stale index entry: this word no longer holds the pair
+            if old is None:
+                old = symbols[w] = list(self.words[w])
             n = len(old)
-            while s < n - 1 and old[s + 1] != second:
+            # The common case first: exactly one match, found with two C-speed searches.
+            try:
+                s = old.index(first, 0, n - 1)
+            except ValueError:
+                continue  # the string is there, but not on symbol boundaries
+            single = old[s + 1] == second
+            if single:
                 try:
-                    s = old.index(first, s + 1)
+                    old.index(first, s + 2, n - 1)
+                    single = False  # maybe more matches: take the general path
                 except ValueError:
-                    s = n
-            if s >= n - 1:
-                continue  # stale index entry
+                    pass
+            hits = [s] if single else _match_starts(old, first, second)
+            if not hits:
+                continue
             f = freq[w]
-            starts = _match_starts(old, first, second, s)
-            if len(starts) == 1:
-                # The common case, spelled out: one match at s.
+            if single:
                 if s > 0:
                     left = old[s - 1]
                     p = (left, first)
                     delta[p] = delta.get(p, 0) - f
                     p = (left, merged)
                     delta[p] = delta.get(p, 0) + f
-                    _index_add(where, p, w)
+                    _note(where, p, w)
                 if s + 2 < n:
                     right = old[s + 2]
                     p = (second, right)
                     delta[p] = delta.get(p, 0) - f
                     p = (merged, right)
                     delta[p] = delta.get(p, 0) + f
-                    _index_add(where, p, w)
+                    _note(where, p, w)
                 old[s : s + 2] = [merged]
                 continue
             last_old = n - 2  # the last pair position of the old word
             seen = -1
-            for s in starts:
+            for s in hits:
                 for k in (s - 1, s, s + 1):
                     if seen < k <= last_old and k >= 0:
                         p = (old[k], old[k + 1])
                         delta[p] = delta.get(p, 0) - f
                         seen = k
-            for s in reversed(starts):  # right to left keeps earlier positions valid
+            for s in reversed(hits):  # right to left keeps earlier positions valid
                 old[s : s + 2] = [merged]
-            new = old
-            last_new = len(new) - 2
+            last_new = len(old) - 2
             seen = -1
-            for shift, s in enumerate(starts):
+            for shift, s in enumerate(hits):
                 j = s - shift  # where the made symbol sits in the new word
                 for k in (j - 1, j):
                     if seen < k <= last_new and k >= 0:
-                        p = (new[k], new[k + 1])
+                        p = (old[k], old[k + 1])
                         delta[p] = delta.get(p, 0) + f
-                        _index_add(where, p, w)
+                        _note(where, p, w)
                         seen = k
         for p, d in delta.items():
             if d == 0:
@@ -164,36 +185,52 @@ class _Trainer:
         # have been matched by the scan), so it is gone everywhere; the single-
         # match path never subtracted it, hence the explicit drop.
         counts.pop(pair, None)
+        where.pop(pair, None)
+        if len(heap) > 4 * len(counts) + HEAP_REBUILD_SLACK:
+            # Mostly stale entries: rebuild, so memory stays proportional to the live pairs.
+            self.heap = [(-c, a, b) for (a, b), c in counts.items()]
+            heapq.heapify(self.heap)
+
+    def _candidates(self, first: str, second: str, merged: str) -> list[int]:
+        """Word indices that may hold (first, second): a superset of those that do."""
+        if len(first) > 1 or len(second) > 1:
+            return self.where.get((first, second), [])
+        found: list[int] = []
+        bounds = self.starts
+        find = self.text.find
+        i = find(merged)
+        while i >= 0:
+            w = bisect_right(bounds, i) - 1
+            found.append(w)
+            i = find(merged, bounds[w + 1])  # the next candidate lies in a later word
+        return found
 
 
-def _index_add(where: dict[Pair, set[int]], pair: Pair, w: int) -> None:
-    """Note that word w holds `pair`."""
+def _note(where: dict[Pair, list[int]], pair: Pair, w: int) -> None:
+    """Note that word w holds `pair` (duplicates are harmless)."""
     words = where.get(pair)
     if words is None:
-        where[pair] = {w}
+        where[pair] = [w]
     else:
-        words.add(w)
+        words.append(w)
 
 
-def _match_starts(symbols: list[str], first: str, second: str, start: int) -> list[int]:
-    """Start positions of the non-overlapping left-to-right matches of (first, second).
-
-    `start` is the position of the first match, already found by the caller.
-    """
-    starts = [start]
+def _match_starts(symbols: list[str], first: str, second: str) -> list[int]:
+    """Start positions of the non-overlapping left-to-right matches of (first, second)."""
+    hits: list[int] = []
     last = len(symbols) - 1
-    i = start + 2
+    i = 0
     while i < last:
         try:
-            i = symbols.index(first, i)
+            i = symbols.index(first, i, last)  # C-speed search; a match needs a successor
         except ValueError:
             break
-        if i < last and symbols[i + 1] == second:
-            starts.append(i)
+        if symbols[i + 1] == second:
+            hits.append(i)
             i += 2
         else:
             i += 1
-    return starts
+    return hits
 
 
 def _check_option(name: str, value: int) -> int:
