@@ -145,3 +145,23 @@ def test_implied_vocab_odd_lists():
     assert vocab[97] == b"a"
     assert 301 not in vocab
     assert vocab[300] == b"\x01\x02"
+
+
+def test_edge_bytes_fixpoint_handles_forward_references():
+    from webapp.tokenizer.byte_level import edge_bytes, split_table
+
+    rules = ((256, 99, 257), (97, 98, 256))
+    first, last, one_pass = edge_bytes(rules)
+    assert one_pass is None  # rule 1 read 256 before rule 2 defined it
+    assert first[257] == 1 << 97 and last[257] == 1 << 99
+    table = split_table(rules)
+    assert not table[97, 98] and not table[98, 99]  # a|b and (ab)|c can be joined
+    assert table[99, 97] and table[97, 99]
+
+
+def test_split_table_of_a_well_formed_list():
+    from webapp.tokenizer.byte_level import split_table
+
+    table = split_table(((108, 111, 256), (256, 119, 257)))
+    assert not table[108, 111] and not table[111, 119]
+    assert table[119, 108] and table.sum() == 256 * 256 - 2

@@ -70,21 +70,55 @@ def _bits(mask: int) -> list[int]:
     return out
 
 
-def edge_bytes(rules: tuple[ByteRule, ...]) -> tuple[dict[int, int], dict[int, int]]:
+def edge_bytes(rules: tuple[ByteRule, ...]) -> tuple[dict[int, int], dict[int, int], dict[int, int] | None]:
     """For each id, bitmasks of the bytes a token with that id can start / end with.
 
-    Fixpoint by worklist: first(new) includes first(left) and last(new) last(right),
-    for every rule regardless of order; ids 0..255 start and end with themselves.
+    The fixpoint of: ids 0..255 start and end with themselves; first(new)
+    includes first(left) and last(new) includes last(right), for every rule
+    regardless of order. One pass in list order reaches it unless a rule
+    grows an id that an earlier rule already read (never in a well-formed
+    list); then a worklist finishes the job.
+
+    The third value, when one pass was enough, maps each possible-last-bytes
+    mask of a left side to the bytes its right sides can start with (what
+    `split_table` needs, gathered in the same pass); None otherwise.
     """
     first = {b: 1 << b for b in range(256)}
     last = dict(first)
+    read: set[int] = set()
+    settled = True
+    starts_after: dict[int, int] = {}
+    for left, right, new in rules:
+        read.add(left)
+        read.add(right)
+        add_first = first.get(left, 0)
+        add_last = last.get(right, 0)
+        ends = last.get(left, 0)
+        starts = first.get(right, 0)
+        if ends and starts:
+            starts_after[ends] = starts_after.get(ends, 0) | starts
+        old_first = first.get(new, 0)
+        old_last = last.get(new, 0)
+        if add_first | old_first != old_first or add_last | old_last != old_last:
+            first[new] = old_first | add_first
+            last[new] = old_last | add_last
+            if new in read:
+                settled = False
+    if settled:
+        return first, last, starts_after
+    _propagate(rules, first, last)
+    return first, last, None
+
+
+def _propagate(rules: tuple[ByteRule, ...], first: dict[int, int], last: dict[int, int]) -> None:
+    """Worklist fixpoint; each mask only grows, so it ends after at most 256 growths per id."""
     as_left: dict[int, list[int]] = {}
     as_right: dict[int, list[int]] = {}
     for left, right, new in rules:
         as_left.setdefault(left, []).append(new)
         as_right.setdefault(right, []).append(new)
     for masks, edges in ((first, as_left), (last, as_right)):
-        work = [b for b in range(256) if b in edges]
+        work = [source for source in edges if masks.get(source)]
         while work:
             source = work.pop()
             mask = masks[source]
@@ -94,20 +128,23 @@ def edge_bytes(rules: tuple[ByteRule, ...]) -> tuple[dict[int, int], dict[int, i
                     masks[target] = old | mask
                     if target in edges:
                         work.append(target)
-    return first, last
 
 
 def split_table(rules: tuple[ByteRule, ...]) -> np.ndarray:
     """256x256 booleans: True where no rule can ever join byte x (left) to byte y (right)."""
-    first, last = edge_bytes(rules)
-    right_starts: dict[int, int] = {}
-    for left, right, _new in rules:
-        right_starts[left] = right_starts.get(left, 0) | first.get(right, 0)
+    first, last, starts_after = edge_bytes(rules)
+    if starts_after is None:
+        # Grouped by the left side's possible last bytes (one byte for most ids).
+        starts_after = {}
+        for left, right, _new in rules:
+            ends = last.get(left, 0)
+            starts = first.get(right, 0)
+            if ends and starts:
+                starts_after[ends] = starts_after.get(ends, 0) | starts
     rows = [0] * 256
-    for left, starts in right_starts.items():
-        if starts:
-            for x in _bits(last.get(left, 0)):
-                rows[x] |= starts
+    for ends, starts in starts_after.items():
+        for x in _bits(ends):
+            rows[x] |= starts
     raw = b"".join(row.to_bytes(32, "little") for row in rows)
     joinable = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little").reshape(256, 256)
     return joinable == 0
