@@ -77,4 +77,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.register_blueprint(vendor.bp)
     app.register_blueprint(pages.bp)
     app.register_blueprint(api.bp)
+    from webapp import files
+
+    app.register_blueprint(files.bp)
     return app

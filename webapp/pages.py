@@ -36,8 +36,8 @@ TOOL_TITLES = {"bytes": "Bytes", "chars": "Characters", "train": "Train"}
 
 # The form fields of each tool page, i.e. what a page's state is made of.
 FIELDS: dict[str, tuple[str, ...]] = {
-    "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view"),
-    "chars": ("text", "merges", "vocab", "view"),
+    "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view", "tokenizer"),
+    "chars": ("text", "merges", "vocab", "view", "tokenizer"),
     "train": ("words", "num_merges", "view"),
 }
 VIEWS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -100,8 +100,8 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
 }
 
 DEFAULT_STATE: dict[str, dict[str, str]] = {
-    "bytes": {"text": "", "merges": "", "pretokenize": "none", "ids": "", "vocab": "", "view": "tokens"},
-    "chars": {"text": "", "merges": "", "vocab": "", "view": "tokens"},
+    "bytes": {"text": "", "merges": "", "pretokenize": "none", "ids": "", "vocab": "", "view": "tokens", "tokenizer": ""},
+    "chars": {"text": "", "merges": "", "vocab": "", "view": "tokens", "tokenizer": ""},
     "train": {"words": "", "num_merges": "10", "view": "steps"},
 }
 
@@ -144,20 +144,26 @@ def _error_dict(errors: Mapping[str, TokenizerError]) -> dict[str, str]:
 def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
     """Everything the Bytes page shows for one state: encode, round trip, decode."""
     limits = inputs.current_limits()
+    opened = state.get("tokenizer", "")  # an opened tokenizer file (webapp.files) replaces the merges
     values, errors = inputs.collect(
         {
             "text": lambda: inputs.read_text(state.get("text", ""), limits, form=True),
-            "merges": lambda: inputs.read_byte_merges(state.get("merges", ""), limits),
+            "merges": (lambda: None) if opened else (lambda: inputs.read_byte_merges(state.get("merges", ""), limits)),
             "pretokenize": lambda: inputs.read_pretokenize(state.get("pretokenize", "none")),
         }
     )
     result: dict[str, Any] | None = None
+    file_vocab: dict[int, bytes] | None = None
     if not errors:
         text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
         caps = dict(max_steps=limits.trace_max_steps, max_tokens=limits.render_max_tokens,
                     max_sequence=limits.trace_max_sequence)
         try:
-            if scheme != "none":
+            if opened:
+                from webapp import files
+
+                trace, file_vocab = files.page_encode_trace(opened, text, scheme, **caps)
+            elif scheme != "none":
                 encoder = _pretokenized_trace()
                 if encoder is None:
                     raise TokenizerError("pretokenize: pre-tokenization is not available in this install",
@@ -166,7 +172,7 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
             else:
                 trace = tk.encode_trace(text, merges, **caps)
         except TokenizerError as exc:
-            errors[exc.field] = exc
+            errors["merges" if exc.field == "tokenizer" else exc.field] = exc
         else:
             result = {
                 "groups": vm.byte_token_views(trace, text),
@@ -180,16 +186,16 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
                 "rules_fired": trace.rules_fired,
                 "rules_idle": trace.rules_idle,
                 "pieces": len(trace.pieces) if scheme != "none" else 0,
-                "roundtrip": _roundtrip(text, trace.ids, merges),
+                "roundtrip": _roundtrip(text, trace.ids, merges, file_vocab),
             }
-    decoded = compute_decode(state, limits, errors)
+    decoded = compute_decode(state, limits, errors, file_vocab)
     return {"result": result, "decoded": decoded, "errors": _error_dict(errors)}
 
 
-def _roundtrip(text: str, ids: list[int], merges: Any) -> dict[str, Any]:
-    """Does decoding the ids with the vocab the merges imply give the text back?"""
+def _roundtrip(text: str, ids: list[int], merges: Any, vocab: dict[int, bytes] | None = None) -> dict[str, Any]:
+    """Does decoding the ids with the vocab the merges imply (or an opened file's) give the text back?"""
     try:
-        back = tk.decode(ids, tk.implied_byte_vocab(merges))
+        back = tk.decode(ids, vocab if vocab is not None else tk.implied_byte_vocab(merges))
     except TokenizerError as exc:
         return {"ok": False, "message": exc.message}
     if back == text:
@@ -197,15 +203,20 @@ def _roundtrip(text: str, ids: list[int], merges: Any) -> dict[str, Any]:
     return {"ok": False, "message": "decoding the ids with the implied vocab gives a different text"}
 
 
-def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict[str, TokenizerError]) -> dict[str, Any] | None:
-    """The decode panel: ids + vocab -> text (None when no ids were typed)."""
+def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict[str, TokenizerError],
+                   file_vocab: dict[int, bytes] | None = None) -> dict[str, Any] | None:
+    """The decode panel: ids + vocab -> text (None when no ids were typed).
+
+    With a tokenizer file open and the Vocab field empty, the file's vocab is used.
+    """
     raw_ids = state.get("ids", "")
     if not raw_ids.strip():
         return None
+    use_file = file_vocab is not None and not state.get("vocab", "").strip()
     values, decode_errors = inputs.collect(
         {
             "ids": lambda: inputs.read_ids(raw_ids, limits),
-            "vocab": lambda: inputs.read_byte_vocab(state.get("vocab", ""), limits),
+            "vocab": (lambda: file_vocab) if use_file else (lambda: inputs.read_byte_vocab(state.get("vocab", ""), limits)),
         }
     )
     if not decode_errors:
@@ -222,11 +233,21 @@ def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict
 def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
     """Everything the Characters page shows for one state."""
     limits = inputs.current_limits()
+    opened = state.get("tokenizer", "")  # an opened tokenizer file (webapp.files) replaces merges and vocab
+    if opened:
+        from webapp import files
+
+        def _opened(part: int) -> Any:
+            try:
+                return files.page_char_tokenizer(opened)[part]
+            except TokenizerError as exc:
+                raise TokenizerError(exc.message, field="merges") from None
+
     values, errors = inputs.collect(
         {
             "text": lambda: inputs.read_text(state.get("text", ""), limits, form=True),
-            "merges": lambda: inputs.read_char_merges(state.get("merges", ""), limits),
-            "vocab": lambda: inputs.read_char_vocab(state.get("vocab", ""), limits),
+            "merges": (lambda: _opened(0)) if opened else (lambda: inputs.read_char_merges(state.get("merges", ""), limits)),
+            "vocab": (lambda: _opened(1)) if opened else (lambda: inputs.read_char_vocab(state.get("vocab", ""), limits)),
         }
     )
     result = None
@@ -409,7 +430,11 @@ def ids_download(tool: str) -> Response:
     limits = inputs.current_limits()
     try:
         text = inputs.read_text(state["text"], limits, form=True)
-        if tool == "bytes":
+        if tool == "bytes" and state.get("tokenizer"):
+            from webapp import files
+
+            ids = files.page_encode_ids(state["tokenizer"], text, inputs.read_pretokenize(state.get("pretokenize")))
+        elif tool == "bytes":
             ids = tk.encode(text, inputs.read_byte_merges(state["merges"], limits))
         else:
             ids = tk.bpe_encode_text(text, inputs.read_char_vocab(state["vocab"], limits),

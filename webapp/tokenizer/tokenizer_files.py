@@ -1061,7 +1061,7 @@ def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
         "decoder": decoder,
         "model": model,
     }
-    return json.dumps(document, ensure_ascii=False, indent=1)
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
 
 
 def char_merges_to_bytes(merges: Sequence[CharRule]) -> tuple[list[ByteRule], list[str]]:

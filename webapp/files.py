@@ -1,0 +1,585 @@
+"""Tokenizer files over HTTP: import, export, and loaded tokenizers kept server-side.
+
+Routes (blueprint `files`):
+
+- `POST /api/import` - a tokenizer file in (multipart upload `file` [+ `merges_file`
+  for a vocab.json + merges.txt pair], a JSON body `{"content", "format",
+  "merges_txt", "filename"}`, or the raw file as the body); out: its id, a
+  summary and the playground's merges and vocab (`?include=summary` leaves
+  those out). The tokenizer is stored content-addressed, so the same file
+  always gets the same id and share links can point at it.
+- `GET /api/tokenizers/<id>` - a stored tokenizer (summary, merges, vocab).
+- `POST /api/tokenizers/<id>/encode` - `{"text"[, "pretokenize"]}` -> ids in the
+  file's own numbering, tokens with byte spans, pre-tokenization pieces.
+- `GET|POST /api/export?format=seed|hf|minbpe|tiktoken` - a download of a
+  stored tokenizer (`tokenizer`), of merges [+ vocab, `level`], or of the
+  merges learned from `words` + `num_merges`.
+- `POST /files/open/<tool>`, `POST /files/close/<tool>`, `POST /files/export/<tool>` -
+  the page controls (partials/open_tokenizer.html, partials/export.html);
+  they answer htmx with a fragment and a plain form post with the full page
+  or the download.
+
+Hooks for the pages (call these; they raise TokenizerError with field
+"tokenizer" for an unknown id):
+
+- `page_encode_trace(tokenizer_id, text, scheme, **caps)` -> (EncodeTrace in the
+  file's ids, {id: bytes} vocab to decode those ids);
+- `page_encode_ids(tokenizer_id, text, scheme)` -> all ids (the file's numbering);
+- `page_char_tokenizer(tokenizer_id)` -> (merges, vocab) for the Characters page;
+- `tokenizer_summary(tokenizer_id)` -> dict or None, for templates.
+
+What it does not do: parse file formats (webapp.tokenizer.tokenizer_files),
+render tokens (the pages do), or keep anything in the browser.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import zlib
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from flask import Blueprint, Response, current_app, g, jsonify, render_template, request
+
+from webapp import inputs
+from webapp import tokenizer as tk
+from webapp.tokenizer import TokenizerError
+from webapp.tokenizer import tokenizer_files as tf
+from webapp.tokenizer.pretokenize import check_scheme
+
+bp = Blueprint("files", __name__)
+
+BLOB_KIND = "tokenizer"
+PAGE_TOOLS = ("bytes", "chars", "train")
+FORMAT_LABELS = {
+    "hf": "Hugging Face tokenizer.json",
+    "vocab-merges": "vocab.json + merges.txt",
+    "tiktoken": "tiktoken rank file",
+    "minbpe": "minbpe .model",
+    "seed": "playground JSON",
+    "playground": "playground",
+}
+
+
+# --------------------------------------------------------------------------
+# Loaded tokenizers: stored content-addressed, parsed and compiled once per process
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A stored tokenizer ready to use: parsed, and (byte level) compiled."""
+
+    id: str
+    tok: tf.LoadedTokenizer
+    compiled: Any  # CompiledByteMerges for the byte level, None for characters
+
+
+class _LoadedCache:
+    """A bounded LRU of parsed tokenizers, bounded by entries and by total rules."""
+
+    def __init__(self, max_entries: int = 8, max_rules: int = 1_200_000) -> None:
+        self._items: OrderedDict[str, Loaded] = OrderedDict()
+        self._lock = threading.Lock()
+        self.max_entries = max_entries
+        self.max_rules = max_rules
+
+    def get(self, key: str) -> Loaded | None:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+            return hit
+
+    def put(self, entry: Loaded) -> None:
+        with self._lock:
+            self._items[entry.id] = entry
+            self._items.move_to_end(entry.id)
+            total = sum(len(e.tok.merges) for e in self._items.values())
+            while len(self._items) > 1 and (len(self._items) > self.max_entries or total > self.max_rules):
+                _, dropped = self._items.popitem(last=False)
+                total -= len(dropped.tok.merges)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+LOADED = _LoadedCache()
+
+# Used only when the app has no blob storage (webapp.storage not initialised):
+# a bounded in-process store with the same content-addressed ids.
+_FALLBACK_BLOBS: OrderedDict[str, bytes] = OrderedDict()
+_FALLBACK_MAX = 16
+
+
+def _has_storage() -> bool:
+    from webapp import storage
+
+    return getattr(storage, "EXTENSION_KEY", None) in current_app.extensions
+
+
+def _put_blob(data: bytes) -> str:
+    from webapp import storage
+
+    if _has_storage():
+        try:
+            return storage.put_blob(BLOB_KIND, data)
+        except storage.BlobTooLarge as exc:
+            raise TokenizerError(f"file: {exc} (setting LIMIT_BLOB_BYTES)", field="file") from None
+    blob_id = storage.content_id(BLOB_KIND, data)
+    _FALLBACK_BLOBS[blob_id] = data
+    while len(_FALLBACK_BLOBS) > _FALLBACK_MAX:
+        _FALLBACK_BLOBS.popitem(last=False)
+    return blob_id
+
+
+def _get_blob(blob_id: str) -> bytes | None:
+    from webapp import storage
+
+    if _has_storage():
+        return storage.get_blob(BLOB_KIND, blob_id)
+    return _FALLBACK_BLOBS.get(blob_id)
+
+
+def _compile(tok: tf.LoadedTokenizer) -> Any:
+    return tk.compile_byte_merges(list(tok.merges)) if tok.level == "bytes" else None
+
+
+def store_tokenizer(tok: tf.LoadedTokenizer) -> Loaded:
+    """Keep a tokenizer server-side; the same tokenizer always gets the same id."""
+    data = zlib.compress(tf.dumps_stored(tok), 6)
+    blob_id = _put_blob(data)
+    entry = LOADED.get(blob_id)
+    if entry is None:
+        entry = Loaded(blob_id, tok, _compile(tok))
+        LOADED.put(entry)
+    return entry
+
+
+def _bad_id(tokenizer_id: Any) -> TokenizerError:
+    shown = tokenizer_id if isinstance(tokenizer_id, str) and len(tokenizer_id) <= 40 else "that"
+    return TokenizerError(
+        f"tokenizer: no tokenizer is stored with id {shown!r}; open the file again",
+        field="tokenizer",
+    )
+
+
+def load_tokenizer(tokenizer_id: Any) -> Loaded:
+    """A stored tokenizer by id (cached in-process), or a TokenizerError (field "tokenizer")."""
+    from webapp import storage
+
+    if not storage.is_valid_id(tokenizer_id):
+        raise _bad_id(tokenizer_id)
+    entry = LOADED.get(tokenizer_id)
+    if entry is not None:
+        return entry
+    data = _get_blob(tokenizer_id)
+    if data is None:
+        raise _bad_id(tokenizer_id)
+    try:
+        raw = zlib.decompress(data)
+    except zlib.error:
+        raise TokenizerError("tokenizer: the stored tokenizer is damaged", field="tokenizer") from None
+    tok = tf.loads_stored(raw)
+    entry = Loaded(tokenizer_id, tok, _compile(tok))
+    LOADED.put(entry)
+    return entry
+
+
+# --- hooks for the pages -------------------------------------------------------
+
+
+def page_encode_trace(tokenizer_id: str, text: str, scheme: str | None = None, **caps: int) -> tuple[Any, dict[int, bytes]]:
+    """Encode `text` with a stored byte-level tokenizer: (trace in the file's ids, decode vocab)."""
+    entry = load_tokenizer(tokenizer_id)
+    if entry.tok.level != "bytes":
+        raise TokenizerError(
+            "tokenizer: this is a character-level tokenizer; open it on the Characters page",
+            field="tokenizer",
+        )
+    trace = tf.encode_loaded_trace(entry.tok, text, scheme, compiled=entry.compiled, **caps)
+    return trace, entry.tok.file_vocab()
+
+
+def page_encode_ids(tokenizer_id: str, text: str, scheme: str | None = None) -> list[int]:
+    """All ids of `text` (the file's numbering) with a stored byte-level tokenizer."""
+    entry = load_tokenizer(tokenizer_id)
+    if entry.tok.level != "bytes":
+        raise TokenizerError(
+            "tokenizer: this is a character-level tokenizer; open it on the Characters page",
+            field="tokenizer",
+        )
+    return tf.encode_loaded(entry.tok, text, scheme, compiled=entry.compiled)
+
+
+def page_char_tokenizer(tokenizer_id: str) -> tuple[tuple[tuple[str, str], ...], dict[str, int]]:
+    """(merges, vocab) of a stored character-level tokenizer."""
+    entry = load_tokenizer(tokenizer_id)
+    if entry.tok.level != "chars":
+        raise TokenizerError(
+            "tokenizer: this is a byte-level tokenizer; open it on the Bytes page", field="tokenizer"
+        )
+    return entry.tok.merges, entry.tok.vocab
+
+
+def tokenizer_summary(tokenizer_id: Any) -> dict[str, Any] | None:
+    """For templates: what a loaded tokenizer is, or None when the id is unknown."""
+    if not tokenizer_id:
+        return None
+    try:
+        entry = load_tokenizer(tokenizer_id)
+    except TokenizerError:
+        return None
+    summary = entry.tok.summary()
+    summary["id"] = entry.id
+    summary["source_label"] = FORMAT_LABELS.get(entry.tok.source, entry.tok.source)
+    return summary
+
+
+@bp.app_context_processor
+def _template_helpers() -> dict[str, Any]:
+    return {"tokenizer_summary": tokenizer_summary}
+
+
+# --------------------------------------------------------------------------
+# Reading an import request
+
+
+@dataclass
+class ImportRequest:
+    content: bytes | str
+    fmt: str
+    merges_txt: bytes | str | None
+    filename: str | None
+
+
+def _limit_bytes() -> int:
+    return int(current_app.config.get("MAX_CONTENT_LENGTH") or 32 * 1024 * 1024)
+
+
+def _read_upload(name: str) -> tuple[bytes, str] | None:
+    upload = request.files.get(name)
+    if upload is None or not upload.filename:
+        return None
+    return upload.read(), upload.filename
+
+
+def read_import_request(*, page: bool = False) -> ImportRequest:
+    """The file (and format hint) from an upload, a pasted field, a JSON body or a raw body."""
+    prefix = "tokenizer_" if page else ""
+    mimetype = request.mimetype or ""
+    if mimetype == "application/json" and not page:
+        data = request.get_json(silent=True)
+        if not isinstance(data, dict):
+            raise TokenizerError(
+                'body: expected a JSON object {"content": "...", "format": "auto"}', field="body"
+            )
+        allowed = ("content", "format", "merges_txt", "filename")
+        unknown = [k for k in data if k not in allowed]
+        if unknown:
+            raise TokenizerError(
+                f"{unknown[0]}: unknown field; this endpoint takes {', '.join(allowed)}", field=str(unknown[0])[:100]
+            )
+        content = data.get("content")
+        merges_txt = data.get("merges_txt")
+        if not isinstance(content, str) or not content.strip():
+            raise TokenizerError("content: the tokenizer file's text is missing", field="content")
+        if merges_txt is not None and not isinstance(merges_txt, str):
+            raise TokenizerError("merges_txt: should be the text of merges.txt", field="merges_txt")
+        fmt = data.get("format") or request.args.get("format") or "auto"
+        return ImportRequest(content, str(fmt), merges_txt, data.get("filename"))
+    if mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
+        upload = _read_upload(prefix + "file")
+        merges = _read_upload(prefix + "merges_file")
+        pasted = request.form.get(prefix + "paste" if page else "content") or ""
+        pasted_merges = request.form.get("merges_txt") or None
+        fmt = request.form.get(prefix + "format") or request.args.get("format") or "auto"
+        if upload is not None:
+            content, filename = upload
+        elif pasted.strip():
+            content, filename = pasted, None
+        else:
+            raise TokenizerError(
+                "file: choose a tokenizer file to upload or paste its content", field="file"
+            )
+        merges_txt = merges[0] if merges is not None else pasted_merges
+        return ImportRequest(content, fmt, merges_txt, filename)
+    raw = request.get_data(cache=False)
+    if not raw.strip():
+        raise TokenizerError("file: the request body is empty; send the tokenizer file", field="file")
+    return ImportRequest(raw, request.args.get("format") or "auto", None, request.args.get("filename"))
+
+
+def _check_limits(tok: tf.LoadedTokenizer) -> None:
+    limits = inputs.current_limits()
+    if len(tok.merges) > limits.rules:
+        raise TokenizerError(
+            f"merges: {len(tok.merges):,} rules is over the limit of {limits.rules:,} rules (setting LIMIT_RULES)",
+            field="merges",
+            location={"limit": limits.rules},
+        )
+    if len(tok.vocab) > limits.vocab:
+        raise TokenizerError(
+            f"vocab: {len(tok.vocab):,} entries is over the limit of {limits.vocab:,} (setting LIMIT_VOCAB)",
+            field="vocab",
+            location={"limit": limits.vocab},
+        )
+
+
+def import_from_request(*, page: bool = False) -> Loaded:
+    req = read_import_request(page=page)
+    tok = tf.import_tokenizer(req.content, fmt=req.fmt, merges_txt=req.merges_txt, filename=req.filename)
+    _check_limits(tok)
+    return store_tokenizer(tok)
+
+
+# --------------------------------------------------------------------------
+# JSON API
+
+
+def _error(exc: TokenizerError, status: int = 400) -> Response:
+    response = jsonify({"error": exc.to_dict()})
+    response.status_code = status
+    return response
+
+
+def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
+    tok = entry.tok
+    out: dict[str, Any] = {"tokenizer": entry.id, **tok.summary()}
+    out["special_tokens"] = tok.special_tokens
+    if full:
+        seed = json.loads(tf.export_seed(tok))
+        out["merges"] = seed["merges"]
+        out["vocab"] = seed["vocab"]
+        if tok.level == "bytes":
+            out["id_map"] = seed.get("id_map", {})
+    return out
+
+
+@bp.post("/api/import")
+def api_import() -> Response:
+    try:
+        entry = import_from_request()
+    except TokenizerError as exc:
+        return _error(exc)
+    return jsonify(_describe(entry, full=request.args.get("include") != "summary"))
+
+
+@bp.get("/api/tokenizers/<tokenizer_id>")
+def api_tokenizer(tokenizer_id: str) -> Response:
+    try:
+        entry = load_tokenizer(tokenizer_id)
+    except TokenizerError as exc:
+        return _error(exc, 404)
+    return jsonify(_describe(entry, full=request.args.get("include") != "summary"))
+
+
+@bp.post("/api/tokenizers/<tokenizer_id>/encode")
+def api_tokenizer_encode(tokenizer_id: str) -> Response:
+    try:
+        entry = load_tokenizer(tokenizer_id)
+    except TokenizerError as exc:
+        return _error(exc, 404)
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict) or "text" not in data:
+        return _error(TokenizerError('body: expected a JSON object {"text": "..."}', field="body"))
+    try:
+        limits = inputs.current_limits()
+        text = inputs.read_text(data["text"], limits)
+        if entry.tok.level == "chars":
+            ids = tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
+            return jsonify({"ids": ids, "tokens": tk.char_tokens(text, list(entry.tok.merges))})
+        scheme = inputs.read_pretokenize(data.get("pretokenize") or entry.tok.pretokenize)
+        trace = tf.encode_loaded_trace(
+            entry.tok, text, scheme, compiled=entry.compiled,
+            max_steps=0, max_tokens=len(text.encode("utf-8")) + 1, max_sequence=0,
+        )
+    except TokenizerError as exc:
+        return _error(exc)
+    tokens = []
+    for token in trace.tokens:
+        value = token.value if isinstance(token.value, bytes) else token.value.encode("utf-8")
+        try:
+            shown: str | None = value.decode("utf-8")
+        except UnicodeDecodeError:
+            shown = None
+        tokens.append({"id": token.id, "text": shown, "bytes": list(value), "start": token.start, "end": token.end})
+    return jsonify({"ids": trace.ids, "tokens": tokens, "pieces": [list(p) for p in trace.pieces], "pretokenize": scheme})
+
+
+def _fields() -> dict[str, Any]:
+    """Export inputs from the query string, a form, or a JSON body (later wins)."""
+    fields: dict[str, Any] = dict(request.args.items())
+    if request.method == "POST":
+        if request.mimetype == "application/json":
+            data = request.get_json(silent=True)
+            if not isinstance(data, dict):
+                raise TokenizerError("body: expected a JSON object", field="body")
+            fields.update(data)
+        else:
+            fields.update(request.form.items())
+    return fields
+
+
+def tokenizer_from_fields(fields: Mapping[str, Any], *, level: str | None = None) -> tf.LoadedTokenizer:
+    """What to export: a stored tokenizer, learned merges (words), or given merges [+ vocab]."""
+    limits = inputs.current_limits()
+    scheme = inputs.read_pretokenize(fields.get("pretokenize") or "none")
+    if fields.get("tokenizer"):
+        tok = load_tokenizer(fields["tokenizer"]).tok
+        if fields.get("pretokenize"):
+            tok = tf.with_pretokenize(tok, scheme)
+        return tok
+    if level == "train" or (level is None and "words" in fields):
+        words = inputs.read_words(fields.get("words", ""), limits, form=isinstance(fields.get("words"), str))
+        num_merges = inputs.read_num_merges(fields.get("num_merges", ""), limits)
+        trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0)
+        vocab = tk.training_vocab(words, trace.pairs)
+        return tf.from_playground(level="chars", merges=trace.pairs, vocab=vocab)
+    if "merges" not in fields:
+        raise TokenizerError(
+            "merges: missing; export takes a stored tokenizer (tokenizer), merges [+ vocab], or words + num_merges",
+            field="merges",
+        )
+    if level is None:
+        level = fields.get("level") or _guess_level(fields["merges"])
+    if level == "chars":
+        merges = inputs.read_char_merges(fields["merges"], limits)
+        vocab = inputs.read_char_vocab(fields.get("vocab", ""), limits)
+        return tf.from_playground(level="chars", merges=merges, vocab=vocab)
+    if level != "bytes":
+        raise TokenizerError(f'level: expected "bytes" or "chars", got {level!r}', field="level")
+    compiled = inputs.read_byte_merges(fields["merges"], limits)
+    return tf.from_playground(level="bytes", merges=list(compiled.rules), pretokenize=scheme)
+
+
+def _guess_level(merges: Any) -> str:
+    """Byte level for [[1, 2, 256]] or "1 2 256" lines; character level for strings."""
+    value = merges
+    if isinstance(merges, str):
+        stripped = merges.strip()
+        if stripped.startswith("["):
+            try:
+                value = json.loads(stripped)
+            except json.JSONDecodeError:
+                return "bytes"  # the byte-level parser reports where the JSON breaks
+        else:
+            first = stripped.split("\n", 1)[0].split()
+            return "bytes" if first and all(part.isdigit() for part in first) else "chars"
+    if isinstance(value, list) and value and isinstance(value[0], list) and value[0]:
+        return "chars" if isinstance(value[0][0], str) else "bytes"
+    return "bytes"
+
+
+def _download(tok: tf.LoadedTokenizer, fmt: str, pretokenize: str | None) -> Response:
+    content, filename, mimetype = tf.export_tokenizer(tok, fmt, pretokenize)
+    response = Response(content, mimetype=mimetype.split(";")[0])
+    if "charset" in mimetype or mimetype == "application/json":
+        response.charset = "utf-8"
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@bp.route("/api/export", methods=["GET", "POST"])
+def api_export() -> Response:
+    try:
+        fields = _fields()
+        fmt = str(fields.get("format") or "seed")
+        if fmt not in tf.EXPORT_FORMATS:
+            raise TokenizerError(
+                f"format: expected one of {', '.join(tf.EXPORT_FORMATS)}, got {fmt!r}", field="format"
+            )
+        tok = tokenizer_from_fields(fields)
+        pretokenize = fields.get("pretokenize") or None
+        return _download(tok, fmt, check_scheme(pretokenize) if pretokenize else None)
+    except TokenizerError as exc:
+        return _error(exc, 404 if exc.field == "tokenizer" else 400)
+
+
+# --------------------------------------------------------------------------
+# Page controls
+
+
+def _is_htmx() -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def _page_state(tool: str, tokenizer_id: str) -> dict[str, str]:
+    state = {k: v for k, v in request.form.items() if not k.startswith("tokenizer_")}
+    state["tokenizer"] = tokenizer_id
+    return state
+
+
+def _full_page(tool: str, state: Mapping[str, str]) -> str:
+    from webapp import pages
+
+    return pages.render_tool_page(tool, state)
+
+
+def _status(tool: str, tokenizer_id: str, error: str | None, *, reset_inputs: bool) -> str:
+    return render_template(
+        "partials/open_tokenizer_status.html",
+        tool=tool,
+        state={"tokenizer": tokenizer_id},
+        open_error=error,
+        reset_inputs=reset_inputs,
+    )
+
+
+@bp.post("/files/open/<tool>")
+def open_page(tool: str) -> Any:
+    if tool not in ("bytes", "chars"):
+        return Response("no such page\n", status=404, mimetype="text/plain")
+    previous = request.form.get("tokenizer", "")
+    try:
+        entry = import_from_request(page=True)
+        wanted = "bytes" if tool == "bytes" else "chars"
+        if entry.tok.level != wanted:
+            other = "Characters" if wanted == "bytes" else "Bytes"
+            kind = "character-level" if wanted == "bytes" else "byte-level"
+            raise TokenizerError(f"file: this is a {kind} tokenizer; open it on the {other} page", field="file")
+    except TokenizerError as exc:
+        if _is_htmx():
+            return _status(tool, previous, exc.message, reset_inputs=False)
+        g.open_tokenizer_error = exc.message
+        return _full_page(tool, _page_state(tool, previous))
+    if _is_htmx():
+        response = Response(_status(tool, entry.id, None, reset_inputs=True))
+        # The page's form listens for "input": re-render the results with the tokenizer.
+        response.headers["HX-Trigger-After-Settle"] = "input"
+        return response
+    state = _page_state(tool, entry.id)
+    if tool == "bytes":
+        state["pretokenize"] = entry.tok.pretokenize  # start with the file's own splitting
+    return _full_page(tool, state)
+
+
+@bp.post("/files/close/<tool>")
+def close_page(tool: str) -> Any:
+    if tool not in ("bytes", "chars"):
+        return Response("no such page\n", status=404, mimetype="text/plain")
+    if _is_htmx():
+        response = Response(_status(tool, "", None, reset_inputs=False))
+        response.headers["HX-Trigger-After-Settle"] = "input"
+        return response
+    return _full_page(tool, _page_state(tool, ""))
+
+
+@bp.post("/files/export/<tool>")
+def export_page(tool: str) -> Any:
+    if tool not in PAGE_TOOLS:
+        return Response("no such page\n", status=404, mimetype="text/plain")
+    fmt = request.args.get("format") or request.form.get("format") or "seed"
+    try:
+        if fmt not in tf.EXPORT_FORMATS:
+            raise TokenizerError(
+                f"format: expected one of {', '.join(tf.EXPORT_FORMATS)}, got {fmt!r}", field="format"
+            )
+        fields = dict(request.form.items())
+        tok = tokenizer_from_fields(fields, level=tool)
+        pretokenize = fields.get("pretokenize") if tool == "bytes" else None
+        return _download(tok, fmt, pretokenize or None)
+    except TokenizerError as exc:
+        return Response(f"Cannot export: {exc.message}\n", status=400, mimetype="text/plain")
