@@ -43,11 +43,13 @@ What it does not do: pre-tokenization, special tokens, size limits.
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 import numpy as np
 
-from .engine import BoundedCache, Event, RuleTable
+from . import engine
+from .engine import INF, BoundedCache, Event, RuleTable
 from .errors import TokenizerError
 from .traces import EncodeTrace
 from .tracing import build_trace
@@ -130,8 +132,54 @@ def _propagate(rules: tuple[ByteRule, ...], first: dict[int, int], last: dict[in
                         work.append(target)
 
 
+def _split_table_well_formed(rules: tuple[ByteRule, ...]) -> np.ndarray | None:
+    """`split_table` with numpy for a well-formed list, None for any other list.
+
+    Well-formed: every `new` is >= 256 and made by one rule only, and both
+    operands of every rule are bytes or made by an earlier rule. Then a token
+    starts with its left operand's first byte and ends with its right
+    operand's last byte, found for all ids at once by pointer jumping.
+    """
+    count = len(rules)
+    try:
+        flat = np.fromiter(chain.from_iterable(rules), dtype=np.int64, count=3 * count).reshape(count, 3)
+    except OverflowError:
+        return None
+    left, right, new = flat[:, 0], flat[:, 1], flat[:, 2]
+    top = int(flat.max())
+    if top > 16 * count + 4096 or int(new.min()) < 256:
+        return None  # ids too sparse for dense arrays, or a rule redefines a byte
+    made_by = np.full(top + 1, -2, dtype=np.int64)  # -2: never made; -1: a byte
+    made_by[:256] = -1
+    made_by[new] = np.arange(count)
+    if np.unique(new).size != count:
+        return None
+    order = np.arange(count)
+    for side in (left, right):
+        when = made_by[side]
+        if ((when == -2) | (when >= order)).any():
+            return None
+    ends: list[np.ndarray] = []
+    for side in (left, right):
+        parent = np.arange(top + 1)
+        parent[new] = side
+        while True:  # each round doubles the distance followed
+            jumped = parent[parent]
+            if np.array_equal(jumped, parent):
+                break
+            parent = jumped
+        ends.append(parent)
+    first_byte, last_byte = ends
+    joinable = np.zeros((256, 256), dtype=bool)
+    joinable[last_byte[left], first_byte[right]] = True
+    return ~joinable
+
+
 def split_table(rules: tuple[ByteRule, ...]) -> np.ndarray:
     """256x256 booleans: True where no rule can ever join byte x (left) to byte y (right)."""
+    fast = _split_table_well_formed(rules) if rules else None
+    if fast is not None:
+        return fast
     first, last, starts_after = edge_bytes(rules)
     if starts_after is None:
         # Grouped by the left side's possible last bytes (one byte for most ids).
@@ -163,6 +211,7 @@ class CompiledByteMerges:
         # Flattened for a single take() per text: index = x * 256 + y.
         self.splits_flat = self.splits.reshape(-1) if rules else None
         self.pieces: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(PIECE_CACHE_ENTRIES)
+        self._pair_ranks: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -170,13 +219,18 @@ class CompiledByteMerges:
     def __repr__(self) -> str:
         return f"<CompiledByteMerges {len(self.rules)} rules>"
 
-    def bounds(self, data: bytes) -> list[int]:
+    def pair_index(self, data: bytes) -> np.ndarray:
+        """x * 256 + y for every pair of neighbouring bytes (len(data) >= 2)."""
+        arr = np.frombuffer(data, dtype=np.uint8)
+        return (arr[:-1].astype(np.intp) << 8) | arr[1:]
+
+    def bounds(self, data: bytes, pair_index: np.ndarray | None = None) -> list[int]:
         """Piece boundaries: 0, every cut point, len(data)."""
         n = len(data)
         if n < 2 or self.splits_flat is None:
             return [0, n] if n else [0]
-        arr = np.frombuffer(data, dtype=np.uint8)
-        pair_index = (arr[:-1].astype(np.intp) << 8) | arr[1:]
+        if pair_index is None:
+            pair_index = self.pair_index(data)
         cuts = np.flatnonzero(self.splits_flat[pair_index])
         cuts += 1
         return [0, *cuts.tolist(), n]
@@ -185,10 +239,17 @@ class CompiledByteMerges:
         """The ids of UTF-8 (or any) bytes after every rule."""
         if len(data) < 2 or not self.rules:
             return list(data)
-        bounds = self.bounds(data)
+        pair_index = self.pair_index(data)
+        bounds = self.bounds(data, pair_index)
         cache = self.pieces
         lookup = cache.data.get
         run = self.table.run
+        run_plain = self.table._run_plain
+        # Initial pair ranks of the whole text, made on the first cache miss
+        # with one numpy lookup, then sliced per piece.
+        ranks: list[int] | None = None
+        small = engine.SMALL_PIECE
+        news = self.table.news
         out: list[int] = []
         extend = out.extend
         start = 0
@@ -196,12 +257,38 @@ class CompiledByteMerges:
             piece = data[start:end]
             ids = lookup(piece)
             if ids is None:
-                ids = tuple(run(piece))
-                if end - start <= PIECE_CACHE_MAX_BYTES:
+                length = end - start
+                if length == 1:
+                    ids = (data[start],)
+                elif length <= small:
+                    if ranks is None:
+                        ranks = self._byte_pair_ranks()[pair_index].tolist()
+                    if length == 2:  # one pair: its first rule fires or nothing does
+                        rank = ranks[start]
+                        ids = (news[rank],) if rank != INF else (data[start], data[start + 1])
+                    else:
+                        ids = tuple(run_plain(list(piece), ranks[start : end - 1]))
+                else:
+                    ids = tuple(run(piece))
+                if length <= PIECE_CACHE_MAX_BYTES:
                     cache.put(piece, ids)
             extend(ids)
             start = end
         return out
+
+    def _byte_pair_ranks(self) -> np.ndarray:
+        """The first rank of every byte pair (x, y) at index x * 256 + y, INF if none (made once)."""
+        if self._pair_ranks is None:
+            table = np.full(65536, INF, dtype=np.int64)
+            first = self.table.first
+            if first:
+                keys = np.fromiter(first.keys(), dtype=object if self.table.shift > 1 << 30 else np.int64, count=len(first))
+                ranks = np.fromiter(first.values(), dtype=np.int64, count=len(first))
+                left, right = keys // self.table.shift, keys % self.table.shift
+                byte_pairs = (left < 256) & (right < 256)
+                table[(left[byte_pairs] * 256 + right[byte_pairs]).astype(np.intp)] = ranks[byte_pairs]
+            self._pair_ranks = table
+        return self._pair_ranks
 
 
 _compiled: BoundedCache[tuple[ByteRule, ...], CompiledByteMerges] = BoundedCache(COMPILED_CACHE_ENTRIES)

@@ -80,17 +80,17 @@ class RuleTable:
     def __init__(self, rules: Sequence[tuple[int, int, int]], max_symbol: int) -> None:
         self.rules = rules
         self.news = [rule[2] for rule in rules]
-        top = max([max_symbol, *(max(rule) for rule in rules)]) if rules else max_symbol
+        top = max(max_symbol, max(map(max, rules))) if rules else max_symbol
         self.shift = 1 << max(8, top.bit_length())
         shift = self.shift
-        first: dict[int, int] = {}
+        keys = [left * shift + right for left, right, _new in rules]
+        # Built from the end so the smallest index of each pair wins (C-level loop).
+        first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
         later: dict[int, list[int]] = {}
-        for index, (left, right, _new) in enumerate(rules):
-            key = left * shift + right
-            if key in first:
-                later.setdefault(key, [first[key]]).append(index)
-            else:
-                first[key] = index
+        if len(first) < len(keys):  # some pair is listed more than once
+            for index, key in enumerate(keys):
+                later.setdefault(key, []).append(index)
+            later = {key: indices for key, indices in later.items() if len(indices) > 1}
         self.first = first
         self.later = later
 
@@ -115,13 +115,17 @@ class RuleTable:
             return self._run_small(list(symbols), events)
         return self._run_heap(symbols, events)
 
-    def _run_plain(self, seq: list[int]) -> list[int]:
-        """`_run_small` without event recording: the hot path of cold encoding."""
+    def _run_plain(self, seq: list[int], ranks: list[int] | None = None) -> list[int]:
+        """`_run_small` without event recording: the hot path of cold encoding.
+
+        `ranks` may come precomputed (the initial ranks of the pairs of `seq`).
+        """
         first_get = self.first.get
         later = self.later
         shift = self.shift
         news = self.news
-        ranks = [first_get(a * shift + b, INF) for a, b in zip(seq, seq[1:])]
+        if ranks is None:
+            ranks = [first_get(a * shift + b, INF) for a, b in zip(seq, seq[1:])]
         while True:
             k = min(ranks)
             if k == INF:

@@ -31,6 +31,7 @@ Decisions where the contract is silent:
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 from .errors import TokenizerError
@@ -90,6 +91,9 @@ def validate_byte_merges(merges: Any) -> tuple[ByteRule, ...]:
             f"merges: should be a list of rules [left, right, new], got {_kind(merges)}",
             field="merges",
         )
+    fast = _plain_byte_rules(merges)
+    if fast is not None:
+        return fast
     out: list[ByteRule] = []
     append = out.append
     for number, rule in enumerate(merges, start=1):
@@ -112,6 +116,19 @@ def validate_byte_merges(merges: Any) -> tuple[ByteRule, ...]:
             )
         out.append((rule[0], rule[1], rule[2]))
     return tuple(out)
+
+
+def _plain_byte_rules(merges: list | tuple) -> tuple[ByteRule, ...] | None:
+    """The common case checked with C-level passes: lists/tuples of three plain non-negative ints.
+
+    None when anything else is present; the caller's loop then finds and names it.
+    """
+    if not set(map(type, merges)) <= {list, tuple} or not set(map(len, merges)) <= {3}:
+        return None
+    values = list(chain.from_iterable(merges))
+    if values and (set(map(type, values)) != {int} or min(values) < 0):
+        return None  # type() is exact: a bool is not an int here
+    return tuple(map(tuple, merges))  # type: ignore[arg-type]
 
 
 def _byte_vocab_key(key: Any) -> int:
