@@ -8,13 +8,17 @@ What it does:
 2. Starts the production server (`gunicorn -c gunicorn.conf.py wsgi:app`, the
    same command as `make serve-prod`) on 127.0.0.1 with a fresh database
    (a SQLite file by default, or --database-url, e.g. PostgreSQL).
-3. Drives it for --duration seconds from --procs separate load-generator
-   processes with --connections keep-alive connections in total, mixing
+3. Drives it for --duration seconds from a separate load-generator process:
+   wrk (Debian's package; installed with apt-get when missing and root) with
+   benchmarks/load_wrk.lua, or with --driver python this script's own
+   generator (--procs processes), --connections keep-alive connections in
+   total either way, mixing
    encode requests (POST /api/encode: a few KB of text + the rules), share
    creations (POST /api/share, every one a new state) and share reads
    (GET /api/share/<id> and the shared page GET /s/<id>, half each).
-4. Prints requests per second, p50/p99 latency overall and per kind, and
-   errors (non-2xx answers, wrong answers, connection errors).
+4. Prints requests per second, p50/p99 latency and errors (non-2xx answers,
+   connection errors, timeouts; the Python generator also checks every encode
+   answer's ids and reports latency per kind of request).
 5. Stops the server, starts it again on the same database and checks that
    every share created during the run reads back identically (the state that
    comes back equals the state that was sent), and that its page opens.
@@ -23,9 +27,9 @@ It does not tune the server: it measures the shipped configuration
 (WEB_CONCURRENCY workers from gunicorn.conf.py unless --workers is given).
 Results also go to benchmarks/results/ (git-ignored) as JSON.
 
-Usage:  .venv/bin/python benchmarks/load_test.py [--duration 20] [--connections 8]
-        [--procs 2] [--workers N] [--rules 3000] [--text-bytes 4000]
-        [--database-url postgresql://...]
+Usage:  .venv/bin/python benchmarks/load_test.py [--driver auto|wrk|python]
+        [--duration 20] [--connections 8] [--procs 2] [--workers N]
+        [--rules 3000] [--text-bytes 4000] [--database-url postgresql://...]
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ import json
 import multiprocessing as mp
 import os
 import random
+import re
+import shutil
 import signal
 import socket
 import statistics
@@ -200,8 +206,7 @@ class Client:
                 status, raw = self._call("POST", "/api/encode", self.workload.encode_bodies[i])
                 ok = status == 200 and json.loads(raw)["ids"] == self.workload.encode_expected[i]
             elif kind == "share":
-                state = {"tool": "bytes", "text": f"{self.workload.share_text} [{self.name} #{self.count}]",
-                         "merges": "[[104, 101, 256], [256, 108, 257]]", "view": "tokens"}
+                state = share_state(self.workload, f"[{self.name} #{self.count}]")
                 status, raw = self._call("POST", "/api/share", json.dumps(state).encode())
                 ok = status == 201
                 if ok:
@@ -306,11 +311,108 @@ def verify_after_restart(port: int, created: list[tuple[str, dict[str, str]]]) -
     return len(created), problems
 
 
+# ----------------------------------------------------------------- wrk driver
+
+SHARE_MERGES = "[[104, 101, 256], [256, 108, 257]]"
+
+
+def share_state(workload: Workload, marker: str) -> dict[str, str]:
+    """The state a share request sends (both drivers send exactly this)."""
+    return {"tool": "bytes", "text": f"{workload.share_text} {marker}", "merges": SHARE_MERGES, "view": "tokens"}
+
+
+def find_wrk() -> str | None:
+    """wrk on PATH; installs Debian's package when missing and root."""
+    found = shutil.which("wrk")
+    if found or os.geteuid() != 0 or not shutil.which("apt-get"):
+        return found
+    print("installing Debian's wrk ...", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], env=env, stdout=subprocess.DEVNULL, check=False)
+    if not shutil.which("wrk"):
+        subprocess.run(["apt-get", "update", "-qq"], env=env, stdout=subprocess.DEVNULL, check=False)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], env=env, stdout=subprocess.DEVNULL, check=False)
+    return shutil.which("wrk")
+
+
+def run_wrk(wrk: str, port: int, workload: Workload, read_ids: list[str], weights: dict[str, int],
+            connections: int, duration: float, load_dir: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, str]]], str]:
+    """One wrk run (one thread per connection); returns summary, created shares, raw output."""
+    load_dir.mkdir(parents=True, exist_ok=True)
+    for i, body in enumerate(workload.encode_bodies, start=1):
+        (load_dir / f"encode-{i}.json").write_bytes(body)
+    (load_dir / "read-ids.txt").write_text("\n".join(read_ids) + "\n")
+    (load_dir / "mix.txt").write_text("".join(f"{k}\n" * weights[k] for k in KINDS))
+    (load_dir / "share-prefix.txt").write_text(json.dumps(workload.share_text)[1:-1])
+    (load_dir / "share-merges.txt").write_text(json.dumps(SHARE_MERGES)[1:-1])
+    command = [wrk, "-t", str(connections), "-c", str(connections), "-d", f"{max(1, round(duration))}s",
+               "--timeout", "30s", "--latency", "-s", str(Path(__file__).with_name("load_wrk.lua")),
+               f"http://127.0.0.1:{port}"]
+    done = subprocess.run(command, env={**os.environ, "LOAD_DIR": str(load_dir)}, capture_output=True,
+                          text=True, timeout=duration + 300)
+    match = re.search(r"^WRK_JSON (.*)$", done.stdout, re.MULTILINE)
+    if done.returncode != 0 or not match:
+        raise SystemExit(f"wrk failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    raw = json.loads(match.group(1))
+    seconds = raw["duration_us"] / 1e6
+    error_kinds = {k: raw[k] for k in ("connect_errors", "read_errors", "write_errors", "status_errors", "timeouts") if raw[k]}
+    summary = {
+        "seconds": round(seconds, 1),
+        "kinds": {"all": {
+            "requests": raw["requests"],
+            "req_per_s": round(raw["requests"] / seconds, 1),
+            "p50_ms": round(raw["p50_us"] / 1000, 1),
+            "p99_ms": round(raw["p99_us"] / 1000, 1),
+            "mean_ms": round(raw["mean_us"] / 1000, 1),
+        }},
+        "errors": error_kinds,
+        "error_count": sum(error_kinds.values()),
+    }
+    created = []
+    for path in sorted(load_dir.glob("created-*.txt")):
+        for line in path.read_text().splitlines():
+            share_id, _, marker = line.partition(" ")
+            created.append((share_id, share_state(workload, marker)))
+    summary["kinds"]["all"]["shares_created"] = len(created)
+    output = done.stdout.replace(match.group(0), "").strip()
+    return summary, created, output
+
+
 # ----------------------------------------------------------------- main
+
+
+def run_python_driver(port: int, workload: Workload, read_ids: list[str], weights: dict[str, int],
+                      args: argparse.Namespace) -> tuple[dict[str, Any], list[tuple[str, dict[str, str]]]]:
+    """This script's own generator: --procs processes, threads with one connection each."""
+    procs = max(1, args.procs)
+    per_proc = [args.connections // procs + (1 if i < args.connections % procs else 0) for i in range(procs)]
+    ctx = mp.get_context("fork")
+    out = ctx.Queue()
+    start_at = time.time() + 1.0
+    stop_at = start_at + args.duration
+    drivers = [ctx.Process(target=_driver_process, args=(port, i, n, workload, read_ids, weights, start_at, stop_at, out))
+               for i, n in enumerate(per_proc) if n > 0]
+    for d in drivers:
+        d.start()
+    latencies: dict[str, list[float]] = {k: [] for k in KINDS}
+    errors: dict[str, int] = {}
+    created: list[tuple[str, dict[str, str]]] = []
+    for _ in drivers:
+        lat, err, made = out.get(timeout=args.duration + 300)
+        for k in KINDS:
+            latencies[k].extend(lat[k])
+        for e, n in err.items():
+            errors[e] = errors.get(e, 0) + n
+        created.extend(made)
+    for d in drivers:
+        d.join()
+    return summarize(latencies, errors, args.duration), created
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--driver", choices=["auto", "wrk", "python"], default="auto",
+                        help="load generator: wrk (default when available) or this script's own")
     parser.add_argument("--duration", type=float, default=20.0, help="seconds of load (default 20)")
     parser.add_argument("--connections", type=int, default=8, help="concurrent connections in total (default 8)")
     parser.add_argument("--procs", type=int, default=2, help="load-generator processes (default 2)")
@@ -348,34 +450,27 @@ def main() -> int:
         read_ids = [share_id for share_id, _ in seed_client.result.created]
         created = list(seed_client.result.created)
 
-        procs = max(1, args.procs)
-        per_proc = [args.connections // procs + (1 if i < args.connections % procs else 0) for i in range(procs)]
-        ctx = mp.get_context("fork")
-        out = ctx.Queue()
-        start_at = time.time() + 1.0
-        stop_at = start_at + args.duration
-        drivers = [ctx.Process(target=_driver_process, args=(port, i, n, workload, read_ids, weights, start_at, stop_at, out))
-                   for i, n in enumerate(per_proc) if n > 0]
-        for d in drivers:
-            d.start()
-        latencies: dict[str, list[float]] = {k: [] for k in KINDS}
-        errors: dict[str, int] = {}
-        for _ in drivers:
-            lat, err, made = out.get(timeout=args.duration + 300)
-            for k in KINDS:
-                latencies[k].extend(lat[k])
-            for e, n in err.items():
-                errors[e] = errors.get(e, 0) + n
+        wrk = find_wrk() if args.driver in ("auto", "wrk") else None
+        if args.driver == "wrk" and not wrk:
+            raise SystemExit("wrk is not installed (apt-get install wrk), use --driver python")
+        driver = "wrk" if wrk else "python"
+        if wrk:
+            summary, made, wrk_output = run_wrk(wrk, port, workload, read_ids, weights, args.connections,
+                                                args.duration, Path(tempfile.mkdtemp(prefix=f"load-{stamp}-wrk-", dir=results)))
             created.extend(made)
-        for d in drivers:
-            d.join()
+            generator = f"wrk, {args.connections} threads x 1 connection"
+        else:
+            summary, made = run_python_driver(port, workload, read_ids, weights, args)
+            created.extend(made)
+            generator = f"python, {args.procs} processes"
     finally:
         server.stop()
 
-    summary = summarize(latencies, errors, args.duration)
     workers = args.workers or "gunicorn.conf.py default"
     print(f"server: gunicorn, {workers} workers, database {database_url.split('://')[0]}; "
-          f"load: {args.connections} connections from {len(drivers)} processes for {args.duration:.0f}s, mix {args.mix}")
+          f"load: {args.connections} connections ({generator}) for {args.duration:.0f}s, mix {args.mix}")
+    if driver == "wrk":
+        print(wrk_output)
     print_summary(summary)
 
     # Restart on the same database and read everything back.
@@ -390,7 +485,7 @@ def main() -> int:
 
     summary.update({
         "command": " ".join([Path(sys.executable).name] + sys.argv),
-        "workers": args.workers, "connections": args.connections, "procs": args.procs,
+        "driver": driver, "workers": args.workers, "connections": args.connections, "procs": args.procs,
         "rules": len(workload.merges), "text_chars": args.text_bytes, "mix": args.mix,
         "database": database_url.split("://")[0], "shares_checked": checked, "share_problems": problems,
         "cpu_count": os.cpu_count(),
