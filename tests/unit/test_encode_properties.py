@@ -93,3 +93,23 @@ def test_trace_matches_the_literal_steps(text, merges, max_steps, max_sequence):
         _check_tree(token.tree, data, merges)
         position = token.end
     assert position == len(data)
+
+
+@settings(max_examples=100, deadline=None)
+@given(merges=well_formed_merges())
+def test_numpy_split_table_equals_the_fixpoint(merges):
+    import numpy as np
+
+    from webapp.tokenizer import byte_level
+
+    rules = tuple(map(tuple, merges))
+    fast = byte_level._split_table_well_formed(rules) if rules else None
+    first, last, _ = byte_level.edge_bytes(rules)
+    joinable = np.zeros((256, 256), dtype=bool)
+    for left, right, _new in rules:
+        for x in byte_level._bits(last.get(left, 0)):
+            for y in byte_level._bits(first.get(right, 0)):
+                joinable[x, y] = True
+    if rules:
+        assert fast is not None
+        assert (fast == ~joinable).all()
