@@ -290,7 +290,7 @@ def read_import_request(*, page: bool = False) -> ImportRequest:
             raise TokenizerError("merges_txt: should be the text of merges.txt", field="merges_txt")
         fmt = data.get("format") or request.args.get("format") or "auto"
         return ImportRequest(content, str(fmt), merges_txt, data.get("filename"))
-    if mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
+    if page or mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
         upload = _read_upload(prefix + "file")
         merges = _read_upload(prefix + "merges_file")
         pasted = request.form.get(prefix + "paste" if page else "content") or ""

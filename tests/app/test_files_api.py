@@ -1,0 +1,324 @@
+"""Import / export over HTTP: the JSON API and the page controls (Flask test client).
+
+Tokenizers are trained with Hugging Face `tokenizers` inside the tests; ids
+the app gives must equal the library's.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+from webapp import files
+from webapp.tokenizer import tokenizer_files as tf
+
+CORPUS = [
+    "The lower the newest, the wider the widest: lowering lowers the lowest newer widths.",
+    "Hello there! Don't you know they'll say we're happy? 12345 reasons, 6789 more.",
+    "Zürich, Köln und München: schöne Städte. 東京と大阪。Русский текст.",
+]
+TEXT = "Hello there, the lowest newer München 東京"
+
+
+@pytest.fixture(scope="module")
+def byte_tok() -> Tokenizer:
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=500, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
+    tok.train_from_iterator(CORPUS * 3, trainer=trainer)
+    return tok
+
+
+@pytest.fixture(scope="module")
+def char_tok() -> Tokenizer:
+    tok = Tokenizer(models.BPE())
+    tok.train_from_iterator(CORPUS * 3, trainer=trainers.BpeTrainer(vocab_size=300, show_progress=False))
+    return tok
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    files.LOADED.clear()
+    yield
+    files.LOADED.clear()
+
+
+def _import(client, content: str, **extra) -> dict:
+    response = client.post("/api/import", json={"content": content, **extra})
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+# --- /api/import -------------------------------------------------------------------
+
+
+def test_import_json_body_then_encode_gives_library_ids(client, byte_tok):
+    body = _import(client, byte_tok.to_str())
+    assert body["level"] == "bytes" and body["source"] == "hf" and body["pretokenize"] == "gpt2"
+    assert body["rules"] == len(body["merges"]) > 100
+    assert len(body["id_map"]) == 256  # GPT-2's alphabet numbers the bytes in its own order
+    response = client.post(f"/api/tokenizers/{body['tokenizer']}/encode", json={"text": TEXT})
+    assert response.status_code == 200
+    data = response.get_json()
+    assert data["ids"] == byte_tok.encode(TEXT).ids
+    assert [t["id"] for t in data["tokens"]] == data["ids"]
+    assert b"".join(bytes(t["bytes"]) for t in data["tokens"]) == TEXT.encode("utf-8")
+    assert data["pieces"][0] == [0, 5] and data["pretokenize"] == "gpt2"
+
+
+def test_import_is_content_addressed_and_stored(app, client, byte_tok):
+    first = _import(client, byte_tok.to_str())["tokenizer"]
+    upload = client.post(
+        "/api/import",
+        data={"file": (io.BytesIO(byte_tok.to_str().encode("utf-8")), "tokenizer.json")},
+        content_type="multipart/form-data",
+    )
+    raw = client.post("/api/import?format=hf", data=byte_tok.to_str().encode("utf-8"),
+                      content_type="application/octet-stream")
+    assert upload.get_json()["tokenizer"] == raw.get_json()["tokenizer"] == first
+    with app.app_context():
+        from webapp.storage import get_blob
+
+        assert get_blob("tokenizer", first) is not None
+    files.LOADED.clear()  # another process: only the database has it
+    again = client.get(f"/api/tokenizers/{first}?include=summary").get_json()
+    assert again["tokenizer"] == first and "merges" not in again
+
+
+def test_import_vocab_merges_pair_upload(client, byte_tok, tmp_path):
+    byte_tok.model.save(str(tmp_path))
+    response = client.post(
+        "/api/import",
+        data={
+            "file": (io.BytesIO((tmp_path / "vocab.json").read_bytes()), "vocab.json"),
+            "merges_file": (io.BytesIO((tmp_path / "merges.txt").read_bytes()), "merges.txt"),
+        },
+        content_type="multipart/form-data",
+    )
+    body = response.get_json()
+    assert response.status_code == 200 and body["source"] == "vocab-merges"
+    ids = client.post(f"/api/tokenizers/{body['tokenizer']}/encode", json={"text": TEXT, "pretokenize": "gpt2"})
+    assert ids.get_json()["ids"] == byte_tok.encode(TEXT).ids
+
+
+def test_import_char_level_and_encode(client, char_tok):
+    body = _import(client, char_tok.to_str())
+    assert body["level"] == "chars" and body["merges"][0] == list(json.loads(char_tok.to_str())["model"]["merges"][0])
+    text = "the lowest newer"
+    data = client.post(f"/api/tokenizers/{body['tokenizer']}/encode", json={"text": text}).get_json()
+    assert data["ids"] == char_tok.encode(text).ids
+
+
+def test_import_minbpe_and_tiktoken(client):
+    body = _import(client, "minbpe v1\n\n0\n104 101\n256 108\n", format="minbpe")
+    assert body["merges"] == [[104, 101, 256], [256, 108, 257]]
+    ranks = tf.export_tiktoken(tf.parse_minbpe("minbpe v1\n\n0\n104 101\n256 108\n"))
+    again = _import(client, ranks)
+    assert again["source"] == "tiktoken" and again["merges"] == body["merges"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"content": '{"model": {"type": "WordPiece", "vocab": {}}}'}, "holds a WordPiece model"),
+        ({"content": '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a b"]}}'},
+         'joins "a" and "b" into "ab", which is not in the vocab'),
+        ({"content": "hello"}, "not a tokenizer file this playground knows"),
+        ({"content": ""}, "content: the tokenizer file's text is missing"),
+        ({"content": "x", "extra": 1}, "extra: unknown field"),
+        ({"content": "x", "format": "spm"}, "format: expected one of"),
+    ],
+)
+def test_import_errors_are_400_with_a_message(client, body, message):
+    response = client.post("/api/import", json=body)
+    assert response.status_code == 400
+    assert message in response.get_json()["error"]["message"]
+
+
+def test_import_empty_raw_body(client):
+    response = client.post("/api/import", data=b"", content_type="text/plain")
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"] == "file: the request body is empty; send the tokenizer file"
+
+
+def test_import_over_the_rule_limit(tmp_path, byte_tok):
+    from tests.conftest import make_app
+
+    app = make_app(tmp_path, LIMIT_RULES=10)
+    response = app.test_client().post("/api/import", json={"content": byte_tok.to_str()})
+    assert response.status_code == 400
+    assert "is over the limit of 10 rules (setting LIMIT_RULES)" in response.get_json()["error"]["message"]
+
+
+def test_unknown_tokenizer_id_is_404(client):
+    for tid in ("aaaaaaaaaaaaaaaa", "not-an-id"):
+        response = client.get(f"/api/tokenizers/{tid}")
+        assert response.status_code == 404
+        assert "no tokenizer is stored with id" in response.get_json()["error"]["message"]
+
+
+# --- /api/export -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["seed", "hf", "minbpe", "tiktoken"])
+def test_export_stored_tokenizer_round_trips(client, byte_tok, fmt):
+    body = _import(client, byte_tok.to_str())
+    response = client.get(f"/api/export?format={fmt}&tokenizer={body['tokenizer']}")
+    assert response.status_code == 200
+    assert response.headers["Content-Disposition"].startswith("attachment; filename=")
+    back = tf.import_tokenizer(response.get_data(as_text=True))
+    if fmt == "minbpe":
+        # minbpe numbers merged ids itself; the rules are the same bytes joined
+        assert len(back.merges) == len(body["merges"])
+    else:
+        assert [list(r) for r in back.merges] == body["merges"]
+    if fmt == "hf":
+        library = Tokenizer.from_str(response.get_data(as_text=True))
+        assert library.encode(TEXT).ids == byte_tok.encode(TEXT).ids
+
+
+def test_export_learned_merges_loads_in_tokenizers(client):
+    response = client.post("/api/export?format=hf", json={"words": "low lower lowest newer newest", "num_merges": 6})
+    assert response.status_code == 200
+    library = Tokenizer.from_str(response.get_data(as_text=True))
+    seed = client.post("/api/export?format=seed", json={"words": "low lower lowest newer newest", "num_merges": 6})
+    loaded = tf.import_tokenizer(seed.get_data())
+    from webapp.tokenizer import bpe_encode_text
+
+    for word in ["lowest", "newer", "low"]:
+        assert library.encode(word).ids == bpe_encode_text(word, loaded.vocab, list(loaded.merges))
+
+
+def test_export_merges_of_both_levels(client):
+    byte = client.post("/api/export?format=minbpe", json={"merges": [[104, 101, 256], [256, 108, 257]]})
+    assert byte.get_data(as_text=True) == "minbpe v1\n\n0\n104 101\n256 108\n"
+    chars = client.post(
+        "/api/export?format=seed",
+        data={"merges": "l o\nlo w", "vocab": '{"l": 0, "o": 1, "w": 2, "lo": 3, "low": 4}'},
+    )
+    assert json.loads(chars.get_data())["merges"] == [["l", "o"], ["lo", "w"]]
+
+
+@pytest.mark.parametrize(
+    ("query", "body", "status", "message"),
+    [
+        ("format=pdf", {"merges": []}, 400, "format: expected one of seed, hf, minbpe, tiktoken"),
+        ("format=hf", {"merges": [[97, 97, 97]]}, 400, "rule 1 makes id 97, a byte id"),
+        ("format=hf", {}, 400, "merges: missing"),
+        ("format=hf", {"tokenizer": "aaaaaaaaaaaaaaaa"}, 404, "no tokenizer is stored"),
+        ("format=hf", {"merges": [["a", "b"]], "vocab": {"a": 0}}, 400, "vocab: rule 1 uses \"b\""),
+    ],
+)
+def test_export_errors(client, query, body, status, message):
+    response = client.post(f"/api/export?{query}", json=body)
+    assert response.status_code == status
+    assert message in response.get_json()["error"]["message"]
+
+
+# --- page controls -----------------------------------------------------------------
+
+
+def _token_ids(html: str) -> list[int]:
+    """Ids of the rendered token spans (not the chips of the trace tables)."""
+    return [int(x) for x in re.findall(r'<span class="tok [^"]*"[^>]*?data-token-id="(\d+)"', html)]
+
+
+def test_open_on_bytes_page_without_javascript(client, byte_tok):
+    response = client.post(
+        "/files/open/bytes",
+        data={"text": TEXT, "merges": "", "pretokenize": "none",
+              "tokenizer_file": (io.BytesIO(byte_tok.to_str().encode()), "tokenizer.json")},
+        content_type="multipart/form-data",
+    )
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200
+    tid = re.search(r'name="tokenizer" value="([a-z2-7]{16})"', html).group(1)
+    assert "Using a Hugging Face tokenizer.json" in html
+    # the page switched to the file's own pre-tokenization and shows the library's ids
+    assert re.search(r'<option value="gpt2" selected>', html)
+    assert _token_ids(html) == byte_tok.encode(TEXT).ids
+    # later keystrokes send only the id
+    fragment = client.post("/fragments/bytes", data={"text": "the lowest", "merges": "", "pretokenize": "gpt2", "tokenizer": tid})
+    assert _token_ids(fragment.get_data(as_text=True)) == byte_tok.encode("the lowest").ids
+
+
+def test_open_with_htmx_returns_status_and_refresh(client, byte_tok):
+    response = client.post(
+        "/files/open/bytes",
+        data={"text": "x", "tokenizer_paste": byte_tok.to_str()},
+        headers={"HX-Request": "true"},
+    )
+    html = response.get_data(as_text=True)
+    assert response.headers["HX-Trigger-After-Settle"] == "input"
+    assert 'type="hidden" name="tokenizer"' in html
+    assert 'data-pretokenize="gpt2"' in html
+    assert 'id="f-tokenizer-paste"' in html and 'hx-swap-oob="true"' in html  # the paste box is emptied
+
+
+def test_open_errors_are_shown_in_place(client, char_tok):
+    htmx = client.post("/files/open/bytes", data={"tokenizer_paste": char_tok.to_str()}, headers={"HX-Request": "true"})
+    assert "this is a character-level tokenizer; open it on the Characters page" in htmx.get_data(as_text=True)
+    page = client.post("/files/open/chars", data={"text": "abc", "tokenizer_paste": '{"model": {"type": "Unigram"}}'})
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and "holds a Unigram model" in html
+    nothing = client.post("/files/open/chars", data={}, headers={"HX-Request": "true"})
+    assert "choose a tokenizer file to upload or paste its content" in nothing.get_data(as_text=True)
+
+
+def test_open_char_level_on_characters_page(client, char_tok):
+    text = "the lowest newer"
+    page = client.post("/files/open/chars", data={"text": text, "tokenizer_paste": char_tok.to_str()})
+    html = page.get_data(as_text=True)
+    assert _token_ids(html) == char_tok.encode(text).ids
+
+
+def test_close_forgets_the_file(client, byte_tok):
+    body = _import(client, byte_tok.to_str())
+    response = client.post("/files/close/bytes", data={"tokenizer": body["tokenizer"]}, headers={"HX-Request": "true"})
+    assert 'name="tokenizer"' not in response.get_data(as_text=True)
+    page = client.post("/files/close/bytes", data={"text": "ab", "merges": "97 98 256", "tokenizer": body["tokenizer"]})
+    assert _token_ids(page.get_data(as_text=True)) == [256]
+
+
+def test_decode_panel_uses_the_file_vocab(client, byte_tok):
+    body = _import(client, byte_tok.to_str())
+    ids = " ".join(str(i) for i in byte_tok.encode("Hello there").ids)
+    page = client.post("/bytes", data={"text": "Hello there", "tokenizer": body["tokenizer"], "ids": ids, "pretokenize": "gpt2"})
+    html = page.get_data(as_text=True)
+    assert "Hello" in html and "gives the text back" in html
+
+
+def test_unknown_tokenizer_on_the_page_is_an_inline_error(client):
+    page = client.post("/fragments/bytes", data={"text": "ab", "tokenizer": "aaaaaaaaaaaaaaaa"})
+    assert page.status_code == 200
+    assert "no tokenizer is stored with id" in page.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("fmt", ["seed", "hf", "minbpe"])
+def test_download_from_train_page(client, fmt):
+    response = client.post(f"/files/export/train?format={fmt}", data={"words": "low lower lowest", "num_merges": "3"})
+    assert response.status_code == 200
+    assert "attachment" in response.headers["Content-Disposition"]
+    loaded = tf.import_tokenizer(response.get_data())
+    assert len(loaded.merges) >= 3
+
+
+def test_download_from_characters_page_and_error(client):
+    ok = client.post("/files/export/chars?format=hf",
+                     data={"merges": "l o", "vocab": '{"l": 0, "o": 1, "lo": 2}', "text": "lo"})
+    assert Tokenizer.from_str(ok.get_data(as_text=True)).encode("lo").ids == [2]
+    bad = client.post("/files/export/chars?format=hf", data={"merges": "l o", "vocab": '{"l": 0}'})
+    assert bad.status_code == 400 and bad.get_data(as_text=True).startswith("Cannot export: vocab: rule 1")
+
+
+def test_pages_include_the_controls(client):
+    assert "Open tokenizer file" in client.get("/bytes").get_data(as_text=True)
+    chars = client.get("/chars").get_data(as_text=True)
+    assert "Open tokenizer file" in chars and "/files/export/chars?format=hf" in chars
