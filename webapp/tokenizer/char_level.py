@@ -59,7 +59,7 @@ class CompiledCharMerges:
         # Sorted keys x * 0x110000 + y of every character pair some rule may join.
         joins = {ord(left[-1]) * _UNICODE + ord(right[0]) for left, right in rules}
         self.joins = np.array(sorted(joins), dtype=np.int64)
-        self.pieces: BoundedCache[str, tuple[int, ...]] = BoundedCache(PIECE_CACHE_ENTRIES)
+        self.pieces: BoundedCache[str, tuple[str, ...]] = BoundedCache(PIECE_CACHE_ENTRIES)
 
     def intern(self, token: str) -> int:
         if len(token) == 1:
@@ -87,21 +87,25 @@ class CompiledCharMerges:
         cuts += 1
         return [0, *cuts.tolist(), n]
 
-    def symbols(self, text: str) -> list[int]:
-        """The interned symbols of `text` after every rule."""
+    def tokens(self, text: str) -> list[str]:
+        """The token strings of `text` after every rule (pieces cached as strings)."""
         if len(text) < 2 or not self.rules:
-            return [ord(ch) for ch in text]
+            return list(text)
         cache = self.pieces
         lookup = cache.data.get
         run = self.table.run
-        out: list[int] = []
+        string = self.string
+        out: list[str] = []
         extend = out.extend
         start = 0
         for end in self.bounds(text)[1:]:
             piece = text[start:end]
             found = lookup(piece)
             if found is None:
-                found = tuple(run([ord(ch) for ch in piece]))
+                if end - start == 1:
+                    found = (piece,)
+                else:
+                    found = tuple(map(string, run(list(map(ord, piece)))))
                 if end - start <= PIECE_CACHE_MAX_CHARS:
                     cache.put(piece, found)
             extend(found)
@@ -127,28 +131,23 @@ def compile_char_merges(merges: Any) -> CompiledCharMerges:
 def char_tokens(text: str, merges: Any) -> list[str]:
     """Character-level tokens after the last rule (no vocab lookup)."""
     text = validate_text(text)
-    compiled = compile_char_merges(merges)
-    string = compiled.string
-    return [string(s) for s in compiled.symbols(text)]
+    return compile_char_merges(merges).tokens(text)
 
 
 def _lookup(tokens: list[str], vocab: dict[str, int]) -> list[int]:
     """Token -> id; the first missing token is an error naming it and its position."""
-    ids: list[int] = []
-    start = 0
-    for position, token in enumerate(tokens, start=1):
-        found = vocab.get(token)
-        if found is None:
-            span = f"character {start + 1}" if len(token) == 1 else f"characters {start + 1}-{start + len(token)}"
-            raise TokenizerError(
-                f"vocab: token {_quote(token)} (output token {position}, {span} of the text) "
-                f"is not in the vocab",
-                field="vocab",
-                location={"position": position, "token": token},
-            )
-        ids.append(found)
-        start += len(token)
-    return ids
+    ids = list(map(vocab.get, tokens))
+    if None not in ids:
+        return ids  # type: ignore[return-value]
+    position = ids.index(None) + 1
+    token = tokens[position - 1]
+    start = sum(map(len, tokens[: position - 1]))
+    span = f"character {start + 1}" if len(token) == 1 else f"characters {start + 1}-{start + len(token)}"
+    raise TokenizerError(
+        f"vocab: token {_quote(token)} (output token {position}, {span} of the text) is not in the vocab",
+        field="vocab",
+        location={"position": position, "token": token},
+    )
 
 
 def _quote(token: str) -> str:
@@ -160,9 +159,7 @@ def bpe_encode_text(text: str, vocab: Any, merges: Any) -> list[int]:
     """Character-level encode (the GUIDE's contract)."""
     text = validate_text(text)
     table = validate_char_vocab(vocab)
-    compiled = compile_char_merges(merges)
-    string = compiled.string
-    return _lookup([string(s) for s in compiled.symbols(text)], table)
+    return _lookup(compile_char_merges(merges).tokens(text), table)
 
 
 def encode_text_trace(

@@ -197,6 +197,9 @@ def validate_char_merges(merges: Any) -> tuple[CharRule, ...]:
             f"merges: should be a list of rules [left, right] (two strings each), got {_kind(merges)}",
             field="merges",
         )
+    fast = _plain_char_rules(merges)
+    if fast is not None:
+        return fast
     out: list[CharRule] = []
     for number, rule in enumerate(merges, start=1):
         if not _is_seq(rule) or len(rule) != 2 or not all(isinstance(v, str) and v for v in rule):
@@ -211,6 +214,20 @@ def validate_char_merges(merges: Any) -> tuple[CharRule, ...]:
     return tuple(out)
 
 
+def _plain_char_rules(merges: list | tuple) -> tuple[CharRule, ...] | None:
+    """The common case checked with C-level passes; None sends the caller to its naming loop."""
+    if not set(map(type, merges)) <= {list, tuple} or not set(map(len, merges)) <= {2}:
+        return None
+    sides = list(chain.from_iterable(merges))
+    if sides and (set(map(type, sides)) != {str} or not all(sides)):
+        return None
+    try:
+        "".join(sides).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return tuple(map(tuple, merges))  # type: ignore[arg-type]
+
+
 def validate_char_vocab(vocab: Any) -> dict[str, int]:
     """Character-level vocab: `{token: id}` with non-negative integer ids."""
     if not isinstance(vocab, dict):
@@ -218,6 +235,10 @@ def validate_char_vocab(vocab: Any) -> dict[str, int]:
             f"vocab: should be an object mapping tokens (strings) to ids, got {_kind(vocab)}",
             field="vocab",
         )
+    # Common case with C-level passes (type() is exact: a bool is not an int here).
+    if set(map(type, vocab)) <= {str} and set(map(type, vocab.values())) <= {int}:
+        if not vocab or min(vocab.values()) >= 0:
+            return dict(vocab)
     out: dict[str, int] = {}
     for key, value in vocab.items():
         if not isinstance(key, str):
