@@ -165,3 +165,27 @@ def test_split_table_of_a_well_formed_list():
     table = split_table(((108, 111, 256), (256, 119, 257)))
     assert not table[108, 111] and not table[111, 119]
     assert table[119, 108] and table.sum() == 256 * 256 - 2
+
+
+def test_threads_share_a_compiled_list_safely(monkeypatch):
+    import threading
+
+    merges = [[97, 98, 256], [256, 99, 257], [32, 257, 258]]
+    compiled = compile_byte_merges(merges)
+    monkeypatch.setattr(compiled.pieces, "max_entries", 8)
+    texts = [" ".join(f"abc{i}x{j}" for j in range(60)) for i in range(6)]
+    expected = [reference.encode(text, merges) for text in texts]
+    failures: list[str] = []
+
+    def work(i: int) -> None:
+        for _ in range(15):
+            if encode(texts[i], compiled) != expected[i]:
+                failures.append(texts[i])
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert len(compiled.pieces) <= 8

@@ -306,6 +306,11 @@ def compile_byte_merges(merges: Any) -> CompiledByteMerges:
     return compiled
 
 
+def clear_caches() -> None:
+    """Forget every compiled list and its pieces (benchmarks use it to measure cold runs)."""
+    _compiled.clear()
+
+
 def encode(text: str, merges: Any) -> list[int]:
     """Byte-level encode (the GUIDE's contract). `merges` is a list of [left, right, new] or compiled."""
     text = validate_text(text)

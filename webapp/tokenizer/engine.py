@@ -30,6 +30,7 @@ What it does not do: validation, text handling or vocab lookup (the callers do).
 from __future__ import annotations
 
 import heapq
+import threading
 from bisect import bisect_left
 from itertools import islice
 from collections.abc import Hashable, Sequence
@@ -49,22 +50,30 @@ V = TypeVar("V")
 class BoundedCache(Generic[K, V]):
     """A dict with a hard cap on entries; the oldest half is dropped when it is full.
 
-    `data` is exposed so hot loops can bind `data.get` directly.
+    Reads are plain dict lookups (`data` is exposed so hot loops can bind
+    `data.get`); writes take a lock so threads of one server never evict at
+    the same time. A value computed twice by two threads is the same value.
     """
 
     def __init__(self, max_entries: int) -> None:
         self.max_entries = max_entries
         self.data: dict[K, V] = {}
+        self._lock = threading.Lock()
 
     def get(self, key: K) -> V | None:
         return self.data.get(key)
 
     def put(self, key: K, value: V) -> None:
-        data = self.data
-        if len(data) >= self.max_entries:
-            for old in list(islice(data, len(data) // 2 + 1)):
-                del data[old]
-        data[key] = value
+        with self._lock:
+            data = self.data
+            if len(data) >= self.max_entries:
+                for old in list(islice(data, len(data) // 2 + 1)):
+                    data.pop(old, None)
+            data[key] = value
+
+    def clear(self) -> None:
+        with self._lock:
+            self.data.clear()
 
     def __len__(self) -> int:
         return len(self.data)
