@@ -1,0 +1,224 @@
+"""The playground in real Chromium: typing, hovering, errors, decoding, training, phones, dark mode.
+
+Every test saves a screenshot under test-artifacts/screenshots/ for a person
+to look at. Console messages are collected so a Content-Security-Policy
+violation (an inline script or style slipping in) fails the test.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect
+
+SEED_CHAR_MERGES = '[["l", "o"], ["e", "r"], ["lo", "w"], ["low", "er"]]'
+
+
+@pytest.fixture
+def console(page: Page) -> Iterator[list[str]]:
+    """Console errors and CSP reports seen during the test; none are allowed."""
+    seen: list[str] = []
+
+    def record(msg: ConsoleMessage) -> None:
+        if msg.type == "error" or "Content Security Policy" in msg.text:
+            seen.append(msg.text)
+
+    page.on("console", record)
+    page.on("pageerror", lambda exc: seen.append(str(exc)))
+    yield seen
+    assert seen == [], seen
+
+
+def tokens(page: Page):
+    return page.locator("#tokens .tok")
+
+
+def test_type_text_and_see_spans_appear(page: Page, console, screenshot):
+    page.goto("/bytes")
+    expect(tokens(page)).to_have_count(1)
+    page.fill("#f-text", "low lower")
+    # 108 111 256 / 256 119 257 -> "low", " ", "low", "e", "r"
+    expect(tokens(page)).to_have_count(5)
+    expect(tokens(page).nth(2)).to_have_attribute("data-token-id", "257")
+    expect(page.locator('[data-stat="tokens"] dd')).to_have_text("5")
+    expect(page.locator('[data-stat="chars"] dd')).to_have_text("9")
+    expect(page.locator("#roundtrip")).to_have_attribute("data-ok", "true")
+    # The text box is untouched by the live update (it is not swapped).
+    expect(page.locator("#f-text")).to_have_value("low lower")
+    screenshot("bytes-typed")
+
+
+def test_hover_and_focus_a_token_to_read_its_details(page: Page, console, screenshot):
+    page.goto("/bytes")
+    page.fill("#f-text", "low low")
+    expect(tokens(page)).to_have_count(3)
+    first = tokens(page).first
+    first.hover()
+    details = page.locator("#token-details")
+    expect(details.locator('[data-field="id"]')).to_have_text("257")
+    expect(details.locator('[data-field="text"]')).to_have_text("low")
+    expect(details.locator('[data-field="hex"]')).to_have_text("6C 6F 77")
+    expect(details.locator('[data-field="pos"]')).to_have_text("token 1 · bytes 0–3")
+    expect(details.locator('[data-field="tree"]')).to_contain_text('├ 256  "lo"  rule 1')
+    screenshot("bytes-hover")
+    # Keyboard: focus the first token, arrow right to the next one.
+    first.focus()
+    page.keyboard.press("ArrowRight")
+    expect(details.locator('[data-field="pos"]')).to_have_text("token 2 · bytes 3–4")
+    expect(details.locator('[data-field="text"]')).to_have_text("·")
+
+
+def test_break_the_merges_json_and_see_the_inline_error_with_the_text_kept(page: Page, console, screenshot):
+    page.goto("/bytes")
+    broken = "[[108, 111, 256],\n [256, 119 257]]"
+    page.fill("#f-merges", broken)
+    error = page.locator("#error-merges")
+    expect(error).to_contain_text("merges: invalid JSON at line 2, column 12")
+    expect(page.locator("#f-merges")).to_have_value(broken)
+    expect(page.locator("#f-merges")).to_be_focused()
+    expect(page.locator("#results")).to_contain_text("Fix the input marked above")
+    screenshot("bytes-error")
+    # Fixing it clears the message.
+    page.fill("#f-merges", "108 111 256\n256 119 257")
+    expect(error).to_be_empty()
+    expect(tokens(page)).to_have_count(1)
+
+
+def test_decode_ids(page: Page, console, screenshot):
+    page.goto("/bytes?example=decode")
+    expect(page.locator("#decoded-text")).to_have_text("low")
+    page.fill("#f-ids", "256 119 32 257")
+    expect(page.locator("#decoded-text")).to_have_text("low·low")  # the space is shown as a mark
+    page.fill("#f-ids", "257 999")
+    expect(page.locator("#error-ids")).to_contain_text("id 999 at position 2")
+    page.fill("#f-ids", "104 195")
+    expect(page.locator("#error-ids")).to_contain_text("byte offset 1")
+    screenshot("bytes-decode-error")
+
+
+def test_train_and_carry_the_merges_into_the_characters_page(page: Page, console, screenshot):
+    page.goto("/train")
+    page.fill("#f-words", "low lower lowest newer wider")
+    page.fill("#f-num_merges", "4")
+    expect(page.locator("#merge-list li")).to_have_count(4)
+    expect(page.locator(".chart svg rect.bar")).to_have_count(4)
+    screenshot("train")
+    page.click("#carry-to-chars")
+    expect(page).to_have_url(re.compile(r"/chars$"))
+    merges = page.locator("#f-merges").input_value()
+    assert merges.splitlines()[0] == "e r"  # (e, r) is the most frequent pair
+    assert '"er"' in page.locator("#f-vocab").input_value()
+    expect(page.locator("#error-vocab")).to_be_empty()
+    expect(tokens(page).first).to_have_attribute("data-token-id", re.compile(r"^\d+$"))
+    assert tokens(page).count() > 0
+    screenshot("chars-carried")
+
+
+def test_markup_in_a_token_renders_as_text(page: Page, console, screenshot):
+    page.goto("/bytes?example=markup")
+    expect(tokens(page).first).to_have_text("<b>")
+    assert page.locator("#tokens b").count() == 0
+    page.fill("#f-text", "<img src=x><script>window.pwned=1</script>")
+    expect(page.locator("#tokens")).to_contain_text("<script>")
+    assert page.locator("#tokens img, #tokens script").count() == 0
+    assert page.evaluate("window.pwned") is None
+    screenshot("bytes-markup")
+
+
+def test_view_tabs_show_ids_and_the_trace(page: Page, console, screenshot):
+    page.goto("/bytes")
+    page.click("label[for=view-trace]")
+    expect(page.locator(".view-trace table.trace")).to_be_visible()
+    expect(page.locator(".view-trace tbody tr")).to_have_count(3)  # start, pass 1, pass 2
+    expect(page.locator(".view-trace")).to_contain_text("rule 2: 256 119 → 257")
+    expect(page.locator("#tokens")).to_be_hidden()
+    # The chosen view survives a live update (it is a form field).
+    page.fill("#f-text", "lowlow")
+    expect(page.locator(".view-trace tbody tr")).to_have_count(3)
+    expect(page.locator(".view-trace")).to_be_visible()
+    screenshot("bytes-trace")
+    page.click("label[for=view-ids]")
+    expect(page.locator("#ids-output")).to_have_value("257 257")
+
+
+def test_characters_page_reports_a_missing_vocab_entry(page: Page, console, screenshot):
+    page.goto("/chars?example=missing")
+    expect(page.locator("#error-vocab")).to_contain_text('"s"')
+    expect(page.locator("#tokens .tok-missing")).to_have_count(2)
+    screenshot("chars-missing")
+    page.goto("/chars")
+    expect(tokens(page)).to_have_count(1)
+    expect(tokens(page).first).to_have_attribute("data-token-id", "8")
+    screenshot("chars")
+
+
+def test_split_characters_are_grouped_with_hex(page: Page, console, screenshot):
+    page.goto("/bytes?example=split-char")
+    expect(page.locator("#tokens .char-group")).to_have_count(2)
+    expect(page.locator("#tokens .hex").first).to_have_text("C3")
+    expect(page.locator("#decoded-text")).to_have_text("café·crème")
+    screenshot("bytes-split-char")
+
+
+def test_home_page(page: Page, console, screenshot):
+    page.goto("/")
+    page.click("text=Characters >> nth=1")
+    expect(page).to_have_url(re.compile(r"/chars$"))
+    page.goto("/")
+    screenshot("home")
+
+
+@pytest.mark.parametrize("path", ["/", "/bytes", "/chars", "/train?example=corpus", "/bytes?example=split-char"])
+def test_pages_work_at_phone_width(browser: Browser, base_url: str, path: str, screenshot):
+    context = browser.new_context(base_url=base_url, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    try:
+        page.goto(path)
+        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"{path} scrolls sideways by {overflow}px at phone width"
+        if path == "/bytes":
+            page.fill("#f-text", "lowest")
+            expect(page.locator("#tokens .tok")).to_have_count(4)
+            page.locator("#tokens .tok").first.tap()
+            expect(page.locator('#token-details [data-field="id"]')).to_have_text("257")
+        name = "phone-" + (path.strip("/").split("?")[0] or "home") + ("-split" if "split" in path else "")
+        screenshot(name, page)
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("path", ["/bytes?example=split-char", "/train?example=corpus", "/chars"])
+def test_dark_mode(browser: Browser, base_url: str, path: str, screenshot):
+    context = browser.new_context(base_url=base_url, color_scheme="dark", viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(path)
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(18, 20, 27)"
+        name = "dark-" + path.strip("/").split("?")[0]
+        screenshot(name, page)
+    finally:
+        context.close()
+
+
+def test_forms_work_with_javascript_off(browser: Browser, base_url: str, screenshot):
+    context = browser.new_context(base_url=base_url, java_script_enabled=False)
+    page = context.new_page()
+    try:
+        page.goto("/bytes")
+        page.fill("#f-text", "aaa")
+        page.fill("#f-merges", "97 97 256")
+        page.click("button[value=encode]")
+        expect(page).to_have_url(re.compile(r"/bytes$"))
+        ids = page.locator("#tokens .tok").evaluate_all("els => els.map(e => e.dataset.tokenId)")
+        assert ids == ["256", "97"]
+        expect(page.locator("#f-text")).to_have_value("aaa")
+        page.fill("#f-merges", "97 x")
+        page.click("button[value=encode]")
+        expect(page.locator("#error-merges")).to_contain_text("line 1")
+        expect(page.locator("#f-merges")).to_have_value("97 x")
+        screenshot("nojs-bytes-error", page)
+    finally:
+        context.close()
