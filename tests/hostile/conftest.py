@@ -192,3 +192,19 @@ def sqlite_url(tmp_path) -> str:
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request) -> str:
     return request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "postgres_url")
+
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    """Debian's Chromium (or CHROMIUM_PATH), resolving no host but 127.0.0.1."""
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"No Chromium at {CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH.", pytrace=False)
+    return {
+        **browser_type_launch_args,
+        "executable_path": CHROMIUM,
+        "args": ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"],
+    }
