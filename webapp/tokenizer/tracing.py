@@ -28,13 +28,7 @@ from .engine import Event
 from .traces import EncodeTrace, MergeNode, Symbol, Token, TraceStep
 
 
-def _steps(
-    occurrences: Counter,
-    events: dict[Hashable, list[Event]],
-    rules: Sequence[tuple[int, int, int]],
-    show: Callable[[int], Symbol],
-    max_steps: int,
-) -> tuple[list[int], Counter]:
+def _steps(occurrences: Counter, events: dict[Hashable, list[Event]]) -> tuple[list[int], Counter]:
     """Rules that fired (sorted) and how many matches each had over the whole text."""
     counts: Counter = Counter()
     for key, times in occurrences.items():
@@ -176,7 +170,7 @@ def build_trace(
     """The trace of one encoding: `bounds` are piece starts plus the end, `keys[i]` piece i's cache key."""
     news = [rule[2] for rule in rules]
     occurrences = Counter(keys)
-    fired, counts = _steps(occurrences, events, rules, show, max_steps)
+    fired, counts = _steps(occurrences, events)
     recorded = fired[:max_steps]
     sequences = _sequences(initial, bounds, keys, events, news, recorded, counts, show, max_sequence)
     steps = [
