@@ -10,7 +10,7 @@
   // Downloads: submit the page form natively to the export URL. form.submit()
   // fires no "submit" event, so htmx does not turn the download into a swap.
   document.addEventListener("click", function (event) {
-    var button = event.target.closest ? event.target.closest("button[data-download]") : null;
+    var button = event.target.closest ? event.target.closest("button[data-export-download]") : null;
     if (!button || !button.form) { return; }
     event.preventDefault();
     event.stopPropagation();
@@ -37,6 +37,23 @@
     var form = loaded.closest("form");
     var select = form && form.elements.namedItem("pretokenize");
     if (select && select.tagName === "SELECT") { select.value = loaded.getAttribute("data-pretokenize"); }
+  });
+
+  // After opening or closing a file, re-encode the page with (or without) it.
+  // The Open button loses focus first: htmx would otherwise send the page
+  // form to that button's formaction.
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var marker = event.target.querySelector ? event.target.querySelector("[data-refresh]") : null;
+    if (!marker) { return; }
+    marker.parentNode.removeChild(marker);
+    var box = event.target.parentNode && event.target.parentNode.querySelector("details.open-tokenizer-box");
+    if (box && event.target.querySelector("[data-tokenizer-id]")) { box.open = false; }
+    var form = event.target.closest("form");
+    if (!form) { return; }
+    if (document.activeElement && form.contains(document.activeElement) && document.activeElement.blur) {
+      document.activeElement.blur();
+    }
+    form.dispatchEvent(new Event("input", { bubbles: true }));
   });
 
   // Typing or pasting a file into the open box must not re-encode the page

@@ -518,13 +518,14 @@ def _full_page(tool: str, state: Mapping[str, str]) -> str:
     return pages.render_tool_page(tool, state)
 
 
-def _status(tool: str, tokenizer_id: str, error: str | None, *, reset_inputs: bool) -> str:
+def _status(tool: str, tokenizer_id: str, error: str | None, *, reset_inputs: bool, refresh: bool = False) -> str:
     return render_template(
         "partials/open_tokenizer_status.html",
         tool=tool,
         state={"tokenizer": tokenizer_id},
         open_error=error,
         reset_inputs=reset_inputs,
+        refresh=refresh,
     )
 
 
@@ -546,10 +547,9 @@ def open_page(tool: str) -> Any:
         g.open_tokenizer_error = exc.message
         return _full_page(tool, _page_state(tool, previous))
     if _is_htmx():
-        response = Response(_status(tool, entry.id, None, reset_inputs=True))
-        # The page's form listens for "input": re-render the results with the tokenizer.
-        response.headers["HX-Trigger-After-Settle"] = "input"
-        return response
+        # `refresh` marks the status so files.js re-encodes the page with the file
+        # (an HX-Trigger would make htmx reuse the Open button's formaction).
+        return _status(tool, entry.id, None, reset_inputs=True, refresh=True)
     state = _page_state(tool, entry.id)
     if tool == "bytes":
         state["pretokenize"] = entry.tok.pretokenize  # start with the file's own splitting
@@ -561,9 +561,7 @@ def close_page(tool: str) -> Any:
     if tool not in ("bytes", "chars"):
         return Response("no such page\n", status=404, mimetype="text/plain")
     if _is_htmx():
-        response = Response(_status(tool, "", None, reset_inputs=False))
-        response.headers["HX-Trigger-After-Settle"] = "input"
-        return response
+        return _status(tool, "", None, reset_inputs=False, refresh=True)
     return _full_page(tool, _page_state(tool, ""))
 
 

@@ -1,0 +1,111 @@
+"""Opening real tokenizer files and downloading exports, in real Chromium.
+
+A small byte-level tokenizer is trained with Hugging Face `tokenizers` in the
+test, saved as tokenizer.json, uploaded through the Bytes page's "Open
+tokenizer file" control; the spans on the page must carry the library's ids.
+A download from the Characters page must load in `tokenizers` with the same
+ids. Console errors (a CSP violation included) fail the tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from playwright.sync_api import ConsoleMessage, Page, expect
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+CORPUS = [
+    "The lower the newest, the wider the widest: lowering lowers the lowest newer widths.",
+    "Hello there! Don't you know they'll say we're happy? 12345 reasons, 6789 more.",
+    "Zürich, Köln und München: schöne Städte. 東京と大阪。Русский текст.",
+]
+
+
+@pytest.fixture
+def console(page: Page) -> Iterator[list[str]]:
+    seen: list[str] = []
+
+    def record(msg: ConsoleMessage) -> None:
+        if msg.type == "error" or "Content Security Policy" in msg.text:
+            seen.append(msg.text)
+
+    page.on("console", record)
+    page.on("pageerror", lambda exc: seen.append(str(exc)))
+    yield seen
+    assert seen == [], seen
+
+
+@pytest.fixture(scope="module")
+def byte_tok() -> Tokenizer:
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=500, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
+    )
+    tok.train_from_iterator(CORPUS * 3, trainer=trainer)
+    return tok
+
+
+def _ids(page: Page) -> list[int]:
+    return [int(x) for x in page.locator("#tokens .tok").evaluate_all("els => els.map(e => e.dataset.tokenId)")]
+
+
+def test_upload_a_tokenizer_json_and_see_its_tokens(page: Page, console, screenshot, byte_tok, tmp_path: Path):
+    path = tmp_path / "tokenizer.json"
+    path.write_text(byte_tok.to_str(), encoding="utf-8")
+    text = "Hello there, the lowest newer München"
+
+    page.goto("/bytes")
+    page.fill("#f-text", text)
+    page.locator(".open-tokenizer summary").click()
+    page.set_input_files("#f-tokenizer-file", str(path))
+    page.locator(".open-tokenizer-button").click()
+
+    status = page.locator("#open-tokenizer-status .open-tokenizer-loaded")
+    expect(status).to_contain_text("Using a Hugging Face tokenizer.json")
+    # the page switched to the file's own splitting and re-encoded with the file
+    expect(page.locator("#f-pretokenize")).to_have_value("gpt2")
+    expected = byte_tok.encode(text).ids
+    expect(page.locator("#tokens .tok")).to_have_count(len(expected))
+    assert _ids(page) == expected
+    screenshot("bytes-opened-tokenizer")
+
+    # typing keeps using the file (only its id travels with the form)
+    page.fill("#f-text", "the widest widths")
+    expected = byte_tok.encode("the widest widths").ids
+    expect(page.locator("#tokens .tok")).to_have_count(len(expected))
+    assert _ids(page) == expected
+
+    # closing the file goes back to the Merges field
+    page.locator(".open-tokenizer-close").click()
+    expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_have_count(0)
+    expect(page.locator("#tokens .tok")).to_have_count(len("the widest widths".encode()))
+
+
+def test_paste_a_file_that_is_not_bpe_and_read_the_message(page: Page, console):
+    page.goto("/bytes")
+    page.locator(".open-tokenizer summary").click()
+    page.fill("#f-tokenizer-paste", '{"model": {"type": "WordPiece", "vocab": {"a": 0}}}')
+    page.locator(".open-tokenizer-button").click()
+    expect(page.locator(".open-tokenizer-error")).to_contain_text("holds a WordPiece model")
+    # the pasted text stays for the person to fix
+    expect(page.locator("#f-tokenizer-paste")).to_have_value('{"model": {"type": "WordPiece", "vocab": {"a": 0}}}')
+
+
+def test_download_tokenizer_json_from_characters_page(page: Page, console, screenshot):
+    page.goto("/chars")
+    page.fill("#f-text", "lower")
+    expect(page.locator("#tokens .tok")).to_have_count(1)
+    with page.expect_download() as info:
+        page.locator('.export-button[data-format="hf"]').click()
+    download = info.value
+    assert download.suggested_filename == "tokenizer.json"
+    library = Tokenizer.from_file(str(download.path()))
+    shown = _ids(page)
+    assert library.encode("lower").ids == shown
+    # the page was not replaced by the download
+    expect(page.locator("#f-text")).to_have_value("lower")
+    screenshot("chars-export")
