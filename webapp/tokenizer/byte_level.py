@@ -15,10 +15,15 @@ What it does:
 Exact and fast: a merge can only join a token ending in byte x to a token
 starting in byte y if some rule's left side can end in x and its right side
 can start in y. What each id can start / end with is a fixpoint over the
-rules (order ignored, so it over-approximates safely even for odd lists).
+rules (order ignored, so it over-approximates safely even for odd lists;
+numpy pointer jumping for well-formed lists, a worklist otherwise).
 Between two neighbouring bytes that form no such pair the text is cut; the
 pieces encode independently (a numpy scan finds the cuts) and identical
-pieces are looked up in a bounded per-list cache.
+pieces are looked up in a bounded per-list cache. The initial pair ranks of
+the whole text come from one numpy lookup in a 65,536-entry table.
+
+`CompiledByteMerges.rules`, `.table.run(piece, events)` and `.bounds(data)`
+are also used by pretokenize.py (pre-tokenized traces).
 
 Decisions where the contract is silent:
 * `implied_byte_vocab`: ids 0..255 are their own byte; then rules in list
@@ -26,8 +31,9 @@ Decisions where the contract is silent:
   bytes yet and both operands have bytes by then. So the first definition of
   an id wins, a rule naming a token made only later defines nothing (it can
   never fire either), and a rule with `new` < 256 never changes a byte's
-  meaning. For well-formed lists (each `new` >= 256, new, operands made
-  before) decode(encode(text), implied_byte_vocab(merges)) == text always.
+  meaning. For well-formed lists (each `new` >= 256 and made by one rule
+  only, both operands bytes or made by an earlier rule)
+  decode(encode(text), implied_byte_vocab(merges)) == text for every text.
 * Decode: an empty vocab entry is a token of no bytes; invalid UTF-8 is
   reported at the first bad byte offset (0-based) with the position (1-based)
   and id of the token holding that byte; a sequence cut off at the end is

@@ -13,12 +13,15 @@ taken literally - without a pass per rule:
   every occurrence present when it starts and whatever it creates is ranked
   strictly after it. So the minimum rank is the next rule that fires, and the
   positions holding that rank are exactly its matches, left to right.
-* Short sequences (words) recompute ranks with a plain list rebuild per
-  firing rule; long ones use a linked list and a heap of (rank, position) with
-  lazy deletion, so each merge costs O(log n).
-* `split_points`-style callers (see byte_level / char_level) cut the text where
-  no rule can ever join two neighbours, encode the pieces independently and
-  cache them; the pieces give the same answer as the whole text.
+* Short sequences (up to SMALL_PIECE symbols, i.e. words) keep a Python list
+  of ranks and merge in place: `min` and `index` find the matches at C speed
+  and a merge re-ranks only its two new neighbour pairs. Long ones use a
+  linked list and a heap of (rank, position) with lazy deletion, so each
+  merge costs O(log n) (a pair -> positions index in effect: equal ranks pop
+  in position order).
+* The callers (byte_level, char_level) cut the text where no rule can ever
+  join two neighbours, encode the pieces independently and cache them in a
+  `BoundedCache`; the pieces give the same answer as the whole text.
 
 Each run can also record its merge events `(rule, left_start, right_start)`
 in firing order (positions are offsets of the first symbol of each operand in
