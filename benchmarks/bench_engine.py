@@ -6,7 +6,8 @@ Usage (from the repository root):
 
 It needs no downloads: the text is the Python standard library's own source
 plus non-Latin text shipped in benchmarks/data or generated from Unicode
-ranges (see corpus.py). A full run takes about a minute or two on one core.
+ranges (see corpus.py). A full run takes well under a minute (about 10 s on
+one core once the engine is fast; the literal algorithms take most of it).
 
 What it measures, as ratios in one run, and prints as one table:
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from itertools import chain, pairwise
 
 from .traces import PairCount, TrainingStep, TrainingTrace
@@ -76,7 +76,7 @@ class _Trainer:
             self.starts.append(self.starts[-1] + len(word) + 1)
         # Weighted pair counts straight from every word occurrence (C-level counting).
         self.counts: dict[Pair, int] = dict(Counter(chain.from_iterable(map(pairwise, words))))
-        self.where: dict[Pair, list[int]] = {}
+        self.where: dict[Pair, set[int]] = {}
         self.heap: list[tuple[int, str, str]] = [(-c, a, b) for (a, b), c in self.counts.items()]
         heapq.heapify(self.heap)
 
@@ -159,15 +159,16 @@ class _Trainer:
                         p = (old[k], old[k + 1])
                         delta[p] = delta.get(p, 0) - f
                         seen = k
-            for s in reversed(hits):  # right to left keeps earlier positions valid
-                old[s : s + 2] = [merged]
-            last_new = len(old) - 2
+            # One rebuild, not a slice assignment per hit: a long word with many
+            # hits would otherwise cost a memmove of the whole list per hit.
+            new = symbols[w] = _rebuild(old, hits, merged)
+            last_new = len(new) - 2
             seen = -1
             for shift, s in enumerate(hits):
                 j = s - shift  # where the made symbol sits in the new word
                 for k in (j - 1, j):
                     if seen < k <= last_new and k >= 0:
-                        p = (old[k], old[k + 1])
+                        p = (new[k], new[k + 1])
                         delta[p] = delta.get(p, 0) + f
                         _note(where, p, w)
                         seen = k
@@ -191,10 +192,10 @@ class _Trainer:
             self.heap = [(-c, a, b) for (a, b), c in counts.items()]
             heapq.heapify(self.heap)
 
-    def _candidates(self, first: str, second: str, merged: str) -> list[int]:
+    def _candidates(self, first: str, second: str, merged: str) -> Collection[int]:
         """Word indices that may hold (first, second): a superset of those that do."""
         if len(first) > 1 or len(second) > 1:
-            return self.where.get((first, second), [])
+            return self.where.get((first, second), ())
         found: list[int] = []
         bounds = self.starts
         find = self.text.find
@@ -206,13 +207,25 @@ class _Trainer:
         return found
 
 
-def _note(where: dict[Pair, list[int]], pair: Pair, w: int) -> None:
-    """Note that word w holds `pair` (duplicates are harmless)."""
+def _note(where: dict[Pair, set[int]], pair: Pair, w: int) -> None:
+    """Note that word w holds `pair` (a set: a long word noted many times is visited once)."""
     words = where.get(pair)
     if words is None:
-        where[pair] = [w]
+        where[pair] = {w}
     else:
-        words.append(w)
+        words.add(w)
+
+
+def _rebuild(symbols: list[str], hits: list[int], merged: str) -> list[str]:
+    """`symbols` with the two symbols at each hit replaced by `merged`, in one pass."""
+    out: list[str] = []
+    prev = 0
+    for s in hits:
+        out += symbols[prev:s]
+        out.append(merged)
+        prev = s + 2
+    out += symbols[prev:]
+    return out
 
 
 def _match_starts(symbols: list[str], first: str, second: str) -> list[int]:
