@@ -134,7 +134,8 @@ def _plain_byte_rules(merges: list | tuple) -> tuple[ByteRule, ...] | None:
 def _byte_vocab_key(key: Any) -> int:
     if _is_int(key) and key >= 0:
         return key
-    if isinstance(key, str) and key.isascii() and key.isdigit():
+    # int() refuses strings over 4300 digits with a bare ValueError; no id is that long.
+    if isinstance(key, str) and key.isascii() and key.isdigit() and len(key) <= 4000:
         return int(key)
     raise TokenizerError(
         f"vocab: key {_show(key)} should be a token id, a non-negative integer "
