@@ -21,8 +21,9 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from flask import current_app
 
@@ -178,6 +179,22 @@ def _content_key(value: Any) -> str:
     return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+@contextmanager
+def _rule_lines(source: Any) -> Iterator[None]:
+    """Add the line number to a "rule N" error when the rules were typed one per line."""
+    try:
+        yield
+    except TokenizerError as exc:
+        rule = exc.location.get("rule")
+        lines = tf.plain_rule_lines(source) if isinstance(source, str) and isinstance(rule, int) else None
+        if not lines or not 1 <= rule <= len(lines) or "line" in exc.location:
+            raise
+        line = lines[rule - 1]
+        raise TokenizerError(
+            f"{exc.message} (line {line})", field=exc.field, location={**exc.location, "line": line, "column": 1}
+        ) from None
+
+
 def read_byte_merges(value: Any, limits: Limits) -> Any:
     """Byte-level merges, compiled for reuse (cached by content)."""
     if value is None:
@@ -195,7 +212,8 @@ def read_byte_merges(value: Any, limits: Limits) -> Any:
     if not isinstance(merges, list):
         raise _wrong_type("merges", "a list of rules [left, right, new]", merges)
     _check_len("merges", merges, "rules", limits.rules, "LIMIT_RULES")
-    compiled = tk.compile_byte_merges(merges)
+    with _rule_lines(value):
+        compiled = tk.compile_byte_merges(merges)
     if key is not None:
         COMPILED_MERGES.put(key, compiled, len(merges))
     return compiled
@@ -209,7 +227,8 @@ def read_char_merges(value: Any, limits: Limits) -> tuple[tuple[str, str], ...]:
     if not isinstance(merges, list):
         raise _wrong_type("merges", 'a list of rules ["left", "right"]', merges)
     _check_len("merges", merges, "rules", limits.rules, "LIMIT_RULES")
-    return tk.validate_char_merges(merges)
+    with _rule_lines(value):
+        return tk.validate_char_merges(merges)
 
 
 # --- vocabularies -----------------------------------------------------------

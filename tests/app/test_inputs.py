@@ -103,3 +103,16 @@ def test_collect_reports_every_field_at_once(small):
     )
     assert values == {"text": "ok"}
     assert set(errors) == {"merges", "ids"}
+
+
+def test_rule_errors_in_the_plain_form_also_name_the_line(small):
+    with pytest.raises(TokenizerError) as info:
+        inputs.read_byte_merges("# comment\n1 2 256\n\n1 -2 257", small)
+    assert info.value.location["rule"] == 2 and info.value.location["line"] == 4
+    assert info.value.message.endswith("(line 4)")
+    with pytest.raises(TokenizerError) as info:
+        inputs.read_char_merges("l o\n\nlo ", small)  # a one-token line is a syntax error with its line
+    assert info.value.location["line"] == 3
+    with pytest.raises(TokenizerError) as info:
+        inputs.read_byte_merges("[[1, 2, 256], [1, -2, 257]]", small)
+    assert info.value.location == {"rule": 2}  # JSON: the rule number says it
