@@ -7,6 +7,8 @@ free text covers any code points.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -74,3 +76,14 @@ def test_heap_rebuild_changes_nothing(monkeypatch: pytest.MonkeyPatch, words: li
     # With no slack the heap is rebuilt after nearly every merge.
     monkeypatch.setattr(training, "HEAP_REBUILD_SLACK", 0)
     assert train_trace(words, num_merges).pairs == [pair for pair, _ in literal_train(words, num_merges)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_long_words_match_the_literal_algorithm(seed: int) -> None:
+    # Long words with many matches per merge take the rebuild path; a fixed
+    # seed keeps this a plain, reproducible example.
+    rng = random.Random(seed)
+    alphabet = ["ab", "abc", "a b", "xyzé日"][seed % 4]
+    words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(50, 400))) for _ in range(rng.randint(1, 5))]
+    words += rng.sample(words, k=len(words) // 2)  # some repeats
+    assert bpe_merges(words, 60) == literal_bpe_merges(words, 60)
