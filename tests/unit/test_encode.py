@@ -189,3 +189,10 @@ def test_threads_share_a_compiled_list_safely(monkeypatch):
         thread.join()
     assert failures == []
     assert len(compiled.pieces) <= 8 + len(threads)  # a racing store may pass the cap by one per thread
+
+
+def test_huge_ids_are_taken_literally():
+    merges = [[97, 98, 2**70], [2**70, 99, 5], [99, 99, 2**40], [97, 98, 2**31 + 5]]
+    for text in ["abc abcc ab", "cccc", "", "a", "abab"]:
+        assert encode(text, merges) == reference.encode(text, merges)
+    assert implied_byte_vocab(merges)[2**70] == b"ab"

@@ -291,7 +291,7 @@ class CompiledByteMerges:
                 keys = np.fromiter(first.keys(), dtype=object if self.table.shift > 1 << 30 else np.int64, count=len(first))
                 ranks = np.fromiter(first.values(), dtype=np.int64, count=len(first))
                 left, right = keys // self.table.shift, keys % self.table.shift
-                byte_pairs = (left < 256) & (right < 256)
+                byte_pairs = ((left < 256) & (right < 256)).astype(bool)
                 table[(left[byte_pairs] * 256 + right[byte_pairs]).astype(np.intp)] = ranks[byte_pairs]
             self._pair_ranks = table
         return self._pair_ranks
