@@ -108,6 +108,16 @@ CASES = [
         {200},
     ),
     ("one endless word to train", "POST", "/api/train", _json({"words": ["ab" * 100_000], "num_merges": 50_000}), {200, 400}),
+    # Tokenizer files (import/export).
+    ("tiktoken rank of 5000 digits", "POST", "/api/import", _json({"content": "YQ== " + "9" * 5000, "format": "tiktoken"}), {400, 422}),
+    ("deeply nested tokenizer.json", "POST", "/api/import", _json({"content": '{"model": ' + DEEP + "}"}), {400, 422}),
+    ("tokenizer.json vocab id of 4000 digits", "POST", "/api/import",
+     _json({"content": json.dumps({"model": {"type": "BPE", "vocab": {"a": int("9" * 4000)}, "merges": []}})}), {200, 400, 422}),
+    ("invalid UTF-8 tokenizer file", "POST", "/api/import", (b"\xff\xfe\x00garbage", {"Content-Type": "application/octet-stream"}), {400, 415, 422}),
+    ("huge tokenizer upload", "POST", "/api/import", (b"a" * (40 * MIB), {"Content-Type": "application/octet-stream"}), {413}),
+    ("enormous tokenizer id", "POST", "/api/tokenizers/" + "d" * 6000 + "/encode", _json({"text": "a"}), {400, 404}),
+    ("export with num_merges of a billion", "POST", "/api/export?format=hf", _json({"words": ["low"], "num_merges": 10**9}), {400}),
+    ("export in an unknown format", "GET", "/api/export?format=" + "x" * 5000, (None, {}), {400}),
     ("wrong content type", "POST", "/api/encode", ({b"text=a": 1}.popitem()[0], {"Content-Type": "text/plain"}), {400, 415}),
     ("unknown method", "PUT", "/api/encode", (b"{}", {"Content-Type": "application/json"}), {405}),
 ]
