@@ -138,7 +138,15 @@ def _propagate(rules: tuple[ByteRule, ...], first: dict[int, int], last: dict[in
                         work.append(target)
 
 
-def _split_table_well_formed(rules: tuple[ByteRule, ...]) -> np.ndarray | None:
+def rules_array(rules: tuple[ByteRule, ...]) -> np.ndarray | None:
+    """The rules as an n x 3 int64 array, or None when an id does not fit in 64 bits."""
+    try:
+        return np.fromiter(chain.from_iterable(rules), dtype=np.int64, count=3 * len(rules)).reshape(len(rules), 3)
+    except OverflowError:
+        return None
+
+
+def _split_table_well_formed(rules: tuple[ByteRule, ...], flat: np.ndarray | None = None) -> np.ndarray | None:
     """`split_table` with numpy for a well-formed list, None for any other list.
 
     Well-formed: every `new` is >= 256 and made by one rule only, and both
@@ -147,10 +155,10 @@ def _split_table_well_formed(rules: tuple[ByteRule, ...]) -> np.ndarray | None:
     operand's last byte, found for all ids at once by pointer jumping.
     """
     count = len(rules)
-    try:
-        flat = np.fromiter(chain.from_iterable(rules), dtype=np.int64, count=3 * count).reshape(count, 3)
-    except OverflowError:
-        return None
+    if flat is None:
+        flat = rules_array(rules)
+        if flat is None:
+            return None
     left, right, new = flat[:, 0], flat[:, 1], flat[:, 2]
     top = int(flat.max())
     if top > 16 * count + 4096 or int(new.min()) < 256:
@@ -181,9 +189,12 @@ def _split_table_well_formed(rules: tuple[ByteRule, ...]) -> np.ndarray | None:
     return ~joinable
 
 
-def split_table(rules: tuple[ByteRule, ...]) -> np.ndarray:
-    """256x256 booleans: True where no rule can ever join byte x (left) to byte y (right)."""
-    fast = _split_table_well_formed(rules) if rules else None
+def split_table(rules: tuple[ByteRule, ...], flat: np.ndarray | None = None) -> np.ndarray:
+    """256x256 booleans: True where no rule can ever join byte x (left) to byte y (right).
+
+    `flat` is `rules_array(rules)` when the caller already has it.
+    """
+    fast = _split_table_well_formed(rules, flat) if rules else None
     if fast is not None:
         return fast
     first, last, starts_after = edge_bytes(rules)
@@ -212,8 +223,9 @@ class CompiledByteMerges:
 
     def __init__(self, rules: tuple[ByteRule, ...]) -> None:
         self.rules = rules
-        self.table = RuleTable(rules, 255)
-        self.splits = split_table(rules) if rules else None
+        flat = rules_array(rules) if rules else None
+        self.table = RuleTable(rules, 255, flat)
+        self.splits = split_table(rules, flat) if rules else None
         # Flattened for a single take() per text: index = x * 256 + y.
         self.splits_flat = self.splits.reshape(-1) if rules else None
         self.pieces: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(PIECE_CACHE_ENTRIES)
