@@ -705,3 +705,12 @@ def test_stored_form_that_cannot_be_read_is_an_error():
         tf.loads_stored(b'{"v": 99}')
     assert info.value.field == "tokenizer"
     assert info.value.message.startswith("tokenizer: the stored tokenizer cannot be read")
+
+
+def test_vocab_json_holding_the_tokens_model_and_merges():
+    vocab = {"m": 0, "o": 1, "d": 2, "e": 3, "l": 4, "r": 5, "g": 6, "s": 7, "model": 8, "merges": 9}
+    with pytest.raises(TokenizerError) as info:
+        tf.detect_format(json.dumps(vocab))
+    assert "looks like a vocab.json on its own" in info.value.message
+    loaded = tf.import_tokenizer(json.dumps(vocab), merges_txt="#version: 0.2\n")
+    assert loaded.level == "chars" and loaded.vocab == vocab

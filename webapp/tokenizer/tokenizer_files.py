@@ -208,9 +208,10 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
         except json.JSONDecodeError:
             return "hf" if name.endswith("tokenizer.json") else "seed"
         if isinstance(data, dict):
-            if "model" in data:
+            # (a vocab.json may well hold the tokens "model" or "merges": look at the values)
+            if isinstance(data.get("model"), dict):
                 return "hf"
-            if "merges" in data:
+            if isinstance(data.get("merges"), list):
                 return "seed"
             if data and all(isinstance(k, str) and _is_int(v) for k, v in data.items()):
                 raise _file_error(
@@ -541,7 +542,7 @@ def parse_vocab_merges(
 ) -> LoadedTokenizer:
     """The GPT-2 style pair: vocab.json {token: id} and merges.txt ("#version" header, "a b" lines)."""
     vocab = _load_json(vocab_json, "vocab.json")
-    if isinstance(vocab, dict) and "model" in vocab:
+    if isinstance(vocab, dict) and isinstance(vocab.get("model"), dict):
         raise _file_error("the vocab.json given is a whole tokenizer.json; import it on its own")
     vocab = _check_vocab(vocab, "vocab.json")
     text = _as_text(merges_txt, "merges.txt")
