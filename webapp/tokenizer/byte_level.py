@@ -230,6 +230,12 @@ class CompiledByteMerges:
         self.splits_flat = self.splits.reshape(-1) if rules else None
         self.pieces: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(PIECE_CACHE_ENTRIES)
         self._pair_ranks: np.ndarray | None = None
+        if flat is not None:
+            # The first rank of each pair of two bytes, straight from the array.
+            byte_rules = np.flatnonzero((flat[:, 0] < 256) & (flat[:, 1] < 256))
+            table = np.full(65536, INF, dtype=np.int64)
+            np.minimum.at(table, flat[byte_rules, 0] * 256 + flat[byte_rules, 1], byte_rules)
+            self._pair_ranks = table
 
     def __len__(self) -> int:
         return len(self.rules)
