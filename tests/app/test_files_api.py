@@ -322,3 +322,19 @@ def test_pages_include_the_controls(client):
     assert "Open tokenizer file" in client.get("/bytes").get_data(as_text=True)
     chars = client.get("/chars").get_data(as_text=True)
     assert "Open tokenizer file" in chars and "/files/export/chars?format=hf" in chars
+
+
+def test_share_link_points_at_the_opened_tokenizer(client, byte_tok):
+    body = _import(client, byte_tok.to_str())
+    shared = client.post(
+        "/api/share",
+        json={"tool": "bytes", "text": TEXT, "pretokenize": "gpt2", "tokenizer": body["tokenizer"]},
+    )
+    assert shared.status_code in (200, 201)
+    info = shared.get_json()
+    files.LOADED.clear()  # the link is opened by another server process
+    page = client.get(info.get("url") or f"/s/{info['id']}")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200
+    assert f'name="tokenizer" value="{body["tokenizer"]}"' in html
+    assert _token_ids(html) == byte_tok.encode(TEXT).ids
