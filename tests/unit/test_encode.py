@@ -196,3 +196,14 @@ def test_huge_ids_are_taken_literally():
     for text in ["abc abcc ab", "cccc", "", "a", "abab"]:
         assert encode(text, merges) == reference.encode(text, merges)
     assert implied_byte_vocab(merges)[2**70] == b"ab"
+
+
+def test_piece_cache_bounds_total_piece_length(monkeypatch):
+    compiled = compile_byte_merges([[97, 98, 256], [256, 256, 257]])
+    compiled.pieces.clear()
+    monkeypatch.setattr(compiled.pieces, "max_weight", 100)
+    text = " ".join("ab" * (i % 7 + 1) + "x" * (i % 5) for i in range(300))
+    assert encode(text, compiled) == reference.encode(text, compiled.rules)
+    weight = sum(len(piece) for piece in compiled.pieces.data)
+    assert weight == compiled.pieces.weight
+    assert weight <= 100 + 16  # at most one piece past the cap

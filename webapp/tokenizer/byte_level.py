@@ -64,7 +64,8 @@ from .validation import ByteRule, validate_byte_merges, validate_byte_vocab, val
 # Bounds on memory: pieces per compiled list, longest piece cached, compiled lists kept.
 PIECE_CACHE_ENTRIES = 65_536
 PIECE_CACHE_MAX_BYTES = 256
-COMPILED_CACHE_ENTRIES = 8
+PIECE_CACHE_WEIGHT = 1_000_000  # total length of cached pieces per compiled list
+COMPILED_CACHE_ENTRIES = 4
 DEFAULT_MAX_TREE_NODES = 100_000
 
 
@@ -228,7 +229,7 @@ class CompiledByteMerges:
         self.splits = split_table(rules, flat) if rules else None
         # Flattened for a single take() per text: index = x * 256 + y.
         self.splits_flat = self.splits.reshape(-1) if rules else None
-        self.pieces: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(PIECE_CACHE_ENTRIES)
+        self.pieces: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT)
         self._pair_ranks: np.ndarray | None = None
         if flat is not None:
             # The first rank of each pair of two bytes, straight from the array.

@@ -41,7 +41,8 @@ from .validation import CharRule, validate_char_merges, validate_char_vocab, val
 
 PIECE_CACHE_ENTRIES = 65_536
 PIECE_CACHE_MAX_CHARS = 256
-COMPILED_CACHE_ENTRIES = 8
+PIECE_CACHE_WEIGHT = 1_000_000  # total length of cached pieces per compiled list
+COMPILED_CACHE_ENTRIES = 4
 DEFAULT_MAX_TREE_NODES = 100_000
 _UNICODE = 0x110000  # ids of multi-character strings start here
 
@@ -59,7 +60,7 @@ class CompiledCharMerges:
         # Sorted keys x * 0x110000 + y of every character pair some rule may join.
         joins = {ord(left[-1]) * _UNICODE + ord(right[0]) for left, right in rules}
         self.joins = np.array(sorted(joins), dtype=np.int64)
-        self.pieces: BoundedCache[str, tuple[str, ...]] = BoundedCache(PIECE_CACHE_ENTRIES)
+        self.pieces: BoundedCache[str, tuple[str, ...]] = BoundedCache(PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT)
 
     def intern(self, token: str) -> int:
         if len(token) == 1:

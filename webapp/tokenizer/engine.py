@@ -51,16 +51,21 @@ V = TypeVar("V")
 
 
 class BoundedCache(Generic[K, V]):
-    """A dict with a hard cap on entries; the oldest half is dropped when it is full.
+    """A dict with a hard cap on entries and on total key length; the oldest half goes when full.
 
     Reads are plain dict lookups (`data` is exposed so hot loops can bind
-    `data.get`); writes take a lock so threads of one server never evict at
-    the same time. A value computed twice by two threads is the same value.
-    The cap can be passed by a few entries while threads race; never by more.
+    `data.get`); eviction takes a lock so threads of one server never evict
+    at the same time. A value computed twice by two threads is the same value.
+    The caps can be passed by a few entries while threads race; never by more.
+    `max_weight` bounds the sum of len(key) (pieces are keys, and a piece's
+    ids are never longer than the piece), so memory stays bounded however
+    long the cached pieces are.
     """
 
-    def __init__(self, max_entries: int) -> None:
+    def __init__(self, max_entries: int, max_weight: int | None = None) -> None:
         self.max_entries = max_entries
+        self.max_weight = max_weight
+        self.weight = 0
         self.data: dict[K, V] = {}
         self._lock = threading.Lock()
 
@@ -69,16 +74,21 @@ class BoundedCache(Generic[K, V]):
 
     def put(self, key: K, value: V) -> None:
         data = self.data
-        if len(data) >= self.max_entries:
+        weighed = self.max_weight is not None
+        if len(data) >= self.max_entries or (weighed and self.weight >= self.max_weight):  # type: ignore[operator]
             with self._lock:
-                if len(data) >= self.max_entries:
+                if len(data) >= self.max_entries or (weighed and self.weight >= self.max_weight):  # type: ignore[operator]
                     for old in list(islice(data, len(data) // 2 + 1)):
-                        data.pop(old, None)
+                        if data.pop(old, None) is not None and weighed:
+                            self.weight -= len(old)  # type: ignore[arg-type]
+        if weighed and key not in data:
+            self.weight += len(key)  # type: ignore[arg-type]
         data[key] = value  # one dict store: atomic under the GIL
 
     def clear(self) -> None:
         with self._lock:
             self.data.clear()
+            self.weight = 0
 
     def __len__(self) -> int:
         return len(self.data)
