@@ -25,7 +25,7 @@ import json
 from typing import Any, Callable, Mapping
 
 from flask import Blueprint, current_app, jsonify, render_template, request
-from werkzeug.exceptions import HTTPException, InternalServerError
+from werkzeug.exceptions import HTTPException
 
 from webapp import inputs
 from webapp import tokenizer as tk
