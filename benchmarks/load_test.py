@@ -107,7 +107,9 @@ def build_workload(rules: int, text_bytes: int, variants: int = 24) -> Workload:
     texts = [source[i * text_bytes : (i + 1) * text_bytes] for i in range(variants)]
     bodies = [json.dumps({"text": t, "merges": merges}).encode() for t in texts]
     expected = [encode(t, merges) for t in texts]
-    return Workload(merges, bodies, expected, source[:1500])
+    # A run id keeps every run's new shares new, even on a database reused across runs.
+    run_id = f"run {time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    return Workload(merges, bodies, expected, f"{source[:1500]} ({run_id})")
 
 
 # ----------------------------------------------------------------- server
