@@ -74,6 +74,7 @@ class Loaded:
     id: str
     tok: tf.LoadedTokenizer
     compiled: Any  # CompiledByteMerges for the byte level, None for characters
+    file_vocab: dict[int, bytes] | None = None  # byte level: {file id: bytes}, for decoding
 
 
 class _LoadedCache:
@@ -143,8 +144,10 @@ def _get_blob(blob_id: str) -> bytes | None:
     return _FALLBACK_BLOBS.get(blob_id)
 
 
-def _compile(tok: tf.LoadedTokenizer) -> Any:
-    return tk.compile_byte_merges(list(tok.merges)) if tok.level == "bytes" else None
+def _entry(blob_id: str, tok: tf.LoadedTokenizer) -> Loaded:
+    if tok.level != "bytes":
+        return Loaded(blob_id, tok, None, None)
+    return Loaded(blob_id, tok, tk.compile_byte_merges(list(tok.merges)), tok.file_vocab())
 
 
 def store_tokenizer(tok: tf.LoadedTokenizer) -> Loaded:
@@ -153,7 +156,7 @@ def store_tokenizer(tok: tf.LoadedTokenizer) -> Loaded:
     blob_id = _put_blob(data)
     entry = LOADED.get(blob_id)
     if entry is None:
-        entry = Loaded(blob_id, tok, _compile(tok))
+        entry = _entry(blob_id, tok)
         LOADED.put(entry)
     return entry
 
@@ -183,7 +186,7 @@ def load_tokenizer(tokenizer_id: Any) -> Loaded:
     except zlib.error:
         raise TokenizerError("tokenizer: the stored tokenizer is damaged", field="tokenizer") from None
     tok = tf.loads_stored(raw)
-    entry = Loaded(tokenizer_id, tok, _compile(tok))
+    entry = _entry(tokenizer_id, tok)
     LOADED.put(entry)
     return entry
 
@@ -200,7 +203,7 @@ def page_encode_trace(tokenizer_id: str, text: str, scheme: str | None = None, *
             field="tokenizer",
         )
     trace = tf.encode_loaded_trace(entry.tok, text, scheme, compiled=entry.compiled, **caps)
-    return trace, entry.tok.file_vocab()
+    return trace, entry.file_vocab or {}
 
 
 def page_encode_ids(tokenizer_id: str, text: str, scheme: str | None = None) -> list[int]:
