@@ -72,12 +72,18 @@ def test_empty_text():
 
 
 def test_large_rule_list_on_long_text_stays_bounded():
-    # 50,000 rules, most of which fire on a 200,000-byte text.
-    merges = [[97 + i % 26, 256 + i - 26, 256 + i] if i >= 26 else [97 + i, 98, 256 + i] for i in range(50_000)]
-    text = "".join(chr(97 + (i * 7) % 26) for i in range(200_000))
+    # 50,000 rules: 17 double a run of "a" (100,000 "a" allow 16 doublings), the rest never fire.
+    merges = [[97, 97, 256]] + [[256 + i, 256 + i, 257 + i] for i in range(16)]
+    merges += [[1000 + i, 1001 + i, 60_000 + i] for i in range(50_000 - len(merges))]
+    text = "a" * 100_000 + " " + "ab" * 20_000
     start = time.perf_counter()
-    trace = encode_trace(text, merges)
+    trace = encode_trace(text, merges, max_steps=10, max_tokens=50, max_sequence=100)
     elapsed = time.perf_counter() - start
-    assert len(trace.steps) <= 200 and len(trace.tokens) <= 3000
     assert trace.ids == encode(text, merges)
+    assert trace.rules_fired == 16 and trace.rules_idle == 50_000 - 16
+    assert len(trace.steps) == 10 and trace.steps_truncated
+    assert all(step.sequence is None for step in trace.steps)  # never 100 or fewer symbols
+    assert len(trace.tokens) == 50 and trace.tokens_truncated
+    assert trace.tokens[0].tree is None  # a token of 65,536 bytes is past the tree budget
+    assert trace.initial is None
     assert elapsed < 30
