@@ -125,3 +125,12 @@ def test_both_engine_paths(monkeypatch, small):
     for n in range(0, 70, 9):
         text = "a" * n + " " + "a" * (n // 3)
         assert char_tokens(text, list(merges) + [["x", str(n)]]) == reference.char_tokens(text, merges)
+
+
+def test_compiled_char_merges_are_reusable():
+    from webapp.tokenizer import compile_char_merges
+
+    compiled = compile_char_merges(LOWER)
+    assert compile_char_merges([list(rule) for rule in LOWER]) is compiled
+    assert bpe_encode_text("lower lower", {**LOWER_VOCAB, " ": 9}, compiled) == [8, 9, 8]
+    assert char_tokens("low", compiled) == ["low"]

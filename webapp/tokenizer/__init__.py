@@ -3,10 +3,18 @@
 Pure Python (plus numpy), no Flask. The public API is what this module
 exports; everything user-supplied is checked by `validation`, and every
 problem is a `TokenizerError` (a `ValueError`).
+
+- byte_level: encode, decode, encode_trace, compile_byte_merges, implied_byte_vocab
+- char_level: bpe_encode_text, char_tokens, encode_text_trace, compile_char_merges
+- training: bpe_merges, train_trace, training_vocab
+- engine / tracing: the shared exact merge engine and the bounded trace builder
+- validation: every validate_* function
+
+Each module's docstring lists the decisions it makes where the GUIDE is silent.
 """
 
 from .byte_level import CompiledByteMerges, compile_byte_merges, decode, encode, encode_trace, implied_byte_vocab
-from .char_level import bpe_encode_text, char_tokens, encode_text_trace
+from .char_level import CompiledCharMerges, bpe_encode_text, char_tokens, compile_char_merges, encode_text_trace
 from .errors import TokenizerError
 from .training import bpe_merges, train_trace, training_vocab
 from .validation import (
@@ -22,11 +30,13 @@ from .validation import (
 
 __all__ = [
     "CompiledByteMerges",
+    "CompiledCharMerges",
     "TokenizerError",
     "bpe_encode_text",
     "bpe_merges",
     "char_tokens",
     "compile_byte_merges",
+    "compile_char_merges",
     "decode",
     "encode",
     "encode_text_trace",

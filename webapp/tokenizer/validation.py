@@ -2,8 +2,8 @@
 
 What it does: each `validate_*` function takes an already-parsed Python value
 (what `json.loads` gives: lists, dicts with string keys, ints, strings; tuples
-are accepted wherever lists are) and returns a normalised, immutable copy
-(tuples of ints / strs, `dict[int, bytes]`, ...). Anything else raises
+are accepted wherever lists are) and returns a normalised copy (tuples of
+ints / strs, a new `dict[int, bytes]` or `dict[str, int]`). Anything else raises
 `TokenizerError` with `field` (which input), `location` (where inside it) and a
 message that says what was expected and what came.
 
