@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import re
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -193,6 +195,10 @@ class Storage:
         self.max_blob_bytes = max_blob_bytes
         self.engine = _make_engine(self.url, pool=pool)
         self.dialect = self.engine.dialect.name
+        # A forked child (gunicorn with preload_app, multiprocessing) must not
+        # reuse the parent's pooled connections; drop them without closing.
+        engine_ref = weakref.ref(self.engine)
+        os.register_at_fork(after_in_child=lambda: _dispose_in_child(engine_ref))
 
     # -- schema ------------------------------------------------------------
 
@@ -328,6 +334,12 @@ class Storage:
             conn.execution_options(playground_begin="BEGIN IMMEDIATE")
             with conn.begin():
                 yield conn
+
+
+def _dispose_in_child(engine_ref: "weakref.ref[Engine]") -> None:
+    engine = engine_ref()
+    if engine is not None:
+        engine.dispose(close=False)
 
 
 def _read_version(conn: Connection) -> int:

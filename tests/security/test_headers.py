@@ -131,3 +131,36 @@ def test_not_found_page_escapes_the_id(sec_client):
     html = response.get_data(as_text=True)
     assert "<script>alert(1)" not in html
     assert "&lt;script&gt;alert(1)&lt;\\script&gt;" in html
+
+
+def test_links_behind_a_trusted_proxy_use_its_scheme_and_host(tmp_path):
+    from webapp import create_app
+    from webapp.storage import default_sqlite_url
+
+    app = create_app({"TESTING": True, "DATABASE_URL": default_sqlite_url(tmp_path), "TRUSTED_PROXIES": 1})
+    made = app.test_client().post(
+        "/api/share",
+        json={"tool": "bytes", "text": "hi"},
+        headers={"X-Forwarded-Proto": "https", "X-Forwarded-Host": "bpe.example.org"},
+    )
+    assert made.get_json()["url"].startswith("https://bpe.example.org/s/")
+
+
+def test_forwarded_headers_are_ignored_without_a_trusted_proxy(sec_client):
+    made = sec_client.post(
+        "/api/share",
+        json={"tool": "bytes", "text": "hi"},
+        headers={"X-Forwarded-Proto": "https", "X-Forwarded-Host": "evil.example"},
+    )
+    assert made.get_json()["url"].startswith("http://localhost/s/")
+
+
+def test_share_base_url_setting(tmp_path):
+    from webapp import create_app
+    from webapp.storage import default_sqlite_url
+
+    app = create_app(
+        {"TESTING": True, "DATABASE_URL": default_sqlite_url(tmp_path), "SHARE_BASE_URL": "https://play.example/"}
+    )
+    made = app.test_client().post("/api/share", json={"tool": "train", "words": "a b"})
+    assert made.get_json()["url"] == "https://play.example" + made.get_json()["path"]
