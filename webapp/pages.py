@@ -137,8 +137,35 @@ def example_state(tool: str, key: str | None) -> dict[str, str] | None:
 # --- computing a page ------------------------------------------------------------
 
 
-def _error_dict(errors: Mapping[str, TokenizerError]) -> dict[str, str]:
-    return {name: exc.message for name, exc in errors.items()}
+class FieldError(str):
+    """An error message shown beside a field, with the typed line it points at (if any)."""
+
+    snippet: tuple[str, str] | None = None
+
+
+def error_snippet(source: Any, location: Mapping[str, Any], width: int = 60) -> tuple[str, str] | None:
+    """The line an error points at (a window of it) and a caret under the column."""
+    line_no, column = location.get("line"), location.get("column")
+    if not isinstance(source, str) or not isinstance(line_no, int) or not isinstance(column, int):
+        return None
+    lines = source.splitlines()
+    if not 1 <= line_no <= len(lines):
+        return None
+    line = lines[line_no - 1]
+    start = max(0, min(column - 1 - width // 2, len(line) - width))
+    excerpt = line[start : start + width].replace("\t", " ")  # one column per character
+    prefix = f"{line_no} │ " + ("…" if start else "")
+    caret = " " * (len(prefix) + column - 1 - start) + "^"
+    return prefix + excerpt + ("…" if start + width < len(line) else ""), caret
+
+
+def _error_dict(errors: Mapping[str, TokenizerError], state: Mapping[str, str]) -> dict[str, FieldError]:
+    out: dict[str, FieldError] = {}
+    for name, exc in errors.items():
+        shown = FieldError(exc.message)
+        shown.snippet = error_snippet(state.get(name), exc.location)
+        out[name] = shown
+    return out
 
 
 def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
@@ -189,7 +216,7 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
                 "roundtrip": _roundtrip(text, trace.ids, merges, _only(file_vocab, trace.ids)),
             }
     decoded = compute_decode(state, limits, errors, file_vocab)
-    return {"result": result, "decoded": decoded, "errors": _error_dict(errors)}
+    return {"result": result, "decoded": decoded, "errors": _error_dict(errors, state)}
 
 
 def _only(vocab: dict[int, bytes] | None, ids: Any) -> dict[int, bytes] | None:
@@ -289,7 +316,7 @@ def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
                 "rules_fired": trace.rules_fired,
                 "rules_idle": trace.rules_idle,
             }
-    return {"result": result, "errors": _error_dict(errors)}
+    return {"result": result, "errors": _error_dict(errors, state)}
 
 
 def carry_to_chars(words: tuple[str, ...], pairs: list[tuple[str, str]], vocab: dict[str, int]) -> dict[str, str]:
@@ -345,7 +372,7 @@ def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
                 "carry": carry_to_chars(words, pairs, vocab),
                 "vocab_size": len(vocab),
             }
-    return {"result": result, "errors": _error_dict(errors)}
+    return {"result": result, "errors": _error_dict(errors, state)}
 
 
 COMPUTE: dict[str, Callable[[Mapping[str, str]], dict[str, Any]]] = {

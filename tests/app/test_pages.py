@@ -285,3 +285,18 @@ def test_pages_have_nothing_inline_the_csp_would_block(client, url):
     html = client.get(url).get_data(as_text=True)
     for pattern in _INLINE:
         assert not pattern.search(html), (url, pattern.pattern)
+
+
+def test_parse_errors_show_the_line_with_a_caret(client):
+    html = client.post("/bytes", data=dict(SEED_BYTES, merges="108 111 256\n256 1x9 257")).get_data(as_text=True)
+    message = field_error(html, "merges")
+    assert message.startswith('merges: line 2, column 5: expected an integer, got "1x9"')
+    assert '<code class="error-snippet">2 │ 256 1x9 257\n        ^</code>' in html
+
+
+def test_error_snippet_windows_long_lines():
+    line = "x" * 500
+    shown, caret = pages.error_snippet(line, {"line": 1, "column": 300}, width=60)
+    assert shown.startswith("1 │ …") and shown.endswith("…") and len(shown) < 80
+    assert caret.index("^") == shown.index("x") + 30  # the window starts at column 270: the caret is under column 300
+    assert pages.error_snippet("a", {"rule": 1}) is None
