@@ -24,7 +24,8 @@ import heapq
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Collection, Sequence
-from itertools import chain, pairwise
+from itertools import accumulate, chain, count, pairwise
+from operator import add
 
 from .traces import PairCount, TrainingStep, TrainingTrace
 from .validation import validate_char_merges, validate_num_merges, validate_words
@@ -67,15 +68,13 @@ class _Trainer:
         # A word's symbol list is made the first time a merge touches it.
         self.symbols: list[list[str] | None] = [None] * len(distinct)
         self.freq: list[int] = [freq[word] for word in distinct]
-        used = set().union(*distinct) if distinct else set()
-        separator = next(chr(c) for c in range(len(used) + 1) if chr(c) not in used)
+        joined = "".join(distinct)
+        separator = next(ch for ch in map(chr, range(len(joined) + 1)) if ch not in joined)
         self.text = separator.join(distinct)
-        # starts[w] is where word w begins in `text`; one extra entry closes the last word.
-        self.starts: list[int] = [0]
-        for word in distinct:
-            self.starts.append(self.starts[-1] + len(word) + 1)
-        # Weighted pair counts straight from every word occurrence (C-level counting).
-        self.counts: dict[Pair, int] = dict(Counter(chain.from_iterable(map(pairwise, words))))
+        # starts[w] is where word w begins in `text` (its length plus one separator per
+        # earlier word); one extra entry closes the last word.
+        self.starts: list[int] = list(map(add, accumulate(map(len, distinct), initial=0), count()))
+        self.counts: dict[Pair, int] = _weighted_pair_counts(distinct, self.freq)
         self.where: dict[Pair, set[int]] = {}
         self.heap: list[tuple[int, str, str]] = [(-c, a, b) for (a, b), c in self.counts.items()]
         heapq.heapify(self.heap)
@@ -113,28 +112,30 @@ class _Trainer:
         counts, heap = self.counts, self.heap
         delta: dict[Pair, int] = {}
         symbols, freq, where = self.symbols, self.freq, self.where
+        words = self.words
         for w in self._candidates(first, second, merged):
             old = symbols[w]  # this word's symbol list, rewritten in place
             if old is None:
-                old = symbols[w] = list(self.words[w])
-            n = len(old)
-            # The common case first: exactly one match, found with two C-speed searches.
-            try:
-                s = old.index(first, 0, n - 1)
-            except ValueError:
+                old = symbols[w] = list(words[w])
+            # Counting first avoids raising ValueError (slow) in the common cases.
+            occurrences = old.count(first)
+            if not occurrences:
                 continue  # the string is there, but not on symbol boundaries
-            single = old[s + 1] == second
-            if single:
-                try:
-                    old.index(first, s + 2, n - 1)
-                    single = False  # maybe more matches: take the general path
-                except ValueError:
-                    pass
-            hits = [s] if single else _match_starts(old, first, second)
-            if not hits:
-                continue
+            if occurrences == 1:
+                s = old.index(first)
+                if s + 1 == len(old) or old[s + 1] != second:
+                    continue
+                single = True
+            else:
+                hits = _match_starts(old, first, second, occurrences)
+                if not hits:
+                    continue
+                single = len(hits) == 1
+                s = hits[0]
             f = freq[w]
+            n = len(old)
             if single:
+                # The common case, spelled out: one match at s.
                 if s > 0:
                     left = old[s - 1]
                     p = (left, first)
@@ -207,6 +208,24 @@ class _Trainer:
         return found
 
 
+def _weighted_pair_counts(distinct: list[str], freq: list[int]) -> dict[Pair, int]:
+    """Every adjacent pair over all words, each distinct word weighted by its frequency.
+
+    Counting is done by C code (Counter over pairwise): once over the distinct
+    words, then once per frequency class f > 1 over its words, added f - 1 times.
+    """
+    counts = Counter(chain.from_iterable(map(pairwise, distinct)))
+    by_freq: dict[int, list[str]] = {}
+    for word, f in zip(distinct, freq):
+        if f > 1:
+            by_freq.setdefault(f, []).append(word)
+    for f, group in by_freq.items():
+        extra = f - 1
+        for pair, n in Counter(chain.from_iterable(map(pairwise, group))).items():
+            counts[pair] += n * extra
+    return dict(counts)
+
+
 def _note(where: dict[Pair, set[int]], pair: Pair, w: int) -> None:
     """Note that word w holds `pair` (a set: a long word noted many times is visited once)."""
     words = where.get(pair)
@@ -228,18 +247,23 @@ def _rebuild(symbols: list[str], hits: list[int], merged: str) -> list[str]:
     return out
 
 
-def _match_starts(symbols: list[str], first: str, second: str) -> list[int]:
-    """Start positions of the non-overlapping left-to-right matches of (first, second)."""
+def _match_starts(symbols: list[str], first: str, second: str, occurrences: int) -> list[int]:
+    """Start positions of the non-overlapping left-to-right matches of (first, second).
+
+    `occurrences` is how often `first` occurs in `symbols`; each is visited
+    once with a C-speed search, so the loop ends without a failed search.
+    """
     hits: list[int] = []
     last = len(symbols) - 1
+    remaining = occurrences
     i = 0
-    while i < last:
-        try:
-            i = symbols.index(first, i, last)  # C-speed search; a match needs a successor
-        except ValueError:
-            break
-        if symbols[i + 1] == second:
+    while remaining:
+        i = symbols.index(first, i)
+        remaining -= 1
+        if i < last and symbols[i + 1] == second:
             hits.append(i)
+            if second == first:
+                remaining -= 1  # the right operand was an occurrence of `first` too
             i += 2
         else:
             i += 1
