@@ -6,8 +6,9 @@
 # available and cannot be installed here (the PostgreSQL tests then skip and
 # say why). Installs Debian's `postgresql` package when missing and we are root.
 #
-# The cluster lives in .pg/ (git-ignored) at the repository top; as root the
-# server runs as the unprivileged `postgres` user (or `nobody`). Re-running
+# The cluster lives in .pg/ (git-ignored) at the repository top (or in /tmp
+# when the server's user cannot reach the checkout); as root the server runs
+# as the unprivileged `postgres` user (or `nobody`). Re-running
 # reuses a running server. Settings: PG_PORT (default 55432), PG_DIR.
 # `scripts/ensure-postgres.sh stop` stops it.
 set -euo pipefail
@@ -33,8 +34,8 @@ find_bindir() {
 }
 
 bindir="$(find_bindir || true)"
-if [ "${1:-}" = stop ] && { [ -z "$bindir" ] || [ ! -f "$data/postmaster.pid" ]; }; then
-  exit 0
+if [ "${1:-}" = stop ] && [ -z "$bindir" ]; then
+  exit 0  # nothing installed, so nothing runs
 fi
 if [ -z "$bindir" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -58,6 +59,16 @@ if [ "$(id -u)" = 0 ]; then
   run_as=(runuser -u "$user" --)
   mkdir -p "$pg_dir"
   chown "$user" "$pg_dir"
+  # A checkout under a private home (e.g. /root) is not reachable for that
+  # user: keep the cluster in a per-checkout folder under /tmp instead.
+  if ! "${run_as[@]}" test -w "$pg_dir"; then
+    pg_dir="${TMPDIR:-/tmp}/playground-pg-$(printf '%s' "$root_dir" | cksum | cut -d' ' -f1)"
+    data="$pg_dir/data"
+    log="$pg_dir/server.log"
+    mkdir -p "$pg_dir"
+    chown "$user" "$pg_dir"
+    chmod 700 "$pg_dir"
+  fi
 else
   user="$(id -un)"
   mkdir -p "$pg_dir"
@@ -73,7 +84,7 @@ fi
 if [ ! -f "$data/PG_VERSION" ]; then
   rm -rf "$data"
   "${run_as[@]}" "$bindir/initdb" -D "$data" -U postgres --auth=trust \
-    --encoding=UTF8 --locale=C.UTF-8 >"$pg_dir/initdb.log" 2>&1 || {
+    --encoding=UTF8 --no-locale >"$pg_dir/initdb.log" 2>&1 || {
       cat "$pg_dir/initdb.log" >&2; exit 1; }
 fi
 
