@@ -94,7 +94,9 @@
       return response.blob().then(function (blob) {
         var link = document.createElement("a");
         link.href = URL.createObjectURL(blob);
-        link.download = response.ok ? button.getAttribute("formaction").split("/").pop().replace(".txt", "") + "-ids.txt" : "error.txt";
+        // The server names the file (Content-Disposition); errors come back as text.
+        var named = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "");
+        link.download = named ? named[1] : "error.txt";
         document.body.appendChild(link);
         link.click();
         window.setTimeout(function () { URL.revokeObjectURL(link.href); link.remove(); }, 1000);

@@ -233,3 +233,17 @@ def test_pretokenize_select_shows_piece_boundaries(page: Page, console, screensh
     expect(page.locator(".pieces-note")).to_contain_text("5 pre-tokenized pieces")
     expect(page.locator("#tokens .piece-sep")).to_have_count(4)
     screenshot("bytes-pretokenized")
+
+
+def test_copy_and_download_all_ids(page: Page, console, screenshot):
+    page.goto("/bytes?example=aaa&view=ids")
+    expect(page.locator("#ids-output")).to_have_value("256 97")
+    page.click("[data-copy-from=ids-output]")
+    expect(page.locator(".ids-actions .copied")).to_be_visible()
+    with page.expect_download() as info:
+        page.click("[data-download]")
+    download = info.value
+    assert download.suggested_filename == "bytes-ids.txt"
+    assert open(download.path(), encoding="utf-8").read() == "256 97\n"
+    expect(page.locator("#f-text")).to_have_value("aaa")  # the page stays as it was
+    screenshot("bytes-ids")
