@@ -142,14 +142,22 @@ class _Trainer:
                     delta[p] = delta.get(p, 0) - f
                     p = (left, merged)
                     delta[p] = delta.get(p, 0) + f
-                    _note(where, p, w)
+                    noted = where.get(p)
+                    if noted is None:
+                        where[p] = {w}
+                    else:
+                        noted.add(w)
                 if s + 2 < n:
                     right = old[s + 2]
                     p = (second, right)
                     delta[p] = delta.get(p, 0) - f
                     p = (merged, right)
                     delta[p] = delta.get(p, 0) + f
-                    _note(where, p, w)
+                    noted = where.get(p)
+                    if noted is None:
+                        where[p] = {w}
+                    else:
+                        noted.add(w)
                 old[s : s + 2] = [merged]
                 continue
             last_old = n - 2  # the last pair position of the old word
