@@ -360,6 +360,10 @@ def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
             word_views, distinct = vm.segmented_words(words, pairs, vocab, tk.char_tokens, 300)
             result = {
                 "rows": rows,
+                # Pages stay light however many merges were asked for: the
+                # chips list and the step table are capped (the carry form has all).
+                "list_cap": limits.render_max_tokens,
+                "table_rows": [row for row in rows if row.count is not None][: limits.trace_max_steps],
                 "merges": trace.merges,
                 "merges_json": json.dumps(trace.merges, ensure_ascii=False),
                 "chart": vm.count_chart(rows),

@@ -300,3 +300,15 @@ def test_error_snippet_windows_long_lines():
     assert shown.startswith("1 │ …") and shown.endswith("…") and len(shown) < 80
     assert caret.index("^") == shown.index("x") + 30  # the window starts at column 270: the caret is under column 300
     assert pages.error_snippet("a", {"rule": 1}) is None
+
+
+def test_training_many_merges_keeps_the_page_bounded(tmp_path):
+    app = make_app(tmp_path, RENDER_MAX_TOKENS=20, TRACE_MAX_STEPS=5)
+    words = " ".join(f"w{i:03d}x" for i in range(400))
+    html = app.test_client().post("/train", data={"words": words, "num_merges": "60"}).get_data(as_text=True)
+    assert "Showing the first 20 of 60 merges" in html
+    assert html.split('id="merge-list"', 1)[1].split("</ol>", 1)[0].count("<li>") == 20
+    assert "Details for the first 5 of 60 steps" in html
+    assert html.split('id="steps-table"', 1)[1].split("</table>", 1)[0].count("<tr") == 6  # header + 5
+    carried = re.search(r'name="merges" value="([^"]*)"', html).group(1)
+    assert len(carried.splitlines()) == 60
