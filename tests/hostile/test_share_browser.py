@@ -55,13 +55,18 @@ def test_share_link_opens_identically_in_another_browser_after_restart(
     restarted = gunicorn_factory(server.database_url, workers=2, port=server.port).start()
 
     second = browser_type.launch(**browser_type_launch_args)  # another browser, no shared state
-    page = second.new_page()
+    context = second.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
     response = page.goto(url)
     assert response is not None and response.status == 200
     after = _snapshot(page)
     assert after == before
     # The page shows its own link, ready to copy.
     assert page.locator(".share-url").input_value() == url
+    # The copy button puts the link on the clipboard.
+    page.locator(".share-copy").click()
+    page.locator(".share-copied").wait_for()
+    assert page.evaluate("navigator.clipboard.readText()") == url
     page.screenshot(path=str(SCREENSHOTS / "share-opened.png"), full_page=True)
 
     # Edit and share again: a new link; the old one is unchanged.
