@@ -4,14 +4,14 @@ What it does: `bpe_merges(words, num_merges)` gives exactly the answer of the
 literal algorithm in the GUIDE (split every word into code points, count every
 adjacent pair in every word, take the most frequent pair, on a tie the smallest
 `(first, second)` tuple of strings, replace it left to right in every word,
-repeat), without its cost: distinct words are kept once with their frequency,
-pair counts are updated incrementally for only the words that hold the merged
+repeat), without its cost: distinct words are kept once with their frequency;
+pair counts are updated incrementally, for only the words that hold the merged
 pair (found through one joined string for pairs of single characters, and an
-index pair -> words for pairs that merges create), and the most frequent pair
-comes from a heap with lazy deletion whose key order *is* the tie-break. `train_trace` runs the
-same engine and also records, per step, the winner's count and the runner-up
-pairs (bounded by `max_steps`), so the UI can show why a tie went the way it
-did. `training_vocab` numbers the symbols a training run knows.
+index pair -> words for pairs that merges create); the most frequent pair
+comes from a heap with lazy deletion whose key order *is* the tie-break.
+`train_trace` runs the same engine and also records, per step, the winner's
+count and the runner-up pairs (bounded by `max_steps`), so the UI can show why
+a tie went the way it did. `training_vocab` numbers the symbols a run knows.
 
 What it does not do: no splitting of text into words, no normalisation, no
 byte-level training, no minimum frequency. Inputs come through the shared
@@ -57,8 +57,8 @@ class _Trainer:
     * a pair with a merged token on either side only comes into being in a
       merge, and the merge notes the word in `where[pair]` right then.
     Either way a candidate may no longer hold the pair (the string is there
-    but not on symbol boundaries, the word was already rewritten, or it is
-    noted twice); the merge step finds no match there and skips it.
+    but not on symbol boundaries, or a later merge rewrote that part of the
+    word); the merge step finds no match there and skips it.
     """
 
     def __init__(self, words: Sequence[str]) -> None:
@@ -352,9 +352,9 @@ def training_vocab(words: Sequence[str], pairs: Sequence[Sequence[str]]) -> dict
 
     `pairs` are the learned pairs (`TrainingTrace.pairs`, or JSON lists of
     two strings), checked like character-level merge rules. Ids count from 0
-    in that order. A merged token already numbered (two
-    different pairs can spell the same string) keeps its first id, so ids stay
-    dense and the vocab stays a one-to-one map.
+    in that order. A merged token already numbered keeps its first id, so ids
+    stay dense and the vocab stays one-to-one (training from characters never
+    spells one token twice, but pairs written by hand can).
     """
     words = validate_words(words)
     checked = validate_char_merges(pairs)
