@@ -344,8 +344,8 @@ Notes: cold = a fresh compile (ours) / Encoding / Tokenizer built from the same 
   Training vs BpeTrainer: the timing compares like with like (same words, same number of merges), but the
   answers agree only until the first tie involving a merged token: BpeTrainer breaks ties by its internal
   token ids (alphabet in code-point order, then merges in creation order), the GUIDE by the strings.
-  BpeTrainer stops at a vocab size (alphabet + 100 here: the same as 100 merges, since training from characters
-  never spells one token twice) and may run its counting and merging on several threads."""
+  BpeTrainer stops at a vocab size (alphabet + 100 here; the table shows how many merges each side learned)
+  and may run its counting and merging on several threads."""
 
 
 def _first_difference(a: list[int], b: list[int]) -> str:
