@@ -738,20 +738,29 @@ def recover_rank_merges(ranks: Mapping[bytes, int]) -> list[tuple[bytes, bytes, 
 
 
 def _merge_below(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[bytes]:
-    """tiktoken-style merging of `token`'s bytes using only ranks below `limit`."""
-    parts = [token[i : i + 1] for i in range(len(token))]
+    """tiktoken-style merging of `token`'s bytes using only ranks below `limit`.
+
+    Keeps the rank of every adjacent pair in a list, so each step is a
+    C-level min() / index() plus two dict lookups (leftmost lowest rank wins,
+    as in tiktoken), not a Python loop over the whole token. A missing pair
+    counts as `limit`, and anything at or above `limit` never merges here.
+    """
     get = ranks.get
+    parts = [token[i : i + 1] for i in range(len(token))]
+    pair_ranks = [get(token[i : i + 2], limit) for i in range(len(token) - 1)]
     while len(parts) > 2:
-        best = limit
-        at = -1
-        for i in range(len(parts) - 1):
-            rank = get(parts[i] + parts[i + 1])
-            if rank is not None and rank < best:
-                best = rank
-                at = i
-        if at < 0:
+        lowest = min(pair_ranks)
+        if lowest >= limit:
             break
-        parts[at : at + 2] = [parts[at] + parts[at + 1]]
+        i = pair_ranks.index(lowest)
+        merged = parts[i] + parts[i + 1]
+        parts[i] = merged
+        del parts[i + 1]
+        del pair_ranks[i]
+        if i > 0:
+            pair_ranks[i - 1] = get(parts[i - 1] + merged, limit)
+        if i < len(parts) - 1:
+            pair_ranks[i] = get(merged + parts[i + 1], limit)
     if len(parts) == 2 and (parts[0] not in ranks or parts[1] not in ranks):
         return []  # a single byte without a rank of its own: no token to merge
     return parts
