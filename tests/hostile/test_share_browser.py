@@ -20,6 +20,7 @@ def _snapshot(page) -> dict[str, Any]:
     return {
         "fields": {name: page.locator(f'#tool-form [name="{name}"]').input_value() for name in FIELDS},
         "pretokenize": page.locator('#tool-form [name="pretokenize"]').input_value(),
+        "view": page.locator("#results input.tab-radio:checked").get_attribute("value"),
         "tokens": page.locator("#results [data-token-id]").evaluate_all(
             "els => els.map(e => [e.getAttribute('data-token-id'), e.textContent])"
         ),
@@ -41,12 +42,15 @@ def test_share_link_opens_identically_in_another_browser_after_restart(
     page.fill('#tool-form [name="ids"]', "258 111")
     page.fill('#tool-form [name="vocab"]', '{"256": [104, 101], "257": [108, 108], "258": [104, 101, 108, 108]}')
     page.locator('#results [data-token-id="258"]:visible').first.wait_for()
+    page.locator("#results label.tab", has_text="Trace").click()  # the chosen view is shared too
+    page.wait_for_load_state("networkidle")
     page.locator(".share-button").click()
     url = page.locator(".share-url").input_value(timeout=10_000)
     assert re.fullmatch(rf"{re.escape(base)}/s/[a-z2-7]{{16}}", url)
     page.wait_for_load_state("networkidle")
     before = _snapshot(page)
     assert before["tokens"] and before["fields"]["text"] == "hello <b>shared</b> world"
+    assert before["view"] == "trace"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "share-made.png"), full_page=True)
     first.close()
