@@ -714,3 +714,36 @@ def test_vocab_json_holding_the_tokens_model_and_merges():
     assert "looks like a vocab.json on its own" in info.value.message
     loaded = tf.import_tokenizer(json.dumps(vocab), merges_txt="#version: 0.2\n")
     assert loaded.level == "chars" and loaded.vocab == vocab
+
+
+def test_hf_byte_level_with_special_tokens_and_a_partial_alphabet():
+    # Trained without the full byte alphabet and with a special token first:
+    # bytes get ids from 1 up, some bytes have no token at all.
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"], show_progress=False)
+    tok.train_from_iterator(CORPUS[:2] * 3, trainer=trainer)
+    loaded = tf.import_tokenizer(tok.to_str())
+    assert loaded.unknown_bytes and loaded.unk_id is None
+    assert any("have no token in the file" in note for note in loaded.notes)
+    # merged tokens have ids below 256 here, so every id is relabelled
+    assert all(new >= 256 for _, _, new in loaded.merges)
+    for text in ["the lowest newer", "Hello there! Don't", "ünknown bytes € dropped"]:
+        assert _our_ids(loaded, text) == tok.encode(text).ids, text
+        trace = tf.encode_loaded_trace(loaded, text)
+        assert trace.ids == tok.encode(text).ids and [t.id for t in trace.tokens] == trace.ids
+
+
+def test_fallback_relabel_matches_the_fast_path():
+    from webapp.tokenizer import pretokenize as pt
+
+    merges = [[104, 101, 256], [256, 108, 257], [32, 119, 258]]
+    relabel = {104: 0, 257: 9, 32: 1}
+    for scheme in pt.SCHEMES:
+        fast = pt.pretokenized_encode_trace("hel hel wow", merges, scheme, relabel=relabel)
+        slow = pt._relabelled(
+            pt._trace_by_pieces("hel hel wow", pt._compiled(merges), scheme, max_steps=200, max_tokens=3000, max_sequence=2000),
+            relabel,
+        )
+        assert fast == slow
