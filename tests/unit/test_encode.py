@@ -207,3 +207,14 @@ def test_piece_cache_bounds_total_piece_length(monkeypatch):
     weight = sum(len(piece) for piece in compiled.pieces.data)
     assert weight == compiled.pieces.weight
     assert weight <= 100 + 16  # at most one piece past the cap
+
+
+def test_long_text_with_many_pieces():
+    # Over 32 KiB: pair ranks are converted per missing piece instead of per text.
+    merges = [[116, 104, 256], [256, 101, 257], [32, 257, 258], [97, 110, 259], [259, 100, 260], [111, 102, 261]]
+    words = ["the", "and", "of", "theory", "band", "often", "ab", "x", "thethe", "andand"]
+    text = " ".join(words[(i * 7) % len(words)] + str(i % 13) for i in range(8000))
+    assert len(text.encode()) > 40_000
+    compiled = compile_byte_merges(merges)
+    compiled.pieces.clear()
+    assert encode(text, compiled) == reference.encode(text, merges)

@@ -66,6 +66,7 @@ PIECE_CACHE_ENTRIES = 65_536
 PIECE_CACHE_MAX_BYTES = 256
 PIECE_CACHE_WEIGHT = 1_000_000  # total length of cached pieces per compiled list
 COMPILED_CACHE_ENTRIES = 4
+WHOLE_TEXT_RANKS = 32_768  # up to this many bytes, pair ranks become one Python list per text
 DEFAULT_MAX_TREE_NODES = 100_000
 
 
@@ -273,6 +274,7 @@ class CompiledByteMerges:
         # Initial pair ranks of the whole text, made on the first cache miss
         # with one numpy lookup, then sliced per piece.
         ranks: list[int] | None = None
+        ranks_np: np.ndarray | None = None
         small = engine.SMALL_PIECE
         news = self.table.news
         out: list[int] = []
@@ -287,12 +289,19 @@ class CompiledByteMerges:
                     ids = (data[start],)
                 elif length <= small:
                     if ranks is None:
-                        ranks = self._byte_pair_ranks()[pair_index].tolist()
+                        ranks_np = self._byte_pair_ranks()[pair_index]
+                        # Python ints for the whole text at once, unless the text is long
+                        # (then only the pieces that miss the cache convert theirs).
+                        ranks = ranks_np.tolist() if len(data) <= WHOLE_TEXT_RANKS else []
+                    if ranks:
+                        piece_ranks = ranks[start : end - 1]
+                    else:
+                        piece_ranks = ranks_np[start : end - 1].tolist()
                     if length == 2:  # one pair: its first rule fires or nothing does
-                        rank = ranks[start]
+                        rank = piece_ranks[0]
                         ids = (news[rank],) if rank != INF else (data[start], data[start + 1])
                     else:
-                        ids = tuple(run_plain(list(piece), ranks[start : end - 1]))
+                        ids = tuple(run_plain(list(piece), piece_ranks))
                 else:
                     ids = tuple(run(piece))
                 if length <= PIECE_CACHE_MAX_BYTES:

@@ -16,9 +16,10 @@ taken literally - without a pass per rule:
 * Short sequences (up to SMALL_PIECE symbols, i.e. words) keep a Python list
   of ranks and merge in place: `min` and `index` find the matches at C speed
   and a merge re-ranks only its two new neighbour pairs. Long ones use a
-  linked list and a heap of (rank, position) with lazy deletion, so each
-  merge costs O(log n) (a pair -> positions index in effect: equal ranks pop
-  in position order).
+  linked list and a bucket queue (rank -> positions, a heap of the ranks
+  present; stale positions are skipped lazily), so each merge costs O(1)
+  plus a heap push when it creates a rank not yet present. A rank names one
+  pair, so the buckets are the pair -> positions index.
 * The callers (byte_level, char_level) cut the text where no rule can ever
   join two neighbours, encode the pieces independently and cache them in a
   `BoundedCache`; the pieces give the same answer as the whole text.
@@ -42,7 +43,7 @@ from typing import Any, Generic, TypeVar
 INF = 1 << 62  # "no rule left for this pair"; larger than any rule index
 _DEAD = -1  # rank of a position that a merge consumed
 # Pieces up to this many symbols use the list-rebuild loop; longer ones the heap.
-SMALL_PIECE = 64
+SMALL_PIECE = 32
 
 Event = tuple[int, int, int]  # (rule index, start of left operand, start of right operand)
 
@@ -236,26 +237,43 @@ class RuleTable:
                 return seq
 
     def _run_heap(self, symbols: Sequence[int], events: list[Event] | None) -> list[int]:
+        """Linked list plus a bucket queue: rank -> positions, and a heap of the ranks present.
+
+        Ranks only grow, so the smallest rank in the heap is the next rule that
+        fires; its bucket (sorted) holds its matches left to right. A bucket
+        may hold stale positions (re-ranked or consumed since): `rank[p]`
+        says which entries still stand.
+        """
         shift = self.shift
         news = self.news
         next_rank = self.next_rank
+        first_get = self.first.get
+        later = self.later
         vals = list(symbols)
         n = len(vals)
         nxt = list(range(1, n + 1))
         nxt[-1] = -1
         prv = list(range(-1, n - 1))
-        first = self.first
-        rank = [first.get(a * shift + b, INF) for a, b in zip(vals, vals[1:])]
+        rank = [first_get(a * shift + b, INF) for a, b in zip(vals, vals[1:])]
         rank.append(INF)
-        heap = [(r, i) for i, r in enumerate(rank) if r != INF]
-        heapq.heapify(heap)
+        buckets: dict[int, list[int]] = {}
+        for i, r in enumerate(rank):
+            if r != INF:
+                bucket = buckets.get(r)
+                if bucket is None:
+                    buckets[r] = [i]
+                else:
+                    bucket.append(i)
+        order = list(buckets)
+        heapq.heapify(order)
         pop = heapq.heappop
         push = heapq.heappush
-        while heap:
-            k = heap[0][0]
-            batch = []
-            while heap and heap[0][0] == k:
-                batch.append(pop(heap)[1])  # equal ranks pop in position order
+        bucket_of = buckets.get
+        while order:
+            k = pop(order)
+            batch = buckets.pop(k)
+            if len(batch) > 1:
+                batch.sort()
             new = news[k]
             time = k + 1
             for p in batch:
@@ -270,18 +288,34 @@ class RuleTable:
                 rank[q] = _DEAD
                 if r != -1:
                     prv[r] = p
-                    rp = next_rank(new * shift + vals[r], time)
+                    key = new * shift + vals[r]
+                    rp = first_get(key, INF)
+                    if rp < time:
+                        rp = next_rank(key, time) if later and key in later else INF
                     rank[p] = rp
                     if rp != INF:
-                        push(heap, (rp, p))
+                        bucket = bucket_of(rp)
+                        if bucket is None:
+                            buckets[rp] = [p]
+                            push(order, rp)
+                        else:
+                            bucket.append(p)
                 else:
                     rank[p] = INF
                 left = prv[p]
                 if left != -1:
-                    rl = next_rank(vals[left] * shift + new, time)
+                    key = vals[left] * shift + new
+                    rl = first_get(key, INF)
+                    if rl < time:
+                        rl = next_rank(key, time) if later and key in later else INF
                     rank[left] = rl
                     if rl != INF:
-                        push(heap, (rl, left))
+                        bucket = bucket_of(rl)
+                        if bucket is None:
+                            buckets[rl] = [left]
+                            push(order, rl)
+                        else:
+                            bucket.append(left)
         out = []
         i = 0
         while i != -1:
