@@ -398,6 +398,39 @@ def _context(tool: str, state: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def with_missing_tokens(state: Mapping[str, str]) -> str | None:
+    """The Characters vocab with every token the text needs appended (next free ids).
+
+    Ids already given keep their values. None when the inputs do not parse
+    (the page then shows those errors as usual) or nothing is missing.
+    """
+    limits = inputs.current_limits()
+    try:
+        text = inputs.read_text(state.get("text", ""), limits, form=True)
+        merges = inputs.read_char_merges(state.get("merges", ""), limits)
+        vocab = dict(inputs.read_char_vocab(state.get("vocab", ""), limits))
+        tokens = tk.char_tokens(text, merges)
+    except TokenizerError:
+        return None
+    missing = [t for t in dict.fromkeys(tokens) if t not in vocab]
+    if not missing:
+        return None
+    next_id = max(vocab.values(), default=-1) + 1
+    for offset, token in enumerate(sorted(missing)):
+        vocab[token] = next_id + offset
+    return tf.format_char_vocab(vocab)
+
+
+def _apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> bool:
+    """Buttons that change a field before computing (no JavaScript needed). True if a field changed."""
+    if tool == "chars" and raw.get("action") == "add-missing" and not state.get("tokenizer"):
+        vocab = with_missing_tokens(state)
+        if vocab is not None:
+            state["vocab"] = vocab
+            return True
+    return False
+
+
 def render_tool_page(tool: str, state: Mapping[str, str]) -> str:
     """The full page of one tool, filled in and computed from form-field values.
 
@@ -406,13 +439,19 @@ def render_tool_page(tool: str, state: Mapping[str, str]) -> str:
     if tool not in TOOLS:
         abort(404)
     full = normalize_state(tool, state)
+    _apply_action(tool, full, state)
     return render_template(f"{tool}.html", **_context(tool, full))
 
 
 def render_fragment(tool: str, state: Mapping[str, str]) -> str:
-    """The htmx response: the results partial and the error slots (out of band)."""
+    """The htmx response: the results partial and the error slots (out of band).
+
+    When a button changed a field (Add missing tokens), that field is sent
+    back out of band too; typed fields are otherwise never replaced.
+    """
     full = normalize_state(tool, state)
-    return render_template(f"partials/{tool}_fragment.html", **_context(tool, full))
+    changed = _apply_action(tool, full, state)
+    return render_template(f"partials/{tool}_fragment.html", changed=changed, **_context(tool, full))
 
 
 # --- routes ------------------------------------------------------------------

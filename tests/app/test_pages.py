@@ -312,3 +312,17 @@ def test_training_many_merges_keeps_the_page_bounded(tmp_path):
     assert html.split('id="steps-table"', 1)[1].split("</table>", 1)[0].count("<tr") == 6  # header + 5
     carried = re.search(r'name="merges" value="([^"]*)"', html).group(1)
     assert len(carried.splitlines()) == 60
+
+
+def test_add_missing_tokens_to_the_vocab(client):
+    state = dict(SEED_CHARS, text="lowest", action="add-missing")
+    html = client.post("/chars", data=state).get_data(as_text=True)
+    assert field_error(html, "vocab") == ""
+    assert '&#34;s&#34;: 9, &#34;t&#34;: 10}</textarea>' in html  # appended after the highest id (8)
+    assert token_ids(html) == [7, 3, 9, 10]  # low e s t
+    fragment = client.post("/fragments/chars", data=state).get_data(as_text=True)
+    assert 'id="field-vocab" hx-swap-oob="true"' in fragment
+    assert fragment.count('id="error-vocab"') == 1
+    # Without the button the vocab is left exactly as typed.
+    plain = client.post("/fragments/chars", data=dict(SEED_CHARS, text="lowest")).get_data(as_text=True)
+    assert 'id="field-vocab"' not in plain and 'id="add-missing"' in plain

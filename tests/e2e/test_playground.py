@@ -247,3 +247,18 @@ def test_copy_and_download_all_ids(page: Page, console, screenshot):
     assert open(download.path(), encoding="utf-8").read() == "256 97\n"
     expect(page.locator("#f-text")).to_have_value("aaa")  # the page stays as it was
     screenshot("bytes-ids")
+
+
+def test_add_the_missing_tokens_to_the_vocab(page: Page, console, screenshot):
+    page.goto("/chars")
+    page.fill("#f-text", "lowest")
+    expect(page.locator("#error-vocab")).to_contain_text('"s"')
+    page.click("#add-missing")
+    expect(page.locator("#error-vocab")).to_be_empty()
+    expect(page.locator("#f-vocab")).to_have_value(re.compile(r'"s": 9, "t": 10\}$'))
+    ids = tokens(page).evaluate_all("els => els.map(e => e.dataset.tokenId)")
+    assert ids == ["7", "3", "9", "10"]
+    # Typing goes on with the new vocab.
+    page.fill("#f-text", "lowest tower")
+    expect(page.locator("#error-vocab")).to_contain_text('" "')
+    screenshot("chars-add-missing")
