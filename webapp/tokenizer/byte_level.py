@@ -404,31 +404,34 @@ def implied_byte_vocab(merges: Any) -> dict[int, bytes]:
     return vocab
 
 
+_SINGLE_BYTES = [bytes((b,)) for b in range(256)]
+
+
 def decode(ids: Any, vocab: Any) -> str:
     """Byte-level decode (the GUIDE's contract): all ids' bytes, then strict UTF-8."""
     ids = validate_ids(ids)
     table = validate_byte_vocab(vocab)
-    parts: list[bytes] = []
-    for index, token_id in enumerate(ids, start=1):
-        piece = table.get(token_id)
-        if piece is None:
-            if token_id > 255:
-                raise TokenizerError(
-                    f"ids: id {token_id} at position {index} is not in the vocab "
-                    f"(and is not a single byte 0..255)",
-                    field="ids",
-                    location={"index": index},
-                )
-            piece = bytes((token_id,))
-        parts.append(piece)
-    data = b"".join(parts)
+    parts: list[bytes | None] = list(map(table.get, ids))
+    if None in parts:
+        for index, piece in enumerate(parts):
+            if piece is None:
+                token_id = ids[index]
+                if token_id > 255:
+                    raise TokenizerError(
+                        f"ids: id {token_id} at position {index + 1} is not in the vocab "
+                        f"(and is not a single byte 0..255)",
+                        field="ids",
+                        location={"index": index + 1},
+                    )
+                parts[index] = _SINGLE_BYTES[token_id]
+    data = b"".join(parts)  # type: ignore[arg-type]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _utf8_error(exc, data, ids, parts) from None
 
 
-def _utf8_error(exc: UnicodeDecodeError, data: bytes, ids: tuple[int, ...], parts: list[bytes]) -> TokenizerError:
+def _utf8_error(exc: UnicodeDecodeError, data: bytes, ids: tuple[int, ...], parts: list[Any]) -> TokenizerError:
     """Name the byte offset of invalid UTF-8 and the token holding that byte."""
     offset = exc.start
     position = 0

@@ -181,6 +181,8 @@ def validate_ids(ids: Any) -> tuple[int, ...]:
             f"ids: should be a list of token ids (non-negative integers), got {_kind(ids)}",
             field="ids",
         )
+    if set(map(type, ids)) <= {int} and (not ids or min(ids) >= 0):
+        return tuple(ids)  # the common case, checked at C speed (a bool's type is not int)
     for index, value in enumerate(ids, start=1):
         if not (_is_int(value) and value >= 0):
             raise TokenizerError(
