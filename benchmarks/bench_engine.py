@@ -331,10 +331,20 @@ def bench_training(rows: list[Row], failures: list[str], words: list[str], peers
             break
         same += 1
     common = len(set(ours) & set(theirs))
+    # Up to the first tie that involves a merged token both must pick the same pairs.
+    comparable = 0
+    for step in train_trace(words, TRAIN_MERGES, max_steps=TRAIN_MERGES, runners_up=10_000).steps:
+        tied = [step.pair] + [r.pair for r in step.runners_up if r.count == step.count]
+        if step.tie and any(len(a) > 1 or len(b) > 1 for a, b in tied):
+            break
+        comparable += 1
+    agree = same >= comparable
+    if not agree:
+        failures.append(f"BpeTrainer differs within the first {comparable} steps, where no tie can split them")
     rows.append(Row(f"vs tokenizers {tokenizers.__version__} BpeTrainer, same words: ours / theirs", ours_s, theirs_s,
                     f"{ours_s / theirs_s:.2f}"))
-    rows.append(Row(f"  ... merges: ours {len(ours)}, theirs {len(theirs)}, same prefix {same}, same set {common}",
-                    None, None, ""))
+    rows.append(Row(f"  ... merges {len(ours)} / {len(theirs)}: first {same} identical, {common} in common",
+                    None, None, "", f"{'ok' if agree else 'DIFFER'} (>= {comparable}: steps before a tie on a merged token)"))
 
 
 NOTES = """\
