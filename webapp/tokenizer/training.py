@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_right
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Collection, Sequence
 from itertools import accumulate, chain, count, pairwise
 from operator import add
@@ -75,7 +75,7 @@ class _Trainer:
         # earlier word); one extra entry closes the last word.
         self.starts: list[int] = list(map(add, accumulate(map(len, distinct), initial=0), count()))
         self.counts: dict[Pair, int] = _weighted_pair_counts(distinct, self.freq)
-        self.where: dict[Pair, set[int]] = {}
+        self.where: defaultdict[Pair, set[int]] = defaultdict(set)
         self.heap: list[tuple[int, str, str]] = [(-c, a, b) for (a, b), c in self.counts.items()]
         heapq.heapify(self.heap)
 
@@ -110,7 +110,7 @@ class _Trainer:
         first, second = pair
         merged = first + second
         counts, heap = self.counts, self.heap
-        delta: dict[Pair, int] = {}
+        delta: defaultdict[Pair, int] = defaultdict(int)
         symbols, freq, where = self.symbols, self.freq, self.where
         words = self.words
         for w in self._candidates(first, second, merged):
@@ -139,25 +139,17 @@ class _Trainer:
                 if s > 0:
                     left = old[s - 1]
                     p = (left, first)
-                    delta[p] = delta.get(p, 0) - f
+                    delta[p] -= f
                     p = (left, merged)
-                    delta[p] = delta.get(p, 0) + f
-                    noted = where.get(p)
-                    if noted is None:
-                        where[p] = {w}
-                    else:
-                        noted.add(w)
+                    delta[p] += f
+                    where[p].add(w)
                 if s + 2 < n:
                     right = old[s + 2]
                     p = (second, right)
-                    delta[p] = delta.get(p, 0) - f
+                    delta[p] -= f
                     p = (merged, right)
-                    delta[p] = delta.get(p, 0) + f
-                    noted = where.get(p)
-                    if noted is None:
-                        where[p] = {w}
-                    else:
-                        noted.add(w)
+                    delta[p] += f
+                    where[p].add(w)
                 old[s : s + 2] = [merged]
                 continue
             last_old = n - 2  # the last pair position of the old word
@@ -166,7 +158,7 @@ class _Trainer:
                 for k in (s - 1, s, s + 1):
                     if seen < k <= last_old and k >= 0:
                         p = (old[k], old[k + 1])
-                        delta[p] = delta.get(p, 0) - f
+                        delta[p] -= f
                         seen = k
             # One rebuild, not a slice assignment per hit: a long word with many
             # hits would otherwise cost a memmove of the whole list per hit.
@@ -178,8 +170,8 @@ class _Trainer:
                 for k in (j - 1, j):
                     if seen < k <= last_new and k >= 0:
                         p = (new[k], new[k + 1])
-                        delta[p] = delta.get(p, 0) + f
-                        _note(where, p, w)
+                        delta[p] += f
+                        where[p].add(w)
                         seen = k
         for p, d in delta.items():
             if d == 0:
@@ -232,15 +224,6 @@ def _weighted_pair_counts(distinct: list[str], freq: list[int]) -> dict[Pair, in
         for pair, n in Counter(chain.from_iterable(map(pairwise, group))).items():
             counts[pair] += n * extra
     return dict(counts)
-
-
-def _note(where: dict[Pair, set[int]], pair: Pair, w: int) -> None:
-    """Note that word w holds `pair` (a set: a long word noted many times is visited once)."""
-    words = where.get(pair)
-    if words is None:
-        where[pair] = {w}
-    else:
-        words.add(w)
 
 
 def _rebuild(symbols: list[str], hits: list[int], merged: str) -> list[str]:
