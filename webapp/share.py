@@ -32,6 +32,7 @@ from flask import (
     current_app,
     g,
     jsonify,
+    make_response,
     redirect,
     render_template,
     request,
@@ -234,7 +235,10 @@ def show(share_id: str):
     g.share_tool = tool
     from webapp.pages import render_tool_page
 
-    return render_tool_page(tool, state)
+    response = make_response(render_tool_page(tool, state))
+    # Share links are unlisted: whoever has the link may look, search engines should not.
+    response.headers["X-Robots-Tag"] = "noindex"
+    return response
 
 
 @bp.post("/api/share")

@@ -160,6 +160,7 @@ def test_form_share_redirects_to_the_link_and_the_page_is_computed(client):
 
     page = client.get(path)
     assert page.status_code == 200
+    assert page.headers["X-Robots-Tag"] == "noindex"
     html = page.get_data(as_text=True)
     # Filled in: the typed fields are in the form.
     assert "hello world" in html and "[[104, 101, 256], [108, 108, 257]]" in html
