@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TrainingTrace
@@ -96,12 +97,15 @@ def byte_segments(value: bytes) -> tuple[list[Segment], bool]:
     return out, valid
 
 
+@lru_cache(maxsize=65536)
 def printable(text: str) -> str:
     """One-line plain form of token text for details and trees (marks for whitespace)."""
     return "".join(seg.text for seg in text_segments(text))
 
 
+@lru_cache(maxsize=65536)
 def printable_bytes(value: bytes) -> str:
+    # Cached: real text repeats the same tokens (and tree nodes) over and over.
     segs, _ = byte_segments(value)
     return "".join(seg.text if seg.kind != "hex" else f"<{seg.text}>" for seg in segs)
 
