@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TrainingTrace
+from webapp.tokenizer.traces import EncodeTrace, MergeNode, TrainingTrace
 
 HUE_COUNT = 12
 # Marks that make whitespace and control characters visible. The newline mark
@@ -117,7 +117,7 @@ def hex_bytes(value: bytes) -> str:
 # --- merge trees --------------------------------------------------------------
 
 
-def tree_lines(node: MergeNode | None, label: "callable") -> list[str]:
+def tree_lines(node: MergeNode | None, label: Callable[[MergeNode], str]) -> list[str]:
     """A merge tree as indented text lines (├ └ │), capped in size."""
     if node is None:
         return ["(not recorded: the input was too large)"]
@@ -478,7 +478,11 @@ class WordView:
 
 
 def segmented_words(
-    words: Iterable[str], pairs: Sequence[tuple[str, str]], vocab: dict[str, int], segment: "callable", limit: int
+    words: Iterable[str],
+    pairs: Sequence[tuple[str, str]],
+    vocab: dict[str, int],
+    segment: Callable[[str, Sequence[tuple[str, str]]], list[str]],
+    limit: int,
 ) -> tuple[list[WordView], int]:
     """Each distinct word (first-seen order, with its count) split by the learned merges."""
     counts: dict[str, int] = {}
