@@ -86,6 +86,9 @@ CASES = [
     # Large ids are not forbidden by the contract; they must just not break anything.
     ("merge ids beyond reason", "POST", "/api/encode", _json({"text": "ab", "merges": [[97, 98, 10**30]]}), {200, 400}),
     # Python refuses int() of strings over 4300 digits with a ValueError.
+    ("5000-digit JSON number", "POST", "/api/encode", _raw_json('{"text": "a", "merges": [[97, 97, ' + "9" * 5000 + "]]}"), {400}),
+    ("5000-digit JSON number in a share", "POST", "/api/share", _raw_json('{"tool": "bytes", "num_merges": ' + "9" * 5000 + "}"), {400}),
+    ("4000-digit merge id", "POST", "/api/encode", _raw_json('{"text": "a", "merges": [[97, ' + "9" * 4000 + ", 256]]}"), {200, 400}),
     ("5000-digit typed id", "POST", "/api/decode", _json({"ids": "9" * 5000, "vocab": {}}), {400}),
     ("5000-digit typed merge", "POST", "/api/encode", _json({"text": "ab", "merges": "9" * 5000 + " 98 256"}), {400}),
     ("5000-digit id in a form", "POST", "/bytes", _form("text=ab&ids=" + "9" * 5000), {200, 400}),
