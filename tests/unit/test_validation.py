@@ -113,3 +113,18 @@ def test_long_bad_values_are_shortened_in_messages():
     with pytest.raises(TokenizerError) as info:
         validate_char_merges([["x" * 500, ""]])
     assert len(info.value.message) < 160 and info.value.message.endswith("...")
+
+
+def test_huge_integers_never_break_a_message():
+    # repr() refuses ints of over 4300 digits; messages show their size instead.
+    huge = 10**5000
+    for function, value in [
+        (validate_ids, [-huge]),
+        (validate_byte_merges, [[-huge, 1, 2]]),
+        (validate_byte_vocab, {huge: "x"}),
+        (validate_char_vocab, {huge: 1}),
+        (validate_num_merges, -huge),
+    ]:
+        with pytest.raises(TokenizerError) as info:
+            function(value)
+        assert "an integer of 16610 bits" in info.value.message

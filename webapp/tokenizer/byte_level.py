@@ -59,7 +59,7 @@ from .engine import INF, BoundedCache, Event, RuleTable
 from .errors import TokenizerError
 from .traces import EncodeTrace
 from .tracing import build_trace
-from .validation import ByteRule, validate_byte_merges, validate_byte_vocab, validate_ids, validate_text
+from .validation import _show, ByteRule, validate_byte_merges, validate_byte_vocab, validate_ids, validate_text
 
 # Bounds on memory: pieces per compiled list, longest piece cached, compiled lists kept.
 PIECE_CACHE_ENTRIES = 65_536
@@ -418,7 +418,7 @@ def decode(ids: Any, vocab: Any) -> str:
                 token_id = ids[index]
                 if token_id > 255:
                     raise TokenizerError(
-                        f"ids: id {token_id} at position {index + 1} is not in the vocab "
+                        f"ids: id {_show(token_id)} at position {index + 1} is not in the vocab "
                         f"(and is not a single byte 0..255)",
                         field="ids",
                         location={"index": index + 1},
@@ -443,7 +443,7 @@ def _utf8_error(exc: UnicodeDecodeError, data: bytes, ids: tuple[int, ...], part
     what = "an unfinished character at the end" if exc.reason == "unexpected end of data" else exc.reason
     return TokenizerError(
         f"ids: the bytes are not valid UTF-8 at byte offset {offset} (byte 0x{data[offset]:02x}: {what}); "
-        f"that byte belongs to the token at position {index} (id {ids[index - 1]})",
+        f"that byte belongs to the token at position {index} (id {_show(ids[index - 1])})",
         field="ids",
         location={"index": index, "offset": offset},
     )

@@ -52,9 +52,16 @@ def _show(value: Any, limit: int = 60) -> str:
         text = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     elif isinstance(value, list):
         text = "[" + ", ".join(_show(v, limit) for v in value[:8]) + (", ..." if len(value) > 8 else "") + "]"
+    elif isinstance(value, int) and value.bit_length() > 1000:
+        text = f"{'-' if value < 0 else ''}<an integer of {value.bit_length()} bits>"  # repr() may refuse it
     else:
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _key_text(key: Any) -> str:
+    """A dict key as `location` shows it: the string itself, or a safe rendering."""
+    return key if isinstance(key, str) else _show(key, 200)
 
 
 def _kind(value: Any) -> str:
@@ -141,7 +148,7 @@ def _byte_vocab_key(key: Any) -> int:
         f"vocab: key {_show(key)} should be a token id, a non-negative integer "
         f'(or its decimal digits as a string, like "256")',
         field="vocab",
-        location={"key": str(key)},
+        location={"key": _key_text(key)},
     )
 
 
@@ -157,18 +164,18 @@ def validate_byte_vocab(vocab: Any) -> dict[int, bytes]:
         token_id = _byte_vocab_key(key)
         if token_id in out:
             raise TokenizerError(
-                f"vocab: id {token_id} is listed twice (key {_show(key)})",
+                f"vocab: id {_show(token_id)} is listed twice (key {_show(key)})",
                 field="vocab",
-                location={"key": str(key)},
+                location={"key": _key_text(key)},
             )
         if isinstance(value, (bytes, bytearray)):
             out[token_id] = bytes(value)
             continue
         if not _is_seq(value) or not all(_is_int(b) and 0 <= b <= 255 for b in value):
             raise TokenizerError(
-                f"vocab: token {token_id} should be a list of byte values 0..255, got {_show(value)}",
+                f"vocab: token {_show(token_id)} should be a list of byte values 0..255, got {_show(value)}",
                 field="vocab",
-                location={"key": str(key)},
+                location={"key": _key_text(key)},
             )
         out[token_id] = bytes(value)
     return out
@@ -248,7 +255,7 @@ def validate_char_vocab(vocab: Any) -> dict[str, int]:
             raise TokenizerError(
                 f"vocab: key {_show(key)} should be a token (a string), got {_kind(key)}",
                 field="vocab",
-                location={"key": str(key)},
+                location={"key": _key_text(key)},
             )
         if not (_is_int(value) and value >= 0):
             raise TokenizerError(
