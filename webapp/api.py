@@ -115,16 +115,21 @@ def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:
     if any(p is None for p in pieces) or b"".join(pieces) != data:  # type: ignore[arg-type]
         trace = tk.encode_trace(text, merges, max_steps=0, max_tokens=len(ids), max_sequence=0)
         pieces = [t.value for t in trace.tokens]  # type: ignore[misc]
+    shown_of: dict[bytes, tuple[str | None, list[int]]] = {}  # tokens repeat: decode each once
     out = []
     offset = 0
     for token_id, piece in zip(ids, pieces):
         assert piece is not None
-        try:
-            shown: str | None = piece.decode("utf-8")
-        except UnicodeDecodeError:
-            shown = None
-        out.append({"id": token_id, "text": shown, "bytes": list(piece), "start": offset, "end": offset + len(piece)})
-        offset += len(piece)
+        known = shown_of.get(piece)
+        if known is None:
+            try:
+                known = (piece.decode("utf-8"), list(piece))
+            except UnicodeDecodeError:
+                known = (None, list(piece))
+            shown_of[piece] = known
+        end = offset + len(piece)
+        out.append({"id": token_id, "text": known[0], "bytes": known[1], "start": offset, "end": end})
+        offset = end
     return out
 
 
