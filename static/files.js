@@ -7,25 +7,50 @@
   if (root.hasAttribute("data-files-js")) { return; }  // the partials may each include it
   root.setAttribute("data-files-js", "");
 
-  // Downloads: submit the page form natively to the export URL. form.submit()
-  // fires no "submit" event, so htmx does not turn the download into a swap.
+  // Downloads: post the page form to the export URL with fetch and save the
+  // answer. (A native submit would be turned into a live update by htmx, and
+  // its navigation would cancel a live update in flight.) Without JavaScript
+  // the buttons are plain form posts and the browser saves the file itself.
+  function formBody(form) {
+    var body = new URLSearchParams();
+    new FormData(form).forEach(function (value, name) {
+      if (typeof value === "string") { body.append(name, value); }  // not the file inputs
+    });
+    return body;
+  }
+
+  function save(blob, name) {
+    var link = document.createElement("a");
+    link.href = URL.createObjectURL(blob);
+    link.download = name;
+    document.body.appendChild(link);
+    link.click();
+    window.setTimeout(function () { URL.revokeObjectURL(link.href); link.remove(); }, 1000);
+  }
+
   document.addEventListener("click", function (event) {
     var button = event.target.closest ? event.target.closest("button[data-export-download]") : null;
-    if (!button || !button.form) { return; }
+    if (!button || !button.form || !window.fetch) { return; }
     event.preventDefault();
     event.stopPropagation();
-    var form = button.form;
-    var saved = {
-      action: form.getAttribute("action"),
-      method: form.getAttribute("method"),
-      enctype: form.getAttribute("enctype")
-    };
-    form.setAttribute("action", button.getAttribute("formaction"));
-    form.setAttribute("method", "post");
-    form.setAttribute("enctype", "application/x-www-form-urlencoded");
-    HTMLFormElement.prototype.submit.call(form);
-    ["action", "method", "enctype"].forEach(function (name) {
-      if (saved[name] === null) { form.removeAttribute(name); } else { form.setAttribute(name, saved[name]); }
+    // htmx remembers the focused submit button and would send the page's next
+    // live update to its formaction: let go of it.
+    button.blur();
+    var panel = button.closest("[data-export]");
+    var note = panel && panel.querySelector(".export-error");
+    if (note) { note.textContent = ""; }
+    fetch(button.getAttribute("formaction"), {
+      method: "POST",
+      body: formBody(button.form),
+      credentials: "same-origin"
+    }).then(function (response) {
+      if (!response.ok) {
+        return response.text().then(function (text) { if (note) { note.textContent = text; } });
+      }
+      return response.blob().then(function (blob) {
+        var named = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") || "");
+        save(blob, named ? named[1] : "tokenizer");
+      });
     });
   }, true);
 

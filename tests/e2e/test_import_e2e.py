@@ -109,3 +109,36 @@ def test_download_tokenizer_json_from_characters_page(page: Page, console, scree
     # the page was not replaced by the download
     expect(page.locator("#f-text")).to_have_value("lower")
     screenshot("chars-export")
+
+
+def test_download_learned_merges_from_train_page(page: Page, console, screenshot):
+    page.goto("/train")
+    page.fill("#f-words", "low lower lowest newer newest wider widest")
+    page.fill("#f-num_merges", "8")
+    expect(page.locator(".export-button[data-format='hf']")).to_be_visible()
+    with page.expect_download() as info:
+        page.locator('.export-button[data-format="hf"]').click()
+    library = Tokenizer.from_file(str(info.value.path()))
+    # the same rules the Characters page would get: "lowest" is learned down to few tokens
+    ids = library.encode("lowest").ids
+    assert 1 <= len(ids) < len("lowest")
+    with page.expect_download() as info:
+        page.locator('.export-button[data-format="minbpe"]').click()
+    assert info.value.suggested_filename == "tokenizer.model"
+    assert Path(info.value.path()).read_text("utf-8").startswith("minbpe v1\n")
+    expect(page.locator("#f-words")).to_have_value("low lower lowest newer newest wider widest")
+    # the live update that was under way when the button was clicked still lands
+    expect(page.locator("#results")).to_contain_text("newest")
+    screenshot("train-export")
+
+
+def test_export_refusal_is_shown_beside_the_buttons(page: Page):
+    seen: list[str] = []
+    page.on("console", lambda msg: seen.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: seen.append(str(exc)))
+    page.goto("/chars")
+    page.fill("#f-vocab", '{"l": 0, "o": 1}')  # "lo" is missing: the library needs it
+    page.locator('.export-button[data-format="hf"]').click()
+    expect(page.locator(".export-error")).to_contain_text('Cannot export: vocab: rule 1 makes "lo", which is not in the vocab')
+    # the refused download is the only thing the console reports (Chromium logs every 4xx)
+    assert all("status of 400" in text for text in seen), seen
