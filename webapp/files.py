@@ -113,6 +113,7 @@ LOADED = _LoadedCache()
 # a bounded in-process store with the same content-addressed ids.
 _FALLBACK_BLOBS: OrderedDict[str, bytes] = OrderedDict()
 _FALLBACK_MAX = 16
+_FALLBACK_LOCK = threading.Lock()
 
 
 def _has_storage() -> bool:
@@ -130,9 +131,10 @@ def _put_blob(data: bytes) -> str:
         except storage.BlobTooLarge as exc:
             raise TokenizerError(f"file: {exc} (setting LIMIT_BLOB_BYTES)", field="file") from None
     blob_id = storage.content_id(BLOB_KIND, data)
-    _FALLBACK_BLOBS[blob_id] = data
-    while len(_FALLBACK_BLOBS) > _FALLBACK_MAX:
-        _FALLBACK_BLOBS.popitem(last=False)
+    with _FALLBACK_LOCK:
+        _FALLBACK_BLOBS[blob_id] = data
+        while len(_FALLBACK_BLOBS) > _FALLBACK_MAX:
+            _FALLBACK_BLOBS.popitem(last=False)
     return blob_id
 
 

@@ -338,3 +338,17 @@ def test_share_link_points_at_the_opened_tokenizer(client, byte_tok):
     assert page.status_code == 200
     assert f'name="tokenizer" value="{body["tokenizer"]}"' in html
     assert _token_ids(html) == byte_tok.encode(TEXT).ids
+
+
+def test_without_blob_storage_a_bounded_in_process_store_is_used(app, byte_tok):
+    from webapp import storage
+
+    with app.test_request_context():
+        saved = app.extensions.pop(storage.EXTENSION_KEY)
+        try:
+            entry = files.store_tokenizer(tf.import_tokenizer(byte_tok.to_str()))
+            files.LOADED.clear()
+            assert files.load_tokenizer(entry.id).tok.merges == entry.tok.merges
+            assert entry.id == storage.content_id("tokenizer", files._FALLBACK_BLOBS[entry.id])
+        finally:
+            app.extensions[storage.EXTENSION_KEY] = saved
