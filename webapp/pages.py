@@ -421,14 +421,47 @@ def with_missing_tokens(state: Mapping[str, str]) -> str | None:
     return tf.format_char_vocab(vocab)
 
 
-def _apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> bool:
-    """Buttons that change a field before computing (no JavaScript needed). True if a field changed."""
-    if tool == "chars" and raw.get("action") == "add-missing" and not state.get("tokenizer"):
+def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | None:
+    """The Bytes decode panel filled from the encoding: its ids and the vocab they need.
+
+    The vocab lists only the ids the encoding uses whose bytes the merges
+    imply (ids 0..255 stand for their byte anyway), so it stays small even
+    for a list of many thousands of rules. None when the encode side has errors.
+    """
+    limits = inputs.current_limits()
+    try:
+        text = inputs.read_text(state.get("text", ""), limits, form=True)
+        merges = inputs.read_byte_merges(state.get("merges", ""), limits)
+        scheme = inputs.read_pretokenize(state.get("pretokenize", "none"))
+        if scheme == "none":
+            ids = tk.encode(text, merges)
+        else:
+            from webapp.tokenizer.pretokenize import pretokenized_encode
+
+            ids = pretokenized_encode(text, merges, scheme)
+        implied = tk.implied_byte_vocab(merges)
+    except (TokenizerError, ImportError):
+        return None
+    needed = {i: implied[i] for i in sorted(set(ids)) if i in implied and (i > 255 or implied[i] != bytes([i]))}
+    return {"ids": tf.format_ids(ids), "vocab": tf.format_byte_vocab(needed)}
+
+
+def _apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> tuple[str, ...]:
+    """Buttons that change fields before computing (no JavaScript needed): the names changed."""
+    action = raw.get("action")
+    if state.get("tokenizer"):
+        return ()  # an opened tokenizer file owns merges and vocab
+    if tool == "chars" and action == "add-missing":
         vocab = with_missing_tokens(state)
         if vocab is not None:
             state["vocab"] = vocab
-            return True
-    return False
+            return ("vocab",)
+    if tool == "bytes" and action == "fill-decode":
+        filled = decode_fields_from_encoding(state)
+        if filled is not None:
+            state.update(filled)
+            return ("ids", "vocab")
+    return ()
 
 
 def render_tool_page(tool: str, state: Mapping[str, str]) -> str:

@@ -326,3 +326,16 @@ def test_add_missing_tokens_to_the_vocab(client):
     # Without the button the vocab is left exactly as typed.
     plain = client.post("/fragments/chars", data=dict(SEED_CHARS, text="lowest")).get_data(as_text=True)
     assert 'id="field-vocab"' not in plain and 'id="add-missing"' in plain
+
+
+def test_decode_these_ids_fills_the_decode_panel(client):
+    state = {"text": "lowlow é", "merges": "108 111 256\n256 119 257", "ids": "", "vocab": "", "action": "fill-decode"}
+    html = client.post("/bytes", data=state).get_data(as_text=True)
+    assert "257 257 32 195 169</textarea>" in html
+    assert "{&#34;257&#34;: [108, 111, 119]}</textarea>" in html  # only the ids the encoding uses
+    assert '<output class="decoded-text" id="decoded-text" for="f-ids f-vocab">lowlow<span class="mark">·</span>é</output>' in html
+    fragment = client.post("/fragments/bytes", data=state).get_data(as_text=True)
+    assert 'id="field-ids" hx-swap-oob="true"' in fragment and 'id="field-vocab" hx-swap-oob="true"' in fragment
+    assert fragment.count('id="error-ids"') == 1
+    broken = client.post("/fragments/bytes", data=dict(state, merges="1 x")).get_data(as_text=True)
+    assert 'id="field-ids"' not in broken  # nothing to fill while the merges are broken

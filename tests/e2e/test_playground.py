@@ -262,3 +262,15 @@ def test_add_the_missing_tokens_to_the_vocab(page: Page, console, screenshot):
     page.fill("#f-text", "lowest tower")
     expect(page.locator("#error-vocab")).to_contain_text('" "')
     screenshot("chars-add-missing")
+
+
+def test_decode_these_ids_round_trips_in_the_panel(page: Page, console, screenshot):
+    page.goto("/bytes")
+    page.fill("#f-text", "low, lower")
+    expect(tokens(page)).to_have_count(6)  # low , · low e r
+    page.click("#fill-decode")
+    expect(page.locator("#f-ids")).to_have_value("257 44 32 257 101 114")
+    expect(page.locator("#f-vocab")).to_have_value('{"257": [108, 111, 119]}')
+    expect(page.locator("#decoded-text")).to_have_text("low,·lower")
+    expect(page.locator("#f-text")).to_have_value("low, lower")
+    screenshot("bytes-fill-decode")
