@@ -129,7 +129,12 @@ def _put_blob(data: bytes) -> str:
         try:
             return storage.put_blob(BLOB_KIND, data)
         except storage.BlobTooLarge as exc:
-            raise TokenizerError(f"file: {exc} (setting LIMIT_BLOB_BYTES)", field="file") from None
+            raise TokenizerError(
+                f"file: stored compressed, this tokenizer takes {exc.size:,} bytes, over the storage "
+                f"limit of {exc.limit:,} bytes (setting LIMIT_BLOB_BYTES)",
+                field="file",
+                location={"limit": exc.limit},
+            ) from None
     blob_id = storage.content_id(BLOB_KIND, data)
     with _FALLBACK_LOCK:
         _FALLBACK_BLOBS[blob_id] = data

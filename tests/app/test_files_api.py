@@ -352,3 +352,42 @@ def test_without_blob_storage_a_bounded_in_process_store_is_used(app, byte_tok):
             assert entry.id == storage.content_id("tokenizer", files._FALLBACK_BLOBS[entry.id])
         finally:
             app.extensions[storage.EXTENSION_KEY] = saved
+
+
+def test_blob_over_the_storage_limit(tmp_path, byte_tok):
+    from tests.conftest import make_app
+
+    app = make_app(tmp_path, LIMIT_BLOB_BYTES=1000)
+    response = app.test_client().post("/api/import", json={"content": byte_tok.to_str()})
+    assert response.status_code == 400
+    message = response.get_json()["error"]["message"]
+    assert message.startswith("file: stored compressed, this tokenizer takes ")
+    assert message.endswith("bytes, over the storage limit of 1,000 bytes (setting LIMIT_BLOB_BYTES)")
+
+
+def test_damaged_stored_tokenizer(app):
+    from webapp import storage
+
+    with app.app_context():
+        blob_id = storage.put_blob("tokenizer", b"not zlib")
+    response = app.test_client().get(f"/api/tokenizers/{blob_id}")
+    assert response.get_json()["error"]["message"] == "tokenizer: the stored tokenizer is damaged"
+
+
+def test_page_hooks_refuse_the_other_level(app, byte_tok, char_tok):
+    from webapp.tokenizer import TokenizerError
+
+    with app.app_context():
+        chars = files.store_tokenizer(tf.import_tokenizer(char_tok.to_str())).id
+        bytes_id = files.store_tokenizer(tf.import_tokenizer(byte_tok.to_str())).id
+        with pytest.raises(TokenizerError, match="this is a character-level tokenizer; open it on the Characters page"):
+            files.page_encode_trace(chars, "x")
+        with pytest.raises(TokenizerError, match="this is a byte-level tokenizer; open it on the Bytes page"):
+            files.page_char_tokenizer(bytes_id)
+
+
+def test_export_with_an_unknown_level_and_import_with_bad_merges_txt(client):
+    response = client.post("/api/export?format=seed", json={"merges": [], "level": "words"})
+    assert response.get_json()["error"]["message"] == "level: expected \"bytes\" or \"chars\", got 'words'"
+    response = client.post("/api/import", json={"content": "{}", "merges_txt": 5})
+    assert response.get_json()["error"]["message"] == "merges_txt: should be the text of merges.txt"

@@ -747,3 +747,35 @@ def test_fallback_relabel_matches_the_fast_path():
             relabel,
         )
         assert fast == slow
+
+
+def test_refuses_the_empty_token_in_a_byte_level_vocab():
+    content = _hf(
+        {"type": "BPE", "vocab": {"": 0, "a": 1}, "merges": []},
+        pre_tokenizer={"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+    )
+    err = _refused(content)
+    assert err.message == "vocab: id 0 is the empty token, which BPE cannot make"
+
+
+def test_export_refuses_the_empty_char_token():
+    err = _export_refused([], level="chars", vocab={"": 0, "a": 1})
+    assert err.message == "vocab: the empty token cannot be exported"
+
+
+def test_notes_for_an_unknown_pre_tokenizer_and_byte_fallback(char_tok):
+    document = json.loads(char_tok.to_str())
+    document["pre_tokenizer"] = {"type": "Whitespace"}
+    document["model"]["byte_fallback"] = True
+    loaded = tf.import_tokenizer(json.dumps(document))
+    assert any("pre-tokenizer is not one the playground has" in n for n in loaded.notes)
+    assert any("<0xXX> byte tokens" in n for n in loaded.notes)
+
+
+def test_note_for_a_rule_that_uses_a_later_token():
+    vocab = {"a": 0, "b": 1, "ab": 2, "abb": 3}
+    loaded = tf.import_tokenizer(_hf({"type": "BPE", "vocab": vocab, "merges": ["ab b", "a b"]}))
+    assert loaded.notes == (
+        "rule 1 uses a token that no earlier rule makes; the playground visits each rule once in order, "
+        "so ids may differ from the library's",
+    )
