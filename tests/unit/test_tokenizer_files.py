@@ -767,7 +767,11 @@ def test_notes_for_an_unknown_pre_tokenizer_and_byte_fallback(char_tok):
     document = json.loads(char_tok.to_str())
     document["pre_tokenizer"] = {"type": "Whitespace"}
     document["model"]["byte_fallback"] = True
+    document["model"]["ignore_merges"] = True
+    document["model"]["dropout"] = 0.1
     loaded = tf.import_tokenizer(json.dumps(document))
+    assert any("ignore_merges" in n for n in loaded.notes)
+    assert any("dropout" in n for n in loaded.notes)
     assert any("pre-tokenizer is not one the playground has" in n for n in loaded.notes)
     assert any("<0xXX> byte tokens" in n for n in loaded.notes)
 

@@ -514,6 +514,13 @@ def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
     scheme, notes = _hf_pretokenize(data)
     notes += _hf_side_notes(data)
     unk_token = model.get("unk_token")
+    if model.get("ignore_merges"):
+        notes.append(
+            "the file takes a whole piece straight from the vocab when it is there (ignore_merges); "
+            "the playground always merges, so a few pieces may get other ids"
+        )
+    if model.get("dropout"):
+        notes.append("the file's BPE dropout (random skipping of merges) is not applied")
     if model.get("byte_fallback"):
         notes.append("the file falls back to <0xXX> byte tokens for unknown characters; the playground does not")
     if _is_byte_level(data, vocab):
