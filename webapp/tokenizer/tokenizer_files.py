@@ -1108,13 +1108,11 @@ def char_merges_to_bytes(merges: Sequence[CharRule]) -> tuple[list[ByteRule], li
             return ids[data]
         raise _export_error(f"{_show(token)} is used before any rule makes it")
 
-    built_chars = False
     for left, right in merges:
         a, b = ensure(left), ensure(right)
         data = (left + right).encode("utf-8")
         if data in ids:
             raise _export_error(f"{_show(left + right)} is made twice; minbpe numbering needs one rule per token")
-        built_chars = built_chars or len(rules) > 0
         ids[data] = 256 + len(rules)
         rules.append((a, b, ids[data]))
     if any(len(t.encode("utf-8")) > 1 for rule in merges for t in rule if len(t) == 1):
@@ -1125,7 +1123,7 @@ def char_merges_to_bytes(merges: Sequence[CharRule]) -> tuple[list[ByteRule], li
 def _minbpe_rules(tok: LoadedTokenizer) -> list[ByteRule]:
     if tok.level == "chars":
         return char_merges_to_bytes(tok.merges)[0]
-    made = _check_well_formed_bytes(tok)
+    _check_well_formed_bytes(tok)  # refuse what a rank-based encoder would read differently
     # minbpe numbers merged tokens 256, 257, ... in rule order: renumber.
     renum: dict[int, int] = {b: b for b in range(256)}
     rules: list[ByteRule] = []
@@ -1134,7 +1132,6 @@ def _minbpe_rules(tok: LoadedTokenizer) -> list[ByteRule]:
             continue  # the same rule again adds nothing in rank-based encoding
         renum[new] = 256 + len(rules)
         rules.append((renum[left], renum[right], renum[new]))
-    del made
     return rules
 
 
