@@ -205,7 +205,7 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
     if stripped.startswith(("{", "[")):
         try:
             data = json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # (the parser then says what is wrong)
             return "hf" if name.endswith("tokenizer.json") else "seed"
         if isinstance(data, dict):
             # (a vocab.json may well hold the tokens "model" or "merges": look at the values)
@@ -287,6 +287,8 @@ def _load_json(content: str | bytes, what: str) -> Any:
             line=exc.lineno,
             column=exc.colno,
         ) from None
+    except RecursionError:
+        raise _file_error(f"{what} is nested too deeply to be a tokenizer file") from None
 
 
 def _components(node: Any) -> list[dict[str, Any]]:
@@ -715,6 +717,10 @@ def _tiktoken_lines(content: str | bytes) -> list[tuple[int, bytes, int]]:
             raise _file_error(
                 f"line {line_no} of the rank file: {_show(parts[0])} is not valid base64", line=line_no
             ) from None
+        if len(parts[1]) > 18:  # int() refuses over 4300 digits; no real rank is near 10**18
+            raise _file_error(
+                f"line {line_no} of the rank file: rank {_show(parts[1])} is too large", line=line_no
+            )
         out.append((line_no, token, int(parts[1])))
     if not out:
         raise _file_error("the rank file is empty")
