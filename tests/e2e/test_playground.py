@@ -105,7 +105,8 @@ def test_train_and_carry_the_merges_into_the_characters_page(page: Page, console
     expect(page.locator("#merge-list li")).to_have_count(4)
     expect(page.locator(".chart svg rect.bar")).to_have_count(4)
     screenshot("train")
-    page.click("#carry-to-chars")
+    with page.expect_navigation():
+        page.click("#carry-to-chars")
     expect(page).to_have_url(re.compile(r"/chars$"))
     merges = page.locator("#f-merges").input_value()
     assert merges.splitlines()[0] == "e r"  # (e, r) is the most frequent pair
@@ -210,13 +211,15 @@ def test_forms_work_with_javascript_off(browser: Browser, base_url: str, screens
         page.goto("/bytes")
         page.fill("#f-text", "aaa")
         page.fill("#f-merges", "97 97 256")
-        page.click("button[value=encode]")
+        with page.expect_navigation():  # a real form post: the whole page comes back
+            page.click("button[value=encode]")
         expect(page).to_have_url(re.compile(r"/bytes$"))
         ids = page.locator("#tokens .tok").evaluate_all("els => els.map(e => e.dataset.tokenId)")
         assert ids == ["256", "97"]
         expect(page.locator("#f-text")).to_have_value("aaa")
         page.fill("#f-merges", "97 x")
-        page.click("button[value=encode]")
+        with page.expect_navigation():
+            page.click("button[value=encode]")
         expect(page.locator("#error-merges")).to_contain_text("line 1")
         expect(page.locator("#f-merges")).to_have_value("97 x")
         screenshot("nojs-bytes-error", page)
