@@ -80,10 +80,25 @@ def test_heap_rebuild_changes_nothing(monkeypatch: pytest.MonkeyPatch, words: li
 
 @pytest.mark.parametrize("seed", range(6))
 def test_long_words_match_the_literal_algorithm(seed: int) -> None:
-    # Long words with many matches per merge take the rebuild path; a fixed
-    # seed keeps this a plain, reproducible example.
+    # Words past training.LONG_WORD take the position-index path, shorter
+    # ones with many matches the rebuild path; a fixed seed keeps this a
+    # plain, reproducible example.
     rng = random.Random(seed)
     alphabet = ["ab", "abc", "a b", "xyzé日"][seed % 4]
-    words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(50, 400))) for _ in range(rng.randint(1, 5))]
+    sizes = [rng.randint(50, 400) for _ in range(rng.randint(1, 4))] + [training.LONG_WORD + rng.randint(0, 400)]
+    words = ["".join(rng.choice(alphabet) for _ in range(size)) for size in sizes]
     words += rng.sample(words, k=len(words) // 2)  # some repeats
     assert bpe_merges(words, 60) == literal_bpe_merges(words, 60)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=word_lists(), num_merges=st.integers(min_value=0, max_value=20), threshold=st.sampled_from([0, 2, 3, 5]))
+def test_position_index_path_matches_the_literal_algorithm(
+    monkeypatch: pytest.MonkeyPatch, words: list[str], num_merges: int, threshold: int
+) -> None:
+    # Lower the long-word threshold so the small words of hypothesis take that path too.
+    monkeypatch.setattr(training, "LONG_WORD", threshold)
+    trace = train_trace(words, num_merges, max_steps=num_merges)
+    expected = literal_train(words, num_merges)
+    assert trace.pairs == [pair for pair, _ in expected]
+    assert [step.count for step in trace.steps] == [count for _, count in expected]

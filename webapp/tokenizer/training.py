@@ -7,8 +7,10 @@ adjacent pair in every word, take the most frequent pair, on a tie the smallest
 repeat), without its cost: distinct words are kept once with their frequency;
 pair counts are updated incrementally, for only the words that hold the merged
 pair (found through one joined string for pairs of single characters, and an
-index pair -> words for pairs that merges create); the most frequent pair
-comes from a heap with lazy deletion whose key order *is* the tie-break.
+index pair -> words for pairs that merges create), and a long word keeps an
+index pair -> positions so a merge costs it time per match, not per symbol;
+the most frequent pair comes from a heap with lazy deletion whose key order
+*is* the tie-break.
 `train_trace` runs the same engine and also records, per step, the winner's
 count and the runner-up pairs (bounded by `max_steps`), so the UI can show why
 a tie went the way it did. `training_vocab` numbers the symbols a run knows.
@@ -21,6 +23,8 @@ validators in `validation.py`; arguments are never modified.
 from __future__ import annotations
 
 import heapq
+from sys import intern
+from array import array
 from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Collection, Sequence
@@ -37,6 +41,9 @@ DEFAULT_MAX_STEPS = 200
 # The heap is rebuilt from the live counts once it holds this many more
 # entries than four per live pair (stale entries pile up with every update).
 HEAP_REBUILD_SLACK = 4096
+# Words of at least this many characters get a position index (see _LongWord):
+# a merge then costs them time per match, not per symbol.
+LONG_WORD = 512
 
 
 class _Trainer:
@@ -116,7 +123,11 @@ class _Trainer:
         for w in self._candidates(first, second, merged):
             old = symbols[w]  # this word's symbol list, rewritten in place
             if old is None:
-                old = symbols[w] = list(words[w])
+                word = words[w]
+                old = symbols[w] = _LongWord(word) if len(word) >= LONG_WORD else list(word)
+            if old.__class__ is _LongWord:
+                old.merge(first, second, merged, freq[w], delta, where, w)
+                continue
             # Counting first avoids raising ValueError (slow) in the common cases.
             occurrences = old.count(first)
             if not occurrences:
@@ -206,6 +217,81 @@ class _Trainer:
             found.append(w)
             i = find(merged, bounds[w + 1])  # the next candidate lies in a later word
         return found
+
+
+def _positions() -> array[int]:
+    """An empty list of word positions (8 bytes each)."""
+    return array("q")
+
+
+class _LongWord:
+    """One long word as a linked list of symbols with an index pair -> start positions.
+
+    A position is the offset of a symbol's first character in the word;
+    `sym[p]` is the symbol starting there (None once it was merged into its
+    left neighbour), `nxt[p]` / `prv[p]` link the live positions (`len(word)`
+    and -1 mark the ends). `at[pair]` lists positions where the pair may start:
+    entries are never removed, only checked when used, so a stale or repeated
+    one costs a comparison. A merge visits only the listed positions, left to
+    right, which is the literal scan's answer: two matches can only overlap
+    when first == second, and then the later one has lost its left symbol.
+    """
+
+    __slots__ = ("sym", "nxt", "prv", "at")
+
+    def __init__(self, word: str) -> None:
+        n = len(word)
+        # Interned: one object per distinct character, not one per position.
+        self.sym: list[str | None] = list(map(intern, word))
+        self.nxt = array("q", range(1, n + 1))
+        self.prv = array("q", range(-1, n - 1))
+        self.at: defaultdict[Pair, array[int]] = defaultdict(_positions)
+        at = self.at
+        for p, pair in enumerate(pairwise(word)):
+            at[pair].append(p)
+
+    def merge(
+        self,
+        first: str,
+        second: str,
+        merged: str,
+        f: int,
+        delta: defaultdict[Pair, int],
+        where: defaultdict[Pair, set[int]],
+        w: int,
+    ) -> None:
+        """Merge every (first, second) left to right; add the count changes (times f) to `delta`."""
+        starts = self.at.pop((first, second), None)
+        if not starts:
+            return
+        sym, nxt, prv, at = self.sym, self.nxt, self.prv, self.at
+        end = len(sym)
+        for p in sorted(set(starts)):
+            if sym[p] != first:
+                continue  # merged away or rewritten since it was listed
+            q = nxt[p]
+            if q == end or sym[q] != second:
+                continue
+            r = nxt[q]
+            left = prv[p]
+            if left >= 0:
+                symbol = sym[left]
+                delta[(symbol, first)] -= f
+                pair = (symbol, merged)
+                delta[pair] += f
+                at[pair].append(left)
+                where[pair].add(w)
+            if r != end:
+                symbol = sym[r]
+                delta[(second, symbol)] -= f
+                pair = (merged, symbol)
+                delta[pair] += f
+                at[pair].append(p)
+                where[pair].add(w)
+                prv[r] = p
+            sym[p] = merged
+            sym[q] = None
+            nxt[p] = r
 
 
 def _weighted_pair_counts(distinct: list[str], freq: list[int]) -> dict[Pair, int]:
