@@ -104,6 +104,13 @@ def test_code_points_not_graphemes() -> None:
     assert bpe_merges(["👍🏽"], 1) == ["👍🏽"]
 
 
+def test_control_characters_are_ordinary_symbols() -> None:
+    # NUL and friends are characters like any other (the engine joins words with
+    # a separator internally; it must pick one that no word contains).
+    words = ["\x00a", "\x00a", "a\x00", "\x01\x00", "\x00\x01\x02"]
+    assert bpe_merges(words, 3) == ["\x00a", "\x00\x01", "\x00\x01\x02"]
+
+
 def test_case_and_punctuation_are_literal() -> None:
     assert bpe_merges(["Ab", "ab", "ab", "a-"], 2) == ["ab", "Ab"]
 
