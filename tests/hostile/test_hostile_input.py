@@ -36,7 +36,8 @@ def _explosive_merges(length: int = 60_000, rules: int = 20_000) -> tuple[str, l
     """A text and a merge list where thousands of rules each change a long
     sequence: an unbounded trace would be rules x length entries."""
     rng = random.Random(4)
-    text = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(length))
+    alphabet = [chr(c) for c in range(33, 127)]  # 94 symbols: up to 8,836 distinct pairs
+    text = "".join(rng.choice(alphabet) for _ in range(length))
     data = text.encode()
     seen: dict[tuple[int, int], int] = {}
     for left, right in zip(data, data[1:]):
