@@ -9,7 +9,8 @@
 # The cluster lives in .pg/ (git-ignored) at the repository top (or in /tmp
 # when the server's user cannot reach the checkout); as root the server runs
 # as the unprivileged `postgres` user (or `nobody`). Re-running
-# reuses a running server. Settings: PG_PORT (default 55432), PG_DIR.
+# reuses a running server. Settings: PG_PORT (default: 55432, or the next
+# free port above it), PG_DIR.
 # `scripts/ensure-postgres.sh stop` stops it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -88,7 +89,23 @@ if [ ! -f "$data/PG_VERSION" ]; then
       cat "$pg_dir/initdb.log" >&2; exit 1; }
 fi
 
-if ! "${run_as[@]}" "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+port_in_use() {
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+if "${run_as[@]}" "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+  # Our own server already runs: reuse it on the port it was started with.
+  port="$(cat "$pg_dir/port" 2>/dev/null || echo "$port")"
+else
+  # Another checkout's server (or anything else) may hold the default port:
+  # unless PG_PORT was given, take the next free one.
+  if [ -z "${PG_PORT:-}" ]; then
+    while port_in_use "$port"; do
+      port=$((port + 1))
+      if [ "$port" -gt 55632 ]; then echo "No free port for PostgreSQL in 55432-55632." >&2; exit 1; fi
+    done
+  fi
+  echo "$port" > "$pg_dir/port"
   # Loopback TCP only; the socket goes into our own folder, not /run/postgresql.
   "${run_as[@]}" "$bindir/pg_ctl" -D "$data" -l "$log" -w -t 60 \
     -o "-c listen_addresses=127.0.0.1 -p $port -k $pg_dir -c fsync=on -c max_connections=200" \
