@@ -16,17 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-import uuid
-
 import pytest
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 
 from webapp import PROJECT_ROOT
-from webapp.storage import default_sqlite_url, normalize_url
-
-PG_ENV = "PLAYGROUND_TEST_POSTGRES_URL"
-
+from webapp.storage import default_sqlite_url
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -163,48 +156,3 @@ def live_server(tmp_path_factory) -> Iterator[Server]:
     server = Server(default_sqlite_url(folder), workers=2, log_path=folder / "gunicorn.log").start()
     yield server
     server.kill()
-
-
-@pytest.fixture
-def postgres_url() -> Iterator[str]:
-    """A brand-new database on the test PostgreSQL server, dropped afterwards."""
-    server = os.environ.get(PG_ENV)
-    if not server:
-        pytest.skip(f"{PG_ENV} is not set: no PostgreSQL server for the tests (`make test` starts one)")
-    server = normalize_url(server)
-    name = f"playground_h_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        yield make_url(server).set(database=name).render_as_string(hide_password=False)
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    finally:
-        admin.dispose()
-
-
-@pytest.fixture
-def sqlite_url(tmp_path) -> str:
-    return default_sqlite_url(tmp_path / "db")
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request) -> str:
-    return request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "postgres_url")
-
-
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
-    """Debian's Chromium (or CHROMIUM_PATH), resolving no host but 127.0.0.1."""
-    if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"No Chromium at {CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH.", pytrace=False)
-    return {
-        **browser_type_launch_args,
-        "executable_path": CHROMIUM,
-        "args": ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"],
-    }
