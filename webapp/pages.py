@@ -28,6 +28,7 @@ from webapp import tokenizer as tk
 from webapp import viewmodels as vm
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats as tf
+from webapp.tokenizer.pretokenize import pretokenized_encode, pretokenized_encode_trace
 
 bp = Blueprint("pages", __name__)
 
@@ -106,13 +107,11 @@ DEFAULT_STATE: dict[str, dict[str, str]] = {
 }
 
 
-def _pretokenized_trace() -> Callable[..., Any] | None:
-    """The import/export engineer's pre-tokenizing encoder, when it is installed."""
-    try:
-        from webapp.tokenizer.pretokenize import pretokenized_encode_trace
-    except ImportError:
-        return None
-    return pretokenized_encode_trace
+def encode_ids(text: str, merges: Any, scheme: str) -> list[int]:
+    """The Bytes page's ids: the specified encode, or per pre-tokenized piece."""
+    if scheme == "none":
+        return tk.encode(text, merges)
+    return pretokenized_encode(text, merges, scheme)
 
 
 def normalize_state(tool: str, raw: Mapping[str, Any]) -> dict[str, str]:
@@ -191,11 +190,7 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
 
                 trace, file_vocab = files.page_encode_trace(opened, text, scheme, **caps)
             elif scheme != "none":
-                encoder = _pretokenized_trace()
-                if encoder is None:
-                    raise TokenizerError("pretokenize: pre-tokenization is not available in this install",
-                                         field="pretokenize")
-                trace = encoder(text, merges, scheme, **caps)
+                trace = pretokenized_encode_trace(text, merges, scheme, **caps)
             else:
                 trace = tk.encode_trace(text, merges, **caps)
         except TokenizerError as exc:
@@ -433,14 +428,9 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
         text = inputs.read_text(state.get("text", ""), limits, form=True)
         merges = inputs.read_byte_merges(state.get("merges", ""), limits)
         scheme = inputs.read_pretokenize(state.get("pretokenize", "none"))
-        if scheme == "none":
-            ids = tk.encode(text, merges)
-        else:
-            from webapp.tokenizer.pretokenize import pretokenized_encode
-
-            ids = pretokenized_encode(text, merges, scheme)
+        ids = encode_ids(text, merges, scheme)
         implied = tk.implied_byte_vocab(merges)
-    except (TokenizerError, ImportError):
+    except TokenizerError:
         return None
     needed = {i: implied[i] for i in sorted(set(ids)) if i in implied and (i > 255 or implied[i] != bytes([i]))}
     return {"ids": tf.format_ids(ids), "vocab": tf.format_byte_vocab(needed)}
@@ -544,7 +534,8 @@ def ids_download(tool: str) -> Response:
 
             ids = files.page_encode_ids(state["tokenizer"], text, inputs.read_pretokenize(state.get("pretokenize")))
         elif tool == "bytes":
-            ids = tk.encode(text, inputs.read_byte_merges(state["merges"], limits))
+            ids = encode_ids(text, inputs.read_byte_merges(state["merges"], limits),
+                             inputs.read_pretokenize(state.get("pretokenize")))
         else:
             ids = tk.bpe_encode_text(text, inputs.read_char_vocab(state["vocab"], limits),
                                      inputs.read_char_merges(state["merges"], limits))

@@ -225,6 +225,13 @@ def test_ids_download(client):
     assert client.post("/bytes/ids.txt", data={"text": "a", "merges": "x"}).status_code == 400
 
 
+def test_ids_download_follows_the_pretokenization(client):
+    # "a b" with a rule joining "a" and " ": GPT-2's pattern puts them in different pieces.
+    form = {"text": "a b", "merges": "97 32 256"}
+    assert client.post("/bytes/ids.txt", data=form).get_data(as_text=True) == "256 98\n"
+    assert client.post("/bytes/ids.txt", data={**form, "pretokenize": "gpt2"}).get_data(as_text=True) == "97 32 98\n"
+
+
 def test_pretokenize_shows_pieces(client):
     html = client.post("/bytes", data={"text": "low low", "merges": "108 111 256\n32 256 257", "pretokenize": "gpt2"}).get_data(as_text=True)
     assert "2 pre-tokenized pieces" in html and html.count('class="piece-sep"') == 1
