@@ -30,6 +30,7 @@ from werkzeug.exceptions import HTTPException
 from webapp import inputs
 from webapp import tokenizer as tk
 from webapp.tokenizer import TokenizerError
+from webapp.tokenizer.pretokenize import pretokenized_encode
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -133,14 +134,6 @@ def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _pretokenized_encode() -> Callable[..., list[int]] | None:
-    try:
-        from webapp.tokenizer.pretokenize import pretokenized_encode
-    except ImportError:
-        return None
-    return pretokenized_encode
-
-
 @bp.post("/encode")
 def encode():
     def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
@@ -154,13 +147,7 @@ def encode():
         if errors:
             raise next(iter(errors.values()))
         text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
-        if scheme == "none":
-            ids = tk.encode(text, merges)
-        else:
-            encoder = _pretokenized_encode()
-            if encoder is None:
-                raise TokenizerError("pretokenize: pre-tokenization is not available in this install", field="pretokenize")
-            ids = encoder(text, merges, scheme)
+        ids = pretokenized_encode(text, merges, scheme)  # scheme "none" is the specified encode
         return {"ids": ids, "tokens": byte_tokens(text, ids, merges)}
 
     return _handle(("text", "merges", "pretokenize"), ("text", "merges"), work)

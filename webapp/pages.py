@@ -107,13 +107,6 @@ DEFAULT_STATE: dict[str, dict[str, str]] = {
 }
 
 
-def encode_ids(text: str, merges: Any, scheme: str) -> list[int]:
-    """The Bytes page's ids: the specified encode, or per pre-tokenized piece."""
-    if scheme == "none":
-        return tk.encode(text, merges)
-    return pretokenized_encode(text, merges, scheme)
-
-
 def normalize_state(tool: str, raw: Mapping[str, Any]) -> dict[str, str]:
     """The tool's fields from a mapping of strings; missing fields get defaults."""
     state = dict(DEFAULT_STATE[tool])
@@ -428,7 +421,7 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
         text = inputs.read_text(state.get("text", ""), limits, form=True)
         merges = inputs.read_byte_merges(state.get("merges", ""), limits)
         scheme = inputs.read_pretokenize(state.get("pretokenize", "none"))
-        ids = encode_ids(text, merges, scheme)
+        ids = pretokenized_encode(text, merges, scheme)
         implied = tk.implied_byte_vocab(merges)
     except TokenizerError:
         return None
@@ -534,7 +527,7 @@ def ids_download(tool: str) -> Response:
 
             ids = files.page_encode_ids(state["tokenizer"], text, inputs.read_pretokenize(state.get("pretokenize")))
         elif tool == "bytes":
-            ids = encode_ids(text, inputs.read_byte_merges(state["merges"], limits),
+            ids = pretokenized_encode(text, inputs.read_byte_merges(state["merges"], limits),
                              inputs.read_pretokenize(state.get("pretokenize")))
         else:
             ids = tk.bpe_encode_text(text, inputs.read_char_vocab(state["vocab"], limits),

@@ -295,6 +295,14 @@ def test_decode_panel_uses_the_file_vocab(client, byte_tok):
     assert "Hello" in html and "gives the text back" in html
 
 
+def test_ids_download_uses_the_opened_file(client, byte_tok):
+    body = _import(client, byte_tok.to_str())
+    form = {"text": TEXT, "tokenizer": body["tokenizer"], "pretokenize": "gpt2"}
+    download = client.post("/bytes/ids.txt", data=form)
+    assert download.status_code == 200
+    assert [int(i) for i in download.get_data(as_text=True).split()] == byte_tok.encode(TEXT).ids
+
+
 def test_unknown_tokenizer_on_the_page_is_an_inline_error(client):
     page = client.post("/fragments/bytes", data={"text": "ab", "tokenizer": "aaaaaaaaaaaaaaaa"})
     assert page.status_code == 200
