@@ -59,7 +59,7 @@ from .engine import INF, BoundedCache, Event, RuleTable
 from .errors import TokenizerError
 from .traces import EncodeTrace
 from .tracing import build_trace
-from .validation import _show, ByteRule, validate_byte_merges, validate_byte_vocab, validate_ids, validate_text
+from .validation import _show, ByteRule, plain_byte_values, validate_byte_merges, validate_byte_vocab, validate_ids, validate_text
 
 # Bounds on memory: pieces per compiled list, longest piece cached, compiled lists kept.
 PIECE_CACHE_ENTRIES = 65_536
@@ -156,21 +156,22 @@ def _split_table_well_formed(rules: tuple[ByteRule, ...], flat: np.ndarray | Non
     starts with its left operand's first byte and ends with its right
     operand's last byte, found for all ids at once by pointer jumping.
     """
-    count = len(rules)
     if flat is None:
         flat = rules_array(rules)
         if flat is None:
             return None
+    count = len(flat)
     left, right, new = flat[:, 0], flat[:, 1], flat[:, 2]
     top = int(flat.max())
     if top > 16 * count + 4096 or int(new.min()) < 256:
         return None  # ids too sparse for dense arrays, or a rule redefines a byte
     made_by = np.full(top + 1, -2, dtype=np.int64)  # -2: never made; -1: a byte
     made_by[:256] = -1
-    made_by[new] = np.arange(count)
-    if np.unique(new).size != count:
-        return None
     order = np.arange(count)
+    made_by[new] = order
+    # Each slot keeps one index, so a `new` listed twice leaves some rule's index unread.
+    if not np.array_equal(made_by[new], order):
+        return None
     for side in (left, right):
         when = made_by[side]
         if ((when == -2) | (when >= order)).any():
@@ -199,6 +200,11 @@ def split_table(rules: tuple[ByteRule, ...], flat: np.ndarray | None = None) -> 
     fast = _split_table_well_formed(rules, flat) if rules else None
     if fast is not None:
         return fast
+    return _split_table_fixpoint(rules)
+
+
+def _split_table_fixpoint(rules: tuple[ByteRule, ...]) -> np.ndarray:
+    """`split_table` for any list, from the `edge_bytes` fixpoint."""
     first, last, starts_after = edge_bytes(rules)
     if starts_after is None:
         # Grouped by the left side's possible last bytes (one byte for most ids).
@@ -224,12 +230,37 @@ class CompiledByteMerges:
     """
 
     def __init__(self, rules: tuple[ByteRule, ...]) -> None:
-        self.rules = rules
-        flat = rules_array(rules) if rules else None
+        self._setup(rules, rules_array(rules) if rules else None)
+
+    @classmethod
+    def _from_array(cls, flat: np.ndarray) -> CompiledByteMerges:
+        """From validated rules as an n x 3 int64 array (n >= 1); `rules` is made on first use."""
+        self = cls.__new__(cls)
+        self._setup(None, flat)
+        return self
+
+    @property
+    def rules(self) -> tuple[ByteRule, ...]:
+        """The rules as a tuple of (left, right, new) tuples of Python ints."""
+        rules = self._rules
+        if rules is None:
+            rules = self._rules = tuple(map(tuple, self._flat.tolist()))  # type: ignore[union-attr, arg-type]
+        return rules
+
+    def _setup(self, rules: tuple[ByteRule, ...] | None, flat: np.ndarray | None) -> None:
+        """`rules` and / or `flat` (at least one; `flat` None when an id does not fit in 64 bits)."""
+        self._rules = rules
+        self._flat = flat
+        self._count = count = len(flat) if flat is not None else len(rules)  # type: ignore[arg-type]
         self.table = RuleTable(rules, 255, flat)
-        self.splits = split_table(rules, flat) if rules else None
+        splits = _split_table_well_formed(rules, flat) if count else None  # type: ignore[arg-type]
+        # Well-formed (see _split_table_well_formed): ranks never go stale, so encode may skip those checks.
+        self.well_formed = splits is not None
+        if splits is None and count:
+            splits = _split_table_fixpoint(self.rules)
+        self.splits = splits
         # Flattened for a single take() per text: index = x * 256 + y.
-        self.splits_flat = self.splits.reshape(-1) if rules else None
+        self.splits_flat = self.splits.reshape(-1) if count else None
         self.pieces: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT)
         self._pair_ranks: np.ndarray | None = None
         if flat is not None:
@@ -240,10 +271,10 @@ class CompiledByteMerges:
             self._pair_ranks = table
 
     def __len__(self) -> int:
-        return len(self.rules)
+        return self._count
 
     def __repr__(self) -> str:
-        return f"<CompiledByteMerges {len(self.rules)} rules>"
+        return f"<CompiledByteMerges {self._count} rules>"
 
     def pair_index(self, data: bytes) -> np.ndarray:
         """x * 256 + y for every pair of neighbouring bytes (len(data) >= 2)."""
@@ -263,7 +294,7 @@ class CompiledByteMerges:
 
     def encode_bytes(self, data: bytes) -> list[int]:
         """The ids of UTF-8 (or any) bytes after every rule."""
-        if len(data) < 2 or not self.rules:
+        if len(data) < 2 or not self._count:
             return list(data)
         pair_index = self.pair_index(data)
         bounds = self.bounds(data, pair_index)
@@ -325,13 +356,45 @@ class CompiledByteMerges:
         return self._pair_ranks
 
 
-_compiled: BoundedCache[tuple[ByteRule, ...], CompiledByteMerges] = BoundedCache(COMPILED_CACHE_ENTRIES)
+# Keyed by the rules' tuple, or by their int64 array's bytes (the common case; never equal to a tuple).
+_compiled: BoundedCache[tuple[ByteRule, ...] | bytes, CompiledByteMerges] = BoundedCache(COMPILED_CACHE_ENTRIES)
+
+
+def _plain_rules_array(merges: Any) -> np.ndarray | None:
+    """A non-empty list of [left, right, new] of plain non-negative ints as an n x 3 int64 array.
+
+    None for anything else (empty, other types, a negative or a huge id):
+    `validate_byte_merges` then takes over and names any mistake. What passes
+    here is exactly what `validate_byte_merges` accepts through its own fast
+    path, with the same values.
+    """
+    if not isinstance(merges, (list, tuple)) or not merges:
+        return None
+    values = plain_byte_values(merges)
+    if values is None:
+        return None
+    try:
+        flat = np.fromiter(values, dtype=np.int64, count=len(values))
+    except OverflowError:
+        return None
+    if flat.min() < 0:
+        return None
+    return flat.reshape(-1, 3)
 
 
 def compile_byte_merges(merges: Any) -> CompiledByteMerges:
     """Validate and index a merge list once; equal lists share one compiled form (bounded cache)."""
     if isinstance(merges, CompiledByteMerges):
         return merges
+    flat = _plain_rules_array(merges)
+    if flat is not None:
+        # The common case: no tuple of tuples is built; the array's bytes are the key.
+        key = flat.tobytes()
+        compiled = _compiled.get(key)  # type: ignore[arg-type]
+        if compiled is None:
+            compiled = CompiledByteMerges._from_array(flat)
+            _compiled.put(key, compiled)  # type: ignore[arg-type]
+        return compiled
     rules = validate_byte_merges(merges)
     compiled = _compiled.get(rules)
     if compiled is None:

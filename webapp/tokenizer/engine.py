@@ -102,21 +102,27 @@ class RuleTable:
     `later[key]` lists all indices of a pair that occurs more than once in the list.
     """
 
-    def __init__(self, rules: Sequence[tuple[int, int, int]], max_symbol: int, flat: Any = None) -> None:
-        """`flat`, optional, is the rules as an n x 3 int64 numpy array (a faster build)."""
+    def __init__(self, rules: Sequence[tuple[int, int, int]] | None, max_symbol: int, flat: Any = None) -> None:
+        """`flat`, optional, is the rules as an n x 3 int64 numpy array (a faster build).
+
+        `rules` may be None when `flat` is given (then only `flat` is read).
+        """
         self.rules = rules
-        if flat is not None and len(rules):
+        self.count = count = len(flat) if flat is not None else len(rules)  # type: ignore[arg-type]
+        if flat is not None and count:
             top = max(max_symbol, int(flat.max()))
         else:
             top = max(max_symbol, max(map(max, rules))) if rules else max_symbol
         self.shift = 1 << max(8, top.bit_length())
         shift = self.shift
-        if flat is not None and len(rules) and top < 1 << 31:  # keys fit in int64
+        if flat is not None and count and top < 1 << 31:  # keys fit in int64
             self.news = flat[:, 2].tolist()
             keys = (flat[:, 0] * shift + flat[:, 1]).tolist()
         else:
-            self.news = [rule[2] for rule in rules]
-            keys = [left * shift + right for left, right, _new in rules]
+            if rules is None:  # ids too large for int64 keys: Python ints from the array
+                rules = flat.tolist()
+            self.news = [rule[2] for rule in rules]  # type: ignore[union-attr]
+            keys = [left * shift + right for left, right, _new in rules]  # type: ignore[union-attr]
         # Built from the end so the smallest index of each pair wins (C-level loop).
         first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
         later: dict[int, list[int]] = {}
@@ -140,7 +146,7 @@ class RuleTable:
 
     def run(self, symbols: Sequence[int], events: list[Event] | None = None) -> list[int]:
         """The symbols after every rule; merge events appended to `events` if given."""
-        if len(symbols) < 2 or not self.rules:
+        if len(symbols) < 2 or not self.count:
             return list(symbols)
         if len(symbols) <= SMALL_PIECE:
             if events is None:

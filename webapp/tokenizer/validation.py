@@ -130,12 +130,25 @@ def _plain_byte_rules(merges: list | tuple) -> tuple[ByteRule, ...] | None:
 
     None when anything else is present; the caller's loop then finds and names it.
     """
+    values = plain_byte_values(merges)
+    if values is None or (values and min(values) < 0):
+        return None
+    return tuple(map(tuple, merges))  # type: ignore[arg-type]
+
+
+def plain_byte_values(merges: list | tuple) -> list[int] | None:
+    """All values of `merges` in order when it is lists/tuples of three plain ints each, else None.
+
+    C-level passes only (type() is exact: a bool is not an int here). The sign
+    is not checked: callers check it on whatever form they keep (byte_level
+    on a numpy array, which is cheaper than a Python `min`).
+    """
     if not set(map(type, merges)) <= {list, tuple} or not set(map(len, merges)) <= {3}:
         return None
     values = list(chain.from_iterable(merges))
-    if values and (set(map(type, values)) != {int} or min(values) < 0):
-        return None  # type() is exact: a bool is not an int here
-    return tuple(map(tuple, merges))  # type: ignore[arg-type]
+    if values and set(map(type, values)) != {int}:
+        return None
+    return values
 
 
 def _byte_vocab_key(key: Any) -> int:
