@@ -300,24 +300,29 @@ class CompiledByteMerges:
         bounds = self.bounds(data, pair_index)
         cache = self.pieces
         lookup = cache.data.get
-        run = self.table.run
-        run_plain = self.table._run_plain
+        table = self.table
+        run = table.run
+        # Well-formed lists: ranks never go stale (see RuleTable._run_ranked).
+        run_small = table._run_ranked if self.well_formed else table._run_plain
         # Initial pair ranks of the whole text, made on the first cache miss
         # with one numpy lookup, then sliced per piece.
         ranks: list[int] | None = None
         ranks_np: np.ndarray | None = None
         small = engine.SMALL_PIECE
-        news = self.table.news
+        news = table.news
+        # Pieces encoded by this call; stored in the cache at the end, in one batch.
+        made: dict[bytes, tuple[int, ...]] = {}
+        made_get = made.get
         out: list[int] = []
         extend = out.extend
         start = 0
         for end in bounds[1:]:
             piece = data[start:end]
             ids = lookup(piece)
-            if ids is None:
+            if ids is None and (ids := made_get(piece)) is None:
                 length = end - start
                 if length == 1:
-                    ids = (data[start],)
+                    ids = _SINGLE_IDS[data[start]]
                 elif length <= small:
                     if ranks is None:
                         ranks_np = self._byte_pair_ranks()[pair_index]
@@ -327,18 +332,19 @@ class CompiledByteMerges:
                     if ranks:
                         piece_ranks = ranks[start : end - 1]
                     else:
-                        piece_ranks = ranks_np[start : end - 1].tolist()
+                        piece_ranks = ranks_np[start : end - 1].tolist()  # type: ignore[index]
                     if length == 2:  # one pair: its first rule fires or nothing does
                         rank = piece_ranks[0]
                         ids = (news[rank],) if rank != INF else (data[start], data[start + 1])
                     else:
-                        ids = tuple(run_plain(list(piece), piece_ranks))
+                        ids = tuple(run_small(list(piece), piece_ranks))
                 else:
                     ids = tuple(run(piece))
-                if length <= PIECE_CACHE_MAX_BYTES:
-                    cache.put(piece, ids)
+                made[piece] = ids
             extend(ids)
             start = end
+        if made:
+            cache.put_many([item for item in made.items() if len(item[0]) <= PIECE_CACHE_MAX_BYTES])
         return out
 
     def _byte_pair_ranks(self) -> np.ndarray:
@@ -468,6 +474,7 @@ def implied_byte_vocab(merges: Any) -> dict[int, bytes]:
 
 
 _SINGLE_BYTES = [bytes((b,)) for b in range(256)]
+_SINGLE_IDS = [(b,) for b in range(256)]  # the ids of a one-byte piece
 
 
 def decode(ids: Any, vocab: Any) -> str:

@@ -86,6 +86,39 @@ class BoundedCache(Generic[K, V]):
             self.weight += len(key)  # type: ignore[arg-type]
         data[key] = value  # one dict store: atomic under the GIL
 
+    def put_many(self, items: list[tuple[K, V]]) -> None:
+        """`put` for each item, with one cap check (and at most one round of eviction) for the batch.
+
+        A batch over half a cap goes through `put` one item at a time.
+        """
+        if not items:
+            return
+        data = self.data
+        count = len(items)
+        weighed = self.max_weight is not None
+        added = sum(len(key) for key, _ in items) if weighed else 0  # type: ignore[arg-type]
+        if 2 * count > self.max_entries or (weighed and 2 * added > self.max_weight):  # type: ignore[operator]
+            for key, value in items:
+                self.put(key, value)
+            return
+        if len(data) + count > self.max_entries or (weighed and self.weight + added > self.max_weight):  # type: ignore[operator]
+            with self._lock:
+                # Dropping the oldest half until the batch fits (one round unless keys are long).
+                while data and (
+                    len(data) + count > self.max_entries
+                    or (weighed and self.weight + added > self.max_weight)  # type: ignore[operator]
+                ):
+                    for old in list(islice(data, len(data) // 2 + 1)):
+                        if data.pop(old, None) is not None and weighed:
+                            self.weight -= len(old)  # type: ignore[arg-type]
+        before = len(data)
+        data.update(items)
+        if weighed:
+            if len(data) - before == count:
+                self.weight += added
+            else:  # another thread stored some of these keys meanwhile: count exactly
+                self.weight = sum(map(len, list(data)))  # type: ignore[arg-type]
+
     def clear(self) -> None:
         with self._lock:
             self.data.clear()
@@ -189,6 +222,39 @@ class RuleTable:
                         rank = self.next_rank(key, time) if later and key in later else INF
                     ranks[i - 1] = rank
                 if k in ranks:  # C-level scan; most rules match once per piece
+                    i = ranks.index(k, i)
+                else:
+                    break
+            if not ranks:
+                return seq
+
+    def _run_ranked(self, seq: list[int], ranks: list[int]) -> list[int]:
+        """`_run_plain` for a list where a present pair's first rank is never stale.
+
+        True for a well-formed list (byte_level checks it: every `new` made by
+        one rule only, not a byte, operands bytes or made by an earlier rule):
+        a pair that appears when rule k makes `new` holds `new`, so any rule
+        for it comes after k, and a pair's later duplicates can never fire.
+        So no time checks; `ranks` are the initial ranks of the pairs of `seq`.
+        """
+        first_get = self.first.get
+        shift = self.shift
+        news = self.news
+        while True:
+            k = min(ranks)
+            if k == INF:
+                return seq
+            new = news[k]
+            i = ranks.index(k)
+            while True:
+                seq[i] = new
+                del seq[i + 1]
+                del ranks[i]
+                if i < len(ranks):
+                    ranks[i] = first_get(new * shift + seq[i + 1], INF)
+                if i:
+                    ranks[i - 1] = first_get(seq[i - 1] * shift + new, INF)
+                if k in ranks:
                     i = ranks.index(k, i)
                 else:
                     break
