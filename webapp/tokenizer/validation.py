@@ -143,10 +143,15 @@ def plain_byte_values(merges: list | tuple) -> list[int] | None:
     is not checked: callers check it on whatever form they keep (byte_level
     on a numpy array, which is cheaper than a Python `min`).
     """
-    if not set(map(type, merges)) <= {list, tuple} or not set(map(len, merges)) <= {3}:
+    count = len(merges)
+    row_types = list(map(type, merges))
+    if row_types.count(list) != count and row_types.count(list) + row_types.count(tuple) != count:
+        return None
+    if list(map(len, merges)).count(3) != count:
         return None
     values = list(chain.from_iterable(merges))
-    if values and set(map(type, values)) != {int}:
+    # list.count compares by identity first: cheaper than a set of types.
+    if list(map(type, values)).count(int) != len(values):
         return None
     return values
 
