@@ -49,6 +49,7 @@ What it does not do: pre-tokenization, special tokens, size limits.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from itertools import chain
 from typing import Any
 
@@ -251,6 +252,7 @@ class CompiledByteMerges:
         """`rules` and / or `flat` (at least one; `flat` None when an id does not fit in 64 bits)."""
         self._rules = rules
         self._flat = flat
+        self._batch: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._count = count = len(flat) if flat is not None else len(rules)  # type: ignore[arg-type]
         self.table = RuleTable(rules, 255, flat)
         splits = _split_table_well_formed(rules, flat) if count else None  # type: ignore[arg-type]
@@ -298,6 +300,8 @@ class CompiledByteMerges:
             return list(data)
         pair_index = self.pair_index(data)
         bounds = self.bounds(data, pair_index)
+        if self.well_formed:
+            return self._encode_well_formed(data, bounds)
         cache = self.pieces
         lookup = cache.data.get
         table = self.table
@@ -345,6 +349,163 @@ class CompiledByteMerges:
             start = end
         if made:
             cache.put_many([item for item in made.items() if len(item[0]) <= PIECE_CACHE_MAX_BYTES])
+        return out
+
+    def _encode_well_formed(self, data: bytes, bounds: list[int]) -> list[int]:
+        """`encode_bytes` for a well-formed list: cached pieces first, then the misses in one batch."""
+        cache = self.pieces
+        lookup = cache.data.get
+        small = engine.SMALL_PIECE
+        run = self.table.run
+        long_pieces: dict[bytes, tuple[int, ...]] = {}  # encoded by this call, too long for the cache
+        out: list[int] = []
+        extend = out.extend
+        start = 0
+        for end in bounds[1:]:
+            piece = data[start:end]
+            ids = lookup(piece)
+            if ids is None and (ids := long_pieces.get(piece)) is None:
+                length = end - start
+                if length == 1:
+                    ids = _SINGLE_IDS[data[start]]
+                    cache.put(piece, ids)
+                elif length <= small:
+                    break  # the rest goes to the batch below
+                else:
+                    ids = tuple(run(piece))
+                    if length <= PIECE_CACHE_MAX_BYTES:
+                        cache.put(piece, ids)
+                    else:
+                        long_pieces[piece] = ids
+            extend(ids)
+            start = end
+        else:
+            return out
+        # A miss of a short piece: the rest of the text, its distinct short pieces encoded together.
+        rest = bounds[bisect_left(bounds, start) :]
+        pieces = [data[a:b] for a, b in zip(rest, rest[1:])]
+        found: dict[bytes, tuple[int, ...] | None] = dict.fromkeys(pieces)
+        found.update(long_pieces)
+        made: list[tuple[bytes, tuple[int, ...]]] = []
+        batch: list[bytes] = []
+        for piece, ids in found.items():
+            if ids is not None:
+                continue
+            ids = lookup(piece)
+            if ids is None:
+                length = len(piece)
+                if length == 1:
+                    ids = _SINGLE_IDS[piece[0]]
+                elif length <= small:
+                    batch.append(piece)
+                    continue
+                else:
+                    ids = tuple(run(piece))
+                made.append((piece, ids))
+            found[piece] = ids
+        if batch:
+            for piece, ids in zip(batch, self._encode_batch(batch)):
+                found[piece] = ids
+                made.append((piece, ids))
+        self.pieces.put_many([item for item in made if len(item[0]) <= PIECE_CACHE_MAX_BYTES])
+        out.extend(chain.from_iterable(map(found.__getitem__, pieces)))  # type: ignore[arg-type]
+        return out
+
+    def _batch_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """For `_encode_batch` (made once): sorted distinct pair keys, each one's first rule,
+        every rule's new id, and which rules join a token to itself."""
+        index = self._batch
+        if index is None:
+            flat = self._flat
+            shift = self.table.shift
+            keys = flat[:, 0] * shift + flat[:, 1]  # type: ignore[index]
+            order = np.argsort(keys, kind="stable")
+            ordered = keys[order]
+            first = np.ones(len(ordered), dtype=bool)
+            first[1:] = ordered[1:] != ordered[:-1]
+            index = self._batch = (ordered[first], order[first], flat[:, 2], flat[:, 0] == flat[:, 1])  # type: ignore[index]
+        return index
+
+    def _encode_batch(self, pieces: list[bytes]) -> list[tuple[int, ...]]:
+        """Encode many pieces (2..SMALL_PIECE bytes each) of a well-formed list at once with numpy.
+
+        The same semantics as the engine, for all pieces side by side: the
+        positions of all pieces sit in one array, each linked to the next
+        and previous position of its piece (a merge unlinks its right
+        operand). A position's rank is the first rule of its pair with the
+        next one; in a well-formed list that rank never goes stale (see
+        RuleTable._run_ranked). Each round, every piece whose smallest rank
+        is a rule fires that rule at all its positions holding it - left to
+        right, non-overlapping: in a run like "a a a" under (a, a) only
+        every other position fires - and the new pairs around each merge
+        are ranked. A piece is done when no pair of it has a rule.
+        """
+        skeys, srank, news, selfpair = self._batch_index()
+        shift = self.table.shift
+        last_key = len(skeys) - 1
+        joined = b"".join(pieces)
+        size = len(joined)
+        tok = np.frombuffer(joined, dtype=np.uint8).astype(np.int64)
+        lengths = np.fromiter(map(len, pieces), dtype=np.intp, count=len(pieces))
+        ends = np.cumsum(lengths)
+        starts = ends - lengths
+        ends -= 1
+        rank = np.empty(size, dtype=np.int64)
+        rank[:-1] = self._byte_pair_ranks()[(tok[:-1] << 8) | tok[1:]]
+        rank[ends] = INF  # a piece's last position has no pair
+        nxt = np.arange(1, size + 1)
+        nxt[ends] = -1
+        prv = np.arange(-1, size - 1)
+        prv[starts] = -1
+        alive = np.ones(size, dtype=bool)
+        while True:
+            lowest = np.minimum.reduceat(rank, starts)
+            if lowest.min() >= INF:
+                break
+            fire = np.flatnonzero(rank == np.repeat(lowest, lengths))
+            k = rank[fire]
+            live = k < INF  # a finished piece matches its INF positions: not merges
+            if not live.all():
+                fire = fire[live]
+                k = k[live]
+            if len(fire) > 1 and selfpair[k].any():
+                # A fire whose left neighbour fires too holds the same (a, a) rule:
+                # in each run of neighbouring fires keep the 1st, 3rd, ... (left to right).
+                marked = np.zeros(size, dtype=bool)
+                marked[fire] = True
+                left = prv[fire]
+                if ((left >= 0) & marked[left]).any():
+                    # Live positions are in sequence order, so runs are consecutive live indices.
+                    live_index = np.cumsum(alive)[fire]
+                    count = np.arange(len(fire))
+                    run_start = np.ones(len(fire), dtype=bool)
+                    run_start[1:] = np.diff(live_index) != 1
+                    run_first = np.maximum.accumulate(np.where(run_start, count, 0))
+                    keep = (count - run_first) % 2 == 0
+                    fire = fire[keep]
+                    k = k[keep]
+            right = nxt[fire]  # the right operands, unlinked
+            after = nxt[right]
+            tok[fire] = news[k]
+            alive[right] = False
+            rank[right] = INF
+            rank[fire] = INF
+            nxt[fire] = after
+            has_after = after >= 0
+            prv[after[has_after]] = fire[has_after]
+            before = prv[fire]
+            ranked = np.concatenate((fire[has_after], before[before >= 0]))
+            key = tok[ranked] * shift + tok[nxt[ranked]]
+            at = np.minimum(skeys.searchsorted(key), last_key)
+            rank[ranked] = np.where(skeys[at] == key, srank[at], INF)
+        counts = np.add.reduceat(alive, starts).tolist()
+        ids = tok[alive].tolist()
+        out: list[tuple[int, ...]] = []
+        append = out.append
+        at = 0
+        for count in counts:
+            append(tuple(ids[at : at + count]))
+            at += count
         return out
 
     def _byte_pair_ranks(self) -> np.ndarray:

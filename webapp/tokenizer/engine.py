@@ -139,22 +139,33 @@ class RuleTable:
         """`flat`, optional, is the rules as an n x 3 int64 numpy array (a faster build).
 
         `rules` may be None when `flat` is given (then only `flat` is read).
+        The indexes (`first`, `later`, `news`) are built on first use: a cold
+        byte-level encode of a well-formed list may never need them.
         """
         self.rules = rules
+        self._flat = flat
         self.count = count = len(flat) if flat is not None else len(rules)  # type: ignore[arg-type]
         if flat is not None and count:
             top = max(max_symbol, int(flat.max()))
         else:
             top = max(max_symbol, max(map(max, rules))) if rules else max_symbol
+        self.top = top
         self.shift = 1 << max(8, top.bit_length())
+        self._first: dict[int, int] | None = None
+        self._later: dict[int, list[int]] = {}
+        self._news: list[int] = []
+
+    def _build(self) -> dict[int, int]:
         shift = self.shift
-        if flat is not None and count and top < 1 << 31:  # keys fit in int64
-            self.news = flat[:, 2].tolist()
+        flat = self._flat
+        rules = self.rules
+        if flat is not None and self.count and self.top < 1 << 31:  # keys fit in int64
+            news = flat[:, 2].tolist()
             keys = (flat[:, 0] * shift + flat[:, 1]).tolist()
         else:
             if rules is None:  # ids too large for int64 keys: Python ints from the array
                 rules = flat.tolist()
-            self.news = [rule[2] for rule in rules]  # type: ignore[union-attr]
+            news = [rule[2] for rule in rules]  # type: ignore[union-attr]
             keys = [left * shift + right for left, right, _new in rules]  # type: ignore[union-attr]
         # Built from the end so the smallest index of each pair wins (C-level loop).
         first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
@@ -163,8 +174,30 @@ class RuleTable:
             for index, key in enumerate(keys):
                 later.setdefault(key, []).append(index)
             later = {key: indices for key, indices in later.items() if len(indices) > 1}
-        self.first = first
-        self.later = later
+        self._news = news
+        self._later = later
+        self._first = first  # set last: other threads read `later` / `news` once this is set
+        return first
+
+    @property
+    def first(self) -> dict[int, int]:
+        """Pair key -> the smallest rule index of that pair."""
+        first = self._first
+        return first if first is not None else self._build()
+
+    @property
+    def later(self) -> dict[int, list[int]]:
+        """Pair key -> all its rule indices, for pairs listed more than once."""
+        if self._first is None:
+            self._build()
+        return self._later
+
+    @property
+    def news(self) -> list[int]:
+        """Rule index -> the id it makes."""
+        if self._first is None:
+            self._build()
+        return self._news
 
     def next_rank(self, key: int, time: int) -> int:
         """The first rule index >= time whose pair is `key`, or INF."""
