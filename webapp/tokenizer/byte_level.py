@@ -419,9 +419,15 @@ class CompiledByteMerges:
             flat = self._flat
             shift = self.table.shift
             keys = flat[:, 0] * shift + flat[:, 1]  # type: ignore[index]
-            order = np.argsort(keys, kind="stable")
-            ordered = keys[order]
-            first = np.ones(len(ordered), dtype=bool)
+            count = len(keys)
+            if int(keys.max()) < (1 << 62) // count:
+                # key * count + index: distinct values, so a plain sort orders by key, then by index.
+                both = np.sort(keys * count + np.arange(count))
+                ordered, order = np.divmod(both, count)
+            else:
+                order = np.argsort(keys, kind="stable")
+                ordered = keys[order]
+            first = np.ones(count, dtype=bool)
             first[1:] = ordered[1:] != ordered[:-1]
             index = self._batch = (ordered[first], order[first], flat[:, 2], flat[:, 0] == flat[:, 1])  # type: ignore[index]
         return index
@@ -458,16 +464,24 @@ class CompiledByteMerges:
         prv = np.arange(-1, size - 1)
         prv[starts] = -1
         alive = np.ones(size, dtype=bool)
+        piece_starts = starts
         while True:
             lowest = np.minimum.reduceat(rank, starts)
-            if lowest.min() >= INF:
-                break
+            working = lowest < INF
+            if not working.all():
+                # Done pieces leave the segments: a segment may then run over done
+                # pieces, whose positions all rank INF, so its minimum stays its own.
+                starts = starts[working]
+                if not len(starts):
+                    break
+                starts[0] = 0  # the first segment also covers the done pieces before it
+                lowest = lowest[working]
+                lengths = np.empty_like(starts)
+                lengths[:-1] = starts[1:]
+                lengths[-1] = size
+                lengths -= starts
             fire = np.flatnonzero(rank == np.repeat(lowest, lengths))
             k = rank[fire]
-            live = k < INF  # a finished piece matches its INF positions: not merges
-            if not live.all():
-                fire = fire[live]
-                k = k[live]
             if len(fire) > 1 and selfpair[k].any():
                 # A fire whose left neighbour fires too holds the same (a, a) rule:
                 # in each run of neighbouring fires keep the 1st, 3rd, ... (left to right).
@@ -498,15 +512,9 @@ class CompiledByteMerges:
             key = tok[ranked] * shift + tok[nxt[ranked]]
             at = np.minimum(skeys.searchsorted(key), last_key)
             rank[ranked] = np.where(skeys[at] == key, srank[at], INF)
-        counts = np.add.reduceat(alive, starts).tolist()
+        ends = np.cumsum(np.add.reduceat(alive, piece_starts)).tolist()
         ids = tok[alive].tolist()
-        out: list[tuple[int, ...]] = []
-        append = out.append
-        at = 0
-        for count in counts:
-            append(tuple(ids[at : at + count]))
-            at += count
-        return out
+        return list(map(tuple, map(ids.__getitem__, map(slice, [0, *ends[:-1]], ends))))
 
     def _byte_pair_ranks(self) -> np.ndarray:
         """The first rank of every byte pair (x, y) at index x * 256 + y, INF if none (made once)."""
