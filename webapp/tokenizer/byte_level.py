@@ -252,7 +252,7 @@ class CompiledByteMerges:
         """`rules` and / or `flat` (at least one; `flat` None when an id does not fit in 64 bits)."""
         self._rules = rules
         self._flat = flat
-        self._batch: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._batch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._count = count = len(flat) if flat is not None else len(rules)  # type: ignore[arg-type]
         self.table = RuleTable(rules, 255, flat)
         splits = _split_table_well_formed(rules, flat) if count else None  # type: ignore[arg-type]
@@ -411,9 +411,9 @@ class CompiledByteMerges:
         out.extend(chain.from_iterable(map(found.__getitem__, pieces)))  # type: ignore[arg-type]
         return out
 
-    def _batch_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """For `_encode_batch` (made once): sorted distinct pair keys, each one's first rule,
-        every rule's new id, and which rules join a token to itself."""
+    def _batch_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For `_encode_batch` (made once): sorted distinct pair keys (then a sentinel),
+        each one's first rule (INF for the sentinel), and every rule's new id."""
         index = self._batch
         if index is None:
             flat = self._flat
@@ -427,9 +427,12 @@ class CompiledByteMerges:
             else:
                 order = np.argsort(keys, kind="stable")
                 ordered = keys[order]
-            first = np.ones(count, dtype=bool)
-            first[1:] = ordered[1:] != ordered[:-1]
-            index = self._batch = (ordered[first], order[first], flat[:, 2], flat[:, 0] == flat[:, 1])  # type: ignore[index]
+            first = np.ones(count + 1, dtype=bool)
+            first[1:-1] = ordered[1:] != ordered[:-1]
+            # A sentinel key above every real key, so a search never runs off the end.
+            ordered = np.append(ordered, np.iinfo(np.int64).max)
+            order = np.append(order, INF)
+            index = self._batch = (ordered[first], order[first], flat[:, 2])  # type: ignore[index]
         return index
 
     def _encode_batch(self, pieces: list[bytes]) -> list[tuple[int, ...]]:
@@ -446,9 +449,8 @@ class CompiledByteMerges:
         every other position fires - and the new pairs around each merge
         are ranked. A piece is done when no pair of it has a rule.
         """
-        skeys, srank, news, selfpair = self._batch_index()
+        skeys, srank, news = self._batch_index()
         shift = self.table.shift
-        last_key = len(skeys) - 1
         joined = b"".join(pieces)
         size = len(joined)
         tok = np.frombuffer(joined, dtype=np.uint8).astype(np.int64)
@@ -482,23 +484,20 @@ class CompiledByteMerges:
                 lengths -= starts
             fire = np.flatnonzero(rank == np.repeat(lowest, lengths))
             k = rank[fire]
-            if len(fire) > 1 and selfpair[k].any():
-                # A fire whose left neighbour fires too holds the same (a, a) rule:
-                # in each run of neighbouring fires keep the 1st, 3rd, ... (left to right).
-                marked = np.zeros(size, dtype=bool)
-                marked[fire] = True
-                left = prv[fire]
-                if ((left >= 0) & marked[left]).any():
-                    # Live positions are in sequence order, so runs are consecutive live indices.
-                    live_index = np.cumsum(alive)[fire]
+            right = nxt[fire]  # the right operands, unlinked below
+            if len(fire) > 1:
+                # Two fires overlap when one's right operand is the next fire (a run like
+                # "a a a" under (a, a)): in each such run keep the 1st, 3rd, ... (left to right).
+                link = right[:-1] == fire[1:]
+                if link.any():
                     count = np.arange(len(fire))
                     run_start = np.ones(len(fire), dtype=bool)
-                    run_start[1:] = np.diff(live_index) != 1
+                    run_start[1:] = ~link
                     run_first = np.maximum.accumulate(np.where(run_start, count, 0))
                     keep = (count - run_first) % 2 == 0
                     fire = fire[keep]
                     k = k[keep]
-            right = nxt[fire]  # the right operands, unlinked
+                    right = right[keep]
             after = nxt[right]
             tok[fire] = news[k]
             alive[right] = False
@@ -510,7 +509,7 @@ class CompiledByteMerges:
             before = prv[fire]
             ranked = np.concatenate((fire[has_after], before[before >= 0]))
             key = tok[ranked] * shift + tok[nxt[ranked]]
-            at = np.minimum(skeys.searchsorted(key), last_key)
+            at = skeys.searchsorted(key)  # skeys ends with a sentinel no key reaches
             rank[ranked] = np.where(skeys[at] == key, srank[at], INF)
         ends = np.cumsum(np.add.reduceat(alive, piece_starts)).tolist()
         ids = tok[alive].tolist()
