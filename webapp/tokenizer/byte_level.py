@@ -384,30 +384,21 @@ class CompiledByteMerges:
         # A miss of a short piece: the rest of the text, its distinct short pieces encoded together.
         rest = bounds[bisect_left(bounds, start) :]
         pieces = [data[a:b] for a, b in zip(rest, rest[1:])]
-        found: dict[bytes, tuple[int, ...] | None] = dict.fromkeys(pieces)
+        distinct = list(dict.fromkeys(pieces))
+        cached = list(map(lookup, distinct))
+        found: dict[bytes, tuple[int, ...] | None] = dict(zip(distinct, cached))
         found.update(long_pieces)
-        made: list[tuple[bytes, tuple[int, ...]]] = []
-        batch: list[bytes] = []
-        for piece, ids in found.items():
-            if ids is not None:
-                continue
-            ids = lookup(piece)
-            if ids is None:
-                length = len(piece)
-                if length == 1:
-                    ids = _SINGLE_IDS[piece[0]]
-                elif length <= small:
-                    batch.append(piece)
-                    continue
-                else:
-                    ids = tuple(run(piece))
-                made.append((piece, ids))
-            found[piece] = ids
-        if batch:
-            for piece, ids in zip(batch, self._encode_batch(batch)):
-                found[piece] = ids
-                made.append((piece, ids))
-        self.pieces.put_many([item for item in made if len(item[0]) <= PIECE_CACHE_MAX_BYTES])
+        # Every missed piece up to SMALL_PIECE bytes (single bytes too) goes to the batch.
+        batch = [piece for piece, ids in zip(distinct, cached) if ids is None and len(piece) <= small]
+        made = list(zip(batch, self._encode_batch(batch))) if batch else []
+        found.update(made)
+        self.pieces.put_many(made)  # all short enough for the cache
+        if cached.count(None) > len(batch):  # a piece longer than SMALL_PIECE missed
+            for piece, ids in found.items():
+                if ids is None:
+                    found[piece] = ids = tuple(run(piece))
+                    if len(piece) <= PIECE_CACHE_MAX_BYTES:
+                        cache.put(piece, ids)
         out.extend(chain.from_iterable(map(found.__getitem__, pieces)))  # type: ignore[arg-type]
         return out
 

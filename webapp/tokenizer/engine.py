@@ -37,6 +37,7 @@ import heapq
 import threading
 from bisect import bisect_left
 from itertools import islice
+from operator import itemgetter
 from collections.abc import Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -96,7 +97,7 @@ class BoundedCache(Generic[K, V]):
         data = self.data
         count = len(items)
         weighed = self.max_weight is not None
-        added = sum(len(key) for key, _ in items) if weighed else 0  # type: ignore[arg-type]
+        added = sum(map(len, map(itemgetter(0), items))) if weighed else 0  # type: ignore[arg-type]
         if 2 * count > self.max_entries or (weighed and 2 * added > self.max_weight):  # type: ignore[operator]
             for key, value in items:
                 self.put(key, value)
