@@ -22,6 +22,16 @@ pieces encode independently (a numpy scan finds the cuts) and identical
 pieces are looked up in a bounded per-list cache. The initial pair ranks of
 the whole text come from one numpy lookup in a 65,536-entry table.
 
+Well-formed lists (the usual case; checked while the split table is built)
+take a faster cold path: a pair's first rule is then never stale, so the
+distinct pieces that miss the cache are encoded all at once with numpy
+(`_encode_batch`: one rule per piece per round, pairs ranked by a search
+in the sorted pair keys), and the engine's Python dicts are never built
+unless a piece is longer than SMALL_PIECE. Other lists use the engine
+piece by piece. Compiling an all-int list goes straight to an int64 array
+(the compiled-list cache is keyed by its bytes); the tuple of rules is made
+only when something asks for `.rules`.
+
 `CompiledByteMerges.rules`, `.table.run(piece, events)` and `.bounds(data)`
 are also used by pretokenize.py (pre-tokenized traces).
 
@@ -306,8 +316,7 @@ class CompiledByteMerges:
         lookup = cache.data.get
         table = self.table
         run = table.run
-        # Well-formed lists: ranks never go stale (see RuleTable._run_ranked).
-        run_small = table._run_ranked if self.well_formed else table._run_plain
+        run_small = table._run_plain
         # Initial pair ranks of the whole text, made on the first cache miss
         # with one numpy lookup, then sliced per piece.
         ranks: list[int] | None = None
@@ -427,18 +436,20 @@ class CompiledByteMerges:
         return index
 
     def _encode_batch(self, pieces: list[bytes]) -> list[tuple[int, ...]]:
-        """Encode many pieces (2..SMALL_PIECE bytes each) of a well-formed list at once with numpy.
+        """Encode many pieces (1..SMALL_PIECE bytes each) of a well-formed list at once with numpy.
 
         The same semantics as the engine, for all pieces side by side: the
         positions of all pieces sit in one array, each linked to the next
         and previous position of its piece (a merge unlinks its right
         operand). A position's rank is the first rule of its pair with the
-        next one; in a well-formed list that rank never goes stale (see
-        RuleTable._run_ranked). Each round, every piece whose smallest rank
-        is a rule fires that rule at all its positions holding it - left to
-        right, non-overlapping: in a run like "a a a" under (a, a) only
-        every other position fires - and the new pairs around each merge
-        are ranked. A piece is done when no pair of it has a rule.
+        next one. In a well-formed list that rank never goes stale: a pair
+        that appears when rule k makes `new` holds `new`, so every rule for
+        it comes after k, and a pair's later duplicates can never fire (its
+        operands are never made again). Each round, every piece whose
+        smallest rank is a rule fires that rule at all its positions holding
+        it - left to right, non-overlapping: in a run like "a a a" under
+        (a, a) only every other position fires - and the new pairs around
+        each merge are ranked. A piece is done when no pair of it has a rule.
         """
         skeys, srank, news = self._batch_index()
         shift = self.table.shift

@@ -23,6 +23,8 @@ taken literally - without a pass per rule:
 * The callers (byte_level, char_level) cut the text where no rule can ever
   join two neighbours, encode the pieces independently and cache them in a
   `BoundedCache`; the pieces give the same answer as the whole text.
+* A `RuleTable` builds its dicts on first use (byte_level's numpy batch
+  path for well-formed lists never needs them).
 
 Each run can also record its merge events `(rule, left_start, right_start)`
 in firing order (positions are offsets of the first symbol of each operand in
@@ -256,39 +258,6 @@ class RuleTable:
                         rank = self.next_rank(key, time) if later and key in later else INF
                     ranks[i - 1] = rank
                 if k in ranks:  # C-level scan; most rules match once per piece
-                    i = ranks.index(k, i)
-                else:
-                    break
-            if not ranks:
-                return seq
-
-    def _run_ranked(self, seq: list[int], ranks: list[int]) -> list[int]:
-        """`_run_plain` for a list where a present pair's first rank is never stale.
-
-        True for a well-formed list (byte_level checks it: every `new` made by
-        one rule only, not a byte, operands bytes or made by an earlier rule):
-        a pair that appears when rule k makes `new` holds `new`, so any rule
-        for it comes after k, and a pair's later duplicates can never fire.
-        So no time checks; `ranks` are the initial ranks of the pairs of `seq`.
-        """
-        first_get = self.first.get
-        shift = self.shift
-        news = self.news
-        while True:
-            k = min(ranks)
-            if k == INF:
-                return seq
-            new = news[k]
-            i = ranks.index(k)
-            while True:
-                seq[i] = new
-                del seq[i + 1]
-                del ranks[i]
-                if i < len(ranks):
-                    ranks[i] = first_get(new * shift + seq[i + 1], INF)
-                if i:
-                    ranks[i - 1] = first_get(seq[i - 1] * shift + new, INF)
-                if k in ranks:
                     i = ranks.index(k, i)
                 else:
                     break
