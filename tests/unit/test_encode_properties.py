@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import reference
-from webapp.tokenizer import decode, encode, encode_trace, implied_byte_vocab
+from webapp.tokenizer import compile_byte_merges, decode, encode, encode_trace, implied_byte_vocab
 from webapp.tokenizer.traces import MergeNode
 
 ALPHABET = "ab é日"
@@ -42,6 +42,33 @@ def well_formed_merges(draw, max_rules: int = 40):
 @given(text=texts, merges=odd_rules)
 def test_encode_matches_the_literal_algorithm(text, merges):
     assert encode(text, merges) == reference.encode(text, merges)
+
+
+@st.composite
+def well_formed_with_repeats(draw, max_rules: int = 40):
+    """Well-formed lists where a pair may come back with a fresh id (applied twice)."""
+    rules = draw(well_formed_merges(max_rules))
+    for index in range(1, len(rules)):
+        if draw(st.integers(0, 5)) == 0:
+            left, right, _ = draw(st.sampled_from(rules[:index]))
+            rules[index] = [left, right, rules[index][2]]
+    return rules
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    text=st.one_of(texts, st.text("aab", min_size=3, max_size=40), st.text(max_size=50)),
+    merges=well_formed_with_repeats(),
+    repeat=st.booleans(),
+)
+def test_well_formed_lists_match_the_literal_algorithm(text, merges, repeat):
+    # Well-formed lists take the engine's batched numpy path; repeating the
+    # text behind spaces mixes pieces already cached with new ones.
+    assert compile_byte_merges(merges).well_formed or not merges
+    assert encode(text, merges) == reference.encode(text, merges)
+    if repeat:
+        longer = (text + " ") * 3
+        assert encode(longer, merges) == reference.encode(longer, merges)
 
 
 @settings(max_examples=150, deadline=None)
