@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Regex, pre_tokenizers
 
+import reference
 from webapp.tokenizer import TokenizerError, encode, encode_trace
 from webapp.tokenizer import pretokenize as pt
 
@@ -77,6 +78,32 @@ def test_pieces_cover_the_text_in_byte_offsets(scheme, text):
 def test_each_piece_is_encoded_on_its_own(scheme, text):
     expected = [i for piece in pt.split_text(text, scheme) for i in encode(piece, MERGES)]
     assert pt.pretokenized_encode(text, MERGES, scheme) == expected
+
+
+PIECE_ALPHABET = "ab 1'é日\n"
+PIECE_IDS = sorted(set(PIECE_ALPHABET.encode())) + [256, 257, 258, 259]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(PIECE_ALPHABET, max_size=80),
+    scheme=st.sampled_from(["gpt2", "cl100k"]),
+    merges=st.one_of(
+        # odd lists: forward references, repeats, new below 256 or equal to an operand
+        st.lists(st.lists(st.sampled_from(PIECE_IDS), min_size=3, max_size=3), max_size=20),
+        # well-formed lists (the engine's batched path): operands exist before their rule
+        st.integers(0, 20).flatmap(lambda n: st.tuples(*[
+            st.tuples(st.sampled_from(PIECE_IDS[:-4] + list(range(256, 256 + i))),
+                      st.sampled_from(PIECE_IDS[:-4] + list(range(256, 256 + i))))
+            for i in range(n)
+        ]).map(lambda pairs: [[a, b, 256 + i] for i, (a, b) in enumerate(pairs)])),
+    ),
+)
+def test_pieces_match_the_literal_algorithm_piece_by_piece(text, scheme, merges):
+    # The text twice: the second call meets pieces the first one cached.
+    for sample in (text, text + " " + text):
+        expected = [i for piece in pt.split_text(sample, scheme) for i in reference.encode(piece, merges)]
+        assert pt.pretokenized_encode(sample, merges, scheme) == expected
 
 
 @pytest.mark.parametrize("text", TEXTS)

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from itertools import chain
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -304,12 +305,19 @@ class CompiledByteMerges:
         cuts += 1
         return [0, *cuts.tolist(), n]
 
-    def encode_bytes(self, data: bytes) -> list[int]:
-        """The ids of UTF-8 (or any) bytes after every rule."""
+    def encode_bytes(self, data: bytes, cuts: Sequence[int] = ()) -> list[int]:
+        """The ids of UTF-8 (or any) bytes after every rule.
+
+        `cuts` are extra offsets where no merge may join (pre-tokenization's
+        piece boundaries): the pieces between them encode independently,
+        which is what cutting there means, so they join the engine's own cuts.
+        """
         if len(data) < 2 or not self._count:
             return list(data)
         pair_index = self.pair_index(data)
         bounds = self.bounds(data, pair_index)
+        if cuts:
+            bounds = sorted(set(bounds).union(cuts))
         if self.well_formed:
             return self._encode_well_formed(data, bounds)
         cache = self.pieces

@@ -119,14 +119,11 @@ def pretokenized_encode(text: str, merges: Any, scheme: str) -> list[int]:
     if scheme == "none":
         return list(tk.encode(text, merges))
     compiled = _compiled(merges)
-    cache: dict[str, list[int]] = {}
-    ids: list[int] = []
-    for piece in split_text(text, scheme):
-        got = cache.get(piece)
-        if got is None:
-            got = cache[piece] = list(tk.encode(piece, compiled))
-        ids.extend(got)
-    return ids
+    text = tk.validate_text(text)
+    # One call over the whole text with the piece boundaries as extra cuts:
+    # the engine then batches and caches the pieces like any other text.
+    cuts = [end for _, end in split_pieces(text, scheme)]
+    return compiled.encode_bytes(text.encode("utf-8"), cuts)
 
 
 def _shift_tree(node: MergeNode | None, delta: int) -> MergeNode | None:
