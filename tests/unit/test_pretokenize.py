@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from tokenizers import Regex, pre_tokenizers
 
 import reference
-from webapp.tokenizer import TokenizerError, encode, encode_trace
+import reference_pretokenize
+from webapp.tokenizer import TokenizerError, compile_byte_merges, encode, encode_trace
 from webapp.tokenizer import pretokenize as pt
 
 TEXTS = [
@@ -125,9 +126,9 @@ def test_pre_tokenization_stops_merges_across_pieces():
 @pytest.mark.parametrize("scheme", pt.SCHEMES)
 @pytest.mark.parametrize("text", TEXTS)
 def test_fast_trace_equals_the_per_piece_trace(scheme, text):
-    compiled = pt._compiled(MERGES)
+    compiled = compile_byte_merges(MERGES)
     fast = pt.pretokenized_encode_trace(text, MERGES, scheme)
-    slow = pt._trace_by_pieces(text, compiled, scheme, max_steps=200, max_tokens=3000, max_sequence=2000)
+    slow = reference_pretokenize.trace_by_pieces(text, compiled, scheme, max_steps=200, max_tokens=3000, max_sequence=2000)
     assert fast == slow
 
 
@@ -139,11 +140,11 @@ def test_fast_trace_equals_the_per_piece_trace(scheme, text):
 )
 def test_fast_trace_equals_the_per_piece_trace_property(text, scheme, caps):
     max_steps, max_tokens, max_sequence = caps
-    compiled = pt._compiled(MERGES)
+    compiled = compile_byte_merges(MERGES)
     fast = pt.pretokenized_encode_trace(
         text, MERGES, scheme, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence
     )
-    slow = pt._trace_by_pieces(
+    slow = reference_pretokenize.trace_by_pieces(
         text, compiled, scheme, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence
     )
     assert fast.ids == slow.ids == pt.pretokenized_encode(text, MERGES, scheme)

@@ -735,15 +735,17 @@ def test_hf_byte_level_with_special_tokens_and_a_partial_alphabet():
         assert trace.ids == tok.encode(text).ids and [t.id for t in trace.tokens] == trace.ids
 
 
-def test_fallback_relabel_matches_the_fast_path():
+def test_relabel_matches_relabelling_the_reference_trace():
+    import reference_pretokenize
+    from webapp.tokenizer import compile_byte_merges
     from webapp.tokenizer import pretokenize as pt
 
     merges = [[104, 101, 256], [256, 108, 257], [32, 119, 258]]
     relabel = {104: 0, 257: 9, 32: 1}
     for scheme in pt.SCHEMES:
         fast = pt.pretokenized_encode_trace("hel hel wow", merges, scheme, relabel=relabel)
-        slow = pt._relabelled(
-            pt._trace_by_pieces("hel hel wow", pt._compiled(merges), scheme, max_steps=200, max_tokens=3000, max_sequence=2000),
+        slow = reference_pretokenize.relabelled(
+            reference_pretokenize.trace_by_pieces("hel hel wow", compile_byte_merges(merges), scheme, max_steps=200, max_tokens=3000, max_sequence=2000),
             relabel,
         )
         assert fast == slow

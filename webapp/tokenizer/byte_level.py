@@ -61,7 +61,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from itertools import chain
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -607,12 +607,23 @@ def encode_trace(
     max_tokens: int = 3000,
     max_sequence: int = 2000,
     max_tree_nodes: int = DEFAULT_MAX_TREE_NODES,
+    cuts: Sequence[int] = (),
+    relabel: Mapping[int, int] | None = None,
 ) -> EncodeTrace:
-    """`encode` plus a bounded record of how it happened (see tracing.py)."""
+    """`encode` plus a bounded record of how it happened (see tracing.py).
+
+    `cuts` are extra offsets where no merge may join, as in `encode_bytes`
+    (pre-tokenization's pieces); `relabel` shows ids through a mapping
+    everywhere in the trace (an imported file's own numbering), ids it does
+    not list staying as they are.
+    """
     text = validate_text(text)
     compiled = compile_byte_merges(merges)
     data = text.encode("utf-8")
     bounds = compiled.bounds(data)
+    if cuts:
+        bounds = sorted(set(bounds).union(cuts))
+    show: Callable[[int], int] = int
     keys: list[bytes] = []
     events: dict[bytes, list[Event]] = {}
     piece_ids: dict[bytes, list[int]] = {}
@@ -624,6 +635,10 @@ def encode_trace(
             events[piece] = []
             piece_ids[piece] = compiled.table.run(piece, events[piece])
         ids.extend(piece_ids[piece])
+    if relabel:
+        mapping = dict(relabel)
+        show = lambda i: mapping.get(i, i)  # noqa: E731
+        ids = [mapping.get(i, i) for i in ids]
     return build_trace(
         initial=data,
         bounds=bounds,
@@ -631,7 +646,7 @@ def encode_trace(
         events=events,
         rules=compiled.rules,
         ids=ids,
-        show=int,
+        show=show,
         value=lambda start, end: data[start:end],
         max_steps=max_steps,
         max_tokens=max_tokens,

@@ -22,12 +22,12 @@ The patterns are the published ones, compiled with the `regex` package
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping
 
 import regex
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TraceStep
+from webapp.tokenizer.traces import EncodeTrace
 
 SCHEMES: tuple[str, ...] = ("none", "gpt2", "cl100k")
 
@@ -104,38 +104,18 @@ def _engine() -> Any:
     return tokenizer
 
 
-def _compiled(merges: Any) -> Any:
-    tk = _engine()
-    compiled_type = getattr(tk, "CompiledByteMerges", None)
-    if compiled_type is not None and isinstance(merges, compiled_type):
-        return merges
-    return tk.compile_byte_merges(merges)
-
-
 def pretokenized_encode(text: str, merges: Any, scheme: str) -> list[int]:
     """Ids of `text`: each piece encoded like `encode`, the ids concatenated."""
     check_scheme(scheme)
     tk = _engine()
     if scheme == "none":
         return list(tk.encode(text, merges))
-    compiled = _compiled(merges)
+    compiled = tk.compile_byte_merges(merges)
     text = tk.validate_text(text)
     # One call over the whole text with the piece boundaries as extra cuts:
     # the engine then batches and caches the pieces like any other text.
     cuts = [end for _, end in split_pieces(text, scheme)]
     return compiled.encode_bytes(text.encode("utf-8"), cuts)
-
-
-def _shift_tree(node: MergeNode | None, delta: int) -> MergeNode | None:
-    if node is None or delta == 0:
-        return node
-    return MergeNode(
-        symbol=node.symbol,
-        start=node.start + delta,
-        end=node.end + delta,
-        rule=node.rule,
-        children=tuple(_shift_tree(child, delta) for child in node.children),  # type: ignore[misc]
-    )
 
 
 def pretokenized_encode_trace(
@@ -159,196 +139,14 @@ def pretokenized_encode_trace(
     pre-tokenization spans (empty for "none").
     """
     check_scheme(scheme)
-    compiled = _compiled(merges)
     spans = split_pieces(text, scheme) if scheme != "none" else []
-    try:
-        from webapp.tokenizer.tracing import build_trace
-        from webapp.tokenizer.byte_level import DEFAULT_MAX_TREE_NODES
-
-        run = compiled.table.run
-        rules = compiled.rules
-    except (ImportError, AttributeError):  # pragma: no cover - engine without these internals
-        trace = _trace_by_pieces(text, compiled, scheme, max_steps=max_steps,
-                                 max_tokens=max_tokens, max_sequence=max_sequence)
-        return _relabelled(trace, relabel) if relabel else trace
-    _engine().validate_text(text)
-    data = text.encode("utf-8")
-    cuts = set(compiled.bounds(data))
-    cuts.update(start for start, _ in spans)
-    bounds = sorted(cuts)
-    keys: list[bytes] = []
-    events: dict[bytes, list[Any]] = {}
-    piece_ids: dict[bytes, list[int]] = {}
-    ids: list[int] = []
-    for start, end in zip(bounds, bounds[1:]):
-        piece = data[start:end]
-        keys.append(piece)
-        if piece not in events:
-            events[piece] = []
-            piece_ids[piece] = run(piece, events[piece])
-        ids.extend(piece_ids[piece])
-    show: Callable[[int], Any] = int
-    if relabel:
-        mapping = dict(relabel)
-        show = lambda i: mapping.get(i, i)  # noqa: E731
-        ids = [mapping.get(i, i) for i in ids]
-    trace = build_trace(
-        initial=data,
-        bounds=bounds,
-        keys=keys,
-        events=events,
-        rules=rules,
-        ids=ids,
-        show=show,
-        value=lambda start, end: data[start:end],
+    trace = _engine().encode_trace(
+        text,
+        merges,
         max_steps=max_steps,
         max_tokens=max_tokens,
         max_sequence=max_sequence,
-        max_tree_nodes=DEFAULT_MAX_TREE_NODES,
+        cuts=[start for start, _ in spans],
+        relabel=relabel,
     )
     return replace(trace, pieces=spans)
-
-
-def _relabelled(trace: EncodeTrace, relabel: Mapping[int, int]) -> EncodeTrace:
-    """A trace with every id replaced through `relabel` (fallback path only)."""
-    m = lambda i: relabel.get(i, i) if isinstance(i, int) else i  # noqa: E731
-
-    def tree(node: MergeNode | None) -> MergeNode | None:
-        if node is None:
-            return None
-        return replace(node, symbol=m(node.symbol), children=tuple(tree(c) for c in node.children))  # type: ignore[misc]
-
-    return replace(
-        trace,
-        ids=[m(i) for i in trace.ids],
-        tokens=[replace(t, id=m(t.id), tree=tree(t.tree)) for t in trace.tokens],
-        initial=None if trace.initial is None else tuple(m(s) for s in trace.initial),
-        steps=[
-            replace(s, left=m(s.left), right=m(s.right), new=m(s.new),
-                    sequence=None if s.sequence is None else tuple(m(x) for x in s.sequence))
-            for s in trace.steps
-        ],
-    )
-
-
-def _trace_by_pieces(
-    text: str,
-    compiled: Any,
-    scheme: str,
-    *,
-    max_steps: int,
-    max_tokens: int,
-    max_sequence: int,
-) -> EncodeTrace:
-    """The same trace from the engine's public encode_trace, one call per distinct piece.
-
-    Kept as the reference for the fast path above (the tests compare them) and
-    as a fallback should the engine's internals change.
-    """
-    tk = _engine()
-    if scheme == "none":
-        return tk.encode_trace(
-            text, compiled, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence
-        )
-    pieces = split_text(text, scheme)
-    spans = split_pieces(text, scheme)
-    total_bytes = spans[-1][1] if spans else 0
-    record_sequence = total_bytes <= max_sequence
-
-    # Encode each distinct piece once, with a full per-piece trace (pieces are
-    # short; a piece's own trace is bounded by the same caps).
-    traces: dict[str, EncodeTrace] = {}
-    for piece in pieces:
-        if piece not in traces:
-            traces[piece] = tk.encode_trace(
-                piece,
-                compiled,
-                max_steps=max(len(compiled), 1),
-                max_tokens=max(max_tokens, 1),
-                max_sequence=max_sequence if record_sequence else 0,
-            )
-
-    ids: list[int] = []
-    tokens: list[Token] = []
-    tokens_truncated = False
-    fired: dict[int, TraceStep] = {}  # rule -> a step of that rule (for its pair)
-    matches: dict[int, int] = {}
-    for piece, (start, _end) in zip(pieces, spans):
-        trace = traces[piece]
-        ids.extend(trace.ids)
-        for token in trace.tokens:
-            if len(tokens) >= max_tokens:
-                tokens_truncated = True
-                break
-            tokens.append(
-                Token(
-                    id=token.id,
-                    value=token.value,
-                    start=token.start + start,
-                    end=token.end + start,
-                    tree=_shift_tree(token.tree, start),
-                )
-            )
-        if trace.tokens_truncated:
-            tokens_truncated = True
-        for step in trace.steps:
-            matches[step.rule] = matches.get(step.rule, 0) + step.matches
-            fired.setdefault(step.rule, step)
-    rule_order = sorted(fired)
-    steps_truncated = len(rule_order) > max_steps
-    rule_order = rule_order[:max_steps]
-
-    initial: tuple[Any, ...] | None = None
-    sequences: dict[int, tuple[Any, ...]] = {}
-    if record_sequence and all(t.initial is not None for t in traces.values()):
-        initial = tuple(sym for piece in pieces for sym in (traces[piece].initial or ()))
-        sequences = _combined_sequences(pieces, traces, rule_order)
-    steps = [
-        TraceStep(
-            rule=rule,
-            left=fired[rule].left,
-            right=fired[rule].right,
-            new=fired[rule].new,
-            matches=matches[rule],
-            sequence=sequences.get(rule),
-        )
-        for rule in rule_order
-    ]
-    rules_fired = len(fired)
-    return EncodeTrace(
-        ids=ids,
-        tokens=tokens,
-        tokens_truncated=tokens_truncated,
-        initial=initial,
-        steps=steps,
-        steps_truncated=steps_truncated,
-        rules_fired=rules_fired,
-        rules_idle=max(len(compiled) - rules_fired, 0),
-        pieces=spans,
-    )
-
-
-def _combined_sequences(
-    pieces: Sequence[str], traces: dict[str, EncodeTrace], rules: Sequence[int]
-) -> dict[int, tuple[Any, ...]]:
-    """The whole text's sequence after each fired rule (pieces side by side)."""
-    out: dict[int, tuple[Any, ...]] = {}
-    if not rules:
-        return out
-    # Per distinct piece: its sequence after each of its own steps, in rule order.
-    history: dict[str, list[tuple[int, tuple[Any, ...]]]] = {}
-    for piece, trace in traces.items():
-        history[piece] = [(s.rule, s.sequence) for s in trace.steps if s.sequence is not None]
-        if len(history[piece]) != len(trace.steps):
-            return {}  # a piece did not record its sequence: give none rather than a wrong one
-    for rule in rules:
-        seq: list[Any] = []
-        for piece in pieces:
-            current = traces[piece].initial or ()
-            for step_rule, step_seq in history[piece]:
-                if step_rule > rule:
-                    break
-                current = step_seq
-            seq.extend(current)
-        out[rule] = tuple(seq)
-    return out
