@@ -11,36 +11,23 @@ import json
 import re
 
 import pytest
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tokenizer
+from tokenizers import Tokenizer
 
 from webapp import files
 from webapp.tokenizer import tokenizer_files as tf
 
-CORPUS = [
-    "The lower the newest, the wider the widest: lowering lowers the lowest newer widths.",
-    "Hello there! Don't you know they'll say we're happy? 12345 reasons, 6789 more.",
-    "Zürich, Köln und München: schöne Städte. 東京と大阪。Русский текст.",
-]
 TEXT = "Hello there, the lowest newer München 東京"
 
 
 @pytest.fixture(scope="module")
 def byte_tok() -> Tokenizer:
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=500, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
-    )
-    tok.train_from_iterator(CORPUS * 3, trainer=trainer)
-    return tok
+    return byte_level_tokenizer(SAMPLE_CORPUS)
 
 
 @pytest.fixture(scope="module")
 def char_tok() -> Tokenizer:
-    tok = Tokenizer(models.BPE())
-    tok.train_from_iterator(CORPUS * 3, trainer=trainers.BpeTrainer(vocab_size=300, show_progress=False))
-    return tok
+    return char_level_tokenizer(SAMPLE_CORPUS)
 
 
 @pytest.fixture(autouse=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from playwright.sync_api import ConsoleMessage, Page
 from serving import serve_app
 
 from webapp import PROJECT_ROOT, create_app
@@ -48,3 +49,18 @@ def screenshot(page: Any) -> Callable[[str], Path]:
         return path
 
     return take
+
+
+@pytest.fixture
+def console(page: Page) -> Iterator[list[str]]:
+    """Console errors and CSP reports seen during the test; none are allowed."""
+    seen: list[str] = []
+
+    def record(msg: ConsoleMessage) -> None:
+        if msg.type == "error" or "Content Security Policy" in msg.text:
+            seen.append(msg.text)
+
+    page.on("console", record)
+    page.on("pageerror", lambda exc: seen.append(str(exc)))
+    yield seen
+    assert seen == [], seen

@@ -10,43 +10,15 @@ ids. Console errors (a CSP violation included) fail the tests.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
 
 import pytest
-from playwright.sync_api import ConsoleMessage, Page, expect
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-CORPUS = [
-    "The lower the newest, the wider the widest: lowering lowers the lowest newer widths.",
-    "Hello there! Don't you know they'll say we're happy? 12345 reasons, 6789 more.",
-    "Zürich, Köln und München: schöne Städte. 東京と大阪。Русский текст.",
-]
-
-
-@pytest.fixture
-def console(page: Page) -> Iterator[list[str]]:
-    seen: list[str] = []
-
-    def record(msg: ConsoleMessage) -> None:
-        if msg.type == "error" or "Content Security Policy" in msg.text:
-            seen.append(msg.text)
-
-    page.on("console", record)
-    page.on("pageerror", lambda exc: seen.append(str(exc)))
-    yield seen
-    assert seen == [], seen
-
+from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
+from playwright.sync_api import Page, expect
+from tokenizers import Tokenizer
 
 @pytest.fixture(scope="module")
 def byte_tok() -> Tokenizer:
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=500, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
-    )
-    tok.train_from_iterator(CORPUS * 3, trainer=trainer)
-    return tok
+    return byte_level_tokenizer(SAMPLE_CORPUS)
 
 
 def _ids(page: Page) -> list[int]:

@@ -8,27 +8,11 @@ violation (an inline script or style slipping in) fails the test.
 from __future__ import annotations
 
 import re
-from typing import Iterator
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 SEED_CHAR_MERGES = '[["l", "o"], ["e", "r"], ["lo", "w"], ["low", "er"]]'
-
-
-@pytest.fixture
-def console(page: Page) -> Iterator[list[str]]:
-    """Console errors and CSP reports seen during the test; none are allowed."""
-    seen: list[str] = []
-
-    def record(msg: ConsoleMessage) -> None:
-        if msg.type == "error" or "Content Security Policy" in msg.text:
-            seen.append(msg.text)
-
-    page.on("console", record)
-    page.on("pageerror", lambda exc: seen.append(str(exc)))
-    yield seen
-    assert seen == [], seen
 
 
 def tokens(page: Page):

@@ -15,6 +15,7 @@ import random
 
 import pytest
 import tiktoken
+from hf_samples import byte_level_tokenizer, char_level_tokenizer
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from webapp.tokenizer import TokenizerError, bpe_encode_text, encode, train_trace, training_vocab
@@ -41,23 +42,11 @@ TEXTS = [
 
 
 def _byte_level_tokenizer(use_regex: bool, vocab_size: int = 600) -> Tokenizer:
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=use_regex)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator(CORPUS * 3, trainer=trainer)
-    return tok
+    return byte_level_tokenizer(CORPUS, use_regex=use_regex, vocab_size=vocab_size)
 
 
 def _char_level_tokenizer(corpus: list[str] = CORPUS) -> Tokenizer:
-    tok = Tokenizer(models.BPE())  # no normalizer, no pre-tokenizer: the whole text is one word
-    trainer = trainers.BpeTrainer(vocab_size=400, show_progress=False)
-    tok.train_from_iterator(corpus * 3, trainer=trainer)
-    return tok
+    return char_level_tokenizer(corpus, vocab_size=400)
 
 
 @pytest.fixture(scope="module")
