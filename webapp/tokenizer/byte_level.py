@@ -67,10 +67,10 @@ from typing import Any
 import numpy as np
 
 from . import engine
-from .engine import INF, BoundedCache, Event, RuleTable
+from .engine import INF, BoundedCache, RuleTable
 from .errors import TokenizerError
 from .traces import EncodeTrace
-from .tracing import build_trace
+from .tracing import build_trace, run_pieces
 from .validation import _show, ByteRule, plain_byte_values, validate_byte_merges, validate_byte_vocab, validate_ids, validate_text
 
 # Bounds on memory: pieces per compiled list, longest piece cached, compiled lists kept.
@@ -624,17 +624,7 @@ def encode_trace(
     if cuts:
         bounds = sorted(set(bounds).union(cuts))
     show: Callable[[int], int] = int
-    keys: list[bytes] = []
-    events: dict[bytes, list[Event]] = {}
-    piece_ids: dict[bytes, list[int]] = {}
-    ids: list[int] = []
-    for start, end in zip(bounds, bounds[1:]):
-        piece = data[start:end]
-        keys.append(piece)
-        if piece not in events:
-            events[piece] = []
-            piece_ids[piece] = compiled.table.run(piece, events[piece])
-        ids.extend(piece_ids[piece])
+    keys, events, ids = run_pieces(data, bounds, compiled.table.run)
     if relabel:
         mapping = dict(relabel)
         show = lambda i: mapping.get(i, i)  # noqa: E731

@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from .engine import BoundedCache, Event, RuleTable
+from .engine import BoundedCache, RuleTable
 from .errors import TokenizerError
 from .traces import EncodeTrace
-from .tracing import build_trace
+from .tracing import build_trace, run_pieces
 from .validation import CharRule, validate_char_merges, validate_char_vocab, validate_text
 
 PIECE_CACHE_ENTRIES = 65_536
@@ -178,17 +178,7 @@ def encode_text_trace(
     table = validate_char_vocab(vocab)
     compiled = compile_char_merges(merges)
     bounds = compiled.bounds(text)
-    keys: list[str] = []
-    events: dict[str, list[Event]] = {}
-    piece_symbols: dict[str, list[int]] = {}
-    symbols: list[int] = []
-    for start, end in zip(bounds, bounds[1:]):
-        piece = text[start:end]
-        keys.append(piece)
-        if piece not in events:
-            events[piece] = []
-            piece_symbols[piece] = compiled.table.run([ord(ch) for ch in piece], events[piece])
-        symbols.extend(piece_symbols[piece])
+    keys, events, symbols = run_pieces(text, bounds, compiled.table.run, lambda piece: [ord(ch) for ch in piece])
     string = compiled.string
     ids = _lookup([string(s) for s in symbols], table)
     return build_trace(

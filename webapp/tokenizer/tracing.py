@@ -23,9 +23,34 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 from .engine import Event
 from .traces import EncodeTrace, MergeNode, Symbol, Token, TraceStep
+
+
+def run_pieces(
+    seq: Sequence[Any], bounds: Sequence[int], run: Callable[[Any, list[Event]], list[int]],
+    symbols: Callable[[Any], Any] = lambda piece: piece,
+) -> tuple[list[Hashable], dict[Hashable, list[Event]], list[int]]:
+    """Encode `seq` piece by piece (each distinct piece once), recording merge events.
+
+    Returns the piece keys in text order, each distinct piece's events, and
+    the output symbols of the whole text; `symbols` turns a piece into what
+    `run` takes (the piece itself for bytes, code points for characters).
+    """
+    keys: list[Hashable] = []
+    events: dict[Hashable, list[Event]] = {}
+    piece_out: dict[Hashable, list[int]] = {}
+    out: list[int] = []
+    for start, end in zip(bounds, bounds[1:]):
+        piece = seq[start:end]
+        keys.append(piece)
+        if piece not in events:
+            events[piece] = []
+            piece_out[piece] = run(symbols(piece), events[piece])
+        out.extend(piece_out[piece])
+    return keys, events, out
 
 
 def _steps(occurrences: Counter, events: dict[Hashable, list[Event]]) -> tuple[list[int], Counter]:
