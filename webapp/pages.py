@@ -23,12 +23,13 @@ from typing import Any, Callable, Mapping
 
 from flask import Blueprint, Response, abort, render_template, request
 
+from webapp import active as act
 from webapp import inputs
 from webapp import tokenizer as tk
 from webapp import viewmodels as vm
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats as tf
-from webapp.tokenizer.pretokenize import pretokenized_encode, pretokenized_encode_trace
+from webapp.tokenizer.pretokenize import pretokenized_encode
 
 bp = Blueprint("pages", __name__)
 
@@ -163,11 +164,11 @@ def _error_dict(errors: Mapping[str, TokenizerError], state: Mapping[str, str]) 
 def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
     """Everything the Bytes page shows for one state: encode, round trip, decode."""
     limits = inputs.current_limits()
-    opened = state.get("tokenizer", "")  # an opened tokenizer file (webapp.files) replaces the merges
+    active = act.resolve("bytes", state)  # a preset or opened file replaces the typed merges
     values, errors = inputs.collect(
         {
             "text": lambda: inputs.read_text(state.get("text", ""), limits, form=True),
-            "merges": (lambda: None) if opened else (lambda: inputs.read_byte_merges(state.get("merges", ""), limits)),
+            "merges": (lambda: None) if not active.typed else (lambda: inputs.read_byte_merges(state.get("merges", ""), limits)),
             "pretokenize": lambda: inputs.read_pretokenize(state.get("pretokenize", "none")),
         }
     )
@@ -178,14 +179,7 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
         caps = dict(max_steps=limits.trace_max_steps, max_tokens=limits.render_max_tokens,
                     max_sequence=limits.trace_max_sequence)
         try:
-            if opened:
-                from webapp import files
-
-                trace, file_vocab = files.page_encode_trace(opened, text, scheme, **caps)
-            elif scheme != "none":
-                trace = pretokenized_encode_trace(text, merges, scheme, **caps)
-            else:
-                trace = tk.encode_trace(text, merges, **caps)
+            trace, file_vocab = act.byte_trace(active, text, merges, scheme, **caps)
         except TokenizerError as exc:
             errors["merges" if exc.field == "tokenizer" else exc.field] = exc
         else:
@@ -203,8 +197,8 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
                 "pieces": len(trace.pieces) if scheme != "none" else 0,
                 "roundtrip": _roundtrip(text, trace.ids, merges, _only(file_vocab, trace.ids)),
             }
-    decoded = compute_decode(state, limits, errors, file_vocab)
-    return {"result": result, "decoded": decoded, "errors": _error_dict(errors, state)}
+    decoded = compute_decode(state, limits, errors, active)
+    return {"result": result, "decoded": decoded, "errors": _error_dict(errors, state), "active": active}
 
 
 def _only(vocab: dict[int, bytes] | None, ids: Any) -> dict[int, bytes] | None:
@@ -224,22 +218,37 @@ def _roundtrip(text: str, ids: list[int], merges: Any, vocab: dict[int, bytes] |
 
 
 def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict[str, TokenizerError],
-                   file_vocab: dict[int, bytes] | None = None) -> dict[str, Any] | None:
+                   active: act.ActiveTokenizer | None = None) -> dict[str, Any] | None:
     """The decode panel: ids + vocab -> text (None when no ids were typed).
 
-    With a tokenizer file open and the Vocab field empty, the file's vocab is used.
+    With a preset or file active, its own vocab decodes and the Vocab field is
+    inactive (never read), so the file's ids decode as the file means them.
     """
     raw_ids = state.get("ids", "")
     if not raw_ids.strip():
         return None
-    use_file = file_vocab is not None and not state.get("vocab", "").strip()
+    active = active or act.resolve("bytes", state)
+
+    def stored_vocab() -> dict[int, bytes]:
+        ids = inputs.read_ids(raw_ids, limits)
+        vocab = act.byte_vocab(active)
+        # Only the ids used (decode validates every entry it is given), and an
+        # unknown id is named here: a stored vocab lists every id it knows.
+        for position, i in enumerate(ids, start=1):
+            if i not in vocab:
+                raise TokenizerError(f"ids: id {i} at position {position} is not in the tokenizer's vocab",
+                                     field="ids", location={"index": position - 1})
+        return {i: vocab[i] for i in set(ids)}
+
     values, decode_errors = inputs.collect(
         {
             "ids": lambda: inputs.read_ids(raw_ids, limits),
-            "vocab": (lambda: _only(file_vocab, inputs.read_ids(raw_ids, limits))) if use_file
-            else (lambda: inputs.read_byte_vocab(state.get("vocab", ""), limits)),
+            "vocab": (lambda: inputs.read_byte_vocab(state.get("vocab", ""), limits)) if active.typed
+            else stored_vocab,
         }
     )
+    if "tokenizer" in decode_errors:  # a stored tokenizer that went missing: say it at the ids
+        decode_errors["ids"] = decode_errors.pop("tokenizer")
     if not decode_errors:
         try:
             text = tk.decode(values["ids"], values["vocab"])
@@ -254,15 +263,14 @@ def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict
 def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
     """Everything the Characters page shows for one state."""
     limits = inputs.current_limits()
-    opened = state.get("tokenizer", "")  # an opened tokenizer file (webapp.files) replaces merges and vocab
-    if opened:
-        from webapp import files
+    active = act.resolve("chars", state)  # an opened file replaces the typed merges and vocab
+    opened = not active.typed
 
-        def _opened(part: int) -> Any:
-            try:
-                return files.page_char_tokenizer(opened)[part]
-            except TokenizerError as exc:
-                raise TokenizerError(exc.message, field="merges") from None
+    def _opened(part: int) -> Any:
+        try:
+            return act.char_parts(active)[part]
+        except TokenizerError as exc:
+            raise TokenizerError(exc.message, field="merges") from None
 
     values, errors = inputs.collect(
         {
@@ -304,7 +312,7 @@ def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
                 "rules_fired": trace.rules_fired,
                 "rules_idle": trace.rules_idle,
             }
-    return {"result": result, "errors": _error_dict(errors, state)}
+    return {"result": result, "errors": _error_dict(errors, state), "active": active}
 
 
 def carry_to_chars(words: tuple[str, ...], pairs: list[tuple[str, str]], vocab: dict[str, int]) -> dict[str, str]:
@@ -414,13 +422,18 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
 
     The vocab lists only the ids the encoding uses whose bytes the merges
     imply (ids 0..255 stand for their byte anyway), so it stays small even
-    for a list of many thousands of rules. None when the encode side has errors.
+    for a list of many thousands of rules. With a preset or file active only
+    the ids are filled: its own vocab decodes them. None when the encode side
+    has errors.
     """
     limits = inputs.current_limits()
+    active = act.resolve("bytes", state)
     try:
         text = inputs.read_text(state.get("text", ""), limits, form=True)
-        merges = inputs.read_byte_merges(state.get("merges", ""), limits)
         scheme = inputs.read_pretokenize(state.get("pretokenize", "none"))
+        if not active.typed:
+            return {"ids": tf.format_ids(act.byte_ids(active, text, None, scheme)), "vocab": state.get("vocab", "")}
+        merges = inputs.read_byte_merges(state.get("merges", ""), limits)
         ids = pretokenized_encode(text, merges, scheme)
         implied = tk.implied_byte_vocab(merges)
     except TokenizerError:
@@ -432,9 +445,7 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
 def _apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> tuple[str, ...]:
     """Buttons that change fields before computing (no JavaScript needed): the names changed."""
     action = raw.get("action")
-    if state.get("tokenizer"):
-        return ()  # an opened tokenizer file owns merges and vocab
-    if tool == "chars" and action == "add-missing":
+    if tool == "chars" and action == "add-missing" and act.resolve(tool, state).typed:
         vocab = with_missing_tokens(state)
         if vocab is not None:
             state["vocab"] = vocab
@@ -520,18 +531,19 @@ def ids_download(tool: str) -> Response:
         abort(404)
     state = normalize_state(tool, request.form)
     limits = inputs.current_limits()
+    active = act.resolve(tool, state)
     try:
         text = inputs.read_text(state["text"], limits, form=True)
-        if tool == "bytes" and state.get("tokenizer"):
-            from webapp import files
-
-            ids = files.page_encode_ids(state["tokenizer"], text, inputs.read_pretokenize(state.get("pretokenize")))
-        elif tool == "bytes":
-            ids = pretokenized_encode(text, inputs.read_byte_merges(state["merges"], limits),
-                             inputs.read_pretokenize(state.get("pretokenize")))
-        else:
+        if tool == "bytes":
+            scheme = inputs.read_pretokenize(state.get("pretokenize"))
+            merges = inputs.read_byte_merges(state["merges"], limits) if active.typed else None
+            ids = act.byte_ids(active, text, merges, scheme)
+        elif active.typed:
             ids = tk.bpe_encode_text(text, inputs.read_char_vocab(state["vocab"], limits),
                                      inputs.read_char_merges(state["merges"], limits))
+        else:
+            merges, vocab = act.char_parts(active)
+            ids = tk.bpe_encode_text(text, vocab, merges)
     except TokenizerError as exc:
         return Response(exc.message + "\n", status=400, mimetype="text/plain")
     return Response(

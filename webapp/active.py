@@ -1,0 +1,126 @@
+"""Which tokenizer a page uses: the one place that decides, for every handler.
+
+A Bytes or Characters page state can name three sources of merges:
+
+- typed: the Merges (and, on Characters, Vocab) fields;
+- preset: a real tokenizer shipped with the app (`tokenizer=cl100k_base`);
+- file: a tokenizer file the user opened (`tokenizer=<stored id>`).
+
+`resolve(tool, state)` picks exactly one; the encode, decode, "Decode these
+ids", "Add missing tokens" and ids-download handlers all ask it, so they can
+never disagree (a file open while the decode panel still uses the typed vocab,
+say). When a preset or file is active, the typed fields are inactive: the
+templates show them so and nothing reads them.
+
+This module only dispatches; parsing stays in `webapp.inputs`, stored files in
+`webapp.files`, presets in `webapp.tokenizer.presets`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from webapp.tokenizer import TokenizerError
+
+
+@dataclass(frozen=True)
+class ActiveTokenizer:
+    """The tokenizer in use: source is "typed", "preset" or "file"; ref names the preset / stored id."""
+
+    source: str
+    level: str  # "bytes" | "chars"
+    ref: str = ""
+
+    @property
+    def typed(self) -> bool:
+        return self.source == "typed"
+
+
+def _preset_names() -> frozenset[str]:
+    try:
+        from webapp.tokenizer import presets
+    except ImportError:  # presets not installed in this build
+        return frozenset()
+    names = getattr(presets, "PRESET_NAMES", None) or getattr(presets, "NAMES", None) or ()
+    return frozenset(names)
+
+
+def is_preset(ref: str) -> bool:
+    return ref in _preset_names()
+
+
+def resolve(tool: str, state: Mapping[str, Any]) -> ActiveTokenizer:
+    """The active tokenizer of a page state (the `tokenizer` field wins over typed fields)."""
+    level = "chars" if tool == "chars" else "bytes"
+    ref = state.get("tokenizer") or ""
+    ref = ref.strip() if isinstance(ref, str) else ""
+    if not ref:
+        return ActiveTokenizer("typed", level)
+    if level == "bytes" and is_preset(ref):
+        return ActiveTokenizer("preset", level, ref)
+    return ActiveTokenizer("file", level, ref)
+
+
+# --- byte level --------------------------------------------------------------
+
+
+def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, **caps: int) -> tuple[Any, dict[int, bytes] | None]:
+    """The encode trace and, for a preset or file, the vocab its ids decode with (None: typed merges)."""
+    from webapp import tokenizer as tk
+    from webapp.tokenizer.pretokenize import pretokenized_encode_trace
+
+    if active.source == "preset":
+        from webapp.tokenizer import presets
+
+        return presets.page_encode_trace(active.ref, text, scheme, **caps)  # type: ignore[attr-defined]
+    if active.source == "file":
+        from webapp import files
+
+        return files.page_encode_trace(active.ref, text, scheme, **caps)
+    if scheme != "none":
+        return pretokenized_encode_trace(text, merges, scheme, **caps), None
+    return tk.encode_trace(text, merges, **caps), None
+
+
+def byte_ids(active: ActiveTokenizer, text: str, merges: Any, scheme: str) -> list[int]:
+    """All ids of `text` with the active tokenizer (no trace, no caps)."""
+    from webapp.tokenizer.pretokenize import pretokenized_encode
+
+    if active.source == "preset":
+        from webapp.tokenizer import presets
+
+        return presets.page_encode_ids(active.ref, text, scheme)  # type: ignore[attr-defined]
+    if active.source == "file":
+        from webapp import files
+
+        return files.page_encode_ids(active.ref, text, scheme)
+    return pretokenized_encode(text, merges, scheme)
+
+
+def byte_vocab(active: ActiveTokenizer) -> dict[int, bytes]:
+    """The {id: bytes} a preset or file decodes with (typed merges: use the Vocab field instead)."""
+    if active.source == "preset":
+        from webapp.tokenizer import presets
+
+        return presets.page_decode_vocab(active.ref)  # type: ignore[attr-defined]
+    if active.source == "file":
+        from webapp import files
+
+        entry = files.load_tokenizer(active.ref)
+        if entry.tok.level != "bytes":
+            raise TokenizerError(
+                "tokenizer: this is a character-level tokenizer; open it on the Characters page", field="tokenizer"
+            )
+        return entry.file_vocab or {}
+    raise ValueError("typed merges have no stored vocab")
+
+
+# --- character level -----------------------------------------------------------
+
+
+def char_parts(active: ActiveTokenizer) -> tuple[Any, dict[str, int]]:
+    """(merges, vocab) of an opened character-level file."""
+    from webapp import files
+
+    return files.page_char_tokenizer(active.ref)
