@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from flask import Blueprint, Response, abort, render_template, request
+from markupsafe import Markup, escape
 
 from webapp import active as act
 from webapp import inputs
@@ -382,6 +383,12 @@ COMPUTE: dict[str, Callable[[Mapping[str, str]], dict[str, Any]]] = {
 }
 
 
+# Live updates wait this long after the last keystroke (htmx `delay:`); with
+# `hx-sync="this:queue last"` at most one request is in flight and one waits.
+DEBOUNCE_MS = 60
+PRETOKENIZE_CHOICES = (("none", "none (as specified)"), ("gpt2", "GPT-2 pattern"), ("cl100k", "cl100k pattern"))
+
+
 def _context(tool: str, state: dict[str, str]) -> dict[str, Any]:
     return {
         "tool": tool,
@@ -390,6 +397,9 @@ def _context(tool: str, state: dict[str, str]) -> dict[str, Any]:
         "views": VIEWS[tool],
         "examples": EXAMPLES[tool],
         "error_fields": ERROR_FIELDS[tool],
+        "debounce_ms": DEBOUNCE_MS,
+        "state_fields": FIELDS[tool],
+        "pretokenize_choices": PRETOKENIZE_CHOICES,
         **COMPUTE[tool](state),
     }
 
@@ -479,6 +489,15 @@ def render_fragment(tool: str, state: Mapping[str, str]) -> str:
     full = normalize_state(tool, state)
     changed = _apply_action(tool, full, state)
     return render_template(f"partials/{tool}_fragment.html", changed=changed, **_context(tool, full))
+
+
+@bp.app_template_filter("code_spans")
+def code_spans(message: str) -> Markup:
+    """An error message with its `quoted` parts as <code> (the rest escaped as text)."""
+    parts = str(message).split("`")
+    if len(parts) % 2 == 0:  # an odd number of backticks: leave them as typed
+        return Markup(escape(message))
+    return Markup("").join(Markup("<code>{}</code>").format(p) if i % 2 else escape(p) for i, p in enumerate(parts))
 
 
 # --- routes ------------------------------------------------------------------

@@ -164,6 +164,11 @@ class TokenView:
     def position(self) -> str:
         return f"token {self.index + 1} · {self.unit} {self.start}–{self.end}"
 
+    @property
+    def breaks(self) -> bool:
+        """Whether a line break follows the token box (its text holds a newline)."""
+        return any(seg.kind == "nl" for seg in self.segments)
+
 
 @dataclass
 class TokenGroup:
@@ -175,6 +180,30 @@ class TokenGroup:
     @property
     def grouped(self) -> bool:
         return len(self.tokens) > 1
+
+
+def neighbour_hue(previous: str | None, token_id: int | None) -> str:
+    """The id's hue, moved one step round the wheel when the left neighbour has it.
+
+    Twelve hues cannot give every id its own, so two different ids side by
+    side (`t` and a space are both hue 8) could look like one token. Bumping
+    only on a clash keeps it deterministic (the same text always looks the
+    same) and keeps most ids on their own hue.
+    """
+    hue = hue_class(token_id)
+    if hue != previous or token_id is None:
+        return hue
+    return f"hue-{(int(hue[4:]) + 1) % HUE_COUNT}"
+
+
+def distinct_neighbour_hues(groups: Sequence[TokenGroup]) -> list[TokenGroup]:
+    """Recolor token views in order so that no two neighbours share a hue (see neighbour_hue)."""
+    previous: str | None = None
+    for group in groups:
+        for view in group.tokens:
+            view.hue = neighbour_hue(previous, view.id)
+            previous = view.hue
+    return list(groups)
 
 
 def _char_starts(data: bytes) -> set[int]:
@@ -219,7 +248,7 @@ def byte_token_views(trace: EncodeTrace, text: str) -> list[TokenGroup]:
         if group.grouped:
             lo, hi = group.tokens[0].start, group.tokens[-1].end
             group.chars = data[lo:hi].decode("utf-8", errors="replace")
-    return groups
+    return distinct_neighbour_hues(groups)
 
 
 def char_token_views(trace: EncodeTrace) -> list[TokenGroup]:
@@ -249,7 +278,7 @@ def char_token_views(trace: EncodeTrace) -> list[TokenGroup]:
                 ]
             )
         )
-    return groups
+    return distinct_neighbour_hues(groups)
 
 
 def unknown_char_token_views(tokens: Sequence[str], vocab: dict[str, int], limit: int) -> list[TokenGroup]:
@@ -278,7 +307,7 @@ def unknown_char_token_views(tokens: Sequence[str], vocab: dict[str, int], limit
             )
         )
         offset += len(value)
-    return groups
+    return distinct_neighbour_hues(groups)
 
 
 # --- stats and trace tables -------------------------------------------------------
