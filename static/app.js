@@ -277,7 +277,7 @@
   document.addEventListener("input", function (event) {
     if (!event.target.form || event.target.form.id !== "tool-form") { return; }
     window.clearTimeout(saveTimer);
-    saveTimer = window.setTimeout(saveState, 250);
+    saveTimer = window.setTimeout(saveState, 150);
   });
   document.addEventListener("change", function (event) {
     if (event.target.name === "view") { saveState(); }
@@ -286,8 +286,10 @@
     syncInactive();
     openPanelsWithErrors();
     window.clearTimeout(saveTimer);
-    saveTimer = window.setTimeout(saveState, 250);
+    saveState();
   });
+  // a reload or a link followed right after typing: save what is there now
+  window.addEventListener("pagehide", saveState);
   // "Decode these ids" fills the decode panel: show it.
   document.addEventListener("htmx:oobAfterSwap", function (event) {
     var target = event.detail.target;

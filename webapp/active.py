@@ -31,23 +31,17 @@ class ActiveTokenizer:
     source: str
     level: str  # "bytes" | "chars"
     ref: str = ""
+    special: Any = ()  # allowed special tokens of a preset or file: () plain text, "all" recognized
 
     @property
     def typed(self) -> bool:
         return self.source == "typed"
 
 
-def _preset_names() -> frozenset[str]:
-    try:
-        from webapp.tokenizer import presets
-    except ImportError:  # presets not installed in this build
-        return frozenset()
-    names = getattr(presets, "PRESET_NAMES", None) or getattr(presets, "NAMES", None) or ()
-    return frozenset(names)
-
-
 def is_preset(ref: str) -> bool:
-    return ref in _preset_names()
+    from webapp.tokenizer import presets
+
+    return presets.is_preset(ref)
 
 
 def resolve(tool: str, state: Mapping[str, Any]) -> ActiveTokenizer:
@@ -57,9 +51,13 @@ def resolve(tool: str, state: Mapping[str, Any]) -> ActiveTokenizer:
     ref = ref.strip() if isinstance(ref, str) else ""
     if not ref:
         return ActiveTokenizer("typed", level)
-    if level == "bytes" and is_preset(ref):
-        return ActiveTokenizer("preset", level, ref)
-    return ActiveTokenizer("file", level, ref)
+    from webapp import inputs
+
+    try:
+        special = inputs.read_allowed_special(state.get("special", "")) if level == "bytes" else ()
+    except TokenizerError:
+        special = ()  # the checkbox only ever sends "all"; anything else means plain text
+    return ActiveTokenizer("preset" if is_preset(ref) else "file", level, ref, special)
 
 
 # --- byte level --------------------------------------------------------------
@@ -70,14 +68,10 @@ def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, **c
     from webapp import tokenizer as tk
     from webapp.tokenizer.pretokenize import pretokenized_encode_trace
 
-    if active.source == "preset":
-        from webapp.tokenizer import presets
-
-        return presets.page_encode_trace(active.ref, text, scheme, **caps)  # type: ignore[attr-defined]
-    if active.source == "file":
+    if not active.typed:  # webapp.files serves presets by name and opened files by id
         from webapp import files
 
-        return files.page_encode_trace(active.ref, text, scheme, **caps)
+        return files.page_encode_trace(active.ref, text, scheme, special=active.special, **caps)
     if scheme != "none":
         return pretokenized_encode_trace(text, merges, scheme, **caps), None
     return tk.encode_trace(text, merges, **caps), None
@@ -87,24 +81,16 @@ def byte_ids(active: ActiveTokenizer, text: str, merges: Any, scheme: str) -> li
     """All ids of `text` with the active tokenizer (no trace, no caps)."""
     from webapp.tokenizer.pretokenize import pretokenized_encode
 
-    if active.source == "preset":
-        from webapp.tokenizer import presets
-
-        return presets.page_encode_ids(active.ref, text, scheme)  # type: ignore[attr-defined]
-    if active.source == "file":
+    if not active.typed:
         from webapp import files
 
-        return files.page_encode_ids(active.ref, text, scheme)
+        return files.page_encode_ids(active.ref, text, scheme, special=active.special)
     return pretokenized_encode(text, merges, scheme)
 
 
 def byte_vocab(active: ActiveTokenizer) -> dict[int, bytes]:
     """The {id: bytes} a preset or file decodes with (typed merges: use the Vocab field instead)."""
-    if active.source == "preset":
-        from webapp.tokenizer import presets
-
-        return presets.page_decode_vocab(active.ref)  # type: ignore[attr-defined]
-    if active.source == "file":
+    if not active.typed:
         from webapp import files
 
         entry = files.load_tokenizer(active.ref)
@@ -114,6 +100,15 @@ def byte_vocab(active: ActiveTokenizer) -> dict[int, bytes]:
             )
         return entry.file_vocab or {}
     raise ValueError("typed merges have no stored vocab")
+
+
+def special_ids(active: ActiveTokenizer) -> frozenset[int]:
+    """Ids of the active preset's or file's special tokens (styled apart in the spans)."""
+    if active.typed:
+        return frozenset()
+    from webapp import files
+
+    return files.page_special_ids(active.ref)
 
 
 # --- character level -----------------------------------------------------------

@@ -30,6 +30,7 @@ from webapp import tokenizer as tk
 from webapp import viewmodels as vm
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats as tf
+from webapp.tokenizer.presets import get_preset, is_preset
 from webapp.tokenizer.pretokenize import pretokenized_encode
 
 bp = Blueprint("pages", __name__)
@@ -39,7 +40,7 @@ TOOL_TITLES = {"bytes": "Bytes", "chars": "Characters", "train": "Train"}
 
 # The form fields of each tool page, i.e. what a page's state is made of.
 FIELDS: dict[str, tuple[str, ...]] = {
-    "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view", "tokenizer"),
+    "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view", "tokenizer", "special"),
     "chars": ("text", "merges", "vocab", "view", "tokenizer"),
     "train": ("words", "num_merges", "view"),
 }
@@ -103,7 +104,8 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
 }
 
 DEFAULT_STATE: dict[str, dict[str, str]] = {
-    "bytes": {"text": "", "merges": "", "pretokenize": "none", "ids": "", "vocab": "", "view": "tokens", "tokenizer": ""},
+    "bytes": {"text": "", "merges": "", "pretokenize": "none", "ids": "", "vocab": "", "view": "tokens", "tokenizer": "",
+              "special": ""},
     "chars": {"text": "", "merges": "", "vocab": "", "view": "tokens", "tokenizer": ""},
     "train": {"words": "", "num_merges": "10", "view": "steps"},
 }
@@ -118,6 +120,9 @@ def normalize_state(tool: str, raw: Mapping[str, Any]) -> dict[str, str]:
             state[name] = value
     if state.get("view") not in {key for key, _ in VIEWS[tool]}:
         state["view"] = VIEWS[tool][0][0]
+    if tool == "bytes" and not isinstance(raw.get("pretokenize"), str) and is_preset(state["tokenizer"]):
+        # /bytes?tokenizer=o200k_base: a preset splits text with its own pattern unless told otherwise
+        state["pretokenize"] = get_preset(state["tokenizer"]).scheme
     return state
 
 
@@ -175,17 +180,19 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
     )
     result: dict[str, Any] | None = None
     file_vocab: dict[int, bytes] | None = None
+    special_ids: frozenset[int] = frozenset()
     if not errors:
         text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
         caps = dict(max_steps=limits.trace_max_steps, max_tokens=limits.render_max_tokens,
                     max_sequence=limits.trace_max_sequence)
         try:
             trace, file_vocab = act.byte_trace(active, text, merges, scheme, **caps)
+            special_ids = act.special_ids(active)
         except TokenizerError as exc:
             errors["merges" if exc.field == "tokenizer" else exc.field] = exc
         else:
             result = {
-                "groups": vm.byte_token_views(trace, text),
+                "groups": vm.byte_token_views(trace, text, special_ids),
                 "shown": len(trace.tokens),
                 "total": len(trace.ids),
                 "ids": trace.ids,
@@ -386,7 +393,7 @@ COMPUTE: dict[str, Callable[[Mapping[str, str]], dict[str, Any]]] = {
 # Live updates wait this long after the last keystroke (htmx `delay:`); with
 # `hx-sync="this:queue last"` at most one request is in flight and one waits.
 DEBOUNCE_MS = 60
-PRETOKENIZE_CHOICES = (("none", "none (as specified)"), ("gpt2", "GPT-2 pattern"), ("cl100k", "cl100k pattern"))
+PRETOKENIZE_CHOICES = (("none", "none (as specified)"), ("gpt2", "GPT-2 pattern"), ("cl100k", "cl100k pattern"), ("o200k", "o200k pattern"))
 
 
 def _context(tool: str, state: dict[str, str]) -> dict[str, Any]:
