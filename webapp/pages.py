@@ -510,9 +510,25 @@ def code_spans(message: str) -> Markup:
 # --- routes ------------------------------------------------------------------
 
 
+# The landing page is the Bytes playground, open on a real tokenizer with a
+# sentence that shows merges, a split character and digits.
+LANDING_PRESET = "cl100k_base"
+LANDING_TEXT = "Tokenizers split text into pieces: lower, lowest, naïve café, 1234567 and 🙂."
+
+
+def landing_state() -> dict[str, str]:
+    """cl100k_base and the sentence; the Bytes seed example when the preset is not installed."""
+    from webapp.presets_web import _installed
+
+    if _installed(LANDING_PRESET):
+        return normalize_state("bytes", {"text": LANDING_TEXT, "tokenizer": LANDING_PRESET})
+    return example_state("bytes", "plain") or normalize_state("bytes", {})
+
+
 @bp.get("/")
 def index() -> str:
-    return render_template("index.html", tool=None, title="BPE Playground")
+    return render_template("bytes.html", **_context("bytes", landing_state()), landing=True,
+                           seeds=[(t, EXAMPLES[t][0]) for t in TOOLS])
 
 
 def _page(tool: str) -> str:

@@ -346,6 +346,7 @@ class Chip:
     id: int | None
     hue: str
     text: str
+    changed: bool = False  # made by this row's rule (highlighted)
 
 
 @dataclass
@@ -355,6 +356,21 @@ class TraceRow:
     matches: int | None
     chips: list[Chip] | None
     length: int | None
+    window_at: int | None = None  # chips are a window of a long sequence, from this text offset
+    more: tuple[bool, bool] = (False, False)  # more of the sequence before / after the window
+
+
+def _step_chips(step: Any, chip: Callable[[Any], Chip]) -> tuple[list[Chip] | None, int | None, tuple[bool, bool]]:
+    """A step's chips (whole sequence, or the window around its first match) with its changes marked."""
+    items = step.sequence if step.sequence is not None else step.window
+    if items is None:
+        return None, None, (False, False)
+    chips = [chip(s) for s in items]
+    for k in step.changed:
+        chips[k].changed = True
+    if step.sequence is not None:
+        return chips, None, (False, False)
+    return chips, step.window_start, tuple(step.window_more)
 
 
 def _chip_byte(symbol: Any, known: dict[int, bytes]) -> Chip:
@@ -377,8 +393,9 @@ def byte_trace_rows(trace: EncodeTrace, merges: Sequence[Sequence[int]] | None =
     for n, step in enumerate(trace.steps, start=1):
         known[int(step.new)] = known.get(int(step.left), b"") + known.get(int(step.right), b"")
         rule = f"rule {step.rule + 1}: {step.left} {step.right} → {step.new}"
-        chips = [_chip_byte(s, known) for s in step.sequence] if step.sequence is not None else None
-        rows.append(TraceRow(f"pass {n}", rule, step.matches, chips, len(step.sequence) if step.sequence is not None else None))
+        chips, at, more = _step_chips(step, lambda s: _chip_byte(s, known))
+        rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
+                             len(step.sequence) if step.sequence is not None else None, at, more))
     return rows
 
 
@@ -396,8 +413,9 @@ def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int]) -> list[TraceRow]
         rows.append(TraceRow("start", "", None, None, None))
     for n, step in enumerate(trace.steps, start=1):
         rule = f"rule {step.rule + 1}: {printable(str(step.left))} {printable(str(step.right))} → {printable(str(step.new))}"
-        chips = [chip(s) for s in step.sequence] if step.sequence is not None else None
-        rows.append(TraceRow(f"pass {n}", rule, step.matches, chips, len(step.sequence) if step.sequence is not None else None))
+        chips, at, more = _step_chips(step, chip)
+        rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
+                             len(step.sequence) if step.sequence is not None else None, at, more))
     return rows
 
 
