@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from flask import Blueprint, Response, abort, render_template, request
+from flask import Blueprint, Response, abort, render_template, request, url_for
 from markupsafe import Markup, escape
 
 from webapp import active as act
@@ -323,6 +323,9 @@ def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
     return {"result": result, "errors": _error_dict(errors, state), "active": active}
 
 
+CARRY_URL_MAX = 8000  # gunicorn's limit_request_line is 8190 (gunicorn.conf.py)
+
+
 def carry_to_chars(words: tuple[str, ...], pairs: list[tuple[str, str]], vocab: dict[str, int]) -> dict[str, str]:
     """The Characters-page state that the Train page's button carries over.
 
@@ -360,6 +363,12 @@ def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
         else:
             pairs = [tuple(p) for p in trace.pairs]
             vocab = tk.training_vocab(words, pairs)
+            carry = carry_to_chars(words, pairs, vocab)
+            # "Open in Characters" is a link (shareable, reloads without a resubmit)
+            # unless its URL would pass what servers accept in a request line.
+            carry_url: str | None = url_for("pages.chars_page", **carry)
+            if len(carry_url) > CARRY_URL_MAX:
+                carry_url = None
             rows = vm.train_rows(trace, vocab)
             word_views, distinct = vm.segmented_words(words, pairs, vocab, tk.char_tokens, 300)
             result = {
@@ -377,7 +386,8 @@ def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
                 "words": word_views,
                 "distinct": distinct,
                 "word_count": len(words),
-                "carry": carry_to_chars(words, pairs, vocab),
+                "carry": carry,
+                "carry_url": carry_url,
                 "vocab_size": len(vocab),
             }
     return {"result": result, "errors": _error_dict(errors, state)}

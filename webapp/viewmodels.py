@@ -494,6 +494,21 @@ class Chart:
     plot_bottom: int
 
 
+def nice_ticks(max_count: int, target: int = 4) -> list[int]:
+    """Integer axis ticks from 0: every integer up to `target`, else a 1-2-5 step
+    giving about `target` intervals; the last tick is at or above max_count."""
+    if max_count <= target:
+        return list(range(0, max(max_count, 1) + 1))
+    raw = max_count / target
+    magnitude = 10 ** (len(str(int(raw))) - 1)
+    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+    top = -(-max_count // step) * step
+    return list(range(0, top + 1, step))
+
+
+CHART_MAX_BAR = 36  # a bar is never wider than this (a two-step chart stays a chart)
+
+
 def count_chart(rows: Sequence[TrainRow], width: int = 640, height: int = 180) -> Chart | None:
     """Bar chart geometry of the winning count per step (server-rendered SVG)."""
     counted = [r for r in rows if r.count is not None]
@@ -502,24 +517,26 @@ def count_chart(rows: Sequence[TrainRow], width: int = 640, height: int = 180) -
     left, bottom, top, right = 40, height - 22, 10, 8
     plot_w, plot_h = width - left - right, bottom - top
     max_count = max(r.count for r in counted) or 1
+    ticks = nice_ticks(max_count)
+    scale_top = ticks[-1]
     slot = plot_w / len(counted)
     gap = min(4.0, slot * 0.2)
+    bar_w = max(min(slot - gap, CHART_MAX_BAR), 0.5)
     bars = []
     for k, r in enumerate(counted):
-        h = plot_h * r.count / max_count
+        h = plot_h * r.count / scale_top
         bars.append(
             Bar(
-                x=round(left + k * slot + gap / 2, 2),
+                x=round(left + k * slot + (slot - bar_w) / 2, 2),
                 y=round(bottom - h, 2),
-                width=round(max(slot - gap, 0.5), 2),
+                width=round(bar_w, 2),
                 height=round(h, 2),
                 step=r.index,
                 count=r.count,
                 label=f"step {r.index}: {r.left} + {r.right} → {r.merged}, count {r.count}",
             )
         )
-    ticks = sorted({max_count, max_count // 2, 0})
-    tick_pos = [(round(bottom - plot_h * t / max_count, 2), t) for t in ticks]
+    tick_pos = [(round(bottom - plot_h * t / scale_top, 2), t) for t in ticks]
     return Chart(width, height, bars, max_count, tick_pos, left, bottom)
 
 
