@@ -285,6 +285,16 @@
   document.addEventListener("htmx:afterSettle", function () {
     syncInactive();
     openPanelsWithErrors();
+  });
+  // the state a live update sends is the state to keep (saved before the answer
+  // arrives, so a reload right after the update shows the same page)
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (event.detail.elt && event.detail.elt.id === "tool-form") {
+      window.clearTimeout(saveTimer);
+      saveState();
+    }
+  });
+  document.addEventListener("htmx:afterSwap", function () {
     window.clearTimeout(saveTimer);
     saveState();
   });

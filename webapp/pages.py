@@ -523,7 +523,7 @@ def code_spans(message: str) -> Markup:
 # The landing page is the Bytes playground, open on a real tokenizer with a
 # sentence that shows merges, a split character and digits.
 LANDING_PRESET = "cl100k_base"
-LANDING_TEXT = "Tokenizers split text into pieces: lower, lowest, naïve café, 1234567 and 🙂."
+LANDING_TEXT = "Tokenizers split text into pieces: lower, lowest, naïve café, λόγος and 1234567."
 
 
 def landing_state() -> dict[str, str]:

@@ -111,3 +111,106 @@ def test_1_secondary_panels_collapse_and_keep_their_state(open_page):
     shot(page, "1-merges-collapsed")
     page.locator("#panel-merges > summary").click()
     expect(page.locator("#f-merges")).to_be_visible()
+
+
+# --- 2. landing ------------------------------------------------------------------------
+
+
+def _cl100k_oracle():
+    """tiktoken's own cl100k_base constructor fed our checked ranks (no download)."""
+    tiktoken = pytest.importorskip("tiktoken")
+    openai_public = pytest.importorskip("tiktoken_ext.openai_public")
+    from webapp.tokenizer import load_ranks
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(openai_public, "load_tiktoken_bpe", lambda url, expected_hash=None: dict(load_ranks("cl100k_base")))
+        definition = openai_public.ENCODING_CONSTRUCTORS["cl100k_base"]()
+    return tiktoken.Encoding(name="oracle-cl100k", pat_str=definition["pat_str"],
+                             mergeable_ranks=definition["mergeable_ranks"], special_tokens=definition["special_tokens"])
+
+
+@pytest.mark.parametrize("size", ["laptop", "phone"])
+def test_2_landing_opens_a_working_playground_on_a_real_tokenizer(open_page, size: str):
+    oracle = _cl100k_oracle()
+    page = open_page(size)
+    page.goto("/")
+    expect(page.locator('button.preset-button[value="cl100k_base"]')).to_have_attribute("aria-pressed", "true")
+    text = page.locator("#f-text").input_value()
+    assert text  # an example sentence is there
+    ids = [int(x) for x in tokens(page).evaluate_all("els => els.map(e => e.dataset.tokenId)")]
+    assert ids == oracle.encode_ordinary(text)
+    assert in_viewport(page, "#tokens .tok")
+    shot(page, f"2-landing-{size}")
+    # typing keeps using the preset
+    page.fill("#f-text", "Hello world")
+    expect(tokens(page)).to_have_count(len(oracle.encode_ordinary("Hello world")))
+    # the seed examples are one click away
+    page.goto("/")
+    page.locator('[data-seed="chars"]').click()
+    expect(page).to_have_url(re.compile(r"/chars\?example=lower$"))
+    expect(tokens(page)).to_have_count(1)
+    expect(tokens(page).first).to_have_attribute("data-token-id", "8")
+
+
+# --- 3. one active tokenizer, no stale state ------------------------------------------------
+
+
+def test_3_an_opened_file_owns_encode_decode_and_fill_decode(open_page, tmp_path):
+    from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
+
+    tok = byte_level_tokenizer(SAMPLE_CORPUS)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(tok.to_str(), encoding="utf-8")
+    text = "Hello there! the lowest newer"
+    page = open_page("laptop")
+    page.goto("/bytes")  # the seed example: typed merges, a typed decode vocab
+    page.fill("#f-text", text)
+    page.locator("#panel-file > summary").click()
+    page.set_input_files("#f-tokenizer-file", str(path))
+    expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_be_visible()
+    expected = tok.encode(text).ids
+    expect(tokens(page)).to_have_count(len(expected))
+    # the typed merges and vocab look and act inactive
+    for name in ("merges", "vocab"):
+        box = page.locator(f"#f-{name}")
+        expect(box).to_have_attribute("readonly", "")
+        expect(page.locator(f"#inactive-{name}")).to_be_visible()
+        assert float(box.evaluate("e => getComputedStyle(e).opacity")) < 1
+    # "Decode these ids" is still there and decodes with the file's own vocab
+    # (ids below 256 included: this file numbers bytes its own way)
+    page.locator("#fill-decode").click()
+    expect(page.locator("#f-ids")).to_have_value(" ".join(map(str, expected)))
+    assert any(i < 256 for i in expected)
+    expect(page.locator("#decoded-text")).to_have_text(text.replace(" ", "·"))
+    expect(page.locator("#error-ids")).to_be_empty()
+    shot(page, "3-file-owns-decode", full=True)
+    # closing the file makes the typed fields active again
+    page.locator(".open-tokenizer-close").click()
+    expect(page.locator("#f-merges")).not_to_have_attribute("readonly", "")
+    expect(page.locator("#inactive-merges")).to_be_hidden()
+
+
+def test_3_characters_download_ids_uses_the_opened_file(open_page):
+    page = open_page("laptop")
+    page.goto("/chars")
+    exported = page.request.post("/files/export/chars?format=seed", form={
+        "text": "lower", "merges": "l o\ne r\nlo w\nlow er", "vocab": "l 0\no 1\nw 2\ne 3\nr 4\nlo 5\ner 6\nlow 7\nlower 8",
+    })
+    assert exported.ok
+    page.fill("#f-vocab", '{"x": 0}')  # a typed vocab that knows none of the file's tokens
+    page.locator("#panel-file > summary").click()
+    page.fill("#f-tokenizer-paste", exported.text())
+    page.locator(".open-tokenizer-button").click()
+    expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_be_visible()
+    # the typed vocab stays as it was, read-only: the file's vocab is what counts
+    expect(page.locator("#f-vocab")).to_have_attribute("readonly", "")
+    page.fill("#f-text", "lowerlol")
+    expect(page.locator("#tokens .tok")).to_have_count(3)  # lower, lo, l
+    page.locator("label[for=view-ids]").click()
+    shown = page.locator("#ids-output").input_value()
+    assert shown
+    with page.expect_download() as info:
+        page.locator("[data-download]").click()
+    downloaded = open(info.value.path(), encoding="utf-8").read().strip()
+    assert downloaded == shown
+    shot(page, "3-chars-download-ids")
