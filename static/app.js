@@ -4,6 +4,9 @@
 // still work: forms post normally and render the full page.
 (function () {
   "use strict";
+  // With JavaScript the page updates as you type: on phones the Encode button
+  // (needed without JavaScript) gives its room to the tokens.
+  document.documentElement.classList.add("js");
 
   // --- token details: a popover next to the token (hover, focus, tap) ---------
   function placePopover(panel, tok, area) {
@@ -22,7 +25,7 @@
     panel.style.top = top + "px";
   }
 
-  function showDetails(tok) {
+  function showDetails(tok, reveal) {
     var area = tok.closest(".token-area");
     var panel = area ? area.querySelector(".details") : null;
     if (!panel) { return; }
@@ -48,6 +51,7 @@
     tok.setAttribute("aria-describedby", panel.id);
     panel.classList.add("is-open");
     placePopover(panel, tok, area);
+    if (reveal && panel.scrollIntoView) { panel.scrollIntoView({ block: "nearest" }); }
   }
 
   function hideDetails(panel) {
@@ -69,7 +73,7 @@
   document.addEventListener("click", function (event) {
     if (!event.target.closest) { return; }
     var tok = event.target.closest(".tok");
-    if (tok) { showDetails(tok); return; }  // a tap on a phone
+    if (tok) { showDetails(tok, true); return; }  // a tap on a phone: keep the details in view
     var close = event.target.closest(".details-close");
     if (close) { hideDetails(close.closest(".details")); return; }
     if (!event.target.closest(".details")) {
@@ -271,7 +275,8 @@
         field.value = pair[1];
       }
     });
-    form.dispatchEvent(new Event("input", { bubbles: true }));
+    // once htmx has set the form up (it starts on the same DOMContentLoaded)
+    window.setTimeout(function () { form.dispatchEvent(new Event("input", { bubbles: true })); }, 0);
   }
   var saveTimer = null;
   document.addEventListener("input", function (event) {

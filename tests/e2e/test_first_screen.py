@@ -214,3 +214,246 @@ def test_3_characters_download_ids_uses_the_opened_file(open_page):
     downloaded = open(info.value.path(), encoding="utf-8").read().strip()
     assert downloaded == shown
     shot(page, "3-chars-download-ids")
+
+
+# --- 4. an input error keeps the last good result, dimmed and labelled ----------------------
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_4_an_error_keeps_the_last_good_result_dimmed_and_labelled(open_page, scheme: str):
+    page = open_page("laptop", scheme)
+    page.goto("/bytes")
+    page.fill("#f-text", "low lower")
+    expect(tokens(page)).to_have_count(5)
+    page.fill("#f-merges", "108 111 256\n256 119")  # typing the second rule: not finished yet
+    expect(page.locator("#error-merges")).to_contain_text("line 2")
+    stale = page.locator(".stale-slot .result.is-stale")
+    expect(stale).to_have_count(1)
+    expect(stale.locator(".tok")).to_have_count(5)  # the last good tokens, still there
+    assert float(stale.evaluate("e => getComputedStyle(e).opacity")) < 0.6
+    expect(page.locator(".stale-slot .stale-note")).to_contain_text("Fix the input marked above")
+    expect(page.locator(".stale-slot .stale-extra")).to_be_visible()
+    expect(page.locator("#tokens")).to_have_count(0)  # nothing answers to the live ids any more
+    # a second error in a row keeps the same stale result
+    page.fill("#f-merges", "108 111 256\n256 119 x")
+    expect(page.locator("#error-merges")).to_contain_text("line 2")
+    expect(page.locator(".stale-slot .result.is-stale .tok")).to_have_count(5)
+    shot(page, f"4-stale-result-{scheme}")
+    page.fill("#f-merges", "108 111 256\n256 119 257")
+    expect(tokens(page)).to_have_count(5)
+    expect(page.locator(".is-stale")).to_have_count(0)
+    expect(page.locator("#error-merges")).to_be_empty()
+
+
+# --- 5. reload and Back keep what was typed ------------------------------------------------
+
+
+def test_5_reload_and_back_keep_the_typed_state(open_page):
+    page = open_page("laptop")
+    page.goto("/bytes")
+    page.fill("#f-text", "slow lowest")
+    page.fill("#f-merges", "108 111 256\n256 119 257\n101 115 258")
+    expect(tokens(page)).to_have_count(6)
+    page.locator("label[for=view-trace]").click()
+    page.reload()
+    expect(page.locator("#f-text")).to_have_value("slow lowest")
+    expect(page.locator("#f-merges")).to_have_value("108 111 256\n256 119 257\n101 115 258")
+    expect(page.locator(".view-trace table.trace")).to_be_visible()  # the view too
+    page.locator(".nav a", has_text="Train").click()
+    expect(page).to_have_url(re.compile(r"/train"))
+    page.go_back()
+    expect(page.locator("#f-text")).to_have_value("slow lowest")
+    expect(tokens(page)).to_have_count(6)
+    query = parse_qs(urlparse(page.url).query)
+    assert query["text"] == ["slow lowest"]  # the URL is the state: it can be bookmarked
+    shot(page, "5-after-back")
+
+
+def test_5_a_large_state_is_kept_as_a_local_draft(open_page):
+    page = open_page("laptop")
+    page.goto("/bytes")
+    big = "the lowest lower slow " * 150  # 3,300 characters: too long for a URL
+    page.fill("#f-text", big)
+    expect(page.locator('[data-stat="chars"] dd')).to_have_text(f"{len(big):,}")
+    expect(page).to_have_url(re.compile(r"/bytes\?draft=1$"))
+    page.reload()
+    expect(page.locator("#f-text")).to_have_value(big)
+    expect(page.locator('[data-stat="chars"] dd')).to_have_text(f"{len(big):,}")
+    shot(page, "5-draft-restored")
+
+
+# --- 6. tokens ----------------------------------------------------------------------------
+
+
+def _boxes_per_token(page: Page) -> list[int]:
+    return tokens(page).evaluate_all("els => els.map(e => e.getClientRects().length)")
+
+
+def test_6_hex_byte_tokens_are_never_split_across_lines(open_page):
+    page = open_page("phone")
+    page.goto("/bytes")
+    page.fill("#f-merges", "")
+    page.fill("#f-text", "é€🙂" * 12 + " over several lines")
+    expect(page.locator("#tokens .hex").first).to_be_visible()
+    assert tokens(page).count() > 60
+    assert set(_boxes_per_token(page)) == {1}  # every token is one box, on one line
+    # and the text inside a hex box is never cut: each hex box is one line high
+    heights = page.locator("#tokens .hex").evaluate_all("els => els.map(e => e.getClientRects().length)")
+    assert set(heights) == {1}
+    shot(page, "6-hex-tokens-phone")
+
+
+def test_6_group_labels_do_not_cover_other_tokens(open_page):
+    page = open_page("phone")
+    page.goto("/bytes?example=split-char")
+    page.fill("#f-text", "café crème " * 8)
+    expect(page.locator("#tokens .char-group").first).to_be_visible()
+    overlaps = page.evaluate(
+        """() => {
+          const boxes = [...document.querySelectorAll('#tokens .tok')].map(e => e.getBoundingClientRect());
+          let bad = 0;
+          for (const label of document.querySelectorAll('#tokens .char-label')) {
+            const r = label.getBoundingClientRect();
+            for (const b of boxes) {
+              if (r.left < b.right - 1 && b.left < r.right - 1 && r.top < b.bottom - 1 && b.top < r.bottom - 1) bad++;
+            }
+          }
+          return bad;
+        }"""
+    )
+    assert overlaps == 0
+    shot(page, "6-group-labels-phone")
+
+
+def test_6_neighbouring_tokens_never_share_a_hue(open_page):
+    page = open_page("laptop")
+    page.goto("/bytes")
+    page.fill("#f-merges", "")
+    page.fill("#f-text", "that cat sat at the mat; t t t")  # "t" and " " share a hue by id
+    expect(tokens(page)).to_have_count(30)
+    hues = tokens(page).evaluate_all("els => els.map(e => [...e.classList].find(c => c.startsWith('hue-')))")
+    assert all(a != b for a, b in zip(hues, hues[1:])), hues
+    colors = tokens(page).evaluate_all("els => els.map(e => getComputedStyle(e).backgroundColor)")
+    assert all(a != b for a, b in zip(colors, colors[1:]))
+    shot(page, "6-neighbour-hues")
+
+
+def _contrast(page: Page, selector: str) -> list[float]:
+    """WCAG contrast of each mark's color against its token's background (from computed styles)."""
+    return page.evaluate(
+        """sel => {
+          const lum = s => { const [r, g, b] = s.match(/[\\d.]+/g).slice(0, 3).map(Number).map(v => {
+              v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+            return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+          return [...document.querySelectorAll(sel)].map(m => {
+            const a = lum(getComputedStyle(m).color), b = lum(getComputedStyle(m.closest('.tok')).backgroundColor);
+            return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+          });
+        }""",
+        selector,
+    )
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_6_whitespace_marks_have_enough_contrast_on_every_hue(open_page, scheme: str):
+    page = open_page("laptop", scheme)
+    page.goto("/bytes")
+    # twelve rules " a", " b", ... make ids 256..267, which cover all twelve hues
+    letters = "abcdefghijkl"
+    page.fill("#f-merges", "\n".join(f"32 {ord(c)} {256 + i}" for i, c in enumerate(letters)))
+    page.fill("#f-text", "".join(" " + c for c in letters) + "\t\n")
+    expect(tokens(page)).to_have_count(14)
+    hues = set(tokens(page).evaluate_all("els => els.map(e => [...e.classList].find(c => c.startsWith('hue-')))"))
+    assert len(hues) == 12
+    ratios = _contrast(page, "#tokens .tok .mark")
+    assert len(ratios) == 14
+    assert min(ratios) >= 4.5, ratios
+    shot(page, f"6-whitespace-marks-{scheme}")
+
+
+# --- 7. phone and keyboard ------------------------------------------------------------------
+
+
+def test_7_tapping_a_token_shows_its_details_next_to_it(open_page):
+    page = open_page("phone")
+    page.goto("/bytes")
+    page.fill("#f-text", "low lower lowest low lower lowest")
+    expect(tokens(page)).to_have_count(21)
+    target = tokens(page).nth(9)
+    target.tap()
+    details = page.locator("#token-details")
+    expect(details).to_be_visible()
+    expect(details.locator('[data-field="pos"]')).to_have_text(re.compile(r"^token 10 "))
+    tok, box = target.bounding_box(), details.bounding_box()
+    assert in_viewport(page, "#token-details")
+    # right under (or over) the token, not below every token
+    assert abs(box["y"] - (tok["y"] + tok["height"])) < 20 or abs((box["y"] + box["height"]) - tok["y"]) < 20
+    shot(page, "7-details-popover-phone")
+    page.locator(".details-close").tap()
+    expect(details).to_be_hidden()
+
+
+def test_7_keyboard_reaches_the_first_token_in_two_keys(open_page):
+    page = open_page("laptop")
+    page.goto("/bytes?text=low+low&merges=108+111+256")
+    expect(tokens(page)).to_have_count(5)  # lo w · lo w
+    page.keyboard.press("Tab")
+    expect(page.locator("[data-skip-tokens]")).to_be_focused()
+    expect(page.locator("[data-skip-tokens]")).to_be_visible()
+    shot(page, "7-skip-link")
+    page.keyboard.press("Enter")
+    expect(tokens(page).first).to_be_focused()
+    details = page.locator("#token-details")
+    expect(details).to_be_visible()
+    page.keyboard.press("ArrowRight")
+    expect(tokens(page).nth(1)).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(details).to_be_hidden()
+
+
+# --- 8. opening a file ------------------------------------------------------------------------
+
+
+def test_8_one_drop_zone_opens_a_file_at_once_with_progress(open_page, tmp_path):
+    from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
+
+    path = tmp_path / "tokenizer.json"
+    path.write_text(byte_level_tokenizer(SAMPLE_CORPUS).to_str(), encoding="utf-8")
+    page = open_page("laptop")
+    page.goto("/bytes")
+    page.locator("#panel-file > summary").click()
+    zone = page.locator("#open-tokenizer-file-field .dropzone")
+    expect(zone).to_be_visible()
+    native = page.locator("#f-tokenizer-file").bounding_box()
+    assert native["width"] <= 1 and native["height"] <= 1  # no unstyled native control
+    shot(page, "8-drop-zone")
+
+    # a slow server (a big file): the progress bar shows while it works
+    def slow(route):
+        page.wait_for_timeout(1200)
+        route.continue_()
+
+    page.route("**/files/open/bytes", slow)
+    page.set_input_files("#f-tokenizer-file", str(path))
+    expect(page.locator(".open-progress")).to_be_visible()
+    expect(page.locator(".open-progress-note")).not_to_be_empty()
+    shot(page, "8-progress")
+    expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_be_visible()
+    expect(page.locator(".open-progress")).to_be_hidden()
+    page.unroute("**/files/open/bytes")
+    page.locator(".open-tokenizer-close").click()
+    expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_have_count(0)
+
+    # dropping a file on the zone opens it too
+    content = path.read_text(encoding="utf-8")
+    page.evaluate(
+        """content => {
+          const zone = document.querySelector('#open-tokenizer-file-field .dropzone');
+          const data = new DataTransfer();
+          data.items.add(new File([content], 'tokenizer.json', {type: 'application/json'}));
+          zone.dispatchEvent(new DragEvent('drop', {dataTransfer: data, bubbles: true, cancelable: true}));
+        }""",
+        content,
+    )
+    expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_contain_text("tokenizer.json")
+    shot(page, "8-dropped")
