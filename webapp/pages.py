@@ -167,6 +167,16 @@ def _error_dict(errors: Mapping[str, TokenizerError], state: Mapping[str, str]) 
     return out
 
 
+# Above this many characters the per-pass trace is computed only while the
+# Trace view is shown (switching to it asks the server again): typing into a
+# long text then costs the tokens, not the trace table nobody is looking at.
+LAZY_TRACE_CHARS = 5000
+
+
+def trace_wanted(state: Mapping[str, str], text: str) -> bool:
+    return state.get("view") == "trace" or len(text) <= LAZY_TRACE_CHARS
+
+
 def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
     """Everything the Bytes page shows for one state: encode, round trip, decode."""
     limits = inputs.current_limits()
@@ -183,7 +193,8 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
     special_ids: frozenset[int] = frozenset()
     if not errors:
         text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
-        caps = dict(max_steps=limits.trace_max_steps, max_tokens=limits.render_max_tokens,
+        with_steps = trace_wanted(state, text)
+        caps = dict(max_steps=limits.trace_max_steps if with_steps else 0, max_tokens=limits.render_max_tokens,
                     max_sequence=limits.trace_max_sequence)
         try:
             trace, file_vocab = act.byte_trace(active, text, merges, scheme, **caps)
@@ -198,7 +209,8 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
                 "ids": trace.ids,
                 "ids_text": tf.format_ids(trace.ids),
                 "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
-                "rows": vm.byte_trace_rows(trace),
+                "rows": vm.byte_trace_rows(trace, text=text) if with_steps else [],
+                "trace_ready": with_steps,
                 "steps_truncated": trace.steps_truncated,
                 "rules_fired": trace.rules_fired,
                 "rules_idle": trace.rules_idle,
@@ -315,7 +327,7 @@ def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
                 "ids": trace.ids,
                 "ids_text": tf.format_ids(trace.ids),
                 "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
-                "rows": vm.char_trace_rows(trace, vocab),
+                "rows": vm.char_trace_rows(trace, vocab, text=text),
                 "steps_truncated": trace.steps_truncated,
                 "rules_fired": trace.rules_fired,
                 "rules_idle": trace.rules_idle,

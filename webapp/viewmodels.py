@@ -111,7 +111,7 @@ def printable_bytes(value: bytes) -> str:
 
 
 def hex_bytes(value: bytes) -> str:
-    return " ".join(f"{b:02X}" for b in value)
+    return value.hex(" ").upper()
 
 
 # --- merge trees --------------------------------------------------------------
@@ -378,7 +378,10 @@ def _chip_byte(symbol: Any, known: dict[int, bytes]) -> Chip:
     return Chip(symbol, hue_class(symbol), printable_bytes(value) if value else str(symbol))
 
 
-def byte_trace_rows(trace: EncodeTrace, merges: Sequence[Sequence[int]] | None = None) -> list[TraceRow]:
+START_WINDOW = 25  # symbols of a long start sequence shown (the passes show 2 x 12 + 1)
+
+
+def byte_trace_rows(trace: EncodeTrace, merges: Sequence[Sequence[int]] | None = None, text: str | None = None) -> list[TraceRow]:
     """`start / after rule k` rows for the byte-level trace table.
 
     Token text for each id is tracked step by step (rule order), so odd lists
@@ -388,6 +391,9 @@ def byte_trace_rows(trace: EncodeTrace, merges: Sequence[Sequence[int]] | None =
     rows: list[TraceRow] = []
     if trace.initial is not None:
         rows.append(TraceRow("start", "", None, [_chip_byte(s, known) for s in trace.initial], len(trace.initial)))
+    elif text is not None:  # too long to show whole: its beginning, as the passes show windows
+        head = text.encode("utf-8", "surrogatepass")[:START_WINDOW]
+        rows.append(TraceRow("start", "", None, [_chip_byte(b, known) for b in head], None, 0, (False, True)))
     else:
         rows.append(TraceRow("start", "", None, None, None))
     for n, step in enumerate(trace.steps, start=1):
@@ -399,7 +405,7 @@ def byte_trace_rows(trace: EncodeTrace, merges: Sequence[Sequence[int]] | None =
     return rows
 
 
-def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int]) -> list[TraceRow]:
+def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int], text: str | None = None) -> list[TraceRow]:
     """The same table for character-level traces (chips show the token strings)."""
 
     def chip(symbol: Any) -> Chip:
@@ -409,6 +415,8 @@ def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int]) -> list[TraceRow]
     rows: list[TraceRow] = []
     if trace.initial is not None:
         rows.append(TraceRow("start", "", None, [chip(s) for s in trace.initial], len(trace.initial)))
+    elif text is not None:
+        rows.append(TraceRow("start", "", None, [chip(c) for c in text[:START_WINDOW]], None, 0, (False, True)))
     else:
         rows.append(TraceRow("start", "", None, None, None))
     for n, step in enumerate(trace.steps, start=1):

@@ -457,3 +457,106 @@ def test_8_one_drop_zone_opens_a_file_at_once_with_progress(open_page, tmp_path)
     )
     expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_contain_text("tokenizer.json")
     shot(page, "8-dropped")
+
+
+# --- 9. big results -------------------------------------------------------------------------
+
+
+def _corpus(n: int) -> str:
+    import random
+
+    rng = random.Random(7)
+    syllables = ["lo", "w", "er", "est", "ne", "wi", "de", "st", "th", "an", "re", "on", "at", "en"]
+    return " ".join("".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))) for _ in range(n))
+
+
+def test_9_train_keeps_its_actions_on_top_and_long_lists_collapsed(open_page):
+    page = open_page("laptop")
+    page.goto("/train")
+    page.fill("#f-words", _corpus(3000))
+    page.fill("#f-num_merges", "200")
+    expect(page.locator('[data-stat="merges"] dd')).to_have_text("200", timeout=20_000)
+    for selector in ("#carry-to-chars", '.export-button[data-format="hf"]'):
+        assert in_viewport(page, selector), f"{selector} needs scrolling"
+    expect(page.locator("#merge-list li:visible")).to_have_count(25)
+    expect(page.locator("#steps-table tbody tr:visible")).to_have_count(25)
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height < 4000, height
+    shot(page, "9-train-200-merges", full=True)
+    page.locator("label[for=show-all-steps]").click()
+    expect(page.locator("#steps-table tbody tr:visible")).to_have_count(200)
+    # "Open in Characters" is a link: the URL holds the state, a reload asks nothing
+    page.locator("#carry-to-chars").click()
+    expect(page).to_have_url(re.compile(r"/chars\?text="))
+    count = tokens(page).count()
+    assert count > 0
+    page.reload()
+    expect(tokens(page)).to_have_count(count)
+
+
+def test_9_a_long_trace_shows_windows_around_what_each_pass_changed(open_page):
+    page = open_page("laptop")
+    text = "the lower slow lowest tower " * 1850  # 49,950 characters
+    page.goto("/bytes")
+    page.fill("#f-merges", "108 111 256\n256 119 257\n101 114 258\n32 116 259\n257 258 260")
+    page.fill("#f-text", text)
+    expect(page.locator('[data-stat="chars"] dd')).to_have_text(f"{len(text):,}", timeout=20_000)
+    page.locator("label[for=view-trace]").click()
+    rows = page.locator(".view-trace tbody tr")
+    expect(rows).to_have_count(6, timeout=20_000)  # start + 5 passes
+    expect(page.locator(".view-trace")).not_to_contain_text("sequence too long to show")
+    for k in range(1, 6):
+        row = rows.nth(k)
+        expect(row.locator(".window-note")).to_contain_text("around byte")
+        assert row.locator(".chip-changed").count() >= 1  # what this pass made is marked
+        assert row.locator(".chip").count() <= 25
+    shot(page, "9-trace-windows")
+
+
+# --- 10. small things ------------------------------------------------------------------------
+
+
+def test_10_chart_ticks_bars_and_phone_labels(open_page):
+    page = open_page("phone")
+    page.goto("/train?example=low")
+    ticks = page.locator(".chart text.axis").evaluate_all("els => els.map(e => e.textContent)")
+    numbers = [int(t) for t in ticks if t.isdigit()]
+    assert numbers == [0, 1, 2, 3]  # every count of a tiny example, no 3/1/0
+    widths = page.locator(".chart rect.bar").evaluate_all("els => els.map(e => +e.getAttribute('width'))")
+    assert len(widths) == 2 and max(widths) <= 36
+    label_px = page.locator(".chart text.axis").first.evaluate("e => e.getBoundingClientRect().height")
+    assert label_px >= 9, label_px  # readable once the chart is scaled to a phone
+    shot(page, "10-chart-phone", full=True)
+
+
+def test_10_error_messages_show_code_not_backticks(open_page):
+    page = open_page("laptop")
+    page.goto("/bytes")
+    page.fill("#f-merges", "108 111")
+    error = page.locator("#error-merges")
+    expect(error).to_contain_text("expected three numbers")
+    expect(error.locator("code").first).to_have_text("108 111 256")
+    assert "`" not in error.inner_text()
+    shot(page, "10-error-code")
+
+
+# --- 11. speed: no request storms --------------------------------------------------------------
+
+
+def test_11_fast_typing_sends_few_requests_one_at_a_time(open_page):
+    page = open_page("laptop")
+    page.goto("/bytes")
+    page.evaluate(
+        """() => { window.__flight = 0; window.__most = 0; window.__sent = 0;
+          document.addEventListener('htmx:beforeRequest', () => { window.__sent++; window.__flight++;
+            window.__most = Math.max(window.__most, window.__flight); });
+          document.addEventListener('htmx:afterRequest', () => { window.__flight--; }); }"""
+    )
+    page.locator("#f-text").focus()
+    page.keyboard.press("End")
+    page.keyboard.type(" lower lowest slow", delay=15)
+    expect(page.locator('[data-stat="chars"] dd')).to_have_text(str(len("low lower lowest slow")))
+    sent, most = page.evaluate("[window.__sent, window.__most]")
+    assert most == 1, most  # never two live updates at once
+    assert sent <= 8, sent  # 18 keys, a handful of requests
+    shot(page, "11-after-fast-typing")
