@@ -275,8 +275,16 @@
         field.value = pair[1];
       }
     });
-    // once htmx has set the form up (it starts on the same DOMContentLoaded)
-    window.setTimeout(function () { form.dispatchEvent(new Event("input", { bubbles: true })); }, 0);
+    // Re-encode once htmx has set the form up (it starts on the same
+    // DOMContentLoaded): ask again until a request has gone out.
+    var sent = false;
+    document.addEventListener("htmx:beforeRequest", function () { sent = true; }, { once: true });
+    var tries = 0;
+    (function poke() {
+      if (sent || tries++ > 10) { return; }
+      form.dispatchEvent(new Event("input", { bubbles: true }));
+      window.setTimeout(poke, 400);
+    })();
   }
   var saveTimer = null;
   document.addEventListener("input", function (event) {
