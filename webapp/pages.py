@@ -27,7 +27,7 @@ from webapp import inputs
 from webapp import tokenizer as tk
 from webapp import viewmodels as vm
 from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import textformats as tf
+from webapp.tokenizer import textformats
 from webapp.tokenizer.pretokenize import pretokenized_encode, pretokenized_encode_trace
 
 bp = Blueprint("pages", __name__)
@@ -194,7 +194,7 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
                 "shown": len(trace.tokens),
                 "total": len(trace.ids),
                 "ids": trace.ids,
-                "ids_text": tf.format_ids(trace.ids),
+                "ids_text": textformats.format_ids(trace.ids),
                 "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
                 "rows": vm.byte_trace_rows(trace),
                 "steps_truncated": trace.steps_truncated,
@@ -297,7 +297,7 @@ def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
                 "shown": len(trace.tokens),
                 "total": len(trace.ids),
                 "ids": trace.ids,
-                "ids_text": tf.format_ids(trace.ids),
+                "ids_text": textformats.format_ids(trace.ids),
                 "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
                 "rows": vm.char_trace_rows(trace, vocab),
                 "steps_truncated": trace.steps_truncated,
@@ -320,8 +320,8 @@ def carry_to_chars(words: tuple[str, ...], pairs: list[tuple[str, str]], vocab: 
         carried[" "] = max(carried.values(), default=-1) + 1
     return {
         "text": " ".join(distinct),
-        "merges": tf.format_char_merges(pairs),
-        "vocab": tf.format_char_vocab(carried),
+        "merges": textformats.format_char_merges(pairs),
+        "vocab": textformats.format_char_vocab(carried),
     }
 
 
@@ -406,7 +406,7 @@ def with_missing_tokens(state: Mapping[str, str]) -> str | None:
     next_id = max(vocab.values(), default=-1) + 1
     for offset, token in enumerate(sorted(missing)):
         vocab[token] = next_id + offset
-    return tf.format_char_vocab(vocab)
+    return textformats.format_char_vocab(vocab)
 
 
 def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | None:
@@ -426,7 +426,7 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
     except TokenizerError:
         return None
     needed = {i: implied[i] for i in sorted(set(ids)) if i in implied and (i > 255 or implied[i] != bytes([i]))}
-    return {"ids": tf.format_ids(ids), "vocab": tf.format_byte_vocab(needed)}
+    return {"ids": textformats.format_ids(ids), "vocab": textformats.format_byte_vocab(needed)}
 
 
 def _apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> tuple[str, ...]:
@@ -535,7 +535,7 @@ def ids_download(tool: str) -> Response:
     except TokenizerError as exc:
         return Response(exc.message + "\n", status=400, mimetype="text/plain")
     return Response(
-        tf.format_ids(ids) + "\n",
+        textformats.format_ids(ids) + "\n",
         mimetype="text/plain",
         headers={"Content-Disposition": f'attachment; filename="{tool}-ids.txt"'},
     )
