@@ -414,8 +414,6 @@ def init_app(app: Any) -> Storage:
     a SQLite file in the instance folder. DATABASE_AUTO_MIGRATE=0 skips the
     start-up migration (then run `flask --app webapp db upgrade`).
     """
-    import os
-
     url = app.config.get("DATABASE_URL") or os.environ.get("DATABASE_URL") or default_sqlite_url(
         app.instance_path
     )

@@ -327,7 +327,7 @@ def _chip_byte(symbol: Any, known: dict[int, bytes]) -> Chip:
     return Chip(symbol, hue_class(symbol), printable_bytes(value) if value else str(symbol))
 
 
-def byte_trace_rows(trace: EncodeTrace, merges: Sequence[Sequence[int]] | None = None) -> list[TraceRow]:
+def byte_trace_rows(trace: EncodeTrace) -> list[TraceRow]:
     """`start / after rule k` rows for the byte-level trace table.
 
     Token text for each id is tracked step by step (rule order), so odd lists
