@@ -11,7 +11,7 @@ import json
 import re
 
 import pytest
-from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tokenizer
+from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tokenizer
 from tokenizers import Tokenizer
 
 from webapp import files

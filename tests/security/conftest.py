@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from serving import serve_app
+from tests.serving import serve_app
 
 from webapp import create_app
 from webapp.storage import default_sqlite_url, get_storage

@@ -15,9 +15,10 @@ import random
 
 import pytest
 import tiktoken
-from hf_samples import byte_level_tokenizer, char_level_tokenizer
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
+from tests import reference_pretokenize
+from tests.hf_samples import byte_level_tokenizer, char_level_tokenizer
 from webapp.tokenizer import TokenizerError, bpe_encode_text, encode, train_trace, training_vocab
 from webapp.tokenizer import tokenizer_files as tokfiles
 from webapp.tokenizer.pretokenize import CL100K_PATTERN, GPT2_PATTERN
@@ -725,7 +726,6 @@ def test_hf_byte_level_with_special_tokens_and_a_partial_alphabet():
 
 
 def test_relabel_matches_relabelling_the_reference_trace():
-    import reference_pretokenize
     from webapp.tokenizer import compile_byte_merges
     from webapp.tokenizer import pretokenize as pt
 

@@ -10,7 +10,10 @@ problem is a `TokenizerError` (a `ValueError`).
 - engine / tracing: the shared exact merge engine and the bounded trace builder
 - validation: every validate_* function
 
-Each module's docstring lists the decisions it makes where the GUIDE is silent.
+The contract is docs/algorithms.md; `reference` writes it down literally (the
+test oracle, and the place to start reading). Each module's docstring lists
+the decisions it makes where the contract is silent; docs/algorithms.md
+collects them all.
 """
 
 from .byte_level import CompiledByteMerges, compile_byte_merges, decode, encode, encode_trace, implied_byte_vocab

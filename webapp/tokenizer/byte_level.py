@@ -1,7 +1,7 @@
 """Byte-level BPE: encode text with `[left, right, new]` rules, decode ids with a vocab.
 
 What it does:
-* `encode(text, merges)` - the GUIDE's contract, exactly: UTF-8 bytes as ids
+* `encode(text, merges)` - the contract (docs/algorithms.md), exactly: UTF-8 bytes as ids
   0..255, then every rule visited once in list order (see engine.py for how
   that is done without a pass per rule).
 * `compile_byte_merges(merges)` - validates a merge list once and returns a
@@ -593,7 +593,7 @@ def clear_caches() -> None:
 
 
 def encode(text: str, merges: Any) -> list[int]:
-    """Byte-level encode (the GUIDE's contract). `merges` is a list of [left, right, new] or compiled."""
+    """Byte-level encode (docs/algorithms.md, section 1). `merges` is a list of [left, right, new] or compiled."""
     text = validate_text(text)
     compiled = compile_byte_merges(merges)
     return compiled.encode_bytes(text.encode("utf-8"))
@@ -661,7 +661,7 @@ _SINGLE_IDS = [(b,) for b in range(256)]  # the ids of a one-byte piece
 
 
 def decode(ids: Any, vocab: Any) -> str:
-    """Byte-level decode (the GUIDE's contract): all ids' bytes, then strict UTF-8."""
+    """Byte-level decode (docs/algorithms.md, section 2): all ids' bytes, then strict UTF-8."""
     ids = validate_ids(ids)
     table = validate_byte_vocab(vocab)
     parts: list[bytes | None] = list(map(table.get, ids))

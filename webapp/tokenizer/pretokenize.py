@@ -1,6 +1,6 @@
 """Optional pre-tokenization: split text with a regular expression, encode each piece.
 
-The algorithms in the GUIDE encode the whole text as one sequence, and that
+The algorithms of docs/algorithms.md encode the whole text as one sequence, and that
 stays the default (scheme "none"). Real tokenizers first split the text with a
 regular expression (GPT-2's pattern, or cl100k's for GPT-3.5/4) and run BPE
 inside each piece only. This module offers those two schemes:

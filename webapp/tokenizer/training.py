@@ -1,7 +1,7 @@
 """Character-level BPE training: learn merge rules from a list of words.
 
 What it does: `bpe_merges(words, num_merges)` gives exactly the answer of the
-literal algorithm in the GUIDE (split every word into code points, count every
+literal algorithm of docs/algorithms.md (split every word into code points, count every
 adjacent pair in every word, take the most frequent pair, on a tie the smallest
 `(first, second)` tuple of strings, replace it left to right in every word,
 repeat), without its cost: distinct words are kept once with their frequency;
@@ -412,7 +412,7 @@ def train_trace(
 
 
 def bpe_merges(words: Sequence[str], num_merges: int) -> list[str]:
-    """The GUIDE's training contract: the merged token of each learned rule, in order."""
+    """Training (docs/algorithms.md, section 4): the merged token of each learned rule, in order."""
     return train_trace(words, num_merges, runners_up=0, max_steps=0).merges
 
 
