@@ -152,6 +152,10 @@ def test_home_page(page: Page, console, screenshot):
     page.click("text=Characters >> nth=1")
     expect(page).to_have_url(re.compile(r"/chars$"))
     page.goto("/")
+    # What the screenshot is for: a heading and a visible way into each of the three tools.
+    expect(page.locator("main h1")).to_be_visible()
+    for path in ("/bytes", "/chars", "/train"):
+        expect(page.locator(f'main a[href="{path}"]').first).to_be_visible()
     screenshot("home")
 
 
