@@ -432,7 +432,8 @@ def get_storage(app: Any = None) -> Storage:
         from flask import current_app
 
         app = current_app
-    return app.extensions[EXTENSION_KEY]
+    storage: Storage = app.extensions[EXTENSION_KEY]
+    return storage
 
 
 def put_blob(kind: str, data: bytes) -> str:

@@ -443,17 +443,17 @@ class Chart:
 
 def count_chart(rows: Sequence[TrainRow], width: int = 640, height: int = 180) -> Chart | None:
     """Bar chart geometry of the winning count per step (server-rendered SVG)."""
-    counted = [r for r in rows if r.count is not None]
+    counted = [(r, r.count) for r in rows if r.count is not None]
     if not counted:
         return None
     left, bottom, top, right = 40, height - 22, 10, 8
     plot_w, plot_h = width - left - right, bottom - top
-    max_count = max(r.count for r in counted) or 1
+    max_count = max(count for _, count in counted) or 1
     slot = plot_w / len(counted)
     gap = min(4.0, slot * 0.2)
     bars = []
-    for k, r in enumerate(counted):
-        h = plot_h * r.count / max_count
+    for k, (r, count) in enumerate(counted):
+        h = plot_h * count / max_count
         bars.append(
             Bar(
                 x=round(left + k * slot + gap / 2, 2),
@@ -461,8 +461,8 @@ def count_chart(rows: Sequence[TrainRow], width: int = 640, height: int = 180) -
                 width=round(max(slot - gap, 0.5), 2),
                 height=round(h, 2),
                 step=r.index,
-                count=r.count,
-                label=f"step {r.index}: {r.left} + {r.right} → {r.merged}, count {r.count}",
+                count=count,
+                label=f"step {r.index}: {r.left} + {r.right} → {r.merged}, count {count}",
             )
         )
     ticks = sorted({max_count, max_count // 2, 0})

@@ -884,9 +884,9 @@ def parse_seed(content: str | bytes | Mapping[str, Any]) -> LoadedTokenizer:
     scheme = data.get("pretokenize", "none")
     check_scheme(scheme)
     if level == "chars":
-        rules = tk.validate_char_merges(merges)
-        vocab = tk.validate_char_vocab(data.get("vocab") or {})
-        return LoadedTokenizer(level="chars", merges=tuple(rules), vocab=vocab, source="seed")
+        char_rules = tk.validate_char_merges(merges)
+        char_vocab = tk.validate_char_vocab(data.get("vocab") or {})
+        return LoadedTokenizer(level="chars", merges=tuple(char_rules), vocab=char_vocab, source="seed")
     if level != "bytes":
         raise _file_error(f'"level" should be "bytes" or "chars", got {_show(level)}')
     rules = tk.validate_byte_merges(merges)
@@ -1044,7 +1044,7 @@ def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
         _check_well_formed_chars(tok)
         model["vocab"] = dict(sorted(tok.vocab.items(), key=lambda kv: kv[1]))
         model["merges"] = [[a, b] for a, b in tok.merges]
-        pre_tokenizer = None
+        pre_tokenizer: dict[str, Any] | None = None
         decoder: Any = {"type": "Fuse"}
     else:
         made = _check_well_formed_bytes(tok)
@@ -1331,16 +1331,16 @@ def loads_stored(data: bytes) -> LoadedTokenizer:
         if doc.get("v") != _STORED_VERSION:
             raise ValueError(f"stored tokenizer version {doc.get('v')!r}")
         level = doc["level"]
-        common = dict(
+        common: dict[str, Any] = dict(
             source=str(doc["source"]),
             pretokenize=check_scheme(doc["pretokenize"]),
             special_tokens={str(k): int(v) for k, v in doc["special_tokens"].items()},
             notes=tuple(str(n) for n in doc["notes"]),
         )
         if level == "chars":
-            merges = tuple((str(a), str(b)) for a, b in doc["merges"])
-            vocab = {str(k): int(v) for k, v in doc["vocab"].items()}
-            return LoadedTokenizer(level="chars", merges=merges, vocab=vocab, **common)
+            pairs = tuple((str(a), str(b)) for a, b in doc["merges"])
+            tokens = {str(k): int(v) for k, v in doc["vocab"].items()}
+            return LoadedTokenizer(level="chars", merges=pairs, vocab=tokens, **common)
         rules = tuple((int(a), int(b), int(n)) for a, b, n in doc["merges"])
         vocab = _derived_byte_vocab(rules)
         for i, values in doc["extra_vocab"]:
