@@ -486,8 +486,6 @@ def _guess_level(merges: Any) -> str:
 def _download(tok: tokfiles.LoadedTokenizer, fmt: str, pretokenize: str | None) -> Response:
     content, filename, mimetype = tokfiles.export_tokenizer(tok, fmt, pretokenize)
     response = Response(content, mimetype=mimetype.split(";")[0])
-    if "charset" in mimetype or mimetype == "application/json":
-        response.charset = "utf-8"
     response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 

@@ -187,7 +187,7 @@ def _rule_lines(source: Any) -> Iterator[None]:
     except TokenizerError as exc:
         rule = exc.location.get("rule")
         lines = textformats.plain_rule_lines(source) if isinstance(source, str) and isinstance(rule, int) else None
-        if not lines or not 1 <= rule <= len(lines) or "line" in exc.location:
+        if not lines or not isinstance(rule, int) or not 1 <= rule <= len(lines) or "line" in exc.location:
             raise
         line = lines[rule - 1]
         raise TokenizerError(

@@ -175,7 +175,7 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
     file_vocab: dict[int, bytes] | None = None
     if not errors:
         text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
-        caps = dict(max_steps=limits.trace_max_steps, max_tokens=limits.render_max_tokens,
+        caps: dict[str, Any] = dict(max_steps=limits.trace_max_steps, max_tokens=limits.render_max_tokens,
                     max_sequence=limits.trace_max_sequence)
         try:
             if opened:
@@ -342,7 +342,7 @@ def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
         except TokenizerError as exc:
             errors[exc.field] = exc
         else:
-            pairs = [tuple(p) for p in trace.pairs]
+            pairs = [(a, b) for a, b in trace.pairs]
             vocab = tk.training_vocab(words, pairs)
             rows = vm.train_rows(trace, vocab)
             word_views, distinct = vm.segmented_words(words, pairs, vocab, tk.char_tokens, 300)
