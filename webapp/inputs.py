@@ -30,8 +30,9 @@ from flask import current_app
 from webapp import tokenizer as tk
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats
+from webapp.tokenizer.pretokenize import SCHEMES
 
-PRETOKENIZE_SCHEMES = ("none", "gpt2", "cl100k")
+PRETOKENIZE_SCHEMES = SCHEMES
 
 
 @dataclass(frozen=True)

@@ -180,7 +180,7 @@ def test_unknown_scheme_is_refused():
     with pytest.raises(TokenizerError) as info:
         pt.pretokenized_encode("x", MERGES, "llama")
     assert info.value.field == "pretokenize"
-    assert info.value.message == "pretokenize: expected one of none, gpt2, cl100k, got 'llama'"
+    assert info.value.message == "pretokenize: expected one of none, gpt2, cl100k, o200k, got 'llama'"
 
 
 def test_lone_surrogate_is_refused():

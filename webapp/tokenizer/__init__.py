@@ -9,6 +9,8 @@ problem is a `TokenizerError` (a `ValueError`).
 - training: bpe_merges, train_trace, training_vocab
 - engine / tracing: the shared exact merge engine and the bounded trace builder
 - validation: every validate_* function
+- presets: the real OpenAI tokenizers (PRESETS, load_ranks, load_preset)
+- real: get_tokenizer(name or opened file id) -> a tiktoken-like Tokenizer
 
 The contract is docs/algorithms.md; `reference` writes it down literally (the
 test oracle, and the place to start reading). Each module's docstring lists
@@ -19,6 +21,8 @@ collects them all.
 from .byte_level import CompiledByteMerges, compile_byte_merges, decode, encode, encode_trace, implied_byte_vocab
 from .char_level import CompiledCharMerges, bpe_encode_text, char_tokens, compile_char_merges, encode_text_trace
 from .errors import TokenizerError
+from .presets import PRESET_NAMES, PRESETS, load_preset, load_ranks
+from .real import Tokenizer, get_tokenizer
 from .training import bpe_merges, train_trace, training_vocab
 from .validation import (
     validate_byte_merges,
@@ -32,6 +36,12 @@ from .validation import (
 )
 
 __all__ = [
+    "PRESETS",
+    "PRESET_NAMES",
+    "Tokenizer",
+    "get_tokenizer",
+    "load_preset",
+    "load_ranks",
     "CompiledByteMerges",
     "CompiledCharMerges",
     "TokenizerError",

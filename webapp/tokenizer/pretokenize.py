@@ -2,8 +2,8 @@
 
 The algorithms of docs/algorithms.md encode the whole text as one sequence, and that
 stays the default (scheme "none"). Real tokenizers first split the text with a
-regular expression (GPT-2's pattern, or cl100k's for GPT-3.5/4) and run BPE
-inside each piece only. This module offers those two schemes:
+regular expression (GPT-2's pattern, cl100k's for GPT-3.5/4, o200k's for GPT-4o)
+and run BPE inside each piece only. This module offers those three schemes:
 
 - `split_pieces(text, scheme)` gives the pieces as UTF-8 byte spans;
 - `pretokenized_encode(text, merges, scheme)` encodes every piece with the
@@ -31,7 +31,7 @@ from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.traces import EncodeTrace
 from webapp.tokenizer.validation import validate_text
 
-SCHEMES: tuple[str, ...] = ("none", "gpt2", "cl100k")
+SCHEMES: tuple[str, ...] = ("none", "gpt2", "cl100k", "o200k")
 
 # GPT-2's pattern as published with its encoder (also the `tokenizers`
 # ByteLevel pre-tokenizer's regex), and cl100k_base's pattern.
@@ -40,7 +40,20 @@ CL100K_PATTERN = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
     r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
-PATTERNS: dict[str, str] = {"gpt2": GPT2_PATTERN, "cl100k": CL100K_PATTERN}
+# o200k_base's (GPT-4o) pattern as tiktoken publishes it: letters split at
+# case changes, contractions kept with their word, "/" after punctuation.
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+PATTERNS: dict[str, str] = {"gpt2": GPT2_PATTERN, "cl100k": CL100K_PATTERN, "o200k": O200K_PATTERN}
 _COMPILED: dict[str, regex.Pattern[str]] = {name: regex.compile(p) for name, p in PATTERNS.items()}
 
 
@@ -62,6 +75,8 @@ def scheme_for_pattern(pattern: str) -> str | None:
     # tiktoken and minbpe publish possessive / reordered variants of the same
     # patterns; recognise them by their distinctive parts.
     compact = pattern.replace("++", "+").replace("?+", "?").replace("{1,3}+", "{1,3}")
+    if r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]" in compact and r"\p{N}{1,3}" in compact:
+        return "o200k"  # checked first: it also holds cl100k's distinctive parts
     if r"\p{N}{1,3}" in compact and r"[^\r\n\p{L}\p{N}]?" in compact:
         return "cl100k"
     if r" ?\p{L}+" in compact and r" ?\p{N}+" in compact:

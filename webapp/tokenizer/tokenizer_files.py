@@ -329,7 +329,7 @@ def _hf_pretokenize(data: dict[str, Any]) -> tuple[str, list[str]]:
             known = False
     if not known:
         notes.append(
-            "the file's pre-tokenizer is not one the playground has (none, gpt2, cl100k); "
+            "the file's pre-tokenizer is not one the playground has (none, gpt2, cl100k, o200k); "
             f"using {scheme!r}, so ids may differ from the library's on some texts"
         )
     return scheme, notes
@@ -1285,7 +1285,7 @@ def encode_loaded_trace(
 # --------------------------------------------------------------------------
 # Storage form: compact canonical bytes for the content-addressed store
 
-_STORED_VERSION = 1
+STORED_VERSION = 1
 
 
 def dumps_stored(tok: LoadedTokenizer) -> bytes:
@@ -1294,7 +1294,7 @@ def dumps_stored(tok: LoadedTokenizer) -> bytes:
     The byte-level vocab is left out: it follows from the merges.
     """
     doc: dict[str, Any] = {
-        "v": _STORED_VERSION,
+        "v": STORED_VERSION,
         "level": tok.level,
         "merges": [list(rule) for rule in tok.merges],
         "source": tok.source,
@@ -1328,7 +1328,7 @@ def loads_stored(data: bytes) -> LoadedTokenizer:
     """The inverse of `dumps_stored` (light checks: the bytes were written by us)."""
     try:
         doc = json.loads(data.decode("utf-8"))
-        if doc.get("v") != _STORED_VERSION:
+        if doc.get("v") != STORED_VERSION:
             raise ValueError(f"stored tokenizer version {doc.get('v')!r}")
         level = doc["level"]
         common: dict[str, Any] = dict(

@@ -1,0 +1,349 @@
+"""The real OpenAI tokenizers as presets: r50k_base (alias gpt2), p50k_base, cl100k_base, o200k_base.
+
+Where the ranks come from: npm's `js-tiktoken` (its exact version is pinned
+in package.json; `make setup` / `npm ci` installs it into node_modules).
+Each of its `dist/ranks/<name>.js` files is `export default {...}` with the
+ranks in `bpe_ranks`: lines of `<label> <first rank> <base64 token> ...`,
+the tokens of a line taking consecutive ranks from the first one. We rebuild
+tiktoken's own rank file from that (`base64 rank` per line, in rank order)
+and check its SHA-256 against the hash tiktoken publishes for the file, so a
+preset is byte-for-byte the file tiktoken itself loads. Nothing is ever
+downloaded; a missing package is a `PresetMissing` error that says how to
+install it.
+
+What this module gives:
+
+- `PRESETS`: every name (aliases included) -> its `Preset` (pattern, special
+  tokens with ids, expected hash); `PRESET_NAMES` the canonical names;
+- `load_ranks(name)` -> {token bytes: rank}, checked, cached per process;
+- `load_preset(name, cache_dir=None)` (default dir: `set_cache_dir`) -> a `LoadedTokenizer` (the merges the
+  ranks imply, the ranks as ids, the pattern's scheme, the special tokens).
+  Recovering 200,000 merges takes about a second, so the converted form is
+  kept in `cache_dir` (if given) under a name that holds the rank file's hash:
+  content-addressed, so a changed package can never serve stale merges.
+
+What it does not do: encode (see `real.py` / `tokenizer_files.encode_loaded`),
+Flask, or any network access.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import os
+import threading
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.pretokenize import PATTERNS
+
+ENDOFTEXT = "<|endoftext|>"
+FIM_PREFIX = "<|fim_prefix|>"
+FIM_MIDDLE = "<|fim_middle|>"
+FIM_SUFFIX = "<|fim_suffix|>"
+ENDOFPROMPT = "<|endofprompt|>"
+
+#: The npm package (and version, pinned in package.json) that ships the ranks.
+JS_TIKTOKEN_VERSION = "1.0.21"
+INSTALL_HINT = "run `make setup` (or `npm ci`) in the project directory to install the pinned js-tiktoken package"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One real tokenizer: its names, how it splits text, its special tokens, its rank file's hash.
+
+    `scheme` is our pre-tokenization scheme (webapp.tokenizer.pretokenize)
+    whose pattern is `pattern`. `sha256` is the hash tiktoken publishes for
+    the rank file; `n_vocab` counts the ranks plus the special tokens.
+    """
+
+    name: str
+    scheme: str
+    sha256: str
+    special_tokens: Mapping[str, int]
+    n_ranks: int
+    aliases: tuple[str, ...] = ()
+    rank_file: str = ""  # the js-tiktoken file stem; defaults to `name`
+    description: str = ""
+
+    @property
+    def pattern(self) -> str:
+        return PATTERNS[self.scheme]
+
+    @property
+    def n_vocab(self) -> int:
+        return max([self.n_ranks - 1, *self.special_tokens.values()]) + 1
+
+    def describe(self) -> dict[str, object]:
+        """JSON-able facts about the preset (for listings)."""
+        return {
+            "name": self.name,
+            "aliases": list(self.aliases),
+            "description": self.description,
+            "pattern": self.pattern,
+            "pretokenize": self.scheme,
+            "special_tokens": dict(self.special_tokens),
+            "ranks": self.n_ranks,
+            "vocab_size": self.n_vocab,
+            "sha256": self.sha256,
+            "source": f"npm js-tiktoken {JS_TIKTOKEN_VERSION}",
+        }
+
+
+# The SHA-256 values and the special tokens with their ids are the ones in
+# tiktoken's `tiktoken_ext/openai_public.py` (tiktoken 0.14.0), where each
+# encoding's constructor passes `expected_hash` for its published rank file.
+# p50k_base's special tokens are those of tiktoken's `p50k_base` (its FIM
+# tokens belong to the separate `p50k_edit` encoding).
+_PRESET_LIST: tuple[Preset, ...] = (
+    Preset(
+        name="r50k_base",
+        aliases=("gpt2",),
+        scheme="gpt2",
+        sha256="306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+        special_tokens={ENDOFTEXT: 50256},
+        n_ranks=50256,
+        description="GPT-2 and GPT-3",
+    ),
+    Preset(
+        name="p50k_base",
+        scheme="gpt2",
+        sha256="94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
+        special_tokens={ENDOFTEXT: 50256},
+        n_ranks=50280,
+        description="Codex, text-davinci-002/003",
+    ),
+    Preset(
+        name="cl100k_base",
+        scheme="cl100k",
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        special_tokens={
+            ENDOFTEXT: 100257,
+            FIM_PREFIX: 100258,
+            FIM_MIDDLE: 100259,
+            FIM_SUFFIX: 100260,
+            ENDOFPROMPT: 100276,
+        },
+        n_ranks=100256,
+        description="GPT-3.5 and GPT-4",
+    ),
+    Preset(
+        name="o200k_base",
+        scheme="o200k",
+        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        special_tokens={ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+        n_ranks=199998,
+        description="GPT-4o",
+    ),
+)
+
+PRESET_NAMES: tuple[str, ...] = tuple(p.name for p in _PRESET_LIST)
+#: Every accepted name, aliases included -> its preset.
+PRESETS: dict[str, Preset] = {
+    **{p.name: p for p in _PRESET_LIST},
+    **{alias: p for p in _PRESET_LIST for alias in p.aliases},
+}
+ALIASES: dict[str, str] = {alias: p.name for p in _PRESET_LIST for alias in p.aliases}
+
+
+class PresetMissing(TokenizerError):
+    """The preset's rank file is not installed (or not readable)."""
+
+
+def is_preset(name: object) -> bool:
+    return isinstance(name, str) and name in PRESETS
+
+
+def get_preset(name: object) -> Preset:
+    """The preset for a name or alias, or a TokenizerError listing the names."""
+    if is_preset(name):
+        return PRESETS[name]  # type: ignore[index]
+    shown = name if isinstance(name, str) and len(name) <= 40 else "that"
+    raise TokenizerError(
+        f"tokenizer: no preset is called {shown!r}; the presets are {', '.join(sorted(PRESETS))}",
+        field="tokenizer",
+    )
+
+
+def ranks_dir() -> Path:
+    """Where js-tiktoken's rank files are: PLAYGROUND_JS_TIKTOKEN_RANKS, else the project's node_modules."""
+    override = os.environ.get("PLAYGROUND_JS_TIKTOKEN_RANKS")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[2] / "node_modules" / "js-tiktoken" / "dist" / "ranks"
+
+
+def _rank_lines_from_js(source: str, where: str) -> list[str]:
+    """The `base64 rank` lines of tiktoken's file, rebuilt from a js-tiktoken ranks module."""
+    head = "export default "
+    body = source.strip()
+    if not body.startswith(head):
+        raise TokenizerError(f"tokenizer: {where} does not look like a js-tiktoken ranks module", field="tokenizer")
+    try:
+        data = json.loads(body[len(head):].rstrip(";"))
+        packed = data["bpe_ranks"]
+    except (ValueError, KeyError, TypeError):
+        raise TokenizerError(f"tokenizer: {where} has no readable bpe_ranks", field="tokenizer") from None
+    lines: list[str] = []
+    for line in packed.split("\n"):
+        if not line:
+            continue
+        parts = line.split(" ")
+        # parts[0] is a label js-tiktoken ignores; parts[1] the first rank of the line.
+        if len(parts) < 2 or not parts[1].isdigit():
+            raise TokenizerError(f"tokenizer: {where} has a malformed bpe_ranks line", field="tokenizer")
+        first = int(parts[1])
+        lines.extend(f"{token} {first + i}\n" for i, token in enumerate(parts[2:]))
+    return lines
+
+
+def rank_file_bytes(name: str) -> bytes:
+    """tiktoken's rank file for a preset, rebuilt from js-tiktoken and checked against its SHA-256."""
+    preset = get_preset(name)
+    path = ranks_dir() / f"{preset.rank_file or preset.name}.js"
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError:
+        raise PresetMissing(
+            f"tokenizer: the preset {preset.name} is not installed ({path} is missing); {INSTALL_HINT}",
+            field="tokenizer",
+        ) from None
+    content = "".join(_rank_lines_from_js(source, str(path))).encode("ascii")
+    digest = hashlib.sha256(content).hexdigest()
+    if digest != preset.sha256:
+        raise TokenizerError(
+            f"tokenizer: the installed ranks of {preset.name} ({path}) have SHA-256 {digest}, not the "
+            f"{preset.sha256} tiktoken publishes; {INSTALL_HINT}",
+            field="tokenizer",
+        )
+    return content
+
+
+def parse_rank_bytes(content: bytes) -> dict[bytes, int]:
+    """{token: rank} from a checked rank file (ours, so only light checks)."""
+    ranks: dict[bytes, int] = {}
+    for line in content.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+_LOCK = threading.Lock()
+_RANKS: dict[str, dict[bytes, int]] = {}
+_LOADED: dict[str, object] = {}
+_CACHE_DIR: list[Path | None] = [None]
+
+
+def set_cache_dir(path: str | os.PathLike[str] | None) -> None:
+    """Where `load_preset` keeps converted presets when not told (the web app: instance/presets)."""
+    _CACHE_DIR[0] = Path(path) if path else None
+
+
+def load_ranks(name: str) -> dict[bytes, int]:
+    """{token bytes: rank} of a preset (or alias), checked against tiktoken's hash; cached.
+
+    The dict is shared: treat it as read-only (copy it before changing it).
+    """
+    preset = get_preset(name)
+    with _LOCK:
+        cached = _RANKS.get(preset.name)
+    if cached is not None:
+        return cached
+    try:
+        ranks = parse_rank_bytes(rank_file_bytes(preset.name))
+    except (ValueError, binascii.Error):
+        raise TokenizerError(f"tokenizer: the ranks of {preset.name} cannot be read", field="tokenizer") from None
+    with _LOCK:
+        _RANKS[preset.name] = ranks
+    return ranks
+
+
+def cache_file_name(name: str) -> str:
+    """The converted form's file name: the preset, the rank file's hash and our storage version."""
+    from webapp.tokenizer.tokenizer_files import STORED_VERSION
+
+    preset = get_preset(name)
+    return f"preset-{preset.name}-{preset.sha256[:16]}-v{STORED_VERSION}.json.z"
+
+
+def convert_preset(name: str) -> "LoadedTokenizer":  # noqa: F821 - imported late (cycle)
+    """The preset as a LoadedTokenizer: merges recovered from the ranks, ids = ranks."""
+    from webapp.tokenizer.tokenizer_files import build_byte_level, recover_rank_merges
+
+    preset = get_preset(name)
+    ranks = load_ranks(preset.name)
+    triples = recover_rank_merges(ranks)
+    rules = [(ranks[a], ranks[b], ranks[t]) for a, b, t in triples]
+    file_bytes = {rank: token for token, rank in ranks.items()}
+    return build_byte_level(
+        file_bytes,
+        rules,
+        source="preset",
+        pretokenize=preset.scheme,
+        special=preset.special_tokens,
+        notes=[f"{preset.name}: tiktoken's published ranks (SHA-256 checked), from js-tiktoken {JS_TIKTOKEN_VERSION}"],
+    )
+
+
+def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> "LoadedTokenizer":  # noqa: F821
+    """A preset as a LoadedTokenizer, converted once per process and, with `cache_dir`, once per machine.
+
+    The cache file is only a faster copy: if it is missing or unreadable the
+    preset is converted again from the checked ranks (and the file rewritten).
+    """
+    from webapp.tokenizer.tokenizer_files import dumps_stored, loads_stored
+
+    preset = get_preset(name)
+    with _LOCK:
+        hit = _LOADED.get(preset.name)
+    if hit is not None:
+        return hit  # type: ignore[return-value]
+    tok = None
+    where = Path(cache_dir) if cache_dir else _CACHE_DIR[0]
+    path = where / cache_file_name(preset.name) if where is not None else None
+    if path is not None and path.is_file():
+        if not (ranks_dir() / f"{preset.rank_file or preset.name}.js").is_file():
+            rank_file_bytes(preset.name)  # raises PresetMissing: the package is the source of truth
+        try:
+            tok = loads_stored(zlib.decompress(path.read_bytes()))
+        except (OSError, zlib.error, TokenizerError):
+            tok = None
+    if tok is None:
+        tok = convert_preset(preset.name)
+        if path is not None:
+            _write_atomic(path, zlib.compress(dumps_stored(tok), 6))
+    with _LOCK:
+        _LOADED[preset.name] = tok
+    return tok
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write via a temporary file and rename, so readers never see half a file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
+def clear_caches() -> None:
+    """Forget the in-process ranks and converted presets (tests)."""
+    with _LOCK:
+        _RANKS.clear()
+        _LOADED.clear()
+
+
+__all__ = [
+    "ALIASES", "ENDOFPROMPT", "ENDOFTEXT", "FIM_MIDDLE", "FIM_PREFIX", "FIM_SUFFIX", "INSTALL_HINT",
+    "JS_TIKTOKEN_VERSION", "PRESETS", "PRESET_NAMES", "Preset", "PresetMissing", "cache_file_name",
+    "clear_caches", "convert_preset", "get_preset", "is_preset", "load_preset", "load_ranks",
+    "parse_rank_bytes", "rank_file_bytes", "ranks_dir", "set_cache_dir",
+]
