@@ -59,7 +59,8 @@ class Preset:
 
     `scheme` is our pre-tokenization scheme (webapp.tokenizer.pretokenize)
     whose pattern is `pattern`. `sha256` is the hash tiktoken publishes for
-    the rank file; `n_vocab` counts the ranks plus the special tokens.
+    the rank file; `n_ranks` counts its tokens and `n_vocab` is the largest
+    id (rank or special token) plus one, as tiktoken's `n_vocab`.
     """
 
     name: str
@@ -67,6 +68,7 @@ class Preset:
     sha256: str
     special_tokens: Mapping[str, int]
     n_ranks: int
+    n_vocab: int
     aliases: tuple[str, ...] = ()
     rank_file: str = ""  # the js-tiktoken file stem; defaults to `name`
     description: str = ""
@@ -75,9 +77,6 @@ class Preset:
     def pattern(self) -> str:
         return PATTERNS[self.scheme]
 
-    @property
-    def n_vocab(self) -> int:
-        return max([self.n_ranks - 1, *self.special_tokens.values()]) + 1
 
     def describe(self) -> dict[str, object]:
         """JSON-able facts about the preset (for listings)."""
@@ -108,6 +107,7 @@ _PRESET_LIST: tuple[Preset, ...] = (
         sha256="306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
         special_tokens={ENDOFTEXT: 50256},
         n_ranks=50256,
+        n_vocab=50257,
         description="GPT-2 and GPT-3",
     ),
     Preset(
@@ -116,6 +116,7 @@ _PRESET_LIST: tuple[Preset, ...] = (
         sha256="94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
         special_tokens={ENDOFTEXT: 50256},
         n_ranks=50280,
+        n_vocab=50281,
         description="Codex, text-davinci-002/003",
     ),
     Preset(
@@ -130,6 +131,7 @@ _PRESET_LIST: tuple[Preset, ...] = (
             ENDOFPROMPT: 100276,
         },
         n_ranks=100256,
+        n_vocab=100277,
         description="GPT-3.5 and GPT-4",
     ),
     Preset(
@@ -138,6 +140,7 @@ _PRESET_LIST: tuple[Preset, ...] = (
         sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
         special_tokens={ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
         n_ranks=199998,
+        n_vocab=200019,
         description="GPT-4o",
     ),
 )
