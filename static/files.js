@@ -64,6 +64,18 @@
     if (select && select.tagName === "SELECT") { select.value = loaded.getAttribute("data-pretokenize"); }
   });
 
+  // The preset buttons show which preset is open (none after opening a file or closing).
+  document.addEventListener("htmx:afterSwap", function (event) {
+    if (!event.target.id || event.target.id !== "open-tokenizer-status") { return; }
+    var loaded = event.target.querySelector("[data-tokenizer-id]");
+    var current = loaded ? loaded.getAttribute("data-tokenizer-id") : "";
+    var form = event.target.closest("form");
+    if (!form) { return; }
+    form.querySelectorAll("button[name=tokenizer_preset]").forEach(function (button) {
+      button.setAttribute("aria-pressed", button.value === current ? "true" : "false");
+    });
+  });
+
   // After opening or closing a file, re-encode the page with (or without) it.
   // The Open button loses focus first: htmx would otherwise send the page
   // form to that button's formaction.

@@ -80,4 +80,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     from webapp import files
 
     app.register_blueprint(files.bp)
+    from webapp import presets_web
+
+    presets_web.init_app(app)
     return app

@@ -47,6 +47,7 @@ from webapp import inputs
 from webapp import tokenizer as tk
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import tokenizer_files as tokfiles
+from webapp.tokenizer import presets, real
 from webapp.tokenizer.pretokenize import check_scheme
 
 bp = Blueprint("files", __name__)
@@ -60,6 +61,7 @@ FORMAT_LABELS = {
     "minbpe": "minbpe .model",
     "seed": "playground JSON",
     "playground": "playground",
+    "preset": "preset",
 }
 
 
@@ -154,7 +156,10 @@ def _get_blob(blob_id: str) -> bytes | None:
 def _entry(blob_id: str, tok: tokfiles.LoadedTokenizer) -> Loaded:
     if tok.level != "bytes":
         return Loaded(blob_id, tok, None, None)
-    return Loaded(blob_id, tok, tk.compile_byte_merges(list(tok.merges)), tok.file_vocab())
+    vocab = tok.file_vocab()
+    for token, token_id in tok.special_tokens.items():
+        vocab.setdefault(token_id, token.encode("utf-8"))  # decoding shows a special token as its text
+    return Loaded(blob_id, tok, tk.compile_byte_merges(list(tok.merges)), vocab)
 
 
 def store_tokenizer(tok: tokfiles.LoadedTokenizer) -> Loaded:
@@ -179,7 +184,10 @@ def _bad_id(tokenizer_id: Any) -> TokenizerError:
 def load_tokenizer(tokenizer_id: Any) -> Loaded:
     """A stored tokenizer by id (cached in-process), or a TokenizerError (field "tokenizer")."""
     from webapp import storage
+    from webapp.presets_web import preset_entry
 
+    if presets.is_preset(tokenizer_id):
+        return preset_entry(tokenizer_id)  # a real tokenizer by name (cl100k_base, gpt2, ...)
     if not storage.is_valid_id(tokenizer_id):
         raise _bad_id(tokenizer_id)
     entry = LOADED.get(tokenizer_id)
@@ -201,19 +209,26 @@ def load_tokenizer(tokenizer_id: Any) -> Loaded:
 # --- hooks for the pages -------------------------------------------------------
 
 
-def page_encode_trace(tokenizer_id: str, text: str, scheme: str | None = None, **caps: int) -> tuple[Any, dict[int, bytes]]:
-    """Encode `text` with a stored byte-level tokenizer: (trace in the file's ids, decode vocab)."""
+def page_encode_trace(
+    tokenizer_id: str, text: str, scheme: str | None = None, *, special: Any = (), **caps: int
+) -> tuple[Any, dict[int, bytes]]:
+    """Encode `text` with a stored byte-level tokenizer: (trace in the file's ids, decode vocab).
+
+    `special` is the allowed special tokens ("all" or a list; default none:
+    their text is plain text). The decode vocab includes the special tokens.
+    """
     entry = load_tokenizer(tokenizer_id)
     if entry.tok.level != "bytes":
         raise TokenizerError(
             "tokenizer: this is a character-level tokenizer; open it on the Characters page",
             field="tokenizer",
         )
-    trace = tokfiles.encode_loaded_trace(entry.tok, text, scheme, compiled=entry.compiled, **caps)
+    allowed = real.allowed_set(special, entry.tok.special_tokens)
+    trace, _ = real.encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme, **caps)
     return trace, entry.file_vocab or {}
 
 
-def page_encode_ids(tokenizer_id: str, text: str, scheme: str | None = None) -> list[int]:
+def page_encode_ids(tokenizer_id: str, text: str, scheme: str | None = None, *, special: Any = ()) -> list[int]:
     """All ids of `text` (the file's numbering) with a stored byte-level tokenizer."""
     entry = load_tokenizer(tokenizer_id)
     if entry.tok.level != "bytes":
@@ -221,7 +236,16 @@ def page_encode_ids(tokenizer_id: str, text: str, scheme: str | None = None) -> 
             "tokenizer: this is a character-level tokenizer; open it on the Characters page",
             field="tokenizer",
         )
-    return tokfiles.encode_loaded(entry.tok, text, scheme, compiled=entry.compiled)
+    allowed = real.allowed_set(special, entry.tok.special_tokens)
+    return real.encode_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme)
+
+
+def page_special_ids(tokenizer_id: Any) -> frozenset[int]:
+    """The ids of a stored tokenizer's special tokens (for styling them), or none."""
+    try:
+        return frozenset(load_tokenizer(tokenizer_id).tok.special_tokens.values()) if tokenizer_id else frozenset()
+    except TokenizerError:
+        return frozenset()
 
 
 def page_char_tokenizer(tokenizer_id: str) -> tuple[tuple[tuple[str, str], ...], dict[str, int]]:
@@ -245,6 +269,11 @@ def tokenizer_summary(tokenizer_id: Any) -> dict[str, Any] | None:
     summary = entry.tok.summary()
     summary["id"] = entry.id
     summary["source_label"] = FORMAT_LABELS.get(entry.tok.source, entry.tok.source)
+    summary["special_names"] = sorted(entry.tok.special_tokens, key=entry.tok.special_tokens.__getitem__)
+    if presets.is_preset(entry.id):
+        preset = presets.get_preset(entry.id)
+        summary["preset"] = preset.name
+        summary["source_label"] = f"{preset.name} ({preset.description})"
     return summary
 
 
@@ -358,6 +387,8 @@ def _error(exc: TokenizerError, status: int = 400) -> Response:
 def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
     tok = entry.tok
     out: dict[str, Any] = {"tokenizer": entry.id, **tok.summary()}
+    # "vocab" becomes the vocab itself below; the size is always here too.
+    out["vocab_size"] = out["vocab"] + len(tok.special_tokens)
     out["special_tokens"] = tok.special_tokens
     if full:
         seed = json.loads(tokfiles.export_seed(tok))
@@ -383,7 +414,9 @@ def api_tokenizer(tokenizer_id: str) -> Response:
         entry = load_tokenizer(tokenizer_id)
     except TokenizerError as exc:
         return _error(exc, 404)
-    return jsonify(_describe(entry, full=request.args.get("include") != "summary"))
+    # A preset's 50,000-200,000 merges only when asked for (?include=full).
+    full = request.args.get("include") == "full" if presets.is_preset(tokenizer_id) else request.args.get("include") != "summary"
+    return jsonify(_describe(entry, full=full))
 
 
 @bp.post("/api/tokenizers/<tokenizer_id>/encode")
@@ -402,20 +435,25 @@ def api_tokenizer_encode(tokenizer_id: str) -> Response:
             ids = tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
             return jsonify({"ids": ids, "tokens": tk.char_tokens(text, list(entry.tok.merges))})
         scheme = inputs.read_pretokenize(data.get("pretokenize") or entry.tok.pretokenize)
-        trace = tokfiles.encode_loaded_trace(
-            entry.tok, text, scheme, compiled=entry.compiled,
+        allowed = real.allowed_set(inputs.read_allowed_special(data.get("allowed_special")), entry.tok.special_tokens)
+        trace, special_index = real.encode_trace_special(
+            entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
             max_steps=0, max_tokens=len(text.encode("utf-8")) + 1, max_sequence=0,
         )
     except TokenizerError as exc:
         return _error(exc)
     tokens = []
-    for token in trace.tokens:
+    specials = set(special_index)
+    for index, token in enumerate(trace.tokens):
         value = token.value if isinstance(token.value, bytes) else token.value.encode("utf-8")
         try:
             shown: str | None = value.decode("utf-8")
         except UnicodeDecodeError:
             shown = None
-        tokens.append({"id": token.id, "text": shown, "bytes": list(value), "start": token.start, "end": token.end})
+        item = {"id": token.id, "text": shown, "bytes": list(value), "start": token.start, "end": token.end}
+        if index in specials:
+            item["special"] = True
+        tokens.append(item)
     return jsonify({"ids": trace.ids, "tokens": tokens, "pieces": [list(p) for p in trace.pieces], "pretokenize": scheme})
 
 

@@ -313,6 +313,25 @@ def read_pretokenize(value: Any) -> str:
     return value
 
 
+def read_allowed_special(value: Any) -> Any:
+    """Which special tokens to recognise: "all", none ("none", "", null, false), or a list of them.
+
+    The list is checked against the tokenizer's own special tokens by
+    `webapp.tokenizer.real.allowed_set`, which names the item at fault.
+    """
+    if value is None or value is False or value in ("", "none"):
+        return ()
+    if value is True or value == "all":
+        return "all"
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    shown = json.dumps(value) if isinstance(value, (str, int, float)) else _json_type(value)
+    raise TokenizerError(
+        f'allowed_special: expected "all", "none" or a list of special-token strings, got {shown}',
+        field="allowed_special",
+    )
+
+
 def collect(readers: Mapping[str, Callable[[], Any]]) -> tuple[dict[str, Any], dict[str, TokenizerError]]:
     """Run each field's reader; gather the values and every field's error at once.
 

@@ -28,6 +28,7 @@ from webapp import tokenizer as tk
 from webapp import viewmodels as vm
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats
+from webapp.tokenizer.presets import get_preset, is_preset
 from webapp.tokenizer.pretokenize import pretokenized_encode, pretokenized_encode_trace
 
 bp = Blueprint("pages", __name__)
@@ -37,7 +38,7 @@ TOOL_TITLES = {"bytes": "Bytes", "chars": "Characters", "train": "Train"}
 
 # The form fields of each tool page, i.e. what a page's state is made of.
 FIELDS: dict[str, tuple[str, ...]] = {
-    "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view", "tokenizer"),
+    "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view", "tokenizer", "special"),
     "chars": ("text", "merges", "vocab", "view", "tokenizer"),
     "train": ("words", "num_merges", "view"),
 }
@@ -101,7 +102,8 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
 }
 
 DEFAULT_STATE: dict[str, dict[str, str]] = {
-    "bytes": {"text": "", "merges": "", "pretokenize": "none", "ids": "", "vocab": "", "view": "tokens", "tokenizer": ""},
+    "bytes": {"text": "", "merges": "", "pretokenize": "none", "ids": "", "vocab": "", "view": "tokens", "tokenizer": "",
+              "special": ""},
     "chars": {"text": "", "merges": "", "vocab": "", "view": "tokens", "tokenizer": ""},
     "train": {"words": "", "num_merges": "10", "view": "steps"},
 }
@@ -116,6 +118,9 @@ def normalize_state(tool: str, raw: Mapping[str, Any]) -> dict[str, str]:
             state[name] = value
     if state.get("view") not in {key for key, _ in VIEWS[tool]}:
         state["view"] = VIEWS[tool][0][0]
+    if tool == "bytes" and not isinstance(raw.get("pretokenize"), str) and is_preset(state["tokenizer"]):
+        # /bytes?tokenizer=o200k_base: a preset splits text with its own pattern unless told otherwise
+        state["pretokenize"] = get_preset(state["tokenizer"]).scheme
     return state
 
 
@@ -173,6 +178,7 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
     )
     result: dict[str, Any] | None = None
     file_vocab: dict[int, bytes] | None = None
+    special_ids: frozenset[int] = frozenset()
     if not errors:
         text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
         caps: dict[str, Any] = dict(max_steps=limits.trace_max_steps, max_tokens=limits.render_max_tokens,
@@ -181,7 +187,9 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
             if opened:
                 from webapp import files
 
-                trace, file_vocab = files.page_encode_trace(opened, text, scheme, **caps)
+                special = inputs.read_allowed_special(state.get("special", ""))
+                trace, file_vocab = files.page_encode_trace(opened, text, scheme, special=special, **caps)
+                special_ids = files.page_special_ids(opened)
             elif scheme != "none":
                 trace = pretokenized_encode_trace(text, merges, scheme, **caps)
             else:
@@ -190,7 +198,7 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
             errors["merges" if exc.field == "tokenizer" else exc.field] = exc
         else:
             result = {
-                "groups": vm.byte_token_views(trace, text),
+                "groups": vm.byte_token_views(trace, text, special_ids),
                 "shown": len(trace.tokens),
                 "total": len(trace.ids),
                 "ids": trace.ids,
@@ -525,7 +533,8 @@ def ids_download(tool: str) -> Response:
         if tool == "bytes" and state.get("tokenizer"):
             from webapp import files
 
-            ids = files.page_encode_ids(state["tokenizer"], text, inputs.read_pretokenize(state.get("pretokenize")))
+            ids = files.page_encode_ids(state["tokenizer"], text, inputs.read_pretokenize(state.get("pretokenize")),
+                                        special=inputs.read_allowed_special(state.get("special")))
         elif tool == "bytes":
             ids = pretokenized_encode(text, inputs.read_byte_merges(state["merges"], limits),
                              inputs.read_pretokenize(state.get("pretokenize")))

@@ -49,7 +49,8 @@ bp = Blueprint("share", __name__)
 STATE_KIND = "state"
 TOOLS = ("bytes", "chars", "train")
 #: The form fields a share keeps. "tokenizer" is the id of a tokenizer file kept
-#: server-side by the import feature; "pretokenize" its splitting option.
+#: server-side by the import feature, or a preset's name; "pretokenize" its
+#: splitting option; "special" ("all" or empty) whether special tokens are recognised.
 STATE_FIELDS = (
     "text",
     "merges",
@@ -60,6 +61,7 @@ STATE_FIELDS = (
     "view",
     "pretokenize",
     "tokenizer",
+    "special",
 )
 #: Fields whose JSON value (list/dict) an API client may send as-is; it is
 #: stored as the compact JSON text the page's parser accepts.

