@@ -551,9 +551,10 @@ def test_refuses_tiktoken_repeated_rank():
     assert err.message == "file: line 2: rank 0 is already given to the token on line 1"
 
 
-def test_refuses_tiktoken_empty_token():
-    err = _refused("IQ== 0\n= 1\n", fmt="tiktoken")
-    assert "line 2" in err.message
+def test_refuses_tiktoken_empty_token_twice():
+    # One empty token is accepted (Whisper's files, see test_rank_files.py); two are the same token twice.
+    err = _refused("IQ== 0\n= 300\n== 301\n", fmt="tiktoken")
+    assert err.message == "file: line 3: token b'' is listed twice"
 
 
 def test_refuses_tiktoken_empty_file():
