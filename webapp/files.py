@@ -384,6 +384,11 @@ def _error(exc: TokenizerError, status: int = 400) -> Response:
     return response
 
 
+def _missing_status(exc: TokenizerError) -> int:
+    """404 for an unknown id; 503 for a preset this installation lacks (the message says how to add it)."""
+    return 503 if isinstance(exc, presets.PresetMissing) else 404
+
+
 def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
     tok = entry.tok
     out: dict[str, Any] = {"tokenizer": entry.id, **tok.summary()}
@@ -413,7 +418,7 @@ def api_tokenizer(tokenizer_id: str) -> Response:
     try:
         entry = load_tokenizer(tokenizer_id)
     except TokenizerError as exc:
-        return _error(exc, 404)
+        return _error(exc, _missing_status(exc))
     # A preset's 50,000-200,000 merges only when asked for (?include=full).
     full = request.args.get("include") == "full" if presets.is_preset(tokenizer_id) else request.args.get("include") != "summary"
     return jsonify(_describe(entry, full=full))
@@ -424,7 +429,7 @@ def api_tokenizer_encode(tokenizer_id: str) -> Response:
     try:
         entry = load_tokenizer(tokenizer_id)
     except TokenizerError as exc:
-        return _error(exc, 404)
+        return _error(exc, _missing_status(exc))
     data = request.get_json(silent=True)
     if not isinstance(data, dict) or "text" not in data:
         return _error(TokenizerError('body: expected a JSON object {"text": "..."}', field="body"))
