@@ -168,3 +168,20 @@ def test_missing_preset_says_how_to_install(client, monkeypatch, tmp_path):
     assert response.status_code == 503
     assert "make setup" in response.get_json()["error"]["message"]
     assert all(not item["installed"] for item in _listing(client).values())
+
+
+def test_get_tokenizer_opens_a_stored_file_by_id(app, client):
+    from webapp.tokenizer import TokenizerError, get_tokenizer
+
+    base64 = __import__("base64")
+    content = "".join(f"{base64.b64encode(bytes([b])).decode()} {b}\n" for b in range(256)) + "YWI= 256\nYWJj 257\n"
+    body = client.post("/api/import", json={"content": content, "format": "tiktoken"}).get_json()
+    ranks = {base64.b64decode(line.split()[0]): int(line.split()[1]) for line in content.splitlines()}
+    enc = tiktoken.Encoding("stored", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
+    with app.app_context():
+        handle = get_tokenizer(body["tokenizer"])
+        assert handle.pattern is None and handle.special_tokens == {}
+        assert handle.encode("abcab abc") == enc.encode("abcab abc")
+        assert handle.decode(handle.encode("abcab abc")) == "abcab abc"
+    with pytest.raises(TokenizerError):
+        get_tokenizer(body["tokenizer"])  # outside the app there is no storage to look in
