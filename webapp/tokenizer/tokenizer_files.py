@@ -1208,7 +1208,7 @@ def _check_rank_order(tok: LoadedTokenizer, made: Mapping[int, bytes], ranks: Ma
     every earlier rule's, and replaying tiktoken's merging on a token's bytes
     with the lower ranks ends in the rule's own two parts.
     """
-    rank_of = lambda pid: tok.id_map.get(pid, pid)  # noqa: E731
+    id_map = tok.id_map
     highest = -1
     highest_rule = 0
     seen: set[int] = set()
@@ -1216,13 +1216,13 @@ def _check_rank_order(tok: LoadedTokenizer, made: Mapping[int, bytes], ranks: Ma
         if new in seen:
             continue  # a repeated rule: the first one made the token
         seen.add(new)
-        rank = rank_of(new)
+        rank = id_map.get(new, new)
         if rank <= highest:
             raise _export_error(
                 f"rule {number} makes id {rank}, but the earlier rule {highest_rule} makes id {highest}; "
                 "a tiktoken file ranks tokens by id and tiktoken merges the lowest rank first, so it would "
-                "apply rule {number} earlier and give other ids. Number the new ids in rule order, or "
-                "export as tokenizer.json".replace("{number}", str(number)),
+                f"apply rule {number} earlier and give other ids. Number the new ids in rule order, or "
+                "export as tokenizer.json",
                 rule=number,
             )
         highest, highest_rule = rank, number
