@@ -10,7 +10,16 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: run test setup setup-test browser postgres bench load-test serve-prod db-upgrade clean
+.PHONY: run test typecheck setup setup-test browser postgres postgres-stop bench load-test serve-prod db-upgrade clean
+
+# Before any rule runs: PYTHON must be 3.11 or newer (said plainly here, not
+# deep inside pip), and a .venv made by another Python version is removed so
+# the rules below build it again (scripts/check-python.sh).
+ifneq ($(filter-out clean browser postgres postgres-stop,$(or $(MAKECMDGOALS),run)),)
+ifneq ($(shell bash scripts/check-python.sh '$(PYTHON)' '$(VENV)' && echo ok),ok)
+$(error stopped: see the message above)
+endif
+endif
 
 # Marker files make setup cheap when nothing changed.
 $(VENV)/.installed: requirements.txt
@@ -39,17 +48,34 @@ run: setup
 	@echo "BPE Playground: http://$(HOST):$(PORT)/"
 	$(PY) -m flask --app webapp run --host $(HOST) --port $(PORT)
 
-# The storage tests run against SQLite always and against a throwaway
-# PostgreSQL server on loopback (.pg/, started by scripts/ensure-postgres.sh,
-# which installs Debian's postgresql when missing and root). A server of your
-# own: PLAYGROUND_TEST_POSTGRES_URL=postgresql://... make test.
-test: setup-test
+# Type checking (mypy.ini) first, then pytest. The storage tests run against
+# SQLite always and against a throwaway PostgreSQL server on loopback (.pg/,
+# started by scripts/ensure-postgres.sh, which installs Debian's postgresql
+# when missing and root). A server this run started is stopped at the end
+# (also on failure or Ctrl-C); one that already ran (`make postgres`) is left
+# running. A server of your own: PLAYGROUND_TEST_POSTGRES_URL=postgresql://... make test.
+test: setup-test typecheck
 	@url="$${PLAYGROUND_TEST_POSTGRES_URL:-}"; \
-	if [ -z "$$url" ]; then url="$$(bash scripts/ensure-postgres.sh)" || exit 1; fi; \
+	if [ -z "$$url" ]; then \
+	  if ! bash scripts/ensure-postgres.sh running; then \
+	    trap 'echo "Stopping the PostgreSQL server this test run started."; bash scripts/ensure-postgres.sh stop' EXIT; \
+	    trap 'exit 130' INT TERM; \
+	  fi; \
+	  url="$$(bash scripts/ensure-postgres.sh)" || exit 1; \
+	fi; \
 	PLAYGROUND_TEST_POSTGRES_URL="$$url" $(PY) -m pytest $(PYTEST_ARGS)
 
+typecheck: $(VENV)/.installed-test
+	$(PY) -m mypy
+
+# A PostgreSQL server for trying things by hand (see the load test); it keeps
+# running until `make postgres-stop`.
 postgres:
 	@bash scripts/ensure-postgres.sh
+	@echo "PostgreSQL runs until: make postgres-stop" >&2
+
+postgres-stop:
+	@bash scripts/ensure-postgres.sh stop
 
 # Production: gunicorn, several workers, access log on stdout. Settings by
 # environment: BIND (default 127.0.0.1:8000), WEB_CONCURRENCY, PLAYGROUND_SECRET_KEY,
@@ -68,6 +94,5 @@ load-test: setup $(VENV)/.installed-test
 bench: setup $(VENV)/.installed-test
 	$(PY) benchmarks/bench_engine.py
 
-clean:
-	-bash scripts/ensure-postgres.sh stop
+clean: postgres-stop
 	rm -rf $(VENV) node_modules .pytest_cache .hypothesis test-artifacts .pg

@@ -18,7 +18,7 @@ What it measures, as ratios in one run, and prints as one table:
    new token gets 256 + i (a token spelled again by a different pair keeps
    its first id). Every rule's operands exist before it.
 2. Byte-level encode of ~8,000 characters of mixed English / non-Latin text:
-   ours vs the literal algorithm (tests/reference.py) - floor 100x; the same
+   ours vs the literal algorithm (webapp/tokenizer/reference.py) - floor 100x; the same
    with 20x more text - ceiling 25x the time (our encode only, compile
    excluded, caches empty in both runs).
 3. The same encode vs tiktoken (an `Encoding` from the same ranks, pattern
@@ -31,7 +31,7 @@ What it measures, as ratios in one run, and prints as one table:
 4. Character-level encode of the same 8,000 characters with ~1,000 string
    rules learned from the training words: ours vs literal (no floor).
 5. Training 100 merges on 6,000 words (runs of letters from stdlib text and
-   non-Latin text): ours vs the literal algorithm (tests/reference_training.py)
+   non-Latin text): ours vs the literal algorithm (webapp/tokenizer/reference.py)
    - floor 30x; and vs HF's `BpeTrainer` on the same words (each word fed as
    one sequence, no pre-tokenizer, vocab size = alphabet + 100). The
    trainers agree on what is learned only up to the first tie that they
@@ -58,14 +58,12 @@ from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the webapp package
-sys.path.insert(0, str(ROOT / "tests"))  # the literal oracles
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # corpus.py
 
 import corpus  # noqa: E402
-import reference  # noqa: E402
-import reference_training  # noqa: E402
 
 import webapp.tokenizer.byte_level as byte_level  # noqa: E402
+from webapp.tokenizer import reference  # noqa: E402
 from webapp.tokenizer import (  # noqa: E402
     bpe_encode_text,
     bpe_merges,
@@ -291,7 +289,7 @@ def bench_char_encode(rows: list[Row], failures: list[str], words: list[str], te
 
 def bench_training(rows: list[Row], failures: list[str], words: list[str], peers: bool) -> None:
     """100 merges on 6,000 words: ours vs literal, and vs HF's BpeTrainer."""
-    literal_s, literal = timed(lambda: reference_training.literal_bpe_merges(words, TRAIN_MERGES))
+    literal_s, literal = timed(lambda: reference.bpe_merges(words, TRAIN_MERGES))
     ours_s, ours = timed(lambda: bpe_merges(words, TRAIN_MERGES), repeat=5)
     if ours != literal:
         failures.append("training differs from the literal algorithm")
@@ -349,7 +347,7 @@ Notes: cold = a fresh compile (ours) / Encoding / Tokenizer built from the same 
   caches only short words, not a one-piece text). The 20x ratio times our encode alone (compile excluded).
   Training vs BpeTrainer: the timing compares like with like (same words, same number of merges), but the
   answers agree only until the first tie involving a merged token: BpeTrainer breaks ties by its internal
-  token ids (alphabet in code-point order, then merges in creation order), the GUIDE by the strings.
+  token ids (alphabet in code-point order, then merges in creation order), docs/algorithms.md by the strings.
   BpeTrainer stops at a vocab size (alphabet + 100 here; the table shows how many merges each side learned)
   and may run its counting and merging on several threads."""
 

@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import corpus  # noqa: E402
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 
-from webapp.tokenizer import tokenizer_files as tf  # noqa: E402
+from webapp.tokenizer import tokenizer_files as tokfiles  # noqa: E402
 
 
 def best_of(runs: int, work: Callable[[], Any]) -> tuple[float, Any]:
@@ -75,10 +75,10 @@ def files_for(tok: Tokenizer, workdir: Path) -> dict[str, dict[str, Any]]:
     tok.model.save(str(workdir))
     vocab_json = (workdir / "vocab.json").read_text("utf-8")
     merges_txt = (workdir / "merges.txt").read_text("utf-8")
-    loaded = tf.import_tokenizer(hf_json)
-    ranks_file = tf.export_tiktoken(loaded)
-    minbpe = tf.export_minbpe(loaded)
-    seed = tf.export_seed(loaded)
+    loaded = tokfiles.import_tokenizer(hf_json)
+    ranks_file = tokfiles.export_tiktoken(loaded)
+    minbpe = tokfiles.export_minbpe(loaded)
+    seed = tokfiles.export_seed(loaded)
     return {
         "tokenizer.json": {"content": hf_json},
         "vocab.json + merges.txt": {"content": vocab_json, "merges_txt": merges_txt},
@@ -116,7 +116,7 @@ def main() -> None:
         opened: dict[str, Any] = {}
         for name, item in inputs.items():
             size = len(item["content"].encode("utf-8")) + len(item.get("merges_txt", "").encode("utf-8"))
-            parse_s, loaded = best_of(3, lambda: tf.import_tokenizer(item["content"], merges_txt=item.get("merges_txt")))
+            parse_s, loaded = best_of(3, lambda: tokfiles.import_tokenizer(item["content"], merges_txt=item.get("merges_txt")))
 
             open_s = float("inf")
             for run in range(3):
@@ -137,8 +137,8 @@ def main() -> None:
 
         entry = opened["tokenizer.json"]
         print()
-        first_s, ids = best_of(1, lambda: tf.encode_loaded(entry.tok, text, "gpt2", compiled=entry.compiled))
-        again_s, ids_again = best_of(3, lambda: tf.encode_loaded(entry.tok, text, "gpt2", compiled=entry.compiled))
+        first_s, ids = best_of(1, lambda: tokfiles.encode_loaded(entry.tok, text, "gpt2", compiled=entry.compiled))
+        again_s, ids_again = best_of(3, lambda: tokfiles.encode_loaded(entry.tok, text, "gpt2", compiled=entry.compiled))
         library_s, library_ids = best_of(3, lambda: tok.encode(text).ids)
         assert ids == ids_again == expected == library_ids, "ids differ from the library's"
         print(f"encode {len(text):,} chars (gpt2 pre-tokenization) with the opened tokenizer.json: "

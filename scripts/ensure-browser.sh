@@ -9,9 +9,14 @@ if [ -n "${CHROMIUM_PATH:-}" ]; then
   exit 1
 fi
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "Installing Debian's chromium for the browser tests..."
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  # This takes a while (30-40 s, about 100 MB); say so and show apt's progress lines.
+  echo "No Chromium at $browser: installing Debian's chromium for the browser tests (takes 30-40 s)."
+  echo "apt-get update..."
+  apt-get update -q | grep -v '^\(Hit\|Ign\|Reading\)' || true
+  echo "apt-get install chromium..."
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium | grep -E '^(Get|Unpacking|Setting up chromium|Need to get)' || true
+  if [ ! -x "$browser" ]; then echo "Installing chromium failed (see above)." >&2; exit 1; fi
+  echo "Chromium installed: $browser"
   exit 0
 fi
 cat >&2 <<MSG

@@ -11,7 +11,9 @@
 # as the unprivileged `postgres` user (or `nobody`). Re-running
 # reuses a running server. Settings: PG_PORT (default: 55432, or the next
 # free port above it), PG_DIR.
-# `scripts/ensure-postgres.sh stop` stops it.
+# `scripts/ensure-postgres.sh stop` stops it (`make postgres-stop`);
+# `scripts/ensure-postgres.sh running` exits 0 when it runs, else 1 (and never
+# installs or starts anything).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root_dir="$(pwd)"
@@ -35,8 +37,9 @@ find_bindir() {
 }
 
 bindir="$(find_bindir || true)"
-if [ "${1:-}" = stop ] && [ -z "$bindir" ]; then
-  exit 0  # nothing installed, so nothing runs
+if [ -z "$bindir" ]; then  # nothing installed, so nothing runs
+  if [ "${1:-}" = stop ]; then exit 0; fi
+  if [ "${1:-}" = running ]; then exit 1; fi
 fi
 if [ -z "$bindir" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -73,6 +76,13 @@ if [ "$(id -u)" = 0 ]; then
 else
   user="$(id -un)"
   mkdir -p "$pg_dir"
+fi
+
+if [ "${1:-}" = running ]; then
+  if [ -f "$data/postmaster.pid" ] && "${run_as[@]}" "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+    exit 0
+  fi
+  exit 1
 fi
 
 if [ "${1:-}" = stop ]; then

@@ -63,18 +63,21 @@ def resolve(tool: str, state: Mapping[str, Any]) -> ActiveTokenizer:
 # --- byte level --------------------------------------------------------------
 
 
-def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, **caps: int) -> tuple[Any, dict[int, bytes] | None]:
+def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, *,
+               max_steps: int, max_tokens: int, max_sequence: int) -> tuple[Any, dict[int, bytes] | None]:
     """The encode trace and, for a preset or file, the vocab its ids decode with (None: typed merges)."""
     from webapp import tokenizer as tk
     from webapp.tokenizer.pretokenize import pretokenized_encode_trace
 
+    caps = {"max_steps": max_steps, "max_tokens": max_tokens, "max_sequence": max_sequence}
     if not active.typed:  # webapp.files serves presets by name and opened files by id
         from webapp import files
 
         return files.page_encode_trace(active.ref, text, scheme, special=active.special, **caps)
     if scheme != "none":
-        return pretokenized_encode_trace(text, merges, scheme, **caps), None
-    return tk.encode_trace(text, merges, **caps), None
+        return pretokenized_encode_trace(text, merges, scheme, max_steps=max_steps, max_tokens=max_tokens,
+                                         max_sequence=max_sequence), None
+    return tk.encode_trace(text, merges, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence), None
 
 
 def byte_ids(active: ActiveTokenizer, text: str, merges: Any, scheme: str) -> list[int]:

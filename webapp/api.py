@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Mapping
 
-from flask import Blueprint, current_app, jsonify, render_template, request
+from flask import Blueprint, Response, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from webapp import inputs
@@ -43,7 +43,7 @@ class RequestError(Exception):
         self.message, self.status, self.field, self.location = message, status, field, location or {}
 
 
-def error_response(message: str, field: str, status: int, location: Mapping[str, Any] | None = None):
+def error_response(message: str, field: str, status: int, location: Mapping[str, Any] | None = None) -> Response:
     body: dict[str, Any] = {"message": message, "field": field}
     if location:
         body["location"] = dict(location)
@@ -94,7 +94,9 @@ def read_json_object(allowed: tuple[str, ...], required: tuple[str, ...]) -> dic
     return data
 
 
-def _handle(allowed: tuple[str, ...], required: tuple[str, ...], work: Callable[[dict[str, Any], inputs.Limits], Any]):
+def _handle(
+    allowed: tuple[str, ...], required: tuple[str, ...], work: Callable[[dict[str, Any], inputs.Limits], Any]
+) -> Response:
     try:
         data = read_json_object(allowed, required)
         return jsonify(work(data, inputs.current_limits()))
@@ -135,7 +137,7 @@ def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:
 
 
 @bp.post("/encode")
-def encode():
+def encode() -> Response:
     def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
         values, errors = inputs.collect(
             {
@@ -154,7 +156,7 @@ def encode():
 
 
 @bp.post("/decode")
-def decode():
+def decode() -> Response:
     def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
         ids = inputs.read_ids(data["ids"], limits)
         vocab = inputs.read_byte_vocab(data.get("vocab", {}), limits)
@@ -164,7 +166,7 @@ def decode():
 
 
 @bp.post("/encode-text")
-def encode_text():
+def encode_text() -> Response:
     def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
         text = inputs.read_text(data["text"], limits)
         vocab = inputs.read_char_vocab(data["vocab"], limits)
@@ -176,7 +178,7 @@ def encode_text():
 
 
 @bp.post("/train")
-def train():
+def train() -> Response:
     def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
         words = inputs.read_words(data["words"], limits)
         num_merges = inputs.read_num_merges(data["num_merges"], limits)
@@ -218,13 +220,13 @@ def _http_error_message(exc: HTTPException) -> str:
     return f"{exc.name}: {exc.description}" if exc.description else str(exc.name)
 
 
-def _render_error(code: int, message: str):
+def _render_error(code: int, message: str) -> tuple[str, int]:
     title, text = _FRIENDLY.get(code, (f"Error {code}", message))
     return render_template("error.html", code=code, heading=title, text=text, message=message, tool=None), code
 
 
 @bp.app_errorhandler(HTTPException)
-def http_error(exc: HTTPException):
+def http_error(exc: HTTPException) -> Response | tuple[str, int]:
     code = exc.code or 500
     if code >= 500:
         return unexpected_error(exc)
@@ -238,7 +240,7 @@ def http_error(exc: HTTPException):
 
 
 @bp.app_errorhandler(Exception)
-def unexpected_error(exc: Exception):
+def unexpected_error(exc: Exception) -> Response | tuple[str, int]:
     """Never a trace: log the exception, answer a generic 500."""
     original = getattr(exc, "original_exception", None) or exc
     if not (isinstance(exc, HTTPException) and original is exc):

@@ -46,7 +46,7 @@ from flask import Blueprint, Response, current_app, g, jsonify, render_template,
 from webapp import inputs
 from webapp import tokenizer as tk
 from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import tokenizer_files as tf
+from webapp.tokenizer import tokenizer_files as tokfiles
 from webapp.tokenizer import presets, real
 from webapp.tokenizer.pretokenize import check_scheme
 
@@ -74,7 +74,7 @@ class Loaded:
     """A stored tokenizer ready to use: parsed, and (byte level) compiled."""
 
     id: str
-    tok: tf.LoadedTokenizer
+    tok: tokfiles.LoadedTokenizer
     compiled: Any  # CompiledByteMerges for the byte level, None for characters
     file_vocab: dict[int, bytes] | None = None  # byte level: {file id: bytes}, for decoding
 
@@ -153,7 +153,7 @@ def _get_blob(blob_id: str) -> bytes | None:
     return _FALLBACK_BLOBS.get(blob_id)
 
 
-def _entry(blob_id: str, tok: tf.LoadedTokenizer) -> Loaded:
+def _entry(blob_id: str, tok: tokfiles.LoadedTokenizer) -> Loaded:
     if tok.level != "bytes":
         return Loaded(blob_id, tok, None, None)
     vocab = tok.file_vocab()
@@ -162,9 +162,9 @@ def _entry(blob_id: str, tok: tf.LoadedTokenizer) -> Loaded:
     return Loaded(blob_id, tok, tk.compile_byte_merges(list(tok.merges)), vocab)
 
 
-def store_tokenizer(tok: tf.LoadedTokenizer) -> Loaded:
+def store_tokenizer(tok: tokfiles.LoadedTokenizer) -> Loaded:
     """Keep a tokenizer server-side; the same tokenizer always gets the same id."""
-    data = zlib.compress(tf.dumps_stored(tok), 6)
+    data = zlib.compress(tokfiles.dumps_stored(tok), 6)
     blob_id = _put_blob(data)
     entry = LOADED.get(blob_id)
     if entry is None:
@@ -200,7 +200,7 @@ def load_tokenizer(tokenizer_id: Any) -> Loaded:
         raw = zlib.decompress(data)
     except zlib.error:
         raise TokenizerError("tokenizer: the stored tokenizer is damaged", field="tokenizer") from None
-    tok = tf.loads_stored(raw)
+    tok = tokfiles.loads_stored(raw)
     entry = _entry(tokenizer_id, tok)
     LOADED.put(entry)
     return entry
@@ -351,7 +351,7 @@ def read_import_request(*, page: bool = False) -> ImportRequest:
     return ImportRequest(raw, request.args.get("format") or "auto", None, request.args.get("filename"))
 
 
-def _check_limits(tok: tf.LoadedTokenizer) -> None:
+def _check_limits(tok: tokfiles.LoadedTokenizer) -> None:
     limits = inputs.current_limits()
     if len(tok.merges) > limits.rules:
         raise TokenizerError(
@@ -369,7 +369,7 @@ def _check_limits(tok: tf.LoadedTokenizer) -> None:
 
 def import_from_request(*, page: bool = False) -> Loaded:
     req = read_import_request(page=page)
-    tok = tf.import_tokenizer(req.content, fmt=req.fmt, merges_txt=req.merges_txt, filename=req.filename)
+    tok = tokfiles.import_tokenizer(req.content, fmt=req.fmt, merges_txt=req.merges_txt, filename=req.filename)
     _check_limits(tok)
     return store_tokenizer(tok)
 
@@ -384,6 +384,11 @@ def _error(exc: TokenizerError, status: int = 400) -> Response:
     return response
 
 
+def _missing_status(exc: TokenizerError) -> int:
+    """404 for an unknown id; 503 for a preset this installation lacks (the message says how to add it)."""
+    return 503 if isinstance(exc, presets.PresetMissing) else 404
+
+
 def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
     tok = entry.tok
     out: dict[str, Any] = {"tokenizer": entry.id, **tok.summary()}
@@ -391,7 +396,7 @@ def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
     out["vocab_size"] = out["vocab"] + len(tok.special_tokens)
     out["special_tokens"] = tok.special_tokens
     if full:
-        seed = json.loads(tf.export_seed(tok))
+        seed = json.loads(tokfiles.export_seed(tok))
         out["merges"] = seed["merges"]
         out["vocab"] = seed["vocab"]
         if tok.level == "bytes":
@@ -413,7 +418,7 @@ def api_tokenizer(tokenizer_id: str) -> Response:
     try:
         entry = load_tokenizer(tokenizer_id)
     except TokenizerError as exc:
-        return _error(exc, 404)
+        return _error(exc, _missing_status(exc))
     # A preset's 50,000-200,000 merges only when asked for (?include=full).
     full = request.args.get("include") == "full" if presets.is_preset(tokenizer_id) else request.args.get("include") != "summary"
     return jsonify(_describe(entry, full=full))
@@ -424,7 +429,7 @@ def api_tokenizer_encode(tokenizer_id: str) -> Response:
     try:
         entry = load_tokenizer(tokenizer_id)
     except TokenizerError as exc:
-        return _error(exc, 404)
+        return _error(exc, _missing_status(exc))
     data = request.get_json(silent=True)
     if not isinstance(data, dict) or "text" not in data:
         return _error(TokenizerError('body: expected a JSON object {"text": "..."}', field="body"))
@@ -471,21 +476,21 @@ def _fields() -> dict[str, Any]:
     return fields
 
 
-def tokenizer_from_fields(fields: Mapping[str, Any], *, level: str | None = None) -> tf.LoadedTokenizer:
+def tokenizer_from_fields(fields: Mapping[str, Any], *, level: str | None = None) -> tokfiles.LoadedTokenizer:
     """What to export: a stored tokenizer, learned merges (words), or given merges [+ vocab]."""
     limits = inputs.current_limits()
     scheme = inputs.read_pretokenize(fields.get("pretokenize") or "none")
     if fields.get("tokenizer"):
         tok = load_tokenizer(fields["tokenizer"]).tok
         if fields.get("pretokenize"):
-            tok = tf.with_pretokenize(tok, scheme)
+            tok = tokfiles.with_pretokenize(tok, scheme)
         return tok
     if level == "train" or (level is None and "words" in fields):
         words = inputs.read_words(fields.get("words", ""), limits, form=isinstance(fields.get("words"), str))
         num_merges = inputs.read_num_merges(fields.get("num_merges", ""), limits)
         trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0)
         vocab = tk.training_vocab(words, trace.pairs)
-        return tf.from_playground(level="chars", merges=trace.pairs, vocab=vocab)
+        return tokfiles.from_playground(level="chars", merges=trace.pairs, vocab=vocab)
     if "merges" not in fields:
         raise TokenizerError(
             "merges: missing; export takes a stored tokenizer (tokenizer), merges [+ vocab], or words + num_merges",
@@ -496,11 +501,11 @@ def tokenizer_from_fields(fields: Mapping[str, Any], *, level: str | None = None
     if level == "chars":
         merges = inputs.read_char_merges(fields["merges"], limits)
         vocab = inputs.read_char_vocab(fields.get("vocab", ""), limits)
-        return tf.from_playground(level="chars", merges=merges, vocab=vocab)
+        return tokfiles.from_playground(level="chars", merges=merges, vocab=vocab)
     if level != "bytes":
         raise TokenizerError(f'level: expected "bytes" or "chars", got {level!r}', field="level")
     compiled = inputs.read_byte_merges(fields["merges"], limits)
-    return tf.from_playground(level="bytes", merges=list(compiled.rules), pretokenize=scheme)
+    return tokfiles.from_playground(level="bytes", merges=list(compiled.rules), pretokenize=scheme)
 
 
 def _guess_level(merges: Any) -> str:
@@ -521,11 +526,9 @@ def _guess_level(merges: Any) -> str:
     return "bytes"
 
 
-def _download(tok: tf.LoadedTokenizer, fmt: str, pretokenize: str | None) -> Response:
-    content, filename, mimetype = tf.export_tokenizer(tok, fmt, pretokenize)
+def _download(tok: tokfiles.LoadedTokenizer, fmt: str, pretokenize: str | None) -> Response:
+    content, filename, mimetype = tokfiles.export_tokenizer(tok, fmt, pretokenize)
     response = Response(content, mimetype=mimetype.split(";")[0])
-    if "charset" in mimetype or mimetype == "application/json":
-        response.charset = "utf-8"
     response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
@@ -535,9 +538,9 @@ def api_export() -> Response:
     try:
         fields = _fields()
         fmt = str(fields.get("format") or "seed")
-        if fmt not in tf.EXPORT_FORMATS:
+        if fmt not in tokfiles.EXPORT_FORMATS:
             raise TokenizerError(
-                f"format: expected one of {', '.join(tf.EXPORT_FORMATS)}, got {fmt!r}", field="format"
+                f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {fmt!r}", field="format"
             )
         tok = tokenizer_from_fields(fields)
         pretokenize = fields.get("pretokenize") or None
@@ -619,9 +622,9 @@ def export_page(tool: str) -> Any:
         return Response("no such page\n", status=404, mimetype="text/plain")
     fmt = request.args.get("format") or request.form.get("format") or "seed"
     try:
-        if fmt not in tf.EXPORT_FORMATS:
+        if fmt not in tokfiles.EXPORT_FORMATS:
             raise TokenizerError(
-                f"format: expected one of {', '.join(tf.EXPORT_FORMATS)}, got {fmt!r}", field="format"
+                f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {fmt!r}", field="format"
             )
         fields = dict(request.form.items())
         tok = tokenizer_from_fields(fields, level=tool)

@@ -7,7 +7,7 @@ other work (no counting, no tokenizing), so probing it often is cheap.
 
 from __future__ import annotations
 
-from flask import Blueprint, jsonify
+from flask import Blueprint, Response, jsonify
 
 from webapp.storage import get_storage
 
@@ -15,7 +15,7 @@ bp = Blueprint("health", __name__)
 
 
 @bp.get("/healthz")
-def healthz():
+def healthz() -> Response:
     """Liveness plus a trivial database round trip; never cached."""
     database_ok = get_storage().ping()
     body = {"status": "ok" if database_ok else "error", "database": "ok" if database_ok else "unavailable"}

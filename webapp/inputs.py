@@ -29,7 +29,7 @@ from flask import current_app
 
 from webapp import tokenizer as tk
 from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import textformats as tf
+from webapp.tokenizer import textformats
 from webapp.tokenizer.pretokenize import SCHEMES
 
 PRETOKENIZE_SCHEMES = SCHEMES
@@ -187,8 +187,8 @@ def _rule_lines(source: Any) -> Iterator[None]:
         yield
     except TokenizerError as exc:
         rule = exc.location.get("rule")
-        lines = tf.plain_rule_lines(source) if isinstance(source, str) and isinstance(rule, int) else None
-        if not lines or not 1 <= rule <= len(lines) or "line" in exc.location:
+        lines = textformats.plain_rule_lines(source) if isinstance(source, str) and isinstance(rule, int) else None
+        if not lines or not isinstance(rule, int) or not 1 <= rule <= len(lines) or "line" in exc.location:
             raise
         line = lines[rule - 1]
         raise TokenizerError(
@@ -209,7 +209,7 @@ def read_byte_merges(value: Any, limits: Limits) -> Any:
         hit = COMPILED_MERGES.get(key)
         if hit is not None:
             return hit
-    merges = _parsed(value, tf.parse_byte_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
+    merges = _parsed(value, textformats.parse_byte_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
     if not isinstance(merges, list):
         raise _wrong_type("merges", "a list of rules [left, right, new]", merges)
     _check_len("merges", merges, "rules", limits.rules, "LIMIT_RULES")
@@ -224,7 +224,7 @@ def read_char_merges(value: Any, limits: Limits) -> tuple[tuple[str, str], ...]:
     """Character-level merges: pairs of strings."""
     if value is None:
         value = ""
-    merges = _parsed(value, tf.parse_char_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
+    merges = _parsed(value, textformats.parse_char_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
     if not isinstance(merges, list):
         raise _wrong_type("merges", 'a list of rules ["left", "right"]', merges)
     _check_len("merges", merges, "rules", limits.rules, "LIMIT_RULES")
@@ -239,7 +239,7 @@ def read_byte_vocab(value: Any, limits: Limits) -> dict[int, bytes]:
     """Byte-level vocab {id: [bytes]}; empty means ids 0..255 only."""
     if value is None or (isinstance(value, str) and not value.strip()):
         value = {}
-    vocab = _parsed(value, tf.parse_byte_vocab, limits.vocab, "vocab", "entries", "LIMIT_VOCAB")
+    vocab = _parsed(value, textformats.parse_byte_vocab, limits.vocab, "vocab", "entries", "LIMIT_VOCAB")
     if not isinstance(vocab, dict):
         raise _wrong_type("vocab", 'an object {"id": [bytes]}', vocab)
     _check_len("vocab", vocab, "entries", limits.vocab, "LIMIT_VOCAB")
@@ -250,7 +250,7 @@ def read_char_vocab(value: Any, limits: Limits) -> dict[str, int]:
     """Character-level vocab {token: id}."""
     if value is None or (isinstance(value, str) and not value.strip()):
         value = {}
-    vocab = _parsed(value, tf.parse_char_vocab, limits.vocab, "vocab", "entries", "LIMIT_VOCAB")
+    vocab = _parsed(value, textformats.parse_char_vocab, limits.vocab, "vocab", "entries", "LIMIT_VOCAB")
     if not isinstance(vocab, dict):
         raise _wrong_type("vocab", 'an object {"token": id}', vocab)
     _check_len("vocab", vocab, "entries", limits.vocab, "LIMIT_VOCAB")
@@ -264,7 +264,7 @@ def read_ids(value: Any, limits: Limits) -> tuple[int, ...]:
     """Token ids to decode."""
     if value is None:
         value = ""
-    ids = _parsed(value, tf.parse_ids, limits.ids, "ids", "ids", "LIMIT_IDS")
+    ids = _parsed(value, textformats.parse_ids, limits.ids, "ids", "ids", "LIMIT_IDS")
     if not isinstance(ids, list):
         raise _wrong_type("ids", "a list of ids", ids)
     _check_len("ids", ids, "ids", limits.ids, "LIMIT_IDS")
@@ -279,7 +279,7 @@ def read_words(value: Any, limits: Limits, *, form: bool = False) -> tuple[str, 
         value = normalize_newlines(value)
     if isinstance(value, str) and len(value) > limits.text_chars:
         raise _over("words", "characters", len(value), limits.text_chars, "LIMIT_TEXT_CHARS")
-    words = tf.parse_words(value) if isinstance(value, str) else value
+    words = textformats.parse_words(value) if isinstance(value, str) else value
     if not isinstance(words, list):
         raise _wrong_type("words", "a list of strings", words)
     _check_len("words", words, "words", limits.words, "LIMIT_WORDS")
@@ -290,7 +290,7 @@ def read_num_merges(value: Any, limits: Limits) -> int:
     """How many merges to learn."""
     if value is None:
         value = ""
-    number = tf.parse_num_merges(value) if isinstance(value, str) else value
+    number = textformats.parse_num_merges(value) if isinstance(value, str) else value
     if isinstance(number, int) and not isinstance(number, bool) and number > limits.num_merges:
         raise TokenizerError(
             f"num_merges: {number:,} is over the limit of {limits.num_merges:,} merges (setting LIMIT_NUM_MERGES)",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 from flask import Blueprint, Response, abort, render_template, request, url_for
 from markupsafe import Markup, escape
@@ -29,7 +29,7 @@ from webapp import inputs
 from webapp import tokenizer as tk
 from webapp import viewmodels as vm
 from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import textformats as tf
+from webapp.tokenizer import textformats
 from webapp.tokenizer.presets import get_preset, is_preset
 from webapp.tokenizer.pretokenize import pretokenized_encode
 
@@ -194,7 +194,7 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
     if not errors:
         text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
         with_steps = trace_wanted(state, text)
-        caps = dict(max_steps=limits.trace_max_steps if with_steps else 0, max_tokens=limits.render_max_tokens,
+        caps: dict[str, Any] = dict(max_steps=limits.trace_max_steps if with_steps else 0, max_tokens=limits.render_max_tokens,
                     max_sequence=limits.trace_max_sequence)
         try:
             trace, file_vocab = act.byte_trace(active, text, merges, scheme, **caps)
@@ -207,7 +207,7 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
                 "shown": len(trace.tokens),
                 "total": len(trace.ids),
                 "ids": trace.ids,
-                "ids_text": tf.format_ids(trace.ids),
+                "ids_text": textformats.format_ids(trace.ids),
                 "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
                 "rows": vm.byte_trace_rows(trace, text=text) if with_steps else [],
                 "trace_ready": with_steps,
@@ -325,7 +325,7 @@ def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
                 "shown": len(trace.tokens),
                 "total": len(trace.ids),
                 "ids": trace.ids,
-                "ids_text": tf.format_ids(trace.ids),
+                "ids_text": textformats.format_ids(trace.ids),
                 "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
                 "rows": vm.char_trace_rows(trace, vocab, text=text),
                 "steps_truncated": trace.steps_truncated,
@@ -351,8 +351,8 @@ def carry_to_chars(words: tuple[str, ...], pairs: list[tuple[str, str]], vocab: 
         carried[" "] = max(carried.values(), default=-1) + 1
     return {
         "text": " ".join(distinct),
-        "merges": tf.format_char_merges(pairs),
-        "vocab": tf.format_char_vocab(carried),
+        "merges": textformats.format_char_merges(pairs),
+        "vocab": textformats.format_char_vocab(carried),
     }
 
 
@@ -373,14 +373,13 @@ def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
         except TokenizerError as exc:
             errors[exc.field] = exc
         else:
-            pairs = [tuple(p) for p in trace.pairs]
+            pairs = [(a, b) for a, b in trace.pairs]
             vocab = tk.training_vocab(words, pairs)
             carry = carry_to_chars(words, pairs, vocab)
             # "Open in Characters" is a link (shareable, reloads without a resubmit)
             # unless its URL would pass what servers accept in a request line.
-            carry_url: str | None = url_for("pages.chars_page", **carry)
-            if len(carry_url) > CARRY_URL_MAX:
-                carry_url = None
+            link = url_for("pages.chars_page", **cast(dict[str, Any], carry))
+            carry_url = link if len(link) <= CARRY_URL_MAX else None
             rows = vm.train_rows(trace, vocab)
             word_views, distinct = vm.segmented_words(words, pairs, vocab, tk.char_tokens, 300)
             result = {
@@ -453,7 +452,7 @@ def with_missing_tokens(state: Mapping[str, str]) -> str | None:
     next_id = max(vocab.values(), default=-1) + 1
     for offset, token in enumerate(sorted(missing)):
         vocab[token] = next_id + offset
-    return tf.format_char_vocab(vocab)
+    return textformats.format_char_vocab(vocab)
 
 
 def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | None:
@@ -471,14 +470,14 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
         text = inputs.read_text(state.get("text", ""), limits, form=True)
         scheme = inputs.read_pretokenize(state.get("pretokenize", "none"))
         if not active.typed:
-            return {"ids": tf.format_ids(act.byte_ids(active, text, None, scheme)), "vocab": state.get("vocab", "")}
+            return {"ids": textformats.format_ids(act.byte_ids(active, text, None, scheme)), "vocab": state.get("vocab", "")}
         merges = inputs.read_byte_merges(state.get("merges", ""), limits)
         ids = pretokenized_encode(text, merges, scheme)
         implied = tk.implied_byte_vocab(merges)
     except TokenizerError:
         return None
     needed = {i: implied[i] for i in sorted(set(ids)) if i in implied and (i > 255 or implied[i] != bytes([i]))}
-    return {"ids": tf.format_ids(ids), "vocab": tf.format_byte_vocab(needed)}
+    return {"ids": textformats.format_ids(ids), "vocab": textformats.format_byte_vocab(needed)}
 
 
 def _apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> tuple[str, ...]:
@@ -611,7 +610,7 @@ def ids_download(tool: str) -> Response:
     except TokenizerError as exc:
         return Response(exc.message + "\n", status=400, mimetype="text/plain")
     return Response(
-        tf.format_ids(ids) + "\n",
+        textformats.format_ids(ids) + "\n",
         mimetype="text/plain",
         headers={"Content-Disposition": f'attachment; filename="{tool}-ids.txt"'},
     )

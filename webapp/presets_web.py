@@ -20,20 +20,23 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, Flask, Response, g, has_app_context, jsonify, request
 
 from webapp.tokenizer import TokenizerError, presets, real
 
+if TYPE_CHECKING:
+    from webapp.files import Loaded
+
 bp = Blueprint("presets", __name__)
 
-_ENTRIES: dict[str, Any] = {}  # preset name -> files.Loaded (four at most, kept for the process)
+_ENTRIES: dict[str, "Loaded"] = {}  # preset name -> files.Loaded (four at most, kept for the process)
 _ENTRIES_LOCK = threading.Lock()
 _BUILD_LOCK = threading.Lock()  # one conversion at a time: each costs a second and ~100 MB
 
 
-def preset_entry(name: str) -> Any:
+def preset_entry(name: str) -> "Loaded":
     """The preset as a `files.Loaded` (parsed, compiled), built once per process."""
     from webapp import files
 

@@ -29,6 +29,7 @@ from typing import Any, Mapping
 
 from flask import (
     Blueprint,
+    Response,
     current_app,
     g,
     jsonify,
@@ -38,6 +39,8 @@ from flask import (
     request,
     url_for,
 )
+
+from flask.typing import ResponseReturnValue
 
 from webapp.storage import BlobTooLarge, get_storage, is_valid_id
 
@@ -136,7 +139,8 @@ def encode_state(state: Mapping[str, str]) -> bytes:
 
 def decode_state(data: bytes) -> dict[str, str]:
     """The inverse of `encode_state`."""
-    return json.loads(data.decode("ascii"))
+    state: dict[str, str] = json.loads(data.decode("ascii"))
+    return state
 
 
 def _short_repr(value: Any, limit: int = 40) -> str:
@@ -184,7 +188,7 @@ def load_state(share_id: str) -> dict[str, str] | None:
 
 def share_url(share_id: str) -> str:
     """The absolute link; SHARE_BASE_URL overrides the request's host."""
-    base = current_app.config.get("SHARE_BASE_URL")
+    base: str | None = current_app.config.get("SHARE_BASE_URL")
     if base:
         return base.rstrip("/") + url_for("share.show", share_id=share_id)
     return url_for("share.show", share_id=share_id, _external=True)
@@ -208,7 +212,7 @@ def _is_htmx() -> bool:
 
 
 @bp.post("/share")
-def create_from_form():
+def create_from_form() -> ResponseReturnValue:
     """The Share button: the whole form is the state."""
     try:
         share_id, _created, state = save_state(request.form, strict=False)
@@ -226,7 +230,7 @@ def create_from_form():
 
 
 @bp.get("/s/<share_id>")
-def show(share_id: str):
+def show(share_id: str) -> ResponseReturnValue:
     """The saved page, computed afresh from the saved fields."""
     state = load_state(share_id)
     if state is None:
@@ -244,7 +248,7 @@ def show(share_id: str):
 
 
 @bp.post("/api/share")
-def api_create():
+def api_create() -> ResponseReturnValue:
     """JSON state in; id and link out."""
     try:
         payload = _read_json_body()
@@ -282,7 +286,7 @@ def _read_json_body() -> dict[str, Any]:
 
 
 @bp.get("/api/share/<share_id>")
-def api_get(share_id: str):
+def api_get(share_id: str) -> ResponseReturnValue:
     """A saved state by id."""
     state = load_state(share_id)
     if state is None:
@@ -293,7 +297,7 @@ def api_get(share_id: str):
     return jsonify({**_share_info(share_id, state["tool"]), "state": state})
 
 
-def _api_error(exc: ShareError):
+def _api_error(exc: ShareError) -> tuple[Response, int]:
     return jsonify({"error": exc.to_dict()}), exc.status
 
 

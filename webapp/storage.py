@@ -414,8 +414,6 @@ def init_app(app: Any) -> Storage:
     a SQLite file in the instance folder. DATABASE_AUTO_MIGRATE=0 skips the
     start-up migration (then run `flask --app webapp db upgrade`).
     """
-    import os
-
     url = app.config.get("DATABASE_URL") or os.environ.get("DATABASE_URL") or default_sqlite_url(
         app.instance_path
     )
@@ -434,7 +432,8 @@ def get_storage(app: Any = None) -> Storage:
         from flask import current_app
 
         app = current_app
-    return app.extensions[EXTENSION_KEY]
+    storage: Storage = app.extensions[EXTENSION_KEY]
+    return storage
 
 
 def put_blob(kind: str, data: bytes) -> str:

@@ -7,7 +7,7 @@ loaded from a CDN.
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, send_from_directory
+from flask import Blueprint, Response, abort, send_from_directory
 
 from webapp import PROJECT_ROOT
 
@@ -20,7 +20,7 @@ VENDORED_FILES = {
 
 
 @bp.get("/<name>")
-def asset(name: str):
+def asset(name: str) -> Response:
     """One vendored asset, cached by the browser (the version is pinned)."""
     if name not in VENDORED_FILES:
         abort(404)

@@ -381,7 +381,7 @@ def _chip_byte(symbol: Any, known: dict[int, bytes]) -> Chip:
 START_WINDOW = 25  # symbols of a long start sequence shown (the passes show 2 x 12 + 1)
 
 
-def byte_trace_rows(trace: EncodeTrace, merges: Sequence[Sequence[int]] | None = None, text: str | None = None) -> list[TraceRow]:
+def byte_trace_rows(trace: EncodeTrace, text: str | None = None) -> list[TraceRow]:
     """`start / after rule k` rows for the byte-level trace table.
 
     Token text for each id is tracked step by step (rule order), so odd lists
@@ -519,20 +519,20 @@ CHART_MAX_BAR = 36  # a bar is never wider than this (a two-step chart stays a c
 
 def count_chart(rows: Sequence[TrainRow], width: int = 640, height: int = 180) -> Chart | None:
     """Bar chart geometry of the winning count per step (server-rendered SVG)."""
-    counted = [r for r in rows if r.count is not None]
+    counted = [(r, r.count) for r in rows if r.count is not None]
     if not counted:
         return None
     left, bottom, top, right = 40, height - 22, 10, 8
     plot_w, plot_h = width - left - right, bottom - top
-    max_count = max(r.count for r in counted) or 1
+    max_count = max(count for _, count in counted) or 1
     ticks = nice_ticks(max_count)
     scale_top = ticks[-1]
     slot = plot_w / len(counted)
     gap = min(4.0, slot * 0.2)
     bar_w = max(min(slot - gap, CHART_MAX_BAR), 0.5)
     bars = []
-    for k, r in enumerate(counted):
-        h = plot_h * r.count / scale_top
+    for k, (r, count) in enumerate(counted):
+        h = plot_h * count / scale_top
         bars.append(
             Bar(
                 x=round(left + k * slot + (slot - bar_w) / 2, 2),
@@ -540,8 +540,8 @@ def count_chart(rows: Sequence[TrainRow], width: int = 640, height: int = 180) -
                 width=round(bar_w, 2),
                 height=round(h, 2),
                 step=r.index,
-                count=r.count,
-                label=f"step {r.index}: {r.left} + {r.right} → {r.merged}, count {r.count}",
+                count=count,
+                label=f"step {r.index}: {r.left} + {r.right} → {r.merged}, count {count}",
             )
         )
     tick_pos = [(round(bottom - plot_h * t / scale_top, 2), t) for t in ticks]

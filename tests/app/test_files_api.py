@@ -11,11 +11,11 @@ import json
 import re
 
 import pytest
-from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tokenizer
+from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tokenizer
 from tokenizers import Tokenizer
 
 from webapp import files
-from webapp.tokenizer import tokenizer_files as tf
+from webapp.tokenizer import tokenizer_files as tokfiles
 
 TEXT = "Hello there, the lowest newer München 東京"
 
@@ -106,7 +106,7 @@ def test_import_char_level_and_encode(client, char_tok):
 def test_import_minbpe_and_tiktoken(client):
     body = _import(client, "minbpe v1\n\n0\n104 101\n256 108\n", format="minbpe")
     assert body["merges"] == [[104, 101, 256], [256, 108, 257]]
-    ranks = tf.export_tiktoken(tf.parse_minbpe("minbpe v1\n\n0\n104 101\n256 108\n"))
+    ranks = tokfiles.export_tiktoken(tokfiles.parse_minbpe("minbpe v1\n\n0\n104 101\n256 108\n"))
     again = _import(client, ranks)
     assert again["source"] == "tiktoken" and again["merges"] == body["merges"]
 
@@ -160,7 +160,7 @@ def test_export_stored_tokenizer_round_trips(client, byte_tok, fmt):
     response = client.get(f"/api/export?format={fmt}&tokenizer={body['tokenizer']}")
     assert response.status_code == 200
     assert response.headers["Content-Disposition"].startswith("attachment; filename=")
-    back = tf.import_tokenizer(response.get_data(as_text=True))
+    back = tokfiles.import_tokenizer(response.get_data(as_text=True))
     if fmt == "minbpe":
         # minbpe numbers merged ids itself; the rules are the same bytes joined
         assert len(back.merges) == len(body["merges"])
@@ -176,7 +176,7 @@ def test_export_learned_merges_loads_in_tokenizers(client):
     assert response.status_code == 200
     library = Tokenizer.from_str(response.get_data(as_text=True))
     seed = client.post("/api/export?format=seed", json={"words": "low lower lowest newer newest", "num_merges": 6})
-    loaded = tf.import_tokenizer(seed.get_data())
+    loaded = tokfiles.import_tokenizer(seed.get_data())
     from webapp.tokenizer import bpe_encode_text
 
     for word in ["lowest", "newer", "low"]:
@@ -301,7 +301,7 @@ def test_download_from_train_page(client, fmt):
     response = client.post(f"/files/export/train?format={fmt}", data={"words": "low lower lowest", "num_merges": "3"})
     assert response.status_code == 200
     assert "attachment" in response.headers["Content-Disposition"]
-    loaded = tf.import_tokenizer(response.get_data())
+    loaded = tokfiles.import_tokenizer(response.get_data())
     assert len(loaded.merges) >= 3
 
 
@@ -341,7 +341,7 @@ def test_without_blob_storage_a_bounded_in_process_store_is_used(app, byte_tok):
     with app.test_request_context():
         saved = app.extensions.pop(storage.EXTENSION_KEY)
         try:
-            entry = files.store_tokenizer(tf.import_tokenizer(byte_tok.to_str()))
+            entry = files.store_tokenizer(tokfiles.import_tokenizer(byte_tok.to_str()))
             files.LOADED.clear()
             assert files.load_tokenizer(entry.id).tok.merges == entry.tok.merges
             assert entry.id == storage.content_id("tokenizer", files._FALLBACK_BLOBS[entry.id])
@@ -373,8 +373,8 @@ def test_page_hooks_refuse_the_other_level(app, byte_tok, char_tok):
     from webapp.tokenizer import TokenizerError
 
     with app.app_context():
-        chars = files.store_tokenizer(tf.import_tokenizer(char_tok.to_str())).id
-        bytes_id = files.store_tokenizer(tf.import_tokenizer(byte_tok.to_str())).id
+        chars = files.store_tokenizer(tokfiles.import_tokenizer(char_tok.to_str())).id
+        bytes_id = files.store_tokenizer(tokfiles.import_tokenizer(byte_tok.to_str())).id
         with pytest.raises(TokenizerError, match="this is a character-level tokenizer; open it on the Characters page"):
             files.page_encode_trace(chars, "x")
         with pytest.raises(TokenizerError, match="this is a byte-level tokenizer; open it on the Bytes page"):

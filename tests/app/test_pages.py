@@ -104,11 +104,26 @@ def test_fragment_returns_results_and_out_of_band_error_slots(client):
     assert token_ids(ok) == [257]
 
 
-@pytest.mark.parametrize("tool", ["chars", "train"])
-def test_other_fragments(client, tool):
-    state = SEED_CHARS if tool == "chars" else {"words": "low lower lowest", "num_merges": "2"}
+@pytest.mark.parametrize(
+    "tool, state, fields",
+    [
+        ("chars", SEED_CHARS, ["text", "merges", "vocab"]),
+        ("train", {"words": "low lower lowest", "num_merges": "2"}, ["words", "num_merges"]),
+    ],
+)
+def test_other_fragments(client, tool, state, fields):
     html = client.post(f"/fragments/{tool}", data=state).get_data(as_text=True)
-    assert "<html" not in html and "hx-swap-oob" in html
+    assert "<html" not in html
+    # Results, and every error slot swapped in empty (an error fragment fails here).
+    for field in fields:
+        assert f'id="error-{field}" role="alert" hx-swap-oob="true"></p>' in html
+    if tool == "chars":
+        assert token_ids(html) == [8]
+    else:
+        assert 'data-merges="[&#34;lo&#34;, &#34;low&#34;]"' in html
+
+
+def test_unknown_fragment_is_404(client):
     assert client.post("/fragments/nope", data={}).status_code == 404
 
 
@@ -147,7 +162,7 @@ def test_invalid_utf8_bytes_show_in_hex_and_are_grouped(client):
         ({"ids": "999", "vocab": ""}, "ids", "id 999 at position 1"),
         ({"ids": "195 40", "vocab": ""}, "ids", "byte offset 0"),
         ({"ids": "1 x", "vocab": ""}, "ids", "line 1, column 3"),
-        ({"ids": "256", "vocab": '{"256": [300]}'}, "vocab", "256"),
+        ({"ids": "256", "vocab": '{"256": [300]}'}, "vocab", "vocab: token 256 should be a list of byte values 0..255, got [300]"),
         ({"ids": "256", "vocab": '{"256": [1,}'}, "vocab", "invalid JSON at line 1"),
     ],
 )
@@ -201,7 +216,7 @@ def test_train_tie_is_explained(client):
     [
         ({"words": "a b", "num_merges": "ten"}, "num_merges", "whole number"),
         ({"words": "a b", "num_merges": "-1"}, "num_merges", "non-negative"),
-        ({"words": '["a", 1]', "num_merges": "1"}, "words", "2"),
+        ({"words": '["a", 1]', "num_merges": "1"}, "words", "words: word 2 should be a string, got 1"),
         ({"words": "a", "num_merges": "1000000000"}, "num_merges", "limit of 50,000"),
     ],
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import textformats as tf
+from webapp.tokenizer import textformats
 
 
 @pytest.mark.parametrize(
@@ -20,7 +20,7 @@ from webapp.tokenizer import textformats as tf
     ],
 )
 def test_byte_merges_json_and_plain(source, expected):
-    assert tf.parse_byte_merges(source) == expected
+    assert textformats.parse_byte_merges(source) == expected
 
 
 @pytest.mark.parametrize(
@@ -35,7 +35,7 @@ def test_byte_merges_json_and_plain(source, expected):
 )
 def test_byte_merges_errors_point_at_line_and_column(source, line, column, words):
     with pytest.raises(TokenizerError) as info:
-        tf.parse_byte_merges(source)
+        textformats.parse_byte_merges(source)
     err = info.value
     assert err.field == "merges"
     assert err.location["line"] == line and err.location["column"] == column
@@ -44,34 +44,34 @@ def test_byte_merges_errors_point_at_line_and_column(source, line, column, words
 
 
 def test_negative_numbers_reach_validation_not_syntax_errors():
-    assert tf.parse_byte_merges("-1 2 3") == [[-1, 2, 3]]
+    assert textformats.parse_byte_merges("-1 2 3") == [[-1, 2, 3]]
 
 
 def test_char_merges_json_and_plain():
-    assert tf.parse_char_merges('[["l","o"],["e","r"]]') == [["l", "o"], ["e", "r"]]
-    assert tf.parse_char_merges("l o\ne r\n\nlo w") == [["l", "o"], ["e", "r"], ["lo", "w"]]
+    assert textformats.parse_char_merges('[["l","o"],["e","r"]]') == [["l", "o"], ["e", "r"]]
+    assert textformats.parse_char_merges("l o\ne r\n\nlo w") == [["l", "o"], ["e", "r"], ["lo", "w"]]
     with pytest.raises(TokenizerError) as info:
-        tf.parse_char_merges("l o\nlow")
+        textformats.parse_char_merges("l o\nlow")
     assert info.value.location == {"line": 2, "column": 1}
     assert "two tokens" in info.value.message
 
 
 def test_vocabs_json_and_plain():
-    assert tf.parse_byte_vocab('{"256": [108, 111]}') == {"256": [108, 111]}
-    assert tf.parse_byte_vocab("256: 108 111\n257: 256 119") == {"256": [108, 111], "257": [256, 119]}
-    assert tf.parse_char_vocab('{"lower": 6}') == {"lower": 6}
-    assert tf.parse_char_vocab("l 0\nlower 6") == {"l": 0, "lower": 6}
+    assert textformats.parse_byte_vocab('{"256": [108, 111]}') == {"256": [108, 111]}
+    assert textformats.parse_byte_vocab("256: 108 111\n257: 256 119") == {"256": [108, 111], "257": [256, 119]}
+    assert textformats.parse_char_vocab('{"lower": 6}') == {"lower": 6}
+    assert textformats.parse_char_vocab("l 0\nlower 6") == {"l": 0, "lower": 6}
 
 
 @pytest.mark.parametrize(
     "parse, source, location, words",
     [
-        (tf.parse_byte_vocab, "256 108 111", {"line": 1, "column": 1}, "id: bytes"),
-        (tf.parse_byte_vocab, "256: 108 x", {"line": 1, "column": 10}, "expected a byte value"),
-        (tf.parse_byte_vocab, "256: 1\n256: 2", {"line": 2, "column": 1}, "listed twice"),
-        (tf.parse_char_vocab, "l 0\nlo", {"line": 2, "column": 1}, "a token and its id"),
-        (tf.parse_char_vocab, "l zero", {"line": 1, "column": 3}, "expected an id"),
-        (tf.parse_char_vocab, "l 0\nl 1", {"line": 2, "column": 1}, "listed twice"),
+        (textformats.parse_byte_vocab, "256 108 111", {"line": 1, "column": 1}, "id: bytes"),
+        (textformats.parse_byte_vocab, "256: 108 x", {"line": 1, "column": 10}, "expected a byte value"),
+        (textformats.parse_byte_vocab, "256: 1\n256: 2", {"line": 2, "column": 1}, "listed twice"),
+        (textformats.parse_char_vocab, "l 0\nlo", {"line": 2, "column": 1}, "a token and its id"),
+        (textformats.parse_char_vocab, "l zero", {"line": 1, "column": 3}, "expected an id"),
+        (textformats.parse_char_vocab, "l 0\nl 1", {"line": 2, "column": 1}, "listed twice"),
     ],
 )
 def test_vocab_errors(parse, source, location, words):
@@ -83,51 +83,51 @@ def test_vocab_errors(parse, source, location, words):
 
 
 def test_ids_spaces_commas_newlines_and_json():
-    assert tf.parse_ids("257 97") == [257, 97]
-    assert tf.parse_ids("257,97\n 3") == [257, 97, 3]
-    assert tf.parse_ids("[257, 97]") == [257, 97]
-    assert tf.parse_ids("") == []
+    assert textformats.parse_ids("257 97") == [257, 97]
+    assert textformats.parse_ids("257,97\n 3") == [257, 97, 3]
+    assert textformats.parse_ids("[257, 97]") == [257, 97]
+    assert textformats.parse_ids("") == []
     with pytest.raises(TokenizerError) as info:
-        tf.parse_ids("1 2\n3 abc")
+        textformats.parse_ids("1 2\n3 abc")
     assert info.value.location == {"line": 2, "column": 3}
 
 
 def test_words_split_on_whitespace_or_json():
-    assert tf.parse_words("low lower\n\tlowest low") == ["low", "lower", "lowest", "low"]
-    assert tf.parse_words('["a b", "c"]') == ["a b", "c"]
-    assert tf.parse_words("") == []
+    assert textformats.parse_words("low lower\n\tlowest low") == ["low", "lower", "lowest", "low"]
+    assert textformats.parse_words('["a b", "c"]') == ["a b", "c"]
+    assert textformats.parse_words("") == []
 
 
 def test_num_merges():
-    assert tf.parse_num_merges(" 10 ") == 10
+    assert textformats.parse_num_merges(" 10 ") == 10
     for bad in ("", "ten", "1.5"):
         with pytest.raises(TokenizerError) as info:
-            tf.parse_num_merges(bad)
+            textformats.parse_num_merges(bad)
         assert info.value.field == "num_merges"
 
 
 @pytest.mark.parametrize("source", ["[NaN]", "[Infinity]", "[" + "1" * 5000 + "]"])
 def test_json_that_python_would_accept_but_is_not_json(source):
     with pytest.raises(TokenizerError):
-        tf.parse_ids(source)
+        textformats.parse_ids(source)
 
 
 def test_deeply_nested_json_is_an_error_not_a_crash():
     with pytest.raises(TokenizerError) as info:
-        tf.parse_byte_merges("[" * 100_000 + "]" * 100_000)
+        textformats.parse_byte_merges("[" * 100_000 + "]" * 100_000)
     assert "nested" in info.value.message
 
 
 def test_format_then_parse_gives_the_same_values():
     merges = [[108, 111, 256], [256, 119, 257]]
-    assert tf.parse_byte_merges(tf.format_byte_merges(merges)) == merges
+    assert textformats.parse_byte_merges(textformats.format_byte_merges(merges)) == merges
     char = [["l", "o"], ["lo", "w"]]
-    assert tf.parse_char_merges(tf.format_char_merges(char)) == char
+    assert textformats.parse_char_merges(textformats.format_char_merges(char)) == char
     odd = [[" ", "a"], ["#", "b"]]  # not writable in the plain form: JSON it is
-    assert tf.parse_char_merges(tf.format_char_merges(odd)) == odd
+    assert textformats.parse_char_merges(textformats.format_char_merges(odd)) == odd
     vocab = {"l": 0, " ": 1}
-    assert tf.parse_char_vocab(tf.format_char_vocab(vocab)) == vocab
-    assert tf.parse_byte_vocab(tf.format_byte_vocab({257: b"low"})) == {"257": [108, 111, 119]}
-    assert tf.parse_words(tf.format_words(["a b", "c"])) == ["a b", "c"]
-    assert tf.parse_words(tf.format_words(["low", "lower"])) == ["low", "lower"]
-    assert tf.parse_ids(tf.format_ids([1, 2])) == [1, 2]
+    assert textformats.parse_char_vocab(textformats.format_char_vocab(vocab)) == vocab
+    assert textformats.parse_byte_vocab(textformats.format_byte_vocab({257: b"low"})) == {"257": [108, 111, 119]}
+    assert textformats.parse_words(textformats.format_words(["a b", "c"])) == ["a b", "c"]
+    assert textformats.parse_words(textformats.format_words(["low", "lower"])) == ["low", "lower"]
+    assert textformats.parse_ids(textformats.format_ids([1, 2])) == [1, 2]

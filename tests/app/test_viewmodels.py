@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import re
+
+from webapp import PROJECT_ROOT
 from webapp import tokenizer as tk
 from webapp import viewmodels as vm
 
 
-def test_same_id_same_hue_and_neighbouring_ids_differ():
-    assert vm.hue_class(257) == vm.hue_class(257)
+def test_hue_depends_on_the_id_only_and_neighbouring_ids_differ():
+    # The palette repeats every HUE_COUNT ids; any HUE_COUNT consecutive ids use all of it.
+    assert vm.hue_class(257) == vm.hue_class(257 + vm.HUE_COUNT) != vm.hue_class(258)
     assert len({vm.hue_class(i) for i in range(256, 268)}) == vm.HUE_COUNT
     assert vm.hue_class(None) == "hue-none"
+
+
+def test_every_hue_class_has_a_color_in_the_stylesheet():
+    css = (PROJECT_ROOT / "static" / "app.css").read_text()
+    for name in {vm.hue_class(i) for i in range(vm.HUE_COUNT)} | {vm.hue_class(None)}:
+        assert re.search(rf"^\.{name} {{ --h: \d+; }}$", css, re.M), name
 
 
 def test_whitespace_is_marked_and_newlines_kept_apart():

@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 from playwright.sync_api import ConsoleMessage, Page
-from serving import serve_app
+from tests.serving import serve_app
 
 from webapp import PROJECT_ROOT, create_app
 from webapp.storage import default_sqlite_url

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
+from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
 from playwright.sync_api import Page, expect
 from tokenizers import Tokenizer
 

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from webapp import create_app
-from webapp.storage import default_sqlite_url, get_storage
+from tests.conftest import make_app
+from webapp.storage import get_storage
 
 EXAMPLES_PER_ROUTE = 80
 
@@ -39,17 +39,18 @@ ROUTE_FIELDS = {
 
 
 def _api_routes() -> list[tuple[str, str]]:
-    app = create_app({"TESTING": True, "DATABASE_URL": default_sqlite_url(tempfile.mkdtemp())})
-    routes = sorted(
-        {
-            (method, rule.rule)
-            for rule in app.url_map.iter_rules()
-            if rule.rule.startswith("/api/")
-            for method in rule.methods or ()
-            if method not in ("HEAD", "OPTIONS")
-        }
-    )
-    get_storage(app).dispose()
+    with tempfile.TemporaryDirectory() as folder:
+        app = make_app(folder)
+        routes = sorted(
+            {
+                (method, rule.rule)
+                for rule in app.url_map.iter_rules()
+                if rule.rule.startswith("/api/")
+                for method in rule.methods or ()
+                if method not in ("HEAD", "OPTIONS")
+            }
+        )
+        get_storage(app).dispose()
     return routes
 
 
@@ -118,7 +119,7 @@ path_values = st.one_of(
 
 @pytest.fixture(scope="module")
 def fuzz_app(tmp_path_factory):
-    app = create_app({"TESTING": True, "DATABASE_URL": default_sqlite_url(tmp_path_factory.mktemp("fuzz"))})
+    app = make_app(tmp_path_factory.mktemp("fuzz"))
     yield app
     get_storage(app).dispose()
 

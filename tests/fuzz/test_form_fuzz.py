@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from webapp import create_app
-from webapp.storage import default_sqlite_url, get_storage
+from tests.conftest import make_app
+from webapp.storage import get_storage
 
 EXAMPLES_PER_ROUTE = 40
 FIELDS = ["text", "merges", "vocab", "ids", "words", "num_merges", "view", "pretokenize", "tool",
@@ -21,13 +21,14 @@ FIELDS = ["text", "merges", "vocab", "ids", "words", "num_merges", "view", "pret
 
 
 def _form_routes() -> list[str]:
-    app = create_app({"TESTING": True, "DATABASE_URL": default_sqlite_url(tempfile.mkdtemp())})
-    routes = sorted(
-        rule.rule
-        for rule in app.url_map.iter_rules()
-        if "POST" in (rule.methods or ()) and not rule.rule.startswith("/api/")
-    )
-    get_storage(app).dispose()
+    with tempfile.TemporaryDirectory() as folder:
+        app = make_app(folder)
+        routes = sorted(
+            rule.rule
+            for rule in app.url_map.iter_rules()
+            if "POST" in (rule.methods or ()) and not rule.rule.startswith("/api/")
+        )
+        get_storage(app).dispose()
     return routes
 
 
@@ -51,7 +52,7 @@ def form_bodies(draw) -> bytes:
 
 @pytest.fixture(scope="module")
 def fuzz_app(tmp_path_factory):
-    app = create_app({"TESTING": True, "DATABASE_URL": default_sqlite_url(tmp_path_factory.mktemp("formfuzz"))})
+    app = make_app(tmp_path_factory.mktemp("formfuzz"))
     yield app
     get_storage(app).dispose()
 

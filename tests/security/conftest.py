@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from serving import serve_app
 
-from webapp import create_app
-from webapp.storage import default_sqlite_url, get_storage
+from tests.conftest import make_app
+from tests.serving import serve_app
+from webapp.storage import get_storage
 
 
 @pytest.fixture
 def sec_app(tmp_path):
-    app = create_app({"TESTING": True, "DATABASE_URL": default_sqlite_url(tmp_path)})
+    app = make_app(tmp_path)
     yield app
     get_storage(app).dispose()
 
@@ -24,6 +24,6 @@ def sec_client(sec_app):
 @pytest.fixture(scope="module")
 def sec_server(tmp_path_factory):
     """The app served on loopback from a thread, for browser checks."""
-    app = create_app({"TESTING": True, "DATABASE_URL": default_sqlite_url(tmp_path_factory.mktemp("csp"))})
+    app = make_app(tmp_path_factory.mktemp("csp"))
     with serve_app(app, "csp-server") as url:
         yield url

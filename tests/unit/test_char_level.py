@@ -1,4 +1,4 @@
-"""Character-level encode: the GUIDE's example, corners, traces, and the literal oracle."""
+"""Character-level encode: the worked example of docs/algorithms.md, corners, traces, and the literal oracle."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import reference
+from webapp.tokenizer import reference
 from webapp.tokenizer import TokenizerError, bpe_encode_text, char_tokens, encode_text_trace
 from webapp.tokenizer import engine
 from webapp.tokenizer.traces import MergeNode, Token, TraceStep

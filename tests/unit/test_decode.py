@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-import reference
+from webapp.tokenizer import reference
 from webapp.tokenizer import TokenizerError, decode
 
 LOW_VOCAB = {256: [108, 111], 257: [108, 111, 119]}

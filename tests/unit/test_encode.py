@@ -1,4 +1,4 @@
-"""Byte-level encode: the GUIDE's examples and every corner of the contract."""
+"""Byte-level encode: the worked examples of docs/algorithms.md and every corner of the contract."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-import reference
+from webapp.tokenizer import reference
 from webapp.tokenizer import TokenizerError, compile_byte_merges, encode, implied_byte_vocab
 from webapp.tokenizer import engine
 

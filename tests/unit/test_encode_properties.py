@@ -1,4 +1,4 @@
-"""Property tests: the fast byte-level engine against the literal oracle (tests/reference.py).
+"""Property tests: the fast byte-level engine against the literal oracle (webapp/tokenizer/reference.py).
 
 Merge lists are drawn odd on purpose (forward references, repeated pairs,
 `new` below 256 or equal to an operand) over a small alphabet, so rules fire
@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import reference
+from webapp.tokenizer import reference
 from webapp.tokenizer import compile_byte_merges, decode, encode, encode_trace, implied_byte_vocab
 from webapp.tokenizer.traces import MergeNode
 

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Regex, pre_tokenizers
 
-import reference
-import reference_pretokenize
+from tests import reference_pretokenize
+from webapp.tokenizer import reference
 from webapp.tokenizer import TokenizerError, compile_byte_merges, encode, encode_trace
 from webapp.tokenizer import pretokenize as pt
 

@@ -14,7 +14,7 @@ from webapp.tokenizer import TokenizerError, bpe_merges, train_trace, training_v
 from webapp.tokenizer.traces import PairCount
 
 
-# --- the GUIDE's seed examples ------------------------------------------------
+# --- the worked examples of docs/algorithms.md ----------------------------------
 
 
 def test_seed_low_lower_lowest() -> None:

@@ -1,6 +1,6 @@
 """Property tests: the fast trainer gives exactly the literal oracle's answers.
 
-The oracle is tests/reference_training.py (a full recount per step). Small
+The oracle is webapp/tokenizer/reference.py (a full recount per step). Small
 alphabets make many ties, repeated words and overlapping runs ("aaaa");
 free text covers any code points.
 """
@@ -14,10 +14,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from webapp.tokenizer import bpe_merges, train_trace, training_vocab
-from webapp.tokenizer import training
+from webapp.tokenizer import reference, training
 
-# tests/unit/conftest.py puts tests/ on sys.path, where the oracle lives.
-from reference_training import literal_bpe_merges, literal_step_counts, literal_train
+
+def literal_train(words: list[str], num_merges: int) -> list[tuple[tuple[str, str], int]]:
+    """The literal algorithm's winning pair and its count, per step."""
+    return [(pair, counts[pair]) for pair, counts in reference.train_steps(words, num_merges)]
 
 SMALL_ALPHABETS = st.sampled_from(["a", "ab", "abc", "ab ", "aé日", "xyz01"])
 
@@ -37,7 +39,7 @@ def word_lists(draw: st.DrawFn) -> list[str]:
 @given(words=word_lists(), num_merges=st.integers(min_value=0, max_value=25))
 def test_bpe_merges_matches_the_literal_algorithm(words: list[str], num_merges: int) -> None:
     before = list(words)
-    assert bpe_merges(words, num_merges) == literal_bpe_merges(words, num_merges)
+    assert bpe_merges(words, num_merges) == reference.bpe_merges(words, num_merges)
     assert words == before
 
 
@@ -49,7 +51,7 @@ def test_trace_matches_the_literal_counts(words: list[str], num_merges: int, run
     assert trace.pairs == [pair for pair, _ in expected]
     assert trace.merges == [a + b for a, b in trace.pairs]
     assert trace.stopped_early == (len(expected) < num_merges)
-    for step, counts in zip(trace.steps, literal_step_counts(words, num_merges), strict=True):
+    for step, (_, counts) in zip(trace.steps, reference.train_steps(words, num_merges), strict=True):
         assert step.count == counts[step.pair]
         others = sorted(
             ((pair, count) for pair, count in counts.items() if pair != step.pair),
@@ -88,7 +90,7 @@ def test_long_words_match_the_literal_algorithm(seed: int) -> None:
     sizes = [rng.randint(50, 400) for _ in range(rng.randint(1, 4))] + [training.LONG_WORD + rng.randint(0, 400)]
     words = ["".join(rng.choice(alphabet) for _ in range(size)) for size in sizes]
     words += rng.sample(words, k=len(words) // 2)  # some repeats
-    assert bpe_merges(words, 60) == literal_bpe_merges(words, 60)
+    assert bpe_merges(words, 60) == reference.bpe_merges(words, 60)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -12,7 +12,10 @@ problem is a `TokenizerError` (a `ValueError`).
 - presets: the real OpenAI tokenizers (PRESETS, load_ranks, load_preset)
 - real: get_tokenizer(name or opened file id) -> a tiktoken-like Tokenizer
 
-Each module's docstring lists the decisions it makes where the GUIDE is silent.
+The contract is docs/algorithms.md; `reference` writes it down literally (the
+test oracle, and the place to start reading). Each module's docstring lists
+the decisions it makes where the contract is silent; docs/algorithms.md
+collects them all.
 """
 
 from .byte_level import CompiledByteMerges, compile_byte_merges, decode, encode, encode_trace, implied_byte_vocab

@@ -1,7 +1,7 @@
 """Byte-level BPE: encode text with `[left, right, new]` rules, decode ids with a vocab.
 
 What it does:
-* `encode(text, merges)` - the GUIDE's contract, exactly: UTF-8 bytes as ids
+* `encode(text, merges)` - the contract (docs/algorithms.md), exactly: UTF-8 bytes as ids
   0..255, then every rule visited once in list order (see engine.py for how
   that is done without a pass per rule).
 * `compile_byte_merges(merges)` - validates a merge list once and returns a
@@ -232,7 +232,8 @@ def _split_table_fixpoint(rules: tuple[ByteRule, ...]) -> np.ndarray:
             rows[x] |= starts
     raw = b"".join(row.to_bytes(32, "little") for row in rows)
     joinable = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little").reshape(256, 256)
-    return joinable == 0
+    table: np.ndarray = joinable == 0
+    return table
 
 
 class CompiledByteMerges:
@@ -240,6 +241,10 @@ class CompiledByteMerges:
 
     Holds the rule index, the split table and a bounded cache of encoded pieces.
     """
+
+    # Set by _setup: at least one of the two is not None.
+    _rules: tuple[ByteRule, ...] | None
+    _flat: np.ndarray | None
 
     def __init__(self, rules: tuple[ByteRule, ...]) -> None:
         self._setup(rules, rules_array(rules) if rules else None)
@@ -256,7 +261,9 @@ class CompiledByteMerges:
         """The rules as a tuple of (left, right, new) tuples of Python ints."""
         rules = self._rules
         if rules is None:
-            rules = self._rules = tuple(map(tuple, self._flat.tolist()))  # type: ignore[union-attr, arg-type]
+            flat = self._flat
+            assert flat is not None  # _setup keeps at least one of the two
+            rules = self._rules = tuple(map(tuple, flat.tolist()))
         return rules
 
     def _setup(self, rules: tuple[ByteRule, ...] | None, flat: np.ndarray | None) -> None:
@@ -273,7 +280,7 @@ class CompiledByteMerges:
             splits = _split_table_fixpoint(self.rules)
         self.splits = splits
         # Flattened for a single take() per text: index = x * 256 + y.
-        self.splits_flat = self.splits.reshape(-1) if count else None
+        self.splits_flat = splits.reshape(-1) if splits is not None else None  # None exactly when count == 0
         self.pieces: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT)
         self._pair_ranks: np.ndarray | None = None
         if flat is not None:
@@ -574,10 +581,10 @@ def compile_byte_merges(merges: Any) -> CompiledByteMerges:
     if flat is not None:
         # The common case: no tuple of tuples is built; the array's bytes are the key.
         key = flat.tobytes()
-        compiled = _compiled.get(key)  # type: ignore[arg-type]
+        compiled = _compiled.get(key)
         if compiled is None:
             compiled = CompiledByteMerges._from_array(flat)
-            _compiled.put(key, compiled)  # type: ignore[arg-type]
+            _compiled.put(key, compiled)
         return compiled
     rules = validate_byte_merges(merges)
     compiled = _compiled.get(rules)
@@ -593,7 +600,7 @@ def clear_caches() -> None:
 
 
 def encode(text: str, merges: Any) -> list[int]:
-    """Byte-level encode (the GUIDE's contract). `merges` is a list of [left, right, new] or compiled."""
+    """Byte-level encode (docs/algorithms.md, section 1). `merges` is a list of [left, right, new] or compiled."""
     text = validate_text(text)
     compiled = compile_byte_merges(merges)
     return compiled.encode_bytes(text.encode("utf-8"))
@@ -661,7 +668,7 @@ _SINGLE_IDS = [(b,) for b in range(256)]  # the ids of a one-byte piece
 
 
 def decode(ids: Any, vocab: Any) -> str:
-    """Byte-level decode (the GUIDE's contract): all ids' bytes, then strict UTF-8."""
+    """Byte-level decode (docs/algorithms.md, section 2): all ids' bytes, then strict UTF-8."""
     ids = validate_ids(ids)
     table = validate_byte_vocab(vocab)
     parts: list[bytes | None] = list(map(table.get, ids))

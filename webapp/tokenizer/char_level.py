@@ -1,7 +1,7 @@
 """Character-level BPE: `[left, right]` string rules, vocab lookup after the last rule.
 
 What it does:
-* `bpe_encode_text(text, vocab, merges)` - the GUIDE's contract: start from
+* `bpe_encode_text(text, vocab, merges)` - the contract (docs/algorithms.md): start from
   the code points of `text` (not graphemes; no word splitting, no
   normalisation), visit every rule once in list order (a match makes the
   token left + right), then look each token up in `vocab` (token -> id).
@@ -157,7 +157,7 @@ def _quote(token: str) -> str:
 
 
 def bpe_encode_text(text: str, vocab: Any, merges: Any) -> list[int]:
-    """Character-level encode (the GUIDE's contract)."""
+    """Character-level encode (docs/algorithms.md, section 3)."""
     text = validate_text(text)
     table = validate_char_vocab(vocab)
     return _lookup(compile_char_merges(merges).tokens(text), table)

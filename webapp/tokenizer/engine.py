@@ -99,7 +99,7 @@ class BoundedCache(Generic[K, V]):
         data = self.data
         count = len(items)
         weighed = self.max_weight is not None
-        added = sum(map(len, map(itemgetter(0), items))) if weighed else 0  # type: ignore[arg-type]
+        added = sum(map(len, map(itemgetter(0), items))) if weighed else 0
         if 2 * count > self.max_entries or (weighed and 2 * added > self.max_weight):  # type: ignore[operator]
             for key, value in items:
                 self.put(key, value)
@@ -168,8 +168,8 @@ class RuleTable:
         else:
             if rules is None:  # ids too large for int64 keys: Python ints from the array
                 rules = flat.tolist()
-            news = [rule[2] for rule in rules]  # type: ignore[union-attr]
-            keys = [left * shift + right for left, right, _new in rules]  # type: ignore[union-attr]
+            news = [rule[2] for rule in rules]
+            keys = [left * shift + right for left, right, _new in rules]
         # Built from the end so the smallest index of each pair wins (C-level loop).
         first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
         later: dict[int, list[int]] = {}

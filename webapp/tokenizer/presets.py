@@ -37,10 +37,13 @@ import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.pretokenize import PATTERNS
+
+if TYPE_CHECKING:  # imported late at run time: tokenizer_files imports this package's pieces
+    from webapp.tokenizer.tokenizer_files import LoadedTokenizer
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -165,10 +168,15 @@ def is_preset(name: object) -> bool:
 
 def get_preset(name: object) -> Preset:
     """The preset for a name or alias, or a TokenizerError listing the names."""
-    if is_preset(name):
-        return PRESETS[name]  # type: ignore[index]
+    if isinstance(name, str) and name in PRESETS:
+        return PRESETS[name]
+    raise unknown_preset(name)
+
+
+def unknown_preset(name: object) -> TokenizerError:
+    """The error for a name that is no preset (it lists the names there are)."""
     shown = name if isinstance(name, str) and len(name) <= 40 else "that"
-    raise TokenizerError(
+    return TokenizerError(
         f"tokenizer: no preset is called {shown!r}; the presets are {', '.join(sorted(PRESETS))}",
         field="tokenizer",
     )
@@ -240,7 +248,7 @@ def parse_rank_bytes(content: bytes) -> dict[bytes, int]:
 
 _LOCK = threading.Lock()
 _RANKS: dict[str, dict[bytes, int]] = {}
-_LOADED: dict[str, object] = {}
+_LOADED: dict[str, "LoadedTokenizer"] = {}
 _CACHE_DIR: list[Path | None] = [None]
 
 
@@ -277,7 +285,7 @@ def cache_file_name(name: str) -> str:
     return f"preset-{preset.name}-{preset.sha256[:16]}-v{STORED_VERSION}.json.z"
 
 
-def convert_preset(name: str) -> "LoadedTokenizer":  # noqa: F821 - imported late (cycle)
+def convert_preset(name: str) -> "LoadedTokenizer":
     """The preset as a LoadedTokenizer: merges recovered from the ranks, ids = ranks."""
     from webapp.tokenizer.tokenizer_files import build_byte_level, recover_rank_merges
 
@@ -296,7 +304,7 @@ def convert_preset(name: str) -> "LoadedTokenizer":  # noqa: F821 - imported lat
     )
 
 
-def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> "LoadedTokenizer":  # noqa: F821
+def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> "LoadedTokenizer":
     """A preset as a LoadedTokenizer, converted once per process and, with `cache_dir`, once per machine.
 
     The cache file is only a faster copy: if it is missing or unreadable the
@@ -308,8 +316,8 @@ def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> "
     with _LOCK:
         hit = _LOADED.get(preset.name)
     if hit is not None:
-        return hit  # type: ignore[return-value]
-    tok = None
+        return hit
+    tok: LoadedTokenizer | None = None
     where = Path(cache_dir) if cache_dir else _CACHE_DIR[0]
     path = where / cache_file_name(preset.name) if where is not None else None
     if path is not None and path.is_file():
@@ -350,5 +358,5 @@ __all__ = [
     "ALIASES", "ENDOFPROMPT", "ENDOFTEXT", "FIM_MIDDLE", "FIM_PREFIX", "FIM_SUFFIX", "INSTALL_HINT",
     "JS_TIKTOKEN_VERSION", "PRESETS", "PRESET_NAMES", "Preset", "PresetMissing", "cache_file_name",
     "clear_caches", "convert_preset", "get_preset", "is_preset", "load_preset", "load_ranks",
-    "parse_rank_bytes", "rank_file_bytes", "ranks_dir", "set_cache_dir",
+    "parse_rank_bytes", "rank_file_bytes", "ranks_dir", "set_cache_dir", "unknown_preset",
 ]

@@ -1,6 +1,6 @@
 """Optional pre-tokenization: split text with a regular expression, encode each piece.
 
-The algorithms in the GUIDE encode the whole text as one sequence, and that
+The algorithms of docs/algorithms.md encode the whole text as one sequence, and that
 stays the default (scheme "none"). Real tokenizers first split the text with a
 regular expression (GPT-2's pattern, cl100k's for GPT-3.5/4, o200k's for GPT-4o)
 and run BPE inside each piece only. This module offers those three schemes:
@@ -26,8 +26,10 @@ from typing import Any, Mapping
 
 import regex
 
+from webapp.tokenizer import byte_level
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.traces import EncodeTrace
+from webapp.tokenizer.validation import validate_text
 
 SCHEMES: tuple[str, ...] = ("none", "gpt2", "cl100k", "o200k")
 
@@ -52,7 +54,7 @@ O200K_PATTERN = "|".join(
     ]
 )
 PATTERNS: dict[str, str] = {"gpt2": GPT2_PATTERN, "cl100k": CL100K_PATTERN, "o200k": O200K_PATTERN}
-_COMPILED: dict[str, Any] = {name: regex.compile(p) for name, p in PATTERNS.items()}
+_COMPILED: dict[str, regex.Pattern[str]] = {name: regex.compile(p) for name, p in PATTERNS.items()}
 
 
 def check_scheme(scheme: Any) -> str:
@@ -111,22 +113,13 @@ def _utf8_len(piece: str) -> int:
         ) from None
 
 
-def _engine() -> Any:
-    # Imported late: the engine package imports nothing from here, and this
-    # keeps `import webapp.tokenizer.pretokenize` cheap and cycle-free.
-    from webapp import tokenizer
-
-    return tokenizer
-
-
 def pretokenized_encode(text: str, merges: Any, scheme: str) -> list[int]:
     """Ids of `text`: each piece encoded like `encode`, the ids concatenated."""
     check_scheme(scheme)
-    tk = _engine()
     if scheme == "none":
-        return list(tk.encode(text, merges))
-    compiled = tk.compile_byte_merges(merges)
-    text = tk.validate_text(text)
+        return list(byte_level.encode(text, merges))
+    compiled = byte_level.compile_byte_merges(merges)
+    text = validate_text(text)
     # One call over the whole text with the piece boundaries as extra cuts:
     # the engine then batches and caches the pieces like any other text.
     cuts = [end for _, end in split_pieces(text, scheme)]
@@ -155,7 +148,7 @@ def pretokenized_encode_trace(
     """
     check_scheme(scheme)
     spans = split_pieces(text, scheme) if scheme != "none" else []
-    trace = _engine().encode_trace(
+    trace = byte_level.encode_trace(
         text,
         merges,
         max_steps=max_steps,

@@ -32,13 +32,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
-from typing import AbstractSet, Any, Callable, Iterable, Literal, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Iterable, Literal, Mapping, Sequence, Union
 
 import regex
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.pretokenize import PATTERNS, split_pieces
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token
+
+if TYPE_CHECKING:  # imported late at run time (tokenizer_files imports pretokenize, as we do)
+    from webapp.tokenizer.tokenizer_files import LoadedTokenizer
 
 AllowedSpecial = Union[Literal["all"], AbstractSet[str], Sequence[str]]
 Resolver = Callable[[str], Any]  # id -> LoadedTokenizer, or None when unknown
@@ -253,7 +256,7 @@ class Tokenizer:
     """A preset or an opened file, used like a `tiktoken.Encoding`."""
 
     name: str
-    loaded: Any  # LoadedTokenizer
+    loaded: "LoadedTokenizer"
     compiled: Any = None  # CompiledByteMerges (byte level), built on first use
 
     @property
@@ -352,7 +355,7 @@ def get_tokenizer(name_or_id: str) -> Tokenizer:
         loaded = resolver(name_or_id)
         if loaded is not None:
             return Tokenizer(str(name_or_id), loaded)
-    raise presets.get_preset(name_or_id)  # the "no such preset" message lists the names
+    raise presets.unknown_preset(name_or_id)  # the message lists the preset names
 
 
 __all__ = [

@@ -712,7 +712,9 @@ def _tiktoken_lines(content: str | bytes) -> list[tuple[int, bytes, int]]:
                 line=line_no,
             )
         try:
-            token = base64.b64decode(parts[0], validate=True)
+            # A token of padding only ("=", Whisper's rank files) is the empty
+            # token: tiktoken's own loader reads it as b"".
+            token = b"" if parts[0].strip("=") == "" else base64.b64decode(parts[0], validate=True)
         except (binascii.Error, ValueError):
             raise _file_error(
                 f"line {line_no} of the rank file: {_show(parts[0])} is not valid base64", line=line_no
@@ -784,6 +786,7 @@ def parse_tiktoken(content: str | bytes, *, pretokenize: str = "none") -> Loaded
     lines = _tiktoken_lines(content)
     ranks: dict[bytes, int] = {}
     by_rank: dict[int, int] = {}
+    empty: tuple[int, int] | None = None  # (line, rank) of the empty token, if listed
     for line_no, token, rank in lines:
         if token in ranks:
             raise _file_error(f"line {line_no}: token {token!r} is listed twice", line=line_no)
@@ -792,15 +795,37 @@ def parse_tiktoken(content: str | bytes, *, pretokenize: str = "none") -> Loaded
                 f"line {line_no}: rank {rank} is already given to the token on line {by_rank[rank]}",
                 line=line_no,
             )
-        if not token:
-            raise _file_error(f"line {line_no}: the empty token cannot be a BPE token", line=line_no)
-        ranks[token] = rank
         by_rank[rank] = line_no
+        if not token:
+            if empty is not None:
+                raise _file_error(f"line {line_no}: token b'' is listed twice", line=line_no)
+            empty = (line_no, rank)
+            continue
+        ranks[token] = rank
     triples = recover_rank_merges(ranks)
     file_bytes = {rank: token for token, rank in ranks.items()}
     rules = [(ranks[a], ranks[b], ranks[t]) for a, b, t in triples]
     notes = ["a rank file does not say how text is split; choose the pre-tokenization to match"]
-    return build_byte_level(file_bytes, rules, source="tiktoken", pretokenize=pretokenize, notes=notes)
+    tok = build_byte_level(file_bytes, rules, source="tiktoken", pretokenize=pretokenize, notes=notes)
+    return _with_empty_token(tok, empty) if empty is not None else tok
+
+
+def _with_empty_token(tok: LoadedTokenizer, empty: tuple[int, int]) -> LoadedTokenizer:
+    """Keep a rank file's empty token (Whisper's `= 50256`): never made from text, decodes to nothing.
+
+    BPE never produces it, so it takes no part in the merges; its id decodes
+    to no bytes, as in tiktoken. When its rank clashes with an id the
+    playground uses (only possible below 256 or after renumbering), it is
+    only noted.
+    """
+    line_no, rank = empty
+    used = set(tok.vocab) | set(tok.id_map) | set(tok.id_map.values())
+    if rank >= 256 and rank not in used:
+        note = (f"line {line_no}: rank {rank} is the empty token (as in Whisper's files); BPE never "
+                "makes it, and its id decodes to nothing")
+        return replace(tok, vocab={**tok.vocab, rank: b""}, notes=tok.notes + (note,))
+    note = f"line {line_no}: rank {rank} is the empty token; BPE never makes it, so it is left out"
+    return replace(tok, notes=tok.notes + (note,))
 
 
 # --------------------------------------------------------------------------
@@ -884,9 +909,9 @@ def parse_seed(content: str | bytes | Mapping[str, Any]) -> LoadedTokenizer:
     scheme = data.get("pretokenize", "none")
     check_scheme(scheme)
     if level == "chars":
-        rules = tk.validate_char_merges(merges)
-        vocab = tk.validate_char_vocab(data.get("vocab") or {})
-        return LoadedTokenizer(level="chars", merges=tuple(rules), vocab=vocab, source="seed")
+        char_rules = tk.validate_char_merges(merges)
+        char_vocab = tk.validate_char_vocab(data.get("vocab") or {})
+        return LoadedTokenizer(level="chars", merges=tuple(char_rules), vocab=char_vocab, source="seed")
     if level != "bytes":
         raise _file_error(f'"level" should be "bytes" or "chars", got {_show(level)}')
     rules = tk.validate_byte_merges(merges)
@@ -1044,7 +1069,7 @@ def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
         _check_well_formed_chars(tok)
         model["vocab"] = dict(sorted(tok.vocab.items(), key=lambda kv: kv[1]))
         model["merges"] = [[a, b] for a, b in tok.merges]
-        pre_tokenizer = None
+        pre_tokenizer: dict[str, Any] | None = None
         decoder: Any = {"type": "Fuse"}
     else:
         made = _check_well_formed_bytes(tok)
@@ -1153,7 +1178,14 @@ def export_minbpe(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
 
 
 def export_tiktoken(tok: LoadedTokenizer) -> str:
-    """A tiktoken rank file: every token's bytes in base64 and its id as the rank."""
+    """A tiktoken rank file: every token's bytes in base64 and its id as the rank.
+
+    tiktoken merges the lowest rank first and knows no rule list, so the file
+    gives the playground's ids only when (checked by `_check_rank_order`)
+    the ids grow in rule order and tiktoken's own merging of every token's
+    bytes ends in that token's rule. Otherwise export is refused, naming the
+    rule: renumbering would silently change the ids.
+    """
     if tok.level == "chars":
         rules = char_merges_to_bytes(tok.merges)[0]
         tok = LoadedTokenizer(level="bytes", merges=tuple(rules), vocab={}, source=tok.source)
@@ -1165,7 +1197,46 @@ def export_tiktoken(tok: LoadedTokenizer) -> str:
     for pid, data in made.items():
         entries.append((tok.id_map.get(pid, pid), data))
     entries.sort()
+    _check_rank_order(tok, made, {data: rank for rank, data in entries})
     return "".join(f"{base64.b64encode(data).decode('ascii')} {rank}\n" for rank, data in entries)
+
+
+def _check_rank_order(tok: LoadedTokenizer, made: Mapping[int, bytes], ranks: Mapping[bytes, int]) -> None:
+    """Refuse rules that tiktoken, merging by rank, would apply differently.
+
+    Two conditions: each rule's new id (the rank tiktoken will use) is above
+    every earlier rule's, and replaying tiktoken's merging on a token's bytes
+    with the lower ranks ends in the rule's own two parts.
+    """
+    id_map = tok.id_map
+    highest = -1
+    highest_rule = 0
+    seen: set[int] = set()
+    for number, (left, right, new) in enumerate(tok.merges, start=1):
+        if new in seen:
+            continue  # a repeated rule: the first one made the token
+        seen.add(new)
+        rank = id_map.get(new, new)
+        if rank <= highest:
+            raise _export_error(
+                f"rule {number} makes id {rank}, but the earlier rule {highest_rule} makes id {highest}; "
+                "a tiktoken file ranks tokens by id and tiktoken merges the lowest rank first, so it would "
+                f"apply rule {number} earlier and give other ids. Number the new ids in rule order, or "
+                "export as tokenizer.json",
+                rule=number,
+            )
+        highest, highest_rule = rank, number
+        data = made[new]
+        parts = _merge_below(data, rank, ranks)
+        wanted = [bytes([left]) if left < 256 else made[left], bytes([right]) if right < 256 else made[right]]
+        if parts != wanted:
+            shown = " + ".join(repr(p) for p in parts) or "no two tokens"
+            raise _export_error(
+                f"rule {number} makes {data!r} from {wanted[0]!r} + {wanted[1]!r}, but tiktoken, merging "
+                f"by rank, would make it from {shown}; this list cannot be exported as a rank file "
+                "with the same ids",
+                rule=number,
+            )
 
 
 def export_tokenizer(tok: LoadedTokenizer, fmt: str, pretokenize: str | None = None) -> tuple[str, str, str]:
@@ -1331,16 +1402,16 @@ def loads_stored(data: bytes) -> LoadedTokenizer:
         if doc.get("v") != STORED_VERSION:
             raise ValueError(f"stored tokenizer version {doc.get('v')!r}")
         level = doc["level"]
-        common = dict(
+        common: dict[str, Any] = dict(
             source=str(doc["source"]),
             pretokenize=check_scheme(doc["pretokenize"]),
             special_tokens={str(k): int(v) for k, v in doc["special_tokens"].items()},
             notes=tuple(str(n) for n in doc["notes"]),
         )
         if level == "chars":
-            merges = tuple((str(a), str(b)) for a, b in doc["merges"])
-            vocab = {str(k): int(v) for k, v in doc["vocab"].items()}
-            return LoadedTokenizer(level="chars", merges=merges, vocab=vocab, **common)
+            pairs = tuple((str(a), str(b)) for a, b in doc["merges"])
+            tokens = {str(k): int(v) for k, v in doc["vocab"].items()}
+            return LoadedTokenizer(level="chars", merges=pairs, vocab=tokens, **common)
         rules = tuple((int(a), int(b), int(n)) for a, b, n in doc["merges"])
         vocab = _derived_byte_vocab(rules)
         for i, values in doc["extra_vocab"]:

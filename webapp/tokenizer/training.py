@@ -1,7 +1,7 @@
 """Character-level BPE training: learn merge rules from a list of words.
 
 What it does: `bpe_merges(words, num_merges)` gives exactly the answer of the
-literal algorithm in the GUIDE (split every word into code points, count every
+literal algorithm of docs/algorithms.md (split every word into code points, count every
 adjacent pair in every word, take the most frequent pair, on a tie the smallest
 `(first, second)` tuple of strings, replace it left to right in every word,
 repeat), without its cost: distinct words are kept once with their frequency;
@@ -73,7 +73,7 @@ class _Trainer:
         distinct = [word for word in freq if len(word) >= 2]  # shorter words never hold a pair
         self.words = distinct
         # A word's symbol list is made the first time a merge touches it.
-        self.symbols: list[list[str] | None] = [None] * len(distinct)
+        self.symbols: list[list[str] | _LongWord | None] = [None] * len(distinct)
         self.freq: list[int] = [freq[word] for word in distinct]
         joined = "".join(distinct)
         separator = next(ch for ch in map(chr, range(len(joined) + 1)) if ch not in joined)
@@ -125,7 +125,7 @@ class _Trainer:
             if old is None:
                 word = words[w]
                 old = symbols[w] = _LongWord(word) if len(word) >= LONG_WORD else list(word)
-            if old.__class__ is _LongWord:
+            if isinstance(old, _LongWord):
                 old.merge(first, second, merged, freq[w], delta, where, w)
                 continue
             # Counting first avoids raising ValueError (slow) in the common cases.
@@ -228,7 +228,7 @@ class _LongWord:
     """One long word as a linked list of symbols with an index pair -> start positions.
 
     A position is the offset of a symbol's first character in the word;
-    `sym[p]` is the symbol starting there (None once it was merged into its
+    `sym[p]` is the symbol starting there ("" once it was merged into its
     left neighbour), `nxt[p]` / `prv[p]` link the live positions (`len(word)`
     and -1 mark the ends). `at[pair]` lists positions where the pair may start:
     entries are never removed, only checked when used, so a stale or repeated
@@ -242,7 +242,7 @@ class _LongWord:
     def __init__(self, word: str) -> None:
         n = len(word)
         # Interned: one object per distinct character, not one per position.
-        self.sym: list[str | None] = list(map(intern, word))
+        self.sym: list[str] = list(map(intern, word))
         self.nxt = array("q", range(1, n + 1))
         self.prv = array("q", range(-1, n - 1))
         self.at: defaultdict[Pair, array[int]] = defaultdict(_positions)
@@ -290,7 +290,7 @@ class _LongWord:
                 where[pair].add(w)
                 prv[r] = p
             sym[p] = merged
-            sym[q] = None
+            sym[q] = ""  # no symbol is empty, so this never matches again
             nxt[p] = r
 
 
@@ -412,7 +412,7 @@ def train_trace(
 
 
 def bpe_merges(words: Sequence[str], num_merges: int) -> list[str]:
-    """The GUIDE's training contract: the merged token of each learned rule, in order."""
+    """Training (docs/algorithms.md, section 4): the merged token of each learned rule, in order."""
     return train_trace(words, num_merges, runners_up=0, max_steps=0).merges
 
 

@@ -133,7 +133,7 @@ def _plain_byte_rules(merges: list | tuple) -> tuple[ByteRule, ...] | None:
     values = plain_byte_values(merges)
     if values is None or (values and min(values) < 0):
         return None
-    return tuple(map(tuple, merges))  # type: ignore[arg-type]
+    return tuple(map(tuple, merges))
 
 
 def plain_byte_values(merges: list | tuple) -> list[int] | None:
@@ -158,7 +158,7 @@ def plain_byte_values(merges: list | tuple) -> list[int] | None:
 
 def _byte_vocab_key(key: Any) -> int:
     if _is_int(key) and key >= 0:
-        return key
+        return int(key)
     # int() refuses strings over 4300 digits with a bare ValueError; no id is that long.
     if isinstance(key, str) and key.isascii() and key.isdigit() and len(key) <= 4000:
         return int(key)
@@ -253,7 +253,7 @@ def _plain_char_rules(merges: list | tuple) -> tuple[CharRule, ...] | None:
         "".join(sides).encode("utf-8")
     except UnicodeEncodeError:
         return None
-    return tuple(map(tuple, merges))  # type: ignore[arg-type]
+    return tuple(map(tuple, merges))
 
 
 def validate_char_vocab(vocab: Any) -> dict[str, int]:
@@ -330,4 +330,4 @@ def validate_num_merges(num_merges: Any) -> int:
             f"num_merges: should be a non-negative integer, got {_show(num_merges)}",
             field="num_merges",
         )
-    return num_merges
+    return int(num_merges)
