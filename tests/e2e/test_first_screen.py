@@ -139,8 +139,8 @@ def test_2_landing_opens_a_working_playground_on_a_real_tokenizer(open_page, siz
     assert text  # an example sentence is there
     ids = [int(x) for x in tokens(page).evaluate_all("els => els.map(e => e.dataset.tokenId)")]
     assert ids == oracle.encode_ordinary(text)
-    assert in_viewport(page, "#tokens .tok")
     shot(page, f"2-landing-{size}")
+    assert in_viewport(page, "#tokens .tok")
     # typing keeps using the preset
     page.fill("#f-text", "Hello world")
     expect(tokens(page)).to_have_count(len(oracle.encode_ordinary("Hello world")))
