@@ -28,7 +28,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "LIMIT_WORDS": 500_000,
     "LIMIT_NUM_MERGES": 50_000,
     # How much of a result the pages render (the full ids stay available).
-    "RENDER_MAX_TOKENS": 3000,
+    "RENDER_MAX_TOKENS": 1000,
     "TRACE_MAX_STEPS": 200,
     # Share links and the database (webapp.storage / webapp.share / webapp.security).
     "DATABASE_URL": "",  # empty: $DATABASE_URL, else instance/playground.sqlite3

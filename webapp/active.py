@@ -80,6 +80,46 @@ def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, *,
     return tk.encode_trace(text, merges, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence), None
 
 
+# Typing into a long text with a preset or file, while the Trace view is not
+# shown: the page needs every id but only the first `max_tokens` token spans.
+# The ids come from the fast encoder; the spans from a trace of a prefix of the
+# text (cut at a pre-tokenization piece boundary), used only when its ids are
+# exactly the first ids of the whole text (else the whole text is traced).
+PREFIX_TRACE_MIN_CHARS = 5000
+_PREFIX_MARGIN = 64  # extra tokens traced past the last one shown
+
+
+def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *,
+                      max_tokens: int, max_sequence: int) -> tuple[Any, dict[int, bytes] | None] | None:
+    """(trace with all ids but spans of a prefix, vocab), or None when that would not help or not match."""
+    import dataclasses
+
+    from webapp import files
+    from webapp.tokenizer.pretokenize import split_text
+
+    if active.typed or scheme == "none" or len(text) < PREFIX_TRACE_MIN_CHARS:
+        return None
+    ids = byte_ids(active, text, None, scheme)
+    if len(ids) <= max_tokens + _PREFIX_MARGIN:
+        return None
+    size = 4 * (max_tokens + _PREFIX_MARGIN)
+    while size < len(text) // 2:
+        cut = 0
+        for piece in split_text(text[: size + 256], scheme):
+            cut += len(piece)
+            if cut >= size:
+                break
+        trace, vocab = files.page_encode_trace(active.ref, text[:cut], scheme, special=active.special, max_steps=0,
+                                               max_tokens=max_tokens + _PREFIX_MARGIN, max_sequence=max_sequence)
+        if len(trace.ids) >= max_tokens + _PREFIX_MARGIN:
+            shown = trace.tokens[:max_tokens]
+            if [t.id for t in shown] != ids[: len(shown)]:
+                return None
+            return dataclasses.replace(trace, ids=ids, tokens=shown, tokens_truncated=True), vocab
+        size *= 2
+    return None
+
+
 def byte_ids(active: ActiveTokenizer, text: str, merges: Any, scheme: str) -> list[int]:
     """All ids of `text` with the active tokenizer (no trace, no caps)."""
     from webapp.tokenizer.pretokenize import pretokenized_encode

@@ -31,7 +31,7 @@ from webapp import viewmodels as vm
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats
 from webapp.tokenizer.presets import get_preset, is_preset
-from webapp.tokenizer.pretokenize import pretokenized_encode
+from webapp.tokenizer.pretokenize import pretokenized_encode, split_text
 
 bp = Blueprint("pages", __name__)
 
@@ -197,7 +197,9 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
         caps: dict[str, Any] = dict(max_steps=limits.trace_max_steps if with_steps else 0, max_tokens=limits.render_max_tokens,
                     max_sequence=limits.trace_max_sequence)
         try:
-            trace, file_vocab = act.byte_trace(active, text, merges, scheme, **caps)
+            quick = None if with_steps else act.prefix_byte_trace(
+                active, text, scheme, max_tokens=limits.render_max_tokens, max_sequence=limits.trace_max_sequence)
+            trace, file_vocab = quick if quick is not None else act.byte_trace(active, text, merges, scheme, **caps)
             special_ids = act.special_ids(active)
         except TokenizerError as exc:
             errors["merges" if exc.field == "tokenizer" else exc.field] = exc
@@ -208,13 +210,16 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
                 "total": len(trace.ids),
                 "ids": trace.ids,
                 "ids_text": textformats.format_ids(trace.ids),
-                "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
+                # a prefix trace knows the rules that fired in the prefix only: say where to look
+                "stats": vm.encode_stats(text, trace.ids, None if quick is not None else trace.rules_fired,
+                                         trace.rules_fired + trace.rules_idle),
                 "rows": vm.byte_trace_rows(trace, text=text) if with_steps else [],
                 "trace_ready": with_steps,
                 "steps_truncated": trace.steps_truncated,
                 "rules_fired": trace.rules_fired,
                 "rules_idle": trace.rules_idle,
-                "pieces": len(trace.pieces) if scheme != "none" else 0,
+                "pieces": (len(split_text(text, scheme)) if quick is not None else len(trace.pieces))
+                if scheme != "none" else 0,
                 "roundtrip": _roundtrip(text, trace.ids, merges, _only(file_vocab, trace.ids)),
             }
     decoded = compute_decode(state, limits, errors, active)

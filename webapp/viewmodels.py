@@ -326,8 +326,8 @@ class Stat:
     key: str
 
 
-def encode_stats(text: str, ids: Sequence[int], rules_fired: int, rules_total: int) -> list[Stat]:
-    """Tokens, characters, UTF-8 bytes, bytes per token, rules that fired."""
+def encode_stats(text: str, ids: Sequence[int], rules_fired: int | None, rules_total: int) -> list[Stat]:
+    """Tokens, characters, UTF-8 bytes, bytes per token, rules that fired (None: not counted, see Trace)."""
     n_bytes = len(text.encode("utf-8", "surrogatepass"))
     per = f"{n_bytes / len(ids):.2f}" if ids else "–"
     return [
@@ -335,7 +335,7 @@ def encode_stats(text: str, ids: Sequence[int], rules_fired: int, rules_total: i
         Stat("characters", f"{len(text):,}", "chars"),
         Stat("UTF-8 bytes", f"{n_bytes:,}", "bytes"),
         Stat("bytes / token", per, "bytes-per-token"),
-        Stat("rules fired", f"{rules_fired:,} of {rules_total:,}", "rules-fired"),
+        Stat("rules fired", f"{rules_fired:,} of {rules_total:,}" if rules_fired is not None else "in Trace", "rules-fired"),
     ]
 
 
