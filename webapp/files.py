@@ -10,7 +10,9 @@ Routes (blueprint `files`):
   always gets the same id and share links can point at it.
 - `GET /api/tokenizers/<id>` - a stored tokenizer (summary, merges, vocab).
 - `POST /api/tokenizers/<id>/encode` - `{"text"[, "pretokenize"]}` -> ids in the
-  file's own numbering, tokens with byte spans, pre-tokenization pieces.
+  file's own numbering, tokens with byte spans, pre-tokenization pieces; for a
+  tokenizer.json encoded with its own pipeline, `model_text` is the text the
+  spans index (after its normalizer, prefix spaces, ...).
 - `GET|POST /api/export?format=seed|hf|minbpe|tiktoken` - a download of a
   stored tokenizer (`tokenizer`), of merges [+ vocab, `level`], or of the
   merges learned from `words` + `num_merges`.
@@ -229,13 +231,12 @@ def page_encode_trace(
 
 
 def page_encode_ids(tokenizer_id: str, text: str, scheme: str | None = None, *, special: Any = ()) -> list[int]:
-    """All ids of `text` (the file's numbering) with a stored byte-level tokenizer."""
+    """All ids of `text` (the file's numbering) with a stored tokenizer, as its page encodes."""
     entry = load_tokenizer(tokenizer_id)
-    if entry.tok.level != "bytes":
-        raise TokenizerError(
-            "tokenizer: this is a character-level tokenizer; open it on the Characters page",
-            field="tokenizer",
-        )
+    if entry.tok.level == "chars":
+        if tokfiles.uses_pipeline(entry.tok):
+            return tokfiles.encode_loaded(entry.tok, text)
+        return tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
     allowed = real.allowed_set(special, entry.tok.special_tokens)
     return real.encode_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme)
 
@@ -246,6 +247,14 @@ def page_special_ids(tokenizer_id: Any) -> frozenset[int]:
         return frozenset(load_tokenizer(tokenizer_id).tok.special_tokens.values()) if tokenizer_id else frozenset()
     except TokenizerError:
         return frozenset()
+
+
+def page_char_trace(tokenizer_id: str, text: str, **caps: int) -> Any:
+    """The Characters page's trace with a stored tokenizer.json's own pipeline, or None without one."""
+    entry = load_tokenizer(tokenizer_id)
+    if entry.tok.level != "chars" or not tokfiles.uses_pipeline(entry.tok):
+        return None
+    return tokfiles.char_pipeline_trace(entry.tok, text, **caps)
 
 
 def page_char_tokenizer(tokenizer_id: str) -> tuple[tuple[tuple[str, str], ...], dict[str, int]]:
@@ -436,6 +445,10 @@ def api_tokenizer_encode(tokenizer_id: str) -> Response:
     try:
         limits = inputs.current_limits()
         text = inputs.read_text(data["text"], limits)
+        if entry.tok.level == "chars" and tokfiles.uses_pipeline(entry.tok):
+            trace = tokfiles.char_pipeline_trace(entry.tok, text, max_steps=0, max_tokens=len(text) + 1, max_sequence=0)
+            return jsonify({"ids": trace.ids, "tokens": [str(t.value) for t in trace.tokens],
+                            "model_text": trace.text})
         if entry.tok.level == "chars":
             ids = tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
             return jsonify({"ids": ids, "tokens": tk.char_tokens(text, list(entry.tok.merges))})
@@ -459,7 +472,10 @@ def api_tokenizer_encode(tokenizer_id: str) -> Response:
         if index in specials:
             item["special"] = True
         tokens.append(item)
-    return jsonify({"ids": trace.ids, "tokens": tokens, "pieces": [list(p) for p in trace.pieces], "pretokenize": scheme})
+    out = {"ids": trace.ids, "tokens": tokens, "pieces": [list(p) for p in trace.pieces], "pretokenize": scheme}
+    if trace.text is not None:
+        out["model_text"] = trace.text  # what the spans index: the text after the file's normalizer etc.
+    return jsonify(out)
 
 
 def _fields() -> dict[str, Any]:

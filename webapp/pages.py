@@ -198,7 +198,7 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
             errors["merges" if exc.field == "tokenizer" else exc.field] = exc
         else:
             result = {
-                "groups": vm.byte_token_views(trace, text, special_ids),
+                "groups": vm.byte_token_views(trace, trace.text if trace.text is not None else text, special_ids),
                 "shown": len(trace.tokens),
                 "total": len(trace.ids),
                 "ids": trace.ids,
@@ -283,8 +283,12 @@ def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
     if not errors:
         text, merges, vocab = values["text"], values["merges"], values["vocab"]
         try:
-            trace = tk.encode_text_trace(text, vocab, merges, max_steps=limits.trace_max_steps,
-                                         max_tokens=limits.render_max_tokens, max_sequence=limits.trace_max_sequence)
+            caps = dict(max_steps=limits.trace_max_steps, max_tokens=limits.render_max_tokens,
+                        max_sequence=limits.trace_max_sequence)
+            # an opened tokenizer.json applies its own normalizer / pre-tokenizer / added tokens
+            trace = files.page_char_trace(opened, text, **caps) if opened else None
+            if trace is None:
+                trace = tk.encode_text_trace(text, vocab, merges, **caps)
         except TokenizerError as exc:
             errors[exc.field] = exc
             if exc.field == "vocab":
@@ -530,10 +534,11 @@ def ids_download(tool: str) -> Response:
     limits = inputs.current_limits()
     try:
         text = inputs.read_text(state["text"], limits, form=True)
-        if tool == "bytes" and state.get("tokenizer"):
+        if state.get("tokenizer"):
             from webapp import files
 
-            ids = files.page_encode_ids(state["tokenizer"], text, inputs.read_pretokenize(state.get("pretokenize")),
+            scheme = inputs.read_pretokenize(state.get("pretokenize")) if tool == "bytes" else None
+            ids = files.page_encode_ids(state["tokenizer"], text, scheme,
                                         special=inputs.read_allowed_special(state.get("special")))
         elif tool == "bytes":
             ids = pretokenized_encode(text, inputs.read_byte_merges(state["merges"], limits),

@@ -35,6 +35,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.hf_components import maps_bytes
+from webapp.tokenizer import hf_pipeline as hp
+from webapp.tokenizer.hf_pipeline import read_pipeline
 from webapp.tokenizer.pretokenize import PATTERNS, SCHEMES, check_scheme, scheme_for_pattern
 
 FORMATS: tuple[str, ...] = ("auto", "hf", "vocab-merges", "tiktoken", "minbpe", "seed")
@@ -119,6 +122,9 @@ class LoadedTokenizer:
     unk_id: int | None = None
     special_tokens: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # A tokenizer.json's normalizer / pre-tokenizer / decoder / added tokens as
+    # hf_pipeline describes them (canonical JSON; "" for other formats).
+    pipeline: str = ""
 
     @property
     def rule_count(self) -> int:
@@ -160,7 +166,29 @@ class LoadedTokenizer:
             "relabelled_ids": len(self.id_map),
             "special_tokens": len(self.special_tokens),
             "notes": list(self.notes),
+            "file_pipeline": _pipeline_summary(self.pipeline),
         }
+
+
+def _pipeline_summary(pipeline: str) -> dict[str, Any] | None:
+    """Which of the file's own steps encoding applies (component types only)."""
+    if not pipeline:
+        return None
+    desc = json.loads(pipeline)
+
+    def name(node: Any, key: str) -> str | None:
+        if node is None:
+            return None
+        if node["type"] == "Sequence":
+            return "Sequence[" + ", ".join(name(c, key) or "" for c in node[key]) + "]"
+        return node["type"]
+
+    return {
+        "normalizer": name(desc["normalizer"], "normalizers"),
+        "pre_tokenizer": name(desc["pre_tokenizer"], "pretokenizers"),
+        "decoder": name(desc["decoder"], "decoders"),
+        "added_tokens": len(desc["added_tokens"]),
+    }
 
 
 def _file_error(message: str, **location: Any) -> TokenizerError:
@@ -303,7 +331,12 @@ def _components(node: Any) -> list[dict[str, Any]]:
 
 
 def _hf_pretokenize(data: dict[str, Any]) -> tuple[str, list[str]]:
-    """The playground scheme that matches the file's pre-tokenizer, and notes."""
+    """The playground scheme closest to the file's pre-tokenizer, and notes.
+
+    The scheme is what the page offers as the file's own splitting; encoding
+    with it applies the file's whole pipeline (hf_pipeline), so the notes here
+    are only used for files read without one.
+    """
     notes: list[str] = []
     parts = _components(data.get("pre_tokenizer"))
     scheme = "none"
@@ -337,8 +370,6 @@ def _hf_pretokenize(data: dict[str, Any]) -> tuple[str, list[str]]:
 
 def _hf_side_notes(data: dict[str, Any]) -> list[str]:
     notes = []
-    if data.get("normalizer"):
-        notes.append("the file's normalizer is not applied by the playground")
     if data.get("post_processor"):
         notes.append("the file's post-processor (added special tokens) is not applied by the playground")
     return notes
@@ -513,7 +544,8 @@ def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
         for t in data.get("added_tokens") or []
         if isinstance(t, dict) and isinstance(t.get("content"), str) and _is_int(t.get("id"))
     }
-    scheme, notes = _hf_pretokenize(data)
+    scheme, _scheme_notes = _hf_pretokenize(data)
+    pipeline, notes = read_pipeline(data)  # applied by encode_loaded; notes name what is left out
     notes += _hf_side_notes(data)
     unk_token = model.get("unk_token")
     if model.get("ignore_merges"):
@@ -531,19 +563,23 @@ def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
                 "this byte-level tokenizer marks word boundaries (continuing_subword_prefix / "
                 "end_of_word_suffix), which playground merges cannot represent"
             )
-        return _byte_level_from_strings(
+        if not maps_bytes(json.loads(pipeline)["pre_tokenizer"]):
+            notes.append("the file's byte-level model gets text without a ByteLevel pre-tokenizer; the "
+                         "playground gives it the text's UTF-8 bytes, so ids may differ from the library's")
+        loaded = _byte_level_from_strings(
             vocab, pairs, source="hf", pretokenize=scheme, notes=notes,
             special=special, unk_token=unk_token,
         )
+        return replace(loaded, pipeline=pipeline)
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             raise _file_error(
                 f"this tokenizer marks word boundaries ({key} {_show(model[key])}); the playground's "
                 "character-level encoder has no words, so it cannot represent them"
             )
-    if scheme != "none":
-        notes.append(f"the file pre-tokenizes ({scheme}); the playground's character level does not")
-    return _char_level_from_strings(vocab, pairs, source="hf", notes=notes, special=special)
+    loaded = _char_level_from_strings(vocab, pairs, source="hf", notes=notes, special=special)
+    unk_id = vocab.get(unk_token) if isinstance(unk_token, str) else None
+    return replace(loaded, pipeline=pipeline, unk_id=unk_id)
 
 
 def parse_vocab_merges(
@@ -1292,6 +1328,7 @@ __all__ = [
     "from_playground", "import_tokenizer", "parse_hf_tokenizer_json", "parse_minbpe",
     "parse_seed", "parse_tiktoken", "parse_vocab_merges", "recover_rank_merges",
     "token_to_bytes", "with_pretokenize", "encode_loaded", "encode_loaded_trace", "dumps_stored", "loads_stored",
+    "char_pipeline_trace", "decode_loaded", "uses_pipeline",
 ]
 
 
@@ -1310,10 +1347,38 @@ def _relabel_map(tok: LoadedTokenizer) -> dict[int, int]:
     return mapping
 
 
+def uses_pipeline(tok: LoadedTokenizer, scheme: str | None = None) -> bool:
+    """Does encoding apply the file's own pipeline? Yes unless another scheme is chosen."""
+    return bool(tok.pipeline) and (scheme is None or scheme == tok.pretokenize)
+
+
+def _pipeline_ids(tok: LoadedTokenizer, text: str, compiled: Any) -> list[int]:
+    """The file's ids for `text` through its normalizer, added tokens and pre-tokenizer."""
+    from webapp import tokenizer as tk
+
+    text = tk.validate_text(text)
+    pipeline = hp.compile_pipeline(tok.pipeline)
+    parts = pipeline.parts(text)
+    if tok.level == "chars":
+        merges = compiled if compiled is not None else tk.compile_char_merges(list(tok.merges))
+        return hp.encode_char_parts(pipeline, parts, merges.tokens, tok.vocab, tok.unk_id)
+    engine = compiled if compiled is not None else tk.compile_byte_merges(list(tok.merges))
+    drop = tok.unknown_bytes if tok.unk_id is None else frozenset()
+    return hp.encode_byte_parts(pipeline, parts, lambda data, cuts: tok.file_ids(engine.encode_bytes(data, cuts)), drop)
+
+
 def encode_loaded(tok: LoadedTokenizer, text: str, scheme: str | None = None, *, compiled: Any = None) -> list[int]:
-    """The file's ids for `text`: playground encoding (per piece), then the id map."""
+    """The file's ids for `text`.
+
+    With the file's pipeline (a tokenizer.json, its own scheme): normalizer,
+    added tokens and pre-tokenizer as the library applies them, then the
+    merges per piece. Otherwise: playground encoding per piece of `scheme`,
+    then the id map. Character level needs a pipeline.
+    """
     from webapp.tokenizer.pretokenize import pretokenized_encode
 
+    if uses_pipeline(tok, scheme):
+        return _pipeline_ids(tok, text, compiled)
     if tok.level != "bytes":
         raise ValueError("encode_loaded is for byte-level tokenizers; use bpe_encode_text for characters")
     ids = pretokenized_encode(text, compiled if compiled is not None else tok.merges, scheme or tok.pretokenize)
@@ -1335,6 +1400,9 @@ def encode_loaded_trace(
 
     if tok.level != "bytes":
         raise ValueError("encode_loaded_trace is for byte-level tokenizers")
+    if uses_pipeline(tok, scheme):
+        return _pipeline_trace(tok, text, compiled, dict(max_steps=max_steps, max_tokens=max_tokens,
+                                                          max_sequence=max_sequence))
     trace = pretokenized_encode_trace(
         text,
         compiled if compiled is not None else tok.merges,
@@ -1353,10 +1421,104 @@ def encode_loaded_trace(
     return trace
 
 
+def _pipeline_trace(tok: LoadedTokenizer, text: str, compiled: Any, caps: dict[str, int]) -> Any:
+    """The trace of the text the model sees (normalized, prefixed), in the file's ids.
+
+    Spans index `trace.text` (the pipeline's output), not the typed text.
+    Added tokens get a cut at every byte (so no rule touches them) and are
+    shown as one token each; `ids` are `encode_loaded`'s.
+    """
+    from webapp import tokenizer as tk
+    from webapp.tokenizer.traces import Token
+
+    if tok.level == "chars":
+        raise ValueError("the pipeline trace here is for byte-level tokenizers; see char_pipeline_trace")
+    text = tk.validate_text(text)
+    pipeline = hp.compile_pipeline(tok.pipeline)
+    parts = pipeline.parts(text)
+    shown, pieces, added = hp.layout(pipeline, parts, unit="bytes")
+    cuts = [start for start, _ in pieces]
+    for start, end, _ in added:
+        cuts.extend(range(start, end))
+    trace = tk.encode_trace(shown, compiled if compiled is not None else tok.merges,
+                            cuts=sorted(cuts), relabel=_relabel_map(tok), **caps)
+    at = {start: (end, aid) for start, end, aid in added}
+    tokens: list[Any] = []
+    skip_to = -1
+    data = shown.encode("utf-8", "surrogatepass")
+    for token in trace.tokens:
+        if token.start < skip_to:
+            continue
+        if token.start in at:
+            end, aid = at[token.start]
+            tokens.append(Token(id=aid, value=data[token.start:end], start=token.start, end=end))
+            skip_to = end
+        elif token.id != DROPPED:
+            tokens.append(token)
+    ids = encode_loaded(tok, text, compiled=compiled)
+    return replace(trace, ids=ids, tokens=tokens, pieces=pieces, text=shown)
+
+
+def char_pipeline_trace(tok: LoadedTokenizer, text: str, **caps: int) -> Any:
+    """For the Characters page: the trace of what the model sees, in the file's ids (see _pipeline_trace)."""
+    from webapp import tokenizer as tk
+    from webapp.tokenizer.traces import Token
+
+    text = tk.validate_text(text)
+    pipeline = hp.compile_pipeline(tok.pipeline)
+    vocab = dict(tok.vocab)
+    parts = pipeline.parts(text)
+    if tok.unk_id is None:  # the library leaves unknown characters out before merging
+        parts = [p if p[0] is not None else (None, ["".join(ch for ch in piece if ch in vocab) for piece in p[1]])
+                 for p in parts]
+    shown, pieces, added = hp.layout(pipeline, parts, unit="chars")
+    pieces = [(s, e) for s, e in pieces if e > s]
+    cuts = [start for start, _ in pieces]
+    if tok.unk_id is not None:
+        for ch in set(shown).difference(vocab):
+            vocab[ch] = tok.unk_id
+    for start, end, aid in added:
+        cuts.extend(range(start, end))
+        for ch in shown[start:end]:
+            vocab.setdefault(ch, aid)  # (shown as one token below; the lookup must not fail)
+    trace = tk.encode_text_trace(shown, vocab, list(tok.merges), cuts=sorted(cuts), **caps)
+    at = {start: (end, aid) for start, end, aid in added}
+    tokens: list[Any] = []
+    skip_to = -1
+    for token in trace.tokens:
+        if token.start < skip_to:
+            continue
+        if token.start in at:
+            end, aid = at[token.start]
+            tokens.append(Token(id=aid, value=shown[token.start:end], start=token.start, end=end))
+            skip_to = end
+        else:
+            tokens.append(token)
+    ids = encode_loaded(tok, text)
+    return replace(trace, ids=ids, tokens=tokens, pieces=pieces, text=shown)
+
+
+def decode_loaded(tok: LoadedTokenizer, ids: Sequence[int], *, skip_special: bool = True) -> str:
+    """The library's `decode(ids, skip_special_tokens=skip_special)` for a file with a pipeline."""
+    if not tok.pipeline:
+        raise ValueError("decode_loaded needs a tokenizer.json pipeline")
+    pipeline = hp.compile_pipeline(tok.pipeline)
+    if tok.level == "chars":
+        inverse = {v: k for k, v in tok.vocab.items()}
+        return hp.decode_ids(pipeline, ids, inverse.get, skip_special=skip_special)
+    by_id = tok.file_vocab()
+    return hp.decode_ids(
+        pipeline, ids, lambda i: bytes_to_token(by_id[i]) if i in by_id else None, skip_special=skip_special
+    )
+
+
 # --------------------------------------------------------------------------
 # Storage form: compact canonical bytes for the content-addressed store
 
-STORED_VERSION = 1
+# Version 2 adds the tokenizer.json pipeline and the character level's
+# unknown token; version 1 (no pipeline) still loads.
+STORED_VERSION = 2
+_READABLE_VERSIONS = (1, 2)
 
 
 def dumps_stored(tok: LoadedTokenizer) -> bytes:
@@ -1373,8 +1535,12 @@ def dumps_stored(tok: LoadedTokenizer) -> bytes:
         "special_tokens": dict(sorted(tok.special_tokens.items())),
         "notes": list(tok.notes),
     }
+    if tok.pipeline:
+        doc["pipeline"] = tok.pipeline
     if tok.level == "chars":
         doc["vocab"] = dict(sorted(tok.vocab.items()))
+        if tok.unk_id is not None:
+            doc["unk_id"] = tok.unk_id
     else:
         derived = _derived_byte_vocab(tok.merges)
         doc["extra_vocab"] = [
@@ -1384,6 +1550,14 @@ def dumps_stored(tok: LoadedTokenizer) -> bytes:
         doc["unknown_bytes"] = sorted(tok.unknown_bytes)
         doc["unk_id"] = tok.unk_id
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+
+
+def _stored_pipeline(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("pipeline")
+    if value:
+        hp.compile_pipeline(value)  # (fails here, not at the first encode, if it cannot be read)
+    return value
 
 
 def _derived_byte_vocab(rules: Sequence[ByteRule]) -> dict[int, bytes]:
@@ -1399,7 +1573,7 @@ def loads_stored(data: bytes) -> LoadedTokenizer:
     """The inverse of `dumps_stored` (light checks: the bytes were written by us)."""
     try:
         doc = json.loads(data.decode("utf-8"))
-        if doc.get("v") != STORED_VERSION:
+        if doc.get("v") not in _READABLE_VERSIONS:
             raise ValueError(f"stored tokenizer version {doc.get('v')!r}")
         level = doc["level"]
         common: dict[str, Any] = dict(
@@ -1407,11 +1581,14 @@ def loads_stored(data: bytes) -> LoadedTokenizer:
             pretokenize=check_scheme(doc["pretokenize"]),
             special_tokens={str(k): int(v) for k, v in doc["special_tokens"].items()},
             notes=tuple(str(n) for n in doc["notes"]),
+            pipeline=_stored_pipeline(doc.get("pipeline", "")),
         )
         if level == "chars":
             pairs = tuple((str(a), str(b)) for a, b in doc["merges"])
             tokens = {str(k): int(v) for k, v in doc["vocab"].items()}
-            return LoadedTokenizer(level="chars", merges=pairs, vocab=tokens, **common)
+            unk = doc.get("unk_id")
+            return LoadedTokenizer(level="chars", merges=pairs, vocab=tokens,
+                                   unk_id=None if unk is None else int(unk), **common)
         rules = tuple((int(a), int(b), int(n)) for a, b, n in doc["merges"])
         vocab = _derived_byte_vocab(rules)
         for i, values in doc["extra_vocab"]:

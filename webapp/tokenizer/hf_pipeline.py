@@ -1,0 +1,339 @@
+"""What a tokenizer.json does around its BPE model, done the way `tokenizers` does it.
+
+`read_pipeline(data)` takes the parsed file and returns a canonical JSON
+description (stored with the tokenizer) and notes for what it leaves out.
+`compile_pipeline(description)` gives a `Pipeline` that turns a text into
+parts, as the library's `encode` does before the model runs:
+
+1. added tokens whose `normalized` is false are cut out of the raw text
+   (longest match first, with their lstrip / rstrip / single_word rules);
+2. each remaining stretch is normalized on its own, then added tokens whose
+   `normalized` is true are cut out of the normalized text;
+3. each remaining stretch is pre-tokenized into pieces.
+
+A part is either one added token (its id) or a list of pieces for the model.
+`Pipeline.decode` turns token strings back into text with the file's decoder
+(or joins them with spaces when the file has none, as the library does).
+
+What it does not do: the BPE itself, post-processors (templates that add
+[CLS] etc.), truncation or padding, offsets.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable, Mapping, Sequence
+
+import regex
+
+from webapp.tokenizer import hf_components as hc
+from webapp.tokenizer.hf_text import WHITE_SPACE
+
+PIPELINE_VERSION = 1
+_WORD_CHAR = regex.compile(r"\w")
+_WS = "".join(sorted(WHITE_SPACE))
+
+
+@dataclass(frozen=True)
+class AddedToken:
+    content: str
+    id: int
+    special: bool = False
+    normalized: bool = True
+    lstrip: bool = False
+    rstrip: bool = False
+    single_word: bool = False
+
+
+Part = tuple[int | None, Any]  # (added token id, its content) or (None, [piece strings])
+
+
+# --------------------------------------------------------------------------
+# Reading the file
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _read_added(items: Any, notes: list[str]) -> list[list[Any]]:
+    """added_tokens -> [[content, id, special, normalized, lstrip, rstrip, single_word], ...]."""
+    out: list[list[Any]] = []
+    if items is None:
+        return out
+    if not isinstance(items, list):
+        notes.append("added_tokens is not a list; no added tokens are split out")
+        return out
+    skipped = 0
+    for item in items:
+        if not (isinstance(item, dict) and isinstance(item.get("content"), str) and item["content"]
+                and _is_int(item.get("id")) and item["id"] >= 0):
+            skipped += 1
+            continue
+        special = bool(item.get("special", False))
+        normalized = item.get("normalized")
+        out.append([
+            item["content"], item["id"], special,
+            (not special) if normalized is None else bool(normalized),
+            bool(item.get("lstrip", False)), bool(item.get("rstrip", False)), bool(item.get("single_word", False)),
+        ])
+    if skipped:
+        notes.append(f"{skipped} added token(s) without a content string and an id are left out")
+    return out
+
+
+def _read_lenient(node: Any, describe: Callable[[Any], Any], key: str, what: str, notes: list[str]) -> Any:
+    """Describe a component; in a top-level Sequence, leave out only the parts that fail."""
+    if node is None:
+        return None
+    if isinstance(node, dict) and node.get("type") == "Sequence" and isinstance(node.get(key), list):
+        kept = []
+        for child in node[key]:
+            try:
+                kept.append(describe(child))
+            except hc.Unsupported as exc:
+                notes.append(f"the file's {what} includes {exc}, which the playground leaves out, "
+                             "so ids may differ from the library's on some texts")
+        return {"type": "Sequence", key: kept}
+    try:
+        return describe(node)
+    except hc.Unsupported as exc:
+        notes.append(f"the file's {what} is {exc}, which the playground leaves out, "
+                     "so ids may differ from the library's on some texts")
+        return None
+
+
+def read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """(canonical JSON description, notes) for a parsed tokenizer.json."""
+    notes: list[str] = []
+    model = data.get("model") if isinstance(data.get("model"), dict) else {}
+    desc = {
+        "v": PIPELINE_VERSION,
+        "normalizer": _read_lenient(data.get("normalizer"), hc.describe_normalizer, "normalizers", "normalizer", notes),
+        "pre_tokenizer": _read_lenient(
+            data.get("pre_tokenizer"), hc.describe_pre_tokenizer, "pretokenizers", "pre-tokenizer", notes),
+        "decoder": _read_lenient(data.get("decoder"), hc.describe_decoder, "decoders", "decoder", notes),
+        "added_tokens": _read_added(data.get("added_tokens"), notes),
+        "fuse_unk": bool(model.get("fuse_unk", False)),
+    }
+    return json.dumps(desc, ensure_ascii=False, sort_keys=True, separators=(",", ":")), notes
+
+
+# --------------------------------------------------------------------------
+# Added tokens
+
+
+class _AddedSplitter:
+    """Cuts added tokens out of a text: leftmost match, longest first, then the token's rules."""
+
+    def __init__(self, tokens: Sequence[AddedToken], normalize: Callable[[str], str] | None) -> None:
+        self.by_content: dict[str, AddedToken] = {}
+        for token in tokens:
+            content = normalize(token.content) if normalize is not None else token.content
+            if content:
+                self.by_content.setdefault(content, token)
+        alternatives = sorted(self.by_content, key=len, reverse=True)
+        self.pattern = regex.compile("|".join(regex.escape(c) for c in alternatives)) if alternatives else None
+
+    def split(self, text: str) -> list[tuple[AddedToken | None, int, int]]:
+        if self.pattern is None or not text:
+            return [(None, 0, len(text))]
+        out: list[tuple[AddedToken | None, int, int]] = []
+        done = 0
+        for found in self.pattern.finditer(text):
+            start, stop = found.span()
+            token = self.by_content[found.group()]
+            if token.single_word and (
+                (start > 0 and _WORD_CHAR.match(text, start - 1)) or (stop < len(text) and _WORD_CHAR.match(text, stop))
+            ):
+                continue
+            if token.lstrip:
+                start = max(len(text[:start].rstrip(_WS)), done)
+            if token.rstrip:
+                stop += len(text[stop:]) - len(text[stop:].lstrip(_WS))
+            if done < start:
+                out.append((None, done, start))
+            out.append((token, start, stop))
+            done = stop
+        if done != len(text):
+            out.append((None, done, len(text)))
+        return out
+
+
+# --------------------------------------------------------------------------
+# The pipeline
+
+
+class Pipeline:
+    """A compiled description: `parts(text)` for encoding, `decode(tokens)` for decoding."""
+
+    def __init__(self, desc: Mapping[str, Any]) -> None:
+        self.normalizer = hc.build_normalizer(desc["normalizer"]) if desc["normalizer"] else None
+        pre = desc["pre_tokenizer"]
+        self.pre_tokenizer = hc.build_pre_tokenizer(pre) if pre else None
+        # Pieces come out in GPT-2's byte alphabet only when a step runs after ByteLevel.
+        self.spelt_in_alphabet = hc.maps_bytes(pre) and not hc.ends_with_byte_level(pre)
+        self.byte_level = hc.maps_bytes(pre)
+        self.decoder = hc.build_decoder(desc["decoder"]) if desc["decoder"] else None
+        self.added = [AddedToken(*row) for row in desc["added_tokens"]]
+        self.fuse_unk = bool(desc.get("fuse_unk", False))
+        self.by_id = {t.id: t for t in self.added}
+        # The library names a normalized added token by its normalized content.
+        self.token_text = {
+            t.id: self.normalizer(t.content) if t.normalized and self.normalizer is not None else t.content
+            for t in self.added
+        }
+        self.special_ids = frozenset(t.id for t in self.added if t.special)
+        self._raw = _AddedSplitter([t for t in self.added if not t.normalized], None)
+        self._normalized = _AddedSplitter([t for t in self.added if t.normalized], self.normalizer)
+
+    def parts(self, text: str) -> list[Part]:
+        out: list[Part] = []
+        for token, start, end in self._raw.split(text):
+            if token is not None:
+                out.append((token.id, text[start:end]))
+                continue
+            if start == end:
+                continue
+            segment = text[start:end]
+            if self.normalizer is not None:
+                segment = self.normalizer(segment)
+            for inner, s, e in self._normalized.split(segment):
+                if inner is not None:
+                    out.append((inner.id, segment[s:e]))
+                elif e > s:
+                    pieces: list[hc.Piece] = [(segment[s:e], start == 0 and s == 0)]
+                    if self.pre_tokenizer is not None:
+                        pieces = self.pre_tokenizer(pieces)
+                    if pieces:
+                        out.append((None, [p for p, _ in pieces]))
+        return out
+
+    def piece_bytes(self, piece: str) -> bytes:
+        """A piece as the bytes the byte-level model sees."""
+        if self.spelt_in_alphabet:
+            from webapp.tokenizer.tokenizer_files import token_to_bytes
+
+            data = token_to_bytes(piece)
+            if data is not None:
+                return data
+        return piece.encode("utf-8", "surrogatepass")
+
+    def decode(self, tokens: list[str]) -> str:
+        if self.decoder is None:
+            return " ".join(tokens)
+        return "".join(self.decoder(tokens))
+
+
+@lru_cache(maxsize=32)
+def compile_pipeline(description: str) -> Pipeline:
+    return Pipeline(json.loads(description))
+
+
+# --------------------------------------------------------------------------
+# Encoding with a model, laying out a trace, decoding
+
+
+def encode_byte_parts(
+    pipeline: Pipeline, parts: list[Part], encode_piece_run: Callable[[bytes, list[int]], list[int]],
+    drop: frozenset[int] = frozenset(),
+) -> list[int]:
+    """Ids for parts: added tokens as their ids, each run of pieces through `encode_piece_run(bytes, cuts)`.
+
+    `drop`: bytes the file has no token (and no unknown token) for. The library
+    leaves them out before merging, so their neighbours may merge.
+    """
+    ids: list[int] = []
+    table = bytes.maketrans(b"", b"")
+    for added_id, value in parts:
+        if added_id is not None:
+            ids.append(added_id)
+            continue
+        chunks = [pipeline.piece_bytes(p) for p in value]
+        if drop:
+            chunks = [c.translate(table, bytes(drop)) for c in chunks]
+        cuts: list[int] = []
+        total = 0
+        for chunk in chunks:
+            total += len(chunk)
+            cuts.append(total)
+        ids.extend(encode_piece_run(b"".join(chunks), cuts))
+    return ids
+
+
+def encode_char_parts(
+    pipeline: Pipeline, parts: list[Part], tokens_of: Callable[[str], list[str]],
+    vocab: Mapping[str, int], unk_id: int | None,
+) -> list[int]:
+    """Ids for character-level parts: each piece's tokens looked up; unknown -> unk (or dropped)."""
+    ids: list[int] = []
+    cache: dict[str, list[int]] = {}
+    for added_id, value in parts:
+        if added_id is not None:
+            ids.append(added_id)
+            continue
+        for piece in value:
+            found = cache.get(piece)
+            if found is None:
+                found = []
+                # Without an unknown token the library leaves unknown characters
+                # out before merging (their neighbours may then merge).
+                known = piece if unk_id is not None else "".join(ch for ch in piece if ch in vocab)
+                for token in tokens_of(known):
+                    tid = vocab.get(token)
+                    if tid is None:
+                        if unk_id is None or (pipeline.fuse_unk and found and found[-1] == unk_id):
+                            continue
+                        tid = unk_id
+                    found.append(tid)
+                cache[piece] = found
+            ids.extend(found)
+    return ids
+
+
+def layout(pipeline: Pipeline, parts: list[Part], *, unit: str) -> tuple[str, list[tuple[int, int]], list[tuple[int, int, int]]]:
+    """The text the model sees, piece spans, and added-token spans (start, end, id).
+
+    `unit` "bytes" gives UTF-8 byte offsets (pieces as the bytes the model
+    sees); "chars" gives code point offsets.
+    """
+    texts: list[str] = []
+    pieces: list[tuple[int, int]] = []
+    added: list[tuple[int, int, int]] = []
+    offset = 0
+    for added_id, value in parts:
+        items = [value] if added_id is not None else list(value)
+        for item in items:
+            if unit == "bytes":
+                data = pipeline.piece_bytes(item) if added_id is None else item.encode("utf-8", "surrogatepass")
+                shown = data.decode("utf-8", "surrogatepass")
+                size = len(data)
+            else:
+                shown, size = item, len(item)
+            if added_id is None:
+                pieces.append((offset, offset + size))
+            else:
+                added.append((offset, offset + size, added_id))
+            texts.append(shown)
+            offset += size
+    return "".join(texts), pieces, added
+
+
+def decode_ids(
+    pipeline: Pipeline, ids: Sequence[int], token_of: Callable[[int], str | None], *, skip_special: bool = True
+) -> str:
+    """The library's `decode(ids, skip_special_tokens=...)`: ids -> token strings -> decoder."""
+    tokens: list[str] = []
+    for i in ids:
+        added = pipeline.by_id.get(i)
+        if added is not None:
+            if skip_special and added.special:
+                continue
+            tokens.append(pipeline.token_text[i])
+            continue
+        token = token_of(i)
+        if token is not None:
+            tokens.append(token)
+    return pipeline.decode(tokens)
