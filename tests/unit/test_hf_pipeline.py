@@ -178,6 +178,13 @@ def test_byte_level_options(add_prefix_space, use_regex):
     _check(tok)
 
 
+@pytest.mark.parametrize("pattern, behavior", [(r"\s*", "merged_with_next"), (r"a*", "contiguous"), (r"x?", "isolated")])
+def test_patterns_that_match_empty_strings(pattern, behavior):
+    # The library's regex iterator skips an empty match right after a match; Python's does not.
+    tok = _train(_byte_seq(pre_tokenizers.Split(Regex(pattern), behavior=behavior)), decoder=decoders.ByteLevel())
+    _check(tok, TEXTS + ["\x1d x", "aab  xx a", " x  x"])
+
+
 def test_a_step_after_byte_level_sees_the_byte_alphabet():
     pre = pre_tokenizers.Sequence([
         pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=False),
@@ -198,6 +205,18 @@ def test_metaspace(scheme, split):
                  special=["<s>", "</s>"], added=[AddedToken("<s>", special=True)])
     loaded = _check(tok, TEXTS + ["<s>hello", "a <s> b"])
     assert loaded.level == "chars"
+
+
+def test_metaspace_first_after_a_normalizer_that_removes_the_first_characters():
+    # A piece whose first character is not the text's first one is not "first".
+    tok = _train(pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace(prepend_scheme="first")]),
+                 normalizer=normalizers.Strip(), decoder=decoders.Metaspace(prepend_scheme="first"), byte_level=False,
+                 unk="<unk>", special=["<unk>"])
+    _check(tok, TEXTS + ["\u3000.x", "  hello there", "hello  "])
+    tok = _train(pre_tokenizers.Metaspace(prepend_scheme="first"),
+                 normalizer=normalizers.Sequence([normalizers.Replace(Regex("^ +"), ""), normalizers.Lowercase()]),
+                 decoder=decoders.Metaspace(prepend_scheme="first"), byte_level=False, unk="<unk>", special=["<unk>"])
+    _check(tok, TEXTS + ["  Hello there", "Hello"])
 
 
 def test_unknown_characters_use_the_unk_token_or_are_dropped():

@@ -41,6 +41,12 @@ BYTE_LEVEL_PATTERN = regex.compile(
 _WHITESPACE_WORDS = regex.compile(r"\w+|[^\w\s]+")
 
 
+def compile_file_regex(pattern: str) -> regex.Pattern[str]:
+    """A tokenizer.json regex the way the library's engine (Oniguruma, Ruby syntax) reads it:
+    there `^` and `$` match at every line start / end, as Python's MULTILINE makes them."""
+    return regex.compile(pattern, regex.MULTILINE)
+
+
 class Unsupported(Exception):
     """A component the playground cannot apply (the message names it)."""
 
@@ -58,7 +64,7 @@ def _pattern(node: Any, what: str) -> tuple[str, str]:
         if kind in ("String", "Regex") and isinstance(value, str):
             if kind == "Regex":
                 try:
-                    regex.compile(value)
+                    compile_file_regex(value)
                 except (regex.error, RecursionError, OverflowError) as exc:
                     raise Unsupported(f"{what} regex {value[:40]!r} does not compile here ({exc})") from None
             return kind, value
@@ -66,7 +72,7 @@ def _pattern(node: Any, what: str) -> tuple[str, str]:
 
 
 def _finder(kind: str, value: str) -> ht.Finder:
-    return ht.regex_finder(regex.compile(value)) if kind == "Regex" else ht.string_finder(value)
+    return ht.regex_finder(compile_file_regex(value)) if kind == "Regex" else ht.string_finder(value)
 
 
 def _bool(node: dict[str, Any], key: str, default: bool) -> bool:
@@ -134,8 +140,8 @@ def build_normalizer(desc: Any) -> Normalizer:
         content = desc["content"]
         if pkind == "String":
             return (lambda text: text.replace(value, content)) if value else (lambda text: text)
-        compiled = regex.compile(value)
-        return lambda text: compiled.sub(lambda _m: content, text)
+        compiled = compile_file_regex(value)
+        return lambda text: _replace_spans(text, ht.regex_spans(compiled, text), content)
     if kind == "Prepend":
         prefix = desc["prepend"]
         return lambda text: prefix + text if text else text
@@ -147,6 +153,47 @@ def build_normalizer(desc: Any) -> Normalizer:
         return text
 
     return sequence
+
+
+def _replace_spans(text: str, spans: Any, content: str) -> str:
+    out: list[str] = []
+    done = 0
+    for start, end in spans:
+        out.append(text[done:start])
+        out.append(content)
+        done = end
+    out.append(text[done:])
+    return "".join(out)
+
+
+def keeps_start(desc: Any, text: str) -> bool:
+    """Does the normalized text's first character come from `text`'s first character?
+
+    The library tracks where each normalized character came from; Metaspace's
+    prepend_scheme "first" asks whether a piece starts at original offset 0,
+    which is false once a normalizer (Strip, StripAccents, Replace with "")
+    removed the text's first characters.
+    """
+    if desc is None or not text:
+        return True
+    kind = desc["type"]
+    if kind == "Sequence":
+        for part in desc["normalizers"]:
+            if not keeps_start(part, text):
+                return False
+            text = build_normalizer(part)(text)
+        return True
+    if kind == "Strip":
+        return not (desc["strip_left"] and text[0] in ht.WHITE_SPACE)
+    if kind == "StripAccents":
+        return unicodedata.category(text[0]) not in ("Mn", "Mc", "Me")
+    if kind == "Replace" and desc["content"] == "":
+        (pkind, value), = desc["pattern"].items()
+        if pkind == "String":
+            return not (value and text.startswith(value))
+        first = next(iter(ht.regex_spans(compile_file_regex(value), text)), None)
+        return not (first is not None and first[0] == 0 and first[1] > 0)
+    return True
 
 
 # --------------------------------------------------------------------------
@@ -402,7 +449,7 @@ def build_decoder(desc: Any) -> Decoder:
         content = desc["content"]
         if pkind == "String":
             return lambda tokens: [t.replace(value, content) if value else t for t in tokens]
-        compiled = regex.compile(value)
+        compiled = compile_file_regex(value)
         return lambda tokens: [compiled.sub(lambda _m: content, t) for t in tokens]
     if kind == "Strip":
         ch, start, stop = desc["content"], desc["start"], desc["stop"]

@@ -171,6 +171,7 @@ class Pipeline:
 
     def __init__(self, desc: Mapping[str, Any]) -> None:
         self.normalizer = hc.build_normalizer(desc["normalizer"]) if desc["normalizer"] else None
+        self._normalizer_desc = desc["normalizer"]
         pre = desc["pre_tokenizer"]
         self.pre_tokenizer = hc.build_pre_tokenizer(pre) if pre else None
         # Pieces come out in GPT-2's byte alphabet only when a step runs after ByteLevel.
@@ -198,13 +199,15 @@ class Pipeline:
             if start == end:
                 continue
             segment = text[start:end]
+            # (a piece is "at the start" only if its first character is the text's first one)
+            at_start = start == 0 and hc.keeps_start(self._normalizer_desc, segment)
             if self.normalizer is not None:
                 segment = self.normalizer(segment)
             for inner, s, e in self._normalized.split(segment):
                 if inner is not None:
                     out.append((inner.id, segment[s:e]))
                 elif e > s:
-                    pieces: list[hc.Piece] = [(segment[s:e], start == 0 and s == 0)]
+                    pieces: list[hc.Piece] = [(segment[s:e], at_start and s == 0)]
                     if self.pre_tokenizer is not None:
                         pieces = self.pre_tokenizer(pieces)
                     if pieces:

@@ -58,11 +58,27 @@ def _gaps(spans: Iterable[tuple[int, int]], length: int) -> list[Match]:
     return out
 
 
+def regex_spans(compiled: regex.Pattern[str], text: str) -> Iterable[tuple[int, int]]:
+    """Match spans as the library's regex engine (Oniguruma) iterates them.
+
+    Python allows an empty match right where the previous match ended; the
+    library's iterator skips it (pattern "\\s*" on " x" gives (0, 1) then (2, 2),
+    not also (1, 1)).
+    """
+    previous_end = -1
+    for m in compiled.finditer(text):
+        start, end = m.span()
+        if start == end == previous_end:
+            continue
+        previous_end = end
+        yield start, end
+
+
 def regex_finder(compiled: regex.Pattern[str]) -> Finder:
     def find(text: str) -> list[Match]:
         if not text:
             return [(0, 0, False)]
-        return _gaps(((m.start(), m.end()) for m in compiled.finditer(text)), len(text))
+        return _gaps(regex_spans(compiled, text), len(text))
 
     return find
 
