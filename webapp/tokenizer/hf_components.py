@@ -23,6 +23,7 @@ What it does not do: added tokens, the BPE model, or reading whole files
 from __future__ import annotations
 
 import unicodedata
+from itertools import repeat
 from typing import Any, Callable
 
 import regex
@@ -251,6 +252,22 @@ def describe_pre_tokenizer(node: Any) -> Any:
     raise Unsupported(f"the {kind} pre-tokenizer")
 
 
+def _isolated_regex(compiled: regex.Pattern[str]) -> PreTokenizer:
+    """Split with a regex, every match and gap its own piece (the common case, kept fast)."""
+
+    def apply(pieces: list[Piece]) -> list[Piece]:
+        out: list[Piece] = []
+        for text, origin in pieces:
+            parts = ht.isolated_pieces(compiled, text)
+            if parts:
+                # (in Isolated the first non-empty piece always starts at 0)
+                out.append((parts[0], origin))
+                out.extend(zip(parts[1:], repeat(False)))
+        return out
+
+    return apply
+
+
 def _splitting(find: ht.Finder, behavior: str) -> PreTokenizer:
     def apply(pieces: list[Piece]) -> list[Piece]:
         out: list[Piece] = []
@@ -270,15 +287,16 @@ def _byte_level(add_prefix_space: bool, use_regex: bool, map_bytes: bool) -> Pre
     """
     from webapp.tokenizer.tokenizer_files import bytes_to_token
 
-    find = ht.regex_finder(BYTE_LEVEL_PATTERN)
-
     def apply(pieces: list[Piece]) -> list[Piece]:
         out: list[Piece] = []
         for text, origin in pieces:
             if add_prefix_space and not text.startswith(" "):
                 text = " " + text
             if use_regex:
-                out.extend((text[s:e], origin and s == 0) for s, e in ht.split(text, find, "Isolated"))
+                parts = ht.isolated_pieces(BYTE_LEVEL_PATTERN, text)
+                if parts:
+                    out.append((parts[0], origin))
+                    out.extend(zip(parts[1:], repeat(False)))
             elif text:
                 out.append((text, origin))
         if map_bytes:
@@ -313,6 +331,8 @@ def build_pre_tokenizer(desc: Any, *, final: bool = True) -> PreTokenizer:
         return _byte_level(desc["add_prefix_space"], desc["use_regex"], map_bytes=not final)
     if kind == "Split":
         (pkind, value), = desc["pattern"].items()
+        if pkind == "Regex" and desc["behavior"] == "Isolated" and not desc["invert"]:
+            return _isolated_regex(compile_file_regex(value))
         find = _finder(pkind, value)
         return _splitting(ht.inverted(find) if desc["invert"] else find, desc["behavior"])
     if kind == "Whitespace":

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import accumulate
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Sequence
 
@@ -254,15 +255,15 @@ def encode_byte_parts(
         if added_id is not None:
             ids.append(added_id)
             continue
+        joined = "".join(value)
+        if not drop and not pipeline.spelt_in_alphabet and joined.isascii():
+            # one character per byte: the cuts are the pieces' lengths added up
+            ids.extend(encode_piece_run(joined.encode("ascii"), list(accumulate(map(len, value)))))
+            continue
         chunks = [pipeline.piece_bytes(p) for p in value]
         if drop:
             chunks = [c.translate(table, bytes(drop)) for c in chunks]
-        cuts: list[int] = []
-        total = 0
-        for chunk in chunks:
-            total += len(chunk)
-            cuts.append(total)
-        ids.extend(encode_piece_run(b"".join(chunks), cuts))
+        ids.extend(encode_piece_run(b"".join(chunks), list(accumulate(map(len, chunks)))))
     return ids
 
 

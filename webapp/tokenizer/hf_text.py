@@ -74,6 +74,31 @@ def regex_spans(compiled: regex.Pattern[str], text: str) -> Iterable[tuple[int, 
         yield start, end
 
 
+def isolated_pieces(compiled: regex.Pattern[str], text: str) -> list[str]:
+    """`split(text, regex_finder(compiled), "Isolated")` as strings, faster.
+
+    Empty matches never make an Isolated piece, so the library's rule about
+    them does not matter here. When the matches cover the whole text (GPT-2's
+    and cl100k's patterns always do) they are the pieces.
+    """
+    found = compiled.findall(text) if compiled.groups == 0 else None
+    if found is not None and sum(map(len, found)) == len(text):
+        return [piece for piece in found if piece]
+    out: list[str] = []
+    previous = 0
+    for m in compiled.finditer(text):
+        start, end = m.span()
+        if start == end:
+            continue
+        if start > previous:
+            out.append(text[previous:start])
+        out.append(text[start:end])
+        previous = end
+    if previous < len(text):
+        out.append(text[previous:])
+    return out
+
+
 def regex_finder(compiled: regex.Pattern[str]) -> Finder:
     def find(text: str) -> list[Match]:
         if not text:
