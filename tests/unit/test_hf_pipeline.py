@@ -359,3 +359,51 @@ def test_pipeline_trace_shows_what_the_model_sees(llama3_tok):
     assert b"".join(data[t.start:t.end] for t in trace.tokens) == data
     end = next(t for t in trace.tokens if t.id == tok.token_to_id("<|end|>"))
     assert end.value == b"<|end|>"
+
+
+# --------------------------------------------------------------------------
+# Bounds: the file brings its own regexes and normalizers
+
+
+def _with(document_changes: dict) -> str:
+    document = json.loads(_train(pre_tokenizers.ByteLevel(), decoder=decoders.ByteLevel(), vocab_size=300).to_str())
+    document.update(document_changes)
+    return json.dumps(document)
+
+
+def test_a_slow_file_regex_stops_at_the_time_budget(monkeypatch):
+    from webapp.tokenizer import TokenizerError, hf_text
+
+    monkeypatch.setattr(hf_text, "REGEX_BUDGET_SECONDS", 0.05)
+    loaded = tf.import_tokenizer(_with({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "(a|aa)+$"}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]}}))
+    with pytest.raises(TokenizerError) as info:
+        tf.encode_loaded(loaded, "a" * 40 + "!")
+    assert info.value.field == "text" and "patterns took over 0.05 s" in info.value.message
+
+
+def test_a_normalizer_may_not_grow_the_text_without_bound():
+    from webapp.tokenizer import TokenizerError
+
+    grow = {"type": "Replace", "pattern": {"String": "a"}, "content": "a" * 16}
+    content = _with({"normalizer": {"type": "Sequence", "normalizers": [grow] * 6}})
+    loaded = tf.import_tokenizer(content)
+    with pytest.raises(TokenizerError) as info:
+        tf.encode_loaded(loaded, "a" * 100)  # 100 * 16**6 characters: stopped after the third step
+    assert info.value.field == "text" and "over the limit of 65,536" in info.value.message
+    for text in ("b", "bc"):  # (within the cap it is still the library's answer)
+        assert tf.encode_loaded(loaded, text) == Tokenizer.from_str(content).encode(text).ids
+
+
+def test_oversized_and_deeply_nested_components_are_left_out_with_a_note():
+    nested: dict = {"type": "Lowercase"}
+    for _ in range(12):
+        nested = {"type": "Sequence", "normalizers": [nested]}
+    loaded = tf.import_tokenizer(_with({
+        "normalizer": nested,
+        "decoder": {"type": "Replace", "pattern": {"String": "x"}, "content": "y" * 17},
+    }))
+    assert any("nested more than 8 deep" in n for n in loaded.notes)
+    assert any("inserting 17 characters (over 16)" in n for n in loaded.notes)
+    assert loaded.summary()["file_pipeline"]["normalizer"] == "Sequence[]"  # (the nested part left out)

@@ -52,6 +52,11 @@ class Unsupported(Exception):
     """A component the playground cannot apply (the message names it)."""
 
 
+MAX_DEPTH = 8  # Sequences inside Sequences
+MAX_CONTENT = 16  # characters a Replace / Prepend may insert (bounds how much longer text gets)
+MAX_PATTERN = 5_000  # characters of a regex
+
+
 def _type(node: Any, what: str) -> str:
     if not isinstance(node, dict) or not isinstance(node.get("type"), str):
         raise Unsupported(f"a {what} without a type")
@@ -63,6 +68,8 @@ def _pattern(node: Any, what: str) -> tuple[str, str]:
     if isinstance(node, dict) and len(node) == 1:
         (kind, value), = node.items()
         if kind in ("String", "Regex") and isinstance(value, str):
+            if len(value) > MAX_PATTERN:
+                raise Unsupported(f"{what} pattern of {len(value):,} characters (over {MAX_PATTERN:,})")
             if kind == "Regex":
                 try:
                     compile_file_regex(value)
@@ -85,7 +92,21 @@ def _bool(node: dict[str, Any], key: str, default: bool) -> bool:
 # Normalizers
 
 
-def describe_normalizer(node: Any) -> Any:
+def _inserted(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise Unsupported(f"a {what} without a string to insert")
+    if len(value) > MAX_CONTENT:
+        raise Unsupported(f"a {what} inserting {len(value)} characters (over {MAX_CONTENT})")
+    return value
+
+
+def _deeper(depth: int) -> int:
+    if depth >= MAX_DEPTH:
+        raise Unsupported(f"a Sequence nested more than {MAX_DEPTH} deep")
+    return depth + 1
+
+
+def describe_normalizer(node: Any, depth: int = 0) -> Any:
     """The normalizer as stored: only the fields the playground reads. Raises Unsupported."""
     kind = _type(node, "normalizer")
     if kind in ("NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents"):
@@ -93,19 +114,15 @@ def describe_normalizer(node: Any) -> Any:
     if kind == "Strip":
         return {"type": kind, "strip_left": _bool(node, "strip_left", True), "strip_right": _bool(node, "strip_right", True)}
     if kind == "Replace":
-        content = node.get("content")
-        if not isinstance(content, str):
-            raise Unsupported("a Replace normalizer without a content string")
+        content = _inserted(node.get("content"), "Replace normalizer")
         return {"type": kind, "pattern": dict([_pattern(node.get("pattern"), "a Replace normalizer")]), "content": content}
     if kind == "Prepend":
-        if not isinstance(node.get("prepend"), str):
-            raise Unsupported("a Prepend normalizer without a prepend string")
-        return {"type": kind, "prepend": node["prepend"]}
+        return {"type": kind, "prepend": _inserted(node.get("prepend"), "Prepend normalizer")}
     if kind == "Sequence":
         parts = node.get("normalizers")
         if not isinstance(parts, list):
             raise Unsupported("a normalizer Sequence without a list")
-        return {"type": kind, "normalizers": [describe_normalizer(p) for p in parts]}
+        return {"type": kind, "normalizers": [describe_normalizer(p, _deeper(depth)) for p in parts]}
     raise Unsupported(f"the {kind} normalizer")
 
 
@@ -151,6 +168,7 @@ def build_normalizer(desc: Any) -> Normalizer:
     def sequence(text: str) -> str:
         for step in steps:
             text = step(text)
+            ht.check_growth(len(text))  # (before the next step can make it longer still)
         return text
 
     return sequence
@@ -224,7 +242,7 @@ def _one_char(node: dict[str, Any], key: str, default: str | None, what: str) ->
     return value
 
 
-def describe_pre_tokenizer(node: Any) -> Any:
+def describe_pre_tokenizer(node: Any, depth: int = 0) -> Any:
     """The pre-tokenizer as stored (only what the playground reads). Raises Unsupported."""
     kind = _type(node, "pre-tokenizer")
     if kind == "ByteLevel":
@@ -248,7 +266,7 @@ def describe_pre_tokenizer(node: Any) -> Any:
         parts = node.get("pretokenizers")
         if not isinstance(parts, list):
             raise Unsupported("a pre-tokenizer Sequence without a list")
-        return {"type": kind, "pretokenizers": [describe_pre_tokenizer(p) for p in parts]}
+        return {"type": kind, "pretokenizers": [describe_pre_tokenizer(p, _deeper(depth)) for p in parts]}
     raise Unsupported(f"the {kind} pre-tokenizer")
 
 
@@ -385,7 +403,7 @@ def ends_with_byte_level(desc: Any) -> bool:
 # Decoders
 
 
-def describe_decoder(node: Any) -> Any:
+def describe_decoder(node: Any, depth: int = 0) -> Any:
     """The decoder as stored (only what the playground reads). Raises Unsupported."""
     kind = _type(node, "decoder")
     if kind in ("ByteLevel", "Fuse", "ByteFallback"):
@@ -394,9 +412,7 @@ def describe_decoder(node: Any) -> Any:
         return {"type": kind, "replacement": _one_char(node, "replacement", "▁", "Metaspace decoder"),
                 "prepend_scheme": _prepend_scheme(node)}
     if kind == "Replace":
-        content = node.get("content")
-        if not isinstance(content, str):
-            raise Unsupported("a Replace decoder without a content string")
+        content = _inserted(node.get("content"), "Replace decoder")
         return {"type": kind, "pattern": dict([_pattern(node.get("pattern"), "a Replace decoder")]), "content": content}
     if kind == "Strip":
         content = _one_char(node, "content", None, "Strip decoder")
@@ -408,7 +424,7 @@ def describe_decoder(node: Any) -> Any:
         parts = node.get("decoders")
         if not isinstance(parts, list):
             raise Unsupported("a decoder Sequence without a list")
-        return {"type": kind, "decoders": [describe_decoder(p) for p in parts]}
+        return {"type": kind, "decoders": [describe_decoder(p, _deeper(depth)) for p in parts]}
     raise Unsupported(f"the {kind} decoder")
 
 

@@ -30,9 +30,10 @@ from typing import Any, Callable, Mapping, Sequence
 import regex
 
 from webapp.tokenizer import hf_components as hc
-from webapp.tokenizer.hf_text import WHITE_SPACE
+from webapp.tokenizer.hf_text import WHITE_SPACE, bounded, check_growth, time_left
 
 PIPELINE_VERSION = 1
+MAX_ADDED_TOKENS = 20_000
 _WORD_CHAR = regex.compile(r"\w")
 _WS = "".join(sorted(WHITE_SPACE))
 
@@ -68,6 +69,9 @@ def _read_added(items: Any, notes: list[str]) -> list[list[Any]]:
         notes.append("added_tokens is not a list; no added tokens are split out")
         return out
     skipped = 0
+    if len(items) > MAX_ADDED_TOKENS:
+        notes.append(f"the file has {len(items):,} added tokens; only the first {MAX_ADDED_TOKENS:,} are split out")
+        items = items[:MAX_ADDED_TOKENS]
     for item in items:
         if not (isinstance(item, dict) and isinstance(item.get("content"), str) and item["content"]
                 and _is_int(item.get("id")) and item["id"] >= 0):
@@ -143,7 +147,7 @@ class _AddedSplitter:
             return [(None, 0, len(text))]
         out: list[tuple[AddedToken | None, int, int]] = []
         done = 0
-        for found in self.pattern.finditer(text):
+        for found in self.pattern.finditer(text, timeout=time_left()):
             start, stop = found.span()
             token = self.by_content[found.group()]
             if token.single_word and (
@@ -173,6 +177,8 @@ class Pipeline:
     def __init__(self, desc: Mapping[str, Any]) -> None:
         self.normalizer = hc.build_normalizer(desc["normalizer"]) if desc["normalizer"] else None
         self._normalizer_desc = desc["normalizer"]
+        # Only Metaspace's prepend_scheme "first" asks where a piece started.
+        self._asks_origin = '"prepend_scheme":"first"' in json.dumps(desc["pre_tokenizer"], separators=(",", ":"))
         pre = desc["pre_tokenizer"]
         self.pre_tokenizer = hc.build_pre_tokenizer(pre) if pre else None
         # Pieces come out in GPT-2's byte alphabet only when a step runs after ByteLevel.
@@ -192,6 +198,11 @@ class Pipeline:
         self._normalized = _AddedSplitter([t for t in self.added if t.normalized], self.normalizer)
 
     def parts(self, text: str) -> list[Part]:
+        """The text cut into added tokens and pieces (bounded: see hf_text.bounded)."""
+        with bounded(len(text)):
+            return self._parts(text)
+
+    def _parts(self, text: str) -> list[Part]:
         out: list[Part] = []
         for token, start, end in self._raw.split(text):
             if token is not None:
@@ -201,9 +212,10 @@ class Pipeline:
                 continue
             segment = text[start:end]
             # (a piece is "at the start" only if its first character is the text's first one)
-            at_start = start == 0 and hc.keeps_start(self._normalizer_desc, segment)
+            at_start = start == 0 and (not self._asks_origin or hc.keeps_start(self._normalizer_desc, segment))
             if self.normalizer is not None:
                 segment = self.normalizer(segment)
+                check_growth(len(segment))
             for inner, s, e in self._normalized.split(segment):
                 if inner is not None:
                     out.append((inner.id, segment[s:e]))

@@ -12,10 +12,15 @@ What it does not do: read tokenizer.json (hf_pipeline does) or encode.
 
 from __future__ import annotations
 
+import time
 import unicodedata
-from typing import Callable, Iterable, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Callable, Iterator, Iterable, Sequence
 
 import regex
+
+from webapp.tokenizer.errors import TokenizerError
 
 #: The Unicode White_Space property (what Rust's `char::is_whitespace` tests).
 #: Python's `str.isspace` differs (it also takes U+001C..U+001F), so it is spelt out.
@@ -27,6 +32,59 @@ BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Con
 
 Match = tuple[int, int, bool]  # (start, end, is_match) in code points
 Finder = Callable[[str], list[Match]]
+
+
+# --------------------------------------------------------------------------
+# Bounds: a tokenizer file brings its own regular expressions and normalizers,
+# so one encode gets a time budget for the file's regexes and a cap on how long
+# normalizing may make the text (see the README's Limits).
+
+REGEX_BUDGET_SECONDS = 2.0
+MIN_GROWTH_CAP = 65_536
+GROWTH_FACTOR = 4
+_DEADLINE: ContextVar[float | None] = ContextVar("hf_regex_deadline", default=None)
+_GROWTH_CAP: ContextVar[int | None] = ContextVar("hf_growth_cap", default=None)
+
+
+@contextmanager
+def bounded(text_length: int) -> Iterator[None]:
+    """Within: the file's regexes share REGEX_BUDGET_SECONDS, normalized text may
+    reach max(GROWTH_FACTOR x `text_length`, MIN_GROWTH_CAP) characters."""
+    seconds = REGEX_BUDGET_SECONDS
+    deadline = _DEADLINE.set(time.monotonic() + seconds)
+    cap = _GROWTH_CAP.set(max(GROWTH_FACTOR * text_length, MIN_GROWTH_CAP))
+    try:
+        yield
+    except TimeoutError:
+        raise TokenizerError(
+            f"text: the tokenizer file's patterns took over {seconds:g} s on this text, the limit for one encode",
+            field="text",
+        ) from None
+    finally:
+        _DEADLINE.reset(deadline)
+        _GROWTH_CAP.reset(cap)
+
+
+def time_left() -> float | None:
+    """Seconds the file's regexes may still take (None outside `bounded`)."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    return left
+
+
+def check_growth(length: int) -> None:
+    """Refuse normalized text longer than the cap (checked after every normalizer step)."""
+    cap = _GROWTH_CAP.get()
+    if cap is not None and length > cap:
+        raise TokenizerError(
+            f"text: the tokenizer file's normalizer makes this text {length:,} characters long, over the "
+            f"limit of {cap:,} ({GROWTH_FACTOR}x the text or {MIN_GROWTH_CAP:,})",
+            field="text",
+        )
 
 
 def is_whitespace(ch: str) -> bool:
@@ -66,7 +124,7 @@ def regex_spans(compiled: regex.Pattern[str], text: str) -> Iterable[tuple[int, 
     not also (1, 1)).
     """
     previous_end = -1
-    for m in compiled.finditer(text):
+    for m in compiled.finditer(text, timeout=time_left()):
         start, end = m.span()
         if start == end == previous_end:
             continue
@@ -81,12 +139,12 @@ def isolated_pieces(compiled: regex.Pattern[str], text: str) -> list[str]:
     them does not matter here. When the matches cover the whole text (GPT-2's
     and cl100k's patterns always do) they are the pieces.
     """
-    found = compiled.findall(text) if compiled.groups == 0 else None
+    found = compiled.findall(text, timeout=time_left()) if compiled.groups == 0 else None
     if found is not None and sum(map(len, found)) == len(text):
         return [piece for piece in found if piece]
     out: list[str] = []
     previous = 0
-    for m in compiled.finditer(text):
+    for m in compiled.finditer(text, timeout=time_left()):
         start, end = m.span()
         if start == end:
             continue
