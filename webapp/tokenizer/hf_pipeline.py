@@ -34,6 +34,7 @@ from webapp.tokenizer.hf_text import WHITE_SPACE, bounded, check_growth, time_le
 
 PIPELINE_VERSION = 1
 MAX_ADDED_TOKENS = 20_000
+MAX_ADDED_CONTENT = 1_000
 _WORD_CHAR = regex.compile(r"\w")
 _WS = "".join(sorted(WHITE_SPACE))
 
@@ -73,8 +74,8 @@ def _read_added(items: Any, notes: list[str]) -> list[list[Any]]:
         notes.append(f"the file has {len(items):,} added tokens; only the first {MAX_ADDED_TOKENS:,} are split out")
         items = items[:MAX_ADDED_TOKENS]
     for item in items:
-        if not (isinstance(item, dict) and isinstance(item.get("content"), str) and item["content"]
-                and _is_int(item.get("id")) and item["id"] >= 0):
+        if not (isinstance(item, dict) and isinstance(item.get("content"), str)
+                and 0 < len(item["content"]) <= MAX_ADDED_CONTENT and _is_int(item.get("id")) and item["id"] >= 0):
             skipped += 1
             continue
         special = bool(item.get("special", False))
@@ -85,7 +86,8 @@ def _read_added(items: Any, notes: list[str]) -> list[list[Any]]:
             bool(item.get("lstrip", False)), bool(item.get("rstrip", False)), bool(item.get("single_word", False)),
         ])
     if skipped:
-        notes.append(f"{skipped} added token(s) without a content string and an id are left out")
+        notes.append(f"{skipped} added token(s) without a content string (of 1 to {MAX_ADDED_CONTENT} characters) "
+                     "and an id are left out")
     return out
 
 
@@ -130,26 +132,65 @@ def read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
 # Added tokens
 
 
+_END = ""  # trie key that marks a whole token (no character is the empty string)
+
+
 class _AddedSplitter:
-    """Cuts added tokens out of a text: leftmost match, longest first, then the token's rules."""
+    """Cuts added tokens out of a text: leftmost match, longest first, then the token's rules.
+
+    The contents go into a character trie; candidate starts are found with a
+    character class of the tokens' first characters, and from each the trie
+    walk finds the longest token there (what the library's Aho-Corasick
+    automaton in leftmost-longest mode gives).
+    """
 
     def __init__(self, tokens: Sequence[AddedToken], normalize: Callable[[str], str] | None) -> None:
-        self.by_content: dict[str, AddedToken] = {}
+        self.trie: dict[str, Any] = {}
         for token in tokens:
             content = normalize(token.content) if normalize is not None else token.content
-            if content:
-                self.by_content.setdefault(content, token)
-        alternatives = sorted(self.by_content, key=len, reverse=True)
-        self.pattern = regex.compile("|".join(regex.escape(c) for c in alternatives)) if alternatives else None
+            if not content:
+                continue
+            node = self.trie
+            for ch in content:
+                node = node.setdefault(ch, {})
+            node.setdefault(_END, token)
+        self.starts = regex.compile("[" + "".join(regex.escape(ch) for ch in self.trie) + "]") if self.trie else None
+
+    def _longest(self, text: str, start: int) -> tuple[AddedToken, int] | None:
+        node, best, i = self.trie, None, start
+        while i < len(text):
+            node = node.get(text[i])
+            if node is None:
+                break
+            i += 1
+            if _END in node:
+                best = (node[_END], i)
+        return best
+
+    def _matches(self, text: str) -> Any:
+        position = 0
+        checks = 0
+        while True:
+            candidate = self.starts.search(text, position)
+            if candidate is None:
+                return
+            start = candidate.start()
+            found = self._longest(text, start)
+            checks += 1
+            if checks % 4096 == 0:
+                time_left()  # (a long walk per start is possible: the time budget bounds it)
+            if found is None:
+                position = start + 1
+                continue
+            yield start, found[1], found[0]
+            position = found[1]
 
     def split(self, text: str) -> list[tuple[AddedToken | None, int, int]]:
-        if self.pattern is None or not text:
+        if self.starts is None or not text:
             return [(None, 0, len(text))]
         out: list[tuple[AddedToken | None, int, int]] = []
         done = 0
-        for found in self.pattern.finditer(text, timeout=time_left()):
-            start, stop = found.span()
-            token = self.by_content[found.group()]
+        for start, stop, token in self._matches(text):
             if token.single_word and (
                 (start > 0 and _WORD_CHAR.match(text, start - 1)) or (stop < len(text) and _WORD_CHAR.match(text, stop))
             ):
