@@ -18,10 +18,14 @@ Export writes the seed JSON (the playground's own format), a Hugging Face
 `tokenizer.json` the `tokenizers` library loads and that gives the same ids,
 a minbpe-style `.model`, and a tiktoken rank file.
 
-What it does not do: Flask or HTTP; special tokens beyond listing them;
-normalisers, prefix spaces, byte fallback or post-processing (a note says
-what the playground leaves out); WordPiece, Unigram or WordLevel models, which
-are refused with a message, as is anything that is not what it claims to be.
+A tokenizer.json's normalizer, pre-tokenizer, decoder and added tokens are
+read by hf_pipeline and stored with the tokenizer (`LoadedTokenizer.pipeline`);
+`encode_loaded` applies them as the library does, `decode_loaded` decodes.
+
+What it does not do: Flask or HTTP; byte fallback, post-processing, or the
+pipeline parts hf_pipeline does not have (a note says what the playground
+leaves out); WordPiece, Unigram or WordLevel models, which are refused with a
+message, as is anything that is not what it claims to be.
 Every problem is a `TokenizerError` with `field="file"` (or "merges" /
 "vocab" where one part is at fault) and a location (line, rule, key).
 """
