@@ -283,12 +283,13 @@ def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
     if not errors:
         text, merges, vocab = values["text"], values["merges"], values["vocab"]
         try:
-            caps = dict(max_steps=limits.trace_max_steps, max_tokens=limits.render_max_tokens,
-                        max_sequence=limits.trace_max_sequence)
+            caps = {"max_steps": limits.trace_max_steps, "max_tokens": limits.render_max_tokens,
+                    "max_sequence": limits.trace_max_sequence}
             # an opened tokenizer.json applies its own normalizer / pre-tokenizer / added tokens
             trace = files.page_char_trace(opened, text, **caps) if opened else None
             if trace is None:
-                trace = tk.encode_text_trace(text, vocab, merges, **caps)
+                trace = tk.encode_text_trace(text, vocab, merges, max_steps=caps["max_steps"],
+                                             max_tokens=caps["max_tokens"], max_sequence=caps["max_sequence"])
         except TokenizerError as exc:
             errors[exc.field] = exc
             if exc.field == "vocab":

@@ -60,7 +60,7 @@ MAX_PATTERN = 5_000  # characters of a regex
 def _type(node: Any, what: str) -> str:
     if not isinstance(node, dict) or not isinstance(node.get("type"), str):
         raise Unsupported(f"a {what} without a type")
-    return node["type"]
+    return str(node["type"])
 
 
 def _pattern(node: Any, what: str) -> tuple[str, str]:
@@ -223,7 +223,7 @@ def _behavior(node: dict[str, Any], default: str) -> str:
     value = node.get("behavior", default)
     if value not in ht.BEHAVIORS:
         raise Unsupported(f"the split behavior {str(value)[:30]!r}")
-    return value
+    return str(value)
 
 
 def _prepend_scheme(node: dict[str, Any]) -> str:
@@ -232,7 +232,7 @@ def _prepend_scheme(node: dict[str, Any]) -> str:
         return "always" if _bool(node, "add_prefix_space", True) else "never"
     if scheme not in ("always", "first", "never"):
         raise Unsupported(f"the Metaspace prepend_scheme {str(scheme)[:20]!r}")
-    return scheme
+    return str(scheme)
 
 
 def _one_char(node: dict[str, Any], key: str, default: str | None, what: str) -> str:
@@ -396,7 +396,7 @@ def ends_with_byte_level(desc: Any) -> bool:
         return False
     if desc["type"] == "Sequence":
         return bool(desc["pretokenizers"]) and ends_with_byte_level(desc["pretokenizers"][-1])
-    return desc["type"] == "ByteLevel"
+    return bool(desc["type"] == "ByteLevel")
 
 
 # --------------------------------------------------------------------------

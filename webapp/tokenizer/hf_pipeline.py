@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass
 from itertools import accumulate
 from functools import lru_cache
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import regex
 
@@ -115,7 +115,8 @@ def _read_lenient(node: Any, describe: Callable[[Any], Any], key: str, what: str
 def read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
     """(canonical JSON description, notes) for a parsed tokenizer.json."""
     notes: list[str] = []
-    model = data.get("model") if isinstance(data.get("model"), dict) else {}
+    model_node = data.get("model")
+    model: Mapping[str, Any] = model_node if isinstance(model_node, dict) else {}
     desc = {
         "v": PIPELINE_VERSION,
         "normalizer": _read_lenient(data.get("normalizer"), hc.describe_normalizer, "normalizers", "normalizer", notes),
@@ -157,21 +158,27 @@ class _AddedSplitter:
         self.starts = regex.compile("[" + "".join(regex.escape(ch) for ch in self.trie) + "]") if self.trie else None
 
     def _longest(self, text: str, start: int) -> tuple[AddedToken, int] | None:
-        node, best, i = self.trie, None, start
+        node: dict[str, Any] = self.trie
+        best: tuple[AddedToken, int] | None = None
+        i = start
         while i < len(text):
-            node = node.get(text[i])
-            if node is None:
+            child = node.get(text[i])
+            if child is None:
                 break
+            node = child
             i += 1
             if _END in node:
                 best = (node[_END], i)
         return best
 
-    def _matches(self, text: str) -> Any:
+    def _matches(self, text: str) -> Iterator[tuple[int, int, AddedToken]]:
         position = 0
         checks = 0
+        starts = self.starts
+        if starts is None:
+            return
         while True:
-            candidate = self.starts.search(text, position)
+            candidate = starts.search(text, position)
             if candidate is None:
                 return
             start = candidate.start()

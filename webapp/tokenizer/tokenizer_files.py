@@ -185,7 +185,7 @@ def _pipeline_summary(pipeline: str) -> dict[str, Any] | None:
             return None
         if node["type"] == "Sequence":
             return "Sequence[" + ", ".join(name(c, key) or "" for c in node[key]) + "]"
-        return node["type"]
+        return str(node["type"])
 
     return {
         "normalizer": name(desc["normalizer"], "normalizers"),
