@@ -478,6 +478,40 @@ def api_tokenizer_encode(tokenizer_id: str) -> Response:
     return jsonify(out)
 
 
+@bp.post("/api/tokenizers/<tokenizer_id>/decode")
+def api_tokenizer_decode(tokenizer_id: str) -> Response:
+    """`{"ids"[, "skip_special_tokens": true]}` -> `{"text"}` through the file's own decoder.
+
+    A tokenizer.json decodes as the library's `decode` does (its decoder, special
+    tokens skipped unless asked); other files join the tokens' bytes (byte level)
+    or strings (character level).
+    """
+    try:
+        entry = load_tokenizer(tokenizer_id)
+    except TokenizerError as exc:
+        return _error(exc, 404)
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict) or "ids" not in data:
+        return _error(TokenizerError('body: expected a JSON object {"ids": [...]}', field="body"))
+    try:
+        ids = inputs.read_ids(data["ids"], inputs.current_limits())
+        skip = inputs.read_flag(data.get("skip_special_tokens"), "skip_special_tokens", True)
+        tok = entry.tok
+        if tok.pipeline:
+            text = tokfiles.decode_loaded(tok, ids, skip_special=skip)
+        elif tok.level == "bytes":
+            text = tk.decode(list(ids), {i: entry.file_vocab[i] for i in set(ids) if entry.file_vocab and i in entry.file_vocab})
+        else:
+            inverse = {v: k for k, v in tok.vocab.items()}
+            missing = next((i for i in ids if i not in inverse), None)
+            if missing is not None:
+                raise TokenizerError(f"ids: id {missing} is not in the tokenizer's vocab", field="ids")
+            text = "".join(inverse[i] for i in ids)
+    except TokenizerError as exc:
+        return _error(exc)
+    return jsonify({"text": text})
+
+
 def _fields() -> dict[str, Any]:
     """Export inputs from the query string, a form, or a JSON body (later wins)."""
     fields: dict[str, Any] = dict(request.args.items())

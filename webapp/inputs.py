@@ -271,6 +271,15 @@ def read_ids(value: Any, limits: Limits) -> tuple[int, ...]:
     return tk.validate_ids(ids)
 
 
+def read_flag(value: Any, field: str, default: bool) -> bool:
+    """A JSON true / false (absent or null: the default)."""
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise _wrong_type(field, "true or false", value)
+    return value
+
+
 def read_words(value: Any, limits: Limits, *, form: bool = False) -> tuple[str, ...]:
     """The training corpus: a list of words."""
     if value is None:

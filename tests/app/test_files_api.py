@@ -450,3 +450,23 @@ def test_pages_apply_the_files_pipeline(client, nfkc_tok, metaspace_tok):
     tid = re.search(r'name="tokenizer" value="([a-z2-7]{16})"', page.get_data(as_text=True)).group(1)
     download = client.post("/chars/ids.txt", data={"text": text, "tokenizer": tid})
     assert [int(i) for i in download.get_data(as_text=True).split()] == metaspace_tok.encode(text).ids
+
+
+def test_api_decode_uses_the_files_decoder(client, nfkc_tok, metaspace_tok, byte_tok, tmp_path):
+    for tok in (nfkc_tok, metaspace_tok):
+        tid = _import(client, tok.to_str())["tokenizer"]
+        for text in PIPELINE_TEXTS:
+            ids = tok.encode(text).ids
+            for skip in (True, False):
+                response = client.post(f"/api/tokenizers/{tid}/decode", json={"ids": ids, "skip_special_tokens": skip})
+                assert response.get_json() == {"text": tok.decode(ids, skip_special_tokens=skip)}, text
+    bad = client.post(f"/api/tokenizers/{tid}/decode", json={"ids": [1], "skip_special_tokens": "yes"})
+    assert bad.status_code == 400 and bad.get_json()["error"]["field"] == "skip_special_tokens"
+    # a file without a tokenizer.json pipeline (vocab.json + merges.txt): the tokens' bytes
+    byte_tok.model.save(str(tmp_path))
+    pair = client.post("/api/import", data={
+        "file": (io.BytesIO((tmp_path / "vocab.json").read_bytes()), "vocab.json"),
+        "merges_file": (io.BytesIO((tmp_path / "merges.txt").read_bytes()), "merges.txt"),
+    }, content_type="multipart/form-data").get_json()
+    ids = byte_tok.encode(TEXT).ids
+    assert client.post(f"/api/tokenizers/{pair['tokenizer']}/decode", json={"ids": ids}).get_json() == {"text": TEXT}

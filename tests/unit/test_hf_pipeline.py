@@ -407,3 +407,16 @@ def test_oversized_and_deeply_nested_components_are_left_out_with_a_note():
     assert any("nested more than 8 deep" in n for n in loaded.notes)
     assert any("inserting 17 characters (over 16)" in n for n in loaded.notes)
     assert loaded.summary()["file_pipeline"]["normalizer"] == "Sequence[]"  # (the nested part left out)
+
+
+@pytest.mark.parametrize("unk", [None, "<unk>"])
+def test_char_pipeline_trace_for_the_characters_page(unk):
+    tok = _train(pre_tokenizers.Metaspace(prepend_scheme="always"), decoder=decoders.Metaspace(), byte_level=False,
+                 unk=unk, special=["<unk>", "<s>"] if unk else ["<s>"], added=[AddedToken("<s>", special=True)])
+    loaded = tf.import_tokenizer(tok.to_str())
+    for text in ["the lowest<s> ☃x☃ newer", "<s>", "☃", ""]:
+        trace = tf.char_pipeline_trace(loaded, text)
+        assert trace.ids == tok.encode(text).ids, text
+        assert [t.id for t in trace.tokens] == trace.ids  # (unknown characters: unk, or left out)
+        assert "".join(str(t.value) for t in trace.tokens) == trace.text
+        assert all(trace.text[t.start:t.end] == t.value for t in trace.tokens)
