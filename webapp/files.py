@@ -446,14 +446,20 @@ def api_tokenizer_encode(tokenizer_id: str) -> Response:
         limits = inputs.current_limits()
         text = inputs.read_text(data["text"], limits)
         if entry.tok.level == "chars" and tokfiles.uses_pipeline(entry.tok):
-            trace = tokfiles.char_pipeline_trace(entry.tok, text, max_steps=0, max_tokens=len(text) + 1, max_sequence=0)
+            allowed = real.allowed_set(
+                inputs.read_allowed_special(data.get("allowed_special", "all")), entry.tok.special_tokens)
+            trace = tokfiles.char_pipeline_trace(entry.tok, text, allowed, max_steps=0, max_tokens=len(text) + 1,
+                                                 max_sequence=0)
             return jsonify({"ids": trace.ids, "tokens": [str(t.value) for t in trace.tokens],
                             "model_text": trace.text})
         if entry.tok.level == "chars":
             ids = tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
             return jsonify({"ids": ids, "tokens": tk.char_tokens(text, list(entry.tok.merges))})
         scheme = inputs.read_pretokenize(data.get("pretokenize") or entry.tok.pretokenize)
-        allowed = real.allowed_set(inputs.read_allowed_special(data.get("allowed_special")), entry.tok.special_tokens)
+        raw_allowed = data.get("allowed_special")
+        if raw_allowed is None and tokfiles.uses_pipeline(entry.tok, scheme):
+            raw_allowed = "all"  # a tokenizer.json's default, as the library encodes
+        allowed = real.allowed_set(inputs.read_allowed_special(raw_allowed), entry.tok.special_tokens)
         trace, special_index = real.encode_trace_special(
             entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
             max_steps=0, max_tokens=len(text.encode("utf-8")) + 1, max_sequence=0,
@@ -619,15 +625,22 @@ def _full_page(tool: str, state: Mapping[str, str]) -> str:
     return pages.render_tool_page(tool, state)
 
 
-def _status(tool: str, tokenizer_id: str, error: str | None, *, reset_inputs: bool, refresh: bool = False) -> str:
+def _status(
+    tool: str, tokenizer_id: str, error: str | None, *, reset_inputs: bool, refresh: bool = False, special: str = ""
+) -> str:
     return render_template(
         "partials/open_tokenizer_status.html",
         tool=tool,
-        state={"tokenizer": tokenizer_id},
+        state={"tokenizer": tokenizer_id, "special": special},
         open_error=error,
         reset_inputs=reset_inputs,
         refresh=refresh,
     )
+
+
+def _opening_special(entry: Loaded) -> str:
+    """A tokenizer.json opens with its special tokens recognised, as the library encodes by default."""
+    return "all" if entry.tok.pipeline and entry.tok.special_tokens and entry.tok.level == "bytes" else ""
 
 
 @bp.post("/files/open/<tool>")
@@ -650,8 +663,10 @@ def open_page(tool: str) -> Any:
     if _is_htmx():
         # `refresh` marks the status so files.js re-encodes the page with the file
         # (an HX-Trigger would make htmx reuse the Open button's formaction).
-        return _status(tool, entry.id, None, reset_inputs=True, refresh=True)
+        return _status(tool, entry.id, None, reset_inputs=True, refresh=True, special=_opening_special(entry))
     state = _page_state(tool, entry.id)
+    if _opening_special(entry):
+        state["special"] = _opening_special(entry)
     if tool == "bytes":
         state["pretokenize"] = entry.tok.pretokenize  # start with the file's own splitting
     return _full_page(tool, state)

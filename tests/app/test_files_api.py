@@ -426,6 +426,11 @@ def test_api_encode_applies_the_files_pipeline(client, nfkc_tok, metaspace_tok):
         for text in PIPELINE_TEXTS:
             data = client.post(f"/api/tokenizers/{body['tokenizer']}/encode", json={"text": text}).get_json()
             assert data["ids"] == tok.encode(text).ids, text
+            plain = Tokenizer.from_str(tok.to_str())
+            plain.encode_special_tokens = True
+            data = client.post(f"/api/tokenizers/{body['tokenizer']}/encode",
+                               json={"text": text, "allowed_special": "none"}).get_json()
+            assert data["ids"] == plain.encode(text).ids, text
     text = PIPELINE_TEXTS[0]
     body = _import(client, nfkc_tok.to_str())
     data = client.post(f"/api/tokenizers/{body['tokenizer']}/encode", json={"text": text}).get_json()
@@ -442,8 +447,16 @@ def test_pages_apply_the_files_pipeline(client, nfkc_tok, metaspace_tok):
     assert ("normalizer NFKC; pre-tokenizer ByteLevel; 1 added token split out; decoder ByteLevel"
             in " ".join(html.split()))
     tid = re.search(r'name="tokenizer" value="([a-z2-7]{16})"', html).group(1)
-    download = client.post("/bytes/ids.txt", data={"text": text, "tokenizer": tid, "pretokenize": "gpt2"})
+    # it opened with its special tokens recognised, as the library encodes by default
+    assert re.search(r'<input type="checkbox" name="special" value="all" checked>', html)
+    form = {"text": text, "tokenizer": tid, "pretokenize": "gpt2", "special": "all"}
+    download = client.post("/bytes/ids.txt", data=form)
     assert [int(i) for i in download.get_data(as_text=True).split()] == nfkc_tok.encode(text).ids
+    # unchecked: the special token is text, as with the library's encode_special_tokens
+    plain = Tokenizer.from_str(nfkc_tok.to_str())
+    plain.encode_special_tokens = True
+    fragment = client.post("/fragments/bytes", data={**form, "special": ""})
+    assert _token_ids(fragment.get_data(as_text=True)) == plain.encode(text).ids != nfkc_tok.encode(text).ids
     for text in PIPELINE_TEXTS:
         page = client.post("/files/open/chars", data={"text": text, "tokenizer_paste": metaspace_tok.to_str()})
         assert _token_ids(page.get_data(as_text=True)) == metaspace_tok.encode(text).ids, text

@@ -248,6 +248,17 @@ def test_sentencepiece_style_normalizer_and_byte_fallback_decoder():
 # Added tokens: split out before the normalizer, with their own rules
 
 
+def test_special_tokens_left_as_text_like_encode_special_tokens(llama3_tok):
+    loaded = tf.import_tokenizer(llama3_tok.to_str())
+    plain = Tokenizer.from_str(llama3_tok.to_str())
+    plain.encode_special_tokens = True
+    for text in ["a<|end|>b<|begin_of_text|>", "<|end|>", "x <|end|> y"]:
+        assert tf.encode_loaded(loaded, text, allowed_special=frozenset()) == plain.encode(text).ids
+        only_end = tf.encode_loaded(loaded, text, allowed_special=frozenset({"<|end|>"}))
+        assert only_end.count(llama3_tok.token_to_id("<|end|>")) == text.count("<|end|>")
+        assert llama3_tok.token_to_id("<|begin_of_text|>") not in only_end
+
+
 def test_added_tokens_with_their_rules():
     added = [
         AddedToken("<L>", lstrip=True, special=True),

@@ -192,12 +192,17 @@ class _AddedSplitter:
             yield start, found[1], found[0]
             position = found[1]
 
-    def split(self, text: str) -> list[tuple[AddedToken | None, int, int]]:
+    def split(self, text: str, allowed: frozenset[str] | None = None) -> list[tuple[AddedToken | None, int, int]]:
+        """`allowed`: the special tokens to split out (None: all); added tokens that are
+        not special always are. A special token left as text still ends its match, as
+        in the library (its `encode_special_tokens`), so nothing inside it matches."""
         if self.starts is None or not text:
             return [(None, 0, len(text))]
         out: list[tuple[AddedToken | None, int, int]] = []
         done = 0
         for start, stop, token in self._matches(text):
+            if allowed is not None and token.special and token.content not in allowed:
+                continue
             if token.single_word and (
                 (start > 0 and _WORD_CHAR.match(text, start - 1)) or (stop < len(text) and _WORD_CHAR.match(text, stop))
             ):
@@ -245,14 +250,17 @@ class Pipeline:
         self._raw = _AddedSplitter([t for t in self.added if not t.normalized], None)
         self._normalized = _AddedSplitter([t for t in self.added if t.normalized], self.normalizer)
 
-    def parts(self, text: str) -> list[Part]:
-        """The text cut into added tokens and pieces (bounded: see hf_text.bounded)."""
-        with bounded(len(text)):
-            return self._parts(text)
+    def parts(self, text: str, allowed: frozenset[str] | None = None) -> list[Part]:
+        """The text cut into added tokens and pieces (bounded: see hf_text.bounded).
 
-    def _parts(self, text: str) -> list[Part]:
+        `allowed`: the special tokens to recognise (None: all, the library's default).
+        """
+        with bounded(len(text)):
+            return self._parts(text, allowed)
+
+    def _parts(self, text: str, allowed: frozenset[str] | None) -> list[Part]:
         out: list[Part] = []
-        for token, start, end in self._raw.split(text):
+        for token, start, end in self._raw.split(text, allowed):
             if token is not None:
                 out.append((token.id, text[start:end]))
                 continue
@@ -264,7 +272,7 @@ class Pipeline:
             if self.normalizer is not None:
                 segment = self.normalizer(segment)
                 check_growth(len(segment))
-            for inner, s, e in self._normalized.split(segment):
+            for inner, s, e in self._normalized.split(segment, allowed):
                 if inner is not None:
                     out.append((inner.id, segment[s:e]))
                 elif e > s:

@@ -1356,13 +1356,13 @@ def uses_pipeline(tok: LoadedTokenizer, scheme: str | None = None) -> bool:
     return bool(tok.pipeline) and (scheme is None or scheme == tok.pretokenize)
 
 
-def _pipeline_ids(tok: LoadedTokenizer, text: str, compiled: Any) -> list[int]:
+def _pipeline_ids(tok: LoadedTokenizer, text: str, compiled: Any, allowed: frozenset[str] | None = None) -> list[int]:
     """The file's ids for `text` through its normalizer, added tokens and pre-tokenizer."""
     from webapp import tokenizer as tk
 
     text = tk.validate_text(text)
     pipeline = hp.compile_pipeline(tok.pipeline)
-    parts = pipeline.parts(text)
+    parts = pipeline.parts(text, allowed)
     if tok.level == "chars":
         merges = compiled if compiled is not None else tk.compile_char_merges(list(tok.merges))
         return hp.encode_char_parts(pipeline, parts, merges.tokens, tok.vocab, tok.unk_id)
@@ -1371,18 +1371,23 @@ def _pipeline_ids(tok: LoadedTokenizer, text: str, compiled: Any) -> list[int]:
     return hp.encode_byte_parts(pipeline, parts, lambda data, cuts: tok.file_ids(engine.encode_bytes(data, cuts)), drop)
 
 
-def encode_loaded(tok: LoadedTokenizer, text: str, scheme: str | None = None, *, compiled: Any = None) -> list[int]:
+def encode_loaded(
+    tok: LoadedTokenizer, text: str, scheme: str | None = None, *, compiled: Any = None,
+    allowed_special: frozenset[str] | None = None,
+) -> list[int]:
     """The file's ids for `text`.
 
     With the file's pipeline (a tokenizer.json, its own scheme): normalizer,
     added tokens and pre-tokenizer as the library applies them, then the
-    merges per piece. Otherwise: playground encoding per piece of `scheme`,
-    then the id map. Character level needs a pipeline.
+    merges per piece; `allowed_special` (None: all, the library's default)
+    says which special tokens are split out, the others stay text as with the
+    library's `encode_special_tokens`. Otherwise: playground encoding per
+    piece of `scheme`, then the id map. Character level needs a pipeline.
     """
     from webapp.tokenizer.pretokenize import pretokenized_encode
 
     if uses_pipeline(tok, scheme):
-        return _pipeline_ids(tok, text, compiled)
+        return _pipeline_ids(tok, text, compiled, allowed_special)
     if tok.level != "bytes":
         raise ValueError("encode_loaded is for byte-level tokenizers; use bpe_encode_text for characters")
     ids = pretokenized_encode(text, compiled if compiled is not None else tok.merges, scheme or tok.pretokenize)
@@ -1398,15 +1403,17 @@ def encode_loaded_trace(
     max_steps: int = 200,
     max_tokens: int = 3000,
     max_sequence: int = 2000,
+    allowed_special: frozenset[str] | None = None,
 ) -> Any:
-    """`pretokenized_encode_trace` shown in the file's ids (tokens, steps and sequences too)."""
+    """`pretokenized_encode_trace` shown in the file's ids (tokens, steps and sequences too);
+    with the file's pipeline, `_pipeline_trace` (`allowed_special` as for `encode_loaded`)."""
     from webapp.tokenizer.pretokenize import pretokenized_encode_trace
 
     if tok.level != "bytes":
         raise ValueError("encode_loaded_trace is for byte-level tokenizers")
     if uses_pipeline(tok, scheme):
         return _pipeline_trace(tok, text, compiled, dict(max_steps=max_steps, max_tokens=max_tokens,
-                                                          max_sequence=max_sequence))
+                                                          max_sequence=max_sequence), allowed_special)
     trace = pretokenized_encode_trace(
         text,
         compiled if compiled is not None else tok.merges,
@@ -1425,7 +1432,9 @@ def encode_loaded_trace(
     return trace
 
 
-def _pipeline_trace(tok: LoadedTokenizer, text: str, compiled: Any, caps: dict[str, int]) -> Any:
+def _pipeline_trace(
+    tok: LoadedTokenizer, text: str, compiled: Any, caps: dict[str, int], allowed: frozenset[str] | None = None
+) -> Any:
     """The trace of the text the model sees (normalized, prefixed), in the file's ids.
 
     Spans index `trace.text` (the pipeline's output), not the typed text.
@@ -1439,7 +1448,7 @@ def _pipeline_trace(tok: LoadedTokenizer, text: str, compiled: Any, caps: dict[s
         raise ValueError("the pipeline trace here is for byte-level tokenizers; see char_pipeline_trace")
     text = tk.validate_text(text)
     pipeline = hp.compile_pipeline(tok.pipeline)
-    parts = pipeline.parts(text)
+    parts = pipeline.parts(text, allowed)
     shown, pieces, added = hp.layout(pipeline, parts, unit="bytes")
     cuts = [start for start, _ in pieces]
     for start, end, _ in added:
@@ -1459,11 +1468,13 @@ def _pipeline_trace(tok: LoadedTokenizer, text: str, compiled: Any, caps: dict[s
             skip_to = end
         elif token.id != DROPPED:
             tokens.append(token)
-    ids = encode_loaded(tok, text, compiled=compiled)
+    ids = encode_loaded(tok, text, compiled=compiled, allowed_special=allowed)
     return replace(trace, ids=ids, tokens=tokens, pieces=pieces, text=shown)
 
 
-def char_pipeline_trace(tok: LoadedTokenizer, text: str, **caps: int) -> Any:
+def char_pipeline_trace(
+    tok: LoadedTokenizer, text: str, allowed_special: frozenset[str] | None = None, **caps: int
+) -> Any:
     """For the Characters page: the trace of what the model sees, in the file's ids (see _pipeline_trace)."""
     from webapp import tokenizer as tk
     from webapp.tokenizer.traces import Token
@@ -1471,7 +1482,7 @@ def char_pipeline_trace(tok: LoadedTokenizer, text: str, **caps: int) -> Any:
     text = tk.validate_text(text)
     pipeline = hp.compile_pipeline(tok.pipeline)
     vocab = dict(tok.vocab)
-    parts = pipeline.parts(text)
+    parts = pipeline.parts(text, allowed_special)
     if tok.unk_id is None:  # the library leaves unknown characters out before merging
         parts = [p if p[0] is not None else (None, ["".join(ch for ch in piece if ch in vocab) for piece in p[1]])
                  for p in parts]
@@ -1498,7 +1509,7 @@ def char_pipeline_trace(tok: LoadedTokenizer, text: str, **caps: int) -> Any:
             skip_to = end
         else:
             tokens.append(token)
-    ids = encode_loaded(tok, text)
+    ids = encode_loaded(tok, text, allowed_special=allowed_special)
     return replace(trace, ids=ids, tokens=tokens, pieces=pieces, text=shown)
 
 
