@@ -448,8 +448,8 @@ def api_tokenizer_encode(tokenizer_id: str) -> Response:
         if entry.tok.level == "chars" and tokfiles.uses_pipeline(entry.tok):
             allowed = real.allowed_set(
                 inputs.read_allowed_special(data.get("allowed_special", "all")), entry.tok.special_tokens)
-            trace = tokfiles.char_pipeline_trace(entry.tok, text, allowed, max_steps=0, max_tokens=len(text) + 1,
-                                                 max_sequence=0)
+            trace = tokfiles.char_pipeline_trace(entry.tok, text, allowed_special=allowed, max_steps=0,
+                                                 max_tokens=len(text) + 1, max_sequence=0)
             return jsonify({"ids": trace.ids, "tokens": [str(t.value) for t in trace.tokens],
                             "model_text": trace.text})
         if entry.tok.level == "chars":

@@ -1473,7 +1473,7 @@ def _pipeline_trace(
 
 
 def char_pipeline_trace(
-    tok: LoadedTokenizer, text: str, allowed_special: frozenset[str] | None = None, **caps: int
+    tok: LoadedTokenizer, text: str, *, allowed_special: frozenset[str] | None = None, **caps: int
 ) -> Any:
     """For the Characters page: the trace of what the model sees, in the file's ids (see _pipeline_trace)."""
     from webapp import tokenizer as tk
