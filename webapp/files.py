@@ -249,12 +249,13 @@ def page_special_ids(tokenizer_id: Any) -> frozenset[int]:
         return frozenset()
 
 
-def page_char_trace(tokenizer_id: str, text: str, **caps: int) -> Any:
+def page_char_trace(tokenizer_id: str, text: str, *, max_steps: int, max_tokens: int, max_sequence: int) -> Any:
     """The Characters page's trace with a stored tokenizer.json's own pipeline, or None without one."""
     entry = load_tokenizer(tokenizer_id)
     if entry.tok.level != "chars" or not tokfiles.uses_pipeline(entry.tok):
         return None
-    return tokfiles.char_pipeline_trace(entry.tok, text, **caps)
+    return tokfiles.char_pipeline_trace(entry.tok, text, max_steps=max_steps, max_tokens=max_tokens,
+                                        max_sequence=max_sequence)
 
 
 def page_char_tokenizer(tokenizer_id: str) -> tuple[tuple[tuple[str, str], ...], dict[str, int]]:
