@@ -27,6 +27,10 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "LIMIT_IDS": 1_000_000,
     "LIMIT_WORDS": 500_000,
     "LIMIT_NUM_MERGES": 50_000,
+    # Bytes a merge list's tokens may stand for (one token / all of them): checked
+    # as lengths before any vocab is built (webapp.tokenizer.token_sizes).
+    "LIMIT_TOKEN_BYTES": 65_536,
+    "LIMIT_VOCAB_BYTES": 8 * 1024 * 1024,
     # How much of a result the pages render (the full ids stay available).
     "RENDER_MAX_TOKENS": 3000,
     "TRACE_MAX_STEPS": 200,

@@ -31,6 +31,7 @@ from webapp import inputs
 from webapp import tokenizer as tk
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer.pretokenize import pretokenized_encode
+from webapp.tokenizer.token_sizes import ImpliedVocab
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -111,10 +112,15 @@ def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:
 
     Bytes come from the vocab the merges imply; for odd lists where that does
     not spell the text back (an id defined twice), the engine's trace is used.
+    The implied bytes are built only when their lengths add up to the text's:
+    a few rules can imply tokens of terabytes that this encoding never uses.
     """
-    vocab = tk.implied_byte_vocab(merges)
+    implied = ImpliedVocab(merges.rules)
     data = text.encode("utf-8")
-    pieces = [vocab.get(i) for i in ids]
+    pieces: list[bytes | None] = [None]
+    if implied.total(ids) == len(data) and all(implied.length(i) is not None for i in ids):
+        vocab = implied.bytes_for(ids, len(data)) or {}
+        pieces = [vocab.get(i) for i in ids]
     if any(p is None for p in pieces) or b"".join(pieces) != data:  # type: ignore[arg-type]
         trace = tk.encode_trace(text, merges, max_steps=0, max_tokens=len(ids), max_sequence=0)
         pieces = [t.value for t in trace.tokens]  # type: ignore[misc]

@@ -166,7 +166,7 @@ def _entry(blob_id: str, tok: tokfiles.LoadedTokenizer) -> Loaded:
 
 def store_tokenizer(tok: tokfiles.LoadedTokenizer) -> Loaded:
     """Keep a tokenizer server-side; the same tokenizer always gets the same id."""
-    data = zlib.compress(tokfiles.dumps_stored(tok), 6)
+    data = zlib.compress(tokfiles.dumps_stored(tok, limits=inputs.current_limits().sizes), 6)
     blob_id = _put_blob(data)
     entry = LOADED.get(blob_id)
     if entry is None:
@@ -202,7 +202,7 @@ def load_tokenizer(tokenizer_id: Any) -> Loaded:
         raw = zlib.decompress(data)
     except zlib.error:
         raise TokenizerError("tokenizer: the stored tokenizer is damaged", field="tokenizer") from None
-    tok = tokfiles.loads_stored(raw)
+    tok = tokfiles.loads_stored(raw, limits=inputs.current_limits().sizes)
     entry = _entry(tokenizer_id, tok)
     LOADED.put(entry)
     return entry
@@ -379,7 +379,10 @@ def _check_limits(tok: tokfiles.LoadedTokenizer) -> None:
 
 def import_from_request(*, page: bool = False) -> Loaded:
     req = read_import_request(page=page)
-    tok = tokfiles.import_tokenizer(req.content, fmt=req.fmt, merges_txt=req.merges_txt, filename=req.filename)
+    tok = tokfiles.import_tokenizer(
+        req.content, fmt=req.fmt, merges_txt=req.merges_txt, filename=req.filename,
+        limits=inputs.current_limits().sizes,
+    )
     _check_limits(tok)
     return store_tokenizer(tok)
 
@@ -562,7 +565,7 @@ def tokenizer_from_fields(fields: Mapping[str, Any], *, level: str | None = None
     if level != "bytes":
         raise TokenizerError(f'level: expected "bytes" or "chars", got {level!r}', field="level")
     compiled = inputs.read_byte_merges(fields["merges"], limits)
-    return tokfiles.from_playground(level="bytes", merges=list(compiled.rules), pretokenize=scheme)
+    return tokfiles.from_playground(level="bytes", merges=list(compiled.rules), pretokenize=scheme, limits=limits.sizes)
 
 
 def _guess_level(merges: Any) -> str:

@@ -31,6 +31,7 @@ from webapp import tokenizer as tk
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats
 from webapp.tokenizer.pretokenize import SCHEMES
+from webapp.tokenizer.token_sizes import SizeLimits
 
 PRETOKENIZE_SCHEMES = SCHEMES
 
@@ -48,6 +49,13 @@ class Limits:
     render_max_tokens: int = 3000
     trace_max_steps: int = 200
     trace_max_sequence: int = 400
+    token_bytes: int = 65_536
+    vocab_bytes: int = 8 * 1024 * 1024
+
+    @property
+    def sizes(self) -> SizeLimits:
+        """The bounds on the bytes a merge list's tokens stand for."""
+        return SizeLimits(token_bytes=self.token_bytes, vocab_bytes=self.vocab_bytes)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "Limits":
@@ -62,6 +70,8 @@ class Limits:
             render_max_tokens=int(config.get("RENDER_MAX_TOKENS", defaults.render_max_tokens)),
             trace_max_steps=int(config.get("TRACE_MAX_STEPS", defaults.trace_max_steps)),
             trace_max_sequence=int(config.get("TRACE_MAX_SEQUENCE", defaults.trace_max_sequence)),
+            token_bytes=int(config.get("LIMIT_TOKEN_BYTES", defaults.token_bytes)),
+            vocab_bytes=int(config.get("LIMIT_VOCAB_BYTES", defaults.vocab_bytes)),
         )
 
 

@@ -30,6 +30,7 @@ from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats
 from webapp.tokenizer.presets import get_preset, is_preset
 from webapp.tokenizer.pretokenize import pretokenized_encode, pretokenized_encode_trace
+from webapp.tokenizer.token_sizes import ImpliedVocab
 
 bp = Blueprint("pages", __name__)
 
@@ -221,9 +222,23 @@ def _only(vocab: dict[int, bytes] | None, ids: Any) -> dict[int, bytes] | None:
 
 
 def _roundtrip(text: str, ids: list[int], merges: Any, vocab: dict[int, bytes] | None = None) -> dict[str, Any]:
-    """Does decoding the ids with the vocab the merges imply (or an opened file's) give the text back?"""
+    """Does decoding the ids with the vocab the merges imply (or an opened file's) give the text back?
+
+    Only the bytes of the ids used are built, and only when they can total the
+    text's length or less (lengths first): a few rules can imply tokens of
+    terabytes, while the encoding itself is as small as the text.
+    """
+    if vocab is None:
+        implied = ImpliedVocab(merges.rules)
+        size, wanted = implied.total(ids), len(text.encode("utf-8"))
+        if size > max(wanted, inputs.current_limits().token_bytes):
+            return {
+                "ok": False,
+                "message": f"decoding the ids with the implied vocab gives {size:,} bytes; the text has {wanted:,}",
+            }
+        vocab = implied.bytes_for(ids, size)
     try:
-        back = tk.decode(ids, vocab if vocab is not None else tk.implied_byte_vocab(merges))
+        back = tk.decode(ids, vocab)
     except TokenizerError as exc:
         return {"ok": False, "message": exc.message}
     if back == text:
@@ -435,10 +450,16 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
         merges = inputs.read_byte_merges(state.get("merges", ""), limits)
         scheme = inputs.read_pretokenize(state.get("pretokenize", "none"))
         ids = pretokenized_encode(text, merges, scheme)
-        implied = tk.implied_byte_vocab(merges)
     except TokenizerError:
         return None
-    needed = {i: implied[i] for i in sorted(set(ids)) if i in implied and (i > 255 or implied[i] != bytes([i]))}
+    implied = ImpliedVocab(merges.rules)
+    # Only the ids the encoding uses, and only if their bytes are no more than
+    # the text's (lengths first): otherwise the panel is left as it was.
+    needed_ids = [i for i in sorted(set(ids)) if i > 255]
+    needed = implied.bytes_for(needed_ids, max(len(text.encode("utf-8")), limits.token_bytes))
+    if needed is None:
+        return None
+    needed = {i: b for i, b in needed.items() if i > 255}
     return {"ids": textformats.format_ids(ids), "vocab": textformats.format_byte_vocab(needed)}
 
 

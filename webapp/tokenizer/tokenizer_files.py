@@ -42,6 +42,7 @@ from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.hf_components import maps_bytes
 from webapp.tokenizer import hf_pipeline as hp
 from webapp.tokenizer.hf_pipeline import read_pipeline
+from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 from webapp.tokenizer.pretokenize import PATTERNS, SCHEMES, check_scheme, scheme_for_pattern
 
 FORMATS: tuple[str, ...] = ("auto", "hf", "vocab-merges", "tiktoken", "minbpe", "seed")
@@ -280,8 +281,12 @@ def import_tokenizer(
     fmt: str = "auto",
     merges_txt: str | bytes | None = None,
     filename: str | None = None,
+    limits: SizeLimits = DEFAULT_SIZE_LIMITS,
 ) -> LoadedTokenizer:
     """Parse a tokenizer file of the given format (or detect it).
+
+    `limits` bound the bytes the merges may make tokens stand for (formats that
+    derive token bytes from the merges: minbpe, playground JSON).
 
     For the vocab.json + merges.txt pair, `content` is vocab.json and
     `merges_txt` the merges file (fmt "vocab-merges", or "auto" with both given).
@@ -301,8 +306,8 @@ def import_tokenizer(
     if fmt == "tiktoken":
         return parse_tiktoken(content)
     if fmt == "minbpe":
-        return parse_minbpe(content)
-    return parse_seed(content)
+        return parse_minbpe(content, limits=limits)
+    return parse_seed(content, limits=limits)
 
 
 # --------------------------------------------------------------------------
@@ -872,7 +877,12 @@ def _with_empty_token(tok: LoadedTokenizer, empty: tuple[int, int]) -> LoadedTok
 # minbpe .model
 
 
-def parse_minbpe(content: str | bytes) -> LoadedTokenizer:
+def _is_digits(text: str) -> bool:
+    """ASCII digits of a sane length: int() refuses over 4,300 digits, and no real id has 19."""
+    return 0 < len(text) <= 18 and text.isascii() and text.isdigit()
+
+
+def parse_minbpe(content: str | bytes, *, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> LoadedTokenizer:
     """minbpe's `.model`: "minbpe v1", the split pattern, special tokens, then "idx1 idx2" per merge."""
     text = _as_text(content, "model file")
     lines = text.split("\n")
@@ -882,25 +892,24 @@ def parse_minbpe(content: str | bytes) -> LoadedTokenizer:
         raise _file_error("the minbpe .model ends before its special-token count", line=len(lines))
     pattern = lines[1].rstrip("\r")
     count_text = lines[2].strip()
-    if not count_text.isdigit():
+    if not _is_digits(count_text):
         raise _file_error(f"line 3 of a minbpe .model should be the number of special tokens, got {_show(count_text)}", line=3)
     count = int(count_text)
     special: dict[str, int] = {}
     for offset in range(count):
         line_no = 4 + offset
         parts = lines[line_no - 1].split() if line_no - 1 < len(lines) else []
-        if len(parts) != 2 or not parts[1].isdigit():
+        if len(parts) != 2 or not _is_digits(parts[1]):
             raise _file_error(f"line {line_no} should be a special token and its id", line=line_no)
         special[parts[0]] = int(parts[1])
     merges: list[ByteRule] = []
-    vocab: dict[int, bytes] = {}
     for index, raw in enumerate(lines[3 + count :]):
         line_no = 4 + count + index
         if not raw.strip():
             continue
         parts = raw.split()
         new = 256 + len(merges)
-        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        if len(parts) != 2 or not all(_is_digits(p) for p in parts):
             raise _file_error(f"line {line_no} should be two token ids, got {_show(raw.strip())}", line=line_no)
         left, right = int(parts[0]), int(parts[1])
         for side in (left, right):
@@ -910,8 +919,11 @@ def parse_minbpe(content: str | bytes) -> LoadedTokenizer:
                     field="merges",
                     location={"rule": len(merges) + 1, "line": line_no},
                 )
-        vocab[new] = _bytes_of(left, vocab) + _bytes_of(right, vocab)
         merges.append((left, right, new))
+    check_sizes(merges, limits, "first")  # lengths first: 40 lines can ask for 2^40 bytes
+    vocab: dict[int, bytes] = {}
+    for left, right, new in merges:
+        vocab[new] = _bytes_of(left, vocab) + _bytes_of(right, vocab)
     notes: list[str] = []
     if pattern:
         scheme = scheme_for_pattern(pattern)
@@ -934,7 +946,9 @@ def _bytes_of(token: int, vocab: Mapping[int, bytes]) -> bytes:
 # Seed JSON (the playground's own format)
 
 
-def parse_seed(content: str | bytes | Mapping[str, Any]) -> LoadedTokenizer:
+def parse_seed(
+    content: str | bytes | Mapping[str, Any], *, limits: SizeLimits = DEFAULT_SIZE_LIMITS
+) -> LoadedTokenizer:
     """`{"merges": [...], "vocab": {...}}` as the pages use, plus optional extras we export."""
     from webapp import tokenizer as tk  # late: the engine package imports this module's siblings
 
@@ -956,7 +970,7 @@ def parse_seed(content: str | bytes | Mapping[str, Any]) -> LoadedTokenizer:
         raise _file_error(f'"level" should be "bytes" or "chars", got {_show(level)}')
     rules = tk.validate_byte_merges(merges)
     vocab_given = tk.validate_byte_vocab(data.get("vocab") or {})
-    implied = tk.implied_byte_vocab(rules)
+    implied = tk.implied_byte_vocab(rules, limits)
     vocab = {i: b for i, b in implied.items() if i >= 256}
     for i, b in vocab_given.items():
         if i >= 256 and i not in vocab:
@@ -1295,9 +1309,12 @@ def export_tokenizer(tok: LoadedTokenizer, fmt: str, pretokenize: str | None = N
 
 
 def from_playground(
-    *, level: str, merges: Sequence[Any], vocab: Mapping[Any, Any] | None = None, pretokenize: str = "none"
+    *, level: str, merges: Sequence[Any], vocab: Mapping[Any, Any] | None = None, pretokenize: str = "none",
+    limits: SizeLimits = DEFAULT_SIZE_LIMITS,
 ) -> LoadedTokenizer:
-    """A LoadedTokenizer from what a page holds (already validated merges / vocab)."""
+    """A LoadedTokenizer from what a page holds (already validated merges / vocab).
+
+    Byte-level token lengths are checked against `limits` before any bytes are built."""
     check_scheme(pretokenize)
     if level == "chars":
         return LoadedTokenizer(
@@ -1305,6 +1322,7 @@ def from_playground(
             source="playground",
         )
     rules = tuple(tuple(r) for r in merges)
+    check_sizes(rules, limits, "last")
     made: dict[int, bytes] = {}
     for left, right, new in rules:
         if new >= 256:
@@ -1536,7 +1554,7 @@ STORED_VERSION = 2
 _READABLE_VERSIONS = (1, 2)
 
 
-def dumps_stored(tok: LoadedTokenizer) -> bytes:
+def dumps_stored(tok: LoadedTokenizer, *, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> bytes:
     """Canonical bytes for a tokenizer (same tokenizer, same bytes, same id).
 
     The byte-level vocab is left out: it follows from the merges.
@@ -1557,7 +1575,7 @@ def dumps_stored(tok: LoadedTokenizer) -> bytes:
         if tok.unk_id is not None:
             doc["unk_id"] = tok.unk_id
     else:
-        derived = _derived_byte_vocab(tok.merges)
+        derived = _derived_byte_vocab(tok.merges, limits)
         doc["extra_vocab"] = [
             [i, list(b)] for i, b in sorted(tok.vocab.items()) if derived.get(i) != b
         ]
@@ -1575,8 +1593,9 @@ def _stored_pipeline(value: Any) -> str:
     return value
 
 
-def _derived_byte_vocab(rules: Sequence[ByteRule]) -> dict[int, bytes]:
-    """{id: bytes} for every id above 255 a rule makes (first definition wins)."""
+def _derived_byte_vocab(rules: Sequence[ByteRule], limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> dict[int, bytes]:
+    """{id: bytes} for every id above 255 a rule makes (first definition wins), lengths checked first."""
+    check_sizes(rules, limits, "first")
     made: dict[int, bytes] = {}
     for left, right, new in rules:
         if new >= 256 and new not in made:
@@ -1584,8 +1603,9 @@ def _derived_byte_vocab(rules: Sequence[ByteRule]) -> dict[int, bytes]:
     return {i: b for i, b in made.items() if b}
 
 
-def loads_stored(data: bytes) -> LoadedTokenizer:
-    """The inverse of `dumps_stored` (light checks: the bytes were written by us)."""
+def loads_stored(data: bytes, *, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> LoadedTokenizer:
+    """The inverse of `dumps_stored` (light checks: the bytes were written by us;
+    token sizes are checked again, since the limits may have been lowered since)."""
     try:
         doc = json.loads(data.decode("utf-8"))
         if doc.get("v") not in _READABLE_VERSIONS:
@@ -1605,7 +1625,7 @@ def loads_stored(data: bytes) -> LoadedTokenizer:
             return LoadedTokenizer(level="chars", merges=pairs, vocab=tokens,
                                    unk_id=None if unk is None else int(unk), **common)
         rules = tuple((int(a), int(b), int(n)) for a, b, n in doc["merges"])
-        vocab = _derived_byte_vocab(rules)
+        vocab = _derived_byte_vocab(rules, limits)
         for i, values in doc["extra_vocab"]:
             vocab[int(i)] = bytes(values)
         return LoadedTokenizer(
@@ -1617,5 +1637,7 @@ def loads_stored(data: bytes) -> LoadedTokenizer:
             unk_id=None if doc["unk_id"] is None else int(doc["unk_id"]),
             **common,
         )
+    except TokenizerError:
+        raise  # over a size limit (lowered since it was stored): says which rule
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
         raise TokenizerError(f"tokenizer: the stored tokenizer cannot be read ({exc})", field="tokenizer") from None
