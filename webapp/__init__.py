@@ -72,8 +72,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         app.config.update(config)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
 
-    from webapp import api, health, pages, security, share, storage, vendor
+    from webapp import api, health, http, pages, security, share, storage, vendor
 
+    http.init_app(app)
     security.init_app(app)
     storage.init_app(app)
     app.register_blueprint(health.bp)

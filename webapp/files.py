@@ -47,9 +47,11 @@ from flask import Blueprint, Response, current_app, g, jsonify, render_template,
 
 from webapp import inputs
 from webapp import tokenizer as tk
+from webapp.http import ApiError, cut, is_json_request, quote, read_body, read_json_object
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import tokenizer_files as tokfiles
 from webapp.tokenizer import presets, real
+from webapp.tokenizer.errors import short_repr
 from webapp.tokenizer.pretokenize import check_scheme
 
 bp = Blueprint("files", __name__)
@@ -319,18 +321,8 @@ def read_import_request(*, page: bool = False) -> ImportRequest:
     """The file (and format hint) from an upload, a pasted field, a JSON body or a raw body."""
     prefix = "tokenizer_" if page else ""
     mimetype = request.mimetype or ""
-    if mimetype == "application/json" and not page:
-        data = request.get_json(silent=True)
-        if not isinstance(data, dict):
-            raise TokenizerError(
-                'body: expected a JSON object {"content": "...", "format": "auto"}', field="body"
-            )
-        allowed = ("content", "format", "merges_txt", "filename")
-        unknown = [k for k in data if k not in allowed]
-        if unknown:
-            raise TokenizerError(
-                f"{unknown[0]}: unknown field; this endpoint takes {', '.join(allowed)}", field=str(unknown[0])[:100]
-            )
+    if is_json_request() and not page:
+        data = read_json_object(("content", "format", "merges_txt", "filename"), ("content",))
         content = data.get("content")
         merges_txt = data.get("merges_txt")
         if not isinstance(content, str) or not content.strip():
@@ -338,7 +330,12 @@ def read_import_request(*, page: bool = False) -> ImportRequest:
         if merges_txt is not None and not isinstance(merges_txt, str):
             raise TokenizerError("merges_txt: should be the text of merges.txt", field="merges_txt")
         fmt = data.get("format") or request.args.get("format") or "auto"
-        return ImportRequest(content, str(fmt), merges_txt, data.get("filename"))
+        if not isinstance(fmt, str):
+            raise TokenizerError(f"format: should be a string, got {quote(fmt)}", field="format")
+        filename = data.get("filename")
+        if filename is not None and not isinstance(filename, str):
+            raise TokenizerError(f"filename: should be a string, got {quote(filename)}", field="filename")
+        return ImportRequest(content, fmt, merges_txt, filename)
     if page or mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
         upload = _read_upload(prefix + "file")
         merges = _read_upload(prefix + "merges_file")
@@ -355,7 +352,7 @@ def read_import_request(*, page: bool = False) -> ImportRequest:
             )
         merges_txt = merges[0] if merges is not None else pasted_merges
         return ImportRequest(content, fmt, merges_txt, filename)
-    raw = request.get_data(cache=False)
+    raw = read_body()
     if not raw.strip():
         raise TokenizerError("file: the request body is empty; send the tokenizer file", field="file")
     return ImportRequest(raw, request.args.get("format") or "auto", None, request.args.get("filename"))
@@ -391,15 +388,17 @@ def import_from_request(*, page: bool = False) -> Loaded:
 # JSON API
 
 
-def _error(exc: TokenizerError, status: int = 400) -> Response:
-    response = jsonify({"error": exc.to_dict()})
-    response.status_code = status
-    return response
-
-
 def _missing_status(exc: TokenizerError) -> int:
     """404 for an unknown id; 503 for a preset this installation lacks (the message says how to add it)."""
     return 503 if isinstance(exc, presets.PresetMissing) else 404
+
+
+def _load_or_status(tokenizer_id: Any) -> Loaded:
+    """A stored tokenizer or preset, or an ApiError with _missing_status's status."""
+    try:
+        return load_tokenizer(tokenizer_id)
+    except TokenizerError as exc:
+        raise ApiError.from_tokenizer(exc, _missing_status(exc)) from None
 
 
 def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
@@ -419,19 +418,13 @@ def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
 
 @bp.post("/api/import")
 def api_import() -> Response:
-    try:
-        entry = import_from_request()
-    except TokenizerError as exc:
-        return _error(exc)
+    entry = import_from_request()
     return jsonify(_describe(entry, full=request.args.get("include") != "summary"))
 
 
 @bp.get("/api/tokenizers/<tokenizer_id>")
 def api_tokenizer(tokenizer_id: str) -> Response:
-    try:
-        entry = load_tokenizer(tokenizer_id)
-    except TokenizerError as exc:
-        return _error(exc, _missing_status(exc))
+    entry = _load_or_status(tokenizer_id)
     # A preset's 50,000-200,000 merges only when asked for (?include=full).
     full = request.args.get("include") == "full" if presets.is_preset(tokenizer_id) else request.args.get("include") != "summary"
     return jsonify(_describe(entry, full=full))
@@ -439,37 +432,29 @@ def api_tokenizer(tokenizer_id: str) -> Response:
 
 @bp.post("/api/tokenizers/<tokenizer_id>/encode")
 def api_tokenizer_encode(tokenizer_id: str) -> Response:
-    try:
-        entry = load_tokenizer(tokenizer_id)
-    except TokenizerError as exc:
-        return _error(exc, _missing_status(exc))
-    data = request.get_json(silent=True)
-    if not isinstance(data, dict) or "text" not in data:
-        return _error(TokenizerError('body: expected a JSON object {"text": "..."}', field="body"))
-    try:
-        limits = inputs.current_limits()
-        text = inputs.read_text(data["text"], limits)
-        if entry.tok.level == "chars" and tokfiles.uses_pipeline(entry.tok):
-            allowed = real.allowed_set(
-                inputs.read_allowed_special(data.get("allowed_special", "all")), entry.tok.special_tokens)
-            trace = tokfiles.char_pipeline_trace(entry.tok, text, allowed_special=allowed, max_steps=0,
-                                                 max_tokens=len(text) + 1, max_sequence=0)
-            return jsonify({"ids": trace.ids, "tokens": [str(t.value) for t in trace.tokens],
-                            "model_text": trace.text})
-        if entry.tok.level == "chars":
-            ids = tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
-            return jsonify({"ids": ids, "tokens": tk.char_tokens(text, list(entry.tok.merges))})
-        scheme = inputs.read_pretokenize(data.get("pretokenize") or entry.tok.pretokenize)
-        raw_allowed = data.get("allowed_special")
-        if raw_allowed is None and tokfiles.uses_pipeline(entry.tok, scheme):
-            raw_allowed = "all"  # a tokenizer.json's default, as the library encodes
-        allowed = real.allowed_set(inputs.read_allowed_special(raw_allowed), entry.tok.special_tokens)
-        trace, special_index = real.encode_trace_special(
-            entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
-            max_steps=0, max_tokens=len(text.encode("utf-8")) + 1, max_sequence=0,
-        )
-    except TokenizerError as exc:
-        return _error(exc)
+    entry = _load_or_status(tokenizer_id)
+    data = read_json_object(("text", "pretokenize", "allowed_special"), ("text",))
+    limits = inputs.current_limits()
+    text = inputs.read_text(data["text"], limits)
+    if entry.tok.level == "chars" and tokfiles.uses_pipeline(entry.tok):
+        allowed = real.allowed_set(
+            inputs.read_allowed_special(data.get("allowed_special", "all")), entry.tok.special_tokens)
+        char_trace = tokfiles.char_pipeline_trace(entry.tok, text, allowed_special=allowed, max_steps=0,
+                                                  max_tokens=len(text) + 1, max_sequence=0)
+        return jsonify({"ids": char_trace.ids, "tokens": [str(t.value) for t in char_trace.tokens],
+                        "model_text": char_trace.text})
+    if entry.tok.level == "chars":
+        ids = tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
+        return jsonify({"ids": ids, "tokens": tk.char_tokens(text, list(entry.tok.merges))})
+    scheme = inputs.read_pretokenize(data.get("pretokenize") or entry.tok.pretokenize)
+    raw_allowed = data.get("allowed_special")
+    if raw_allowed is None and tokfiles.uses_pipeline(entry.tok, scheme):
+        raw_allowed = "all"  # a tokenizer.json's default, as the library encodes
+    allowed = real.allowed_set(inputs.read_allowed_special(raw_allowed), entry.tok.special_tokens)
+    trace, special_index = real.encode_trace_special(
+        entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
+        max_steps=0, max_tokens=len(text.encode("utf-8")) + 1, max_sequence=0,
+    )
     tokens = []
     specials = set(special_index)
     for index, token in enumerate(trace.tokens):
@@ -496,29 +481,21 @@ def api_tokenizer_decode(tokenizer_id: str) -> Response:
     tokens skipped unless asked); other files join the tokens' bytes (byte level)
     or strings (character level).
     """
-    try:
-        entry = load_tokenizer(tokenizer_id)
-    except TokenizerError as exc:
-        return _error(exc, 404)
-    data = request.get_json(silent=True)
-    if not isinstance(data, dict) or "ids" not in data:
-        return _error(TokenizerError('body: expected a JSON object {"ids": [...]}', field="body"))
-    try:
-        ids = inputs.read_ids(data["ids"], inputs.current_limits())
-        skip = inputs.read_flag(data.get("skip_special_tokens"), "skip_special_tokens", True)
-        tok = entry.tok
-        if tok.pipeline:
-            text = tokfiles.decode_loaded(tok, ids, skip_special=skip)
-        elif tok.level == "bytes":
-            text = tk.decode(list(ids), {i: entry.file_vocab[i] for i in set(ids) if entry.file_vocab and i in entry.file_vocab})
-        else:
-            inverse = {v: k for k, v in tok.vocab.items()}
-            missing = next((i for i in ids if i not in inverse), None)
-            if missing is not None:
-                raise TokenizerError(f"ids: id {missing} is not in the tokenizer's vocab", field="ids")
-            text = "".join(inverse[i] for i in ids)
-    except TokenizerError as exc:
-        return _error(exc)
+    entry = _load_or_status(tokenizer_id)
+    data = read_json_object(("ids", "skip_special_tokens"), ("ids",))
+    ids = inputs.read_ids(data["ids"], inputs.current_limits())
+    skip = inputs.read_flag(data.get("skip_special_tokens"), "skip_special_tokens", True)
+    tok = entry.tok
+    if tok.pipeline:
+        text = tokfiles.decode_loaded(tok, ids, skip_special=skip)
+    elif tok.level == "bytes":
+        text = tk.decode(list(ids), {i: entry.file_vocab[i] for i in set(ids) if entry.file_vocab and i in entry.file_vocab})
+    else:
+        inverse = {v: k for k, v in tok.vocab.items()}
+        missing = next((i for i in ids if i not in inverse), None)
+        if missing is not None:
+            raise TokenizerError(f"ids: id {missing} is not in the tokenizer's vocab", field="ids")
+        text = "".join(inverse[i] for i in ids)
     return jsonify({"text": text})
 
 
@@ -526,11 +503,8 @@ def _fields() -> dict[str, Any]:
     """Export inputs from the query string, a form, or a JSON body (later wins)."""
     fields: dict[str, Any] = dict(request.args.items())
     if request.method == "POST":
-        if request.mimetype == "application/json":
-            data = request.get_json(silent=True)
-            if not isinstance(data, dict):
-                raise TokenizerError("body: expected a JSON object", field="body")
-            fields.update(data)
+        if is_json_request():
+            fields.update(read_json_object(None))
         else:
             fields.update(request.form.items())
     return fields
@@ -563,7 +537,7 @@ def tokenizer_from_fields(fields: Mapping[str, Any], *, level: str | None = None
         vocab = inputs.read_char_vocab(fields.get("vocab", ""), limits)
         return tokfiles.from_playground(level="chars", merges=merges, vocab=vocab)
     if level != "bytes":
-        raise TokenizerError(f'level: expected "bytes" or "chars", got {level!r}', field="level")
+        raise TokenizerError(f'level: expected "bytes" or "chars", got {cut(repr(level)) if isinstance(level, str) else quote(level)}', field="level")
     compiled = inputs.read_byte_merges(fields["merges"], limits)
     return tokfiles.from_playground(level="bytes", merges=list(compiled.rules), pretokenize=scheme, limits=limits.sizes)
 
@@ -597,16 +571,16 @@ def _download(tok: tokfiles.LoadedTokenizer, fmt: str, pretokenize: str | None) 
 def api_export() -> Response:
     try:
         fields = _fields()
-        fmt = str(fields.get("format") or "seed")
+        fmt = fields.get("format") or "seed"
         if fmt not in tokfiles.EXPORT_FORMATS:
             raise TokenizerError(
-                f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {fmt!r}", field="format"
+                f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {quote(fmt)}", field="format"
             )
         tok = tokenizer_from_fields(fields)
         pretokenize = fields.get("pretokenize") or None
         return _download(tok, fmt, check_scheme(pretokenize) if pretokenize else None)
     except TokenizerError as exc:
-        return _error(exc, 404 if exc.field == "tokenizer" else 400)
+        raise ApiError.from_tokenizer(exc, 404 if exc.field == "tokenizer" else 400) from None
 
 
 # --------------------------------------------------------------------------
@@ -693,7 +667,7 @@ def export_page(tool: str) -> Any:
     try:
         if fmt not in tokfiles.EXPORT_FORMATS:
             raise TokenizerError(
-                f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {fmt!r}", field="format"
+                f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {short_repr(fmt)}", field="format"
             )
         fields = dict(request.form.items())
         tok = tokenizer_from_fields(fields, level=tool)

@@ -324,7 +324,12 @@ def read_pretokenize(value: Any) -> str:
     if value is None or value == "":
         return "none"
     if not isinstance(value, str) or value not in PRETOKENIZE_SCHEMES:
-        shown = json.dumps(value) if isinstance(value, (str, int, float, bool)) or value is None else _json_type(value)
+        shown = (
+            json.dumps(value[:81] if isinstance(value, str) else value)
+            if isinstance(value, (str, int, float, bool)) or value is None
+            else _json_type(value)
+        )
+        shown = shown if len(shown) <= 80 else shown[:80] + "…"
         raise TokenizerError(
             f"pretokenize: expected one of {', '.join(PRETOKENIZE_SCHEMES)}, got {shown}",
             field="pretokenize",

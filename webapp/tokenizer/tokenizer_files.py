@@ -38,7 +38,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.errors import TokenizerError, short_repr
 from webapp.tokenizer.hf_components import maps_bytes
 from webapp.tokenizer import hf_pipeline as hp
 from webapp.tokenizer.hf_pipeline import read_pipeline
@@ -293,10 +293,21 @@ def import_tokenizer(
     """
     if fmt not in FORMATS:
         raise TokenizerError(
-            f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}", field="format"
+            f"format: expected one of {', '.join(FORMATS)}, got {short_repr(fmt)}", field="format"
         )
     if fmt == "auto":
         fmt = "vocab-merges" if merges_txt is not None else detect_format(content, filename)
+    try:
+        return _import_as(fmt, content, merges_txt, limits)
+    except (TypeError, AttributeError, KeyError, IndexError) as exc:
+        # A file's structure the parsers did not foresee (a number where a list
+        # belongs, deep inside): still the file's fault, said as such, never a 500.
+        raise _file_error(
+            f"this {fmt} file has an unexpected structure ({type(exc).__name__}: {short_repr(str(exc))})"
+        ) from None
+
+
+def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, limits: SizeLimits) -> LoadedTokenizer:
     if fmt == "hf":
         return parse_hf_tokenizer_json(content)
     if fmt == "vocab-merges":
@@ -334,7 +345,10 @@ def _components(node: Any) -> list[dict[str, Any]]:
         return []
     out = [node]
     for key in ("pretokenizers", "decoders", "normalizers", "processors"):
-        for child in node.get(key) or []:
+        children = node.get(key)
+        if children is not None and not isinstance(children, list):
+            raise _file_error(f'"{key}" should be a list, got {_show(children)}')
+        for child in children or []:
             out.extend(_components(child))
     return out
 
@@ -548,9 +562,12 @@ def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
         raise _file_error('this tokenizer.json\'s model has no "vocab" and "merges", so it is not BPE')
     vocab = _check_vocab(model["vocab"], "model.vocab")
     pairs = _hf_merge_pairs(model["merges"], "model.merges", vocab)
+    added = data.get("added_tokens")
+    if added is not None and not isinstance(added, list):
+        raise _file_error(f'"added_tokens" should be a list, got {_show(added)}')
     special = {
         t["content"]: t["id"]
-        for t in data.get("added_tokens") or []
+        for t in added or []
         if isinstance(t, dict) and isinstance(t.get("content"), str) and _is_int(t.get("id"))
     }
     scheme, _scheme_notes = _hf_pretokenize(data)
@@ -788,7 +805,7 @@ def recover_rank_merges(ranks: Mapping[bytes, int]) -> list[tuple[bytes, bytes, 
         parts = _merge_below(token, rank, ranks)
         if len(parts) != 2:
             raise TokenizerError(
-                f"file: token {token!r} (rank {rank}) cannot be made by merging two tokens of lower "
+                f"file: token {_show(token)} (rank {rank}) cannot be made by merging two tokens of lower "
                 "rank, so these ranks are not a BPE merge list",
                 field="file",
                 location={"rank": rank},
@@ -834,7 +851,7 @@ def parse_tiktoken(content: str | bytes, *, pretokenize: str = "none") -> Loaded
     empty: tuple[int, int] | None = None  # (line, rank) of the empty token, if listed
     for line_no, token, rank in lines:
         if token in ranks:
-            raise _file_error(f"line {line_no}: token {token!r} is listed twice", line=line_no)
+            raise _file_error(f"line {line_no}: token {_show(token)} is listed twice", line=line_no)
         if rank in by_rank:
             raise _file_error(
                 f"line {line_no}: rank {rank} is already given to the token on line {by_rank[rank]}",
@@ -1060,7 +1077,7 @@ def _check_well_formed_bytes(tok: LoadedTokenizer) -> dict[int, bytes]:
             continue
         if data in owner:
             raise _export_error(
-                f"rule {number} makes {data!r} as id {new}, but id {owner[data]} already stands for it; "
+                f"rule {number} makes {_show(data)} as id {new}, but id {owner[data]} already stands for it; "
                 "the library allows one id per token",
                 rule=number,
             )
@@ -1304,7 +1321,7 @@ def export_tokenizer(tok: LoadedTokenizer, fmt: str, pretokenize: str | None = N
     if fmt == "tiktoken":
         return export_tiktoken(tok), "tokenizer.tiktoken", "text/plain; charset=utf-8"
     raise TokenizerError(
-        f"format: expected one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}", field="format"
+        f"format: expected one of {', '.join(EXPORT_FORMATS)}, got {short_repr(fmt)}", field="format"
     )
 
 
