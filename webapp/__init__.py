@@ -21,6 +21,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "SECRET_KEY": "dev-only-not-secret",
     # Limits a real tokenizer fits in; every one is reported by name when exceeded.
     "MAX_CONTENT_LENGTH": 32 * 1024 * 1024,
+    # One multipart field (a pasted tokenizer file, the no-JavaScript page form):
+    # Flask's default of 500 kB would refuse a pasted tokenizer.json.
+    "MAX_FORM_MEMORY_SIZE": 32 * 1024 * 1024,
     "LIMIT_TEXT_CHARS": 1_000_000,
     "LIMIT_RULES": 300_000,
     "LIMIT_VOCAB": 300_000,
