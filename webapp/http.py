@@ -23,6 +23,7 @@ route.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from typing import Any, Mapping
@@ -277,8 +278,27 @@ def unexpected_error(exc: Exception):
     return _render_error(500, message)
 
 
+def bound_chunked_body() -> None:
+    """A chunked body (no Content-Length) is read here, up to MAX_CONTENT_LENGTH,
+    before any view: over it is a 413; under it, the body is handed on as if it
+    had come with a Content-Length, so form parsing never sees a stream that
+    stops silently at the limit."""
+    if request.content_length is not None or "wsgi.input_terminated" not in request.environ:
+        return
+    if request.method in ("GET", "HEAD", "OPTIONS"):
+        return
+    data = read_body()
+    environ = request.environ
+    environ["wsgi.input"] = io.BytesIO(data)
+    environ["CONTENT_LENGTH"] = str(len(data))
+    environ.pop("HTTP_TRANSFER_ENCODING", None)
+    environ.pop("wsgi.input_terminated", None)
+    request.__dict__.pop("stream", None)  # a cached stream would still be the chunked one
+
+
 def init_app(app: Flask) -> None:
     """Register the handlers for the whole app."""
+    app.before_request(bound_chunked_body)
     app.register_error_handler(ApiError, api_error)
     app.register_error_handler(TokenizerError, tokenizer_error)
     app.register_error_handler(HTTPException, http_error)
