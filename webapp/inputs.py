@@ -302,6 +302,10 @@ def read_words(value: Any, limits: Limits, *, form: bool = False) -> tuple[str, 
     if not isinstance(words, list):
         raise _wrong_type("words", "a list of strings", words)
     _check_len("words", words, "words", limits.words, "LIMIT_WORDS")
+    # A JSON list is capped by its characters in all, like the typed form.
+    total = sum(len(word) for word in words if isinstance(word, str))
+    if total > limits.text_chars:
+        raise _over("words", "characters", total, limits.text_chars, "LIMIT_TEXT_CHARS")
     return tk.validate_words(words)
 
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import heapq
 import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
@@ -315,7 +316,7 @@ def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, l
             raise _file_error("the vocab.json + merges.txt format needs both files; merges.txt is missing")
         return parse_vocab_merges(content, merges_txt)
     if fmt == "tiktoken":
-        return parse_tiktoken(content)
+        return parse_tiktoken(content, limits=limits)
     if fmt == "minbpe":
         return parse_minbpe(content, limits=limits)
     return parse_seed(content, limits=limits)
@@ -454,13 +455,21 @@ def _split_merge_line(
     more than one, the one whose sides earlier rules (or single characters)
     already make. None when no single reading remains.
     """
-    parts = line.split(" ")
-    if len(parts) == 2 and parts[0] and parts[1]:
-        return parts[0], parts[1]
+    first = line.find(" ")
+    if first > 0 and line.find(" ", first + 1) < 0 and first < len(line) - 1:
+        return line[:first], line[first + 1 :]
+    # Several spaces: each reading costs slices of the whole line, so only the
+    # spaces where both sides have the length of some vocab token are tried, and
+    # a line longer than the longest token (plus its space) has no reading at all.
+    # (A vocab of D distinct lengths holds at least D^2/2 characters, so D stays small.)
+    lengths, longest = _token_lengths(vocab)
+    end = len(line) - 1
+    if end > longest or first < 0:
+        return None
     found = [
         (line[:i], line[i + 1 :])
-        for i, ch in enumerate(line)
-        if ch == " " and 0 < i < len(line) - 1
+        for i in _spaces_at(line, lengths)
+        if 0 < i < end and (end - i) in lengths
         and line[:i] in vocab and line[i + 1 :] in vocab and line[:i] + line[i + 1 :] in vocab
     ]
     if len(found) > 1 and made is not None:
@@ -473,6 +482,31 @@ def _split_merge_line(
             field="merges",
         )
     return found[0] if found else None
+
+
+_LENGTHS_OF: list[Any] = [None, frozenset(), 0]  # [vocab, its token lengths, longest]: the last vocab asked
+
+
+def _token_lengths(vocab: Mapping[str, int]) -> tuple[frozenset[int], int]:
+    """The distinct token lengths of a vocab and the longest (computed once per vocab)."""
+    cached = _LENGTHS_OF
+    if cached[0] is vocab:
+        return cached[1], cached[2]
+    lengths = frozenset(map(len, vocab))
+    longest = max(lengths, default=0)
+    _LENGTHS_OF[:] = [vocab, lengths, longest]
+    return lengths, longest
+
+
+def _spaces_at(line: str, lengths: frozenset[int]) -> list[int]:
+    """Offsets of the spaces in `line` that could end a vocab token (str.find steps)."""
+    out = []
+    i = line.find(" ")
+    while i >= 0:
+        if i in lengths:
+            out.append(i)
+        i = line.find(" ", i + 1)
+    return out
 
 
 def _hf_merge_pairs(merges: Any, what: str, vocab: Mapping[str, int]) -> list[tuple[str, str]]:
@@ -760,8 +794,10 @@ def build_byte_level(
 # tiktoken rank files
 
 
-def _tiktoken_lines(content: str | bytes) -> list[tuple[int, bytes, int]]:
+def _tiktoken_lines(content: str | bytes, max_token_bytes: int) -> list[tuple[int, bytes, int]]:
     text = _as_text(content, "rank file")
+    # base64 of n bytes is 4 * ceil(n / 3) characters: longer is refused before decoding.
+    max_chars = 4 * -(-max_token_bytes // 3)
     out: list[tuple[int, bytes, int]] = []
     for line_no, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip()
@@ -772,6 +808,12 @@ def _tiktoken_lines(content: str | bytes) -> list[tuple[int, bytes, int]]:
             raise _file_error(
                 f"line {line_no} of the rank file should be a base64 token and a rank, got {_show(line)}",
                 line=line_no,
+            )
+        if len(parts[0]) > max_chars:
+            raise _file_error(
+                f"line {line_no} of the rank file: a token of about {len(parts[0]) * 3 // 4:,} bytes is over the "
+                f"limit of {max_token_bytes:,} bytes per token (setting LIMIT_TOKEN_BYTES)",
+                line=line_no, limit=max_token_bytes,
             )
         try:
             # A token of padding only ("=", Whisper's rank files) is the empty
@@ -814,14 +856,30 @@ def recover_rank_merges(ranks: Mapping[bytes, int]) -> list[tuple[bytes, bytes, 
     return out
 
 
+#: Tokens up to this long replay with plain lists (fast for the usual short tokens);
+#: longer ones with a heap, so a long token costs n log n steps, not n^2.
+_SHORT_TOKEN = 48
+
+
 def _merge_below(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[bytes]:
     """tiktoken-style merging of `token`'s bytes using only ranks below `limit`.
 
-    Keeps the rank of every adjacent pair in a list, so each step is a
-    C-level min() / index() plus two dict lookups (leftmost lowest rank wins,
-    as in tiktoken), not a Python loop over the whole token. A missing pair
-    counts as `limit`, and anything at or above `limit` never merges here.
+    The leftmost lowest-ranked adjacent pair merges first, as in tiktoken. A
+    missing pair counts as `limit`, and anything at or above `limit` never
+    merges here.
     """
+    if len(token) <= _SHORT_TOKEN:
+        parts = _merge_below_short(token, limit, ranks)
+    else:
+        parts = _merge_below_long(token, limit, ranks)
+    if len(parts) == 2 and (parts[0] not in ranks or parts[1] not in ranks):
+        return []  # a single byte without a rank of its own: no token to merge
+    return parts
+
+
+def _merge_below_short(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[bytes]:
+    """The rank of every adjacent pair in a list: each step is a C-level min() /
+    index() plus two dict lookups (quadratic, so only for short tokens)."""
     get = ranks.get
     parts = [token[i : i + 1] for i in range(len(token))]
     pair_ranks = [get(token[i : i + 2], limit) for i in range(len(token) - 1)]
@@ -838,14 +896,66 @@ def _merge_below(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[b
             pair_ranks[i - 1] = get(parts[i - 1] + merged, limit)
         if i < len(parts) - 1:
             pair_ranks[i] = get(merged + parts[i + 1], limit)
-    if len(parts) == 2 and (parts[0] not in ranks or parts[1] not in ranks):
-        return []  # a single byte without a rank of its own: no token to merge
     return parts
 
 
-def parse_tiktoken(content: str | bytes, *, pretokenize: str = "none") -> LoadedTokenizer:
-    """A tiktoken rank file: `base64(token bytes) rank` per line."""
-    lines = _tiktoken_lines(content)
+def _merge_below_long(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[bytes]:
+    """The same merging with parts as offsets into `token` (a linked list) and the
+    pairs in a heap keyed (rank, start): the leftmost lowest pair pops first.
+    Stale heap entries (a part merged away, or its pair re-ranked) are skipped."""
+    get = ranks.get
+    n = len(token)
+    nxt = list(range(1, n + 1))  # part starting at i ends where the next part starts
+    prv = list(range(-1, n - 1))
+    alive = [True] * n
+    current: dict[int, int] = {}  # start of a part -> rank of the pair it begins
+    heap: list[tuple[int, int]] = []
+    for i in range(n - 1):
+        rank = get(token[i : i + 2], limit)
+        if rank < limit:
+            current[i] = rank
+            heap.append((rank, i))
+    heapq.heapify(heap)
+    count = n
+
+    def rank_pair(i: int) -> None:
+        """(Re)rank the pair that begins at part i."""
+        j = nxt[i]
+        rank = get(token[i : nxt[j]], limit) if j < n else limit
+        if rank < limit:
+            current[i] = rank
+            heapq.heappush(heap, (rank, i))
+        else:
+            current.pop(i, None)
+
+    while heap and count > 2:
+        rank, i = heapq.heappop(heap)
+        if not alive[i] or current.get(i) != rank:
+            continue
+        j = nxt[i]
+        alive[j] = False
+        current.pop(j, None)
+        nxt[i] = nxt[j]
+        if nxt[j] < n:
+            prv[nxt[j]] = i
+        count -= 1
+        rank_pair(i)
+        if prv[i] >= 0:
+            rank_pair(prv[i])
+    out = []
+    i = 0
+    while i < n:
+        out.append(token[i : nxt[i]])
+        i = nxt[i]
+    return out
+
+
+def parse_tiktoken(
+    content: str | bytes, *, pretokenize: str = "none", limits: SizeLimits = DEFAULT_SIZE_LIMITS
+) -> LoadedTokenizer:
+    """A tiktoken rank file: `base64(token bytes) rank` per line (each token at most
+    `limits.token_bytes` long: recovering a token's merge replays merging on its bytes)."""
+    lines = _tiktoken_lines(content, limits.token_bytes)
     ranks: dict[bytes, int] = {}
     by_rank: dict[int, int] = {}
     empty: tuple[int, int] | None = None  # (line, rank) of the empty token, if listed
@@ -864,6 +974,13 @@ def parse_tiktoken(content: str | bytes, *, pretokenize: str = "none") -> Loaded
             empty = (line_no, rank)
             continue
         ranks[token] = rank
+    total = sum(map(len, ranks))
+    if total > limits.vocab_bytes:  # before replaying merges, which costs per byte
+        raise _file_error(
+            f"the rank file's tokens hold {total:,} bytes in all, over the limit of {limits.vocab_bytes:,} "
+            "bytes (setting LIMIT_VOCAB_BYTES)",
+            limit=limits.vocab_bytes,
+        )
     triples = recover_rank_merges(ranks)
     file_bytes = {rank: token for token, rank in ranks.items()}
     rules = [(ranks[a], ranks[b], ranks[t]) for a, b, t in triples]

@@ -75,8 +75,11 @@ class _Trainer:
         # A word's symbol list is made the first time a merge touches it.
         self.symbols: list[list[str] | _LongWord | None] = [None] * len(distinct)
         self.freq: list[int] = [freq[word] for word in distinct]
-        joined = "".join(distinct)
-        separator = next(ch for ch in map(chr, range(len(joined) + 1)) if ch not in joined)
+        # The smallest code point no word holds: one set of the characters present,
+        # not a scan of all the text per candidate (a word holding every code
+        # point would make that quadratic).
+        present = set().union(*distinct)
+        separator = next(ch for ch in map(chr, range(len(present) + 1)) if ch not in present)
         self.text = separator.join(distinct)
         # starts[w] is where word w begins in `text` (its length plus one separator per
         # earlier word); one extra entry closes the last word.
