@@ -52,6 +52,7 @@ from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import tokenizer_files as tokfiles
 from webapp.tokenizer import presets, real
 from webapp.tokenizer.errors import short_repr
+from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
 from webapp.tokenizer.pretokenize import check_scheme
 
 bp = Blueprint("files", __name__)
@@ -549,8 +550,8 @@ def _guess_level(merges: Any) -> str:
         stripped = merges.strip()
         if stripped.startswith("["):
             try:
-                value = json.loads(stripped)
-            except json.JSONDecodeError:
+                value = json.loads(stripped) if json_depth(stripped) <= MAX_JSON_DEPTH else None
+            except (ValueError, RecursionError):
                 return "bytes"  # the byte-level parser reports where the JSON breaks
         else:
             first = stripped.split("\n", 1)[0].split()

@@ -9,7 +9,8 @@
   body, with a Content-Length or chunked, is a 413.
 - `read_json_object(allowed, required)` - the body as a JSON object: 415 when
   it is not JSON, 400 naming the line and column of a syntax error, a
-  nesting depth over MAX_JSON_DEPTH, an unknown or a missing field.
+  nesting depth over MAX_JSON_DEPTH (64: checked before parsing, by the same
+  scan the typed fields use), an unknown or a missing field.
 - `error_json(...)` - `{"error": {"message", "field"[, "location"]}}`, the
   shape every JSON error has; messages are capped (MAX_MESSAGE_CHARS).
 - `quote(value)` - a value shown inside a message, cut to 80 characters.
@@ -25,18 +26,15 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from typing import Any, Mapping
 
-import numpy as np
 
 from flask import Flask, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from webapp.tokenizer import TokenizerError
+from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
 
-#: JSON nested deeper than this is refused before Python's recursion limit is near.
-MAX_JSON_DEPTH = 64
 #: An error message longer than this is cut (it should never be: values are quoted short).
 MAX_MESSAGE_CHARS = 2000
 QUOTE_CHARS = 80
@@ -127,23 +125,6 @@ def read_body() -> bytes:
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
-
-
-#: A whole JSON string, escapes included: brackets inside strings do not nest.
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-
-
-def json_depth(source: str) -> int:
-    """How deep the brackets of JSON text nest, strings skipped; in C-speed steps
-    (regex, numpy) so it can run before json.loads on every body."""
-    if source.count("[") + source.count("{") <= MAX_JSON_DEPTH:
-        return 0  # cannot be deeper than the limit: skip the scan
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", source)).encode("ascii")
-    if not brackets:
-        return 0
-    codes = np.frombuffer(brackets, dtype=np.uint8)
-    return int(np.cumsum(np.where((codes == 0x5B) | (codes == 0x7B), 1, -1)).max())
 
 
 def parse_json(source: str) -> Any:

@@ -43,6 +43,7 @@ from webapp.tokenizer.errors import TokenizerError, short_repr
 from webapp.tokenizer.hf_components import maps_bytes
 from webapp.tokenizer import hf_pipeline as hp
 from webapp.tokenizer.hf_pipeline import read_pipeline
+from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 from webapp.tokenizer.pretokenize import PATTERNS, SCHEMES, check_scheme, scheme_for_pattern
 
@@ -238,8 +239,10 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
         return "minbpe"
     if stripped.startswith(("{", "[")):
         try:
+            if json_depth(text) > MAX_JSON_DEPTH:
+                raise RecursionError
             data = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):  # (the parser then says what is wrong)
+        except (ValueError, RecursionError):  # (the parser then says what is wrong)
             return "hf" if name.endswith("tokenizer.json") else "seed"
         if isinstance(data, dict):
             # (a vocab.json may well hold the tokens "model" or "merges": look at the values)
@@ -328,6 +331,8 @@ def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, l
 
 def _load_json(content: str | bytes, what: str) -> Any:
     text = _as_text(content, what)
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise _file_error(f"{what} is nested more than {MAX_JSON_DEPTH} levels deep; no tokenizer file is")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -338,6 +343,8 @@ def _load_json(content: str | bytes, what: str) -> Any:
         ) from None
     except RecursionError:
         raise _file_error(f"{what} is nested too deeply to be a tokenizer file") from None
+    except ValueError as exc:  # an integer of over 4,300 digits
+        raise _file_error(f"{what} is not valid JSON: {short_repr(str(exc))}") from None
 
 
 def _components(node: Any) -> list[dict[str, Any]]:
