@@ -123,7 +123,7 @@ def train() -> Response:
     def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
         words = inputs.read_words(data["words"], limits)
         num_merges = inputs.read_num_merges(data["num_merges"], limits)
-        trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0)
+        trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0, max_token_chars=limits.vocab_bytes)
         return {"merges": trace.merges, "pairs": [list(p) for p in trace.pairs]}
 
     return _handle(("words", "num_merges"), ("words", "num_merges"), work)

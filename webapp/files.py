@@ -523,7 +523,7 @@ def tokenizer_from_fields(fields: Mapping[str, Any], *, level: str | None = None
     if level == "train" or (level is None and "words" in fields):
         words = inputs.read_words(fields.get("words", ""), limits, form=isinstance(fields.get("words"), str))
         num_merges = inputs.read_num_merges(fields.get("num_merges", ""), limits)
-        trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0)
+        trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0, max_token_chars=limits.vocab_bytes)
         vocab = tk.training_vocab(words, trace.pairs)
         return tokfiles.from_playground(level="chars", merges=trace.pairs, vocab=vocab)
     if "merges" not in fields:

@@ -366,7 +366,8 @@ def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
     if not errors:
         words, num_merges = values["words"], values["num_merges"]
         try:
-            trace = tk.train_trace(words, num_merges, max_steps=limits.trace_max_steps)
+            trace = tk.train_trace(words, num_merges, max_steps=limits.trace_max_steps,
+                                   max_token_chars=limits.vocab_bytes)
         except TokenizerError as exc:
             errors[exc.field] = exc
         else:

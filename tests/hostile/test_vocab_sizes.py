@@ -190,3 +190,20 @@ def test_a_stored_tokenizer_is_checked_again_when_read():
     with pytest.raises(TokenizerError) as info:
         tf.loads_stored(data, limits=SizeLimits(token_bytes=64))
     assert info.value.location["rule"] == 7  # rule k makes 2^k bytes
+
+
+def test_training_a_chain_of_ever_longer_tokens_stops_at_the_limit(client):
+    """All pairs of distinct ascending characters count 1, and the tie-break keeps
+    growing one token: 20,000 merges would learn 200 million characters."""
+    word = "".join(chr(0x100 + i) for i in range(20_000))
+    response = client.post("/api/train", json={"words": [word], "num_merges": 20_000})
+    assert response.status_code == 400
+    error = response.get_json()["error"]
+    limit = 8 * 1024 * 1024
+    total, merge = 0, 0
+    while total <= limit:  # merge k learns a token of k + 1 characters
+        merge += 1
+        total += merge + 1
+    assert error["field"] == "num_merges" and error["location"] == {"merge": merge, "limit": limit}
+    small = client.post("/api/train", json={"words": [word[:50]], "num_merges": 5}).get_json()
+    assert small["merges"] == [word[: k + 2] for k in range(5)]
