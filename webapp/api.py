@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from flask import Blueprint, jsonify
+from flask import Blueprint, Response, jsonify
 
 from webapp import inputs
 from webapp import tokenizer as tk
@@ -33,7 +33,9 @@ from webapp.tokenizer.token_sizes import ImpliedVocab
 bp = Blueprint("api", __name__, url_prefix="/api")
 
 
-def _handle(allowed: tuple[str, ...], required: tuple[str, ...], work: Callable[[dict[str, Any], inputs.Limits], Any]):
+def _handle(
+    allowed: tuple[str, ...], required: tuple[str, ...], work: Callable[[dict[str, Any], inputs.Limits], Any]
+) -> Response:
     """Read the body (webapp.http: 413, 415, bad JSON, unknown or missing fields), run `work`.
 
     Problems propagate as ApiError / TokenizerError to the app-wide handlers.

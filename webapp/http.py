@@ -11,8 +11,8 @@
   it is not JSON, 400 naming the line and column of a syntax error, a
   nesting depth over MAX_JSON_DEPTH (64: checked before parsing, by the same
   scan the typed fields use), an unknown or a missing field.
-- `error_json(...)` - `{"error": {"message", "field"[, "location"]}}`, the
-  shape every JSON error has; messages are capped (MAX_MESSAGE_CHARS).
+- every JSON error is `{"error": {"message", "field"[, "location"]}}`
+  (`ApiError.to_dict`); messages are capped (MAX_MESSAGE_CHARS).
 - `quote(value)` - a value shown inside a message, cut to 80 characters.
 - `init_app(app)` - the app-wide handlers: JSON under /api, a friendly HTML
   page elsewhere, for ApiError, TokenizerError, every HTTP error and any
@@ -30,6 +30,7 @@ from typing import Any, Mapping
 
 
 from flask import Flask, current_app, jsonify, render_template, request
+from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from webapp.tokenizer import TokenizerError
@@ -70,7 +71,7 @@ def quote(value: Any, limit: int = QUOTE_CHARS) -> str:
     elif isinstance(value, (str, int, float, bool)) or value is None:
         text = json.dumps(value if not isinstance(value, str) else value[: limit + 1], ensure_ascii=True)
     else:
-        text = {list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+        text = "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
     return text if len(text) <= limit else text[:limit] + "…"
 
 
@@ -81,11 +82,6 @@ def cut(text: str, limit: int = QUOTE_CHARS) -> str:
 
 def _cap(message: str) -> str:
     return message if len(message) <= MAX_MESSAGE_CHARS else message[:MAX_MESSAGE_CHARS] + "…"
-
-
-def error_json(message: str, field: str, status: int, location: Mapping[str, Any] | None = None):
-    """The JSON error response every route answers with."""
-    return jsonify({"error": ApiError(message, field=field, location=location).to_dict()}), status
 
 
 # --- bodies -------------------------------------------------------------------------
@@ -219,22 +215,22 @@ def _http_error_message(exc: HTTPException) -> str:
     return f"{exc.name}: {exc.description}" if exc.description else str(exc.name)
 
 
-def _render_error(code: int, message: str):
+def _render_error(code: int, message: str) -> tuple[str, int]:
     title, text = _FRIENDLY.get(code, (f"Error {code}", message))
     return render_template("error.html", code=code, heading=title, text=text, message=_cap(message), tool=None), code
 
 
-def api_error(exc: ApiError):
+def api_error(exc: ApiError) -> ResponseReturnValue:
     if wants_json():
         return jsonify({"error": exc.to_dict()}), exc.status
     return _render_error(exc.status, exc.message)
 
 
-def tokenizer_error(exc: TokenizerError):
+def tokenizer_error(exc: TokenizerError) -> ResponseReturnValue:
     return api_error(ApiError.from_tokenizer(exc))
 
 
-def http_error(exc: HTTPException):
+def http_error(exc: HTTPException) -> ResponseReturnValue:
     code = exc.code or 500
     if code >= 500:
         return unexpected_error(exc)
@@ -248,7 +244,7 @@ def http_error(exc: HTTPException):
     return _render_error(code, message)
 
 
-def unexpected_error(exc: Exception):
+def unexpected_error(exc: Exception) -> ResponseReturnValue:
     """Never a trace: log the exception, answer a generic 500."""
     original = getattr(exc, "original_exception", None) or exc
     if not (isinstance(exc, HTTPException) and original is exc):
