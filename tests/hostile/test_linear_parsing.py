@@ -12,10 +12,8 @@ import random
 
 import pytest
 
-from webapp.tokenizer import TokenizerError, bpe_merges
+from webapp.tokenizer import TokenizerError, bpe_merges, reference
 from webapp.tokenizer import tokenizer_files as tf
-
-from reference_training import literal_bpe_merges
 
 
 def _rank_file(tokens: list[bytes]) -> str:
@@ -98,4 +96,4 @@ def test_training_with_a_word_holding_every_code_point_below_the_surrogates():
     words = ["b" * 900_000, every, "xy", "xy"]  # the long word first: each old search scanned it
     assert bpe_merges(words, 3) == ["bb", "bbbb", "bbbbbbbb"]
     small = [every[:300], "b" * 40, "xy", "xy"]
-    assert bpe_merges(small, 8) == literal_bpe_merges(small, 8)
+    assert bpe_merges(small, 8) == reference.bpe_merges(small, 8)
