@@ -31,7 +31,7 @@ EXAMPLES_PER_ROUTE = int(os.environ.get("FUZZ_EXAMPLES", "80"))
 
 FIELDS = [
     "text", "merges", "vocab", "ids", "words", "num_merges", "pretokenize", "tool", "view",
-    "tokenizer", "format", "content", "filename", "state", "id", "merges_txt", "level",
+    "tokenizer", "format", "content", "filename", "state", "id", "merges_txt", "level", "allowed_special",
 ]
 
 
@@ -45,7 +45,7 @@ ROUTE_FIELDS = {
     "/api/share": ["tool", "text", "merges", "vocab", "ids", "words", "num_merges", "view", "pretokenize", "tokenizer"],
     "/api/import": ["content", "format", "merges_txt", "filename"],
     "/api/export": ["tokenizer", "merges", "vocab", "level", "words", "num_merges", "format", "pretokenize"],
-    "/api/tokenizers/<tokenizer_id>/encode": ["text", "pretokenize"],
+    "/api/tokenizers/<tokenizer_id>/encode": ["text", "pretokenize", "allowed_special"],
 }
 
 
