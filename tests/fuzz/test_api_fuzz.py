@@ -31,7 +31,7 @@ EXAMPLES_PER_ROUTE = int(os.environ.get("FUZZ_EXAMPLES", "80"))
 
 FIELDS = [
     "text", "merges", "vocab", "ids", "words", "num_merges", "pretokenize", "tool", "view",
-    "tokenizer", "format", "content", "filename", "state", "id", "merges_txt", "level", "allowed_special",
+    "tokenizer", "format", "content", "filename", "state", "id", "merges_txt", "level", "allowed_special", "skip_special_tokens",
 ]
 
 
@@ -46,6 +46,7 @@ ROUTE_FIELDS = {
     "/api/import": ["content", "format", "merges_txt", "filename"],
     "/api/export": ["tokenizer", "merges", "vocab", "level", "words", "num_merges", "format", "pretokenize"],
     "/api/tokenizers/<tokenizer_id>/encode": ["text", "pretokenize", "allowed_special"],
+    "/api/tokenizers/<tokenizer_id>/decode": ["ids", "skip_special_tokens"],
 }
 
 
