@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping
 from flask import Blueprint, Response, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from webapp import inputs
+from webapp import inputs, jobs, offload
 from webapp import tokenizer as tk
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer.pretokenize import pretokenized_encode
@@ -99,7 +99,8 @@ def _handle(
 ) -> Response:
     try:
         data = read_json_object(allowed, required)
-        return jsonify(work(data, inputs.current_limits()))
+        answer = work(data, inputs.current_limits())
+        return answer if isinstance(answer, Response) else jsonify(answer)
     except RequestError as exc:
         return error_response(exc.message, exc.field, exc.status, exc.location)
     except TokenizerError as exc:
@@ -138,7 +139,10 @@ def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:
 
 @bp.post("/encode")
 def encode() -> Response:
-    def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
+    def work(data: dict[str, Any], limits: inputs.Limits) -> Any:
+        job = offload.encode_job(data)  # a long text or merge list: 202 and a job
+        if job is not None:
+            return jobs.accepted(job)
         values, errors = inputs.collect(
             {
                 "text": lambda: inputs.read_text(data["text"], limits),
@@ -179,7 +183,10 @@ def encode_text() -> Response:
 
 @bp.post("/train")
 def train() -> Response:
-    def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
+    def work(data: dict[str, Any], limits: inputs.Limits) -> Any:
+        job = offload.train_job(data["words"], data["num_merges"])  # large: 202 and a job
+        if job is not None:
+            return jobs.accepted(job)
         words = inputs.read_words(data["words"], limits)
         num_merges = inputs.read_num_merges(data["num_merges"], limits)
         trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0)

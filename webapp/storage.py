@@ -43,11 +43,13 @@ from sqlalchemy import (
     Column,
     DateTime,
     Engine,
+    Float,
     Integer,
     LargeBinary,
     MetaData,
     String,
     Table,
+    Text,
     create_engine,
     event,
     func,
@@ -85,6 +87,27 @@ blobs = Table(
     Column("data", LargeBinary, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("size", Integer, nullable=True),  # added by migration 2
+)
+
+JOBS_TABLE = "playground_jobs"
+
+#: Background jobs (webapp.jobs): one row per job, updated as it runs (added by migration 3).
+#: Unlike blobs these rows change; their inputs and results are blobs.
+jobs = Table(
+    JOBS_TABLE,
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("kind", String(32), nullable=False),
+    Column("state", String(16), nullable=False),  # queued, running, done, failed, cancelled
+    Column("params_id", String(32), nullable=False),  # blob kind "jobparams"
+    Column("progress", Float, nullable=False),  # 0.0 .. 1.0
+    Column("progress_text", String(200), nullable=False),
+    Column("result_id", String(32), nullable=True),  # blob kind "jobresult"
+    Column("error", Text, nullable=True),
+    Column("error_field", String(100), nullable=True),
+    Column("cancel_requested", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
 )
 
 
@@ -170,7 +193,13 @@ def _migration_2(conn: Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_migration_1, _migration_2)
+def _migration_3(conn: Connection) -> None:
+    """The background jobs table (webapp.jobs)."""
+    v3 = MetaData()
+    jobs.to_metadata(v3).create(conn)
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_migration_1, _migration_2, _migration_3)
 LATEST_VERSION = len(MIGRATIONS)
 
 

@@ -27,7 +27,7 @@ from sys import intern
 from array import array
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from itertools import accumulate, chain, count, pairwise
 from operator import add
 
@@ -360,6 +360,7 @@ def train_trace(
     *,
     runners_up: int = DEFAULT_RUNNERS_UP,
     max_steps: int = DEFAULT_MAX_STEPS,
+    on_step: Callable[[int], None] | None = None,
 ) -> TrainingTrace:
     """Learn up to `num_merges` merges from `words` and record why each was chosen.
 
@@ -367,7 +368,8 @@ def train_trace(
     steps (`index` counts from 1), each with up to `runners_up` next-best
     pairs and `tie` = some other pair had the winner's count (so the
     smallest-(first, second) rule decided). `stopped_early` says no word had
-    two symbols left before `num_merges` was reached.
+    two symbols left before `num_merges` was reached. `on_step(k)`, when given,
+    is called after merge k (background jobs report progress through it).
     """
     words = validate_words(words)
     num_merges = validate_num_merges(num_merges)
@@ -402,6 +404,8 @@ def train_trace(
         trainer.merge(winner.pair)
         merges.append(merged)
         pairs.append(winner.pair)
+        if on_step is not None:
+            on_step(index)
     return TrainingTrace(
         merges=merges,
         pairs=pairs,
