@@ -42,6 +42,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # goes to a job instead of running inside the request (measured thresholds,
     # see the README's Limits section).
     "QUEUE_URL": "",  # empty: a SQLite file in instance/; redis://host:6379/0 for Redis
+    "QUEUE_NAME": "bpe-playground",  # several playgrounds can share one Redis by name
     "JOB_WORKERS": 2,
     "JOB_TIME_SECONDS": 300,
     "JOB_MEMORY_MB": 2048,

@@ -434,16 +434,16 @@ def queue_url(config: Mapping[str, Any], instance_path: str | Path) -> str:
     return config.get("QUEUE_URL") or f"sqlite:///{Path(instance_path) / 'jobs-queue.sqlite3'}"
 
 
-def make_huey(url: str) -> Any:
+def make_huey(url: str, name: str = QUEUE_NAME) -> Any:
     """A Huey instance on the queue URL: redis://, rediss://, unix:// or sqlite:///path."""
     import huey
 
     if url.startswith(("redis://", "rediss://", "unix://")):
-        return huey.RedisHuey(QUEUE_NAME, url=url, results=False)
+        return huey.RedisHuey(name, url=url, results=False)
     if url.startswith("sqlite:///"):
         path = Path(url[len("sqlite:///"):])
         path.parent.mkdir(parents=True, exist_ok=True)
-        return huey.SqliteHuey(QUEUE_NAME, filename=str(path), results=False, timeout=30)
+        return huey.SqliteHuey(name, filename=str(path), results=False, timeout=30)
     raise ValueError(f"QUEUE_URL: expected redis://... or sqlite:///path, got {url!r}")
 
 
@@ -453,7 +453,7 @@ class JobQueue:
     def __init__(self, storage: Storage, config: Mapping[str, Any], instance_path: str | Path) -> None:
         self.store = JobStore(storage)
         self.url = queue_url(config, instance_path)
-        self.huey = make_huey(self.url)
+        self.huey = make_huey(self.url, str(config.get("QUEUE_NAME") or QUEUE_NAME))
         self.budgets = Budgets.from_config(config)
         self.workers = int(config.get("JOB_WORKERS", 2))
         self.stale_seconds = float(config.get("JOB_STALE_SECONDS", STALE_SECONDS))

@@ -228,3 +228,36 @@ def test_train_page_shows_a_job_panel_then_the_result(setup):
     assert "job-panel" not in panel and 'id="merge-list"' in panel
     for merged in literal_bpe_merges(words.split(), 9):
         assert f">{merged}<" in panel or merged in panel
+
+
+REDIS_ENV = "PLAYGROUND_TEST_REDIS_URL"
+
+
+def test_the_same_jobs_run_on_a_redis_queue(tmp_path):
+    """RedisHuey instead of the SQLite file: a real redis-server on loopback
+    (`make test` starts one with scripts/ensure-redis.sh)."""
+    import os
+    import uuid
+
+    url = os.environ.get(REDIS_ENV)
+    if not url:
+        pytest.skip(f"{REDIS_ENV} is not set: no Redis server for the tests "
+                    "(`make test` starts one with scripts/ensure-redis.sh when redis-server is installable)")
+    settings = _settings(tmp_path, QUEUE_URL=url, QUEUE_NAME=f"test-{uuid.uuid4().hex[:10]}")
+    app = make_app(tmp_path, **settings)
+    client = app.test_client()
+    assert type(get_queue(app).huey).__name__ == "RedisHuey"
+    worker = JobWorker(settings, tmp_path / "redis-worker.log").start()
+    try:
+        words = ["low", "lower", "lowest", "newer", "wider"] * 2
+        response = client.post("/api/train", json={"words": words, "num_merges": 10})
+        assert response.status_code == 202
+        done = wait_job(lambda: _job(client, response.get_json()["url"]), worker=worker)
+        assert done["state"] == "done" and done["result"]["merges"] == literal_bpe_merges(words, 10)
+        cancel_me = _submit(app, "sleep", {"seconds": 30})
+        wait_job(lambda: _job(client, f"/api/jobs/{cancel_me}"), until=("running",), worker=worker)
+        client.post(f"/api/jobs/{cancel_me}/cancel")
+        assert wait_job(lambda: _job(client, f"/api/jobs/{cancel_me}"), timeout=10)["state"] == "cancelled"
+    finally:
+        worker.kill()
+        get_storage(app).dispose()
