@@ -430,8 +430,14 @@ def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
 
 
 def queue_url(config: Mapping[str, Any], instance_path: str | Path) -> str:
-    """QUEUE_URL, or the embedded default: a SQLite file in the instance folder."""
-    return config.get("QUEUE_URL") or f"sqlite:///{Path(instance_path) / 'jobs-queue.sqlite3'}"
+    """QUEUE_URL, or the embedded default: a SQLite file beside a SQLite database
+    (so each database has its own queue), else in the instance folder."""
+    if config.get("QUEUE_URL"):
+        return str(config["QUEUE_URL"])
+    database = str(config.get("DATABASE_URL") or "")
+    if database.startswith("sqlite:///") and ":memory:" not in database:
+        return f"sqlite:///{Path(database[len('sqlite:///'):]).parent / 'jobs-queue.sqlite3'}"
+    return f"sqlite:///{Path(instance_path) / 'jobs-queue.sqlite3'}"
 
 
 def make_huey(url: str, name: str = QUEUE_NAME) -> Any:

@@ -139,4 +139,5 @@ def _train_view(job: jobs.Job, result: Any, params: dict[str, Any]) -> str:
     num_merges = inputs.read_num_merges(params["num_merges"], limits)
     state = {"words": "", "num_merges": str(num_merges), "view": "steps"}
     context = pages.train_result(words, num_merges, training_trace_of(result), limits)
-    return render_template("partials/train_results.html", result=context, state=state, job=None)
+    return render_template("partials/train_results.html", result=context, state=state,
+                           views=pages.VIEWS["train"], tool="train")

@@ -18,7 +18,7 @@ from jobhelpers import JobWorker, wait_job
 from reference import encode as literal_encode
 from reference_training import literal_bpe_merges
 
-from conftest import make_app
+from tests.conftest import make_app
 from webapp import files
 from webapp.jobs import get_queue
 from webapp.storage import get_storage
@@ -168,6 +168,12 @@ def test_cancel_a_running_job_and_a_queued_job(setup):
     done = wait_job(lambda: _job(client, f"/api/jobs/{running}"), timeout=10, worker=worker)
     assert done["state"] == "cancelled" and time.monotonic() - started < 5
     assert client.get(f"/api/jobs/{running}/result").status_code == 409
+    shown = client.get(f"/jobs/{running}/panel?view=train").get_data(as_text=True)
+    assert "job: cancelled" in shown and "hx-trigger" not in shown and "job-cancel" not in shown
+    # The page's Cancel button (a queued job here) answers with the panel, cancelled.
+    third = _submit(app, "sleep", {"seconds": 30})
+    shown = client.post(f"/jobs/{third}/cancel?view=train").get_data(as_text=True)
+    assert 'data-job-state="cancelled"' in shown
     assert client.get("/api/jobs/aaaaaaaaaaaaaaaa").status_code == 404
 
 
@@ -261,3 +267,23 @@ def test_the_same_jobs_run_on_a_redis_queue(tmp_path):
     finally:
         worker.kill()
         get_storage(app).dispose()
+
+
+def test_open_file_page_shows_a_job_panel_then_the_opened_tokenizer(setup):
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker()
+    content = byte_level_tokenizer(SAMPLE_CORPUS).to_str()
+    response = client.post("/files/open/bytes", data={"text": "hello", "tokenizer_paste": content},
+                           headers={"HX-Request": "true"})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200 and 'class="job-panel"' in html
+    assert 'hx-target="#open-tokenizer-status"' in html
+    job_id = html.split('data-job="', 1)[1].split('"', 1)[0]
+    done = wait_job(lambda: _job(client, f"/api/jobs/{job_id}"), worker=worker)
+    assert done["state"] == "done", done
+    status = client.get(f"/jobs/{job_id}/panel?view=open-bytes").get_data(as_text=True)
+    assert f'data-tokenizer-id="{done["result"]["tokenizer"]}"' in status and "data-refresh" in status
+    assert "job-panel" not in status
+    # The same job opened on the Characters page says where it belongs.
+    wrong = client.get(f"/jobs/{job_id}/panel?view=open-chars").get_data(as_text=True)
+    assert "byte-level tokenizer; open it on the Bytes page" in wrong
