@@ -157,9 +157,16 @@ class JobStore:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
 
-    def create(self, kind: str, params: Mapping[str, Any]) -> Job:
-        """Store the params (content-addressed) and a queued job row."""
+    def create(self, kind: str, params: Mapping[str, Any]) -> tuple[Job, bool]:
+        """Store the params (content-addressed) and a queued job row: (job, created).
+
+        The same kind and params while an earlier job is queued, running or done
+        give that job back (a page re-sending its state does not start it again).
+        """
         params_id = self.storage.put_blob(PARAMS_KIND, pack_json(dict(params)))
+        earlier = self.find(kind, params_id)
+        if earlier is not None:
+            return earlier, False
         now = _now()
         row = {
             "id": new_job_id(), "kind": kind, "state": "queued", "params_id": params_id,
@@ -169,7 +176,19 @@ class JobStore:
         }
         with self.storage._write() as conn:
             conn.execute(jobs_table.insert().values(**row))
-        return self.get(row["id"])  # type: ignore[return-value]
+        return self.get(row["id"]), True  # type: ignore[return-value]
+
+    def find(self, kind: str, params_id: str) -> Job | None:
+        """The newest queued, running or done job of this kind with these params."""
+        with self.storage.engine.connect() as conn:
+            job_id = conn.execute(
+                select(jobs_table.c.id)
+                .where(jobs_table.c.kind == kind, jobs_table.c.params_id == params_id,
+                       jobs_table.c.state.in_(("queued", "running", "done")))
+                .order_by(jobs_table.c.created_at.desc())
+                .limit(1)
+            ).scalar_one_or_none()
+        return None if job_id is None else self.get(job_id)
 
     def get(self, job_id: str) -> Job | None:
         if not is_valid_id(job_id):
@@ -474,7 +493,9 @@ class JobQueue:
         """Store a job and put it on the queue; a queue that is down fails the job clearly."""
         if kind not in jobkinds.KINDS:
             raise ValueError(f"unknown job kind {kind!r}")
-        job = self.store.create(kind, params)
+        job, created = self.store.create(kind, params)
+        if not created:
+            return job
         try:
             self.run_task(job.id)
         except Exception as exc:  # the broker is unreachable: say so instead of a job that never runs

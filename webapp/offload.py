@@ -42,6 +42,16 @@ def _rule_count(value: Any) -> int:
     return 0
 
 
+def _count(value: Any) -> int:
+    """A number of merges as given (int or digits), 0 for anything else: the inline
+    path then reports what is wrong with it (a float, 1e999, a boolean...)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 18:
+        return int(value.strip())
+    return 0
+
+
 def _word_chars(value: Any) -> int:
     if isinstance(value, str):
         return len(value)
@@ -77,10 +87,7 @@ def encode_job(data: Mapping[str, Any]) -> jobs.Job | None:
 def train_job(words: Any, num_merges: Any, *, form: bool = False, steps: int = 0) -> jobs.Job | None:
     """A job for training when the words or the number of merges is over its threshold."""
     limits = inputs.current_limits()
-    try:
-        merges_asked = int(num_merges)
-    except (TypeError, ValueError):
-        merges_asked = 0  # the inline path reports what is wrong with it
+    merges_asked = _count(num_merges)
     if _word_chars(words) <= _setting("JOB_TRAIN_CHARS") and merges_asked <= _setting("JOB_TRAIN_MERGES"):
         return None
     inputs.read_num_merges(num_merges, limits)  # over LIMIT_NUM_MERGES stays a 400

@@ -44,6 +44,7 @@ from sqlalchemy import (
     DateTime,
     Engine,
     Float,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
@@ -108,6 +109,7 @@ jobs = Table(
     Column("cancel_requested", Integer, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    Index("ix_playground_jobs_params", "kind", "params_id"),
 )
 
 

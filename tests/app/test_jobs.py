@@ -83,6 +83,17 @@ def test_train_answers_202_and_the_job_gives_the_literal_merges(setup):
     assert full.status_code == 200 and full.get_json() == done["result"]
 
 
+def test_the_same_input_again_gives_the_same_job(setup):
+    _settings_, app, client, _start = setup
+    body = {"words": ["ab", "abc"] * 3, "num_merges": 7}
+    first, again = (client.post("/api/train", json=body).get_json() for _ in range(2))
+    assert first["job"] == again["job"]
+    other = client.post("/api/train", json={**body, "num_merges": 6}).get_json()
+    assert other["job"] != first["job"]
+    client.post(f"/api/jobs/{first['job']}/cancel")  # a cancelled job is not reused
+    assert client.post("/api/train", json=body).get_json()["job"] != first["job"]
+
+
 def test_small_requests_stay_inline(setup):
     _settings_, _app, client, _start = setup
     response = client.post("/api/train", json={"words": ["low", "lower"], "num_merges": 2})
@@ -151,9 +162,9 @@ def _submit(app, kind, params):
 
 def test_cancel_a_running_job_and_a_queued_job(setup):
     _settings_, app, client, start_worker = setup
-    running = _submit(app, "sleep", {"seconds": 30})
+    running = _submit(app, "sleep", {"seconds": 30, "n": 1})
     worker = start_worker(JOB_WORKERS=1)
-    queued = _submit(app, "sleep", {"seconds": 30})  # one worker thread: waits behind the first
+    queued = _submit(app, "sleep", {"seconds": 30, "n": 2})  # one worker thread: waits behind the first
     wait_job(lambda: _job(client, f"/api/jobs/{running}"), until=("running",), worker=worker)
     # progress reaches the API while it runs
     deadline = time.monotonic() + 10
@@ -171,7 +182,7 @@ def test_cancel_a_running_job_and_a_queued_job(setup):
     shown = client.get(f"/jobs/{running}/panel?view=train").get_data(as_text=True)
     assert "job: cancelled" in shown and "hx-trigger" not in shown and "job-cancel" not in shown
     # The page's Cancel button (a queued job here) answers with the panel, cancelled.
-    third = _submit(app, "sleep", {"seconds": 30})
+    third = _submit(app, "sleep", {"seconds": 30, "n": 3})
     shown = client.post(f"/jobs/{third}/cancel?view=train").get_data(as_text=True)
     assert 'data-job-state="cancelled"' in shown
     assert client.get("/api/jobs/aaaaaaaaaaaaaaaa").status_code == 404
