@@ -409,6 +409,28 @@ def _make_engine(url: str, *, pool: bool) -> Engine:
     return create_engine(url, pool_pre_ping=True, poolclass=None if pool else NullPool)
 
 
+def _set_wal(cursor: Any, seconds: float = 60.0) -> None:
+    """Switch a SQLite file to WAL, waiting while another process holds it.
+
+    Changing the journal mode of a fresh file needs it to itself and does not
+    always go through the busy timeout: while a first process migrates, the
+    others' switch can fail at once with "database is locked". Once a file is
+    in WAL mode it stays so, and the statement returns at once.
+    """
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def _configure_sqlite(engine: Engine) -> None:
     """WAL for concurrent readers, FULL sync for durability, explicit BEGIN.
 
@@ -422,7 +444,7 @@ def _configure_sqlite(engine: Engine) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA busy_timeout = 60000")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _set_wal(cursor)
         cursor.execute("PRAGMA synchronous = FULL")
         cursor.close()
 
