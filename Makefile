@@ -102,24 +102,10 @@ load-test: setup $(VENV)/.installed-test
 bench: setup $(VENV)/.installed-test
 	$(PY) benchmarks/bench_engine.py
 
-# Type checking (mypy.ini) first, then pytest. The storage tests run against
-# SQLite always and against a throwaway PostgreSQL server on loopback (.pg/,
-# started by scripts/ensure-postgres.sh, which installs Debian's postgresql
-# when missing and root); likewise a throwaway Redis (.redis/,
-# scripts/ensure-redis.sh, Debian's redis-server) for the job-queue tests on
-# Redis. A server this run started is stopped at the end (also on failure or
-# Ctrl-C); one that already ran is left running. Servers of your own:
-# PLAYGROUND_TEST_POSTGRES_URL=postgresql://... PLAYGROUND_TEST_REDIS_URL=redis://... make test.
-test: setup-test typecheck
-	@stops=""; \
-	url="$${PLAYGROUND_TEST_POSTGRES_URL:-}"; \
-	if [ -z "$$url" ] && ! bash scripts/ensure-postgres.sh running; then stops="postgres"; fi; \
-	redis="$${PLAYGROUND_TEST_REDIS_URL:-}"; \
-	if [ -z "$$redis" ] && ! bash scripts/ensure-redis.sh running; then stops="$$stops redis"; fi; \
-	if [ -n "$$stops" ]; then \
-	  trap 'for s in $$stops; do echo "Stopping the $$s server this test run started."; bash scripts/ensure-$$s.sh stop; done' EXIT; \
-	  trap 'exit 130' INT TERM; \
-	fi; \
-	if [ -z "$$url" ]; then url="$$(bash scripts/ensure-postgres.sh)" || exit 1; fi; \
-	if [ -z "$$redis" ]; then redis="$$(bash scripts/ensure-redis.sh)" || exit 1; fi; \
-	PLAYGROUND_TEST_POSTGRES_URL="$$url" PLAYGROUND_TEST_REDIS_URL="$$redis" $(PY) -m pytest $(PYTEST_ARGS)
+# gunicorn + a job worker with 8 heavy jobs queued: /healthz and a small encode p50/p99.
+bench-jobs: setup
+	$(PY) benchmarks/bench_jobs_load.py
+
+clean: postgres-stop
+	-bash scripts/ensure-redis.sh stop
+	rm -rf $(VENV) node_modules .pytest_cache .hypothesis test-artifacts .pg .redis

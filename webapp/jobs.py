@@ -168,15 +168,18 @@ class JobStore:
         if earlier is not None:
             return earlier, False
         now = _now()
+        job_id = new_job_id()
         row = {
-            "id": new_job_id(), "kind": kind, "state": "queued", "params_id": params_id,
+            "id": job_id, "kind": kind, "state": "queued", "params_id": params_id,
             "progress": 0.0, "progress_text": "waiting for a worker", "result_id": None,
             "error": None, "error_field": None, "cancel_requested": 0,
             "created_at": now, "updated_at": now,
         }
         with self.storage._write() as conn:
             conn.execute(jobs_table.insert().values(**row))
-        return self.get(row["id"]), True  # type: ignore[return-value]
+        created = self.get(job_id)
+        assert created is not None
+        return created, True
 
     def find(self, kind: str, params_id: str) -> Job | None:
         """The newest queued, running or done job of this kind with these params."""
@@ -239,7 +242,10 @@ class JobStore:
         data = self.storage.get_blob(PARAMS_KIND, job.params_id)
         if data is None:
             raise TokenizerError("job: its input is missing from the database", field="job")
-        return unpack_json(data)
+        params = unpack_json(data)
+        if not isinstance(params, dict):
+            raise TokenizerError("job: its stored input is damaged", field="job")
+        return params
 
     def result_bytes(self, job: Job) -> bytes | None:
         """The stored (compressed) result of a done job."""
@@ -416,7 +422,7 @@ def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
         store.finish(job_id, "failed", error=exc.message, error_field=exc.field)
         return "failed"
     progress_gate, cancel_gate, beat_gate = _Throttle(0.25), _Throttle(0.25), _Throttle(HEARTBEAT_SECONDS)
-    last_progress = [0.0, "running"]
+    last_progress: list[Any] = [0.0, "running"]
 
     def on_progress(fraction: float, text: str) -> None:
         last_progress[:] = [fraction, text]
@@ -425,7 +431,7 @@ def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
 
     def should_cancel() -> bool:
         if beat_gate.due():
-            store.set_progress(job_id, *last_progress)  # heartbeat: the worker is alive
+            store.set_progress(job_id, float(last_progress[0]), str(last_progress[1]))  # heartbeat
         return cancel_gate.due() and store.cancel_requested(job_id)
 
     outcome = run_in_child(job.kind, params, budgets, on_progress, should_cancel)
@@ -461,7 +467,7 @@ def queue_url(config: Mapping[str, Any], instance_path: str | Path) -> str:
 
 def make_huey(url: str, name: str = QUEUE_NAME) -> Any:
     """A Huey instance on the queue URL: redis://, rediss://, unix:// or sqlite:///path."""
-    import huey
+    import huey  # type: ignore[import-untyped]
 
     if url.startswith(("redis://", "rediss://", "unix://")):
         return huey.RedisHuey(name, url=url, results=False)
@@ -534,7 +540,8 @@ def init_app(app: Any) -> JobQueue:
 def get_queue(app: Any = None) -> JobQueue:
     if app is None:
         app = current_app
-    return app.extensions[EXTENSION_KEY]
+    queue: JobQueue = app.extensions[EXTENSION_KEY]
+    return queue
 
 
 def submit(kind: str, params: Mapping[str, Any]) -> Job:
