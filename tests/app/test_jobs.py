@@ -2,8 +2,8 @@
 process (`python -m webapp.worker` on the same SQLite queue and database) runs
 them. Thresholds and budgets are set low so the inputs stay small.
 
-Oracles: the literal training algorithm (tests/reference_training.py), the
-literal encoder (tests/reference.py), and the same request answered inline
+Oracles: the literal algorithms (webapp/tokenizer/reference.py: training and
+encoding), and the same request answered inline
 by an app with the default thresholds (content-addressed ids must agree).
 """
 
@@ -15,11 +15,11 @@ import time
 import pytest
 from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
 from jobhelpers import JobWorker, wait_job
-from reference import encode as literal_encode
-from reference_training import literal_bpe_merges
 
 from tests.conftest import make_app
 from webapp import files
+from webapp.tokenizer.reference import bpe_merges as literal_bpe_merges
+from webapp.tokenizer.reference import encode as literal_encode
 from webapp.jobs import get_queue
 from webapp.storage import get_storage
 

@@ -10,10 +10,10 @@ from typing import Iterator
 import pytest
 from jobhelpers import JobWorker
 from playwright.sync_api import Page, expect
-from reference_training import literal_bpe_merges
 from serving import serve_app
 
 from webapp import create_app
+from webapp.tokenizer.reference import bpe_merges as literal_bpe_merges
 from webapp.storage import default_sqlite_url
 
 
