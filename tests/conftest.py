@@ -36,11 +36,7 @@ PG_SKIP_REASON = (
 
 def make_app(tmp_path: Any, **config: Any) -> Flask:
     """A fresh app whose database lives in `tmp_path`."""
-    settings = {
-        "TESTING": True,
-        "DATABASE_URL": default_sqlite_url(tmp_path),
-        "QUEUE_URL": f"sqlite:///{tmp_path / 'jobs-queue.sqlite3'}",
-    }
+    settings = {"TESTING": True, "DATABASE_URL": default_sqlite_url(tmp_path)}
     settings.update(config)
     return create_app(settings)
 
