@@ -212,6 +212,23 @@ def encode_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
     return JobOutput({"ids": ids, "tokens": byte_tokens(text, ids, merges)})
 
 
+@job_kind("page")
+def page_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
+    """A tool page's htmx fragment for a state too big to compute inline (the Bytes
+    page with a long text): the worker's app renders exactly what the request would have."""
+    from flask import g
+
+    from webapp import pages
+    from webapp.jobs import worker_app
+
+    tool = params["tool"]
+    progress(0.1, "encoding the text")
+    with worker_app().test_request_context(f"/fragments/{tool}", method="POST"):
+        g.playground_inline_only = True  # compute here, do not submit another job
+        html = pages.render_fragment(tool, params["state"])
+    return JobOutput({"html": html})
+
+
 @job_kind("sleep")
 def sleep_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
     """A job that only waits or allocates (tests and the load benchmark use it for budgets).

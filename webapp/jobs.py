@@ -527,6 +527,22 @@ class JobQueue:
         )
 
 
+#: The app of a worker process: job kinds that render pages use it (webapp.worker sets it).
+_WORKER_APP: Any = None
+
+
+def set_worker_app(app: Any) -> None:
+    global _WORKER_APP
+    _WORKER_APP = app
+
+
+def worker_app() -> Any:
+    """The app this worker process was built from (for job kinds that render pages)."""
+    if _WORKER_APP is None:
+        raise RuntimeError("no worker app: job kinds that render pages run only in webapp.worker")
+    return _WORKER_APP
+
+
 def init_app(app: Any) -> JobQueue:
     from webapp import offload  # noqa: F401  (registers the pages' done views)
 

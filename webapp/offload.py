@@ -112,6 +112,17 @@ def import_job(content: str | bytes, fmt: str, merges_txt: str | bytes | None, f
 # --- the pages ------------------------------------------------------------------
 
 
+def bytes_page_job(state: Mapping[str, str]) -> jobs.Job | None:
+    """A job that renders the Bytes page's result when the text is over JOB_ENCODE_CHARS."""
+    from flask import g
+
+    text = state.get("text", "")
+    if g.get("playground_inline_only") or not isinstance(text, str) or len(text) <= _setting("JOB_ENCODE_CHARS"):
+        return None
+    inputs.read_text(text, inputs.current_limits(), form=True)  # over LIMIT_TEXT_CHARS stays an inline error
+    return jobs.submit("page", {"tool": "bytes", "state": dict(state)})
+
+
 def panel(job: jobs.Job, view: str) -> str:
     """The job panel a page shows in place of a result while the job runs."""
     return jobs.render_panel(job, view)
@@ -133,6 +144,7 @@ def _open_view(tool: str) -> Any:
 
 
 jobs.done_view("open-bytes")(_open_view("bytes"))
+jobs.done_view("page-bytes")(lambda job, result, params: str(result["html"]))
 jobs.done_view("open-chars")(_open_view("chars"))
 
 

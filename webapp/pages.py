@@ -169,6 +169,17 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
     """Everything the Bytes page shows for one state: encode, round trip, decode."""
     limits = inputs.current_limits()
     opened = state.get("tokenizer", "")  # an opened tokenizer file (webapp.files) replaces the merges
+    try:
+        from webapp import offload
+
+        job = offload.bytes_page_job(state)  # a long text: a job renders this result
+    except TokenizerError:
+        job = None  # the inline path below reports the problem beside its field
+    if job is not None:
+        pending: dict[str, TokenizerError] = {}
+        decoded = compute_decode(state, limits, pending)
+        return {"result": None, "job_panel": offload.panel(job, "page-bytes"), "decoded": decoded,
+                "errors": _error_dict(pending, state)}
     values, errors = inputs.collect(
         {
             "text": lambda: inputs.read_text(state.get("text", ""), limits, form=True),

@@ -18,7 +18,7 @@ import argparse
 import logging
 
 from webapp import create_app
-from webapp.jobs import get_queue
+from webapp.jobs import get_queue, set_worker_app
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s worker %(levelname)s %(name)s: %(message)s")
     app = create_app()
     queue = get_queue(app)
+    set_worker_app(app)
     again = queue.requeue_stale()
     if again:
         logging.getLogger(__name__).info("re-queued %d job(s) left running by a stopped worker", len(again))

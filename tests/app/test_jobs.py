@@ -298,3 +298,22 @@ def test_open_file_page_shows_a_job_panel_then_the_opened_tokenizer(setup):
     # The same job opened on the Characters page says where it belongs.
     wrong = client.get(f"/jobs/{job_id}/panel?view=open-chars").get_data(as_text=True)
     assert "byte-level tokenizer; open it on the Bytes page" in wrong
+
+
+def test_bytes_page_with_a_long_text_renders_in_a_job_exactly_as_inline(setup, tmp_path):
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker()
+    rnd = random.Random(3)
+    state = {"text": "".join(rnd.choice("abc \n") for _ in range(400)), "merges": "97 98 256\n256 99 257\n32 97 258",
+             "pretokenize": "gpt2", "ids": "256 257", "vocab": "", "view": "tokens"}
+    headers = {"HX-Request": "true"}
+    page = client.post("/fragments/bytes", data=state, headers=headers).get_data(as_text=True)
+    assert 'class="job-panel"' in page and 'hx-target="#results"' in page
+    assert 'id="decode-result"' in page  # the decode panel still answers at once
+    job_id = page.split('data-job="', 1)[1].split('"', 1)[0]
+    assert wait_job(lambda: _job(client, f"/api/jobs/{job_id}"), worker=worker)["state"] == "done"
+    from_job = client.get(f"/jobs/{job_id}/panel?view=page-bytes").get_data(as_text=True)
+    inline = make_app(tmp_path / "inline").test_client().post("/fragments/bytes", data=state, headers=headers)
+    assert inline.status_code == 200 and "job-panel" not in from_job
+    assert from_job == inline.get_data(as_text=True)
+    assert from_job.count("data-token-id=") > 50  # the tokens themselves, not an empty card
