@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from flask import Blueprint, Response, jsonify
 
-from webapp import inputs
+from webapp import inputs, jobs, offload
 from webapp import tokenizer as tk
 from webapp.http import read_json_object
 from webapp.tokenizer.pretokenize import pretokenized_encode
@@ -38,10 +38,12 @@ def _handle(
 ) -> Response:
     """Read the body (webapp.http: 413, 415, bad JSON, unknown or missing fields), run `work`.
 
+    `work` answers a dict (sent as JSON) or a ready Response (a job's 202).
     Problems propagate as ApiError / TokenizerError to the app-wide handlers.
     """
     data = read_json_object(allowed, required)
-    return jsonify(work(data, inputs.current_limits()))
+    answer = work(data, inputs.current_limits())
+    return answer if isinstance(answer, Response) else jsonify(answer)
 
 
 def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:
@@ -81,7 +83,10 @@ def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:
 
 @bp.post("/encode")
 def encode() -> Response:
-    def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
+    def work(data: dict[str, Any], limits: inputs.Limits) -> Any:
+        job = offload.encode_job(data)  # a long text or merge list: 202 and a job
+        if job is not None:
+            return jobs.accepted(job)
         values, errors = inputs.collect(
             {
                 "text": lambda: inputs.read_text(data["text"], limits),
@@ -122,7 +127,10 @@ def encode_text() -> Response:
 
 @bp.post("/train")
 def train() -> Response:
-    def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
+    def work(data: dict[str, Any], limits: inputs.Limits) -> Any:
+        job = offload.train_job(data["words"], data["num_merges"])  # large: 202 and a job
+        if job is not None:
+            return jobs.accepted(job)
         words = inputs.read_words(data["words"], limits)
         num_merges = inputs.read_num_merges(data["num_merges"], limits)
         trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0, max_token_chars=limits.vocab_bytes)

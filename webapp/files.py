@@ -375,8 +375,14 @@ def _check_limits(tok: tokfiles.LoadedTokenizer) -> None:
         )
 
 
-def import_from_request(*, page: bool = False) -> Loaded:
+def import_from_request(*, page: bool = False) -> Any:
+    """The opened tokenizer, or a background job (webapp.offload) for a big file."""
+    from webapp import offload
+
     req = read_import_request(page=page)
+    job = offload.import_job(req.content, req.fmt, req.merges_txt, req.filename)
+    if job is not None:
+        return job
     tok = tokfiles.import_tokenizer(
         req.content, fmt=req.fmt, merges_txt=req.merges_txt, filename=req.filename,
         limits=inputs.current_limits().sizes,
@@ -420,6 +426,10 @@ def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
 @bp.post("/api/import")
 def api_import() -> Response:
     entry = import_from_request()
+    if not isinstance(entry, Loaded):
+        from webapp import jobs
+
+        return jobs.accepted(entry)
     return jsonify(_describe(entry, full=request.args.get("include") != "summary"))
 
 
@@ -629,6 +639,8 @@ def open_page(tool: str) -> Any:
     previous = request.form.get("tokenizer", "")
     try:
         entry = import_from_request(page=True)
+        if not isinstance(entry, Loaded):
+            return _job_panel(tool, entry, previous)
         wanted = "bytes" if tool == "bytes" else "chars"
         if entry.tok.level != wanted:
             other = "Characters" if wanted == "bytes" else "Bytes"
@@ -649,6 +661,17 @@ def open_page(tool: str) -> Any:
     if tool == "bytes":
         state["pretokenize"] = entry.tok.pretokenize  # start with the file's own splitting
     return _full_page(tool, state)
+
+
+def _job_panel(tool: str, job: Any, previous: str) -> Any:
+    """A big file opens as a background job: its panel polls and becomes the status when done."""
+    from webapp import offload
+
+    panel = offload.panel(job, f"open-{tool}")
+    if _is_htmx():
+        return panel
+    g.open_tokenizer_job = panel
+    return _full_page(tool, _page_state(tool, previous))
 
 
 @bp.post("/files/close/<tool>")

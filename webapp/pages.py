@@ -170,6 +170,17 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
     """Everything the Bytes page shows for one state: encode, round trip, decode."""
     limits = inputs.current_limits()
     opened = state.get("tokenizer", "")  # an opened tokenizer file (webapp.files) replaces the merges
+    try:
+        from webapp import offload
+
+        job = offload.bytes_page_job(state)  # a long text: a job renders this result
+    except TokenizerError:
+        job = None  # the inline path below reports the problem beside its field
+    if job is not None:
+        pending: dict[str, TokenizerError] = {}
+        decoded = compute_decode(state, limits, pending)
+        return {"result": None, "job_panel": offload.panel(job, "page-bytes"), "decoded": decoded,
+                "errors": _error_dict(pending, state)}
     values, errors = inputs.collect(
         {
             "text": lambda: inputs.read_text(state.get("text", ""), limits, form=True),
@@ -353,9 +364,44 @@ def carry_to_chars(words: tuple[str, ...], pairs: list[tuple[str, str]], vocab: 
     }
 
 
+def train_result(words: tuple[str, ...], num_merges: int, trace: Any, limits: inputs.Limits) -> dict[str, Any]:
+    """What the Train page shows for a finished training trace (inline or from a job)."""
+    pairs = [(a, b) for a, b in trace.pairs]
+    vocab = tk.training_vocab(words, pairs)
+    rows = vm.train_rows(trace, vocab)
+    word_views, distinct = vm.segmented_words(words, pairs, vocab, tk.char_tokens, 300)
+    return {
+        "rows": rows,
+        # Pages stay light however many merges were asked for: the
+        # chips list and the step table are capped (the carry form has all).
+        "list_cap": limits.render_max_tokens,
+        "table_rows": [row for row in rows if row.count is not None][: limits.trace_max_steps],
+        "merges": trace.merges,
+        "merges_json": json.dumps(trace.merges, ensure_ascii=False),
+        "chart": vm.count_chart(rows),
+        "steps_truncated": trace.steps_truncated,
+        "stopped_early": trace.stopped_early,
+        "requested": num_merges,
+        "words": word_views,
+        "distinct": distinct,
+        "word_count": len(words),
+        "carry": carry_to_chars(words, pairs, vocab),
+        "vocab_size": len(vocab),
+    }
+
+
 def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
-    """Everything the Train page shows for one state."""
+    """Everything the Train page shows for one state (a job panel for large inputs)."""
     limits = inputs.current_limits()
+    try:
+        from webapp import offload
+
+        job = offload.train_job(state.get("words", ""), state.get("num_merges", ""), form=True,
+                                steps=limits.trace_max_steps)
+    except TokenizerError:
+        job = None  # the inline path below reports the problem beside its field
+    if job is not None:
+        return {"result": None, "job_panel": offload.panel(job, "train"), "errors": _error_dict({}, state)}
     values, errors = inputs.collect(
         {
             "words": lambda: inputs.read_words(state.get("words", ""), limits, form=True),
@@ -371,28 +417,7 @@ def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
         except TokenizerError as exc:
             errors[exc.field] = exc
         else:
-            pairs = [(a, b) for a, b in trace.pairs]
-            vocab = tk.training_vocab(words, pairs)
-            rows = vm.train_rows(trace, vocab)
-            word_views, distinct = vm.segmented_words(words, pairs, vocab, tk.char_tokens, 300)
-            result = {
-                "rows": rows,
-                # Pages stay light however many merges were asked for: the
-                # chips list and the step table are capped (the carry form has all).
-                "list_cap": limits.render_max_tokens,
-                "table_rows": [row for row in rows if row.count is not None][: limits.trace_max_steps],
-                "merges": trace.merges,
-                "merges_json": json.dumps(trace.merges, ensure_ascii=False),
-                "chart": vm.count_chart(rows),
-                "steps_truncated": trace.steps_truncated,
-                "stopped_early": trace.stopped_early,
-                "requested": num_merges,
-                "words": word_views,
-                "distinct": distinct,
-                "word_count": len(words),
-                "carry": carry_to_chars(words, pairs, vocab),
-                "vocab_size": len(vocab),
-            }
+            result = train_result(words, num_merges, trace, limits)
     return {"result": result, "errors": _error_dict(errors, state)}
 
 

@@ -27,7 +27,7 @@ from sys import intern
 from array import array
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from itertools import accumulate, chain, count, pairwise
 from operator import add
 
@@ -365,6 +365,7 @@ def train_trace(
     runners_up: int = DEFAULT_RUNNERS_UP,
     max_steps: int = DEFAULT_MAX_STEPS,
     max_token_chars: int | None = None,
+    on_step: Callable[[int], None] | None = None,
 ) -> TrainingTrace:
     """Learn up to `num_merges` merges from `words` and record why each was chosen.
 
@@ -378,6 +379,9 @@ def train_trace(
     a word of 50,000 distinct ascending characters learns tokens of 2, 3, ...,
     50,001 characters, 1.25 billion in all. Going over it is a TokenizerError
     naming the merge, raised before that token is built.
+
+    `on_step(k)`, when given, is called after merge k (background jobs
+    report progress through it).
     """
     words = validate_words(words)
     num_merges = validate_num_merges(num_merges)
@@ -422,6 +426,8 @@ def train_trace(
         trainer.merge(winner.pair)
         merges.append(merged)
         pairs.append(winner.pair)
+        if on_step is not None:
+            on_step(index)
     return TrainingTrace(
         merges=merges,
         pairs=pairs,
