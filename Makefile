@@ -10,7 +10,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: run test typecheck setup setup-test browser postgres postgres-stop bench load-test serve-prod db-upgrade clean
+.PHONY: run test typecheck setup setup-test browser postgres postgres-stop bench bench-jobs load-test serve-prod db-upgrade clean
 
 # Before any rule runs: PYTHON must be 3.11 or newer (said plainly here, not
 # deep inside pip), and a .venv made by another Python version is removed so
@@ -44,26 +44,34 @@ setup-test: setup $(VENV)/.installed-test browser
 browser:
 	@bash scripts/ensure-browser.sh
 
+# The web server and a background-job worker beside it (scripts/with-worker.sh
+# stops the worker with the server). The queue is a SQLite file in instance/
+# unless PLAYGROUND_QUEUE_URL=redis://... is set.
 run: setup
 	@echo "BPE Playground: http://$(HOST):$(PORT)/"
-	$(PY) -m flask --app webapp run --host $(HOST) --port $(PORT)
+	@bash scripts/with-worker.sh $(PY) $(PY) -m flask --app webapp run --host $(HOST) --port $(PORT)
 
 # Type checking (mypy.ini) first, then pytest. The storage tests run against
 # SQLite always and against a throwaway PostgreSQL server on loopback (.pg/,
 # started by scripts/ensure-postgres.sh, which installs Debian's postgresql
-# when missing and root). A server this run started is stopped at the end
-# (also on failure or Ctrl-C); one that already ran (`make postgres`) is left
-# running. A server of your own: PLAYGROUND_TEST_POSTGRES_URL=postgresql://... make test.
+# when missing and root); likewise a throwaway Redis (.redis/,
+# scripts/ensure-redis.sh, Debian's redis-server) for the job-queue tests on
+# Redis. A server this run started is stopped at the end (also on failure or
+# Ctrl-C); one that already ran is left running. Servers of your own:
+# PLAYGROUND_TEST_POSTGRES_URL=postgresql://... PLAYGROUND_TEST_REDIS_URL=redis://... make test.
 test: setup-test typecheck
-	@url="$${PLAYGROUND_TEST_POSTGRES_URL:-}"; \
-	if [ -z "$$url" ]; then \
-	  if ! bash scripts/ensure-postgres.sh running; then \
-	    trap 'echo "Stopping the PostgreSQL server this test run started."; bash scripts/ensure-postgres.sh stop' EXIT; \
-	    trap 'exit 130' INT TERM; \
-	  fi; \
-	  url="$$(bash scripts/ensure-postgres.sh)" || exit 1; \
+	@stops=""; \
+	url="$${PLAYGROUND_TEST_POSTGRES_URL:-}"; \
+	if [ -z "$$url" ] && ! bash scripts/ensure-postgres.sh running; then stops="postgres"; fi; \
+	redis="$${PLAYGROUND_TEST_REDIS_URL:-}"; \
+	if [ -z "$$redis" ] && ! bash scripts/ensure-redis.sh running; then stops="$$stops redis"; fi; \
+	if [ -n "$$stops" ]; then \
+	  trap 'for s in $$stops; do echo "Stopping the $$s server this test run started."; bash scripts/ensure-$$s.sh stop; done' EXIT; \
+	  trap 'exit 130' INT TERM; \
 	fi; \
-	PLAYGROUND_TEST_POSTGRES_URL="$$url" $(PY) -m pytest $(PYTEST_ARGS)
+	if [ -z "$$url" ]; then url="$$(bash scripts/ensure-postgres.sh)" || exit 1; fi; \
+	if [ -z "$$redis" ]; then redis="$$(bash scripts/ensure-redis.sh)" || exit 1; fi; \
+	PLAYGROUND_TEST_POSTGRES_URL="$$url" PLAYGROUND_TEST_REDIS_URL="$$redis" $(PY) -m pytest $(PYTEST_ARGS)
 
 typecheck: $(VENV)/.installed-test
 	$(PY) -m mypy
@@ -82,7 +90,7 @@ postgres-stop:
 # PLAYGROUND_DATABASE_URL or DATABASE_URL (see gunicorn.conf.py and README).
 serve-prod: setup
 	$(PY) -m flask --app webapp db upgrade
-	$(PY) -m gunicorn -c gunicorn.conf.py wsgi:app
+	@bash scripts/with-worker.sh $(PY) $(PY) -m gunicorn -c gunicorn.conf.py wsgi:app
 
 db-upgrade: setup
 	$(PY) -m flask --app webapp db upgrade
@@ -94,5 +102,10 @@ load-test: setup $(VENV)/.installed-test
 bench: setup $(VENV)/.installed-test
 	$(PY) benchmarks/bench_engine.py
 
+# gunicorn + a job worker with 8 heavy jobs queued: /healthz and a small encode p50/p99.
+bench-jobs: setup
+	$(PY) benchmarks/bench_jobs_load.py
+
 clean: postgres-stop
-	rm -rf $(VENV) node_modules .pytest_cache .hypothesis test-artifacts .pg
+	-bash scripts/ensure-redis.sh stop
+	rm -rf $(VENV) node_modules .pytest_cache .hypothesis test-artifacts .pg .redis

@@ -27,9 +27,14 @@ access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(M)sms "%(a)s"'
 # gunicorn's control socket (gunicornc) would live at one fixed path per user and
 # clash between instances; the playground does not use it.
 control_socket_disable = True
-# Bounded request lines/headers; bodies are limited by MAX_CONTENT_LENGTH in the app.
+# gunicorn's own bounds, the outermost ones: a longer request line is gunicorn's
+# 414, more or longer header lines its 400 (its plain page, without the app's
+# security headers). Every URL the app makes (share links, /bytes?...) stays far
+# inside them, and the proxy in front should refuse at or below them (README,
+# Production). Bodies are bounded by MAX_CONTENT_LENGTH in the app, chunked too.
 limit_request_line = 8190
 limit_request_fields = 100
+limit_request_field_size = 8190
 # Recycle workers now and then so a slow leak cannot grow without bound.
 max_requests = 20000
 max_requests_jitter = 2000

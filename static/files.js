@@ -184,6 +184,27 @@
     parts.note.textContent = "";
   });
 
+  // htmx swaps only 2xx answers: a refused open (413 over the size limit, a
+  // server error) would otherwise leave the status unchanged and silent.
+  document.addEventListener("htmx:responseError", function (event) {
+    var target = event.detail && event.detail.target;
+    if (!target || target.id !== "open-tokenizer-status") { return; }
+    var status = event.detail.xhr ? event.detail.xhr.status : 0;
+    var box = document.querySelector("[data-open-tokenizer]");  // the status sits in the input card
+    var limit = box ? Number(box.getAttribute("data-max-bytes")) : 0;
+    var message = status === 413
+      ? "file: the file is larger than this playground accepts" +
+        (limit ? " (" + limit.toLocaleString("en") + " bytes, setting MAX_CONTENT_LENGTH)" : "")
+      : "file: opening failed (HTTP " + status + "); try again";
+    var note = document.createElement("p");
+    note.className = "field-error open-tokenizer-error";
+    note.setAttribute("role", "alert");
+    note.textContent = message;
+    var old = target.querySelector(".open-tokenizer-error");
+    if (old) { old.remove(); }
+    target.insertBefore(note, target.firstChild);
+  });
+
   // Typing or pasting a file into the open box must not re-encode the page
   // on every keystroke: keep those input events away from the page form.
   document.addEventListener("input", function (event) {

@@ -21,12 +21,19 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "SECRET_KEY": "dev-only-not-secret",
     # Limits a real tokenizer fits in; every one is reported by name when exceeded.
     "MAX_CONTENT_LENGTH": 32 * 1024 * 1024,
+    # One multipart field (a pasted tokenizer file, the no-JavaScript page form):
+    # Flask's default of 500 kB would refuse a pasted tokenizer.json.
+    "MAX_FORM_MEMORY_SIZE": 32 * 1024 * 1024,
     "LIMIT_TEXT_CHARS": 1_000_000,
     "LIMIT_RULES": 300_000,
     "LIMIT_VOCAB": 300_000,
     "LIMIT_IDS": 1_000_000,
     "LIMIT_WORDS": 500_000,
     "LIMIT_NUM_MERGES": 50_000,
+    # Bytes a merge list's tokens may stand for (one token / all of them): checked
+    # as lengths before any vocab is built (webapp.tokenizer.token_sizes).
+    "LIMIT_TOKEN_BYTES": 65_536,
+    "LIMIT_VOCAB_BYTES": 8 * 1024 * 1024,
     # How much of a result the pages render (the full ids stay available).
     "RENDER_MAX_TOKENS": 1000,
     "TRACE_MAX_STEPS": 200,
@@ -38,6 +45,21 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "SHARE_BASE_URL": "",
     "TRUSTED_PROXIES": 0,
     "SECURITY_HSTS_SECONDS": 0,
+    # Background jobs (webapp.jobs): the queue, the budgets of one job, and what
+    # goes to a job instead of running inside the request (measured thresholds,
+    # see the README's Limits section).
+    "QUEUE_URL": "",  # empty: a SQLite file in instance/; redis://host:6379/0 for Redis
+    "QUEUE_NAME": "bpe-playground",  # several playgrounds can share one Redis by name
+    "JOB_WORKERS": 2,
+    "JOB_TIME_SECONDS": 300,
+    "JOB_MEMORY_MB": 2048,
+    "JOB_NICE": 10,
+    "JOB_STALE_SECONDS": 30,
+    "JOB_IMPORT_BYTES": 256 * 1024,
+    "JOB_TRAIN_CHARS": 200_000,
+    "JOB_TRAIN_MERGES": 2_000,
+    "JOB_ENCODE_CHARS": 200_000,
+    "JOB_ENCODE_RULES": 100_000,
 }
 
 
@@ -68,10 +90,12 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         app.config.update(config)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
 
-    from webapp import api, health, pages, security, share, storage, vendor
+    from webapp import api, health, http, jobs, pages, security, share, storage, vendor
 
+    http.init_app(app)
     security.init_app(app)
     storage.init_app(app)
+    jobs.init_app(app)
     app.register_blueprint(health.bp)
     share.init_app(app)
     app.register_blueprint(vendor.bp)

@@ -162,3 +162,19 @@ def char_parts(active: ActiveTokenizer) -> tuple[Any, dict[str, int]]:
     from webapp import files
 
     return files.page_char_tokenizer(active.ref)
+
+
+def char_trace(active: ActiveTokenizer, text: str, *, max_steps: int, max_tokens: int, max_sequence: int) -> Any:
+    """An opened tokenizer.json's own pipeline trace (normalizer, pre-tokenizer, added tokens), or None."""
+    if active.typed:
+        return None
+    from webapp import files
+
+    return files.page_char_trace(active.ref, text, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence)
+
+
+def char_ids(active: ActiveTokenizer, text: str) -> list[int]:
+    """All ids of `text` with an opened character-level file, exactly as its page encodes."""
+    from webapp import files
+
+    return files.page_encode_ids(active.ref, text)

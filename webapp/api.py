@@ -1,4 +1,4 @@
-"""The JSON API and the app-wide error pages.
+"""The JSON API for the engine: encode, decode, encode-text, train.
 
 Routes (all POST, JSON body in, JSON out):
 
@@ -11,9 +11,8 @@ Fields take the seed JSON shapes, or a string in the plain typed form the
 pages accept ("108 111 256" lines, "l o" lines, "257 97"). Every problem is a
 4xx with `{"error": {"message", "field"[, "location"]}}`, never a 500:
 malformed JSON, a body that is not a JSON object, unknown or missing fields,
-wrong types, limits, engine errors. The error handlers registered here answer
-JSON under /api and a friendly HTML page elsewhere, for every HTTP error and
-for unexpected exceptions (logged, never shown).
+wrong types, limits, engine errors. Bodies are read and errors answered by
+`webapp.http` (the same for every JSON route of the app).
 
 Parsing and validation live in `webapp.inputs`; this module only maps
 requests to it and results to JSON.
@@ -21,89 +20,30 @@ requests to it and results to JSON.
 
 from __future__ import annotations
 
-import json
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
-from flask import Blueprint, Response, current_app, jsonify, render_template, request
-from werkzeug.exceptions import HTTPException
+from flask import Blueprint, Response, jsonify
 
-from webapp import inputs
+from webapp import inputs, jobs, offload
 from webapp import tokenizer as tk
-from webapp.tokenizer import TokenizerError
+from webapp.http import read_json_object
 from webapp.tokenizer.pretokenize import pretokenized_encode
+from webapp.tokenizer.token_sizes import ImpliedVocab
 
 bp = Blueprint("api", __name__, url_prefix="/api")
-
-
-class RequestError(Exception):
-    """A problem with the request itself (not with one field's value)."""
-
-    def __init__(self, message: str, status: int = 400, field: str = "body", location: dict | None = None) -> None:
-        super().__init__(message)
-        self.message, self.status, self.field, self.location = message, status, field, location or {}
-
-
-def error_response(message: str, field: str, status: int, location: Mapping[str, Any] | None = None) -> Response:
-    body: dict[str, Any] = {"message": message, "field": field}
-    if location:
-        body["location"] = dict(location)
-    response = jsonify({"error": body})
-    response.status_code = status
-    return response
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def read_json_object(allowed: tuple[str, ...], required: tuple[str, ...]) -> dict[str, Any]:
-    """The request body as a JSON object with only known fields and every required one."""
-    mimetype = request.mimetype or ""
-    if mimetype != "application/json" and not mimetype.endswith("+json"):
-        raise RequestError(
-            f"body: send JSON with Content-Type: application/json (got {mimetype or 'no content type'})",
-            status=415,
-        )
-    raw = request.get_data(cache=False)  # MAX_CONTENT_LENGTH is enforced here (413)
-    try:
-        source = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RequestError(f"body: not valid UTF-8 at byte offset {exc.start}", location={"offset": exc.start}) from None
-    try:
-        data = json.loads(source, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise RequestError(
-            f"body: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-            location={"line": exc.lineno, "column": exc.colno},
-        ) from None
-    except RecursionError:
-        raise RequestError("body: JSON nested too deeply") from None
-    except ValueError as exc:
-        raise RequestError(f"body: invalid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise RequestError("body: expected a JSON object like {" + ", ".join(f'"{f}": ...' for f in required) + "}")
-    unknown = [key for key in data if key not in allowed]
-    if unknown:
-        raise RequestError(
-            f"{unknown[0]}: unknown field; this endpoint takes {', '.join(allowed)}",
-            field=str(unknown[0])[:100],
-        )
-    for name in required:
-        if name not in data:
-            raise RequestError(f"{name}: missing (required: {', '.join(required)})", field=name)
-    return data
 
 
 def _handle(
     allowed: tuple[str, ...], required: tuple[str, ...], work: Callable[[dict[str, Any], inputs.Limits], Any]
 ) -> Response:
-    try:
-        data = read_json_object(allowed, required)
-        return jsonify(work(data, inputs.current_limits()))
-    except RequestError as exc:
-        return error_response(exc.message, exc.field, exc.status, exc.location)
-    except TokenizerError as exc:
-        return error_response(exc.message, exc.field, 400, exc.location)
+    """Read the body (webapp.http: 413, 415, bad JSON, unknown or missing fields), run `work`.
+
+    `work` answers a dict (sent as JSON) or a ready Response (a job's 202).
+    Problems propagate as ApiError / TokenizerError to the app-wide handlers.
+    """
+    data = read_json_object(allowed, required)
+    answer = work(data, inputs.current_limits())
+    return answer if isinstance(answer, Response) else jsonify(answer)
 
 
 def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:
@@ -111,10 +51,15 @@ def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:
 
     Bytes come from the vocab the merges imply; for odd lists where that does
     not spell the text back (an id defined twice), the engine's trace is used.
+    The implied bytes are built only when their lengths add up to the text's:
+    a few rules can imply tokens of terabytes that this encoding never uses.
     """
-    vocab = tk.implied_byte_vocab(merges)
+    implied = ImpliedVocab(merges.rules)
     data = text.encode("utf-8")
-    pieces = [vocab.get(i) for i in ids]
+    pieces: list[bytes | None] = [None]
+    if implied.total(ids) == len(data) and all(implied.length(i) is not None for i in ids):
+        vocab = implied.bytes_for(ids, len(data)) or {}
+        pieces = [vocab.get(i) for i in ids]
     if any(p is None for p in pieces) or b"".join(pieces) != data:  # type: ignore[arg-type]
         trace = tk.encode_trace(text, merges, max_steps=0, max_tokens=len(ids), max_sequence=0)
         pieces = [t.value for t in trace.tokens]  # type: ignore[misc]
@@ -138,7 +83,10 @@ def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:
 
 @bp.post("/encode")
 def encode() -> Response:
-    def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
+    def work(data: dict[str, Any], limits: inputs.Limits) -> Any:
+        job = offload.encode_job(data)  # a long text or merge list: 202 and a job
+        if job is not None:
+            return jobs.accepted(job)
         values, errors = inputs.collect(
             {
                 "text": lambda: inputs.read_text(data["text"], limits),
@@ -179,73 +127,13 @@ def encode_text() -> Response:
 
 @bp.post("/train")
 def train() -> Response:
-    def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
+    def work(data: dict[str, Any], limits: inputs.Limits) -> Any:
+        job = offload.train_job(data["words"], data["num_merges"])  # large: 202 and a job
+        if job is not None:
+            return jobs.accepted(job)
         words = inputs.read_words(data["words"], limits)
         num_merges = inputs.read_num_merges(data["num_merges"], limits)
-        trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0)
+        trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0, max_token_chars=limits.vocab_bytes)
         return {"merges": trace.merges, "pairs": [list(p) for p in trace.pairs]}
 
     return _handle(("words", "num_merges"), ("words", "num_merges"), work)
-
-
-# --- error handlers (app-wide) ----------------------------------------------------
-
-_FRIENDLY = {
-    400: ("Bad request", "The request could not be understood."),
-    404: ("Page not found", "There is nothing at this address."),
-    405: ("Method not allowed", "This address does not accept that kind of request."),
-    413: ("Too large", "The request is larger than this playground accepts."),
-    415: ("Unsupported content type", "This address does not accept that kind of content."),
-    500: ("Something went wrong", "The playground hit an unexpected problem. It has been logged."),
-}
-_HTTP_FIELDS = {404: "path", 405: "method", 413: "body", 415: "body", 500: "server"}
-
-
-def _wants_json() -> bool:
-    return request.path == "/api" or request.path.startswith("/api/")
-
-
-def _http_error_message(exc: HTTPException) -> str:
-    code = exc.code or 500
-    if code == 413:
-        limit = current_app.config.get("MAX_CONTENT_LENGTH")
-        if limit:
-            return f"body: the request is over the limit of {limit:,} bytes (setting MAX_CONTENT_LENGTH)"
-        return "body: the request is too large"
-    if code == 405:
-        allowed = ", ".join(sorted(m for m in (exc.valid_methods or []) if m not in ("HEAD", "OPTIONS")))  # type: ignore[attr-defined]
-        return f"method: {request.method} is not allowed here" + (f" (use {allowed})" if allowed else "")
-    if code == 404:
-        return f"path: nothing at {request.path}"
-    return f"{exc.name}: {exc.description}" if exc.description else str(exc.name)
-
-
-def _render_error(code: int, message: str) -> tuple[str, int]:
-    title, text = _FRIENDLY.get(code, (f"Error {code}", message))
-    return render_template("error.html", code=code, heading=title, text=text, message=message, tool=None), code
-
-
-@bp.app_errorhandler(HTTPException)
-def http_error(exc: HTTPException) -> Response | tuple[str, int]:
-    code = exc.code or 500
-    if code >= 500:
-        return unexpected_error(exc)
-    message = _http_error_message(exc)
-    if _wants_json():
-        response = error_response(message, _HTTP_FIELDS.get(code, "request"), code)
-        if code == 405 and getattr(exc, "valid_methods", None):
-            response.headers["Allow"] = ", ".join(exc.valid_methods)  # type: ignore[attr-defined]
-        return response
-    return _render_error(code, message)
-
-
-@bp.app_errorhandler(Exception)
-def unexpected_error(exc: Exception) -> Response | tuple[str, int]:
-    """Never a trace: log the exception, answer a generic 500."""
-    original = getattr(exc, "original_exception", None) or exc
-    if not (isinstance(exc, HTTPException) and original is exc):
-        current_app.logger.error("Unhandled error on %s %s", request.method, request.path, exc_info=original)
-    message = "server: unexpected error (it has been logged)"
-    if _wants_json():
-        return error_response(message, "server", 500)
-    return _render_error(500, message)

@@ -10,7 +10,9 @@ Routes (blueprint `files`):
   always gets the same id and share links can point at it.
 - `GET /api/tokenizers/<id>` - a stored tokenizer (summary, merges, vocab).
 - `POST /api/tokenizers/<id>/encode` - `{"text"[, "pretokenize"]}` -> ids in the
-  file's own numbering, tokens with byte spans, pre-tokenization pieces.
+  file's own numbering, tokens with byte spans, pre-tokenization pieces; for a
+  tokenizer.json encoded with its own pipeline, `model_text` is the text the
+  spans index (after its normalizer, prefix spaces, ...).
 - `GET|POST /api/export?format=seed|hf|minbpe|tiktoken` - a download of a
   stored tokenizer (`tokenizer`), of merges [+ vocab, `level`], or of the
   merges learned from `words` + `num_merges`.
@@ -45,9 +47,12 @@ from flask import Blueprint, Response, current_app, g, jsonify, render_template,
 
 from webapp import inputs
 from webapp import tokenizer as tk
+from webapp.http import ApiError, cut, is_json_request, quote, read_body, read_json_object
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import tokenizer_files as tokfiles
 from webapp.tokenizer import presets, real
+from webapp.tokenizer.errors import short_repr
+from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
 from webapp.tokenizer.pretokenize import check_scheme
 
 bp = Blueprint("files", __name__)
@@ -164,7 +169,7 @@ def _entry(blob_id: str, tok: tokfiles.LoadedTokenizer) -> Loaded:
 
 def store_tokenizer(tok: tokfiles.LoadedTokenizer) -> Loaded:
     """Keep a tokenizer server-side; the same tokenizer always gets the same id."""
-    data = zlib.compress(tokfiles.dumps_stored(tok), 6)
+    data = zlib.compress(tokfiles.dumps_stored(tok, limits=inputs.current_limits().sizes), 6)
     blob_id = _put_blob(data)
     entry = LOADED.get(blob_id)
     if entry is None:
@@ -200,7 +205,7 @@ def load_tokenizer(tokenizer_id: Any) -> Loaded:
         raw = zlib.decompress(data)
     except zlib.error:
         raise TokenizerError("tokenizer: the stored tokenizer is damaged", field="tokenizer") from None
-    tok = tokfiles.loads_stored(raw)
+    tok = tokfiles.loads_stored(raw, limits=inputs.current_limits().sizes)
     entry = _entry(tokenizer_id, tok)
     LOADED.put(entry)
     return entry
@@ -229,13 +234,12 @@ def page_encode_trace(
 
 
 def page_encode_ids(tokenizer_id: str, text: str, scheme: str | None = None, *, special: Any = ()) -> list[int]:
-    """All ids of `text` (the file's numbering) with a stored byte-level tokenizer."""
+    """All ids of `text` (the file's numbering) with a stored tokenizer, as its page encodes."""
     entry = load_tokenizer(tokenizer_id)
-    if entry.tok.level != "bytes":
-        raise TokenizerError(
-            "tokenizer: this is a character-level tokenizer; open it on the Characters page",
-            field="tokenizer",
-        )
+    if entry.tok.level == "chars":
+        if tokfiles.uses_pipeline(entry.tok):
+            return tokfiles.encode_loaded(entry.tok, text)
+        return tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
     allowed = real.allowed_set(special, entry.tok.special_tokens)
     return real.encode_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme)
 
@@ -246,6 +250,15 @@ def page_special_ids(tokenizer_id: Any) -> frozenset[int]:
         return frozenset(load_tokenizer(tokenizer_id).tok.special_tokens.values()) if tokenizer_id else frozenset()
     except TokenizerError:
         return frozenset()
+
+
+def page_char_trace(tokenizer_id: str, text: str, *, max_steps: int, max_tokens: int, max_sequence: int) -> Any:
+    """The Characters page's trace with a stored tokenizer.json's own pipeline, or None without one."""
+    entry = load_tokenizer(tokenizer_id)
+    if entry.tok.level != "chars" or not tokfiles.uses_pipeline(entry.tok):
+        return None
+    return tokfiles.char_pipeline_trace(entry.tok, text, max_steps=max_steps, max_tokens=max_tokens,
+                                        max_sequence=max_sequence)
 
 
 def page_char_tokenizer(tokenizer_id: str) -> tuple[tuple[tuple[str, str], ...], dict[str, int]]:
@@ -309,18 +322,8 @@ def read_import_request(*, page: bool = False) -> ImportRequest:
     """The file (and format hint) from an upload, a pasted field, a JSON body or a raw body."""
     prefix = "tokenizer_" if page else ""
     mimetype = request.mimetype or ""
-    if mimetype == "application/json" and not page:
-        data = request.get_json(silent=True)
-        if not isinstance(data, dict):
-            raise TokenizerError(
-                'body: expected a JSON object {"content": "...", "format": "auto"}', field="body"
-            )
-        allowed = ("content", "format", "merges_txt", "filename")
-        unknown = [k for k in data if k not in allowed]
-        if unknown:
-            raise TokenizerError(
-                f"{unknown[0]}: unknown field; this endpoint takes {', '.join(allowed)}", field=str(unknown[0])[:100]
-            )
+    if is_json_request() and not page:
+        data = read_json_object(("content", "format", "merges_txt", "filename"), ("content",))
         content = data.get("content")
         merges_txt = data.get("merges_txt")
         if not isinstance(content, str) or not content.strip():
@@ -328,7 +331,12 @@ def read_import_request(*, page: bool = False) -> ImportRequest:
         if merges_txt is not None and not isinstance(merges_txt, str):
             raise TokenizerError("merges_txt: should be the text of merges.txt", field="merges_txt")
         fmt = data.get("format") or request.args.get("format") or "auto"
-        return ImportRequest(content, str(fmt), merges_txt, data.get("filename"))
+        if not isinstance(fmt, str):
+            raise TokenizerError(f"format: should be a string, got {quote(fmt)}", field="format")
+        filename = data.get("filename")
+        if filename is not None and not isinstance(filename, str):
+            raise TokenizerError(f"filename: should be a string, got {quote(filename)}", field="filename")
+        return ImportRequest(content, fmt, merges_txt, filename)
     if page or mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
         upload = _read_upload(prefix + "file")
         merges = _read_upload(prefix + "merges_file")
@@ -345,7 +353,7 @@ def read_import_request(*, page: bool = False) -> ImportRequest:
             )
         merges_txt = merges[0] if merges is not None else pasted_merges
         return ImportRequest(content, fmt, merges_txt, filename)
-    raw = request.get_data(cache=False)
+    raw = read_body()
     if not raw.strip():
         raise TokenizerError("file: the request body is empty; send the tokenizer file", field="file")
     return ImportRequest(raw, request.args.get("format") or "auto", None, request.args.get("filename"))
@@ -367,9 +375,18 @@ def _check_limits(tok: tokfiles.LoadedTokenizer) -> None:
         )
 
 
-def import_from_request(*, page: bool = False) -> Loaded:
+def import_from_request(*, page: bool = False) -> Any:
+    """The opened tokenizer, or a background job (webapp.offload) for a big file."""
+    from webapp import offload
+
     req = read_import_request(page=page)
-    tok = tokfiles.import_tokenizer(req.content, fmt=req.fmt, merges_txt=req.merges_txt, filename=req.filename)
+    job = offload.import_job(req.content, req.fmt, req.merges_txt, req.filename)
+    if job is not None:
+        return job
+    tok = tokfiles.import_tokenizer(
+        req.content, fmt=req.fmt, merges_txt=req.merges_txt, filename=req.filename,
+        limits=inputs.current_limits().sizes,
+    )
     _check_limits(tok)
     return store_tokenizer(tok)
 
@@ -378,15 +395,17 @@ def import_from_request(*, page: bool = False) -> Loaded:
 # JSON API
 
 
-def _error(exc: TokenizerError, status: int = 400) -> Response:
-    response = jsonify({"error": exc.to_dict()})
-    response.status_code = status
-    return response
-
-
 def _missing_status(exc: TokenizerError) -> int:
     """404 for an unknown id; 503 for a preset this installation lacks (the message says how to add it)."""
     return 503 if isinstance(exc, presets.PresetMissing) else 404
+
+
+def _load_or_status(tokenizer_id: Any) -> Loaded:
+    """A stored tokenizer or preset, or an ApiError with _missing_status's status."""
+    try:
+        return load_tokenizer(tokenizer_id)
+    except TokenizerError as exc:
+        raise ApiError.from_tokenizer(exc, _missing_status(exc)) from None
 
 
 def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
@@ -406,19 +425,17 @@ def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
 
 @bp.post("/api/import")
 def api_import() -> Response:
-    try:
-        entry = import_from_request()
-    except TokenizerError as exc:
-        return _error(exc)
+    entry = import_from_request()
+    if not isinstance(entry, Loaded):
+        from webapp import jobs
+
+        return jobs.accepted(entry)
     return jsonify(_describe(entry, full=request.args.get("include") != "summary"))
 
 
 @bp.get("/api/tokenizers/<tokenizer_id>")
 def api_tokenizer(tokenizer_id: str) -> Response:
-    try:
-        entry = load_tokenizer(tokenizer_id)
-    except TokenizerError as exc:
-        return _error(exc, _missing_status(exc))
+    entry = _load_or_status(tokenizer_id)
     # A preset's 50,000-200,000 merges only when asked for (?include=full).
     full = request.args.get("include") == "full" if presets.is_preset(tokenizer_id) else request.args.get("include") != "summary"
     return jsonify(_describe(entry, full=full))
@@ -426,27 +443,29 @@ def api_tokenizer(tokenizer_id: str) -> Response:
 
 @bp.post("/api/tokenizers/<tokenizer_id>/encode")
 def api_tokenizer_encode(tokenizer_id: str) -> Response:
-    try:
-        entry = load_tokenizer(tokenizer_id)
-    except TokenizerError as exc:
-        return _error(exc, _missing_status(exc))
-    data = request.get_json(silent=True)
-    if not isinstance(data, dict) or "text" not in data:
-        return _error(TokenizerError('body: expected a JSON object {"text": "..."}', field="body"))
-    try:
-        limits = inputs.current_limits()
-        text = inputs.read_text(data["text"], limits)
-        if entry.tok.level == "chars":
-            ids = tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
-            return jsonify({"ids": ids, "tokens": tk.char_tokens(text, list(entry.tok.merges))})
-        scheme = inputs.read_pretokenize(data.get("pretokenize") or entry.tok.pretokenize)
-        allowed = real.allowed_set(inputs.read_allowed_special(data.get("allowed_special")), entry.tok.special_tokens)
-        trace, special_index = real.encode_trace_special(
-            entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
-            max_steps=0, max_tokens=len(text.encode("utf-8")) + 1, max_sequence=0,
-        )
-    except TokenizerError as exc:
-        return _error(exc)
+    entry = _load_or_status(tokenizer_id)
+    data = read_json_object(("text", "pretokenize", "allowed_special"), ("text",))
+    limits = inputs.current_limits()
+    text = inputs.read_text(data["text"], limits)
+    if entry.tok.level == "chars" and tokfiles.uses_pipeline(entry.tok):
+        allowed = real.allowed_set(
+            inputs.read_allowed_special(data.get("allowed_special", "all")), entry.tok.special_tokens)
+        char_trace = tokfiles.char_pipeline_trace(entry.tok, text, allowed_special=allowed, max_steps=0,
+                                                  max_tokens=len(text) + 1, max_sequence=0)
+        return jsonify({"ids": char_trace.ids, "tokens": [str(t.value) for t in char_trace.tokens],
+                        "model_text": char_trace.text})
+    if entry.tok.level == "chars":
+        ids = tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
+        return jsonify({"ids": ids, "tokens": tk.char_tokens(text, list(entry.tok.merges))})
+    scheme = inputs.read_pretokenize(data.get("pretokenize") or entry.tok.pretokenize)
+    raw_allowed = data.get("allowed_special")
+    if raw_allowed is None and tokfiles.uses_pipeline(entry.tok, scheme):
+        raw_allowed = "all"  # a tokenizer.json's default, as the library encodes
+    allowed = real.allowed_set(inputs.read_allowed_special(raw_allowed), entry.tok.special_tokens)
+    trace, special_index = real.encode_trace_special(
+        entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
+        max_steps=0, max_tokens=len(text.encode("utf-8")) + 1, max_sequence=0,
+    )
     tokens = []
     specials = set(special_index)
     for index, token in enumerate(trace.tokens):
@@ -459,18 +478,44 @@ def api_tokenizer_encode(tokenizer_id: str) -> Response:
         if index in specials:
             item["special"] = True
         tokens.append(item)
-    return jsonify({"ids": trace.ids, "tokens": tokens, "pieces": [list(p) for p in trace.pieces], "pretokenize": scheme})
+    out = {"ids": trace.ids, "tokens": tokens, "pieces": [list(p) for p in trace.pieces], "pretokenize": scheme}
+    if trace.text is not None:
+        out["model_text"] = trace.text  # what the spans index: the text after the file's normalizer etc.
+    return jsonify(out)
+
+
+@bp.post("/api/tokenizers/<tokenizer_id>/decode")
+def api_tokenizer_decode(tokenizer_id: str) -> Response:
+    """`{"ids"[, "skip_special_tokens": true]}` -> `{"text"}` through the file's own decoder.
+
+    A tokenizer.json decodes as the library's `decode` does (its decoder, special
+    tokens skipped unless asked); other files join the tokens' bytes (byte level)
+    or strings (character level).
+    """
+    entry = _load_or_status(tokenizer_id)
+    data = read_json_object(("ids", "skip_special_tokens"), ("ids",))
+    ids = inputs.read_ids(data["ids"], inputs.current_limits())
+    skip = inputs.read_flag(data.get("skip_special_tokens"), "skip_special_tokens", True)
+    tok = entry.tok
+    if tok.pipeline:
+        text = tokfiles.decode_loaded(tok, ids, skip_special=skip)
+    elif tok.level == "bytes":
+        text = tk.decode(list(ids), {i: entry.file_vocab[i] for i in set(ids) if entry.file_vocab and i in entry.file_vocab})
+    else:
+        inverse = {v: k for k, v in tok.vocab.items()}
+        missing = next((i for i in ids if i not in inverse), None)
+        if missing is not None:
+            raise TokenizerError(f"ids: id {missing} is not in the tokenizer's vocab", field="ids")
+        text = "".join(inverse[i] for i in ids)
+    return jsonify({"text": text})
 
 
 def _fields() -> dict[str, Any]:
     """Export inputs from the query string, a form, or a JSON body (later wins)."""
     fields: dict[str, Any] = dict(request.args.items())
     if request.method == "POST":
-        if request.mimetype == "application/json":
-            data = request.get_json(silent=True)
-            if not isinstance(data, dict):
-                raise TokenizerError("body: expected a JSON object", field="body")
-            fields.update(data)
+        if is_json_request():
+            fields.update(read_json_object(None))
         else:
             fields.update(request.form.items())
     return fields
@@ -488,7 +533,7 @@ def tokenizer_from_fields(fields: Mapping[str, Any], *, level: str | None = None
     if level == "train" or (level is None and "words" in fields):
         words = inputs.read_words(fields.get("words", ""), limits, form=isinstance(fields.get("words"), str))
         num_merges = inputs.read_num_merges(fields.get("num_merges", ""), limits)
-        trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0)
+        trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0, max_token_chars=limits.vocab_bytes)
         vocab = tk.training_vocab(words, trace.pairs)
         return tokfiles.from_playground(level="chars", merges=trace.pairs, vocab=vocab)
     if "merges" not in fields:
@@ -503,9 +548,9 @@ def tokenizer_from_fields(fields: Mapping[str, Any], *, level: str | None = None
         vocab = inputs.read_char_vocab(fields.get("vocab", ""), limits)
         return tokfiles.from_playground(level="chars", merges=merges, vocab=vocab)
     if level != "bytes":
-        raise TokenizerError(f'level: expected "bytes" or "chars", got {level!r}', field="level")
+        raise TokenizerError(f'level: expected "bytes" or "chars", got {cut(repr(level)) if isinstance(level, str) else quote(level)}', field="level")
     compiled = inputs.read_byte_merges(fields["merges"], limits)
-    return tokfiles.from_playground(level="bytes", merges=list(compiled.rules), pretokenize=scheme)
+    return tokfiles.from_playground(level="bytes", merges=list(compiled.rules), pretokenize=scheme, limits=limits.sizes)
 
 
 def _guess_level(merges: Any) -> str:
@@ -515,8 +560,8 @@ def _guess_level(merges: Any) -> str:
         stripped = merges.strip()
         if stripped.startswith("["):
             try:
-                value = json.loads(stripped)
-            except json.JSONDecodeError:
+                value = json.loads(stripped) if json_depth(stripped) <= MAX_JSON_DEPTH else None
+            except (ValueError, RecursionError):
                 return "bytes"  # the byte-level parser reports where the JSON breaks
         else:
             first = stripped.split("\n", 1)[0].split()
@@ -537,16 +582,16 @@ def _download(tok: tokfiles.LoadedTokenizer, fmt: str, pretokenize: str | None) 
 def api_export() -> Response:
     try:
         fields = _fields()
-        fmt = str(fields.get("format") or "seed")
+        fmt = fields.get("format") or "seed"
         if fmt not in tokfiles.EXPORT_FORMATS:
             raise TokenizerError(
-                f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {fmt!r}", field="format"
+                f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {quote(fmt)}", field="format"
             )
         tok = tokenizer_from_fields(fields)
         pretokenize = fields.get("pretokenize") or None
         return _download(tok, fmt, check_scheme(pretokenize) if pretokenize else None)
     except TokenizerError as exc:
-        return _error(exc, 404 if exc.field == "tokenizer" else 400)
+        raise ApiError.from_tokenizer(exc, 404 if exc.field == "tokenizer" else 400) from None
 
 
 # --------------------------------------------------------------------------
@@ -569,15 +614,22 @@ def _full_page(tool: str, state: Mapping[str, str]) -> str:
     return pages.render_tool_page(tool, state)
 
 
-def _status(tool: str, tokenizer_id: str, error: str | None, *, reset_inputs: bool, refresh: bool = False) -> str:
+def _status(
+    tool: str, tokenizer_id: str, error: str | None, *, reset_inputs: bool, refresh: bool = False, special: str = ""
+) -> str:
     return render_template(
         "partials/open_tokenizer_status.html",
         tool=tool,
-        state={"tokenizer": tokenizer_id},
+        state={"tokenizer": tokenizer_id, "special": special},
         open_error=error,
         reset_inputs=reset_inputs,
         refresh=refresh,
     )
+
+
+def _opening_special(entry: Loaded) -> str:
+    """A tokenizer.json opens with its special tokens recognised, as the library encodes by default."""
+    return "all" if entry.tok.pipeline and entry.tok.special_tokens and entry.tok.level == "bytes" else ""
 
 
 @bp.post("/files/open/<tool>")
@@ -587,6 +639,8 @@ def open_page(tool: str) -> Any:
     previous = request.form.get("tokenizer", "")
     try:
         entry = import_from_request(page=True)
+        if not isinstance(entry, Loaded):
+            return _job_panel(tool, entry, previous)
         wanted = "bytes" if tool == "bytes" else "chars"
         if entry.tok.level != wanted:
             other = "Characters" if wanted == "bytes" else "Bytes"
@@ -600,11 +654,24 @@ def open_page(tool: str) -> Any:
     if _is_htmx():
         # `refresh` marks the status so files.js re-encodes the page with the file
         # (an HX-Trigger would make htmx reuse the Open button's formaction).
-        return _status(tool, entry.id, None, reset_inputs=True, refresh=True)
+        return _status(tool, entry.id, None, reset_inputs=True, refresh=True, special=_opening_special(entry))
     state = _page_state(tool, entry.id)
+    if _opening_special(entry):
+        state["special"] = _opening_special(entry)
     if tool == "bytes":
         state["pretokenize"] = entry.tok.pretokenize  # start with the file's own splitting
     return _full_page(tool, state)
+
+
+def _job_panel(tool: str, job: Any, previous: str) -> Any:
+    """A big file opens as a background job: its panel polls and becomes the status when done."""
+    from webapp import offload
+
+    panel = offload.panel(job, f"open-{tool}")
+    if _is_htmx():
+        return panel
+    g.open_tokenizer_job = panel
+    return _full_page(tool, _page_state(tool, previous))
 
 
 @bp.post("/files/close/<tool>")
@@ -624,7 +691,7 @@ def export_page(tool: str) -> Any:
     try:
         if fmt not in tokfiles.EXPORT_FORMATS:
             raise TokenizerError(
-                f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {fmt!r}", field="format"
+                f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {short_repr(fmt)}", field="format"
             )
         fields = dict(request.form.items())
         tok = tokenizer_from_fields(fields, level=tool)

@@ -31,6 +31,7 @@ from webapp import tokenizer as tk
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats
 from webapp.tokenizer.pretokenize import SCHEMES
+from webapp.tokenizer.token_sizes import SizeLimits
 
 PRETOKENIZE_SCHEMES = SCHEMES
 
@@ -48,6 +49,13 @@ class Limits:
     render_max_tokens: int = 1000  # spans per page; all ids stay in the Ids view
     trace_max_steps: int = 200
     trace_max_sequence: int = 400
+    token_bytes: int = 65_536
+    vocab_bytes: int = 8 * 1024 * 1024
+
+    @property
+    def sizes(self) -> SizeLimits:
+        """The bounds on the bytes a merge list's tokens stand for."""
+        return SizeLimits(token_bytes=self.token_bytes, vocab_bytes=self.vocab_bytes)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "Limits":
@@ -62,6 +70,8 @@ class Limits:
             render_max_tokens=int(config.get("RENDER_MAX_TOKENS", defaults.render_max_tokens)),
             trace_max_steps=int(config.get("TRACE_MAX_STEPS", defaults.trace_max_steps)),
             trace_max_sequence=int(config.get("TRACE_MAX_SEQUENCE", defaults.trace_max_sequence)),
+            token_bytes=int(config.get("LIMIT_TOKEN_BYTES", defaults.token_bytes)),
+            vocab_bytes=int(config.get("LIMIT_VOCAB_BYTES", defaults.vocab_bytes)),
         )
 
 
@@ -271,6 +281,15 @@ def read_ids(value: Any, limits: Limits) -> tuple[int, ...]:
     return tk.validate_ids(ids)
 
 
+def read_flag(value: Any, field: str, default: bool) -> bool:
+    """A JSON true / false (absent or null: the default)."""
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise _wrong_type(field, "true or false", value)
+    return value
+
+
 def read_words(value: Any, limits: Limits, *, form: bool = False) -> tuple[str, ...]:
     """The training corpus: a list of words."""
     if value is None:
@@ -283,6 +302,10 @@ def read_words(value: Any, limits: Limits, *, form: bool = False) -> tuple[str, 
     if not isinstance(words, list):
         raise _wrong_type("words", "a list of strings", words)
     _check_len("words", words, "words", limits.words, "LIMIT_WORDS")
+    # A JSON list is capped by its characters in all, like the typed form.
+    total = sum(len(word) for word in words if isinstance(word, str))
+    if total > limits.text_chars:
+        raise _over("words", "characters", total, limits.text_chars, "LIMIT_TEXT_CHARS")
     return tk.validate_words(words)
 
 
@@ -305,7 +328,12 @@ def read_pretokenize(value: Any) -> str:
     if value is None or value == "":
         return "none"
     if not isinstance(value, str) or value not in PRETOKENIZE_SCHEMES:
-        shown = json.dumps(value) if isinstance(value, (str, int, float, bool)) or value is None else _json_type(value)
+        shown = (
+            json.dumps(value[:81] if isinstance(value, str) else value)
+            if isinstance(value, (str, int, float, bool)) or value is None
+            else _json_type(value)
+        )
+        shown = shown if len(shown) <= 80 else shown[:80] + "…"
         raise TokenizerError(
             f"pretokenize: expected one of {', '.join(PRETOKENIZE_SCHEMES)}, got {shown}",
             field="pretokenize",

@@ -18,10 +18,11 @@ knows how tokens are colored.
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, cast
+from typing import Any, Callable, Mapping
 
-from flask import Blueprint, Response, abort, render_template, request, url_for
+from flask import Blueprint, Response, abort, render_template, request
 from markupsafe import Markup, escape
 
 from webapp import active as act
@@ -32,6 +33,7 @@ from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats
 from webapp.tokenizer.presets import get_preset, is_preset
 from webapp.tokenizer.pretokenize import pretokenized_encode, split_text
+from webapp.tokenizer.token_sizes import ImpliedVocab
 
 bp = Blueprint("pages", __name__)
 
@@ -181,6 +183,17 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
     """Everything the Bytes page shows for one state: encode, round trip, decode."""
     limits = inputs.current_limits()
     active = act.resolve("bytes", state)  # a preset or opened file replaces the typed merges
+    try:
+        from webapp import offload
+
+        job = offload.bytes_page_job(state)  # a long text: a job renders this result
+    except TokenizerError:
+        job = None  # the inline path below reports the problem beside its field
+    if job is not None:
+        pending: dict[str, TokenizerError] = {}
+        decoded = compute_decode(state, limits, pending)
+        return {"result": None, "job_panel": offload.panel(job, "page-bytes"), "decoded": decoded,
+                "errors": _error_dict(pending, state), "active": active}
     values, errors = inputs.collect(
         {
             "text": lambda: inputs.read_text(state.get("text", ""), limits, form=True),
@@ -205,7 +218,7 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
             errors["merges" if exc.field == "tokenizer" else exc.field] = exc
         else:
             result = {
-                "groups": vm.byte_token_views(trace, text, special_ids),
+                "groups": vm.byte_token_views(trace, trace.text if trace.text is not None else text, special_ids),
                 "shown": len(trace.tokens),
                 "total": len(trace.ids),
                 "ids": trace.ids,
@@ -232,9 +245,23 @@ def _only(vocab: dict[int, bytes] | None, ids: Any) -> dict[int, bytes] | None:
 
 
 def _roundtrip(text: str, ids: list[int], merges: Any, vocab: dict[int, bytes] | None = None) -> dict[str, Any]:
-    """Does decoding the ids with the vocab the merges imply (or an opened file's) give the text back?"""
+    """Does decoding the ids with the vocab the merges imply (or an opened file's) give the text back?
+
+    Only the bytes of the ids used are built, and only when they can total the
+    text's length or less (lengths first): a few rules can imply tokens of
+    terabytes, while the encoding itself is as small as the text.
+    """
+    if vocab is None:
+        implied = ImpliedVocab(merges.rules)
+        size, wanted = implied.total(ids), len(text.encode("utf-8"))
+        if size > max(wanted, inputs.current_limits().token_bytes):
+            return {
+                "ok": False,
+                "message": f"decoding the ids with the implied vocab gives {size:,} bytes; the text has {wanted:,}",
+            }
+        vocab = implied.bytes_for(ids, size)
     try:
-        back = tk.decode(ids, vocab if vocab is not None else tk.implied_byte_vocab(merges))
+        back = tk.decode(ids, vocab)
     except TokenizerError as exc:
         return {"ok": False, "message": exc.message}
     if back == text:
@@ -308,8 +335,13 @@ def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
     if not errors:
         text, merges, vocab = values["text"], values["merges"], values["vocab"]
         try:
-            trace = tk.encode_text_trace(text, vocab, merges, max_steps=limits.trace_max_steps,
-                                         max_tokens=limits.render_max_tokens, max_sequence=limits.trace_max_sequence)
+            caps = {"max_steps": limits.trace_max_steps, "max_tokens": limits.render_max_tokens,
+                    "max_sequence": limits.trace_max_sequence}
+            # an opened tokenizer.json applies its own normalizer / pre-tokenizer / added tokens
+            trace = act.char_trace(active, text, **caps)
+            if trace is None:
+                trace = tk.encode_text_trace(text, vocab, merges, max_steps=caps["max_steps"],
+                                             max_tokens=caps["max_tokens"], max_sequence=caps["max_sequence"])
         except TokenizerError as exc:
             errors[exc.field] = exc
             if exc.field == "vocab":
@@ -361,9 +393,51 @@ def carry_to_chars(words: tuple[str, ...], pairs: list[tuple[str, str]], vocab: 
     }
 
 
+def train_result(words: tuple[str, ...], num_merges: int, trace: Any, limits: inputs.Limits) -> dict[str, Any]:
+    """What the Train page shows for a finished training trace (inline or from a job)."""
+    pairs = [(a, b) for a, b in trace.pairs]
+    vocab = tk.training_vocab(words, pairs)
+    rows = vm.train_rows(trace, vocab)
+    word_views, distinct = vm.segmented_words(words, pairs, vocab, tk.char_tokens, 300)
+    carry = carry_to_chars(words, pairs, vocab)
+    # "Open in Characters" is a link (shareable, reloads without a resubmit)
+    # unless its URL would pass what servers accept in a request line. Built
+    # without url_for: a job worker renders this too, outside any request.
+    link = "/chars?" + urlencode(carry)
+    carry_url = link if len(link) <= CARRY_URL_MAX else None
+    return {
+        "rows": rows,
+        # Pages stay light however many merges were asked for: the
+        # chips list and the step table are capped (the carry form has all).
+        "list_cap": limits.render_max_tokens,
+        "table_rows": [row for row in rows if row.count is not None][: limits.trace_max_steps],
+        "merges": trace.merges,
+        "merges_json": json.dumps(trace.merges, ensure_ascii=False),
+        "chart": vm.count_chart(rows),
+        "steps_truncated": trace.steps_truncated,
+        "stopped_early": trace.stopped_early,
+        "requested": num_merges,
+        "words": word_views,
+        "distinct": distinct,
+        "word_count": len(words),
+        "carry": carry,
+        "carry_url": carry_url,
+        "vocab_size": len(vocab),
+    }
+
+
 def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
-    """Everything the Train page shows for one state."""
+    """Everything the Train page shows for one state (a job panel for large inputs)."""
     limits = inputs.current_limits()
+    try:
+        from webapp import offload
+
+        job = offload.train_job(state.get("words", ""), state.get("num_merges", ""), form=True,
+                                steps=limits.trace_max_steps)
+    except TokenizerError:
+        job = None  # the inline path below reports the problem beside its field
+    if job is not None:
+        return {"result": None, "job_panel": offload.panel(job, "train"), "errors": _error_dict({}, state)}
     values, errors = inputs.collect(
         {
             "words": lambda: inputs.read_words(state.get("words", ""), limits, form=True),
@@ -374,38 +448,12 @@ def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
     if not errors:
         words, num_merges = values["words"], values["num_merges"]
         try:
-            trace = tk.train_trace(words, num_merges, max_steps=limits.trace_max_steps)
+            trace = tk.train_trace(words, num_merges, max_steps=limits.trace_max_steps,
+                                   max_token_chars=limits.vocab_bytes)
         except TokenizerError as exc:
             errors[exc.field] = exc
         else:
-            pairs = [(a, b) for a, b in trace.pairs]
-            vocab = tk.training_vocab(words, pairs)
-            carry = carry_to_chars(words, pairs, vocab)
-            # "Open in Characters" is a link (shareable, reloads without a resubmit)
-            # unless its URL would pass what servers accept in a request line.
-            link = url_for("pages.chars_page", **cast(dict[str, Any], carry))
-            carry_url = link if len(link) <= CARRY_URL_MAX else None
-            rows = vm.train_rows(trace, vocab)
-            word_views, distinct = vm.segmented_words(words, pairs, vocab, tk.char_tokens, 300)
-            result = {
-                "rows": rows,
-                # Pages stay light however many merges were asked for: the
-                # chips list and the step table are capped (the carry form has all).
-                "list_cap": limits.render_max_tokens,
-                "table_rows": [row for row in rows if row.count is not None][: limits.trace_max_steps],
-                "merges": trace.merges,
-                "merges_json": json.dumps(trace.merges, ensure_ascii=False),
-                "chart": vm.count_chart(rows),
-                "steps_truncated": trace.steps_truncated,
-                "stopped_early": trace.stopped_early,
-                "requested": num_merges,
-                "words": word_views,
-                "distinct": distinct,
-                "word_count": len(words),
-                "carry": carry,
-                "carry_url": carry_url,
-                "vocab_size": len(vocab),
-            }
+            result = train_result(words, num_merges, trace, limits)
     return {"result": result, "errors": _error_dict(errors, state)}
 
 
@@ -478,10 +526,16 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
             return {"ids": textformats.format_ids(act.byte_ids(active, text, None, scheme)), "vocab": state.get("vocab", "")}
         merges = inputs.read_byte_merges(state.get("merges", ""), limits)
         ids = pretokenized_encode(text, merges, scheme)
-        implied = tk.implied_byte_vocab(merges)
     except TokenizerError:
         return None
-    needed = {i: implied[i] for i in sorted(set(ids)) if i in implied and (i > 255 or implied[i] != bytes([i]))}
+    implied = ImpliedVocab(merges.rules)
+    # Only the ids the encoding uses, and only if their bytes are no more than
+    # the text's (lengths first): otherwise the panel is left as it was.
+    needed_ids = [i for i in sorted(set(ids)) if i > 255]
+    needed = implied.bytes_for(needed_ids, max(len(text.encode("utf-8")), limits.token_bytes))
+    if needed is None:
+        return None
+    needed = {i: b for i, b in needed.items() if i > 255}
     return {"ids": textformats.format_ids(ids), "vocab": textformats.format_byte_vocab(needed)}
 
 
@@ -610,8 +664,7 @@ def ids_download(tool: str) -> Response:
             ids = tk.bpe_encode_text(text, inputs.read_char_vocab(state["vocab"], limits),
                                      inputs.read_char_merges(state["merges"], limits))
         else:
-            merges, vocab = act.char_parts(active)
-            ids = tk.bpe_encode_text(text, vocab, merges)
+            ids = act.char_ids(active, text)
     except TokenizerError as exc:
         return Response(exc.message + "\n", status=400, mimetype="text/plain")
     return Response(

@@ -25,6 +25,7 @@ showing an error reopens showing the same error), or delete shares.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Mapping
 
 from flask import (
@@ -42,6 +43,7 @@ from flask import (
 
 from flask.typing import ResponseReturnValue
 
+from webapp.http import ApiError, read_json_object
 from webapp.storage import BlobTooLarge, get_storage, is_valid_id
 
 bp = Blueprint("share", __name__)
@@ -68,19 +70,6 @@ STATE_FIELDS = (
 _JSON_FIELDS = frozenset({"merges", "vocab", "ids", "words"})
 
 
-class ShareError(ValueError):
-    """A state that cannot be shared; `status` is the HTTP status to answer."""
-
-    def __init__(self, message: str, *, field: str = "state", status: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.field = field
-        self.status = status
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"message": self.message, "field": self.field}
-
-
 # --------------------------------------------------------------------------
 # Pure state handling
 
@@ -93,13 +82,13 @@ def normalize_state(raw: Mapping[str, Any], *, strict: bool) -> dict[str, str]:
     """
     tool = raw.get("tool")
     if not isinstance(tool, str) or tool not in TOOLS:
-        raise ShareError(
+        raise ApiError(
             f"tool should be one of {', '.join(TOOLS)}, got {_short_repr(tool)}", field="tool"
         )
     if strict:
         unknown = sorted(str(k) for k in raw if k != "tool" and k not in STATE_FIELDS)
         if unknown:
-            raise ShareError(
+            raise ApiError(
                 f"unknown state field {_short_repr(unknown[0])}; "
                 f"a state has tool and any of: {', '.join(STATE_FIELDS)}",
                 field=unknown[0][:64],
@@ -108,8 +97,30 @@ def normalize_state(raw: Mapping[str, Any], *, strict: bool) -> dict[str, str]:
     for name in STATE_FIELDS:
         if name not in raw or raw[name] is None:
             continue
-        state[name] = _field_text(name, raw[name], strict=strict)
+        state[name] = _check_unicode(name, _field_text(name, raw[name], strict=strict))
     return state
+
+
+_SURROGATE = re.compile("[\\ud800-\\udfff]")
+
+
+def _check_unicode(name: str, value: str) -> str:
+    """Refuse a lone surrogate (JSON can carry "\\ud800"): no page could show it."""
+    found = _SURROGATE.search(value)
+    if found:
+        raise ApiError(
+            f"{name}: character {found.start() + 1} is a lone surrogate (U+{ord(found.group()):04X}), "
+            "which is not text; a shared state must be valid Unicode",
+            field=name,
+            location={"position": found.start() + 1},
+        )
+    return value
+
+
+def displayable(state: Mapping[str, str]) -> dict[str, str]:
+    """A stored state with any lone surrogate shown as U+FFFD (states saved before
+    they were refused at write time must still open)."""
+    return {k: _SURROGATE.sub("\ufffd", v) if isinstance(v, str) else v for k, v in state.items()}
 
 
 def _field_text(name: str, value: Any, *, strict: bool) -> str:
@@ -118,13 +129,13 @@ def _field_text(name: str, value: Any, *, strict: bool) -> str:
     if not strict:
         return str(value)
     if isinstance(value, bool):
-        raise ShareError(f"{name} should be a string, got a boolean", field=name)
+        raise ApiError(f"{name} should be a string, got a boolean", field=name)
     if isinstance(value, int) and name == "num_merges":
         return str(value)
     if isinstance(value, (list, dict)) and name in _JSON_FIELDS:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     kind = "a list or object" if isinstance(value, (list, dict)) else type(value).__name__
-    raise ShareError(f"{name} should be a string, got {kind}", field=name)
+    raise ApiError(f"{name} should be a string, got {kind}", field=name)
 
 
 def encode_state(state: Mapping[str, str]) -> bytes:
@@ -166,15 +177,16 @@ def save_state(raw: Mapping[str, Any], *, strict: bool) -> tuple[str, bool, dict
     data = encode_state(state)
     limit = int(current_app.config["LIMIT_SHARE_BYTES"])
     if len(data) > limit:
-        raise ShareError(
+        raise ApiError(
             f"this state is {_human_bytes(len(data))}; a shared state can be at most "
             f"{_human_bytes(limit)} (LIMIT_SHARE_BYTES = {limit:,} bytes)",
+            field="state",
             status=413,
         )
     try:
         share_id, created = get_storage().save_blob(STATE_KIND, data)
     except BlobTooLarge as exc:  # storage limit set lower than the share limit
-        raise ShareError(str(exc), status=413) from exc
+        raise ApiError(str(exc), field="state", status=413) from exc
     return share_id, created, state
 
 
@@ -216,7 +228,7 @@ def create_from_form() -> ResponseReturnValue:
     """The Share button: the whole form is the state."""
     try:
         share_id, _created, state = save_state(request.form, strict=False)
-    except ShareError as exc:
+    except ApiError as exc:
         if _is_htmx():
             # htmx swaps only 2xx answers by default; the message is the content.
             return render_template("partials/share_result.html", error=exc.message)
@@ -235,6 +247,7 @@ def show(share_id: str) -> ResponseReturnValue:
     state = load_state(share_id)
     if state is None:
         return render_template("share_not_found.html", share_id=share_id[:64]), 404
+    state = displayable(state)
     tool = state.pop("tool")
     # The share partial inside the page shows this link and keeps the tool.
     g.share = _share_info(share_id, tool)
@@ -249,40 +262,10 @@ def show(share_id: str) -> ResponseReturnValue:
 
 @bp.post("/api/share")
 def api_create() -> ResponseReturnValue:
-    """JSON state in; id and link out."""
-    try:
-        payload = _read_json_body()
-        share_id, created, state = save_state(payload, strict=True)
-    except ShareError as exc:
-        return _api_error(exc)
+    """JSON state in; id and link out (errors: webapp.http's handlers)."""
+    payload = read_json_object(None)  # normalize_state names unknown fields itself
+    share_id, created, state = save_state(payload, strict=True)
     return jsonify(_share_info(share_id, state["tool"])), 201 if created else 200
-
-
-def _read_json_body() -> dict[str, Any]:
-    """The body as a JSON object, or a ShareError saying what is wrong with it."""
-    mimetype = request.mimetype or ""
-    if mimetype != "application/json" and not mimetype.endswith("+json"):
-        raise ShareError(
-            f"send the state as JSON with Content-Type: application/json (got {mimetype or 'no content type'})",
-            field="body",
-            status=415,
-        )
-    raw = request.get_data(cache=False)  # over MAX_CONTENT_LENGTH: 413 here
-    try:
-        payload = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ShareError(f"the body is not valid UTF-8 (byte offset {exc.start})", field="body") from None
-    except json.JSONDecodeError as exc:
-        raise ShareError(
-            f"the body is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); send a state "
-            'such as {"tool": "bytes", "text": "hello", "merges": "[]"}',
-            field="body",
-        ) from None
-    except (RecursionError, ValueError):
-        raise ShareError("the body is not valid JSON (nested too deeply or too large a number)", field="body") from None
-    if not isinstance(payload, dict):
-        raise ShareError(f"the body should be a JSON object, got {type(payload).__name__}", field="body")
-    return payload
 
 
 @bp.get("/api/share/<share_id>")
@@ -291,14 +274,8 @@ def api_get(share_id: str) -> ResponseReturnValue:
     state = load_state(share_id)
     if state is None:
         reason = "is not a share id" if not is_valid_id(share_id) else "was not found"
-        return _api_error(
-            ShareError(f"share {_short_repr(share_id)} {reason}", field="id", status=404)
-        )
+        raise ApiError(f"share {_short_repr(share_id)} {reason}", field="id", status=404)
     return jsonify({**_share_info(share_id, state["tool"]), "state": state})
-
-
-def _api_error(exc: ShareError) -> tuple[Response, int]:
-    return jsonify({"error": exc.to_dict()}), exc.status
 
 
 def init_app(app: Any) -> None:

@@ -43,11 +43,14 @@ from sqlalchemy import (
     Column,
     DateTime,
     Engine,
+    Float,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
     String,
     Table,
+    Text,
     create_engine,
     event,
     func,
@@ -85,6 +88,28 @@ blobs = Table(
     Column("data", LargeBinary, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("size", Integer, nullable=True),  # added by migration 2
+)
+
+JOBS_TABLE = "playground_jobs"
+
+#: Background jobs (webapp.jobs): one row per job, updated as it runs (added by migration 3).
+#: Unlike blobs these rows change; their inputs and results are blobs.
+jobs = Table(
+    JOBS_TABLE,
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("kind", String(32), nullable=False),
+    Column("state", String(16), nullable=False),  # queued, running, done, failed, cancelled
+    Column("params_id", String(32), nullable=False),  # blob kind "jobparams"
+    Column("progress", Float, nullable=False),  # 0.0 .. 1.0
+    Column("progress_text", String(200), nullable=False),
+    Column("result_id", String(32), nullable=True),  # blob kind "jobresult"
+    Column("error", Text, nullable=True),
+    Column("error_field", String(100), nullable=True),
+    Column("cancel_requested", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Index("ix_playground_jobs_params", "kind", "params_id"),
 )
 
 
@@ -170,7 +195,13 @@ def _migration_2(conn: Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_migration_1, _migration_2)
+def _migration_3(conn: Connection) -> None:
+    """The background jobs table (webapp.jobs)."""
+    v3 = MetaData()
+    jobs.to_metadata(v3).create(conn)
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_migration_1, _migration_2, _migration_3)
 LATEST_VERSION = len(MIGRATIONS)
 
 
@@ -378,6 +409,28 @@ def _make_engine(url: str, *, pool: bool) -> Engine:
     return create_engine(url, pool_pre_ping=True, poolclass=None if pool else NullPool)
 
 
+def _set_wal(cursor: Any, seconds: float = 60.0) -> None:
+    """Switch a SQLite file to WAL, waiting while another process holds it.
+
+    Changing the journal mode of a fresh file needs it to itself and does not
+    always go through the busy timeout: while a first process migrates, the
+    others' switch can fail at once with "database is locked". Once a file is
+    in WAL mode it stays so, and the statement returns at once.
+    """
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def _configure_sqlite(engine: Engine) -> None:
     """WAL for concurrent readers, FULL sync for durability, explicit BEGIN.
 
@@ -391,7 +444,7 @@ def _configure_sqlite(engine: Engine) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA busy_timeout = 60000")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _set_wal(cursor)
         cursor.execute("PRAGMA synchronous = FULL")
         cursor.close()
 

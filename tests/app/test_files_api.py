@@ -12,7 +12,7 @@ import re
 
 import pytest
 from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tokenizer
-from tokenizers import Tokenizer
+from tokenizers import Tokenizer, models
 
 from webapp import files
 from webapp.tokenizer import tokenizer_files as tokfiles
@@ -386,3 +386,100 @@ def test_export_with_an_unknown_level_and_import_with_bad_merges_txt(client):
     assert response.get_json()["error"]["message"] == "level: expected \"bytes\" or \"chars\", got 'words'"
     response = client.post("/api/import", json={"content": "{}", "merges_txt": 5})
     assert response.get_json()["error"]["message"] == "merges_txt: should be the text of merges.txt"
+
+
+# --- a tokenizer.json's own pipeline on the web path ----------------------------------
+
+PIPELINE_TEXTS = ["ﬁne café<|end|> ２０２４", "  Hello   THERE  ", "x<|end|>y", "東京 🙂 e\u0301"]
+
+
+@pytest.fixture(scope="module")
+def nfkc_tok() -> Tokenizer:
+    from tokenizers import decoders, normalizers, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=400, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  special_tokens=["<|end|>"], show_progress=False)
+    tok.train_from_iterator(SAMPLE_CORPUS * 3, trainer=trainer)
+    return tok
+
+
+@pytest.fixture(scope="module")
+def metaspace_tok() -> Tokenizer:
+    from tokenizers import decoders, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first")
+    tok.decoder = decoders.Metaspace(prepend_scheme="first")
+    tok.train_from_iterator(SAMPLE_CORPUS * 3, trainer=trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<unk>", "<|end|>"], show_progress=False))
+    return tok
+
+
+def test_api_encode_applies_the_files_pipeline(client, nfkc_tok, metaspace_tok):
+    for tok in (nfkc_tok, metaspace_tok):
+        body = _import(client, tok.to_str())
+        assert body["file_pipeline"]["added_tokens"] == 2 if tok is metaspace_tok else 1
+        for text in PIPELINE_TEXTS:
+            data = client.post(f"/api/tokenizers/{body['tokenizer']}/encode", json={"text": text}).get_json()
+            assert data["ids"] == tok.encode(text).ids, text
+            plain = Tokenizer.from_str(tok.to_str())
+            plain.encode_special_tokens = True
+            data = client.post(f"/api/tokenizers/{body['tokenizer']}/encode",
+                               json={"text": text, "allowed_special": "none"}).get_json()
+            assert data["ids"] == plain.encode(text).ids, text
+    text = PIPELINE_TEXTS[0]
+    body = _import(client, nfkc_tok.to_str())
+    data = client.post(f"/api/tokenizers/{body['tokenizer']}/encode", json={"text": text}).get_json()
+    assert data["model_text"] == " fine café<|end|> 2024"  # NFKC and the prefix space
+    shown = data["model_text"].encode()
+    assert [shown[t["start"]:t["end"]] for t in data["tokens"]] == [bytes(t["bytes"]) for t in data["tokens"]]
+
+
+def test_pages_apply_the_files_pipeline(client, nfkc_tok, metaspace_tok):
+    text = PIPELINE_TEXTS[0]
+    page = client.post("/files/open/bytes", data={"text": text, "tokenizer_paste": nfkc_tok.to_str()})
+    html = page.get_data(as_text=True)
+    assert _token_ids(html) == nfkc_tok.encode(text).ids
+    assert ("normalizer NFKC; pre-tokenizer ByteLevel; 1 added token split out; decoder ByteLevel"
+            in " ".join(html.split()))
+    tid = re.search(r'name="tokenizer" value="([a-z2-7]{16})"', html).group(1)
+    # it opened with its special tokens recognised, as the library encodes by default
+    assert re.search(r'<input type="checkbox" name="special" value="all" checked>', html)
+    form = {"text": text, "tokenizer": tid, "pretokenize": "gpt2", "special": "all"}
+    download = client.post("/bytes/ids.txt", data=form)
+    assert [int(i) for i in download.get_data(as_text=True).split()] == nfkc_tok.encode(text).ids
+    # unchecked: the special token is text, as with the library's encode_special_tokens
+    plain = Tokenizer.from_str(nfkc_tok.to_str())
+    plain.encode_special_tokens = True
+    fragment = client.post("/fragments/bytes", data={**form, "special": ""})
+    assert _token_ids(fragment.get_data(as_text=True)) == plain.encode(text).ids != nfkc_tok.encode(text).ids
+    for text in PIPELINE_TEXTS:
+        page = client.post("/files/open/chars", data={"text": text, "tokenizer_paste": metaspace_tok.to_str()})
+        assert _token_ids(page.get_data(as_text=True)) == metaspace_tok.encode(text).ids, text
+    tid = re.search(r'name="tokenizer" value="([a-z2-7]{16})"', page.get_data(as_text=True)).group(1)
+    download = client.post("/chars/ids.txt", data={"text": text, "tokenizer": tid})
+    assert [int(i) for i in download.get_data(as_text=True).split()] == metaspace_tok.encode(text).ids
+
+
+def test_api_decode_uses_the_files_decoder(client, nfkc_tok, metaspace_tok, byte_tok, tmp_path):
+    for tok in (nfkc_tok, metaspace_tok):
+        tid = _import(client, tok.to_str())["tokenizer"]
+        for text in PIPELINE_TEXTS:
+            ids = tok.encode(text).ids
+            for skip in (True, False):
+                response = client.post(f"/api/tokenizers/{tid}/decode", json={"ids": ids, "skip_special_tokens": skip})
+                assert response.get_json() == {"text": tok.decode(ids, skip_special_tokens=skip)}, text
+    bad = client.post(f"/api/tokenizers/{tid}/decode", json={"ids": [1], "skip_special_tokens": "yes"})
+    assert bad.status_code == 400 and bad.get_json()["error"]["field"] == "skip_special_tokens"
+    # a file without a tokenizer.json pipeline (vocab.json + merges.txt): the tokens' bytes
+    byte_tok.model.save(str(tmp_path))
+    pair = client.post("/api/import", data={
+        "file": (io.BytesIO((tmp_path / "vocab.json").read_bytes()), "vocab.json"),
+        "merges_file": (io.BytesIO((tmp_path / "merges.txt").read_bytes()), "merges.txt"),
+    }, content_type="multipart/form-data").get_json()
+    ids = byte_tok.encode(TEXT).ids
+    assert client.post(f"/api/tokenizers/{pair['tokenizer']}/decode", json={"ids": ids}).get_json() == {"text": TEXT}

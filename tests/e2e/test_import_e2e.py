@@ -114,3 +114,44 @@ def test_export_refusal_is_shown_beside_the_buttons(page: Page):
     expect(page.locator(".export-error")).to_contain_text('Cannot export: vocab: rule 1 makes "lo", which is not in the vocab')
     # the refused download is the only thing the console reports (Chromium logs every 4xx)
     assert all("status of 400" in text for text in seen), seen
+
+
+MINBPE = "minbpe v1\n\n0\n97 97\n256 97\n"
+
+
+def _small_limit_server(tmp_path: Path, **config):
+    from serving import serve_app
+
+    from webapp import create_app
+    from webapp.storage import default_sqlite_url
+
+    app = create_app({"TESTING": True, "DATABASE_URL": default_sqlite_url(tmp_path / "db"), **config})
+    return serve_app(app, "small-limit")
+
+
+def test_open_a_file_while_the_page_holds_a_lot_of_text(page: Page, console, tmp_path: Path):
+    """Only the file fields travel with Open (hx-params), not the page's text: with
+    Flask's old 500 kB per multipart field, 700 kB of text would make it a 413."""
+    path = tmp_path / "tiny.model"
+    path.write_text(MINBPE, encoding="utf-8")
+    with _small_limit_server(tmp_path, MAX_FORM_MEMORY_SIZE=500_000) as url:
+        page.goto(url + "/bytes")
+        page.locator("#f-text").evaluate("(el, value) => { el.value = value; }", "a" * 700_000)
+        page.locator(".open-tokenizer summary").click()
+        page.set_input_files("#f-tokenizer-file", str(path))
+        page.locator(".open-tokenizer-button").click()
+        expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_contain_text("minbpe")
+
+
+def test_a_file_over_the_size_limit_says_so_in_the_page(page: Page, tmp_path: Path):
+    """A 413 is not swapped by htmx: files.js writes the message into the status."""
+    path = tmp_path / "big.model"
+    path.write_text(MINBPE + "\n" * 200_000, encoding="utf-8")
+    with _small_limit_server(tmp_path, MAX_CONTENT_LENGTH=100_000, MAX_FORM_MEMORY_SIZE=100_000) as url:
+        page.goto(url + "/bytes")
+        page.locator(".open-tokenizer summary").click()
+        page.set_input_files("#f-tokenizer-file", str(path))
+        page.locator(".open-tokenizer-button").click()
+        expect(page.locator(".open-tokenizer-error")).to_contain_text(
+            "larger than this playground accepts (100,000 bytes, setting MAX_CONTENT_LENGTH)"
+        )

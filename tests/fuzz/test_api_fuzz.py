@@ -3,12 +3,20 @@ is never a 500, and every 4xx from /api carries an error message.
 
 The routes are read from the app's URL map, so a route added later is fuzzed
 too. Bodies mix plausible shapes (the fields the endpoints take, with values
-of the right and wrong types) with arbitrary JSON and raw bytes.
+of the right and wrong types) with arbitrary JSON, raw bytes and hostile
+values in every field: JSON nested past the depth limit, 5,000-digit numbers,
+1e999, lone surrogates, long strings and lists, objects where strings belong,
+and tokenizer files that are almost right.
+
+FUZZ_EXAMPLES=N runs N examples per route instead of the quick default (the
+benchmark mode: `FUZZ_EXAMPLES=1000 pytest tests/fuzz`); FUZZ_REPORT=path
+appends one JSON line per route with the examples run and the 5xx seen.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 
@@ -19,11 +27,11 @@ from hypothesis import strategies as st
 from tests.conftest import make_app
 from webapp.storage import get_storage
 
-EXAMPLES_PER_ROUTE = 80
+EXAMPLES_PER_ROUTE = int(os.environ.get("FUZZ_EXAMPLES", "80"))
 
 FIELDS = [
     "text", "merges", "vocab", "ids", "words", "num_merges", "pretokenize", "tool", "view",
-    "tokenizer", "format", "content", "filename", "state", "id",
+    "tokenizer", "format", "content", "filename", "state", "id", "merges_txt", "level", "allowed_special", "skip_special_tokens",
 ]
 
 
@@ -34,8 +42,87 @@ ROUTE_FIELDS = {
     "/api/decode": ["ids", "vocab"],
     "/api/encode-text": ["text", "vocab", "merges"],
     "/api/train": ["words", "num_merges"],
-    "/api/share": ["tool", "text", "merges", "vocab", "ids", "words", "num_merges", "view"],
+    "/api/share": ["tool", "text", "merges", "vocab", "ids", "words", "num_merges", "view", "pretokenize", "tokenizer"],
+    "/api/import": ["content", "format", "merges_txt", "filename"],
+    "/api/export": ["tokenizer", "merges", "vocab", "level", "words", "num_merges", "format", "pretokenize"],
+    "/api/tokenizers/<tokenizer_id>/encode": ["text", "pretokenize", "allowed_special"],
+    "/api/tokenizers/<tokenizer_id>/decode": ["ids", "skip_special_tokens"],
 }
+
+
+class Raw:
+    """JSON text put into a body as is (what json.dumps cannot write: 5,000-digit
+    numbers, 1e999, lone surrogates as escapes, nesting past any limit)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"Raw({self.text[:40]!r}...)"
+
+
+def dumps(value) -> str:
+    """json.dumps that writes Raw fragments verbatim."""
+    if isinstance(value, Raw):
+        return value.text
+    if isinstance(value, dict):
+        return "{" + ",".join(json.dumps(str(k)) + ":" + dumps(v) for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(dumps(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+def _deep(depth: int, inner: str = "1") -> Raw:
+    return Raw("[" * depth + inner + "]" * depth)
+
+
+#: Values no field expects: past limits, of odd types, nested, not text.
+hostile = st.one_of(
+    st.sampled_from([Raw("9" * 5000), Raw("-" + "9" * 4400), Raw("1e999"), Raw("-1e999"), Raw("1.5"), Raw("-0"),
+                     Raw('"\\ud800"'), Raw('"a\\udfffb"'), Raw('["\\ud83d"]'), Raw('{"\\ud800": 1}'),
+                     2**64, -(2**63) - 1, 10**30, True, False, None, {}, [], "", " ", "\x00", "\n" * 3]),
+    st.integers(60, 140).map(_deep),
+    st.integers(60, 140).map(lambda d: Raw('{"a":' * d + "1" + "}" * d)),
+    st.integers(1, 20).map(lambda d: _deep(d, "[97, 97, 256]")),
+    st.integers(1000, 40_000).map(lambda n: "a" * n),
+    st.integers(1000, 20_000).map(lambda n: "9 " * n),
+    st.integers(1000, 20_000).map(lambda n: "[" * n),
+    st.integers(100, 3000).map(lambda n: list(range(n))),
+    st.integers(100, 2000).map(lambda n: [[97, 97, 256]] * n),
+    st.integers(2, 45).map(lambda n: [[97, 97, 256]] + [[255 + i, 255 + i, 256 + i] for i in range(1, n)]),
+    st.integers(100, 2000).map(lambda n: {str(i): [97] * 3 for i in range(256, 256 + n)}),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=3),
+)
+
+
+def _tokenizer_file(draw) -> str:
+    """A tokenizer file that is almost right: real shapes with hostile parts."""
+    kind = draw(st.sampled_from(["valid", "minbpe", "hf", "tiktoken", "seed", "vocab"]))
+    if kind == "valid":
+        return "minbpe v1\n\n0\n" + "\n".join(draw(st.lists(st.sampled_from(["97 97", "256 97", "98 256"]), max_size=4)))
+    odd = draw(st.one_of(hostile, any_json))
+    if kind == "minbpe":
+        lines = ["minbpe v1", "", draw(st.sampled_from(["0", "1", "9" * 5000, "x"]))]
+        lines += draw(st.lists(st.sampled_from(["97 97", "256 97", "9" * 5000 + " 97", "97 ²", "a b", "", "<s> 5"]),
+                               max_size=6))
+        return "\n".join(lines)
+    if kind == "hf":
+        doc = {"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}}
+        where = draw(st.sampled_from(["added_tokens", "pre_tokenizer", "normalizer", "decoder", "model.vocab",
+                                      "model.merges", "model.type", "pretokenizers", "model"]))
+        if where == "pretokenizers":
+            doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": odd}
+        elif where.startswith("model."):
+            doc["model"][where[6:]] = odd
+        else:
+            doc[where] = odd
+        return dumps(doc)
+    if kind == "tiktoken":
+        return "\n".join(draw(st.lists(st.sampled_from(["YQ== 0", "Yg== 1", "YWI= 2", "YQ== " + "9" * 5000,
+                                                         "!!! 3", "YWFh 4", "YQ==", ""]), max_size=6)))
+    if kind == "seed":
+        return dumps({"merges": odd, "vocab": draw(st.one_of(hostile, any_json))})
+    return dumps({"a": 0, "b": odd})
 
 
 def _api_routes() -> list[tuple[str, str]]:
@@ -87,23 +174,34 @@ plausible = {
 
 
 def _value(name: str):
-    return st.one_of(plausible.get(name, any_json), any_json) if name in plausible else any_json
+    base = st.one_of(plausible[name], any_json) if name in plausible else any_json
+    return st.one_of(base, hostile)
 
 
 @st.composite
 def bodies(draw, rule: str) -> tuple[bytes, str]:
     """A request body and its content type."""
-    kind = draw(st.sampled_from(["fields", "fields", "fields", "plausible", "plausible", "json", "bytes"]))
+    kind = draw(st.sampled_from(["fields", "fields", "fields", "plausible", "plausible", "hostile", "json", "bytes"]))
     if kind == "plausible" and rule in ROUTE_FIELDS:
         obj = {name: draw(plausible.get(name, texts)) for name in ROUTE_FIELDS[rule]}
-        return json.dumps(obj).encode(), "application/json"
+        if "content" in obj:
+            obj["content"] = _tokenizer_file(draw)
+        return dumps(obj).encode("utf-8", "surrogatepass"), "application/json"
+    if kind == "hostile":
+        # every field the route takes, each one hostile or a real-looking file
+        pool = ROUTE_FIELDS.get(rule, FIELDS)
+        obj = {name: draw(hostile) for name in pool}
+        if "content" in obj and draw(st.booleans()):
+            obj["content"] = _tokenizer_file(draw)
+        return dumps(draw(st.one_of(st.just(obj), st.just([obj]), st.just(_deep(70, dumps(obj)))))).encode(
+            "utf-8", "surrogatepass"), "application/json"
     if kind in ("fields", "plausible"):
         pool = ROUTE_FIELDS.get(rule, FIELDS)
         names = draw(st.lists(st.sampled_from(pool), unique=True, max_size=len(pool)))
         obj = {name: draw(_value(name)) for name in names}
         if draw(st.integers(0, 5)) == 0:
             obj[draw(texts)] = draw(any_json)
-        return json.dumps(obj).encode(), "application/json"
+        return dumps(obj).encode("utf-8", "surrogatepass"), "application/json"
     if kind == "json":
         return json.dumps(draw(any_json)).encode(), draw(st.sampled_from(["application/json", "text/plain"]))
     return draw(st.binary(max_size=200)), draw(
@@ -135,6 +233,8 @@ def test_api_route_never_answers_500(fuzz_app, method, rule):
     client = fuzz_app.test_client()
     statuses: list[int] = []
     saved = client.post("/api/share", json={"tool": "bytes", "text": "fuzz", "merges": "[]"}).get_json()["id"]
+    tokenizer = client.post("/api/import", json={"content": "minbpe v1\n\n0\n97 97\n"}).get_json()["tokenizer"]
+    known = st.sampled_from([saved, tokenizer])
 
     @settings(
         max_examples=EXAMPLES_PER_ROUTE,
@@ -142,7 +242,9 @@ def test_api_route_never_answers_500(fuzz_app, method, rule):
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
         database=None,
     )
-    @given(body=bodies(rule), path_value=st.one_of(path_values, st.just(saved)), query=st.dictionaries(st.sampled_from(FIELDS), texts, max_size=2))
+    @given(body=bodies(rule), path_value=st.one_of(path_values, known, known, known),
+           query=st.dictionaries(st.sampled_from(FIELDS), st.one_of(texts, st.sampled_from(["9" * 5000, "x" * 3000])),
+                                 max_size=2))
     def run(body, path_value, query):
         path = re.sub(r"<[^>]+>", lambda _m: path_value, rule)
         data, content_type = body
@@ -154,5 +256,12 @@ def test_api_route_never_answers_500(fuzz_app, method, rule):
         if 400 <= response.status_code < 500 and response.is_json:
             assert response.get_json()["error"]["message"]
 
-    run()
+    try:
+        run()
+    finally:
+        report = os.environ.get("FUZZ_REPORT")
+        if report:
+            with open(report, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"route": f"{method} {rule}", "examples": len(statuses),
+                                      "5xx": sum(s >= 500 for s in statuses)}) + "\n")
     assert len(statuses) >= EXAMPLES_PER_ROUTE  # the fuzz really ran

@@ -4,6 +4,8 @@ or without htmx, as valid or invalid UTF-8, the answer is never a 500."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import tempfile
 from urllib.parse import quote_from_bytes
@@ -15,7 +17,7 @@ from hypothesis import strategies as st
 from tests.conftest import make_app
 from webapp.storage import get_storage
 
-EXAMPLES_PER_ROUTE = 40
+EXAMPLES_PER_ROUTE = int(os.environ.get("FUZZ_EXAMPLES", "40"))  # FUZZ_EXAMPLES: see test_api_fuzz.py
 FIELDS = ["text", "merges", "vocab", "ids", "words", "num_merges", "view", "pretokenize", "tool",
           "tokenizer", "action", "format", "example"]
 
@@ -39,6 +41,11 @@ typed = st.one_of(
     st.text(alphabet="0123456789 \n,[]{}\":ab-", max_size=60),
     st.sampled_from(["108 111 256", "l o", '[[108,111,256]]', '{"256": [108, 111]}', "257 97", "tokens", "trace", "ids",
                      "gpt2", "none", "bytes", "chars", "train", "1000000000", "-1", "9" * 5000]),
+    # hostile: nested past any limit, exponential merges, long values, lone surrogates
+    st.integers(60, 3000).map(lambda d: "[" * d + "]" * d),
+    st.integers(2, 45).map(lambda n: json.dumps([[97, 97, 256]] + [[255 + i, 255 + i, 256 + i] for i in range(1, n)])),
+    st.integers(1000, 30_000).map(lambda n: "ab " * n),
+    st.sampled_from(["\ud800", "a\udfffb", "1e999", "NaN", '{"256": ' + "[" * 100 + "]" * 100 + "}"]),
 )
 raw_value = st.one_of(typed.map(lambda s: s.encode("utf-8", "surrogatepass")), st.binary(max_size=40))
 
@@ -80,5 +87,12 @@ def test_form_route_never_answers_500(fuzz_app, rule):
         seen.append(response.status_code)
         assert response.status_code < 500, (path, body[:200], response.get_data()[:300])
 
-    run()
+    try:
+        run()
+    finally:
+        report = os.environ.get("FUZZ_REPORT")
+        if report:
+            with open(report, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"route": f"POST {rule}", "examples": len(seen),
+                                      "5xx": sum(s >= 500 for s in seen)}) + "\n")
     assert len(seen) >= EXAMPLES_PER_ROUTE

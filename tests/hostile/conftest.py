@@ -156,3 +156,20 @@ def live_server(tmp_path_factory) -> Iterator[Server]:
     server = Server(default_sqlite_url(folder), workers=2, log_path=folder / "gunicorn.log").start()
     yield server
     server.kill()
+
+
+#: MAX_CONTENT_LENGTH of `small_limit_server`: small, so over-limit bodies are cheap to send.
+SMALL_BODY_LIMIT = 200_000
+
+
+@pytest.fixture(scope="module")
+def small_limit_server(tmp_path_factory) -> Iterator[Server]:
+    """One worker with a MAX_CONTENT_LENGTH of SMALL_BODY_LIMIT bytes."""
+    folder = tmp_path_factory.mktemp("limits")
+    limit = str(SMALL_BODY_LIMIT)
+    server = Server(
+        default_sqlite_url(folder), workers=1, log_path=folder / "gunicorn.log",
+        extra_env={"PLAYGROUND_MAX_CONTENT_LENGTH": limit, "PLAYGROUND_MAX_FORM_MEMORY_SIZE": limit},
+    ).start()
+    yield server
+    server.kill()

@@ -9,7 +9,8 @@ import re
 import pytest
 
 from webapp import create_app
-from webapp.share import ShareError, encode_state, normalize_state
+from webapp.http import ApiError
+from webapp.share import encode_state, normalize_state
 from webapp.storage import ID_LENGTH, get_storage
 
 SEED = {"tool": "bytes", "text": "hello world", "merges": "[[104, 101, 256], [108, 108, 257]]", "view": "tokens"}
@@ -56,7 +57,7 @@ def test_api_values_become_the_text_the_page_parses():
     ],
 )
 def test_bad_states_are_refused_with_a_message(raw, message):
-    with pytest.raises(ShareError) as caught:
+    with pytest.raises(ApiError) as caught:
         normalize_state(raw, strict=True)
     assert message in caught.value.message
 
@@ -93,11 +94,32 @@ def test_api_share_round_trip_is_content_addressed(client):
     assert changed.status_code == 201 and changed.get_json()["id"] != body["id"]
 
 
-def test_unicode_nul_and_lone_surrogates_survive(client):
-    state = {"tool": "chars", "text": "naïve 日本 \x00 😀 \ud800", "merges": "a b"}
+def test_unicode_nul_and_astral_characters_survive(client):
+    state = {"tool": "chars", "text": "naïve 日本 \x00 😀", "merges": "a b"}
     made = client.post("/api/share", data=json.dumps(state), content_type="application/json")
     assert made.status_code == 201
     assert client.get(f"/api/share/{made.get_json()['id']}").get_json()["state"] == state
+
+
+def test_a_lone_surrogate_is_refused_at_write_time(client):
+    state = {"tool": "chars", "text": "ab\ud800", "merges": "a b"}
+    made = client.post("/api/share", data=json.dumps(state), content_type="application/json")
+    assert made.status_code == 400
+    error = made.get_json()["error"]
+    assert error["field"] == "text" and error["location"] == {"position": 3}
+    assert "lone surrogate (U+D800)" in error["message"]
+
+
+def test_a_state_stored_with_a_lone_surrogate_still_opens(share_app, client):
+    """Saved before write-time refusal existed: the page shows U+FFFD, never a 500."""
+    with share_app.app_context():
+        data = encode_state({"tool": "bytes", "text": "x\udc80y", "merges": "[[120, 65533, 300]]"})
+        share_id, _ = get_storage().save_blob("state", data)
+    page = client.get(f"/s/{share_id}")
+    assert page.status_code == 200
+    assert "x\ufffdy" in page.get_data(as_text=True)
+    api = client.get(f"/api/share/{share_id}")
+    assert api.status_code == 200 and api.get_json()["state"]["text"] == "x\udc80y"
 
 
 @pytest.mark.parametrize(

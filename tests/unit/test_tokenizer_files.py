@@ -347,13 +347,16 @@ def test_detect_format():
     assert tokfiles.detect_format("IQ== 0\nIg== 1\n") == "tiktoken"
 
 
-def test_hf_notes_for_what_the_playground_leaves_out(byte_regex_tok):
+def test_hf_normalizer_and_prefix_space_are_applied(byte_regex_tok):
+    # (once only noted; now applied as the library does: tests/unit/test_hf_pipeline.py has the rest)
     document = json.loads(byte_regex_tok.to_str())
     document["normalizer"] = {"type": "NFC"}
     document["pre_tokenizer"]["add_prefix_space"] = True
     loaded = tokfiles.import_tokenizer(json.dumps(document))
-    assert any("normalizer" in n for n in loaded.notes)
-    assert any("add_prefix_space" in n for n in loaded.notes)
+    assert loaded.notes == ()
+    library = Tokenizer.from_str(json.dumps(document))
+    for text in TEXTS + ["cafe\u0301 e\u0308"]:
+        assert _our_ids(loaded, text) == library.encode(text).ids, text
 
 
 def test_hf_cl100k_split_pre_tokenizer_is_recognised(byte_regex_tok):
@@ -759,14 +762,15 @@ def test_export_refuses_the_empty_char_token():
 
 def test_notes_for_an_unknown_pre_tokenizer_and_byte_fallback(char_tok):
     document = json.loads(char_tok.to_str())
-    document["pre_tokenizer"] = {"type": "Whitespace"}
+    document["pre_tokenizer"] = {"type": "UnicodeScripts"}
     document["model"]["byte_fallback"] = True
     document["model"]["ignore_merges"] = True
     document["model"]["dropout"] = 0.1
     loaded = tokfiles.import_tokenizer(json.dumps(document))
     assert any("ignore_merges" in n for n in loaded.notes)
     assert any("dropout" in n for n in loaded.notes)
-    assert any("pre-tokenizer is not one the playground has" in n for n in loaded.notes)
+    assert any("pre-tokenizer is the UnicodeScripts pre-tokenizer, which the playground leaves out" in n
+               for n in loaded.notes)
     assert any("<0xXX> byte tokens" in n for n in loaded.notes)
 
 

@@ -71,6 +71,7 @@ from .engine import INF, BoundedCache, RuleTable
 from .errors import TokenizerError
 from .traces import EncodeTrace
 from .tracing import build_trace, run_pieces
+from .token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 from .validation import _show, ByteRule, plain_byte_values, validate_byte_merges, validate_byte_vocab, validate_ids, validate_text
 
 # Bounds on memory: pieces per compiled list, longest piece cached, compiled lists kept.
@@ -653,9 +654,14 @@ def encode_trace(
 
 
 
-def implied_byte_vocab(merges: Any) -> dict[int, bytes]:
-    """The vocab a merge list implies: 0..255, then each rule's new = left + right (first definition wins)."""
+def implied_byte_vocab(merges: Any, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> dict[int, bytes]:
+    """The vocab a merge list implies: 0..255, then each rule's new = left + right (first definition wins).
+
+    The tokens' lengths are checked against `limits` first (a TokenizerError
+    naming the rule); only the pages' few tokens go through `token_sizes.implied_bytes`.
+    """
     compiled = compile_byte_merges(merges)
+    check_sizes(compiled.rules, limits, "implied")
     vocab = {b: bytes([b]) for b in range(256)}
     for left, right, new in compiled.rules:
         if new not in vocab and left in vocab and right in vocab:

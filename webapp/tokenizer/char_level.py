@@ -29,7 +29,7 @@ What it does not do: decoding (the contract has none at this level), training
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -172,12 +172,18 @@ def encode_text_trace(
     max_tokens: int = 3000,
     max_sequence: int = 2000,
     max_tree_nodes: int = DEFAULT_MAX_TREE_NODES,
+    cuts: Sequence[int] = (),
 ) -> EncodeTrace:
-    """`bpe_encode_text` plus a bounded record of how it happened (see tracing.py)."""
+    """`bpe_encode_text` plus a bounded record of how it happened (see tracing.py).
+
+    `cuts` are extra code point offsets no rule may join across (pre-tokenized pieces).
+    """
     text = validate_text(text)
     table = validate_char_vocab(vocab)
     compiled = compile_char_merges(merges)
     bounds = compiled.bounds(text)
+    if cuts:
+        bounds = sorted(set(bounds).union(c for c in cuts if 0 < c < len(text)))
     keys, events, symbols = run_pieces(text, bounds, compiled.table.run, lambda piece: [ord(ch) for ch in piece])
     string = compiled.string
     ids = _lookup([string(s) for s in symbols], table)

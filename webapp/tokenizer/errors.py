@@ -11,6 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 
+def short_repr(value: Any, limit: int = 80) -> str:
+    """`repr(value)` cut to `limit` characters plus "…": messages never echo a whole input."""
+    if isinstance(value, (str, bytes)) and len(value) > limit:
+        value = value[: limit + 1]  # repr of a cut value: no need to render all of it
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 class TokenizerError(ValueError):
     """Invalid input for one of the tokenizer functions.
 

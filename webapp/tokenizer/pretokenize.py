@@ -27,7 +27,7 @@ from typing import Any, Mapping
 import regex
 
 from webapp.tokenizer import byte_level
-from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.errors import TokenizerError, short_repr
 from webapp.tokenizer.traces import EncodeTrace
 from webapp.tokenizer.validation import validate_text
 
@@ -62,7 +62,7 @@ def check_scheme(scheme: Any) -> str:
     if isinstance(scheme, str) and scheme in SCHEMES:
         return scheme
     raise TokenizerError(
-        f"pretokenize: expected one of {', '.join(SCHEMES)}, got {scheme!r}",
+        f"pretokenize: expected one of {', '.join(SCHEMES)}, got {short_repr(scheme)}",
         field="pretokenize",
     )
 

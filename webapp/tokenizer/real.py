@@ -112,8 +112,10 @@ def split_special(text: str, allowed: frozenset[str]) -> list[tuple[str, bool]]:
 
 def encode_special(tok: Any, text: str, allowed: frozenset[str], *, compiled: Any = None, scheme: str | None = None) -> list[int]:
     """A byte-level LoadedTokenizer's ids for `text`, the allowed special tokens as their ids."""
-    from webapp.tokenizer.tokenizer_files import encode_loaded
+    from webapp.tokenizer.tokenizer_files import encode_loaded, uses_pipeline
 
+    if uses_pipeline(tok, scheme):  # a tokenizer.json cuts out its added tokens itself, as the library does
+        return encode_loaded(tok, text, scheme, compiled=compiled, allowed_special=allowed)
     ids: list[int] = []
     for part, special in split_special(text, allowed):
         if special:
@@ -154,8 +156,15 @@ def encode_trace_special(
     token. The second value lists the indexes in `trace.tokens` that are
     special (for the page's styling).
     """
-    from webapp.tokenizer.tokenizer_files import encode_loaded_trace
+    from webapp.tokenizer.tokenizer_files import encode_loaded_trace, uses_pipeline
 
+    if uses_pipeline(tok, scheme):  # a tokenizer.json cuts out its added tokens itself, as the library does
+        trace = encode_loaded_trace(
+            tok, text, scheme, compiled=compiled, max_steps=max_steps, max_tokens=max_tokens,
+            max_sequence=max_sequence, allowed_special=allowed,
+        )
+        added = set(tok.special_tokens.values())
+        return trace, [i for i, t in enumerate(trace.tokens) if t.id in added]
     scheme = scheme or tok.pretokenize
     parts = split_special(text, allowed)
     if not any(special for _, special in parts):

@@ -18,10 +18,14 @@ Export writes the seed JSON (the playground's own format), a Hugging Face
 `tokenizer.json` the `tokenizers` library loads and that gives the same ids,
 a minbpe-style `.model`, and a tiktoken rank file.
 
-What it does not do: Flask or HTTP; special tokens beyond listing them;
-normalisers, prefix spaces, byte fallback or post-processing (a note says
-what the playground leaves out); WordPiece, Unigram or WordLevel models, which
-are refused with a message, as is anything that is not what it claims to be.
+A tokenizer.json's normalizer, pre-tokenizer, decoder and added tokens are
+read by hf_pipeline and stored with the tokenizer (`LoadedTokenizer.pipeline`);
+`encode_loaded` applies them as the library does, `decode_loaded` decodes.
+
+What it does not do: Flask or HTTP; byte fallback, post-processing, or the
+pipeline parts hf_pipeline does not have (a note says what the playground
+leaves out); WordPiece, Unigram or WordLevel models, which are refused with a
+message, as is anything that is not what it claims to be.
 Every problem is a `TokenizerError` with `field="file"` (or "merges" /
 "vocab" where one part is at fault) and a location (line, rule, key).
 """
@@ -30,11 +34,17 @@ from __future__ import annotations
 
 import base64
 import binascii
+import heapq
 import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.errors import TokenizerError, short_repr
+from webapp.tokenizer.hf_components import maps_bytes
+from webapp.tokenizer import hf_pipeline as hp
+from webapp.tokenizer.hf_pipeline import read_pipeline
+from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
+from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 from webapp.tokenizer.pretokenize import PATTERNS, SCHEMES, check_scheme, scheme_for_pattern
 
 FORMATS: tuple[str, ...] = ("auto", "hf", "vocab-merges", "tiktoken", "minbpe", "seed")
@@ -119,6 +129,9 @@ class LoadedTokenizer:
     unk_id: int | None = None
     special_tokens: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # A tokenizer.json's normalizer / pre-tokenizer / decoder / added tokens as
+    # hf_pipeline describes them (canonical JSON; "" for other formats).
+    pipeline: str = ""
 
     @property
     def rule_count(self) -> int:
@@ -160,7 +173,29 @@ class LoadedTokenizer:
             "relabelled_ids": len(self.id_map),
             "special_tokens": len(self.special_tokens),
             "notes": list(self.notes),
+            "file_pipeline": _pipeline_summary(self.pipeline),
         }
+
+
+def _pipeline_summary(pipeline: str) -> dict[str, Any] | None:
+    """Which of the file's own steps encoding applies (component types only)."""
+    if not pipeline:
+        return None
+    desc = json.loads(pipeline)
+
+    def name(node: Any, key: str) -> str | None:
+        if node is None:
+            return None
+        if node["type"] == "Sequence":
+            return "Sequence[" + ", ".join(name(c, key) or "" for c in node[key]) + "]"
+        return str(node["type"])
+
+    return {
+        "normalizer": name(desc["normalizer"], "normalizers"),
+        "pre_tokenizer": name(desc["pre_tokenizer"], "pretokenizers"),
+        "decoder": name(desc["decoder"], "decoders"),
+        "added_tokens": len(desc["added_tokens"]),
+    }
 
 
 def _file_error(message: str, **location: Any) -> TokenizerError:
@@ -204,8 +239,10 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
         return "minbpe"
     if stripped.startswith(("{", "[")):
         try:
+            if json_depth(text) > MAX_JSON_DEPTH:
+                raise RecursionError
             data = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):  # (the parser then says what is wrong)
+        except (ValueError, RecursionError):  # (the parser then says what is wrong)
             return "hf" if name.endswith("tokenizer.json") else "seed"
         if isinstance(data, dict):
             # (a vocab.json may well hold the tokens "model" or "merges": look at the values)
@@ -248,18 +285,33 @@ def import_tokenizer(
     fmt: str = "auto",
     merges_txt: str | bytes | None = None,
     filename: str | None = None,
+    limits: SizeLimits = DEFAULT_SIZE_LIMITS,
 ) -> LoadedTokenizer:
     """Parse a tokenizer file of the given format (or detect it).
+
+    `limits` bound the bytes the merges may make tokens stand for (formats that
+    derive token bytes from the merges: minbpe, playground JSON).
 
     For the vocab.json + merges.txt pair, `content` is vocab.json and
     `merges_txt` the merges file (fmt "vocab-merges", or "auto" with both given).
     """
     if fmt not in FORMATS:
         raise TokenizerError(
-            f"format: expected one of {', '.join(FORMATS)}, got {fmt!r}", field="format"
+            f"format: expected one of {', '.join(FORMATS)}, got {short_repr(fmt)}", field="format"
         )
     if fmt == "auto":
         fmt = "vocab-merges" if merges_txt is not None else detect_format(content, filename)
+    try:
+        return _import_as(fmt, content, merges_txt, limits)
+    except (TypeError, AttributeError, KeyError, IndexError) as exc:
+        # A file's structure the parsers did not foresee (a number where a list
+        # belongs, deep inside): still the file's fault, said as such, never a 500.
+        raise _file_error(
+            f"this {fmt} file has an unexpected structure ({type(exc).__name__}: {short_repr(str(exc))})"
+        ) from None
+
+
+def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, limits: SizeLimits) -> LoadedTokenizer:
     if fmt == "hf":
         return parse_hf_tokenizer_json(content)
     if fmt == "vocab-merges":
@@ -267,10 +319,10 @@ def import_tokenizer(
             raise _file_error("the vocab.json + merges.txt format needs both files; merges.txt is missing")
         return parse_vocab_merges(content, merges_txt)
     if fmt == "tiktoken":
-        return parse_tiktoken(content)
+        return parse_tiktoken(content, limits=limits)
     if fmt == "minbpe":
-        return parse_minbpe(content)
-    return parse_seed(content)
+        return parse_minbpe(content, limits=limits)
+    return parse_seed(content, limits=limits)
 
 
 # --------------------------------------------------------------------------
@@ -279,6 +331,8 @@ def import_tokenizer(
 
 def _load_json(content: str | bytes, what: str) -> Any:
     text = _as_text(content, what)
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise _file_error(f"{what} is nested more than {MAX_JSON_DEPTH} levels deep; no tokenizer file is")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -289,6 +343,8 @@ def _load_json(content: str | bytes, what: str) -> Any:
         ) from None
     except RecursionError:
         raise _file_error(f"{what} is nested too deeply to be a tokenizer file") from None
+    except ValueError as exc:  # an integer of over 4,300 digits
+        raise _file_error(f"{what} is not valid JSON: {short_repr(str(exc))}") from None
 
 
 def _components(node: Any) -> list[dict[str, Any]]:
@@ -297,13 +353,21 @@ def _components(node: Any) -> list[dict[str, Any]]:
         return []
     out = [node]
     for key in ("pretokenizers", "decoders", "normalizers", "processors"):
-        for child in node.get(key) or []:
+        children = node.get(key)
+        if children is not None and not isinstance(children, list):
+            raise _file_error(f'"{key}" should be a list, got {_show(children)}')
+        for child in children or []:
             out.extend(_components(child))
     return out
 
 
 def _hf_pretokenize(data: dict[str, Any]) -> tuple[str, list[str]]:
-    """The playground scheme that matches the file's pre-tokenizer, and notes."""
+    """The playground scheme closest to the file's pre-tokenizer, and notes.
+
+    The scheme is what the page offers as the file's own splitting; encoding
+    with it applies the file's whole pipeline (hf_pipeline), so the notes here
+    are only used for files read without one.
+    """
     notes: list[str] = []
     parts = _components(data.get("pre_tokenizer"))
     scheme = "none"
@@ -337,8 +401,6 @@ def _hf_pretokenize(data: dict[str, Any]) -> tuple[str, list[str]]:
 
 def _hf_side_notes(data: dict[str, Any]) -> list[str]:
     notes = []
-    if data.get("normalizer"):
-        notes.append("the file's normalizer is not applied by the playground")
     if data.get("post_processor"):
         notes.append("the file's post-processor (added special tokens) is not applied by the playground")
     return notes
@@ -400,13 +462,21 @@ def _split_merge_line(
     more than one, the one whose sides earlier rules (or single characters)
     already make. None when no single reading remains.
     """
-    parts = line.split(" ")
-    if len(parts) == 2 and parts[0] and parts[1]:
-        return parts[0], parts[1]
+    first = line.find(" ")
+    if first > 0 and line.find(" ", first + 1) < 0 and first < len(line) - 1:
+        return line[:first], line[first + 1 :]
+    # Several spaces: each reading costs slices of the whole line, so only the
+    # spaces where both sides have the length of some vocab token are tried, and
+    # a line longer than the longest token (plus its space) has no reading at all.
+    # (A vocab of D distinct lengths holds at least D^2/2 characters, so D stays small.)
+    lengths, longest = _token_lengths(vocab)
+    end = len(line) - 1
+    if end > longest or first < 0:
+        return None
     found = [
         (line[:i], line[i + 1 :])
-        for i, ch in enumerate(line)
-        if ch == " " and 0 < i < len(line) - 1
+        for i in _spaces_at(line, lengths)
+        if 0 < i < end and (end - i) in lengths
         and line[:i] in vocab and line[i + 1 :] in vocab and line[:i] + line[i + 1 :] in vocab
     ]
     if len(found) > 1 and made is not None:
@@ -419,6 +489,31 @@ def _split_merge_line(
             field="merges",
         )
     return found[0] if found else None
+
+
+_LENGTHS_OF: list[Any] = [None, frozenset(), 0]  # [vocab, its token lengths, longest]: the last vocab asked
+
+
+def _token_lengths(vocab: Mapping[str, int]) -> tuple[frozenset[int], int]:
+    """The distinct token lengths of a vocab and the longest (computed once per vocab)."""
+    cached = _LENGTHS_OF
+    if cached[0] is vocab:
+        return cached[1], cached[2]
+    lengths = frozenset(map(len, vocab))
+    longest = max(lengths, default=0)
+    _LENGTHS_OF[:] = [vocab, lengths, longest]
+    return lengths, longest
+
+
+def _spaces_at(line: str, lengths: frozenset[int]) -> list[int]:
+    """Offsets of the spaces in `line` that could end a vocab token (str.find steps)."""
+    out = []
+    i = line.find(" ")
+    while i >= 0:
+        if i in lengths:
+            out.append(i)
+        i = line.find(" ", i + 1)
+    return out
 
 
 def _hf_merge_pairs(merges: Any, what: str, vocab: Mapping[str, int]) -> list[tuple[str, str]]:
@@ -508,12 +603,16 @@ def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
         raise _file_error('this tokenizer.json\'s model has no "vocab" and "merges", so it is not BPE')
     vocab = _check_vocab(model["vocab"], "model.vocab")
     pairs = _hf_merge_pairs(model["merges"], "model.merges", vocab)
+    added = data.get("added_tokens")
+    if added is not None and not isinstance(added, list):
+        raise _file_error(f'"added_tokens" should be a list, got {_show(added)}')
     special = {
         t["content"]: t["id"]
-        for t in data.get("added_tokens") or []
+        for t in added or []
         if isinstance(t, dict) and isinstance(t.get("content"), str) and _is_int(t.get("id"))
     }
-    scheme, notes = _hf_pretokenize(data)
+    scheme, _scheme_notes = _hf_pretokenize(data)
+    pipeline, notes = read_pipeline(data)  # applied by encode_loaded; notes name what is left out
     notes += _hf_side_notes(data)
     unk_token = model.get("unk_token")
     if model.get("ignore_merges"):
@@ -531,19 +630,23 @@ def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
                 "this byte-level tokenizer marks word boundaries (continuing_subword_prefix / "
                 "end_of_word_suffix), which playground merges cannot represent"
             )
-        return _byte_level_from_strings(
+        if not maps_bytes(json.loads(pipeline)["pre_tokenizer"]):
+            notes.append("the file's byte-level model gets text without a ByteLevel pre-tokenizer; the "
+                         "playground gives it the text's UTF-8 bytes, so ids may differ from the library's")
+        loaded = _byte_level_from_strings(
             vocab, pairs, source="hf", pretokenize=scheme, notes=notes,
             special=special, unk_token=unk_token,
         )
+        return replace(loaded, pipeline=pipeline)
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             raise _file_error(
                 f"this tokenizer marks word boundaries ({key} {_show(model[key])}); the playground's "
                 "character-level encoder has no words, so it cannot represent them"
             )
-    if scheme != "none":
-        notes.append(f"the file pre-tokenizes ({scheme}); the playground's character level does not")
-    return _char_level_from_strings(vocab, pairs, source="hf", notes=notes, special=special)
+    loaded = _char_level_from_strings(vocab, pairs, source="hf", notes=notes, special=special)
+    unk_id = vocab.get(unk_token) if isinstance(unk_token, str) else None
+    return replace(loaded, pipeline=pipeline, unk_id=unk_id)
 
 
 def parse_vocab_merges(
@@ -698,8 +801,10 @@ def build_byte_level(
 # tiktoken rank files
 
 
-def _tiktoken_lines(content: str | bytes) -> list[tuple[int, bytes, int]]:
+def _tiktoken_lines(content: str | bytes, max_token_bytes: int) -> list[tuple[int, bytes, int]]:
     text = _as_text(content, "rank file")
+    # base64 of n bytes is 4 * ceil(n / 3) characters: longer is refused before decoding.
+    max_chars = 4 * -(-max_token_bytes // 3)
     out: list[tuple[int, bytes, int]] = []
     for line_no, raw in enumerate(text.split("\n"), start=1):
         line = raw.strip()
@@ -710,6 +815,12 @@ def _tiktoken_lines(content: str | bytes) -> list[tuple[int, bytes, int]]:
             raise _file_error(
                 f"line {line_no} of the rank file should be a base64 token and a rank, got {_show(line)}",
                 line=line_no,
+            )
+        if len(parts[0]) > max_chars:
+            raise _file_error(
+                f"line {line_no} of the rank file: a token of about {len(parts[0]) * 3 // 4:,} bytes is over the "
+                f"limit of {max_token_bytes:,} bytes per token (setting LIMIT_TOKEN_BYTES)",
+                line=line_no, limit=max_token_bytes,
             )
         try:
             # A token of padding only ("=", Whisper's rank files) is the empty
@@ -743,7 +854,7 @@ def recover_rank_merges(ranks: Mapping[bytes, int]) -> list[tuple[bytes, bytes, 
         parts = _merge_below(token, rank, ranks)
         if len(parts) != 2:
             raise TokenizerError(
-                f"file: token {token!r} (rank {rank}) cannot be made by merging two tokens of lower "
+                f"file: token {_show(token)} (rank {rank}) cannot be made by merging two tokens of lower "
                 "rank, so these ranks are not a BPE merge list",
                 field="file",
                 location={"rank": rank},
@@ -752,14 +863,30 @@ def recover_rank_merges(ranks: Mapping[bytes, int]) -> list[tuple[bytes, bytes, 
     return out
 
 
+#: Tokens up to this long replay with plain lists (fast for the usual short tokens);
+#: longer ones with a heap, so a long token costs n log n steps, not n^2.
+_SHORT_TOKEN = 48
+
+
 def _merge_below(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[bytes]:
     """tiktoken-style merging of `token`'s bytes using only ranks below `limit`.
 
-    Keeps the rank of every adjacent pair in a list, so each step is a
-    C-level min() / index() plus two dict lookups (leftmost lowest rank wins,
-    as in tiktoken), not a Python loop over the whole token. A missing pair
-    counts as `limit`, and anything at or above `limit` never merges here.
+    The leftmost lowest-ranked adjacent pair merges first, as in tiktoken. A
+    missing pair counts as `limit`, and anything at or above `limit` never
+    merges here.
     """
+    if len(token) <= _SHORT_TOKEN:
+        parts = _merge_below_short(token, limit, ranks)
+    else:
+        parts = _merge_below_long(token, limit, ranks)
+    if len(parts) == 2 and (parts[0] not in ranks or parts[1] not in ranks):
+        return []  # a single byte without a rank of its own: no token to merge
+    return parts
+
+
+def _merge_below_short(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[bytes]:
+    """The rank of every adjacent pair in a list: each step is a C-level min() /
+    index() plus two dict lookups (quadratic, so only for short tokens)."""
     get = ranks.get
     parts = [token[i : i + 1] for i in range(len(token))]
     pair_ranks = [get(token[i : i + 2], limit) for i in range(len(token) - 1)]
@@ -776,20 +903,72 @@ def _merge_below(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[b
             pair_ranks[i - 1] = get(parts[i - 1] + merged, limit)
         if i < len(parts) - 1:
             pair_ranks[i] = get(merged + parts[i + 1], limit)
-    if len(parts) == 2 and (parts[0] not in ranks or parts[1] not in ranks):
-        return []  # a single byte without a rank of its own: no token to merge
     return parts
 
 
-def parse_tiktoken(content: str | bytes, *, pretokenize: str = "none") -> LoadedTokenizer:
-    """A tiktoken rank file: `base64(token bytes) rank` per line."""
-    lines = _tiktoken_lines(content)
+def _merge_below_long(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[bytes]:
+    """The same merging with parts as offsets into `token` (a linked list) and the
+    pairs in a heap keyed (rank, start): the leftmost lowest pair pops first.
+    Stale heap entries (a part merged away, or its pair re-ranked) are skipped."""
+    get = ranks.get
+    n = len(token)
+    nxt = list(range(1, n + 1))  # part starting at i ends where the next part starts
+    prv = list(range(-1, n - 1))
+    alive = [True] * n
+    current: dict[int, int] = {}  # start of a part -> rank of the pair it begins
+    heap: list[tuple[int, int]] = []
+    for i in range(n - 1):
+        rank = get(token[i : i + 2], limit)
+        if rank < limit:
+            current[i] = rank
+            heap.append((rank, i))
+    heapq.heapify(heap)
+    count = n
+
+    def rank_pair(i: int) -> None:
+        """(Re)rank the pair that begins at part i."""
+        j = nxt[i]
+        rank = get(token[i : nxt[j]], limit) if j < n else limit
+        if rank < limit:
+            current[i] = rank
+            heapq.heappush(heap, (rank, i))
+        else:
+            current.pop(i, None)
+
+    while heap and count > 2:
+        rank, i = heapq.heappop(heap)
+        if not alive[i] or current.get(i) != rank:
+            continue
+        j = nxt[i]
+        alive[j] = False
+        current.pop(j, None)
+        nxt[i] = nxt[j]
+        if nxt[j] < n:
+            prv[nxt[j]] = i
+        count -= 1
+        rank_pair(i)
+        if prv[i] >= 0:
+            rank_pair(prv[i])
+    out = []
+    i = 0
+    while i < n:
+        out.append(token[i : nxt[i]])
+        i = nxt[i]
+    return out
+
+
+def parse_tiktoken(
+    content: str | bytes, *, pretokenize: str = "none", limits: SizeLimits = DEFAULT_SIZE_LIMITS
+) -> LoadedTokenizer:
+    """A tiktoken rank file: `base64(token bytes) rank` per line (each token at most
+    `limits.token_bytes` long: recovering a token's merge replays merging on its bytes)."""
+    lines = _tiktoken_lines(content, limits.token_bytes)
     ranks: dict[bytes, int] = {}
     by_rank: dict[int, int] = {}
     empty: tuple[int, int] | None = None  # (line, rank) of the empty token, if listed
     for line_no, token, rank in lines:
         if token in ranks:
-            raise _file_error(f"line {line_no}: token {token!r} is listed twice", line=line_no)
+            raise _file_error(f"line {line_no}: token {_show(token)} is listed twice", line=line_no)
         if rank in by_rank:
             raise _file_error(
                 f"line {line_no}: rank {rank} is already given to the token on line {by_rank[rank]}",
@@ -802,6 +981,13 @@ def parse_tiktoken(content: str | bytes, *, pretokenize: str = "none") -> Loaded
             empty = (line_no, rank)
             continue
         ranks[token] = rank
+    total = sum(map(len, ranks))
+    if total > limits.vocab_bytes:  # before replaying merges, which costs per byte
+        raise _file_error(
+            f"the rank file's tokens hold {total:,} bytes in all, over the limit of {limits.vocab_bytes:,} "
+            "bytes (setting LIMIT_VOCAB_BYTES)",
+            limit=limits.vocab_bytes,
+        )
     triples = recover_rank_merges(ranks)
     file_bytes = {rank: token for token, rank in ranks.items()}
     rules = [(ranks[a], ranks[b], ranks[t]) for a, b, t in triples]
@@ -832,7 +1018,12 @@ def _with_empty_token(tok: LoadedTokenizer, empty: tuple[int, int]) -> LoadedTok
 # minbpe .model
 
 
-def parse_minbpe(content: str | bytes) -> LoadedTokenizer:
+def _is_digits(text: str) -> bool:
+    """ASCII digits of a sane length: int() refuses over 4,300 digits, and no real id has 19."""
+    return 0 < len(text) <= 18 and text.isascii() and text.isdigit()
+
+
+def parse_minbpe(content: str | bytes, *, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> LoadedTokenizer:
     """minbpe's `.model`: "minbpe v1", the split pattern, special tokens, then "idx1 idx2" per merge."""
     text = _as_text(content, "model file")
     lines = text.split("\n")
@@ -842,25 +1033,24 @@ def parse_minbpe(content: str | bytes) -> LoadedTokenizer:
         raise _file_error("the minbpe .model ends before its special-token count", line=len(lines))
     pattern = lines[1].rstrip("\r")
     count_text = lines[2].strip()
-    if not count_text.isdigit():
+    if not _is_digits(count_text):
         raise _file_error(f"line 3 of a minbpe .model should be the number of special tokens, got {_show(count_text)}", line=3)
     count = int(count_text)
     special: dict[str, int] = {}
     for offset in range(count):
         line_no = 4 + offset
         parts = lines[line_no - 1].split() if line_no - 1 < len(lines) else []
-        if len(parts) != 2 or not parts[1].isdigit():
+        if len(parts) != 2 or not _is_digits(parts[1]):
             raise _file_error(f"line {line_no} should be a special token and its id", line=line_no)
         special[parts[0]] = int(parts[1])
     merges: list[ByteRule] = []
-    vocab: dict[int, bytes] = {}
     for index, raw in enumerate(lines[3 + count :]):
         line_no = 4 + count + index
         if not raw.strip():
             continue
         parts = raw.split()
         new = 256 + len(merges)
-        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        if len(parts) != 2 or not all(_is_digits(p) for p in parts):
             raise _file_error(f"line {line_no} should be two token ids, got {_show(raw.strip())}", line=line_no)
         left, right = int(parts[0]), int(parts[1])
         for side in (left, right):
@@ -870,8 +1060,11 @@ def parse_minbpe(content: str | bytes) -> LoadedTokenizer:
                     field="merges",
                     location={"rule": len(merges) + 1, "line": line_no},
                 )
-        vocab[new] = _bytes_of(left, vocab) + _bytes_of(right, vocab)
         merges.append((left, right, new))
+    check_sizes(merges, limits, "first")  # lengths first: 40 lines can ask for 2^40 bytes
+    vocab: dict[int, bytes] = {}
+    for left, right, new in merges:
+        vocab[new] = _bytes_of(left, vocab) + _bytes_of(right, vocab)
     notes: list[str] = []
     if pattern:
         scheme = scheme_for_pattern(pattern)
@@ -894,7 +1087,9 @@ def _bytes_of(token: int, vocab: Mapping[int, bytes]) -> bytes:
 # Seed JSON (the playground's own format)
 
 
-def parse_seed(content: str | bytes | Mapping[str, Any]) -> LoadedTokenizer:
+def parse_seed(
+    content: str | bytes | Mapping[str, Any], *, limits: SizeLimits = DEFAULT_SIZE_LIMITS
+) -> LoadedTokenizer:
     """`{"merges": [...], "vocab": {...}}` as the pages use, plus optional extras we export."""
     from webapp import tokenizer as tk  # late: the engine package imports this module's siblings
 
@@ -916,7 +1111,7 @@ def parse_seed(content: str | bytes | Mapping[str, Any]) -> LoadedTokenizer:
         raise _file_error(f'"level" should be "bytes" or "chars", got {_show(level)}')
     rules = tk.validate_byte_merges(merges)
     vocab_given = tk.validate_byte_vocab(data.get("vocab") or {})
-    implied = tk.implied_byte_vocab(rules)
+    implied = tk.implied_byte_vocab(rules, limits)
     vocab = {i: b for i, b in implied.items() if i >= 256}
     for i, b in vocab_given.items():
         if i >= 256 and i not in vocab:
@@ -1006,7 +1201,7 @@ def _check_well_formed_bytes(tok: LoadedTokenizer) -> dict[int, bytes]:
             continue
         if data in owner:
             raise _export_error(
-                f"rule {number} makes {data!r} as id {new}, but id {owner[data]} already stands for it; "
+                f"rule {number} makes {_show(data)} as id {new}, but id {owner[data]} already stands for it; "
                 "the library allows one id per token",
                 rule=number,
             )
@@ -1250,14 +1445,17 @@ def export_tokenizer(tok: LoadedTokenizer, fmt: str, pretokenize: str | None = N
     if fmt == "tiktoken":
         return export_tiktoken(tok), "tokenizer.tiktoken", "text/plain; charset=utf-8"
     raise TokenizerError(
-        f"format: expected one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}", field="format"
+        f"format: expected one of {', '.join(EXPORT_FORMATS)}, got {short_repr(fmt)}", field="format"
     )
 
 
 def from_playground(
-    *, level: str, merges: Sequence[Any], vocab: Mapping[Any, Any] | None = None, pretokenize: str = "none"
+    *, level: str, merges: Sequence[Any], vocab: Mapping[Any, Any] | None = None, pretokenize: str = "none",
+    limits: SizeLimits = DEFAULT_SIZE_LIMITS,
 ) -> LoadedTokenizer:
-    """A LoadedTokenizer from what a page holds (already validated merges / vocab)."""
+    """A LoadedTokenizer from what a page holds (already validated merges / vocab).
+
+    Byte-level token lengths are checked against `limits` before any bytes are built."""
     check_scheme(pretokenize)
     if level == "chars":
         return LoadedTokenizer(
@@ -1265,6 +1463,7 @@ def from_playground(
             source="playground",
         )
     rules = tuple(tuple(r) for r in merges)
+    check_sizes(rules, limits, "last")
     made: dict[int, bytes] = {}
     for left, right, new in rules:
         if new >= 256:
@@ -1292,6 +1491,7 @@ __all__ = [
     "from_playground", "import_tokenizer", "parse_hf_tokenizer_json", "parse_minbpe",
     "parse_seed", "parse_tiktoken", "parse_vocab_merges", "recover_rank_merges",
     "token_to_bytes", "with_pretokenize", "encode_loaded", "encode_loaded_trace", "dumps_stored", "loads_stored",
+    "char_pipeline_trace", "decode_loaded", "uses_pipeline",
 ]
 
 
@@ -1310,10 +1510,43 @@ def _relabel_map(tok: LoadedTokenizer) -> dict[int, int]:
     return mapping
 
 
-def encode_loaded(tok: LoadedTokenizer, text: str, scheme: str | None = None, *, compiled: Any = None) -> list[int]:
-    """The file's ids for `text`: playground encoding (per piece), then the id map."""
+def uses_pipeline(tok: LoadedTokenizer, scheme: str | None = None) -> bool:
+    """Does encoding apply the file's own pipeline? Yes unless another scheme is chosen."""
+    return bool(tok.pipeline) and (scheme is None or scheme == tok.pretokenize)
+
+
+def _pipeline_ids(tok: LoadedTokenizer, text: str, compiled: Any, allowed: frozenset[str] | None = None) -> list[int]:
+    """The file's ids for `text` through its normalizer, added tokens and pre-tokenizer."""
+    from webapp import tokenizer as tk
+
+    text = tk.validate_text(text)
+    pipeline = hp.compile_pipeline(tok.pipeline)
+    parts = pipeline.parts(text, allowed)
+    if tok.level == "chars":
+        merges = compiled if compiled is not None else tk.compile_char_merges(list(tok.merges))
+        return hp.encode_char_parts(pipeline, parts, merges.tokens, tok.vocab, tok.unk_id)
+    engine = compiled if compiled is not None else tk.compile_byte_merges(list(tok.merges))
+    drop = tok.unknown_bytes if tok.unk_id is None else frozenset()
+    return hp.encode_byte_parts(pipeline, parts, lambda data, cuts: tok.file_ids(engine.encode_bytes(data, cuts)), drop)
+
+
+def encode_loaded(
+    tok: LoadedTokenizer, text: str, scheme: str | None = None, *, compiled: Any = None,
+    allowed_special: frozenset[str] | None = None,
+) -> list[int]:
+    """The file's ids for `text`.
+
+    With the file's pipeline (a tokenizer.json, its own scheme): normalizer,
+    added tokens and pre-tokenizer as the library applies them, then the
+    merges per piece; `allowed_special` (None: all, the library's default)
+    says which special tokens are split out, the others stay text as with the
+    library's `encode_special_tokens`. Otherwise: playground encoding per
+    piece of `scheme`, then the id map. Character level needs a pipeline.
+    """
     from webapp.tokenizer.pretokenize import pretokenized_encode
 
+    if uses_pipeline(tok, scheme):
+        return _pipeline_ids(tok, text, compiled, allowed_special)
     if tok.level != "bytes":
         raise ValueError("encode_loaded is for byte-level tokenizers; use bpe_encode_text for characters")
     ids = pretokenized_encode(text, compiled if compiled is not None else tok.merges, scheme or tok.pretokenize)
@@ -1329,12 +1562,17 @@ def encode_loaded_trace(
     max_steps: int = 200,
     max_tokens: int = 3000,
     max_sequence: int = 2000,
+    allowed_special: frozenset[str] | None = None,
 ) -> Any:
-    """`pretokenized_encode_trace` shown in the file's ids (tokens, steps and sequences too)."""
+    """`pretokenized_encode_trace` shown in the file's ids (tokens, steps and sequences too);
+    with the file's pipeline, `_pipeline_trace` (`allowed_special` as for `encode_loaded`)."""
     from webapp.tokenizer.pretokenize import pretokenized_encode_trace
 
     if tok.level != "bytes":
         raise ValueError("encode_loaded_trace is for byte-level tokenizers")
+    if uses_pipeline(tok, scheme):
+        return _pipeline_trace(tok, text, compiled, dict(max_steps=max_steps, max_tokens=max_tokens,
+                                                          max_sequence=max_sequence), allowed_special)
     trace = pretokenized_encode_trace(
         text,
         compiled if compiled is not None else tok.merges,
@@ -1353,13 +1591,111 @@ def encode_loaded_trace(
     return trace
 
 
+def _pipeline_trace(
+    tok: LoadedTokenizer, text: str, compiled: Any, caps: dict[str, int], allowed: frozenset[str] | None = None
+) -> Any:
+    """The trace of the text the model sees (normalized, prefixed), in the file's ids.
+
+    Spans index `trace.text` (the pipeline's output), not the typed text.
+    Added tokens get a cut at every byte (so no rule touches them) and are
+    shown as one token each; `ids` are `encode_loaded`'s.
+    """
+    from webapp import tokenizer as tk
+    from webapp.tokenizer.traces import Token
+
+    if tok.level == "chars":
+        raise ValueError("the pipeline trace here is for byte-level tokenizers; see char_pipeline_trace")
+    text = tk.validate_text(text)
+    pipeline = hp.compile_pipeline(tok.pipeline)
+    parts = pipeline.parts(text, allowed)
+    shown, pieces, added = hp.layout(pipeline, parts, unit="bytes")
+    cuts = [start for start, _ in pieces]
+    for start, end, _ in added:
+        cuts.extend(range(start, end))
+    trace = tk.encode_trace(shown, compiled if compiled is not None else tok.merges,
+                            cuts=sorted(cuts), relabel=_relabel_map(tok), **caps)
+    at = {start: (end, aid) for start, end, aid in added}
+    tokens: list[Any] = []
+    skip_to = -1
+    data = shown.encode("utf-8", "surrogatepass")
+    for token in trace.tokens:
+        if token.start < skip_to:
+            continue
+        if token.start in at:
+            end, aid = at[token.start]
+            tokens.append(Token(id=aid, value=data[token.start:end], start=token.start, end=end))
+            skip_to = end
+        elif token.id != DROPPED:
+            tokens.append(token)
+    ids = encode_loaded(tok, text, compiled=compiled, allowed_special=allowed)
+    return replace(trace, ids=ids, tokens=tokens, pieces=pieces, text=shown)
+
+
+def char_pipeline_trace(
+    tok: LoadedTokenizer, text: str, *, allowed_special: frozenset[str] | None = None, **caps: int
+) -> Any:
+    """For the Characters page: the trace of what the model sees, in the file's ids (see _pipeline_trace)."""
+    from webapp import tokenizer as tk
+    from webapp.tokenizer.traces import Token
+
+    text = tk.validate_text(text)
+    pipeline = hp.compile_pipeline(tok.pipeline)
+    vocab = dict(tok.vocab)
+    parts = pipeline.parts(text, allowed_special)
+    if tok.unk_id is None:  # the library leaves unknown characters out before merging
+        parts = [p if p[0] is not None else (None, ["".join(ch for ch in piece if ch in vocab) for piece in p[1]])
+                 for p in parts]
+    shown, pieces, added = hp.layout(pipeline, parts, unit="chars")
+    pieces = [(s, e) for s, e in pieces if e > s]
+    cuts = [start for start, _ in pieces]
+    if tok.unk_id is not None:
+        for ch in set(shown).difference(vocab):
+            vocab[ch] = tok.unk_id
+    for start, end, aid in added:
+        cuts.extend(range(start, end))
+        for ch in shown[start:end]:
+            vocab.setdefault(ch, aid)  # (shown as one token below; the lookup must not fail)
+    trace = tk.encode_text_trace(shown, vocab, list(tok.merges), cuts=sorted(cuts), **caps)
+    at = {start: (end, aid) for start, end, aid in added}
+    tokens: list[Any] = []
+    skip_to = -1
+    for token in trace.tokens:
+        if token.start < skip_to:
+            continue
+        if token.start in at:
+            end, aid = at[token.start]
+            tokens.append(Token(id=aid, value=shown[token.start:end], start=token.start, end=end))
+            skip_to = end
+        else:
+            tokens.append(token)
+    ids = encode_loaded(tok, text, allowed_special=allowed_special)
+    return replace(trace, ids=ids, tokens=tokens, pieces=pieces, text=shown)
+
+
+def decode_loaded(tok: LoadedTokenizer, ids: Sequence[int], *, skip_special: bool = True) -> str:
+    """The library's `decode(ids, skip_special_tokens=skip_special)` for a file with a pipeline."""
+    if not tok.pipeline:
+        raise ValueError("decode_loaded needs a tokenizer.json pipeline")
+    pipeline = hp.compile_pipeline(tok.pipeline)
+    if tok.level == "chars":
+        inverse = {v: k for k, v in tok.vocab.items()}
+        return hp.decode_ids(pipeline, ids, inverse.get, skip_special=skip_special)
+    by_id = tok.file_vocab()
+    return hp.decode_ids(
+        pipeline, ids, lambda i: bytes_to_token(by_id[i]) if i in by_id else None, skip_special=skip_special
+    )
+
+
 # --------------------------------------------------------------------------
 # Storage form: compact canonical bytes for the content-addressed store
 
-STORED_VERSION = 1
+# Version 2 adds the tokenizer.json pipeline and the character level's
+# unknown token; version 1 (no pipeline) still loads.
+STORED_VERSION = 2
+_READABLE_VERSIONS = (1, 2)
 
 
-def dumps_stored(tok: LoadedTokenizer) -> bytes:
+def dumps_stored(tok: LoadedTokenizer, *, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> bytes:
     """Canonical bytes for a tokenizer (same tokenizer, same bytes, same id).
 
     The byte-level vocab is left out: it follows from the merges.
@@ -1373,10 +1709,14 @@ def dumps_stored(tok: LoadedTokenizer) -> bytes:
         "special_tokens": dict(sorted(tok.special_tokens.items())),
         "notes": list(tok.notes),
     }
+    if tok.pipeline:
+        doc["pipeline"] = tok.pipeline
     if tok.level == "chars":
         doc["vocab"] = dict(sorted(tok.vocab.items()))
+        if tok.unk_id is not None:
+            doc["unk_id"] = tok.unk_id
     else:
-        derived = _derived_byte_vocab(tok.merges)
+        derived = _derived_byte_vocab(tok.merges, limits)
         doc["extra_vocab"] = [
             [i, list(b)] for i, b in sorted(tok.vocab.items()) if derived.get(i) != b
         ]
@@ -1386,8 +1726,17 @@ def dumps_stored(tok: LoadedTokenizer) -> bytes:
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
 
 
-def _derived_byte_vocab(rules: Sequence[ByteRule]) -> dict[int, bytes]:
-    """{id: bytes} for every id above 255 a rule makes (first definition wins)."""
+def _stored_pipeline(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("pipeline")
+    if value:
+        hp.compile_pipeline(value)  # (fails here, not at the first encode, if it cannot be read)
+    return value
+
+
+def _derived_byte_vocab(rules: Sequence[ByteRule], limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> dict[int, bytes]:
+    """{id: bytes} for every id above 255 a rule makes (first definition wins), lengths checked first."""
+    check_sizes(rules, limits, "first")
     made: dict[int, bytes] = {}
     for left, right, new in rules:
         if new >= 256 and new not in made:
@@ -1395,11 +1744,12 @@ def _derived_byte_vocab(rules: Sequence[ByteRule]) -> dict[int, bytes]:
     return {i: b for i, b in made.items() if b}
 
 
-def loads_stored(data: bytes) -> LoadedTokenizer:
-    """The inverse of `dumps_stored` (light checks: the bytes were written by us)."""
+def loads_stored(data: bytes, *, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> LoadedTokenizer:
+    """The inverse of `dumps_stored` (light checks: the bytes were written by us;
+    token sizes are checked again, since the limits may have been lowered since)."""
     try:
         doc = json.loads(data.decode("utf-8"))
-        if doc.get("v") != STORED_VERSION:
+        if doc.get("v") not in _READABLE_VERSIONS:
             raise ValueError(f"stored tokenizer version {doc.get('v')!r}")
         level = doc["level"]
         common: dict[str, Any] = dict(
@@ -1407,13 +1757,16 @@ def loads_stored(data: bytes) -> LoadedTokenizer:
             pretokenize=check_scheme(doc["pretokenize"]),
             special_tokens={str(k): int(v) for k, v in doc["special_tokens"].items()},
             notes=tuple(str(n) for n in doc["notes"]),
+            pipeline=_stored_pipeline(doc.get("pipeline", "")),
         )
         if level == "chars":
             pairs = tuple((str(a), str(b)) for a, b in doc["merges"])
             tokens = {str(k): int(v) for k, v in doc["vocab"].items()}
-            return LoadedTokenizer(level="chars", merges=pairs, vocab=tokens, **common)
+            unk = doc.get("unk_id")
+            return LoadedTokenizer(level="chars", merges=pairs, vocab=tokens,
+                                   unk_id=None if unk is None else int(unk), **common)
         rules = tuple((int(a), int(b), int(n)) for a, b, n in doc["merges"])
-        vocab = _derived_byte_vocab(rules)
+        vocab = _derived_byte_vocab(rules, limits)
         for i, values in doc["extra_vocab"]:
             vocab[int(i)] = bytes(values)
         return LoadedTokenizer(
@@ -1425,5 +1778,7 @@ def loads_stored(data: bytes) -> LoadedTokenizer:
             unk_id=None if doc["unk_id"] is None else int(doc["unk_id"]),
             **common,
         )
+    except TokenizerError:
+        raise  # over a size limit (lowered since it was stored): says which rule
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
         raise TokenizerError(f"tokenizer: the stored tokenizer cannot be read ({exc})", field="tokenizer") from None

@@ -27,10 +27,11 @@ from sys import intern
 from array import array
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from itertools import accumulate, chain, count, pairwise
 from operator import add
 
+from .errors import TokenizerError
 from .traces import PairCount, TrainingStep, TrainingTrace
 from .validation import validate_char_merges, validate_num_merges, validate_words
 
@@ -75,8 +76,11 @@ class _Trainer:
         # A word's symbol list is made the first time a merge touches it.
         self.symbols: list[list[str] | _LongWord | None] = [None] * len(distinct)
         self.freq: list[int] = [freq[word] for word in distinct]
-        joined = "".join(distinct)
-        separator = next(ch for ch in map(chr, range(len(joined) + 1)) if ch not in joined)
+        # The smallest code point no word holds: one set of the characters present,
+        # not a scan of all the text per candidate (a word holding every code
+        # point would make that quadratic).
+        present = set().union(*distinct)
+        separator = next(ch for ch in map(chr, range(len(present) + 1)) if ch not in present)
         self.text = separator.join(distinct)
         # starts[w] is where word w begins in `text` (its length plus one separator per
         # earlier word); one extra entry closes the last word.
@@ -360,6 +364,8 @@ def train_trace(
     *,
     runners_up: int = DEFAULT_RUNNERS_UP,
     max_steps: int = DEFAULT_MAX_STEPS,
+    max_token_chars: int | None = None,
+    on_step: Callable[[int], None] | None = None,
 ) -> TrainingTrace:
     """Learn up to `num_merges` merges from `words` and record why each was chosen.
 
@@ -368,6 +374,14 @@ def train_trace(
     pairs and `tie` = some other pair had the winner's count (so the
     smallest-(first, second) rule decided). `stopped_early` says no word had
     two symbols left before `num_merges` was reached.
+
+    `max_token_chars` bounds the characters of all learned tokens together:
+    a word of 50,000 distinct ascending characters learns tokens of 2, 3, ...,
+    50,001 characters, 1.25 billion in all. Going over it is a TokenizerError
+    naming the merge, raised before that token is built.
+
+    `on_step(k)`, when given, is called after merge k (background jobs
+    report progress through it).
     """
     words = validate_words(words)
     num_merges = validate_num_merges(num_merges)
@@ -378,6 +392,7 @@ def train_trace(
     merges: list[str] = []
     pairs: list[Pair] = []
     steps: list[TrainingStep] = []
+    learned_chars = 0
     for index in range(1, num_merges + 1):
         recording = index <= max_steps
         # One more than the runners-up we show: the winner itself, and at least
@@ -386,6 +401,15 @@ def train_trace(
         if not best:
             break
         winner = best[0]
+        if max_token_chars is not None:
+            learned_chars += len(winner.pair[0]) + len(winner.pair[1])
+            if learned_chars > max_token_chars:
+                raise TokenizerError(
+                    f"num_merges: by merge {index} the learned tokens hold {learned_chars:,} characters in all, "
+                    f"over the limit of {max_token_chars:,} (setting LIMIT_VOCAB_BYTES); learn fewer merges",
+                    field="num_merges",
+                    location={"merge": index, "limit": max_token_chars},
+                )
         merged = winner.pair[0] + winner.pair[1]
         if recording:
             rivals = best[1:]
@@ -402,6 +426,8 @@ def train_trace(
         trainer.merge(winner.pair)
         merges.append(merged)
         pairs.append(winner.pair)
+        if on_step is not None:
+            on_step(index)
     return TrainingTrace(
         merges=merges,
         pairs=pairs,

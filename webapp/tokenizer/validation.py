@@ -40,8 +40,9 @@ ByteRule = tuple[int, int, int]
 CharRule = tuple[str, str]
 
 
-def _show(value: Any, limit: int = 60) -> str:
-    """A short JSON-like rendering of a bad value for a message."""
+def _show(value: Any, limit: int = 60, depth: int = 0) -> str:
+    """A short JSON-like rendering of a bad value for a message (nested lists
+    past a few levels are shown as [...]: the value may be nested very deeply)."""
     if isinstance(value, tuple):
         value = list(value)
     if value is True or value is False:
@@ -50,8 +51,10 @@ def _show(value: Any, limit: int = 60) -> str:
         text = "null"
     elif isinstance(value, str):
         text = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    elif isinstance(value, list) and depth >= 4:
+        text = "[...]"
     elif isinstance(value, list):
-        text = "[" + ", ".join(_show(v, limit) for v in value[:8]) + (", ..." if len(value) > 8 else "") + "]"
+        text = "[" + ", ".join(_show(v, limit, depth + 1) for v in value[:8]) + (", ..." if len(value) > 8 else "") + "]"
     elif isinstance(value, int) and value.bit_length() > 1000:
         text = f"{'-' if value < 0 else ''}<an integer of {value.bit_length()} bits>"  # repr() may refuse it
     else:

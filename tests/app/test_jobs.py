@@ -1,0 +1,319 @@
+"""Background jobs end to end: the Flask test client submits, a real worker
+process (`python -m webapp.worker` on the same SQLite queue and database) runs
+them. Thresholds and budgets are set low so the inputs stay small.
+
+Oracles: the literal algorithms (webapp/tokenizer/reference.py: training and
+encoding), and the same request answered inline
+by an app with the default thresholds (content-addressed ids must agree).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
+from jobhelpers import JobWorker, wait_job
+
+from tests.conftest import make_app
+from webapp import files
+from webapp.tokenizer.reference import bpe_merges as literal_bpe_merges
+from webapp.tokenizer.reference import encode as literal_encode
+from webapp.jobs import get_queue
+from webapp.storage import get_storage
+
+LOW = {
+    "JOB_TRAIN_MERGES": 5,
+    "JOB_TRAIN_CHARS": 200,
+    "JOB_ENCODE_CHARS": 100,
+    "JOB_IMPORT_BYTES": 1000,
+    "JOB_TIME_SECONDS": 20,
+    "JOB_MEMORY_MB": 512,
+}
+
+
+def _settings(tmp_path, **extra):
+    return {
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'jobs.sqlite3'}",
+        "QUEUE_URL": f"sqlite:///{tmp_path / 'queue.sqlite3'}",
+        **LOW,
+        **extra,
+    }
+
+
+@pytest.fixture
+def setup(tmp_path):
+    """(settings, app, client, start_worker): the worker shares the app's database and queue."""
+    settings = _settings(tmp_path)
+    app = make_app(tmp_path, **settings)
+    started: list[JobWorker] = []
+
+    def start_worker(**extra) -> JobWorker:
+        worker = JobWorker({**settings, **extra}, tmp_path / f"worker-{len(started)}.log").start()
+        started.append(worker)
+        return worker
+
+    yield settings, app, app.test_client(), start_worker
+    for worker in started:
+        worker.kill()
+    get_storage(app).dispose()
+
+
+def _job(client, url):
+    response = client.get(url)
+    assert response.status_code == 200, response.get_json()
+    return response.get_json()
+
+
+def test_train_answers_202_and_the_job_gives_the_literal_merges(setup):
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker()
+    words = ["low", "lower", "lowest", "newer", "wider", "new"] * 3
+    response = client.post("/api/train", json={"words": words, "num_merges": 12})
+    assert response.status_code == 202
+    accepted = response.get_json()
+    assert accepted["url"] == f"/api/jobs/{accepted['job']}" and response.headers["Location"] == accepted["url"]
+    assert accepted["state"] in ("queued", "running")
+    done = wait_job(lambda: _job(client, accepted["url"]), worker=worker)
+    assert done["state"] == "done", done
+    assert done["progress"]["fraction"] == 1.0
+    assert done["result"]["merges"] == literal_bpe_merges(words, 12)
+    full = client.get(done["result_url"])
+    assert full.status_code == 200 and full.get_json() == done["result"]
+
+
+def test_the_same_input_again_gives_the_same_job(setup):
+    _settings_, app, client, _start = setup
+    body = {"words": ["ab", "abc"] * 3, "num_merges": 7}
+    first, again = (client.post("/api/train", json=body).get_json() for _ in range(2))
+    assert first["job"] == again["job"]
+    other = client.post("/api/train", json={**body, "num_merges": 6}).get_json()
+    assert other["job"] != first["job"]
+    client.post(f"/api/jobs/{first['job']}/cancel")  # a cancelled job is not reused
+    assert client.post("/api/train", json=body).get_json()["job"] != first["job"]
+
+
+def test_small_requests_stay_inline(setup):
+    _settings_, _app, client, _start = setup
+    response = client.post("/api/train", json={"words": ["low", "lower"], "num_merges": 2})
+    assert response.status_code == 200 and response.get_json()["merges"] == literal_bpe_merges(["low", "lower"], 2)
+
+
+def test_encode_job_matches_the_literal_encoder_and_the_inline_answer(setup, tmp_path):
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker()
+    rnd = random.Random(7)
+    text = "".join(rnd.choice("ab ") for _ in range(300))
+    merges = [[97, 98, 256], [256, 32, 257], [98, 97, 258], [257, 256, 259]]
+    response = client.post("/api/encode", json={"text": text, "merges": merges})
+    assert response.status_code == 202
+    url = response.get_json()["url"]
+    done = wait_job(lambda: _job(client, url), worker=worker)
+    assert done["state"] == "done", done
+    result = client.get(done["result_url"]).get_json()
+    assert result["ids"] == literal_encode(text, merges)
+    inline = make_app(tmp_path / "inline").test_client().post("/api/encode", json={"text": text, "merges": merges})
+    assert inline.status_code == 200 and inline.get_json() == result
+
+
+def test_over_limit_input_is_still_a_400_not_a_job(setup):
+    _settings_, app, client, _start = setup
+    app.config["LIMIT_NUM_MERGES"] = 10
+    response = client.post("/api/train", json={"words": ["ab"] * 5, "num_merges": 11})
+    assert response.status_code == 400 and "LIMIT_NUM_MERGES" in response.get_json()["error"]["message"]
+
+
+def test_import_job_stores_the_same_tokenizer_as_an_inline_import(setup, tmp_path):
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker()
+    content = byte_level_tokenizer(SAMPLE_CORPUS).to_str()
+    assert len(content) > LOW["JOB_IMPORT_BYTES"]
+    response = client.post("/api/import", json={"content": content})
+    assert response.status_code == 202
+    done = wait_job(lambda: _job(client, response.get_json()["url"]), worker=worker)
+    assert done["state"] == "done", done
+    files.LOADED.clear()
+    inline = make_app(tmp_path / "inline").test_client().post("/api/import", json={"content": content})
+    assert inline.status_code == 200
+    assert done["result"]["tokenizer"] == inline.get_json()["tokenizer"]
+    assert done["result"]["rules"] == inline.get_json()["rules"]
+    # The web side reads it back from the database (not from the job process).
+    files.LOADED.clear()
+    stored = client.get(f"/api/tokenizers/{done['result']['tokenizer']}?include=summary")
+    assert stored.status_code == 200 and stored.get_json()["rules"] == done["result"]["rules"]
+
+
+def test_import_job_reports_a_bad_file_with_its_field(setup):
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker()
+    response = client.post("/api/import", json={"content": '{"model": {"type": "WordPiece"}}' + " " * 2000})
+    assert response.status_code == 202
+    done = wait_job(lambda: _job(client, response.get_json()["url"]), worker=worker)
+    assert done["state"] == "failed"
+    assert done["error"]["message"].split(":")[0] == done["error"]["field"]
+    assert "WordPiece" in done["error"]["message"]
+
+
+def _submit(app, kind, params):
+    with app.app_context():
+        return get_queue(app).submit(kind, params).id
+
+
+def test_cancel_a_running_job_and_a_queued_job(setup):
+    _settings_, app, client, start_worker = setup
+    running = _submit(app, "sleep", {"seconds": 30, "n": 1})
+    worker = start_worker(JOB_WORKERS=1)
+    queued = _submit(app, "sleep", {"seconds": 30, "n": 2})  # one worker thread: waits behind the first
+    wait_job(lambda: _job(client, f"/api/jobs/{running}"), until=("running",), worker=worker)
+    # progress reaches the API while it runs
+    deadline = time.monotonic() + 10
+    while _job(client, f"/api/jobs/{running}")["progress"]["fraction"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert 0 < _job(client, f"/api/jobs/{running}")["progress"]["fraction"] < 1
+    response = client.delete(f"/api/jobs/{queued}")
+    assert response.status_code == 200 and response.get_json()["state"] == "cancelled"
+    started = time.monotonic()
+    response = client.post(f"/api/jobs/{running}/cancel")
+    assert response.status_code == 202
+    done = wait_job(lambda: _job(client, f"/api/jobs/{running}"), timeout=10, worker=worker)
+    assert done["state"] == "cancelled" and time.monotonic() - started < 5
+    assert client.get(f"/api/jobs/{running}/result").status_code == 409
+    shown = client.get(f"/jobs/{running}/panel?view=train").get_data(as_text=True)
+    assert "job: cancelled" in shown and "hx-trigger" not in shown and "job-cancel" not in shown
+    # The page's Cancel button (a queued job here) answers with the panel, cancelled.
+    third = _submit(app, "sleep", {"seconds": 30, "n": 3})
+    shown = client.post(f"/jobs/{third}/cancel?view=train").get_data(as_text=True)
+    assert 'data-job-state="cancelled"' in shown
+    assert client.get("/api/jobs/aaaaaaaaaaaaaaaa").status_code == 404
+
+
+def test_time_budget_stops_a_job_with_a_message_naming_it(setup):
+    _settings_, app, client, start_worker = setup
+    worker = start_worker(JOB_TIME_SECONDS=1)
+    job_id = _submit(app, "sleep", {"seconds": 30})
+    done = wait_job(lambda: _job(client, f"/api/jobs/{job_id}"), timeout=20, worker=worker)
+    assert done["state"] == "failed"
+    assert "time budget of 1 s" in done["error"]["message"] and "JOB_TIME_SECONDS" in done["error"]["message"]
+
+
+def test_memory_budget_stops_a_job_with_a_message_naming_it(setup):
+    _settings_, app, client, start_worker = setup
+    worker = start_worker(JOB_MEMORY_MB=64)
+    job_id = _submit(app, "sleep", {"allocate_mb": 512})
+    done = wait_job(lambda: _job(client, f"/api/jobs/{job_id}"), timeout=30, worker=worker)
+    assert done["state"] == "failed"
+    assert "memory budget of 64 MiB" in done["error"]["message"] and "JOB_MEMORY_MB" in done["error"]["message"]
+    # Within the budget the same job succeeds (the budget, not the job, failed it).
+    ok = _submit(app, "sleep", {"allocate_mb": 16})
+    assert wait_job(lambda: _job(client, f"/api/jobs/{ok}"), timeout=30, worker=worker)["state"] == "done"
+
+
+def test_jobs_survive_a_web_restart_and_a_killed_worker(setup, tmp_path):
+    settings, app, client, start_worker = setup
+    # Queued while no worker runs, then the web app goes away.
+    words = ["hug", "pug", "pun", "bun", "hugs"] * 4
+    job_url = client.post("/api/train", json={"words": words, "num_merges": 8}).get_json()["url"]
+    slow = _submit(app, "sleep", {"seconds": 4})
+    get_storage(app).dispose()
+    del app, client
+    # A worker takes the jobs and is SIGKILLed in the middle of the slow one.
+    first = start_worker(JOB_WORKERS=1)
+    fresh = make_app(tmp_path, **settings).test_client()  # the "restarted" web server
+    wait_job(lambda: _job(fresh, f"/api/jobs/{slow}"), until=("running",), worker=first)
+    first.kill()
+    assert _job(fresh, f"/api/jobs/{slow}")["state"] == "running"
+    time.sleep(1.2)
+    # The next worker start puts the orphaned job back on the queue and runs both.
+    second = start_worker(JOB_STALE_SECONDS=1)
+    done = wait_job(lambda: _job(fresh, job_url), worker=second)
+    assert done["state"] == "done" and done["result"]["merges"] == literal_bpe_merges(words, 8)
+    assert wait_job(lambda: _job(fresh, f"/api/jobs/{slow}"), timeout=30, worker=second)["state"] == "done"
+
+
+def test_train_page_shows_a_job_panel_then_the_result(setup):
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker()
+    words = "low lower lowest newer wider new " * 3
+    page = client.post("/fragments/train", data={"words": words, "num_merges": "9"}, headers={"HX-Request": "true"})
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and 'class="job-panel"' in html and "job-cancel" in html
+    job_id = html.split('data-job="', 1)[1].split('"', 1)[0]
+    assert f'hx-get="/jobs/{job_id}/panel?view=train"' in html and 'hx-trigger="every 500ms"' in html
+    wait_job(lambda: _job(client, f"/api/jobs/{job_id}"), worker=worker)
+    panel = client.get(f"/jobs/{job_id}/panel?view=train").get_data(as_text=True)
+    assert "job-panel" not in panel and 'id="merge-list"' in panel
+    for merged in literal_bpe_merges(words.split(), 9):
+        assert f">{merged}<" in panel or merged in panel
+
+
+REDIS_ENV = "PLAYGROUND_TEST_REDIS_URL"
+
+
+def test_the_same_jobs_run_on_a_redis_queue(tmp_path):
+    """RedisHuey instead of the SQLite file: a real redis-server on loopback
+    (`make test` starts one with scripts/ensure-redis.sh)."""
+    import os
+    import uuid
+
+    url = os.environ.get(REDIS_ENV)
+    if not url:
+        pytest.skip(f"{REDIS_ENV} is not set: no Redis server for the tests "
+                    "(`make test` starts one with scripts/ensure-redis.sh when redis-server is installable)")
+    settings = _settings(tmp_path, QUEUE_URL=url, QUEUE_NAME=f"test-{uuid.uuid4().hex[:10]}")
+    app = make_app(tmp_path, **settings)
+    client = app.test_client()
+    assert type(get_queue(app).huey).__name__ == "RedisHuey"
+    worker = JobWorker(settings, tmp_path / "redis-worker.log").start()
+    try:
+        words = ["low", "lower", "lowest", "newer", "wider"] * 2
+        response = client.post("/api/train", json={"words": words, "num_merges": 10})
+        assert response.status_code == 202
+        done = wait_job(lambda: _job(client, response.get_json()["url"]), worker=worker)
+        assert done["state"] == "done" and done["result"]["merges"] == literal_bpe_merges(words, 10)
+        cancel_me = _submit(app, "sleep", {"seconds": 30})
+        wait_job(lambda: _job(client, f"/api/jobs/{cancel_me}"), until=("running",), worker=worker)
+        client.post(f"/api/jobs/{cancel_me}/cancel")
+        assert wait_job(lambda: _job(client, f"/api/jobs/{cancel_me}"), timeout=10)["state"] == "cancelled"
+    finally:
+        worker.kill()
+        get_storage(app).dispose()
+
+
+def test_open_file_page_shows_a_job_panel_then_the_opened_tokenizer(setup):
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker()
+    content = byte_level_tokenizer(SAMPLE_CORPUS).to_str()
+    response = client.post("/files/open/bytes", data={"text": "hello", "tokenizer_paste": content},
+                           headers={"HX-Request": "true"})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200 and 'class="job-panel"' in html
+    assert 'hx-target="#open-tokenizer-status"' in html
+    job_id = html.split('data-job="', 1)[1].split('"', 1)[0]
+    done = wait_job(lambda: _job(client, f"/api/jobs/{job_id}"), worker=worker)
+    assert done["state"] == "done", done
+    status = client.get(f"/jobs/{job_id}/panel?view=open-bytes").get_data(as_text=True)
+    assert f'data-tokenizer-id="{done["result"]["tokenizer"]}"' in status and "data-refresh" in status
+    assert "job-panel" not in status
+    # The same job opened on the Characters page says where it belongs.
+    wrong = client.get(f"/jobs/{job_id}/panel?view=open-chars").get_data(as_text=True)
+    assert "byte-level tokenizer; open it on the Bytes page" in wrong
+
+
+def test_bytes_page_with_a_long_text_renders_in_a_job_exactly_as_inline(setup, tmp_path):
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker()
+    rnd = random.Random(3)
+    state = {"text": "".join(rnd.choice("abc \n") for _ in range(400)), "merges": "97 98 256\n256 99 257\n32 97 258",
+             "pretokenize": "gpt2", "ids": "256 257", "vocab": "", "view": "tokens"}
+    headers = {"HX-Request": "true"}
+    page = client.post("/fragments/bytes", data=state, headers=headers).get_data(as_text=True)
+    assert 'class="job-panel"' in page and 'hx-target="#results"' in page
+    assert 'id="decode-result"' in page  # the decode panel still answers at once
+    job_id = page.split('data-job="', 1)[1].split('"', 1)[0]
+    assert wait_job(lambda: _job(client, f"/api/jobs/{job_id}"), worker=worker)["state"] == "done"
+    from_job = client.get(f"/jobs/{job_id}/panel?view=page-bytes").get_data(as_text=True)
+    inline = make_app(tmp_path / "inline").test_client().post("/fragments/bytes", data=state, headers=headers)
+    assert inline.status_code == 200 and "job-panel" not in from_job
+    assert from_job == inline.get_data(as_text=True)
+    assert from_job.count("data-token-id=") > 50  # the tokens themselves, not an empty card

@@ -1,0 +1,48 @@
+"""Background jobs in the browser: the Train page's job panel polls, shows
+progress, can be cancelled, and turns into the usual result (a real worker
+process runs the jobs; thresholds are set low so the input stays small)."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+import pytest
+from jobhelpers import JobWorker
+from playwright.sync_api import Page, expect
+from serving import serve_app
+
+from webapp import create_app
+from webapp.tokenizer.reference import bpe_merges as literal_bpe_merges
+from webapp.storage import default_sqlite_url
+
+
+@pytest.fixture(scope="module")
+def job_server(tmp_path_factory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("e2e-jobs")
+    settings = {"DATABASE_URL": default_sqlite_url(folder), "QUEUE_URL": f"sqlite:///{folder / 'queue.sqlite3'}",
+                "JOB_TRAIN_MERGES": 5, "JOB_TIME_SECONDS": 20}
+    app = create_app({"TESTING": True, **settings})
+    worker = JobWorker(settings, folder / "worker.log").start()
+    try:
+        with serve_app(app, "e2e-jobs") as url:
+            yield url
+    finally:
+        worker.kill()
+
+
+def test_train_job_panel_becomes_the_result(page: Page, console, screenshot, job_server):
+    page.goto(job_server + "/train")
+    words = "low lower lowest newer wider new"
+    page.fill("#f-words", words)
+    page.fill("#f-num_merges", "8")
+    panel = page.locator(".job-panel")
+    expect(panel).to_be_visible()
+    expect(panel.locator("progress")).to_be_attached()
+    # Polling swaps the panel for the usual result once the worker is done.
+    expect(page.locator("#merge-list li")).to_have_count(8, timeout=20_000)
+    expect(page.locator(".job-panel")).to_have_count(0)
+    shown = [re.sub(r"\s+", "", t) for t in page.locator("#merge-list li").all_inner_texts()]
+    expected = literal_bpe_merges(words.split(), 8)
+    assert all(m in s for m, s in zip(expected, shown)), (expected, shown)
+    screenshot("train-job-done")

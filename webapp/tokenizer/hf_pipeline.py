@@ -1,0 +1,411 @@
+"""What a tokenizer.json does around its BPE model, done the way `tokenizers` does it.
+
+`read_pipeline(data)` takes the parsed file and returns a canonical JSON
+description (stored with the tokenizer) and notes for what it leaves out.
+`compile_pipeline(description)` gives a `Pipeline` that turns a text into
+parts, as the library's `encode` does before the model runs:
+
+1. added tokens whose `normalized` is false are cut out of the raw text
+   (longest match first, with their lstrip / rstrip / single_word rules);
+2. each remaining stretch is normalized on its own, then added tokens whose
+   `normalized` is true are cut out of the normalized text;
+3. each remaining stretch is pre-tokenized into pieces.
+
+A part is either one added token (its id) or a list of pieces for the model.
+`Pipeline.decode` turns token strings back into text with the file's decoder
+(or joins them with spaces when the file has none, as the library does).
+
+What it does not do: the BPE itself, post-processors (templates that add
+[CLS] etc.), truncation or padding, offsets.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from itertools import accumulate
+from functools import lru_cache
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+import regex
+
+from webapp.tokenizer import hf_components as hc
+from webapp.tokenizer.hf_text import WHITE_SPACE, bounded, check_growth, time_left
+
+PIPELINE_VERSION = 1
+MAX_ADDED_TOKENS = 20_000
+MAX_ADDED_CONTENT = 1_000
+_WORD_CHAR = regex.compile(r"\w")
+_WS = "".join(sorted(WHITE_SPACE))
+
+
+@dataclass(frozen=True)
+class AddedToken:
+    content: str
+    id: int
+    special: bool = False
+    normalized: bool = True
+    lstrip: bool = False
+    rstrip: bool = False
+    single_word: bool = False
+
+
+Part = tuple[int | None, Any]  # (added token id, its content) or (None, [piece strings])
+
+
+# --------------------------------------------------------------------------
+# Reading the file
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _read_added(items: Any, notes: list[str]) -> list[list[Any]]:
+    """added_tokens -> [[content, id, special, normalized, lstrip, rstrip, single_word], ...]."""
+    out: list[list[Any]] = []
+    if items is None:
+        return out
+    if not isinstance(items, list):
+        notes.append("added_tokens is not a list; no added tokens are split out")
+        return out
+    skipped = 0
+    if len(items) > MAX_ADDED_TOKENS:
+        notes.append(f"the file has {len(items):,} added tokens; only the first {MAX_ADDED_TOKENS:,} are split out")
+        items = items[:MAX_ADDED_TOKENS]
+    for item in items:
+        if not (isinstance(item, dict) and isinstance(item.get("content"), str)
+                and 0 < len(item["content"]) <= MAX_ADDED_CONTENT and _is_int(item.get("id")) and item["id"] >= 0):
+            skipped += 1
+            continue
+        special = bool(item.get("special", False))
+        normalized = item.get("normalized")
+        out.append([
+            item["content"], item["id"], special,
+            (not special) if normalized is None else bool(normalized),
+            bool(item.get("lstrip", False)), bool(item.get("rstrip", False)), bool(item.get("single_word", False)),
+        ])
+    if skipped:
+        notes.append(f"{skipped} added token(s) without a content string (of 1 to {MAX_ADDED_CONTENT} characters) "
+                     "and an id are left out")
+    return out
+
+
+def _read_lenient(node: Any, describe: Callable[[Any], Any], key: str, what: str, notes: list[str]) -> Any:
+    """Describe a component; in a top-level Sequence, leave out only the parts that fail."""
+    if node is None:
+        return None
+    if isinstance(node, dict) and node.get("type") == "Sequence" and isinstance(node.get(key), list):
+        kept = []
+        for child in node[key]:
+            try:
+                kept.append(describe(child))
+            except hc.Unsupported as exc:
+                notes.append(f"the file's {what} includes {exc}, which the playground leaves out, "
+                             "so ids may differ from the library's on some texts")
+        return {"type": "Sequence", key: kept}
+    try:
+        return describe(node)
+    except hc.Unsupported as exc:
+        notes.append(f"the file's {what} is {exc}, which the playground leaves out, "
+                     "so ids may differ from the library's on some texts")
+        return None
+
+
+def read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """(canonical JSON description, notes) for a parsed tokenizer.json."""
+    notes: list[str] = []
+    model_node = data.get("model")
+    model: Mapping[str, Any] = model_node if isinstance(model_node, dict) else {}
+    desc = {
+        "v": PIPELINE_VERSION,
+        "normalizer": _read_lenient(data.get("normalizer"), hc.describe_normalizer, "normalizers", "normalizer", notes),
+        "pre_tokenizer": _read_lenient(
+            data.get("pre_tokenizer"), hc.describe_pre_tokenizer, "pretokenizers", "pre-tokenizer", notes),
+        "decoder": _read_lenient(data.get("decoder"), hc.describe_decoder, "decoders", "decoder", notes),
+        "added_tokens": _read_added(data.get("added_tokens"), notes),
+        "fuse_unk": bool(model.get("fuse_unk", False)),
+    }
+    return json.dumps(desc, ensure_ascii=False, sort_keys=True, separators=(",", ":")), notes
+
+
+# --------------------------------------------------------------------------
+# Added tokens
+
+
+_END = ""  # trie key that marks a whole token (no character is the empty string)
+
+
+class _AddedSplitter:
+    """Cuts added tokens out of a text: leftmost match, longest first, then the token's rules.
+
+    The contents go into a character trie; candidate starts are found with a
+    character class of the tokens' first characters, and from each the trie
+    walk finds the longest token there (what the library's Aho-Corasick
+    automaton in leftmost-longest mode gives).
+    """
+
+    def __init__(self, tokens: Sequence[AddedToken], normalize: Callable[[str], str] | None) -> None:
+        self.trie: dict[str, Any] = {}
+        for token in tokens:
+            content = normalize(token.content) if normalize is not None else token.content
+            if not content:
+                continue
+            node = self.trie
+            for ch in content:
+                node = node.setdefault(ch, {})
+            node.setdefault(_END, token)
+        self.starts = regex.compile("[" + "".join(regex.escape(ch) for ch in self.trie) + "]") if self.trie else None
+
+    def _longest(self, text: str, start: int) -> tuple[AddedToken, int] | None:
+        node: dict[str, Any] = self.trie
+        best: tuple[AddedToken, int] | None = None
+        i = start
+        while i < len(text):
+            child = node.get(text[i])
+            if child is None:
+                break
+            node = child
+            i += 1
+            if _END in node:
+                best = (node[_END], i)
+        return best
+
+    def _matches(self, text: str) -> Iterator[tuple[int, int, AddedToken]]:
+        position = 0
+        checks = 0
+        starts = self.starts
+        if starts is None:
+            return
+        while True:
+            candidate = starts.search(text, position)
+            if candidate is None:
+                return
+            start = candidate.start()
+            found = self._longest(text, start)
+            checks += 1
+            if checks % 4096 == 0:
+                time_left()  # (a long walk per start is possible: the time budget bounds it)
+            if found is None:
+                position = start + 1
+                continue
+            yield start, found[1], found[0]
+            position = found[1]
+
+    def split(self, text: str, allowed: frozenset[str] | None = None) -> list[tuple[AddedToken | None, int, int]]:
+        """`allowed`: the special tokens to split out (None: all); added tokens that are
+        not special always are. A special token left as text still ends its match, as
+        in the library (its `encode_special_tokens`), so nothing inside it matches."""
+        if self.starts is None or not text:
+            return [(None, 0, len(text))]
+        out: list[tuple[AddedToken | None, int, int]] = []
+        done = 0
+        for start, stop, token in self._matches(text):
+            if allowed is not None and token.special and token.content not in allowed:
+                continue
+            if token.single_word and (
+                (start > 0 and _WORD_CHAR.match(text, start - 1)) or (stop < len(text) and _WORD_CHAR.match(text, stop))
+            ):
+                continue
+            if token.lstrip:
+                start = max(len(text[:start].rstrip(_WS)), done)
+            if token.rstrip:
+                stop += len(text[stop:]) - len(text[stop:].lstrip(_WS))
+            if done < start:
+                out.append((None, done, start))
+            out.append((token, start, stop))
+            done = stop
+        if done != len(text):
+            out.append((None, done, len(text)))
+        return out
+
+
+# --------------------------------------------------------------------------
+# The pipeline
+
+
+class Pipeline:
+    """A compiled description: `parts(text)` for encoding, `decode(tokens)` for decoding."""
+
+    def __init__(self, desc: Mapping[str, Any]) -> None:
+        self.normalizer = hc.build_normalizer(desc["normalizer"]) if desc["normalizer"] else None
+        self._normalizer_desc = desc["normalizer"]
+        # Only Metaspace's prepend_scheme "first" asks where a piece started.
+        self._asks_origin = '"prepend_scheme":"first"' in json.dumps(desc["pre_tokenizer"], separators=(",", ":"))
+        pre = desc["pre_tokenizer"]
+        self.pre_tokenizer = hc.build_pre_tokenizer(pre) if pre else None
+        # Pieces come out in GPT-2's byte alphabet only when a step runs after ByteLevel.
+        self.spelt_in_alphabet = hc.maps_bytes(pre) and not hc.ends_with_byte_level(pre)
+        self.byte_level = hc.maps_bytes(pre)
+        self.decoder = hc.build_decoder(desc["decoder"]) if desc["decoder"] else None
+        self.added = [AddedToken(*row) for row in desc["added_tokens"]]
+        self.fuse_unk = bool(desc.get("fuse_unk", False))
+        self.by_id = {t.id: t for t in self.added}
+        # The library names a normalized added token by its normalized content.
+        self.token_text = {
+            t.id: self.normalizer(t.content) if t.normalized and self.normalizer is not None else t.content
+            for t in self.added
+        }
+        self.special_ids = frozenset(t.id for t in self.added if t.special)
+        self._raw = _AddedSplitter([t for t in self.added if not t.normalized], None)
+        self._normalized = _AddedSplitter([t for t in self.added if t.normalized], self.normalizer)
+
+    def parts(self, text: str, allowed: frozenset[str] | None = None) -> list[Part]:
+        """The text cut into added tokens and pieces (bounded: see hf_text.bounded).
+
+        `allowed`: the special tokens to recognise (None: all, the library's default).
+        """
+        with bounded(len(text)):
+            return self._parts(text, allowed)
+
+    def _parts(self, text: str, allowed: frozenset[str] | None) -> list[Part]:
+        out: list[Part] = []
+        for token, start, end in self._raw.split(text, allowed):
+            if token is not None:
+                out.append((token.id, text[start:end]))
+                continue
+            if start == end:
+                continue
+            segment = text[start:end]
+            # (a piece is "at the start" only if its first character is the text's first one)
+            at_start = start == 0 and (not self._asks_origin or hc.keeps_start(self._normalizer_desc, segment))
+            if self.normalizer is not None:
+                segment = self.normalizer(segment)
+                check_growth(len(segment))
+            for inner, s, e in self._normalized.split(segment, allowed):
+                if inner is not None:
+                    out.append((inner.id, segment[s:e]))
+                elif e > s:
+                    pieces: list[hc.Piece] = [(segment[s:e], at_start and s == 0)]
+                    if self.pre_tokenizer is not None:
+                        pieces = self.pre_tokenizer(pieces)
+                    if pieces:
+                        out.append((None, [p for p, _ in pieces]))
+        return out
+
+    def piece_bytes(self, piece: str) -> bytes:
+        """A piece as the bytes the byte-level model sees."""
+        if self.spelt_in_alphabet:
+            from webapp.tokenizer.tokenizer_files import token_to_bytes
+
+            data = token_to_bytes(piece)
+            if data is not None:
+                return data
+        return piece.encode("utf-8", "surrogatepass")
+
+    def decode(self, tokens: list[str]) -> str:
+        if self.decoder is None:
+            return " ".join(tokens)
+        return "".join(self.decoder(tokens))
+
+
+@lru_cache(maxsize=32)
+def compile_pipeline(description: str) -> Pipeline:
+    return Pipeline(json.loads(description))
+
+
+# --------------------------------------------------------------------------
+# Encoding with a model, laying out a trace, decoding
+
+
+def encode_byte_parts(
+    pipeline: Pipeline, parts: list[Part], encode_piece_run: Callable[[bytes, list[int]], list[int]],
+    drop: frozenset[int] = frozenset(),
+) -> list[int]:
+    """Ids for parts: added tokens as their ids, each run of pieces through `encode_piece_run(bytes, cuts)`.
+
+    `drop`: bytes the file has no token (and no unknown token) for. The library
+    leaves them out before merging, so their neighbours may merge.
+    """
+    ids: list[int] = []
+    table = bytes.maketrans(b"", b"")
+    for added_id, value in parts:
+        if added_id is not None:
+            ids.append(added_id)
+            continue
+        joined = "".join(value)
+        if not drop and not pipeline.spelt_in_alphabet and joined.isascii():
+            # one character per byte: the cuts are the pieces' lengths added up
+            ids.extend(encode_piece_run(joined.encode("ascii"), list(accumulate(map(len, value)))))
+            continue
+        chunks = [pipeline.piece_bytes(p) for p in value]
+        if drop:
+            chunks = [c.translate(table, bytes(drop)) for c in chunks]
+        ids.extend(encode_piece_run(b"".join(chunks), list(accumulate(map(len, chunks)))))
+    return ids
+
+
+def encode_char_parts(
+    pipeline: Pipeline, parts: list[Part], tokens_of: Callable[[str], list[str]],
+    vocab: Mapping[str, int], unk_id: int | None,
+) -> list[int]:
+    """Ids for character-level parts: each piece's tokens looked up; unknown -> unk (or dropped)."""
+    ids: list[int] = []
+    cache: dict[str, list[int]] = {}
+    for added_id, value in parts:
+        if added_id is not None:
+            ids.append(added_id)
+            continue
+        for piece in value:
+            found = cache.get(piece)
+            if found is None:
+                found = []
+                # Without an unknown token the library leaves unknown characters
+                # out before merging (their neighbours may then merge).
+                known = piece if unk_id is not None else "".join(ch for ch in piece if ch in vocab)
+                for token in tokens_of(known):
+                    tid = vocab.get(token)
+                    if tid is None:
+                        if unk_id is None or (pipeline.fuse_unk and found and found[-1] == unk_id):
+                            continue
+                        tid = unk_id
+                    found.append(tid)
+                cache[piece] = found
+            ids.extend(found)
+    return ids
+
+
+def layout(pipeline: Pipeline, parts: list[Part], *, unit: str) -> tuple[str, list[tuple[int, int]], list[tuple[int, int, int]]]:
+    """The text the model sees, piece spans, and added-token spans (start, end, id).
+
+    `unit` "bytes" gives UTF-8 byte offsets (pieces as the bytes the model
+    sees); "chars" gives code point offsets.
+    """
+    texts: list[str] = []
+    pieces: list[tuple[int, int]] = []
+    added: list[tuple[int, int, int]] = []
+    offset = 0
+    for added_id, value in parts:
+        items = [value] if added_id is not None else list(value)
+        for item in items:
+            if unit == "bytes":
+                data = pipeline.piece_bytes(item) if added_id is None else item.encode("utf-8", "surrogatepass")
+                shown = data.decode("utf-8", "surrogatepass")
+                size = len(data)
+            else:
+                shown, size = item, len(item)
+            if added_id is None:
+                pieces.append((offset, offset + size))
+            else:
+                added.append((offset, offset + size, added_id))
+            texts.append(shown)
+            offset += size
+    return "".join(texts), pieces, added
+
+
+def decode_ids(
+    pipeline: Pipeline, ids: Sequence[int], token_of: Callable[[int], str | None], *, skip_special: bool = True
+) -> str:
+    """The library's `decode(ids, skip_special_tokens=...)`: ids -> token strings -> decoder."""
+    tokens: list[str] = []
+    for i in ids:
+        added = pipeline.by_id.get(i)
+        if added is not None:
+            if skip_special and added.special:
+                continue
+            tokens.append(pipeline.token_text[i])
+            continue
+        token = token_of(i)
+        if token is not None:
+            tokens.append(token)
+    return pipeline.decode(tokens)

@@ -1,0 +1,240 @@
+"""Character classes and the splitting primitive that Hugging Face `tokenizers` uses.
+
+The normalizers and pre-tokenizers of a tokenizer.json are defined in Rust
+terms: `char::is_whitespace` (the Unicode White_Space property), `is_numeric`
+(general categories Nd, Nl, No), punctuation (ASCII punctuation or a P*
+category). This module gives those classes in Python and `split`, the one
+operation every pre-tokenizer is built from: find the matches of a pattern,
+then keep, drop or merge them according to a "behavior".
+
+What it does not do: read tokenizer.json (hf_pipeline does) or encode.
+"""
+
+from __future__ import annotations
+
+import time
+import unicodedata
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Callable, Iterator, Iterable, Sequence
+
+import regex
+
+from webapp.tokenizer.errors import TokenizerError
+
+#: The Unicode White_Space property (what Rust's `char::is_whitespace` tests).
+#: Python's `str.isspace` differs (it also takes U+001C..U+001F), so it is spelt out.
+WHITE_SPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")
+
+Match = tuple[int, int, bool]  # (start, end, is_match) in code points
+Finder = Callable[[str], list[Match]]
+
+
+# --------------------------------------------------------------------------
+# Bounds: a tokenizer file brings its own regular expressions and normalizers,
+# so one encode gets a time budget for the file's regexes and a cap on how long
+# normalizing may make the text (see the README's Limits).
+
+REGEX_BUDGET_SECONDS = 2.0
+MIN_GROWTH_CAP = 65_536
+GROWTH_FACTOR = 4
+_DEADLINE: ContextVar[float | None] = ContextVar("hf_regex_deadline", default=None)
+_GROWTH_CAP: ContextVar[int | None] = ContextVar("hf_growth_cap", default=None)
+
+
+@contextmanager
+def bounded(text_length: int) -> Iterator[None]:
+    """Within: the file's regexes share REGEX_BUDGET_SECONDS, normalized text may
+    reach max(GROWTH_FACTOR x `text_length`, MIN_GROWTH_CAP) characters."""
+    seconds = REGEX_BUDGET_SECONDS
+    deadline = _DEADLINE.set(time.monotonic() + seconds)
+    cap = _GROWTH_CAP.set(max(GROWTH_FACTOR * text_length, MIN_GROWTH_CAP))
+    try:
+        yield
+    except TimeoutError:
+        raise TokenizerError(
+            f"text: the tokenizer file's patterns took over {seconds:g} s on this text, the limit for one encode",
+            field="text",
+        ) from None
+    finally:
+        _DEADLINE.reset(deadline)
+        _GROWTH_CAP.reset(cap)
+
+
+def time_left() -> float | None:
+    """Seconds the file's regexes may still take (None outside `bounded`)."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError
+    return left
+
+
+def check_growth(length: int) -> None:
+    """Refuse normalized text longer than the cap (checked after every normalizer step)."""
+    cap = _GROWTH_CAP.get()
+    if cap is not None and length > cap:
+        raise TokenizerError(
+            f"text: the tokenizer file's normalizer makes this text {length:,} characters long, over the "
+            f"limit of {cap:,} ({GROWTH_FACTOR}x the text or {MIN_GROWTH_CAP:,})",
+            field="text",
+        )
+
+
+def is_whitespace(ch: str) -> bool:
+    return ch in WHITE_SPACE
+
+
+def is_numeric(ch: str) -> bool:
+    return unicodedata.category(ch) in ("Nd", "Nl", "No")
+
+
+def is_punctuation(ch: str) -> bool:
+    """ASCII punctuation (which includes $ + < = > ^ ` | ~) or any Unicode P* category."""
+    if ch < "\x80":
+        return ch in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+    return unicodedata.category(ch).startswith("P")
+
+
+def _gaps(spans: Iterable[tuple[int, int]], length: int) -> list[Match]:
+    """Matched spans plus the unmatched stretches between them, covering the text."""
+    out: list[Match] = []
+    previous = 0
+    for start, end in spans:
+        if previous != start:
+            out.append((previous, start, False))
+        out.append((start, end, True))  # (an empty match is kept: it still steers the merging)
+        previous = end
+    if previous != length:
+        out.append((previous, length, False))
+    return out
+
+
+def regex_spans(compiled: regex.Pattern[str], text: str) -> Iterable[tuple[int, int]]:
+    """Match spans as the library's regex engine (Oniguruma) iterates them.
+
+    Python allows an empty match right where the previous match ended; the
+    library's iterator skips it (pattern "\\s*" on " x" gives (0, 1) then (2, 2),
+    not also (1, 1)).
+    """
+    previous_end = -1
+    for m in compiled.finditer(text, timeout=time_left()):
+        start, end = m.span()
+        if start == end == previous_end:
+            continue
+        previous_end = end
+        yield start, end
+
+
+def isolated_pieces(compiled: regex.Pattern[str], text: str) -> list[str]:
+    """`split(text, regex_finder(compiled), "Isolated")` as strings, faster.
+
+    Empty matches never make an Isolated piece, so the library's rule about
+    them does not matter here. When the matches cover the whole text (GPT-2's
+    and cl100k's patterns always do) they are the pieces.
+    """
+    found = compiled.findall(text, timeout=time_left()) if compiled.groups == 0 else None
+    if found is not None and sum(map(len, found)) == len(text):
+        return [piece for piece in found if piece]
+    out: list[str] = []
+    previous = 0
+    for m in compiled.finditer(text, timeout=time_left()):
+        start, end = m.span()
+        if start == end:
+            continue
+        if start > previous:
+            out.append(text[previous:start])
+        out.append(text[start:end])
+        previous = end
+    if previous < len(text):
+        out.append(text[previous:])
+    return out
+
+
+def regex_finder(compiled: regex.Pattern[str]) -> Finder:
+    def find(text: str) -> list[Match]:
+        if not text:
+            return [(0, 0, False)]
+        return _gaps(regex_spans(compiled, text), len(text))
+
+    return find
+
+
+def string_finder(literal: str) -> Finder:
+    """A literal pattern (an empty one matches nothing, as in the library)."""
+    compiled = regex.compile(regex.escape(literal)) if literal else None
+
+    def find(text: str) -> list[Match]:
+        if compiled is None or not text:
+            return [(0, len(text), False)]
+        return _gaps(((m.start(), m.end()) for m in compiled.finditer(text)), len(text))
+
+    return find
+
+
+def char_finder(test: Callable[[str], bool]) -> Finder:
+    """Every character passing `test` is a match of its own."""
+
+    def find(text: str) -> list[Match]:
+        if not text:
+            return [(0, 0, False)]
+        out: list[Match] = []
+        last = 0
+        for i, ch in enumerate(text):
+            if test(ch):
+                if last < i:
+                    out.append((last, i, False))
+                out.append((i, i + 1, True))
+                last = i + 1
+        if last < len(text):
+            out.append((last, len(text), False))
+        return out
+
+    return find
+
+
+def inverted(find: Finder) -> Finder:
+    return lambda text: [(s, e, not m) for s, e, m in find(text)]
+
+
+def _merge(matches: Sequence[Match], keep: Callable[[bool, bool], bool]) -> list[tuple[int, int]]:
+    """Fold left: a part joins the previous one when `keep(is_match, previous_match)` says so."""
+    out: list[list[int]] = []
+    previous = False
+    for start, end, is_match in matches:
+        if out and keep(is_match, previous):
+            out[-1][1] = end
+        else:
+            out.append([start, end])
+        previous = is_match
+    return [(s, e) for s, e in out]
+
+
+def split(text: str, find: Finder, behavior: str) -> list[tuple[int, int]]:
+    """The (start, end) code point spans `text` splits into; empty spans are dropped.
+
+    Removed drops the matches; Isolated keeps every match and every gap as its
+    own piece; MergedWithPrevious / MergedWithNext glue a match to the gap
+    before / after it; Contiguous glues runs of matches (and runs of gaps).
+    """
+    matches = find(text)
+    if behavior == "Removed":
+        spans = [(s, e) for s, e, m in matches if not m]
+    elif behavior == "Isolated":
+        spans = [(s, e) for s, e, _ in matches]
+    elif behavior == "Contiguous":
+        spans = _merge(matches, lambda m, prev: m == prev)
+    elif behavior == "MergedWithPrevious":
+        spans = _merge(matches, lambda m, prev: m and not prev)
+    elif behavior == "MergedWithNext":
+        backwards = _merge([(-e, -s, m) for s, e, m in reversed(matches)], lambda m, prev: m and not prev)
+        spans = [(-e, -s) for s, e in reversed(backwards)]
+    else:  # read_* functions only let the five behaviours through
+        raise ValueError(behavior)
+    return [(s, e) for s, e in spans if e > s]
