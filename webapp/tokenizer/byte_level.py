@@ -283,6 +283,8 @@ class CompiledByteMerges:
         # Flattened for a single take() per text: index = x * 256 + y.
         self.splits_flat = splits.reshape(-1) if splits is not None else None  # None exactly when count == 0
         self.pieces: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT)
+        # {token text: (id,)} of tokens known to encode to themselves (precompiled.py), or None.
+        self.whole: dict[str, tuple[int, ...]] | None = None
         self._pair_ranks: np.ndarray | None = None
         if flat is not None:
             # The first rank of each pair of two bytes, straight from the array.

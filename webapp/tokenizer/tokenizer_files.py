@@ -139,9 +139,11 @@ class LoadedTokenizer:
 
     def file_ids(self, ids: Iterable[int]) -> list[int]:
         """Playground ids -> the file's ids (bytes it has no token for: unk or dropped)."""
-        out: list[int] = []
         mapping = self.id_map
         unknown = self.unknown_bytes
+        if not unknown:  # the usual case: one C-level pass
+            return list(map(mapping.get, ids, ids)) if mapping else list(ids)
+        out: list[int] = []
         for i in ids:
             if i in unknown:
                 if self.unk_id is not None:
