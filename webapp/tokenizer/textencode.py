@@ -24,7 +24,7 @@ special tokens, traces (pretokenize.py builds those from the engine).
 
 from __future__ import annotations
 
-from itertools import chain
+from itertools import accumulate, chain
 
 from webapp.tokenizer import engine
 from webapp.tokenizer.byte_level import CompiledByteMerges
@@ -39,6 +39,9 @@ TEXT_PIECE_WEIGHT = 1_000_000  # total characters of cached pieces
 CHUNK_ENTRIES = 16_384
 CHUNK_MAX_CHARS = 65_536  # longer chunks are not cached
 CHUNK_WEIGHT = 4_000_000  # total characters of cached chunks, per scheme
+# Batch rounds before the few pieces still merging finish in the engine (a round costs about as
+# much as a piece's merges in Python; most pieces finish in a handful of rounds).
+BATCH_ROUNDS = 16
 
 
 def _caches(compiled: CompiledByteMerges, scheme: str) -> tuple[BoundedCache[str, tuple[int, ...]], BoundedCache[str, tuple[int, ...]]]:
@@ -117,11 +120,31 @@ def _encode_pieces(compiled: CompiledByteMerges, pieces: list[str]) -> list[tupl
     if not compiled.well_formed or not len(compiled):
         return [tuple(compiled.encode_bytes(data)) for data in encoded]
     small = engine.SMALL_PIECE
-    short = [data for data in encoded if len(data) <= small]
-    if len(short) == len(encoded):
-        return compiled._encode_batch(encoded)
-    made = dict(zip(short, compiled._encode_batch(short))) if short else {}
-    return [made[data] if len(data) <= small else tuple(compiled.encode_bytes(data)) for data in encoded]
+    if max(map(len, encoded)) <= small:
+        return compiled._encode_batch(encoded, BATCH_ROUNDS)
+    # Long pieces (runs of CJK, long identifiers) are first cut where the
+    # split table says no rule can ever join two bytes (one numpy scan over
+    # all of them); their parts join the short pieces in the one batch.
+    long_pieces = [data for data in encoded if len(data) > small]
+    joined = b"".join(long_pieces)
+    ends = list(accumulate(map(len, long_pieces)))
+    bounds = sorted(set(compiled.bounds(joined)).union(ends))
+    parts = [joined[start:end] for start, end in zip(bounds, bounds[1:])]
+    batch = list(dict.fromkeys(chain((data for data in encoded if len(data) <= small), parts)))
+    made = dict(zip(batch, compiled._encode_batch(batch, BATCH_ROUNDS)))
+    out: list[tuple[int, ...]] = []
+    bound_at = 0  # index into bounds of the current long piece's start
+    for data in encoded:
+        if len(data) <= small:
+            out.append(made[data])
+            continue
+        last = bound_at + 1
+        stop = bounds[bound_at] + len(data)
+        while bounds[last] < stop:
+            last += 1
+        out.append(tuple(chain.from_iterable(map(made.__getitem__, parts[bound_at:last]))))
+        bound_at = last
+    return out
 
 
 __all__ = ["CHUNK_ENTRIES", "CHUNK_MAX_CHARS", "CHUNK_WEIGHT", "clear_text_caches", "encode_split"]
