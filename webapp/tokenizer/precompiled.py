@@ -25,6 +25,7 @@ precompiled; `dumps_precompiled` refuses them).
 from __future__ import annotations
 
 import io
+import zipfile
 from typing import Any
 
 import numpy as np
@@ -106,7 +107,7 @@ def loads_precompiled(data: bytes) -> CompiledByteMerges:
             ids = blob["whole_ids"].tolist()
             lengths = blob["whole_lengths"]
             text = blob["whole_text"].tobytes().decode("utf-8")
-    except (OSError, KeyError, IndexError, UnicodeDecodeError, EOFError) as exc:
+    except (OSError, KeyError, IndexError, UnicodeDecodeError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"the precompiled tokenizer cannot be read ({exc})") from None
     if rules.ndim != 2 or rules.shape[1] != 3 or not len(rules) or len(ids) != len(lengths):
         raise ValueError("the precompiled tokenizer has the wrong shape")
