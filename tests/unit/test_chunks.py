@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import reference
+from webapp.tokenizer import reference
 from webapp.tokenizer import compile_byte_merges
 from webapp.tokenizer import chunks, precompiled, textencode
 from webapp.tokenizer.pretokenize import _COMPILED, pretokenized_encode

@@ -67,8 +67,8 @@ _ASCII_SOURCES: dict[str, str] = {
         rf"|[0-9]{{1,3}}| ?[^{_WS}A-Za-z0-9]+[\r\n/]*|[{_WS}]*[\r\n]+|[{_WS}]+(?![^{_WS}])|[{_WS}]+"
     ),
 }
-ASCII_PATTERNS: dict[str, Any] = {name: re.compile(source) for name, source in _ASCII_SOURCES.items()}
-_FULL: dict[str, Any] = {name: regex.compile(pattern) for name, pattern in PATTERNS.items()}
+ASCII_PATTERNS: dict[str, re.Pattern[str]] = {name: re.compile(source) for name, source in _ASCII_SOURCES.items()}
+_FULL: dict[str, regex.Pattern[str]] = {name: regex.compile(pattern) for name, pattern in PATTERNS.items()}
 
 # Where a chunk may end: (pattern, cut after the match?) - see the module docstring.
 _CUTS: dict[str, tuple[Any, bool]] = {
@@ -101,12 +101,14 @@ def split_chunk(chunk: str, scheme: str) -> list[str]:
     """The pieces of one chunk (or any text): ASCII fast form when it applies."""
     fast = ASCII_PATTERNS.get(scheme)
     if fast is not None and chunk.isascii():
-        return fast.findall(chunk)
+        pieces: list[str] = fast.findall(chunk)
+        return pieces
     full = _FULL.get(scheme)
     if full is None:
         check_scheme(scheme)
         return [chunk] if chunk else []  # "none"
-    return full.findall(chunk)
+    found: list[str] = full.findall(chunk)
+    return found
 
 
 def split_text(text: str, scheme: str) -> list[str]:

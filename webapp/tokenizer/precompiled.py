@@ -66,7 +66,7 @@ def find_whole_tokens(compiled: CompiledByteMerges) -> dict[str, tuple[int, ...]
         texts.append(text)
         datas.append(data)
     encoded = compiled._encode_batch(datas) if datas else []
-    whole = {text: got for text, token, got in zip(texts, ids, encoded) if got == (token,)}
+    whole: dict[str, tuple[int, ...]] = {text: got for text, token, got in zip(texts, ids, encoded) if got == (token,)}
     # Single characters that are one byte (ASCII) encode to their byte: a lookup as well.
     whole.update((chr(b), (b,)) for b in range(128))
     compiled.whole = whole

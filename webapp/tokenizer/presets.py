@@ -43,6 +43,7 @@ from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.pretokenize import PATTERNS
 
 if TYPE_CHECKING:  # imported late at run time: tokenizer_files imports this package's pieces
+    from webapp.tokenizer.byte_level import CompiledByteMerges
     from webapp.tokenizer.tokenizer_files import LoadedTokenizer
 
 ENDOFTEXT = "<|endoftext|>"
@@ -336,7 +337,7 @@ def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> "
     return tok
 
 
-_COMPILED: dict[str, object] = {}
+_COMPILED: dict[str, "CompiledByteMerges"] = {}
 
 
 def compiled_file_name(name: str) -> str:
@@ -348,7 +349,7 @@ def compiled_file_name(name: str) -> str:
     return f"preset-{preset.name}-{preset.sha256[:16]}-v{STORED_VERSION}-c{PRECOMPILED_VERSION}.npz"
 
 
-def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) -> "CompiledByteMerges":  # noqa: F821
+def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) -> "CompiledByteMerges":
     """The preset's compiled merge list, once per process; with a cache dir, precompiled once per machine.
 
     With a cache dir (default: `set_cache_dir`'s) the precompiled form
@@ -364,7 +365,7 @@ def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) ->
     with _LOCK:
         hit = _COMPILED.get(preset.name)
     if hit is not None:
-        return hit  # type: ignore[return-value]
+        return hit
     tok = load_preset(preset.name, cache_dir)
     where = Path(cache_dir) if cache_dir else _CACHE_DIR[0]
     path = where / compiled_file_name(preset.name) if where is not None else None

@@ -103,8 +103,8 @@ def _fill_chunks(
             made = _encode_pieces(compiled, new)
             known.update(zip(new, made))
             piece_cache.put_many([item for item in zip(new, made) if len(item[0]) <= TEXT_PIECE_MAX_CHARS])
-    get = known.__getitem__
-    done = {chunk: tuple(chain.from_iterable(map(get, pieces))) for chunk, pieces in zip(missing, split)}
+    get = known.__getitem__  # every value is set by now
+    done = {chunk: tuple(chain.from_iterable(map(get, pieces))) for chunk, pieces in zip(missing, split)}  # type: ignore[arg-type]
     chunk_cache.put_many([item for item in done.items() if len(item[0]) <= CHUNK_MAX_CHARS])
     for index, ids in enumerate(found):
         if ids is None:
