@@ -66,7 +66,7 @@ import corpus  # noqa: E402
 import tiktoken  # noqa: E402
 
 from webapp.tokenizer import byte_level, presets  # noqa: E402
-from webapp.tokenizer import tokenizer_files as tf  # noqa: E402
+from webapp.tokenizer import tokenizer_files as tokfiles  # noqa: E402
 from webapp.tokenizer.precompiled import loads_precompiled  # noqa: E402
 from webapp.tokenizer.pretokenize import PATTERNS  # noqa: E402
 from webapp.tokenizer.textencode import clear_text_caches  # noqa: E402
@@ -140,12 +140,12 @@ def timed(work: Callable[[], Any]) -> tuple[float, Any]:
 class Ours:
     """A preset as the playground holds it: the LoadedTokenizer (file ids) and its compiled list."""
 
-    def __init__(self, tok: tf.LoadedTokenizer, compiled: byte_level.CompiledByteMerges) -> None:
+    def __init__(self, tok: tokfiles.LoadedTokenizer, compiled: byte_level.CompiledByteMerges) -> None:
         self.tok = tok
         self.compiled = compiled
 
     def encode(self, text: str) -> list[int]:
-        return tf.encode_loaded(self.tok, text, compiled=self.compiled)
+        return tokfiles.encode_loaded(self.tok, text, compiled=self.compiled)
 
     def forget_text(self) -> None:
         """Empty every cache that text fills (pieces by bytes, pieces by text, chunks)."""
@@ -153,7 +153,7 @@ class Ours:
         clear_text_caches(self.compiled)
 
 
-def fresh_compile(tok: tf.LoadedTokenizer) -> byte_level.CompiledByteMerges:
+def fresh_compile(tok: tokfiles.LoadedTokenizer) -> byte_level.CompiledByteMerges:
     byte_level.clear_caches()
     return byte_level.compile_byte_merges([list(rule) for rule in tok.merges])
 
@@ -226,9 +226,9 @@ def main() -> int:
             gc.collect()
             theirs_s, (theirs, their_ids) = timed(lambda: (t := build_theirs(), t.encode_ordinary(text)))
             gc.collect()
-            ours_s, (cold, ids) = timed(lambda: (c := fresh_compile(tok), tf.encode_loaded(tok, text, compiled=c)))
+            ours_s, (cold, ids) = timed(lambda: (c := fresh_compile(tok), tokfiles.encode_loaded(tok, text, compiled=c)))
             gc.collect()
-            pre_s, (pre, pre_ids) = timed(lambda: (c := loads_precompiled(blob), tf.encode_loaded(tok, text, compiled=c)))
+            pre_s, (pre, pre_ids) = timed(lambda: (c := loads_precompiled(blob), tokfiles.encode_loaded(tok, text, compiled=c)))
             if not (ids == pre_ids == their_ids == expected):
                 ok = False
                 print("  MISMATCH: cold ids differ from tiktoken's")
@@ -268,7 +268,7 @@ def main() -> int:
             presets.clear_caches()
             gc.collect()
             reopen_s, ids = timed(
-                lambda: tf.encode_loaded(
+                lambda: tokfiles.encode_loaded(
                     presets.load_preset(name, cache_dir), "Hello, world!", compiled=presets.load_compiled(name, cache_dir)
                 )
             )
