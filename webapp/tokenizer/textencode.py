@@ -38,7 +38,7 @@ TEXT_PIECE_MAX_CHARS = 256  # longer pieces are encoded each time
 TEXT_PIECE_WEIGHT = 1_000_000  # total characters of cached pieces
 CHUNK_ENTRIES = 16_384
 CHUNK_MAX_CHARS = 65_536  # longer chunks are not cached
-CHUNK_WEIGHT = 4_000_000  # total characters of cached chunks, per scheme
+CHUNK_WEIGHT = 1_000_000  # total characters of cached chunks, per scheme
 # Batch rounds before the few pieces still merging finish in the engine (a round costs about as
 # much as a piece's merges in Python; most pieces finish in a handful of rounds).
 BATCH_ROUNDS = 16
