@@ -700,7 +700,7 @@ def test_stored_form_version_1_is_still_read(byte_regex_tok):
     # Version 1 wrote byte-level merges as a JSON list; tokenizers stored then must still open.
     loaded = tokfiles.import_tokenizer(byte_regex_tok.to_str())
     doc = json.loads(tokfiles.dumps_stored(loaded))
-    assert isinstance(doc["merges"], str)  # version 2: base64 of int64 triples
+    assert isinstance(doc["merges"], str)  # version 3: base64 of int64 triples
     doc["v"] = 1
     doc["merges"] = [list(rule) for rule in loaded.merges]
     assert tokfiles.loads_stored(json.dumps(doc).encode("utf-8")) == loaded
