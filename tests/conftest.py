@@ -53,6 +53,22 @@ def client(app: Flask) -> FlaskClient:
     return app.test_client()
 
 
+# Job thresholds so high that everything within the limits is answered inline:
+# for tests of the bounds themselves (the job path checks the same bounds).
+INLINE_ONLY = {
+    "JOB_IMPORT_BYTES": 1 << 40, "JOB_TRAIN_CHARS": 1 << 40, "JOB_TRAIN_MERGES": 1 << 40,
+    "JOB_ENCODE_CHARS": 1 << 40, "JOB_ENCODE_RULES": 1 << 40,
+}
+
+
+@pytest.fixture
+def inline_client(tmp_path) -> Iterator[FlaskClient]:
+    """A client of an app that never hands work to a background job."""
+    application = make_app(tmp_path, **INLINE_ONLY)
+    yield application.test_client()
+    get_storage(application).dispose()
+
+
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
     """Debian's Chromium (or CHROMIUM_PATH), resolving no host but 127.0.0.1."""

@@ -158,13 +158,14 @@ def _get_blob(blob_id: str) -> bytes | None:
     return _FALLBACK_BLOBS.get(blob_id)
 
 
-def _entry(blob_id: str, tok: tokfiles.LoadedTokenizer) -> Loaded:
+def _entry(blob_id: str, tok: tokfiles.LoadedTokenizer, compiled: Any = None) -> Loaded:
+    """`compiled`, when given, is the tokenizer's compiled list (a preset's precompiled form)."""
     if tok.level != "bytes":
         return Loaded(blob_id, tok, None, None)
     vocab = tok.file_vocab()
     for token, token_id in tok.special_tokens.items():
         vocab.setdefault(token_id, token.encode("utf-8"))  # decoding shows a special token as its text
-    return Loaded(blob_id, tok, tk.compile_byte_merges(list(tok.merges)), vocab)
+    return Loaded(blob_id, tok, compiled if compiled is not None else tk.compile_byte_merges(list(tok.merges)), vocab)
 
 
 def store_tokenizer(tok: tokfiles.LoadedTokenizer) -> Loaded:

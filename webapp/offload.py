@@ -90,9 +90,10 @@ def train_job(words: Any, num_merges: Any, *, form: bool = False, steps: int = 0
     merges_asked = _count(num_merges)
     if _word_chars(words) <= _setting("JOB_TRAIN_CHARS") and merges_asked <= _setting("JOB_TRAIN_MERGES"):
         return None
-    inputs.read_num_merges(num_merges, limits)  # over LIMIT_NUM_MERGES stays a 400
-    if isinstance(words, list) and len(words) > limits.words:
-        inputs.read_words(words, limits)
+    # Every cheap check runs before queueing (linear in the words), so an input
+    # over a LIMIT_* is a 400 at once, never a job that fails later.
+    inputs.read_num_merges(num_merges, limits)
+    inputs.read_words(words, limits, form=form)
     return jobs.submit("train", {
         "words": words, "num_merges": num_merges, "form": form, "steps": steps, "limits": _limits_dict(),
     })

@@ -49,7 +49,7 @@ def preset_entry(name: str) -> "Loaded":
         with _ENTRIES_LOCK:
             hit = _ENTRIES.get(canonical)
         if hit is None:
-            hit = files._entry(canonical, presets.load_preset(canonical))
+            hit = files._entry(canonical, presets.load_preset(canonical), presets.load_compiled(canonical))
             with _ENTRIES_LOCK:
                 _ENTRIES[canonical] = hit
     return hit

@@ -23,9 +23,9 @@ def _rank_file(tokens: list[bytes]) -> str:
 SINGLE_BYTES = [bytes([b]) for b in range(256)]
 
 
-def test_a_rank_file_token_over_the_token_limit_is_refused_before_decoding(client):
+def test_a_rank_file_token_over_the_token_limit_is_refused_before_decoding(inline_client):
     content = _rank_file(SINGLE_BYTES + [b"a" * 200_000])
-    response = client.post("/api/import", json={"content": content, "format": "tiktoken"})
+    response = inline_client.post("/api/import", json={"content": content, "format": "tiktoken"})
     assert response.status_code == 400
     error = response.get_json()["error"]
     assert error["field"] == "file" and error["location"] == {"line": 257, "limit": 65_536}
@@ -54,9 +54,9 @@ def test_the_long_token_replay_equals_the_list_replay():
         assert tf._merge_below_long(token, limit, ranks) == tf._merge_below_short(token, limit, ranks)
 
 
-def test_a_rank_file_over_the_total_limit_is_refused_before_replaying(client):
+def test_a_rank_file_over_the_total_limit_is_refused_before_replaying(inline_client):
     tokens = SINGLE_BYTES + [bytes([97 + i % 20]) * (60_000 + i) for i in range(150)]
-    response = client.post("/api/import", json={"content": _rank_file(tokens), "format": "tiktoken"})
+    response = inline_client.post("/api/import", json={"content": _rank_file(tokens), "format": "tiktoken"})
     assert response.status_code == 400
     assert "LIMIT_VOCAB_BYTES" in response.get_json()["error"]["message"]
 

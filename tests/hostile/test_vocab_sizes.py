@@ -37,8 +37,8 @@ CHILD = textwrap.dedent(
     cap = 1024 * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     sys.path[:0] = [".", "tests"]
-    from conftest import make_app
-    app = make_app(tempfile.mkdtemp())
+    from conftest import INLINE_ONLY, make_app
+    app = make_app(tempfile.mkdtemp(), **INLINE_ONLY)
     client = app.test_client()
     requests = json.loads(sys.stdin.read())
     out = []
@@ -192,11 +192,11 @@ def test_a_stored_tokenizer_is_checked_again_when_read():
     assert info.value.location["rule"] == 7  # rule k makes 2^k bytes
 
 
-def test_training_a_chain_of_ever_longer_tokens_stops_at_the_limit(client):
+def test_training_a_chain_of_ever_longer_tokens_stops_at_the_limit(inline_client):
     """All pairs of distinct ascending characters count 1, and the tie-break keeps
     growing one token: 20,000 merges would learn 200 million characters."""
     word = "".join(chr(0x100 + i) for i in range(20_000))
-    response = client.post("/api/train", json={"words": [word], "num_merges": 20_000})
+    response = inline_client.post("/api/train", json={"words": [word], "num_merges": 20_000})
     assert response.status_code == 400
     error = response.get_json()["error"]
     limit = 8 * 1024 * 1024
@@ -205,5 +205,5 @@ def test_training_a_chain_of_ever_longer_tokens_stops_at_the_limit(client):
         merge += 1
         total += merge + 1
     assert error["field"] == "num_merges" and error["location"] == {"merge": merge, "limit": limit}
-    small = client.post("/api/train", json={"words": [word[:50]], "num_merges": 5}).get_json()
+    small = inline_client.post("/api/train", json={"words": [word[:50]], "num_merges": 5}).get_json()
     assert small["merges"] == [word[: k + 2] for k in range(5)]

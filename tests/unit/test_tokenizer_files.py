@@ -696,6 +696,16 @@ def test_stored_form_round_trips(byte_regex_tok, char_tok, which):
     assert tokfiles.dumps_stored(tokfiles.loads_stored(data)) == data
 
 
+def test_stored_form_version_1_is_still_read(byte_regex_tok):
+    # Version 1 wrote byte-level merges as a JSON list; tokenizers stored then must still open.
+    loaded = tokfiles.import_tokenizer(byte_regex_tok.to_str())
+    doc = json.loads(tokfiles.dumps_stored(loaded))
+    assert isinstance(doc["merges"], str)  # version 3: base64 of int64 triples
+    doc["v"] = 1
+    doc["merges"] = [list(rule) for rule in loaded.merges]
+    assert tokfiles.loads_stored(json.dumps(doc).encode("utf-8")) == loaded
+
+
 def test_stored_form_that_cannot_be_read_is_an_error():
     with pytest.raises(TokenizerError) as info:
         tokfiles.loads_stored(b'{"v": 99}')

@@ -283,6 +283,8 @@ class CompiledByteMerges:
         # Flattened for a single take() per text: index = x * 256 + y.
         self.splits_flat = splits.reshape(-1) if splits is not None else None  # None exactly when count == 0
         self.pieces: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT)
+        # {token text: (id,)} of tokens known to encode to themselves (precompiled.py), or None.
+        self.whole: dict[str, tuple[int, ...]] | None = None
         self._pair_ranks: np.ndarray | None = None
         if flat is not None:
             # The first rank of each pair of two bytes, straight from the array.
@@ -451,8 +453,8 @@ class CompiledByteMerges:
             index = self._batch = (ordered[first], order[first], flat[:, 2])  # type: ignore[index]
         return index
 
-    def _encode_batch(self, pieces: list[bytes]) -> list[tuple[int, ...]]:
-        """Encode many pieces (1..SMALL_PIECE bytes each) of a well-formed list at once with numpy.
+    def _encode_batch(self, pieces: list[bytes], max_rounds: int | None = None) -> list[tuple[int, ...]]:
+        """Encode many pieces (any length; meant for 1..SMALL_PIECE bytes) of a well-formed list at once.
 
         The same semantics as the engine, for all pieces side by side: the
         positions of all pieces sit in one array, each linked to the next
@@ -485,7 +487,11 @@ class CompiledByteMerges:
         prv[starts] = -1
         alive = np.ones(size, dtype=bool)
         piece_starts = starts
+        rounds = 0
         while True:
+            rounds += 1
+            if max_rounds is not None and rounds > max_rounds:
+                return self._finish_batch(tok, alive, rank, piece_starts)
             lowest = np.minimum.reduceat(rank, starts)
             working = lowest < INF
             if not working.all():
@@ -532,6 +538,25 @@ class CompiledByteMerges:
         ends = np.cumsum(np.add.reduceat(alive, piece_starts)).tolist()
         ids = tok[alive].tolist()
         return list(map(tuple, map(ids.__getitem__, map(slice, [0, *ends[:-1]], ends))))
+
+    def _finish_batch(
+        self, tok: np.ndarray, alive: np.ndarray, rank: np.ndarray, piece_starts: np.ndarray
+    ) -> list[tuple[int, ...]]:
+        """The batch's state after its last round; pieces with a rule left finish in the engine.
+
+        Exact for a well-formed list: every pair present ranks after the last
+        rule that fired in its piece, and a pair's first rule is never stale,
+        so running the engine on a piece's current symbols applies exactly
+        the rules the batch would have applied next.
+        """
+        ends = np.cumsum(np.add.reduceat(alive, piece_starts)).tolist()
+        working = (np.minimum.reduceat(rank, piece_starts) < INF).tolist()
+        ids = tok[alive].tolist()
+        run = self.table.run
+        return [
+            tuple(run(ids[start:end])) if busy else tuple(ids[start:end])
+            for start, end, busy in zip([0, *ends[:-1]], ends, working)
+        ]
 
     def _byte_pair_ranks(self) -> np.ndarray:
         """The first rank of every byte pair (x, y) at index x * 256 + y, INF if none (made once)."""

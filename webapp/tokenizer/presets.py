@@ -43,6 +43,7 @@ from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.pretokenize import PATTERNS
 
 if TYPE_CHECKING:  # imported late at run time: tokenizer_files imports this package's pieces
+    from webapp.tokenizer.byte_level import CompiledByteMerges
     from webapp.tokenizer.tokenizer_files import LoadedTokenizer
 
 ENDOFTEXT = "<|endoftext|>"
@@ -336,6 +337,56 @@ def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> "
     return tok
 
 
+_COMPILED: dict[str, "CompiledByteMerges"] = {}
+
+
+def compiled_file_name(name: str) -> str:
+    """The precompiled form's file name: preset, rank file hash, storage and precompiled versions."""
+    from webapp.tokenizer.precompiled import PRECOMPILED_VERSION
+    from webapp.tokenizer.tokenizer_files import STORED_VERSION
+
+    preset = get_preset(name)
+    return f"preset-{preset.name}-{preset.sha256[:16]}-v{STORED_VERSION}-c{PRECOMPILED_VERSION}.npz"
+
+
+def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) -> "CompiledByteMerges":
+    """The preset's compiled merge list, once per process; with a cache dir, precompiled once per machine.
+
+    With a cache dir (default: `set_cache_dir`'s) the precompiled form
+    (webapp.tokenizer.precompiled: rule arrays, pair index, whole-token
+    table) is read from there, or made - about a second for o200k - and
+    written for the next process. Without one, the list is only compiled
+    (no whole-token table: the same ids, a little slower on new text).
+    """
+    from webapp.tokenizer.byte_level import compile_byte_merges
+    from webapp.tokenizer.precompiled import dumps_precompiled, find_whole_tokens, loads_precompiled
+
+    preset = get_preset(name)
+    with _LOCK:
+        hit = _COMPILED.get(preset.name)
+    if hit is not None:
+        return hit
+    tok = load_preset(preset.name, cache_dir)
+    where = Path(cache_dir) if cache_dir else _CACHE_DIR[0]
+    path = where / compiled_file_name(preset.name) if where is not None else None
+    compiled = None
+    if path is not None and path.is_file():
+        try:
+            compiled = loads_precompiled(path.read_bytes())
+        except (OSError, ValueError):
+            compiled = None
+        if compiled is not None and len(compiled) != len(tok.merges):
+            compiled = None  # not this preset's list: made again below
+    if compiled is None:
+        compiled = compile_byte_merges(list(tok.merges))
+        if path is not None:
+            find_whole_tokens(compiled)
+            _write_atomic(path, dumps_precompiled(compiled))
+    with _LOCK:
+        _COMPILED[preset.name] = compiled
+    return compiled
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     """Write via a temporary file and rename, so readers never see half a file."""
     try:
@@ -352,11 +403,13 @@ def clear_caches() -> None:
     with _LOCK:
         _RANKS.clear()
         _LOADED.clear()
+        _COMPILED.clear()
 
 
 __all__ = [
     "ALIASES", "ENDOFPROMPT", "ENDOFTEXT", "FIM_MIDDLE", "FIM_PREFIX", "FIM_SUFFIX", "INSTALL_HINT",
     "JS_TIKTOKEN_VERSION", "PRESETS", "PRESET_NAMES", "Preset", "PresetMissing", "cache_file_name",
-    "clear_caches", "convert_preset", "get_preset", "is_preset", "load_preset", "load_ranks",
-    "parse_rank_bytes", "rank_file_bytes", "ranks_dir", "set_cache_dir", "unknown_preset",
+    "clear_caches", "compiled_file_name", "convert_preset", "get_preset", "is_preset", "load_compiled",
+    "load_preset", "load_ranks", "parse_rank_bytes", "rank_file_bytes", "ranks_dir", "set_cache_dir",
+    "unknown_preset",
 ]

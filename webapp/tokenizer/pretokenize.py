@@ -29,7 +29,6 @@ import regex
 from webapp.tokenizer import byte_level
 from webapp.tokenizer.errors import TokenizerError, short_repr
 from webapp.tokenizer.traces import EncodeTrace
-from webapp.tokenizer.validation import validate_text
 
 SCHEMES: tuple[str, ...] = ("none", "gpt2", "cl100k", "o200k")
 
@@ -89,7 +88,9 @@ def split_text(text: str, scheme: str) -> list[str]:
     check_scheme(scheme)
     if scheme == "none":
         return [text] if text else []
-    return _COMPILED[scheme].findall(text)
+    from webapp.tokenizer.chunks import split_text as fast_split  # late: chunks imports this module
+
+    return fast_split(text, scheme)  # the same pieces as _COMPILED[scheme].findall(text), faster
 
 
 def split_pieces(text: str, scheme: str) -> list[tuple[int, int]]:
@@ -118,12 +119,10 @@ def pretokenized_encode(text: str, merges: Any, scheme: str) -> list[int]:
     check_scheme(scheme)
     if scheme == "none":
         return list(byte_level.encode(text, merges))
-    compiled = byte_level.compile_byte_merges(merges)
-    text = validate_text(text)
-    # One call over the whole text with the piece boundaries as extra cuts:
-    # the engine then batches and caches the pieces like any other text.
-    cuts = [end for _, end in split_pieces(text, scheme)]
-    return compiled.encode_bytes(text.encode("utf-8"), cuts)
+    from webapp.tokenizer.textencode import encode_split  # late: textencode imports this module
+
+    # Chunks and pieces are cached by their text (see textencode.py).
+    return encode_split(byte_level.compile_byte_merges(merges), text, scheme)
 
 
 def pretokenized_encode_trace(

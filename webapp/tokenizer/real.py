@@ -283,9 +283,14 @@ class Tokenizer:
 
     def _compiled(self) -> Any:
         if self.compiled is None and self.loaded.level == "bytes":
+            from webapp.tokenizer import presets
             from webapp.tokenizer.byte_level import compile_byte_merges
 
-            object.__setattr__(self, "compiled", compile_byte_merges(list(self.loaded.merges)))
+            if presets.is_preset(self.name):  # the precompiled form, when the preset cache has it
+                compiled = presets.load_compiled(self.name)
+            else:
+                compiled = compile_byte_merges(list(self.loaded.merges))
+            object.__setattr__(self, "compiled", compiled)
         return self.compiled
 
     def encode(self, text: str, allowed_special: AllowedSpecial = ()) -> list[int]:

@@ -39,6 +39,8 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
+import numpy as np
+
 from webapp.tokenizer.errors import TokenizerError, short_repr
 from webapp.tokenizer.hf_components import maps_bytes
 from webapp.tokenizer import hf_pipeline as hp
@@ -139,9 +141,11 @@ class LoadedTokenizer:
 
     def file_ids(self, ids: Iterable[int]) -> list[int]:
         """Playground ids -> the file's ids (bytes it has no token for: unk or dropped)."""
-        out: list[int] = []
         mapping = self.id_map
         unknown = self.unknown_bytes
+        if not unknown:  # the usual case: one C-level pass
+            return list(map(mapping.get, ids, ids)) if mapping else list(ids)
+        out: list[int] = []
         for i in ids:
             if i in unknown:
                 if self.unk_id is not None:
@@ -1690,9 +1694,11 @@ def decode_loaded(tok: LoadedTokenizer, ids: Sequence[int], *, skip_special: boo
 # Storage form: compact canonical bytes for the content-addressed store
 
 # Version 2 adds the tokenizer.json pipeline and the character level's
-# unknown token; version 1 (no pipeline) still loads.
-STORED_VERSION = 2
-_READABLE_VERSIONS = (1, 2)
+# unknown token; version 3 writes byte-level merges as base64 of little-endian
+# int64 triples (read in milliseconds; 1 and 2 wrote a JSON list). All still load.
+STORED_VERSION = 3
+_READABLE_VERSIONS = (1, 2, 3)
+_INT64_MAX = (1 << 63) - 1
 
 
 def dumps_stored(tok: LoadedTokenizer, *, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> bytes:
@@ -1703,7 +1709,7 @@ def dumps_stored(tok: LoadedTokenizer, *, limits: SizeLimits = DEFAULT_SIZE_LIMI
     doc: dict[str, Any] = {
         "v": STORED_VERSION,
         "level": tok.level,
-        "merges": [list(rule) for rule in tok.merges],
+        "merges": _stored_merges(tok),
         "source": tok.source,
         "pretokenize": tok.pretokenize,
         "special_tokens": dict(sorted(tok.special_tokens.items())),
@@ -1734,14 +1740,48 @@ def _stored_pipeline(value: Any) -> str:
     return value
 
 
+def _stored_merges(tok: LoadedTokenizer) -> Any:
+    """Byte-level merges as one base64 string of int64s (parsed in milliseconds); else a JSON list.
+
+    Ids beyond int64 (never in a real file) keep the JSON list form.
+    """
+    if tok.level == "bytes" and tok.merges and max(map(max, tok.merges)) <= _INT64_MAX:
+        flat = np.array(tok.merges, dtype="<i8").reshape(-1)
+        return base64.b64encode(flat.tobytes()).decode("ascii")
+    return [list(rule) for rule in tok.merges]
+
+
+def _loaded_byte_rules(stored: Any) -> tuple[ByteRule, ...]:
+    """The inverse of `_stored_merges` for the byte level."""
+    if isinstance(stored, str):
+        flat = np.frombuffer(base64.b64decode(stored, validate=True), dtype="<i8")
+        if len(flat) % 3 or (len(flat) and int(flat.min()) < 0):
+            raise ValueError("stored merges are not triples of non-negative ids")
+        values = iter(flat.tolist())
+        return tuple(zip(values, values, values))  # triples straight from the flat list
+    return tuple((int(a), int(b), int(n)) for a, b, n in stored)
+
+
 def _derived_byte_vocab(rules: Sequence[ByteRule], limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> dict[int, bytes]:
-    """{id: bytes} for every id above 255 a rule makes (first definition wins), lengths checked first."""
+    """{id: bytes} for every id above 255 a rule makes (first definition wins), lengths checked first.
+
+    An operand is its byte below 256, else what an earlier rule made, else
+    nothing (b"") - `known` holds exactly that, so the loop is one lookup each.
+    """
     check_sizes(rules, limits, "first")
-    made: dict[int, bytes] = {}
+    known: dict[int, bytes] = dict(_SINGLE_BYTES)
+    get = known.get
     for left, right, new in rules:
-        if new >= 256 and new not in made:
-            made[new] = _bytes_of_or_empty(left, made) + _bytes_of_or_empty(right, made)
-    return {i: b for i, b in made.items() if b}
+        if new not in known and new >= 256:
+            known[new] = get(left, b"") + get(right, b"")
+    for b in range(256):
+        del known[b]
+    if b"" in known.values():
+        return {i: b for i, b in known.items() if b}
+    return known
+
+
+_SINGLE_BYTES: dict[int, bytes] = {b: bytes((b,)) for b in range(256)}
 
 
 def loads_stored(data: bytes, *, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> LoadedTokenizer:
@@ -1765,7 +1805,7 @@ def loads_stored(data: bytes, *, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> Lo
             unk = doc.get("unk_id")
             return LoadedTokenizer(level="chars", merges=pairs, vocab=tokens,
                                    unk_id=None if unk is None else int(unk), **common)
-        rules = tuple((int(a), int(b), int(n)) for a, b, n in doc["merges"])
+        rules = _loaded_byte_rules(doc["merges"])
         vocab = _derived_byte_vocab(rules, limits)
         for i, values in doc["extra_vocab"]:
             vocab[int(i)] = bytes(values)
@@ -1780,5 +1820,5 @@ def loads_stored(data: bytes, *, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> Lo
         )
     except TokenizerError:
         raise  # over a size limit (lowered since it was stored): says which rule
-    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError, binascii.Error) as exc:
         raise TokenizerError(f"tokenizer: the stored tokenizer cannot be read ({exc})", field="tokenizer") from None

@@ -1,0 +1,125 @@
+"""Fast, exact pre-tokenization: cut the text into chunks the pattern never crosses, split each.
+
+What it does:
+* `chunk_bounds(text, scheme)` - character offsets where the text can be cut
+  so that splitting each chunk on its own gives exactly the pieces of the
+  whole text (the GPT-2, cl100k and o200k patterns; see below why).
+* `split_chunk(chunk, scheme)` - the pieces of one chunk: the standard `re`
+  module with an ASCII-only form of the pattern when the chunk is ASCII
+  (about twice as fast as the `regex` package), the published pattern with
+  `regex` otherwise.
+* `split_text(text, scheme)` - all pieces of a text, chunk by chunk.
+
+Why the cuts are exact. A newline followed by a character X that is not
+whitespace:
+* cl100k / o200k: no alternative can match across "\\n" X - letter and number
+  runs never hold a newline (their optional prefix excludes \\r \\n), the
+  punctuation alternative only takes newlines at its end (o200k also "/",
+  so X must not be "/"), and a whitespace run stops before X. The piece
+  holding the newline ends right after it in both texts: if the whitespace
+  run holding it starts a match, `\\s*[\\r\\n]+` (tried before the
+  lookahead alternatives, which alone could see the end of a chunk) takes
+  the run up to its last newline, i.e. up to the cut. So the cut goes
+  after the newline.
+* GPT-2: a whitespace run before X ends with a match `\\s+(?!\\S)` that
+  leaves its last character (the newline) alone, which `\\s+` then takes
+  as one piece; at the end of a chunk the lookahead would succeed instead
+  and keep the newline. So the cut goes before the newline: the run minus
+  its newline is one piece in both texts, and "\\n" then X starts the
+  next chunk exactly as in the whole text.
+Matching at the start of a chunk never looks back (no lookbehind, \\b or ^
+in these patterns). tests/unit/test_chunks.py checks the claim with
+hypothesis on texts full of whitespace, newlines and punctuation.
+
+Why the ASCII forms are exact: on ASCII text \\p{L} is [A-Za-z], \\p{N} is
+[0-9], and the `regex` package's \\s is [\\t\\n\\v\\f\\r ] (it does not
+count \\x1c-\\x1f, which `re`'s own \\s does, so the forms spell the class
+out); o200k's upper / lower letter classes are [A-Z] / [a-z]. The tests
+compare both forms on ASCII texts, including every ASCII character.
+
+What it does not do: the "none" scheme (no split), BPE, byte offsets.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import regex
+
+from webapp.tokenizer.pretokenize import PATTERNS, check_scheme
+
+_WS = r"\t\n\v\f\r "  # the regex package's \s, restricted to ASCII
+_CONTRACTION_ASCII = r"'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])"
+
+_ASCII_SOURCES: dict[str, str] = {
+    "gpt2": (
+        r"'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+"
+        rf"| ?[^{_WS}A-Za-z0-9]+|[{_WS}]+(?![^{_WS}])|[{_WS}]+"
+    ),
+    "cl100k": (
+        rf"{_CONTRACTION_ASCII}|[^\r\nA-Za-z0-9]?[A-Za-z]+|[0-9]{{1,3}}"
+        rf"| ?[^{_WS}A-Za-z0-9]+[\r\n]*|[{_WS}]*[\r\n]+|[{_WS}]+(?![^{_WS}])|[{_WS}]+"
+    ),
+    "o200k": (
+        rf"[^\r\nA-Za-z0-9]?[A-Z]*[a-z]+(?:{_CONTRACTION_ASCII})?"
+        rf"|[^\r\nA-Za-z0-9]?[A-Z]+[a-z]*(?:{_CONTRACTION_ASCII})?"
+        rf"|[0-9]{{1,3}}| ?[^{_WS}A-Za-z0-9]+[\r\n/]*|[{_WS}]*[\r\n]+|[{_WS}]+(?![^{_WS}])|[{_WS}]+"
+    ),
+}
+ASCII_PATTERNS: dict[str, re.Pattern[str]] = {name: re.compile(source) for name, source in _ASCII_SOURCES.items()}
+_FULL: dict[str, regex.Pattern[str]] = {name: regex.compile(pattern) for name, pattern in PATTERNS.items()}
+
+# Where a chunk may end: (pattern, cut after the match?) - see the module docstring.
+_CUTS: dict[str, tuple[Any, bool]] = {
+    "gpt2": (regex.compile(r"\n(?=\S)"), False),
+    "cl100k": (regex.compile(r"\n(?=\S)"), True),
+    "o200k": (regex.compile(r"\n(?=[^\s/])"), True),
+}
+
+
+def chunk_bounds(text: str, scheme: str) -> list[int]:
+    """0, every cut (a character offset), len(text); [0] for an empty text.
+
+    Unknown patterns (a scheme this module has no proof for) get no cuts.
+    """
+    n = len(text)
+    if not n:
+        return [0]
+    cut = _CUTS.get(scheme)
+    if cut is None:
+        return [0, n]
+    finder, after = cut
+    offsets = [m.end() if after else m.start() for m in finder.finditer(text)]
+    bounds = [0]
+    bounds.extend(offset for offset in offsets if 0 < offset < n)
+    bounds.append(n)
+    return bounds
+
+
+def split_chunk(chunk: str, scheme: str) -> list[str]:
+    """The pieces of one chunk (or any text): ASCII fast form when it applies."""
+    fast = ASCII_PATTERNS.get(scheme)
+    if fast is not None and chunk.isascii():
+        pieces: list[str] = fast.findall(chunk)
+        return pieces
+    full = _FULL.get(scheme)
+    if full is None:
+        check_scheme(scheme)
+        return [chunk] if chunk else []  # "none"
+    found: list[str] = full.findall(chunk)
+    return found
+
+
+def split_text(text: str, scheme: str) -> list[str]:
+    """All pieces of `text`, chunk by chunk; equal to the published pattern's findall."""
+    if text.isascii():
+        return split_chunk(text, scheme)  # one C call: cuts would only add work
+    bounds = chunk_bounds(text, scheme)
+    out: list[str] = []
+    for start, end in zip(bounds, bounds[1:]):
+        out.extend(split_chunk(text[start:end], scheme))
+    return out
+
+
+__all__ = ["ASCII_PATTERNS", "chunk_bounds", "split_chunk", "split_text"]

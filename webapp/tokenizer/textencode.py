@@ -1,0 +1,150 @@
+"""Encode text that a pattern splits into pieces (GPT-2 / cl100k / o200k), fast and exact.
+
+What it does: `encode_split(compiled, text, scheme)` gives the same ids as
+encoding every piece of the pattern's split with the ordered-rule engine and
+concatenating them (pretokenize.py's contract), with three layers of reuse:
+
+1. Chunks. The text is cut where the pattern can never match across
+   (chunks.py), and each chunk's ids are kept in a bounded cache per
+   compiled list and scheme. Typing one character into a long text changes
+   one chunk; every other chunk is a dict lookup.
+2. Pieces. A chunk that misses is split (ASCII chunks with the fast `re`
+   form) and each distinct piece is looked up in a bounded cache keyed by
+   the piece's text, so no bytes object is built for a piece seen before.
+3. The rest. All pieces that miss, from all missed chunks of the call, are
+   encoded together: for a well-formed list the short ones (up to
+   SMALL_PIECE bytes, nearly all) in one numpy batch, the long ones with the
+   engine; any other list piece by piece through `encode_bytes`. Before
+   that, a piece that is a token known to encode to itself (the precompiled
+   whole-token table, see precompiled.py) takes that token without BPE.
+
+What it does not do: validation of the merge list (the caller compiles it),
+special tokens, traces (pretokenize.py builds those from the engine).
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate, chain
+
+from webapp.tokenizer import engine
+from webapp.tokenizer.byte_level import CompiledByteMerges
+from webapp.tokenizer.chunks import chunk_bounds, split_chunk
+from webapp.tokenizer.engine import BoundedCache
+from webapp.tokenizer.validation import validate_text
+
+# Bounds on memory, per compiled list: pieces (by their text) and chunks per scheme.
+TEXT_PIECE_ENTRIES = 65_536
+TEXT_PIECE_MAX_CHARS = 256  # longer pieces are encoded each time
+TEXT_PIECE_WEIGHT = 1_000_000  # total characters of cached pieces
+CHUNK_ENTRIES = 16_384
+CHUNK_MAX_CHARS = 65_536  # longer chunks are not cached
+CHUNK_WEIGHT = 1_000_000  # total characters of cached chunks, per scheme
+# Batch rounds before the few pieces still merging finish in the engine (a round costs about as
+# much as a piece's merges in Python; most pieces finish in a handful of rounds).
+BATCH_ROUNDS = 16
+
+
+def _caches(compiled: CompiledByteMerges, scheme: str) -> tuple[BoundedCache[str, tuple[int, ...]], BoundedCache[str, tuple[int, ...]]]:
+    """The piece cache and this scheme's chunk cache of a compiled list (made on first use)."""
+    store = compiled.__dict__
+    pieces = store.get("_text_pieces")
+    if pieces is None:
+        pieces = store.setdefault("_text_pieces", BoundedCache(TEXT_PIECE_ENTRIES, TEXT_PIECE_WEIGHT))
+    chunks_by_scheme = store.get("_text_chunks")
+    if chunks_by_scheme is None:
+        chunks_by_scheme = store.setdefault("_text_chunks", {})
+    chunks = chunks_by_scheme.get(scheme)
+    if chunks is None:
+        chunks = chunks_by_scheme.setdefault(scheme, BoundedCache(CHUNK_ENTRIES, CHUNK_WEIGHT))
+    return pieces, chunks
+
+
+def clear_text_caches(compiled: CompiledByteMerges) -> None:
+    """Forget the pieces and chunks this module cached for `compiled` (benchmarks: 'never seen')."""
+    compiled.__dict__.pop("_text_pieces", None)
+    compiled.__dict__.pop("_text_chunks", None)
+
+
+def encode_split(compiled: CompiledByteMerges, text: str, scheme: str) -> list[int]:
+    """Ids of `text` split by `scheme`'s pattern, each piece encoded on its own, concatenated."""
+    text = validate_text(text)
+    if not text:
+        return []
+    piece_cache, chunk_cache = _caches(compiled, scheme)
+    bounds = chunk_bounds(text, scheme)
+    chunks = [text[start:end] for start, end in zip(bounds, bounds[1:])]
+    found = list(map(chunk_cache.data.get, chunks))
+    if None in found:
+        _fill_chunks(compiled, chunks, found, scheme, piece_cache, chunk_cache)
+    return list(chain.from_iterable(found))  # type: ignore[arg-type]
+
+
+def _fill_chunks(
+    compiled: CompiledByteMerges,
+    chunks: list[str],
+    found: list[tuple[int, ...] | None],
+    scheme: str,
+    piece_cache: BoundedCache[str, tuple[int, ...]],
+    chunk_cache: BoundedCache[str, tuple[int, ...]],
+) -> None:
+    """Encode the chunks `found` lacks, in place; cache them."""
+    missing = list(dict.fromkeys(chunk for chunk, ids in zip(chunks, found) if ids is None))
+    split = [split_chunk(chunk, scheme) for chunk in missing]
+    distinct = dict.fromkeys(chain.from_iterable(split))
+    # Pieces that are tokens known to encode to themselves need no BPE (precompiled.py).
+    whole = compiled.whole or _NO_WHOLE
+    known = dict(zip(distinct, map(whole.get, distinct)))
+    rest = [piece for piece, ids in known.items() if ids is None]
+    if rest:
+        cached = list(map(piece_cache.data.get, rest))
+        known.update(zip(rest, cached))
+        new = [piece for piece, ids in zip(rest, cached) if ids is None]
+        if new:
+            made = _encode_pieces(compiled, new)
+            known.update(zip(new, made))
+            piece_cache.put_many([item for item in zip(new, made) if len(item[0]) <= TEXT_PIECE_MAX_CHARS])
+    get = known.__getitem__  # every value is set by now
+    done = {chunk: tuple(chain.from_iterable(map(get, pieces))) for chunk, pieces in zip(missing, split)}  # type: ignore[arg-type]
+    chunk_cache.put_many([item for item in done.items() if len(item[0]) <= CHUNK_MAX_CHARS])
+    for index, ids in enumerate(found):
+        if ids is None:
+            found[index] = done[chunks[index]]
+
+
+_NO_WHOLE: dict[str, tuple[int, ...]] = {}
+
+
+def _encode_pieces(compiled: CompiledByteMerges, pieces: list[str]) -> list[tuple[int, ...]]:
+    """The ids of each piece (valid text, distinct pieces), in order."""
+    encoded = [piece.encode("utf-8") for piece in pieces]
+    if not compiled.well_formed or not len(compiled):
+        return [tuple(compiled.encode_bytes(data)) for data in encoded]
+    small = engine.SMALL_PIECE
+    if max(map(len, encoded)) <= small:
+        return compiled._encode_batch(encoded, BATCH_ROUNDS)
+    # Long pieces (runs of CJK, long identifiers) are first cut where the
+    # split table says no rule can ever join two bytes (one numpy scan over
+    # all of them); their parts join the short pieces in the one batch.
+    long_pieces = [data for data in encoded if len(data) > small]
+    joined = b"".join(long_pieces)
+    ends = list(accumulate(map(len, long_pieces)))
+    bounds = sorted(set(compiled.bounds(joined)).union(ends))
+    parts = [joined[start:end] for start, end in zip(bounds, bounds[1:])]
+    batch = list(dict.fromkeys(chain((data for data in encoded if len(data) <= small), parts)))
+    made = dict(zip(batch, compiled._encode_batch(batch, BATCH_ROUNDS)))
+    out: list[tuple[int, ...]] = []
+    bound_at = 0  # index into bounds of the current long piece's start
+    for data in encoded:
+        if len(data) <= small:
+            out.append(made[data])
+            continue
+        last = bound_at + 1
+        stop = bounds[bound_at] + len(data)
+        while bounds[last] < stop:
+            last += 1
+        out.append(tuple(chain.from_iterable(map(made.__getitem__, parts[bound_at:last]))))
+        bound_at = last
+    return out
+
+
+__all__ = ["CHUNK_ENTRIES", "CHUNK_MAX_CHARS", "CHUNK_WEIGHT", "clear_text_caches", "encode_split"]
