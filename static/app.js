@@ -4,9 +4,28 @@
 // still work: forms post normally and render the full page.
 (function () {
   "use strict";
+  // With JavaScript the page updates as you type: on phones the Encode button
+  // (needed without JavaScript) gives its room to the tokens.
+  document.documentElement.classList.add("js");
 
-  // --- token details on hover / focus ----------------------------------------
-  function showDetails(tok) {
+  // --- token details: a popover next to the token (hover, focus, tap) ---------
+  function placePopover(panel, tok, area) {
+    // Under the token, kept inside the token area; above it when there is no
+    // room below in the window. Style properties set from script are allowed
+    // by the CSP (only inline style attributes in markup are not).
+    var a = area.getBoundingClientRect();
+    var t = tok.getBoundingClientRect();
+    var width = panel.offsetWidth;
+    var left = Math.max(0, Math.min(t.left - a.left, a.width - width));
+    var top = t.bottom - a.top + 6;
+    if (t.bottom + panel.offsetHeight + 12 > window.innerHeight && t.top - a.top - panel.offsetHeight - 6 > 0) {
+      top = t.top - a.top - panel.offsetHeight - 6;
+    }
+    panel.style.left = left + "px";
+    panel.style.top = top + "px";
+  }
+
+  function showDetails(tok, reveal) {
     var area = tok.closest(".token-area");
     var panel = area ? area.querySelector(".details") : null;
     if (!panel) { return; }
@@ -29,21 +48,49 @@
     var previous = area.querySelector(".tok.is-active");
     if (previous && previous !== tok) { previous.classList.remove("is-active"); }
     tok.classList.add("is-active");
+    tok.setAttribute("aria-describedby", panel.id);
+    panel.classList.add("is-open");
+    placePopover(panel, tok, area);
+    if (reveal && panel.scrollIntoView) { panel.scrollIntoView({ block: "nearest" }); }
+  }
+
+  function hideDetails(panel) {
+    if (!panel) { return; }
+    panel.classList.remove("is-open");
+    var area = panel.closest(".token-area");
+    var active = area && area.querySelector(".tok.is-active");
+    if (active) { active.classList.remove("is-active"); }
   }
 
   document.addEventListener("mouseover", function (event) {
     var tok = event.target.closest && event.target.closest(".tok");
-    if (tok) { showDetails(tok); }
+    if (tok && !tok.closest(".is-stale")) { showDetails(tok); }
   });
   document.addEventListener("focusin", function (event) {
     var tok = event.target.closest && event.target.closest(".tok");
     if (tok) { showDetails(tok); }
   });
+  document.addEventListener("click", function (event) {
+    if (!event.target.closest) { return; }
+    var tok = event.target.closest(".tok");
+    if (tok) { showDetails(tok, true); return; }  // a tap on a phone: keep the details in view
+    var close = event.target.closest(".details-close");
+    if (close) { hideDetails(close.closest(".details")); return; }
+    if (!event.target.closest(".details")) {
+      var open = document.querySelector(".details.is-open");
+      if (open) { hideDetails(open); }
+    }
+  });
 
-  // Arrow keys move between tokens (one tab stop for the whole token list).
+  // Arrow keys move between tokens (one tab stop for the whole token list);
+  // Escape closes the details.
   document.addEventListener("keydown", function (event) {
     var tok = event.target.closest && event.target.closest(".tok");
     if (!tok) { return; }
+    if (event.key === "Escape") {
+      hideDetails(tok.closest(".token-area").querySelector(".details"));
+      return;
+    }
     var step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1, Home: -Infinity, End: Infinity }[event.key];
     if (step === undefined) { return; }
     var all = Array.prototype.slice.call(tok.closest(".tokens").querySelectorAll(".tok"));
@@ -54,6 +101,16 @@
     tok.tabIndex = -1;
     all[next].tabIndex = 0;
     all[next].focus();
+  });
+
+  // "Skip to the tokens": straight to the first token (one Tab from the top).
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("[data-skip-tokens]");
+    if (!link) { return; }
+    var first = document.querySelector('#tokens .tok[tabindex="0"]') || document.querySelector("#tokens .tok");
+    if (!first) { return; }
+    event.preventDefault();
+    first.focus();
   });
 
   // --- copy buttons ------------------------------------------------------------
@@ -103,6 +160,174 @@
       });
     });
   }, true);
+
+  // --- an input error keeps the last good result, dimmed and labelled stale ----
+  // The server answers an error with an empty slot ([data-stale-slot]); the
+  // result that was showing moves into it, inert, instead of vanishing.
+  var lastGood = null;
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "results") { return; }
+    lastGood = target.querySelector(".result");
+  });
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "results") { return; }
+    var slot = target.querySelector("[data-stale-slot]");
+    if (!slot || !lastGood) { lastGood = null; return; }
+    lastGood.classList.add("is-stale");
+    lastGood.setAttribute("inert", "");
+    lastGood.setAttribute("aria-hidden", "true");
+    // its view radios must not be sent with the form twice
+    Array.prototype.forEach.call(lastGood.querySelectorAll("input, button, textarea, select"), function (el) { el.disabled = true; });
+    lastGood.removeAttribute("id");
+    Array.prototype.forEach.call(lastGood.querySelectorAll("[id]"), function (el) { el.setAttribute("data-stale-id", el.id); el.removeAttribute("id"); });
+    slot.appendChild(lastGood);
+    var extra = slot.querySelector(".stale-extra");
+    if (extra) { extra.hidden = false; }
+    lastGood = null;
+  });
+
+  // --- secondary panels (details) keep their open / closed state --------------
+  function panelKey() { return "bpe-panels:" + document.body.className; }
+  function readPanels() {
+    try { return JSON.parse(window.localStorage.getItem(panelKey()) || "{}"); } catch (e) { return {}; }
+  }
+  function openPanelsWithErrors() {
+    Array.prototype.forEach.call(document.querySelectorAll("details[data-panel]"), function (panel) {
+      var errors = panel.querySelectorAll(".field-error");
+      for (var i = 0; i < errors.length; i++) {
+        if (errors[i].textContent.trim()) { panel.open = true; return; }
+      }
+    });
+  }
+  function restorePanels() {
+    var saved = readPanels();
+    Array.prototype.forEach.call(document.querySelectorAll("details[data-panel]"), function (panel) {
+      if (Object.prototype.hasOwnProperty.call(saved, panel.id)) { panel.open = saved[panel.id]; }
+    });
+    openPanelsWithErrors();
+  }
+  document.addEventListener("toggle", function (event) {
+    var panel = event.target;
+    if (!panel.matches || !panel.matches("details[data-panel]")) { return; }
+    var saved = readPanels();
+    saved[panel.id] = panel.open;
+    try { window.localStorage.setItem(panelKey(), JSON.stringify(saved)); } catch (e) { /* private mode */ }
+  }, true);
+
+  // --- inactive inputs: a preset or file is open, the typed fields are unused --
+  function syncInactive() {
+    var form = document.getElementById("tool-form");
+    if (!form) { return; }
+    var inactive = !!form.querySelector('input[name="tokenizer"]');
+    Array.prototype.forEach.call(form.querySelectorAll(".can-be-inactive textarea"), function (box) {
+      box.readOnly = inactive;
+      if (inactive) { box.setAttribute("aria-describedby", box.getAttribute("aria-describedby").replace(/ ?inactive-\S+/g, "") + " inactive-" + box.name); }
+    });
+  }
+
+  // --- reload and Back keep what was typed ------------------------------------
+  // Small states go into the URL (the server renders them: reload works even
+  // before this script runs); large ones into a localStorage draft that the
+  // URL points at with ?draft=1. Share links stay the way to send a state.
+  var URL_MAX = 1800;
+  function stateOf(form) {
+    var names = (form.getAttribute("data-state-fields") || "").split(" ");
+    var data = new FormData(form);
+    var out = [];
+    names.forEach(function (name) {
+      if (!name) { return; }
+      var value = data.get(name);
+      if (typeof value === "string") { out.push([name, value]); }
+    });
+    return out;
+  }
+  function draftKey(form) { return "bpe-draft:" + form.getAttribute("action"); }
+  function saveState() {
+    var form = document.getElementById("tool-form");
+    if (!form || !form.hasAttribute("data-state-fields") || !window.history.replaceState) { return; }
+    var pairs = stateOf(form);
+    var query = new URLSearchParams(pairs).toString();
+    var path = form.getAttribute("action");
+    try {
+      if (query.length <= URL_MAX) {
+        window.localStorage.removeItem(draftKey(form));
+        window.history.replaceState(null, "", path + "?" + query);
+      } else {
+        window.localStorage.setItem(draftKey(form), JSON.stringify(pairs));
+        window.history.replaceState(null, "", path + "?draft=1");
+      }
+    } catch (e) { /* storage full or off: the page still works, only reload forgets */ }
+  }
+  function restoreDraft() {
+    var form = document.getElementById("tool-form");
+    if (!form || new URLSearchParams(window.location.search).get("draft") !== "1") { return; }
+    var pairs;
+    try { pairs = JSON.parse(window.localStorage.getItem(draftKey(form)) || "null"); } catch (e) { pairs = null; }
+    if (!pairs) { return; }
+    pairs.forEach(function (pair) {
+      var field = form.elements.namedItem(pair[0]);
+      if (!field) { return; }
+      if (field.length !== undefined && field.tagName !== "SELECT") {  // radio group
+        Array.prototype.forEach.call(field, function (radio) { radio.checked = radio.value === pair[1]; });
+      } else if (field.type !== "file") {
+        field.value = pair[1];
+      }
+    });
+    // Re-encode once htmx has set the form up (it starts on the same
+    // DOMContentLoaded): ask again until a request has gone out.
+    var sent = false;
+    document.addEventListener("htmx:beforeRequest", function () { sent = true; }, { once: true });
+    var tries = 0;
+    (function poke() {
+      if (sent || tries++ > 10) { return; }
+      form.dispatchEvent(new Event("input", { bubbles: true }));
+      window.setTimeout(poke, 400);
+    })();
+  }
+  var saveTimer = null;
+  document.addEventListener("input", function (event) {
+    if (!event.target.form || event.target.form.id !== "tool-form") { return; }
+    window.clearTimeout(saveTimer);
+    saveTimer = window.setTimeout(saveState, 150);
+  });
+  document.addEventListener("change", function (event) {
+    if (event.target.name === "view") { saveState(); }
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    syncInactive();
+    openPanelsWithErrors();
+  });
+  // the state a live update sends is the state to keep (saved before the answer
+  // arrives, so a reload right after the update shows the same page)
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (event.detail.elt && event.detail.elt.id === "tool-form") {
+      window.clearTimeout(saveTimer);
+      saveState();
+    }
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    window.clearTimeout(saveTimer);
+    saveState();
+  });
+  // a reload or a link followed right after typing: save what is there now
+  window.addEventListener("pagehide", saveState);
+  // "Decode these ids" fills the decode panel: show it.
+  document.addEventListener("htmx:oobAfterSwap", function (event) {
+    var target = event.detail.target;
+    if (target && target.id === "field-ids") {
+      var panel = document.getElementById("panel-decode");
+      if (panel) { panel.open = true; }
+    }
+  });
+
+  function start() {
+    restorePanels();
+    syncInactive();
+    restoreDraft();
+  }
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", start); } else { start(); }
 
   // Ctrl/Cmd+Enter in a text box submits its form right away.
   document.addEventListener("keydown", function (event) {

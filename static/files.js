@@ -83,8 +83,6 @@
     var marker = event.target.querySelector ? event.target.querySelector("[data-refresh]") : null;
     if (!marker) { return; }
     marker.parentNode.removeChild(marker);
-    var box = event.target.parentNode && event.target.parentNode.querySelector("details.open-tokenizer-box");
-    if (box && event.target.querySelector("[data-tokenizer-id]")) { box.open = false; }
     var form = event.target.closest("form");
     if (!form) { return; }
     if (document.activeElement && form.contains(document.activeElement) && document.activeElement.blur) {
@@ -93,13 +91,106 @@
     form.dispatchEvent(new Event("input", { bubbles: true }));
   });
 
+  // --- the drop zone: a chosen or dropped file opens at once, with progress ---
+  function openButton(el) {
+    var box = el.closest("[data-open-tokenizer]");
+    return box && box.querySelector(".open-tokenizer-button");
+  }
+  function showName(input) {
+    var zone = input.closest("[data-dropzone]");
+    var slot = zone && zone.querySelector("[data-file-name]");
+    if (slot) { slot.textContent = input.files && input.files.length ? input.files[0].name : ""; }
+  }
+  function maybeOpen(input) {
+    showName(input);
+    if (!input.files || !input.files.length) { return; }
+    var box = input.closest("[data-open-tokenizer]");
+    var main = box.querySelector('input[name="tokenizer_file"]');
+    var merges = box.querySelector('input[name="tokenizer_merges_file"]');
+    // a vocab.json needs its merges.txt: wait for the second file
+    var mainName = main.files && main.files.length ? main.files[0].name : "";
+    if (/vocab[^/]*\.json$/i.test(mainName) && !(merges.files && merges.files.length)) {
+      var note = box.querySelector(".open-progress-note");
+      if (note) { note.textContent = "Now choose the merges.txt that goes with " + mainName + "."; }
+      return;
+    }
+    if (!mainName) { return; }
+    var button = openButton(input);
+    if (!button) { return; }
+    button.click();
+    // htmx remembers a clicked submit button and would send the page's next
+    // live update to its formaction; a focusout makes it let go.
+    button.dispatchEvent(new FocusEvent("focusout", { bubbles: true }));
+  }
+  document.addEventListener("change", function (event) {
+    var input = event.target;
+    if (input.matches && input.matches("[data-dropzone] input[type=file]")) { maybeOpen(input); }
+  });
+  ["dragenter", "dragover"].forEach(function (type) {
+    document.addEventListener(type, function (event) {
+      var zone = event.target.closest && event.target.closest("[data-dropzone]");
+      if (!zone) { return; }
+      event.preventDefault();
+      zone.classList.add("is-over");
+    });
+  });
+  document.addEventListener("dragleave", function (event) {
+    var zone = event.target.closest && event.target.closest("[data-dropzone]");
+    if (zone) { zone.classList.remove("is-over"); }
+  });
+  document.addEventListener("drop", function (event) {
+    var zone = event.target.closest && event.target.closest("[data-dropzone]");
+    if (!zone) { return; }
+    event.preventDefault();
+    zone.classList.remove("is-over");
+    var input = zone.querySelector("input[type=file]");
+    if (!input || !event.dataTransfer || !event.dataTransfer.files.length) { return; }
+    input.files = event.dataTransfer.files;
+    maybeOpen(input);
+  });
+  // Progress: the upload's bytes, then "reading" while the server parses (a
+  // big rank file takes seconds).
+  function progressParts(elt) {
+    var box = elt.closest && elt.closest("[data-open-tokenizer]");
+    return box ? { bar: box.querySelector(".open-progress"), note: box.querySelector(".open-progress-note") } : null;
+  }
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (!event.target.classList || !event.target.classList.contains("open-tokenizer-button")) { return; }
+    var parts = progressParts(event.target);
+    if (!parts) { return; }
+    parts.bar.hidden = false;
+    parts.bar.value = 0;
+    parts.note.textContent = "Sending the file…";
+  });
+  document.addEventListener("htmx:xhr:progress", function (event) {
+    if (!event.target.classList || !event.target.classList.contains("open-tokenizer-button")) { return; }
+    var parts = progressParts(event.target);
+    var detail = event.detail;
+    if (!parts || !detail.lengthComputable || !detail.total) { return; }
+    var done = Math.round(100 * detail.loaded / detail.total);
+    if (done >= 100) {
+      parts.bar.removeAttribute("value");  // indeterminate while the server reads it
+      parts.note.textContent = "Reading the tokenizer… (large files take a few seconds)";
+    } else {
+      parts.bar.value = done;
+      parts.note.textContent = "Sending the file… " + done + "%";
+    }
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (!event.target.classList || !event.target.classList.contains("open-tokenizer-button")) { return; }
+    var parts = progressParts(event.target);
+    if (!parts) { return; }
+    parts.bar.hidden = true;
+    parts.note.textContent = "";
+  });
+
   // htmx swaps only 2xx answers: a refused open (413 over the size limit, a
   // server error) would otherwise leave the status unchanged and silent.
   document.addEventListener("htmx:responseError", function (event) {
     var target = event.detail && event.detail.target;
     if (!target || target.id !== "open-tokenizer-status") { return; }
     var status = event.detail.xhr ? event.detail.xhr.status : 0;
-    var box = target.closest("[data-open-tokenizer]");
+    var box = document.querySelector("[data-open-tokenizer]");  // the status sits in the input card
     var limit = box ? Number(box.getAttribute("data-max-bytes")) : 0;
     var message = status === 413
       ? "file: the file is larger than this playground accepts" +
@@ -117,7 +208,7 @@
   // Typing or pasting a file into the open box must not re-encode the page
   // on every keystroke: keep those input events away from the page form.
   document.addEventListener("input", function (event) {
-    if (event.target.closest && event.target.closest("[data-open-tokenizer] details")) {
+    if (event.target.closest && event.target.closest("[data-open-tokenizer] .open-tokenizer-box")) {
       event.stopPropagation();
     }
   }, true);

@@ -170,3 +170,12 @@ def combined_sequences(
             seq.extend(current)
         out[rule] = tuple(seq)
     return out
+
+
+def without_changes(trace: EncodeTrace) -> EncodeTrace:
+    """The trace with what each step changed left out (the per-piece oracle does not
+    record it; tests/unit/test_trace_changes.py checks it against a literal replay)."""
+    import dataclasses
+
+    steps = [dataclasses.replace(s, changed=(), window=None, window_start=None, window_more=(False, False)) for s in trace.steps]
+    return dataclasses.replace(trace, steps=steps)

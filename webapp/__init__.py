@@ -35,7 +35,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "LIMIT_TOKEN_BYTES": 65_536,
     "LIMIT_VOCAB_BYTES": 8 * 1024 * 1024,
     # How much of a result the pages render (the full ids stay available).
-    "RENDER_MAX_TOKENS": 3000,
+    "RENDER_MAX_TOKENS": 1000,
     "TRACE_MAX_STEPS": 200,
     # Share links and the database (webapp.storage / webapp.share / webapp.security).
     "DATABASE_URL": "",  # empty: $DATABASE_URL, else instance/playground.sqlite3

@@ -46,7 +46,7 @@ class Limits:
     ids: int = 1_000_000
     words: int = 500_000
     num_merges: int = 50_000
-    render_max_tokens: int = 3000
+    render_max_tokens: int = 1000  # spans per page; all ids stay in the Ids view
     trace_max_steps: int = 200
     trace_max_sequence: int = 400
     token_bytes: int = 65_536

@@ -18,18 +18,21 @@ knows how tokens are colored.
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from flask import Blueprint, Response, abort, render_template, request
+from markupsafe import Markup, escape
 
+from webapp import active as act
 from webapp import inputs
 from webapp import tokenizer as tk
 from webapp import viewmodels as vm
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats
 from webapp.tokenizer.presets import get_preset, is_preset
-from webapp.tokenizer.pretokenize import pretokenized_encode, pretokenized_encode_trace
+from webapp.tokenizer.pretokenize import pretokenized_encode, split_text
 from webapp.tokenizer.token_sizes import ImpliedVocab
 
 bp = Blueprint("pages", __name__)
@@ -166,10 +169,20 @@ def _error_dict(errors: Mapping[str, TokenizerError], state: Mapping[str, str]) 
     return out
 
 
+# Above this many characters the per-pass trace is computed only while the
+# Trace view is shown (switching to it asks the server again): typing into a
+# long text then costs the tokens, not the trace table nobody is looking at.
+LAZY_TRACE_CHARS = 5000
+
+
+def trace_wanted(state: Mapping[str, str], text: str) -> bool:
+    return state.get("view") == "trace" or len(text) <= LAZY_TRACE_CHARS
+
+
 def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
     """Everything the Bytes page shows for one state: encode, round trip, decode."""
     limits = inputs.current_limits()
-    opened = state.get("tokenizer", "")  # an opened tokenizer file (webapp.files) replaces the merges
+    active = act.resolve("bytes", state)  # a preset or opened file replaces the typed merges
     try:
         from webapp import offload
 
@@ -180,11 +193,11 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
         pending: dict[str, TokenizerError] = {}
         decoded = compute_decode(state, limits, pending)
         return {"result": None, "job_panel": offload.panel(job, "page-bytes"), "decoded": decoded,
-                "errors": _error_dict(pending, state)}
+                "errors": _error_dict(pending, state), "active": active}
     values, errors = inputs.collect(
         {
             "text": lambda: inputs.read_text(state.get("text", ""), limits, form=True),
-            "merges": (lambda: None) if opened else (lambda: inputs.read_byte_merges(state.get("merges", ""), limits)),
+            "merges": (lambda: None) if not active.typed else (lambda: inputs.read_byte_merges(state.get("merges", ""), limits)),
             "pretokenize": lambda: inputs.read_pretokenize(state.get("pretokenize", "none")),
         }
     )
@@ -193,19 +206,14 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
     special_ids: frozenset[int] = frozenset()
     if not errors:
         text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
-        caps: dict[str, Any] = dict(max_steps=limits.trace_max_steps, max_tokens=limits.render_max_tokens,
+        with_steps = trace_wanted(state, text)
+        caps: dict[str, Any] = dict(max_steps=limits.trace_max_steps if with_steps else 0, max_tokens=limits.render_max_tokens,
                     max_sequence=limits.trace_max_sequence)
         try:
-            if opened:
-                from webapp import files
-
-                special = inputs.read_allowed_special(state.get("special", ""))
-                trace, file_vocab = files.page_encode_trace(opened, text, scheme, special=special, **caps)
-                special_ids = files.page_special_ids(opened)
-            elif scheme != "none":
-                trace = pretokenized_encode_trace(text, merges, scheme, **caps)
-            else:
-                trace = tk.encode_trace(text, merges, **caps)
+            quick = None if with_steps else act.prefix_byte_trace(
+                active, text, scheme, max_tokens=limits.render_max_tokens, max_sequence=limits.trace_max_sequence)
+            trace, file_vocab = quick if quick is not None else act.byte_trace(active, text, merges, scheme, **caps)
+            special_ids = act.special_ids(active)
         except TokenizerError as exc:
             errors["merges" if exc.field == "tokenizer" else exc.field] = exc
         else:
@@ -215,16 +223,20 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
                 "total": len(trace.ids),
                 "ids": trace.ids,
                 "ids_text": textformats.format_ids(trace.ids),
-                "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
-                "rows": vm.byte_trace_rows(trace),
+                # a prefix trace knows the rules that fired in the prefix only: say where to look
+                "stats": vm.encode_stats(text, trace.ids, None if quick is not None else trace.rules_fired,
+                                         trace.rules_fired + trace.rules_idle),
+                "rows": vm.byte_trace_rows(trace, text=text) if with_steps else [],
+                "trace_ready": with_steps,
                 "steps_truncated": trace.steps_truncated,
                 "rules_fired": trace.rules_fired,
                 "rules_idle": trace.rules_idle,
-                "pieces": len(trace.pieces) if scheme != "none" else 0,
+                "pieces": (len(split_text(text, scheme)) if quick is not None else len(trace.pieces))
+                if scheme != "none" else 0,
                 "roundtrip": _roundtrip(text, trace.ids, merges, _only(file_vocab, trace.ids)),
             }
-    decoded = compute_decode(state, limits, errors, file_vocab)
-    return {"result": result, "decoded": decoded, "errors": _error_dict(errors, state)}
+    decoded = compute_decode(state, limits, errors, active)
+    return {"result": result, "decoded": decoded, "errors": _error_dict(errors, state), "active": active}
 
 
 def _only(vocab: dict[int, bytes] | None, ids: Any) -> dict[int, bytes] | None:
@@ -258,22 +270,37 @@ def _roundtrip(text: str, ids: list[int], merges: Any, vocab: dict[int, bytes] |
 
 
 def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict[str, TokenizerError],
-                   file_vocab: dict[int, bytes] | None = None) -> dict[str, Any] | None:
+                   active: act.ActiveTokenizer | None = None) -> dict[str, Any] | None:
     """The decode panel: ids + vocab -> text (None when no ids were typed).
 
-    With a tokenizer file open and the Vocab field empty, the file's vocab is used.
+    With a preset or file active, its own vocab decodes and the Vocab field is
+    inactive (never read), so the file's ids decode as the file means them.
     """
     raw_ids = state.get("ids", "")
     if not raw_ids.strip():
         return None
-    use_file = file_vocab is not None and not state.get("vocab", "").strip()
+    active = active or act.resolve("bytes", state)
+
+    def stored_vocab() -> dict[int, bytes]:
+        ids = inputs.read_ids(raw_ids, limits)
+        vocab = act.byte_vocab(active)
+        # Only the ids used (decode validates every entry it is given), and an
+        # unknown id is named here: a stored vocab lists every id it knows.
+        for position, i in enumerate(ids, start=1):
+            if i not in vocab:
+                raise TokenizerError(f"ids: id {i} at position {position} is not in the tokenizer's vocab",
+                                     field="ids", location={"index": position - 1})
+        return {i: vocab[i] for i in set(ids)}
+
     values, decode_errors = inputs.collect(
         {
             "ids": lambda: inputs.read_ids(raw_ids, limits),
-            "vocab": (lambda: _only(file_vocab, inputs.read_ids(raw_ids, limits))) if use_file
-            else (lambda: inputs.read_byte_vocab(state.get("vocab", ""), limits)),
+            "vocab": (lambda: inputs.read_byte_vocab(state.get("vocab", ""), limits)) if active.typed
+            else stored_vocab,
         }
     )
+    if "tokenizer" in decode_errors:  # a stored tokenizer that went missing: say it at the ids
+        decode_errors["ids"] = decode_errors.pop("tokenizer")
     if not decode_errors:
         try:
             text = tk.decode(values["ids"], values["vocab"])
@@ -288,15 +315,14 @@ def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict
 def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
     """Everything the Characters page shows for one state."""
     limits = inputs.current_limits()
-    opened = state.get("tokenizer", "")  # an opened tokenizer file (webapp.files) replaces merges and vocab
-    if opened:
-        from webapp import files
+    active = act.resolve("chars", state)  # an opened file replaces the typed merges and vocab
+    opened = not active.typed
 
-        def _opened(part: int) -> Any:
-            try:
-                return files.page_char_tokenizer(opened)[part]
-            except TokenizerError as exc:
-                raise TokenizerError(exc.message, field="merges") from None
+    def _opened(part: int) -> Any:
+        try:
+            return act.char_parts(active)[part]
+        except TokenizerError as exc:
+            raise TokenizerError(exc.message, field="merges") from None
 
     values, errors = inputs.collect(
         {
@@ -312,7 +338,7 @@ def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
             caps = {"max_steps": limits.trace_max_steps, "max_tokens": limits.render_max_tokens,
                     "max_sequence": limits.trace_max_sequence}
             # an opened tokenizer.json applies its own normalizer / pre-tokenizer / added tokens
-            trace = files.page_char_trace(opened, text, **caps) if opened else None
+            trace = act.char_trace(active, text, **caps)
             if trace is None:
                 trace = tk.encode_text_trace(text, vocab, merges, max_steps=caps["max_steps"],
                                              max_tokens=caps["max_tokens"], max_sequence=caps["max_sequence"])
@@ -338,12 +364,15 @@ def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
                 "ids": trace.ids,
                 "ids_text": textformats.format_ids(trace.ids),
                 "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
-                "rows": vm.char_trace_rows(trace, vocab),
+                "rows": vm.char_trace_rows(trace, vocab, text=text),
                 "steps_truncated": trace.steps_truncated,
                 "rules_fired": trace.rules_fired,
                 "rules_idle": trace.rules_idle,
             }
-    return {"result": result, "errors": _error_dict(errors, state)}
+    return {"result": result, "errors": _error_dict(errors, state), "active": active}
+
+
+CARRY_URL_MAX = 8000  # gunicorn's limit_request_line is 8190 (gunicorn.conf.py)
 
 
 def carry_to_chars(words: tuple[str, ...], pairs: list[tuple[str, str]], vocab: dict[str, int]) -> dict[str, str]:
@@ -370,6 +399,12 @@ def train_result(words: tuple[str, ...], num_merges: int, trace: Any, limits: in
     vocab = tk.training_vocab(words, pairs)
     rows = vm.train_rows(trace, vocab)
     word_views, distinct = vm.segmented_words(words, pairs, vocab, tk.char_tokens, 300)
+    carry = carry_to_chars(words, pairs, vocab)
+    # "Open in Characters" is a link (shareable, reloads without a resubmit)
+    # unless its URL would pass what servers accept in a request line. Built
+    # without url_for: a job worker renders this too, outside any request.
+    link = "/chars?" + urlencode(carry)
+    carry_url = link if len(link) <= CARRY_URL_MAX else None
     return {
         "rows": rows,
         # Pages stay light however many merges were asked for: the
@@ -385,7 +420,8 @@ def train_result(words: tuple[str, ...], num_merges: int, trace: Any, limits: in
         "words": word_views,
         "distinct": distinct,
         "word_count": len(words),
-        "carry": carry_to_chars(words, pairs, vocab),
+        "carry": carry,
+        "carry_url": carry_url,
         "vocab_size": len(vocab),
     }
 
@@ -428,6 +464,12 @@ COMPUTE: dict[str, Callable[[Mapping[str, str]], dict[str, Any]]] = {
 }
 
 
+# Live updates wait this long after the last keystroke (htmx `delay:`); with
+# `hx-sync="this:queue last"` at most one request is in flight and one waits.
+DEBOUNCE_MS = 60
+PRETOKENIZE_CHOICES = (("none", "none (as specified)"), ("gpt2", "GPT-2 pattern"), ("cl100k", "cl100k pattern"), ("o200k", "o200k pattern"))
+
+
 def _context(tool: str, state: dict[str, str]) -> dict[str, Any]:
     return {
         "tool": tool,
@@ -436,6 +478,9 @@ def _context(tool: str, state: dict[str, str]) -> dict[str, Any]:
         "views": VIEWS[tool],
         "examples": EXAMPLES[tool],
         "error_fields": ERROR_FIELDS[tool],
+        "debounce_ms": DEBOUNCE_MS,
+        "state_fields": FIELDS[tool],
+        "pretokenize_choices": PRETOKENIZE_CHOICES,
         **COMPUTE[tool](state),
     }
 
@@ -468,13 +513,18 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
 
     The vocab lists only the ids the encoding uses whose bytes the merges
     imply (ids 0..255 stand for their byte anyway), so it stays small even
-    for a list of many thousands of rules. None when the encode side has errors.
+    for a list of many thousands of rules. With a preset or file active only
+    the ids are filled: its own vocab decodes them. None when the encode side
+    has errors.
     """
     limits = inputs.current_limits()
+    active = act.resolve("bytes", state)
     try:
         text = inputs.read_text(state.get("text", ""), limits, form=True)
-        merges = inputs.read_byte_merges(state.get("merges", ""), limits)
         scheme = inputs.read_pretokenize(state.get("pretokenize", "none"))
+        if not active.typed:
+            return {"ids": textformats.format_ids(act.byte_ids(active, text, None, scheme)), "vocab": state.get("vocab", "")}
+        merges = inputs.read_byte_merges(state.get("merges", ""), limits)
         ids = pretokenized_encode(text, merges, scheme)
     except TokenizerError:
         return None
@@ -492,9 +542,7 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
 def _apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> tuple[str, ...]:
     """Buttons that change fields before computing (no JavaScript needed): the names changed."""
     action = raw.get("action")
-    if state.get("tokenizer"):
-        return ()  # an opened tokenizer file owns merges and vocab
-    if tool == "chars" and action == "add-missing":
+    if tool == "chars" and action == "add-missing" and act.resolve(tool, state).typed:
         vocab = with_missing_tokens(state)
         if vocab is not None:
             state["vocab"] = vocab
@@ -530,12 +578,37 @@ def render_fragment(tool: str, state: Mapping[str, str]) -> str:
     return render_template(f"partials/{tool}_fragment.html", changed=changed, **_context(tool, full))
 
 
+@bp.app_template_filter("code_spans")
+def code_spans(message: str) -> Markup:
+    """An error message with its `quoted` parts as <code> (the rest escaped as text)."""
+    parts = str(message).split("`")
+    if len(parts) % 2 == 0:  # an odd number of backticks: leave them as typed
+        return Markup(escape(message))
+    return Markup("").join(Markup("<code>{}</code>").format(p) if i % 2 else escape(p) for i, p in enumerate(parts))
+
+
 # --- routes ------------------------------------------------------------------
+
+
+# The landing page is the Bytes playground, open on a real tokenizer with a
+# sentence that shows merges, a split character and digits.
+LANDING_PRESET = "cl100k_base"
+LANDING_TEXT = "Tokenizers split text into pieces: lower, lowest, naïve café, λόγος and 1234567."
+
+
+def landing_state() -> dict[str, str]:
+    """cl100k_base and the sentence; the Bytes seed example when the preset is not installed."""
+    from webapp.presets_web import _installed
+
+    if _installed(LANDING_PRESET):
+        return normalize_state("bytes", {"text": LANDING_TEXT, "tokenizer": LANDING_PRESET})
+    return example_state("bytes", "plain") or normalize_state("bytes", {})
 
 
 @bp.get("/")
 def index() -> str:
-    return render_template("index.html", tool=None, title="BPE Playground")
+    return render_template("bytes.html", **_context("bytes", landing_state()), landing=True,
+                           seeds=[(t, EXAMPLES[t][0]) for t in TOOLS])
 
 
 def _page(tool: str) -> str:
@@ -580,20 +653,18 @@ def ids_download(tool: str) -> Response:
         abort(404)
     state = normalize_state(tool, request.form)
     limits = inputs.current_limits()
+    active = act.resolve(tool, state)
     try:
         text = inputs.read_text(state["text"], limits, form=True)
-        if state.get("tokenizer"):
-            from webapp import files
-
-            scheme = inputs.read_pretokenize(state.get("pretokenize")) if tool == "bytes" else None
-            ids = files.page_encode_ids(state["tokenizer"], text, scheme,
-                                        special=inputs.read_allowed_special(state.get("special")))
-        elif tool == "bytes":
-            ids = pretokenized_encode(text, inputs.read_byte_merges(state["merges"], limits),
-                             inputs.read_pretokenize(state.get("pretokenize")))
-        else:
+        if tool == "bytes":
+            scheme = inputs.read_pretokenize(state.get("pretokenize"))
+            merges = inputs.read_byte_merges(state["merges"], limits) if active.typed else None
+            ids = act.byte_ids(active, text, merges, scheme)
+        elif active.typed:
             ids = tk.bpe_encode_text(text, inputs.read_char_vocab(state["vocab"], limits),
                                      inputs.read_char_merges(state["merges"], limits))
+        else:
+            ids = act.char_ids(active, text)
     except TokenizerError as exc:
         return Response(exc.message + "\n", status=400, mimetype="text/plain")
     return Response(

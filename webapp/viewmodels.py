@@ -111,7 +111,7 @@ def printable_bytes(value: bytes) -> str:
 
 
 def hex_bytes(value: bytes) -> str:
-    return " ".join(f"{b:02X}" for b in value)
+    return value.hex(" ").upper()
 
 
 # --- merge trees --------------------------------------------------------------
@@ -165,6 +165,11 @@ class TokenView:
     def position(self) -> str:
         return f"token {self.index + 1} · {self.unit} {self.start}–{self.end}"
 
+    @property
+    def breaks(self) -> bool:
+        """Whether a line break follows the token box (its text holds a newline)."""
+        return any(seg.kind == "nl" for seg in self.segments)
+
 
 @dataclass
 class TokenGroup:
@@ -176,6 +181,30 @@ class TokenGroup:
     @property
     def grouped(self) -> bool:
         return len(self.tokens) > 1
+
+
+def neighbour_hue(previous: str | None, token_id: int | None) -> str:
+    """The id's hue, moved one step round the wheel when the left neighbour has it.
+
+    Twelve hues cannot give every id its own, so two different ids side by
+    side (`t` and a space are both hue 8) could look like one token. Bumping
+    only on a clash keeps it deterministic (the same text always looks the
+    same) and keeps most ids on their own hue.
+    """
+    hue = hue_class(token_id)
+    if hue != previous or token_id is None:
+        return hue
+    return f"hue-{(int(hue[4:]) + 1) % HUE_COUNT}"
+
+
+def distinct_neighbour_hues(groups: Sequence[TokenGroup]) -> list[TokenGroup]:
+    """Recolor token views in order so that no two neighbours share a hue (see neighbour_hue)."""
+    previous: str | None = None
+    for group in groups:
+        for view in group.tokens:
+            view.hue = neighbour_hue(previous, view.id)
+            previous = view.hue
+    return list(groups)
 
 
 def _char_starts(data: bytes) -> set[int]:
@@ -225,7 +254,7 @@ def byte_token_views(trace: EncodeTrace, text: str, special_ids: frozenset[int] 
         if group.grouped:
             lo, hi = group.tokens[0].start, group.tokens[-1].end
             group.chars = data[lo:hi].decode("utf-8", errors="replace")
-    return groups
+    return distinct_neighbour_hues(groups)
 
 
 def char_token_views(trace: EncodeTrace) -> list[TokenGroup]:
@@ -255,7 +284,7 @@ def char_token_views(trace: EncodeTrace) -> list[TokenGroup]:
                 ]
             )
         )
-    return groups
+    return distinct_neighbour_hues(groups)
 
 
 def unknown_char_token_views(tokens: Sequence[str], vocab: dict[str, int], limit: int) -> list[TokenGroup]:
@@ -284,7 +313,7 @@ def unknown_char_token_views(tokens: Sequence[str], vocab: dict[str, int], limit
             )
         )
         offset += len(value)
-    return groups
+    return distinct_neighbour_hues(groups)
 
 
 # --- stats and trace tables -------------------------------------------------------
@@ -297,8 +326,8 @@ class Stat:
     key: str
 
 
-def encode_stats(text: str, ids: Sequence[int], rules_fired: int, rules_total: int) -> list[Stat]:
-    """Tokens, characters, UTF-8 bytes, bytes per token, rules that fired."""
+def encode_stats(text: str, ids: Sequence[int], rules_fired: int | None, rules_total: int) -> list[Stat]:
+    """Tokens, characters, UTF-8 bytes, bytes per token, rules that fired (None: not counted, see Trace)."""
     n_bytes = len(text.encode("utf-8", "surrogatepass"))
     per = f"{n_bytes / len(ids):.2f}" if ids else "–"
     return [
@@ -306,7 +335,7 @@ def encode_stats(text: str, ids: Sequence[int], rules_fired: int, rules_total: i
         Stat("characters", f"{len(text):,}", "chars"),
         Stat("UTF-8 bytes", f"{n_bytes:,}", "bytes"),
         Stat("bytes / token", per, "bytes-per-token"),
-        Stat("rules fired", f"{rules_fired:,} of {rules_total:,}", "rules-fired"),
+        Stat("rules fired", f"{rules_fired:,} of {rules_total:,}" if rules_fired is not None else "in Trace", "rules-fired"),
     ]
 
 
@@ -317,6 +346,7 @@ class Chip:
     id: int | None
     hue: str
     text: str
+    changed: bool = False  # made by this row's rule (highlighted)
 
 
 @dataclass
@@ -326,6 +356,21 @@ class TraceRow:
     matches: int | None
     chips: list[Chip] | None
     length: int | None
+    window_at: int | None = None  # chips are a window of a long sequence, from this text offset
+    more: tuple[bool, bool] = (False, False)  # more of the sequence before / after the window
+
+
+def _step_chips(step: Any, chip: Callable[[Any], Chip]) -> tuple[list[Chip] | None, int | None, tuple[bool, bool]]:
+    """A step's chips (whole sequence, or the window around its first match) with its changes marked."""
+    items = step.sequence if step.sequence is not None else step.window
+    if items is None:
+        return None, None, (False, False)
+    chips = [chip(s) for s in items]
+    for k in step.changed:
+        chips[k].changed = True
+    if step.sequence is not None:
+        return chips, None, (False, False)
+    return chips, step.window_start, tuple(step.window_more)
 
 
 def _chip_byte(symbol: Any, known: dict[int, bytes]) -> Chip:
@@ -333,7 +378,10 @@ def _chip_byte(symbol: Any, known: dict[int, bytes]) -> Chip:
     return Chip(symbol, hue_class(symbol), printable_bytes(value) if value else str(symbol))
 
 
-def byte_trace_rows(trace: EncodeTrace) -> list[TraceRow]:
+START_WINDOW = 25  # symbols of a long start sequence shown (the passes show 2 x 12 + 1)
+
+
+def byte_trace_rows(trace: EncodeTrace, text: str | None = None) -> list[TraceRow]:
     """`start / after rule k` rows for the byte-level trace table.
 
     Token text for each id is tracked step by step (rule order), so odd lists
@@ -343,17 +391,21 @@ def byte_trace_rows(trace: EncodeTrace) -> list[TraceRow]:
     rows: list[TraceRow] = []
     if trace.initial is not None:
         rows.append(TraceRow("start", "", None, [_chip_byte(s, known) for s in trace.initial], len(trace.initial)))
+    elif text is not None:  # too long to show whole: its beginning, as the passes show windows
+        head = text.encode("utf-8", "surrogatepass")[:START_WINDOW]
+        rows.append(TraceRow("start", "", None, [_chip_byte(b, known) for b in head], None, 0, (False, True)))
     else:
         rows.append(TraceRow("start", "", None, None, None))
     for n, step in enumerate(trace.steps, start=1):
         known[int(step.new)] = known.get(int(step.left), b"") + known.get(int(step.right), b"")
         rule = f"rule {step.rule + 1}: {step.left} {step.right} → {step.new}"
-        chips = [_chip_byte(s, known) for s in step.sequence] if step.sequence is not None else None
-        rows.append(TraceRow(f"pass {n}", rule, step.matches, chips, len(step.sequence) if step.sequence is not None else None))
+        chips, at, more = _step_chips(step, lambda s: _chip_byte(s, known))
+        rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
+                             len(step.sequence) if step.sequence is not None else None, at, more))
     return rows
 
 
-def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int]) -> list[TraceRow]:
+def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int], text: str | None = None) -> list[TraceRow]:
     """The same table for character-level traces (chips show the token strings)."""
 
     def chip(symbol: Any) -> Chip:
@@ -363,12 +415,15 @@ def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int]) -> list[TraceRow]
     rows: list[TraceRow] = []
     if trace.initial is not None:
         rows.append(TraceRow("start", "", None, [chip(s) for s in trace.initial], len(trace.initial)))
+    elif text is not None:
+        rows.append(TraceRow("start", "", None, [chip(c) for c in text[:START_WINDOW]], None, 0, (False, True)))
     else:
         rows.append(TraceRow("start", "", None, None, None))
     for n, step in enumerate(trace.steps, start=1):
         rule = f"rule {step.rule + 1}: {printable(str(step.left))} {printable(str(step.right))} → {printable(str(step.new))}"
-        chips = [chip(s) for s in step.sequence] if step.sequence is not None else None
-        rows.append(TraceRow(f"pass {n}", rule, step.matches, chips, len(step.sequence) if step.sequence is not None else None))
+        chips, at, more = _step_chips(step, chip)
+        rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
+                             len(step.sequence) if step.sequence is not None else None, at, more))
     return rows
 
 
@@ -447,6 +502,21 @@ class Chart:
     plot_bottom: int
 
 
+def nice_ticks(max_count: int, target: int = 4) -> list[int]:
+    """Integer axis ticks from 0: every integer up to `target`, else a 1-2-5 step
+    giving about `target` intervals; the last tick is at or above max_count."""
+    if max_count <= target:
+        return list(range(0, max(max_count, 1) + 1))
+    raw = max_count / target
+    magnitude = 10 ** (len(str(int(raw))) - 1)
+    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+    top = -(-max_count // step) * step
+    return list(range(0, top + 1, step))
+
+
+CHART_MAX_BAR = 36  # a bar is never wider than this (a two-step chart stays a chart)
+
+
 def count_chart(rows: Sequence[TrainRow], width: int = 640, height: int = 180) -> Chart | None:
     """Bar chart geometry of the winning count per step (server-rendered SVG)."""
     counted = [(r, r.count) for r in rows if r.count is not None]
@@ -455,24 +525,26 @@ def count_chart(rows: Sequence[TrainRow], width: int = 640, height: int = 180) -
     left, bottom, top, right = 40, height - 22, 10, 8
     plot_w, plot_h = width - left - right, bottom - top
     max_count = max(count for _, count in counted) or 1
+    ticks = nice_ticks(max_count)
+    scale_top = ticks[-1]
     slot = plot_w / len(counted)
     gap = min(4.0, slot * 0.2)
+    bar_w = max(min(slot - gap, CHART_MAX_BAR), 0.5)
     bars = []
     for k, (r, count) in enumerate(counted):
-        h = plot_h * count / max_count
+        h = plot_h * count / scale_top
         bars.append(
             Bar(
-                x=round(left + k * slot + gap / 2, 2),
+                x=round(left + k * slot + (slot - bar_w) / 2, 2),
                 y=round(bottom - h, 2),
-                width=round(max(slot - gap, 0.5), 2),
+                width=round(bar_w, 2),
                 height=round(h, 2),
                 step=r.index,
                 count=count,
                 label=f"step {r.index}: {r.left} + {r.right} → {r.merged}, count {count}",
             )
         )
-    ticks = sorted({max_count, max_count // 2, 0})
-    tick_pos = [(round(bottom - plot_h * t / max_count, 2), t) for t in ticks]
+    tick_pos = [(round(bottom - plot_h * t / scale_top, 2), t) for t in ticks]
     return Chart(width, height, bars, max_count, tick_pos, left, bottom)
 
 

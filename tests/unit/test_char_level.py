@@ -82,8 +82,8 @@ def test_trace():
     assert trace.ids == [7]
     assert trace.initial == ("l", "o", "w")
     assert trace.steps == [
-        TraceStep(0, "l", "o", "lo", 1, ("lo", "w")),
-        TraceStep(1, "lo", "w", "low", 1, ("low",)),
+        TraceStep(0, "l", "o", "lo", 1, ("lo", "w"), changed=(0,)),  # changed: what the rule made
+        TraceStep(1, "lo", "w", "low", 1, ("low",), changed=(0,)),
     ]
     assert (trace.rules_fired, trace.rules_idle) == (2, 1)
     lo = MergeNode("lo", 0, 2, 0, (MergeNode("l", 0, 1), MergeNode("o", 1, 2)))

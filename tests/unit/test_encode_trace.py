@@ -16,8 +16,8 @@ def test_seed_trace():
     assert trace.ids == [257]
     assert trace.initial == (108, 111, 119)
     assert trace.steps == [
-        TraceStep(rule=0, left=108, right=111, new=256, matches=1, sequence=(256, 119)),
-        TraceStep(rule=1, left=256, right=119, new=257, matches=1, sequence=(257,)),
+        TraceStep(rule=0, left=108, right=111, new=256, matches=1, sequence=(256, 119), changed=(0,)),
+        TraceStep(rule=1, left=256, right=119, new=257, matches=1, sequence=(257,), changed=(0,)),
     ]
     assert (trace.rules_fired, trace.rules_idle) == (2, 1)
     assert not trace.steps_truncated and not trace.tokens_truncated

@@ -129,7 +129,7 @@ def test_fast_trace_equals_the_per_piece_trace(scheme, text):
     compiled = compile_byte_merges(MERGES)
     fast = pt.pretokenized_encode_trace(text, MERGES, scheme)
     slow = reference_pretokenize.trace_by_pieces(text, compiled, scheme, max_steps=200, max_tokens=3000, max_sequence=2000)
-    assert fast == slow
+    assert reference_pretokenize.without_changes(fast) == reference_pretokenize.without_changes(slow)
 
 
 @settings(max_examples=60, deadline=None)

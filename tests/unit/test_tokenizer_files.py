@@ -753,7 +753,7 @@ def test_relabel_matches_relabelling_the_reference_trace():
             reference_pretokenize.trace_by_pieces("hel hel wow", compile_byte_merges(merges), scheme, max_steps=200, max_tokens=3000, max_sequence=2000),
             relabel,
         )
-        assert fast == slow
+        assert reference_pretokenize.without_changes(fast) == reference_pretokenize.without_changes(slow)
 
 
 def test_refuses_the_empty_token_in_a_byte_level_vocab():

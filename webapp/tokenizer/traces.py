@@ -60,8 +60,16 @@ class TraceStep:
     new: Symbol
     matches: int
     # The whole sequence right after this rule; None when the sequence is longer
-    # than the recording cap (the UI then shows only the rule and its count).
+    # than the recording cap (then `window` shows a part of it).
     sequence: tuple[Symbol, ...] | None = None
+    # Indices into `sequence` (or `window`) of the symbols this rule made.
+    changed: tuple[int, ...] = ()
+    # When the sequence is too long to record: the symbols around this rule's
+    # first match, starting at text offset `window_start` (bytes or characters),
+    # with whether more of the sequence lies before / after it.
+    window: tuple[Symbol, ...] | None = None
+    window_start: int | None = None
+    window_more: tuple[bool, bool] = (False, False)
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,80 @@ def _sequences(
     return out
 
 
+WINDOW_RADIUS = 12  # symbols shown on each side of a long sequence's first change
+
+
+def _changes(
+    initial: Sequence[int],
+    bounds: Sequence[int],
+    keys: Sequence[Hashable],
+    events: dict[Hashable, list[Event]],
+    news: Sequence[int],
+    recorded: Sequence[int],
+    sequences: Sequence[tuple[Symbol, ...] | None],
+    show: Callable[[int], Symbol],
+    radius: int = WINDOW_RADIUS,
+) -> list[tuple[tuple[int, ...], tuple[Symbol, ...] | None, int | None, tuple[bool, bool]]]:
+    """What each recorded rule changed: (changed indices, window, window start, more before/after).
+
+    Replays the recorded rules in order over the whole text (positions are
+    original offsets: a merge keeps its left symbol's offset and kills the
+    right one). For a step whose sequence is shown, the changed indices point
+    into it; otherwise a window of `radius` live symbols each side of the
+    rule's first match is cut out and the indices point into the window.
+    Cost: every event once, plus at most 2 * radius live symbols (and the dead
+    ones between them) per long step, plus the live list once sequences are short.
+    """
+    n = len(initial)
+    vals = list(initial)
+    dead = bytearray(n)
+    wanted = set(recorded)
+    buckets: dict[int, list[tuple[int, int]]] = {rule: [] for rule in recorded}
+    for start, key in zip(bounds, keys):
+        for rule, left, right in events[key]:
+            if rule in wanted:
+                buckets[rule].append((start + left, start + right))
+    out: list[tuple[tuple[int, ...], tuple[Symbol, ...] | None, int | None, tuple[bool, bool]]] = []
+    alive: list[int] | None = None
+    for rule, sequence in zip(recorded, sequences):
+        new = news[rule]
+        lefts = []
+        for left, right in buckets[rule]:
+            vals[left] = new
+            dead[right] = 1
+            lefts.append(left)
+        made = set(lefts)
+        if sequence is not None:
+            alive = [i for i in (alive if alive is not None else range(n)) if not dead[i]]
+            out.append((tuple(k for k, i in enumerate(alive) if i in made), None, None, (False, False)))
+            continue
+        first = min(lefts) if lefts else 0
+        before: list[int] = []
+        i = first - 1
+        while i >= 0 and len(before) < radius:
+            if not dead[i]:
+                before.append(i)
+            i -= 1
+        more_before = any(not dead[j] for j in range(i, -1, -1)) if i >= 0 else False
+        after: list[int] = []
+        i = first
+        while i < n and len(after) < radius + 1:
+            if not dead[i]:
+                after.append(i)
+            i += 1
+        more_after = False
+        while i < n:
+            if not dead[i]:
+                more_after = True
+                break
+            i += 1
+        shown = before[::-1] + after
+        window = tuple(show(vals[j]) for j in shown)
+        out.append((tuple(k for k, j in enumerate(shown) if j in made), window, shown[0] if shown else 0,
+                    (more_before, more_after)))
+    return out
+
+
 def _tokens(
     initial: Sequence[int],
     bounds: Sequence[int],
@@ -198,6 +272,7 @@ def build_trace(
     fired, counts = _steps(occurrences, events)
     recorded = fired[:max_steps]
     sequences = _sequences(initial, bounds, keys, events, news, recorded, counts, show, max_sequence)
+    changes = _changes(initial, bounds, keys, events, news, recorded, sequences, show)
     steps = [
         TraceStep(
             rule=rule,
@@ -206,8 +281,12 @@ def build_trace(
             new=show(rules[rule][2]),
             matches=counts[rule],
             sequence=sequence,
+            changed=changed,
+            window=window,
+            window_start=window_start,
+            window_more=more,
         )
-        for rule, sequence in zip(recorded, sequences)
+        for rule, sequence, (changed, window, window_start, more) in zip(recorded, sequences, changes)
     ]
     tokens = _tokens(initial, bounds, keys, events, news, ids, show, value, max_tokens, max_tree_nodes)
     return EncodeTrace(
