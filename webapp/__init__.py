@@ -107,4 +107,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     from webapp import presets_web
 
     presets_web.init_app(app)
+    from webapp import compare
+
+    app.register_blueprint(compare.bp)
     return app

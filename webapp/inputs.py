@@ -360,6 +360,72 @@ def read_allowed_special(value: Any) -> Any:
     )
 
 
+# --- a tokenizer spec (one side of a comparison) -----------------------------
+
+SPEC_FIELDS = ("tokenizer", "merges", "pretokenize", "allowed_special")
+
+
+@dataclass(frozen=True)
+class TokenizerSpec:
+    """Which tokenizer encodes: a preset / stored file by name, or typed byte-level merges."""
+
+    tokenizer: str  # a preset's name or an opened file's id; "" for typed merges
+    merges: Any  # the compiled typed merges (None with a tokenizer)
+    pretokenize: str | None  # a scheme; None: the tokenizer's own (typed merges: "none")
+    special: Any  # allowed special tokens: () plain text, "all", or a tuple of them
+
+
+def within(prefix: str, exc: TokenizerError) -> TokenizerError:
+    """The same error, its field and message put under `prefix` ("merges: ..." -> "b.merges: ...")."""
+    message = exc.message
+    if message.startswith(exc.field + ":"):
+        message = f"{prefix}.{message}"
+    else:
+        message = f"{prefix}.{exc.field}: {message}"
+    # The same class (a missing preset stays a PresetMissing, which answers 503).
+    return type(exc)(message, field=f"{prefix}.{exc.field}", location=exc.location)
+
+
+def read_tokenizer_spec(value: Any, field: str, limits: Limits) -> TokenizerSpec:
+    """One tokenizer spec: {"tokenizer": name or id} or {"merges": ...}, with optional
+    "pretokenize" and "allowed_special". Errors name the field inside it ("a.merges").
+    """
+    if not isinstance(value, dict):
+        raise TokenizerError(
+            f'{field}: expected an object such as {{"tokenizer": "cl100k_base"}} or '
+            f'{{"merges": [[108, 111, 256]]}}, got {_json_type(value)}',
+            field=field,
+        )
+    unknown = [key for key in value if key not in SPEC_FIELDS]
+    if unknown:
+        name = str(unknown[0])[:60]
+        raise TokenizerError(
+            f"{field}.{name}: unknown field; a tokenizer spec takes {', '.join(SPEC_FIELDS)}", field=f"{field}.{name}"
+        )
+    ref = value.get("tokenizer")
+    merges = value.get("merges")
+    try:
+        if ref is not None and not isinstance(ref, str):
+            raise _wrong_type("tokenizer", "a preset name or an opened tokenizer's id (a string)", ref)
+        if ref and merges is not None:
+            raise TokenizerError("merges: give either tokenizer or merges, not both", field="merges")
+        if not ref and merges is None:
+            raise TokenizerError(
+                'tokenizer: missing; give a preset name or an opened tokenizer\'s id ("tokenizer"), '
+                'or byte-level merges ("merges")',
+                field="tokenizer",
+            )
+        scheme = value.get("pretokenize")
+        return TokenizerSpec(
+            tokenizer=ref or "",
+            merges=None if ref else read_byte_merges(merges, limits),
+            pretokenize=None if scheme is None or scheme == "" else read_pretokenize(scheme),
+            special=read_allowed_special(value.get("allowed_special")),
+        )
+    except TokenizerError as exc:
+        raise within(field, exc) from None
+
+
 def collect(readers: Mapping[str, Callable[[], Any]]) -> tuple[dict[str, Any], dict[str, TokenizerError]]:
     """Run each field's reader; gather the values and every field's error at once.
 

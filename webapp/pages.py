@@ -42,7 +42,8 @@ TOOL_TITLES = {"bytes": "Bytes", "chars": "Characters", "train": "Train"}
 
 # The form fields of each tool page, i.e. what a page's state is made of.
 FIELDS: dict[str, tuple[str, ...]] = {
-    "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view", "tokenizer", "special"),
+    "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view", "tokenizer", "special",
+              "compare", "compare_merges", "compare_pretokenize", "compare_special"),  # compare_*: webapp.compare
     "chars": ("text", "merges", "vocab", "view", "tokenizer"),
     "train": ("words", "num_merges", "view"),
 }
@@ -53,7 +54,7 @@ VIEWS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 # Fields whose error slot sits beside an input (for the out-of-band swaps).
 ERROR_FIELDS: dict[str, tuple[str, ...]] = {
-    "bytes": ("text", "merges", "pretokenize", "ids", "vocab"),
+    "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "compare", "compare_merges", "compare_pretokenize"),
     "chars": ("text", "merges", "vocab"),
     "train": ("words", "num_merges"),
 }
@@ -107,7 +108,7 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
 
 DEFAULT_STATE: dict[str, dict[str, str]] = {
     "bytes": {"text": "", "merges": "", "pretokenize": "none", "ids": "", "vocab": "", "view": "tokens", "tokenizer": "",
-              "special": ""},
+              "special": "", "compare": "", "compare_merges": "", "compare_pretokenize": "", "compare_special": ""},
     "chars": {"text": "", "merges": "", "vocab": "", "view": "tokens", "tokenizer": ""},
     "train": {"words": "", "num_merges": "10", "view": "steps"},
 }
@@ -236,7 +237,14 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
                 "roundtrip": _roundtrip(text, trace.ids, merges, _only(file_vocab, trace.ids)),
             }
     decoded = compute_decode(state, limits, errors, active)
-    return {"result": result, "decoded": decoded, "errors": _error_dict(errors, state), "active": active}
+    comparison = None
+    if result is not None:  # "Compare with…": side B beside this result (webapp.compare)
+        from webapp import compare
+
+        comparison, compare_errors = compare.page_compare(state)
+        errors.update(compare_errors)
+    return {"result": result, "decoded": decoded, "comparison": comparison, "errors": _error_dict(errors, state),
+            "active": active}
 
 
 def _only(vocab: dict[int, bytes] | None, ids: Any) -> dict[int, bytes] | None:
@@ -542,6 +550,10 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
 def _apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> tuple[str, ...]:
     """Buttons that change fields before computing (no JavaScript needed): the names changed."""
     action = raw.get("action")
+    if tool == "bytes" and action == "compare-swap":
+        from webapp import compare
+
+        return compare.swap_sides(state)
     if tool == "chars" and action == "add-missing" and act.resolve(tool, state).typed:
         vocab = with_missing_tokens(state)
         if vocab is not None:

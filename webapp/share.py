@@ -64,6 +64,11 @@ STATE_FIELDS = (
     "pretokenize",
     "tokenizer",
     "special",
+    # side B of the Bytes page's comparison (webapp.compare)
+    "compare",
+    "compare_merges",
+    "compare_pretokenize",
+    "compare_special",
 )
 #: Fields whose JSON value (list/dict) an API client may send as-is; it is
 #: stored as the compact JSON text the page's parser accepts.

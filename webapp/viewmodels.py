@@ -160,6 +160,7 @@ class TokenView:
     missing: bool = False
     piece_start: bool = False
     special: bool = False  # a recognised special token (<|endoftext|> ...), not made by merges
+    differs: bool = False  # in a comparison: a boundary of this token is not one of the other side's
 
     @property
     def position(self) -> str:

@@ -1,0 +1,280 @@
+"""Compare two tokenizers on one text: the JSON API and the Bytes page's comparison.
+
+- `POST /api/compare` `{"text", "a": spec, "b": spec}`, each spec
+  `{"tokenizer": preset name or opened file id}` or `{"merges": ...}`, with
+  optional `"pretokenize"` and `"allowed_special"` -> both sides' ids, tokens
+  (byte spans, `differs`) and counts, and the boundaries they share or not.
+  Errors name the field inside a spec (`a.merges`, `b.tokenizer`).
+- The Bytes page: side A is the page's own tokenizer (typed merges, preset or
+  opened file), side B comes from the "Compare with…" fields (`compare`:
+  a preset name, an opened file's id, or "merges" for `compare_merges`;
+  `compare_pretokenize`; `compare_special`). `page_compare(state)` computes
+  what partials/compare.html shows; `swap_sides(state)` exchanges A and B (so
+  an opened file can become B).
+
+Both sides are byte-level and their spans are byte offsets into the text's
+UTF-8, so the boundary sets compare directly (webapp.tokenizer.compare).
+Character-level files are refused with a message.
+
+What it does not do: parse input (webapp.inputs), encode (the tokenizer
+package and webapp.files), or render tokens itself (webapp.viewmodels).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
+
+from flask import Blueprint, Response, jsonify
+
+from webapp import inputs
+from webapp import tokenizer as tk
+from webapp import viewmodels as vm
+from webapp.tokenizer import TokenizerError, presets, real
+from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
+from webapp.tokenizer.pretokenize import pretokenized_encode_trace
+from webapp.tokenizer.traces import EncodeTrace
+
+bp = Blueprint("compare", __name__)
+
+#: The Bytes page fields of side B (kept in share links).
+PAGE_FIELDS = ("compare", "compare_merges", "compare_pretokenize", "compare_special")
+#: `compare` takes this value when side B is the typed `compare_merges`.
+TYPED = "merges"
+#: Page field showing each spec field's errors.
+_PAGE_FIELD = {"tokenizer": "compare", "allowed_special": "compare", "merges": "compare_merges",
+               "pretokenize": "compare_pretokenize"}
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side encoded: every id, every token's byte span, and a (possibly capped) trace."""
+
+    label: str
+    scheme: str
+    ids: list[int]
+    spans: list[tuple[int, int]]
+    trace: EncodeTrace  # tokens up to the cap asked for
+    special_ids: frozenset[int]
+    special_index: frozenset[int]  # positions in trace.tokens that are special tokens
+
+
+def _label(ref: str) -> str:
+    if presets.is_preset(ref):
+        return presets.get_preset(ref).name
+    return f"opened file {ref[:8]}…" if len(ref) > 8 else f"opened file {ref}"
+
+
+def _full_spans(trace: EncodeTrace, vocab: Mapping[int, bytes], data: bytes, redo: Any) -> list[tuple[int, int]]:
+    """Every token's byte span: from the trace when it holds them all, else from the ids' bytes.
+
+    When the ids' bytes do not spell the text (a file that drops bytes it
+    cannot map, or a typed list defining an id twice), `redo()` gives an
+    uncapped trace instead.
+    """
+    if not trace.tokens_truncated:
+        return [(t.start, t.end) for t in trace.tokens]
+    pieces = [vocab.get(i) for i in trace.ids]
+    if all(p is not None for p in pieces) and b"".join(pieces) == data:  # type: ignore[arg-type]
+        return spans_from_lengths(len(p) for p in pieces)  # type: ignore[arg-type]
+    return [(t.start, t.end) for t in redo().tokens]
+
+
+def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
+    """Encode `text` with one spec; the trace records at most `max_tokens` tokens."""
+    data = text.encode("utf-8")
+    caps: dict[str, int] = {"max_steps": 0, "max_sequence": 0}
+    if spec.tokenizer:
+        from webapp import files
+
+        entry = files.load_tokenizer(spec.tokenizer)
+        if entry.tok.level != "bytes":
+            raise TokenizerError(
+                "tokenizer: this is a character-level tokenizer; comparisons are between byte-level ones",
+                field="tokenizer",
+            )
+        scheme = spec.pretokenize or entry.tok.pretokenize
+        allowed = real.allowed_set(spec.special, entry.tok.special_tokens)
+
+        def run(cap: int) -> tuple[EncodeTrace, list[int]]:
+            return real.encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
+                                             max_tokens=cap, **caps)
+
+        trace, special_index = run(max_tokens)
+        spans = _full_spans(trace, entry.file_vocab or {}, data, lambda: run(len(data) + 1)[0])
+        return Side(_label(spec.tokenizer), scheme, trace.ids, spans, trace,
+                    frozenset(entry.tok.special_tokens.values()), frozenset(special_index))
+    scheme = spec.pretokenize or "none"
+    merges = spec.merges
+
+    def run_typed(cap: int) -> EncodeTrace:
+        return pretokenized_encode_trace(text, merges, scheme, max_tokens=cap, **caps)
+
+    trace = run_typed(max_tokens)
+    spans = _full_spans(trace, tk.implied_byte_vocab(merges) if trace.tokens_truncated else {}, data,
+                        lambda: run_typed(len(data) + 1))
+    return Side("typed merges", scheme, trace.ids, spans, trace, frozenset(), frozenset())
+
+
+def compare_sides(a: Side, b: Side, length: int) -> SpanComparison:
+    return compare_spans(a.spans, b.spans, length)
+
+
+# --- JSON API -------------------------------------------------------------------------
+
+
+def _api_side(spec: inputs.TokenizerSpec, side: Side, differs: tuple[bool, ...]) -> dict[str, Any]:
+    tokens = []
+    for index, token in enumerate(side.trace.tokens):
+        value = token.value if isinstance(token.value, bytes) else str(token.value).encode("utf-8")
+        try:
+            shown: str | None = value.decode("utf-8")
+        except UnicodeDecodeError:
+            shown = None
+        item: dict[str, Any] = {"id": token.id, "text": shown, "bytes": list(value), "start": token.start,
+                                "end": token.end, "differs": differs[index]}
+        if index in side.special_index:
+            item["special"] = True
+        tokens.append(item)
+    return {"tokenizer": spec.tokenizer or None, "pretokenize": side.scheme, "count": len(side.ids),
+            "ids": side.ids, "tokens": tokens}
+
+
+@bp.post("/api/compare")
+def api_compare() -> Response:
+    from webapp import api
+
+    def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
+        text = inputs.read_text(data["text"], limits)
+        specs = {name: inputs.read_tokenizer_spec(data[name], name, limits) for name in ("a", "b")}
+        size = len(text.encode("utf-8"))
+        sides = {}
+        for name, spec in specs.items():
+            try:
+                sides[name] = encode_side(spec, text, size + 1)
+            except TokenizerError as exc:
+                raise inputs.within(name, exc) from None
+        result = compare_sides(sides["a"], sides["b"], size)
+        return {
+            "unit": "bytes",
+            "a": _api_side(specs["a"], sides["a"], result.a_differs),
+            "b": _api_side(specs["b"], sides["b"], result.b_differs),
+            "boundaries": {
+                "shared": sorted(result.shared),
+                "only_a": sorted(result.only_a),
+                "only_b": sorted(result.only_b),
+                "shared_count": len(result.shared),
+                "union_count": result.union,
+                "shared_ratio": result.shared_ratio,
+            },
+            "identical": result.identical,
+        }
+
+    try:
+        data = api.read_json_object(("text", "a", "b"), ("text", "a", "b"))
+        return jsonify(work(data, inputs.current_limits()))
+    except api.RequestError as exc:
+        return api.error_response(exc.message, exc.field, exc.status, exc.location)
+    except TokenizerError as exc:
+        # A preset this installation lacks answers 503 (the message says how to install it).
+        status = 503 if isinstance(exc, presets.PresetMissing) else 400
+        return api.error_response(exc.message, exc.field, status, exc.location)
+
+
+# --- the Bytes page -------------------------------------------------------------------
+
+
+def _spec_a(state: Mapping[str, str]) -> dict[str, Any]:
+    ref = state.get("tokenizer", "")
+    spec: dict[str, Any] = {"tokenizer": ref} if ref else {"merges": state.get("merges", "")}
+    spec["pretokenize"] = state.get("pretokenize") or "none"
+    spec["allowed_special"] = state.get("special", "")
+    return spec
+
+
+def _spec_b(state: Mapping[str, str]) -> dict[str, Any]:
+    choice = state.get("compare", "")
+    spec: dict[str, Any] = {"merges": state.get("compare_merges", "")} if choice == TYPED else {"tokenizer": choice}
+    spec["pretokenize"] = state.get("compare_pretokenize", "")
+    spec["allowed_special"] = state.get("compare_special", "")
+    return spec
+
+
+def _page_error(exc: TokenizerError) -> tuple[str, TokenizerError]:
+    """A "b.merges: ..." error as the page shows it, beside the B field it names."""
+    inner = exc.field.split(".", 1)[1] if "." in exc.field else exc.field
+    message = exc.message[2:] if exc.message.startswith("b.") else exc.message
+    name = _PAGE_FIELD.get(inner, "compare")
+    return name, TokenizerError(message, field=name, location=exc.location)
+
+
+def _side_view(side: Side, differs: tuple[bool, ...], text: str) -> dict[str, Any]:
+    groups = vm.byte_token_views(side.trace, text, side.special_ids)
+    for group in groups:
+        for view in group.tokens:
+            view.differs = differs[view.index]
+    return {"label": side.label, "scheme": side.scheme, "count": len(side.ids), "groups": groups,
+            "shown": len(side.trace.tokens), "differing": sum(differs)}
+
+
+def page_compare(state: Mapping[str, str]) -> tuple[dict[str, Any] | None, dict[str, TokenizerError]]:
+    """What the comparison card shows for a Bytes page state, and errors of the B fields.
+
+    None when no comparison is asked for or side A does not encode (the page
+    shows A's errors already).
+    """
+    if not state.get("compare"):
+        return None, {}
+    limits = inputs.current_limits()
+    try:
+        text = inputs.read_text(state.get("text", ""), limits, form=True)
+        side_a = encode_side(inputs.read_tokenizer_spec(_spec_a(state), "a", limits), text, limits.render_max_tokens)
+    except TokenizerError:
+        return None, {}
+    try:
+        spec_b = inputs.read_tokenizer_spec(_spec_b(state), "b", limits)
+        try:
+            side_b = encode_side(spec_b, text, limits.render_max_tokens)
+        except TokenizerError as exc:
+            raise inputs.within("b", exc) from None
+    except TokenizerError as exc:
+        name, shown = _page_error(exc)
+        return {"error": shown.message}, {name: shown}
+    size = len(text.encode("utf-8"))
+    result = compare_sides(side_a, side_b, size)
+    percent = 100.0 * result.shared_ratio
+    return {
+        "a": _side_view(side_a, result.a_differs, text),
+        "b": _side_view(side_b, result.b_differs, text),
+        "shared": len(result.shared),
+        "union": result.union,
+        "percent": f"{percent:.1f}" if 0 < percent < 100 else f"{percent:.0f}",
+        "identical": result.identical,
+    }, {}
+
+
+def _own_scheme(ref: str) -> str:
+    """The pre-tokenization a preset or opened file uses by itself ("none" when unknown)."""
+    from webapp import files
+
+    try:
+        return files.load_tokenizer(ref).tok.pretokenize
+    except TokenizerError:
+        return "none"
+
+
+def swap_sides(state: dict[str, str]) -> tuple[str, ...]:
+    """Exchange side A (the page's tokenizer) and side B in a page state; the fields changed."""
+    choice = state.get("compare", "")
+    if not choice:
+        return ()
+    a_ref = state.get("tokenizer", "")
+    a_scheme = state.get("pretokenize") or "none"
+    b_scheme = state.get("compare_pretokenize") or (_own_scheme(choice) if choice != TYPED else "none")
+    state["tokenizer"] = "" if choice == TYPED else choice
+    state["compare"] = a_ref or TYPED
+    state["merges"], state["compare_merges"] = state.get("compare_merges", ""), state.get("merges", "")
+    state["pretokenize"], state["compare_pretokenize"] = b_scheme, a_scheme
+    state["special"], state["compare_special"] = state.get("compare_special", ""), state.get("special", "")
+    return ("tokenizer", "compare", "merges", "compare_merges", "pretokenize", "compare_pretokenize", "special",
+            "compare_special")
