@@ -83,7 +83,6 @@ def _full_spans(trace: EncodeTrace, vocab: Mapping[int, bytes], data: bytes, red
 def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
     """Encode `text` with one spec; the trace records at most `max_tokens` tokens."""
     data = text.encode("utf-8")
-    caps: dict[str, int] = {"max_steps": 0, "max_sequence": 0}
     if spec.tokenizer:
         from webapp import files
 
@@ -97,8 +96,9 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
         allowed = real.allowed_set(spec.special, entry.tok.special_tokens)
 
         def run(cap: int) -> tuple[EncodeTrace, list[int]]:
+            # No per-rule steps or sequences: the comparison shows tokens only.
             return real.encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
-                                             max_tokens=cap, **caps)
+                                             max_steps=0, max_tokens=cap, max_sequence=0)
 
         trace, special_index = run(max_tokens)
         spans = _full_spans(trace, entry.file_vocab or {}, data, lambda: run(len(data) + 1)[0])
@@ -108,7 +108,7 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
     merges = spec.merges
 
     def run_typed(cap: int) -> EncodeTrace:
-        return pretokenized_encode_trace(text, merges, scheme, max_tokens=cap, **caps)
+        return pretokenized_encode_trace(text, merges, scheme, max_steps=0, max_tokens=cap, max_sequence=0)
 
     trace = run_typed(max_tokens)
     spans = _full_spans(trace, tk.implied_byte_vocab(merges) if trace.tokens_truncated else {}, data,
