@@ -248,3 +248,39 @@ def test_share_link_reopens_the_comparison(client):
     assert created.status_code in (200, 201)
     page = client.get(created.get_json()["path"]).get_data(as_text=True)
     assert _side_ids(page, "b") == get_tokenizer("o200k_base").encode(TEXT)
+
+
+def test_a_comparison_opens_from_the_url(client):
+    page = client.get("/bytes?text=" + TEXT + "&tokenizer=cl100k_base&compare=o200k_base").get_data(as_text=True)
+    assert _side_ids(page, "b") == get_tokenizer("o200k_base").encode(TEXT)
+
+
+def test_counts_and_marks_cover_every_token_beyond_the_render_cap(tmp_path):
+    """The page draws RENDER_MAX_TOKENS spans per side; the figures still count them all."""
+    from tests.conftest import make_app
+
+    capped = make_app(tmp_path, RENDER_MAX_TOKENS=3).test_client()
+    page = capped.post("/bytes", data=PAGE).get_data(as_text=True)
+    api = _compare(capped, {"tokenizer": "cl100k_base"}, {"tokenizer": "o200k_base"}).get_json()
+    assert len(_side_ids(page, "a")) == 3
+    assert _side_counts(page) == {"a": api["a"]["count"], "b": api["b"]["count"]}
+    for side in ("a", "b"):
+        differing = sum(t["differs"] for t in api[side]["tokens"])
+        assert re.search(rf'data-side="{side}".*?data-differing="{differing}"', page, re.S)
+    assert f'data-shared="{api["boundaries"]["shared_count"]}" data-union="{api["boundaries"]["union_count"]}"' in page
+
+
+def test_an_id_defined_twice_still_gets_the_right_spans(tmp_path):
+    """Rule 2 redefines id 256 as "c" + "ab": the ids' bytes (first definition) do not spell the text,
+    so the spans beyond the render cap come from the engine, not from the ids' lengths."""
+    from tests.conftest import make_app
+
+    capped = make_app(tmp_path, RENDER_MAX_TOKENS=1).test_client()
+    rules = "97 98 256\n99 256 256"
+    state = {"text": "cabx", "merges": "", "compare": "merges", "compare_merges": rules}
+    page = capped.post("/bytes", data=state).get_data(as_text=True)
+    # A is bytes (cuts 1, 2, 3); B is "cab" | "x" (cut 3): 1 of 3 cuts shared.
+    assert 'data-shared="1" data-union="3"' in page
+    body = _compare(capped, {"merges": []}, {"merges": rules}, "cabx").get_json()
+    assert [(t["start"], t["end"]) for t in body["b"]["tokens"]] == [(0, 3), (3, 4)]
+    assert body["b"]["ids"] == encode("cabx", [[97, 98, 256], [99, 256, 256]])
