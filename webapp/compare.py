@@ -31,6 +31,7 @@ from webapp import inputs
 from webapp import tokenizer as tk
 from webapp import viewmodels as vm
 from webapp.tokenizer import TokenizerError, presets, real
+from webapp.tokenizer import tokenizer_files as tokfiles
 from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
 from webapp.tokenizer.pretokenize import pretokenized_encode_trace
 from webapp.tokenizer.traces import EncodeTrace
@@ -93,7 +94,10 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
                 field="tokenizer",
             )
         scheme = spec.pretokenize or entry.tok.pretokenize
-        allowed = real.allowed_set(spec.special, entry.tok.special_tokens)
+        special = spec.special
+        if special is None:  # a tokenizer.json recognises its special tokens by default, as the library does
+            special = "all" if tokfiles.uses_pipeline(entry.tok, scheme) else ()
+        allowed = real.allowed_set(special, entry.tok.special_tokens)
 
         def run(cap: int) -> tuple[EncodeTrace, list[int]]:
             # No per-rule steps or sequences: the comparison shows tokens only.
@@ -101,6 +105,14 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
                                              max_steps=0, max_tokens=cap, max_sequence=0)
 
         trace, special_index = run(max_tokens)
+        if trace.text is not None and trace.text != text:
+            # Its spans index the changed text: no boundary there lines up with the other side's.
+            raise TokenizerError(
+                "tokenizer: this tokenizer.json changes the text before splitting it (its normalizer or "
+                "pre-tokenizer), so its token boundaries do not fall on the typed text; compare it on text it "
+                "leaves as it is, or choose another pre-tokenization for it",
+                field="tokenizer",
+            )
         spans = _full_spans(trace, entry.file_vocab or {}, data, lambda: run(len(data) + 1)[0])
         return Side(_label(spec.tokenizer), scheme, trace.ids, spans, trace,
                     frozenset(entry.tok.special_tokens.values()), frozenset(special_index))

@@ -372,7 +372,7 @@ class TokenizerSpec:
     tokenizer: str  # a preset's name or an opened file's id; "" for typed merges
     merges: Any  # the compiled typed merges (None with a tokenizer)
     pretokenize: str | None  # a scheme; None: the tokenizer's own (typed merges: "none")
-    special: Any  # allowed special tokens: () plain text, "all", or a tuple of them
+    special: Any  # allowed special tokens: () plain text, "all", a tuple of them; None: the tokenizer's default
 
 
 def within(prefix: str, exc: TokenizerError) -> TokenizerError:
@@ -420,7 +420,7 @@ def read_tokenizer_spec(value: Any, field: str, limits: Limits) -> TokenizerSpec
             tokenizer=ref or "",
             merges=None if ref else read_byte_merges(merges, limits),
             pretokenize=None if scheme is None or scheme == "" else read_pretokenize(scheme),
-            special=read_allowed_special(value.get("allowed_special")),
+            special=None if value.get("allowed_special") is None else read_allowed_special(value["allowed_special"]),
         )
     except TokenizerError as exc:
         raise within(field, exc) from None

@@ -284,3 +284,30 @@ def test_an_id_defined_twice_still_gets_the_right_spans(tmp_path):
     body = _compare(capped, {"merges": []}, {"merges": rules}, "cabx").get_json()
     assert [(t["start"], t["end"]) for t in body["b"]["tokens"]] == [(0, 3), (3, 4)]
     assert body["b"]["ids"] == encode("cabx", [[97, 98, 256], [99, 256, 256]])
+
+
+def test_a_tokenizer_json_that_changes_the_text_is_refused_on_its_side(client):
+    from tokenizers import normalizers
+
+    hf = byte_level_tokenizer(SAMPLE_CORPUS)
+    hf.normalizer = normalizers.Lowercase()
+    opened = client.post("/api/import", json={"content": hf.to_str()}).get_json()["tokenizer"]
+    same = _compare(client, {"tokenizer": "gpt2"}, {"tokenizer": opened}, "the lowest newer")
+    assert same.status_code == 200, same.get_json()
+    assert same.get_json()["b"]["ids"] == hf.encode("the lowest newer").ids
+    changed = _compare(client, {"tokenizer": "gpt2"}, {"tokenizer": opened}, "The Lowest")
+    assert changed.status_code == 400
+    error = changed.get_json()["error"]
+    assert error["field"] == "b.tokenizer" and "changes the text" in error["message"]
+
+
+def test_a_tokenizer_json_recognises_its_special_tokens_unless_told_otherwise(client):
+    hf = byte_level_tokenizer(SAMPLE_CORPUS)
+    hf.add_special_tokens(["<|sp|>"])
+    opened = client.post("/api/import", json={"content": hf.to_str()}).get_json()["tokenizer"]
+    text = "low<|sp|>er"
+    body = _compare(client, {"tokenizer": opened}, {"tokenizer": opened, "allowed_special": "none"}, text).get_json()
+    assert body["a"]["ids"] == hf.encode(text).ids  # the library's default: the special token is one token
+    assert hf.token_to_id("<|sp|>") in body["a"]["ids"] and hf.token_to_id("<|sp|>") not in body["b"]["ids"]
+    assert [t.get("special", False) for t in body["a"]["tokens"]].count(True) == 1
+    _check_boundaries(body, text)
