@@ -240,9 +240,13 @@ def page_compare(state: Mapping[str, str]) -> tuple[dict[str, Any] | None, dict[
     limits = inputs.current_limits()
     try:
         text = inputs.read_text(state.get("text", ""), limits, form=True)
-        side_a = encode_side(inputs.read_tokenizer_spec(_spec_a(state), "a", limits), text, limits.render_max_tokens)
+        spec_a = inputs.read_tokenizer_spec(_spec_a(state), "a", limits)
     except TokenizerError:
-        return None, {}
+        return None, {}  # the page shows these errors beside A's own fields
+    try:
+        side_a = encode_side(spec_a, text, limits.render_max_tokens)
+    except TokenizerError as exc:  # A encodes for the page but cannot be compared (a text-changing file)
+        return {"error": exc.message, "side": "A"}, {}
     try:
         spec_b = inputs.read_tokenizer_spec(_spec_b(state), "b", limits)
         try:
@@ -251,7 +255,7 @@ def page_compare(state: Mapping[str, str]) -> tuple[dict[str, Any] | None, dict[
             raise inputs.within("b", exc) from None
     except TokenizerError as exc:
         name, shown = _page_error(exc)
-        return {"error": shown.message}, {name: shown}
+        return {"error": shown.message, "side": "B"}, {name: shown}
     size = len(text.encode("utf-8"))
     result = compare_sides(side_a, side_b, size)
     percent = 100.0 * result.shared_ratio

@@ -311,3 +311,17 @@ def test_a_tokenizer_json_recognises_its_special_tokens_unless_told_otherwise(cl
     assert hf.token_to_id("<|sp|>") in body["a"]["ids"] and hf.token_to_id("<|sp|>") not in body["b"]["ids"]
     assert [t.get("special", False) for t in body["a"]["tokens"]].count(True) == 1
     _check_boundaries(body, text)
+
+
+def test_page_says_when_side_a_cannot_be_compared(client):
+    from tokenizers import normalizers
+
+    hf = byte_level_tokenizer(SAMPLE_CORPUS)
+    hf.normalizer = normalizers.Lowercase()
+    imported = client.post("/api/import", json={"content": hf.to_str()}).get_json()
+    state = {"text": "The Lowest", "tokenizer": imported["tokenizer"], "pretokenize": imported["pretokenize"],
+             "compare": "gpt2"}  # as the page opens it: with its own pre-tokenization
+    page = client.post("/bytes", data=state).get_data(as_text=True)
+    message = re.search(r'class="compare-error" role="alert">(.*?)</p>', page, re.S).group(1)
+    assert message.startswith("Tokenizer A: tokenizer: this tokenizer.json changes the text")
+    assert 'id="tokens"' in page  # A's own result still shows
