@@ -47,6 +47,7 @@ ROUTE_FIELDS = {
     "/api/export": ["tokenizer", "merges", "vocab", "level", "words", "num_merges", "format", "pretokenize"],
     "/api/tokenizers/<tokenizer_id>/encode": ["text", "pretokenize", "allowed_special"],
     "/api/tokenizers/<tokenizer_id>/decode": ["ids", "skip_special_tokens"],
+    "/api/compare": ["text", "a", "b"],
 }
 
 
@@ -171,6 +172,14 @@ plausible = {
     "tool": st.sampled_from(["bytes", "chars", "train", "", "x"]),
     "format": st.sampled_from(["seed", "hf", "minbpe", "tiktoken", "auto", "", "x"]),
 }
+# A tokenizer spec of /api/compare: some of its fields, plausible or not.
+_spec = st.dictionaries(
+    st.sampled_from(["tokenizer", "merges", "pretokenize", "allowed_special"]),
+    st.one_of(st.sampled_from(["gpt2", "nope", "", "all", "none"]), plausible["merges"], any_json),
+    max_size=3,
+)
+plausible["a"] = plausible["b"] = st.one_of(_spec, st.fixed_dictionaries({"tokenizer": st.just("gpt2")}),
+                                             st.fixed_dictionaries({"merges": plausible["merges"]}))
 
 
 def _value(name: str):
