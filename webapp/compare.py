@@ -22,18 +22,18 @@ package and webapp.files), or render tokens itself (webapp.viewmodels).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
 from flask import Blueprint, Response, jsonify
 
-from webapp import inputs
-from webapp import tokenizer as tk
+from webapp import inputs, jobkinds
 from webapp import viewmodels as vm
 from webapp.tokenizer import TokenizerError, presets, real
 from webapp.tokenizer import tokenizer_files as tokfiles
 from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
 from webapp.tokenizer.pretokenize import pretokenized_encode_trace
+from webapp.tokenizer.token_sizes import ImpliedVocab
 from webapp.tokenizer.traces import EncodeTrace
 
 bp = Blueprint("compare", __name__)
@@ -66,16 +66,18 @@ def _label(ref: str) -> str:
     return f"opened file {ref[:8]}…" if len(ref) > 8 else f"opened file {ref}"
 
 
-def _full_spans(trace: EncodeTrace, vocab: Mapping[int, bytes], data: bytes, redo: Any) -> list[tuple[int, int]]:
+def _full_spans(trace: EncodeTrace, vocab: Any, data: bytes, redo: Any) -> list[tuple[int, int]]:
     """Every token's byte span: from the trace when it holds them all, else from the ids' bytes.
 
-    When the ids' bytes do not spell the text (a file that drops bytes it
-    cannot map, or a typed list defining an id twice), `redo()` gives an
-    uncapped trace instead.
+    `vocab()` gives {id: bytes} for the ids (None when they would not fit in
+    the text). When the ids' bytes do not spell the text (a file that drops
+    bytes it cannot map, or a typed list defining an id twice), `redo()`
+    gives an uncapped trace instead.
     """
     if not trace.tokens_truncated:
         return [(t.start, t.end) for t in trace.tokens]
-    pieces = [vocab.get(i) for i in trace.ids]
+    table = vocab() or {}
+    pieces = [table.get(i) for i in trace.ids]
     if all(p is not None for p in pieces) and b"".join(pieces) == data:  # type: ignore[arg-type]
         return spans_from_lengths(len(p) for p in pieces)  # type: ignore[arg-type]
     return [(t.start, t.end) for t in redo().tokens]
@@ -113,7 +115,7 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
                 "leaves as it is, or choose another pre-tokenization for it",
                 field="tokenizer",
             )
-        spans = _full_spans(trace, entry.file_vocab or {}, data, lambda: run(len(data) + 1)[0])
+        spans = _full_spans(trace, lambda: entry.file_vocab, data, lambda: run(len(data) + 1)[0])
         return Side(_label(spec.tokenizer), scheme, trace.ids, spans, trace,
                     frozenset(entry.tok.special_tokens.values()), frozenset(special_index))
     scheme = spec.pretokenize or "none"
@@ -123,7 +125,9 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
         return pretokenized_encode_trace(text, merges, scheme, max_steps=0, max_tokens=cap, max_sequence=0)
 
     trace = run_typed(max_tokens)
-    spans = _full_spans(trace, tk.implied_byte_vocab(merges) if trace.tokens_truncated else {}, data,
+    # Only the ids used, and only if their bytes fit in the text: a few rules can
+    # imply tokens of terabytes (webapp.tokenizer.token_sizes).
+    spans = _full_spans(trace, lambda: ImpliedVocab(merges.rules).bytes_for(trace.ids, len(data)), data,
                         lambda: run_typed(len(data) + 1))
     return Side("typed merges", scheme, trace.ids, spans, trace, frozenset(), frozenset())
 
@@ -152,45 +156,70 @@ def _api_side(spec: inputs.TokenizerSpec, side: Side, differs: tuple[bool, ...])
             "ids": side.ids, "tokens": tokens}
 
 
+def compare_json(data: Mapping[str, Any], limits: inputs.Limits) -> dict[str, Any]:
+    """The /api/compare answer for a body already checked to hold text, a and b."""
+    text = inputs.read_text(data["text"], limits)
+    specs = {name: inputs.read_tokenizer_spec(data[name], name, limits) for name in ("a", "b")}
+    size = len(text.encode("utf-8"))
+    sides = {}
+    for name, spec in specs.items():
+        try:
+            sides[name] = encode_side(spec, text, size + 1)
+        except TokenizerError as exc:
+            raise inputs.within(name, exc) from None
+    result = compare_sides(sides["a"], sides["b"], size)
+    return {
+        "unit": "bytes",
+        "a": _api_side(specs["a"], sides["a"], result.a_differs),
+        "b": _api_side(specs["b"], sides["b"], result.b_differs),
+        "boundaries": {
+            "shared": sorted(result.shared),
+            "only_a": sorted(result.only_a),
+            "only_b": sorted(result.only_b),
+            "shared_count": len(result.shared),
+            "union_count": result.union,
+            "shared_ratio": result.shared_ratio,
+        },
+        "identical": result.identical,
+    }
+
+
+def _heavy(data: Mapping[str, Any]) -> bool:
+    """Over the thresholds /api/encode hands to a job: a long text, or a long typed merge list on a side."""
+    from webapp import offload
+
+    text = data.get("text")
+    if isinstance(text, str) and len(text) > offload._setting("JOB_ENCODE_CHARS"):
+        return True
+    specs = [data.get(name) for name in ("a", "b")]
+    return any(isinstance(s, dict) and offload._rule_count(s.get("merges")) > offload._setting("JOB_ENCODE_RULES")
+               for s in specs)
+
+
 @bp.post("/api/compare")
 def api_compare() -> Response:
-    from webapp import api
+    """Both encodings and their boundaries; a long text or merge list is a job (202), as /api/encode."""
+    from webapp import http, jobs
 
-    def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
-        text = inputs.read_text(data["text"], limits)
-        specs = {name: inputs.read_tokenizer_spec(data[name], name, limits) for name in ("a", "b")}
-        size = len(text.encode("utf-8"))
-        sides = {}
-        for name, spec in specs.items():
-            try:
-                sides[name] = encode_side(spec, text, size + 1)
-            except TokenizerError as exc:
-                raise inputs.within(name, exc) from None
-        result = compare_sides(sides["a"], sides["b"], size)
-        return {
-            "unit": "bytes",
-            "a": _api_side(specs["a"], sides["a"], result.a_differs),
-            "b": _api_side(specs["b"], sides["b"], result.b_differs),
-            "boundaries": {
-                "shared": sorted(result.shared),
-                "only_a": sorted(result.only_a),
-                "only_b": sorted(result.only_b),
-                "shared_count": len(result.shared),
-                "union_count": result.union,
-                "shared_ratio": result.shared_ratio,
-            },
-            "identical": result.identical,
-        }
-
+    data = http.read_json_object(("text", "a", "b"), ("text", "a", "b"))
+    limits = inputs.current_limits()
     try:
-        data = api.read_json_object(("text", "a", "b"), ("text", "a", "b"))
-        return jsonify(work(data, inputs.current_limits()))
-    except api.RequestError as exc:
-        return api.error_response(exc.message, exc.field, exc.status, exc.location)
-    except TokenizerError as exc:
-        # A preset this installation lacks answers 503 (the message says how to install it).
-        status = 503 if isinstance(exc, presets.PresetMissing) else 400
-        return api.error_response(exc.message, exc.field, status, exc.location)
+        if _heavy(data):
+            inputs.read_text(data["text"], limits)  # cheap checks first: over LIMIT_TEXT_CHARS stays a 400
+            return jobs.accepted(jobs.submit("compare", {"body": dict(data), "limits": asdict(limits)}))
+        return jsonify(compare_json(data, limits))
+    except presets.PresetMissing as exc:  # a preset this installation lacks: 503, the message says how to install it
+        raise http.ApiError.from_tokenizer(exc, 503) from None
+
+
+@jobkinds.job_kind("compare")
+def compare_job(params: dict[str, Any], progress: jobkinds.Progress, cancelled: jobkinds.Cancelled) -> jobkinds.JobOutput:
+    """/api/compare for a long text, in the job process (opened files need the worker's app)."""
+    from webapp.jobs import worker_app
+
+    progress(0.1, "encoding the text twice")
+    with worker_app().app_context():
+        return jobkinds.JobOutput(compare_json(params["body"], jobkinds._limits(params)))
 
 
 # --- the Bytes page -------------------------------------------------------------------

@@ -325,3 +325,33 @@ def test_page_says_when_side_a_cannot_be_compared(client):
     message = re.search(r'class="compare-error" role="alert">(.*?)</p>', page, re.S).group(1)
     assert message.startswith("Tokenizer A: tokenizer: this tokenizer.json changes the text")
     assert 'id="tokens"' in page  # A's own result still shows
+
+
+def test_a_long_text_is_a_job_with_the_inline_answer(tmp_path):
+    """Over JOB_ENCODE_CHARS the comparison runs in a job (202), as /api/encode; its result is the inline one."""
+    from jobhelpers import JobWorker, wait_job
+
+    from tests.conftest import make_app
+
+    settings = {"DATABASE_URL": f"sqlite:///{tmp_path / 'jobs.sqlite3'}",
+                "QUEUE_URL": f"sqlite:///{tmp_path / 'queue.sqlite3'}",
+                "JOB_ENCODE_CHARS": 20, "JOB_TIME_SECONDS": 60, "JOB_MEMORY_MB": 1024}
+    app = make_app(tmp_path, **settings)
+    client = app.test_client()
+    body = {"text": TEXT, "a": {"tokenizer": "gpt2"}, "b": {"merges": MERGES, "pretokenize": "gpt2"}}
+    worker = JobWorker(settings, tmp_path / "worker.log").start()
+    try:
+        response = client.post("/api/compare", json=body)
+        assert response.status_code == 202, response.get_json()
+        url = response.get_json()["url"]
+        done = wait_job(lambda: client.get(url).get_json(), worker=worker)
+        assert done["state"] == "done", done
+        result = client.get(done["result_url"]).get_json()
+    finally:
+        worker.kill()
+    inline = make_app(tmp_path / "inline").test_client().post("/api/compare", json=body)
+    assert inline.status_code == 200 and inline.get_json() == result
+    assert result["a"]["ids"] == get_tokenizer("gpt2").encode(TEXT)
+    # Over LIMIT_TEXT_CHARS stays a 400, not a job.
+    app.config["LIMIT_TEXT_CHARS"] = 30
+    assert client.post("/api/compare", json=body).status_code == 400
