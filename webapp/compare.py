@@ -205,7 +205,14 @@ def api_compare() -> Response:
     limits = inputs.current_limits()
     try:
         if _heavy(data):
-            inputs.read_text(data["text"], limits)  # cheap checks first: over LIMIT_TEXT_CHARS stays a 400
+            # Cheap checks first, as /api/encode: over LIMIT_TEXT_CHARS or LIMIT_RULES stays a 400.
+            inputs.read_text(data["text"], limits)
+            for name in ("a", "b"):
+                spec = data[name]
+                if not isinstance(spec, dict):
+                    inputs.read_tokenizer_spec(spec, name, limits)  # raises: not an object
+                elif isinstance(spec.get("merges"), list) and len(spec["merges"]) > limits.rules:
+                    inputs.read_tokenizer_spec(spec, name, limits)  # raises the limit's message
             return jobs.accepted(jobs.submit("compare", {"body": dict(data), "limits": asdict(limits)}))
         return jsonify(compare_json(data, limits))
     except presets.PresetMissing as exc:  # a preset this installation lacks: 503, the message says how to install it

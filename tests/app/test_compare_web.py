@@ -355,3 +355,13 @@ def test_a_long_text_is_a_job_with_the_inline_answer(tmp_path):
     # Over LIMIT_TEXT_CHARS stays a 400, not a job.
     app.config["LIMIT_TEXT_CHARS"] = 30
     assert client.post("/api/compare", json=body).status_code == 400
+
+
+def test_over_the_rule_limit_is_a_400_before_any_job(tmp_path):
+    from tests.conftest import make_app
+
+    client = make_app(tmp_path, JOB_ENCODE_RULES=2, LIMIT_RULES=3).test_client()
+    rules = [[97, 97, 256 + i] for i in range(4)]
+    response = client.post("/api/compare", json={"text": "aa", "a": {"tokenizer": "gpt2"}, "b": {"merges": rules}})
+    assert response.status_code == 400
+    assert response.get_json()["error"]["field"] == "b.merges" and "LIMIT_RULES" in response.get_json()["error"]["message"]
