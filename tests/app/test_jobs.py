@@ -28,6 +28,8 @@ LOW = {
     "JOB_TRAIN_CHARS": 200,
     "JOB_ENCODE_CHARS": 100,
     "JOB_IMPORT_BYTES": 1000,
+    "JOB_CHARS_TEXT": 100,
+    "JOB_CHARS_RULES": 5,
     "JOB_TIME_SECONDS": 20,
     "JOB_MEMORY_MB": 512,
 }
@@ -396,3 +398,62 @@ def test_the_job_page_shows_the_result_or_the_budget_error_when_done(setup):
     assert failed["state"] == "failed"
     html = client.get(f"/jobs/{slow}").get_data(as_text=True)
     assert "time budget of 2 s" in html and "JOB_TIME_SECONDS" in html and 'http-equiv="refresh"' not in html
+
+
+# --- the Characters page and /api/encode-text as jobs ---------------------------
+
+
+def _char_case(seed: int = 5):
+    rnd = random.Random(seed)
+    text = "".join(rnd.choice("abc \n") for _ in range(400))
+    merges = [["a", "b"], ["ab", "c"], ["c", "a"], [" ", "a"], ["ab", "ab"], ["ca", "b"]]
+    vocab = {ch: i for i, ch in enumerate("abc \n")}
+    for left, right in merges:
+        vocab.setdefault(left + right, len(vocab))
+    return text, merges, vocab
+
+
+def test_encode_text_job_matches_the_literal_encoder_and_the_inline_answer(setup, tmp_path):
+    from webapp.tokenizer.reference import bpe_encode_text as literal_encode_text
+    from webapp.tokenizer.reference import char_tokens as literal_char_tokens
+
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker()
+    text, merges, vocab = _char_case()
+    body = {"text": text, "merges": merges, "vocab": vocab}
+    response = client.post("/api/encode-text", json=body)
+    assert response.status_code == 202, response.get_json()
+    done = wait_job(lambda: _job(client, response.get_json()["url"]), worker=worker)
+    assert done["state"] == "done" and done["kind"] == "encode-text", done
+    rules = [tuple(m) for m in merges]
+    assert done["result"]["ids"] == literal_encode_text(text, vocab, rules)
+    assert done["result"]["tokens"] == literal_char_tokens(text, rules)
+    inline = make_app(tmp_path / "inline").test_client().post("/api/encode-text", json=body)
+    assert inline.status_code == 200 and inline.get_json() == done["result"]
+    # short text but many rules, or a big vocab: a job too; an input over a limit stays a 400
+    assert client.post("/api/encode-text", json={**body, "text": "abc"}).status_code == 202
+    over = client.post("/api/encode-text", json={**body, "text": "a" * 1_000_001})
+    assert over.status_code == 400 and "LIMIT_TEXT_CHARS" in over.get_json()["error"]["message"]
+    small = client.post("/api/encode-text", json={"text": "abc", "merges": [["a", "b"]], "vocab": {"a": 0, "b": 1, "c": 2, "ab": 3}})
+    assert small.status_code == 200 and small.get_json()["ids"] == [3, 2]
+
+
+def test_chars_page_with_a_long_text_renders_in_a_job_exactly_as_inline(setup, tmp_path):
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker()
+    text = _char_case(7)[0]
+    # typed rules and vocab; spaces and newlines are left out of the vocab, so
+    # the result is the page's "missing tokens" view, also rendered by the job
+    state = {"text": text, "merges": "a b\nab c\nc a", "view": "tokens",
+             "vocab": "\n".join(f"{t} {i}" for i, t in enumerate(["a", "b", "c", "ab", "abc", "ca"]))}
+    headers = {"HX-Request": "true"}
+    page = client.post("/fragments/chars", data=state, headers=headers).get_data(as_text=True)
+    assert 'class="job-panel"' in page and 'hx-target="#results"' in page
+    job_id = page.split('data-job="', 1)[1].split('"', 1)[0]
+    assert f'hx-get="/jobs/{job_id}/panel?view=page-chars"' in page
+    assert wait_job(lambda: _job(client, f"/api/jobs/{job_id}"), worker=worker)["state"] == "done"
+    from_job = client.get(f"/jobs/{job_id}/panel?view=page-chars").get_data(as_text=True)
+    inline = make_app(tmp_path / "inline").test_client().post("/fragments/chars", data=state, headers=headers)
+    assert inline.status_code == 200 and "job-panel" not in from_job
+    assert from_job == inline.get_data(as_text=True)
+    assert from_job.count("data-token-id=") + from_job.count("token-missing") > 50  # tokens, not an empty card
