@@ -35,7 +35,16 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --silent
 	touch $@
 
-setup: $(VENV)/.installed node_modules/.installed
+# The real-tokenizer presets, converted from js-tiktoken's ranks and
+# precompiled into instance/presets (where the app reads them) once, so the
+# first request that uses one does not spend seconds converting it. Again only
+# when the package or the code that writes the files changes.
+PRESETS_DIR := instance/presets
+$(PRESETS_DIR)/.prepared: $(VENV)/.installed node_modules/.installed webapp/tokenizer/presets.py webapp/tokenizer/precompiled.py webapp/tokenizer/tokenizer_files.py
+	$(PY) -m webapp.tokenizer.prepare_presets $(PRESETS_DIR)
+	touch $@
+
+setup: $(VENV)/.installed node_modules/.installed $(PRESETS_DIR)/.prepared
 
 setup-test: setup $(VENV)/.installed-test browser
 

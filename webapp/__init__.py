@@ -41,6 +41,12 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "DATABASE_URL": "",  # empty: $DATABASE_URL, else instance/playground.sqlite3
     "DATABASE_AUTO_MIGRATE": 1,
     "LIMIT_SHARE_BYTES": 4 * 1024 * 1024,
+    # The request head, bounded by the app below gunicorn's limit_request_line /
+    # limit_request_field_size (8190) and limit_request_fields (100), so gunicorn's
+    # own header-less error pages are only ever for larger requests (webapp.http).
+    "LIMIT_URL_BYTES": 8000,
+    "LIMIT_HEADER_BYTES": 8000,
+    "LIMIT_HEADER_FIELDS": 90,
     "LIMIT_BLOB_BYTES": 32 * 1024 * 1024,
     "SHARE_BASE_URL": "",
     "TRUSTED_PROXIES": 0,
@@ -60,6 +66,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "JOB_TRAIN_MERGES": 2_000,
     "JOB_ENCODE_CHARS": 200_000,
     "JOB_ENCODE_RULES": 100_000,
+    "JOB_CHARS_TEXT": 20_000,
+    "JOB_CHARS_RULES": 20_000,
 }
 
 

@@ -115,7 +115,10 @@ def decode() -> Response:
 
 @bp.post("/encode-text")
 def encode_text() -> Response:
-    def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
+    def work(data: dict[str, Any], limits: inputs.Limits) -> Any:
+        job = offload.encode_text_job(data)  # a long text, merge list or vocab: 202 and a job
+        if job is not None:
+            return jobs.accepted(job)
         text = inputs.read_text(data["text"], limits)
         vocab = inputs.read_char_vocab(data["vocab"], limits)
         merges = inputs.read_char_merges(data["merges"], limits)

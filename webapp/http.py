@@ -13,6 +13,10 @@
   scan the typed fields use), an unknown or a missing field.
 - every JSON error is `{"error": {"message", "field"[, "location"]}}`
   (`ApiError.to_dict`); messages are capped (MAX_MESSAGE_CHARS).
+- `bound_request_head()` - a URL over LIMIT_URL_BYTES is a 414, more header
+  fields than LIMIT_HEADER_FIELDS or a longer header line than
+  LIMIT_HEADER_BYTES a 431: all below gunicorn's own limits, so the app
+  answers (with its headers) wherever gunicorn lets a request through.
 - `quote(value)` - a value shown inside a message, cut to 80 characters.
 - `init_app(app)` - the app-wide handlers: JSON under /api, a friendly HTML
   page elsewhere, for ApiError, TokenizerError, every HTTP error and any
@@ -193,6 +197,8 @@ _FRIENDLY = {
     404: ("Page not found", "There is nothing at this address."),
     405: ("Method not allowed", "This address does not accept that kind of request."),
     413: ("Too large", "The request is larger than this playground accepts."),
+    414: ("Address too long", "The address is longer than this playground accepts; long input goes in a form."),
+    431: ("Headers too large", "The request's headers are larger than this playground accepts."),
     415: ("Unsupported content type", "This address does not accept that kind of content."),
     500: ("Something went wrong", "The playground hit an unexpected problem. It has been logged."),
 }
@@ -273,8 +279,42 @@ def bound_chunked_body() -> None:
     request.__dict__.pop("stream", None)  # a cached stream would still be the chunked one
 
 
+def _request_target_bytes(environ: Mapping[str, Any]) -> int:
+    """Length of the request target as sent (path and query), in bytes."""
+    raw = environ.get("RAW_URI") or environ.get("REQUEST_URI")  # gunicorn / werkzeug
+    if isinstance(raw, str):
+        return len(raw.encode("latin-1", "replace"))
+    query = environ.get("QUERY_STRING") or ""
+    return len(str(environ.get("PATH_INFO") or "").encode("latin-1", "replace")) + (len(query) + 1 if query else 0)
+
+
+def bound_request_head() -> None:
+    """The URL and the header lines, bounded by the app below gunicorn's own
+    limits (gunicorn.conf.py): a request inside gunicorn's limits always gets
+    the app's answer (its JSON or page, with the security headers), also when
+    it is refused; the development server gets the same bounds."""
+    config = current_app.config
+    limit = int(config.get("LIMIT_URL_BYTES", 0) or 0)
+    size = _request_target_bytes(request.environ)
+    if limit and size > limit:
+        raise ApiError(f"url: the URL is {size:,} bytes, over the limit of {limit:,} bytes "
+                       f"(setting LIMIT_URL_BYTES); send long input in a POST body", field="url", status=414)
+    fields = int(config.get("LIMIT_HEADER_FIELDS", 0) or 0)
+    field_bytes = int(config.get("LIMIT_HEADER_BYTES", 0) or 0)
+    headers = list(request.headers.items())
+    if fields and len(headers) > fields:
+        raise ApiError(f"headers: {len(headers):,} header fields, over the limit of {fields:,} "
+                       f"(setting LIMIT_HEADER_FIELDS)", field="headers", status=431)
+    for name, value in headers:
+        line = len(name) + 2 + len(value)  # "Name: value"
+        if field_bytes and line > field_bytes:
+            raise ApiError(f"headers: the header {quote(name)} is {line:,} bytes, over the limit of "
+                           f"{field_bytes:,} bytes (setting LIMIT_HEADER_BYTES)", field="headers", status=431)
+
+
 def init_app(app: Flask) -> None:
     """Register the handlers for the whole app."""
+    app.before_request(bound_request_head)
     app.before_request(bound_chunked_body)
     app.register_error_handler(ApiError, api_error)
     app.register_error_handler(TokenizerError, tokenizer_error)

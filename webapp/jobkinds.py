@@ -214,6 +214,22 @@ def encode_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
     return JobOutput({"ids": ids, "tokens": byte_tokens(text, ids, merges)})
 
 
+@job_kind("encode-text")
+def encode_text_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
+    """Character-level encode with every token (the /api/encode-text answer)."""
+    from webapp import inputs
+
+    limits = _limits(params)
+    progress(0.05, "reading the vocab and the merges")
+    text = inputs.read_text(params["text"], limits)
+    vocab = inputs.read_char_vocab(params["vocab"], limits)
+    merges = inputs.read_char_merges(params["merges"], limits)
+    progress(0.3, f"encoding {len(text):,} characters")
+    ids = tk.bpe_encode_text(text, vocab, merges)
+    progress(0.7, f"listing {len(ids):,} tokens")
+    return JobOutput({"ids": ids, "tokens": tk.char_tokens(text, merges)})
+
+
 @job_kind("page")
 def page_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
     """A tool page's htmx fragment for a state too big to compute inline (the Bytes

@@ -23,7 +23,8 @@ What it does:
 - **HTTP.** `GET /api/jobs/<id>`, `GET /api/jobs/<id>/result`,
   `POST /api/jobs/<id>/cancel` (or `DELETE /api/jobs/<id>`), and the page
   panel `GET /jobs/<id>/panel?view=...` / `POST /jobs/<id>/cancel` that htmx
-  polls. Callers submit with `submit(kind, params)` and answer with
+  polls, and `GET /jobs/<id>?view=...`, the same job on a page of its own that
+  reloads itself while the job runs (the path without JavaScript). Callers submit with `submit(kind, params)` and answer with
   `accepted(job)` (202); pages register how a finished job shows with
   `done_view(name)`.
 
@@ -47,7 +48,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from flask import Blueprint, Response, current_app, jsonify, render_template, request, stream_with_context, url_for
+from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request, stream_with_context, url_for
+from markupsafe import Markup
 from sqlalchemy import select
 
 from webapp import jobkinds
@@ -396,6 +398,42 @@ def run_in_child(kind: str, params: dict[str, Any], budgets: Budgets,
     return outcome
 
 
+#: How an estimate of the time left ends a progress text ("40% done · about 12 s left").
+ETA_SEPARATOR = " · about "
+ETA_SUFFIX = " s left"
+#: No estimate before this much running time or this fraction: too little to go on.
+ETA_MIN_SECONDS = 1.0
+ETA_MIN_FRACTION = 0.01
+
+
+def eta_seconds(elapsed: float, fraction: float) -> int | None:
+    """Seconds left if the rest goes as fast as the part done so far (elapsed / fraction), rounded up.
+
+    None while there is too little to go on, or when the fraction does not
+    advance (0, or already 1).
+    """
+    if elapsed < ETA_MIN_SECONDS or not ETA_MIN_FRACTION <= fraction < 1.0:
+        return None
+    left = elapsed / fraction - elapsed
+    return max(1, int(left + 0.999))
+
+
+def with_eta(text: str, eta: int | None) -> str:
+    """The progress text with its estimate appended (the text alone without one)."""
+    text = split_eta(text)[0]
+    return text if eta is None else f"{text}{ETA_SEPARATOR}{eta:,}{ETA_SUFFIX}"
+
+
+def split_eta(text: str) -> tuple[str, int | None]:
+    """A stored progress text back into (text, seconds left or None): the inverse of `with_eta`."""
+    head, separator, tail = text.rpartition(ETA_SEPARATOR)
+    if separator and tail.endswith(ETA_SUFFIX):
+        number = tail[: -len(ETA_SUFFIX)].replace(",", "")
+        if number.isdigit():
+            return head, int(number)
+    return text, None
+
+
 class _Throttle:
     """Calls `action` at most every `seconds` (and always when `force`)."""
 
@@ -423,15 +461,21 @@ def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
         return "failed"
     progress_gate, cancel_gate, beat_gate = _Throttle(0.25), _Throttle(0.25), _Throttle(HEARTBEAT_SECONDS)
     last_progress: list[Any] = [0.0, "running"]
+    started = time.monotonic()
+
+    def shown(fraction: float, text: str) -> str:
+        # The estimate is worked out here, where the start is known, and
+        # carried in the text (split_eta reads it back for the JSON).
+        return with_eta(text, eta_seconds(time.monotonic() - started, fraction))
 
     def on_progress(fraction: float, text: str) -> None:
         last_progress[:] = [fraction, text]
         if progress_gate.due():
-            store.set_progress(job_id, fraction, text)
+            store.set_progress(job_id, fraction, shown(fraction, text))
 
     def should_cancel() -> bool:
-        if beat_gate.due():
-            store.set_progress(job_id, float(last_progress[0]), str(last_progress[1]))  # heartbeat
+        if beat_gate.due():  # heartbeat; a stalled fraction makes the estimate grow, as it should
+            store.set_progress(job_id, float(last_progress[0]), shown(float(last_progress[0]), str(last_progress[1])))
         return cancel_gate.due() and store.cancel_requested(job_id)
 
     outcome = run_in_child(job.kind, params, budgets, on_progress, should_cancel)
@@ -600,12 +644,14 @@ def _trim_after_big_request(_exc: BaseException | None) -> None:
 
 
 def describe(job: Job, store: JobStore, *, with_result: bool = True) -> dict[str, Any]:
-    """A job as the JSON API shows it."""
+    """A job as the JSON API shows it (`eta_seconds`: the running job's estimate of the time left, or null)."""
+    eta = split_eta(job.progress_text)[1] if job.state == "running" else None
     out: dict[str, Any] = {
         "job": job.id,
         "kind": job.kind,
         "state": job.state,
-        "progress": {"fraction": round(job.progress, 4), "text": job.progress_text},
+        "progress": {"fraction": round(job.progress, 4), "text": job.progress_text, "eta_seconds": eta},
+        "eta_seconds": eta,
         "url": url_for("jobs.api_job", job_id=job.id),
         "created_at": job.created_at.isoformat(),
         "updated_at": job.updated_at.isoformat(),
@@ -698,12 +744,14 @@ def done_view(name: str) -> Callable[[Callable[[Job, Any, dict[str, Any]], str]]
     return register
 
 
-def render_panel(job: Job, view: str) -> str:
-    """The job panel (progress bar, cancel, or the error), or the done view once done."""
+def render_panel(job: Job, view: str, *, page: bool = False) -> str:
+    """The job panel (progress bar, cancel, or the error), or the done view once done.
+
+    `page`: for the job's own page (no polling; the page reloads itself)."""
     store = get_queue().store
     if job.state == "done" and view in DONE_VIEWS:
         return DONE_VIEWS[view](job, store.result(job), store.params(job))
-    return render_template("partials/job_panel.html", job=job, view=view,
+    return render_template("partials/job_panel.html", job=job, view=view, page=page,
                            budgets=get_queue().budgets)
 
 
@@ -722,7 +770,38 @@ def panel(job_id: str) -> Any:
 
 @bp.post("/jobs/<job_id>/cancel")
 def panel_cancel(job_id: str) -> Any:
+    """Cancel from a page: htmx gets the panel; a plain form post (`page=1`, no
+    JavaScript) is sent on to the job page (303, so a reload does not post again)."""
     job = get_queue().store.request_cancel(job_id) if is_valid_id(job_id) else None
     if job is None:
         return Response("no such job\n", status=404, mimetype="text/plain")
+    if request.args.get("page") and not request.headers.get("HX-Request"):
+        return redirect(url_for("jobs.job_page", job_id=job.id, view=_panel_view() or None), code=303)
     return render_panel(job, _panel_view())
+
+
+#: done view -> (the page it belongs to, its label), for the job page's way back.
+_VIEW_PAGES = {"page-bytes": ("bytes", "Bytes"), "open-bytes": ("bytes", "Bytes"),
+               "open-chars": ("chars", "Characters"), "page-chars": ("chars", "Characters"),
+               "train": ("train", "Train")}
+
+
+@bp.get("/jobs/<job_id>")
+def job_page(job_id: str) -> Any:
+    """A job on a page of its own, for browsers without JavaScript: it reloads
+    itself every second while the job runs, then shows the result or the error."""
+    job = get_queue().store.get(job_id)
+    if job is None:
+        return Response("no such job\n", status=404, mimetype="text/plain")
+    view = _panel_view()
+    tool, label = _VIEW_PAGES.get(view, (None, ""))
+    if job.state == "done" and view not in DONE_VIEWS:
+        result = url_for("jobs.api_job_result", job_id=job.id)
+        body = Markup(render_template("partials/job_panel.html", job=job, view=view, page=True,
+                                      budgets=get_queue().budgets)
+                      + Markup('<p class="card">The result: <a href="{0}">{0}</a></p>').format(result))
+    else:
+        body = Markup(render_panel(job, view, page=True))
+    back = url_for(f"pages.{tool}_page") if tool else None
+    return render_template("job.html", job=job, body=body, back_url=back, back_label=label, tool=tool,
+                           title=f"Job {job.id}")

@@ -10,7 +10,10 @@ second on a 2-core machine (README, Limits):
 - `JOB_TRAIN_CHARS` / `JOB_TRAIN_MERGES`: training on more word characters or
   more merges than this;
 - `JOB_ENCODE_CHARS` / `JOB_ENCODE_RULES`: `/api/encode` (every token with its
-  bytes) of a longer text or a longer merge list.
+  bytes) of a longer text or a longer merge list;
+- `JOB_CHARS_TEXT` / `JOB_CHARS_RULES`: character-level encoding (the
+  Characters page, `/api/encode-text`) of a longer text, or more merge rules
+  or vocab entries (string rules cost more per character than byte rules).
 
 Only sizes are measured here (lengths, counts of lines), in O(input) time and
 before any parsing that could be costly; limits that are cheap to check
@@ -84,6 +87,37 @@ def encode_job(data: Mapping[str, Any]) -> jobs.Job | None:
     })
 
 
+def _entry_count(value: Any) -> int:
+    """How many entries a vocab value holds, without parsing it (an upper bound for text)."""
+    if isinstance(value, (dict, list, tuple)):
+        return len(value)
+    if isinstance(value, str):
+        return max(value.count("\n") + 1, value.count(","))
+    return 0
+
+
+def _chars_heavy(text: Any, merges: Any, vocab: Any) -> bool:
+    rules = _setting("JOB_CHARS_RULES")
+    return ((isinstance(text, str) and len(text) > _setting("JOB_CHARS_TEXT"))
+            or _rule_count(merges) > rules or _entry_count(vocab) > rules)
+
+
+def encode_text_job(data: Mapping[str, Any]) -> jobs.Job | None:
+    """A job for `/api/encode-text` when the text, the merges or the vocab is over its threshold."""
+    if not _chars_heavy(data.get("text"), data.get("merges"), data.get("vocab")):
+        return None
+    limits = inputs.current_limits()
+    inputs.read_text(data.get("text"), limits)  # cheap checks first: over a LIMIT_* stays a 400
+    if isinstance(data.get("merges"), list) and len(data["merges"]) > limits.rules:
+        inputs.read_char_merges(data["merges"], limits)  # raises the limit's message
+    if isinstance(data.get("vocab"), (dict, list)) and len(data["vocab"]) > limits.vocab:
+        inputs.read_char_vocab(data["vocab"], limits)
+    return jobs.submit("encode-text", {
+        "text": data.get("text"), "merges": data.get("merges"), "vocab": data.get("vocab"),
+        "limits": _limits_dict(),
+    })
+
+
 def train_job(words: Any, num_merges: Any, *, form: bool = False, steps: int = 0) -> jobs.Job | None:
     """A job for training when the words or the number of merges is over its threshold."""
     limits = inputs.current_limits()
@@ -124,6 +158,18 @@ def bytes_page_job(state: Mapping[str, str]) -> jobs.Job | None:
     return jobs.submit("page", {"tool": "bytes", "state": dict(state)})
 
 
+def chars_page_job(state: Mapping[str, str]) -> jobs.Job | None:
+    """A job that renders the Characters page's result when the text, the merges or
+    the vocab is over its threshold (JOB_CHARS_TEXT / JOB_CHARS_RULES)."""
+    from flask import g
+
+    if g.get("playground_inline_only") or not _chars_heavy(state.get("text", ""), state.get("merges", ""),
+                                                          state.get("vocab", "")):
+        return None
+    inputs.read_text(state.get("text", ""), inputs.current_limits(), form=True)  # over the limit: inline error
+    return jobs.submit("page", {"tool": "chars", "state": dict(state)})
+
+
 def panel(job: jobs.Job, view: str) -> str:
     """The job panel a page shows in place of a result while the job runs."""
     return jobs.render_panel(job, view)
@@ -147,6 +193,7 @@ def _open_view(tool: str) -> Any:
 jobs.done_view("open-bytes")(_open_view("bytes"))
 jobs.done_view("page-bytes")(lambda job, result, params: str(result["html"]))
 jobs.done_view("open-chars")(_open_view("chars"))
+jobs.done_view("page-chars")(lambda job, result, params: str(result["html"]))
 
 
 @jobs.done_view("train")

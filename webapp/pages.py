@@ -325,6 +325,14 @@ def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
     limits = inputs.current_limits()
     active = act.resolve("chars", state)  # an opened file replaces the typed merges and vocab
     opened = not active.typed
+    try:
+        from webapp import offload
+
+        job = offload.chars_page_job(state)  # a long text or a long merge list: a job renders this result
+    except TokenizerError:
+        job = None  # the inline path below reports the problem beside its field
+    if job is not None:
+        return {"result": None, "job_panel": offload.panel(job, "page-chars"), "errors": {}, "active": active}
 
     def _opened(part: int) -> Any:
         try:

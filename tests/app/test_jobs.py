@@ -28,6 +28,8 @@ LOW = {
     "JOB_TRAIN_CHARS": 200,
     "JOB_ENCODE_CHARS": 100,
     "JOB_IMPORT_BYTES": 1000,
+    "JOB_CHARS_TEXT": 100,
+    "JOB_CHARS_RULES": 5,
     "JOB_TIME_SECONDS": 20,
     "JOB_MEMORY_MB": 512,
 }
@@ -317,3 +319,141 @@ def test_bytes_page_with_a_long_text_renders_in_a_job_exactly_as_inline(setup, t
     assert inline.status_code == 200 and "job-panel" not in from_job
     assert from_job == inline.get_data(as_text=True)
     assert from_job.count("data-token-id=") > 50  # the tokens themselves, not an empty card
+
+
+# --- issue 8 follow-up: the job page without JavaScript, and the time left ----
+
+
+def test_eta_is_elapsed_over_fraction_and_reads_back_from_the_text():
+    from webapp.jobs import eta_seconds, split_eta, with_eta
+
+    # a quarter done in 3 s: 9 s more at the same pace
+    assert eta_seconds(3.0, 0.25) == 9
+    assert eta_seconds(10.0, 0.5) == 10
+    # too little to go on, or nothing left to estimate
+    assert eta_seconds(0.2, 0.5) is None and eta_seconds(5.0, 0.0) is None and eta_seconds(5.0, 1.0) is None
+    shown = with_eta("120 of 400 merges done", eta_seconds(3.0, 0.25))
+    assert shown.startswith("120 of 400 merges done") and split_eta(shown) == ("120 of 400 merges done", 9)
+    assert split_eta(with_eta(shown, 4)) == ("120 of 400 merges done", 4)  # replaced, not stacked
+    assert split_eta("counting pairs in 1,000 words") == ("counting pairs in 1,000 words", None)
+
+
+def test_a_running_job_reports_the_time_left_in_the_api_and_the_panel(setup):
+    _settings_, app, client, start_worker = setup
+    job_id = _submit(app, "sleep", {"seconds": 8, "eta": 1})
+    worker = start_worker(JOB_WORKERS=1)
+    deadline = time.monotonic() + 20
+    job = _job(client, f"/api/jobs/{job_id}")
+    while job["eta_seconds"] is None and time.monotonic() < deadline:
+        assert job["state"] in ("queued", "running"), job
+        time.sleep(0.2)
+        job = _job(client, f"/api/jobs/{job_id}")
+    assert job["state"] == "running" and job["eta_seconds"] is not None, worker.log()
+    # the sleep job advances evenly over 8 s, so the estimate is the remaining time, give or take
+    fraction = job["progress"]["fraction"]
+    assert 0 < fraction < 1 and job["progress"]["eta_seconds"] == job["eta_seconds"]
+    assert abs(job["eta_seconds"] - 8 * (1 - fraction)) <= 2.5, job
+    panel = client.get(f"/jobs/{job_id}/panel?view=train").get_data(as_text=True)
+    assert " s left" in panel and "about " in panel
+    done = wait_job(lambda: _job(client, f"/api/jobs/{job_id}"), timeout=30, worker=worker)
+    assert done["state"] == "done" and done["eta_seconds"] is None
+
+
+def test_the_job_page_reloads_while_running_and_cancels_without_javascript(setup):
+    _settings_, app, client, start_worker = setup
+    job_id = _submit(app, "sleep", {"seconds": 30, "page": 1})
+    page = client.get(f"/jobs/{job_id}?view=train")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and '<meta http-equiv="refresh" content="1">' in html
+    assert "hx-get" not in html and "hx-post" not in html  # nothing polls: the page reloads itself
+    assert page.headers["Content-Security-Policy"].startswith("default-src 'self'")
+    action = f'action="/jobs/{job_id}/cancel?view=train&amp;page=1"'
+    assert action in html and 'method="post"' in html
+    # the page's panel (JavaScript on) links to the job page for when JavaScript is off
+    fragment = client.get(f"/jobs/{job_id}/panel?view=train").get_data(as_text=True)
+    assert f'href="/jobs/{job_id}?view=train"' in fragment and "hx-post" in fragment and action in fragment
+    # The plain form post cancels and goes on to the job page (303), which stops reloading.
+    response = client.post(f"/jobs/{job_id}/cancel?view=train&page=1")
+    assert response.status_code == 303 and response.headers["Location"] == f"/jobs/{job_id}?view=train"
+    html = client.get(response.headers["Location"]).get_data(as_text=True)
+    assert 'http-equiv="refresh"' not in html and "job: cancelled" in html
+    assert client.get("/jobs/aaaaaaaaaaaaaaaa?view=train").status_code == 404
+
+
+def test_the_job_page_shows_the_result_or_the_budget_error_when_done(setup):
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker(JOB_TIME_SECONDS=2)
+    words = "low lower lowest newer wider new " * 3
+    html = client.post("/train", data={"words": words, "num_merges": "9"}).get_data(as_text=True)
+    job_id = html.split('data-job="', 1)[1].split('"', 1)[0]
+    assert f'href="/jobs/{job_id}?view=train"' in html  # the no-JS page links on
+    wait_job(lambda: _job(client, f"/api/jobs/{job_id}"), worker=worker)
+    done = client.get(f"/jobs/{job_id}?view=train").get_data(as_text=True)
+    assert 'http-equiv="refresh"' not in done and 'id="merge-list"' in done
+    for merged in literal_bpe_merges(words.split(), 9):
+        assert merged in done
+    with _app.app_context():
+        slow = get_queue(_app).submit("sleep", {"seconds": 30, "budget": 1}).id
+    failed = wait_job(lambda: _job(client, f"/api/jobs/{slow}"), timeout=30, worker=worker)
+    assert failed["state"] == "failed"
+    html = client.get(f"/jobs/{slow}").get_data(as_text=True)
+    assert "time budget of 2 s" in html and "JOB_TIME_SECONDS" in html and 'http-equiv="refresh"' not in html
+
+
+# --- the Characters page and /api/encode-text as jobs ---------------------------
+
+
+def _char_case(seed: int = 5):
+    rnd = random.Random(seed)
+    text = "".join(rnd.choice("abc \n") for _ in range(400))
+    merges = [["a", "b"], ["ab", "c"], ["c", "a"], [" ", "a"], ["ab", "ab"], ["ca", "b"]]
+    vocab = {ch: i for i, ch in enumerate("abc \n")}
+    for left, right in merges:
+        vocab.setdefault(left + right, len(vocab))
+    return text, merges, vocab
+
+
+def test_encode_text_job_matches_the_literal_encoder_and_the_inline_answer(setup, tmp_path):
+    from webapp.tokenizer.reference import bpe_encode_text as literal_encode_text
+    from webapp.tokenizer.reference import char_tokens as literal_char_tokens
+
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker()
+    text, merges, vocab = _char_case()
+    body = {"text": text, "merges": merges, "vocab": vocab}
+    response = client.post("/api/encode-text", json=body)
+    assert response.status_code == 202, response.get_json()
+    done = wait_job(lambda: _job(client, response.get_json()["url"]), worker=worker)
+    assert done["state"] == "done" and done["kind"] == "encode-text", done
+    rules = [tuple(m) for m in merges]
+    assert done["result"]["ids"] == literal_encode_text(text, vocab, rules)
+    assert done["result"]["tokens"] == literal_char_tokens(text, rules)
+    inline = make_app(tmp_path / "inline").test_client().post("/api/encode-text", json=body)
+    assert inline.status_code == 200 and inline.get_json() == done["result"]
+    # short text but many rules, or a big vocab: a job too; an input over a limit stays a 400
+    assert client.post("/api/encode-text", json={**body, "text": "abc"}).status_code == 202
+    over = client.post("/api/encode-text", json={**body, "text": "a" * 1_000_001})
+    assert over.status_code == 400 and "LIMIT_TEXT_CHARS" in over.get_json()["error"]["message"]
+    small = client.post("/api/encode-text", json={"text": "abc", "merges": [["a", "b"]], "vocab": {"a": 0, "b": 1, "c": 2, "ab": 3}})
+    assert small.status_code == 200 and small.get_json()["ids"] == [3, 2]
+
+
+def test_chars_page_with_a_long_text_renders_in_a_job_exactly_as_inline(setup, tmp_path):
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker()
+    text = _char_case(7)[0]
+    # typed rules and vocab; spaces and newlines are left out of the vocab, so
+    # the result is the page's "missing tokens" view, also rendered by the job
+    state = {"text": text, "merges": "a b\nab c\nc a", "view": "tokens",
+             "vocab": "\n".join(f"{t} {i}" for i, t in enumerate(["a", "b", "c", "ab", "abc", "ca"]))}
+    headers = {"HX-Request": "true"}
+    page = client.post("/fragments/chars", data=state, headers=headers).get_data(as_text=True)
+    assert 'class="job-panel"' in page and 'hx-target="#results"' in page
+    job_id = page.split('data-job="', 1)[1].split('"', 1)[0]
+    assert f'hx-get="/jobs/{job_id}/panel?view=page-chars"' in page
+    assert wait_job(lambda: _job(client, f"/api/jobs/{job_id}"), worker=worker)["state"] == "done"
+    from_job = client.get(f"/jobs/{job_id}/panel?view=page-chars").get_data(as_text=True)
+    inline = make_app(tmp_path / "inline").test_client().post("/fragments/chars", data=state, headers=headers)
+    assert inline.status_code == 200 and "job-panel" not in from_job
+    assert from_job == inline.get_data(as_text=True)
+    assert from_job.count("data-token-id=") + from_job.count("token-missing") > 50  # tokens, not an empty card

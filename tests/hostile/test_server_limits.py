@@ -3,9 +3,11 @@
 - A chunked body has no Content-Length: over MAX_CONTENT_LENGTH it must be a
   413 naming the setting, as with a Content-Length, not a 400 "invalid JSON"
   from a silently cut body; under it, it is read whole.
-- gunicorn's own request-line limit is the outer bound: a request line within
-  it reaches the app (its JSON 404 with the security headers); beyond it
-  gunicorn answers 414 itself (README, Production, says what the proxy does).
+- gunicorn's own request-line and header limits are the outer bound; the app
+  bounds the URL and the header lines below them (LIMIT_URL_BYTES...), so
+  every request gunicorn lets through gets the app's answer, its 414 / 431
+  with the security headers included; beyond them gunicorn answers 414
+  itself (README, Production, says what the proxy does).
 """
 
 from __future__ import annotations
@@ -76,12 +78,64 @@ def _request_line(server, path: str) -> tuple[int, dict[str, str], bytes]:
         conn.close()
 
 
-def test_a_long_request_line_within_gunicorns_limit_reaches_the_app(small_server):
-    path = "/api/share/" + "x" * (LIMIT_REQUEST_LINE - len("GET /api/share/ HTTP/1.1\r\n") - 10)
+#: The app's own bounds on the request head (webapp/__init__.py defaults), below gunicorn's.
+APP_URL_LIMIT = 8000
+APP_HEADER_LIMIT = 8000
+
+
+def _get(server, path: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    try:
+        conn.request("GET", path, headers=headers or {})
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()
+
+
+def test_the_apps_limits_are_inside_gunicorns():
+    assert APP_URL_LIMIT + len("OPTIONS  HTTP/1.1") < LIMIT_REQUEST_LINE
+    conf = runpy.run_path(str(PROJECT_ROOT / "gunicorn.conf.py"))
+    assert APP_HEADER_LIMIT < conf["limit_request_field_size"]
+    from webapp import DEFAULT_CONFIG
+
+    assert DEFAULT_CONFIG["LIMIT_URL_BYTES"] == APP_URL_LIMIT and DEFAULT_CONFIG["LIMIT_HEADER_BYTES"] == APP_HEADER_LIMIT
+    assert DEFAULT_CONFIG["LIMIT_HEADER_FIELDS"] < conf["limit_request_fields"]
+
+
+def test_a_url_within_the_apps_limit_reaches_the_route(small_server):
+    path = "/api/share/" + "x" * (APP_URL_LIMIT - len("/api/share/"))
     status, headers, raw = _request_line(small_server, path)
     assert status == 404
     assert json.loads(raw)["error"]["field"] == "id"
     assert headers.get("X-Content-Type-Options") == "nosniff" and "Content-Security-Policy" in headers
+
+
+@pytest.mark.parametrize("prefix", ["/api/share/", "/bytes?text="])
+def test_a_url_over_the_apps_limit_but_within_gunicorns_is_the_apps_414(small_server, prefix):
+    # the longest target gunicorn lets through: the app answers, with its headers
+    path = prefix + "x" * (LIMIT_REQUEST_LINE - len("GET  HTTP/1.1\r\n") - len(prefix) - 10)
+    status, headers, raw = _request_line(small_server, path)
+    assert status == 414, raw[:300]
+    assert headers.get("X-Content-Type-Options") == "nosniff" and "Content-Security-Policy" in headers
+    text = raw.decode()
+    assert f"{len(path):,} bytes" in text and f"{APP_URL_LIMIT:,} bytes (setting LIMIT_URL_BYTES)" in text
+    if prefix.startswith("/api/"):
+        assert json.loads(raw)["error"]["field"] == "url"
+    else:
+        assert headers["Content-Type"].startswith("text/html") and "Address too long" in text
+
+
+def test_a_header_over_the_apps_limit_but_within_gunicorns_is_the_apps_431(small_server):
+    value = "y" * (APP_HEADER_LIMIT + 50)
+    status, headers, raw = _get(small_server, "/api/tokenizers", {"X-Long": value})
+    assert status == 431, raw[:300]
+    assert "Content-Security-Policy" in headers
+    error = json.loads(raw)["error"]
+    assert error["field"] == "headers" and "setting LIMIT_HEADER_BYTES" in error["message"]
+    status, headers, raw = _get(small_server, "/healthz", {f"X-Many-{i}": "1" for i in range(95)})
+    assert status == 431 and "Content-Security-Policy" in headers and b"LIMIT_HEADER_FIELDS" in raw
+    assert _get(small_server, "/healthz", {"X-Short": "y" * 1000})[0] == 200
 
 
 def test_beyond_gunicorns_request_line_limit_gunicorn_answers_414(small_server):

@@ -21,6 +21,8 @@ What this module gives:
   Recovering 200,000 merges takes about a second, so the converted form is
   kept in `cache_dir` (if given) under a name that holds the rank file's hash:
   content-addressed, so a changed package can never serve stale merges.
+- `prepare(cache_dir)`: every preset converted and precompiled ahead of time
+  (the set-up step `python -m webapp.tokenizer.prepare_presets`).
 
 What it does not do: encode (see `real.py` / `tokenizer_files.encode_loaded`),
 Flask, or any network access.
@@ -34,6 +36,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -398,6 +401,31 @@ def _write_atomic(path: Path, data: bytes) -> None:
         pass  # a cache that cannot be written only costs time
 
 
+def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = None) -> dict[str, float]:
+    """Convert every preset (or `names`) and precompile it into `cache_dir`, ahead of any request.
+
+    The set-up step (`python -m webapp.tokenizer.prepare_presets`, run by the
+    Makefile) calls this so the first use of a preset in a fresh install reads
+    files instead of converting ranks inside a request. Presets already in the
+    cache are only read back. Returns seconds spent per preset. The in-process
+    caches are emptied after each one, so at most one preset is held at a time.
+    """
+    spent: dict[str, float] = {}
+    for name in names or PRESET_NAMES:
+        canonical = get_preset(name).name
+        started = time.perf_counter()
+        load_compiled(canonical, cache_dir)  # writes the converted form and the precompiled one
+        spent[canonical] = time.perf_counter() - started
+        clear_caches()
+    return spent
+
+
+def is_prepared(cache_dir: str | os.PathLike[str], name: str) -> bool:
+    """Are the preset's converted and precompiled files in `cache_dir` (under today's names)?"""
+    where = Path(cache_dir)
+    return (where / cache_file_name(name)).is_file() and (where / compiled_file_name(name)).is_file()
+
+
 def clear_caches() -> None:
     """Forget the in-process ranks and converted presets (tests)."""
     with _LOCK:
@@ -409,7 +437,7 @@ def clear_caches() -> None:
 __all__ = [
     "ALIASES", "ENDOFPROMPT", "ENDOFTEXT", "FIM_MIDDLE", "FIM_PREFIX", "FIM_SUFFIX", "INSTALL_HINT",
     "JS_TIKTOKEN_VERSION", "PRESETS", "PRESET_NAMES", "Preset", "PresetMissing", "cache_file_name",
-    "clear_caches", "compiled_file_name", "convert_preset", "get_preset", "is_preset", "load_compiled",
-    "load_preset", "load_ranks", "parse_rank_bytes", "rank_file_bytes", "ranks_dir", "set_cache_dir",
+    "clear_caches", "compiled_file_name", "convert_preset", "get_preset", "is_prepared", "is_preset",
+    "load_compiled", "load_preset", "load_ranks", "parse_rank_bytes", "prepare", "rank_file_bytes", "ranks_dir", "set_cache_dir",
     "unknown_preset",
 ]

@@ -1,0 +1,63 @@
+"""The set-up step that converts and precompiles the presets before any request
+(webapp.tokenizer.prepare_presets, run by the Makefile).
+
+It must write where the web app reads, and afterwards a fresh process must load
+a preset from those files without converting ranks or compiling merges.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_app
+from webapp import PROJECT_ROOT
+from webapp.tokenizer import byte_level, presets, prepare_presets
+
+
+@pytest.fixture
+def fresh(monkeypatch):
+    """Empty in-process caches, restored afterwards (other tests keep theirs)."""
+    monkeypatch.setattr(presets, "_LOADED", {})
+    monkeypatch.setattr(presets, "_COMPILED", {})
+    monkeypatch.setattr(presets, "_RANKS", {})
+
+
+def test_prepare_writes_files_that_load_without_converting(tmp_path, fresh, monkeypatch, capsys):
+    assert prepare_presets.main([str(tmp_path), "--only", "gpt2"]) == 0
+    assert "preset r50k_base: ready" in capsys.readouterr().out
+    assert presets.is_prepared(tmp_path, "r50k_base") and not presets.is_prepared(tmp_path, "cl100k_base")
+    presets.clear_caches()
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("converted or compiled again instead of reading the prepared files")
+
+    monkeypatch.setattr(presets, "convert_preset", refuse)
+    monkeypatch.setattr(byte_level, "compile_byte_merges", refuse)
+    tok = presets.load_preset("r50k_base", tmp_path)
+    compiled = presets.load_compiled("r50k_base", tmp_path)
+    # the prepared tokenizer is the real one: every rank past the 256 bytes is a merge
+    assert len(tok.merges) == len(compiled) == presets.get_preset("r50k_base").n_ranks - 256
+    assert dict(tok.special_tokens) == {"<|endoftext|>": 50256}
+
+
+def test_prepare_writes_where_the_app_reads(tmp_path, monkeypatch):
+    app = make_app(tmp_path)
+    assert Path(app.instance_path) / "presets" == prepare_presets.DEFAULT_CACHE_DIR
+    assert presets._CACHE_DIR[0] == prepare_presets.DEFAULT_CACHE_DIR
+    makefile = (PROJECT_ROOT / "Makefile").read_text()
+    step = re.search(r"^\t\$\(PY\) -m webapp\.tokenizer\.prepare_presets (\S+)$", makefile, re.M)
+    assert step is not None
+    folder = step.group(1).replace("$(PRESETS_DIR)", re.search(r"^PRESETS_DIR := (\S+)$", makefile, re.M).group(1))
+    assert PROJECT_ROOT / folder == prepare_presets.DEFAULT_CACHE_DIR
+    # make run / serve-prod / test all go through `setup`, which prepares
+    assert re.search(r"^setup: .*\$\(PRESETS_DIR\)/\.prepared", makefile, re.M)
+
+
+def test_a_missing_package_is_a_clear_failure(tmp_path, fresh, monkeypatch, capsys):
+    monkeypatch.setenv("PLAYGROUND_JS_TIKTOKEN_RANKS", str(tmp_path / "nothing-here"))
+    assert prepare_presets.main([str(tmp_path / "cache"), "--only", "r50k_base"]) == 1
+    assert "npm ci" in capsys.readouterr().err
+    assert not presets.is_prepared(tmp_path / "cache", "r50k_base")
