@@ -247,6 +247,20 @@ def page_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -
     return JobOutput({"html": html})
 
 
+@job_kind("ids")
+def ids_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
+    """Every id of a Bytes or Characters page state (the ids download of a long text)."""
+    from webapp import pages
+    from webapp.jobs import worker_app
+    from webapp.tokenizer import textformats
+
+    tool = params["tool"]
+    progress(0.1, "encoding the text")
+    with worker_app().test_request_context(f"/{tool}/ids.txt", method="POST"):
+        ids = pages.ids_of_state(tool, params["state"])
+    return JobOutput({"count": len(ids), "text": textformats.format_ids(ids) + "\n"})
+
+
 @job_kind("sleep")
 def sleep_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
     """A job that only waits or allocates (tests and the load benchmark use it for budgets).

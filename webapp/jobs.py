@@ -783,7 +783,7 @@ def panel_cancel(job_id: str) -> Any:
 #: done view -> (the page it belongs to, its label), for the job page's way back.
 _VIEW_PAGES = {"page-bytes": ("bytes", "Bytes"), "open-bytes": ("bytes", "Bytes"),
                "open-chars": ("chars", "Characters"), "page-chars": ("chars", "Characters"),
-               "train": ("train", "Train")}
+               "train": ("train", "Train"), "ids-bytes": ("bytes", "Bytes"), "ids-chars": ("chars", "Characters")}
 
 
 @bp.get("/jobs/<job_id>")

@@ -170,6 +170,21 @@ def chars_page_job(state: Mapping[str, str]) -> jobs.Job | None:
     return jobs.submit("page", {"tool": "chars", "state": dict(state)})
 
 
+def ids_job(tool: str, state: Mapping[str, str]) -> jobs.Job | None:
+    """A job for the ids download of a page state over the page's own thresholds
+    (the same ones that send the page's result to a job)."""
+    text = state.get("text", "")
+    if tool == "bytes":
+        heavy = (isinstance(text, str) and len(text) > _setting("JOB_ENCODE_CHARS")) or (
+            _rule_count(state.get("merges", "")) > _setting("JOB_ENCODE_RULES"))
+    else:
+        heavy = _chars_heavy(text, state.get("merges", ""), state.get("vocab", ""))
+    if not heavy:
+        return None
+    inputs.read_text(text, inputs.current_limits(), form=True)  # over LIMIT_TEXT_CHARS stays a 400
+    return jobs.submit("ids", {"tool": tool, "state": dict(state)})
+
+
 def panel(job: jobs.Job, view: str) -> str:
     """The job panel a page shows in place of a result while the job runs."""
     return jobs.render_panel(job, view)
@@ -194,6 +209,15 @@ jobs.done_view("open-bytes")(_open_view("bytes"))
 jobs.done_view("page-bytes")(lambda job, result, params: str(result["html"]))
 jobs.done_view("open-chars")(_open_view("chars"))
 jobs.done_view("page-chars")(lambda job, result, params: str(result["html"]))
+
+
+def _ids_view(job: jobs.Job, result: Any, params: dict[str, Any]) -> str:
+    """A link to the finished ids file."""
+    return render_template("partials/ids_job_done.html", job=job, count=result["count"], tool=params["tool"])
+
+
+jobs.done_view("ids-bytes")(_ids_view)
+jobs.done_view("ids-chars")(_ids_view)
 
 
 @jobs.done_view("train")

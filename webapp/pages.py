@@ -22,7 +22,8 @@ from urllib.parse import urlencode
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from flask import Blueprint, Response, abort, render_template, request
+from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response as BaseResponse
 from markupsafe import Markup, escape
 
 from webapp import active as act
@@ -666,29 +667,65 @@ def fragment(tool: str) -> str:
     return render_fragment(tool, request.form)
 
 
-@bp.post("/<tool>/ids.txt")
-def ids_download(tool: str) -> Response:
-    """All ids of the current encoding as a text file (the page shows a bounded number of tokens)."""
-    if tool not in ("bytes", "chars"):
-        abort(404)
-    state = normalize_state(tool, request.form)
+def ids_of_state(tool: str, state: Mapping[str, str]) -> list[int]:
+    """Every id of a Bytes or Characters page state, with its active tokenizer
+    (the ids download, inline or in a background job). Raises TokenizerError."""
     limits = inputs.current_limits()
     active = act.resolve(tool, state)
-    try:
-        text = inputs.read_text(state["text"], limits, form=True)
-        if tool == "bytes":
-            scheme = inputs.read_pretokenize(state.get("pretokenize"))
-            merges = inputs.read_byte_merges(state["merges"], limits) if active.typed else None
-            ids = act.byte_ids(active, text, merges, scheme)
-        elif active.typed:
-            ids = tk.bpe_encode_text(text, inputs.read_char_vocab(state["vocab"], limits),
-                                     inputs.read_char_merges(state["merges"], limits))
-        else:
-            ids = act.char_ids(active, text)
-    except TokenizerError as exc:
-        return Response(exc.message + "\n", status=400, mimetype="text/plain")
+    text = inputs.read_text(state["text"], limits, form=True)
+    if tool == "bytes":
+        scheme = inputs.read_pretokenize(state.get("pretokenize"))
+        merges = inputs.read_byte_merges(state["merges"], limits) if active.typed else None
+        return list(act.byte_ids(active, text, merges, scheme))
+    if active.typed:
+        return list(tk.bpe_encode_text(text, inputs.read_char_vocab(state["vocab"], limits),
+                                       inputs.read_char_merges(state["merges"], limits)))
+    return list(act.char_ids(active, text))
+
+
+def ids_file(tool: str, ids: list[int]) -> Response:
+    """The ids as a downloadable text file."""
     return Response(
         textformats.format_ids(ids) + "\n",
         mimetype="text/plain",
         headers={"Content-Disposition": f'attachment; filename="{tool}-ids.txt"'},
     )
+
+
+@bp.post("/<tool>/ids.txt")
+def ids_download(tool: str) -> BaseResponse:
+    """All ids of the current encoding as a text file (the page shows a bounded number of tokens).
+
+    A state over the job thresholds is encoded by a background job: the answer
+    is then a redirect to the job's page, which offers the file when it is done.
+    """
+    if tool not in ("bytes", "chars"):
+        abort(404)
+    from webapp import offload  # offload's done views import this module
+
+    state = normalize_state(tool, request.form)
+    try:
+        job = offload.ids_job(tool, state)
+        if job is not None:
+            return redirect(url_for("jobs.job_page", job_id=job.id, view=f"ids-{tool}"), code=303)
+        ids = ids_of_state(tool, state)
+    except TokenizerError as exc:
+        return Response(exc.message + "\n", status=400, mimetype="text/plain")
+    return ids_file(tool, ids)
+
+
+@bp.get("/jobs/<job_id>/ids.txt")
+def ids_job_file(job_id: str) -> Response:
+    """The ids file an ids-download job made (404 for another kind, 409 until it is done)."""
+    from webapp import jobs
+
+    store = jobs.get_queue().store
+    job = store.get(job_id)
+    if job is None or job.kind != "ids":
+        return Response(f"job: no ids download {job_id[:40]}\n", status=404, mimetype="text/plain")
+    result = store.result(job) if job.state == "done" else None
+    if result is None:
+        return Response(f"job: no ids yet, the job is {job.state}\n", status=409, mimetype="text/plain")
+    tool = store.params(job).get("tool", "ids")
+    return Response(result["text"], mimetype="text/plain",
+                    headers={"Content-Disposition": f'attachment; filename="{tool}-ids.txt"'})

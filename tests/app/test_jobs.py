@@ -457,3 +457,33 @@ def test_chars_page_with_a_long_text_renders_in_a_job_exactly_as_inline(setup, t
     assert inline.status_code == 200 and "job-panel" not in from_job
     assert from_job == inline.get_data(as_text=True)
     assert from_job.count("data-token-id=") + from_job.count("token-missing") > 50  # tokens, not an empty card
+
+
+@pytest.mark.parametrize("tool", ["bytes", "chars"])
+def test_ids_download_of_a_long_text_is_a_job_whose_file_equals_the_inline_one(setup, tmp_path, tool):
+    """Over the page's thresholds the download redirects to the job page, which
+    offers the file once done; the file equals what the inline download gives."""
+    _settings_, _app, client, start_worker = setup
+    worker = start_worker()
+    rnd = random.Random(11)
+    text = "".join(rnd.choice("abc \n") for _ in range(400))
+    if tool == "bytes":
+        state = {"text": text, "merges": "97 98 256\n256 99 257\n32 97 258", "pretokenize": "gpt2"}
+    else:
+        state = {"text": text, "merges": "a b\nab c"}
+        state["vocab"] = '{"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4, " ": 5, "\\n": 6}'
+    response = client.post(f"/{tool}/ids.txt", data=state)
+    assert response.status_code == 303
+    location = response.headers["Location"]
+    assert location.startswith("/jobs/") and f"view=ids-{tool}" in location
+    job_id = location.split("/jobs/", 1)[1].split("?", 1)[0]
+    assert client.get(f"/jobs/{job_id}/ids.txt").status_code in (409, 200)
+    assert wait_job(lambda: _job(client, f"/api/jobs/{job_id}"), worker=worker)["state"] == "done"
+    page = client.get(location).get_data(as_text=True)
+    assert f'href="/jobs/{job_id}/ids.txt"' in page and "Download ids" in page
+    from_job = client.get(f"/jobs/{job_id}/ids.txt")
+    inline = make_app(tmp_path / "inline").test_client().post(f"/{tool}/ids.txt", data=state)
+    assert inline.status_code == 200 and from_job.status_code == 200
+    assert from_job.get_data(as_text=True) == inline.get_data(as_text=True)
+    assert len(from_job.get_data(as_text=True).split()) > 100  # the ids themselves
+    assert from_job.headers["Content-Disposition"] == f'attachment; filename="{tool}-ids.txt"'
