@@ -81,7 +81,9 @@ def test_share_link_opens_identically_in_another_browser_after_restart(
         "old => { const i = document.querySelector('.share-url'); return i && i.value && i.value !== old; }",
         arg=url,
     )
-    new_url = page.locator(".share-url").input_value()
+    # Read the same element the wait saw: while htmx swaps the new share card
+    # in, the old one can still be in the page for a moment.
+    new_url = page.evaluate("document.querySelector('.share-url').value")
     assert new_url != url
     page.goto(url)
     assert _snapshot(page) == before
