@@ -102,9 +102,11 @@ FEW_LEFT = pytest.mark.parametrize("few_left", [0, byte_level.BATCH_FEW_LEFT], i
 
 
 @contextmanager
-def batch_few_left(value: int):
+def batch_few_left(value: int, compiled):
     old = byte_level.BATCH_FEW_LEFT
     byte_level.BATCH_FEW_LEFT = value
+    if value:
+        compiled.table.first  # the hand-over happens only once the engine's indexes exist
     try:
         yield
     finally:
@@ -118,7 +120,7 @@ def test_well_formed_lists_match_the_oracle(few_left, text, merges, scheme, whol
     compiled = compile_byte_merges(merges)
     textencode.clear_text_caches(compiled)
     compiled.whole = None
-    with batch_few_left(few_left):
+    with batch_few_left(few_left, compiled):
         if whole:
             precompiled.find_whole_tokens(compiled)
         expected = by_pieces(text, merges, scheme)
@@ -138,7 +140,7 @@ def test_capped_batch_rounds_finish_exactly_in_the_engine(few_left, text, merges
     old = textencode.BATCH_ROUNDS
     textencode.BATCH_ROUNDS = rounds
     try:
-        with batch_few_left(few_left):
+        with batch_few_left(few_left, compiled):
             assert pretokenized_encode(text, compiled, scheme) == by_pieces(text, merges, scheme)
     finally:
         textencode.BATCH_ROUNDS = old

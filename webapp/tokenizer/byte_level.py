@@ -500,9 +500,10 @@ class CompiledByteMerges:
             left = len(lowest) - int(np.count_nonzero(done))
             if not left:
                 break
-            if max_rounds is not None and left <= BATCH_FEW_LEFT:
+            if max_rounds is not None and left <= BATCH_FEW_LEFT and self.table.built:
                 # A round costs tens of microseconds whatever its size: the last
-                # few pieces finish sooner in the engine (exact, see _finish_batch).
+                # few pieces finish sooner in the engine (exact, see _finish_batch),
+                # once its indexes exist (a cold encode does not build them for this).
                 return self._finish_batch(tok, alive, rank, piece_starts)
             # A done piece's positions all rank INF: its lowest becomes -1, which no rank equals.
             lowest[done] = -1
