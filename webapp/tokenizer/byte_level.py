@@ -81,6 +81,8 @@ PIECE_CACHE_WEIGHT = 1_000_000  # total length of cached pieces per compiled lis
 COMPILED_CACHE_ENTRIES = 4
 WHOLE_TEXT_RANKS = 32_768  # up to this many bytes, pair ranks become one Python list per text
 DEFAULT_MAX_TREE_NODES = 100_000
+# A batch with a round limit hands its pieces to the engine once this few still merge.
+BATCH_FEW_LEFT = 8
 
 
 def _bits(mask: int) -> list[int]:
@@ -487,26 +489,25 @@ class CompiledByteMerges:
         prv[starts] = -1
         alive = np.ones(size, dtype=bool)
         piece_starts = starts
+        seg = np.repeat(np.arange(len(pieces)), lengths)  # the piece of each position
         rounds = 0
         while True:
             rounds += 1
             if max_rounds is not None and rounds > max_rounds:
                 return self._finish_batch(tok, alive, rank, piece_starts)
-            lowest = np.minimum.reduceat(rank, starts)
-            working = lowest < INF
-            if not working.all():
-                # Done pieces leave the segments: a segment may then run over done
-                # pieces, whose positions all rank INF, so its minimum stays its own.
-                starts = starts[working]
-                if not len(starts):
-                    break
-                starts[0] = 0  # the first segment also covers the done pieces before it
-                lowest = lowest[working]
-                lengths = np.empty_like(starts)
-                lengths[:-1] = starts[1:]
-                lengths[-1] = size
-                lengths -= starts
-            fire = np.flatnonzero(rank == np.repeat(lowest, lengths))
+            lowest = np.minimum.reduceat(rank, piece_starts)
+            done = lowest == INF
+            left = len(lowest) - int(np.count_nonzero(done))
+            if not left:
+                break
+            if max_rounds is not None and left <= BATCH_FEW_LEFT and self.table.built:
+                # A round costs tens of microseconds whatever its size: the last
+                # few pieces finish sooner in the engine (exact, see _finish_batch),
+                # once its indexes exist (a cold encode does not build them for this).
+                return self._finish_batch(tok, alive, rank, piece_starts)
+            # A done piece's positions all rank INF: its lowest becomes -1, which no rank equals.
+            lowest[done] = -1
+            fire = np.flatnonzero(rank == lowest.take(seg))
             k = rank[fire]
             right = nxt[fire]  # the right operands, unlinked below
             if len(fire) > 1:
@@ -533,6 +534,12 @@ class CompiledByteMerges:
             before = prv[fire]
             ranked = np.concatenate((fire[has_after], before[before >= 0]))
             key = tok[ranked] * shift + tok[nxt[ranked]]
+            if len(key) > 512:
+                # Searching in key order walks the sorted keys once, cache-friendly:
+                # about 2.5x faster for thousands of keys than searching at random.
+                order = key.argsort()
+                key = key[order]
+                ranked = ranked[order]
             at = skeys.searchsorted(key)  # skeys ends with a sentinel no key reaches
             rank[ranked] = np.where(skeys[at] == key, srank[at], INF)
         ends = np.cumsum(np.add.reduceat(alive, piece_starts)).tolist()

@@ -8,6 +8,7 @@ What it does:
   module with an ASCII-only form of the pattern when the chunk is ASCII
   (about twice as fast as the `regex` package), the published pattern with
   `regex` otherwise.
+* `split_chunks(chunks, scheme)` - `split_chunk` of many chunks at once.
 * `split_text(text, scheme)` - all pieces of a text, chunk by chunk.
 
 Why the cuts are exact. A newline followed by a character X that is not
@@ -78,6 +79,13 @@ _CUTS: dict[str, tuple[Any, bool]] = {
 }
 
 
+_ASCII_CUTS: dict[str, re.Pattern[str]] = {
+    "gpt2": re.compile(rf"\n(?=[^{_WS}])"),
+    "cl100k": re.compile(rf"\n(?=[^{_WS}])"),
+    "o200k": re.compile(rf"\n(?=[^{_WS}/])"),
+}
+
+
 def chunk_bounds(text: str, scheme: str) -> list[int]:
     """0, every cut (a character offset), len(text); [0] for an empty text.
 
@@ -90,7 +98,9 @@ def chunk_bounds(text: str, scheme: str) -> list[int]:
     if cut is None:
         return [0, n]
     finder, after = cut
-    offsets = [m.end() if after else m.start() for m in finder.finditer(text)]
+    if text.isascii():  # the same cuts with `re` and \S spelled out for ASCII: faster
+        finder = _ASCII_CUTS[scheme]
+    offsets = [m.end() for m in finder.finditer(text)] if after else [m.start() for m in finder.finditer(text)]
     bounds = [0]
     bounds.extend(offset for offset in offsets if 0 < offset < n)
     bounds.append(n)
@@ -111,6 +121,14 @@ def split_chunk(chunk: str, scheme: str) -> list[str]:
     return found
 
 
+def split_chunks(chunks: list[str], scheme: str) -> list[list[str]]:
+    """`split_chunk` of each chunk; all-ASCII chunks in one C-level map over the fast form."""
+    fast = ASCII_PATTERNS.get(scheme)
+    if fast is not None and "".join(chunks).isascii():
+        return list(map(fast.findall, chunks))
+    return [split_chunk(chunk, scheme) for chunk in chunks]
+
+
 def split_text(text: str, scheme: str) -> list[str]:
     """All pieces of `text`, chunk by chunk; equal to the published pattern's findall."""
     if text.isascii():
@@ -122,4 +140,4 @@ def split_text(text: str, scheme: str) -> list[str]:
     return out
 
 
-__all__ = ["ASCII_PATTERNS", "chunk_bounds", "split_chunk", "split_text"]
+__all__ = ["ASCII_PATTERNS", "chunk_bounds", "split_chunk", "split_chunks", "split_text"]

@@ -183,6 +183,11 @@ class RuleTable:
         return first
 
     @property
+    def built(self) -> bool:
+        """Whether the indexes exist yet (building them costs tens of ms for a real vocabulary)."""
+        return self._first is not None
+
+    @property
     def first(self) -> dict[int, int]:
         """Pair key -> the smallest rule index of that pair."""
         first = self._first

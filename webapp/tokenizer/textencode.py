@@ -24,11 +24,12 @@ special tokens, traces (pretokenize.py builds those from the engine).
 
 from __future__ import annotations
 
-from itertools import accumulate, chain
+from itertools import accumulate, chain, compress
+from operator import not_
 
 from webapp.tokenizer import engine
 from webapp.tokenizer.byte_level import CompiledByteMerges
-from webapp.tokenizer.chunks import chunk_bounds, split_chunk
+from webapp.tokenizer.chunks import chunk_bounds, split_chunks
 from webapp.tokenizer.engine import BoundedCache
 from webapp.tokenizer.validation import validate_text
 
@@ -75,7 +76,9 @@ def encode_split(compiled: CompiledByteMerges, text: str, scheme: str) -> list[i
     chunks = [text[start:end] for start, end in zip(bounds, bounds[1:])]
     found = list(map(chunk_cache.data.get, chunks))
     if None in found:
-        _fill_chunks(compiled, chunks, found, scheme, piece_cache, chunk_cache)
+        ids = _fill_chunks(compiled, chunks, found, scheme, piece_cache, chunk_cache)
+        if ids is not None:
+            return ids
     return list(chain.from_iterable(found))  # type: ignore[arg-type]
 
 
@@ -86,29 +89,45 @@ def _fill_chunks(
     scheme: str,
     piece_cache: BoundedCache[str, tuple[int, ...]],
     chunk_cache: BoundedCache[str, tuple[int, ...]],
-) -> None:
-    """Encode the chunks `found` lacks, in place; cache them."""
-    missing = list(dict.fromkeys(chunk for chunk, ids in zip(chunks, found) if ids is None))
-    split = [split_chunk(chunk, scheme) for chunk in missing]
-    distinct = dict.fromkeys(chain.from_iterable(split))
-    # Pieces that are tokens known to encode to themselves need no BPE (precompiled.py).
-    whole = compiled.whole or _NO_WHOLE
-    known = dict(zip(distinct, map(whole.get, distinct)))
-    rest = [piece for piece, ids in known.items() if ids is None]
-    if rest:
+) -> list[int] | None:
+    """Encode the chunks `found` lacks, in place; cache them.
+
+    Returns the ids of the whole text when every chunk was missing and
+    distinct (new text: the common case), None otherwise (read `found`).
+    Everything runs over all pieces of all missed chunks at once, with
+    C-level passes (map / chain / accumulate), not a Python step per piece.
+    """
+    wanted = [chunk for chunk, ids in zip(chunks, found) if ids is None]
+    missing = list(dict.fromkeys(wanted))
+    split = split_chunks(missing, scheme)
+    pieces = list(chain.from_iterable(split))
+    # First the whole-token table (precompiled.py): for real vocabularies most
+    # pieces are tokens that encode to themselves, one dict lookup each.
+    values: list[tuple[int, ...] | None] = list(map((compiled.whole or _NO_WHOLE).get, pieces))
+    if None in values:
+        rest = list(dict.fromkeys(compress(pieces, map(not_, values))))  # distinct misses, in order
         cached = list(map(piece_cache.data.get, rest))
-        known.update(zip(rest, cached))
-        new = [piece for piece, ids in zip(rest, cached) if ids is None]
+        made = dict(zip(rest, cached))
+        new = list(compress(rest, map(not_, cached)))
         if new:
-            made = _encode_pieces(compiled, new)
-            known.update(zip(new, made))
-            piece_cache.put_many([item for item in zip(new, made) if len(item[0]) <= TEXT_PIECE_MAX_CHARS])
-    get = known.__getitem__  # every value is set by now
-    done = {chunk: tuple(chain.from_iterable(map(get, pieces))) for chunk, pieces in zip(missing, split)}  # type: ignore[arg-type]
-    chunk_cache.put_many([item for item in done.items() if len(item[0]) <= CHUNK_MAX_CHARS])
-    for index, ids in enumerate(found):
-        if ids is None:
+            encoded = _encode_pieces(compiled, new)
+            made.update(zip(new, encoded))
+            piece_cache.put_many([item for item in zip(new, encoded) if len(item[0]) <= TEXT_PIECE_MAX_CHARS])
+        # dict.get(piece, default): a miss takes its ids from `made`, a hit keeps its own.
+        values = list(map(made.get, pieces, values))
+    # Each chunk's ids: its pieces' values (a slice of `values`) chained.
+    ends = list(accumulate(map(len, split)))
+    spans = map(values.__getitem__, map(slice, [0, *ends[:-1]], ends))
+    per_chunk: list[tuple[int, ...]] = list(map(tuple, map(chain.from_iterable, spans)))  # type: ignore[arg-type]
+    ids = list(chain.from_iterable(per_chunk))
+    chunk_cache.put_many([item for item in zip(missing, per_chunk) if len(item[0]) <= CHUNK_MAX_CHARS])
+    if len(wanted) == len(chunks) == len(missing):
+        return ids
+    done = dict(zip(missing, per_chunk))
+    for index, chunk_ids in enumerate(found):
+        if chunk_ids is None:
             found[index] = done[chunks[index]]
+    return None
 
 
 _NO_WHOLE: dict[str, tuple[int, ...]] = {}
@@ -116,7 +135,7 @@ _NO_WHOLE: dict[str, tuple[int, ...]] = {}
 
 def _encode_pieces(compiled: CompiledByteMerges, pieces: list[str]) -> list[tuple[int, ...]]:
     """The ids of each piece (valid text, distinct pieces), in order."""
-    encoded = [piece.encode("utf-8") for piece in pieces]
+    encoded = list(map(str.encode, pieces))  # UTF-8
     if not compiled.well_formed or not len(compiled):
         return [tuple(compiled.encode_bytes(data)) for data in encoded]
     small = engine.SMALL_PIECE
