@@ -27,7 +27,7 @@ from sys import intern
 from array import array
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import accumulate, chain, count, pairwise
 from operator import add
 
@@ -69,8 +69,8 @@ class _Trainer:
     word); the merge step finds no match there and skips it.
     """
 
-    def __init__(self, words: Sequence[str]) -> None:
-        freq = Counter(words)
+    def __init__(self, freq: Mapping[str, int]) -> None:
+        """Start from each distinct word's frequency (all positive)."""
         distinct = [word for word in freq if len(word) >= 2]  # shorter words never hold a pair
         self.words = distinct
         # A word's symbol list is made the first time a merge touches it.
@@ -388,7 +388,7 @@ def train_trace(
     runners_up = _check_option("runners_up", runners_up)
     max_steps = _check_option("max_steps", max_steps)
 
-    trainer = _Trainer(words)
+    trainer = _Trainer(Counter(words))
     merges: list[str] = []
     pairs: list[Pair] = []
     steps: list[TrainingStep] = []
