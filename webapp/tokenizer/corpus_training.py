@@ -261,7 +261,8 @@ class PieceTrainer:
         else:
             _check_encodable(counts)
         # Pieces of fewer than two symbols never hold a pair.
-        self._trainer = _Trainer({piece: n for piece, n in counts.items() if len(piece) >= 2 and n > 0})
+        self._trainer = _Trainer({piece: n for piece, n in counts.items() if len(piece) >= 2 and n > 0},
+                                 index_all=True)
 
     def step(self) -> tuple[tuple[str, str], int, int] | None:
         """Merge the best pair; its (pair, count, runner-up count), or None when no pair is left."""
