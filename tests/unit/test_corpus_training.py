@@ -219,3 +219,37 @@ def test_unknown_scheme_and_level_are_errors() -> None:
         train_counts({"ab": 1}, "words", 1)
     with pytest.raises(TokenizerError, match="lone surrogate"):
         train_counts({"a\ud800": 1}, "bytes", 1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(docs=st.lists(st.text(alphabet="aab é日 \n", max_size=600), min_size=1, max_size=2),
+       num_merges=st.integers(0, 30), level=st.sampled_from(["chars", "bytes"]))
+def test_symbols_and_tokens_are_what_the_literal_run_leaves(docs: list[str], num_merges: int, level: str) -> None:
+    # Long runs of one letter reach the long-word path (512 symbols and more) too.
+    counts = count_text([d * 2 for d in docs], "none").counts
+    result = train_counts(counts, level, num_merges)
+    if level == "bytes":
+        pieces = [piece.encode("utf-8") for piece, n in counts.items() for _ in range(n)]
+        _, final = literal_byte_train(pieces, num_merges)
+    else:
+        pieces = [piece for piece, n in counts.items() for _ in range(n)]
+        final = [list(p) for p in pieces]
+        for (a, b), _ in literal_train(pieces, num_merges):
+            final = [merge_word(symbols, (a, b)) for symbols in final]
+    assert result.symbols == sum(map(len, pieces))
+    assert result.tokens == sum(map(len, final))
+
+
+@pytest.mark.parametrize("level", ["chars", "bytes"])
+def test_long_pieces_count_their_tokens(level: str) -> None:
+    counts = {"ab" * 400 + "é" * 300: 2, "ba" * 300: 1, "x": 5}
+    result = train_counts(counts, level, 12)
+    pieces = [p for p, n in counts.items() for _ in range(n)]
+    if level == "bytes":
+        expected, final = literal_byte_train([p.encode() for p in pieces], 12)
+        assert list(zip(result.pairs, result.counts)) == expected
+    else:
+        final = [list(p) for p in pieces]
+        for pair, _ in literal_train(pieces, 12):
+            final = [merge_word(symbols, pair) for symbols in final]
+    assert result.tokens == sum(map(len, final))

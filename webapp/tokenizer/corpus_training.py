@@ -49,7 +49,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import regex
 
@@ -247,6 +247,8 @@ class CorpusTraining:
     stopped: str
     alphabet: list[str]  # chars level: the distinct characters, sorted; bytes level: []
     seconds: float
+    symbols: int = 0  # symbols (bytes or characters) in all pieces before training, repeats included
+    tokens: int = 0  # tokens after the learned merges, repeats included
 
 
 class PieceTrainer:
@@ -272,6 +274,15 @@ class PieceTrainer:
         winner = best[0]
         self._trainer.merge(winner.pair)
         return winner.pair, winner.count, best[1].count if len(best) > 1 else 0
+
+    def token_count(self, symbols: int) -> int:
+        """How many tokens the pieces are now, given how many symbols they started with."""
+        trainer = self._trainer
+        made = 0
+        for w, word_symbols in enumerate(trainer.symbols):
+            if word_symbols is not None:
+                made += trainer.freq[w] * (_live_symbols(word_symbols) - len(trainer.words[w]))
+        return symbols + made  # each merge in a word took one symbol away
 
     def pair_count(self, first: str, second: str) -> int:
         """The current count of a pair (engine strings: latin-1 at the bytes level)."""
@@ -309,12 +320,23 @@ def train_counts(
         if progress is not None and (done + 1) % every == 0:
             progress(done + 1, num_merges, f"merge {done + 1:,} of {num_merges:,} (count {step[1]:,})")
     alphabet = sorted({ch for piece in counts for ch in piece}) if level == "chars" else []
+    size = (lambda piece: len(_utf8(piece))) if level == "bytes" else len
+    symbols = sum(n * size(piece) for piece, n in counts.items())
+    tokens = trainer.token_count(symbols)
+    seconds = time.perf_counter() - started
     if level == "bytes":
         byte_pairs = [(a.encode("latin-1"), b.encode("latin-1")) for a, b in pairs]
         return CorpusTraining(level, byte_pairs, winning, runner_up, byte_merge_rules(byte_pairs), stopped, [],
-                              time.perf_counter() - started)
+                              seconds, symbols, tokens)
     return CorpusTraining(level, pairs, winning, runner_up, [a + b for a, b in pairs], stopped, alphabet,
-                          time.perf_counter() - started)
+                          seconds, symbols, tokens)
+
+
+def _live_symbols(symbols: Any) -> int:
+    """Symbols left in a trained word (a list, or a long word's linked positions)."""
+    if isinstance(symbols, list):
+        return len(symbols)
+    return sum(1 for sym in symbols.sym if sym)  # merged-away positions hold ""
 
 
 def byte_merge_rules(pairs: Iterable[tuple[bytes, bytes]]) -> list[list[int]]:
