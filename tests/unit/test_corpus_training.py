@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from webapp.tokenizer import TokenizerError, bpe_merges, encode
 from webapp.tokenizer.corpus_training import (
     SCHEMES,
+    PieceCounter,
     TrainingCancelled,
     byte_merge_rules,
     count_streams,
@@ -74,6 +75,43 @@ def test_streamed_counts_equal_the_pattern_over_each_whole_document(docs: list[s
     assert counted.pieces == sum(_truth(docs, scheme).values())
     assert counted.bytes == sum(len(d.encode()) for d in docs)
     assert counted.chars == sum(map(len, docs))
+
+
+# o200k_base's published pattern, for the cut rules (the presets may add it to PATTERNS).
+O200K = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""", r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""", r"""\s*[\r\n]+""", r"""\s+(?!\S)""", r"""\s+""",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(docs=documents, block=st.integers(1, 24))
+def test_streamed_counts_with_the_o200k_pattern(docs: list[str], block: int) -> None:
+    counter = PieceCounter("gpt2", max_distinct=10_000)
+    counter._split = regex.compile(O200K).findall  # the same cut rules, o200k's pattern
+    for name, stream in _streams(docs):
+        counter.start_document(name)
+        data = stream.read()
+        text = data.decode("utf-8")
+        for i in range(0, len(text), block):
+            counter.feed(text[i : i + block])
+    truth: Counter[str] = Counter()
+    for doc in docs:
+        truth.update(regex.findall(O200K, doc))
+    assert Counter(counter.finish().counts) == truth
+
+
+def test_a_pattern_without_proven_cuts_is_matched_per_whole_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    from webapp.tokenizer import corpus_training
+
+    monkeypatch.setitem(corpus_training.PATTERNS, "letters", r"\p{L}+|[^\p{L}]")
+    monkeypatch.setattr(corpus_training, "SCHEMES", (*corpus_training.SCHEMES, "letters"))
+    docs = ["ab cd\nef gh " * 5, "xy z"]
+    counted = count_streams(_streams(docs), "letters", block_bytes=3)
+    assert Counter(counted.counts) == Counter(p for d in docs for p in regex.findall(r"\p{L}+|[^\p{L}]", d))
+    with pytest.raises(TokenizerError, match="no place to cut"):
+        count_streams(_streams(["ab " * 40]), "letters", block_bytes=8, max_run_chars=50)
 
 
 @settings(max_examples=100, deadline=None)

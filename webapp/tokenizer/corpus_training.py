@@ -31,7 +31,8 @@ piece is never CR/LF), and the text before c matches the same with the end of
 the string at c: the only test that looks past a piece, `\s+(?!\S)`, sees a
 run of one whitespace character in (B) (GPT-2 would split a longer run
 followed by a letter, but not one that ends the string; hence text[c-2]).
-The text after the last safe cut is carried into the next chunk. Letters and
+The text after the last safe cut is carried into the next chunk (a pattern
+not in `CUT_SAFE` gets no cuts: each document is matched whole). Letters and
 digits are tested with `re`'s classes, a subset of `regex`'s \p{L}/\p{N}
 (the tests check this over every code point). A carry longer than
 `max_run_chars` (no safe cut in that much text) is refused with a message.
@@ -73,6 +74,9 @@ DEFAULT_BLOCK_BYTES = 1 << 20  # bytes read from a stream at a time
 # search costs the distance from the end to the cut.
 _LAST_CUT = re.compile(r".*(?:[^\W_](?=[^\S\x1c-\x1f])|(?<=\S)[\r\n](?=[^\W_]))", re.S)
 _LAST_SPACE = re.compile(r".*\s", re.S)
+_NEVER = re.compile(r"(?!)")
+# The patterns the safe cuts are proven (docstring) and tested (tests/unit) for.
+CUT_SAFE = frozenset({"gpt2", "cl100k", "o200k"})
 
 
 class TrainingCancelled(Exception):
@@ -103,7 +107,8 @@ class PieceCounter:
         self.max_distinct = max_distinct
         self.max_run_chars = max_run_chars
         self._split = str.split if scheme == "none" else regex.compile(PATTERNS[scheme]).findall
-        self._last_cut = _LAST_SPACE if scheme == "none" else _LAST_CUT
+        # A pattern the cut rules were not checked for is applied to each document whole.
+        self._last_cut = _LAST_SPACE if scheme == "none" else _LAST_CUT if scheme in CUT_SAFE else _NEVER
         self._carry = ""
         self._name = "text"
         self._offset = 0  # UTF-8 bytes of the current document before the carry
