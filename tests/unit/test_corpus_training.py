@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from webapp.tokenizer import TokenizerError, bpe_merges, encode
 from webapp.tokenizer.corpus_training import (
     SCHEMES,
-    PieceCounter,
     TrainingCancelled,
     byte_merge_rules,
     count_streams,
@@ -75,31 +74,6 @@ def test_streamed_counts_equal_the_pattern_over_each_whole_document(docs: list[s
     assert counted.pieces == sum(_truth(docs, scheme).values())
     assert counted.bytes == sum(len(d.encode()) for d in docs)
     assert counted.chars == sum(map(len, docs))
-
-
-# o200k_base's published pattern, for the cut rules (the presets may add it to PATTERNS).
-O200K = "|".join([
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-    r"""\p{N}{1,3}""", r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""", r"""\s*[\r\n]+""", r"""\s+(?!\S)""", r"""\s+""",
-])
-
-
-@settings(max_examples=300, deadline=None)
-@given(docs=documents, block=st.integers(1, 24))
-def test_streamed_counts_with_the_o200k_pattern(docs: list[str], block: int) -> None:
-    counter = PieceCounter("gpt2", max_distinct=10_000)
-    counter._split = regex.compile(O200K).findall  # the same cut rules, o200k's pattern
-    for name, stream in _streams(docs):
-        counter.start_document(name)
-        data = stream.read()
-        text = data.decode("utf-8")
-        for i in range(0, len(text), block):
-            counter.feed(text[i : i + block])
-    truth: Counter[str] = Counter()
-    for doc in docs:
-        truth.update(regex.findall(O200K, doc))
-    assert Counter(counter.finish().counts) == truth
 
 
 def test_a_pattern_without_proven_cuts_is_matched_per_whole_document(monkeypatch: pytest.MonkeyPatch) -> None:
