@@ -37,7 +37,7 @@ from webapp.tokenizer.corpus_training import LEVELS, SCHEMES
 
 bp = Blueprint("corpus", __name__)
 
-STEPS_PER_PAGE = 200
+STEPS_PER_PAGE = 100
 FORM_SLACK = 1024 * 1024  # room for the form's other fields and multipart headers
 DEFAULT_STATE = {"text": "", "pretokenize": "gpt2", "level": "bytes", "num_merges": "1000", "held_out": ""}
 SCHEME_LABELS = {"none": "none (whitespace-split words)", "gpt2": "GPT-2 pattern", "cl100k": "cl100k pattern",
