@@ -58,7 +58,7 @@ def build_tokenizer(result: CorpusTraining, scheme: str) -> tf.LoadedTokenizer:
     """The trained merges as an opened tokenizer the pages and exports understand."""
     if result.level == "bytes":
         return tf.from_playground(level="bytes", merges=result.merges, pretokenize=scheme)
-    pairs = [tuple(p) for p in result.pairs]
+    pairs = [(str(a), str(b)) for a, b in result.pairs]
     vocab = tk.training_vocab(result.alphabet, pairs)  # each distinct character is a "word"
     return tf.from_playground(level="chars", merges=pairs, vocab=vocab)
 
