@@ -1,7 +1,7 @@
 """Corpus training through the page and the JSON API, with a real job worker.
 
 Oracles: the pattern over each whole document (`regex.findall`) for the piece
-counts, the literal byte-level trainer (tests/reference_training.py) for the
+counts, the literal byte-level trainer (webapp/tokenizer/reference.py) for the
 merges, and Hugging Face `tokenizers` loading the exported tokenizer.json.
 """
 
@@ -15,13 +15,20 @@ from pathlib import Path
 import pytest
 import regex
 from jobhelpers import JobWorker, wait_job
-from reference_training import literal_byte_rules, literal_byte_train, literal_train
 
 from webapp import create_app
 from webapp.storage import get_storage
-from webapp.tokenizer import encode
+from webapp.tokenizer import encode, reference
 from webapp.tokenizer.corpus_training import count_text, train_counts
 from webapp.tokenizer.pretokenize import PATTERNS
+
+literal_byte_train = reference.train_byte_steps
+literal_byte_rules = reference.byte_training_rules
+
+
+def literal_train(words: list[str], num_merges: int) -> list[tuple[tuple[str, str], int]]:
+    return [(pair, counts[pair]) for pair, counts in reference.train_steps(words, num_merges)]
+
 
 TEXTS = ["the lower the newest, the wider the widest: lowering lowers the lowest newer widths. " * 3,
          "Zürich, Köln und München: schöne Städte. 東京と大阪。 Don't they'll we're 12345 6789.\n" * 2]

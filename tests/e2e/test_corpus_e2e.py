@@ -17,11 +17,10 @@ import pytest
 import regex
 from jobhelpers import JobWorker
 from playwright.sync_api import Page, expect
-from reference import encode as literal_encode
-from reference_training import literal_byte_rules, literal_byte_train
 from serving import serve_app
 
 from webapp import create_app
+from webapp.tokenizer import reference
 from webapp.tokenizer.pretokenize import PATTERNS
 
 _rnd = random.Random(5)
@@ -49,8 +48,8 @@ def test_upload_train_read_the_results_and_open_on_bytes(page: Page, console, sc
     path = tmp_path / "corpus.txt"
     path.write_text(CORPUS, encoding="utf-8")
     pieces = [p.encode() for p in regex.findall(PATTERNS["gpt2"], CORPUS)]
-    steps, _ = literal_byte_train(pieces, MERGES)
-    rules = literal_byte_rules([pair for pair, _ in steps])
+    steps, _ = reference.train_byte_steps(pieces, MERGES)
+    rules = reference.byte_training_rules([pair for pair, _ in steps])
 
     page.goto(f"{corpus_server}/corpus")
     page.set_input_files("#f-files", str(path))
@@ -81,7 +80,7 @@ def test_upload_train_read_the_results_and_open_on_bytes(page: Page, console, sc
     expect(page).to_have_url(re.compile(r".*/bytes\?.*tokenizer="))
     text = "the lowest newer widths"
     page.fill("#f-text", text)
-    expected = [i for p in regex.findall(PATTERNS["gpt2"], text) for i in literal_encode(p, rules)]
+    expected = [i for p in regex.findall(PATTERNS["gpt2"], text) for i in reference.encode(p, rules)]
     expect(page.locator("#tokens .tok")).to_have_count(len(expected))
     ids = [int(x) for x in page.locator("#tokens .tok").evaluate_all("els => els.map(e => e.dataset.tokenId)")]
     assert ids == expected
