@@ -154,7 +154,7 @@ def read_text(value: Any, limits: Limits, *, form: bool = False) -> str:
         value = normalize_newlines(value)
     if len(value) > limits.text_chars:
         raise _over("text", "characters", len(value), limits.text_chars, "LIMIT_TEXT_CHARS")
-    return tk.validate_text(value, field="held_out")
+    return tk.validate_text(value)
 
 
 # --- merges -----------------------------------------------------------------

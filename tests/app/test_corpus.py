@@ -110,6 +110,7 @@ def test_bad_inputs_are_clear_4xx(setup, tmp_path):
         ({"text": "ab", "pretokenize": "gpt9", "num_merges": 5}, 400, "pretokenize", "expected one of none, gpt2"),
         ({"text": "ab", "num_merges": 10**9}, 400, "num_merges", "LIMIT_NUM_MERGES"),
         ({"text": "ab", "num_merges": 5, "held_out": 5}, 400, "held_out", "held_out: expected a string"),
+        ({"text": "ab", "num_merges": 5, "held_out": "a\ud800"}, 400, "held_out", "held_out: the text has a lone surrogate"),
         ({"text": 7, "num_merges": 5}, 400, "text", "text: expected a string"),
     ]
     for body, status, field, words in cases:
