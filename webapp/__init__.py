@@ -69,6 +69,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "JOB_CHARS_TEXT": 20_000,
     "JOB_CHARS_RULES": 20_000,
     # Corpus training (webapp.corpus): uploads in total, files, pasted text, distinct pieces counted.
+    "CORPUS_DIR": "",  # empty: instance/corpora; uploads wait there for their job (shared with remote workers)
     "LIMIT_CORPUS_BYTES": 256 * 1024 * 1024,
     "LIMIT_CORPUS_FILES": 20,
     "LIMIT_CORPUS_PASTE_BYTES": 16 * 1024 * 1024,

@@ -76,7 +76,8 @@ def save_corpus(paste: str, limits: inputs.Limits) -> tuple[Path, list[dict[str,
         raise _too_large(limits)
     if not uploads and not paste:
         raise TokenizerError("corpus: upload at least one UTF-8 text file or paste some text", field="corpus")
-    folder = Path(current_app.instance_path) / "corpora" / secrets.token_hex(12)
+    base = current_app.config.get("CORPUS_DIR") or Path(current_app.instance_path) / "corpora"
+    folder = Path(base) / secrets.token_hex(12)
     folder.mkdir(parents=True)
     files: list[dict[str, str]] = []
     try:

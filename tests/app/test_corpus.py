@@ -40,6 +40,7 @@ def setup(tmp_path):
         "DATABASE_URL": f"sqlite:///{tmp_path / 'corpus.sqlite3'}",
         "QUEUE_URL": f"sqlite:///{tmp_path / 'queue.sqlite3'}",
         "JOB_TIME_SECONDS": 60,
+        "CORPUS_DIR": str(tmp_path / "corpora"),
     }
     app = create_app({"TESTING": True, **settings})
     worker = JobWorker(settings, tmp_path / "worker.log").start()
@@ -60,7 +61,7 @@ def _pieces(texts: list[str], scheme: str) -> list[bytes]:
     return [p.encode() for t in texts for p in regex.findall(PATTERNS[scheme], t)]
 
 
-def test_api_files_and_paste_train_the_literal_byte_merges(setup):
+def test_api_files_and_paste_train_the_literal_byte_merges(setup, tmp_path):
     app, client, worker = setup
     data = {"files": [(io.BytesIO(TEXTS[0].encode()), "a.txt"), (io.BytesIO(TEXTS[1].encode()), "b.txt")],
             "text": "lowest newest", "pretokenize": "gpt2", "level": "bytes", "num_merges": "40",
@@ -76,6 +77,7 @@ def test_api_files_and_paste_train_the_literal_byte_merges(setup):
     stored = client.get(f"/api/tokenizers/{result['tokenizer']}").get_json()
     assert stored["merges"] == rules and stored["level"] == "bytes" and stored["pretokenize"] == "gpt2"
     assert result["vocab_size"] == 256 + 40
+    assert list((tmp_path / "corpora").iterdir()) == []  # the job deleted the uploads
     held = "the newest lower widths"
     ids = [i for p in regex.findall(PATTERNS["gpt2"], held) for i in encode(p, rules)]
     assert result["held_out"] == {"bytes": len(held.encode()), "tokens": len(ids)}
@@ -121,6 +123,7 @@ def test_bad_inputs_are_clear_4xx(setup, tmp_path):
 
     small = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{tmp_path / 'small.sqlite3'}",
                         "QUEUE_URL": f"sqlite:///{tmp_path / 'small-queue.sqlite3'}",
+                        "CORPUS_DIR": str(tmp_path / "small-corpora"),
                         "LIMIT_CORPUS_FILES": 2, "LIMIT_CORPUS_BYTES": 2000}).test_client()
     three = {"files": [(io.BytesIO(b"abc"), f"{i}.txt") for i in range(3)], "num_merges": "5"}
     response = small.post("/api/corpus", data=three, content_type="multipart/form-data")
@@ -130,8 +133,8 @@ def test_bad_inputs_are_clear_4xx(setup, tmp_path):
     assert response.status_code == 413, response.get_data(as_text=True)
     error = response.get_json()["error"]
     assert error["field"] == "corpus" and "LIMIT_CORPUS_BYTES" in error["message"]
-    leftover = Path(small.application.instance_path) / "corpora"
-    assert not leftover.exists() or all(any(p.iterdir()) for p in leftover.iterdir())  # no empty leftovers
+    leftover = tmp_path / "small-corpora"
+    assert not leftover.exists() or list(leftover.iterdir()) == []  # refused uploads leave nothing behind
 
 
 def test_a_file_that_is_not_utf8_fails_the_job_naming_file_and_offset(setup):

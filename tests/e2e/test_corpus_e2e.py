@@ -33,7 +33,8 @@ MERGES = 260
 @pytest.fixture(scope="module")
 def corpus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("corpus-e2e")
-    settings = {"DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}", "QUEUE_URL": f"sqlite:///{folder / 'q.sqlite3'}"}
+    settings = {"DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}", "QUEUE_URL": f"sqlite:///{folder / 'q.sqlite3'}",
+                "CORPUS_DIR": str(folder / "corpora")}
     app = create_app({"TESTING": True, **settings})
     worker = JobWorker(settings, folder / "worker.log").start()
     try:
