@@ -115,10 +115,11 @@ def submit_corpus(folder: Path, files: list[dict[str, str]], options: inputs.Cor
 # --- pages ---------------------------------------------------------------------------------
 
 
-def _page(state: dict[str, str], errors: dict[str, Any], job_panel: str | None = None) -> str:
+def _page(state: dict[str, str], errors: dict[str, Any], job: jobs.Job | None = None) -> str:
     return render_template("corpus.html", title="Corpus", tool="corpus", state=state, errors=errors,
                            schemes=[(s, SCHEME_LABELS.get(s, s)) for s in SCHEMES], levels=LEVELS,
-                           job_panel=job_panel, limits=_limits())
+                           job_panel=jobs.render_panel(job, "corpus") if job else None,
+                           job_id=job.id if job else None, limits=_limits())
 
 
 @bp.get("/corpus")
@@ -138,10 +139,9 @@ def corpus_submit() -> Any:
         if options is not None:
             folder, files = save_corpus(state["text"], limits)
             job = submit_corpus(folder, files, options, limits)
-            panel = jobs.render_panel(job, "corpus")
             if request.headers.get("HX-Request"):
-                return panel
-            return _page(state, {}, panel)
+                return jobs.render_panel(job, "corpus")
+            return _page(state, {}, job)
     except RequestEntityTooLarge:
         errors = {"corpus": _too_large(limits)}
     except TokenizerError as exc:

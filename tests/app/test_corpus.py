@@ -192,3 +192,15 @@ def test_pages_form_errors_keep_the_input_and_results_paginate(setup):
     last = client.get(f"/corpus/jobs/{job_id}?page=5").get_data(as_text=True)
     assert "page 5 of 5" in last and "<td class=\"num\">450</td>" in last
     assert client.get("/corpus/jobs/aaaaaaaaaaaaaaaa").status_code == 404
+
+
+def test_without_javascript_the_page_links_to_the_results(setup):
+    app, client, worker = setup
+    response = client.post("/corpus", data={"text": "low lower lowest", "num_merges": "3"})
+    page = response.get_data(as_text=True)
+    job_id = page.split('data-job="')[1].split('"')[0]
+    assert f'href="/corpus/jobs/{job_id}"' in page
+    job = wait_job(lambda: client.get(f"/api/jobs/{job_id}").get_json(), worker=worker)
+    assert job["state"] == "done"
+    result = client.get(f"/corpus/jobs/{job_id}").get_data(as_text=True)
+    assert 'id="corpus-steps"' in result and "3 of 3" in result
