@@ -20,6 +20,7 @@ is split 0-40 % counting (by bytes read), 40-97 % training (by merges done).
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 import time
 import zlib
 from pathlib import Path
@@ -33,6 +34,7 @@ from webapp.tokenizer.corpus_training import CorpusTraining, TrainingCancelled, 
 from webapp.tokenizer.pretokenize import pretokenized_encode
 
 COUNT_SHARE = 0.40
+SOURCE = "tokenizer trained on a corpus"
 TRAIN_SHARE = 0.57
 
 
@@ -57,10 +59,12 @@ def _phase(progress: Progress, start: float, share: float) -> Callable[[int, int
 def build_tokenizer(result: CorpusTraining, scheme: str) -> tf.LoadedTokenizer:
     """The trained merges as an opened tokenizer the pages and exports understand."""
     if result.level == "bytes":
-        return tf.from_playground(level="bytes", merges=result.merges, pretokenize=scheme)
-    pairs = [(str(a), str(b)) for a, b in result.pairs]
-    vocab = tk.training_vocab(result.alphabet, pairs)  # each distinct character is a "word"
-    return tf.from_playground(level="chars", merges=pairs, vocab=vocab)
+        tok = tf.from_playground(level="bytes", merges=result.merges, pretokenize=scheme)
+    else:
+        pairs = [(str(a), str(b)) for a, b in result.pairs]
+        vocab = tk.training_vocab(result.alphabet, pairs)  # each distinct character is a "word"
+        tok = tf.from_playground(level="chars", merges=pairs, vocab=vocab)
+    return replace(tok, source=SOURCE)  # how the pages name it: "Using a tokenizer trained on a corpus"
 
 
 def held_out_tokens(text: str, result: CorpusTraining, scheme: str) -> int:

@@ -79,6 +79,7 @@ def test_upload_train_read_the_results_and_open_on_bytes(page: Page, console, sc
 
     page.click("#corpus-open")
     expect(page).to_have_url(re.compile(r".*/bytes\?.*tokenizer="))
+    expect(page.locator("#open-tokenizer-status")).to_contain_text("Using a tokenizer trained on a corpus")
     text = "the lowest newer widths"
     page.fill("#f-text", text)
     expected = [i for p in regex.findall(PATTERNS["gpt2"], text) for i in reference.encode(p, rules)]
