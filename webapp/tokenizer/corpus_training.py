@@ -88,7 +88,7 @@ class PieceCounts:
     """What counting produced: distinct pieces with counts, and totals for the summary."""
 
     scheme: str
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: Counter[str] = field(default_factory=Counter)
     pieces: int = 0  # pieces counted, repeats included
     chars: int = 0  # characters read
     bytes: int = 0  # UTF-8 bytes read
@@ -155,14 +155,10 @@ class PieceCounter:
 
     def _count(self, body: str) -> None:
         result = self.result
-        found = Counter(self._split(body))
+        pieces = self._split(body)
         counts = result.counts
-        if counts:
-            for piece, n in found.items():
-                counts[piece] = counts.get(piece, 0) + n
-        else:
-            result.counts = counts = dict(found)
-        result.pieces += found.total()
+        counts.update(pieces)  # counted in C, straight into the totals
+        result.pieces += len(pieces)
         if len(counts) > self.max_distinct:
             raise TokenizerError(
                 f"corpus: more than {self.max_distinct:,} distinct pieces (reached in {self._name} before byte "
