@@ -119,7 +119,9 @@ def measure(side: str, files_list: Path, merges: int, out: Path) -> None:
     subprocess.run([sys.executable, __file__, "--work", side, "--files", str(files_list), "--merges", str(merges),
                     "--out", str(out)], check=True)
     data = json.loads(out.read_text())
-    data["max_rss_kb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    data["max_rss_kb"] = usage.ru_maxrss
+    data["cpu_seconds"] = usage.ru_utime + usage.ru_stime  # all threads: HF may use several
     out.write_text(json.dumps(data))
 
 
@@ -246,6 +248,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"time, best of {args.repeat}: ours {ours['seconds']:.2f} s (count {ours['count_seconds']:.2f} s + "
           f"train {ours['train_seconds']:.2f} s) [{times}], HF {theirs['seconds']:.2f} s [{their_times}]")
     print(f"ours / HF time: {ratio:.2f} (goal <= {TIME_GOAL}, floor <= {TIME_FLOOR})")
+    our_cpu = min(r["cpu_seconds"] for r in runs["ours"])
+    their_cpu = min(r["cpu_seconds"] for r in runs["hf"])
+    print(f"CPU time (user + system, whole process, best run): ours {our_cpu:.2f} s, HF {their_cpu:.2f} s, "
+          f"ours / HF {our_cpu / their_cpu:.2f} (less sensitive to a busy machine; includes start-up)")
     print(f"peak RSS: ours {our_rss:.0f} MB, HF {their_rss:.0f} MB, ours / HF {rss_ratio:.2f} (goal <= {MEMORY_GOAL})")
     if failures:
         print("FAILED:\n  - " + "\n  - ".join(failures))
