@@ -31,7 +31,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from webapp import corpus_job, inputs, jobs, viewmodels
-from webapp.api import RequestError, error_response, read_json_object
+from webapp.http import ApiError, read_json_object
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer.corpus_training import LEVELS, SCHEMES
 
@@ -184,32 +184,24 @@ def _done(job: jobs.Job, result: Any, params: dict[str, Any]) -> str:
 
 @bp.post("/api/corpus")
 def api_corpus() -> Response:
+    """Submit a corpus job from JSON or multipart; problems go to the app-wide handlers (webapp.http)."""
     limits = _limits()
     try:
         if (request.mimetype or "") == "multipart/form-data":
             _apply_request_limits(limits)
-            try:
-                values: dict[str, Any] = dict(request.form)
-                paste = values.get("text") or ""
-            except RequestEntityTooLarge:
-                raise _too_large(limits) from None
+            values: dict[str, Any] = dict(request.form)
         else:
             values = read_json_object(("text", "pretokenize", "level", "num_merges", "held_out"), ())
-            paste = values.get("text") or ""
-            if not isinstance(paste, str):
-                raise TokenizerError("text: expected a string", field="text")
+        paste = values.get("text") or ""
+        if not isinstance(paste, str):
+            raise ApiError("text: expected a string", field="text")
         options, errors = inputs.read_corpus_options(values, limits)
-        if errors:
-            first = next(iter(errors.values()))
-            return error_response(first.message, first.field, 400, first.location)
-        try:
-            folder, files = save_corpus(paste, limits)
-        except RequestEntityTooLarge:
-            raise _too_large(limits) from None
-        job = submit_corpus(folder, files, options, limits)  # type: ignore[arg-type]
-    except RequestError as exc:
-        return error_response(exc.message, exc.field, exc.status, exc.location)
+        if options is None:
+            raise next(iter(errors.values()))
+        folder, files = save_corpus(paste, limits)
+    except RequestEntityTooLarge:
+        raise ApiError.from_tokenizer(_too_large(limits), status=413) from None
     except TokenizerError as exc:
-        status = 413 if exc.field == "corpus" and "LIMIT_CORPUS_BYTES" in exc.message else 400
-        return error_response(exc.message, exc.field, status, exc.location)
-    return jobs.accepted(job)
+        status = 413 if "LIMIT_CORPUS_BYTES" in exc.message else 400
+        raise ApiError.from_tokenizer(exc, status=status) from None
+    return jobs.accepted(submit_corpus(folder, files, options, limits))
