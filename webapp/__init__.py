@@ -68,6 +68,13 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "JOB_ENCODE_RULES": 100_000,
     "JOB_CHARS_TEXT": 20_000,
     "JOB_CHARS_RULES": 20_000,
+    # Corpus training (webapp.corpus): uploads in total, files, pasted text, distinct pieces counted.
+    "CORPUS_DIR": "",  # empty: instance/corpora; uploads wait there for their job (shared with remote workers)
+    "LIMIT_CORPUS_BYTES": 256 * 1024 * 1024,
+    "LIMIT_CORPUS_FILES": 20,
+    "LIMIT_CORPUS_PASTE_BYTES": 16 * 1024 * 1024,
+    "LIMIT_CORPUS_DISTINCT": 1_000_000,
+    "LIMIT_CORPUS_HELD_OUT_CHARS": 1_000_000,
 }
 
 
@@ -118,4 +125,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     from webapp import compare
 
     app.register_blueprint(compare.bp)
+    from webapp import corpus
+
+    app.register_blueprint(corpus.bp)
     return app

@@ -51,6 +51,12 @@ class Limits:
     trace_max_sequence: int = 400
     token_bytes: int = 65_536
     vocab_bytes: int = 8 * 1024 * 1024
+    # Corpus training (webapp.corpus): uploaded bytes in total, files, pasted text, distinct pieces.
+    corpus_bytes: int = 256 * 1024 * 1024
+    corpus_files: int = 20
+    corpus_paste_bytes: int = 16 * 1024 * 1024
+    corpus_distinct: int = 1_000_000
+    corpus_held_out_chars: int = 1_000_000
 
     @property
     def sizes(self) -> SizeLimits:
@@ -72,6 +78,11 @@ class Limits:
             trace_max_sequence=int(config.get("TRACE_MAX_SEQUENCE", defaults.trace_max_sequence)),
             token_bytes=int(config.get("LIMIT_TOKEN_BYTES", defaults.token_bytes)),
             vocab_bytes=int(config.get("LIMIT_VOCAB_BYTES", defaults.vocab_bytes)),
+            corpus_bytes=int(config.get("LIMIT_CORPUS_BYTES", defaults.corpus_bytes)),
+            corpus_files=int(config.get("LIMIT_CORPUS_FILES", defaults.corpus_files)),
+            corpus_paste_bytes=int(config.get("LIMIT_CORPUS_PASTE_BYTES", defaults.corpus_paste_bytes)),
+            corpus_distinct=int(config.get("LIMIT_CORPUS_DISTINCT", defaults.corpus_distinct)),
+            corpus_held_out_chars=int(config.get("LIMIT_CORPUS_HELD_OUT_CHARS", defaults.corpus_held_out_chars)),
         )
 
 
@@ -439,3 +450,48 @@ def collect(readers: Mapping[str, Callable[[], Any]]) -> tuple[dict[str, Any], d
         except TokenizerError as exc:
             errors[exc.field or name] = exc
     return values, errors
+
+
+@dataclass(frozen=True)
+class CorpusOptions:
+    """How to train on a corpus (the text itself comes as files or a paste, see webapp.corpus)."""
+
+    pretokenize: str
+    level: str
+    num_merges: int
+    held_out: str
+
+
+def _choice(value: Any, field: str, choices: tuple[str, ...], default: str) -> str:
+    if value is None or value == "":
+        return default
+    if not isinstance(value, str) or value not in choices:
+        shown = json.dumps(value) if isinstance(value, (str, int, float, bool)) else _json_type(value)
+        raise TokenizerError(f"{field}: expected one of {', '.join(choices)}, got {shown}", field=field)
+    return value
+
+
+def read_corpus_options(values: Mapping[str, Any], limits: Limits) -> tuple[CorpusOptions | None, dict[str, TokenizerError]]:
+    """The corpus form's / API's options, checked against the limits; every field's error at once."""
+    from webapp.tokenizer.corpus_training import LEVELS, SCHEMES
+
+    found, errors = collect({
+        "pretokenize": lambda: _choice(values.get("pretokenize"), "pretokenize", SCHEMES, "gpt2"),
+        "level": lambda: _choice(values.get("level"), "level", LEVELS, "bytes"),
+        "num_merges": lambda: read_num_merges(values.get("num_merges", ""), limits),
+        "held_out": lambda: _held_out(values.get("held_out"), limits),
+    })
+    if errors:
+        return None, errors
+    return CorpusOptions(**found), {}
+
+
+def _held_out(value: Any, limits: Limits) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _wrong_type("held_out", "a string", value)
+    if len(value) > limits.corpus_held_out_chars:
+        raise _over("held_out", "characters", len(value), limits.corpus_held_out_chars,
+                    "LIMIT_CORPUS_HELD_OUT_CHARS")
+    return tk.validate_text(value, field="held_out")

@@ -48,6 +48,9 @@ JobFunction = Callable[[dict[str, Any], Progress, Cancelled], JobOutput]
 
 #: kind name -> function. Names are short lowercase words (they go in the jobs table).
 KINDS: dict[str, JobFunction] = {}
+#: Kinds that poll `cancelled()` and then return their partial result (the job ends
+#: "done"); the runner waits a moment for it instead of killing the process at once.
+GRACEFUL: set[str] = set()
 
 
 def job_kind(name: str) -> Callable[[JobFunction], JobFunction]:

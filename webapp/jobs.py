@@ -70,6 +70,8 @@ EXTENSION_KEY = "playground_jobs"
 INLINE_RESULT_BYTES = 64 * 1024
 #: A running job's row is touched at least this often; older means its worker died.
 HEARTBEAT_SECONDS = 2.0
+#: How long a graceful kind may take to hand back its partial result after Cancel.
+GRACE_SECONDS = 5.0
 STALE_SECONDS = 30.0
 
 
@@ -308,7 +310,7 @@ def _die_with_parent() -> None:
         pass
 
 
-def _child_main(conn: Any, kind: str, params: dict[str, Any], budgets: Budgets) -> None:
+def _child_main(conn: Any, kind: str, params: dict[str, Any], budgets: Budgets, stop: Any = None) -> None:
     """Inside the job process: lower priority, cap the address space, run, send the outcome."""
     import resource
 
@@ -330,7 +332,7 @@ def _child_main(conn: Any, kind: str, params: dict[str, Any], budgets: Budgets) 
             conn.send(("progress", float(fraction), str(text)[:200]))
 
     try:
-        output = jobkinds.run_kind(kind, params, progress, lambda: False)
+        output = jobkinds.run_kind(kind, params, progress, stop.is_set if stop is not None else (lambda: False))
         payload = pack_json(output.result)
         conn.send(("done", payload, output.blobs))
     except TokenizerError as exc:
@@ -352,7 +354,11 @@ def run_in_child(kind: str, params: dict[str, Any], budgets: Budgets,
     """Run a job kind in a forked process with the budgets; progress and cancel are polled."""
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_child_main, args=(sender, kind, params, budgets), daemon=True)
+    # Kinds in jobkinds.GRACEFUL see cancel through this event and may finish
+    # with a partial result within GRACE_SECONDS; others are killed at once.
+    stop = context.Event()
+    graceful = kind in jobkinds.GRACEFUL
+    process = context.Process(target=_child_main, args=(sender, kind, params, budgets, stop), daemon=True)
     process.start()
     sender.close()
     deadline = time.monotonic() + budgets.seconds
@@ -361,7 +367,8 @@ def run_in_child(kind: str, params: dict[str, Any], budgets: Budgets,
         while outcome is None:
             left = deadline - time.monotonic()
             if left <= 0:
-                outcome = Outcome("failed", error=time_budget_message(budgets), field="job")
+                outcome = (Outcome("cancelled", error="job: cancelled", field="job") if stop.is_set()
+                           else Outcome("failed", error=time_budget_message(budgets), field="job"))
                 break
             try:
                 ready = receiver.poll(min(poll_seconds, left))
@@ -375,11 +382,15 @@ def run_in_child(kind: str, params: dict[str, Any], budgets: Budgets,
                 elif tag == "done":
                     outcome = Outcome("done", result=message[1], blobs=message[2])
                 elif tag == "error":
-                    outcome = Outcome("failed", error=message[1], field=message[2])
+                    outcome = Outcome("cancelled" if stop.is_set() else "failed", error=message[1], field=message[2])
                 elif tag == "memory":
                     outcome = Outcome("failed", error=memory_budget_message(budgets), field="job")
-            if outcome is None and should_cancel():
-                outcome = Outcome("cancelled", error="job: cancelled", field="job")
+            if outcome is None and not stop.is_set() and should_cancel():
+                if graceful:
+                    stop.set()
+                    deadline = min(deadline, time.monotonic() + GRACE_SECONDS)
+                else:
+                    outcome = Outcome("cancelled", error="job: cancelled", field="job")
     finally:
         if process.is_alive() and outcome is not None and outcome.state != "done":
             process.kill()

@@ -575,3 +575,123 @@ def segmented_words(
             chips.append(Chip(token_id, hue_class(token_id), printable(tok)))
         out.append(WordView(printable(word), count, chips))
     return out, len(counts)
+
+
+# --- corpus training results (webapp.corpus) ------------------------------------
+
+
+@dataclass(frozen=True)
+class CorpusRow:
+    index: int
+    left: str
+    right: str
+    merged: str
+    count: int
+    runner_up: int
+    tie: bool
+    close: bool
+
+
+@dataclass(frozen=True)
+class LineChart:
+    width: int
+    height: int
+    points: str  # SVG polyline points
+    ticks: list[tuple[float, str]]  # (y, label) on a log scale
+    plot_left: int
+    steps: int
+
+
+@dataclass(frozen=True)
+class CorpusView:
+    job_id: str
+    result: dict[str, Any]
+    summary: list[tuple[str, str, str]]  # (key, label, value)
+    rows: list[CorpusRow]
+    page: int
+    pages: int
+    chart: LineChart | None
+    downloads: list[tuple[str, str]]  # (label, url)
+    open_url: str
+    share_state: dict[str, str]
+
+
+def _step_token(shown: str) -> str:
+    """A step token from the job result: text, or "0x..." hex for bytes that are not UTF-8 alone."""
+    if shown.startswith("0x") and len(shown) > 2:
+        try:
+            return printable_bytes(bytes.fromhex(shown[2:]))
+        except ValueError:
+            pass
+    return printable(shown)
+
+
+def _raw_token(shown: str) -> bytes:
+    if shown.startswith("0x") and len(shown) > 2:
+        try:
+            return bytes.fromhex(shown[2:])
+        except ValueError:
+            pass
+    return shown.encode("utf-8")
+
+
+def count_line(counts: Sequence[int], width: int = 720, height: int = 200, buckets: int = 600) -> LineChart | None:
+    """The winning count per step as a line on a log scale (at most `buckets` points: each the bucket's max)."""
+    if not counts:
+        return None
+    import math
+
+    left, bottom, top, right = 48, height - 22, 10, 8
+    plot_w, plot_h = width - left - right, bottom - top
+    per = max(1, math.ceil(len(counts) / buckets))
+    values = [max(counts[i : i + per]) for i in range(0, len(counts), per)]
+    high = math.log10(max(max(values), 1)) or 1.0
+
+    def y(count: int) -> float:
+        return round(bottom - plot_h * math.log10(max(count, 1)) / high, 2)
+
+    n = len(values)
+    points = " ".join(f"{round(left + plot_w * (k / max(n - 1, 1)), 2)},{y(v)}" for k, v in enumerate(values))
+    ticks = [(y(10 ** e), f"{10 ** e:,}") for e in range(0, int(high) + 1)]
+    return LineChart(width, height, points, ticks, left, len(counts))
+
+
+def corpus_result(result: dict[str, Any], job_id: str, page: int, per_page: int) -> CorpusView:
+    """What the corpus results page shows: summary, one page of the step table, the chart, downloads."""
+    from flask import url_for
+
+    steps = result["steps"]
+    total = len(steps["count"])
+    pages = max(1, -(-total // per_page))
+    page = min(max(page, 1), pages)
+    rows = []
+    byte_level = result["level"] == "bytes"
+    for k in range((page - 1) * per_page, min(page * per_page, total)):
+        left, right = steps["left"][k], steps["right"][k]
+        merged = printable_bytes(_raw_token(left) + _raw_token(right)) if byte_level else printable(left + right)
+        count, runner_up = steps["count"][k], steps["runner_up"][k]
+        rows.append(CorpusRow(k + 1, _step_token(left), _step_token(right), merged, count, runner_up,
+                              tie=count == runner_up, close=count != runner_up and is_close(count, runner_up)))
+    corpus = result["corpus"]
+    bpt = result["bytes_per_token"]
+    summary = [
+        ("vocab", "vocab size", f"{result['vocab_size']:,}"),
+        ("merges", "merges learned", f"{result['learned']:,} of {result['num_merges']:,}"),
+        ("bpt-corpus", "bytes per token, corpus", f"{bpt['corpus']:.2f}" if bpt["corpus"] else "–"),
+        ("bpt-held-out", "bytes per token, held-out text", f"{bpt['held_out']:.2f}" if bpt["held_out"] else "–"),
+        ("corpus-bytes", "corpus bytes", f"{corpus['bytes']:,}"),
+        ("pieces", "pieces (distinct)", f"{corpus['pieces']:,} ({corpus['distinct']:,})"),
+        ("seconds", "counting + training", f"{result['seconds']['count']:.1f} s + {result['seconds']['train']:.1f} s"),
+    ]
+    tokenizer = result["tokenizer"]
+    formats = [("tokenizer.json", "hf"), ("minbpe .model", "minbpe"), ("playground JSON", "seed")]
+    if byte_level:
+        formats.insert(1, ("tiktoken ranks", "tiktoken"))
+    downloads = [(label, url_for("files.api_export", tokenizer=tokenizer, format=fmt)) for label, fmt in formats]
+    tool = "bytes" if byte_level else "chars"
+    state = {"tokenizer": tokenizer}
+    if byte_level:
+        state["pretokenize"] = result["pretokenize"] if result["pretokenize"] in ("none", "gpt2", "cl100k") else "none"
+    open_url = url_for(f"pages.{tool}_page", **state)
+    return CorpusView(job_id, result, summary, rows, page, pages, count_line(steps["count"]), downloads, open_url,
+                      {"tool": tool, **state})

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeVar
 
-Symbol = TypeVar("Symbol", int, str)
+Symbol = TypeVar("Symbol", int, str, bytes)
 
 ByteRule = Sequence[int]  # [left, right, new]
 CharRule = Sequence[str]  # [left, right]; the new token is left + right
@@ -153,3 +153,41 @@ def steps(initial: Sequence[Symbol], rules: Iterable[Sequence[Symbol]]) -> list[
             out.append((index, len(sequence) - len(after), tuple(after)))
         sequence = after
     return out
+
+
+# --- 5. training over bytes (corpus training) -------------------------------------------
+
+BytePair = tuple[bytes, bytes]
+
+
+def train_byte_steps(pieces: Iterable[bytes], num_merges: int) -> tuple[list[tuple[BytePair, int]], list[list[bytes]]]:
+    """Training 4 over UTF-8 bytes: each piece starts as single bytes; ties go to the smallest (first, second) bytes.
+
+    Returns each step's winning pair with its count, and every piece's symbols at the end.
+    """
+    split = [[bytes([b]) for b in piece] for piece in pieces]
+    out: list[tuple[BytePair, int]] = []
+    for _ in range(num_merges):
+        counts: dict[BytePair, int] = {}
+        for symbols in split:
+            for i in range(len(symbols) - 1):
+                pair = (symbols[i], symbols[i + 1])
+                counts[pair] = counts.get(pair, 0) + 1
+        if not counts:
+            break
+        top = max(counts.values())
+        first, second = min(pair for pair, count in counts.items() if count == top)  # bytes compare byte by byte
+        out.append(((first, second), top))
+        split = [merge(symbols, first, second, first + second) for symbols in split]
+    return out, split
+
+
+def byte_training_rules(pairs: Iterable[BytePair]) -> list[list[int]]:
+    """Rules [left, right, new] for learned byte pairs: byte b is id b, step k makes 256 + k,
+    and an operand is the first id that spells its bytes."""
+    first_id = {bytes([b]): b for b in range(256)}
+    rules = []
+    for k, (left, right) in enumerate(pairs):
+        rules.append([first_id[left], first_id[right], 256 + k])
+        first_id.setdefault(left + right, 256 + k)
+    return rules

@@ -27,7 +27,7 @@ from sys import intern
 from array import array
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import accumulate, chain, count, pairwise
 from operator import add
 
@@ -69,8 +69,13 @@ class _Trainer:
     word); the merge step finds no match there and skips it.
     """
 
-    def __init__(self, words: Sequence[str]) -> None:
-        freq = Counter(words)
+    def __init__(self, freq: Mapping[str, int], *, index_all: bool = False) -> None:
+        """Start from each distinct word's frequency (all positive).
+
+        `index_all` fills `where` for every starting pair too, so single-character
+        pairs skip the string search: it costs a pass over all pairs up front and
+        pays off over many merges (thousands, as in corpus training).
+        """
         distinct = [word for word in freq if len(word) >= 2]  # shorter words never hold a pair
         self.words = distinct
         # A word's symbol list is made the first time a merge touches it.
@@ -87,6 +92,12 @@ class _Trainer:
         self.starts: list[int] = list(map(add, accumulate(map(len, distinct), initial=0), count()))
         self.counts: dict[Pair, int] = _weighted_pair_counts(distinct, self.freq)
         self.where: defaultdict[Pair, set[int]] = defaultdict(set)
+        self.indexed_all = index_all
+        if index_all:
+            where = self.where
+            for w, word in enumerate(distinct):
+                for pair in set(pairwise(word)):
+                    where[pair].add(w)
         self.heap: list[tuple[int, str, str]] = [(-c, a, b) for (a, b), c in self.counts.items()]
         heapq.heapify(self.heap)
 
@@ -210,7 +221,7 @@ class _Trainer:
 
     def _candidates(self, first: str, second: str, merged: str) -> Collection[int]:
         """Word indices that may hold (first, second): a superset of those that do."""
-        if len(first) > 1 or len(second) > 1:
+        if self.indexed_all or len(first) > 1 or len(second) > 1:
             return self.where.get((first, second), ())
         found: list[int] = []
         bounds = self.starts
@@ -388,7 +399,7 @@ def train_trace(
     runners_up = _check_option("runners_up", runners_up)
     max_steps = _check_option("max_steps", max_steps)
 
-    trainer = _Trainer(words)
+    trainer = _Trainer(Counter(words))
     merges: list[str] = []
     pairs: list[Pair] = []
     steps: list[TrainingStep] = []

@@ -315,6 +315,13 @@ def validate_words(words: Any) -> tuple[str, ...]:
     """Training words: a list of strings (any characters; empty words hold no pairs)."""
     if not _is_seq(words):
         raise TokenizerError(f"words: should be a list of strings, got {_kind(words)}", field="words")
+    if set(map(type, words)) <= {str}:
+        try:
+            # The usual case in one C-speed pass; any problem is found again below, with its word.
+            "".join(words).encode("utf-8")
+            return tuple(words)
+        except UnicodeEncodeError:
+            pass
     for index, word in enumerate(words, start=1):
         if not isinstance(word, str):
             raise TokenizerError(

@@ -1,0 +1,264 @@
+"""Corpus training benchmark: ours vs Hugging Face `tokenizers` BpeTrainer, same corpus, same pieces.
+
+Usage (from the repository root):
+
+    .venv/bin/python benchmarks/bench_corpus_training.py [--megabytes 10] [--merges 10000] [--repeat 2]
+
+The corpus is built from what every machine with Python has, no downloads:
+the standard library's `*.py` files (recursively, sorted by relative path,
+only those that are valid UTF-8) until at least `--megabytes` MB, plus
+`benchmarks/data/non_latin.txt`. Each file is one document.
+
+Both sides get the same job: read the files, pre-tokenize with GPT-2's
+pattern, count the pieces, learn `--merges` byte-level merges.
+* ours: `count_streams` (1 MiB blocks, never the whole corpus in memory) then
+  `train_counts(level="bytes")`;
+* theirs: a `Tokenizer(BPE())` with the `ByteLevel` pre-tokenizer
+  (use_regex=True: the same GPT-2 pattern, add_prefix_space=False) and
+  `BpeTrainer(vocab_size=256 + merges, min_frequency=0, initial_alphabet=all
+  256 bytes)`, fed by `train_from_iterator` one file text at a time.
+
+Each run happens in its own process, started by a measuring process that
+reads `resource.getrusage(RUSAGE_CHILDREN).ru_maxrss` after it, so peak RSS
+is the run's own. Runs alternate (ours, theirs, ours, ...) and the best time
+of each side is compared.
+
+Checks (exit status 1 if one fails, or if ours / theirs is over the 3.0 floor):
+* pieces: HF's pre-tokenizer over every document gives exactly our piece
+  counts, so every pair count they start from agrees;
+* merges: identical up to the first step where they differ, and at that step
+  the pair HF chose has, in our trainer, the same count as ours: a tie that
+  the two tie-breaks decide differently (we: smallest (first, second) bytes;
+  HF: its internal ids, which follow the GPT-2 byte alphabet's character
+  order and then creation order). After that the runs legitimately diverge.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+TIME_FLOOR = 3.0  # ours / theirs
+TIME_GOAL = 1.0
+MEMORY_GOAL = 1.5
+
+
+def corpus_files(megabytes: float) -> list[Path]:
+    """Standard library sources (sorted, valid UTF-8) until `megabytes` MB, plus the shipped non-Latin text."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    files: list[Path] = []
+    total = 0
+    for path in sorted(stdlib.rglob("*.py"), key=lambda p: p.relative_to(stdlib).as_posix()):
+        try:
+            data = path.read_bytes()
+            data.decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        files.append(path)
+        total += len(data)
+        if total >= megabytes * 1_000_000:
+            break
+    files.append(ROOT / "benchmarks" / "data" / "non_latin.txt")
+    return files
+
+
+# --- the two workers (each runs in its own process) -------------------------------------------
+
+
+def work_ours(files: list[Path], merges: int, out: Path) -> None:
+    from webapp.tokenizer.corpus_training import count_streams, train_counts
+
+    started = time.perf_counter()
+    handles = [open(path, "rb") for path in files]  # noqa: SIM115 (closed below)
+    try:
+        counted = count_streams(((str(p), h) for p, h in zip(files, handles)), "gpt2")
+    finally:
+        for h in handles:
+            h.close()
+    counted_s = time.perf_counter() - started
+    result = train_counts(counted.counts, "bytes", merges)
+    total_s = time.perf_counter() - started
+    out.write_text(json.dumps({
+        "seconds": total_s, "count_seconds": counted_s, "train_seconds": total_s - counted_s,
+        "pieces": counted.pieces, "bytes": counted.bytes, "counts": counted.counts,
+        "pairs": [[a.hex(), b.hex()] for a, b in result.pairs],
+        "winning": result.counts, "runner_up": result.runner_up,
+    }))
+
+
+def work_hf(files: list[Path], merges: int, out: Path) -> None:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    started = time.perf_counter()
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=256 + merges, min_frequency=0, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=[])
+    tok.train_from_iterator((p.read_bytes().decode("utf-8") for p in files), trainer=trainer)
+    seconds = time.perf_counter() - started
+    learned = json.loads(tok.to_str())["model"]["merges"]
+    out.write_text(json.dumps({"seconds": seconds, "merges": [m.split(" ") if isinstance(m, str) else m
+                                                             for m in learned]}))
+
+
+def measure(side: str, files_list: Path, merges: int, out: Path) -> None:
+    """Run one worker as a child and add its own peak RSS (RUSAGE_CHILDREN covers only it)."""
+    subprocess.run([sys.executable, __file__, "--work", side, "--files", str(files_list), "--merges", str(merges),
+                    "--out", str(out)], check=True)
+    data = json.loads(out.read_text())
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    data["max_rss_kb"] = usage.ru_maxrss
+    data["cpu_seconds"] = usage.ru_utime + usage.ru_stime  # all threads: HF may use several
+    out.write_text(json.dumps(data))
+
+
+def run_side(side: str, files_list: Path, merges: int, tmp: Path) -> dict:
+    out = tmp / f"{side}.json"
+    subprocess.run([sys.executable, __file__, "--measure", side, "--files", str(files_list), "--merges", str(merges),
+                    "--out", str(out)], check=True)
+    return json.loads(out.read_text())
+
+
+# --- checks ------------------------------------------------------------------------------------
+
+
+def gpt2_byte_decoder() -> dict[str, int]:
+    """GPT-2's byte alphabet, character -> byte (printable bytes stand for themselves)."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), 256))
+    chars = {b: chr(b) for b in keep}
+    n = 0
+    for b in range(256):
+        if b not in chars:
+            chars[b] = chr(256 + n)
+            n += 1
+    return {c: b for b, c in chars.items()}
+
+
+def hf_piece_counts(files: list[Path]) -> Counter[str]:
+    """HF's own pre-tokenizer over every document, pieces back in UTF-8 text."""
+    from tokenizers import pre_tokenizers
+
+    decoder = gpt2_byte_decoder()
+    pre = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    found: Counter[str] = Counter()
+    for path in files:
+        pieces = pre.pre_tokenize_str(path.read_bytes().decode("utf-8"))  # no newline translation
+        found.update(bytes(decoder[c] for c in piece).decode("utf-8") for piece, _ in pieces)
+    return found
+
+
+def compare_merges(ours: dict, theirs: dict) -> tuple[int, str, bool]:
+    """(identical prefix length, what happened at the first difference, whether that is fine)."""
+    from webapp.tokenizer.corpus_training import PieceTrainer
+
+    decoder = gpt2_byte_decoder()
+    our_pairs = [(bytes.fromhex(a), bytes.fromhex(b)) for a, b in ours["pairs"]]
+    their_pairs = [(bytes(decoder[c] for c in a), bytes(decoder[c] for c in b)) for a, b in theirs["merges"]]
+    same = 0
+    for a, b in zip(our_pairs, their_pairs):
+        if a != b:
+            break
+        same += 1
+    if same == min(len(our_pairs), len(their_pairs)):
+        return same, f"all {same:,} merges identical", len(our_pairs) == len(their_pairs)
+    # Replay ours to that step and look at HF's choice there.
+    trainer = PieceTrainer(ours["counts"], "bytes")
+    for _ in range(same):
+        trainer.step()
+    hf_a, hf_b = their_pairs[same]
+    hf_count = trainer.pair_count(hf_a.decode("latin-1"), hf_b.decode("latin-1"))
+    count = ours["winning"][same]
+    tie = hf_count == count and ours["runner_up"][same] == count
+    what = (f"step {same + 1}: ours {our_pairs[same]!r}, HF {their_pairs[same]!r}, both count {count:,} "
+            f"(a tie)" if tie else
+            f"step {same + 1}: ours {our_pairs[same]!r} count {count:,}, HF {their_pairs[same]!r} count {hf_count:,}")
+    return same, what, tie
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--megabytes", type=float, default=10.0)
+    parser.add_argument("--merges", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=2, help="runs per side (alternating); the best time counts")
+    parser.add_argument("--work", choices=["ours", "hf"], help=argparse.SUPPRESS)
+    parser.add_argument("--measure", choices=["ours", "hf"], help=argparse.SUPPRESS)
+    parser.add_argument("--files", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.work or args.measure:
+        files = [Path(line) for line in args.files.read_text().splitlines()]
+        if args.measure:
+            measure(args.measure, args.files, args.merges, args.out)
+        elif args.work == "ours":
+            work_ours(files, args.merges, args.out)
+        else:
+            work_hf(files, args.merges, args.out)
+        return 0
+
+    import tokenizers
+
+    files = corpus_files(args.megabytes)
+    size = sum(p.stat().st_size for p in files)
+    print(f"corpus: {len(files):,} files, {size:,} bytes (stdlib sources + benchmarks/data); GPT-2 pattern; "
+          f"{args.merges:,} byte-level merges; tokenizers {tokenizers.__version__}; cpus {os.cpu_count()}")
+    failures: list[str] = []
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        files_list = tmp / "files.txt"
+        files_list.write_text("\n".join(str(p) for p in files))
+        runs: dict[str, list[dict]] = {"ours": [], "hf": []}
+        for _ in range(args.repeat):
+            for side in ("ours", "hf"):
+                runs[side].append(run_side(side, files_list, args.merges, tmp))
+        ours = min(runs["ours"], key=lambda r: r["seconds"])
+        theirs = min(runs["hf"], key=lambda r: r["seconds"])
+        our_rss = max(r["max_rss_kb"] for r in runs["ours"]) / 1024
+        their_rss = max(r["max_rss_kb"] for r in runs["hf"]) / 1024
+
+        pieces_agree = hf_piece_counts(files) == Counter(ours["counts"])
+        if not pieces_agree:
+            failures.append("HF's pre-tokenizer gives other piece counts than ours")
+        same, what, fine = compare_merges(ours, theirs)
+        if not fine:
+            failures.append(f"merges differ where no tie explains it: {what}")
+
+    ratio = ours["seconds"] / theirs["seconds"]
+    rss_ratio = our_rss / their_rss
+    if ratio > TIME_FLOOR:
+        failures.append(f"ours / theirs time {ratio:.2f} is over the floor {TIME_FLOOR}")
+    print(f"pieces: {ours['pieces']:,} ({len(ours['counts']):,} distinct); HF's pre-tokenizer counts "
+          f"{'agree' if pieces_agree else 'DIFFER'}")
+    print(f"merges learned: ours {len(ours['pairs']):,}, HF {len(theirs['merges']):,}; first {same:,} identical; "
+          f"{what}")
+    times = ", ".join(f"{r['seconds']:.2f}" for r in runs["ours"])
+    their_times = ", ".join(f"{r['seconds']:.2f}" for r in runs["hf"])
+    print(f"time, best of {args.repeat}: ours {ours['seconds']:.2f} s (count {ours['count_seconds']:.2f} s + "
+          f"train {ours['train_seconds']:.2f} s) [{times}], HF {theirs['seconds']:.2f} s [{their_times}]")
+    print(f"ours / HF time: {ratio:.2f} (goal <= {TIME_GOAL}, floor <= {TIME_FLOOR})")
+    our_cpu = min(r["cpu_seconds"] for r in runs["ours"])
+    their_cpu = min(r["cpu_seconds"] for r in runs["hf"])
+    print(f"CPU time (user + system, whole process, best run): ours {our_cpu:.2f} s, HF {their_cpu:.2f} s, "
+          f"ours / HF {our_cpu / their_cpu:.2f} (less sensitive to a busy machine; includes start-up)")
+    print(f"peak RSS: ours {our_rss:.0f} MB, HF {their_rss:.0f} MB, ours / HF {rss_ratio:.2f} (goal <= {MEMORY_GOAL})")
+    if failures:
+        print("FAILED:\n  - " + "\n  - ".join(failures))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,371 @@
+r"""Train BPE on a corpus: stream UTF-8 text, count distinct pieces, learn merges.
+
+What it does:
+* `PieceCounter` takes text a chunk at a time (one or more documents: files
+  or a paste), pre-tokenizes it (`none` = whitespace-split words as the Train
+  page does, or one of the regex patterns in `pretokenize.PATTERNS`) and keeps
+  only the distinct pieces with their counts, never the corpus itself.
+  `count_streams` feeds it from binary streams read in fixed-size blocks.
+* `train_counts` learns merges from those counts with the incremental engine
+  of `training.py`, at one of two levels:
+  - `chars`: exactly `bpe_merges` over the pieces (code points, ties to the
+    smallest (first, second) by string order);
+  - `bytes`: the same algorithm over each piece's UTF-8 bytes. Bytes are
+    handed to the engine as latin-1 characters (one per byte value), so
+    string order *is* byte-string order and the tie-break is the smallest
+    (first, second) comparing the tokens' bytes. Symbols are ids 0..255; the
+    token made at step k (from 0) gets id 256 + k.
+* Both take optional hooks, `progress(done, total, message)` and
+  `should_stop()`: counting checks them once per block, training once per
+  merge, and a stop during training keeps the merges learned so far.
+
+Cutting a stream into chunks must not change the pieces. A regex pattern is
+only applied to text that ends at a *safe cut*: a position c where
+  (A) text[c-1] is a letter or digit and text[c] is whitespace, or
+  (B) text[c-1] is CR or LF, text[c-2] is not whitespace and text[c] is a
+      letter or digit.
+In GPT-2's, cl100k's and o200k's patterns no alternative can carry a piece
+across such a c (letter and digit runs stop at whitespace; a run of
+whitespace stops at a letter; the optional one-character prefix of a letter
+piece is never CR/LF), and the text before c matches the same with the end of
+the string at c: the only test that looks past a piece, `\s+(?!\S)`, sees a
+run of one whitespace character in (B) (GPT-2 would split a longer run
+followed by a letter, but not one that ends the string; hence text[c-2]).
+The text after the last safe cut is carried into the next chunk (a pattern
+not in `CUT_SAFE` gets no cuts: each document is matched whole). Letters and
+digits are tested with `re`'s classes, a subset of `regex`'s \p{L}/\p{N}
+(the tests check this over every code point). A carry longer than
+`max_run_chars` (no safe cut in that much text) is refused with a message.
+
+What it does not do: normalisation, special tokens, a minimum frequency,
+sampling. It never holds more than one block plus the carry of text, and
+refuses to keep more than `max_distinct` distinct pieces.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+import regex
+
+from .errors import TokenizerError
+from .pretokenize import PATTERNS
+from .training import _Trainer
+from .validation import validate_num_merges
+
+Progress = Callable[[int, int, str], None]
+ShouldStop = Callable[[], bool]
+
+SCHEMES: tuple[str, ...] = ("none", *PATTERNS)
+LEVELS: tuple[str, ...] = ("chars", "bytes")
+
+# Defaults of the bounds (the web layer passes its configured limits).
+DEFAULT_MAX_DISTINCT = 2_000_000  # distinct pieces kept while counting
+DEFAULT_MAX_RUN_CHARS = 4 << 20  # characters without a safe cut (one piece can't be longer)
+DEFAULT_BLOCK_BYTES = 1 << 20  # bytes read from a stream at a time
+
+# The last safe cut in a buffer: greedy `.*` backtracks from the end, so the
+# search costs the distance from the end to the cut.
+_LAST_CUT = re.compile(r".*(?:[^\W_](?=[^\S\x1c-\x1f])|(?<=\S)[\r\n](?=[^\W_]))", re.S)
+_LAST_SPACE = re.compile(r".*\s", re.S)
+_NEVER = re.compile(r"(?!)")
+# The patterns the safe cuts are proven (docstring) and tested (tests/unit) for.
+CUT_SAFE = frozenset({"gpt2", "cl100k", "o200k"})
+
+
+class TrainingCancelled(Exception):
+    """`should_stop()` said stop while counting (no merges exist yet)."""
+
+
+@dataclass
+class PieceCounts:
+    """What counting produced: distinct pieces with counts, and totals for the summary."""
+
+    scheme: str
+    counts: Counter[str] = field(default_factory=Counter)
+    pieces: int = 0  # pieces counted, repeats included
+    chars: int = 0  # characters read
+    bytes: int = 0  # UTF-8 bytes read
+    documents: int = 0
+
+
+class PieceCounter:
+    """Counts the pieces of a stream of text, chunk by chunk (see the module docstring)."""
+
+    def __init__(self, scheme: str, *, max_distinct: int = DEFAULT_MAX_DISTINCT,
+                 max_run_chars: int = DEFAULT_MAX_RUN_CHARS) -> None:
+        if scheme not in SCHEMES:
+            raise TokenizerError(f"pretokenize: expected one of {', '.join(SCHEMES)}, got {scheme!r}",
+                                 field="pretokenize")
+        self.result = PieceCounts(scheme=scheme)
+        self.max_distinct = max_distinct
+        self.max_run_chars = max_run_chars
+        self._split = str.split if scheme == "none" else regex.compile(PATTERNS[scheme]).findall
+        # A pattern the cut rules were not checked for is applied to each document whole.
+        self._last_cut = _LAST_SPACE if scheme == "none" else _LAST_CUT if scheme in CUT_SAFE else _NEVER
+        self._carry = ""
+        self._name = "text"
+        self._offset = 0  # UTF-8 bytes of the current document before the carry
+
+    def start_document(self, name: str) -> None:
+        """Begin a new document (a file or a paste); pieces never span two documents."""
+        self.end_document()
+        self._name = name
+        self._offset = 0
+        self.result.documents += 1
+
+    def feed(self, text: str) -> None:
+        """Count the pieces of `text`, keeping the tail after the last safe cut for later."""
+        self.result.chars += len(text)
+        buffer = self._carry + text if self._carry else text
+        match = self._last_cut.match(buffer)
+        if match is None:
+            if len(buffer) > self.max_run_chars:
+                raise TokenizerError(
+                    f"corpus: {self._name} has more than {self.max_run_chars:,} characters from byte offset "
+                    f"{self._offset:,} on with no place to cut it into pieces (a letter or digit followed by "
+                    "whitespace, or a line break followed by a letter or digit); the limit is "
+                    f"{self.max_run_chars:,} characters",
+                    field="corpus", location={"file": self._name, "offset": self._offset})
+            self._carry = buffer
+            return
+        cut = match.end()
+        body = buffer[:cut]
+        self._carry = buffer[cut:]
+        self._offset += len(body.encode("utf-8", "surrogatepass"))
+        self._count(body)
+
+    def end_document(self) -> None:
+        """Count what is carried: the end of a document is always a cut."""
+        if self._carry:
+            self._offset += len(self._carry.encode("utf-8", "surrogatepass"))
+            self._count(self._carry)
+            self._carry = ""
+
+    def finish(self) -> PieceCounts:
+        """End the last document and give the counts."""
+        self.end_document()
+        return self.result
+
+    def _count(self, body: str) -> None:
+        result = self.result
+        pieces = self._split(body)
+        counts = result.counts
+        counts.update(pieces)  # counted in C, straight into the totals
+        result.pieces += len(pieces)
+        if len(counts) > self.max_distinct:
+            raise TokenizerError(
+                f"corpus: more than {self.max_distinct:,} distinct pieces (reached in {self._name} before byte "
+                f"offset {self._offset:,}); the limit is {self.max_distinct:,}: train on less text or with a "
+                "pre-tokenization that splits it into fewer distinct pieces",
+                field="corpus", location={"file": self._name, "offset": self._offset})
+
+
+def count_streams(
+    streams: Iterable[tuple[str, BinaryIO]],
+    scheme: str,
+    *,
+    total_bytes: int = 0,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+    max_distinct: int = DEFAULT_MAX_DISTINCT,
+    max_run_chars: int = DEFAULT_MAX_RUN_CHARS,
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+) -> PieceCounts:
+    """Count the pieces of each (name, binary stream), read `block_bytes` at a time.
+
+    The streams must hold UTF-8 (a byte order mark is kept as a character);
+    invalid UTF-8 is an error naming the stream and the byte offset.
+    `total_bytes` (when known) is the progress total.
+    """
+    counter = PieceCounter(scheme, max_distinct=max_distinct, max_run_chars=max_run_chars)
+    read = 0
+    for name, stream in streams:
+        counter.start_document(name)
+        decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        offset = 0
+        while True:
+            if should_stop is not None and should_stop():
+                raise TrainingCancelled()
+            block = stream.read(block_bytes)
+            final = not block
+            pending = len(decoder.getstate()[0])  # bytes of a character cut off by the last block
+            try:
+                text = decoder.decode(block, final=final)
+            except UnicodeDecodeError as exc:
+                # exc.start counts from the pending bytes, which came before `offset`.
+                at = offset - pending + exc.start
+                raise TokenizerError(f"corpus: {name} is not UTF-8: byte offset {at:,} starts an invalid "
+                                     "sequence", field="corpus", location={"file": name, "offset": at}) from None
+            offset += len(block)
+            read += len(block)
+            counter.result.bytes += len(block)
+            if text:
+                counter.feed(text)
+            if progress is not None:
+                progress(read, max(total_bytes, read),
+                         f"counted {read:,} bytes: {counter.result.pieces:,} pieces, "
+                         f"{len(counter.result.counts):,} distinct")
+            if final:
+                break
+    return counter.finish()
+
+
+def count_text(texts: Iterable[str], scheme: str, **limits: int) -> PieceCounts:
+    """Count the pieces of whole texts (each a document); for pastes and tests."""
+    counter = PieceCounter(scheme, **limits)
+    for index, text in enumerate(texts, start=1):
+        counter.start_document(f"text {index}")
+        counter.feed(text)
+        counter.result.bytes += len(text.encode("utf-8", "surrogatepass"))
+    return counter.finish()
+
+
+@dataclass
+class CorpusTraining:
+    """A training run's answer.
+
+    `pairs[k]` is step k's pair: strings at the chars level, bytes at the bytes
+    level. `counts[k]` is its count and `runner_up[k]` the count of the best
+    other pair then (0 when none), so `counts[k] == runner_up[k]` means the
+    tie-break decided. `merges` is `[left, right, new]` ids at the bytes level
+    (operands: the first id that spells those bytes) and the merged strings at
+    the chars level. `stopped` is "done", "exhausted" (no piece had two symbols
+    left) or "cancelled".
+    """
+
+    level: str
+    pairs: list[tuple[str, str]] | list[tuple[bytes, bytes]]
+    counts: list[int]
+    runner_up: list[int]
+    merges: list[list[int]] | list[str]
+    stopped: str
+    alphabet: list[str]  # chars level: the distinct characters, sorted; bytes level: []
+    seconds: float
+    symbols: int = 0  # symbols (bytes or characters) in all pieces before training, repeats included
+    tokens: int = 0  # tokens after the learned merges, repeats included
+
+
+class PieceTrainer:
+    """The incremental trainer over distinct pieces, one step at a time (see `train_counts`)."""
+
+    def __init__(self, counts: Mapping[str, int], level: str) -> None:
+        if level not in LEVELS:
+            raise TokenizerError(f"level: expected one of {', '.join(LEVELS)}, got {level!r}", field="level")
+        self.level = level
+        if level == "bytes":
+            counts = _as_byte_strings(counts)
+        else:
+            _check_encodable(counts)
+        # Pieces of fewer than two symbols never hold a pair.
+        self._trainer = _Trainer({piece: n for piece, n in counts.items() if len(piece) >= 2 and n > 0},
+                                 index_all=True)
+
+    def step(self) -> tuple[tuple[str, str], int, int] | None:
+        """Merge the best pair; its (pair, count, runner-up count), or None when no pair is left."""
+        best = self._trainer.top(2)
+        if not best:
+            return None
+        winner = best[0]
+        self._trainer.merge(winner.pair)
+        return winner.pair, winner.count, best[1].count if len(best) > 1 else 0
+
+    def token_count(self, symbols: int) -> int:
+        """How many tokens the pieces are now, given how many symbols they started with."""
+        trainer = self._trainer
+        made = 0
+        for w, word_symbols in enumerate(trainer.symbols):
+            if word_symbols is not None:
+                made += trainer.freq[w] * (_live_symbols(word_symbols) - len(trainer.words[w]))
+        return symbols + made  # each merge in a word took one symbol away
+
+    def pair_count(self, first: str, second: str) -> int:
+        """The current count of a pair (engine strings: latin-1 at the bytes level)."""
+        return self._trainer.counts.get((first, second), 0)
+
+
+def train_counts(
+    counts: Mapping[str, int],
+    level: str,
+    num_merges: int,
+    *,
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+) -> CorpusTraining:
+    """Learn up to `num_merges` merges from distinct pieces and their counts."""
+    num_merges = validate_num_merges(num_merges)
+    started = time.perf_counter()
+    trainer = PieceTrainer(counts, level)
+    pairs: list[tuple[str, str]] = []
+    winning: list[int] = []
+    runner_up: list[int] = []
+    stopped = "done"
+    every = max(1, num_merges // 200)  # about 200 progress reports per run
+    for done in range(num_merges):
+        if should_stop is not None and should_stop():
+            stopped = "cancelled"
+            break
+        step = trainer.step()
+        if step is None:
+            stopped = "exhausted"
+            break
+        pairs.append(step[0])
+        winning.append(step[1])
+        runner_up.append(step[2])
+        if progress is not None and (done + 1) % every == 0:
+            progress(done + 1, num_merges, f"merge {done + 1:,} of {num_merges:,} (count {step[1]:,})")
+    alphabet = sorted({ch for piece in counts for ch in piece}) if level == "chars" else []
+    size = (lambda piece: len(_utf8(piece))) if level == "bytes" else len
+    symbols = sum(n * size(piece) for piece, n in counts.items())
+    tokens = trainer.token_count(symbols)
+    seconds = time.perf_counter() - started
+    if level == "bytes":
+        byte_pairs = [(a.encode("latin-1"), b.encode("latin-1")) for a, b in pairs]
+        return CorpusTraining(level, byte_pairs, winning, runner_up, byte_merge_rules(byte_pairs), stopped, [],
+                              seconds, symbols, tokens)
+    return CorpusTraining(level, pairs, winning, runner_up, [a + b for a, b in pairs], stopped, alphabet,
+                          seconds, symbols, tokens)
+
+
+def _live_symbols(symbols: Any) -> int:
+    """Symbols left in a trained word (a list, or a long word's linked positions)."""
+    if isinstance(symbols, list):
+        return len(symbols)
+    return sum(1 for sym in symbols.sym if sym)  # merged-away positions hold ""
+
+
+def byte_merge_rules(pairs: Iterable[tuple[bytes, bytes]]) -> list[list[int]]:
+    """Rules [left, right, 256 + k] from byte-string pairs; an operand is the first id spelling its bytes."""
+    ids: dict[bytes, int] = {bytes([b]): b for b in range(256)}
+    rules: list[list[int]] = []
+    for k, (left, right) in enumerate(pairs):
+        rules.append([ids[left], ids[right], 256 + k])
+        ids.setdefault(left + right, 256 + k)
+    return rules
+
+
+def _as_byte_strings(counts: Mapping[str, int]) -> dict[str, int]:
+    """Each piece's UTF-8 bytes as a latin-1 string (distinct pieces stay distinct)."""
+    out: dict[str, int] = {}
+    for piece, n in counts.items():
+        out[_utf8(piece).decode("latin-1")] = n
+    return out
+
+
+def _check_encodable(counts: Mapping[str, int]) -> None:
+    for piece in counts:
+        _utf8(piece)
+
+
+def _utf8(piece: str) -> bytes:
+    try:
+        return piece.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise TokenizerError(f"corpus: a piece holds a lone surrogate at character {exc.start + 1}, which UTF-8 "
+                             "cannot encode", field="corpus") from None
