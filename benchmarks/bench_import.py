@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import corpus  # noqa: E402
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 
-from webapp.tokenizer import tokenizer_files as tokfiles  # noqa: E402
+from webapp.tokenizer import formats as tokfiles  # noqa: E402
 
 
 def best_of(runs: int, work: Callable[[], Any]) -> tuple[float, Any]:

@@ -66,7 +66,7 @@ import corpus  # noqa: E402
 import tiktoken  # noqa: E402
 
 from webapp.tokenizer import byte_level, presets  # noqa: E402
-from webapp.tokenizer import tokenizer_files as tokfiles  # noqa: E402
+from webapp.tokenizer import formats as tokfiles  # noqa: E402
 from webapp.tokenizer.precompiled import loads_precompiled  # noqa: E402
 from webapp.tokenizer.pretokenize import PATTERNS  # noqa: E402
 from webapp.tokenizer.textencode import clear_text_caches  # noqa: E402

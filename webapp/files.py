@@ -30,7 +30,7 @@ Hooks for the pages (call these; they raise TokenizerError with field
 - `page_char_tokenizer(tokenizer_id)` -> (merges, vocab) for the Characters page;
 - `tokenizer_summary(tokenizer_id)` -> dict or None, for templates.
 
-What it does not do: parse file formats (webapp.tokenizer.tokenizer_files),
+What it does not do: parse file formats (webapp.tokenizer.formats),
 render tokens (the pages do), or keep anything in the browser.
 """
 
@@ -49,7 +49,7 @@ from webapp import inputs
 from webapp import tokenizer as tk
 from webapp.http import ApiError, cut, is_json_request, quote, read_body, read_json_object
 from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import tokenizer_files as tokfiles
+from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer import presets, real
 from webapp.tokenizer.errors import short_repr
 from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth

@@ -15,7 +15,7 @@ from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tok
 from tokenizers import Tokenizer, models
 
 from webapp import files
-from webapp.tokenizer import tokenizer_files as tokfiles
+from webapp.tokenizer import formats as tokfiles
 
 TEXT = "Hello there, the lowest newer München 東京"
 

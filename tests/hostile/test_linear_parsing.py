@@ -13,7 +13,8 @@ import random
 import pytest
 
 from webapp.tokenizer import TokenizerError, bpe_merges, reference
-from webapp.tokenizer import tokenizer_files as tf
+from webapp.tokenizer import formats as tokfiles
+from webapp.tokenizer.formats import hf_strings, tiktoken_ranks
 
 
 def _rank_file(tokens: list[bytes]) -> str:
@@ -35,7 +36,7 @@ def test_a_rank_file_token_over_the_token_limit_is_refused_before_decoding(inlin
 def test_a_long_rank_file_token_recovers_its_merge():
     """'a' * 2^k for k = 1..15: each is the merge of two halves; the longest has 32,768 bytes."""
     doubling = [b"a" * (1 << k) for k in range(1, 16)]
-    tok = tf.parse_tiktoken(_rank_file(SINGLE_BYTES + doubling))
+    tok = tokfiles.parse_tiktoken(_rank_file(SINGLE_BYTES + doubling))
     rank = {t: r for r, t in enumerate(SINGLE_BYTES + doubling)}
     assert list(tok.merges) == [(rank[t[: len(t) // 2]], rank[t[: len(t) // 2]], rank[t]) for t in doubling]
 
@@ -51,7 +52,7 @@ def test_the_long_token_replay_equals_the_list_replay():
             ranks.setdefault(token, len(ranks))
         token = bytes(rng.choice(alphabet) for _ in range(rng.randint(2, 150)))
         limit = rng.randint(0, len(ranks) + 2)
-        assert tf._merge_below_long(token, limit, ranks) == tf._merge_below_short(token, limit, ranks)
+        assert tiktoken_ranks._merge_below_long(token, limit, ranks) == tiktoken_ranks._merge_below_short(token, limit, ranks)
 
 
 def test_a_rank_file_over_the_total_limit_is_refused_before_replaying(inline_client):
@@ -66,14 +67,14 @@ def test_a_merges_line_of_300k_tokens_has_no_reading():
     line = " ".join(["a"] * 300_000)
     doc = {"model": {"type": "BPE", "vocab": vocab, "merges": ["a b", line]}}
     with pytest.raises(TokenizerError) as info:
-        tf.parse_hf_tokenizer_json(json.dumps(doc))
+        tokfiles.parse_hf_tokenizer_json(json.dumps(doc))
     assert info.value.location == {"rule": 2}
 
 
 def test_a_line_with_several_spaces_still_finds_its_one_reading():
     vocab = {"a": 0, " ": 1, "a ": 2, "b": 3, "a b": 4, "  ": 5}
-    assert tf._split_merge_line("a  b", vocab) == ("a ", "b")
-    assert tf._split_merge_line("a b c", vocab) is None
+    assert hf_strings._split_merge_line("a  b", vocab) == ("a ", "b")
+    assert hf_strings._split_merge_line("a b c", vocab) is None
 
 
 @pytest.mark.parametrize(

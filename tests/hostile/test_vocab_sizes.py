@@ -21,7 +21,7 @@ import pytest
 
 from webapp import PROJECT_ROOT
 from webapp.tokenizer import TokenizerError, implied_byte_vocab
-from webapp.tokenizer import tokenizer_files as tf
+from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer.token_sizes import ImpliedVocab, SizeLimits, check_sizes
 
 DOUBLING = [[97, 97, 256]] + [[255 + i, 255 + i, 256 + i] for i in range(1, 40)]
@@ -184,11 +184,11 @@ def test_check_sizes_modes_and_limits():
 
 
 def test_a_stored_tokenizer_is_checked_again_when_read():
-    tok = tf.from_playground(level="bytes", merges=DOUBLING[:10])
-    data = tf.dumps_stored(tok)
-    assert tf.loads_stored(data).vocab == tok.vocab
+    tok = tokfiles.from_playground(level="bytes", merges=DOUBLING[:10])
+    data = tokfiles.dumps_stored(tok)
+    assert tokfiles.loads_stored(data).vocab == tok.vocab
     with pytest.raises(TokenizerError) as info:
-        tf.loads_stored(data, limits=SizeLimits(token_bytes=64))
+        tokfiles.loads_stored(data, limits=SizeLimits(token_bytes=64))
     assert info.value.location["rule"] == 7  # rule k makes 2^k bytes
 
 

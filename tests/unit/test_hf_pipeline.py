@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
-from webapp.tokenizer import tokenizer_files as tf
+from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer.pretokenize import CL100K_PATTERN
 
 CORPUS = [
@@ -62,14 +62,14 @@ def _train(
     return tok
 
 
-def _check(tok: Tokenizer, texts=TEXTS, *, notes: tuple[str, ...] = ()) -> tf.LoadedTokenizer:
-    loaded = tf.import_tokenizer(tok.to_str())
+def _check(tok: Tokenizer, texts=TEXTS, *, notes: tuple[str, ...] = ()) -> tokfiles.LoadedTokenizer:
+    loaded = tokfiles.import_tokenizer(tok.to_str())
     assert loaded.notes == notes
     for text in texts:
-        ours = tf.encode_loaded(loaded, text)
+        ours = tokfiles.encode_loaded(loaded, text)
         assert ours == tok.encode(text).ids, text
         for skip in (True, False):
-            assert tf.decode_loaded(loaded, ours, skip_special=skip) == tok.decode(ours, skip_special_tokens=skip), text
+            assert tokfiles.decode_loaded(loaded, ours, skip_special=skip) == tok.decode(ours, skip_special_tokens=skip), text
     return loaded
 
 
@@ -101,15 +101,15 @@ def test_llama3_style_file(llama3_tok):
     }
     # the special token is one id, not its characters
     end = llama3_tok.token_to_id("<|end|>")
-    assert tf.encode_loaded(loaded, "a<|end|>b").count(end) == 1
+    assert tokfiles.encode_loaded(loaded, "a<|end|>b").count(end) == 1
 
 
 def test_nfkc_file():
     tok = _train(pre_tokenizers.ByteLevel(add_prefix_space=True), normalizer=normalizers.NFKC(), decoder=decoders.ByteLevel())
     _check(tok)
-    loaded = tf.import_tokenizer(tok.to_str())
+    loaded = tokfiles.import_tokenizer(tok.to_str())
     # NFKC makes the ligature "fi" and the full-width digits plain
-    assert tf.encode_loaded(loaded, "ﬁ２") == tf.encode_loaded(loaded, "fi2")
+    assert tokfiles.encode_loaded(loaded, "ﬁ２") == tokfiles.encode_loaded(loaded, "fi2")
 
 
 # --------------------------------------------------------------------------
@@ -239,9 +239,9 @@ def test_sentencepiece_style_normalizer_and_byte_fallback_decoder():
     vocab = document["model"]["vocab"]
     byte_ids = [vocab.setdefault(f"<0x{b:02X}>", len(vocab)) for b in "€".encode() + b"\xff"]
     retok = Tokenizer.from_str(json.dumps(document))
-    loaded = tf.import_tokenizer(json.dumps(document))
-    assert tf.decode_loaded(loaded, byte_ids[:3]) == retok.decode(byte_ids[:3]) == "€"
-    assert tf.decode_loaded(loaded, byte_ids) == retok.decode(byte_ids)
+    loaded = tokfiles.import_tokenizer(json.dumps(document))
+    assert tokfiles.decode_loaded(loaded, byte_ids[:3]) == retok.decode(byte_ids[:3]) == "€"
+    assert tokfiles.decode_loaded(loaded, byte_ids) == retok.decode(byte_ids)
 
 
 # --------------------------------------------------------------------------
@@ -249,12 +249,12 @@ def test_sentencepiece_style_normalizer_and_byte_fallback_decoder():
 
 
 def test_special_tokens_left_as_text_like_encode_special_tokens(llama3_tok):
-    loaded = tf.import_tokenizer(llama3_tok.to_str())
+    loaded = tokfiles.import_tokenizer(llama3_tok.to_str())
     plain = Tokenizer.from_str(llama3_tok.to_str())
     plain.encode_special_tokens = True
     for text in ["a<|end|>b<|begin_of_text|>", "<|end|>", "x <|end|> y"]:
-        assert tf.encode_loaded(loaded, text, allowed_special=frozenset()) == plain.encode(text).ids
-        only_end = tf.encode_loaded(loaded, text, allowed_special=frozenset({"<|end|>"}))
+        assert tokfiles.encode_loaded(loaded, text, allowed_special=frozenset()) == plain.encode(text).ids
+        only_end = tokfiles.encode_loaded(loaded, text, allowed_special=frozenset({"<|end|>"}))
         assert only_end.count(llama3_tok.token_to_id("<|end|>")) == text.count("<|end|>")
         assert llama3_tok.token_to_id("<|begin_of_text|>") not in only_end
 
@@ -306,10 +306,10 @@ def random_tokenizers(llama3_tok):
 @given(text=_TEXT)
 def test_random_texts_give_the_library_ids(random_tokenizers, text):
     for tok in random_tokenizers:
-        loaded = tf.import_tokenizer(tok.to_str())
-        ours = tf.encode_loaded(loaded, text)
+        loaded = tokfiles.import_tokenizer(tok.to_str())
+        ours = tokfiles.encode_loaded(loaded, text)
         assert ours == tok.encode(text).ids
-        assert tf.decode_loaded(loaded, ours) == tok.decode(ours)
+        assert tokfiles.decode_loaded(loaded, ours) == tok.decode(ours)
 
 
 # --------------------------------------------------------------------------
@@ -322,7 +322,7 @@ def test_unsupported_components_are_noted():
     document["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
         {"type": "UnicodeScripts"}, {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True}]}
     document["decoder"] = {"type": "CTC"}
-    loaded = tf.import_tokenizer(json.dumps(document))
+    loaded = tokfiles.import_tokenizer(json.dumps(document))
     assert any("normalizer is the BertNormalizer normalizer" in n for n in loaded.notes)
     assert any("pre-tokenizer includes the UnicodeScripts pre-tokenizer" in n for n in loaded.notes)
     assert any("decoder is the CTC decoder" in n for n in loaded.notes)
@@ -333,36 +333,36 @@ def test_stored_form_keeps_the_pipeline(llama3_tok):
     tok = _train(pre_tokenizers.Metaspace(), decoder=decoders.Metaspace(), byte_level=False, unk="<unk>",
                  special=["<unk>"])
     for source in (llama3_tok, tok):
-        loaded = tf.import_tokenizer(source.to_str())
-        back = tf.loads_stored(tf.dumps_stored(loaded))
+        loaded = tokfiles.import_tokenizer(source.to_str())
+        back = tokfiles.loads_stored(tokfiles.dumps_stored(loaded))
         assert back == loaded
         for text in TEXTS:
-            assert tf.encode_loaded(back, text) == source.encode(text).ids
+            assert tokfiles.encode_loaded(back, text) == source.encode(text).ids
 
 
 def test_stored_version_1_still_loads(llama3_tok):
-    loaded = tf.import_tokenizer(llama3_tok.to_str())
-    doc = json.loads(tf.dumps_stored(loaded))
+    loaded = tokfiles.import_tokenizer(llama3_tok.to_str())
+    doc = json.loads(tokfiles.dumps_stored(loaded))
     doc["v"] = 1
     del doc["pipeline"]
-    old = tf.loads_stored(json.dumps(doc).encode())
+    old = tokfiles.loads_stored(json.dumps(doc).encode())
     assert old.pipeline == "" and old.merges == loaded.merges
-    assert tf.encode_loaded(old, "hello world") == llama3_tok.encode("hello world").ids
+    assert tokfiles.encode_loaded(old, "hello world") == llama3_tok.encode("hello world").ids
 
 
 def test_another_scheme_skips_the_pipeline(llama3_tok):
-    loaded = tf.import_tokenizer(llama3_tok.to_str())
+    loaded = tokfiles.import_tokenizer(llama3_tok.to_str())
     text = "x<|end|>y"
-    assert tf.uses_pipeline(loaded, "cl100k") and not tf.uses_pipeline(loaded, "none")
-    assert tf.encode_loaded(loaded, text, "none") != tf.encode_loaded(loaded, text)
+    assert tokfiles.uses_pipeline(loaded, "cl100k") and not tokfiles.uses_pipeline(loaded, "none")
+    assert tokfiles.encode_loaded(loaded, text, "none") != tokfiles.encode_loaded(loaded, text)
 
 
 def test_pipeline_trace_shows_what_the_model_sees(llama3_tok):
     tok = _train(pre_tokenizers.ByteLevel(add_prefix_space=True), normalizer=normalizers.NFKC(),
                  decoder=decoders.ByteLevel(), special=["<|end|>"])
-    loaded = tf.import_tokenizer(tok.to_str())
+    loaded = tokfiles.import_tokenizer(tok.to_str())
     text = "ﬁne<|end|> café"
-    trace = tf.encode_loaded_trace(loaded, text)
+    trace = tokfiles.encode_loaded_trace(loaded, text)
     assert trace.ids == tok.encode(text).ids
     assert trace.text == " fine<|end|> café"  # NFKC, then the prefix space; the added token untouched
     assert [t.id for t in trace.tokens] == trace.ids
@@ -386,11 +386,11 @@ def test_a_slow_file_regex_stops_at_the_time_budget(monkeypatch):
     from webapp.tokenizer import TokenizerError, hf_text
 
     monkeypatch.setattr(hf_text, "REGEX_BUDGET_SECONDS", 0.05)
-    loaded = tf.import_tokenizer(_with({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+    loaded = tokfiles.import_tokenizer(_with({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [
         {"type": "Split", "pattern": {"Regex": "(a|aa)+$"}, "behavior": "Isolated", "invert": False},
         {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]}}))
     with pytest.raises(TokenizerError) as info:
-        tf.encode_loaded(loaded, "a" * 40 + "!")
+        tokfiles.encode_loaded(loaded, "a" * 40 + "!")
     assert info.value.field == "text" and "patterns took over 0.05 s" in info.value.message
 
 
@@ -399,19 +399,19 @@ def test_a_normalizer_may_not_grow_the_text_without_bound():
 
     grow = {"type": "Replace", "pattern": {"String": "a"}, "content": "a" * 16}
     content = _with({"normalizer": {"type": "Sequence", "normalizers": [grow] * 6}})
-    loaded = tf.import_tokenizer(content)
+    loaded = tokfiles.import_tokenizer(content)
     with pytest.raises(TokenizerError) as info:
-        tf.encode_loaded(loaded, "a" * 100)  # 100 * 16**6 characters: stopped after the third step
+        tokfiles.encode_loaded(loaded, "a" * 100)  # 100 * 16**6 characters: stopped after the third step
     assert info.value.field == "text" and "over the limit of 65,536" in info.value.message
     for text in ("b", "bc"):  # (within the cap it is still the library's answer)
-        assert tf.encode_loaded(loaded, text) == Tokenizer.from_str(content).encode(text).ids
+        assert tokfiles.encode_loaded(loaded, text) == Tokenizer.from_str(content).encode(text).ids
 
 
 def test_oversized_and_deeply_nested_components_are_left_out_with_a_note():
     nested: dict = {"type": "Lowercase"}
     for _ in range(12):
         nested = {"type": "Sequence", "normalizers": [nested]}
-    loaded = tf.import_tokenizer(_with({
+    loaded = tokfiles.import_tokenizer(_with({
         "normalizer": nested,
         "decoder": {"type": "Replace", "pattern": {"String": "x"}, "content": "y" * 17},
     }))
@@ -424,9 +424,9 @@ def test_oversized_and_deeply_nested_components_are_left_out_with_a_note():
 def test_char_pipeline_trace_for_the_characters_page(unk):
     tok = _train(pre_tokenizers.Metaspace(prepend_scheme="always"), decoder=decoders.Metaspace(), byte_level=False,
                  unk=unk, special=["<unk>", "<s>"] if unk else ["<s>"], added=[AddedToken("<s>", special=True)])
-    loaded = tf.import_tokenizer(tok.to_str())
+    loaded = tokfiles.import_tokenizer(tok.to_str())
     for text in ["the lowest<s> ☃x☃ newer", "<s>", "☃", ""]:
-        trace = tf.char_pipeline_trace(loaded, text)
+        trace = tokfiles.char_pipeline_trace(loaded, text)
         assert trace.ids == tok.encode(text).ids, text
         assert [t.id for t in trace.tokens] == trace.ids  # (unknown characters: unk, or left out)
         assert "".join(str(t.value) for t in trace.tokens) == trace.text

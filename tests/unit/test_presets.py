@@ -223,7 +223,7 @@ def test_converted_form_is_cached_by_hash_and_reused(tmp_path):
 def test_exporting_a_preset_gives_tiktokens_file_back(name):
     # The whole round trip: ranks -> recovered merges -> rank file, byte for byte
     # (so its SHA-256 is the published one), and the export's checks accept it.
-    from webapp.tokenizer import tokenizer_files as tf
+    from webapp.tokenizer import formats as tokfiles
 
-    exported = tf.export_tiktoken(presets.load_preset(name)).encode("ascii")
+    exported = tokfiles.export_tiktoken(presets.load_preset(name)).encode("ascii")
     assert hashlib.sha256(exported).hexdigest() == presets.get_preset(name).sha256

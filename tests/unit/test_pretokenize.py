@@ -52,7 +52,7 @@ def test_gpt2_split_matches_the_tokenizers_byte_level_regex(text):
 
 
 def _to_alphabet(piece: str) -> str:
-    from webapp.tokenizer.tokenizer_files import bytes_to_token
+    from webapp.tokenizer.formats import bytes_to_token
 
     return bytes_to_token(piece.encode("utf-8"))
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.tokenizer import TokenizerError, encode
-from webapp.tokenizer import tokenizer_files as tf
+from webapp.tokenizer import formats as tokfiles
 
 tiktoken = pytest.importorskip("tiktoken")
 from tiktoken.load import load_tiktoken_bpe  # noqa: E402
@@ -46,20 +46,20 @@ def test_whisper_empty_token_line_is_accepted_and_noted(tmp_path):
     ranks = tiktoken_load(tmp_path, content)
     assert ranks[b""] == 258  # tiktoken reads the line as the empty token
     enc = whole_text(ranks)
-    loaded = tf.import_tokenizer(content, fmt="auto")
+    loaded = tokfiles.import_tokenizer(content, fmt="auto")
     assert loaded.source == "tiktoken"
     assert any("rank 258 is the empty token" in note and "line 259" in note for note in loaded.notes)
     for text in ["abcab", "cabbage", "ababab", "xyz abc", ""]:
-        assert tf.encode_loaded(loaded, text) == enc.encode(text), text
+        assert tokfiles.encode_loaded(loaded, text) == enc.encode(text), text
     assert loaded.file_vocab()[258] == b"" and enc.decode_bytes([258]) == b""
     # the stored form keeps it
-    assert tf.loads_stored(tf.dumps_stored(loaded)).file_vocab()[258] == b""
+    assert tokfiles.loads_stored(tokfiles.dumps_stored(loaded)).file_vocab()[258] == b""
 
 
 def test_export_repro_from_the_issue_is_refused():
-    loaded = tf.from_playground(level="bytes", merges=[[98, 99, 257], [97, 98, 256]])
+    loaded = tokfiles.from_playground(level="bytes", merges=[[98, 99, 257], [97, 98, 256]])
     with pytest.raises(TokenizerError) as info:
-        tf.export_tiktoken(loaded)
+        tokfiles.export_tiktoken(loaded)
     assert info.value.location == {"rule": 2}
     assert info.value.message.startswith("merges: rule 2 makes id 256, but the earlier rule 1 makes id 257")
     # the reason: tiktoken on such a file would give other ids than our encode
@@ -71,9 +71,9 @@ def test_export_repro_from_the_issue_is_refused():
 def test_export_refuses_a_token_tiktoken_would_build_from_other_parts():
     # "abc" is made from a + bc, but by the time "bc" could exist tiktoken has already joined "ab".
     merges = [[97, 98, 256], [98, 99, 257], [97, 257, 258]]
-    loaded = tf.from_playground(level="bytes", merges=merges)
+    loaded = tokfiles.from_playground(level="bytes", merges=merges)
     with pytest.raises(TokenizerError) as info:
-        tf.export_tiktoken(loaded)
+        tokfiles.export_tiktoken(loaded)
     assert info.value.location == {"rule": 3}
     assert "tiktoken, merging by rank, would make it from b'ab' + b'c'" in info.value.message
     ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"bc": 257, b"abc": 258}
@@ -105,9 +105,9 @@ def merge_lists(draw):
 @settings(max_examples=300, deadline=None)
 @given(merges=merge_lists(), texts=st.lists(st.text(alphabet="abc ", max_size=12), min_size=1, max_size=5))
 def test_an_exported_rank_file_gives_tiktoken_our_ids(tmp_path_factory, merges, texts):
-    loaded = tf.from_playground(level="bytes", merges=merges)
+    loaded = tokfiles.from_playground(level="bytes", merges=merges)
     try:
-        content = tf.export_tiktoken(loaded)
+        content = tokfiles.export_tiktoken(loaded)
     except TokenizerError:
         return  # refused: nothing to compare (the refusals have their own tests)
     ranks = tiktoken_load(tmp_path_factory.mktemp("export"), content)

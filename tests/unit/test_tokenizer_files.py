@@ -21,7 +21,7 @@ from tests import reference_pretokenize
 from tests.hf_samples import byte_level_tokenizer, char_level_tokenizer
 from webapp.tokenizer import TokenizerError, bpe_encode_text, encode, train_trace, training_vocab
 from webapp.tokenizer import pretokenize, reference
-from webapp.tokenizer import tokenizer_files as tokfiles
+from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer.pretokenize import CL100K_PATTERN, GPT2_PATTERN
 
 CORPUS = [

@@ -29,6 +29,7 @@ from typing import Any, Callable
 import regex
 
 from webapp.tokenizer import hf_text as ht
+from webapp.tokenizer.formats.alphabet import bytes_to_token, token_to_bytes
 
 Piece = tuple[str, bool]
 Normalizer = Callable[[str], str]
@@ -303,8 +304,6 @@ def _byte_level(add_prefix_space: bool, use_regex: bool, map_bytes: bool) -> Pre
     `map_bytes` False leaves the text as it is: the caller encodes it as UTF-8
     anyway, which is what the alphabet stands for (a later step would see it).
     """
-    from webapp.tokenizer.tokenizer_files import bytes_to_token
-
     def apply(pieces: list[Piece]) -> list[Piece]:
         out: list[Piece] = []
         for text, origin in pieces:
@@ -429,8 +428,6 @@ def describe_decoder(node: Any, depth: int = 0) -> Any:
 
 
 def _byte_level_decode(tokens: list[str]) -> list[str]:
-    from webapp.tokenizer.tokenizer_files import token_to_bytes
-
     data = bytearray()
     for token in tokens:
         raw = token_to_bytes(token)

@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import regex
 
 from webapp.tokenizer import hf_components as hc
+from webapp.tokenizer.formats.alphabet import token_to_bytes
 from webapp.tokenizer.hf_text import WHITE_SPACE, bounded, check_growth, time_left
 
 PIPELINE_VERSION = 1
@@ -286,8 +287,6 @@ class Pipeline:
     def piece_bytes(self, piece: str) -> bytes:
         """A piece as the bytes the byte-level model sees."""
         if self.spelt_in_alphabet:
-            from webapp.tokenizer.tokenizer_files import token_to_bytes
-
             data = token_to_bytes(piece)
             if data is not None:
                 return data

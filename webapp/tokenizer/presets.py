@@ -24,7 +24,7 @@ What this module gives:
 - `prepare(cache_dir)`: every preset converted and precompiled ahead of time
   (the set-up step `python -m webapp.tokenizer.prepare_presets`).
 
-What it does not do: encode (see `real.py` / `tokenizer_files.encode_loaded`),
+What it does not do: encode (see `real.py` / `formats.encode_loaded`),
 Flask, or any network access.
 """
 
@@ -40,14 +40,16 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
+from webapp.tokenizer.byte_level import CompiledByteMerges, compile_byte_merges
 from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.formats.building import build_byte_level
+from webapp.tokenizer.formats.loaded import LoadedTokenizer
+from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
+from webapp.tokenizer.formats.tiktoken_ranks import recover_rank_merges
+from webapp.tokenizer.precompiled import PRECOMPILED_VERSION, dumps_precompiled, find_whole_tokens, loads_precompiled
 from webapp.tokenizer.pretokenize import PATTERNS
-
-if TYPE_CHECKING:  # imported late at run time: tokenizer_files imports this package's pieces
-    from webapp.tokenizer.byte_level import CompiledByteMerges
-    from webapp.tokenizer.tokenizer_files import LoadedTokenizer
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -252,7 +254,7 @@ def parse_rank_bytes(content: bytes) -> dict[bytes, int]:
 
 _LOCK = threading.Lock()
 _RANKS: dict[str, dict[bytes, int]] = {}
-_LOADED: dict[str, "LoadedTokenizer"] = {}
+_LOADED: dict[str, LoadedTokenizer] = {}
 _CACHE_DIR: list[Path | None] = [None]
 
 
@@ -283,16 +285,12 @@ def load_ranks(name: str) -> dict[bytes, int]:
 
 def cache_file_name(name: str) -> str:
     """The converted form's file name: the preset, the rank file's hash and our storage version."""
-    from webapp.tokenizer.tokenizer_files import STORED_VERSION
-
     preset = get_preset(name)
     return f"preset-{preset.name}-{preset.sha256[:16]}-v{STORED_VERSION}.json.z"
 
 
-def convert_preset(name: str) -> "LoadedTokenizer":
+def convert_preset(name: str) -> LoadedTokenizer:
     """The preset as a LoadedTokenizer: merges recovered from the ranks, ids = ranks."""
-    from webapp.tokenizer.tokenizer_files import build_byte_level, recover_rank_merges
-
     preset = get_preset(name)
     ranks = load_ranks(preset.name)
     triples = recover_rank_merges(ranks)
@@ -308,14 +306,12 @@ def convert_preset(name: str) -> "LoadedTokenizer":
     )
 
 
-def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> "LoadedTokenizer":
+def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> LoadedTokenizer:
     """A preset as a LoadedTokenizer, converted once per process and, with `cache_dir`, once per machine.
 
     The cache file is only a faster copy: if it is missing or unreadable the
     preset is converted again from the checked ranks (and the file rewritten).
     """
-    from webapp.tokenizer.tokenizer_files import dumps_stored, loads_stored
-
     preset = get_preset(name)
     with _LOCK:
         hit = _LOADED.get(preset.name)
@@ -340,19 +336,16 @@ def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> "
     return tok
 
 
-_COMPILED: dict[str, "CompiledByteMerges"] = {}
+_COMPILED: dict[str, CompiledByteMerges] = {}
 
 
 def compiled_file_name(name: str) -> str:
     """The precompiled form's file name: preset, rank file hash, storage and precompiled versions."""
-    from webapp.tokenizer.precompiled import PRECOMPILED_VERSION
-    from webapp.tokenizer.tokenizer_files import STORED_VERSION
-
     preset = get_preset(name)
     return f"preset-{preset.name}-{preset.sha256[:16]}-v{STORED_VERSION}-c{PRECOMPILED_VERSION}.npz"
 
 
-def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) -> "CompiledByteMerges":
+def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) -> CompiledByteMerges:
     """The preset's compiled merge list, once per process; with a cache dir, precompiled once per machine.
 
     With a cache dir (default: `set_cache_dir`'s) the precompiled form
@@ -361,9 +354,6 @@ def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) ->
     written for the next process. Without one, the list is only compiled
     (no whole-token table: the same ids, a little slower on new text).
     """
-    from webapp.tokenizer.byte_level import compile_byte_merges
-    from webapp.tokenizer.precompiled import dumps_precompiled, find_whole_tokens, loads_precompiled
-
     preset = get_preset(name)
     with _LOCK:
         hit = _COMPILED.get(preset.name)

@@ -25,23 +25,25 @@ vocab; they have no pattern and no special tokens).
 
 Also here, for the pages: `encode_trace_special`, the byte-level trace with
 allowed special tokens shown as one token each. What this module does not do:
-load rank files (presets.py), parse files (tokenizer_files.py), or HTTP.
+load rank files (presets.py), parse files (formats/), or HTTP.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, AbstractSet, Any, Callable, Iterable, Literal, Mapping, Sequence, Union
+from typing import AbstractSet, Any, Callable, Iterable, Literal, Mapping, Sequence, Union
 
 import regex
 
+from webapp.tokenizer import presets
+from webapp.tokenizer.byte_level import compile_byte_merges, encode_trace
+from webapp.tokenizer.char_level import bpe_encode_text
 from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.formats.encoding import DROPPED, encode_loaded, encode_loaded_trace, relabel_map, uses_pipeline
+from webapp.tokenizer.formats.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize import PATTERNS, split_pieces
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token
-
-if TYPE_CHECKING:  # imported late at run time (tokenizer_files imports pretokenize, as we do)
-    from webapp.tokenizer.tokenizer_files import LoadedTokenizer
 
 AllowedSpecial = Union[Literal["all"], AbstractSet[str], Sequence[str]]
 Resolver = Callable[[str], Any]  # id -> LoadedTokenizer, or None when unknown
@@ -112,8 +114,6 @@ def split_special(text: str, allowed: frozenset[str]) -> list[tuple[str, bool]]:
 
 def encode_special(tok: Any, text: str, allowed: frozenset[str], *, compiled: Any = None, scheme: str | None = None) -> list[int]:
     """A byte-level LoadedTokenizer's ids for `text`, the allowed special tokens as their ids."""
-    from webapp.tokenizer.tokenizer_files import encode_loaded, uses_pipeline
-
     if uses_pipeline(tok, scheme):  # a tokenizer.json cuts out its added tokens itself, as the library does
         return encode_loaded(tok, text, scheme, compiled=compiled, allowed_special=allowed)
     ids: list[int] = []
@@ -156,8 +156,6 @@ def encode_trace_special(
     token. The second value lists the indexes in `trace.tokens` that are
     special (for the page's styling).
     """
-    from webapp.tokenizer.tokenizer_files import encode_loaded_trace, uses_pipeline
-
     if uses_pipeline(tok, scheme):  # a tokenizer.json cuts out its added tokens itself, as the library does
         trace = encode_loaded_trace(
             tok, text, scheme, compiled=compiled, max_steps=max_steps, max_tokens=max_tokens,
@@ -235,9 +233,6 @@ def _trace_with_pieces(
     tok: Any, text: str, pieces: list[tuple[int, int]], compiled: Any, max_steps: int, max_tokens: int, max_sequence: int
 ) -> EncodeTrace:
     """encode_loaded_trace with given pieces (their starts as cuts) instead of the scheme's split."""
-    from webapp.tokenizer.byte_level import encode_trace
-    from webapp.tokenizer.tokenizer_files import DROPPED, _relabel_map
-
     trace = encode_trace(
         text,
         compiled if compiled is not None else tok.merges,
@@ -245,7 +240,7 @@ def _trace_with_pieces(
         max_tokens=max_tokens,
         max_sequence=max_sequence,
         cuts=[start for start, _ in pieces],
-        relabel=_relabel_map(tok),
+        relabel=relabel_map(tok),
     )
     if tok.unknown_bytes and tok.unk_id is None:
         trace = replace(
@@ -283,9 +278,6 @@ class Tokenizer:
 
     def _compiled(self) -> Any:
         if self.compiled is None and self.loaded.level == "bytes":
-            from webapp.tokenizer import presets
-            from webapp.tokenizer.byte_level import compile_byte_merges
-
             if presets.is_preset(self.name):  # the precompiled form, when the preset cache has it
                 compiled = presets.load_compiled(self.name)
             else:
@@ -297,8 +289,6 @@ class Tokenizer:
         """Ids of `text`; `allowed_special` as in tiktoken ("all" or a set), default none."""
         allowed = allowed_set(allowed_special, self.loaded.special_tokens)
         if self.loaded.level == "chars":
-            from webapp.tokenizer.char_level import bpe_encode_text
-
             return bpe_encode_text(text, self.loaded.vocab, list(self.loaded.merges))
         return encode_special(self.loaded, text, allowed, compiled=self._compiled())
 
@@ -354,8 +344,6 @@ def register_resolver(resolver: Resolver) -> None:
 
 def get_tokenizer(name_or_id: str) -> Tokenizer:
     """A preset by name ("cl100k_base", "gpt2", ...) or an opened file by its id."""
-    from webapp.tokenizer import presets
-
     if presets.is_preset(name_or_id):
         canonical = presets.get_preset(name_or_id).name
         with _HANDLES_LOCK:

@@ -1,0 +1,50 @@
+"""GPT-2's byte <-> character alphabet: how byte-level files write bytes as text.
+
+Hugging Face tokenizer.json and vocab.json + merges.txt files write every byte
+as one printable character; this module holds that table and the two
+conversions. What it does not do: read or write any file.
+"""
+
+from __future__ import annotations
+
+def _build_byte_alphabet() -> list[str]:
+    """GPT-2's printable stand-in character for each byte value.
+
+    Bytes that are visible Latin-1 characters stand for themselves; the 68
+    others (controls, space, NBSP, soft hyphen) get U+0100 onwards in byte
+    order, so space (0x20) becomes U+0120 'Ġ'.
+    """
+    visible = set(range(0x21, 0x7F)) | set(range(0xA1, 0xAD)) | set(range(0xAE, 0x100))
+    alphabet: list[str] = []
+    shifted = 0
+    for byte in range(256):
+        if byte in visible:
+            alphabet.append(chr(byte))
+        else:
+            alphabet.append(chr(0x100 + shifted))
+            shifted += 1
+    return alphabet
+
+
+BYTE_ALPHABET: tuple[str, ...] = tuple(_build_byte_alphabet())
+_CHAR_TO_BYTE: dict[str, int] = {ch: b for b, ch in enumerate(BYTE_ALPHABET)}
+# str.translate tables: alphabet char -> the Latin-1 char of its byte (then
+# .encode("latin-1") gives the bytes). Code points below 256 that are NOT in
+# the alphabet map to U+FFFF so that encoding fails instead of passing through.
+_TO_LATIN1 = {ord(ch): chr(b) for ch, b in _CHAR_TO_BYTE.items()}
+for _cp in range(256):
+    _TO_LATIN1.setdefault(_cp, "\uffff")
+_FROM_LATIN1 = {b: ch for b, ch in enumerate(BYTE_ALPHABET)}
+
+
+def token_to_bytes(token: str) -> bytes | None:
+    """The bytes a byte-level token string stands for, or None if it is not one."""
+    try:
+        return token.translate(_TO_LATIN1).encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+
+
+def bytes_to_token(data: bytes) -> str:
+    """The byte-level token string for some bytes (inverse of `token_to_bytes`)."""
+    return data.decode("latin-1").translate(_FROM_LATIN1)

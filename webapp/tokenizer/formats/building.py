@@ -1,0 +1,92 @@
+"""From a file's ids, bytes and rules to a byte-level `LoadedTokenizer` (and the order notes).
+
+Shared by the formats that name their tokens by file id: Hugging Face files
+(after the byte alphabet), tiktoken ranks. What it does not do: read files.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.formats.loaded import LoadedTokenizer
+
+
+def _order_notes(rules: Iterable[tuple[Any, Any, Any]], is_base: Any) -> list[str]:
+    """Rules whose operand only a later rule makes: the library would still apply them.
+
+    `rules` are (left, right, made) triples; `is_base` says which operands
+    exist before any rule (single bytes or characters).
+    """
+    produced: set[Any] = set()
+    for number, (left, right, made) in enumerate(rules, start=1):
+        if not (is_base(left) or left in produced) or not (is_base(right) or right in produced):
+            return [
+                f"rule {number} uses a token that no earlier rule makes; the playground visits "
+                "each rule once in order, so ids may differ from the library's"
+            ]
+        produced.add(made)
+    return []
+
+
+def build_byte_level(
+    file_bytes: Mapping[int, bytes],
+    rules: Sequence[tuple[int, int, int]],
+    *,
+    source: str,
+    pretokenize: str,
+    notes: Sequence[str] = (),
+    special: Mapping[str, int] | None = None,
+    unk_id: int | None = None,
+) -> LoadedTokenizer:
+    """File ids + their bytes + rules in file ids -> playground merges and the id map.
+
+    Single-byte tokens become their byte value. Multi-byte tokens keep their
+    file id when every one of them is >= 256 (the usual case); otherwise all of
+    them are renumbered 256, 257, ... in order of first use, so no id can clash
+    with a byte.
+    """
+    notes = list(notes)
+    byte_file_id: dict[int, int] = {}
+    for fid in sorted(file_bytes):
+        data = file_bytes[fid]
+        if len(data) == 1:
+            byte_file_id.setdefault(data[0], fid)
+        elif len(data) == 0:
+            raise TokenizerError(
+                f"vocab: id {fid} is the empty token, which BPE cannot make", field="vocab",
+                location={"key": str(fid)},
+            )
+    multi: list[int] = []
+    seen: set[int] = set()
+    for left, right, new in rules:
+        for fid in (left, right, new):
+            if fid not in seen and len(file_bytes[fid]) > 1:
+                seen.add(fid)
+                multi.append(fid)
+    keep_ids = all(fid >= 256 for fid in multi)
+    to_pg: dict[int, int] = {}
+    for byte, fid in byte_file_id.items():
+        to_pg[fid] = byte
+    for index, fid in enumerate(multi):
+        to_pg[fid] = fid if keep_ids else 256 + index
+    merges = tuple((to_pg[a], to_pg[b], to_pg[n]) for a, b, n in rules)
+    vocab = {to_pg[fid]: file_bytes[fid] for fid in multi}
+    id_map = {pg: fid for fid, pg in to_pg.items() if pg != fid}
+    unknown = frozenset(b for b in range(256) if b not in byte_file_id)
+    if unknown:
+        what = "use the unknown token" if unk_id is not None else "are dropped, as the library does"
+        notes.append(f"{len(unknown)} byte values have no token in the file; they {what}")
+    notes += _order_notes(merges, lambda i: i < 256)
+    return LoadedTokenizer(
+        level="bytes",
+        merges=merges,
+        vocab=vocab,
+        source=source,
+        pretokenize=pretokenize,
+        id_map=id_map,
+        unknown_bytes=unknown,
+        unk_id=unk_id,
+        special_tokens=dict(special or {}),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,67 @@
+"""Which format a tokenizer file is in, from its content (the file name only breaks a tie).
+
+What it does not do: parse the file (the format modules), or accept a lone
+vocab.json or merges.txt (they are refused with a message naming the pair).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+
+from webapp.tokenizer.formats.common import _as_text, _file_error, _is_int
+from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
+
+
+def detect_format(content: str | bytes, filename: str | None = None) -> str:
+    """Which import format `content` is in: hf, seed, vocab-merges, tiktoken or minbpe.
+
+    Decided by the content (the file name only breaks a tie); anything that
+    matches no format is a TokenizerError saying what was expected.
+    """
+    text = _as_text(content)
+    stripped = text.lstrip()
+    name = (filename or "").lower()
+    if stripped.startswith("minbpe"):
+        return "minbpe"
+    if stripped.startswith(("{", "[")):
+        try:
+            if json_depth(text) > MAX_JSON_DEPTH:
+                raise RecursionError
+            data = json.loads(text)
+        except (ValueError, RecursionError):  # (the parser then says what is wrong)
+            return "hf" if name.endswith("tokenizer.json") else "seed"
+        if isinstance(data, dict):
+            # (a vocab.json may well hold the tokens "model" or "merges": look at the values)
+            if isinstance(data.get("model"), dict):
+                return "hf"
+            if isinstance(data.get("merges"), list):
+                return "seed"
+            if data and all(isinstance(k, str) and _is_int(v) for k, v in data.items()):
+                raise _file_error(
+                    "this looks like a vocab.json on its own; add its merges.txt to import the pair"
+                )
+        raise _file_error(
+            "this JSON is not a tokenizer file: expected a Hugging Face tokenizer.json "
+            '(with "model") or a playground seed file (with "merges")'
+        )
+    if stripped.startswith("#version") or name.endswith("merges.txt"):
+        raise _file_error("this looks like a merges.txt on its own; add its vocab.json to import the pair")
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    parts = first.split()
+    if len(parts) == 2 and parts[1].isdigit() and _looks_base64(parts[0]):
+        return "tiktoken"
+    raise _file_error(
+        "not a tokenizer file this playground knows: expected a Hugging Face tokenizer.json, "
+        "vocab.json + merges.txt, a tiktoken rank file (base64 token and rank per line), "
+        "a minbpe .model file or a playground seed JSON"
+    )
+
+
+def _looks_base64(item: str) -> bool:
+    try:
+        base64.b64decode(item, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True

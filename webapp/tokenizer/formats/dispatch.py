@@ -1,0 +1,81 @@
+"""Choosing the format: `import_tokenizer` and `export_tokenizer` by format name.
+
+What it does not do: parse or write (each format's module does).
+"""
+
+from __future__ import annotations
+
+from webapp.tokenizer.errors import TokenizerError, short_repr
+from webapp.tokenizer.formats.common import _file_error
+from webapp.tokenizer.formats.detect import detect_format
+from webapp.tokenizer.formats.hf_json import export_hf, parse_hf_tokenizer_json
+from webapp.tokenizer.formats.loaded import LoadedTokenizer
+from webapp.tokenizer.formats.minbpe import export_minbpe, parse_minbpe
+from webapp.tokenizer.formats.playground import export_seed, parse_seed
+from webapp.tokenizer.formats.tiktoken_ranks import export_tiktoken, parse_tiktoken
+from webapp.tokenizer.formats.vocab_merges import parse_vocab_merges
+from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
+
+FORMATS: tuple[str, ...] = ("auto", "hf", "vocab-merges", "tiktoken", "minbpe", "seed")
+EXPORT_FORMATS: tuple[str, ...] = ("seed", "hf", "minbpe", "tiktoken")
+
+
+def import_tokenizer(
+    content: str | bytes,
+    *,
+    fmt: str = "auto",
+    merges_txt: str | bytes | None = None,
+    filename: str | None = None,
+    limits: SizeLimits = DEFAULT_SIZE_LIMITS,
+) -> LoadedTokenizer:
+    """Parse a tokenizer file of the given format (or detect it).
+
+    `limits` bound the bytes the merges may make tokens stand for (formats that
+    derive token bytes from the merges: minbpe, playground JSON).
+
+    For the vocab.json + merges.txt pair, `content` is vocab.json and
+    `merges_txt` the merges file (fmt "vocab-merges", or "auto" with both given).
+    """
+    if fmt not in FORMATS:
+        raise TokenizerError(
+            f"format: expected one of {', '.join(FORMATS)}, got {short_repr(fmt)}", field="format"
+        )
+    if fmt == "auto":
+        fmt = "vocab-merges" if merges_txt is not None else detect_format(content, filename)
+    try:
+        return _import_as(fmt, content, merges_txt, limits)
+    except (TypeError, AttributeError, KeyError, IndexError) as exc:
+        # A file's structure the parsers did not foresee (a number where a list
+        # belongs, deep inside): still the file's fault, said as such, never a 500.
+        raise _file_error(
+            f"this {fmt} file has an unexpected structure ({type(exc).__name__}: {short_repr(str(exc))})"
+        ) from None
+
+
+def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, limits: SizeLimits) -> LoadedTokenizer:
+    if fmt == "hf":
+        return parse_hf_tokenizer_json(content)
+    if fmt == "vocab-merges":
+        if merges_txt is None:
+            raise _file_error("the vocab.json + merges.txt format needs both files; merges.txt is missing")
+        return parse_vocab_merges(content, merges_txt)
+    if fmt == "tiktoken":
+        return parse_tiktoken(content, limits=limits)
+    if fmt == "minbpe":
+        return parse_minbpe(content, limits=limits)
+    return parse_seed(content, limits=limits)
+
+
+def export_tokenizer(tok: LoadedTokenizer, fmt: str, pretokenize: str | None = None) -> tuple[str, str, str]:
+    """(content, file name, media type) for an export format."""
+    if fmt == "seed":
+        return export_seed(tok), "tokenizer.playground.json", "application/json"
+    if fmt == "hf":
+        return export_hf(tok, pretokenize), "tokenizer.json", "application/json"
+    if fmt == "minbpe":
+        return export_minbpe(tok, pretokenize), "tokenizer.model", "text/plain; charset=utf-8"
+    if fmt == "tiktoken":
+        return export_tiktoken(tok), "tokenizer.tiktoken", "text/plain; charset=utf-8"
+    raise TokenizerError(
+        f"format: expected one of {', '.join(EXPORT_FORMATS)}, got {short_repr(fmt)}", field="format"
+    )

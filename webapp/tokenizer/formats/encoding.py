@@ -1,0 +1,203 @@
+"""Encoding (and tracing, decoding) with a loaded tokenizer, in the file's ids.
+
+With a tokenizer.json's pipeline (normalizer, added tokens, pre-tokenizer,
+decoder), as the library applies it; otherwise playground pre-tokenization
+and merges, then the file's id map. What it does not do: parse files, or
+character-level encoding without a pipeline (`bpe_encode_text` does that).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Sequence
+
+from webapp.tokenizer import hf_pipeline as hp
+from webapp.tokenizer.byte_level import compile_byte_merges, encode_trace
+from webapp.tokenizer.char_level import compile_char_merges, encode_text_trace
+from webapp.tokenizer.formats.alphabet import bytes_to_token
+from webapp.tokenizer.formats.loaded import LoadedTokenizer
+from webapp.tokenizer.pretokenize import pretokenized_encode, pretokenized_encode_trace
+from webapp.tokenizer.traces import Token
+from webapp.tokenizer.validation import validate_text
+
+
+#: Stands for a byte the file has no token for, when the file has no unknown
+#: token either: the library drops such bytes, and so do `encode_loaded*`.
+DROPPED = -1
+
+
+def relabel_map(tok: LoadedTokenizer) -> dict[int, int]:
+    """Playground id -> file id for a trace: the id map, and unknown bytes as unk_id or DROPPED."""
+    mapping = dict(tok.id_map)
+    for b in tok.unknown_bytes:
+        mapping[b] = tok.unk_id if tok.unk_id is not None else DROPPED
+    return mapping
+
+
+def uses_pipeline(tok: LoadedTokenizer, scheme: str | None = None) -> bool:
+    """Does encoding apply the file's own pipeline? Yes unless another scheme is chosen."""
+    return bool(tok.pipeline) and (scheme is None or scheme == tok.pretokenize)
+
+
+def _pipeline_ids(tok: LoadedTokenizer, text: str, compiled: Any, allowed: frozenset[str] | None = None) -> list[int]:
+    """The file's ids for `text` through its normalizer, added tokens and pre-tokenizer."""
+
+    text = validate_text(text)
+    pipeline = hp.compile_pipeline(tok.pipeline)
+    parts = pipeline.parts(text, allowed)
+    if tok.level == "chars":
+        merges = compiled if compiled is not None else compile_char_merges(list(tok.merges))
+        return hp.encode_char_parts(pipeline, parts, merges.tokens, tok.vocab, tok.unk_id)
+    engine = compiled if compiled is not None else compile_byte_merges(list(tok.merges))
+    drop = tok.unknown_bytes if tok.unk_id is None else frozenset()
+    return hp.encode_byte_parts(pipeline, parts, lambda data, cuts: tok.file_ids(engine.encode_bytes(data, cuts)), drop)
+
+
+def encode_loaded(
+    tok: LoadedTokenizer, text: str, scheme: str | None = None, *, compiled: Any = None,
+    allowed_special: frozenset[str] | None = None,
+) -> list[int]:
+    """The file's ids for `text`.
+
+    With the file's pipeline (a tokenizer.json, its own scheme): normalizer,
+    added tokens and pre-tokenizer as the library applies them, then the
+    merges per piece; `allowed_special` (None: all, the library's default)
+    says which special tokens are split out, the others stay text as with the
+    library's `encode_special_tokens`. Otherwise: playground encoding per
+    piece of `scheme`, then the id map. Character level needs a pipeline.
+    """
+
+    if uses_pipeline(tok, scheme):
+        return _pipeline_ids(tok, text, compiled, allowed_special)
+    if tok.level != "bytes":
+        raise ValueError("encode_loaded is for byte-level tokenizers; use bpe_encode_text for characters")
+    ids = pretokenized_encode(text, compiled if compiled is not None else tok.merges, scheme or tok.pretokenize)
+    return tok.file_ids(ids)
+
+
+def encode_loaded_trace(
+    tok: LoadedTokenizer,
+    text: str,
+    scheme: str | None = None,
+    *,
+    compiled: Any = None,
+    max_steps: int = 200,
+    max_tokens: int = 3000,
+    max_sequence: int = 2000,
+    allowed_special: frozenset[str] | None = None,
+) -> Any:
+    """`pretokenized_encode_trace` shown in the file's ids (tokens, steps and sequences too);
+    with the file's pipeline, `_pipeline_trace` (`allowed_special` as for `encode_loaded`)."""
+
+    if tok.level != "bytes":
+        raise ValueError("encode_loaded_trace is for byte-level tokenizers")
+    if uses_pipeline(tok, scheme):
+        return _pipeline_trace(tok, text, compiled, dict(max_steps=max_steps, max_tokens=max_tokens,
+                                                          max_sequence=max_sequence), allowed_special)
+    trace = pretokenized_encode_trace(
+        text,
+        compiled if compiled is not None else tok.merges,
+        scheme or tok.pretokenize,
+        max_steps=max_steps,
+        max_tokens=max_tokens,
+        max_sequence=max_sequence,
+        relabel=relabel_map(tok),
+    )
+    if tok.unknown_bytes and tok.unk_id is None:
+        trace = replace(
+            trace,
+            ids=[i for i in trace.ids if i != DROPPED],
+            tokens=[t for t in trace.tokens if t.id != DROPPED],
+        )
+    return trace
+
+
+def _pipeline_trace(
+    tok: LoadedTokenizer, text: str, compiled: Any, caps: dict[str, int], allowed: frozenset[str] | None = None
+) -> Any:
+    """The trace of the text the model sees (normalized, prefixed), in the file's ids.
+
+    Spans index `trace.text` (the pipeline's output), not the typed text.
+    Added tokens get a cut at every byte (so no rule touches them) and are
+    shown as one token each; `ids` are `encode_loaded`'s.
+    """
+
+    if tok.level == "chars":
+        raise ValueError("the pipeline trace here is for byte-level tokenizers; see char_pipeline_trace")
+    text = validate_text(text)
+    pipeline = hp.compile_pipeline(tok.pipeline)
+    parts = pipeline.parts(text, allowed)
+    shown, pieces, added = hp.layout(pipeline, parts, unit="bytes")
+    cuts = [start for start, _ in pieces]
+    for start, end, _ in added:
+        cuts.extend(range(start, end))
+    trace = encode_trace(shown, compiled if compiled is not None else tok.merges,
+                            cuts=sorted(cuts), relabel=relabel_map(tok), **caps)
+    at = {start: (end, aid) for start, end, aid in added}
+    tokens: list[Any] = []
+    skip_to = -1
+    data = shown.encode("utf-8", "surrogatepass")
+    for token in trace.tokens:
+        if token.start < skip_to:
+            continue
+        if token.start in at:
+            end, aid = at[token.start]
+            tokens.append(Token(id=aid, value=data[token.start:end], start=token.start, end=end))
+            skip_to = end
+        elif token.id != DROPPED:
+            tokens.append(token)
+    ids = encode_loaded(tok, text, compiled=compiled, allowed_special=allowed)
+    return replace(trace, ids=ids, tokens=tokens, pieces=pieces, text=shown)
+
+
+def char_pipeline_trace(
+    tok: LoadedTokenizer, text: str, *, allowed_special: frozenset[str] | None = None, **caps: int
+) -> Any:
+    """For the Characters page: the trace of what the model sees, in the file's ids (see _pipeline_trace)."""
+
+    text = validate_text(text)
+    pipeline = hp.compile_pipeline(tok.pipeline)
+    vocab = dict(tok.vocab)
+    parts = pipeline.parts(text, allowed_special)
+    if tok.unk_id is None:  # the library leaves unknown characters out before merging
+        parts = [p if p[0] is not None else (None, ["".join(ch for ch in piece if ch in vocab) for piece in p[1]])
+                 for p in parts]
+    shown, pieces, added = hp.layout(pipeline, parts, unit="chars")
+    pieces = [(s, e) for s, e in pieces if e > s]
+    cuts = [start for start, _ in pieces]
+    if tok.unk_id is not None:
+        for ch in set(shown).difference(vocab):
+            vocab[ch] = tok.unk_id
+    for start, end, aid in added:
+        cuts.extend(range(start, end))
+        for ch in shown[start:end]:
+            vocab.setdefault(ch, aid)  # (shown as one token below; the lookup must not fail)
+    trace = encode_text_trace(shown, vocab, list(tok.merges), cuts=sorted(cuts), **caps)
+    at = {start: (end, aid) for start, end, aid in added}
+    tokens: list[Any] = []
+    skip_to = -1
+    for token in trace.tokens:
+        if token.start < skip_to:
+            continue
+        if token.start in at:
+            end, aid = at[token.start]
+            tokens.append(Token(id=aid, value=shown[token.start:end], start=token.start, end=end))
+            skip_to = end
+        else:
+            tokens.append(token)
+    ids = encode_loaded(tok, text, allowed_special=allowed_special)
+    return replace(trace, ids=ids, tokens=tokens, pieces=pieces, text=shown)
+
+
+def decode_loaded(tok: LoadedTokenizer, ids: Sequence[int], *, skip_special: bool = True) -> str:
+    """The library's `decode(ids, skip_special_tokens=skip_special)` for a file with a pipeline."""
+    if not tok.pipeline:
+        raise ValueError("decode_loaded needs a tokenizer.json pipeline")
+    pipeline = hp.compile_pipeline(tok.pipeline)
+    if tok.level == "chars":
+        inverse = {v: k for k, v in tok.vocab.items()}
+        return hp.decode_ids(pipeline, ids, inverse.get, skip_special=skip_special)
+    by_id = tok.file_vocab()
+    return hp.decode_ids(
+        pipeline, ids, lambda i: bytes_to_token(by_id[i]) if i in by_id else None, skip_special=skip_special
+    )

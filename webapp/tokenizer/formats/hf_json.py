@@ -1,0 +1,258 @@
+"""Hugging Face tokenizer.json: import (BPE models) and export.
+
+Import reads the BPE model's vocab and merges; the normalizer, pre-tokenizer,
+decoder and added tokens are read by hf_pipeline and stored with the tokenizer
+(`LoadedTokenizer.pipeline`), which formats.encoding applies. Export writes a
+file the `tokenizers` library loads and that gives the same ids.
+
+What it does not do: byte fallback, post-processing, or the pipeline parts
+hf_pipeline does not have (a note says what the playground leaves out);
+WordPiece, Unigram or WordLevel models, which are refused with a message.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any, Mapping
+
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.formats.alphabet import BYTE_ALPHABET, bytes_to_token
+from webapp.tokenizer.formats.common import _bytes_of, _file_error, _is_int, _load_json, _show
+from webapp.tokenizer.formats.export_checks import _check_well_formed_bytes, _check_well_formed_chars
+from webapp.tokenizer.formats.hf_strings import _byte_level_from_strings, _char_level_from_strings, _check_vocab
+from webapp.tokenizer.formats.hf_strings import _split_merge_line
+from webapp.tokenizer.formats.loaded import LoadedTokenizer
+from webapp.tokenizer.hf_components import maps_bytes
+from webapp.tokenizer.hf_pipeline import read_pipeline
+from webapp.tokenizer.pretokenize import PATTERNS, check_scheme, scheme_for_pattern
+
+
+def _components(node: Any) -> list[dict[str, Any]]:
+    """A pre-tokenizer / decoder / normalizer and, for a Sequence, its parts (flattened)."""
+    if not isinstance(node, dict):
+        return []
+    out = [node]
+    for key in ("pretokenizers", "decoders", "normalizers", "processors"):
+        children = node.get(key)
+        if children is not None and not isinstance(children, list):
+            raise _file_error(f'"{key}" should be a list, got {_show(children)}')
+        for child in children or []:
+            out.extend(_components(child))
+    return out
+
+
+def _hf_pretokenize(data: dict[str, Any]) -> tuple[str, list[str]]:
+    """The playground scheme closest to the file's pre-tokenizer, and notes.
+
+    The scheme is what the page offers as the file's own splitting; encoding
+    with it applies the file's whole pipeline (hf_pipeline), so the notes here
+    are only used for files read without one.
+    """
+    notes: list[str] = []
+    parts = _components(data.get("pre_tokenizer"))
+    scheme = "none"
+    known = True
+    for part in parts:
+        kind = part.get("type")
+        if kind == "Sequence":
+            continue
+        if kind == "ByteLevel":
+            if part.get("add_prefix_space"):
+                notes.append("the file adds a space before the text (add_prefix_space); the playground does not")
+            if part.get("use_regex", True):
+                scheme = "gpt2"
+        elif kind == "Split":
+            pattern = part.get("pattern") or {}
+            regex_text = pattern.get("Regex") if isinstance(pattern, dict) else None
+            found = scheme_for_pattern(regex_text) if isinstance(regex_text, str) else None
+            if found is None:
+                known = False
+            else:
+                scheme = found
+        else:
+            known = False
+    if not known:
+        notes.append(
+            "the file's pre-tokenizer is not one the playground has (none, gpt2, cl100k, o200k); "
+            f"using {scheme!r}, so ids may differ from the library's on some texts"
+        )
+    return scheme, notes
+
+
+def _hf_side_notes(data: dict[str, Any]) -> list[str]:
+    notes = []
+    if data.get("post_processor"):
+        notes.append("the file's post-processor (added special tokens) is not applied by the playground")
+    return notes
+
+
+def _is_byte_level(data: dict[str, Any], vocab: Mapping[str, Any]) -> bool:
+    for part in _components(data.get("pre_tokenizer")) + _components(data.get("decoder")):
+        if part.get("type") == "ByteLevel":
+            return True
+    return False
+
+
+def _hf_merge_pairs(merges: Any, what: str, vocab: Mapping[str, int]) -> list[tuple[str, str]]:
+    """Both merge forms: ["a b", ...] and [["a", "b"], ...]."""
+    if not isinstance(merges, list):
+        raise TokenizerError(
+            f"merges: {what} should be a list, got {type(merges).__name__}", field="merges"
+        )
+    pairs: list[tuple[str, str]] = []
+    made: set[str] = set()
+    for number, item in enumerate(merges, start=1):
+        if isinstance(item, str):
+            pair = _split_merge_line(item, vocab, made)
+            if pair is None:
+                raise TokenizerError(
+                    f'merges: rule {number} should be two tokens separated by one space, got {_show(item)}',
+                    field="merges",
+                    location={"rule": number},
+                )
+            pairs.append(pair)
+            made.add(pair[0] + pair[1])
+        elif (
+            isinstance(item, list)
+            and len(item) == 2
+            and isinstance(item[0], str)
+            and isinstance(item[1], str)
+        ):
+            pairs.append((item[0], item[1]))
+            made.add(item[0] + item[1])
+        else:
+            raise TokenizerError(
+                f'merges: rule {number} should be "left right" or ["left", "right"], got {_show(item)}',
+                field="merges",
+                location={"rule": number},
+            )
+    return pairs
+
+
+def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
+    """A Hugging Face tokenizer.json with a BPE model."""
+    data = _load_json(content, "tokenizer.json")
+    if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
+        raise _file_error('this is not a Hugging Face tokenizer.json: there is no "model" object')
+    model = data["model"]
+    kind = model.get("type")
+    if kind is not None and kind != "BPE":
+        raise _file_error(
+            f"this tokenizer.json holds a {kind} model; the playground can only represent BPE "
+            "(ordered merge rules), not WordPiece, Unigram or WordLevel"
+        )
+    if "vocab" not in model or "merges" not in model:
+        raise _file_error('this tokenizer.json\'s model has no "vocab" and "merges", so it is not BPE')
+    vocab = _check_vocab(model["vocab"], "model.vocab")
+    pairs = _hf_merge_pairs(model["merges"], "model.merges", vocab)
+    added = data.get("added_tokens")
+    if added is not None and not isinstance(added, list):
+        raise _file_error(f'"added_tokens" should be a list, got {_show(added)}')
+    special = {
+        t["content"]: t["id"]
+        for t in added or []
+        if isinstance(t, dict) and isinstance(t.get("content"), str) and _is_int(t.get("id"))
+    }
+    scheme, _scheme_notes = _hf_pretokenize(data)
+    pipeline, notes = read_pipeline(data)  # applied by encode_loaded; notes name what is left out
+    notes += _hf_side_notes(data)
+    unk_token = model.get("unk_token")
+    if model.get("ignore_merges"):
+        notes.append(
+            "the file takes a whole piece straight from the vocab when it is there (ignore_merges); "
+            "the playground always merges, so a few pieces may get other ids"
+        )
+    if model.get("dropout"):
+        notes.append("the file's BPE dropout (random skipping of merges) is not applied")
+    if model.get("byte_fallback"):
+        notes.append("the file falls back to <0xXX> byte tokens for unknown characters; the playground does not")
+    if _is_byte_level(data, vocab):
+        if model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
+            raise _file_error(
+                "this byte-level tokenizer marks word boundaries (continuing_subword_prefix / "
+                "end_of_word_suffix), which playground merges cannot represent"
+            )
+        if not maps_bytes(json.loads(pipeline)["pre_tokenizer"]):
+            notes.append("the file's byte-level model gets text without a ByteLevel pre-tokenizer; the "
+                         "playground gives it the text's UTF-8 bytes, so ids may differ from the library's")
+        loaded = _byte_level_from_strings(
+            vocab, pairs, source="hf", pretokenize=scheme, notes=notes,
+            special=special, unk_token=unk_token,
+        )
+        return replace(loaded, pipeline=pipeline)
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key):
+            raise _file_error(
+                f"this tokenizer marks word boundaries ({key} {_show(model[key])}); the playground's "
+                "character-level encoder has no words, so it cannot represent them"
+            )
+    loaded = _char_level_from_strings(vocab, pairs, source="hf", notes=notes, special=special)
+    unk_id = vocab.get(unk_token) if isinstance(unk_token, str) else None
+    return replace(loaded, pipeline=pipeline, unk_id=unk_id)
+
+
+def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
+    """A Hugging Face tokenizer.json that `tokenizers` loads and that gives the same ids.
+
+    Byte level: the GPT-2 alphabet, a ByteLevel pre-tokenizer without its regex
+    for "none", with it for "gpt2", a Split with the cl100k regex before it for
+    "cl100k"; ids are the file ids (`file_ids`). Character level: no
+    pre-tokenizer, the vocab as it is, a Fuse decoder.
+    """
+    scheme = check_scheme(pretokenize if pretokenize is not None else tok.pretokenize)
+    model: dict[str, Any] = {
+        "type": "BPE",
+        "dropout": None,
+        "unk_token": None,
+        "continuing_subword_prefix": None,
+        "end_of_word_suffix": None,
+        "fuse_unk": False,
+        "byte_fallback": False,
+        "ignore_merges": False,
+    }
+    if tok.level == "chars":
+        _check_well_formed_chars(tok)
+        model["vocab"] = dict(sorted(tok.vocab.items(), key=lambda kv: kv[1]))
+        model["merges"] = [[a, b] for a, b in tok.merges]
+        pre_tokenizer: dict[str, Any] | None = None
+        decoder: Any = {"type": "Fuse"}
+    else:
+        made = _check_well_formed_bytes(tok)
+        fmap = tok.id_map
+        vocab_ids: dict[str, int] = {}
+        for b in range(256):
+            if b not in tok.unknown_bytes:
+                vocab_ids[BYTE_ALPHABET[b]] = fmap.get(b, b)
+        for pid, data in made.items():
+            vocab_ids[bytes_to_token(data)] = fmap.get(pid, pid)
+        model["vocab"] = dict(sorted(vocab_ids.items(), key=lambda kv: kv[1]))
+        model["merges"] = [
+            [bytes_to_token(_bytes_of(a, made)), bytes_to_token(_bytes_of(b, made))] for a, b, _ in tok.merges
+        ]
+        byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                      "use_regex": scheme == "gpt2"}
+        if scheme == "cl100k":
+            pre_tokenizer = {
+                "type": "Sequence",
+                "pretokenizers": [
+                    {"type": "Split", "pattern": {"Regex": PATTERNS["cl100k"]},
+                     "behavior": "Isolated", "invert": False},
+                    dict(byte_level, use_regex=False),
+                ],
+            }
+        else:
+            pre_tokenizer = byte_level
+        decoder = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
+    document = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [],
+        "normalizer": None,
+        "pre_tokenizer": pre_tokenizer,
+        "post_processor": None,
+        "decoder": decoder,
+        "model": model,
+    }
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))

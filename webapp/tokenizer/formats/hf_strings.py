@@ -1,0 +1,190 @@
+"""Hugging Face token strings: the {token: id} vocab, merge lines, and both levels built from them.
+
+Shared by tokenizer.json and vocab.json + merges.txt: checking the vocab,
+reading "left right" merge lines (including tokens that hold spaces), telling
+a byte-level vocab from a character-level one, and building the
+`LoadedTokenizer`. What it does not do: read either file's outer structure.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.formats.alphabet import _CHAR_TO_BYTE, BYTE_ALPHABET, token_to_bytes
+from webapp.tokenizer.formats.building import _order_notes, build_byte_level
+from webapp.tokenizer.formats.common import _is_int, _show
+from webapp.tokenizer.formats.loaded import LoadedTokenizer
+
+
+def _looks_byte_level(vocab: Mapping[str, Any]) -> bool:
+    """For a bare vocab.json: every token in the byte alphabet, and 'Ġ' in use."""
+    if not vocab:
+        return False
+    alphabet = _CHAR_TO_BYTE
+    saw_space = False
+    for token in vocab:
+        for ch in token:
+            if ch not in alphabet:
+                return False
+        saw_space = saw_space or "Ġ" in token
+    return saw_space or all(ch in vocab for ch in BYTE_ALPHABET)
+
+
+def _check_vocab(vocab: Any, what: str) -> dict[str, int]:
+    if not isinstance(vocab, dict):
+        raise TokenizerError(
+            f"vocab: {what} should be an object {{token: id}}, got {type(vocab).__name__}",
+            field="vocab",
+        )
+    seen: dict[int, str] = {}
+    for token, tid in vocab.items():
+        if not _is_int(tid) or tid < 0:
+            raise TokenizerError(
+                f"vocab: token {_show(token)} should have a non-negative integer id, got {_show(tid)}",
+                field="vocab",
+                location={"key": token},
+            )
+        if tid in seen:
+            raise TokenizerError(
+                f"vocab: tokens {_show(seen[tid])} and {_show(token)} both have id {tid}",
+                field="vocab",
+                location={"key": token},
+            )
+        seen[tid] = token
+    return vocab
+
+
+def _split_merge_line(
+    line: str, vocab: Mapping[str, int], made: set[str] | None = None
+) -> tuple[str, str] | None:
+    """ "left right" -> (left, right).
+
+    One space is the format. When tokens hold spaces themselves (character
+    level), a line like "e  lower" has several readings; the one whose two
+    sides and their join are in the vocab is taken, and if that still leaves
+    more than one, the one whose sides earlier rules (or single characters)
+    already make. None when no single reading remains.
+    """
+    first = line.find(" ")
+    if first > 0 and line.find(" ", first + 1) < 0 and first < len(line) - 1:
+        return line[:first], line[first + 1 :]
+    # Several spaces: each reading costs slices of the whole line, so only the
+    # spaces where both sides have the length of some vocab token are tried, and
+    # a line longer than the longest token (plus its space) has no reading at all.
+    # (A vocab of D distinct lengths holds at least D^2/2 characters, so D stays small.)
+    lengths, longest = _token_lengths(vocab)
+    end = len(line) - 1
+    if end > longest or first < 0:
+        return None
+    found = [
+        (line[:i], line[i + 1 :])
+        for i in _spaces_at(line, lengths)
+        if 0 < i < end and (end - i) in lengths
+        and line[:i] in vocab and line[i + 1 :] in vocab and line[:i] + line[i + 1 :] in vocab
+    ]
+    if len(found) > 1 and made is not None:
+        found = [(a, b) for a, b in found if (len(a) == 1 or a in made) and (len(b) == 1 or b in made)]
+    if len(found) > 1:
+        readings = " or ".join(f"{_show(a)} + {_show(b)}" for a, b in found[:3])
+        raise TokenizerError(
+            f"merges: {_show(line)} can be read as {readings}; tokens that hold spaces make this "
+            "line ambiguous (tokenizer.json's [left, right] form is not)",
+            field="merges",
+        )
+    return found[0] if found else None
+
+
+_LENGTHS_OF: list[Any] = [None, frozenset(), 0]  # [vocab, its token lengths, longest]: the last vocab asked
+
+
+def _token_lengths(vocab: Mapping[str, int]) -> tuple[frozenset[int], int]:
+    """The distinct token lengths of a vocab and the longest (computed once per vocab)."""
+    cached = _LENGTHS_OF
+    if cached[0] is vocab:
+        return cached[1], cached[2]
+    lengths = frozenset(map(len, vocab))
+    longest = max(lengths, default=0)
+    _LENGTHS_OF[:] = [vocab, lengths, longest]
+    return lengths, longest
+
+
+def _spaces_at(line: str, lengths: frozenset[int]) -> list[int]:
+    """Offsets of the spaces in `line` that could end a vocab token (str.find steps)."""
+    out = []
+    i = line.find(" ")
+    while i >= 0:
+        if i in lengths:
+            out.append(i)
+        i = line.find(" ", i + 1)
+    return out
+
+
+def _check_pairs_in_vocab(pairs: Sequence[tuple[str, str]], vocab: Mapping[str, int]) -> None:
+    for number, (left, right) in enumerate(pairs, start=1):
+        for side in (left, right):
+            if side not in vocab:
+                raise TokenizerError(
+                    f"merges: rule {number} uses {_show(side)}, which is not in the vocab",
+                    field="merges",
+                    location={"rule": number},
+                )
+        if left + right not in vocab:
+            raise TokenizerError(
+                f"merges: rule {number} joins {_show(left)} and {_show(right)} into "
+                f"{_show(left + right)}, which is not in the vocab",
+                field="merges",
+                location={"rule": number},
+            )
+
+
+def _char_level_from_strings(
+    vocab: dict[str, int], pairs: list[tuple[str, str]], *, source: str, notes: list[str],
+    special: Mapping[str, int] | None = None,
+) -> LoadedTokenizer:
+    _check_pairs_in_vocab(pairs, vocab)
+    notes = notes + _order_notes(((a, b, a + b) for a, b in pairs), lambda s: len(s) == 1)
+    return LoadedTokenizer(
+        level="chars",
+        merges=tuple(pairs),
+        vocab=dict(vocab),
+        source=source,
+        pretokenize="none",
+        special_tokens=dict(special or {}),
+        notes=tuple(notes),
+    )
+
+
+def _byte_level_from_strings(
+    vocab: dict[str, int],
+    pairs: list[tuple[str, str]],
+    *,
+    source: str,
+    pretokenize: str,
+    notes: list[str],
+    special: Mapping[str, int] | None = None,
+    unk_token: Any = None,
+) -> LoadedTokenizer:
+    """GPT-2 alphabet strings -> ids and bytes, then the shared byte-level builder."""
+    special = dict(special or {})
+    _check_pairs_in_vocab(pairs, vocab)
+    file_bytes: dict[int, bytes] = {}
+    for token, tid in vocab.items():
+        data = token_to_bytes(token)
+        if data is None:
+            if token in special or token == unk_token:
+                continue  # special tokens are written as themselves, not in the byte alphabet
+            bad = next(ch for ch in token if ch not in _CHAR_TO_BYTE)
+            raise TokenizerError(
+                f"vocab: token {_show(token)} (id {tid}) has the character {_show(bad)}, which is not in "
+                "the byte-level alphabet, so this is not a byte-level vocab",
+                field="vocab",
+                location={"key": token},
+            )
+        file_bytes[tid] = data
+    rules = [(vocab[a], vocab[b], vocab[a + b]) for a, b in pairs]
+    unk_id = vocab.get(unk_token) if isinstance(unk_token, str) else None
+    return build_byte_level(
+        file_bytes, rules, source=source, pretokenize=pretokenize, notes=notes,
+        special=special, unk_id=unk_id,
+    )

@@ -1,0 +1,114 @@
+"""`LoadedTokenizer`: any imported tokenizer in the playground's terms.
+
+- Byte level (GPT-2's byte-to-character alphabet, tiktoken ranks, minbpe):
+  merges are `(left, right, new)` ids where 0..255 are the raw bytes, exactly
+  what `encode` takes. Real files number their single-byte tokens in their
+  own order (GPT-2 gives "!" id 0), so `id_map` records, for every playground
+  id whose file id differs, the file's id; `file_ids()` applies it to encoded
+  ids. Merged tokens keep their file ids whenever those are all >= 256 (then
+  only the 256 byte ids are relabelled).
+- Character level (Hugging Face BPE without the byte alphabet): string merges
+  `(left, right)` and the file's `{token: id}` vocab, as `bpe_encode_text` takes.
+
+What it does not do: parse, export, encode or store (the sibling modules).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+
+@dataclass(frozen=True)
+class LoadedTokenizer:
+    """A tokenizer in the playground's terms.
+
+    level "bytes": `merges` are (left, right, new) ids in playground numbering
+    (0..255 = raw bytes); `vocab` is {playground id: bytes} for every id above
+    255 that the merges make or use; `id_map` maps playground ids to the file's
+    ids where they differ; `unknown_bytes` are bytes the file has no token for
+    (the library drops them, or uses `unk_id` when the file names one).
+
+    level "chars": `merges` are (left, right) strings; `vocab` is {token: id}.
+    """
+
+    level: str
+    merges: tuple[Any, ...]
+    vocab: dict[Any, Any]
+    source: str = "seed"
+    pretokenize: str = "none"
+    id_map: dict[int, int] = field(default_factory=dict)
+    unknown_bytes: frozenset[int] = frozenset()
+    unk_id: int | None = None
+    special_tokens: dict[str, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    # A tokenizer.json's normalizer / pre-tokenizer / decoder / added tokens as
+    # hf_pipeline describes them (canonical JSON; "" for other formats).
+    pipeline: str = ""
+
+    @property
+    def rule_count(self) -> int:
+        return len(self.merges)
+
+    def file_ids(self, ids: Iterable[int]) -> list[int]:
+        """Playground ids -> the file's ids (bytes it has no token for: unk or dropped)."""
+        mapping = self.id_map
+        unknown = self.unknown_bytes
+        if not unknown:  # the usual case: one C-level pass
+            return list(map(mapping.get, ids, ids)) if mapping else list(ids)
+        out: list[int] = []
+        for i in ids:
+            if i in unknown:
+                if self.unk_id is not None:
+                    out.append(self.unk_id)
+                continue
+            out.append(mapping.get(i, i))
+        return out
+
+    def file_vocab(self) -> dict[int, bytes]:
+        """{file id: bytes} for the byte level: what `decode` needs for the file's ids."""
+        if self.level != "bytes":
+            raise ValueError("file_vocab is for byte-level tokenizers")
+        out: dict[int, bytes] = {}
+        for b in range(256):
+            if b not in self.unknown_bytes:
+                out[self.id_map.get(b, b)] = bytes([b])
+        for pid, data in self.vocab.items():
+            out[self.id_map.get(pid, pid)] = data
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """A small JSON-able description for the UI and the API."""
+        return {
+            "level": self.level,
+            "source": self.source,
+            "rules": len(self.merges),
+            "vocab": len(self.vocab) + (256 - len(self.unknown_bytes) if self.level == "bytes" else 0),
+            "pretokenize": self.pretokenize,
+            "relabelled_ids": len(self.id_map),
+            "special_tokens": len(self.special_tokens),
+            "notes": list(self.notes),
+            "file_pipeline": _pipeline_summary(self.pipeline),
+        }
+
+
+def _pipeline_summary(pipeline: str) -> dict[str, Any] | None:
+    """Which of the file's own steps encoding applies (component types only)."""
+    if not pipeline:
+        return None
+    desc = json.loads(pipeline)
+
+    def name(node: Any, key: str) -> str | None:
+        if node is None:
+            return None
+        if node["type"] == "Sequence":
+            return "Sequence[" + ", ".join(name(c, key) or "" for c in node[key]) + "]"
+        return str(node["type"])
+
+    return {
+        "normalizer": name(desc["normalizer"], "normalizers"),
+        "pre_tokenizer": name(desc["pre_tokenizer"], "pretokenizers"),
+        "decoder": name(desc["decoder"], "decoders"),
+        "added_tokens": len(desc["added_tokens"]),
+    }
