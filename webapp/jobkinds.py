@@ -111,11 +111,11 @@ def _limits(params: dict[str, Any]) -> Any:
 def import_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
     """Open a tokenizer file: parse, check the limits, compile; the stored form is the blob."""
     from webapp.storage import content_id
-    from webapp.tokenizer import tokenizer_files as tf
+    from webapp.tokenizer import formats as tokfiles
 
     limits = _limits(params)
     progress(0.05, "parsing the tokenizer file")
-    tok = tf.import_tokenizer(
+    tok = tokfiles.import_tokenizer(
         unpack_bytes(params["content"]) or "",
         fmt=params.get("format") or "auto",
         merges_txt=unpack_bytes(params.get("merges_txt")),
@@ -139,7 +139,7 @@ def import_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
         progress(0.75, f"compiling {len(tok.merges):,} rules")
         tk.compile_byte_merges(list(tok.merges))  # the same check the page's first encode makes
     progress(0.9, "storing the tokenizer")
-    data = zlib.compress(tf.dumps_stored(tok), 6)
+    data = zlib.compress(tokfiles.dumps_stored(tok), 6)
     tokenizer_id = content_id("tokenizer", data)
     summary = tok.summary()
     return JobOutput({"tokenizer": tokenizer_id, **summary, "special_tokens": tok.special_tokens},
