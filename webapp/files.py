@@ -51,6 +51,7 @@ from webapp.http import ApiError, cut, is_json_request, quote, read_body, read_j
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer import presets, real
+from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.errors import short_repr
 from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
 from webapp.tokenizer.pretokenize import check_scheme
@@ -84,37 +85,12 @@ class Loaded:
     file_vocab: dict[int, bytes] | None = None  # byte level: {file id: bytes}, for decoding
 
 
-class _LoadedCache:
-    """A bounded LRU of parsed tokenizers, bounded by entries and by total rules."""
-
-    def __init__(self, max_entries: int = 8, max_rules: int = 1_200_000) -> None:
-        self._items: OrderedDict[str, Loaded] = OrderedDict()
-        self._lock = threading.Lock()
-        self.max_entries = max_entries
-        self.max_rules = max_rules
-
-    def get(self, key: str) -> Loaded | None:
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is not None:
-                self._items.move_to_end(key)
-            return hit
-
-    def put(self, entry: Loaded) -> None:
-        with self._lock:
-            self._items[entry.id] = entry
-            self._items.move_to_end(entry.id)
-            total = sum(len(e.tok.merges) for e in self._items.values())
-            while len(self._items) > 1 and (len(self._items) > self.max_entries or total > self.max_rules):
-                _, dropped = self._items.popitem(last=False)
-                total -= len(dropped.tok.merges)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
+def _rules_of(key: str, entry: Loaded) -> int:
+    return len(entry.tok.merges)
 
 
-LOADED = _LoadedCache()
+#: Opened tokenizers by id, parsed and compiled: 8 of them, 600,000 rules in all.
+LOADED: BoundedCache[str, Loaded] = BoundedCache(8, 600_000, weigh=_rules_of, name="files.loaded")
 
 # Used only when the app has no blob storage (webapp.storage not initialised):
 # a bounded in-process store with the same content-addressed ids.
@@ -175,7 +151,7 @@ def store_tokenizer(tok: tokfiles.LoadedTokenizer) -> Loaded:
     entry = LOADED.get(blob_id)
     if entry is None:
         entry = _entry(blob_id, tok)
-        LOADED.put(entry)
+        LOADED.put(entry.id, entry)
     return entry
 
 
@@ -208,7 +184,7 @@ def load_tokenizer(tokenizer_id: Any) -> Loaded:
         raise TokenizerError("tokenizer: the stored tokenizer is damaged", field="tokenizer") from None
     tok = tokfiles.loads_stored(raw, limits=inputs.current_limits().sizes)
     entry = _entry(tokenizer_id, tok)
-    LOADED.put(entry)
+    LOADED.put(entry.id, entry)
     return entry
 
 

@@ -10,17 +10,15 @@ functions here. Each one
 3. hands the value to the engine's `validate_*` / `compile_byte_merges`,
 
 and raises `TokenizerError` (with `field`) on any problem. Nothing here runs
-an encoding or renders anything. Compiled byte-level merge lists are kept in a
-small, bounded LRU cache so typing in the text box does not re-validate a big
-merge list on every keystroke.
+an encoding or renders anything. The key of each compiled byte-level merge
+list is kept in a bounded cache (webapp.tokenizer.caches) so typing in the
+text box does not re-validate a big merge list on every keystroke.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
@@ -30,6 +28,8 @@ from flask import current_app
 from webapp import tokenizer as tk
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats
+from webapp.tokenizer import byte_level
+from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.pretokenize import SCHEMES
 from webapp.tokenizer.token_sizes import SizeLimits
 
@@ -160,40 +160,16 @@ def read_text(value: Any, limits: Limits, *, form: bool = False) -> str:
 # --- merges -----------------------------------------------------------------
 
 
-class _CompiledCache:
-    """A bounded LRU of compiled byte-level merge lists, keyed by their content."""
-
-    def __init__(self, max_entries: int = 16, max_rules: int = 1_000_000) -> None:
-        self._items: OrderedDict[str, tuple[Any, int]] = OrderedDict()
-        self._lock = threading.Lock()
-        self.max_entries = max_entries
-        self.max_rules = max_rules
-
-    def get(self, key: str) -> Any | None:
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is None:
-                return None
-            self._items.move_to_end(key)
-            return hit[0]
-
-    def put(self, key: str, compiled: Any, size: int) -> None:
-        if size > self.max_rules:
-            return
-        with self._lock:
-            self._items[key] = (compiled, size)
-            self._items.move_to_end(key)
-            total = sum(s for _, s in self._items.values())
-            while len(self._items) > self.max_entries or total > self.max_rules:
-                _, (_, dropped) = self._items.popitem(last=False)
-                total -= dropped
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
+def _key_rules(key: str, compiled_key: Any) -> int:
+    """Rules a compiled list's key stands for (int64 triples, or a tuple of rules)."""
+    return len(compiled_key) // 24 if isinstance(compiled_key, bytes) else len(compiled_key)
 
 
-COMPILED_MERGES = _CompiledCache()
+#: The sha256 of the byte-level merges a request sent -> the compiled list's key
+#: (byte_level.CompiledByteMerges.key), so typing in the text box re-parses and
+#: re-validates nothing. Keys, not compiled lists: the compiled lists alive are
+#: the ones byte_level's own cache bounds. 16 entries, 1,000,000 rules in all.
+COMPILED_MERGES: BoundedCache[str, Any] = BoundedCache(16, 1_000_000, weigh=_key_rules, name="inputs.merges_keys")
 
 
 def _content_key(value: Any) -> str:
@@ -229,15 +205,15 @@ def read_byte_merges(value: Any, limits: Limits) -> Any:
     if key is not None:
         hit = COMPILED_MERGES.get(key)
         if hit is not None:
-            return hit
+            return byte_level.compiled_from_key(hit)
     merges = _parsed(value, textformats.parse_byte_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
     if not isinstance(merges, list):
         raise _wrong_type("merges", "a list of rules [left, right, new]", merges)
     _check_len("merges", merges, "rules", limits.rules, "LIMIT_RULES")
     with _rule_lines(value):
         compiled = tk.compile_byte_merges(merges)
-    if key is not None:
-        COMPILED_MERGES.put(key, compiled, len(merges))
+    if key is not None and compiled.key is not None:
+        COMPILED_MERGES.put(key, compiled.key)
     return compiled
 
 

@@ -57,15 +57,6 @@ def test_compiled_merges_are_reused_for_the_same_content(small):
     assert inputs.read_byte_merges("108 111 257", small) is not first
 
 
-def test_cache_is_bounded():
-    cache = inputs._CompiledCache(max_entries=2, max_rules=10)
-    for key in "abc":
-        cache.put(key, key.upper(), 1)
-    assert cache.get("a") is None and cache.get("c") == "C"
-    cache.put("big", "B", 11)  # larger than the whole budget: not kept
-    assert cache.get("big") is None
-
-
 @pytest.mark.parametrize(
     "read, value, field, expected",
     [

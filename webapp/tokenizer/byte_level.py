@@ -62,12 +62,13 @@ from __future__ import annotations
 from bisect import bisect_left
 from itertools import chain
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 
 from . import engine
-from .engine import INF, BoundedCache, RuleTable
+from .caches import BoundedCache, value_length
+from .engine import INF, RuleTable
 from .errors import TokenizerError
 from .traces import EncodeTrace
 from .tracing import build_trace, run_pieces
@@ -79,6 +80,7 @@ PIECE_CACHE_ENTRIES = 65_536
 PIECE_CACHE_MAX_BYTES = 256
 PIECE_CACHE_WEIGHT = 1_000_000  # total length of cached pieces per compiled list
 COMPILED_CACHE_ENTRIES = 4
+COMPILED_CACHE_RULES = 1_200_000  # total rules of the compiled lists kept
 WHOLE_TEXT_RANKS = 32_768  # up to this many bytes, pair ranks become one Python list per text
 DEFAULT_MAX_TREE_NODES = 100_000
 # A batch with a round limit hands its pieces to the engine once this few still merge.
@@ -273,6 +275,7 @@ class CompiledByteMerges:
         """`rules` and / or `flat` (at least one; `flat` None when an id does not fit in 64 bits)."""
         self._rules = rules
         self._flat = flat
+        self.key: CompiledKey | None = None  # set by compile_byte_merges: its key in the cache of compiled lists
         self._batch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._count = count = len(flat) if flat is not None else len(rules)  # type: ignore[arg-type]
         self.table = RuleTable(rules, 255, flat)
@@ -581,7 +584,11 @@ class CompiledByteMerges:
 
 
 # Keyed by the rules' tuple, or by their int64 array's bytes (the common case; never equal to a tuple).
-_compiled: BoundedCache[tuple[ByteRule, ...] | bytes, CompiledByteMerges] = BoundedCache(COMPILED_CACHE_ENTRIES)
+#: A compiled list's key: the bytes of its int64 rule array (the common case), or the rules' tuple.
+CompiledKey = Union[bytes, tuple[ByteRule, ...]]
+_compiled: BoundedCache[CompiledKey, CompiledByteMerges] = BoundedCache(
+    COMPILED_CACHE_ENTRIES, COMPILED_CACHE_RULES, weigh=value_length, name="byte_level.compiled"
+)
 
 
 def _plain_rules_array(merges: Any) -> np.ndarray | None:
@@ -616,14 +623,35 @@ def compile_byte_merges(merges: Any) -> CompiledByteMerges:
         key = flat.tobytes()
         compiled = _compiled.get(key)
         if compiled is None:
-            compiled = CompiledByteMerges._from_array(flat)
-            _compiled.put(key, compiled)
+            compiled = _keep(key, CompiledByteMerges._from_array(flat))
         return compiled
     rules = validate_byte_merges(merges)
     compiled = _compiled.get(rules)
     if compiled is None:
-        compiled = CompiledByteMerges(rules)
-        _compiled.put(rules, compiled)
+        compiled = _keep(rules, CompiledByteMerges(rules))
+    return compiled
+
+
+def _keep(key: CompiledKey, compiled: CompiledByteMerges) -> CompiledByteMerges:
+    compiled.key = key
+    _compiled.put(key, compiled)
+    return compiled
+
+
+def compiled_from_key(key: CompiledKey) -> CompiledByteMerges:
+    """The compiled list `key` (a `CompiledByteMerges.key`) names: from the cache, else compiled again.
+
+    The key was made from validated rules, so nothing is parsed or validated
+    again; callers keep keys instead of compiled lists so that the compiled
+    lists alive are the ones this module's cache bounds.
+    """
+    compiled = _compiled.get(key)
+    if compiled is None:
+        if isinstance(key, bytes):  # (read-only view of the key's bytes: nothing writes to the rule array)
+            compiled = CompiledByteMerges._from_array(np.frombuffer(key, dtype=np.int64).reshape(-1, 3))
+        else:
+            compiled = CompiledByteMerges(key)
+        compiled = _keep(key, compiled)
     return compiled
 
 

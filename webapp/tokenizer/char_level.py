@@ -33,7 +33,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .engine import BoundedCache, RuleTable
+from .caches import BoundedCache, value_length
+from .engine import RuleTable
 from .errors import TokenizerError
 from .traces import EncodeTrace
 from .tracing import build_trace, run_pieces
@@ -43,6 +44,7 @@ PIECE_CACHE_ENTRIES = 65_536
 PIECE_CACHE_MAX_CHARS = 256
 PIECE_CACHE_WEIGHT = 1_000_000  # total length of cached pieces per compiled list
 COMPILED_CACHE_ENTRIES = 4
+COMPILED_CACHE_RULES = 300_000  # total rules of the compiled lists kept (about 700 bytes each)
 DEFAULT_MAX_TREE_NODES = 100_000
 _UNICODE = 0x110000  # ids of multi-character strings start here
 
@@ -61,6 +63,9 @@ class CompiledCharMerges:
         joins = {ord(left[-1]) * _UNICODE + ord(right[0]) for left, right in rules}
         self.joins = np.array(sorted(joins), dtype=np.int64)
         self.pieces: BoundedCache[str, tuple[str, ...]] = BoundedCache(PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT)
+
+    def __len__(self) -> int:
+        return len(self.rules)
 
     def intern(self, token: str) -> int:
         if len(token) == 1:
@@ -114,7 +119,9 @@ class CompiledCharMerges:
         return out
 
 
-_compiled: BoundedCache[tuple[CharRule, ...], CompiledCharMerges] = BoundedCache(COMPILED_CACHE_ENTRIES)
+_compiled: BoundedCache[tuple[CharRule, ...], CompiledCharMerges] = BoundedCache(
+    COMPILED_CACHE_ENTRIES, COMPILED_CACHE_RULES, weigh=value_length, name="char_level.compiled"
+)
 
 
 def compile_char_merges(merges: Any) -> CompiledCharMerges:

@@ -22,7 +22,7 @@ taken literally - without a pass per rule:
   pair, so the buckets are the pair -> positions index.
 * The callers (byte_level, char_level) cut the text where no rule can ever
   join two neighbours, encode the pieces independently and cache them in a
-  `BoundedCache`; the pieces give the same answer as the whole text.
+  `caches.BoundedCache`; the pieces give the same answer as the whole text.
 * A `RuleTable` builds its dicts on first use (byte_level's numpy batch
   path for well-formed lists never needs them).
 
@@ -36,12 +36,11 @@ What it does not do: validation, text handling or vocab lookup (the callers do).
 from __future__ import annotations
 
 import heapq
-import threading
 from bisect import bisect_left
-from itertools import islice
-from operator import itemgetter
-from collections.abc import Hashable, Sequence
-from typing import Any, Generic, TypeVar
+from collections.abc import Sequence
+from typing import Any
+
+from .caches import BoundedCache  # re-exported: callers written before caches.py import it from here
 
 INF = 1 << 62  # "no rule left for this pair"; larger than any rule index
 _DEAD = -1  # rank of a position that a merge consumed
@@ -49,87 +48,6 @@ _DEAD = -1  # rank of a position that a merge consumed
 SMALL_PIECE = 32
 
 Event = tuple[int, int, int]  # (rule index, start of left operand, start of right operand)
-
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
-
-
-class BoundedCache(Generic[K, V]):
-    """A dict with a hard cap on entries and on total key length; the oldest half goes when full.
-
-    Reads are plain dict lookups (`data` is exposed so hot loops can bind
-    `data.get`); eviction takes a lock so threads of one server never evict
-    at the same time. A value computed twice by two threads is the same value.
-    The caps can be passed by a few entries while threads race; never by more.
-    `max_weight` bounds the sum of len(key) (pieces are keys, and a piece's
-    ids are never longer than the piece), so memory stays bounded however
-    long the cached pieces are.
-    """
-
-    def __init__(self, max_entries: int, max_weight: int | None = None) -> None:
-        self.max_entries = max_entries
-        self.max_weight = max_weight
-        self.weight = 0
-        self.data: dict[K, V] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: K) -> V | None:
-        return self.data.get(key)
-
-    def put(self, key: K, value: V) -> None:
-        data = self.data
-        weighed = self.max_weight is not None
-        if len(data) >= self.max_entries or (weighed and self.weight >= self.max_weight):  # type: ignore[operator]
-            with self._lock:
-                if len(data) >= self.max_entries or (weighed and self.weight >= self.max_weight):  # type: ignore[operator]
-                    for old in list(islice(data, len(data) // 2 + 1)):
-                        if data.pop(old, None) is not None and weighed:
-                            self.weight -= len(old)  # type: ignore[arg-type]
-        if weighed and key not in data:
-            self.weight += len(key)  # type: ignore[arg-type]
-        data[key] = value  # one dict store: atomic under the GIL
-
-    def put_many(self, items: list[tuple[K, V]]) -> None:
-        """`put` for each item, with one cap check (and at most one round of eviction) for the batch.
-
-        A batch over half a cap goes through `put` one item at a time.
-        """
-        if not items:
-            return
-        data = self.data
-        count = len(items)
-        weighed = self.max_weight is not None
-        added = sum(map(len, map(itemgetter(0), items))) if weighed else 0
-        if 2 * count > self.max_entries or (weighed and 2 * added > self.max_weight):  # type: ignore[operator]
-            for key, value in items:
-                self.put(key, value)
-            return
-        if len(data) + count > self.max_entries or (weighed and self.weight + added > self.max_weight):  # type: ignore[operator]
-            with self._lock:
-                # Dropping the oldest half until the batch fits (one round unless keys are long).
-                while data and (
-                    len(data) + count > self.max_entries
-                    or (weighed and self.weight + added > self.max_weight)  # type: ignore[operator]
-                ):
-                    for old in list(islice(data, len(data) // 2 + 1)):
-                        if data.pop(old, None) is not None and weighed:
-                            self.weight -= len(old)  # type: ignore[arg-type]
-        before = len(data)
-        data.update(items)
-        if weighed:
-            if len(data) - before == count:
-                self.weight += added
-            else:  # another thread stored some of these keys meanwhile: count exactly
-                self.weight = sum(map(len, list(data)))  # type: ignore[arg-type]
-
-    def clear(self) -> None:
-        with self._lock:
-            self.data.clear()
-            self.weight = 0
-
-    def __len__(self) -> int:
-        return len(self.data)
-
 
 class RuleTable:
     """Rules `(left, right, new)` over non-negative int symbols, indexed for the engine.

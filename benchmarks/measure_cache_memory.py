@@ -1,0 +1,111 @@
+"""Memory of the bounded caches, measured: what one full piece cache and one compiled rule cost.
+
+Each figure is the growth of this process's RSS (/proc/self/status, VmRSS)
+while one cache is filled past its bounds, in a fresh subprocess per figure.
+The README's Limits section derives the per-worker bound from these figures
+and the caches' sizes (webapp.tokenizer.caches.NAMED).
+
+    .venv/bin/python benchmarks/measure_cache_memory.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def piece_cache() -> dict[str, float]:
+    """One compiled list's piece cache filled past its bounds with its worst case.
+
+    At 65,536 entries the weight bound leaves 15 bytes per piece; a piece's
+    ids are at most one per byte, and ids above 255 are fresh int objects
+    (those below are shared), so the worst value is 7 ids above 255 and one
+    byte. 200,000 such pieces go through the cache's own `put_many`.
+    """
+    import random
+
+    from webapp.tokenizer import byte_level
+
+    compiled = byte_level.compile_byte_merges([[97, 98, 256]])
+    cache = compiled.pieces
+    rng = random.Random(1)
+    before = rss_mb()
+    for _ in range(200):
+        batch = [(rng.randbytes(15), tuple(rng.randrange(256, 1 << 20) for _ in range(7)) + (97,)) for _ in range(1000)]
+        cache.put_many(batch)
+    return {"entries": len(cache), "max_entries": cache.max_entries, "weight": cache.weight,
+            "max_weight": cache.max_weight or 0, "rss_growth_mb": rss_mb() - before}
+
+
+def compiled_chars() -> dict[str, float]:
+    """A compiled character-level list of 300,000 rules (distinct two-character tokens and their joins)."""
+    from webapp.tokenizer import char_level
+
+    count = 300_000
+    before = rss_mb()
+    rules = [(chr(0x4E00 + i // 600), chr(0x4E00 + i % 600)) for i in range(count)]
+    compiled = char_level.compile_char_merges(rules)
+    compiled.tokens("".join(chr(0x4E00 + i) for i in range(600)))
+    grown = rss_mb() - before
+    return {"rules": count, "rss_growth_mb": grown, "bytes_per_rule": grown * 2**20 / count}
+
+
+def compiled_rules() -> dict[str, float]:
+    """A compiled well-formed list of 300,000 rules (the default LIMIT_RULES)."""
+    import numpy as np
+
+    from webapp.tokenizer import byte_level
+
+    count = 300_000
+    before = rss_mb()
+    left = np.arange(count, dtype=np.int64) % 256
+    # rule i joins a byte to the token rule i - 1 made: a chain, well-formed
+    rules = np.stack([left, np.arange(count, dtype=np.int64) + 255, np.arange(count, dtype=np.int64) + 256], axis=1)
+    rules[0, 1] = 98
+    compiled = byte_level.compile_byte_merges(rules.tolist())
+    compiled.encode_bytes(bytes(range(256)) * 40, [])  # builds what an encode builds
+    grown = rss_mb() - before
+    return {"rules": count, "rss_growth_mb": grown, "bytes_per_rule": grown * 2**20 / count}
+
+
+def opened_tokenizer() -> dict[str, float]:
+    """An opened byte-level tokenizer of 300,000 rules as files.LOADED keeps it (parsed, compiled, file vocab).
+
+    Each rule joins its own pair of bytes (short tokens, as in real files).
+    """
+    from webapp import files
+    from webapp.tokenizer import formats
+
+    count = 300_000
+    merges = [[i % 256, (i // 256) % 256, 256 + i] for i in range(count)]
+    before = rss_mb()
+    entry = files._entry("measure", formats.from_playground(level="bytes", merges=merges))
+    entry.compiled.encode_bytes(bytes(range(256)) * 40, [])
+    grown = rss_mb() - before
+    return {"rules": count, "rss_growth_mb": grown, "bytes_per_rule": grown * 2**20 / count}
+
+
+def main() -> None:
+    if len(sys.argv) > 1:
+        print(json.dumps(globals()[sys.argv[1]]()))
+        return
+    for name in ("piece_cache", "compiled_rules", "compiled_chars", "opened_tokenizer"):
+        run = subprocess.run([sys.executable, __file__, name], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONPATH": ROOT})
+        print(name, run.stdout.strip())
+
+
+if __name__ == "__main__":
+    main()

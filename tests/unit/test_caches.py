@@ -1,0 +1,164 @@
+"""The one cache class and its bounds: the policy, every named cache filled past its bounds, and RSS."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from webapp import files, inputs
+from webapp.tokenizer import byte_level, char_level
+from webapp.tokenizer.caches import NAMED, BoundedCache, value_length
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _exact_weight(cache: BoundedCache) -> int:
+    return sum(cache.weigh(k, v) for k, v in cache.data.items())
+
+
+def test_the_least_recently_used_goes_first():
+    cache: BoundedCache[str, str] = BoundedCache(3)
+    for key in "abc":
+        cache.put(key, key.upper())
+    assert cache.get("a") == "A"  # now the most recently used
+    cache.put("d", "D")
+    assert set(cache.data) == {"a", "c", "d"}
+
+
+def test_an_entry_heavier_than_the_whole_cache_is_not_stored():
+    cache: BoundedCache[str, str] = BoundedCache(4, 10)
+    cache.put("x" * 11, "big")
+    cache.put_many([("y" * 11, "big")])
+    assert len(cache) == 0 and cache.weight == 0
+    cache.put("x" * 10, "fits")
+    assert cache.weight == 10
+
+
+def test_put_and_put_many_keep_both_bounds_and_an_exact_weight():
+    cache: BoundedCache[str, int] = BoundedCache(50, 400)
+    for round_ in range(30):
+        cache.put_many([(f"{round_}-{i}-" + "z" * (i % 9), i) for i in range(7)])
+        cache.put(f"single-{round_}-" + "q" * round_, round_)
+        cache.put(f"single-{round_}-" + "q" * round_, round_ + 1)  # the same key again: weighed once
+        assert len(cache) <= 50
+        assert cache.weight == _exact_weight(cache) <= 400
+
+
+def test_a_small_cache_loses_one_entry_at_a_time():
+    cache: BoundedCache[int, int] = BoundedCache(4)
+    for i in range(4):
+        cache.put(i, i)
+    cache.put(4, 4)
+    assert list(cache.data) == [1, 2, 3, 4]
+
+
+# --- every named cache, through its own entry point, past its bounds ---------
+
+def test_every_cache_of_the_app_is_named_with_both_bounds():
+    assert set(NAMED) >= {"byte_level.compiled", "char_level.compiled", "inputs.merges_keys", "files.loaded"}
+    for name, cache in NAMED.items():
+        assert cache.max_entries > 0 and cache.max_weight is not None, name
+
+
+def test_compiled_byte_lists_stay_within_their_bounds(monkeypatch):
+    cache = NAMED["byte_level.compiled"]
+    monkeypatch.setattr(cache, "max_weight", 40)
+    cache.clear()
+    for n in range(1, 30):
+        byte_level.compile_byte_merges([[97, 98 + i, 256 + i] for i in range(n % 13 + 1)])
+        assert len(cache) <= cache.max_entries
+        assert cache.weight == _exact_weight(cache) <= 40
+    cache.clear()
+
+
+def test_compiled_char_lists_stay_within_their_bounds(monkeypatch):
+    cache = NAMED["char_level.compiled"]
+    monkeypatch.setattr(cache, "max_weight", 30)
+    cache.clear()
+    for n in range(1, 30):
+        char_level.compile_char_merges([["a", chr(98 + i)] for i in range(n % 11 + 1)])
+        assert len(cache) <= cache.max_entries
+        assert cache.weight == _exact_weight(cache) <= 30
+    cache.clear()
+
+
+def test_request_merges_keep_keys_within_bounds_and_still_reuse(monkeypatch):
+    cache = NAMED["inputs.merges_keys"]
+    monkeypatch.setattr(cache, "max_weight", 50)
+    cache.clear()
+    limits = inputs.Limits()
+    for n in range(1, 40):
+        text = "\n".join(f"97 {98 + i} {256 + i}" for i in range(n % 17 + 1))
+        compiled = inputs.read_byte_merges(text, limits)
+        assert inputs.read_byte_merges(text, limits) is compiled  # the key finds the same compiled list
+        assert len(cache) <= cache.max_entries
+        assert cache.weight == _exact_weight(cache) <= 50
+    # A key whose compiled list the engine's cache has dropped is compiled again, equal.
+    text = "97 98 256\n256 99 257"
+    first = inputs.read_byte_merges(text, limits)
+    byte_level.clear_caches()
+    again = inputs.read_byte_merges(text, limits)
+    assert again is not first and again.rules == first.rules
+    cache.clear()
+
+
+def test_opened_tokenizers_stay_within_their_bounds(monkeypatch):
+    from webapp.tokenizer import formats
+
+    cache = NAMED["files.loaded"]
+    monkeypatch.setattr(cache, "max_weight", 25)
+    cache.clear()
+    for n in range(1, 30):
+        tok = formats.from_playground(level="bytes", merges=[[97, 98 + i, 256 + i] for i in range(n % 9 + 1)])
+        entry = files._entry(f"id{n}", tok)
+        cache.put(entry.id, entry)
+        assert len(cache) <= cache.max_entries
+        assert cache.weight == _exact_weight(cache) <= 25
+    cache.clear()
+
+
+def test_a_piece_cache_stays_within_its_bounds_through_encoding(monkeypatch):
+    compiled = byte_level.compile_byte_merges([[97, 98, 256], [256, 99, 257]])
+    cache = compiled.pieces
+    monkeypatch.setattr(cache, "max_entries", 64)
+    monkeypatch.setattr(cache, "max_weight", 300)
+    cache.clear()
+    for round_ in range(20):
+        text = " ".join(f"abc{round_ * 1000 + i}" + "ab" * (i % 5) for i in range(150))
+        byte_level.encode(text, compiled)
+        assert len(cache) <= 64
+        assert cache.weight == _exact_weight(cache) <= 300
+    assert value_length("k", compiled) == 2
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="RSS is read from /proc")
+def test_a_full_piece_cache_costs_what_the_readme_says():
+    """Filled far past its bounds with its worst entries, one list's piece cache grows RSS by under 40 MB."""
+    script = textwrap.dedent(
+        """
+        import random
+        from webapp.tokenizer import byte_level
+
+        def rss():
+            with open("/proc/self/status") as status:
+                return next(int(l.split()[1]) for l in status if l.startswith("VmRSS:")) / 1024
+
+        cache = byte_level.compile_byte_merges([[97, 98, 256]]).pieces
+        rng = random.Random(1)
+        before = rss()
+        for _ in range(200):  # 200,000 pieces of 15 bytes, 7 fresh ids each: 3 times the entry bound
+            cache.put_many([(rng.randbytes(15), tuple(rng.randrange(256, 1 << 20) for _ in range(7)) + (97,))
+                            for _ in range(1000)])
+        print(len(cache), cache.weight, rss() - before)
+        """
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
+    entries, weight, grown = run.stdout.split()
+    assert int(entries) <= byte_level.PIECE_CACHE_ENTRIES
+    assert int(weight) <= byte_level.PIECE_CACHE_WEIGHT
+    assert float(grown) < 40

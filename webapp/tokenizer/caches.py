@@ -1,0 +1,150 @@
+"""The one in-process cache class and its policy, used by every cache of the app.
+
+Policy: a cache holds at most `max_entries` entries and at most `max_weight`
+units of weight in all (each cache says what a unit is: bytes or characters of
+a piece key, rules of a compiled list). When a store would pass either bound,
+the oldest entries go first, an eighth of the cache (at least one) at a time,
+until the new entry fits; an entry heavier than `max_weight` on its own is not
+stored. "Oldest" is by insertion, and by last use for reads through `get()`:
+hot loops read `data.get` directly (a plain dict lookup) and skip that.
+
+Eviction in rounds of an eighth keeps it O(1) per entry on large caches (a
+dict dropped one oldest key at a time rescans the deleted slots at its front:
+quadratic) while a four-entry cache still loses only one. Stores and evictions
+take a lock; reads do not. Racing threads may pass a bound by one entry each,
+never by more.
+
+Every cache made with a `name` is listed in `NAMED` (the test of the memory
+bound walks them; the README's Limits section derives the bound per worker
+from their sizes). What it does not do: expire entries by time, or know what
+the values are.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable
+from itertools import islice
+from operator import itemgetter
+from typing import Any, Callable, Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+_first = itemgetter(0)
+
+
+def key_length(key: object, value: object) -> int:
+    """The default weight: the length of the key (a piece's bytes or characters)."""
+    return len(key)  # type: ignore[arg-type]
+
+
+def value_length(key: object, value: object) -> int:
+    """The weight of a compiled list: its length (rules)."""
+    return len(value)  # type: ignore[arg-type]
+
+
+class BoundedCache(Generic[K, V]):
+    """A dict bounded by entries and by total weight; see the module docstring for the policy."""
+
+    def __init__(
+        self,
+        max_entries: int,
+        max_weight: int | None = None,
+        *,
+        weigh: Callable[[K, V], int] = key_length,
+        name: str | None = None,
+    ) -> None:
+        self.max_entries = max_entries
+        self.max_weight = max_weight
+        self.weigh = weigh
+        self.weight = 0  # kept only when max_weight is given
+        self.data: dict[K, V] = {}
+        self._lock = threading.Lock()
+        self.name = name
+        if name is not None:
+            NAMED[name] = self
+
+    def get(self, key: K) -> V | None:
+        """The value for `key` (None if absent), now the most recently used."""
+        data = self.data
+        value = data.get(key)
+        if value is not None:
+            try:
+                data[key] = data.pop(key)  # to the end: the last to go
+            except KeyError:
+                pass  # evicted by another thread meanwhile
+        return value
+
+    def put(self, key: K, value: V) -> None:
+        """Store one entry, evicting the oldest first if it would not fit."""
+        data = self.data
+        limit = self.max_weight
+        weight = 0 if limit is None else self.weigh(key, value)
+        if limit is not None and weight > limit:
+            return  # heavier than the whole cache: never stored
+        if len(data) >= self.max_entries or (limit is not None and self.weight + weight > limit):
+            self._evict(1, weight)
+        if limit is not None:
+            previous = data.get(key)
+            if previous is not None:
+                self.weight -= self.weigh(key, previous)
+            self.weight += weight
+        data[key] = value  # one dict store: atomic under the GIL, so no lock when nothing goes
+
+    def put_many(self, items: list[tuple[K, V]]) -> None:
+        """`put` for each item with one bound check (and one eviction) for the whole batch.
+
+        A batch over half a bound goes through `put` one item at a time.
+        """
+        if not items:
+            return
+        data = self.data
+        limit = self.max_weight
+        count = len(items)
+        if limit is None:
+            added = 0
+        elif self.weigh is key_length:
+            added = sum(map(len, map(_first, items)))
+        else:
+            added = sum(self.weigh(k, v) for k, v in items)
+        if 2 * count > self.max_entries or (limit is not None and 2 * added > limit):
+            for key, value in items:
+                self.put(key, value)
+            return
+        if len(data) + count > self.max_entries or (limit is not None and self.weight + added > limit):
+            self._evict(count, added)
+        before = len(data)
+        data.update(items)
+        if limit is not None:
+            if len(data) - before == count:
+                self.weight += added
+            else:  # some keys were there already (or another thread stored them): count exactly
+                self.weight = sum(self.weigh(k, v) for k, v in list(data.items()))
+
+    def _evict(self, count: int, weight: int) -> None:
+        """Drop the oldest entries, an eighth of the cache at a time, until `count` entries of `weight` fit."""
+        data = self.data
+        limit = self.max_weight
+        with self._lock:
+            while data and (
+                len(data) + count > self.max_entries or (limit is not None and self.weight + weight > limit)
+            ):
+                for old in list(islice(data, max(1, len(data) // 8))):
+                    value = data.pop(old, None)
+                    if value is not None and limit is not None:
+                        self.weight -= self.weigh(old, value)
+
+    def clear(self) -> None:
+        with self._lock:
+            self.data.clear()
+            self.weight = 0
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+#: The app's process-wide caches by name (each compiled list's own piece
+#: cache is not named: its bound is per list).
+NAMED: dict[str, BoundedCache[Any, Any]] = {}
