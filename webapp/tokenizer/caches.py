@@ -3,16 +3,17 @@
 Policy: a cache holds at most `max_entries` entries and at most `max_weight`
 units of weight in all (each cache says what a unit is: bytes or characters of
 a piece key, rules of a compiled list). When a store would pass either bound,
-the oldest entries go first, an eighth of the cache (at least one) at a time,
+the oldest entries go first, a quarter of the cache (at least one) at a time,
 until the new entry fits; an entry heavier than `max_weight` on its own is not
 stored. "Oldest" is by insertion, and by last use for reads through `get()`:
 hot loops read `data.get` directly (a plain dict lookup) and skip that.
 
-Eviction in rounds of an eighth keeps it O(1) per entry on large caches (a
+Eviction in rounds of a quarter keeps it O(1) per entry on large caches (a
 dict dropped one oldest key at a time rescans the deleted slots at its front:
-quadratic) while a four-entry cache still loses only one. Stores and evictions
-take a lock; reads do not. Racing threads may pass a bound by one entry each,
-never by more.
+quadratic) while a four-entry cache still loses only one. Evictions take a
+lock; reads and stores that evict nothing do not (one dict store is atomic
+under the GIL). Racing threads may pass a bound by one entry each, never by
+more, and the weight counter may drift by what they raced over.
 
 Every cache made with a `name` is listed in `NAMED` (the test of the memory
 bound walks them; the README's Limits section derives the bound per worker
@@ -59,6 +60,7 @@ class BoundedCache(Generic[K, V]):
         self.max_entries = max_entries
         self.max_weight = max_weight
         self.weigh = weigh
+        self._by_key = weigh is key_length  # the piece caches: len(key), inlined on the hot paths
         self.weight = 0  # kept only when max_weight is given
         self.data: dict[K, V] = {}
         self._lock = threading.Lock()
@@ -81,15 +83,14 @@ class BoundedCache(Generic[K, V]):
         """Store one entry, evicting the oldest first if it would not fit."""
         data = self.data
         limit = self.max_weight
-        weight = 0 if limit is None else self.weigh(key, value)
+        weight = 0 if limit is None else len(key) if self._by_key else self.weigh(key, value)  # type: ignore[arg-type]
         if limit is not None and weight > limit:
             return  # heavier than the whole cache: never stored
         if len(data) >= self.max_entries or (limit is not None and self.weight + weight > limit):
             self._evict(1, weight)
         if limit is not None:
-            previous = data.get(key)
-            if previous is not None:
-                self.weight -= self.weigh(key, previous)
+            if key in data:
+                self.weight -= len(key) if self._by_key else self.weigh(key, data[key])  # type: ignore[arg-type]
             self.weight += weight
         data[key] = value  # one dict store: atomic under the GIL, so no lock when nothing goes
 
@@ -105,7 +106,7 @@ class BoundedCache(Generic[K, V]):
         count = len(items)
         if limit is None:
             added = 0
-        elif self.weigh is key_length:
+        elif self._by_key:
             added = sum(map(len, map(_first, items)))
         else:
             added = sum(self.weigh(k, v) for k, v in items)
@@ -121,20 +122,34 @@ class BoundedCache(Generic[K, V]):
             if len(data) - before == count:
                 self.weight += added
             else:  # some keys were there already (or another thread stored them): count exactly
-                self.weight = sum(self.weigh(k, v) for k, v in list(data.items()))
+                self.weight = self._total()
+
+    def _total(self) -> int:
+        if self._by_key:
+            return sum(map(len, list(self.data)))  # type: ignore[arg-type]
+        weigh = self.weigh
+        return sum(weigh(k, v) for k, v in list(self.data.items()))
 
     def _evict(self, count: int, weight: int) -> None:
-        """Drop the oldest entries, an eighth of the cache at a time, until `count` entries of `weight` fit."""
+        """Drop the oldest entries, a quarter of the cache at a time, until `count` entries of `weight` fit."""
         data = self.data
         limit = self.max_weight
         with self._lock:
             while data and (
                 len(data) + count > self.max_entries or (limit is not None and self.weight + weight > limit)
             ):
-                for old in list(islice(data, max(1, len(data) // 8))):
-                    value = data.pop(old, None)
-                    if value is not None and limit is not None:
-                        self.weight -= self.weigh(old, value)
+                old = list(islice(data, max(1, len(data) // 4)))
+                if limit is None:
+                    for key in old:
+                        del data[key]
+                elif self._by_key:
+                    for key in old:
+                        del data[key]
+                    self.weight -= sum(map(len, old))  # type: ignore[arg-type]
+                else:
+                    weigh = self.weigh
+                    for key in old:
+                        self.weight -= weigh(key, data.pop(key))
 
     def clear(self) -> None:
         with self._lock:
