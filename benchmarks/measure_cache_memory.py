@@ -97,11 +97,34 @@ def opened_tokenizer() -> dict[str, float]:
     return {"rules": count, "rss_growth_mb": grown, "bytes_per_rule": grown * 2**20 / count}
 
 
+def text_caches() -> dict[str, float]:
+    """One compiled list's text-piece cache and one scheme's chunk cache, filled past their bounds.
+
+    Chunks of 60 four-byte characters (cl100k cuts at a newline before a
+    non-space), none merged: each character is 4 single-byte ids, the most
+    ids a character of chunk text can hold; pieces are short random words
+    of characters over U+FFFF (4 bytes each) with distinct texts.
+    """
+    import random
+
+    from webapp.tokenizer import byte_level, textencode
+
+    compiled = byte_level.compile_byte_merges([[97, 98, 256]])
+    rng = random.Random(1)
+    before = rss_mb()
+    for _ in range(12):  # 12 x 4,000 chunks: three times the chunk bound
+        lines = ["".join(chr(rng.randrange(0x1F300, 0x1F5FF)) for _ in range(60)) for _ in range(4000)]
+        textencode.encode_split(compiled, "\n".join(lines), "cl100k")
+    pieces, chunks = textencode._caches(compiled, "cl100k")
+    return {"chunk_entries": len(chunks), "chunk_weight": chunks.weight, "piece_entries": len(pieces),
+            "piece_weight": pieces.weight, "rss_growth_mb": rss_mb() - before}
+
+
 def main() -> None:
     if len(sys.argv) > 1:
         print(json.dumps(globals()[sys.argv[1]]()))
         return
-    for name in ("piece_cache", "compiled_rules", "compiled_chars", "opened_tokenizer"):
+    for name in ("piece_cache", "text_caches", "compiled_rules", "compiled_chars", "opened_tokenizer"):
         run = subprocess.run([sys.executable, __file__, name], capture_output=True, text=True, check=True,
                              env={**os.environ, "PYTHONPATH": ROOT})
         print(name, run.stdout.strip())

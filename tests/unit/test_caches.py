@@ -162,3 +162,22 @@ def test_a_full_piece_cache_costs_what_the_readme_says():
     assert int(entries) <= byte_level.PIECE_CACHE_ENTRIES
     assert int(weight) <= byte_level.PIECE_CACHE_WEIGHT
     assert float(grown) < 40
+
+
+def test_text_pieces_and_chunks_stay_within_their_bounds(monkeypatch):
+    from webapp.tokenizer import textencode
+
+    compiled = byte_level.compile_byte_merges([[97, 98, 256], [256, 99, 257]])
+    textencode.clear_text_caches(compiled)
+    monkeypatch.setattr(textencode, "TEXT_PIECE_ENTRIES", 40)
+    monkeypatch.setattr(textencode, "TEXT_PIECE_WEIGHT", 200)
+    monkeypatch.setattr(textencode, "CHUNK_ENTRIES", 12)
+    monkeypatch.setattr(textencode, "CHUNK_WEIGHT", 300)
+    for round_ in range(15):
+        lines = [f"abc{round_}x{i} ab{i}c" for i in range(30)]
+        text = "\n".join(lines)
+        textencode.encode_split(compiled, text, "cl100k")  # (ids: test_chunks.py checks them; here the bounds)
+        pieces, chunks = textencode._caches(compiled, "cl100k")
+        assert len(pieces) <= 40 and pieces.weight == _exact_weight(pieces) <= 200
+        assert len(chunks) <= 12 and chunks.weight == _exact_weight(chunks) <= 300
+    textencode.clear_text_caches(compiled)

@@ -40,7 +40,6 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
 
-from .caches import BoundedCache  # re-exported: callers written before caches.py import it from here
 
 INF = 1 << 62  # "no rule left for this pair"; larger than any rule index
 _DEAD = -1  # rank of a position that a merge consumed

@@ -29,8 +29,8 @@ from operator import not_
 
 from webapp.tokenizer import engine
 from webapp.tokenizer.byte_level import CompiledByteMerges
+from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.chunks import chunk_bounds, split_chunks
-from webapp.tokenizer.engine import BoundedCache
 from webapp.tokenizer.validation import validate_text
 
 # Bounds on memory, per compiled list: pieces (by their text) and chunks per scheme.
