@@ -100,7 +100,7 @@ def main() -> None:
     if n_rules < args.rules:
         print(f"note: the corpus gave only {n_rules:,} merges")
 
-    from webapp import create_app, files
+    from webapp import create_app, tokenizer_store
     from webapp.tokenizer import byte_level
     from webapp.storage import default_sqlite_url, get_storage
 
@@ -124,11 +124,11 @@ def main() -> None:
                 db = workdir / f"{len(opened)}-{run}"
                 db.mkdir()
                 fresh = create_app({"TESTING": True, "DATABASE_URL": default_sqlite_url(db)})
-                files.LOADED.clear()
+                tokenizer_store.LOADED.clear()
                 byte_level._compiled.data.clear()  # the engine's cache of compiled lists (benchmark only)
                 with fresh.app_context():
                     began = time.perf_counter()
-                    entry = files.store_tokenizer(loaded)
+                    entry = tokenizer_store.store_tokenizer(loaded)
                     open_s = min(open_s, time.perf_counter() - began)
                 get_storage(fresh).dispose()
             opened[name] = entry

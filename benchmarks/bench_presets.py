@@ -8,7 +8,7 @@ No downloads: the ranks come from the installed js-tiktoken package. Each
 preset is measured in a fresh subprocess (so no in-process cache helps), with
 a fresh cache folder:
 
-- cold: `presets_web.preset_entry` the first time (rank file rebuilt and
+- cold: `tokenizer_store.preset_entry` the first time (rank file rebuilt and
   hash-checked, merges recovered, converted form written, merge list compiled);
 - cached: the same in a second fresh process, reading the converted form;
 - tiktoken: building `tiktoken.Encoding` from the same checked ranks and
@@ -37,7 +37,7 @@ from webapp.tokenizer import presets
 import tiktoken
 app = create_app({"TESTING": True, "DATABASE_URL": "sqlite://"})
 presets.set_cache_dir(sys.argv[3])
-from webapp.presets_web import preset_entry
+from webapp.tokenizer_store import preset_entry
 name = sys.argv[2]
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter(); preset_entry(name); ours = time.perf_counter() - t

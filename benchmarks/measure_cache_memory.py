@@ -81,17 +81,17 @@ def compiled_rules() -> dict[str, float]:
 
 
 def opened_tokenizer() -> dict[str, float]:
-    """An opened byte-level tokenizer of 300,000 rules as files.LOADED keeps it (parsed, compiled, file vocab).
+    """An opened byte-level tokenizer of 300,000 rules as tokenizer_store.LOADED keeps it (parsed, compiled, file vocab).
 
     Each rule joins its own pair of bytes (short tokens, as in real files).
     """
-    from webapp import files
+    from webapp import tokenizer_store
     from webapp.tokenizer import formats
 
     count = 300_000
     merges = [[i % 256, (i // 256) % 256, 256 + i] for i in range(count)]
     before = rss_mb()
-    entry = files._entry("measure", formats.from_playground(level="bytes", merges=merges))
+    entry = tokenizer_store.make_entry("measure", formats.from_playground(level="bytes", merges=merges))
     entry.compiled.encode_bytes(bytes(range(256)) * 40, [])
     grown = rss_mb() - before
     return {"rules": count, "rss_growth_mb": grown, "bytes_per_rule": grown * 2**20 / count}

@@ -13,15 +13,19 @@ say). When a preset or file is active, the typed fields are inactive: the
 templates show them so and nothing reads them.
 
 This module only dispatches; parsing stays in `webapp.inputs`, stored files in
-`webapp.files`, presets in `webapp.tokenizer.presets`.
+`webapp.tokenizer_store`, presets in `webapp.tokenizer.presets`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from webapp.tokenizer import TokenizerError
+from webapp import inputs, tokenizer_store
+from webapp import tokenizer as tk
+from webapp.tokenizer import TokenizerError, presets
+from webapp.tokenizer.pretokenize import pretokenized_encode, pretokenized_encode_trace, split_text
 
 
 @dataclass(frozen=True)
@@ -39,8 +43,6 @@ class ActiveTokenizer:
 
 
 def is_preset(ref: str) -> bool:
-    from webapp.tokenizer import presets
-
     return presets.is_preset(ref)
 
 
@@ -51,8 +53,6 @@ def resolve(tool: str, state: Mapping[str, Any]) -> ActiveTokenizer:
     ref = ref.strip() if isinstance(ref, str) else ""
     if not ref:
         return ActiveTokenizer("typed", level)
-    from webapp import inputs
-
     try:
         special = inputs.read_allowed_special(state.get("special", "")) if level == "bytes" else ()
     except TokenizerError:
@@ -66,14 +66,11 @@ def resolve(tool: str, state: Mapping[str, Any]) -> ActiveTokenizer:
 def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, *,
                max_steps: int, max_tokens: int, max_sequence: int) -> tuple[Any, dict[int, bytes] | None]:
     """The encode trace and, for a preset or file, the vocab its ids decode with (None: typed merges)."""
-    from webapp import tokenizer as tk
     from webapp.tokenizer.pretokenize import pretokenized_encode_trace
 
     caps = {"max_steps": max_steps, "max_tokens": max_tokens, "max_sequence": max_sequence}
-    if not active.typed:  # webapp.files serves presets by name and opened files by id
-        from webapp import files
-
-        return files.page_encode_trace(active.ref, text, scheme, special=active.special, **caps)
+    if not active.typed:  # webapp.tokenizer_store serves presets by name and opened files by id
+        return tokenizer_store.page_encode_trace(active.ref, text, scheme, special=active.special, **caps)
     if scheme != "none":
         return pretokenized_encode_trace(text, merges, scheme, max_steps=max_steps, max_tokens=max_tokens,
                                          max_sequence=max_sequence), None
@@ -92,11 +89,7 @@ _PREFIX_MARGIN = 64  # extra tokens traced past the last one shown
 def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *,
                       max_tokens: int, max_sequence: int) -> tuple[Any, dict[int, bytes] | None] | None:
     """(trace with all ids but spans of a prefix, vocab), or None when that would not help or not match."""
-    import dataclasses
-
     from webapp import files
-    from webapp.tokenizer.pretokenize import split_text
-
     if active.typed or scheme == "none" or len(text) < PREFIX_TRACE_MIN_CHARS:
         return None
     ids = byte_ids(active, text, None, scheme)
@@ -109,7 +102,7 @@ def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *,
             cut += len(piece)
             if cut >= size:
                 break
-        trace, vocab = files.page_encode_trace(active.ref, text[:cut], scheme, special=active.special, max_steps=0,
+        trace, vocab = tokenizer_store.page_encode_trace(active.ref, text[:cut], scheme, special=active.special, max_steps=0,
                                                max_tokens=max_tokens + _PREFIX_MARGIN, max_sequence=max_sequence)
         if len(trace.ids) >= max_tokens + _PREFIX_MARGIN:
             shown = trace.tokens[:max_tokens]
@@ -122,21 +115,15 @@ def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *,
 
 def byte_ids(active: ActiveTokenizer, text: str, merges: Any, scheme: str) -> list[int]:
     """All ids of `text` with the active tokenizer (no trace, no caps)."""
-    from webapp.tokenizer.pretokenize import pretokenized_encode
-
     if not active.typed:
-        from webapp import files
-
-        return files.page_encode_ids(active.ref, text, scheme, special=active.special)
+        return tokenizer_store.page_encode_ids(active.ref, text, scheme, special=active.special)
     return pretokenized_encode(text, merges, scheme)
 
 
 def byte_vocab(active: ActiveTokenizer) -> dict[int, bytes]:
     """The {id: bytes} a preset or file decodes with (typed merges: use the Vocab field instead)."""
     if not active.typed:
-        from webapp import files
-
-        entry = files.load_tokenizer(active.ref)
+        entry = tokenizer_store.load_tokenizer(active.ref)
         if entry.tok.level != "bytes":
             raise TokenizerError(
                 "tokenizer: this is a character-level tokenizer; open it on the Characters page", field="tokenizer"
@@ -149,9 +136,7 @@ def special_ids(active: ActiveTokenizer) -> frozenset[int]:
     """Ids of the active preset's or file's special tokens (styled apart in the spans)."""
     if active.typed:
         return frozenset()
-    from webapp import files
-
-    return files.page_special_ids(active.ref)
+    return tokenizer_store.page_special_ids(active.ref)
 
 
 # --- character level -----------------------------------------------------------
@@ -159,22 +144,16 @@ def special_ids(active: ActiveTokenizer) -> frozenset[int]:
 
 def char_parts(active: ActiveTokenizer) -> tuple[Any, dict[str, int]]:
     """(merges, vocab) of an opened character-level file."""
-    from webapp import files
-
-    return files.page_char_tokenizer(active.ref)
+    return tokenizer_store.page_char_tokenizer(active.ref)
 
 
 def char_trace(active: ActiveTokenizer, text: str, *, max_steps: int, max_tokens: int, max_sequence: int) -> Any:
     """An opened tokenizer.json's own pipeline trace (normalizer, pre-tokenizer, added tokens), or None."""
     if active.typed:
         return None
-    from webapp import files
-
-    return files.page_char_trace(active.ref, text, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence)
+    return tokenizer_store.page_char_trace(active.ref, text, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence)
 
 
 def char_ids(active: ActiveTokenizer, text: str) -> list[int]:
     """All ids of `text` with an opened character-level file, exactly as its page encodes."""
-    from webapp import files
-
-    return files.page_encode_ids(active.ref, text)
+    return tokenizer_store.page_encode_ids(active.ref, text)

@@ -1,4 +1,4 @@
-"""Tokenizer files over HTTP: import, export, and loaded tokenizers kept server-side.
+"""Tokenizer files over HTTP: the routes to import, describe, encode, decode and export them.
 
 Routes (blueprint `files`):
 
@@ -21,351 +21,40 @@ Routes (blueprint `files`):
   they answer htmx with a fragment and a plain form post with the full page
   or the download.
 
-Hooks for the pages (call these; they raise TokenizerError with field
-"tokenizer" for an unknown id):
-
-- `page_encode_trace(tokenizer_id, text, scheme, **caps)` -> (EncodeTrace in the
-  file's ids, {id: bytes} vocab to decode those ids);
-- `page_encode_ids(tokenizer_id, text, scheme)` -> all ids (the file's numbering);
-- `page_char_tokenizer(tokenizer_id)` -> (merges, vocab) for the Characters page;
-- `tokenizer_summary(tokenizer_id)` -> dict or None, for templates.
-
-What it does not do: parse file formats (webapp.tokenizer.formats),
-render tokens (the pages do), or keep anything in the browser.
+What it does not do: keep opened tokenizers or give the pages their hooks
+(webapp.tokenizer_store), read an import request (webapp.file_import), parse
+file formats (webapp.tokenizer.formats), render tokens (the pages do), or
+keep anything in the browser.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-import zlib
-from collections import OrderedDict
-from dataclasses import dataclass
 from typing import Any, Mapping
 
-from flask import Blueprint, Response, current_app, g, jsonify, render_template, request
+from flask import Blueprint, Response, g, jsonify, request
 
-from webapp import inputs
+from webapp import inputs, jobs, offload
 from webapp import tokenizer as tk
-from webapp.http import ApiError, cut, is_json_request, quote, read_body, read_json_object
+from webapp.file_import import import_from_request
+from webapp.page_controls import full_page, is_htmx, page_state, status
+from webapp.http import ApiError, cut, is_json_request, quote, read_json_object
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer import presets, real
-from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.errors import short_repr
-from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
 from webapp.tokenizer.pretokenize import check_scheme
+from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
+from webapp.tokenizer_store import Loaded, load_tokenizer, tokenizer_summary
 
 bp = Blueprint("files", __name__)
 
-BLOB_KIND = "tokenizer"
 PAGE_TOOLS = ("bytes", "chars", "train")
-FORMAT_LABELS = {
-    "hf": "Hugging Face tokenizer.json",
-    "vocab-merges": "vocab.json + merges.txt",
-    "tiktoken": "tiktoken rank file",
-    "minbpe": "minbpe .model",
-    "seed": "playground JSON",
-    "playground": "playground",
-    "preset": "preset",
-}
-
-
-# --------------------------------------------------------------------------
-# Loaded tokenizers: stored content-addressed, parsed and compiled once per process
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """A stored tokenizer ready to use: parsed, and (byte level) compiled."""
-
-    id: str
-    tok: tokfiles.LoadedTokenizer
-    compiled: Any  # CompiledByteMerges for the byte level, None for characters
-    file_vocab: dict[int, bytes] | None = None  # byte level: {file id: bytes}, for decoding
-
-
-def _rules_of(key: str, entry: Loaded) -> int:
-    return len(entry.tok.merges)
-
-
-#: Opened tokenizers by id, parsed and compiled: 8 of them, 600,000 rules in all.
-LOADED: BoundedCache[str, Loaded] = BoundedCache(8, 600_000, weigh=_rules_of, name="files.loaded")
-
-# Used only when the app has no blob storage (webapp.storage not initialised):
-# a bounded in-process store with the same content-addressed ids.
-_FALLBACK_BLOBS: OrderedDict[str, bytes] = OrderedDict()
-_FALLBACK_MAX = 16
-_FALLBACK_LOCK = threading.Lock()
-
-
-def _has_storage() -> bool:
-    from webapp import storage
-
-    return getattr(storage, "EXTENSION_KEY", None) in current_app.extensions
-
-
-def _put_blob(data: bytes) -> str:
-    from webapp import storage
-
-    if _has_storage():
-        try:
-            return storage.put_blob(BLOB_KIND, data)
-        except storage.BlobTooLarge as exc:
-            raise TokenizerError(
-                f"file: stored compressed, this tokenizer takes {exc.size:,} bytes, over the storage "
-                f"limit of {exc.limit:,} bytes (setting LIMIT_BLOB_BYTES)",
-                field="file",
-                location={"limit": exc.limit},
-            ) from None
-    blob_id = storage.content_id(BLOB_KIND, data)
-    with _FALLBACK_LOCK:
-        _FALLBACK_BLOBS[blob_id] = data
-        while len(_FALLBACK_BLOBS) > _FALLBACK_MAX:
-            _FALLBACK_BLOBS.popitem(last=False)
-    return blob_id
-
-
-def _get_blob(blob_id: str) -> bytes | None:
-    from webapp import storage
-
-    if _has_storage():
-        return storage.get_blob(BLOB_KIND, blob_id)
-    return _FALLBACK_BLOBS.get(blob_id)
-
-
-def _entry(blob_id: str, tok: tokfiles.LoadedTokenizer, compiled: Any = None) -> Loaded:
-    """`compiled`, when given, is the tokenizer's compiled list (a preset's precompiled form)."""
-    if tok.level != "bytes":
-        return Loaded(blob_id, tok, None, None)
-    vocab = tok.file_vocab()
-    for token, token_id in tok.special_tokens.items():
-        vocab.setdefault(token_id, token.encode("utf-8"))  # decoding shows a special token as its text
-    return Loaded(blob_id, tok, compiled if compiled is not None else tk.compile_byte_merges(list(tok.merges)), vocab)
-
-
-def store_tokenizer(tok: tokfiles.LoadedTokenizer) -> Loaded:
-    """Keep a tokenizer server-side; the same tokenizer always gets the same id."""
-    data = zlib.compress(tokfiles.dumps_stored(tok, limits=inputs.current_limits().sizes), 6)
-    blob_id = _put_blob(data)
-    entry = LOADED.get(blob_id)
-    if entry is None:
-        entry = _entry(blob_id, tok)
-        LOADED.put(entry.id, entry)
-    return entry
-
-
-def _bad_id(tokenizer_id: Any) -> TokenizerError:
-    shown = tokenizer_id if isinstance(tokenizer_id, str) and len(tokenizer_id) <= 40 else "that"
-    return TokenizerError(
-        f"tokenizer: no tokenizer is stored with id {shown!r}; open the file again",
-        field="tokenizer",
-    )
-
-
-def load_tokenizer(tokenizer_id: Any) -> Loaded:
-    """A stored tokenizer by id (cached in-process), or a TokenizerError (field "tokenizer")."""
-    from webapp import storage
-    from webapp.presets_web import preset_entry
-
-    if presets.is_preset(tokenizer_id):
-        return preset_entry(tokenizer_id)  # a real tokenizer by name (cl100k_base, gpt2, ...)
-    if not storage.is_valid_id(tokenizer_id):
-        raise _bad_id(tokenizer_id)
-    entry = LOADED.get(tokenizer_id)
-    if entry is not None:
-        return entry
-    data = _get_blob(tokenizer_id)
-    if data is None:
-        raise _bad_id(tokenizer_id)
-    try:
-        raw = zlib.decompress(data)
-    except zlib.error:
-        raise TokenizerError("tokenizer: the stored tokenizer is damaged", field="tokenizer") from None
-    tok = tokfiles.loads_stored(raw, limits=inputs.current_limits().sizes)
-    entry = _entry(tokenizer_id, tok)
-    LOADED.put(entry.id, entry)
-    return entry
-
-
-# --- hooks for the pages -------------------------------------------------------
-
-
-def page_encode_trace(
-    tokenizer_id: str, text: str, scheme: str | None = None, *, special: Any = (), **caps: int
-) -> tuple[Any, dict[int, bytes]]:
-    """Encode `text` with a stored byte-level tokenizer: (trace in the file's ids, decode vocab).
-
-    `special` is the allowed special tokens ("all" or a list; default none:
-    their text is plain text). The decode vocab includes the special tokens.
-    """
-    entry = load_tokenizer(tokenizer_id)
-    if entry.tok.level != "bytes":
-        raise TokenizerError(
-            "tokenizer: this is a character-level tokenizer; open it on the Characters page",
-            field="tokenizer",
-        )
-    allowed = real.allowed_set(special, entry.tok.special_tokens)
-    trace, _ = real.encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme, **caps)
-    return trace, entry.file_vocab or {}
-
-
-def page_encode_ids(tokenizer_id: str, text: str, scheme: str | None = None, *, special: Any = ()) -> list[int]:
-    """All ids of `text` (the file's numbering) with a stored tokenizer, as its page encodes."""
-    entry = load_tokenizer(tokenizer_id)
-    if entry.tok.level == "chars":
-        if tokfiles.uses_pipeline(entry.tok):
-            return tokfiles.encode_loaded(entry.tok, text)
-        return tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
-    allowed = real.allowed_set(special, entry.tok.special_tokens)
-    return real.encode_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme)
-
-
-def page_special_ids(tokenizer_id: Any) -> frozenset[int]:
-    """The ids of a stored tokenizer's special tokens (for styling them), or none."""
-    try:
-        return frozenset(load_tokenizer(tokenizer_id).tok.special_tokens.values()) if tokenizer_id else frozenset()
-    except TokenizerError:
-        return frozenset()
-
-
-def page_char_trace(tokenizer_id: str, text: str, *, max_steps: int, max_tokens: int, max_sequence: int) -> Any:
-    """The Characters page's trace with a stored tokenizer.json's own pipeline, or None without one."""
-    entry = load_tokenizer(tokenizer_id)
-    if entry.tok.level != "chars" or not tokfiles.uses_pipeline(entry.tok):
-        return None
-    return tokfiles.char_pipeline_trace(entry.tok, text, max_steps=max_steps, max_tokens=max_tokens,
-                                        max_sequence=max_sequence)
-
-
-def page_char_tokenizer(tokenizer_id: str) -> tuple[tuple[tuple[str, str], ...], dict[str, int]]:
-    """(merges, vocab) of a stored character-level tokenizer."""
-    entry = load_tokenizer(tokenizer_id)
-    if entry.tok.level != "chars":
-        raise TokenizerError(
-            "tokenizer: this is a byte-level tokenizer; open it on the Bytes page", field="tokenizer"
-        )
-    return entry.tok.merges, entry.tok.vocab
-
-
-def tokenizer_summary(tokenizer_id: Any) -> dict[str, Any] | None:
-    """For templates: what a loaded tokenizer is, or None when the id is unknown."""
-    if not tokenizer_id:
-        return None
-    try:
-        entry = load_tokenizer(tokenizer_id)
-    except TokenizerError:
-        return None
-    summary = entry.tok.summary()
-    summary["id"] = entry.id
-    summary["source_label"] = FORMAT_LABELS.get(entry.tok.source, entry.tok.source)
-    summary["special_names"] = sorted(entry.tok.special_tokens, key=entry.tok.special_tokens.__getitem__)
-    if presets.is_preset(entry.id):
-        preset = presets.get_preset(entry.id)
-        summary["preset"] = preset.name
-        summary["source_label"] = f"{preset.name} ({preset.description})"
-    return summary
 
 
 @bp.app_context_processor
 def _template_helpers() -> dict[str, Any]:
     return {"tokenizer_summary": tokenizer_summary}
-
-
-# --------------------------------------------------------------------------
-# Reading an import request
-
-
-@dataclass
-class ImportRequest:
-    content: bytes | str
-    fmt: str
-    merges_txt: bytes | str | None
-    filename: str | None
-
-
-def _limit_bytes() -> int:
-    return int(current_app.config.get("MAX_CONTENT_LENGTH") or 32 * 1024 * 1024)
-
-
-def _read_upload(name: str) -> tuple[bytes, str] | None:
-    upload = request.files.get(name)
-    if upload is None or not upload.filename:
-        return None
-    return upload.read(), upload.filename
-
-
-def read_import_request(*, page: bool = False) -> ImportRequest:
-    """The file (and format hint) from an upload, a pasted field, a JSON body or a raw body."""
-    prefix = "tokenizer_" if page else ""
-    mimetype = request.mimetype or ""
-    if is_json_request() and not page:
-        data = read_json_object(("content", "format", "merges_txt", "filename"), ("content",))
-        content = data.get("content")
-        merges_txt = data.get("merges_txt")
-        if not isinstance(content, str) or not content.strip():
-            raise TokenizerError("content: the tokenizer file's text is missing", field="content")
-        if merges_txt is not None and not isinstance(merges_txt, str):
-            raise TokenizerError("merges_txt: should be the text of merges.txt", field="merges_txt")
-        fmt = data.get("format") or request.args.get("format") or "auto"
-        if not isinstance(fmt, str):
-            raise TokenizerError(f"format: should be a string, got {quote(fmt)}", field="format")
-        filename = data.get("filename")
-        if filename is not None and not isinstance(filename, str):
-            raise TokenizerError(f"filename: should be a string, got {quote(filename)}", field="filename")
-        return ImportRequest(content, fmt, merges_txt, filename)
-    if page or mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
-        upload = _read_upload(prefix + "file")
-        merges = _read_upload(prefix + "merges_file")
-        pasted = request.form.get(prefix + "paste" if page else "content") or ""
-        pasted_merges = request.form.get("merges_txt") or None
-        fmt = request.form.get(prefix + "format") or request.args.get("format") or "auto"
-        if upload is not None:
-            content, filename = upload
-        elif pasted.strip():
-            content, filename = pasted, None
-        else:
-            raise TokenizerError(
-                "file: choose a tokenizer file to upload or paste its content", field="file"
-            )
-        merges_txt = merges[0] if merges is not None else pasted_merges
-        return ImportRequest(content, fmt, merges_txt, filename)
-    raw = read_body()
-    if not raw.strip():
-        raise TokenizerError("file: the request body is empty; send the tokenizer file", field="file")
-    return ImportRequest(raw, request.args.get("format") or "auto", None, request.args.get("filename"))
-
-
-def _check_limits(tok: tokfiles.LoadedTokenizer) -> None:
-    limits = inputs.current_limits()
-    if len(tok.merges) > limits.rules:
-        raise TokenizerError(
-            f"merges: {len(tok.merges):,} rules is over the limit of {limits.rules:,} rules (setting LIMIT_RULES)",
-            field="merges",
-            location={"limit": limits.rules},
-        )
-    if len(tok.vocab) > limits.vocab:
-        raise TokenizerError(
-            f"vocab: {len(tok.vocab):,} entries is over the limit of {limits.vocab:,} (setting LIMIT_VOCAB)",
-            field="vocab",
-            location={"limit": limits.vocab},
-        )
-
-
-def import_from_request(*, page: bool = False) -> Any:
-    """The opened tokenizer, or a background job (webapp.offload) for a big file."""
-    from webapp import offload
-
-    req = read_import_request(page=page)
-    job = offload.import_job(req.content, req.fmt, req.merges_txt, req.filename)
-    if job is not None:
-        return job
-    tok = tokfiles.import_tokenizer(
-        req.content, fmt=req.fmt, merges_txt=req.merges_txt, filename=req.filename,
-        limits=inputs.current_limits().sizes,
-    )
-    _check_limits(tok)
-    return store_tokenizer(tok)
 
 
 # --------------------------------------------------------------------------
@@ -404,8 +93,6 @@ def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
 def api_import() -> Response:
     entry = import_from_request()
     if not isinstance(entry, Loaded):
-        from webapp import jobs
-
         return jobs.accepted(entry)
     return jsonify(_describe(entry, full=request.args.get("include") != "summary"))
 
@@ -485,6 +172,10 @@ def api_tokenizer_decode(tokenizer_id: str) -> Response:
             raise TokenizerError(f"ids: id {missing} is not in the tokenizer's vocab", field="ids")
         text = "".join(inverse[i] for i in ids)
     return jsonify({"text": text})
+
+
+# --------------------------------------------------------------------------
+# Export
 
 
 def _fields() -> dict[str, Any]:
@@ -575,35 +266,6 @@ def api_export() -> Response:
 # Page controls
 
 
-def _is_htmx() -> bool:
-    return request.headers.get("HX-Request") == "true"
-
-
-def _page_state(tool: str, tokenizer_id: str) -> dict[str, str]:
-    state = {k: v for k, v in request.form.items() if not k.startswith("tokenizer_")}
-    state["tokenizer"] = tokenizer_id
-    return state
-
-
-def _full_page(tool: str, state: Mapping[str, str]) -> str:
-    from webapp import pages
-
-    return pages.render_tool_page(tool, state)
-
-
-def _status(
-    tool: str, tokenizer_id: str, error: str | None, *, reset_inputs: bool, refresh: bool = False, special: str = ""
-) -> str:
-    return render_template(
-        "partials/open_tokenizer_status.html",
-        tool=tool,
-        state={"tokenizer": tokenizer_id, "special": special},
-        open_error=error,
-        reset_inputs=reset_inputs,
-        refresh=refresh,
-    )
-
-
 def _opening_special(entry: Loaded) -> str:
     """A tokenizer.json opens with its special tokens recognised, as the library encodes by default."""
     return "all" if entry.tok.pipeline and entry.tok.special_tokens and entry.tok.level == "bytes" else ""
@@ -624,40 +286,38 @@ def open_page(tool: str) -> Any:
             kind = "character-level" if wanted == "bytes" else "byte-level"
             raise TokenizerError(f"file: this is a {kind} tokenizer; open it on the {other} page", field="file")
     except TokenizerError as exc:
-        if _is_htmx():
-            return _status(tool, previous, exc.message, reset_inputs=False)
+        if is_htmx():
+            return status(tool, previous, exc.message, reset_inputs=False)
         g.open_tokenizer_error = exc.message
-        return _full_page(tool, _page_state(tool, previous))
-    if _is_htmx():
+        return full_page(tool, page_state(tool, previous))
+    if is_htmx():
         # `refresh` marks the status so files.js re-encodes the page with the file
         # (an HX-Trigger would make htmx reuse the Open button's formaction).
-        return _status(tool, entry.id, None, reset_inputs=True, refresh=True, special=_opening_special(entry))
-    state = _page_state(tool, entry.id)
+        return status(tool, entry.id, None, reset_inputs=True, refresh=True, special=_opening_special(entry))
+    state = page_state(tool, entry.id)
     if _opening_special(entry):
         state["special"] = _opening_special(entry)
     if tool == "bytes":
         state["pretokenize"] = entry.tok.pretokenize  # start with the file's own splitting
-    return _full_page(tool, state)
+    return full_page(tool, state)
 
 
 def _job_panel(tool: str, job: Any, previous: str) -> Any:
     """A big file opens as a background job: its panel polls and becomes the status when done."""
-    from webapp import offload
-
     panel = offload.panel(job, f"open-{tool}")
-    if _is_htmx():
+    if is_htmx():
         return panel
     g.open_tokenizer_job = panel
-    return _full_page(tool, _page_state(tool, previous))
+    return full_page(tool, page_state(tool, previous))
 
 
 @bp.post("/files/close/<tool>")
 def close_page(tool: str) -> Any:
     if tool not in ("bytes", "chars"):
         return Response("no such page\n", status=404, mimetype="text/plain")
-    if _is_htmx():
-        return _status(tool, "", None, reset_inputs=False, refresh=True)
-    return _full_page(tool, _page_state(tool, ""))
+    if is_htmx():
+        return status(tool, "", None, reset_inputs=False, refresh=True)
+    return full_page(tool, page_state(tool, ""))
 
 
 @bp.post("/files/export/<tool>")

@@ -26,9 +26,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, Mapping
 
-from flask import current_app, render_template
+from flask import current_app, g, render_template
 
-from webapp import inputs, jobs
+from webapp import inputs, jobs, page_controls, pages
 from webapp.jobkinds import pack_bytes, training_trace_of
 
 
@@ -149,8 +149,6 @@ def import_job(content: str | bytes, fmt: str, merges_txt: str | bytes | None, f
 
 def bytes_page_job(state: Mapping[str, str]) -> jobs.Job | None:
     """A job that renders the Bytes page's result when the text is over JOB_ENCODE_CHARS."""
-    from flask import g
-
     text = state.get("text", "")
     if g.get("playground_inline_only") or not isinstance(text, str) or len(text) <= _setting("JOB_ENCODE_CHARS"):
         return None
@@ -192,15 +190,13 @@ def panel(job: jobs.Job, view: str) -> str:
 
 def _open_view(tool: str) -> Any:
     def show(job: jobs.Job, result: Any, params: dict[str, Any]) -> str:
-        from webapp import files
-
         tokenizer_id = result["tokenizer"]
         if result.get("level") != tool:
             other = "Characters" if tool == "bytes" else "Bytes"
             kind = "character-level" if tool == "bytes" else "byte-level"
-            return files._status(tool, "", f"file: this is a {kind} tokenizer; open it on the {other} page",
+            return page_controls.status(tool, "", f"file: this is a {kind} tokenizer; open it on the {other} page",
                                  reset_inputs=False)
-        return files._status(tool, tokenizer_id, None, reset_inputs=True, refresh=True)
+        return page_controls.status(tool, tokenizer_id, None, reset_inputs=True, refresh=True)
 
     return show
 
@@ -223,8 +219,6 @@ jobs.done_view("ids-chars")(_ids_view)
 @jobs.done_view("train")
 def _train_view(job: jobs.Job, result: Any, params: dict[str, Any]) -> str:
     """The Train page's usual result, from the job's trace."""
-    from webapp import pages
-
     limits = inputs.current_limits()
     words = inputs.read_words(params["words"], limits, form=bool(params.get("form")))
     num_merges = inputs.read_num_merges(params["num_merges"], limits)

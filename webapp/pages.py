@@ -32,7 +32,7 @@ from webapp import tokenizer as tk
 from webapp import viewmodels as vm
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats
-from webapp.tokenizer.presets import get_preset, is_preset
+from webapp.tokenizer.presets import get_preset, is_installed, is_preset
 from webapp.tokenizer.pretokenize import pretokenized_encode, split_text
 from webapp.tokenizer.token_sizes import ImpliedVocab
 
@@ -619,9 +619,7 @@ LANDING_TEXT = "Tokenizers split text into pieces: lower, lowest, naïve café, 
 
 def landing_state() -> dict[str, str]:
     """cl100k_base and the sentence; the Bytes seed example when the preset is not installed."""
-    from webapp.presets_web import _installed
-
-    if _installed(LANDING_PRESET):
+    if is_installed(LANDING_PRESET):
         return normalize_state("bytes", {"text": LANDING_TEXT, "tokenizer": LANDING_PRESET})
     return example_state("bytes", "plain") or normalize_state("bytes", {})
 

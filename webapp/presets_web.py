@@ -8,7 +8,7 @@
 
 A preset is used everywhere an opened file's id is accepted, by its name
 (`/api/tokenizers/cl100k_base/encode`, `/bytes?tokenizer=o200k_base`, share
-links): `webapp.files.load_tokenizer` asks `preset_entry` for preset names.
+links): `webapp.tokenizer_store.load_tokenizer` opens preset names (`preset_entry`).
 `init_app` also points the preset cache at `instance/presets` and lets
 `webapp.tokenizer.get_tokenizer` open stored files by id.
 
@@ -18,45 +18,16 @@ What it does not do: read rank files (webapp.tokenizer.presets) or encode
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flask import Blueprint, Flask, Response, g, has_app_context, jsonify, request
 
+from webapp.page_controls import full_page, is_htmx, page_state, status
 from webapp.tokenizer import TokenizerError, presets, real
-
-if TYPE_CHECKING:
-    from webapp.files import Loaded
+from webapp.tokenizer_store import load_tokenizer, preset_entry
 
 bp = Blueprint("presets", __name__)
-
-_ENTRIES: dict[str, "Loaded"] = {}  # preset name -> files.Loaded (four at most, kept for the process)
-_ENTRIES_LOCK = threading.Lock()
-_BUILD_LOCK = threading.Lock()  # one conversion at a time: each costs a second and ~100 MB
-
-
-def preset_entry(name: str) -> "Loaded":
-    """The preset as a `files.Loaded` (parsed, compiled), built once per process."""
-    from webapp import files
-
-    canonical = presets.get_preset(name).name
-    with _ENTRIES_LOCK:
-        hit = _ENTRIES.get(canonical)
-    if hit is not None:
-        return hit
-    with _BUILD_LOCK:
-        with _ENTRIES_LOCK:
-            hit = _ENTRIES.get(canonical)
-        if hit is None:
-            hit = files._entry(canonical, presets.load_preset(canonical), presets.load_compiled(canonical))
-            with _ENTRIES_LOCK:
-                _ENTRIES[canonical] = hit
-    return hit
-
-
-def _installed(name: str) -> bool:
-    return (presets.ranks_dir() / f"{name}.js").is_file()
 
 
 def preset_listing() -> list[dict[str, Any]]:
@@ -64,7 +35,7 @@ def preset_listing() -> list[dict[str, Any]]:
     out = []
     for name in presets.PRESET_NAMES:
         info = presets.get_preset(name).describe()
-        info["installed"] = _installed(name)
+        info["installed"] = presets.is_installed(name)
         out.append(info)
     return out
 
@@ -76,8 +47,6 @@ def api_presets() -> Response:
 
 @bp.post("/files/preset/<tool>")
 def choose_preset(tool: str) -> Any:
-    from webapp import files
-
     if tool != "bytes":
         return Response("no such page\n", status=404, mimetype="text/plain")
     name = request.form.get("tokenizer_preset", "")
@@ -85,25 +54,23 @@ def choose_preset(tool: str) -> Any:
     try:
         entry = preset_entry(name)
     except TokenizerError as exc:
-        if files._is_htmx():
-            return files._status(tool, previous, exc.message, reset_inputs=False)
+        if is_htmx():
+            return status(tool, previous, exc.message, reset_inputs=False)
         g.open_tokenizer_error = exc.message
-        return files._full_page(tool, files._page_state(tool, previous))
-    if files._is_htmx():
-        return files._status(tool, entry.id, None, reset_inputs=True, refresh=True)
-    state = files._page_state(tool, entry.id)
+        return full_page(tool, page_state(tool, previous))
+    if is_htmx():
+        return status(tool, entry.id, None, reset_inputs=True, refresh=True)
+    state = page_state(tool, entry.id)
     state["pretokenize"] = entry.tok.pretokenize
-    return files._full_page(tool, state)
+    return full_page(tool, state)
 
 
 def _resolve_stored(tokenizer_id: str) -> Any:
     """`get_tokenizer`'s way to stored files (needs the app: storage lives there)."""
-    from webapp import files
-
     if not has_app_context():
         return None
     try:
-        return files.load_tokenizer(tokenizer_id).tok
+        return load_tokenizer(tokenizer_id).tok
     except TokenizerError:
         return None
 

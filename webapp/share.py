@@ -44,6 +44,7 @@ from flask import (
 from flask.typing import ResponseReturnValue
 
 from webapp.http import ApiError, read_json_object
+from webapp.pages import render_tool_page
 from webapp.storage import BlobTooLarge, get_storage, is_valid_id
 
 bp = Blueprint("share", __name__)
@@ -257,8 +258,6 @@ def show(share_id: str) -> ResponseReturnValue:
     # The share partial inside the page shows this link and keeps the tool.
     g.share = _share_info(share_id, tool)
     g.share_tool = tool
-    from webapp.pages import render_tool_page
-
     response = make_response(render_tool_page(tool, state))
     # Share links are unlisted: whoever has the link may look, search engines should not.
     response.headers["X-Robots-Tag"] = "noindex"

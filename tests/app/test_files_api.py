@@ -14,7 +14,7 @@ import pytest
 from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tokenizer
 from tokenizers import Tokenizer, models
 
-from webapp import files
+from webapp import tokenizer_store
 from webapp.tokenizer import formats as tokfiles
 
 TEXT = "Hello there, the lowest newer München 東京"
@@ -32,9 +32,9 @@ def char_tok() -> Tokenizer:
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    files.LOADED.clear()
+    tokenizer_store.LOADED.clear()
     yield
-    files.LOADED.clear()
+    tokenizer_store.LOADED.clear()
 
 
 def _import(client, content: str, **extra) -> dict:
@@ -74,7 +74,7 @@ def test_import_is_content_addressed_and_stored(app, client, byte_tok):
         from webapp.storage import get_blob
 
         assert get_blob("tokenizer", first) is not None
-    files.LOADED.clear()  # another process: only the database has it
+    tokenizer_store.LOADED.clear()  # another process: only the database has it
     again = client.get(f"/api/tokenizers/{first}?include=summary").get_json()
     assert again["tokenizer"] == first and "merges" not in again
 
@@ -327,7 +327,7 @@ def test_share_link_points_at_the_opened_tokenizer(client, byte_tok):
     )
     assert shared.status_code in (200, 201)
     info = shared.get_json()
-    files.LOADED.clear()  # the link is opened by another server process
+    tokenizer_store.LOADED.clear()  # the link is opened by another server process
     page = client.get(info.get("url") or f"/s/{info['id']}")
     html = page.get_data(as_text=True)
     assert page.status_code == 200
@@ -341,10 +341,10 @@ def test_without_blob_storage_a_bounded_in_process_store_is_used(app, byte_tok):
     with app.test_request_context():
         saved = app.extensions.pop(storage.EXTENSION_KEY)
         try:
-            entry = files.store_tokenizer(tokfiles.import_tokenizer(byte_tok.to_str()))
-            files.LOADED.clear()
-            assert files.load_tokenizer(entry.id).tok.merges == entry.tok.merges
-            assert entry.id == storage.content_id("tokenizer", files._FALLBACK_BLOBS[entry.id])
+            entry = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(byte_tok.to_str()))
+            tokenizer_store.LOADED.clear()
+            assert tokenizer_store.load_tokenizer(entry.id).tok.merges == entry.tok.merges
+            assert entry.id == storage.content_id("tokenizer", tokenizer_store._FALLBACK_BLOBS[entry.id])
         finally:
             app.extensions[storage.EXTENSION_KEY] = saved
 
@@ -373,12 +373,12 @@ def test_page_hooks_refuse_the_other_level(app, byte_tok, char_tok):
     from webapp.tokenizer import TokenizerError
 
     with app.app_context():
-        chars = files.store_tokenizer(tokfiles.import_tokenizer(char_tok.to_str())).id
-        bytes_id = files.store_tokenizer(tokfiles.import_tokenizer(byte_tok.to_str())).id
+        chars = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(char_tok.to_str())).id
+        bytes_id = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(byte_tok.to_str())).id
         with pytest.raises(TokenizerError, match="this is a character-level tokenizer; open it on the Characters page"):
-            files.page_encode_trace(chars, "x")
+            tokenizer_store.page_encode_trace(chars, "x")
         with pytest.raises(TokenizerError, match="this is a byte-level tokenizer; open it on the Bytes page"):
-            files.page_char_tokenizer(bytes_id)
+            tokenizer_store.page_char_tokenizer(bytes_id)
 
 
 def test_export_with_an_unknown_level_and_import_with_bad_merges_txt(client):

@@ -17,7 +17,7 @@ from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
 from jobhelpers import JobWorker, wait_job
 
 from tests.conftest import make_app
-from webapp import files
+from webapp import tokenizer_store
 from webapp.tokenizer.reference import bpe_merges as literal_bpe_merges
 from webapp.tokenizer.reference import encode as literal_encode
 from webapp.jobs import get_queue
@@ -135,13 +135,13 @@ def test_import_job_stores_the_same_tokenizer_as_an_inline_import(setup, tmp_pat
     assert response.status_code == 202
     done = wait_job(lambda: _job(client, response.get_json()["url"]), worker=worker)
     assert done["state"] == "done", done
-    files.LOADED.clear()
+    tokenizer_store.LOADED.clear()
     inline = make_app(tmp_path / "inline").test_client().post("/api/import", json={"content": content})
     assert inline.status_code == 200
     assert done["result"]["tokenizer"] == inline.get_json()["tokenizer"]
     assert done["result"]["rules"] == inline.get_json()["rules"]
     # The web side reads it back from the database (not from the job process).
-    files.LOADED.clear()
+    tokenizer_store.LOADED.clear()
     stored = client.get(f"/api/tokenizers/{done['result']['tokenizer']}?include=summary")
     assert stored.status_code == 200 and stored.get_json()["rules"] == done["result"]["rules"]
 

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from webapp import presets_web
+from webapp import tokenizer_store
 from webapp.tokenizer import load_ranks, presets
 
 tiktoken = pytest.importorskip("tiktoken")
@@ -160,7 +160,7 @@ def test_import_always_gives_the_vocab_size(client):
 
 def test_missing_preset_says_how_to_install(client, monkeypatch, tmp_path):
     monkeypatch.setenv("PLAYGROUND_JS_TIKTOKEN_RANKS", str(tmp_path / "none"))
-    monkeypatch.setattr(presets_web, "_ENTRIES", {})
+    monkeypatch.setattr(tokenizer_store, "_PRESET_ENTRIES", {})
     monkeypatch.setattr(presets, "_LOADED", {})
     monkeypatch.setattr(presets, "_RANKS", {})
     monkeypatch.setattr(presets, "_CACHE_DIR", [None])

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from webapp import files, inputs
+from webapp import inputs, tokenizer_store
 from webapp.tokenizer import byte_level, char_level
 from webapp.tokenizer.caches import NAMED, BoundedCache, value_length
 
@@ -59,7 +59,7 @@ def test_a_small_cache_loses_one_entry_at_a_time():
 # --- every named cache, through its own entry point, past its bounds ---------
 
 def test_every_cache_of_the_app_is_named_with_both_bounds():
-    assert set(NAMED) >= {"byte_level.compiled", "char_level.compiled", "inputs.merges_keys", "files.loaded"}
+    assert set(NAMED) >= {"byte_level.compiled", "char_level.compiled", "inputs.merges_keys", "tokenizer_store.loaded"}
     for name, cache in NAMED.items():
         assert cache.max_entries > 0 and cache.max_weight is not None, name
 
@@ -109,12 +109,12 @@ def test_request_merges_keep_keys_within_bounds_and_still_reuse(monkeypatch):
 def test_opened_tokenizers_stay_within_their_bounds(monkeypatch):
     from webapp.tokenizer import formats
 
-    cache = NAMED["files.loaded"]
+    cache = NAMED["tokenizer_store.loaded"]
     monkeypatch.setattr(cache, "max_weight", 25)
     cache.clear()
     for n in range(1, 30):
         tok = formats.from_playground(level="bytes", merges=[[97, 98 + i, 256 + i] for i in range(n % 9 + 1)])
-        entry = files._entry(f"id{n}", tok)
+        entry = tokenizer_store.make_entry(f"id{n}", tok)
         cache.put(entry.id, entry)
         assert len(cache) <= cache.max_entries
         assert cache.weight == _exact_weight(cache) <= 25

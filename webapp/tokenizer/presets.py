@@ -196,6 +196,11 @@ def ranks_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "node_modules" / "js-tiktoken" / "dist" / "ranks"
 
 
+def is_installed(name: str) -> bool:
+    """Whether the preset's rank file is where `ranks_dir()` looks (nothing is read)."""
+    return (ranks_dir() / f"{name}.js").is_file()
+
+
 def _rank_lines_from_js(source: str, where: str) -> list[str]:
     """The `base64 rank` lines of tiktoken's file, rebuilt from a js-tiktoken ranks module."""
     head = "export default "

@@ -1,0 +1,44 @@
+"""What the page controls (open / close a tokenizer file, choose a preset) answer.
+
+An htmx request gets the status fragment (partials/open_tokenizer_status.html),
+a plain form post the whole tool page with the page's fields kept. Used by
+webapp.files, webapp.presets_web and webapp.offload (a finished open job).
+What it does not do: open or store anything.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from flask import render_template, request
+
+from webapp import pages
+
+
+def is_htmx() -> bool:
+    return request.headers.get("HX-Request") == "true"
+
+
+def page_state(tool: str, tokenizer_id: str) -> dict[str, str]:
+    """The page's own fields from the posted form, with the opened tokenizer's id."""
+    state = {k: v for k, v in request.form.items() if not k.startswith("tokenizer_")}
+    state["tokenizer"] = tokenizer_id
+    return state
+
+
+def full_page(tool: str, state: Mapping[str, str]) -> str:
+    return pages.render_tool_page(tool, state)
+
+
+def status(
+    tool: str, tokenizer_id: str, error: str | None, *, reset_inputs: bool, refresh: bool = False, special: str = ""
+) -> str:
+    """The status fragment: the opened tokenizer (or none), or why it could not be opened."""
+    return render_template(
+        "partials/open_tokenizer_status.html",
+        tool=tool,
+        state={"tokenizer": tokenizer_id, "special": special},
+        open_error=error,
+        reset_inputs=reset_inputs,
+        refresh=refresh,
+    )
