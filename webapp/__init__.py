@@ -105,7 +105,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         app.config.update(config)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
 
-    from webapp import api, health, http, jobs, pages, security, share, storage, vendor
+    from webapp import api, health, http, jobs, offload, pages, security, share, storage, vendor  # noqa: F401  (offload registers the pages' job views)
 
     http.init_app(app)
     security.init_app(app)

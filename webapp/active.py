@@ -66,8 +66,6 @@ def resolve(tool: str, state: Mapping[str, Any]) -> ActiveTokenizer:
 def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, *,
                max_steps: int, max_tokens: int, max_sequence: int) -> tuple[Any, dict[int, bytes] | None]:
     """The encode trace and, for a preset or file, the vocab its ids decode with (None: typed merges)."""
-    from webapp.tokenizer.pretokenize import pretokenized_encode_trace
-
     caps = {"max_steps": max_steps, "max_tokens": max_tokens, "max_sequence": max_sequence}
     if not active.typed:  # webapp.tokenizer_store serves presets by name and opened files by id
         return tokenizer_store.page_encode_trace(active.ref, text, scheme, special=active.special, **caps)
@@ -89,7 +87,6 @@ _PREFIX_MARGIN = 64  # extra tokens traced past the last one shown
 def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *,
                       max_tokens: int, max_sequence: int) -> tuple[Any, dict[int, bytes] | None] | None:
     """(trace with all ids but spans of a prefix, vocab), or None when that would not help or not match."""
-    from webapp import files
     if active.typed or scheme == "none" or len(text) < PREFIX_TRACE_MIN_CHARS:
         return None
     ids = byte_ids(active, text, None, scheme)

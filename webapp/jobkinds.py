@@ -25,12 +25,21 @@ What it does not do: queue, store, or report anything itself.
 from __future__ import annotations
 
 import base64
+import time
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from flask import g
+
+from webapp import inputs
 from webapp import tokenizer as tk
+from webapp.inputs import Limits
+from webapp.storage import content_id
 from webapp.tokenizer import TokenizerError
+from webapp.tokenizer import formats as tokfiles
+from webapp.tokenizer.pretokenize import pretokenized_encode
+from webapp.tokenizer.traces import PairCount, TrainingStep, TrainingTrace
 
 Progress = Callable[[float, str], None]
 Cancelled = Callable[[], bool]
@@ -39,7 +48,6 @@ Cancelled = Callable[[], bool]
 @dataclass
 class JobOutput:
     """What a job kind hands back: a JSON-able result and blobs to store first."""
-
     result: dict[str, Any]
     blobs: dict[str, bytes] = field(default_factory=dict)
 
@@ -55,7 +63,6 @@ GRACEFUL: set[str] = set()
 
 def job_kind(name: str) -> Callable[[JobFunction], JobFunction]:
     """Register a function as the job kind `name`."""
-
     def register(function: JobFunction) -> JobFunction:
         if name in KINDS:
             raise ValueError(f"job kind {name!r} is registered twice")
@@ -98,7 +105,6 @@ def unpack_bytes(value: dict[str, str] | None) -> str | bytes | None:
 
 
 def _limits(params: dict[str, Any]) -> Any:
-    from webapp.inputs import Limits
 
     return Limits(**params["limits"])
 
@@ -110,9 +116,6 @@ def _limits(params: dict[str, Any]) -> Any:
 @job_kind("import")
 def import_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
     """Open a tokenizer file: parse, check the limits, compile; the stored form is the blob."""
-    from webapp.storage import content_id
-    from webapp.tokenizer import formats as tokfiles
-
     limits = _limits(params)
     progress(0.05, "parsing the tokenizer file")
     tok = tokfiles.import_tokenizer(
@@ -149,8 +152,6 @@ def import_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
 @job_kind("train")
 def train_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
     """Learn merges from words; `steps` (default 0) records that many explained steps for the page."""
-    from webapp import inputs
-
     limits = _limits(params)
     progress(0.02, "reading the words")
     words = inputs.read_words(params["words"], limits, form=bool(params.get("form")))
@@ -181,8 +182,6 @@ def train_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) 
 
 def training_trace_of(result: dict[str, Any]) -> Any:
     """A `TrainingTrace` back from a train job's result (for the Train page)."""
-    from webapp.tokenizer.traces import PairCount, TrainingStep, TrainingTrace
-
     steps = [
         TrainingStep(
             index=s["index"], pair=tuple(s["pair"]), merged=s["merged"], count=s["count"], tie=s["tie"],
@@ -202,9 +201,7 @@ def training_trace_of(result: dict[str, Any]) -> Any:
 @job_kind("encode")
 def encode_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
     """Byte-level encode with every token's bytes and span (the /api/encode answer)."""
-    from webapp import inputs
-    from webapp.api import byte_tokens
-    from webapp.tokenizer.pretokenize import pretokenized_encode
+    from webapp.api import byte_tokens  # late: api submits jobs (webapp.jobs imports this module)
 
     limits = _limits(params)
     progress(0.05, "reading the merges")
@@ -237,9 +234,7 @@ def encode_text_job(params: dict[str, Any], progress: Progress, cancelled: Cance
 def page_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
     """A tool page's htmx fragment for a state too big to compute inline (the Bytes
     page with a long text): the worker's app renders exactly what the request would have."""
-    from flask import g
-
-    from webapp import pages
+    from webapp import pages  # late: pages and jobs import this module through webapp.offload / webapp.jobs
     from webapp.jobs import worker_app
 
     tool = params["tool"]
@@ -271,7 +266,6 @@ def sleep_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) 
     `seconds` to wait in small steps reporting progress, `allocate_mb` to
     allocate and touch before waiting. Not reachable from the HTTP API.
     """
-    import time
 
     seconds = float(params.get("seconds", 0))
     hoard = bytearray(int(params.get("allocate_mb", 0)) * 1024 * 1024)

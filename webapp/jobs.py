@@ -28,6 +28,10 @@ What it does:
   `accepted(job)` (202); pages register how a finished job shows with
   `done_view(name)`.
 
+The job rows, budgets and progress texts are in webapp.job_store, running one
+job in a child process in webapp.job_runner; this module is the queue, the app
+hooks and HTTP.
+
 What it does not do: define what a job computes (webapp.jobkinds does), parse
 request bodies (webapp.inputs / the routes that submit), or expire old jobs.
 """
@@ -38,471 +42,28 @@ import ctypes
 import ctypes.util
 import json
 import logging
-import multiprocessing
-import os
-import secrets
-import time
 import zlib
-from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
+import huey  # type: ignore[import-untyped]
 from flask import Blueprint, Response, current_app, jsonify, redirect, render_template, request, stream_with_context, url_for
 from markupsafe import Markup
-from sqlalchemy import select
 
 from webapp import jobkinds
-from webapp.storage import BlobTooLarge, Storage, get_storage, is_valid_id, jobs as jobs_table
-from webapp.tokenizer import TokenizerError
+from webapp.job_runner import execute
+from webapp.job_store import STALE_SECONDS, Budgets, Job, JobStore, split_eta, unpack_json
+from webapp.storage import Storage, get_storage, is_valid_id
 
 log = logging.getLogger(__name__)
 
 bp = Blueprint("jobs", __name__)
 
-STATES = ("queued", "running", "done", "failed", "cancelled")
-FINISHED = frozenset({"done", "failed", "cancelled"})
-PARAMS_KIND = "jobparams"
-RESULT_KIND = "jobresult"
 QUEUE_NAME = "bpe-playground"
 EXTENSION_KEY = "playground_jobs"
 #: A result this small is put in the job's JSON; larger ones are only at result_url.
 INLINE_RESULT_BYTES = 64 * 1024
-#: A running job's row is touched at least this often; older means its worker died.
-HEARTBEAT_SECONDS = 2.0
-#: How long a graceful kind may take to hand back its partial result after Cancel.
-GRACE_SECONDS = 5.0
-STALE_SECONDS = 30.0
 
-
-# --------------------------------------------------------------------------
-# Settings
-
-
-@dataclass(frozen=True)
-class Budgets:
-    """What one job may use: wall-clock seconds, extra address space, CPU priority."""
-
-    seconds: float = 300
-    memory_mb: int = 2048
-    nice: int = 10
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> "Budgets":
-        return cls(
-            seconds=float(config.get("JOB_TIME_SECONDS", cls.seconds)),
-            memory_mb=int(config.get("JOB_MEMORY_MB", cls.memory_mb)),
-            nice=int(config.get("JOB_NICE", cls.nice)),
-        )
-
-
-def time_budget_message(budgets: Budgets) -> str:
-    return (f"job: stopped at the time budget of {budgets.seconds:,g} s per job "
-            f"(setting JOB_TIME_SECONDS)")
-
-
-def memory_budget_message(budgets: Budgets) -> str:
-    return (f"job: needed more than the memory budget of {budgets.memory_mb:,} MiB per job "
-            f"(setting JOB_MEMORY_MB)")
-
-
-# --------------------------------------------------------------------------
-# Job rows
-
-
-@dataclass(frozen=True)
-class Job:
-    """One row of the jobs table."""
-
-    id: str
-    kind: str
-    state: str
-    params_id: str
-    progress: float
-    progress_text: str
-    result_id: str | None
-    error: str | None
-    error_field: str | None
-    cancel_requested: bool
-    created_at: datetime
-    updated_at: datetime
-
-    @property
-    def finished(self) -> bool:
-        return self.state in FINISHED
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def _aware(moment: datetime) -> datetime:
-    """SQLite hands back naive datetimes; they were stored as UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-
-
-def new_job_id() -> str:
-    """A random id of the blob-id shape (16 characters of base32): not guessable."""
-    alphabet = "abcdefghijklmnopqrstuvwxyz234567"
-    return "".join(secrets.choice(alphabet) for _ in range(16))
-
-
-def pack_json(value: Any) -> bytes:
-    return zlib.compress(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), 6)
-
-
-def unpack_json(data: bytes) -> Any:
-    return json.loads(zlib.decompress(data))
-
-
-class JobStore:
-    """The jobs table and the job blobs of one database."""
-
-    def __init__(self, storage: Storage) -> None:
-        self.storage = storage
-
-    def create(self, kind: str, params: Mapping[str, Any]) -> tuple[Job, bool]:
-        """Store the params (content-addressed) and a queued job row: (job, created).
-
-        The same kind and params while an earlier job is queued, running or done
-        give that job back (a page re-sending its state does not start it again).
-        """
-        params_id = self.storage.put_blob(PARAMS_KIND, pack_json(dict(params)))
-        earlier = self.find(kind, params_id)
-        if earlier is not None:
-            return earlier, False
-        now = _now()
-        job_id = new_job_id()
-        row = {
-            "id": job_id, "kind": kind, "state": "queued", "params_id": params_id,
-            "progress": 0.0, "progress_text": "waiting for a worker", "result_id": None,
-            "error": None, "error_field": None, "cancel_requested": 0,
-            "created_at": now, "updated_at": now,
-        }
-        with self.storage._write() as conn:
-            conn.execute(jobs_table.insert().values(**row))
-        created = self.get(job_id)
-        assert created is not None
-        return created, True
-
-    def find(self, kind: str, params_id: str) -> Job | None:
-        """The newest queued, running or done job of this kind with these params."""
-        with self.storage.engine.connect() as conn:
-            job_id = conn.execute(
-                select(jobs_table.c.id)
-                .where(jobs_table.c.kind == kind, jobs_table.c.params_id == params_id,
-                       jobs_table.c.state.in_(("queued", "running", "done")))
-                .order_by(jobs_table.c.created_at.desc())
-                .limit(1)
-            ).scalar_one_or_none()
-        return None if job_id is None else self.get(job_id)
-
-    def get(self, job_id: str) -> Job | None:
-        if not is_valid_id(job_id):
-            return None
-        with self.storage.engine.connect() as conn:
-            row = conn.execute(select(jobs_table).where(jobs_table.c.id == job_id)).mappings().first()
-        if row is None:
-            return None
-        values = dict(row)
-        values["cancel_requested"] = bool(values["cancel_requested"])
-        values["created_at"] = _aware(values["created_at"])
-        values["updated_at"] = _aware(values["updated_at"])
-        return Job(**values)
-
-    def _update(self, job_id: str, *, where_state: tuple[str, ...] | None = None, **values: Any) -> bool:
-        statement = jobs_table.update().where(jobs_table.c.id == job_id)
-        if where_state is not None:
-            statement = statement.where(jobs_table.c.state.in_(where_state))
-        with self.storage._write() as conn:
-            return conn.execute(statement.values(updated_at=_now(), **values)).rowcount == 1
-
-    def claim(self, job_id: str) -> bool:
-        """queued -> running; False if it was cancelled meanwhile or another worker has it."""
-        return self._update(job_id, where_state=("queued",), state="running", progress_text="starting")
-
-    def set_progress(self, job_id: str, fraction: float, text: str) -> None:
-        self._update(job_id, where_state=("running",), progress=max(0.0, min(1.0, float(fraction))),
-                     progress_text=str(text)[:200])
-
-    def finish(self, job_id: str, state: str, *, result_id: str | None = None,
-               error: str | None = None, error_field: str | None = None) -> None:
-        values: dict[str, Any] = {"state": state, "result_id": result_id, "error": error, "error_field": error_field}
-        if state == "done":
-            values.update(progress=1.0, progress_text="done")
-        self._update(job_id, where_state=("running", "queued"), **values)
-
-    def request_cancel(self, job_id: str) -> Job | None:
-        """A queued job is cancelled at once; a running one is stopped by its worker."""
-        self._update(job_id, where_state=("queued",), state="cancelled", progress_text="cancelled")
-        self._update(job_id, where_state=("running",), cancel_requested=1, progress_text="cancelling")
-        return self.get(job_id)
-
-    def cancel_requested(self, job_id: str) -> bool:
-        job = self.get(job_id)
-        return job is None or job.cancel_requested or job.state == "cancelled"
-
-    def params(self, job: Job) -> dict[str, Any]:
-        data = self.storage.get_blob(PARAMS_KIND, job.params_id)
-        if data is None:
-            raise TokenizerError("job: its input is missing from the database", field="job")
-        params = unpack_json(data)
-        if not isinstance(params, dict):
-            raise TokenizerError("job: its stored input is damaged", field="job")
-        return params
-
-    def result_bytes(self, job: Job) -> bytes | None:
-        """The stored (compressed) result of a done job."""
-        if job.result_id is None:
-            return None
-        return self.storage.get_blob(RESULT_KIND, job.result_id)
-
-    def result(self, job: Job) -> Any:
-        data = self.result_bytes(job)
-        return None if data is None else unpack_json(data)
-
-    def stale_running(self, older_than: float = STALE_SECONDS) -> list[str]:
-        """Running jobs whose worker stopped touching them (it died)."""
-        cutoff = _now() - timedelta(seconds=older_than)
-        with self.storage.engine.connect() as conn:
-            rows = conn.execute(
-                select(jobs_table.c.id, jobs_table.c.updated_at).where(jobs_table.c.state == "running")
-            ).all()
-        return [job_id for job_id, updated in rows if _aware(updated) < cutoff]
-
-    def requeue(self, job_id: str) -> bool:
-        return self._update(job_id, where_state=("running",), state="queued", progress=0.0,
-                            progress_text="waiting for a worker (its worker stopped)")
-
-
-# --------------------------------------------------------------------------
-# Running one job in a child process
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """How a job process ended."""
-
-    state: str  # done, failed, cancelled
-    result: bytes | None = None  # compressed JSON
-    blobs: dict[str, bytes] | None = None
-    error: str | None = None
-    field: str | None = None
-
-
-def _vm_size_bytes() -> int:
-    """This process's current address space (VmSize), 0 when /proc is missing."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def _die_with_parent() -> None:
-    """Linux: have the kernel kill this job process if its worker dies (SIGKILL included)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
-    except (OSError, AttributeError):
-        pass
-
-
-def _child_main(conn: Any, kind: str, params: dict[str, Any], budgets: Budgets, stop: Any = None) -> None:
-    """Inside the job process: lower priority, cap the address space, run, send the outcome."""
-    import resource
-
-    _die_with_parent()
-    try:
-        os.nice(budgets.nice)
-    except OSError:
-        pass
-    # RLIMIT_AS counts mappings the worker already had (libraries, thread
-    # stacks), so the budget is what the job may add on top of them.
-    limit = _vm_size_bytes() + budgets.memory_mb * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    last = [0.0]
-
-    def progress(fraction: float, text: str) -> None:
-        now = time.monotonic()
-        if now - last[0] >= 0.1:
-            last[0] = now
-            conn.send(("progress", float(fraction), str(text)[:200]))
-
-    try:
-        output = jobkinds.run_kind(kind, params, progress, stop.is_set if stop is not None else (lambda: False))
-        payload = pack_json(output.result)
-        conn.send(("done", payload, output.blobs))
-    except TokenizerError as exc:
-        conn.send(("error", exc.message, exc.field))
-    except MemoryError:
-        conn.send(("memory",))
-    except RecursionError:
-        conn.send(("error", "job: the input is nested too deeply", "job"))
-    except Exception as exc:  # reported as a failed job, never lost
-        conn.send(("error", f"job: unexpected error ({type(exc).__name__})", "job"))
-    finally:
-        conn.close()
-
-
-def run_in_child(kind: str, params: dict[str, Any], budgets: Budgets,
-                 on_progress: Callable[[float, str], None] = lambda f, t: None,
-                 should_cancel: Callable[[], bool] = lambda: False,
-                 poll_seconds: float = 0.2) -> Outcome:
-    """Run a job kind in a forked process with the budgets; progress and cancel are polled."""
-    context = multiprocessing.get_context("fork")
-    receiver, sender = context.Pipe(duplex=False)
-    # Kinds in jobkinds.GRACEFUL see cancel through this event and may finish
-    # with a partial result within GRACE_SECONDS; others are killed at once.
-    stop = context.Event()
-    graceful = kind in jobkinds.GRACEFUL
-    process = context.Process(target=_child_main, args=(sender, kind, params, budgets, stop), daemon=True)
-    process.start()
-    sender.close()
-    deadline = time.monotonic() + budgets.seconds
-    outcome: Outcome | None = None
-    try:
-        while outcome is None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                outcome = (Outcome("cancelled", error="job: cancelled", field="job") if stop.is_set()
-                           else Outcome("failed", error=time_budget_message(budgets), field="job"))
-                break
-            try:
-                ready = receiver.poll(min(poll_seconds, left))
-                message = receiver.recv() if ready else None
-            except (EOFError, OSError):
-                break  # the process is gone without a word: see its exit code below
-            if message is not None:
-                tag = message[0]
-                if tag == "progress":
-                    on_progress(message[1], message[2])
-                elif tag == "done":
-                    outcome = Outcome("done", result=message[1], blobs=message[2])
-                elif tag == "error":
-                    outcome = Outcome("cancelled" if stop.is_set() else "failed", error=message[1], field=message[2])
-                elif tag == "memory":
-                    outcome = Outcome("failed", error=memory_budget_message(budgets), field="job")
-            if outcome is None and not stop.is_set() and should_cancel():
-                if graceful:
-                    stop.set()
-                    deadline = min(deadline, time.monotonic() + GRACE_SECONDS)
-                else:
-                    outcome = Outcome("cancelled", error="job: cancelled", field="job")
-    finally:
-        if process.is_alive() and outcome is not None and outcome.state != "done":
-            process.kill()
-        process.join(5)
-        if process.is_alive():
-            process.kill()
-            process.join()
-        receiver.close()
-    if outcome is None:
-        code = process.exitcode
-        # Killed by a signal: the kernel's OOM killer, or a C allocation that
-        # could not report MemoryError, are the usual reasons under a budget.
-        outcome = Outcome("failed", field="job", error=(
-            f"{memory_budget_message(budgets)}; the job process ended with code {code}"
-        ))
-    return outcome
-
-
-#: How an estimate of the time left ends a progress text ("40% done · about 12 s left").
-ETA_SEPARATOR = " · about "
-ETA_SUFFIX = " s left"
-#: No estimate before this much running time or this fraction: too little to go on.
-ETA_MIN_SECONDS = 1.0
-ETA_MIN_FRACTION = 0.01
-
-
-def eta_seconds(elapsed: float, fraction: float) -> int | None:
-    """Seconds left if the rest goes as fast as the part done so far (elapsed / fraction), rounded up.
-
-    None while there is too little to go on, or when the fraction does not
-    advance (0, or already 1).
-    """
-    if elapsed < ETA_MIN_SECONDS or not ETA_MIN_FRACTION <= fraction < 1.0:
-        return None
-    left = elapsed / fraction - elapsed
-    return max(1, int(left + 0.999))
-
-
-def with_eta(text: str, eta: int | None) -> str:
-    """The progress text with its estimate appended (the text alone without one)."""
-    text = split_eta(text)[0]
-    return text if eta is None else f"{text}{ETA_SEPARATOR}{eta:,}{ETA_SUFFIX}"
-
-
-def split_eta(text: str) -> tuple[str, int | None]:
-    """A stored progress text back into (text, seconds left or None): the inverse of `with_eta`."""
-    head, separator, tail = text.rpartition(ETA_SEPARATOR)
-    if separator and tail.endswith(ETA_SUFFIX):
-        number = tail[: -len(ETA_SUFFIX)].replace(",", "")
-        if number.isdigit():
-            return head, int(number)
-    return text, None
-
-
-class _Throttle:
-    """Calls `action` at most every `seconds` (and always when `force`)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.last = 0.0
-
-    def due(self, force: bool = False) -> bool:
-        now = time.monotonic()
-        if force or now - self.last >= self.seconds:
-            self.last = now
-            return True
-        return False
-
-
-def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
-    """Run a queued job to its end (inside a worker); returns the final state, None if skipped."""
-    job = store.get(job_id)
-    if job is None or job.state != "queued" or not store.claim(job_id):
-        return None  # cancelled before it started, or already taken
-    try:
-        params = store.params(job)
-    except TokenizerError as exc:
-        store.finish(job_id, "failed", error=exc.message, error_field=exc.field)
-        return "failed"
-    progress_gate, cancel_gate, beat_gate = _Throttle(0.25), _Throttle(0.25), _Throttle(HEARTBEAT_SECONDS)
-    last_progress: list[Any] = [0.0, "running"]
-    started = time.monotonic()
-
-    def shown(fraction: float, text: str) -> str:
-        # The estimate is worked out here, where the start is known, and
-        # carried in the text (split_eta reads it back for the JSON).
-        return with_eta(text, eta_seconds(time.monotonic() - started, fraction))
-
-    def on_progress(fraction: float, text: str) -> None:
-        last_progress[:] = [fraction, text]
-        if progress_gate.due():
-            store.set_progress(job_id, fraction, shown(fraction, text))
-
-    def should_cancel() -> bool:
-        if beat_gate.due():  # heartbeat; a stalled fraction makes the estimate grow, as it should
-            store.set_progress(job_id, float(last_progress[0]), shown(float(last_progress[0]), str(last_progress[1])))
-        return cancel_gate.due() and store.cancel_requested(job_id)
-
-    outcome = run_in_child(job.kind, params, budgets, on_progress, should_cancel)
-    if outcome.state == "done":
-        try:
-            for blob_kind, data in (outcome.blobs or {}).items():
-                store.storage.put_blob(blob_kind, data)
-            result_id = store.storage.put_blob(RESULT_KIND, outcome.result or pack_json(None))
-        except BlobTooLarge as exc:
-            store.finish(job_id, "failed", error=f"job: the result is too large to store: {exc}",
-                         error_field="job")
-            return "failed"
-        store.finish(job_id, "done", result_id=result_id)
-        return "done"
-    store.finish(job_id, outcome.state, error=outcome.error, error_field=outcome.field)
-    return outcome.state
 
 
 # --------------------------------------------------------------------------
@@ -522,8 +83,6 @@ def queue_url(config: Mapping[str, Any], instance_path: str | Path) -> str:
 
 def make_huey(url: str, name: str = QUEUE_NAME) -> Any:
     """A Huey instance on the queue URL: redis://, rediss://, unix:// or sqlite:///path."""
-    import huey  # type: ignore[import-untyped]
-
     if url.startswith(("redis://", "rediss://", "unix://")):
         return huey.RedisHuey(name, url=url, results=False)
     if url.startswith("sqlite:///"):
@@ -599,8 +158,6 @@ def worker_app() -> Any:
 
 
 def init_app(app: Any) -> JobQueue:
-    from webapp import offload  # noqa: F401  (registers the pages' done views)
-
     queue = JobQueue(get_storage(app), app.config, app.instance_path)
     app.extensions[EXTENSION_KEY] = queue
     app.register_blueprint(bp)

@@ -29,6 +29,7 @@ from typing import Any, Mapping
 from flask import current_app, g, render_template
 
 from webapp import inputs, jobs, page_controls, pages
+from webapp.job_store import Job
 from webapp.jobkinds import pack_bytes, training_trace_of
 
 
@@ -70,7 +71,7 @@ def _limits_dict() -> dict[str, int]:
 # --- the JSON API -------------------------------------------------------------
 
 
-def encode_job(data: Mapping[str, Any]) -> jobs.Job | None:
+def encode_job(data: Mapping[str, Any]) -> Job | None:
     """A job for `/api/encode` when the text or the merge list is over its threshold."""
     limits = inputs.current_limits()
     text = data.get("text")
@@ -102,7 +103,7 @@ def _chars_heavy(text: Any, merges: Any, vocab: Any) -> bool:
             or _rule_count(merges) > rules or _entry_count(vocab) > rules)
 
 
-def encode_text_job(data: Mapping[str, Any]) -> jobs.Job | None:
+def encode_text_job(data: Mapping[str, Any]) -> Job | None:
     """A job for `/api/encode-text` when the text, the merges or the vocab is over its threshold."""
     if not _chars_heavy(data.get("text"), data.get("merges"), data.get("vocab")):
         return None
@@ -118,7 +119,7 @@ def encode_text_job(data: Mapping[str, Any]) -> jobs.Job | None:
     })
 
 
-def train_job(words: Any, num_merges: Any, *, form: bool = False, steps: int = 0) -> jobs.Job | None:
+def train_job(words: Any, num_merges: Any, *, form: bool = False, steps: int = 0) -> Job | None:
     """A job for training when the words or the number of merges is over its threshold."""
     limits = inputs.current_limits()
     merges_asked = _count(num_merges)
@@ -133,7 +134,7 @@ def train_job(words: Any, num_merges: Any, *, form: bool = False, steps: int = 0
     })
 
 
-def import_job(content: str | bytes, fmt: str, merges_txt: str | bytes | None, filename: Any) -> jobs.Job | None:
+def import_job(content: str | bytes, fmt: str, merges_txt: str | bytes | None, filename: Any) -> Job | None:
     """A job for opening a tokenizer file larger than `JOB_IMPORT_BYTES`."""
     size = len(content) + (len(merges_txt) if merges_txt is not None else 0)
     if size <= _setting("JOB_IMPORT_BYTES"):
@@ -147,7 +148,7 @@ def import_job(content: str | bytes, fmt: str, merges_txt: str | bytes | None, f
 # --- the pages ------------------------------------------------------------------
 
 
-def bytes_page_job(state: Mapping[str, str]) -> jobs.Job | None:
+def bytes_page_job(state: Mapping[str, str]) -> Job | None:
     """A job that renders the Bytes page's result when the text is over JOB_ENCODE_CHARS."""
     text = state.get("text", "")
     if g.get("playground_inline_only") or not isinstance(text, str) or len(text) <= _setting("JOB_ENCODE_CHARS"):
@@ -156,11 +157,9 @@ def bytes_page_job(state: Mapping[str, str]) -> jobs.Job | None:
     return jobs.submit("page", {"tool": "bytes", "state": dict(state)})
 
 
-def chars_page_job(state: Mapping[str, str]) -> jobs.Job | None:
+def chars_page_job(state: Mapping[str, str]) -> Job | None:
     """A job that renders the Characters page's result when the text, the merges or
     the vocab is over its threshold (JOB_CHARS_TEXT / JOB_CHARS_RULES)."""
-    from flask import g
-
     if g.get("playground_inline_only") or not _chars_heavy(state.get("text", ""), state.get("merges", ""),
                                                           state.get("vocab", "")):
         return None
@@ -168,7 +167,7 @@ def chars_page_job(state: Mapping[str, str]) -> jobs.Job | None:
     return jobs.submit("page", {"tool": "chars", "state": dict(state)})
 
 
-def ids_job(tool: str, state: Mapping[str, str]) -> jobs.Job | None:
+def ids_job(tool: str, state: Mapping[str, str]) -> Job | None:
     """A job for the ids download of a page state over the page's own thresholds
     (the same ones that send the page's result to a job)."""
     text = state.get("text", "")
@@ -183,13 +182,13 @@ def ids_job(tool: str, state: Mapping[str, str]) -> jobs.Job | None:
     return jobs.submit("ids", {"tool": tool, "state": dict(state)})
 
 
-def panel(job: jobs.Job, view: str) -> str:
+def panel(job: Job, view: str) -> str:
     """The job panel a page shows in place of a result while the job runs."""
     return jobs.render_panel(job, view)
 
 
 def _open_view(tool: str) -> Any:
-    def show(job: jobs.Job, result: Any, params: dict[str, Any]) -> str:
+    def show(job: Job, result: Any, params: dict[str, Any]) -> str:
         tokenizer_id = result["tokenizer"]
         if result.get("level") != tool:
             other = "Characters" if tool == "bytes" else "Bytes"
@@ -207,7 +206,7 @@ jobs.done_view("open-chars")(_open_view("chars"))
 jobs.done_view("page-chars")(lambda job, result, params: str(result["html"]))
 
 
-def _ids_view(job: jobs.Job, result: Any, params: dict[str, Any]) -> str:
+def _ids_view(job: Job, result: Any, params: dict[str, Any]) -> str:
     """A link to the finished ids file."""
     return render_template("partials/ids_job_done.html", job=job, count=result["count"], tool=params["tool"])
 
@@ -217,7 +216,7 @@ jobs.done_view("ids-chars")(_ids_view)
 
 
 @jobs.done_view("train")
-def _train_view(job: jobs.Job, result: Any, params: dict[str, Any]) -> str:
+def _train_view(job: Job, result: Any, params: dict[str, Any]) -> str:
     """The Train page's usual result, from the job's trace."""
     limits = inputs.current_limits()
     words = inputs.read_words(params["words"], limits, form=bool(params.get("form")))
