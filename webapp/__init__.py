@@ -2,9 +2,10 @@
 
 `create_app()` builds the Flask app: configuration (defaults, then the
 instance folder's config.py, then environment variables prefixed with
-`PLAYGROUND_`, then the `config` mapping a test passes in), and the blueprints
-(pages, JSON API, vendored front-end assets). The tokenizer itself lives in
-`webapp.tokenizer` and knows nothing of Flask.
+`PLAYGROUND_`, then the `config` mapping a test passes in), the app hooks
+(`init_app` of http, security, storage, jobs, presets_web) and the routes:
+every module with routes exposes `bp`, registered here in one tuple. The
+tokenizer itself lives in `webapp.tokenizer` and knows nothing of Flask.
 """
 
 from __future__ import annotations
@@ -105,27 +106,14 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
         app.config.update(config)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
 
-    from webapp import api, health, http, jobs, offload, pages, security, share, storage, vendor  # noqa: F401  (offload registers the pages' job views)
+    # Late: `import webapp.tokenizer` (pure Python, no Flask) runs this package's
+    # __init__ first, and must not load the views with it.
+    from webapp import api, compare, corpus, files, health, http, jobs, pages, presets_web, security, share, storage, vendor
+    from webapp import offload  # noqa: F401  (registers how finished jobs show on the pages)
 
-    http.init_app(app)
-    security.init_app(app)
-    storage.init_app(app)
-    jobs.init_app(app)
-    app.register_blueprint(health.bp)
-    share.init_app(app)
-    app.register_blueprint(vendor.bp)
-    app.register_blueprint(pages.bp)
-    app.register_blueprint(api.bp)
-    from webapp import files
-
-    app.register_blueprint(files.bp)
-    from webapp import presets_web
-
-    presets_web.init_app(app)
-    from webapp import compare
-
-    app.register_blueprint(compare.bp)
-    from webapp import corpus
-
-    app.register_blueprint(corpus.bp)
+    for module in (http, security, storage, jobs, presets_web):
+        module.init_app(app)  # settings, hooks and extensions; no routes
+    for blueprint in (health.bp, share.bp, vendor.bp, pages.bp, api.bp, files.bp, presets_web.bp, compare.bp, corpus.bp,
+                      jobs.bp):
+        app.register_blueprint(blueprint)
     return app

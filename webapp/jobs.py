@@ -160,7 +160,6 @@ def worker_app() -> Any:
 def init_app(app: Any) -> JobQueue:
     queue = JobQueue(get_storage(app), app.config, app.instance_path)
     app.extensions[EXTENSION_KEY] = queue
-    app.register_blueprint(bp)
     app.teardown_request(_trim_after_big_request)
     return queue
 

@@ -83,4 +83,3 @@ def _template_helpers() -> dict[str, Any]:
 def init_app(app: Flask) -> None:
     presets.set_cache_dir(Path(app.instance_path) / "presets")
     real.register_resolver(_resolve_stored)
-    app.register_blueprint(bp)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Flask, Response
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 #: Each directive allows only the app's own origin; nothing inline, nothing framed.
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -65,7 +66,5 @@ def init_app(app: Flask) -> None:
 
     proxies = int(app.config.get("TRUSTED_PROXIES", 0) or 0)
     if proxies > 0:
-        from werkzeug.middleware.proxy_fix import ProxyFix
-
         wsgi: Any = app.wsgi_app
         app.wsgi_app = ProxyFix(wsgi, x_for=proxies, x_proto=proxies, x_host=proxies, x_prefix=proxies)  # type: ignore[method-assign]

@@ -280,8 +280,3 @@ def api_get(share_id: str) -> ResponseReturnValue:
         reason = "is not a share id" if not is_valid_id(share_id) else "was not found"
         raise ApiError(f"share {_short_repr(share_id)} {reason}", field="id", status=404)
     return jsonify({**_share_info(share_id, state["tool"]), "state": state})
-
-
-def init_app(app: Any) -> None:
-    """Register the blueprint (the storage must be initialised already)."""
-    app.register_blueprint(bp)

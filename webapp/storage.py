@@ -32,6 +32,8 @@ import base64
 import hashlib
 import os
 import re
+import sqlite3
+import time
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,6 +41,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import click
+from flask import current_app
+from flask.cli import AppGroup
 from sqlalchemy import (
     Column,
     DateTime,
@@ -58,6 +63,8 @@ from sqlalchemy import (
     select,
     text,
 )
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.pool import NullPool
 
@@ -383,12 +390,8 @@ def _read_version(conn: Connection) -> int:
 def _insert_ignoring_duplicates(dialect: str) -> Any:
     """INSERT ... ON CONFLICT DO NOTHING for the dialects we support."""
     if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
         return pg_insert(blobs).on_conflict_do_nothing(index_elements=["kind", "id"])
     if dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
         return sqlite_insert(blobs).on_conflict_do_nothing(index_elements=["kind", "id"])
     raise StorageError(f"unsupported database {dialect!r}: use SQLite or PostgreSQL")
 
@@ -417,9 +420,6 @@ def _set_wal(cursor: Any, seconds: float = 60.0) -> None:
     others' switch can fail at once with "database is locked". Once a file is
     in WAL mode it stays so, and the statement returns at once.
     """
-    import sqlite3
-    import time
-
     deadline = time.monotonic() + seconds
     while True:
         try:
@@ -482,8 +482,6 @@ def init_app(app: Any) -> Storage:
 def get_storage(app: Any = None) -> Storage:
     """The Storage of `app`, or of the current Flask app."""
     if app is None:
-        from flask import current_app
-
         app = current_app
     storage: Storage = app.extensions[EXTENSION_KEY]
     return storage
@@ -501,9 +499,6 @@ def get_blob(kind: str, blob_id: str) -> bytes | None:
 
 def _register_cli(app: Any) -> None:
     """`flask --app webapp db upgrade|version|usage`."""
-    import click
-    from flask.cli import AppGroup
-
     if "db" in app.cli.commands:
         return
     group = AppGroup("db", help="The playground's share/blob database.")
