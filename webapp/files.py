@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from flask import Blueprint, Response, g, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 
 from webapp import inputs, jobs, offload
 from webapp import tokenizer as tk
@@ -45,17 +45,10 @@ from webapp.tokenizer import presets, real
 from webapp.tokenizer.errors import short_repr
 from webapp.tokenizer.pretokenize import check_scheme
 from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
-from webapp.tokenizer_store import Loaded, load_tokenizer, tokenizer_summary
+from webapp.tools import FILE_TOOLS, TOOLS
+from webapp.tokenizer_store import Loaded, load_tokenizer
 
 bp = Blueprint("files", __name__)
-
-PAGE_TOOLS = ("bytes", "chars", "train")
-
-
-@bp.app_context_processor
-def _template_helpers() -> dict[str, Any]:
-    return {"tokenizer_summary": tokenizer_summary}
-
 
 # --------------------------------------------------------------------------
 # JSON API
@@ -273,7 +266,7 @@ def _opening_special(entry: Loaded) -> str:
 
 @bp.post("/files/open/<tool>")
 def open_page(tool: str) -> Any:
-    if tool not in ("bytes", "chars"):
+    if tool not in FILE_TOOLS:
         return Response("no such page\n", status=404, mimetype="text/plain")
     previous = request.form.get("tokenizer", "")
     try:
@@ -288,8 +281,7 @@ def open_page(tool: str) -> Any:
     except TokenizerError as exc:
         if is_htmx():
             return status(tool, previous, exc.message, reset_inputs=False)
-        g.open_tokenizer_error = exc.message
-        return full_page(tool, page_state(tool, previous))
+        return full_page(tool, page_state(tool, previous), open_error=exc.message)
     if is_htmx():
         # `refresh` marks the status so files.js re-encodes the page with the file
         # (an HX-Trigger would make htmx reuse the Open button's formaction).
@@ -307,13 +299,12 @@ def _job_panel(tool: str, job: Any, previous: str) -> Any:
     panel = offload.panel(job, f"open-{tool}")
     if is_htmx():
         return panel
-    g.open_tokenizer_job = panel
-    return full_page(tool, page_state(tool, previous))
+    return full_page(tool, page_state(tool, previous), open_job=panel)
 
 
 @bp.post("/files/close/<tool>")
 def close_page(tool: str) -> Any:
-    if tool not in ("bytes", "chars"):
+    if tool not in FILE_TOOLS:
         return Response("no such page\n", status=404, mimetype="text/plain")
     if is_htmx():
         return status(tool, "", None, reset_inputs=False, refresh=True)
@@ -322,7 +313,7 @@ def close_page(tool: str) -> Any:
 
 @bp.post("/files/export/<tool>")
 def export_page(tool: str) -> Any:
-    if tool not in PAGE_TOOLS:
+    if tool not in TOOLS:
         return Response("no such page\n", status=404, mimetype="text/plain")
     fmt = request.args.get("format") or request.form.get("format") or "seed"
     try:

@@ -47,6 +47,7 @@ class Limits:
     words: int = 500_000
     num_merges: int = 50_000
     render_max_tokens: int = 1000  # spans per page; all ids stay in the Ids view
+    render_max_ids: int = 20_000  # ids in the Ids view's box; all of them in its download
     trace_max_steps: int = 200
     trace_max_sequence: int = 400
     token_bytes: int = 65_536
@@ -74,6 +75,7 @@ class Limits:
             words=int(config.get("LIMIT_WORDS", defaults.words)),
             num_merges=int(config.get("LIMIT_NUM_MERGES", defaults.num_merges)),
             render_max_tokens=int(config.get("RENDER_MAX_TOKENS", defaults.render_max_tokens)),
+            render_max_ids=int(config.get("RENDER_MAX_IDS", defaults.render_max_ids)),
             trace_max_steps=int(config.get("TRACE_MAX_STEPS", defaults.trace_max_steps)),
             trace_max_sequence=int(config.get("TRACE_MAX_SEQUENCE", defaults.trace_max_sequence)),
             token_bytes=int(config.get("LIMIT_TOKEN_BYTES", defaults.token_bytes)),

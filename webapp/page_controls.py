@@ -12,7 +12,7 @@ from typing import Mapping
 
 from flask import render_template, request
 
-from webapp import pages
+from webapp import pages, tokenizer_store
 
 
 def is_htmx() -> bool:
@@ -26,8 +26,9 @@ def page_state(tool: str, tokenizer_id: str) -> dict[str, str]:
     return state
 
 
-def full_page(tool: str, state: Mapping[str, str]) -> str:
-    return pages.render_tool_page(tool, state)
+def full_page(tool: str, state: Mapping[str, str], *, open_error: str | None = None, open_job: str | None = None) -> str:
+    """The whole page, with why opening failed or the panel of the job opening a big file."""
+    return pages.render_tool_page(tool, state, pages.PageExtras(open_error=open_error, open_job=open_job))
 
 
 def status(
@@ -38,6 +39,7 @@ def status(
         "partials/open_tokenizer_status.html",
         tool=tool,
         state={"tokenizer": tokenizer_id, "special": special},
+        opened=tokenizer_store.opened_status(tokenizer_id),
         open_error=error,
         reset_inputs=reset_inputs,
         refresh=refresh,

@@ -29,7 +29,9 @@ from markupsafe import Markup, escape
 from webapp import active as act
 from webapp import inputs
 from webapp import tokenizer as tk
+from webapp import tokenizer_store
 from webapp import viewmodels as vm
+from webapp.tools import TOOLS, template_constants
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats
 from webapp.tokenizer.presets import get_preset, is_installed, is_preset
@@ -38,7 +40,6 @@ from webapp.tokenizer.token_sizes import ImpliedVocab
 
 bp = Blueprint("pages", __name__)
 
-TOOLS = ("bytes", "chars", "train")
 TOOL_TITLES = {"bytes": "Bytes", "chars": "Characters", "train": "Train"}
 
 # The form fields of each tool page, i.e. what a page's state is made of.
@@ -484,10 +485,18 @@ COMPUTE: dict[str, Callable[[Mapping[str, str]], dict[str, Any]]] = {
 # Live updates wait this long after the last keystroke (htmx `delay:`); with
 # `hx-sync="this:queue last"` at most one request is in flight and one waits.
 DEBOUNCE_MS = 60
-PRETOKENIZE_CHOICES = (("none", "none (as specified)"), ("gpt2", "GPT-2 pattern"), ("cl100k", "cl100k pattern"), ("o200k", "o200k pattern"))
 
 
-def _context(tool: str, state: dict[str, str]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PageExtras:
+    """What a page shows besides its own fields, given by the view that renders it (never via flask.g)."""
+
+    share: dict[str, Any] | None = None  # /s/<id>: the share link's info, shown in the Share control
+    open_error: str | None = None  # a plain form post that could not open a tokenizer file: why
+    open_job: str | None = None  # a big file opening as a job: its panel (HTML)
+
+
+def _context(tool: str, state: dict[str, str], extras: PageExtras = PageExtras()) -> dict[str, Any]:
     return {
         "tool": tool,
         "title": TOOL_TITLES[tool],
@@ -497,7 +506,9 @@ def _context(tool: str, state: dict[str, str]) -> dict[str, Any]:
         "error_fields": ERROR_FIELDS[tool],
         "debounce_ms": DEBOUNCE_MS,
         "state_fields": FIELDS[tool],
-        "pretokenize_choices": PRETOKENIZE_CHOICES,
+        "extras": extras,
+        "opened": tokenizer_store.opened_status(state.get("tokenizer")),
+        "render_max_ids": inputs.current_limits().render_max_ids,
         **COMPUTE[tool](state),
     }
 
@@ -576,16 +587,17 @@ def _apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> t
     return ()
 
 
-def render_tool_page(tool: str, state: Mapping[str, str]) -> str:
+def render_tool_page(tool: str, state: Mapping[str, str], extras: PageExtras = PageExtras()) -> str:
     """The full page of one tool, filled in and computed from form-field values.
 
-    Exactly what a POST of those fields renders; used by share links.
+    Exactly what a POST of those fields renders; used by share links and the
+    file controls (`extras`: what they show besides the fields).
     """
     if tool not in TOOLS:
         abort(404)
     full = normalize_state(tool, state)
     _apply_action(tool, full, state)
-    return render_template(f"{tool}.html", **_context(tool, full))
+    return render_template(f"{tool}.html", **_context(tool, full, extras))
 
 
 def render_fragment(tool: str, state: Mapping[str, str]) -> str:
@@ -597,6 +609,9 @@ def render_fragment(tool: str, state: Mapping[str, str]) -> str:
     full = normalize_state(tool, state)
     changed = _apply_action(tool, full, state)
     return render_template(f"partials/{tool}_fragment.html", changed=changed, **_context(tool, full))
+
+
+bp.app_context_processor(template_constants)
 
 
 @bp.app_template_filter("code_spans")

@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flask import Blueprint, Flask, Response, g, has_app_context, jsonify, request
+from flask import Blueprint, Flask, Response, has_app_context, jsonify, request
 
 from webapp.page_controls import full_page, is_htmx, page_state, status
 from webapp.tokenizer import TokenizerError, presets, real
@@ -56,8 +56,7 @@ def choose_preset(tool: str) -> Any:
     except TokenizerError as exc:
         if is_htmx():
             return status(tool, previous, exc.message, reset_inputs=False)
-        g.open_tokenizer_error = exc.message
-        return full_page(tool, page_state(tool, previous))
+        return full_page(tool, page_state(tool, previous), open_error=exc.message)
     if is_htmx():
         return status(tool, entry.id, None, reset_inputs=True, refresh=True)
     state = page_state(tool, entry.id)

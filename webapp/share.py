@@ -32,7 +32,6 @@ from flask import (
     Blueprint,
     Response,
     current_app,
-    g,
     jsonify,
     make_response,
     redirect,
@@ -44,13 +43,13 @@ from flask import (
 from flask.typing import ResponseReturnValue
 
 from webapp.http import ApiError, read_json_object
-from webapp.pages import render_tool_page
+from webapp.pages import PageExtras, render_tool_page
+from webapp.tools import TOOLS
 from webapp.storage import BlobTooLarge, get_storage, is_valid_id
 
 bp = Blueprint("share", __name__)
 
 STATE_KIND = "state"
-TOOLS = ("bytes", "chars", "train")
 #: The form fields a share keeps. "tokenizer" is the id of a tokenizer file kept
 #: server-side by the import feature, or a preset's name; "pretokenize" its
 #: splitting option; "special" ("all" or empty) whether special tokens are recognised.
@@ -255,10 +254,8 @@ def show(share_id: str) -> ResponseReturnValue:
         return render_template("share_not_found.html", share_id=share_id[:64]), 404
     state = displayable(state)
     tool = state.pop("tool")
-    # The share partial inside the page shows this link and keeps the tool.
-    g.share = _share_info(share_id, tool)
-    g.share_tool = tool
-    response = make_response(render_tool_page(tool, state))
+    # The share control inside the page shows this link.
+    response = make_response(render_tool_page(tool, state, PageExtras(share=_share_info(share_id, tool))))
     # Share links are unlisted: whoever has the link may look, search engines should not.
     response.headers["X-Robots-Tag"] = "noindex"
     return response

@@ -8,7 +8,7 @@
   with field "tokenizer".
 - The hooks the pages call: `page_encode_trace`, `page_encode_ids`,
   `page_special_ids`, `page_char_trace`, `page_char_tokenizer`, and
-  `tokenizer_summary` (what an opened tokenizer is, for the page).
+  `opened_status` (what the page's status line shows for its `tokenizer`).
 
 What it does not do: routes (webapp.files, webapp.presets_web), read
 requests (webapp.file_import) or parse file formats (webapp.tokenizer.formats).
@@ -233,14 +233,26 @@ def page_char_tokenizer(tokenizer_id: str) -> tuple[tuple[tuple[str, str], ...],
     return entry.tok.merges, entry.tok.vocab
 
 
-def tokenizer_summary(tokenizer_id: Any) -> dict[str, Any] | None:
-    """For templates: what a loaded tokenizer is, or None when the id is unknown."""
+@dataclass(frozen=True)
+class OpenedStatus:
+    """What the page's status line shows: the opened tokenizer's summary, or why it cannot be used."""
+
+    summary: dict[str, Any] | None = None
+    error: str | None = None
+
+
+def opened_status(tokenizer_id: Any) -> OpenedStatus:
+    """The status of a page's `tokenizer` field (empty: nothing opened)."""
     if not tokenizer_id:
-        return None
+        return OpenedStatus()
     try:
-        entry = load_tokenizer(tokenizer_id)
-    except TokenizerError:
-        return None
+        return OpenedStatus(summary=tokenizer_summary(load_tokenizer(tokenizer_id)))
+    except TokenizerError as exc:
+        return OpenedStatus(error=exc.message)
+
+
+def tokenizer_summary(entry: Loaded) -> dict[str, Any]:
+    """What an opened tokenizer is, for the page: its summary, id, labels and special token names."""
     summary = entry.tok.summary()
     summary["id"] = entry.id
     summary["source_label"] = FORMAT_LABELS.get(entry.tok.source, entry.tok.source)
