@@ -27,14 +27,16 @@ from typing import Any, Mapping
 
 from flask import Blueprint, Response, jsonify
 
-from webapp import inputs, jobkinds
+from webapp import http, inputs, jobkinds, jobs, tokenizer_store
 from webapp import viewmodels as vm
+from webapp.jobs import worker_app
 from webapp.tokenizer import TokenizerError, presets, real
-from webapp.tokenizer import tokenizer_files as tokfiles
+from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
 from webapp.tokenizer.pretokenize import pretokenized_encode_trace
 from webapp.tokenizer.token_sizes import ImpliedVocab
 from webapp.tokenizer.traces import EncodeTrace
+from webapp.tokenizer_store import OpenedStatus
 
 bp = Blueprint("compare", __name__)
 
@@ -87,9 +89,7 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
     """Encode `text` with one spec; the trace records at most `max_tokens` tokens."""
     data = text.encode("utf-8")
     if spec.tokenizer:
-        from webapp import files
-
-        entry = files.load_tokenizer(spec.tokenizer)
+        entry = tokenizer_store.load_tokenizer(spec.tokenizer)
         if entry.tok.level != "bytes":
             raise TokenizerError(
                 "tokenizer: this is a character-level tokenizer; comparisons are between byte-level ones",
@@ -186,7 +186,7 @@ def compare_json(data: Mapping[str, Any], limits: inputs.Limits) -> dict[str, An
 
 def _heavy(data: Mapping[str, Any]) -> bool:
     """Over the thresholds /api/encode hands to a job: a long text, or a long typed merge list on a side."""
-    from webapp import offload
+    from webapp import offload  # late: offload imports pages, which imports this module
 
     text = data.get("text")
     if isinstance(text, str) and len(text) > offload._setting("JOB_ENCODE_CHARS"):
@@ -199,8 +199,6 @@ def _heavy(data: Mapping[str, Any]) -> bool:
 @bp.post("/api/compare")
 def api_compare() -> Response:
     """Both encodings and their boundaries; a long text or merge list is a job (202), as /api/encode."""
-    from webapp import http, jobs
-
     data = http.read_json_object(("text", "a", "b"), ("text", "a", "b"))
     limits = inputs.current_limits()
     try:
@@ -222,8 +220,6 @@ def api_compare() -> Response:
 @jobkinds.job_kind("compare")
 def compare_job(params: dict[str, Any], progress: jobkinds.Progress, cancelled: jobkinds.Cancelled) -> jobkinds.JobOutput:
     """/api/compare for a long text, in the job process (opened files need the worker's app)."""
-    from webapp.jobs import worker_app
-
     progress(0.1, "encoding the text twice")
     with worker_app().app_context():
         return jobkinds.JobOutput(compare_json(params["body"], jobkinds._limits(params)))
@@ -307,12 +303,18 @@ def page_compare(state: Mapping[str, str]) -> tuple[dict[str, Any] | None, dict[
 
 def _own_scheme(ref: str) -> str:
     """The pre-tokenization a preset or opened file uses by itself ("none" when unknown)."""
-    from webapp import files
-
     try:
-        return files.load_tokenizer(ref).tok.pretokenize
+        return tokenizer_store.load_tokenizer(ref).tok.pretokenize
     except TokenizerError:
         return "none"
+
+
+def choice_status(state: Mapping[str, str]) -> OpenedStatus:
+    """The opened file chosen as side B (its summary for the select box), or nothing for a preset / typed merges."""
+    choice = state.get("compare", "")
+    if not choice or choice == "merges" or presets.is_preset(choice):
+        return OpenedStatus()
+    return tokenizer_store.opened_status(choice)
 
 
 def swap_sides(state: dict[str, str]) -> tuple[str, ...]:

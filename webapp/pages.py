@@ -27,11 +27,11 @@ from werkzeug.wrappers import Response as BaseResponse
 from markupsafe import Markup, escape
 
 from webapp import active as act
-from webapp import inputs
+from webapp import compare, inputs
 from webapp import tokenizer as tk
 from webapp import tokenizer_store
 from webapp import viewmodels as vm
-from webapp.tools import TOOLS, template_constants
+from webapp.tools import FILE_TOOLS, TOOLS, template_constants
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats
 from webapp.tokenizer.presets import get_preset, is_installed, is_preset
@@ -241,8 +241,6 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
     decoded = compute_decode(state, limits, errors, active)
     comparison = None
     if result is not None:  # "Compare with…": side B beside this result (webapp.compare)
-        from webapp import compare
-
         comparison, compare_errors = compare.page_compare(state)
         errors.update(compare_errors)
     return {"result": result, "decoded": decoded, "comparison": comparison, "errors": _error_dict(errors, state),
@@ -509,6 +507,7 @@ def _context(tool: str, state: dict[str, str], extras: PageExtras = PageExtras()
         "extras": extras,
         "opened": tokenizer_store.opened_status(state.get("tokenizer")),
         "render_max_ids": inputs.current_limits().render_max_ids,
+        "compare_opened": compare.choice_status(state) if tool == "bytes" else None,
         **COMPUTE[tool](state),
     }
 
@@ -571,8 +570,6 @@ def _apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> t
     """Buttons that change fields before computing (no JavaScript needed): the names changed."""
     action = raw.get("action")
     if tool == "bytes" and action == "compare-swap":
-        from webapp import compare
-
         return compare.swap_sides(state)
     if tool == "chars" and action == "add-missing" and act.resolve(tool, state).typed:
         vocab = with_missing_tokens(state)
@@ -712,7 +709,7 @@ def ids_download(tool: str) -> BaseResponse:
     A state over the job thresholds is encoded by a background job: the answer
     is then a redirect to the job's page, which offers the file when it is done.
     """
-    if tool not in ("bytes", "chars"):
+    if tool not in FILE_TOOLS:
         abort(404)
     from webapp import offload  # offload's done views import this module
 

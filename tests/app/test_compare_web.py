@@ -14,7 +14,7 @@ import re
 import pytest
 from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tokenizer
 
-from webapp import files
+from webapp import tokenizer_store
 from webapp.tokenizer import encode, get_tokenizer
 from webapp.tokenizer.pretokenize import pretokenized_encode
 
@@ -24,9 +24,9 @@ MERGES = [[108, 111, 256], [256, 119, 257], [101, 114, 258]]
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    files.LOADED.clear()
+    tokenizer_store.LOADED.clear()
     yield
-    files.LOADED.clear()
+    tokenizer_store.LOADED.clear()
 
 
 def _compare(client, a, b, text=TEXT):
