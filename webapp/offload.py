@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 from flask import current_app, g, render_template
 
-from webapp import inputs, jobs, page_controls, pages
+from webapp import inputs, jobs, page_compute, page_controls, page_fields
 from webapp.job_store import Job
 from webapp.jobkinds import pack_bytes, training_trace_of
 
@@ -222,6 +222,6 @@ def _train_view(job: Job, result: Any, params: dict[str, Any]) -> str:
     words = inputs.read_words(params["words"], limits, form=bool(params.get("form")))
     num_merges = inputs.read_num_merges(params["num_merges"], limits)
     state = {"words": "", "num_merges": str(num_merges), "view": "steps"}
-    context = pages.train_result(words, num_merges, training_trace_of(result), limits)
+    context = page_compute.train_result(words, num_merges, training_trace_of(result), limits)
     return render_template("partials/train_results.html", result=context, state=state,
-                           views=pages.VIEWS["train"], tool="train")
+                           views=page_fields.VIEWS["train"], tool="train")

@@ -9,11 +9,11 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from tests.conftest import make_app
-from webapp import pages
+from webapp import examples, page_compute, page_fields, pages, tools
 
 SEED_BYTES = {"text": "low", "merges": "[[108,111,256],[256,119,257]]", "ids": "257",
               "vocab": '{"256":[108,111],"257":[108,111,119]}'}
-SEED_CHARS = {"text": "lower", "merges": pages.SEED_CHAR_MERGES, "vocab": pages.SEED_CHAR_VOCAB}
+SEED_CHARS = {"text": "lower", "merges": examples.SEED_CHAR_MERGES, "vocab": examples.SEED_CHAR_VOCAB}
 
 
 def token_ids(html: str) -> list[int]:
@@ -45,11 +45,11 @@ def test_first_visit_shows_the_seed_example_computed(client):
     assert 'data-ok="true"' in html  # the round-trip badge
 
 
-@pytest.mark.parametrize("tool", pages.TOOLS)
+@pytest.mark.parametrize("tool", tools.TOOLS)
 def test_every_example_is_one_click_and_computes(client, tool):
-    for example in pages.EXAMPLES[tool]:
+    for example in examples.EXAMPLES[tool]:
         html = client.get(f"/{tool}?example={example.key}").get_data(as_text=True)
-        errors = {name: field_error(html, name) for name in pages.ERROR_FIELDS[tool]}
+        errors = {name: field_error(html, name) for name in page_fields.ERROR_FIELDS[tool]}
         if (tool, example.key) == ("chars", "missing"):
             assert "not in the vocab" in errors["vocab"]
         else:
@@ -320,10 +320,10 @@ def test_parse_errors_show_the_line_with_a_caret(client):
 
 def test_error_snippet_windows_long_lines():
     line = "x" * 500
-    shown, caret = pages.error_snippet(line, {"line": 1, "column": 300}, width=60)
+    shown, caret = page_compute.error_snippet(line, {"line": 1, "column": 300}, width=60)
     assert shown.startswith("1 │ …") and shown.endswith("…") and len(shown) < 80
     assert caret.index("^") == shown.index("x") + 30  # the window starts at column 270: the caret is under column 300
-    assert pages.error_snippet("a", {"rule": 1}) is None
+    assert page_compute.error_snippet("a", {"rule": 1}) is None
 
 
 def test_training_many_merges_keeps_the_page_bounded(tmp_path):
