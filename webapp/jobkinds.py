@@ -217,8 +217,6 @@ def encode_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
 @job_kind("encode-text")
 def encode_text_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
     """Character-level encode with every token (the /api/encode-text answer)."""
-    from webapp import inputs
-
     limits = _limits(params)
     progress(0.05, "reading the vocab and the merges")
     text = inputs.read_text(params["text"], limits)

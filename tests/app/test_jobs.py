@@ -325,7 +325,7 @@ def test_bytes_page_with_a_long_text_renders_in_a_job_exactly_as_inline(setup, t
 
 
 def test_eta_is_elapsed_over_fraction_and_reads_back_from_the_text():
-    from webapp.jobs import eta_seconds, split_eta, with_eta
+    from webapp.job_store import eta_seconds, split_eta, with_eta
 
     # a quarter done in 3 s: 9 s more at the same pace
     assert eta_seconds(3.0, 0.25) == 9
