@@ -125,13 +125,12 @@ class RuleTable:
         return self._news
 
     def next_rank(self, key: int, time: int) -> int:
-        """The first rule index >= time whose pair is `key`, or INF."""
-        rank = self.first.get(key, INF)
-        if rank >= time:
-            return rank
-        indices = self.later.get(key)
-        if indices is None:
-            return INF
+        """The first rule index >= time of a pair listed more than once, or INF.
+
+        Callers ask only for a pair in `later` whose first rule is already
+        behind `time` (the first rank they looked up is stale).
+        """
+        indices = self._later[key]
         at = bisect_left(indices, time)
         return indices[at] if at < len(indices) else INF
 

@@ -1,0 +1,124 @@
+"""Every path of the byte-level engine against the literal algorithm (webapp.tokenizer.reference).
+
+The engine has several ways to apply the same rules: the list-rebuild loop
+for short pieces and the bucket queue for long ones (engine.SMALL_PIECE),
+the numpy batch for well-formed lists, whole-text pair ranks up to
+WHOLE_TEXT_RANKS bytes and per piece beyond, pieces too long for the cache,
+and 64-bit keys or Python ints for huge ids. These strategies are built to
+reach each of them: long pieces over a small alphabet so pairs repeat, odd
+lists (a pair listed twice, an operand that only a later rule makes), and
+well-formed lists with pieces on both sides of every length bound.
+"""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings, strategies as st
+
+from webapp.tokenizer import byte_level, engine, reference
+from webapp.tokenizer.byte_level import compile_byte_merges, encode
+
+ALPHABET = (97, 98, 99)  # "abc": few symbols, so long pieces repeat their pairs
+
+
+def _fresh(merges: list[list[int]]) -> byte_level.CompiledByteMerges:
+    compiled = compile_byte_merges(merges)
+    compiled.pieces.clear()  # every example starts with an empty piece cache
+    return compiled
+
+
+@st.composite
+def odd_lists(draw: st.DrawFn) -> list[list[int]]:
+    """Rules over a, b, c and four made ids, in any order: pairs listed twice, operands made later."""
+    made = list(range(256, 260))
+    symbols = list(ALPHABET) + made
+    count = draw(st.integers(1, 12))
+    return [[draw(st.sampled_from(symbols)), draw(st.sampled_from(symbols)), draw(st.sampled_from(made))]
+            for _ in range(count)]
+
+
+@st.composite
+def well_formed_lists(draw: st.DrawFn) -> list[list[int]]:
+    """Rules numbered 256, 257, ... whose operands are bytes of "abc" or earlier rules' ids.
+
+    Half of them start by joining every pair of a, b, c, so that no cut falls
+    inside a run of "abc" and long pieces stay long.
+    """
+    rules: list[list[int]] = []
+    if draw(st.booleans()):
+        rules = [[x, y, 256 + i] for i, (x, y) in enumerate((x, y) for x in ALPHABET for y in ALPHABET)]
+    for index in range(len(rules), len(rules) + draw(st.integers(1, 10))):
+        known = list(ALPHABET) + [256 + i for i in range(index)]
+        rules.append([draw(st.sampled_from(known)), draw(st.sampled_from(known)), 256 + index])
+    return rules
+
+
+# Pieces of every length class: single bytes, short (<= SMALL_PIECE), long, over the cache's piece bound.
+piece_lengths = st.sampled_from([1, 2, 5, engine.SMALL_PIECE, engine.SMALL_PIECE + 1, 60, 255, 257, 300])
+
+
+@st.composite
+def texts_of_pieces(draw: st.DrawFn) -> str:
+    """Runs of "abc" of every length class, separated by spaces (no rule touches a space: a cut)."""
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    lengths = draw(st.lists(piece_lengths, min_size=1, max_size=6))
+    return " ".join("".join(rng.choice("abc") for _ in range(n)) for n in lengths)
+
+
+@settings(max_examples=250, deadline=None)
+@given(merges=odd_lists(), text=st.text(alphabet="abc", min_size=engine.SMALL_PIECE + 1, max_size=150))
+def test_odd_lists_on_long_pieces(merges, text):
+    """The bucket queue with stale ranks: a pair listed twice, re-ranked after a merge."""
+    assert encode(text, _fresh(merges)) == reference.encode(text, merges)
+
+
+@settings(max_examples=250, deadline=None)
+@given(merges=odd_lists(), text=st.text(alphabet="abc ", max_size=40))
+def test_odd_lists_on_short_pieces(merges, text):
+    assert encode(text, _fresh(merges)) == reference.encode(text, merges)
+
+
+@settings(max_examples=200, deadline=None)
+@given(merges=well_formed_lists(), text=texts_of_pieces())
+def test_well_formed_lists_with_pieces_of_every_length(merges, text):
+    """The batch, and long pieces before and after a short miss, cached or too long for the cache."""
+    compiled = _fresh(merges)
+    expected = reference.encode(text, merges)
+    assert encode(text, compiled) == expected
+    assert encode(text, compiled) == expected  # again, from the piece cache
+
+
+@settings(max_examples=100, deadline=None)
+@given(merges=odd_lists(), text=texts_of_pieces())
+def test_odd_lists_with_pieces_of_every_length(merges, text):
+    compiled = _fresh(merges)
+    expected = reference.encode(text, merges)
+    assert encode(text, compiled) == expected
+    assert encode(text, compiled) == expected
+
+
+def test_a_text_over_the_whole_text_ranks_bound():
+    """Beyond WHOLE_TEXT_RANKS bytes the initial pair ranks are converted per piece."""
+    rng = random.Random(5)
+    text = "".join(rng.choice("ab  ") for _ in range(byte_level.WHOLE_TEXT_RANKS + 5000))
+    merges = [[97, 98, 256], [256, 97, 257], [97, 98, 258], [257, 256, 256], [98, 98, 259]]  # odd: a pair twice
+    assert encode(text, _fresh(merges)) == reference.encode(text, merges)
+
+
+def test_ids_too_large_for_64_bit_pair_keys():
+    """Well-formed rules with ids near 2**31: pair keys no longer fit the fast sort, nor int64 in the table."""
+    big = 2**31
+    merges = [[97, 98, big], [big, 99, big + 1], [big + 1, big + 1, big + 2]]
+    for text in ["abc", "abcabc abc", "abcabc" * 20 + " ab", "x" + "abc" * 15]:
+        assert encode(text, _fresh(merges)) == reference.encode(text, merges)
+
+
+def test_a_long_piece_that_misses_after_a_short_one():
+    """A short miss sends the rest of the text to the batch; a long piece there goes to the engine."""
+    merges = [[x, y, 256 + i] for i, (x, y) in enumerate((x, y) for x in ALPHABET for y in ALPHABET)]
+    merges += [[256, 260, 265], [265, 99, 266]]
+    for text in ["ab " + "abc" * 20, "ab " + "abc" * 100 + " ca " + "cab" * 15]:
+        compiled = _fresh(merges)
+        assert encode(text, compiled) == reference.encode(text, merges)
+        assert encode(text, compiled) == reference.encode(text, merges)
