@@ -38,6 +38,7 @@ from webapp.inputs import Limits
 from webapp.storage import content_id
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import formats as tokfiles
+from webapp.tokenizer import textformats
 from webapp.tokenizer.pretokenize import pretokenized_encode
 from webapp.tokenizer.traces import PairCount, TrainingStep, TrainingTrace
 
@@ -246,9 +247,8 @@ def page_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -
 @job_kind("ids")
 def ids_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
     """Every id of a Bytes or Characters page state (the ids download of a long text)."""
-    from webapp import pages
+    from webapp import pages  # late: pages and jobs import this module through webapp.offload / webapp.jobs
     from webapp.jobs import worker_app
-    from webapp.tokenizer import textformats
 
     tool = params["tool"]
     progress(0.1, "encoding the text")

@@ -27,7 +27,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from markupsafe import Markup, escape
 
 from webapp import active as act
-from webapp import compare, inputs
+from webapp import compare, inputs, jobs
 from webapp import tokenizer as tk
 from webapp import tokenizer_store
 from webapp.examples import EXAMPLES, LANDING_PRESET, LANDING_TEXT
@@ -194,7 +194,7 @@ def ids_download(tool: str) -> BaseResponse:
     """
     if tool not in FILE_TOOLS:
         abort(404)
-    from webapp import offload  # offload's done views import this module
+    from webapp import offload  # late: offload imports this module (its done views render pages)
 
     state = normalize_state(tool, request.form)
     try:
@@ -210,8 +210,6 @@ def ids_download(tool: str) -> BaseResponse:
 @bp.get("/jobs/<job_id>/ids.txt")
 def ids_job_file(job_id: str) -> Response:
     """The ids file an ids-download job made (404 for another kind, 409 until it is done)."""
-    from webapp import jobs
-
     store = jobs.get_queue().store
     job = store.get(job_id)
     if job is None or job.kind != "ids":
