@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import secrets
 import shutil
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +32,20 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from webapp import corpus_job, inputs, jobs, viewmodels
+from webapp.job_store import Job
 from webapp.http import ApiError, read_json_object
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer.corpus_training import LEVELS, SCHEMES
+from webapp.tools import PRETOKENIZE_CHOICES
 
 bp = Blueprint("corpus", __name__)
 
 STEPS_PER_PAGE = 100
 FORM_SLACK = 1024 * 1024  # room for the form's other fields and multipart headers
 DEFAULT_STATE = {"text": "", "pretokenize": "gpt2", "level": "bytes", "num_merges": "1000", "held_out": ""}
-SCHEME_LABELS = {"none": "none (whitespace-split words)", "gpt2": "GPT-2 pattern", "cl100k": "cl100k pattern",
-                 "o200k": "o200k pattern"}
+#: The page's pre-tokenization choices: the app's (webapp.tools), "none" meaning whitespace-split words here.
+SCHEME_CHOICES = tuple((s, "none (whitespace-split words)" if s == "none" else label)
+                       for s, label in PRETOKENIZE_CHOICES if s in SCHEMES)
 
 
 class CorpusInputError(TokenizerError):
@@ -104,9 +108,7 @@ def save_corpus(paste: str, limits: inputs.Limits) -> tuple[Path, list[dict[str,
 
 
 def submit_corpus(folder: Path, files: list[dict[str, str]], options: inputs.CorpusOptions,
-                  limits: inputs.Limits) -> jobs.Job:
-    from dataclasses import asdict
-
+                  limits: inputs.Limits) -> Job:
     return jobs.submit("corpus", {
         "folder": str(folder), "files": files, "options": asdict(options), "limits": asdict(limits),
     })
@@ -115,9 +117,9 @@ def submit_corpus(folder: Path, files: list[dict[str, str]], options: inputs.Cor
 # --- pages ---------------------------------------------------------------------------------
 
 
-def _page(state: dict[str, str], errors: dict[str, Any], job: jobs.Job | None = None) -> str:
+def _page(state: dict[str, str], errors: dict[str, Any], job: Job | None = None) -> str:
     return render_template("corpus.html", title="Corpus", tool="corpus", state=state, errors=errors,
-                           schemes=[(s, SCHEME_LABELS.get(s, s)) for s in SCHEMES], levels=LEVELS,
+                           schemes=SCHEME_CHOICES, levels=LEVELS,
                            job_panel=jobs.render_panel(job, "corpus") if job else None,
                            job_id=job.id if job else None, limits=_limits())
 
@@ -162,7 +164,7 @@ def corpus_result_page(job_id: str) -> Any:
     result = queue.store.result(job) if job.state == "done" else None
     view = None
     if result is not None:
-        view = viewmodels.corpus_result(result, job.id, _page_number(), STEPS_PER_PAGE)
+        view = viewmodels.corpus_result(result, job.id, _page_number(), STEPS_PER_PAGE, url_for=url_for)
     return render_template("corpus_result.html", title="Corpus training", tool="corpus", job=job, result=view,
                            job_panel=None if result is not None else jobs.render_panel(job, "corpus"))
 
@@ -173,7 +175,7 @@ def _page_number() -> int:
 
 
 @jobs.done_view("corpus")
-def _done(job: jobs.Job, result: Any, params: dict[str, Any]) -> str:
+def _done(job: Job, result: Any, params: dict[str, Any]) -> str:
     """What replaces the panel when the job is done: the headline and a link to the results page."""
     return render_template("partials/corpus_done.html", job=job, result=result,
                            url=url_for("corpus.corpus_result_page", job_id=job.id))

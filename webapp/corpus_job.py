@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from webapp import tokenizer as tk
+from webapp.storage import content_id
 from webapp.jobkinds import GRACEFUL, Cancelled, JobOutput, Progress, job_kind
 from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import tokenizer_files as tf
+from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer.corpus_training import CorpusTraining, TrainingCancelled, count_streams, train_counts
 from webapp.tokenizer.pretokenize import pretokenized_encode
 
@@ -56,14 +57,14 @@ def _phase(progress: Progress, start: float, share: float) -> Callable[[int, int
     return report
 
 
-def build_tokenizer(result: CorpusTraining, scheme: str) -> tf.LoadedTokenizer:
+def build_tokenizer(result: CorpusTraining, scheme: str) -> tokfiles.LoadedTokenizer:
     """The trained merges as an opened tokenizer the pages and exports understand."""
     if result.level == "bytes":
-        tok = tf.from_playground(level="bytes", merges=result.merges, pretokenize=scheme)
+        tok = tokfiles.from_playground(level="bytes", merges=result.merges, pretokenize=scheme)
     else:
         pairs = [(str(a), str(b)) for a, b in result.pairs]
         vocab = tk.training_vocab(result.alphabet, pairs)  # each distinct character is a "word"
-        tok = tf.from_playground(level="chars", merges=pairs, vocab=vocab)
+        tok = tokfiles.from_playground(level="chars", merges=pairs, vocab=vocab)
     return replace(tok, source=SOURCE)  # how the pages name it: "Using a tokenizer trained on a corpus"
 
 
@@ -89,8 +90,6 @@ def _display(token: str | bytes) -> str:
 
 def run_corpus(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
     """Count, train, store; see the module docstring."""
-    from webapp.storage import content_id
-
     folder = Path(params["folder"])
     try:
         options, limits = params["options"], params["limits"]
@@ -115,7 +114,7 @@ def run_corpus(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
                               progress=_phase(progress, COUNT_SHARE, TRAIN_SHARE), should_stop=cancelled)
         progress(COUNT_SHARE + TRAIN_SHARE, "storing the tokenizer")
         tok = build_tokenizer(result, scheme)
-        data = zlib.compress(tf.dumps_stored(tok), 6)
+        data = zlib.compress(tokfiles.dumps_stored(tok), 6)
         held_out = options.get("held_out") or ""
         held_tokens = held_out_tokens(held_out, result, scheme)
         held_bytes = len(held_out.encode("utf-8"))

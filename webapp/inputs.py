@@ -28,7 +28,7 @@ from flask import current_app
 from webapp import tokenizer as tk
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats
-from webapp.tokenizer import byte_level
+from webapp.tokenizer import byte_level, corpus_training
 from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.pretokenize import SCHEMES
 from webapp.tokenizer.token_sizes import SizeLimits
@@ -451,11 +451,9 @@ def _choice(value: Any, field: str, choices: tuple[str, ...], default: str) -> s
 
 def read_corpus_options(values: Mapping[str, Any], limits: Limits) -> tuple[CorpusOptions | None, dict[str, TokenizerError]]:
     """The corpus form's / API's options, checked against the limits; every field's error at once."""
-    from webapp.tokenizer.corpus_training import LEVELS, SCHEMES
-
     found, errors = collect({
-        "pretokenize": lambda: _choice(values.get("pretokenize"), "pretokenize", SCHEMES, "gpt2"),
-        "level": lambda: _choice(values.get("level"), "level", LEVELS, "bytes"),
+        "pretokenize": lambda: _choice(values.get("pretokenize"), "pretokenize", corpus_training.SCHEMES, "gpt2"),
+        "level": lambda: _choice(values.get("level"), "level", corpus_training.LEVELS, "bytes"),
         "num_merges": lambda: read_num_merges(values.get("num_merges", ""), limits),
         "held_out": lambda: _held_out(values.get("held_out"), limits),
     })

@@ -14,6 +14,7 @@ always shows as text. It does not call the engine except for small helpers
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Sequence
@@ -639,8 +640,6 @@ def count_line(counts: Sequence[int], width: int = 720, height: int = 200, bucke
     """The winning count per step as a line on a log scale (at most `buckets` points: each the bucket's max)."""
     if not counts:
         return None
-    import math
-
     left, bottom, top, right = 48, height - 22, 10, 8
     plot_w, plot_h = width - left - right, bottom - top
     per = max(1, math.ceil(len(counts) / buckets))
@@ -656,10 +655,12 @@ def count_line(counts: Sequence[int], width: int = 720, height: int = 200, bucke
     return LineChart(width, height, points, ticks, left, len(counts))
 
 
-def corpus_result(result: dict[str, Any], job_id: str, page: int, per_page: int) -> CorpusView:
-    """What the corpus results page shows: summary, one page of the step table, the chart, downloads."""
-    from flask import url_for
+def corpus_result(result: dict[str, Any], job_id: str, page: int, per_page: int, *,
+                  url_for: Callable[..., str]) -> CorpusView:
+    """What the corpus results page shows: summary, one page of the step table, the chart, downloads.
 
+    `url_for` is Flask's, passed in by the view: this module stays free of Flask.
+    """
     steps = result["steps"]
     total = len(steps["count"])
     pages = max(1, -(-total // per_page))
