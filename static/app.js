@@ -292,8 +292,20 @@
     window.clearTimeout(saveTimer);
     saveTimer = window.setTimeout(saveState, 150);
   });
+  // The view tab a person picked wins over the one an answer already in flight
+  // was rendered with (it was sent before the click), so a swap never undoes it.
+  var chosenView = null;
   document.addEventListener("change", function (event) {
-    if (event.target.name === "view") { saveState(); }
+    if (event.target.name === "view") { chosenView = event.target.value; saveState(); }
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    if (!chosenView) { return; }
+    var radio = document.querySelector('input.tab-radio[name="view"][value="' + chosenView + '"]');
+    if (!radio || radio.checked) { return; }
+    radio.checked = true;
+    // a long text's result comes without its trace: ask for it as a click would
+    var tabs = radio.closest(".tabs");
+    if (tabs && tabs.hasAttribute("hx-post")) { radio.dispatchEvent(new Event("change", { bubbles: true })); }
   });
   document.addEventListener("htmx:afterSettle", function () {
     syncInactive();

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import time
 from typing import Any, Iterator
 from urllib.parse import parse_qs, urlparse
 
@@ -560,3 +561,30 @@ def test_11_fast_typing_sends_few_requests_one_at_a_time(open_page):
     assert most == 1, most  # never two live updates at once
     assert sent <= 8, sent  # 18 keys, a handful of requests
     shot(page, "11-after-fast-typing")
+
+
+# --- 4b. a view picked while an answer is in flight stays picked -----------------
+
+
+def test_4_a_view_picked_while_an_update_is_in_flight_survives_the_swap(open_page):
+    """Typing sends the state with the Tokens view; clicking Trace before that
+    answer lands must not be undone when it is swapped in."""
+    page = open_page()
+    page.goto("/bytes")
+    page.fill("#f-text", "hello")
+    expect(tokens(page).first).to_be_visible()
+    held: list[Any] = []
+    page.route("**/fragments/bytes", lambda route: held.append(route))
+    page.fill("#f-text", "hello world")  # its answer is held back
+    deadline = time.monotonic() + 5
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert held, "the typed update was never sent"
+    page.locator("#results label.tab", has_text="Trace").click()
+    assert page.locator('#results input.tab-radio[value="trace"]').is_checked()
+    for route in held:
+        route.continue_()  # the answer rendered with the Tokens view lands now
+    page.unroute("**/fragments/bytes")
+    expect(page.locator("#tokens")).to_contain_text("world")
+    expect(page.locator('#results input.tab-radio[value="trace"]')).to_be_checked()
+    shot(page, "4-view-kept-after-swap")
