@@ -34,8 +34,14 @@ def odd_lists(draw: st.DrawFn) -> list[list[int]]:
     made = list(range(256, 260))
     symbols = list(ALPHABET) + made
     count = draw(st.integers(1, 12))
-    return [[draw(st.sampled_from(symbols)), draw(st.sampled_from(symbols)), draw(st.sampled_from(made))]
-            for _ in range(count)]
+    rules = [[draw(st.sampled_from(symbols)), draw(st.sampled_from(symbols)), draw(st.sampled_from(made))]
+             for _ in range(count)]
+    # Repeat some pairs further down: a pair whose first rule is behind re-ranks to its later one
+    # (random draws alone rarely list a pair twice in an order that fires both).
+    for _ in range(draw(st.integers(0, 3))):
+        left, right, _new = rules[draw(st.integers(0, len(rules) - 1))]
+        rules.insert(draw(st.integers(0, len(rules))), [left, right, draw(st.sampled_from(made))])
+    return rules
 
 
 @st.composite
@@ -122,3 +128,40 @@ def test_a_long_piece_that_misses_after_a_short_one():
         compiled = _fresh(merges)
         assert encode(text, compiled) == reference.encode(text, merges)
         assert encode(text, compiled) == reference.encode(text, merges)
+
+
+def _replay(initial: list[int], rules: list[list[int]], events: list[engine.Event]) -> list[tuple[int, int, tuple[int, ...]]]:
+    """The engine's merge events applied one by one to `initial`, in reference.steps' form.
+
+    Each event must join two neighbouring operands that hold the rule's pair;
+    the events of one rule must come together, rules in list order.
+    """
+    starts = list(range(len(initial)))  # offsets of the current symbols' first original symbol
+    symbols = list(initial)
+    out: list[tuple[int, int, tuple[int, ...]]] = []
+    for rule, left, right in events:
+        i = starts.index(left)
+        left_id, right_id, new = rules[rule]
+        assert starts[i + 1] == right and (symbols[i], symbols[i + 1]) == (left_id, right_id)
+        symbols[i] = new
+        del symbols[i + 1], starts[i + 1]
+        if out and out[-1][0] == rule:
+            out[-1] = (rule, out[-1][1] + 1, tuple(symbols))
+        else:
+            assert not out or out[-1][0] < rule
+            out.append((rule, 1, tuple(symbols)))
+    return out
+
+
+@settings(max_examples=250, deadline=None)
+@given(merges=odd_lists(), text=st.one_of(st.text(alphabet="abc", min_size=2, max_size=engine.SMALL_PIECE),
+                                          st.text(alphabet="abc", min_size=engine.SMALL_PIECE + 1, max_size=120)))
+def test_merge_events_of_both_loops_replay_to_the_literal_steps(merges, text):
+    """Events recorded by the list loop (short) and the bucket queue (long), stale re-ranks included."""
+    initial = list(text.encode())
+    table = engine.RuleTable([tuple(rule) for rule in merges], 255)
+    events: list[engine.Event] = []
+    out = table.run(initial, events)
+    expected = reference.steps(initial, merges)
+    assert _replay(initial, merges, events) == expected
+    assert out == list(expected[-1][2] if expected else initial)

@@ -339,7 +339,7 @@ class CompiledByteMerges:
         lookup = cache.data.get
         table = self.table
         run = table.run
-        run_small = table._run_plain
+        run_small = table.run_short
         # Initial pair ranks of the whole text, made on the first cache miss
         # with one numpy lookup, then sliced per piece.
         ranks: list[int] | None = None

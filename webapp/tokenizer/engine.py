@@ -20,6 +20,12 @@ taken literally - without a pass per rule:
   present; stale positions are skipped lazily), so each merge costs O(1)
   plus a heap push when it creates a rank not yet present. A rank names one
   pair, so the buckets are the pair -> positions index.
+* So there are exactly two merge loops, `run_short` (lists; it records
+  events or not, and takes ranks precomputed by byte_level) and `_run_heap`.
+  Both re-rank a new pair the same way: `first[key]` inline, then
+  `rank_after` only when that rank is stale (a pair listed twice, or an
+  operand made after a rule that uses it). Inline because a call per
+  re-rank measured about 8% slower on short pieces (issue 12, item 4).
 * The callers (byte_level, char_level) cut the text where no rule can ever
   join two neighbours, encode the pieces independently and cache them in a
   `caches.BoundedCache`; the pieces give the same answer as the whole text.
@@ -124,13 +130,17 @@ class RuleTable:
             self._build()
         return self._news
 
-    def next_rank(self, key: int, time: int) -> int:
-        """The first rule index >= time of a pair listed more than once, or INF.
+    def rank_after(self, key: int, time: int) -> int:
+        """The rank of pair `key` at `time` when its first rule is already behind: INF, or a later duplicate.
 
-        Callers ask only for a pair in `later` whose first rule is already
-        behind `time` (the first rank they looked up is stale).
+        The re-ranking step of every merge loop, written once: a loop looks up
+        `first[key]` itself (the hot, common case) and calls this only when
+        that rank is stale (`< time`), which only lists naming a pair twice
+        (or making an operand after a rule that uses it) ever reach.
         """
-        indices = self._later[key]
+        indices = self.later.get(key)
+        if indices is None:
+            return INF
         at = bisect_left(indices, time)
         return indices[at] if at < len(indices) else INF
 
@@ -139,66 +149,29 @@ class RuleTable:
         if len(symbols) < 2 or not self.count:
             return list(symbols)
         if len(symbols) <= SMALL_PIECE:
-            if events is None:
-                return self._run_plain(list(symbols))
-            return self._run_small(list(symbols), events)
+            return self.run_short(list(symbols), None, events)
         return self._run_heap(symbols, events)
 
-    def _run_plain(self, seq: list[int], ranks: list[int] | None = None) -> list[int]:
-        """`_run_small` without event recording: the hot path of cold encoding.
+    def run_short(self, seq: list[int], ranks: list[int] | None = None,
+                  events: list[Event] | None = None) -> list[int]:
+        """Merge `seq` (len >= 2) in place on Python lists: ranks[i] is the rank of pair (seq[i], seq[i+1]).
 
-        `ranks` may come precomputed (the initial ranks of the pairs of `seq`).
+        `ranks` may come precomputed (byte_level slices them from one numpy
+        lookup of the whole text). The minimum rank is the next rule that
+        fires; its matches are the positions holding that rank, taken left
+        to right. A merge at i re-ranks only its two new neighbour pairs
+        (with time k + 1, so this visit never sees them), which also drops
+        an overlapping match. This is the hot path of cold encoding: the
+        `first_get` lookup stays inline (a call per re-rank costs more, see
+        `rank_after`); recording events costs one `is not None` test per merge.
         """
         first_get = self.first.get
-        later = self.later
-        shift = self.shift
-        news = self.news
-        if ranks is None:
-            ranks = [first_get(a * shift + b, INF) for a, b in zip(seq, seq[1:])]
-        while True:
-            k = min(ranks)
-            if k == INF:
-                return seq
-            new = news[k]
-            time = k + 1
-            i = ranks.index(k)
-            while True:
-                seq[i] = new
-                del seq[i + 1]
-                del ranks[i]
-                if i < len(ranks):
-                    key = new * shift + seq[i + 1]
-                    rank = first_get(key, INF)
-                    if rank < time:
-                        rank = self.next_rank(key, time) if later and key in later else INF
-                    ranks[i] = rank
-                if i:
-                    key = seq[i - 1] * shift + new
-                    rank = first_get(key, INF)
-                    if rank < time:
-                        rank = self.next_rank(key, time) if later and key in later else INF
-                    ranks[i - 1] = rank
-                if k in ranks:  # C-level scan; most rules match once per piece
-                    i = ranks.index(k, i)
-                else:
-                    break
-            if not ranks:
-                return seq
-
-    def _run_small(self, seq: list[int], events: list[Event] | None) -> list[int]:
-        """Merge in place on Python lists: ranks[i] is the rank of pair (seq[i], seq[i+1]).
-
-        The minimum rank is the next rule that fires; its matches are the
-        positions holding that rank, taken left to right. A merge at i
-        re-ranks only its two new neighbour pairs (with time k + 1, so this
-        visit never sees them), which also drops an overlapping match.
-        """
-        first = self.first
-        later = self.later
+        rank_after = self.rank_after
         shift = self.shift
         news = self.news
         starts = list(range(len(seq))) if events is not None else None
-        ranks = [first.get(a * shift + b, INF) for a, b in zip(seq, seq[1:])]
+        if ranks is None:
+            ranks = [first_get(a * shift + b, INF) for a, b in zip(seq, seq[1:])]
         while True:
             k = min(ranks)
             if k == INF:
@@ -215,19 +188,15 @@ class RuleTable:
                 del ranks[i]
                 if i < len(ranks):
                     key = new * shift + seq[i + 1]
-                    rank = first.get(key, INF)
-                    if rank < time:
-                        rank = self.next_rank(key, time) if key in later else INF
-                    ranks[i] = rank
+                    rank = first_get(key, INF)
+                    ranks[i] = rank if rank >= time else rank_after(key, time)
                 if i:
                     key = seq[i - 1] * shift + new
-                    rank = first.get(key, INF)
-                    if rank < time:
-                        rank = self.next_rank(key, time) if key in later else INF
-                    ranks[i - 1] = rank
-                try:
-                    i = ranks.index(k, i + 1)
-                except ValueError:
+                    rank = first_get(key, INF)
+                    ranks[i - 1] = rank if rank >= time else rank_after(key, time)
+                if k in ranks:  # C-level scan; most rules match once per piece
+                    i = ranks.index(k, i)  # ranks[i] was just re-ranked past k
+                else:
                     break
             if not ranks:
                 return seq
@@ -242,9 +211,8 @@ class RuleTable:
         """
         shift = self.shift
         news = self.news
-        next_rank = self.next_rank
+        rank_after = self.rank_after
         first_get = self.first.get
-        later = self.later
         vals = list(symbols)
         n = len(vals)
         nxt = list(range(1, n + 1))
@@ -287,7 +255,7 @@ class RuleTable:
                     key = new * shift + vals[r]
                     rp = first_get(key, INF)
                     if rp < time:
-                        rp = next_rank(key, time) if later and key in later else INF
+                        rp = rank_after(key, time)
                     rank[p] = rp
                     if rp != INF:
                         bucket = bucket_of(rp)
@@ -303,7 +271,7 @@ class RuleTable:
                     key = vals[left] * shift + new
                     rl = first_get(key, INF)
                     if rl < time:
-                        rl = next_rank(key, time) if later and key in later else INF
+                        rl = rank_after(key, time)
                     rank[left] = rl
                     if rl != INF:
                         bucket = bucket_of(rl)
