@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .caches import BoundedCache, value_length
+from .caches import LIST_BUDGET, BoundedCache, value_length
 from .engine import RuleTable
 from .errors import TokenizerError
 from .traces import EncodeTrace
@@ -62,7 +62,9 @@ class CompiledCharMerges:
         # Sorted keys x * 0x110000 + y of every character pair some rule may join.
         joins = {ord(left[-1]) * _UNICODE + ord(right[0]) for left, right in rules}
         self.joins = np.array(sorted(joins), dtype=np.int64)
-        self.pieces: BoundedCache[str, tuple[str, ...]] = BoundedCache(PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT)
+        self.pieces: BoundedCache[str, tuple[str, ...]] = BoundedCache(
+            PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT, budget=LIST_BUDGET
+        )
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -98,6 +100,7 @@ class CompiledCharMerges:
         if len(text) < 2 or not self.rules:
             return list(text)
         cache = self.pieces
+        cache.touch()  # for the worker-wide budget
         lookup = cache.data.get
         run = self.table.run
         string = self.string
