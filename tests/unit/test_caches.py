@@ -212,13 +212,15 @@ def _fill_lists(count: int, rounds: int, budget_limit: int) -> list[int]:
 
     budget = caches.LIST_BUDGET
     lists = [byte_level.compile_byte_merges([[97, 98 + n, 256], [256, 99 + n, 257]]) for n in range(count)]
+    char_lists = [char_level.compile_char_merges([["a", chr(98 + n)], ["a" + chr(98 + n), "c"]]) for n in range(count)]
     seen = []
     for round_ in range(rounds):
-        for n, compiled in enumerate(lists):
+        for n, (compiled, chars) in enumerate(zip(lists, char_lists)):
             text = "\n".join(f"abc{n}x{round_}y{i} ab{i}c {i * 7919}" for i in range(60))
             expected = byte_level.encode(text, compiled)  # the piece cache of the list
             assert textencode.encode_split(compiled, text, "none") == expected  # unchanged by any eviction
             textencode.encode_split(compiled, text, "cl100k")
+            assert "".join(chars.tokens(text)) == text  # the character-level list's piece cache
             seen.append(budget.total)
             assert budget.total == sum(cache.weight for cache in budget.caches()) <= budget_limit
     return seen

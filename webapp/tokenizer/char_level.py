@@ -104,21 +104,25 @@ class CompiledCharMerges:
         lookup = cache.data.get
         run = self.table.run
         string = self.string
+        # Pieces encoded by this call; stored in the cache at the end, in one batch (one budget update).
+        made: dict[str, tuple[str, ...]] = {}
+        made_get = made.get
         out: list[str] = []
         extend = out.extend
         start = 0
         for end in self.bounds(text)[1:]:
             piece = text[start:end]
             found = lookup(piece)
-            if found is None:
+            if found is None and (found := made_get(piece)) is None:
                 if end - start == 1:
                     found = (piece,)
                 else:
                     found = tuple(map(string, run(list(map(ord, piece)))))
-                if end - start <= PIECE_CACHE_MAX_CHARS:
-                    cache.put(piece, found)
+                made[piece] = found
             extend(found)
             start = end
+        if made:
+            cache.put_many([item for item in made.items() if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
         return out
 
 
