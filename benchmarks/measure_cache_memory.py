@@ -120,11 +120,45 @@ def text_caches() -> dict[str, float]:
             "piece_weight": pieces.weight, "rss_growth_mb": rss_mb() - before}
 
 
+def list_budget() -> dict[str, float]:
+    """Many compiled lists' caches filled past a worker-wide budget of 3,000,000 units.
+
+    12 lists, each sent 16,000 chunks of 60 unmerged four-byte characters
+    (the worst chunk content, as in `text_caches`) and 200,000 fifteen-byte
+    pieces of 7 fresh ids (the worst byte pieces, as in `piece_cache`): about
+    20 M units offered in all. RSS growth over the budget gives the cost per unit.
+    """
+    import random
+
+    from webapp.tokenizer import byte_level, caches, textencode
+
+    budget = caches.LIST_BUDGET
+    budget.limit = 3_000_000
+    rng = random.Random(1)
+    lists = [byte_level.compile_byte_merges([[97, 98 + n, 256]]) for n in range(12)]
+    before = rss_mb()
+    peak = 0
+    for compiled in lists:
+        for _ in range(4):
+            lines = ["".join(chr(rng.randrange(0x1F300, 0x1F5FF)) for _ in range(60)) for _ in range(4000)]
+            textencode.encode_split(compiled, "\n".join(lines), "cl100k")
+            peak = max(peak, budget.total)
+        for _ in range(200):
+            compiled.pieces.put_many([(rng.randbytes(15), tuple(rng.randrange(256, 1 << 20) for _ in range(7)) + (97,))
+                                      for _ in range(1000)])
+            peak = max(peak, budget.total)
+    grown = rss_mb() - before
+    total = sum(cache.weight for cache in budget.caches())
+    return {"lists": len(lists), "limit": budget.limit, "total": total, "peak_total": peak,
+            "rss_growth_mb": grown, "bytes_per_unit": grown * 2**20 / budget.limit}
+
+
 def main() -> None:
     if len(sys.argv) > 1:
         print(json.dumps(globals()[sys.argv[1]]()))
         return
-    for name in ("piece_cache", "text_caches", "compiled_rules", "compiled_chars", "opened_tokenizer"):
+    for name in ("piece_cache", "text_caches", "compiled_rules", "compiled_chars", "opened_tokenizer",
+                 "list_budget"):
         run = subprocess.run([sys.executable, __file__, name], capture_output=True, text=True, check=True,
                              env={**os.environ, "PYTHONPATH": ROOT})
         print(name, run.stdout.strip())

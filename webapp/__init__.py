@@ -76,6 +76,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "LIMIT_CORPUS_PASTE_BYTES": 16 * 1024 * 1024,
     "LIMIT_CORPUS_DISTINCT": 1_000_000,
     "LIMIT_CORPUS_HELD_OUT_CHARS": 1_000_000,
+    # What the caches inside all compiled lists (pieces, text pieces, chunks) may
+    # hold together per worker (webapp.tokenizer.caches.LIST_BUDGET; README Limits).
+    "CACHE_BUDGET_MB": 400,
 }
 
 
@@ -89,6 +92,13 @@ def _env_overrides(prefix: str = "PLAYGROUND_") -> dict[str, Any]:
         default = DEFAULT_CONFIG.get(key)
         overrides[key] = int(raw) if isinstance(default, int) else raw
     return overrides
+
+
+def _set_cache_budget(megabytes: int) -> None:
+    """The worker-wide budget of the per-list caches, in their weight units (at the measured cost per unit)."""
+    from webapp.tokenizer import caches
+
+    caches.LIST_BUDGET.limit = max(0, megabytes) * 2**20 // caches.BUDGET_BYTES_PER_UNIT
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
@@ -105,6 +115,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     if config:
         app.config.update(config)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    _set_cache_budget(int(app.config["CACHE_BUDGET_MB"]))
 
     # Late: `import webapp.tokenizer` (pure Python, no Flask) runs this package's
     # __init__ first, and must not load the views with it.

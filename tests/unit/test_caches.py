@@ -181,3 +181,102 @@ def test_text_pieces_and_chunks_stay_within_their_bounds(monkeypatch):
         assert len(pieces) <= 40 and pieces.weight == _exact_weight(pieces) <= 200
         assert len(chunks) <= 12 and chunks.weight == _exact_weight(chunks) <= 300
     textencode.clear_text_caches(compiled)
+
+
+# --- the worker-wide budget of the caches inside compiled lists -------------
+
+def test_a_budget_sheds_the_least_recently_used_cache_first():
+    from webapp.tokenizer.caches import CacheBudget
+
+    budget = CacheBudget(80)
+    old: BoundedCache[str, int] = BoundedCache(100, 60, budget=budget)
+    new: BoundedCache[str, int] = BoundedCache(100, 60, budget=budget)
+    for i in range(5):
+        old.put(f"old{i:03d}" + "x" * 2, i)  # 8 units each: 40
+    for i in range(4):
+        new.put(f"new{i:03d}" + "y" * 2, i)  # 32: 72 in all, within 80
+    assert budget.total == 72 and len(old) == 5
+    new.put("new-last", 9)  # 80: at the limit, nothing goes
+    new.put("new-over!", 9)  # 89 > 80: down to 70 (7/8), the old cache's oldest first
+    assert budget.total == old.weight + new.weight <= 70
+    assert len(new) == 6  # the cache in use lost nothing
+    assert list(old.data) == [f"old{i:03d}xx" for i in range(5 - len(old), 5)]  # the oldest went
+    del old
+    new.put("z", 1)  # a dead cache's weight leaves the total
+    assert budget.total == new.weight and len(budget.caches()) == 1
+
+
+def _fill_lists(count: int, rounds: int, budget_limit: int) -> list[int]:
+    """Encode distinct text through `count` compiled lists (pieces, text pieces, two schemes' chunks); the totals seen."""
+    from webapp.tokenizer import caches, textencode
+
+    budget = caches.LIST_BUDGET
+    lists = [byte_level.compile_byte_merges([[97, 98 + n, 256], [256, 99 + n, 257]]) for n in range(count)]
+    char_lists = [char_level.compile_char_merges([["a", chr(98 + n)], ["a" + chr(98 + n), "c"]]) for n in range(count)]
+    seen = []
+    for round_ in range(rounds):
+        for n, (compiled, chars) in enumerate(zip(lists, char_lists)):
+            text = "\n".join(f"abc{n}x{round_}y{i} ab{i}c {i * 7919}" for i in range(60))
+            expected = byte_level.encode(text, compiled)  # the piece cache of the list
+            assert textencode.encode_split(compiled, text, "none") == expected  # unchanged by any eviction
+            textencode.encode_split(compiled, text, "cl100k")
+            assert "".join(chars.tokens(text)) == text  # the character-level list's piece cache
+            seen.append(budget.total)
+            assert budget.total == sum(cache.weight for cache in budget.caches()) <= budget_limit
+    return seen
+
+
+def test_many_compiled_lists_stay_within_the_worker_budget(monkeypatch):
+    from webapp.tokenizer import caches
+
+    budget = caches.LIST_BUDGET
+    monkeypatch.setattr(budget, "limit", 20_000)
+    evictions = budget.evictions
+    seen = _fill_lists(count=14, rounds=6, budget_limit=20_000)
+    assert max(seen) > 15_000  # the budget was reached ...
+    assert budget.evictions > evictions  # ... and held by evicting
+
+
+def test_the_app_sets_the_budget_from_its_setting(tmp_path):
+    from tests.conftest import make_app
+    from webapp.tokenizer import caches
+
+    before = caches.LIST_BUDGET.limit
+    try:
+        make_app(tmp_path, CACHE_BUDGET_MB=3)
+        assert caches.LIST_BUDGET.limit == 3 * 2**20 // caches.BUDGET_BYTES_PER_UNIT
+    finally:
+        caches.LIST_BUDGET.limit = before
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="RSS is read from /proc")
+def test_the_worker_budget_holds_rss_as_the_readme_says():
+    """8 lists offered 4x a 600,000-unit budget of worst-case pieces grow RSS by under the budget x 100 bytes."""
+    script = textwrap.dedent(
+        """
+        import random
+        from webapp.tokenizer import byte_level, caches
+
+        def rss():
+            with open("/proc/self/status") as status:
+                return next(int(l.split()[1]) for l in status if l.startswith("VmRSS:")) / 1024
+
+        caches.LIST_BUDGET.limit = 600_000
+        lists = [byte_level.compile_byte_merges([[97, 98 + n, 256]]) for n in range(8)]
+        rng = random.Random(1)
+        before = rss()
+        for compiled in lists:  # 8 x 20,000 pieces of 15 bytes: 2.4 M units offered
+            for _ in range(20):
+                compiled.pieces.put_many([(rng.randbytes(15), tuple(rng.randrange(256, 1 << 20) for _ in range(7)) + (97,))
+                                          for _ in range(1000)])
+        print(caches.LIST_BUDGET.total, rss() - before)
+        """
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
+    total, grown = run.stdout.split()
+    assert int(total) <= 600_000
+    from webapp.tokenizer import caches
+
+    print("budget RSS growth MB", grown)
+    assert float(grown) < 600_000 * caches.BUDGET_BYTES_PER_UNIT / 2**20  # 57 MB

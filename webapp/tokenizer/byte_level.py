@@ -67,7 +67,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import engine
-from .caches import BoundedCache, value_length
+from .caches import LIST_BUDGET, BoundedCache, value_length
 from .engine import INF, RuleTable
 from .errors import TokenizerError
 from .traces import EncodeTrace
@@ -287,7 +287,9 @@ class CompiledByteMerges:
         self.splits = splits
         # Flattened for a single take() per text: index = x * 256 + y.
         self.splits_flat = splits.reshape(-1) if splits is not None else None  # None exactly when count == 0
-        self.pieces: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT)
+        self.pieces: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(
+            PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT, budget=LIST_BUDGET
+        )
         # {token text: (id,)} of tokens known to encode to themselves (precompiled.py), or None.
         self.whole: dict[str, tuple[int, ...]] | None = None
         self._pair_ranks: np.ndarray | None = None
@@ -333,6 +335,7 @@ class CompiledByteMerges:
         bounds = self.bounds(data, pair_index)
         if cuts:
             bounds = sorted(set(bounds).union(cuts))
+        self.pieces.touch()  # for the worker-wide budget: the caches of lists in use go last
         if self.well_formed:
             return self._encode_well_formed(data, bounds)
         cache = self.pieces

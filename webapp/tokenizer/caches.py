@@ -19,11 +19,24 @@ Every cache made with a `name` is listed in `NAMED` (the test of the memory
 bound walks them; the README's Limits section derives the bound per worker
 from their sizes). What it does not do: expire entries by time, or know what
 the values are.
+
+A cache may also join a `CacheBudget`: one bound on the total weight of many
+caches (every compiled list's own piece, text-piece and chunk caches join
+`LIST_BUDGET`, so their sum per worker is bounded however many lists are
+alive). Each store adds its change of weight to the budget's total (no lock,
+like the weight counter; the total is summed afresh whenever it says the
+budget is over). When it is over, the least recently used caches lose their
+oldest entries first, until the total is 7/8 of the budget: an eviction frees
+an eighth of the budget, so its cost is spread over that much storing. The
+budget holds its caches weakly: a cache dies with its compiled list.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Hashable
 from itertools import islice
 from operator import itemgetter
@@ -56,6 +69,7 @@ class BoundedCache(Generic[K, V]):
         *,
         weigh: Callable[[K, V], int] = key_length,
         name: str | None = None,
+        budget: CacheBudget | None = None,
     ) -> None:
         self.max_entries = max_entries
         self.max_weight = max_weight
@@ -67,6 +81,10 @@ class BoundedCache(Generic[K, V]):
         self.name = name
         if name is not None:
             NAMED[name] = self
+        self.budget = budget
+        self._budget_key = 0
+        if budget is not None:
+            budget.join(self)
 
     def get(self, key: K) -> V | None:
         """The value for `key` (None if absent), now the most recently used."""
@@ -86,6 +104,7 @@ class BoundedCache(Generic[K, V]):
         weight = 0 if limit is None else len(key) if self._by_key else self.weigh(key, value)  # type: ignore[arg-type]
         if limit is not None and weight > limit:
             return  # heavier than the whole cache: never stored
+        before = self.weight
         if len(data) >= self.max_entries or (limit is not None and self.weight + weight > limit):
             self._evict(1, weight)
         if limit is not None:
@@ -93,6 +112,8 @@ class BoundedCache(Generic[K, V]):
                 self.weight -= len(key) if self._by_key else self.weigh(key, data[key])  # type: ignore[arg-type]
             self.weight += weight
         data[key] = value  # one dict store: atomic under the GIL, so no lock when nothing goes
+        if self.budget is not None:
+            self.budget.add(self, self.weight - before)
 
     def put_many(self, items: list[tuple[K, V]]) -> None:
         """`put` for each item with one bound check (and one eviction) for the whole batch.
@@ -114,6 +135,7 @@ class BoundedCache(Generic[K, V]):
             for key, value in items:
                 self.put(key, value)
             return
+        before = self.weight
         if len(data) + count > self.max_entries or (limit is not None and self.weight + added > limit):
             self._evict(count, added)
         before = len(data)
@@ -123,12 +145,19 @@ class BoundedCache(Generic[K, V]):
                 self.weight += added
             else:  # some keys were there already (or another thread stored them): count exactly
                 self.weight = self._total()
+        if self.budget is not None:
+            self.budget.add(self, self.weight - before)
 
     def _total(self) -> int:
         if self._by_key:
             return sum(map(len, list(self.data)))  # type: ignore[arg-type]
         weigh = self.weigh
         return sum(weigh(k, v) for k, v in list(self.data.items()))
+
+    def touch(self) -> None:
+        """Mark this cache used (for its budget's order) without storing: hot loops read `data` directly."""
+        if self.budget is not None:
+            self.budget.touch(self)
 
     def _evict(self, count: int, weight: int) -> None:
         """Drop the oldest entries, a quarter of the cache at a time, until `count` entries of `weight` fit."""
@@ -151,14 +180,104 @@ class BoundedCache(Generic[K, V]):
                     for key in old:
                         self.weight -= weigh(key, data.pop(key))
 
+    def _shed(self, weight: int) -> int:
+        """Drop the oldest entries, a quarter at a time, until `weight` is gone or nothing is left; the weight dropped."""
+        data = self.data
+        with self._lock:
+            before = self.weight
+            while data and before - self.weight < weight:
+                old = list(islice(data, max(1, len(data) // 4)))
+                if self._by_key:
+                    for key in old:
+                        del data[key]
+                    self.weight -= sum(map(len, old))  # type: ignore[arg-type]
+                else:
+                    weigh = self.weigh
+                    for key in old:
+                        self.weight -= weigh(key, data.pop(key))
+            return before - self.weight
+
     def clear(self) -> None:
         with self._lock:
+            dropped = self.weight
             self.data.clear()
             self.weight = 0
+        if self.budget is not None:
+            self.budget.add(self, -dropped)
 
     def __len__(self) -> int:
         return len(self.data)
 
+
+class CacheBudget:
+    """A bound on the total weight of many caches; see the module docstring for the policy.
+
+    `limit` may be changed at any time (the app sets it from CACHE_BUDGET_MB);
+    None means no bound.
+    """
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.total = 0
+        # Least recently used first: key -> weak reference to the cache.
+        self._order: OrderedDict[int, weakref.ref[BoundedCache[Any, Any]]] = OrderedDict()
+        self._keys = itertools.count(1)
+        self._dead: list[int] = []  # keys of caches gone since the last sweep (appended by weakref callbacks)
+        self._lock = threading.Lock()
+        self.evictions = 0
+
+    def join(self, cache: BoundedCache[Any, Any]) -> None:
+        key = cache._budget_key = next(self._keys)
+        dead = self._dead
+        self._order[key] = weakref.ref(cache, lambda _ref: dead.append(key))
+
+    def touch(self, cache: BoundedCache[Any, Any]) -> None:
+        try:
+            self._order.move_to_end(cache._budget_key)  # one C call: atomic under the GIL
+        except KeyError:  # swept meanwhile
+            pass
+
+    def add(self, cache: BoundedCache[Any, Any], delta: int) -> None:
+        """`cache` changed by `delta` weight and is now the most recently used; evict if over."""
+        self.total += delta
+        try:
+            self._order.move_to_end(cache._budget_key)
+        except KeyError:
+            pass
+        limit = self.limit
+        if (limit is not None and self.total > limit) or self._dead:
+            self._rebalance()
+
+    def caches(self) -> list[BoundedCache[Any, Any]]:
+        """The live caches, least recently used first."""
+        return [cache for ref in list(self._order.values()) if (cache := ref()) is not None]
+
+    def _rebalance(self) -> None:
+        """Forget dead caches, sum the total afresh, and if it is over, shed the least recently used entries."""
+        with self._lock:
+            dead = self._dead
+            while dead:  # pop, not clear: a callback may append meanwhile
+                self._order.pop(dead.pop(), None)
+            live = self.caches()
+            self.total = total = sum(cache.weight for cache in live)
+            limit = self.limit
+            if limit is None or total <= limit:
+                return
+            self.evictions += 1
+            excess = total - limit * 7 // 8
+            for cache in live:  # least recently used first
+                if excess <= 0:
+                    break
+                dropped = cache._shed(excess)
+                excess -= dropped
+                self.total -= dropped
+
+
+#: The one budget of the caches inside compiled lists (pieces, text pieces,
+#: chunks), in units of their weights (bytes or characters). The app sets the
+#: limit from CACHE_BUDGET_MB / BUDGET_BYTES_PER_UNIT (webapp/__init__.py).
+BUDGET_BYTES_PER_UNIT = 100
+LIST_BUDGET = CacheBudget(400 * 2**20 // BUDGET_BYTES_PER_UNIT)
 
 #: The app's process-wide caches by name (each compiled list's own piece
 #: cache is not named: its bound is per list).

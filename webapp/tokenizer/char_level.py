@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .caches import BoundedCache, value_length
+from .caches import LIST_BUDGET, BoundedCache, value_length
 from .engine import RuleTable
 from .errors import TokenizerError
 from .traces import EncodeTrace
@@ -62,7 +62,9 @@ class CompiledCharMerges:
         # Sorted keys x * 0x110000 + y of every character pair some rule may join.
         joins = {ord(left[-1]) * _UNICODE + ord(right[0]) for left, right in rules}
         self.joins = np.array(sorted(joins), dtype=np.int64)
-        self.pieces: BoundedCache[str, tuple[str, ...]] = BoundedCache(PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT)
+        self.pieces: BoundedCache[str, tuple[str, ...]] = BoundedCache(
+            PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT, budget=LIST_BUDGET
+        )
 
     def __len__(self) -> int:
         return len(self.rules)
@@ -98,24 +100,29 @@ class CompiledCharMerges:
         if len(text) < 2 or not self.rules:
             return list(text)
         cache = self.pieces
+        cache.touch()  # for the worker-wide budget
         lookup = cache.data.get
         run = self.table.run
         string = self.string
+        # Pieces encoded by this call; stored in the cache at the end, in one batch (one budget update).
+        made: dict[str, tuple[str, ...]] = {}
+        made_get = made.get
         out: list[str] = []
         extend = out.extend
         start = 0
         for end in self.bounds(text)[1:]:
             piece = text[start:end]
             found = lookup(piece)
-            if found is None:
+            if found is None and (found := made_get(piece)) is None:
                 if end - start == 1:
                     found = (piece,)
                 else:
                     found = tuple(map(string, run(list(map(ord, piece)))))
-                if end - start <= PIECE_CACHE_MAX_CHARS:
-                    cache.put(piece, found)
+                made[piece] = found
             extend(found)
             start = end
+        if made:
+            cache.put_many([item for item in made.items() if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
         return out
 
 

@@ -29,7 +29,7 @@ from operator import not_
 
 from webapp.tokenizer import engine
 from webapp.tokenizer.byte_level import CompiledByteMerges
-from webapp.tokenizer.caches import BoundedCache
+from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
 from webapp.tokenizer.chunks import chunk_bounds, split_chunks
 from webapp.tokenizer.validation import validate_text
 
@@ -50,13 +50,13 @@ def _caches(compiled: CompiledByteMerges, scheme: str) -> tuple[BoundedCache[str
     store = compiled.__dict__
     pieces = store.get("_text_pieces")
     if pieces is None:
-        pieces = store.setdefault("_text_pieces", BoundedCache(TEXT_PIECE_ENTRIES, TEXT_PIECE_WEIGHT))
+        pieces = store.setdefault("_text_pieces", BoundedCache(TEXT_PIECE_ENTRIES, TEXT_PIECE_WEIGHT, budget=LIST_BUDGET))
     chunks_by_scheme = store.get("_text_chunks")
     if chunks_by_scheme is None:
         chunks_by_scheme = store.setdefault("_text_chunks", {})
     chunks = chunks_by_scheme.get(scheme)
     if chunks is None:
-        chunks = chunks_by_scheme.setdefault(scheme, BoundedCache(CHUNK_ENTRIES, CHUNK_WEIGHT))
+        chunks = chunks_by_scheme.setdefault(scheme, BoundedCache(CHUNK_ENTRIES, CHUNK_WEIGHT, budget=LIST_BUDGET))
     return pieces, chunks
 
 
@@ -72,6 +72,7 @@ def encode_split(compiled: CompiledByteMerges, text: str, scheme: str) -> list[i
     if not text:
         return []
     piece_cache, chunk_cache = _caches(compiled, scheme)
+    chunk_cache.touch()  # for the worker-wide budget (hits read `data` directly)
     bounds = chunk_bounds(text, scheme)
     chunks = [text[start:end] for start, end in zip(bounds, bounds[1:])]
     found = list(map(chunk_cache.data.get, chunks))
