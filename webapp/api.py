@@ -7,7 +7,7 @@ Routes (all POST, JSON body in, JSON out):
 - `/api/encode-text` {"text", "vocab", "merges"}          -> {"ids", "tokens"}
 - `/api/train`       {"words", "num_merges"}              -> {"merges", "pairs"}
 
-Fields take the seed JSON shapes, or a string in the plain typed form the
+Fields take the playground JSON shapes, or a string in the plain typed form the
 pages accept ("108 111 256" lines, "l o" lines, "257 97"). Every problem is a
 4xx with `{"error": {"message", "field"[, "location"]}}`, never a 500:
 malformed JSON, a body that is not a JSON object, unknown or missing fields,

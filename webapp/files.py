@@ -13,7 +13,7 @@ Routes (blueprint `files`):
   file's own numbering, tokens with byte spans, pre-tokenization pieces; for a
   tokenizer.json encoded with its own pipeline, `model_text` is the text the
   spans index (after its normalizer, prefix spaces, ...).
-- `GET|POST /api/export?format=seed|hf|minbpe|tiktoken` - a download of a
+- `GET|POST /api/export?format=playground|hf|minbpe|tiktoken` - a download of a
   stored tokenizer (`tokenizer`), of merges [+ vocab, `level`], or of the
   merges learned from `words` + `num_merges`.
 - `POST /files/open/<tool>`, `POST /files/close/<tool>`, `POST /files/export/<tool>` -
@@ -74,11 +74,11 @@ def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
     out["vocab_size"] = out["vocab"] + len(tok.special_tokens)
     out["special_tokens"] = tok.special_tokens
     if full:
-        seed = json.loads(tokfiles.export_seed(tok))
-        out["merges"] = seed["merges"]
-        out["vocab"] = seed["vocab"]
+        playground_json = json.loads(tokfiles.export_playground_json(tok))
+        out["merges"] = playground_json["merges"]
+        out["vocab"] = playground_json["vocab"]
         if tok.level == "bytes":
-            out["id_map"] = seed.get("id_map", {})
+            out["id_map"] = playground_json.get("id_map", {})
     return out
 
 
@@ -243,7 +243,7 @@ def _download(tok: tokfiles.LoadedTokenizer, fmt: str, pretokenize: str | None) 
 def api_export() -> Response:
     try:
         fields = _fields()
-        fmt = fields.get("format") or "seed"
+        fmt = tokfiles.canonical_format(fields.get("format") or "playground")
         if fmt not in tokfiles.EXPORT_FORMATS:
             raise TokenizerError(
                 f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {quote(fmt)}", field="format"
@@ -315,7 +315,7 @@ def close_page(tool: str) -> Any:
 def export_page(tool: str) -> Any:
     if tool not in TOOLS:
         return Response("no such page\n", status=404, mimetype="text/plain")
-    fmt = request.args.get("format") or request.form.get("format") or "seed"
+    fmt = tokfiles.canonical_format(request.args.get("format") or request.form.get("format") or "playground")
     try:
         if fmt not in tokfiles.EXPORT_FORMATS:
             raise TokenizerError(

@@ -39,7 +39,7 @@ FORMAT_LABELS = {
     "vocab-merges": "vocab.json + merges.txt",
     "tiktoken": "tiktoken rank file",
     "minbpe": "minbpe .model",
-    "seed": "playground JSON",
+    "seed": "playground JSON",  # the source tag of playground JSON files (the format's old name)
     "playground": "playground",
     "preset": "preset",
 }

@@ -685,7 +685,7 @@ def corpus_result(result: dict[str, Any], job_id: str, page: int, per_page: int,
         ("seconds", "counting + training", f"{result['seconds']['count']:.1f} s + {result['seconds']['train']:.1f} s"),
     ]
     tokenizer = result["tokenizer"]
-    formats = [("tokenizer.json", "hf"), ("minbpe .model", "minbpe"), ("playground JSON", "seed")]
+    formats = [("tokenizer.json", "hf"), ("minbpe .model", "minbpe"), ("playground JSON", "playground")]
     if byte_level:
         formats.insert(1, ("tiktoken ranks", "tiktoken"))
     downloads = [(label, url_for("files.api_export", tokenizer=tokenizer, format=fmt)) for label, fmt in formats]

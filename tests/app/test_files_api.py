@@ -154,7 +154,7 @@ def test_unknown_tokenizer_id_is_404(client):
 # --- /api/export -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fmt", ["seed", "hf", "minbpe", "tiktoken"])
+@pytest.mark.parametrize("fmt", ["playground", "seed", "hf", "minbpe", "tiktoken"])
 def test_export_stored_tokenizer_round_trips(client, byte_tok, fmt):
     body = _import(client, byte_tok.to_str())
     response = client.get(f"/api/export?format={fmt}&tokenizer={body['tokenizer']}")
@@ -175,19 +175,36 @@ def test_export_learned_merges_loads_in_tokenizers(client):
     response = client.post("/api/export?format=hf", json={"words": "low lower lowest newer newest", "num_merges": 6})
     assert response.status_code == 200
     library = Tokenizer.from_str(response.get_data(as_text=True))
-    seed = client.post("/api/export?format=seed", json={"words": "low lower lowest newer newest", "num_merges": 6})
-    loaded = tokfiles.import_tokenizer(seed.get_data())
+    exported = client.post("/api/export?format=playground", json={"words": "low lower lowest newer newest", "num_merges": 6})
+    loaded = tokfiles.import_tokenizer(exported.get_data())
     from webapp.tokenizer import bpe_encode_text
 
     for word in ["lowest", "newer", "low"]:
         assert library.encode(word).ids == bpe_encode_text(word, loaded.vocab, list(loaded.merges))
 
 
+def test_old_format_name_seed_gives_the_same_file_as_playground(client):
+    """`format=seed` is the playground JSON's old name: old links get the very same download."""
+    form = {"merges": "l o\nlo w", "vocab": '{"l": 0, "o": 1, "w": 2, "lo": 3, "low": 4}'}
+    new = client.post("/api/export?format=playground", data=form)
+    old = client.post("/api/export?format=seed", data=form)
+    assert new.status_code == old.status_code == 200
+    assert old.get_data() == new.get_data()
+    assert old.headers["Content-Disposition"] == new.headers["Content-Disposition"]
+    page_new = client.post("/files/export/chars?format=playground", data=form)
+    page_old = client.post("/files/export/chars?format=seed", data=form)
+    assert page_new.status_code == page_old.status_code == 200
+    assert page_old.get_data() == page_new.get_data() == new.get_data()
+    imported = client.post("/api/import", json={"content": new.get_data(as_text=True), "format": "seed"})
+    assert imported.status_code == 200
+    assert imported.get_json()["merges"] == [["l", "o"], ["lo", "w"]]
+
+
 def test_export_merges_of_both_levels(client):
     byte = client.post("/api/export?format=minbpe", json={"merges": [[104, 101, 256], [256, 108, 257]]})
     assert byte.get_data(as_text=True) == "minbpe v1\n\n0\n104 101\n256 108\n"
     chars = client.post(
-        "/api/export?format=seed",
+        "/api/export?format=playground",
         data={"merges": "l o\nlo w", "vocab": '{"l": 0, "o": 1, "w": 2, "lo": 3, "low": 4}'},
     )
     assert json.loads(chars.get_data())["merges"] == [["l", "o"], ["lo", "w"]]
@@ -196,7 +213,7 @@ def test_export_merges_of_both_levels(client):
 @pytest.mark.parametrize(
     ("query", "body", "status", "message"),
     [
-        ("format=pdf", {"merges": []}, 400, "format: expected one of seed, hf, minbpe, tiktoken"),
+        ("format=pdf", {"merges": []}, 400, "format: expected one of playground, hf, minbpe, tiktoken"),
         ("format=hf", {"merges": [[97, 97, 97]]}, 400, "rule 1 makes id 97, a byte id"),
         ("format=hf", {}, 400, "merges: missing"),
         ("format=hf", {"tokenizer": "aaaaaaaaaaaaaaaa"}, 404, "no tokenizer is stored"),
@@ -296,7 +313,7 @@ def test_unknown_tokenizer_on_the_page_is_an_inline_error(client):
     assert "no tokenizer is stored with id" in page.get_data(as_text=True)
 
 
-@pytest.mark.parametrize("fmt", ["seed", "hf", "minbpe"])
+@pytest.mark.parametrize("fmt", ["playground", "seed", "hf", "minbpe"])
 def test_download_from_train_page(client, fmt):
     response = client.post(f"/files/export/train?format={fmt}", data={"words": "low lower lowest", "num_merges": "3"})
     assert response.status_code == 200
@@ -382,7 +399,7 @@ def test_page_hooks_refuse_the_other_level(app, byte_tok, char_tok):
 
 
 def test_export_with_an_unknown_level_and_import_with_bad_merges_txt(client):
-    response = client.post("/api/export?format=seed", json={"merges": [], "level": "words"})
+    response = client.post("/api/export?format=playground", json={"merges": [], "level": "words"})
     assert response.get_json()["error"]["message"] == "level: expected \"bytes\" or \"chars\", got 'words'"
     response = client.post("/api/import", json={"content": "{}", "merges_txt": 5})
     assert response.get_json()["error"]["message"] == "merges_txt: should be the text of merges.txt"

@@ -194,7 +194,7 @@ def test_3_an_opened_file_owns_encode_decode_and_fill_decode(open_page, tmp_path
 def test_3_characters_download_ids_uses_the_opened_file(open_page):
     page = open_page("laptop")
     page.goto("/chars")
-    exported = page.request.post("/files/export/chars?format=seed", form={
+    exported = page.request.post("/files/export/chars?format=playground", form={
         "text": "lower", "merges": "l o\ne r\nlo w\nlow er", "vocab": "l 0\no 1\nw 2\ne 3\nr 4\nlo 5\ner 6\nlow 7\nlower 8",
     })
     assert exported.ok

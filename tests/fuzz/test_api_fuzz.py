@@ -98,7 +98,7 @@ hostile = st.one_of(
 
 def _tokenizer_file(draw) -> str:
     """A tokenizer file that is almost right: real shapes with hostile parts."""
-    kind = draw(st.sampled_from(["valid", "minbpe", "hf", "tiktoken", "seed", "vocab"]))
+    kind = draw(st.sampled_from(["valid", "minbpe", "hf", "tiktoken", "playground", "vocab"]))
     if kind == "valid":
         return "minbpe v1\n\n0\n" + "\n".join(draw(st.lists(st.sampled_from(["97 97", "256 97", "98 256"]), max_size=4)))
     odd = draw(st.one_of(hostile, any_json))
@@ -121,7 +121,7 @@ def _tokenizer_file(draw) -> str:
     if kind == "tiktoken":
         return "\n".join(draw(st.lists(st.sampled_from(["YQ== 0", "Yg== 1", "YWI= 2", "YQ== " + "9" * 5000,
                                                          "!!! 3", "YWFh 4", "YQ==", ""]), max_size=6)))
-    if kind == "seed":
+    if kind == "playground":
         return dumps({"merges": odd, "vocab": draw(st.one_of(hostile, any_json))})
     return dumps({"a": 0, "b": odd})
 
@@ -170,7 +170,7 @@ plausible = {
     "num_merges": st.one_of(st.integers(-2, 30), st.text(alphabet="0123456789-e.", max_size=6)),
     "pretokenize": st.sampled_from(["none", "gpt2", "cl100k", "", "other"]),
     "tool": st.sampled_from(["bytes", "chars", "train", "", "x"]),
-    "format": st.sampled_from(["seed", "hf", "minbpe", "tiktoken", "auto", "", "x"]),
+    "format": st.sampled_from(["playground", "seed", "hf", "minbpe", "tiktoken", "auto", "", "x"]),
 }
 # A tokenizer spec of /api/compare: some of its fields, plausible or not.
 _spec = st.dictionaries(

@@ -80,10 +80,10 @@ def answers() -> dict[str, tuple[int, str]]:
         "fragment": ["POST", "/fragments/bytes", "form", {"text": "a", "merges": json.dumps(DOUBLING)}],
         "share link": ["GET", "", "share-then-open", {"tool": "bytes", "text": "a", "merges": json.dumps(DOUBLING)}],
         "import minbpe": ["POST", "/api/import", "json", {"content": MINBPE_DOUBLING, "format": "minbpe"}],
-        "import seed": ["POST", "/api/import", "json", {"content": json.dumps({"merges": DOUBLING}), "format": "seed"}],
-        "export": ["POST", "/api/export?format=seed", "json", {"merges": DOUBLING}],
+        "import playground JSON": ["POST", "/api/import", "json", {"content": json.dumps({"merges": DOUBLING}), "format": "playground"}],
+        "export": ["POST", "/api/export?format=playground", "json", {"merges": DOUBLING}],
         "export hf": ["POST", "/api/export?format=hf", "json", {"merges": DOUBLING}],
-        "export chain": ["POST", "/api/export?format=seed", "json", {"merges": CHAIN}],
+        "export chain": ["POST", "/api/export?format=playground", "json", {"merges": CHAIN}],
         "encode chain": ["POST", "/api/encode", "json", {"text": "a" * 1000, "merges": CHAIN}],
         "page export": ["POST", "/files/export/bytes?format=minbpe", "form", {"merges": json.dumps(DOUBLING)}],
     }

@@ -300,7 +300,7 @@ def test_char_hf_export_round_trip(char_tok):
 @pytest.mark.parametrize("level", ["bytes", "chars"])
 def test_seed_export_round_trip(byte_regex_tok, char_tok, level):
     loaded = tokfiles.import_tokenizer((byte_regex_tok if level == "bytes" else char_tok).to_str())
-    content = tokfiles.export_seed(loaded)
+    content = tokfiles.export_playground_json(loaded)
     back = tokfiles.import_tokenizer(content)
     assert back.level == level
     assert back.merges == loaded.merges and back.vocab == loaded.vocab
@@ -342,7 +342,7 @@ def test_minbpe_export_renumbers_merged_ids():
 
 def test_detect_format():
     assert tokfiles.detect_format('{"model": {"type": "BPE"}}') == "hf"
-    assert tokfiles.detect_format('{"merges": []}') == "seed"
+    assert tokfiles.detect_format('{"merges": []}') == "playground"
     assert tokfiles.detect_format("minbpe v1\n\n0\n") == "minbpe"
     assert tokfiles.detect_format("IQ== 0\nIg== 1\n") == "tiktoken"
 
@@ -605,19 +605,19 @@ def test_refuses_minbpe_forward_reference():
 
 
 def test_refuses_seed_without_merges():
-    err = _refused('{"merges": 1}', fmt="seed")
+    err = _refused('{"merges": 1}', fmt="playground")
     assert err.field == "merges"
-    err = _refused("{}", fmt="seed")
-    assert err.message == 'file: a playground seed file is a JSON object with "merges" (and "vocab")'
+    err = _refused("{}", fmt="seed")  # the old name of "playground"
+    assert err.message == 'file: a playground JSON file is a JSON object with "merges" (and "vocab")'
 
 
 def test_refuses_seed_with_bad_level():
-    err = _refused('{"merges": [], "level": "words"}', fmt="seed")
+    err = _refused('{"merges": [], "level": "words"}', fmt="playground")
     assert err.message == 'file: "level" should be "bytes" or "chars", got "words"'
 
 
 def test_refuses_seed_with_bad_id_map():
-    err = _refused('{"merges": [[1, 2, 256]], "id_map": {"x": 1}}', fmt="seed")
+    err = _refused('{"merges": [[1, 2, 256]], "id_map": {"x": 1}}', fmt="playground")
     assert err.message == 'file: "id_map": entry "x": 1 should map an id to an id'
 
 

@@ -1,6 +1,6 @@
 """Parsing of what people type into the playground's text boxes.
 
-Every input box accepts JSON (the seed formats) and a plain form that is
+Every input box accepts JSON (the playground JSON shapes) and a plain form that is
 quicker to type by hand:
 
 - byte-level merges: `[[108,111,256], ...]` or one rule per line `108 111 256`

@@ -44,7 +44,7 @@ DEFAULT_SIZE_LIMITS = SizeLimits()
 #: "implied": ids 0..255 are their byte, a rule defines `new` only when it has no
 #:   bytes yet and both operands have (implied_byte_vocab).
 #: "first": every `new` above 255 is defined by its first rule; an operand with
-#:   no bytes counts as empty (stored tokenizers, minbpe and seed files).
+#:   no bytes counts as empty (stored tokenizers, minbpe and playground JSON files).
 #: "last": like "first" but a later rule redefines `new` (from_playground).
 MODES = ("implied", "first", "last")
 

@@ -22,7 +22,14 @@ Every problem is a `TokenizerError` with `field="file"` (or "merges" /
 from webapp.tokenizer.formats.alphabet import BYTE_ALPHABET, bytes_to_token, token_to_bytes
 from webapp.tokenizer.formats.building import build_byte_level
 from webapp.tokenizer.formats.detect import detect_format
-from webapp.tokenizer.formats.dispatch import EXPORT_FORMATS, FORMATS, export_tokenizer, import_tokenizer
+from webapp.tokenizer.formats.dispatch import (
+    EXPORT_FORMATS,
+    FORMAT_ALIASES,
+    FORMATS,
+    canonical_format,
+    export_tokenizer,
+    import_tokenizer,
+)
 from webapp.tokenizer.formats.encoding import (
     DROPPED,
     char_pipeline_trace,
@@ -36,17 +43,23 @@ from webapp.tokenizer.formats.export_checks import char_merges_to_bytes
 from webapp.tokenizer.formats.hf_json import export_hf, parse_hf_tokenizer_json
 from webapp.tokenizer.formats.loaded import LoadedTokenizer
 from webapp.tokenizer.formats.minbpe import export_minbpe, parse_minbpe
-from webapp.tokenizer.formats.playground import SEED_FORMAT_NAME, export_seed, from_playground, parse_seed, with_pretokenize
+from webapp.tokenizer.formats.playground import (
+    PLAYGROUND_FORMAT_NAME,
+    export_playground_json,
+    from_playground,
+    parse_playground_json,
+    with_pretokenize,
+)
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
 from webapp.tokenizer.formats.tiktoken_ranks import export_tiktoken, parse_tiktoken, recover_rank_merges
 from webapp.tokenizer.formats.vocab_merges import parse_vocab_merges
 
 __all__ = [
-    "BYTE_ALPHABET", "DROPPED", "EXPORT_FORMATS", "FORMATS", "LoadedTokenizer", "SEED_FORMAT_NAME",
-    "STORED_VERSION", "build_byte_level", "bytes_to_token", "char_merges_to_bytes", "char_pipeline_trace",
+    "BYTE_ALPHABET", "DROPPED", "EXPORT_FORMATS", "FORMAT_ALIASES", "FORMATS", "LoadedTokenizer", "PLAYGROUND_FORMAT_NAME",
+    "STORED_VERSION", "build_byte_level", "bytes_to_token", "canonical_format", "char_merges_to_bytes", "char_pipeline_trace",
     "decode_loaded", "detect_format", "dumps_stored", "encode_loaded", "encode_loaded_trace", "export_hf",
-    "export_minbpe", "export_seed", "export_tiktoken", "export_tokenizer", "from_playground",
-    "import_tokenizer", "loads_stored", "parse_hf_tokenizer_json", "parse_minbpe", "parse_seed",
+    "export_minbpe", "export_playground_json", "export_tiktoken", "export_tokenizer", "from_playground",
+    "import_tokenizer", "loads_stored", "parse_hf_tokenizer_json", "parse_minbpe", "parse_playground_json",
     "parse_tiktoken", "parse_vocab_merges", "recover_rank_merges", "relabel_map", "token_to_bytes",
     "uses_pipeline", "with_pretokenize",
 ]

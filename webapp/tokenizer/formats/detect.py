@@ -15,7 +15,7 @@ from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
 
 
 def detect_format(content: str | bytes, filename: str | None = None) -> str:
-    """Which import format `content` is in: hf, seed, vocab-merges, tiktoken or minbpe.
+    """Which import format `content` is in: hf, playground, vocab-merges, tiktoken or minbpe.
 
     Decided by the content (the file name only breaks a tie); anything that
     matches no format is a TokenizerError saying what was expected.
@@ -31,20 +31,20 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
                 raise RecursionError
             data = json.loads(text)
         except (ValueError, RecursionError):  # (the parser then says what is wrong)
-            return "hf" if name.endswith("tokenizer.json") else "seed"
+            return "hf" if name.endswith("tokenizer.json") else "playground"
         if isinstance(data, dict):
             # (a vocab.json may well hold the tokens "model" or "merges": look at the values)
             if isinstance(data.get("model"), dict):
                 return "hf"
             if isinstance(data.get("merges"), list):
-                return "seed"
+                return "playground"
             if data and all(isinstance(k, str) and _is_int(v) for k, v in data.items()):
                 raise _file_error(
                     "this looks like a vocab.json on its own; add its merges.txt to import the pair"
                 )
         raise _file_error(
             "this JSON is not a tokenizer file: expected a Hugging Face tokenizer.json "
-            '(with "model") or a playground seed file (with "merges")'
+            '(with "model") or a playground JSON file (with "merges")'
         )
     if stripped.startswith("#version") or name.endswith("merges.txt"):
         raise _file_error("this looks like a merges.txt on its own; add its vocab.json to import the pair")
@@ -55,7 +55,7 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
     raise _file_error(
         "not a tokenizer file this playground knows: expected a Hugging Face tokenizer.json, "
         "vocab.json + merges.txt, a tiktoken rank file (base64 token and rank per line), "
-        "a minbpe .model file or a playground seed JSON"
+        "a minbpe .model file or a playground JSON file"
     )
 
 

@@ -11,13 +11,21 @@ from webapp.tokenizer.formats.detect import detect_format
 from webapp.tokenizer.formats.hf_json import export_hf, parse_hf_tokenizer_json
 from webapp.tokenizer.formats.loaded import LoadedTokenizer
 from webapp.tokenizer.formats.minbpe import export_minbpe, parse_minbpe
-from webapp.tokenizer.formats.playground import export_seed, parse_seed
+from webapp.tokenizer.formats.playground import export_playground_json, parse_playground_json
 from webapp.tokenizer.formats.tiktoken_ranks import export_tiktoken, parse_tiktoken
 from webapp.tokenizer.formats.vocab_merges import parse_vocab_merges
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 
-FORMATS: tuple[str, ...] = ("auto", "hf", "vocab-merges", "tiktoken", "minbpe", "seed")
-EXPORT_FORMATS: tuple[str, ...] = ("seed", "hf", "minbpe", "tiktoken")
+FORMATS: tuple[str, ...] = ("auto", "hf", "vocab-merges", "tiktoken", "minbpe", "playground")
+EXPORT_FORMATS: tuple[str, ...] = ("playground", "hf", "minbpe", "tiktoken")
+#: Old format names still accepted: "seed" was the playground JSON's name
+#: before it was renamed, and links carrying it keep working.
+FORMAT_ALIASES: dict[str, str] = {"seed": "playground"}
+
+
+def canonical_format(fmt: str) -> str:
+    """The current name of a format (an old alias becomes its new name; anything else is returned as is)."""
+    return FORMAT_ALIASES.get(fmt, fmt)
 
 
 def import_tokenizer(
@@ -36,6 +44,7 @@ def import_tokenizer(
     For the vocab.json + merges.txt pair, `content` is vocab.json and
     `merges_txt` the merges file (fmt "vocab-merges", or "auto" with both given).
     """
+    fmt = canonical_format(fmt)
     if fmt not in FORMATS:
         raise TokenizerError(
             f"format: expected one of {', '.join(FORMATS)}, got {short_repr(fmt)}", field="format"
@@ -63,13 +72,14 @@ def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, l
         return parse_tiktoken(content, limits=limits)
     if fmt == "minbpe":
         return parse_minbpe(content, limits=limits)
-    return parse_seed(content, limits=limits)
+    return parse_playground_json(content, limits=limits)
 
 
 def export_tokenizer(tok: LoadedTokenizer, fmt: str, pretokenize: str | None = None) -> tuple[str, str, str]:
     """(content, file name, media type) for an export format."""
-    if fmt == "seed":
-        return export_seed(tok), "tokenizer.playground.json", "application/json"
+    fmt = canonical_format(fmt)
+    if fmt == "playground":
+        return export_playground_json(tok), "tokenizer.playground.json", "application/json"
     if fmt == "hf":
         return export_hf(tok, pretokenize), "tokenizer.json", "application/json"
     if fmt == "minbpe":

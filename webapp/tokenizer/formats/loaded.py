@@ -36,7 +36,7 @@ class LoadedTokenizer:
     level: str
     merges: tuple[Any, ...]
     vocab: dict[Any, Any]
-    source: str = "seed"
+    source: str = "seed"  # the playground JSON format's old name, kept in stored ids (see formats.playground)
     pretokenize: str = "none"
     id_map: dict[int, int] = field(default_factory=dict)
     unknown_bytes: frozenset[int] = frozenset()

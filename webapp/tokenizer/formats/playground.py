@@ -1,4 +1,4 @@
-"""The playground's own JSON ("seed" format: what the pages' merges / vocab fields hold) and page state.
+"""The playground's own JSON (format "playground": what the pages' merges / vocab fields hold) and page state.
 
 Import and export of the playground JSON, `from_playground` (a tokenizer from
 what a page holds) and `with_pretokenize`. What it does not do: validate
@@ -23,17 +23,21 @@ from webapp.tokenizer.validation import (
     validate_char_vocab,
 )
 
-SEED_FORMAT_NAME = "bpe-playground"
+PLAYGROUND_FORMAT_NAME = "bpe-playground"
+#: The `source` a tokenizer read from playground JSON carries. It keeps the
+#: format's old name "seed" because the source is part of the stored bytes, so
+#: of the tokenizer id: renaming it would change the ids of files opened before.
+PLAYGROUND_JSON_SOURCE = "seed"
 
 
-def parse_seed(
+def parse_playground_json(
     content: str | bytes | Mapping[str, Any], *, limits: SizeLimits = DEFAULT_SIZE_LIMITS
 ) -> LoadedTokenizer:
     """`{"merges": [...], "vocab": {...}}` as the pages use, plus optional extras we export."""
 
-    data = content if isinstance(content, Mapping) else _load_json(content, "seed JSON")
+    data = content if isinstance(content, Mapping) else _load_json(content, "playground JSON")
     if not isinstance(data, Mapping) or "merges" not in data:
-        raise _file_error('a playground seed file is a JSON object with "merges" (and "vocab")')
+        raise _file_error('a playground JSON file is a JSON object with "merges" (and "vocab")')
     merges = data["merges"]
     level = data.get("level")
     if level is None:
@@ -44,7 +48,7 @@ def parse_seed(
     if level == "chars":
         char_rules = validate_char_merges(merges)
         char_vocab = validate_char_vocab(data.get("vocab") or {})
-        return LoadedTokenizer(level="chars", merges=tuple(char_rules), vocab=char_vocab, source="seed")
+        return LoadedTokenizer(level="chars", merges=tuple(char_rules), vocab=char_vocab, source=PLAYGROUND_JSON_SOURCE)
     if level != "bytes":
         raise _file_error(f'"level" should be "bytes" or "chars", got {_show(level)}')
     rules = validate_byte_merges(merges)
@@ -62,7 +66,7 @@ def parse_seed(
     if unk_id is not None and not _is_int(unk_id):
         raise _file_error('"unk_id" should be an integer or null')
     return LoadedTokenizer(
-        level="bytes", merges=tuple(rules), vocab=vocab, source="seed", pretokenize=scheme,
+        level="bytes", merges=tuple(rules), vocab=vocab, source=PLAYGROUND_JSON_SOURCE, pretokenize=scheme,
         id_map=id_map, unknown_bytes=frozenset(unknown), unk_id=unk_id,
     )
 
@@ -82,9 +86,9 @@ def _int_map(raw: Any, what: str) -> dict[int, int]:
     return out
 
 
-def export_seed(tok: LoadedTokenizer) -> str:
+def export_playground_json(tok: LoadedTokenizer) -> str:
     """The playground's own JSON: what the pages' merges / vocab fields accept, plus the id map."""
-    out: dict[str, Any] = {"format": SEED_FORMAT_NAME, "level": tok.level}
+    out: dict[str, Any] = {"format": PLAYGROUND_FORMAT_NAME, "level": tok.level}
     if tok.level == "chars":
         out["merges"] = [list(rule) for rule in tok.merges]
         out["vocab"] = dict(tok.vocab)
