@@ -149,7 +149,7 @@ class Ours:
 
     def forget_text(self) -> None:
         """Empty every cache that text fills (pieces by bytes, pieces by text, chunks)."""
-        self.compiled.pieces.clear()
+        self.compiled.segment_cache.clear()
         clear_text_caches(self.compiled)
 
 

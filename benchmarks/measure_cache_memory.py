@@ -39,7 +39,7 @@ def piece_cache() -> dict[str, float]:
     from webapp.tokenizer import byte_level
 
     compiled = byte_level.compile_byte_merges([[97, 98, 256]])
-    cache = compiled.pieces
+    cache = compiled.segment_cache
     rng = random.Random(1)
     before = rss_mb()
     for _ in range(200):
@@ -144,7 +144,7 @@ def list_budget() -> dict[str, float]:
             textencode.encode_split(compiled, "\n".join(lines), "cl100k")
             peak = max(peak, budget.total)
         for _ in range(200):
-            compiled.pieces.put_many([(rng.randbytes(15), tuple(rng.randrange(256, 1 << 20) for _ in range(7)) + (97,))
+            compiled.segment_cache.put_many([(rng.randbytes(15), tuple(rng.randrange(256, 1 << 20) for _ in range(7)) + (97,))
                                       for _ in range(1000)])
             peak = max(peak, budget.total)
     grown = rss_mb() - before

@@ -1,6 +1,6 @@
 """A slow, obviously-correct pre-tokenized trace, the oracle for webapp.tokenizer.pretokenize.
 
-Every distinct piece gets its own `encode_trace`, and the piece traces are
+Every distinct pre-token gets its own `encode_trace`, and the pre-token traces are
 stitched together (token spans and trees shifted, matches summed, the whole
 text's sequence rebuilt after each fired rule). Relabelling is applied after
 the fact to every id in the trace.
@@ -50,7 +50,7 @@ def relabelled(trace: EncodeTrace, relabel: Mapping[int, int]) -> EncodeTrace:
     )
 
 
-def trace_by_pieces(
+def trace_by_pretokens(
     text: str,
     compiled: Any,
     scheme: str,
@@ -59,27 +59,27 @@ def trace_by_pieces(
     max_tokens: int,
     max_sequence: int,
 ) -> EncodeTrace:
-    """The same trace from the engine's public encode_trace, one call per distinct piece.
+    """The same trace from the engine's public encode_trace, one call per distinct pre-token.
 
     The reference for `pretokenized_encode_trace`, which runs the engine once
-    over the whole text with the piece boundaries as extra cuts.
+    over the whole text with the pre-token boundaries as extra cuts.
     """
     if scheme == "none":
         return encode_trace(
             text, compiled, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence
         )
-    pieces = pt.split_text(text, scheme)
-    spans = pt.split_pieces(text, scheme)
+    pretokens = pt.split_text(text, scheme)
+    spans = pt.split_pretokens(text, scheme)
     total_bytes = spans[-1][1] if spans else 0
     record_sequence = total_bytes <= max_sequence
 
-    # Encode each distinct piece once, with a full per-piece trace (pieces are
-    # short; a piece's own trace is bounded by the same caps).
+    # Encode each distinct pre-token once, with a full per-piece trace (pre-tokens are
+    # short; a pre-token's own trace is bounded by the same caps).
     traces: dict[str, EncodeTrace] = {}
-    for piece in pieces:
-        if piece not in traces:
-            traces[piece] = encode_trace(
-                piece,
+    for pretoken in pretokens:
+        if pretoken not in traces:
+            traces[pretoken] = encode_trace(
+                pretoken,
                 compiled,
                 max_steps=max(len(compiled), 1),
                 max_tokens=max(max_tokens, 1),
@@ -91,8 +91,8 @@ def trace_by_pieces(
     tokens_truncated = False
     fired: dict[int, TraceStep] = {}  # rule -> a step of that rule (for its pair)
     matches: dict[int, int] = {}
-    for piece, (start, _end) in zip(pieces, spans):
-        trace = traces[piece]
+    for pretoken, (start, _end) in zip(pretokens, spans):
+        trace = traces[pretoken]
         ids.extend(trace.ids)
         for token in trace.tokens:
             if len(tokens) >= max_tokens:
@@ -119,8 +119,8 @@ def trace_by_pieces(
     initial: tuple[Any, ...] | None = None
     sequences: dict[int, tuple[Any, ...]] = {}
     if record_sequence and all(t.initial is not None for t in traces.values()):
-        initial = tuple(sym for piece in pieces for sym in (traces[piece].initial or ()))
-        sequences = combined_sequences(pieces, traces, rule_order)
+        initial = tuple(sym for pretoken in pretokens for sym in (traces[pretoken].initial or ()))
+        sequences = combined_sequences(pretokens, traces, rule_order)
     steps = [
         TraceStep(
             rule=rule,
@@ -142,28 +142,28 @@ def trace_by_pieces(
         steps_truncated=steps_truncated,
         rules_fired=rules_fired,
         rules_idle=max(len(compiled) - rules_fired, 0),
-        pieces=spans,
+        pretokens=spans,
     )
 
 
 def combined_sequences(
-    pieces: Sequence[str], traces: dict[str, EncodeTrace], rules: Sequence[int]
+    pretokens: Sequence[str], traces: dict[str, EncodeTrace], rules: Sequence[int]
 ) -> dict[int, tuple[Any, ...]]:
-    """The whole text's sequence after each fired rule (pieces side by side)."""
+    """The whole text's sequence after each fired rule (pre-tokens side by side)."""
     out: dict[int, tuple[Any, ...]] = {}
     if not rules:
         return out
-    # Per distinct piece: its sequence after each of its own steps, in rule order.
+    # Per distinct pre-token: its sequence after each of its own steps, in rule order.
     history: dict[str, list[tuple[int, tuple[Any, ...]]]] = {}
-    for piece, trace in traces.items():
-        history[piece] = [(s.rule, s.sequence) for s in trace.steps if s.sequence is not None]
-        if len(history[piece]) != len(trace.steps):
-            return {}  # a piece did not record its sequence: give none rather than a wrong one
+    for pretoken, trace in traces.items():
+        history[pretoken] = [(s.rule, s.sequence) for s in trace.steps if s.sequence is not None]
+        if len(history[pretoken]) != len(trace.steps):
+            return {}  # a pre-token did not record its sequence: give none rather than a wrong one
     for rule in rules:
         seq: list[Any] = []
-        for piece in pieces:
-            current = traces[piece].initial or ()
-            for step_rule, step_seq in history[piece]:
+        for pretoken in pretokens:
+            current = traces[pretoken].initial or ()
+            for step_rule, step_seq in history[pretoken]:
                 if step_rule > rule:
                     break
                 current = step_seq

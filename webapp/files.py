@@ -10,7 +10,7 @@ Routes (blueprint `files`):
   always gets the same id and share links can point at it.
 - `GET /api/tokenizers/<id>` - a stored tokenizer (summary, merges, vocab).
 - `POST /api/tokenizers/<id>/encode` - `{"text"[, "pretokenize"]}` -> ids in the
-  file's own numbering, tokens with byte spans, pre-tokenization pieces; for a
+  file's own numbering, tokens with byte spans, pre-tokens (the JSON key keeps the name "pieces"); for a
   tokenizer.json encoded with its own pipeline, `model_text` is the text the
   spans index (after its normalizer, prefix spaces, ...).
 - `GET|POST /api/export?format=playground|hf|minbpe|tiktoken` - a download of a
@@ -135,7 +135,8 @@ def api_tokenizer_encode(tokenizer_id: str) -> Response:
         if index in specials:
             item["special"] = True
         tokens.append(item)
-    out = {"ids": trace.ids, "tokens": tokens, "pieces": [list(p) for p in trace.pieces], "pretokenize": scheme}
+    # "pieces": the pre-tokens, under the key this API has always used
+    out = {"ids": trace.ids, "tokens": tokens, "pieces": [list(p) for p in trace.pretokens], "pretokenize": scheme}
     if trace.text is not None:
         out["model_text"] = trace.text  # what the spans index: the text after the file's normalizer etc.
     return jsonify(out)

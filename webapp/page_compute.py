@@ -116,7 +116,7 @@ def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
                 "steps_truncated": trace.steps_truncated,
                 "rules_fired": trace.rules_fired,
                 "rules_idle": trace.rules_idle,
-                "pieces": (len(split_text(text, scheme)) if quick is not None else len(trace.pieces))
+                "pretokens": (len(split_text(text, scheme)) if quick is not None else len(trace.pretokens))
                 if scheme != "none" else 0,
                 "roundtrip": _roundtrip(text, trace.ids, merges, _only(file_vocab, trace.ids)),
             }

@@ -159,7 +159,7 @@ class TokenView:
     tree: str
     valid: bool = True
     missing: bool = False
-    piece_start: bool = False
+    pretoken_start: bool = False
     special: bool = False  # a recognised special token (<|endoftext|> ...), not made by merges
     differs: bool = False  # in a comparison: a boundary of this token is not one of the other side's
 
@@ -224,7 +224,7 @@ def byte_token_views(trace: EncodeTrace, text: str, special_ids: frozenset[int] 
     """
     data = text.encode("utf-8")
     starts = _char_starts(data)
-    piece_starts = {s for s, _ in trace.pieces[1:]} if trace.pieces else set()
+    pretoken_starts = {s for s, _ in trace.pretokens[1:]} if trace.pretokens else set()
 
     def label(n: MergeNode) -> str:
         return f'{n.symbol}  "{printable_bytes(data[n.start:n.end])}"'
@@ -245,7 +245,7 @@ def byte_token_views(trace: EncodeTrace, text: str, special_ids: frozenset[int] 
             unit="bytes",
             tree="\n".join(tree_lines(tok.tree, label)),
             valid=valid,
-            piece_start=tok.start in piece_starts,
+            pretoken_start=tok.start in pretoken_starts,
             special=tok.id in special_ids,
         )
         if groups and tok.start not in starts:

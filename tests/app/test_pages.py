@@ -251,7 +251,7 @@ def test_ids_download_follows_the_pretokenization(client):
 
 def test_pretokenize_shows_pieces(client):
     html = client.post("/bytes", data={"text": "low low", "merges": "108 111 256\n32 256 257", "pretokenize": "gpt2"}).get_data(as_text=True)
-    assert "2 pre-tokenized pieces" in html and html.count('class="piece-sep"') == 1
+    assert "2 pre-tokens;" in html and html.count('class="pretoken-sep"') == 1
     bad = client.post("/bytes", data={"text": "a", "merges": "", "pretokenize": "bert"}).get_data(as_text=True)
     assert "expected one of none, gpt2, cl100k" in field_error(bad, "pretokenize")
 

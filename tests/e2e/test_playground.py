@@ -218,8 +218,8 @@ def test_pretokenize_select_shows_piece_boundaries(page: Page, console, screensh
     expect(tokens(page)).to_have_count(12)  # low·low e r , · low e s t !
     page.select_option("#f-pretokenize", "gpt2")
     # GPT-2's pattern: "low" " lower" "," " lowest" "!"; the space joins its word's piece
-    expect(page.locator(".pieces-note")).to_contain_text("5 pre-tokenized pieces")
-    expect(page.locator("#tokens .piece-sep")).to_have_count(4)
+    expect(page.locator(".pretokens-note")).to_contain_text("5 pre-tokens;")
+    expect(page.locator("#tokens .pretoken-sep")).to_have_count(4)
     screenshot("bytes-pretokenized")
 
 

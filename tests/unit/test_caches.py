@@ -121,9 +121,9 @@ def test_opened_tokenizers_stay_within_their_bounds(monkeypatch):
     cache.clear()
 
 
-def test_a_piece_cache_stays_within_its_bounds_through_encoding(monkeypatch):
+def test_a_segment_cache_stays_within_its_bounds_through_encoding(monkeypatch):
     compiled = byte_level.compile_byte_merges([[97, 98, 256], [256, 99, 257]])
-    cache = compiled.pieces
+    cache = compiled.segment_cache
     monkeypatch.setattr(cache, "max_entries", 64)
     monkeypatch.setattr(cache, "max_weight", 300)
     cache.clear()
@@ -136,7 +136,7 @@ def test_a_piece_cache_stays_within_its_bounds_through_encoding(monkeypatch):
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="RSS is read from /proc")
-def test_a_full_piece_cache_costs_what_the_readme_says():
+def test_a_full_segment_cache_costs_what_the_readme_says():
     """Filled far past its bounds with its worst entries, one list's piece cache grows RSS by under 40 MB."""
     script = textwrap.dedent(
         """
@@ -147,7 +147,7 @@ def test_a_full_piece_cache_costs_what_the_readme_says():
             with open("/proc/self/status") as status:
                 return next(int(l.split()[1]) for l in status if l.startswith("VmRSS:")) / 1024
 
-        cache = byte_level.compile_byte_merges([[97, 98, 256]]).pieces
+        cache = byte_level.compile_byte_merges([[97, 98, 256]]).segment_cache
         rng = random.Random(1)
         before = rss()
         for _ in range(200):  # 200,000 pieces of 15 bytes, 7 fresh ids each: 3 times the entry bound
@@ -159,26 +159,26 @@ def test_a_full_piece_cache_costs_what_the_readme_says():
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
     entries, weight, grown = run.stdout.split()
-    assert int(entries) <= byte_level.PIECE_CACHE_ENTRIES
-    assert int(weight) <= byte_level.PIECE_CACHE_WEIGHT
+    assert int(entries) <= byte_level.SEGMENT_CACHE_ENTRIES
+    assert int(weight) <= byte_level.SEGMENT_CACHE_WEIGHT
     assert float(grown) < 40
 
 
-def test_text_pieces_and_chunks_stay_within_their_bounds(monkeypatch):
+def test_pretoken_and_chunk_caches_stay_within_their_bounds(monkeypatch):
     from webapp.tokenizer import textencode
 
     compiled = byte_level.compile_byte_merges([[97, 98, 256], [256, 99, 257]])
     textencode.clear_text_caches(compiled)
-    monkeypatch.setattr(textencode, "TEXT_PIECE_ENTRIES", 40)
-    monkeypatch.setattr(textencode, "TEXT_PIECE_WEIGHT", 200)
+    monkeypatch.setattr(textencode, "PRETOKEN_CACHE_ENTRIES", 40)
+    monkeypatch.setattr(textencode, "PRETOKEN_CACHE_WEIGHT", 200)
     monkeypatch.setattr(textencode, "CHUNK_ENTRIES", 12)
     monkeypatch.setattr(textencode, "CHUNK_WEIGHT", 300)
     for round_ in range(15):
         lines = [f"abc{round_}x{i} ab{i}c" for i in range(30)]
         text = "\n".join(lines)
         textencode.encode_split(compiled, text, "cl100k")  # (ids: test_chunks.py checks them; here the bounds)
-        pieces, chunks = textencode._caches(compiled, "cl100k")
-        assert len(pieces) <= 40 and pieces.weight == _exact_weight(pieces) <= 200
+        pretokens, chunks = textencode._caches(compiled, "cl100k")
+        assert len(pretokens) <= 40 and pretokens.weight == _exact_weight(pretokens) <= 200
         assert len(chunks) <= 12 and chunks.weight == _exact_weight(chunks) <= 300
     textencode.clear_text_caches(compiled)
 
@@ -267,7 +267,7 @@ def test_the_worker_budget_holds_rss_as_the_readme_says():
         before = rss()
         for compiled in lists:  # 8 x 20,000 pieces of 15 bytes: 2.4 M units offered
             for _ in range(20):
-                compiled.pieces.put_many([(rng.randbytes(15), tuple(rng.randrange(256, 1 << 20) for _ in range(7)) + (97,))
+                compiled.segment_cache.put_many([(rng.randbytes(15), tuple(rng.randrange(256, 1 << 20) for _ in range(7)) + (97,))
                                           for _ in range(1000)])
         print(caches.LIST_BUDGET.total, rss() - before)
         """

@@ -120,7 +120,7 @@ def test_trace_matches_the_literal_steps(text, merges, max_steps, max_sequence):
 
 @pytest.mark.parametrize("small", [0, 1000])
 def test_both_engine_paths(monkeypatch, small):
-    monkeypatch.setattr(engine, "SMALL_PIECE", small)
+    monkeypatch.setattr(engine, "SMALL_SEGMENT", small)
     merges = [["a", "a"], ["aa", "a"], ["a", "a"], ["aaa", "aa"], ["aa", "aa"]]
     for n in range(0, 70, 9):
         text = "a" * n + " " + "a" * (n // 3)

@@ -2,7 +2,7 @@
 
 Oracles: the published patterns run by the `regex` package over the whole
 text (for the split), and the literal algorithm (tests/reference.py) run on
-every piece of that split, concatenated (for the ids).
+every pre-token of that split, concatenated (for the ids).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ def test_chunked_split_is_the_whole_text_split(text, scheme):
     bounds = chunks.chunk_bounds(text, scheme)
     assert bounds[0] == 0 and bounds[-1] == len(text)
     assert bounds == sorted(set(bounds)) or text == ""
-    pieces = [piece for a, b in zip(bounds, bounds[1:]) for piece in whole_split(text[a:b], scheme)]
-    assert pieces == whole_split(text, scheme)
+    pretokens = [pretoken for a, b in zip(bounds, bounds[1:]) for pretoken in whole_split(text[a:b], scheme)]
+    assert pretokens == whole_split(text, scheme)
     assert chunks.split_text(text, scheme) == whole_split(text, scheme)
 
 
@@ -71,9 +71,9 @@ def test_ascii_cuts_are_the_published_cuts(text, scheme):
     assert [m.span() for m in fast.finditer(text)] == [m.span() for m in finder.finditer(text)]
 
 
-def by_pieces(text: str, merges, scheme: str) -> list[int]:
-    """The oracle: the literal algorithm on every piece of the whole-text split."""
-    return [i for piece in whole_split(text, scheme) for i in reference.encode(piece, merges)]
+def by_pretokens(text: str, merges, scheme: str) -> list[int]:
+    """The oracle: the literal algorithm on every pre-token of the whole-text split."""
+    return [i for pretoken in whole_split(text, scheme) for i in reference.encode(pretoken, merges)]
 
 
 ALPHABET = "ab é日\n/'"
@@ -96,7 +96,7 @@ def well_formed_merges(draw, max_rules: int = 40):
 texts = st.text(ALPHABET, max_size=60) | st.text(ALPHABET, min_size=60, max_size=160)
 
 
-# The batch hands its last few pieces to the engine; small test texts would then hardly ever
+# The batch hands its last few pre-tokens to the engine; small test texts would then hardly ever
 # run a numpy round, so each batch test also runs with the hand-over off (every round in numpy).
 FEW_LEFT = pytest.mark.parametrize("few_left", [0, byte_level.BATCH_FEW_LEFT], ids=["all-rounds", "few-to-engine"])
 
@@ -123,12 +123,12 @@ def test_well_formed_lists_match_the_oracle(few_left, text, merges, scheme, whol
     with batch_few_left(few_left, compiled):
         if whole:
             precompiled.find_whole_tokens(compiled)
-        expected = by_pieces(text, merges, scheme)
+        expected = by_pretokens(text, merges, scheme)
         assert pretokenized_encode(text, compiled, scheme) == expected
         # Again: now from the chunk cache; and a longer text mixing cached and new chunks.
         assert pretokenized_encode(text, compiled, scheme) == expected
         longer = text + "\nb" + text[::-1]
-        assert pretokenized_encode(longer, compiled, scheme) == by_pieces(longer, merges, scheme)
+        assert pretokenized_encode(longer, compiled, scheme) == by_pretokens(longer, merges, scheme)
 
 
 @FEW_LEFT
@@ -141,7 +141,7 @@ def test_capped_batch_rounds_finish_exactly_in_the_engine(few_left, text, merges
     textencode.BATCH_ROUNDS = rounds
     try:
         with batch_few_left(few_left, compiled):
-            assert pretokenized_encode(text, compiled, scheme) == by_pieces(text, merges, scheme)
+            assert pretokenized_encode(text, compiled, scheme) == by_pretokens(text, merges, scheme)
     finally:
         textencode.BATCH_ROUNDS = old
 
@@ -149,7 +149,7 @@ def test_capped_batch_rounds_finish_exactly_in_the_engine(few_left, text, merges
 @settings(max_examples=200, deadline=None)
 @given(text=texts, merges=odd_rules, scheme=st.sampled_from(SCHEMES))
 def test_odd_lists_match_the_oracle(text, merges, scheme):
-    assert pretokenized_encode(text, merges, scheme) == by_pieces(text, merges, scheme)
+    assert pretokenized_encode(text, merges, scheme) == by_pretokens(text, merges, scheme)
 
 
 @settings(max_examples=100, deadline=None)
@@ -165,16 +165,16 @@ def test_typing_into_a_cached_text_stays_exact(text, merges, scheme, edits):
     for at, char in edits:
         at %= len(text) + 1
         text = text[:at] + char + text[at:]
-        assert pretokenized_encode(text, compiled, scheme) == by_pieces(text, merges, scheme)
+        assert pretokenized_encode(text, compiled, scheme) == by_pretokens(text, merges, scheme)
 
 
-def test_long_pieces_are_cut_and_batched_exactly():
+def test_long_pretokens_are_cut_and_batched_exactly():
     merges = [[229, 149, 256], [256, 134, 257], [257, 257, 258], [97, 97, 259], [259, 259, 260], [260, 260, 261]]
     text = "日" * 50 + " " + "a" * 77 + "\n" + "é日a" * 30
     compiled = compile_byte_merges(merges)
     for scheme in SCHEMES:
         textencode.clear_text_caches(compiled)
-        assert pretokenized_encode(text, compiled, scheme) == by_pieces(text, merges, scheme)
+        assert pretokenized_encode(text, compiled, scheme) == by_pretokens(text, merges, scheme)
 
 
 def test_whole_tokens_encode_to_themselves_and_survive_the_precompiled_form():
@@ -189,7 +189,7 @@ def test_whole_tokens_encode_to_themselves_and_survive_the_precompiled_form():
     assert back.rules == compiled.rules
     text = "hello hel el hello\n\nhe"
     for scheme in SCHEMES:
-        assert pretokenized_encode(text, back, scheme) == by_pieces(text, merges, scheme)
+        assert pretokenized_encode(text, back, scheme) == by_pretokens(text, merges, scheme)
 
 
 def test_a_token_that_does_not_encode_to_itself_is_not_whole():
@@ -215,7 +215,7 @@ def test_caches_are_bounded():
     textencode.clear_text_caches(compiled)
     text = "\n".join(f"ab{i}" for i in range(3000))
     pretokenized_encode(text, compiled, "cl100k")
-    pieces, chunk_cache = textencode._caches(compiled, "cl100k")
+    pretokens, chunk_cache = textencode._caches(compiled, "cl100k")
     assert len(chunk_cache) <= textencode.CHUNK_ENTRIES
     assert chunk_cache.weight <= textencode.CHUNK_WEIGHT
-    assert len(pieces) <= textencode.TEXT_PIECE_ENTRIES
+    assert len(pretokens) <= textencode.PRETOKEN_CACHE_ENTRIES

@@ -84,13 +84,13 @@ def test_compiled_merges_are_reusable_and_shared_by_content():
     assert len(compiled) == 2
 
 
-def test_piece_cache_is_bounded(monkeypatch):
+def test_segment_cache_is_bounded(monkeypatch):
     compiled = compile_byte_merges([[97, 98, 256], [256, 99, 257]])
-    compiled.pieces.data.clear()
-    monkeypatch.setattr(compiled.pieces, "max_entries", 10)
+    compiled.segment_cache.data.clear()
+    monkeypatch.setattr(compiled.segment_cache, "max_entries", 10)
     text = " ".join(f"ab{i}c" for i in range(200))
     assert encode(text, compiled) == reference.encode(text, compiled.rules)
-    assert len(compiled.pieces) <= 10
+    assert len(compiled.segment_cache) <= 10
 
 
 def test_cut_points_agree_with_the_whole_text():
@@ -103,11 +103,11 @@ def test_cut_points_agree_with_the_whole_text():
 @pytest.mark.parametrize("small", [0, 1000])
 def test_both_engine_paths(monkeypatch, small):
     """The list-rebuild path (short pieces) and the heap path (long ones) agree with the oracle."""
-    monkeypatch.setattr(engine, "SMALL_PIECE", small)
+    monkeypatch.setattr(engine, "SMALL_SEGMENT", small)
     merges = [[97, 97, 256], [256, 97, 257], [97, 97, 97], [257, 256, 258], [97, 98, 256], [256, 256, 259]]
     for text in ["a" * n + "b" + "a" * (n // 2) for n in range(0, 60, 7)]:
         compiled = compile_byte_merges(merges)
-        compiled.pieces.data.clear()
+        compiled.segment_cache.data.clear()
         assert encode(text, compiled) == reference.encode(text, merges)
 
 
@@ -172,7 +172,7 @@ def test_threads_share_a_compiled_list_safely(monkeypatch):
 
     merges = [[97, 98, 256], [256, 99, 257], [32, 257, 258]]
     compiled = compile_byte_merges(merges)
-    monkeypatch.setattr(compiled.pieces, "max_entries", 8)
+    monkeypatch.setattr(compiled.segment_cache, "max_entries", 8)
     texts = [" ".join(f"abc{i}x{j}" for j in range(60)) for i in range(6)]
     expected = [reference.encode(text, merges) for text in texts]
     failures: list[str] = []
@@ -188,7 +188,7 @@ def test_threads_share_a_compiled_list_safely(monkeypatch):
     for thread in threads:
         thread.join()
     assert failures == []
-    assert len(compiled.pieces) <= 8 + len(threads)  # a racing store may pass the cap by one per thread
+    assert len(compiled.segment_cache) <= 8 + len(threads)  # a racing store may pass the cap by one per thread
 
 
 def test_huge_ids_are_taken_literally():
@@ -198,14 +198,14 @@ def test_huge_ids_are_taken_literally():
     assert implied_byte_vocab(merges)[2**70] == b"ab"
 
 
-def test_piece_cache_bounds_total_piece_length(monkeypatch):
+def test_segment_cache_bounds_total_segment_length(monkeypatch):
     compiled = compile_byte_merges([[97, 98, 256], [256, 256, 257]])
-    compiled.pieces.clear()
-    monkeypatch.setattr(compiled.pieces, "max_weight", 100)
+    compiled.segment_cache.clear()
+    monkeypatch.setattr(compiled.segment_cache, "max_weight", 100)
     text = " ".join("ab" * (i % 7 + 1) + "x" * (i % 5) for i in range(300))
     assert encode(text, compiled) == reference.encode(text, compiled.rules)
-    weight = sum(len(piece) for piece in compiled.pieces.data)
-    assert weight == compiled.pieces.weight
+    weight = sum(len(piece) for piece in compiled.segment_cache.data)
+    assert weight == compiled.segment_cache.weight
     assert weight <= 100 + 16  # at most one piece past the cap
 
 
@@ -216,5 +216,5 @@ def test_long_text_with_many_pieces():
     text = " ".join(words[(i * 7) % len(words)] + str(i % 13) for i in range(8000))
     assert len(text.encode()) > 40_000
     compiled = compile_byte_merges(merges)
-    compiled.pieces.clear()
+    compiled.segment_cache.clear()
     assert encode(text, compiled) == reference.encode(text, merges)

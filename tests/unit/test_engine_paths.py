@@ -1,13 +1,13 @@
 """Every path of the byte-level engine against the literal algorithm (webapp.tokenizer.reference).
 
 The engine has several ways to apply the same rules: the list-rebuild loop
-for short pieces and the bucket queue for long ones (engine.SMALL_PIECE),
+for short segments and the bucket queue for long ones (engine.SMALL_SEGMENT),
 the numpy batch for well-formed lists, whole-text pair ranks up to
-WHOLE_TEXT_RANKS bytes and per piece beyond, pieces too long for the cache,
+WHOLE_TEXT_RANKS bytes and per segment beyond, segments too long for the cache,
 and 64-bit keys or Python ints for huge ids. These strategies are built to
-reach each of them: long pieces over a small alphabet so pairs repeat, odd
+reach each of them: long segments over a small alphabet so pairs repeat, odd
 lists (a pair listed twice, an operand that only a later rule makes), and
-well-formed lists with pieces on both sides of every length bound.
+well-formed lists with segments on both sides of every length bound.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from hypothesis import given, settings, strategies as st
 from webapp.tokenizer import byte_level, engine, reference
 from webapp.tokenizer.byte_level import compile_byte_merges, encode
 
-ALPHABET = (97, 98, 99)  # "abc": few symbols, so long pieces repeat their pairs
+ALPHABET = (97, 98, 99)  # "abc": few symbols, so long segments repeat their pairs
 
 
 def _fresh(merges: list[list[int]]) -> byte_level.CompiledByteMerges:
     compiled = compile_byte_merges(merges)
-    compiled.pieces.clear()  # every example starts with an empty piece cache
+    compiled.segment_cache.clear()  # every example starts with an empty segment cache
     return compiled
 
 
@@ -49,7 +49,7 @@ def well_formed_lists(draw: st.DrawFn) -> list[list[int]]:
     """Rules numbered 256, 257, ... whose operands are bytes of "abc" or earlier rules' ids.
 
     Half of them start by joining every pair of a, b, c, so that no cut falls
-    inside a run of "abc" and long pieces stay long.
+    inside a run of "abc" and long segments stay long.
     """
     rules: list[list[int]] = []
     if draw(st.booleans()):
@@ -60,44 +60,44 @@ def well_formed_lists(draw: st.DrawFn) -> list[list[int]]:
     return rules
 
 
-# Pieces of every length class: single bytes, short (<= SMALL_PIECE), long, over the cache's piece bound.
-piece_lengths = st.sampled_from([1, 2, 5, engine.SMALL_PIECE, engine.SMALL_PIECE + 1, 60, 255, 257, 300])
+# Segments of every length class: single bytes, short (<= SMALL_SEGMENT), long, over the cache's segment bound.
+segment_lengths = st.sampled_from([1, 2, 5, engine.SMALL_SEGMENT, engine.SMALL_SEGMENT + 1, 60, 255, 257, 300])
 
 
 @st.composite
-def texts_of_pieces(draw: st.DrawFn) -> str:
+def texts_of_segments(draw: st.DrawFn) -> str:
     """Runs of "abc" of every length class, separated by spaces (no rule touches a space: a cut)."""
     rng = random.Random(draw(st.integers(0, 2**32)))
-    lengths = draw(st.lists(piece_lengths, min_size=1, max_size=6))
+    lengths = draw(st.lists(segment_lengths, min_size=1, max_size=6))
     return " ".join("".join(rng.choice("abc") for _ in range(n)) for n in lengths)
 
 
 @settings(max_examples=250, deadline=None)
-@given(merges=odd_lists(), text=st.text(alphabet="abc", min_size=engine.SMALL_PIECE + 1, max_size=150))
-def test_odd_lists_on_long_pieces(merges, text):
+@given(merges=odd_lists(), text=st.text(alphabet="abc", min_size=engine.SMALL_SEGMENT + 1, max_size=150))
+def test_odd_lists_on_long_segments(merges, text):
     """The bucket queue with stale ranks: a pair listed twice, re-ranked after a merge."""
     assert encode(text, _fresh(merges)) == reference.encode(text, merges)
 
 
 @settings(max_examples=250, deadline=None)
 @given(merges=odd_lists(), text=st.text(alphabet="abc ", max_size=40))
-def test_odd_lists_on_short_pieces(merges, text):
+def test_odd_lists_on_short_segments(merges, text):
     assert encode(text, _fresh(merges)) == reference.encode(text, merges)
 
 
 @settings(max_examples=200, deadline=None)
-@given(merges=well_formed_lists(), text=texts_of_pieces())
-def test_well_formed_lists_with_pieces_of_every_length(merges, text):
-    """The batch, and long pieces before and after a short miss, cached or too long for the cache."""
+@given(merges=well_formed_lists(), text=texts_of_segments())
+def test_well_formed_lists_with_segments_of_every_length(merges, text):
+    """The batch, and long segments before and after a short miss, cached or too long for the cache."""
     compiled = _fresh(merges)
     expected = reference.encode(text, merges)
     assert encode(text, compiled) == expected
-    assert encode(text, compiled) == expected  # again, from the piece cache
+    assert encode(text, compiled) == expected  # again, from the segment cache
 
 
 @settings(max_examples=100, deadline=None)
-@given(merges=odd_lists(), text=texts_of_pieces())
-def test_odd_lists_with_pieces_of_every_length(merges, text):
+@given(merges=odd_lists(), text=texts_of_segments())
+def test_odd_lists_with_segments_of_every_length(merges, text):
     compiled = _fresh(merges)
     expected = reference.encode(text, merges)
     assert encode(text, compiled) == expected
@@ -105,7 +105,7 @@ def test_odd_lists_with_pieces_of_every_length(merges, text):
 
 
 def test_a_text_over_the_whole_text_ranks_bound():
-    """Beyond WHOLE_TEXT_RANKS bytes the initial pair ranks are converted per piece."""
+    """Beyond WHOLE_TEXT_RANKS bytes the initial pair ranks are converted per segment."""
     rng = random.Random(5)
     text = "".join(rng.choice("ab  ") for _ in range(byte_level.WHOLE_TEXT_RANKS + 5000))
     merges = [[97, 98, 256], [256, 97, 257], [97, 98, 258], [257, 256, 256], [98, 98, 259]]  # odd: a pair twice
@@ -120,8 +120,8 @@ def test_ids_too_large_for_64_bit_pair_keys():
         assert encode(text, _fresh(merges)) == reference.encode(text, merges)
 
 
-def test_a_long_piece_that_misses_after_a_short_one():
-    """A short miss sends the rest of the text to the batch; a long piece there goes to the engine."""
+def test_a_long_segment_that_misses_after_a_short_one():
+    """A short miss sends the rest of the text to the batch; a long segment there goes to the engine."""
     merges = [[x, y, 256 + i] for i, (x, y) in enumerate((x, y) for x in ALPHABET for y in ALPHABET)]
     merges += [[256, 260, 265], [265, 99, 266]]
     for text in ["ab " + "abc" * 20, "ab " + "abc" * 100 + " ca " + "cab" * 15]:
@@ -154,8 +154,8 @@ def _replay(initial: list[int], rules: list[list[int]], events: list[engine.Even
 
 
 @settings(max_examples=250, deadline=None)
-@given(merges=odd_lists(), text=st.one_of(st.text(alphabet="abc", min_size=2, max_size=engine.SMALL_PIECE),
-                                          st.text(alphabet="abc", min_size=engine.SMALL_PIECE + 1, max_size=120)))
+@given(merges=odd_lists(), text=st.one_of(st.text(alphabet="abc", min_size=2, max_size=engine.SMALL_SEGMENT),
+                                          st.text(alphabet="abc", min_size=engine.SMALL_SEGMENT + 1, max_size=120)))
 def test_merge_events_of_both_loops_replay_to_the_literal_steps(merges, text):
     """Events recorded by the list loop (short) and the bucket queue (long), stale re-ranks included."""
     initial = list(text.encode())

@@ -3,8 +3,8 @@
 The splits are checked against the libraries' own regex engines (the
 `tokenizers` ByteLevel pre-tokenizer for GPT-2's pattern, a `tokenizers`
 Split with the cl100k pattern), per-piece encoding against a direct oracle
-(encode every piece on its own and concatenate), and the fast trace against
-the slow one built from the engine's public `encode_trace` per piece.
+(encode every pre-token on its own and concatenate), and the fast trace against
+the slow one built from the engine's public `encode_trace` per pre-token.
 """
 
 from __future__ import annotations
@@ -44,29 +44,29 @@ MERGES = [
 @pytest.mark.parametrize("text", TEXTS)
 def test_gpt2_split_matches_the_tokenizers_byte_level_regex(text):
     library = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    expected = [piece for piece, _ in library.pre_tokenize_str(text)]
+    expected = [pretoken for pretoken, _ in library.pre_tokenize_str(text)]
     ours = [
         _to_alphabet(p) for p in pt.split_text(text, "gpt2")
     ]
     assert ours == expected
 
 
-def _to_alphabet(piece: str) -> str:
+def _to_alphabet(pretoken: str) -> str:
     from webapp.tokenizer.formats import bytes_to_token
 
-    return bytes_to_token(piece.encode("utf-8"))
+    return bytes_to_token(pretoken.encode("utf-8"))
 
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_cl100k_split_matches_a_tokenizers_split(text):
     library = pre_tokenizers.Split(Regex(pt.CL100K_PATTERN), behavior="isolated")
-    assert pt.split_text(text, "cl100k") == [piece for piece, _ in library.pre_tokenize_str(text)]
+    assert pt.split_text(text, "cl100k") == [pretoken for pretoken, _ in library.pre_tokenize_str(text)]
 
 
 @pytest.mark.parametrize("scheme", pt.SCHEMES)
 @pytest.mark.parametrize("text", TEXTS)
-def test_pieces_cover_the_text_in_byte_offsets(scheme, text):
-    spans = pt.split_pieces(text, scheme)
+def test_pretokens_cover_the_text_in_byte_offsets(scheme, text):
+    spans = pt.split_pretokens(text, scheme)
     data = text.encode("utf-8")
     assert b"".join(data[s:e] for s, e in spans) == data
     assert all(s < e for s, e in spans)
@@ -76,8 +76,8 @@ def test_pieces_cover_the_text_in_byte_offsets(scheme, text):
 
 @pytest.mark.parametrize("scheme", ["gpt2", "cl100k"])
 @pytest.mark.parametrize("text", TEXTS)
-def test_each_piece_is_encoded_on_its_own(scheme, text):
-    expected = [i for piece in pt.split_text(text, scheme) for i in encode(piece, MERGES)]
+def test_each_pretoken_is_encoded_on_its_own(scheme, text):
+    expected = [i for pretoken in pt.split_text(text, scheme) for i in encode(pretoken, MERGES)]
     assert pt.pretokenized_encode(text, MERGES, scheme) == expected
 
 
@@ -100,10 +100,10 @@ PIECE_IDS = sorted(set(PIECE_ALPHABET.encode())) + [256, 257, 258, 259]
         ]).map(lambda pairs: [[a, b, 256 + i] for i, (a, b) in enumerate(pairs)])),
     ),
 )
-def test_pieces_match_the_literal_algorithm_piece_by_piece(text, scheme, merges):
-    # The text twice: the second call meets pieces the first one cached.
+def test_pretokens_match_the_literal_algorithm_pretoken_by_pretoken(text, scheme, merges):
+    # The text twice: the second call meets pre-tokens the first one cached.
     for sample in (text, text + " " + text):
-        expected = [i for piece in pt.split_text(sample, scheme) for i in reference.encode(piece, merges)]
+        expected = [i for pretoken in pt.split_text(sample, scheme) for i in reference.encode(pretoken, merges)]
         assert pt.pretokenized_encode(sample, merges, scheme) == expected
 
 
@@ -112,10 +112,10 @@ def test_none_is_the_specified_algorithm(text):
     assert pt.pretokenized_encode(text, MERGES, "none") == encode(text, MERGES)
     trace = pt.pretokenized_encode_trace(text, MERGES, "none")
     assert trace == encode_trace(text, MERGES)
-    assert trace.pieces == []
+    assert trace.pretokens == []
 
 
-def test_pre_tokenization_stops_merges_across_pieces():
+def test_pre_tokenization_stops_merges_across_pretokens():
     # "  " (two spaces) merges with scheme none, but GPT-2 puts a space before a word
     text = "a  b"
     assert pt.pretokenized_encode(text, MERGES, "none") == [97, 263, 98]
@@ -125,10 +125,10 @@ def test_pre_tokenization_stops_merges_across_pieces():
 
 @pytest.mark.parametrize("scheme", pt.SCHEMES)
 @pytest.mark.parametrize("text", TEXTS)
-def test_fast_trace_equals_the_per_piece_trace(scheme, text):
+def test_fast_trace_equals_the_per_pretoken_trace(scheme, text):
     compiled = compile_byte_merges(MERGES)
     fast = pt.pretokenized_encode_trace(text, MERGES, scheme)
-    slow = reference_pretokenize.trace_by_pieces(text, compiled, scheme, max_steps=200, max_tokens=3000, max_sequence=2000)
+    slow = reference_pretokenize.trace_by_pretokens(text, compiled, scheme, max_steps=200, max_tokens=3000, max_sequence=2000)
     assert reference_pretokenize.without_changes(fast) == reference_pretokenize.without_changes(slow)
 
 
@@ -138,28 +138,28 @@ def test_fast_trace_equals_the_per_piece_trace(scheme, text):
     scheme=st.sampled_from(pt.SCHEMES),
     caps=st.tuples(st.integers(0, 6), st.integers(0, 8), st.integers(0, 30)),
 )
-def test_fast_trace_equals_the_per_piece_trace_property(text, scheme, caps):
+def test_fast_trace_equals_the_per_pretoken_trace_property(text, scheme, caps):
     max_steps, max_tokens, max_sequence = caps
     compiled = compile_byte_merges(MERGES)
     fast = pt.pretokenized_encode_trace(
         text, MERGES, scheme, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence
     )
-    slow = reference_pretokenize.trace_by_pieces(
+    slow = reference_pretokenize.trace_by_pretokens(
         text, compiled, scheme, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence
     )
     assert fast.ids == slow.ids == pt.pretokenized_encode(text, MERGES, scheme)
     assert fast.tokens == slow.tokens
     assert [(s.rule, s.matches) for s in fast.steps] == [(s.rule, s.matches) for s in slow.steps]
-    assert (fast.rules_fired, fast.rules_idle, fast.pieces) == (slow.rules_fired, slow.rules_idle, slow.pieces)
+    assert (fast.rules_fired, fast.rules_idle, fast.pretokens) == (slow.rules_fired, slow.rules_idle, slow.pretokens)
     assert fast.tokens_truncated == slow.tokens_truncated and fast.steps_truncated == slow.steps_truncated
 
 
-def test_trace_tokens_stay_inside_their_pieces():
+def test_trace_tokens_stay_inside_their_pretokens():
     text = "hello there, hello world 12 12"
     trace = pt.pretokenized_encode_trace(text, MERGES, "gpt2")
-    assert trace.pieces == pt.split_pieces(text, "gpt2")
+    assert trace.pretokens == pt.split_pretokens(text, "gpt2")
     for token in trace.tokens:
-        assert any(s <= token.start and token.end <= e for s, e in trace.pieces)
+        assert any(s <= token.start and token.end <= e for s, e in trace.pretokens)
     assert [t.id for t in trace.tokens] == trace.ids
     assert trace.steps and trace.steps[-1].sequence == tuple(trace.ids)
     hello = [s for s in trace.steps if s.rule == 9]

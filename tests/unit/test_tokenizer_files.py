@@ -135,7 +135,7 @@ def test_hf_trace_shows_file_ids_and_pieces(byte_regex_tok):
     trace = tokfiles.encode_loaded_trace(loaded, text)
     assert trace.ids == byte_regex_tok.encode(text).ids
     assert [t.id for t in trace.tokens] == trace.ids
-    assert trace.pieces == [(0, 3), (3, 10), (10, 16), (16, 23)]
+    assert trace.pretokens == [(0, 3), (3, 10), (10, 16), (16, 23)]
     spans = [(t.start, t.end) for t in trace.tokens]
     assert spans == [(s, e) for s, e in byte_regex_tok.encode(text).offsets]
 
@@ -750,7 +750,7 @@ def test_relabel_matches_relabelling_the_reference_trace():
     for scheme in pt.SCHEMES:
         fast = pt.pretokenized_encode_trace("hel hel wow", merges, scheme, relabel=relabel)
         slow = reference_pretokenize.relabelled(
-            reference_pretokenize.trace_by_pieces("hel hel wow", compile_byte_merges(merges), scheme, max_steps=200, max_tokens=3000, max_sequence=2000),
+            reference_pretokenize.trace_by_pretokens("hel hel wow", compile_byte_merges(merges), scheme, max_steps=200, max_tokens=3000, max_sequence=2000),
             relabel,
         )
         assert reference_pretokenize.without_changes(fast) == reference_pretokenize.without_changes(slow)

@@ -18,21 +18,21 @@ can start in y. What each id can start / end with is a fixpoint over the
 rules (order ignored, so it over-approximates safely even for odd lists;
 numpy pointer jumping for well-formed lists, a worklist otherwise).
 Between two neighbouring bytes that form no such pair the text is cut; the
-pieces encode independently (a numpy scan finds the cuts) and identical
-pieces are looked up in a bounded per-list cache. The initial pair ranks of
+segments encode independently (a numpy scan finds the cuts) and identical
+segments are looked up in a bounded per-list cache. The initial pair ranks of
 the whole text come from one numpy lookup in a 65,536-entry table.
 
 Well-formed lists (the usual case; checked while the split table is built)
 take a faster cold path: a pair's first rule is then never stale, so the
-distinct pieces that miss the cache are encoded all at once with numpy
-(`_encode_batch`: one rule per piece per round, pairs ranked by a search
+distinct segments that miss the cache are encoded all at once with numpy
+(`_encode_batch`: one rule per segment per round, pairs ranked by a search
 in the sorted pair keys), and the engine's Python dicts are never built
-unless a piece is longer than SMALL_PIECE. Other lists use the engine
-piece by piece. Compiling an all-int list goes straight to an int64 array
+unless a segment is longer than SMALL_SEGMENT. Other lists use the engine
+segment by segment. Compiling an all-int list goes straight to an int64 array
 (the compiled-list cache is keyed by its bytes); the tuple of rules is made
 only when something asks for `.rules`.
 
-`CompiledByteMerges.rules`, `.table.run(piece, events)` and `.bounds(data)`
+`CompiledByteMerges.rules`, `.table.run(segment, events)` and `.bounds(data)`
 are also used by pretokenize.py (pre-tokenized traces).
 
 Decisions where the contract is silent:
@@ -51,7 +51,7 @@ Decisions where the contract is silent:
 * Trace: `Token.value` is the input bytes the token covers (exact even when
   odd rules give one id different bytes); steps hold the rules that fired in
   list order with their total matches over the whole text; rule indices in the
-  trace count from 0 (list positions); `pieces` stays empty (the contract has
+  trace count from 0 (list positions); `pretokens` stays empty (the contract has
   no pre-tokenization; the engine's cut points are an internal speed-up).
 
 What it does not do: pre-tokenization, special tokens, size limits.
@@ -71,19 +71,19 @@ from .caches import LIST_BUDGET, BoundedCache, value_length
 from .engine import INF, RuleTable
 from .errors import TokenizerError
 from .traces import EncodeTrace
-from .tracing import build_trace, run_pieces
+from .tracing import build_trace, run_segments
 from .token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 from .validation import _show, ByteRule, plain_byte_values, validate_byte_merges, validate_byte_vocab, validate_ids, validate_text
 
-# Bounds on memory: pieces per compiled list, longest piece cached, compiled lists kept.
-PIECE_CACHE_ENTRIES = 65_536
-PIECE_CACHE_MAX_BYTES = 256
-PIECE_CACHE_WEIGHT = 1_000_000  # total length of cached pieces per compiled list
+# Bounds on memory: segments per compiled list, longest segment cached, compiled lists kept.
+SEGMENT_CACHE_ENTRIES = 65_536
+SEGMENT_CACHE_MAX_BYTES = 256
+SEGMENT_CACHE_WEIGHT = 1_000_000  # total length of cached segments per compiled list
 COMPILED_CACHE_ENTRIES = 4
 COMPILED_CACHE_RULES = 1_200_000  # total rules of the compiled lists kept
 WHOLE_TEXT_RANKS = 32_768  # up to this many bytes, pair ranks become one Python list per text
 DEFAULT_MAX_TREE_NODES = 100_000
-# A batch with a round limit hands its pieces to the engine once this few still merge.
+# A batch with a round limit hands its segments to the engine once this few still merge.
 BATCH_FEW_LEFT = 8
 
 
@@ -244,7 +244,7 @@ def _split_table_fixpoint(rules: tuple[ByteRule, ...]) -> np.ndarray:
 class CompiledByteMerges:
     """A validated byte-level merge list, reusable across calls.
 
-    Holds the rule index, the split table and a bounded cache of encoded pieces.
+    Holds the rule index, the split table and a bounded cache of encoded segments.
     """
 
     # Set by _setup: at least one of the two is not None.
@@ -287,8 +287,8 @@ class CompiledByteMerges:
         self.splits = splits
         # Flattened for a single take() per text: index = x * 256 + y.
         self.splits_flat = splits.reshape(-1) if splits is not None else None  # None exactly when count == 0
-        self.pieces: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(
-            PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT, budget=LIST_BUDGET
+        self.segment_cache: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(
+            SEGMENT_CACHE_ENTRIES, SEGMENT_CACHE_WEIGHT, budget=LIST_BUDGET
         )
         # {token text: (id,)} of tokens known to encode to themselves (precompiled.py), or None.
         self.whole: dict[str, tuple[int, ...]] | None = None
@@ -312,7 +312,7 @@ class CompiledByteMerges:
         return (arr[:-1].astype(np.intp) << 8) | arr[1:]
 
     def bounds(self, data: bytes, pair_index: np.ndarray | None = None) -> list[int]:
-        """Piece boundaries: 0, every cut point, len(data)."""
+        """Segment boundaries: 0, every cut point, len(data)."""
         n = len(data)
         if n < 2 or self.splits_flat is None:
             return [0, n] if n else [0]
@@ -326,7 +326,7 @@ class CompiledByteMerges:
         """The ids of UTF-8 (or any) bytes after every rule.
 
         `cuts` are extra offsets where no merge may join (pre-tokenization's
-        piece boundaries): the pieces between them encode independently,
+        segment boundaries): the segments between them encode independently,
         which is what cutting there means, so they join the engine's own cuts.
         """
         if len(data) < 2 or not self._count:
@@ -335,30 +335,30 @@ class CompiledByteMerges:
         bounds = self.bounds(data, pair_index)
         if cuts:
             bounds = sorted(set(bounds).union(cuts))
-        self.pieces.touch()  # for the worker-wide budget: the caches of lists in use go last
+        self.segment_cache.touch()  # for the worker-wide budget: the caches of lists in use go last
         if self.well_formed:
             return self._encode_well_formed(data, bounds)
-        cache = self.pieces
+        cache = self.segment_cache
         lookup = cache.data.get
         table = self.table
         run = table.run
         run_small = table.run_short
         # Initial pair ranks of the whole text, made on the first cache miss
-        # with one numpy lookup, then sliced per piece.
+        # with one numpy lookup, then sliced per segment.
         ranks: list[int] | None = None
         ranks_np: np.ndarray | None = None
-        small = engine.SMALL_PIECE
+        small = engine.SMALL_SEGMENT
         news = table.news
-        # Pieces encoded by this call; stored in the cache at the end, in one batch.
+        # Segments encoded by this call; stored in the cache at the end, in one batch.
         made: dict[bytes, tuple[int, ...]] = {}
         made_get = made.get
         out: list[int] = []
         extend = out.extend
         start = 0
         for end in bounds[1:]:
-            piece = data[start:end]
-            ids = lookup(piece)
-            if ids is None and (ids := made_get(piece)) is None:
+            segment = data[start:end]
+            ids = lookup(segment)
+            if ids is None and (ids := made_get(segment)) is None:
                 length = end - start
                 if length == 1:
                     ids = _SINGLE_IDS[data[start]]
@@ -366,75 +366,75 @@ class CompiledByteMerges:
                     if ranks is None:
                         ranks_np = self._byte_pair_ranks()[pair_index]
                         # Python ints for the whole text at once, unless the text is long
-                        # (then only the pieces that miss the cache convert theirs).
+                        # (then only the segments that miss the cache convert theirs).
                         ranks = ranks_np.tolist() if len(data) <= WHOLE_TEXT_RANKS else []
                     if ranks:
-                        piece_ranks = ranks[start : end - 1]
+                        segment_ranks = ranks[start : end - 1]
                     else:
-                        piece_ranks = ranks_np[start : end - 1].tolist()  # type: ignore[index]
+                        segment_ranks = ranks_np[start : end - 1].tolist()  # type: ignore[index]
                     if length == 2:  # one pair: its first rule fires or nothing does
-                        rank = piece_ranks[0]
+                        rank = segment_ranks[0]
                         ids = (news[rank],) if rank != INF else (data[start], data[start + 1])
                     else:
-                        ids = tuple(run_small(list(piece), piece_ranks))
+                        ids = tuple(run_small(list(segment), segment_ranks))
                 else:
-                    ids = tuple(run(piece))
-                made[piece] = ids
+                    ids = tuple(run(segment))
+                made[segment] = ids
             extend(ids)
             start = end
         if made:
-            cache.put_many([item for item in made.items() if len(item[0]) <= PIECE_CACHE_MAX_BYTES])
+            cache.put_many([item for item in made.items() if len(item[0]) <= SEGMENT_CACHE_MAX_BYTES])
         return out
 
     def _encode_well_formed(self, data: bytes, bounds: list[int]) -> list[int]:
-        """`encode_bytes` for a well-formed list: cached pieces first, then the misses in one batch."""
-        cache = self.pieces
+        """`encode_bytes` for a well-formed list: cached segments first, then the misses in one batch."""
+        cache = self.segment_cache
         lookup = cache.data.get
-        small = engine.SMALL_PIECE
+        small = engine.SMALL_SEGMENT
         run = self.table.run
-        long_pieces: dict[bytes, tuple[int, ...]] = {}  # encoded by this call, too long for the cache
+        long_segments: dict[bytes, tuple[int, ...]] = {}  # encoded by this call, too long for the cache
         out: list[int] = []
         extend = out.extend
         start = 0
         for end in bounds[1:]:
-            piece = data[start:end]
-            ids = lookup(piece)
-            if ids is None and (ids := long_pieces.get(piece)) is None:
+            segment = data[start:end]
+            ids = lookup(segment)
+            if ids is None and (ids := long_segments.get(segment)) is None:
                 length = end - start
                 if length == 1:
                     ids = _SINGLE_IDS[data[start]]
-                    cache.put(piece, ids)
+                    cache.put(segment, ids)
                 elif length <= small:
                     break  # the rest goes to the batch below
                 else:
-                    ids = tuple(run(piece))
-                    if length <= PIECE_CACHE_MAX_BYTES:
-                        cache.put(piece, ids)
+                    ids = tuple(run(segment))
+                    if length <= SEGMENT_CACHE_MAX_BYTES:
+                        cache.put(segment, ids)
                     else:
-                        long_pieces[piece] = ids
+                        long_segments[segment] = ids
             extend(ids)
             start = end
         else:
             return out
-        # A miss of a short piece: the rest of the text, its distinct short pieces encoded together.
+        # A miss of a short segment: the rest of the text, its distinct short segments encoded together.
         rest = bounds[bisect_left(bounds, start) :]
-        pieces = [data[a:b] for a, b in zip(rest, rest[1:])]
-        distinct = list(dict.fromkeys(pieces))
+        segments = [data[a:b] for a, b in zip(rest, rest[1:])]
+        distinct = list(dict.fromkeys(segments))
         cached = list(map(lookup, distinct))
         found: dict[bytes, tuple[int, ...] | None] = dict(zip(distinct, cached))
-        found.update(long_pieces)
-        # Every missed piece up to SMALL_PIECE bytes (single bytes too) goes to the batch.
-        batch = [piece for piece, ids in zip(distinct, cached) if ids is None and len(piece) <= small]
+        found.update(long_segments)
+        # Every missed segment up to SMALL_SEGMENT bytes (single bytes too) goes to the batch.
+        batch = [segment for segment, ids in zip(distinct, cached) if ids is None and len(segment) <= small]
         made = list(zip(batch, self._encode_batch(batch))) if batch else []
         found.update(made)
-        self.pieces.put_many(made)  # all short enough for the cache
-        if cached.count(None) > len(batch):  # a piece longer than SMALL_PIECE missed
-            for piece, ids in found.items():
+        self.segment_cache.put_many(made)  # all short enough for the cache
+        if cached.count(None) > len(batch):  # a segment longer than SMALL_SEGMENT missed
+            for segment, ids in found.items():
                 if ids is None:
-                    found[piece] = ids = tuple(run(piece))
-                    if len(piece) <= PIECE_CACHE_MAX_BYTES:
-                        cache.put(piece, ids)
-        out.extend(chain.from_iterable(map(found.__getitem__, pieces)))  # type: ignore[arg-type]
+                    found[segment] = ids = tuple(run(segment))
+                    if len(segment) <= SEGMENT_CACHE_MAX_BYTES:
+                        cache.put(segment, ids)
+        out.extend(chain.from_iterable(map(found.__getitem__, segments)))  # type: ignore[arg-type]
         return out
 
     def _batch_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -461,57 +461,57 @@ class CompiledByteMerges:
             index = self._batch = (ordered[first], order[first], flat[:, 2])  # type: ignore[index]
         return index
 
-    def _encode_batch(self, pieces: list[bytes], max_rounds: int | None = None) -> list[tuple[int, ...]]:
-        """Encode many pieces (any length; meant for 1..SMALL_PIECE bytes) of a well-formed list at once.
+    def _encode_batch(self, segments: list[bytes], max_rounds: int | None = None) -> list[tuple[int, ...]]:
+        """Encode many segments (any length; meant for 1..SMALL_SEGMENT bytes) of a well-formed list at once.
 
-        The same semantics as the engine, for all pieces side by side: the
-        positions of all pieces sit in one array, each linked to the next
-        and previous position of its piece (a merge unlinks its right
+        The same semantics as the engine, for all segments side by side: the
+        positions of all segments sit in one array, each linked to the next
+        and previous position of its segment (a merge unlinks its right
         operand). A position's rank is the first rule of its pair with the
         next one. In a well-formed list that rank never goes stale: a pair
         that appears when rule k makes `new` holds `new`, so every rule for
         it comes after k, and a pair's later duplicates can never fire (its
-        operands are never made again). Each round, every piece whose
+        operands are never made again). Each round, every segment whose
         smallest rank is a rule fires that rule at all its positions holding
         it - left to right, non-overlapping: in a run like "a a a" under
         (a, a) only every other position fires - and the new pairs around
-        each merge are ranked. A piece is done when no pair of it has a rule.
+        each merge are ranked. A segment is done when no pair of it has a rule.
         """
         skeys, srank, news = self._batch_index()
         shift = self.table.shift
-        joined = b"".join(pieces)
+        joined = b"".join(segments)
         size = len(joined)
         tok = np.frombuffer(joined, dtype=np.uint8).astype(np.int64)
-        lengths = np.fromiter(map(len, pieces), dtype=np.intp, count=len(pieces))
+        lengths = np.fromiter(map(len, segments), dtype=np.intp, count=len(segments))
         ends = np.cumsum(lengths)
         starts = ends - lengths
         ends -= 1
         rank = np.empty(size, dtype=np.int64)
         rank[:-1] = self._byte_pair_ranks()[(tok[:-1] << 8) | tok[1:]]
-        rank[ends] = INF  # a piece's last position has no pair
+        rank[ends] = INF  # a segment's last position has no pair
         nxt = np.arange(1, size + 1)
         nxt[ends] = -1
         prv = np.arange(-1, size - 1)
         prv[starts] = -1
         alive = np.ones(size, dtype=bool)
-        piece_starts = starts
-        seg = np.repeat(np.arange(len(pieces)), lengths)  # the piece of each position
+        segment_starts = starts
+        seg = np.repeat(np.arange(len(segments)), lengths)  # the segment of each position
         rounds = 0
         while True:
             rounds += 1
             if max_rounds is not None and rounds > max_rounds:
-                return self._finish_batch(tok, alive, rank, piece_starts)
-            lowest = np.minimum.reduceat(rank, piece_starts)
+                return self._finish_batch(tok, alive, rank, segment_starts)
+            lowest = np.minimum.reduceat(rank, segment_starts)
             done = lowest == INF
             left = len(lowest) - int(np.count_nonzero(done))
             if not left:
                 break
             if max_rounds is not None and left <= BATCH_FEW_LEFT and self.table.built:
                 # A round costs tens of microseconds whatever its size: the last
-                # few pieces finish sooner in the engine (exact, see _finish_batch),
+                # few segments finish sooner in the engine (exact, see _finish_batch),
                 # once its indexes exist (a cold encode does not build them for this).
-                return self._finish_batch(tok, alive, rank, piece_starts)
-            # A done piece's positions all rank INF: its lowest becomes -1, which no rank equals.
+                return self._finish_batch(tok, alive, rank, segment_starts)
+            # A done segment's positions all rank INF: its lowest becomes -1, which no rank equals.
             lowest[done] = -1
             fire = np.flatnonzero(rank == lowest.take(seg))
             k = rank[fire]
@@ -548,22 +548,22 @@ class CompiledByteMerges:
                 ranked = ranked[order]
             at = skeys.searchsorted(key)  # skeys ends with a sentinel no key reaches
             rank[ranked] = np.where(skeys[at] == key, srank[at], INF)
-        ends = np.cumsum(np.add.reduceat(alive, piece_starts)).tolist()
+        ends = np.cumsum(np.add.reduceat(alive, segment_starts)).tolist()
         ids = tok[alive].tolist()
         return list(map(tuple, map(ids.__getitem__, map(slice, [0, *ends[:-1]], ends))))
 
     def _finish_batch(
-        self, tok: np.ndarray, alive: np.ndarray, rank: np.ndarray, piece_starts: np.ndarray
+        self, tok: np.ndarray, alive: np.ndarray, rank: np.ndarray, segment_starts: np.ndarray
     ) -> list[tuple[int, ...]]:
-        """The batch's state after its last round; pieces with a rule left finish in the engine.
+        """The batch's state after its last round; segments with a rule left finish in the engine.
 
         Exact for a well-formed list: every pair present ranks after the last
-        rule that fired in its piece, and a pair's first rule is never stale,
-        so running the engine on a piece's current symbols applies exactly
+        rule that fired in its segment, and a pair's first rule is never stale,
+        so running the engine on a segment's current symbols applies exactly
         the rules the batch would have applied next.
         """
-        ends = np.cumsum(np.add.reduceat(alive, piece_starts)).tolist()
-        working = (np.minimum.reduceat(rank, piece_starts) < INF).tolist()
+        ends = np.cumsum(np.add.reduceat(alive, segment_starts)).tolist()
+        working = (np.minimum.reduceat(rank, segment_starts) < INF).tolist()
         ids = tok[alive].tolist()
         run = self.table.run
         return [
@@ -659,7 +659,7 @@ def compiled_from_key(key: CompiledKey) -> CompiledByteMerges:
 
 
 def clear_caches() -> None:
-    """Forget every compiled list and its pieces (benchmarks use it to measure cold runs)."""
+    """Forget every compiled list and its segments (benchmarks use it to measure cold runs)."""
     _compiled.clear()
 
 
@@ -684,7 +684,7 @@ def encode_trace(
     """`encode` plus a bounded record of how it happened (see tracing.py).
 
     `cuts` are extra offsets where no merge may join, as in `encode_bytes`
-    (pre-tokenization's pieces); `relabel` shows ids through a mapping
+    (the starts of pre-tokens); `relabel` shows ids through a mapping
     everywhere in the trace (an imported file's own numbering), ids it does
     not list staying as they are.
     """
@@ -695,7 +695,7 @@ def encode_trace(
     if cuts:
         bounds = sorted(set(bounds).union(cuts))
     show: Callable[[int], int] = int
-    keys, events, ids = run_pieces(data, bounds, compiled.table.run)
+    keys, events, ids = run_segments(data, bounds, compiled.table.run)
     if relabel:
         mapping = dict(relabel)
         show = lambda i: mapping.get(i, i)  # noqa: E731
@@ -733,7 +733,7 @@ def implied_byte_vocab(merges: Any, limits: SizeLimits = DEFAULT_SIZE_LIMITS) ->
 
 
 _SINGLE_BYTES = [bytes((b,)) for b in range(256)]
-_SINGLE_IDS = [(b,) for b in range(256)]  # the ids of a one-byte piece
+_SINGLE_IDS = [(b,) for b in range(256)]  # the ids of a one-byte segment
 
 
 def decode(ids: Any, vocab: Any) -> str:
@@ -742,8 +742,8 @@ def decode(ids: Any, vocab: Any) -> str:
     table = validate_byte_vocab(vocab)
     parts: list[bytes | None] = list(map(table.get, ids))
     if None in parts:
-        for index, piece in enumerate(parts):
-            if piece is None:
+        for index, segment in enumerate(parts):
+            if segment is None:
                 token_id = ids[index]
                 if token_id > 255:
                     raise TokenizerError(
@@ -765,10 +765,10 @@ def _utf8_error(exc: UnicodeDecodeError, data: bytes, ids: tuple[int, ...], part
     offset = exc.start
     position = 0
     index = 0
-    for index, piece in enumerate(parts, start=1):
-        if position + len(piece) > offset:
+    for index, segment in enumerate(parts, start=1):
+        if position + len(segment) > offset:
             break
-        position += len(piece)
+        position += len(segment)
     what = "an unfinished character at the end" if exc.reason == "unexpected end of data" else exc.reason
     return TokenizerError(
         f"ids: the bytes are not valid UTF-8 at byte offset {offset} (byte 0x{data[offset]:02x}: {what}); "

@@ -14,7 +14,7 @@ point, longer strings get ids above U+10FFFF) and the shared engine
 (engine.py) runs the rules. A token always starts with the first character
 of its string and ends with the last, so the text can be cut between two
 neighbouring characters x, y whenever no rule has a left side ending in x
-and a right side starting with y; pieces encode independently and are
+and a right side starting with y; segments encode independently and are
 cached (bounded) per compiled rule list.
 
 Decisions where the contract is silent:
@@ -37,12 +37,12 @@ from .caches import LIST_BUDGET, BoundedCache, value_length
 from .engine import RuleTable
 from .errors import TokenizerError
 from .traces import EncodeTrace
-from .tracing import build_trace, run_pieces
+from .tracing import build_trace, run_segments
 from .validation import CharRule, validate_char_merges, validate_char_vocab, validate_text
 
-PIECE_CACHE_ENTRIES = 65_536
-PIECE_CACHE_MAX_CHARS = 256
-PIECE_CACHE_WEIGHT = 1_000_000  # total length of cached pieces per compiled list
+SEGMENT_CACHE_ENTRIES = 65_536
+SEGMENT_CACHE_MAX_CHARS = 256
+SEGMENT_CACHE_WEIGHT = 1_000_000  # total length of cached segments per compiled list
 COMPILED_CACHE_ENTRIES = 4
 COMPILED_CACHE_RULES = 300_000  # total rules of the compiled lists kept (about 700 bytes each)
 DEFAULT_MAX_TREE_NODES = 100_000
@@ -50,7 +50,7 @@ _UNICODE = 0x110000  # ids of multi-character strings start here
 
 
 class CompiledCharMerges:
-    """Validated character-level rules as integer rules, with split keys and a piece cache."""
+    """Validated character-level rules as integer rules, with split keys and a segment cache."""
 
     def __init__(self, rules: tuple[CharRule, ...]) -> None:
         self.rules = rules
@@ -62,8 +62,8 @@ class CompiledCharMerges:
         # Sorted keys x * 0x110000 + y of every character pair some rule may join.
         joins = {ord(left[-1]) * _UNICODE + ord(right[0]) for left, right in rules}
         self.joins = np.array(sorted(joins), dtype=np.int64)
-        self.pieces: BoundedCache[str, tuple[str, ...]] = BoundedCache(
-            PIECE_CACHE_ENTRIES, PIECE_CACHE_WEIGHT, budget=LIST_BUDGET
+        self.segment_cache: BoundedCache[str, tuple[str, ...]] = BoundedCache(
+            SEGMENT_CACHE_ENTRIES, SEGMENT_CACHE_WEIGHT, budget=LIST_BUDGET
         )
 
     def __len__(self) -> int:
@@ -83,7 +83,7 @@ class CompiledCharMerges:
         return chr(symbol) if symbol < _UNICODE else self.strings[symbol - _UNICODE]
 
     def bounds(self, text: str) -> list[int]:
-        """Piece boundaries: 0, every cut point, len(text)."""
+        """Segment boundaries: 0, every cut point, len(text)."""
         n = len(text)
         if n < 2 or not self.rules:
             return [0, n] if n else [0]
@@ -96,33 +96,33 @@ class CompiledCharMerges:
         return [0, *cuts.tolist(), n]
 
     def tokens(self, text: str) -> list[str]:
-        """The token strings of `text` after every rule (pieces cached as strings)."""
+        """The token strings of `text` after every rule (segments cached as strings)."""
         if len(text) < 2 or not self.rules:
             return list(text)
-        cache = self.pieces
+        cache = self.segment_cache
         cache.touch()  # for the worker-wide budget
         lookup = cache.data.get
         run = self.table.run
         string = self.string
-        # Pieces encoded by this call; stored in the cache at the end, in one batch (one budget update).
+        # Segments encoded by this call; stored in the cache at the end, in one batch (one budget update).
         made: dict[str, tuple[str, ...]] = {}
         made_get = made.get
         out: list[str] = []
         extend = out.extend
         start = 0
         for end in self.bounds(text)[1:]:
-            piece = text[start:end]
-            found = lookup(piece)
-            if found is None and (found := made_get(piece)) is None:
+            segment = text[start:end]
+            found = lookup(segment)
+            if found is None and (found := made_get(segment)) is None:
                 if end - start == 1:
-                    found = (piece,)
+                    found = (segment,)
                 else:
-                    found = tuple(map(string, run(list(map(ord, piece)))))
-                made[piece] = found
+                    found = tuple(map(string, run(list(map(ord, segment)))))
+                made[segment] = found
             extend(found)
             start = end
         if made:
-            cache.put_many([item for item in made.items() if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
+            cache.put_many([item for item in made.items() if len(item[0]) <= SEGMENT_CACHE_MAX_CHARS])
         return out
 
 
@@ -190,7 +190,7 @@ def encode_text_trace(
 ) -> EncodeTrace:
     """`bpe_encode_text` plus a bounded record of how it happened (see tracing.py).
 
-    `cuts` are extra code point offsets no rule may join across (pre-tokenized pieces).
+    `cuts` are extra code point offsets no rule may join across (the starts of pre-tokens).
     """
     text = validate_text(text)
     table = validate_char_vocab(vocab)
@@ -198,7 +198,7 @@ def encode_text_trace(
     bounds = compiled.bounds(text)
     if cuts:
         bounds = sorted(set(bounds).union(c for c in cuts if 0 < c < len(text)))
-    keys, events, symbols = run_pieces(text, bounds, compiled.table.run, lambda piece: [ord(ch) for ch in piece])
+    keys, events, symbols = run_segments(text, bounds, compiled.table.run, lambda segment: [ord(ch) for ch in segment])
     string = compiled.string
     ids = _lookup([string(s) for s in symbols], table)
     return build_trace(

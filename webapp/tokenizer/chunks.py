@@ -2,21 +2,21 @@
 
 What it does:
 * `chunk_bounds(text, scheme)` - character offsets where the text can be cut
-  so that splitting each chunk on its own gives exactly the pieces of the
+  so that splitting each chunk on its own gives exactly the pre-tokens of the
   whole text (the GPT-2, cl100k and o200k patterns; see below why).
-* `split_chunk(chunk, scheme)` - the pieces of one chunk: the standard `re`
+* `split_chunk(chunk, scheme)` - the pre-tokens of one chunk: the standard `re`
   module with an ASCII-only form of the pattern when the chunk is ASCII
   (about twice as fast as the `regex` package), the published pattern with
   `regex` otherwise.
 * `split_chunks(chunks, scheme)` - `split_chunk` of many chunks at once.
-* `split_text(text, scheme)` - all pieces of a text, chunk by chunk.
+* `split_text(text, scheme)` - all pre-tokens of a text, chunk by chunk.
 
 Why the cuts are exact. A newline followed by a character X that is not
 whitespace:
 * cl100k / o200k: no alternative can match across "\\n" X - letter and number
   runs never hold a newline (their optional prefix excludes \\r \\n), the
   punctuation alternative only takes newlines at its end (o200k also "/",
-  so X must not be "/"), and a whitespace run stops before X. The piece
+  so X must not be "/"), and a whitespace run stops before X. The pre-token
   holding the newline ends right after it in both texts: if the whitespace
   run holding it starts a match, `\\s*[\\r\\n]+` (tried before the
   lookahead alternatives, which alone could see the end of a chunk) takes
@@ -24,9 +24,9 @@ whitespace:
   after the newline.
 * GPT-2: a whitespace run before X ends with a match `\\s+(?!\\S)` that
   leaves its last character (the newline) alone, which `\\s+` then takes
-  as one piece; at the end of a chunk the lookahead would succeed instead
+  as one pre-token; at the end of a chunk the lookahead would succeed instead
   and keep the newline. So the cut goes before the newline: the run minus
-  its newline is one piece in both texts, and "\\n" then X starts the
+  its newline is one pre-token in both texts, and "\\n" then X starts the
   next chunk exactly as in the whole text.
 Matching at the start of a chunk never looks back (no lookbehind, \\b or ^
 in these patterns). tests/unit/test_chunks.py checks the claim with
@@ -108,11 +108,11 @@ def chunk_bounds(text: str, scheme: str) -> list[int]:
 
 
 def split_chunk(chunk: str, scheme: str) -> list[str]:
-    """The pieces of one chunk (or any text): ASCII fast form when it applies."""
+    """The pre-tokens of one chunk (or any text): ASCII fast form when it applies."""
     fast = ASCII_PATTERNS.get(scheme)
     if fast is not None and chunk.isascii():
-        pieces: list[str] = fast.findall(chunk)
-        return pieces
+        pretokens: list[str] = fast.findall(chunk)
+        return pretokens
     full = _FULL.get(scheme)
     if full is None:
         check_scheme(scheme)
@@ -130,7 +130,7 @@ def split_chunks(chunks: list[str], scheme: str) -> list[list[str]]:
 
 
 def split_text(text: str, scheme: str) -> list[str]:
-    """All pieces of `text`, chunk by chunk; equal to the published pattern's findall."""
+    """All pre-tokens of `text`, chunk by chunk; equal to the published pattern's findall."""
     if text.isascii():
         return split_chunk(text, scheme)  # one C call: cuts would only add work
     bounds = chunk_bounds(text, scheme)

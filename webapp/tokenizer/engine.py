@@ -13,7 +13,7 @@ taken literally - without a pass per rule:
   every occurrence present when it starts and whatever it creates is ranked
   strictly after it. So the minimum rank is the next rule that fires, and the
   positions holding that rank are exactly its matches, left to right.
-* Short sequences (up to SMALL_PIECE symbols, i.e. words) keep a Python list
+* Short sequences (up to SMALL_SEGMENT symbols, i.e. words) keep a Python list
   of ranks and merge in place: `min` and `index` find the matches at C speed
   and a merge re-ranks only its two new neighbour pairs. Long ones use a
   linked list and a bucket queue (rank -> positions, a heap of the ranks
@@ -25,16 +25,16 @@ taken literally - without a pass per rule:
   Both re-rank a new pair the same way: `first[key]` inline, then
   `rank_after` only when that rank is stale (a pair listed twice, or an
   operand made after a rule that uses it). Inline because a call per
-  re-rank measured about 8% slower on short pieces (issue 12, item 4).
+  re-rank measured about 8% slower on short segments (issue 12, item 4).
 * The callers (byte_level, char_level) cut the text where no rule can ever
-  join two neighbours, encode the pieces independently and cache them in a
-  `caches.BoundedCache`; the pieces give the same answer as the whole text.
+  join two neighbours, encode the segments independently and cache them in a
+  `caches.BoundedCache`; the segments give the same answer as the whole text.
 * A `RuleTable` builds its dicts on first use (byte_level's numpy batch
   path for well-formed lists never needs them).
 
 Each run can also record its merge events `(rule, left_start, right_start)`
 in firing order (positions are offsets of the first symbol of each operand in
-the piece); traces are rebuilt from those events.
+the segment); traces are rebuilt from those events.
 
 What it does not do: validation, text handling or vocab lookup (the callers do).
 """
@@ -49,8 +49,8 @@ from typing import Any
 
 INF = 1 << 62  # "no rule left for this pair"; larger than any rule index
 _DEAD = -1  # rank of a position that a merge consumed
-# Pieces up to this many symbols use the list-rebuild loop; longer ones the heap.
-SMALL_PIECE = 32
+# Segments up to this many symbols use the list-rebuild loop; longer ones the heap.
+SMALL_SEGMENT = 32
 
 Event = tuple[int, int, int]  # (rule index, start of left operand, start of right operand)
 
@@ -148,7 +148,7 @@ class RuleTable:
         """The symbols after every rule; merge events appended to `events` if given."""
         if len(symbols) < 2 or not self.count:
             return list(symbols)
-        if len(symbols) <= SMALL_PIECE:
+        if len(symbols) <= SMALL_SEGMENT:
             return self.run_short(list(symbols), None, events)
         return self._run_heap(symbols, events)
 
@@ -194,7 +194,7 @@ class RuleTable:
                     key = seq[i - 1] * shift + new
                     rank = first_get(key, INF)
                     ranks[i - 1] = rank if rank >= time else rank_after(key, time)
-                if k in ranks:  # C-level scan; most rules match once per piece
+                if k in ranks:  # C-level scan; most rules match once per segment
                     i = ranks.index(k, i)  # ranks[i] was just re-ranked past k
                 else:
                     break

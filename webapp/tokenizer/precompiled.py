@@ -3,11 +3,11 @@
 What it does:
 * `find_whole_tokens(compiled)` - the tokens whose own bytes encode to that
   one token (BPE over bytes(t) gives [t]), keyed by their text. Encoding a
-  piece that equals such a token is then a dict lookup, with no BPE at all:
+  segment that equals such a token is then a dict lookup, with no BPE at all:
   exact by construction, because the table holds only tokens for which the
   engine itself was run on the token's bytes and gave the token. Tokens that
-  are not valid UTF-8 are left out (pieces of text are always valid UTF-8),
-  and so are tokens over SMALL_PIECE bytes (longer pieces take the engine).
+  are not valid UTF-8 are left out (segments of text are always valid UTF-8),
+  and so are tokens over SMALL_SEGMENT bytes (longer segments take the engine).
   It runs the batch encoder once over every token (about a quarter of a
   second per 100,000 tokens), so it is done once, when a tokenizer is
   precompiled, and stored.
@@ -45,13 +45,13 @@ def token_bytes(compiled: CompiledByteMerges) -> dict[int, bytes]:
 
 
 def find_whole_tokens(compiled: CompiledByteMerges) -> dict[str, tuple[int, ...]]:
-    """{token text: (id,)} for every token (up to SMALL_PIECE bytes, valid UTF-8) that encodes to itself.
+    """{token text: (id,)} for every token (up to SMALL_SEGMENT bytes, valid UTF-8) that encodes to itself.
 
     Sets `compiled.whole` and returns it. Only for well-formed lists.
     """
     if not compiled.well_formed:
         raise ValueError("whole tokens are only worked out for well-formed merge lists")
-    small = engine.SMALL_PIECE
+    small = engine.SMALL_SEGMENT
     ids: list[int] = []
     texts: list[str] = []
     datas: list[bytes] = []

@@ -1,18 +1,18 @@
-"""Optional pre-tokenization: split text with a regular expression, encode each piece.
+"""Optional pre-tokenization: split text with a regular expression, encode each pre-token.
 
 The algorithms of docs/algorithms.md encode the whole text as one sequence, and that
 stays the default (scheme "none"). Real tokenizers first split the text with a
 regular expression (GPT-2's pattern, cl100k's for GPT-3.5/4, o200k's for GPT-4o)
-and run BPE inside each piece only. This module offers those three schemes:
+and run BPE inside each pre-token only. This module offers those three schemes:
 
-- `split_pieces(text, scheme)` gives the pieces as UTF-8 byte spans;
-- `pretokenized_encode(text, merges, scheme)` encodes every piece with the
+- `split_pretokens(text, scheme)` gives the pre-tokens as UTF-8 byte spans;
+- `pretokenized_encode(text, merges, scheme)` encodes every pre-token with the
   same ordered-rule semantics as `encode` and concatenates the ids;
 - `pretokenized_encode_trace(...)` does the same and returns one `EncodeTrace`
   for the whole text (token spans in byte offsets of the whole text, the
-  pieces in `EncodeTrace.pieces`).
+  pre-tokens in `EncodeTrace.pretokens`).
 
-Identical pieces give identical ids, so each distinct piece is encoded once
+Identical pre-tokens give identical ids, so each distinct pre-token is encoded once
 per call. What it does not do: special tokens, normalisation, or prefix
 spaces; character-level encoding (the option is for byte-level merges).
 The patterns are the published ones, compiled with the `regex` package
@@ -84,44 +84,44 @@ def scheme_for_pattern(pattern: str) -> str | None:
 
 
 def split_text(text: str, scheme: str) -> list[str]:
-    """The pieces as strings (for scheme "none": the whole text, if not empty)."""
+    """The pre-tokens as strings (for scheme "none": the whole text, if not empty)."""
     check_scheme(scheme)
     if scheme == "none":
         return [text] if text else []
     from webapp.tokenizer.chunks import split_text as fast_split  # late: chunks imports this module
 
-    return fast_split(text, scheme)  # the same pieces as _COMPILED[scheme].findall(text), faster
+    return fast_split(text, scheme)  # the same pre-tokens as _COMPILED[scheme].findall(text), faster
 
 
-def split_pieces(text: str, scheme: str) -> list[tuple[int, int]]:
-    """The pieces as (start, end) UTF-8 byte offsets into `text`, end exclusive."""
+def split_pretokens(text: str, scheme: str) -> list[tuple[int, int]]:
+    """The pre-tokens as (start, end) UTF-8 byte offsets into `text`, end exclusive."""
     spans = []
     offset = 0
-    for piece in split_text(text, scheme):
-        size = _utf8_len(piece)
+    for pretoken in split_text(text, scheme):
+        size = _utf8_len(pretoken)
         spans.append((offset, offset + size))
         offset += size
     return spans
 
 
-def _utf8_len(piece: str) -> int:
+def _utf8_len(pretoken: str) -> int:
     try:
-        return len(piece.encode("utf-8"))
+        return len(pretoken.encode("utf-8"))
     except UnicodeEncodeError as exc:
         raise TokenizerError(
-            f"text: character {exc.start + 1} of a piece is a lone surrogate, which UTF-8 cannot encode",
+            f"text: character {exc.start + 1} of a pre-token is a lone surrogate, which UTF-8 cannot encode",
             field="text",
         ) from None
 
 
 def pretokenized_encode(text: str, merges: Any, scheme: str) -> list[int]:
-    """Ids of `text`: each piece encoded like `encode`, the ids concatenated."""
+    """Ids of `text`: each pre-token encoded like `encode`, the ids concatenated."""
     check_scheme(scheme)
     if scheme == "none":
         return list(byte_level.encode(text, merges))
     from webapp.tokenizer.textencode import encode_split  # late: textencode imports this module
 
-    # Chunks and pieces are cached by their text (see textencode.py).
+    # Chunks and pre-tokens are cached by their text (see textencode.py).
     return encode_split(byte_level.compile_byte_merges(merges), text, scheme)
 
 
@@ -135,18 +135,18 @@ def pretokenized_encode_trace(
     max_sequence: int = 2000,
     relabel: Mapping[int, int] | None = None,
 ) -> EncodeTrace:
-    """One trace for the whole text, each piece encoded on its own.
+    """One trace for the whole text, each pre-token encoded on its own.
 
-    Encoding pieces separately is the same as encoding the text with extra
-    cut points at the piece boundaries, so the trace is the engine's own trace
+    Encoding pre-tokens separately is the same as encoding the text with extra
+    cut points at the pre-token boundaries, so the trace is the engine's own trace
     builder run over the union of its cut points and ours: steps are rules
-    with their matches summed over all pieces, sequences are the whole text's.
+    with their matches summed over all pre-tokens, sequences are the whole text's.
     `relabel` maps ids for display and output (an imported file's own ids);
-    ids it does not list stay as they are. `EncodeTrace.pieces` holds the
+    ids it does not list stay as they are. `EncodeTrace.pretokens` holds the
     pre-tokenization spans (empty for "none").
     """
     check_scheme(scheme)
-    spans = split_pieces(text, scheme) if scheme != "none" else []
+    spans = split_pretokens(text, scheme) if scheme != "none" else []
     trace = byte_level.encode_trace(
         text,
         merges,
@@ -156,4 +156,4 @@ def pretokenized_encode_trace(
         cuts=[start for start, _ in spans],
         relabel=relabel,
     )
-    return replace(trace, pieces=spans)
+    return replace(trace, pretokens=spans)

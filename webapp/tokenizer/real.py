@@ -42,7 +42,7 @@ from webapp.tokenizer.char_level import bpe_encode_text
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.encoding import DROPPED, encode_loaded, encode_loaded_trace, relabel_map, uses_pipeline
 from webapp.tokenizer.formats.loaded import LoadedTokenizer
-from webapp.tokenizer.pretokenize import PATTERNS, split_pieces
+from webapp.tokenizer.pretokenize import PATTERNS, split_pretokens
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token
 
 AllowedSpecial = Union[Literal["all"], AbstractSet[str], Sequence[str]]
@@ -151,7 +151,7 @@ def encode_trace_special(
     out and a cut where each stood, each part split on its own (so nothing
     merges or splits across a special token, as in tiktoken). The special
     tokens are then put back as one token each and every offset (tokens,
-    merge trees, pieces) moved to where it is in `text`. The per-rule steps
+    merge trees, pre-tokens) moved to where it is in `text`. The per-rule steps
     and sequences cover the ordinary parts only: no rule makes a special
     token. The second value lists the indexes in `trace.tokens` that are
     special (for the page's styling).
@@ -171,7 +171,7 @@ def encode_trace_special(
             max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence,
         )
         return trace, []
-    pieces: list[tuple[int, int]] = []  # in the ordinary text's byte offsets
+    pretokens: list[tuple[int, int]] = []  # in the ordinary text's byte offsets
     specials: list[tuple[int, int, str]] = []  # (ordinary offset, offset in text, token)
     offset = 0  # in the ordinary text
     full = 0  # in text
@@ -180,14 +180,14 @@ def encode_trace_special(
         if special:
             specials.append((offset, full, part))
         elif scheme != "none":
-            pieces.extend((offset + a, offset + b) for a, b in split_pieces(part, scheme))
+            pretokens.extend((offset + a, offset + b) for a, b in split_pretokens(part, scheme))
         else:
-            pieces.append((offset, offset + size))
+            pretokens.append((offset, offset + size))
         if not special:
             offset += size
         full += size
     ordinary_text = "".join(part for part, special in parts if not special)
-    trace = _trace_with_pieces(tok, ordinary_text, pieces, compiled, max_steps, max_tokens, max_sequence)
+    trace = _trace_with_pretokens(tok, ordinary_text, pretokens, compiled, max_steps, max_tokens, max_sequence)
 
     def delta_at(position: int) -> int:
         """Bytes of the special tokens that stand before ordinary offset `position`."""
@@ -220,26 +220,26 @@ def encode_trace_special(
             put_special(item)
     tokens = tokens[:max_tokens]
     special_index = [i for i in special_index if i < len(tokens)]
-    # The complete ids, specials in place (cheap: the pieces are cached by now).
+    # The complete ids, specials in place (cheap: the segments are cached by now).
     ids = encode_special(tok, text, allowed, compiled=compiled, scheme=scheme)
-    all_pieces = [(a + delta_at(a), b + delta_at(a)) for a, b in pieces]
-    all_pieces += [(start, start + len(token.encode("utf-8"))) for _, start, token in specials]
-    all_pieces.sort()
-    trace = replace(trace, ids=ids, tokens=tokens, tokens_truncated=len(ids) > len(tokens), pieces=all_pieces)
+    all_pretokens = [(a + delta_at(a), b + delta_at(a)) for a, b in pretokens]
+    all_pretokens += [(start, start + len(token.encode("utf-8"))) for _, start, token in specials]
+    all_pretokens.sort()
+    trace = replace(trace, ids=ids, tokens=tokens, tokens_truncated=len(ids) > len(tokens), pretokens=all_pretokens)
     return trace, special_index
 
 
-def _trace_with_pieces(
-    tok: Any, text: str, pieces: list[tuple[int, int]], compiled: Any, max_steps: int, max_tokens: int, max_sequence: int
+def _trace_with_pretokens(
+    tok: Any, text: str, pretokens: list[tuple[int, int]], compiled: Any, max_steps: int, max_tokens: int, max_sequence: int
 ) -> EncodeTrace:
-    """encode_loaded_trace with given pieces (their starts as cuts) instead of the scheme's split."""
+    """encode_loaded_trace with given pre-tokens (their starts as cuts) instead of the scheme's split."""
     trace = encode_trace(
         text,
         compiled if compiled is not None else tok.merges,
         max_steps=max_steps,
         max_tokens=max_tokens,
         max_sequence=max_sequence,
-        cuts=[start for start, _ in pieces],
+        cuts=[start for start, _ in pretokens],
         relabel=relabel_map(tok),
     )
     if tok.unknown_bytes and tok.unk_id is None:
@@ -248,7 +248,7 @@ def _trace_with_pieces(
             ids=[i for i in trace.ids if i != DROPPED],
             tokens=[t for t in trace.tokens if t.id != DROPPED],
         )
-    return replace(trace, pieces=pieces)
+    return replace(trace, pretokens=pretokens)
 
 
 # --------------------------------------------------------------------------

@@ -84,7 +84,7 @@ class EncodeTrace:
     steps_truncated: bool
     rules_fired: int  # rules that matched at least once
     rules_idle: int  # rules that matched nothing
-    pieces: list[tuple[int, int]] = field(default_factory=list)  # pre-tokenization spans, if any
+    pretokens: list[tuple[int, int]] = field(default_factory=list)  # pre-token byte spans, if any
     # The text the offsets index when it is not the input (a tokenizer file's
     # normalizer or pre-tokenizer changed it); None means the input itself.
     text: str | None = None

@@ -1,12 +1,12 @@
 """Build a bounded `EncodeTrace` from the engine's per-piece merge events.
 
-What it does: the engine encodes a text as independent pieces and records,
-per distinct piece, the merge events `(rule, left_start, right_start)` in
+What it does: the engine encodes a text as independent segments and records,
+per distinct segment, the merge events `(rule, left_start, right_start)` in
 firing order. From those alone this module rebuilds, for the WHOLE text:
 
 * `steps`: every rule that fired, in rule order (the global order in which
   the literal algorithm's visits changed something), with its total match
-  count over all pieces (a piece that occurs 5 times counts 5 times);
+  count over all segments (a segment that occurs 5 times counts 5 times);
   at most `max_steps` are recorded, `rules_fired` / `rules_idle` are complete;
 * each step's whole sequence, only while it is at most `max_sequence` long
   (lengths only shrink, so recording starts at the first short enough step);
@@ -29,27 +29,27 @@ from .engine import Event
 from .traces import EncodeTrace, MergeNode, Symbol, Token, TraceStep
 
 
-def run_pieces(
+def run_segments(
     seq: Sequence[Any], bounds: Sequence[int], run: Callable[[Any, list[Event]], list[int]],
-    symbols: Callable[[Any], Any] = lambda piece: piece,
+    symbols: Callable[[Any], Any] = lambda segment: segment,
 ) -> tuple[list[Hashable], dict[Hashable, list[Event]], list[int]]:
-    """Encode `seq` piece by piece (each distinct piece once), recording merge events.
+    """Encode `seq` segment by segment (each distinct segment once), recording merge events.
 
-    Returns the piece keys in text order, each distinct piece's events, and
-    the output symbols of the whole text; `symbols` turns a piece into what
-    `run` takes (the piece itself for bytes, code points for characters).
+    Returns the segment keys in text order, each distinct segment's events, and
+    the output symbols of the whole text; `symbols` turns a segment into what
+    `run` takes (the segment itself for bytes, code points for characters).
     """
     keys: list[Hashable] = []
     events: dict[Hashable, list[Event]] = {}
-    piece_out: dict[Hashable, list[int]] = {}
+    segment_out: dict[Hashable, list[int]] = {}
     out: list[int] = []
     for start, end in zip(bounds, bounds[1:]):
-        piece = seq[start:end]
-        keys.append(piece)
-        if piece not in events:
-            events[piece] = []
-            piece_out[piece] = run(symbols(piece), events[piece])
-        out.extend(piece_out[piece])
+        segment = seq[start:end]
+        keys.append(segment)
+        if segment not in events:
+            events[segment] = []
+            segment_out[segment] = run(symbols(segment), events[segment])
+        out.extend(segment_out[segment])
     return keys, events, out
 
 
@@ -89,7 +89,7 @@ def _sequences(
     vals = list(initial)
     dead = bytearray(len(initial))
     buckets: dict[int, list[tuple[int, int]]] = {rule: [] for rule in later}
-    # Replay every event up to the first short step (per piece they are in rule
+    # Replay every event up to the first short step (per segment they are in rule
     # order), and bucket the later recorded ones by rule.
     for start, key in zip(bounds, keys):
         for rule, left, right in events[key]:
@@ -202,12 +202,12 @@ def _tokens(
     for start, end, key in zip(bounds, bounds[1:], keys):
         if len(tokens) >= max_tokens:
             break
-        piece_events = events[key]
-        consumed = {right for _rule, _left, right in piece_events}
+        segment_events = events[key]
+        consumed = {right for _rule, _left, right in segment_events}
         starts = [i for i in range(end - start) if i not in consumed]
         # Events grouped by the final token that holds their left operand.
         per_token: list[list[Event]] = [[] for _ in starts]
-        for event in piece_events:
+        for event in segment_events:
             per_token[bisect_right(starts, event[1]) - 1].append(event)
         for t, token_start in enumerate(starts):
             if len(tokens) >= max_tokens:
@@ -266,7 +266,7 @@ def build_trace(
     max_sequence: int,
     max_tree_nodes: int,
 ) -> EncodeTrace:
-    """The trace of one encoding: `bounds` are piece starts plus the end, `keys[i]` piece i's cache key."""
+    """The trace of one encoding: `bounds` are segment starts plus the end, `keys[i]` segment i's cache key."""
     news = [rule[2] for rule in rules]
     occurrences = Counter(keys)
     fired, counts = _steps(occurrences, events)

@@ -127,8 +127,8 @@ def _pipeline_trace(
     text = validate_text(text)
     pipeline = hp.compile_pipeline(tok.pipeline)
     parts = pipeline.parts(text, allowed)
-    shown, pieces, added = hp.layout(pipeline, parts, unit="bytes")
-    cuts = [start for start, _ in pieces]
+    shown, pretokens, added = hp.layout(pipeline, parts, unit="bytes")
+    cuts = [start for start, _ in pretokens]
     for start, end, _ in added:
         cuts.extend(range(start, end))
     trace = encode_trace(shown, compiled if compiled is not None else tok.merges,
@@ -147,7 +147,7 @@ def _pipeline_trace(
         elif token.id != DROPPED:
             tokens.append(token)
     ids = encode_loaded(tok, text, compiled=compiled, allowed_special=allowed)
-    return replace(trace, ids=ids, tokens=tokens, pieces=pieces, text=shown)
+    return replace(trace, ids=ids, tokens=tokens, pretokens=pretokens, text=shown)
 
 
 def char_pipeline_trace(
@@ -162,9 +162,9 @@ def char_pipeline_trace(
     if tok.unk_id is None:  # the library leaves unknown characters out before merging
         parts = [p if p[0] is not None else (None, ["".join(ch for ch in piece if ch in vocab) for piece in p[1]])
                  for p in parts]
-    shown, pieces, added = hp.layout(pipeline, parts, unit="chars")
-    pieces = [(s, e) for s, e in pieces if e > s]
-    cuts = [start for start, _ in pieces]
+    shown, pretokens, added = hp.layout(pipeline, parts, unit="chars")
+    pretokens = [(s, e) for s, e in pretokens if e > s]
+    cuts = [start for start, _ in pretokens]
     if tok.unk_id is not None:
         for ch in set(shown).difference(vocab):
             vocab[ch] = tok.unk_id
@@ -186,7 +186,7 @@ def char_pipeline_trace(
         else:
             tokens.append(token)
     ids = encode_loaded(tok, text, allowed_special=allowed_special)
-    return replace(trace, ids=ids, tokens=tokens, pieces=pieces, text=shown)
+    return replace(trace, ids=ids, tokens=tokens, pretokens=pretokens, text=shown)
 
 
 def decode_loaded(tok: LoadedTokenizer, ids: Sequence[int], *, skip_special: bool = True) -> str:
