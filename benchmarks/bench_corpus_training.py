@@ -92,7 +92,7 @@ def work_ours(files: list[Path], merges: int, out: Path) -> None:
     total_s = time.perf_counter() - started
     out.write_text(json.dumps({
         "seconds": total_s, "count_seconds": counted_s, "train_seconds": total_s - counted_s,
-        "pieces": counted.pieces, "bytes": counted.bytes, "counts": counted.counts,
+        "pieces": counted.pretokens, "bytes": counted.bytes, "counts": counted.counts,
         "pairs": [[a.hex(), b.hex()] for a, b in result.pairs],
         "winning": result.counts, "runner_up": result.runner_up,
     }))

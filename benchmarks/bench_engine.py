@@ -22,12 +22,12 @@ What it measures, as ratios in one run, and prints as one table:
    with 20x more text - ceiling 25x the time (our encode only, compile
    excluded, caches empty in both runs).
 3. The same encode vs tiktoken (an `Encoding` from the same ranks, pattern
-   `[\\s\\S]+`, so the whole text is one piece) and HF `tokenizers` (a BPE
+   `[\\s\\S]+`, so the whole text is one pre-token) and HF `tokenizers` (a BPE
    model from the same vocab and merges, no normaliser, no pre-tokenizer,
    the text given as latin-1 characters of its UTF-8 bytes). Ids are checked
    to agree. Printed as our time / theirs, cold (a fresh compile / Encoding /
    Tokenizer plus the first encode, caches empty) and warm (the same text
-   again: our piece cache is warm; the peers keep no cache for a one-piece text).
+   again: our segment cache is warm; the peers keep no cache for a one-pre-token text).
 4. Character-level encode of the same 8,000 characters with ~1,000 string
    rules learned from the training words: ours vs literal (no floor).
 5. Training 100 merges on 6,000 words (runs of letters from stdlib text and
@@ -163,7 +163,7 @@ def ours_cold(rules: list[list[int]], text: str, repeat: int = 3) -> tuple[float
 
 
 def ours_warm(rules: list[list[int]], text: str) -> float:
-    """Best encode time with the piece cache warm (the same text encoded before)."""
+    """Best encode time with the segment cache warm (the same text encoded before)."""
     compiled = fresh_compile(rules)
     encode(text, compiled)
     seconds, _ = timed(lambda: encode(text, compiled), repeat=5)
@@ -183,9 +183,9 @@ def bench_byte_encode(rows: list[Row], failures: list[str], rules: list[list[int
     ok = speedup >= ENCODE_FLOOR
     rows.append(Row(f"byte encode {len(text):,} chars, {len(rules):,} rules: literal / ours cold (compile + encode)",
                     cold_s, literal_s, f"{speedup:,.0f}x", _verdict(ok, f">= {ENCODE_FLOOR:.0f}x")))
-    rows.append(Row("  ... literal / ours encode only (list compiled before, piece cache empty)", encode_s, literal_s,
+    rows.append(Row("  ... literal / ours encode only (list compiled before, segment cache empty)", encode_s, literal_s,
                     f"{literal_s / encode_s:,.0f}x"))
-    rows.append(Row("  ... literal / ours warm (piece cache warm)", warm_s, literal_s, f"{literal_s / warm_s:,.0f}x"))
+    rows.append(Row("  ... literal / ours warm (segment cache warm)", warm_s, literal_s, f"{literal_s / warm_s:,.0f}x"))
     rows.append(Row("  ... ours: compiling the 5,000 rules alone", compile_s, None, ""))
     if not ok:
         failures.append(f"byte-level encode (compile + encode) is {speedup:.0f}x the literal algorithm "
@@ -225,7 +225,7 @@ def peer_encoders(rules: list[list[int]], vocab: dict[int, bytes]) -> list[tuple
         ranks = {token: i for i, token in vocab.items()}
         peers.append((
             f"tiktoken {tiktoken.__version__}",
-            # The pattern makes the whole text one piece: BPE over all of it, like ours.
+            # The pattern makes the whole text one pre-token: BPE over all of it, like ours.
             lambda: tiktoken.Encoding(name="bench", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={}),
             lambda enc, text: enc.encode_ordinary(text),
         ))
@@ -343,8 +343,8 @@ def bench_training(rows: list[Row], failures: list[str], words: list[str], peers
 
 NOTES = """\
 Notes: cold = a fresh compile (ours) / Encoding / Tokenizer built from the same merges, plus the first encode,
-  all caches empty; warm = the same text again (our piece cache warm; tiktoken keeps no cache, and tokenizers
-  caches only short words, not a one-piece text). The 20x ratio times our encode alone (compile excluded).
+  all caches empty; warm = the same text again (our segment cache warm; tiktoken keeps no cache, and tokenizers
+  caches only short words, not a one-pre-token text). The 20x ratio times our encode alone (compile excluded).
   Training vs BpeTrainer: the timing compares like with like (same words, same number of merges), but the
   answers agree only until the first tie involving a merged token: BpeTrainer breaks ties by its internal
   token ids (alphabet in code-point order, then merges in creation order), docs/algorithms.md by the strings.

@@ -20,7 +20,7 @@ twice):
   scripts (corpus.generated_non_latin, another seed per repetition).
 
 What it prints, as our time / tiktoken's (below 1: we are faster):
-1. new text - both tokenizers built, our caches of pieces and chunks emptied
+1. new text - both tokenizers built, our segment, pre-token and chunk caches emptied
    before every text: only what is part of the compiled tokenizer (its rule
    index and whole-token table) helps. Median over the repetitions of the
    ratio on the same text.
@@ -148,7 +148,7 @@ class Ours:
         return tokfiles.encode_loaded(self.tok, text, compiled=self.compiled)
 
     def forget_text(self) -> None:
-        """Empty every cache that text fills (pieces by bytes, pieces by text, chunks)."""
+        """Empty every cache that text fills (segments by bytes, pre-tokens by text, chunks)."""
         self.compiled.segment_cache.clear()
         clear_text_caches(self.compiled)
 

@@ -1,4 +1,4 @@
-"""Memory of the bounded caches, measured: what one full piece cache and one compiled rule cost.
+"""Memory of the bounded caches, measured: what one full segment cache and one compiled rule cost.
 
 Each figure is the growth of this process's RSS (/proc/self/status, VmRSS)
 while one cache is filled past its bounds, in a fresh subprocess per figure.
@@ -26,13 +26,13 @@ def rss_mb() -> float:
     raise RuntimeError("no VmRSS")
 
 
-def piece_cache() -> dict[str, float]:
-    """One compiled list's piece cache filled past its bounds with its worst case.
+def segment_cache() -> dict[str, float]:
+    """One compiled list's segment cache filled past its bounds with its worst case.
 
-    At 65,536 entries the weight bound leaves 15 bytes per piece; a piece's
+    At 65,536 entries the weight bound leaves 15 bytes per segment; a segment's
     ids are at most one per byte, and ids above 255 are fresh int objects
     (those below are shared), so the worst value is 7 ids above 255 and one
-    byte. 200,000 such pieces go through the cache's own `put_many`.
+    byte. 200,000 such segments go through the cache's own `put_many`.
     """
     import random
 
@@ -98,11 +98,11 @@ def opened_tokenizer() -> dict[str, float]:
 
 
 def text_caches() -> dict[str, float]:
-    """One compiled list's text-piece cache and one scheme's chunk cache, filled past their bounds.
+    """One compiled list's text-segment cache and one scheme's chunk cache, filled past their bounds.
 
     Chunks of 60 four-byte characters (cl100k cuts at a newline before a
     non-space), none merged: each character is 4 single-byte ids, the most
-    ids a character of chunk text can hold; pieces are short random words
+    ids a character of chunk text can hold; pre-tokens are short random words
     of characters over U+FFFF (4 bytes each) with distinct texts.
     """
     import random
@@ -115,9 +115,9 @@ def text_caches() -> dict[str, float]:
     for _ in range(12):  # 12 x 4,000 chunks: three times the chunk bound
         lines = ["".join(chr(rng.randrange(0x1F300, 0x1F5FF)) for _ in range(60)) for _ in range(4000)]
         textencode.encode_split(compiled, "\n".join(lines), "cl100k")
-    pieces, chunks = textencode._caches(compiled, "cl100k")
-    return {"chunk_entries": len(chunks), "chunk_weight": chunks.weight, "piece_entries": len(pieces),
-            "piece_weight": pieces.weight, "rss_growth_mb": rss_mb() - before}
+    pretokens, chunks = textencode._caches(compiled, "cl100k")
+    return {"chunk_entries": len(chunks), "chunk_weight": chunks.weight, "pretoken_entries": len(pretokens),
+            "pretoken_weight": pretokens.weight, "rss_growth_mb": rss_mb() - before}
 
 
 def list_budget() -> dict[str, float]:
@@ -125,7 +125,7 @@ def list_budget() -> dict[str, float]:
 
     12 lists, each sent 16,000 chunks of 60 unmerged four-byte characters
     (the worst chunk content, as in `text_caches`) and 200,000 fifteen-byte
-    pieces of 7 fresh ids (the worst byte pieces, as in `piece_cache`): about
+    segments of 7 fresh ids (the worst byte segments, as in `segment_cache`): about
     20 M units offered in all. RSS growth over the budget gives the cost per unit.
     """
     import random
@@ -157,7 +157,7 @@ def main() -> None:
     if len(sys.argv) > 1:
         print(json.dumps(globals()[sys.argv[1]]()))
         return
-    for name in ("piece_cache", "text_caches", "compiled_rules", "compiled_chars", "opened_tokenizer",
+    for name in ("segment_cache", "text_caches", "compiled_rules", "compiled_chars", "opened_tokenizer",
                  "list_budget"):
         run = subprocess.run([sys.executable, __file__, name], capture_output=True, text=True, check=True,
                              env={**os.environ, "PYTHONPATH": ROOT})

@@ -69,14 +69,14 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "JOB_ENCODE_RULES": 100_000,
     "JOB_CHARS_TEXT": 20_000,
     "JOB_CHARS_RULES": 20_000,
-    # Corpus training (webapp.corpus): uploads in total, files, pasted text, distinct pieces counted.
+    # Corpus training (webapp.corpus): uploads in total, files, pasted text, distinct pre-tokens counted.
     "CORPUS_DIR": "",  # empty: instance/corpora; uploads wait there for their job (shared with remote workers)
     "LIMIT_CORPUS_BYTES": 256 * 1024 * 1024,
     "LIMIT_CORPUS_FILES": 20,
     "LIMIT_CORPUS_PASTE_BYTES": 16 * 1024 * 1024,
     "LIMIT_CORPUS_DISTINCT": 1_000_000,
     "LIMIT_CORPUS_HELD_OUT_CHARS": 1_000_000,
-    # What the caches inside all compiled lists (pieces, text pieces, chunks) may
+    # What the caches inside all compiled lists (segments, pre-tokens, chunks) may
     # hold together per worker (webapp.tokenizer.caches.LIST_BUDGET; README Limits).
     "CACHE_BUDGET_MB": 400,
 }

@@ -78,7 +78,7 @@ def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, *,
 # Typing into a long text with a preset or file, while the Trace view is not
 # shown: the page needs every id but only the first `max_tokens` token spans.
 # The ids come from the fast encoder; the spans from a trace of a prefix of the
-# text (cut at a pre-tokenization piece boundary), used only when its ids are
+# text (cut at a pre-token boundary), used only when its ids are
 # exactly the first ids of the whole text (else the whole text is traced).
 PREFIX_TRACE_MIN_CHARS = 5000
 _PREFIX_MARGIN = 64  # extra tokens traced past the last one shown
@@ -95,8 +95,8 @@ def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *,
     size = 4 * (max_tokens + _PREFIX_MARGIN)
     while size < len(text) // 2:
         cut = 0
-        for piece in split_text(text[: size + 256], scheme):
-            cut += len(piece)
+        for pretoken in split_text(text[: size + 256], scheme):
+            cut += len(pretoken)
             if cut >= size:
                 break
         trace, vocab = tokenizer_store.page_encode_trace(active.ref, text[:cut], scheme, special=active.special, max_steps=0,

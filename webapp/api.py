@@ -56,26 +56,26 @@ def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:
     """
     implied = ImpliedVocab(merges.rules)
     data = text.encode("utf-8")
-    pieces: list[bytes | None] = [None]
+    token_bytes: list[bytes | None] = [None]
     if implied.total(ids) == len(data) and all(implied.length(i) is not None for i in ids):
         vocab = implied.bytes_for(ids, len(data)) or {}
-        pieces = [vocab.get(i) for i in ids]
-    if any(p is None for p in pieces) or b"".join(pieces) != data:  # type: ignore[arg-type]
+        token_bytes = [vocab.get(i) for i in ids]
+    if any(p is None for p in token_bytes) or b"".join(token_bytes) != data:  # type: ignore[arg-type]
         trace = tk.encode_trace(text, merges, max_steps=0, max_tokens=len(ids), max_sequence=0)
-        pieces = [t.value for t in trace.tokens]  # type: ignore[misc]
+        token_bytes = [t.value for t in trace.tokens]  # type: ignore[misc]
     shown_of: dict[bytes, tuple[str | None, list[int]]] = {}  # tokens repeat: decode each once
     out = []
     offset = 0
-    for token_id, piece in zip(ids, pieces):
-        assert piece is not None
-        known = shown_of.get(piece)
+    for token_id, value in zip(ids, token_bytes):
+        assert value is not None
+        known = shown_of.get(value)
         if known is None:
             try:
-                known = (piece.decode("utf-8"), list(piece))
+                known = (value.decode("utf-8"), list(value))
             except UnicodeDecodeError:
-                known = (None, list(piece))
-            shown_of[piece] = known
-        end = offset + len(piece)
+                known = (None, list(value))
+            shown_of[value] = known
+        end = offset + len(value)
         out.append({"id": token_id, "text": known[0], "bytes": known[1], "start": offset, "end": end})
         offset = end
     return out

@@ -79,9 +79,9 @@ def _full_spans(trace: EncodeTrace, vocab: Any, data: bytes, redo: Any) -> list[
     if not trace.tokens_truncated:
         return [(t.start, t.end) for t in trace.tokens]
     table = vocab() or {}
-    pieces = [table.get(i) for i in trace.ids]
-    if all(p is not None for p in pieces) and b"".join(pieces) == data:  # type: ignore[arg-type]
-        return spans_from_lengths(len(p) for p in pieces)  # type: ignore[arg-type]
+    token_bytes = [table.get(i) for i in trace.ids]
+    if all(p is not None for p in token_bytes) and b"".join(token_bytes) == data:  # type: ignore[arg-type]
+        return spans_from_lengths(len(p) for p in token_bytes)  # type: ignore[arg-type]
     return [(t.start, t.end) for t in redo().tokens]
 
 

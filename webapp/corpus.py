@@ -16,7 +16,7 @@ Routes:
 Limits (README, Limits): the request body is capped at `LIMIT_CORPUS_BYTES`
 (multipart; JSON stays under `MAX_CONTENT_LENGTH`), at most
 `LIMIT_CORPUS_FILES` files, pasted text up to `LIMIT_CORPUS_PASTE_BYTES`, and
-counting stops at `LIMIT_CORPUS_DISTINCT` distinct pieces. What it does not
+counting stops at `LIMIT_CORPUS_DISTINCT` distinct pre-tokens. What it does not
 do: any counting or training (the job does), or keep the uploads after the job.
 """
 

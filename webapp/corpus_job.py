@@ -109,7 +109,7 @@ def run_corpus(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
             for _, handle in handles:
                 handle.close()
         count_seconds = time.monotonic() - started
-        progress(COUNT_SHARE, f"counted {counts.pieces:,} pieces ({len(counts.counts):,} distinct); training")
+        progress(COUNT_SHARE, f"counted {counts.pretokens:,} pre-tokens ({len(counts.counts):,} distinct); training")
         result = train_counts(counts.counts, level, options["num_merges"],
                               progress=_phase(progress, COUNT_SHARE, TRAIN_SHARE), should_stop=cancelled)
         progress(COUNT_SHARE + TRAIN_SHARE, "storing the tokenizer")
@@ -126,8 +126,9 @@ def run_corpus(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
             "learned": len(result.pairs),
             "stopped": result.stopped,
             "vocab_size": tok.summary()["vocab"],
+            # "pieces": the pre-tokens counted, under the key stored results already use
             "corpus": {"documents": counts.documents, "bytes": counts.bytes, "chars": counts.chars,
-                       "pieces": counts.pieces, "distinct": len(counts.counts),
+                       "pieces": counts.pretokens, "distinct": len(counts.counts),
                        "files": [name for name, _ in paths]},
             "symbols": result.symbols,
             "tokens": result.tokens,

@@ -52,7 +52,7 @@ class Limits:
     trace_max_sequence: int = 400
     token_bytes: int = 65_536
     vocab_bytes: int = 8 * 1024 * 1024
-    # Corpus training (webapp.corpus): uploaded bytes in total, files, pasted text, distinct pieces.
+    # Corpus training (webapp.corpus): uploaded bytes in total, files, pasted text, distinct pre-tokens.
     corpus_bytes: int = 256 * 1024 * 1024
     corpus_files: int = 20
     corpus_paste_bytes: int = 16 * 1024 * 1024

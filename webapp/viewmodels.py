@@ -681,7 +681,7 @@ def corpus_result(result: dict[str, Any], job_id: str, page: int, per_page: int,
         ("bpt-corpus", "bytes per token, corpus", f"{bpt['corpus']:.2f}" if bpt["corpus"] else "–"),
         ("bpt-held-out", "bytes per token, held-out text", f"{bpt['held_out']:.2f}" if bpt["held_out"] else "–"),
         ("corpus-bytes", "corpus bytes", f"{corpus['bytes']:,}"),
-        ("pieces", "pieces (distinct)", f"{corpus['pieces']:,} ({corpus['distinct']:,})"),
+        ("pieces", "pre-tokens (distinct)", f"{corpus['pieces']:,} ({corpus['distinct']:,})"),
         ("seconds", "counting + training", f"{result['seconds']['count']:.1f} s + {result['seconds']['train']:.1f} s"),
     ]
     tokenizer = result["tokenizer"]

@@ -71,7 +71,7 @@ documents = st.lists(st.text(alphabet=SPICY, max_size=60), min_size=1, max_size=
 def test_streamed_counts_equal_the_pattern_over_each_whole_document(docs: list[str], block: int, scheme: str) -> None:
     counted = count_streams(_streams(docs), scheme, block_bytes=block)
     assert Counter(counted.counts) == _truth(docs, scheme)
-    assert counted.pieces == sum(_truth(docs, scheme).values())
+    assert counted.pretokens == sum(_truth(docs, scheme).values())
     assert counted.bytes == sum(len(d.encode()) for d in docs)
     assert counted.chars == sum(map(len, docs))
 
@@ -212,14 +212,14 @@ def test_invalid_utf8_names_the_file_and_offset_across_blocks() -> None:
 def test_distinct_pieces_are_capped_with_a_message() -> None:
     text = " ".join(f"w{i}" for i in range(100))
     assert len(count_text([text], "none", max_distinct=100).counts) == 100
-    with pytest.raises(TokenizerError, match="more than 99 distinct pieces") as err:
+    with pytest.raises(TokenizerError, match="more than 99 distinct pre-tokens") as err:
         count_text([text], "none", max_distinct=99)
     assert err.value.field == "corpus"
 
 
 def test_a_stretch_with_no_safe_cut_is_refused_with_a_message() -> None:
     ok = "x" * 50 + " " + "y" * 50
-    assert count_streams(_streams([ok]), "gpt2", block_bytes=8, max_run_chars=60).pieces == 2
+    assert count_streams(_streams([ok]), "gpt2", block_bytes=8, max_run_chars=60).pretokens == 2
     with pytest.raises(TokenizerError, match="more than 40 characters from byte offset 0"):
         count_streams(_streams(["...." * 20]), "gpt2", block_bytes=8, max_run_chars=40)
 

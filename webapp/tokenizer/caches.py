@@ -2,7 +2,7 @@
 
 Policy: a cache holds at most `max_entries` entries and at most `max_weight`
 units of weight in all (each cache says what a unit is: bytes or characters of
-a piece key, rules of a compiled list). When a store would pass either bound,
+the key of an encoded segment or pre-token, rules of a compiled list). When a store would pass either bound,
 the oldest entries go first, a quarter of the cache (at least one) at a time,
 until the new entry fits; an entry heavier than `max_weight` on its own is not
 stored. "Oldest" is by insertion, and by last use for reads through `get()`:
@@ -21,7 +21,7 @@ from their sizes). What it does not do: expire entries by time, or know what
 the values are.
 
 A cache may also join a `CacheBudget`: one bound on the total weight of many
-caches (every compiled list's own piece, text-piece and chunk caches join
+caches (every compiled list's own segment, pre-token and chunk caches join
 `LIST_BUDGET`, so their sum per worker is bounded however many lists are
 alive). Each store adds its change of weight to the budget's total (no lock,
 like the weight counter; the total is summed afresh whenever it says the
@@ -50,7 +50,7 @@ _first = itemgetter(0)
 
 
 def key_length(key: object, value: object) -> int:
-    """The default weight: the length of the key (a piece's bytes or characters)."""
+    """The default weight: the length of the key (a segment's bytes or a pre-token's characters)."""
     return len(key)  # type: ignore[arg-type]
 
 
@@ -74,7 +74,7 @@ class BoundedCache(Generic[K, V]):
         self.max_entries = max_entries
         self.max_weight = max_weight
         self.weigh = weigh
-        self._by_key = weigh is key_length  # the piece caches: len(key), inlined on the hot paths
+        self._by_key = weigh is key_length  # the segment and pre-token caches: len(key), inlined on the hot paths
         self.weight = 0  # kept only when max_weight is given
         self.data: dict[K, V] = {}
         self._lock = threading.Lock()
@@ -273,12 +273,12 @@ class CacheBudget:
                 self.total -= dropped
 
 
-#: The one budget of the caches inside compiled lists (pieces, text pieces,
+#: The one budget of the caches inside compiled lists (segments, pre-tokens,
 #: chunks), in units of their weights (bytes or characters). The app sets the
 #: limit from CACHE_BUDGET_MB / BUDGET_BYTES_PER_UNIT (webapp/__init__.py).
 BUDGET_BYTES_PER_UNIT = 100
 LIST_BUDGET = CacheBudget(400 * 2**20 // BUDGET_BYTES_PER_UNIT)
 
-#: The app's process-wide caches by name (each compiled list's own piece
+#: The app's process-wide caches by name (each compiled list's own segment
 #: cache is not named: its bound is per list).
 NAMED: dict[str, BoundedCache[Any, Any]] = {}

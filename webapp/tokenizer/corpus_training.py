@@ -1,16 +1,16 @@
-r"""Train BPE on a corpus: stream UTF-8 text, count distinct pieces, learn merges.
+r"""Train BPE on a corpus: stream UTF-8 text, count distinct pre-tokens, learn merges.
 
 What it does:
-* `PieceCounter` takes text a chunk at a time (one or more documents: files
+* `PretokenCounter` takes text a chunk at a time (one or more documents: files
   or a paste), pre-tokenizes it (`none` = whitespace-split words as the Train
   page does, or one of the regex patterns in `pretokenize.PATTERNS`) and keeps
-  only the distinct pieces with their counts, never the corpus itself.
+  only the distinct pre-tokens with their counts, never the corpus itself.
   `count_streams` feeds it from binary streams read in fixed-size blocks.
 * `train_counts` learns merges from those counts with the incremental engine
   of `training.py`, at one of two levels:
-  - `chars`: exactly `bpe_merges` over the pieces (code points, ties to the
+  - `chars`: exactly `bpe_merges` over the pre-tokens (code points, ties to the
     smallest (first, second) by string order);
-  - `bytes`: the same algorithm over each piece's UTF-8 bytes. Bytes are
+  - `bytes`: the same algorithm over each pre-token's UTF-8 bytes. Bytes are
     handed to the engine as latin-1 characters (one per byte value), so
     string order *is* byte-string order and the tie-break is the smallest
     (first, second) comparing the tokens' bytes. Symbols are ids 0..255; the
@@ -19,16 +19,16 @@ What it does:
   `should_stop()`: counting checks them once per block, training once per
   merge, and a stop during training keeps the merges learned so far.
 
-Cutting a stream into chunks must not change the pieces. A regex pattern is
+Cutting a stream into chunks must not change the pre-tokens. A regex pattern is
 only applied to text that ends at a *safe cut*: a position c where
   (A) text[c-1] is a letter or digit and text[c] is whitespace, or
   (B) text[c-1] is CR or LF, text[c-2] is not whitespace and text[c] is a
       letter or digit.
-In GPT-2's, cl100k's and o200k's patterns no alternative can carry a piece
+In GPT-2's, cl100k's and o200k's patterns no alternative can carry a pre-token
 across such a c (letter and digit runs stop at whitespace; a run of
 whitespace stops at a letter; the optional one-character prefix of a letter
-piece is never CR/LF), and the text before c matches the same with the end of
-the string at c: the only test that looks past a piece, `\s+(?!\S)`, sees a
+pre-token is never CR/LF), and the text before c matches the same with the end of
+the string at c: the only test that looks past a pre-token, `\s+(?!\S)`, sees a
 run of one whitespace character in (B) (GPT-2 would split a longer run
 followed by a letter, but not one that ends the string; hence text[c-2]).
 The text after the last safe cut is carried into the next chunk (a pattern
@@ -39,7 +39,7 @@ digits are tested with `re`'s classes, a subset of `regex`'s \p{L}/\p{N}
 
 What it does not do: normalisation, special tokens, a minimum frequency,
 sampling. It never holds more than one block plus the carry of text, and
-refuses to keep more than `max_distinct` distinct pieces.
+refuses to keep more than `max_distinct` distinct pre-tokens.
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ SCHEMES: tuple[str, ...] = ("none", *PATTERNS)
 LEVELS: tuple[str, ...] = ("chars", "bytes")
 
 # Defaults of the bounds (the web layer passes its configured limits).
-DEFAULT_MAX_DISTINCT = 2_000_000  # distinct pieces kept while counting
-DEFAULT_MAX_RUN_CHARS = 4 << 20  # characters without a safe cut (one piece can't be longer)
+DEFAULT_MAX_DISTINCT = 2_000_000  # distinct pre-tokens kept while counting
+DEFAULT_MAX_RUN_CHARS = 4 << 20  # characters without a safe cut (one pre-token can't be longer)
 DEFAULT_BLOCK_BYTES = 1 << 20  # bytes read from a stream at a time
 
 # The last safe cut in a buffer: greedy `.*` backtracks from the end, so the
@@ -84,26 +84,26 @@ class TrainingCancelled(Exception):
 
 
 @dataclass
-class PieceCounts:
-    """What counting produced: distinct pieces with counts, and totals for the summary."""
+class PretokenCounts:
+    """What counting produced: distinct pre-tokens with counts, and totals for the summary."""
 
     scheme: str
     counts: Counter[str] = field(default_factory=Counter)
-    pieces: int = 0  # pieces counted, repeats included
+    pretokens: int = 0  # pre-tokens counted, repeats included
     chars: int = 0  # characters read
     bytes: int = 0  # UTF-8 bytes read
     documents: int = 0
 
 
-class PieceCounter:
-    """Counts the pieces of a stream of text, chunk by chunk (see the module docstring)."""
+class PretokenCounter:
+    """Counts the pre-tokens of a stream of text, chunk by chunk (see the module docstring)."""
 
     def __init__(self, scheme: str, *, max_distinct: int = DEFAULT_MAX_DISTINCT,
                  max_run_chars: int = DEFAULT_MAX_RUN_CHARS) -> None:
         if scheme not in SCHEMES:
             raise TokenizerError(f"pretokenize: expected one of {', '.join(SCHEMES)}, got {scheme!r}",
                                  field="pretokenize")
-        self.result = PieceCounts(scheme=scheme)
+        self.result = PretokenCounts(scheme=scheme)
         self.max_distinct = max_distinct
         self.max_run_chars = max_run_chars
         self._split = str.split if scheme == "none" else regex.compile(PATTERNS[scheme]).findall
@@ -114,14 +114,14 @@ class PieceCounter:
         self._offset = 0  # UTF-8 bytes of the current document before the carry
 
     def start_document(self, name: str) -> None:
-        """Begin a new document (a file or a paste); pieces never span two documents."""
+        """Begin a new document (a file or a paste); pre-tokens never span two documents."""
         self.end_document()
         self._name = name
         self._offset = 0
         self.result.documents += 1
 
     def feed(self, text: str) -> None:
-        """Count the pieces of `text`, keeping the tail after the last safe cut for later."""
+        """Count the pre-tokens of `text`, keeping the tail after the last safe cut for later."""
         self.result.chars += len(text)
         buffer = self._carry + text if self._carry else text
         match = self._last_cut.match(buffer)
@@ -129,7 +129,7 @@ class PieceCounter:
             if len(buffer) > self.max_run_chars:
                 raise TokenizerError(
                     f"corpus: {self._name} has more than {self.max_run_chars:,} characters from byte offset "
-                    f"{self._offset:,} on with no place to cut it into pieces (a letter or digit followed by "
+                    f"{self._offset:,} on with no place to cut it into pre-tokens (a letter or digit followed by "
                     "whitespace, or a line break followed by a letter or digit); the limit is "
                     f"{self.max_run_chars:,} characters",
                     field="corpus", location={"file": self._name, "offset": self._offset})
@@ -148,22 +148,22 @@ class PieceCounter:
             self._count(self._carry)
             self._carry = ""
 
-    def finish(self) -> PieceCounts:
+    def finish(self) -> PretokenCounts:
         """End the last document and give the counts."""
         self.end_document()
         return self.result
 
     def _count(self, body: str) -> None:
         result = self.result
-        pieces = self._split(body)
+        pretokens = self._split(body)
         counts = result.counts
-        counts.update(pieces)  # counted in C, straight into the totals
-        result.pieces += len(pieces)
+        counts.update(pretokens)  # counted in C, straight into the totals
+        result.pretokens += len(pretokens)
         if len(counts) > self.max_distinct:
             raise TokenizerError(
-                f"corpus: more than {self.max_distinct:,} distinct pieces (reached in {self._name} before byte "
+                f"corpus: more than {self.max_distinct:,} distinct pre-tokens (reached in {self._name} before byte "
                 f"offset {self._offset:,}); the limit is {self.max_distinct:,}: train on less text or with a "
-                "pre-tokenization that splits it into fewer distinct pieces",
+                "pre-tokenization that splits it into fewer distinct pre-tokens",
                 field="corpus", location={"file": self._name, "offset": self._offset})
 
 
@@ -177,14 +177,14 @@ def count_streams(
     max_run_chars: int = DEFAULT_MAX_RUN_CHARS,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
-) -> PieceCounts:
-    """Count the pieces of each (name, binary stream), read `block_bytes` at a time.
+) -> PretokenCounts:
+    """Count the pre-tokens of each (name, binary stream), read `block_bytes` at a time.
 
     The streams must hold UTF-8 (a byte order mark is kept as a character);
     invalid UTF-8 is an error naming the stream and the byte offset.
     `total_bytes` (when known) is the progress total.
     """
-    counter = PieceCounter(scheme, max_distinct=max_distinct, max_run_chars=max_run_chars)
+    counter = PretokenCounter(scheme, max_distinct=max_distinct, max_run_chars=max_run_chars)
     read = 0
     for name, stream in streams:
         counter.start_document(name)
@@ -210,16 +210,16 @@ def count_streams(
                 counter.feed(text)
             if progress is not None:
                 progress(read, max(total_bytes, read),
-                         f"counted {read:,} bytes: {counter.result.pieces:,} pieces, "
+                         f"counted {read:,} bytes: {counter.result.pretokens:,} pre-tokens, "
                          f"{len(counter.result.counts):,} distinct")
             if final:
                 break
     return counter.finish()
 
 
-def count_text(texts: Iterable[str], scheme: str, **limits: int) -> PieceCounts:
-    """Count the pieces of whole texts (each a document); for pastes and tests."""
-    counter = PieceCounter(scheme, **limits)
+def count_text(texts: Iterable[str], scheme: str, **limits: int) -> PretokenCounts:
+    """Count the pre-tokens of whole texts (each a document); for pastes and tests."""
+    counter = PretokenCounter(scheme, **limits)
     for index, text in enumerate(texts, start=1):
         counter.start_document(f"text {index}")
         counter.feed(text)
@@ -236,7 +236,7 @@ class CorpusTraining:
     other pair then (0 when none), so `counts[k] == runner_up[k]` means the
     tie-break decided. `merges` is `[left, right, new]` ids at the bytes level
     (operands: the first id that spells those bytes) and the merged strings at
-    the chars level. `stopped` is "done", "exhausted" (no piece had two symbols
+    the chars level. `stopped` is "done", "exhausted" (no pre-token had two symbols
     left) or "cancelled".
     """
 
@@ -248,12 +248,12 @@ class CorpusTraining:
     stopped: str
     alphabet: list[str]  # chars level: the distinct characters, sorted; bytes level: []
     seconds: float
-    symbols: int = 0  # symbols (bytes or characters) in all pieces before training, repeats included
+    symbols: int = 0  # symbols (bytes or characters) in all pre-tokens before training, repeats included
     tokens: int = 0  # tokens after the learned merges, repeats included
 
 
-class PieceTrainer:
-    """The incremental trainer over distinct pieces, one step at a time (see `train_counts`)."""
+class PretokenTrainer:
+    """The incremental trainer over distinct pre-tokens, one step at a time (see `train_counts`)."""
 
     def __init__(self, counts: Mapping[str, int], level: str) -> None:
         if level not in LEVELS:
@@ -263,8 +263,8 @@ class PieceTrainer:
             counts = _as_byte_strings(counts)
         else:
             _check_encodable(counts)
-        # Pieces of fewer than two symbols never hold a pair.
-        self._trainer = _Trainer({piece: n for piece, n in counts.items() if len(piece) >= 2 and n > 0},
+        # Pre-tokens of fewer than two symbols never hold a pair.
+        self._trainer = _Trainer({pretoken: n for pretoken, n in counts.items() if len(pretoken) >= 2 and n > 0},
                                  index_all=True)
 
     def step(self) -> tuple[tuple[str, str], int, int] | None:
@@ -277,7 +277,7 @@ class PieceTrainer:
         return winner.pair, winner.count, best[1].count if len(best) > 1 else 0
 
     def token_count(self, symbols: int) -> int:
-        """How many tokens the pieces are now, given how many symbols they started with."""
+        """How many tokens the pre-tokens are now, given how many symbols they started with."""
         trainer = self._trainer
         made = 0
         for w, word_symbols in enumerate(trainer.symbols):
@@ -298,10 +298,10 @@ def train_counts(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
 ) -> CorpusTraining:
-    """Learn up to `num_merges` merges from distinct pieces and their counts."""
+    """Learn up to `num_merges` merges from distinct pre-tokens and their counts."""
     num_merges = validate_num_merges(num_merges)
     started = time.perf_counter()
-    trainer = PieceTrainer(counts, level)
+    trainer = PretokenTrainer(counts, level)
     pairs: list[tuple[str, str]] = []
     winning: list[int] = []
     runner_up: list[int] = []
@@ -320,9 +320,9 @@ def train_counts(
         runner_up.append(step[2])
         if progress is not None and (done + 1) % every == 0:
             progress(done + 1, num_merges, f"merge {done + 1:,} of {num_merges:,} (count {step[1]:,})")
-    alphabet = sorted({ch for piece in counts for ch in piece}) if level == "chars" else []
-    size = (lambda piece: len(_utf8(piece))) if level == "bytes" else len
-    symbols = sum(n * size(piece) for piece, n in counts.items())
+    alphabet = sorted({ch for pretoken in counts for ch in pretoken}) if level == "chars" else []
+    size = (lambda pretoken: len(_utf8(pretoken))) if level == "bytes" else len
+    symbols = sum(n * size(pretoken) for pretoken, n in counts.items())
     tokens = trainer.token_count(symbols)
     seconds = time.perf_counter() - started
     if level == "bytes":
@@ -351,21 +351,21 @@ def byte_merge_rules(pairs: Iterable[tuple[bytes, bytes]]) -> list[list[int]]:
 
 
 def _as_byte_strings(counts: Mapping[str, int]) -> dict[str, int]:
-    """Each piece's UTF-8 bytes as a latin-1 string (distinct pieces stay distinct)."""
+    """Each pre-token's UTF-8 bytes as a latin-1 string (distinct pre-tokens stay distinct)."""
     out: dict[str, int] = {}
-    for piece, n in counts.items():
-        out[_utf8(piece).decode("latin-1")] = n
+    for pretoken, n in counts.items():
+        out[_utf8(pretoken).decode("latin-1")] = n
     return out
 
 
 def _check_encodable(counts: Mapping[str, int]) -> None:
-    for piece in counts:
-        _utf8(piece)
+    for pretoken in counts:
+        _utf8(pretoken)
 
 
-def _utf8(piece: str) -> bytes:
+def _utf8(pretoken: str) -> bytes:
     try:
-        return piece.encode("utf-8")
+        return pretoken.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise TokenizerError(f"corpus: a piece holds a lone surrogate at character {exc.start + 1}, which UTF-8 "
+        raise TokenizerError(f"corpus: a pre-token holds a lone surrogate at character {exc.start + 1}, which UTF-8 "
                              "cannot encode", field="corpus") from None

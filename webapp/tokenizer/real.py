@@ -12,7 +12,7 @@ as ordinary text, exactly like tiktoken's `encode_ordinary`; unlike tiktoken's
 `encode`, which raises for disallowed special text by default, nothing here
 raises for it, because the playground encodes whatever the user typed.
 Allowed ones become their id; the text between them is split and encoded on
-its own, so no piece ever crosses a special token (as in tiktoken).
+its own, so no pre-token or segment ever crosses a special token (as in tiktoken).
 
 `decode` follows tiktoken too: the tokens' bytes joined, invalid UTF-8
 replaced by U+FFFD (`decode_bytes` gives the raw bytes). An id that is not in

@@ -160,12 +160,12 @@ def steps(initial: Sequence[Symbol], rules: Iterable[Sequence[Symbol]]) -> list[
 BytePair = tuple[bytes, bytes]
 
 
-def train_byte_steps(pieces: Iterable[bytes], num_merges: int) -> tuple[list[tuple[BytePair, int]], list[list[bytes]]]:
-    """Training 4 over UTF-8 bytes: each piece starts as single bytes; ties go to the smallest (first, second) bytes.
+def train_byte_steps(pretokens: Iterable[bytes], num_merges: int) -> tuple[list[tuple[BytePair, int]], list[list[bytes]]]:
+    """Training 4 over UTF-8 bytes: each pre-token starts as single bytes; ties go to the smallest (first, second) bytes.
 
-    Returns each step's winning pair with its count, and every piece's symbols at the end.
+    Returns each step's winning pair with its count, and every pre-token's symbols at the end.
     """
-    split = [[bytes([b]) for b in piece] for piece in pieces]
+    split = [[bytes([b]) for b in pretoken] for pretoken in pretokens]
     out: list[tuple[BytePair, int]] = []
     for _ in range(num_merges):
         counts: dict[BytePair, int] = {}

@@ -1,4 +1,4 @@
-"""Build a bounded `EncodeTrace` from the engine's per-piece merge events.
+"""Build a bounded `EncodeTrace` from the engine's per-segment merge events.
 
 What it does: the engine encodes a text as independent segments and records,
 per distinct segment, the merge events `(rule, left_start, right_start)` in

@@ -61,10 +61,10 @@ def encode_loaded(
 
     With the file's pipeline (a tokenizer.json, its own scheme): normalizer,
     added tokens and pre-tokenizer as the library applies them, then the
-    merges per piece; `allowed_special` (None: all, the library's default)
+    merges per pre-token; `allowed_special` (None: all, the library's default)
     says which special tokens are split out, the others stay text as with the
     library's `encode_special_tokens`. Otherwise: playground encoding per
-    piece of `scheme`, then the id map. Character level needs a pipeline.
+    pre-token of `scheme`, then the id map. Character level needs a pipeline.
     """
 
     if uses_pipeline(tok, scheme):
