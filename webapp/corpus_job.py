@@ -4,7 +4,7 @@ The web side (webapp.corpus) streams the uploads and the pasted text to files
 in one folder under the instance folder and submits a job with their paths,
 the options (pre-tokenization, level, merges, held-out text) and the limits.
 This kind then
-1. counts the pieces of every file, streamed in blocks (webapp.tokenizer.corpus_training);
+1. counts the pre-tokens of every file, streamed in blocks (webapp.tokenizer.corpus_training);
 2. learns the merges, reporting "merge k of N, about s left" and stopping early
    (with the merges so far) when the user cancels;
 3. stores the result as an opened tokenizer (content-addressed, like an
@@ -133,7 +133,7 @@ def run_corpus(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
             "symbols": result.symbols,
             "tokens": result.tokens,
             "bytes_per_token": {
-                "corpus": round(_piece_bytes(counts.counts) / result.tokens, 4) if result.tokens else None,
+                "corpus": round(_pretoken_bytes(counts.counts) / result.tokens, 4) if result.tokens else None,
                 "held_out": round(held_bytes / held_tokens, 4) if held_tokens else None,
             },
             "held_out": {"bytes": held_bytes, "tokens": held_tokens},
@@ -149,9 +149,9 @@ def run_corpus(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _piece_bytes(counts: dict[str, int]) -> int:
-    """UTF-8 bytes in all pieces, repeats included (whitespace between words is in no piece for "none")."""
-    return sum(n * len(piece.encode("utf-8")) for piece, n in counts.items())
+def _pretoken_bytes(counts: dict[str, int]) -> int:
+    """UTF-8 bytes in all pre-tokens, repeats included (whitespace between words is in no pre-token for "none")."""
+    return sum(n * len(pretoken.encode("utf-8")) for pretoken, n in counts.items())
 
 
 job_kind("corpus")(run_corpus)
