@@ -115,7 +115,7 @@ def test_pages_encode_and_pass_the_round_trip(answers, name):
     assert "decode(encode(text)) gives the text back" in body
 
 
-@pytest.mark.parametrize("name", ["import minbpe", "import seed", "export", "export hf"])
+@pytest.mark.parametrize("name", ["import minbpe", "import playground JSON", "export", "export hf"])
 def test_vocab_building_routes_name_the_rule_over_the_token_limit(answers, name):
     error = _error(answers[name])
     assert error["field"] == "merges"
