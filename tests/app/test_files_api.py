@@ -500,3 +500,9 @@ def test_api_decode_uses_the_files_decoder(client, nfkc_tok, metaspace_tok, byte
     }, content_type="multipart/form-data").get_json()
     ids = byte_tok.encode(TEXT).ids
     assert client.post(f"/api/tokenizers/{pair['tokenizer']}/decode", json={"ids": ids}).get_json() == {"text": TEXT}
+
+
+def test_export_format_that_is_not_a_string_is_a_400(client):
+    response = client.post("/api/export", json={"merges": [], "format": [[1]]})
+    assert response.status_code == 400
+    assert response.get_json()["error"]["message"].startswith("format: expected one of playground, hf, minbpe, tiktoken")

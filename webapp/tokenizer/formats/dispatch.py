@@ -24,8 +24,13 @@ FORMAT_ALIASES: dict[str, str] = {"seed": "playground"}
 
 
 def canonical_format(fmt: str) -> str:
-    """The current name of a format (an old alias becomes its new name; anything else is returned as is)."""
-    return FORMAT_ALIASES.get(fmt, fmt)
+    """The current name of a format (an old alias becomes its new name; anything else is returned as is).
+
+    Anything else includes a value that is no string at all (a JSON list as
+    "format"): the caller's check then refuses it with a 400, not a 500 here.
+    """
+    alias = FORMAT_ALIASES.get(fmt) if isinstance(fmt, str) else None
+    return alias or fmt
 
 
 def import_tokenizer(
