@@ -76,22 +76,6 @@ def read_import_request(*, page: bool = False) -> ImportRequest:
     return ImportRequest(raw, request.args.get("format") or "auto", None, request.args.get("filename"))
 
 
-def _check_limits(tok: tokfiles.LoadedTokenizer) -> None:
-    limits = inputs.current_limits()
-    if len(tok.merges) > limits.rules:
-        raise TokenizerError(
-            f"merges: {len(tok.merges):,} rules is over the limit of {limits.rules:,} rules (setting LIMIT_RULES)",
-            field="merges",
-            location={"limit": limits.rules},
-        )
-    if len(tok.vocab) > limits.vocab:
-        raise TokenizerError(
-            f"vocab: {len(tok.vocab):,} entries is over the limit of {limits.vocab:,} (setting LIMIT_VOCAB)",
-            field="vocab",
-            location={"limit": limits.vocab},
-        )
-
-
 def import_from_request(*, page: bool = False) -> Any:
     """The opened tokenizer, or a background job (webapp.offload) for a big file."""
     req = read_import_request(page=page)
@@ -102,5 +86,5 @@ def import_from_request(*, page: bool = False) -> Any:
         req.content, fmt=req.fmt, merges_txt=req.merges_txt, filename=req.filename,
         limits=inputs.current_limits().sizes,
     )
-    _check_limits(tok)
+    inputs.check_loaded_limits(len(tok.merges), len(tok.vocab), inputs.current_limits())
     return store_tokenizer(tok)

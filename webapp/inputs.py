@@ -471,3 +471,20 @@ def _held_out(value: Any, limits: Limits) -> str:
         raise _over("held_out", "characters", len(value), limits.corpus_held_out_chars,
                     "LIMIT_CORPUS_HELD_OUT_CHARS")
     return tk.validate_text(value, field="held_out")
+
+
+def check_loaded_limits(merges: int, vocab: int, limits: Limits) -> None:
+    """An opened tokenizer's rule and vocab counts against LIMIT_RULES / LIMIT_VOCAB
+    (inline opens and import jobs check the same way)."""
+    if merges > limits.rules:
+        raise TokenizerError(
+            f"merges: {merges:,} rules is over the limit of {limits.rules:,} rules (setting LIMIT_RULES)",
+            field="merges",
+            location={"limit": limits.rules},
+        )
+    if vocab > limits.vocab:
+        raise TokenizerError(
+            f"vocab: {vocab:,} entries is over the limit of {limits.vocab:,} (setting LIMIT_VOCAB)",
+            field="vocab",
+            location={"limit": limits.vocab},
+        )

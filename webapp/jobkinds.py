@@ -127,18 +127,7 @@ def import_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
         limits=limits.sizes,
     )
     progress(0.6, f"checking {len(tok.merges):,} rules against the limits")
-    if len(tok.merges) > limits.rules:
-        raise TokenizerError(
-            f"merges: {len(tok.merges):,} rules is over the limit of {limits.rules:,} rules (setting LIMIT_RULES)",
-            field="merges",
-            location={"limit": limits.rules},
-        )
-    if len(tok.vocab) > limits.vocab:
-        raise TokenizerError(
-            f"vocab: {len(tok.vocab):,} entries is over the limit of {limits.vocab:,} (setting LIMIT_VOCAB)",
-            field="vocab",
-            location={"limit": limits.vocab},
-        )
+    inputs.check_loaded_limits(len(tok.merges), len(tok.vocab), limits)
     if tok.level == "bytes":
         progress(0.75, f"compiling {len(tok.merges):,} rules")
         tk.compile_byte_merges(list(tok.merges))  # the same check the page's first encode makes
