@@ -31,7 +31,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from webapp import corpus_job, inputs, jobs, viewmodels
+from webapp import corpus_job, inputs, jobs, train_views
 from webapp.job_store import Job
 from webapp.http import ApiError, read_json_object
 from webapp.tokenizer import TokenizerError
@@ -164,7 +164,7 @@ def corpus_result_page(job_id: str) -> Any:
     result = queue.store.result(job) if job.state == "done" else None
     view = None
     if result is not None:
-        view = viewmodels.corpus_result(result, job.id, _page_number(), STEPS_PER_PAGE, url_for=url_for)
+        view = train_views.corpus_result(result, job.id, _page_number(), STEPS_PER_PAGE, url_for=url_for)
     return render_template("corpus_result.html", title="Corpus training", tool="corpus", job=job, result=view,
                            job_panel=None if result is not None else jobs.render_panel(job, "corpus"))
 

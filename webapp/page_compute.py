@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping
 from webapp import active as act
 from webapp import compare, inputs
 from webapp import tokenizer as tk
+from webapp import train_views as tv
 from webapp import viewmodels as vm
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import textformats
@@ -295,8 +296,8 @@ def train_result(words: tuple[str, ...], num_merges: int, trace: Any, limits: in
     """What the Train page shows for a finished training trace (inline or from a job)."""
     pairs = [(a, b) for a, b in trace.pairs]
     vocab = tk.training_vocab(words, pairs)
-    rows = vm.train_rows(trace, vocab)
-    word_views, distinct = vm.segmented_words(words, pairs, vocab, tk.char_tokens, 300)
+    rows = tv.train_rows(trace, vocab)
+    word_views, distinct = tv.segmented_words(words, pairs, vocab, tk.char_tokens, 300)
     carry = carry_to_chars(words, pairs, vocab)
     # "Open in Characters" is a link (shareable, reloads without a resubmit)
     # unless its URL would pass what servers accept in a request line. Built
@@ -311,7 +312,7 @@ def train_result(words: tuple[str, ...], num_merges: int, trace: Any, limits: in
         "table_rows": [row for row in rows if row.count is not None][: limits.trace_max_steps],
         "merges": trace.merges,
         "merges_json": json.dumps(trace.merges, ensure_ascii=False),
-        "chart": vm.count_chart(rows),
+        "chart": tv.count_chart(rows),
         "steps_truncated": trace.steps_truncated,
         "stopped_early": trace.stopped_early,
         "requested": num_merges,

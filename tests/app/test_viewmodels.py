@@ -6,6 +6,7 @@ import re
 
 from webapp import PROJECT_ROOT
 from webapp import tokenizer as tk
+from webapp import train_views as tv
 from webapp import viewmodels as vm
 
 
@@ -75,7 +76,7 @@ def test_trace_rows_show_start_and_each_pass():
 def test_training_rows_explain_ties():
     words = ["ab", "ba"]  # (a,b) and (b,a) tie at 1; (a,b) is smaller
     trace = tk.train_trace(words, 1)
-    rows = vm.train_rows(trace, tk.training_vocab(words, trace.pairs))
+    rows = tv.train_rows(trace, tk.training_vocab(words, trace.pairs))
     assert rows[0].tie
     assert 'tie at 1: ("a", "b") comes first' in rows[0].why
     assert rows[0].runners_up == [("b", "a", 1)]
@@ -84,15 +85,15 @@ def test_training_rows_explain_ties():
 def test_chart_has_one_bar_per_step_scaled_to_the_max():
     words = ["low", "lower", "lowest"]
     trace = tk.train_trace(words, 2)
-    rows = vm.train_rows(trace, tk.training_vocab(words, trace.pairs))
-    chart = vm.count_chart(rows)
+    rows = tv.train_rows(trace, tk.training_vocab(words, trace.pairs))
+    chart = tv.count_chart(rows)
     assert [b.count for b in chart.bars] == [3, 3]
     assert chart.bars[0].height == chart.bars[1].height > 0
-    assert vm.count_chart([]) is None
+    assert tv.count_chart([]) is None
 
 
 def test_segmented_words_keep_first_seen_order_and_counts():
     pairs = [("l", "o")]
-    views, distinct = vm.segmented_words(["low", "ox", "low"], pairs, {"lo": 5}, tk.char_tokens, 10)
+    views, distinct = tv.segmented_words(["low", "ox", "low"], pairs, {"lo": 5}, tk.char_tokens, 10)
     assert distinct == 2
     assert [(w.word, w.count, [c.text for c in w.tokens]) for w in views] == [("low", 2, ["lo", "w"]), ("ox", 1, ["o", "x"])]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from webapp import train_views as tv
 from webapp import viewmodels as vm
 from webapp.pages import code_spans
 from webapp.tokenizer import encode_trace
@@ -38,7 +39,7 @@ def test_t_and_space_differ_on_the_page():
 
 @given(st.integers(0, 10**7))
 def test_chart_ticks_are_nice_integers_covering_the_maximum(top):
-    ticks = vm.nice_ticks(top)
+    ticks = tv.nice_ticks(top)
     assert ticks[0] == 0 and ticks[-1] >= top
     steps = {b - a for a, b in zip(ticks, ticks[1:])}
     assert len(steps) == 1  # evenly spaced
@@ -48,11 +49,11 @@ def test_chart_ticks_are_nice_integers_covering_the_maximum(top):
 
 
 def test_tiny_chart_has_every_count_and_narrow_bars():
-    assert vm.nice_ticks(3) == [0, 1, 2, 3]
-    rows = [vm.TrainRow(1, "l", "o", "lo", 3, 0, "hue-0"), vm.TrainRow(2, "lo", "w", "low", 3, 1, "hue-1")]
-    chart = vm.count_chart(rows)
+    assert tv.nice_ticks(3) == [0, 1, 2, 3]
+    rows = [tv.TrainRow(1, "l", "o", "lo", 3, 0, "hue-0"), tv.TrainRow(2, "lo", "w", "low", 3, 1, "hue-1")]
+    chart = tv.count_chart(rows)
     assert [t for _, t in chart.ticks] == [0, 1, 2, 3]
-    assert all(b.width <= vm.CHART_MAX_BAR for b in chart.bars)
+    assert all(b.width <= tv.CHART_MAX_BAR for b in chart.bars)
 
 
 def test_backticks_in_messages_become_code_and_the_rest_stays_escaped():
