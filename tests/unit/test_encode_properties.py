@@ -127,15 +127,15 @@ def test_trace_matches_the_literal_steps(text, merges, max_steps, max_sequence):
 def test_numpy_split_table_equals_the_fixpoint(merges):
     import numpy as np
 
-    from webapp.tokenizer import byte_level
+    from webapp.tokenizer import byte_splits
 
     rules = tuple(map(tuple, merges))
-    fast = byte_level._split_table_well_formed(rules) if rules else None
-    first, last, _ = byte_level.edge_bytes(rules)
+    fast = byte_splits._split_table_well_formed(rules) if rules else None
+    first, last, _ = byte_splits.edge_bytes(rules)
     joinable = np.zeros((256, 256), dtype=bool)
     for left, right, _new in rules:
-        for x in byte_level._bits(last.get(left, 0)):
-            for y in byte_level._bits(first.get(right, 0)):
+        for x in byte_splits._bits(last.get(left, 0)):
+            for y in byte_splits._bits(first.get(right, 0)):
                 joinable[x, y] = True
     if rules:
         assert fast is not None

@@ -18,7 +18,8 @@ the decisions it makes where the contract is silent; docs/algorithms.md
 collects them all.
 """
 
-from .byte_level import CompiledByteMerges, compile_byte_merges, decode, encode, encode_trace, implied_byte_vocab
+from .byte_decode import decode
+from .byte_level import CompiledByteMerges, compile_byte_merges, encode, encode_trace, implied_byte_vocab
 from .char_level import CompiledCharMerges, bpe_encode_text, char_tokens, compile_char_merges, encode_text_trace
 from .errors import TokenizerError
 from .presets import PRESET_NAMES, PRESETS, load_preset, load_ranks

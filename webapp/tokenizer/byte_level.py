@@ -1,4 +1,4 @@
-"""Byte-level BPE: encode text with `[left, right, new]` rules, decode ids with a vocab.
+"""Byte-level BPE: encode text with `[left, right, new]` rules.
 
 What it does:
 * `encode(text, merges)` - the contract (docs/algorithms.md), exactly: UTF-8 bytes as ids
@@ -9,7 +9,7 @@ What it does:
   accept it wherever a list is accepted). Lists are also compiled implicitly,
   through a small cache keyed by their content.
 * `encode_trace(...)` - the same encoding plus a bounded trace for the UI.
-* `decode(ids, vocab)` - concatenated bytes, strict UTF-8 over the whole.
+* decoding lives in byte_decode.py, the split points in byte_splits.py.
 * `implied_byte_vocab(merges)` - the vocab a merge list implies.
 
 Exact and fast: a merge can only join a token ending in byte x to a token
@@ -72,8 +72,9 @@ from .engine import INF, RuleTable
 from .errors import TokenizerError
 from .traces import EncodeTrace
 from .tracing import build_trace, run_segments
+from .byte_splits import _split_table_fixpoint, _split_table_well_formed, rules_array
 from .token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
-from .validation import _show, ByteRule, plain_byte_values, validate_byte_merges, validate_byte_vocab, validate_ids, validate_text
+from .validation import ByteRule, plain_byte_values, validate_byte_merges, validate_text
 
 # Bounds on memory: segments per compiled list, longest segment cached, compiled lists kept.
 SEGMENT_CACHE_ENTRIES = 65_536
@@ -85,160 +86,7 @@ WHOLE_TEXT_RANKS = 32_768  # up to this many bytes, pair ranks become one Python
 DEFAULT_MAX_TREE_NODES = 100_000
 # A batch with a round limit hands its segments to the engine once this few still merge.
 BATCH_FEW_LEFT = 8
-
-
-def _bits(mask: int) -> list[int]:
-    """The positions of the set bits of a non-negative int."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
-def edge_bytes(rules: tuple[ByteRule, ...]) -> tuple[dict[int, int], dict[int, int], dict[int, int] | None]:
-    """For each id, bitmasks of the bytes a token with that id can start / end with.
-
-    The fixpoint of: ids 0..255 start and end with themselves; first(new)
-    includes first(left) and last(new) includes last(right), for every rule
-    regardless of order. One pass in list order reaches it unless a rule
-    grows an id that an earlier rule already read (never in a well-formed
-    list); then a worklist finishes the job.
-
-    The third value, when one pass was enough, maps each possible-last-bytes
-    mask of a left side to the bytes its right sides can start with (what
-    `split_table` needs, gathered in the same pass); None otherwise.
-    """
-    first = {b: 1 << b for b in range(256)}
-    last = dict(first)
-    read: set[int] = set()
-    settled = True
-    starts_after: dict[int, int] = {}
-    for left, right, new in rules:
-        read.add(left)
-        read.add(right)
-        add_first = first.get(left, 0)
-        add_last = last.get(right, 0)
-        ends = last.get(left, 0)
-        starts = first.get(right, 0)
-        if ends and starts:
-            starts_after[ends] = starts_after.get(ends, 0) | starts
-        old_first = first.get(new, 0)
-        old_last = last.get(new, 0)
-        if add_first | old_first != old_first or add_last | old_last != old_last:
-            first[new] = old_first | add_first
-            last[new] = old_last | add_last
-            if new in read:
-                settled = False
-    if settled:
-        return first, last, starts_after
-    _propagate(rules, first, last)
-    return first, last, None
-
-
-def _propagate(rules: tuple[ByteRule, ...], first: dict[int, int], last: dict[int, int]) -> None:
-    """Worklist fixpoint; each mask only grows, so it ends after at most 256 growths per id."""
-    as_left: dict[int, list[int]] = {}
-    as_right: dict[int, list[int]] = {}
-    for left, right, new in rules:
-        as_left.setdefault(left, []).append(new)
-        as_right.setdefault(right, []).append(new)
-    for masks, edges in ((first, as_left), (last, as_right)):
-        work = [source for source in edges if masks.get(source)]
-        while work:
-            source = work.pop()
-            mask = masks[source]
-            for target in edges.get(source, ()):
-                old = masks.get(target, 0)
-                if old | mask != old:
-                    masks[target] = old | mask
-                    if target in edges:
-                        work.append(target)
-
-
-def rules_array(rules: tuple[ByteRule, ...]) -> np.ndarray | None:
-    """The rules as an n x 3 int64 array, or None when an id does not fit in 64 bits."""
-    try:
-        return np.fromiter(chain.from_iterable(rules), dtype=np.int64, count=3 * len(rules)).reshape(len(rules), 3)
-    except OverflowError:
-        return None
-
-
-def _split_table_well_formed(rules: tuple[ByteRule, ...], flat: np.ndarray | None = None) -> np.ndarray | None:
-    """`split_table` with numpy for a well-formed list, None for any other list.
-
-    Well-formed: every `new` is >= 256 and made by one rule only, and both
-    operands of every rule are bytes or made by an earlier rule. Then a token
-    starts with its left operand's first byte and ends with its right
-    operand's last byte, found for all ids at once by pointer jumping.
-    """
-    if flat is None:
-        flat = rules_array(rules)
-        if flat is None:
-            return None
-    count = len(flat)
-    left, right, new = flat[:, 0], flat[:, 1], flat[:, 2]
-    top = int(flat.max())
-    if top > 16 * count + 4096 or int(new.min()) < 256:
-        return None  # ids too sparse for dense arrays, or a rule redefines a byte
-    made_by = np.full(top + 1, -2, dtype=np.int64)  # -2: never made; -1: a byte
-    made_by[:256] = -1
-    order = np.arange(count)
-    made_by[new] = order
-    # Each slot keeps one index, so a `new` listed twice leaves some rule's index unread.
-    if not np.array_equal(made_by[new], order):
-        return None
-    for side in (left, right):
-        when = made_by[side]
-        if ((when == -2) | (when >= order)).any():
-            return None
-    ends: list[np.ndarray] = []
-    for side in (left, right):
-        parent = np.arange(top + 1)
-        parent[new] = side
-        while True:  # each round doubles the distance followed
-            jumped = parent[parent]
-            if np.array_equal(jumped, parent):
-                break
-            parent = jumped
-        ends.append(parent)
-    first_byte, last_byte = ends
-    joinable = np.zeros((256, 256), dtype=bool)
-    joinable[last_byte[left], first_byte[right]] = True
-    return ~joinable
-
-
-def split_table(rules: tuple[ByteRule, ...], flat: np.ndarray | None = None) -> np.ndarray:
-    """256x256 booleans: True where no rule can ever join byte x (left) to byte y (right).
-
-    `flat` is `rules_array(rules)` when the caller already has it.
-    """
-    fast = _split_table_well_formed(rules, flat) if rules else None
-    if fast is not None:
-        return fast
-    return _split_table_fixpoint(rules)
-
-
-def _split_table_fixpoint(rules: tuple[ByteRule, ...]) -> np.ndarray:
-    """`split_table` for any list, from the `edge_bytes` fixpoint."""
-    first, last, starts_after = edge_bytes(rules)
-    if starts_after is None:
-        # Grouped by the left side's possible last bytes (one byte for most ids).
-        starts_after = {}
-        for left, right, _new in rules:
-            ends = last.get(left, 0)
-            starts = first.get(right, 0)
-            if ends and starts:
-                starts_after[ends] = starts_after.get(ends, 0) | starts
-    rows = [0] * 256
-    for ends, starts in starts_after.items():
-        for x in _bits(ends):
-            rows[x] |= starts
-    raw = b"".join(row.to_bytes(32, "little") for row in rows)
-    joinable = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little").reshape(256, 256)
-    table: np.ndarray = joinable == 0
-    return table
+_SINGLE_IDS = [(b,) for b in range(256)]  # the ids of a one-byte segment
 
 
 class CompiledByteMerges:
@@ -730,49 +578,3 @@ def implied_byte_vocab(merges: Any, limits: SizeLimits = DEFAULT_SIZE_LIMITS) ->
         if new not in vocab and left in vocab and right in vocab:
             vocab[new] = vocab[left] + vocab[right]
     return vocab
-
-
-_SINGLE_BYTES = [bytes((b,)) for b in range(256)]
-_SINGLE_IDS = [(b,) for b in range(256)]  # the ids of a one-byte segment
-
-
-def decode(ids: Any, vocab: Any) -> str:
-    """Byte-level decode (docs/algorithms.md, section 2): all ids' bytes, then strict UTF-8."""
-    ids = validate_ids(ids)
-    table = validate_byte_vocab(vocab)
-    parts: list[bytes | None] = list(map(table.get, ids))
-    if None in parts:
-        for index, segment in enumerate(parts):
-            if segment is None:
-                token_id = ids[index]
-                if token_id > 255:
-                    raise TokenizerError(
-                        f"ids: id {_show(token_id)} at position {index + 1} is not in the vocab "
-                        f"(and is not a single byte 0..255)",
-                        field="ids",
-                        location={"index": index + 1},
-                    )
-                parts[index] = _SINGLE_BYTES[token_id]
-    data = b"".join(parts)  # type: ignore[arg-type]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _utf8_error(exc, data, ids, parts) from None
-
-
-def _utf8_error(exc: UnicodeDecodeError, data: bytes, ids: tuple[int, ...], parts: list[Any]) -> TokenizerError:
-    """Name the byte offset of invalid UTF-8 and the token holding that byte."""
-    offset = exc.start
-    position = 0
-    index = 0
-    for index, segment in enumerate(parts, start=1):
-        if position + len(segment) > offset:
-            break
-        position += len(segment)
-    what = "an unfinished character at the end" if exc.reason == "unexpected end of data" else exc.reason
-    return TokenizerError(
-        f"ids: the bytes are not valid UTF-8 at byte offset {offset} (byte 0x{data[offset]:02x}: {what}); "
-        f"that byte belongs to the token at position {index} (id {_show(ids[index - 1])})",
-        field="ids",
-        location={"index": index, "offset": offset},
-    )

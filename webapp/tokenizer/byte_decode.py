@@ -1,0 +1,60 @@
+"""Byte-level decode (docs/algorithms.md, section 2): every id's bytes, then strict UTF-8.
+
+An id 0..255 the vocab does not list stands for its single byte; the vocab
+wins where it lists one. An unknown id or bytes that are not UTF-8 is a
+`TokenizerError` naming the position, the id and (for UTF-8) the byte offset.
+It does not encode, and it knows nothing of merge lists (the vocab a merge
+list implies is `byte_level.implied_byte_vocab`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import TokenizerError
+from .validation import _show, validate_byte_vocab, validate_ids
+
+
+_SINGLE_BYTES = [bytes((b,)) for b in range(256)]
+
+
+def decode(ids: Any, vocab: Any) -> str:
+    """Byte-level decode (docs/algorithms.md, section 2): all ids' bytes, then strict UTF-8."""
+    ids = validate_ids(ids)
+    table = validate_byte_vocab(vocab)
+    parts: list[bytes | None] = list(map(table.get, ids))
+    if None in parts:
+        for index, segment in enumerate(parts):
+            if segment is None:
+                token_id = ids[index]
+                if token_id > 255:
+                    raise TokenizerError(
+                        f"ids: id {_show(token_id)} at position {index + 1} is not in the vocab "
+                        f"(and is not a single byte 0..255)",
+                        field="ids",
+                        location={"index": index + 1},
+                    )
+                parts[index] = _SINGLE_BYTES[token_id]
+    data = b"".join(parts)  # type: ignore[arg-type]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _utf8_error(exc, data, ids, parts) from None
+
+
+def _utf8_error(exc: UnicodeDecodeError, data: bytes, ids: tuple[int, ...], parts: list[Any]) -> TokenizerError:
+    """Name the byte offset of invalid UTF-8 and the token holding that byte."""
+    offset = exc.start
+    position = 0
+    index = 0
+    for index, segment in enumerate(parts, start=1):
+        if position + len(segment) > offset:
+            break
+        position += len(segment)
+    what = "an unfinished character at the end" if exc.reason == "unexpected end of data" else exc.reason
+    return TokenizerError(
+        f"ids: the bytes are not valid UTF-8 at byte offset {offset} (byte 0x{data[offset]:02x}: {what}); "
+        f"that byte belongs to the token at position {index} (id {_show(ids[index - 1])})",
+        field="ids",
+        location={"index": index, "offset": offset},
+    )

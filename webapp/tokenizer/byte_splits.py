@@ -1,0 +1,175 @@
+"""Split points of a byte-level merge list: where no rule can ever join two bytes.
+
+A merge can only join a token ending in byte x to a token starting in byte y
+when some rule's left side can end in x and its right side can start in y.
+`edge_bytes` works out, for every id, the bytes it can start and end with (a
+small fixpoint over the list, order ignored, so a safe over-approximation even
+for odd lists); `split_table` turns that into a 256 x 256 table of the byte
+pairs a merge can join. Wherever two neighbouring bytes of a text form no such
+pair the text splits into segments that encode independently
+(`webapp.tokenizer.byte_level` does the cutting and the encoding).
+
+It does not encode, validate or cache anything.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+
+import numpy as np
+
+from .validation import ByteRule
+
+
+def _bits(mask: int) -> list[int]:
+    """The positions of the set bits of a non-negative int."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def edge_bytes(rules: tuple[ByteRule, ...]) -> tuple[dict[int, int], dict[int, int], dict[int, int] | None]:
+    """For each id, bitmasks of the bytes a token with that id can start / end with.
+
+    The fixpoint of: ids 0..255 start and end with themselves; first(new)
+    includes first(left) and last(new) includes last(right), for every rule
+    regardless of order. One pass in list order reaches it unless a rule
+    grows an id that an earlier rule already read (never in a well-formed
+    list); then a worklist finishes the job.
+
+    The third value, when one pass was enough, maps each possible-last-bytes
+    mask of a left side to the bytes its right sides can start with (what
+    `split_table` needs, gathered in the same pass); None otherwise.
+    """
+    first = {b: 1 << b for b in range(256)}
+    last = dict(first)
+    read: set[int] = set()
+    settled = True
+    starts_after: dict[int, int] = {}
+    for left, right, new in rules:
+        read.add(left)
+        read.add(right)
+        add_first = first.get(left, 0)
+        add_last = last.get(right, 0)
+        ends = last.get(left, 0)
+        starts = first.get(right, 0)
+        if ends and starts:
+            starts_after[ends] = starts_after.get(ends, 0) | starts
+        old_first = first.get(new, 0)
+        old_last = last.get(new, 0)
+        if add_first | old_first != old_first or add_last | old_last != old_last:
+            first[new] = old_first | add_first
+            last[new] = old_last | add_last
+            if new in read:
+                settled = False
+    if settled:
+        return first, last, starts_after
+    _propagate(rules, first, last)
+    return first, last, None
+
+
+def _propagate(rules: tuple[ByteRule, ...], first: dict[int, int], last: dict[int, int]) -> None:
+    """Worklist fixpoint; each mask only grows, so it ends after at most 256 growths per id."""
+    as_left: dict[int, list[int]] = {}
+    as_right: dict[int, list[int]] = {}
+    for left, right, new in rules:
+        as_left.setdefault(left, []).append(new)
+        as_right.setdefault(right, []).append(new)
+    for masks, edges in ((first, as_left), (last, as_right)):
+        work = [source for source in edges if masks.get(source)]
+        while work:
+            source = work.pop()
+            mask = masks[source]
+            for target in edges.get(source, ()):
+                old = masks.get(target, 0)
+                if old | mask != old:
+                    masks[target] = old | mask
+                    if target in edges:
+                        work.append(target)
+
+
+def rules_array(rules: tuple[ByteRule, ...]) -> np.ndarray | None:
+    """The rules as an n x 3 int64 array, or None when an id does not fit in 64 bits."""
+    try:
+        return np.fromiter(chain.from_iterable(rules), dtype=np.int64, count=3 * len(rules)).reshape(len(rules), 3)
+    except OverflowError:
+        return None
+
+
+def _split_table_well_formed(rules: tuple[ByteRule, ...], flat: np.ndarray | None = None) -> np.ndarray | None:
+    """`split_table` with numpy for a well-formed list, None for any other list.
+
+    Well-formed: every `new` is >= 256 and made by one rule only, and both
+    operands of every rule are bytes or made by an earlier rule. Then a token
+    starts with its left operand's first byte and ends with its right
+    operand's last byte, found for all ids at once by pointer jumping.
+    """
+    if flat is None:
+        flat = rules_array(rules)
+        if flat is None:
+            return None
+    count = len(flat)
+    left, right, new = flat[:, 0], flat[:, 1], flat[:, 2]
+    top = int(flat.max())
+    if top > 16 * count + 4096 or int(new.min()) < 256:
+        return None  # ids too sparse for dense arrays, or a rule redefines a byte
+    made_by = np.full(top + 1, -2, dtype=np.int64)  # -2: never made; -1: a byte
+    made_by[:256] = -1
+    order = np.arange(count)
+    made_by[new] = order
+    # Each slot keeps one index, so a `new` listed twice leaves some rule's index unread.
+    if not np.array_equal(made_by[new], order):
+        return None
+    for side in (left, right):
+        when = made_by[side]
+        if ((when == -2) | (when >= order)).any():
+            return None
+    ends: list[np.ndarray] = []
+    for side in (left, right):
+        parent = np.arange(top + 1)
+        parent[new] = side
+        while True:  # each round doubles the distance followed
+            jumped = parent[parent]
+            if np.array_equal(jumped, parent):
+                break
+            parent = jumped
+        ends.append(parent)
+    first_byte, last_byte = ends
+    joinable = np.zeros((256, 256), dtype=bool)
+    joinable[last_byte[left], first_byte[right]] = True
+    return ~joinable
+
+
+def split_table(rules: tuple[ByteRule, ...], flat: np.ndarray | None = None) -> np.ndarray:
+    """256x256 booleans: True where no rule can ever join byte x (left) to byte y (right).
+
+    `flat` is `rules_array(rules)` when the caller already has it.
+    """
+    fast = _split_table_well_formed(rules, flat) if rules else None
+    if fast is not None:
+        return fast
+    return _split_table_fixpoint(rules)
+
+
+def _split_table_fixpoint(rules: tuple[ByteRule, ...]) -> np.ndarray:
+    """`split_table` for any list, from the `edge_bytes` fixpoint."""
+    first, last, starts_after = edge_bytes(rules)
+    if starts_after is None:
+        # Grouped by the left side's possible last bytes (one byte for most ids).
+        starts_after = {}
+        for left, right, _new in rules:
+            ends = last.get(left, 0)
+            starts = first.get(right, 0)
+            if ends and starts:
+                starts_after[ends] = starts_after.get(ends, 0) | starts
+    rows = [0] * 256
+    for ends, starts in starts_after.items():
+        for x in _bits(ends):
+            rows[x] |= starts
+    raw = b"".join(row.to_bytes(32, "little") for row in rows)
+    joinable = np.unpackbits(np.frombuffer(raw, dtype=np.uint8), bitorder="little").reshape(256, 256)
+    table: np.ndarray = joinable == 0
+    return table
