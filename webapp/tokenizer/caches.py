@@ -167,18 +167,7 @@ class BoundedCache(Generic[K, V]):
             while data and (
                 len(data) + count > self.max_entries or (limit is not None and self.weight + weight > limit)
             ):
-                old = list(islice(data, max(1, len(data) // 4)))
-                if limit is None:
-                    for key in old:
-                        del data[key]
-                elif self._by_key:
-                    for key in old:
-                        del data[key]
-                    self.weight -= sum(map(len, old))  # type: ignore[arg-type]
-                else:
-                    weigh = self.weigh
-                    for key in old:
-                        self.weight -= weigh(key, data.pop(key))
+                self._drop_oldest_quarter(weighed=limit is not None)
 
     def _shed(self, weight: int) -> int:
         """Drop the oldest entries, a quarter at a time, until `weight` is gone or nothing is left; the weight dropped."""
@@ -186,16 +175,25 @@ class BoundedCache(Generic[K, V]):
         with self._lock:
             before = self.weight
             while data and before - self.weight < weight:
-                old = list(islice(data, max(1, len(data) // 4)))
-                if self._by_key:
-                    for key in old:
-                        del data[key]
-                    self.weight -= sum(map(len, old))  # type: ignore[arg-type]
-                else:
-                    weigh = self.weigh
-                    for key in old:
-                        self.weight -= weigh(key, data.pop(key))
+                self._drop_oldest_quarter(weighed=True)
             return before - self.weight
+
+    def _drop_oldest_quarter(self, *, weighed: bool) -> None:
+        """Drop the oldest quarter of the entries (at least one); the caller holds the lock.
+        `weighed`: take their weight off the total (a cache with no weight limit keeps none)."""
+        data = self.data
+        old = list(islice(data, max(1, len(data) // 4)))
+        if not weighed:
+            for key in old:
+                del data[key]
+        elif self._by_key:
+            for key in old:
+                del data[key]
+            self.weight -= sum(map(len, old))  # type: ignore[arg-type]
+        else:
+            weigh = self.weigh
+            for key in old:
+                self.weight -= weigh(key, data.pop(key))
 
     def clear(self) -> None:
         with self._lock:
