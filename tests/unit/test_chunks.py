@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from webapp.tokenizer import reference
 from webapp.tokenizer import compile_byte_merges
-from webapp.tokenizer import byte_level, chunks, precompiled, textencode
+from webapp.tokenizer import batch, byte_level, chunks, precompiled, textencode
 from webapp.tokenizer.pretokenize import _COMPILED, pretokenized_encode
 
 SCHEMES = ("gpt2", "cl100k", "o200k")
@@ -98,19 +98,19 @@ texts = st.text(ALPHABET, max_size=60) | st.text(ALPHABET, min_size=60, max_size
 
 # The batch hands its last few pre-tokens to the engine; small test texts would then hardly ever
 # run a numpy round, so each batch test also runs with the hand-over off (every round in numpy).
-FEW_LEFT = pytest.mark.parametrize("few_left", [0, byte_level.BATCH_FEW_LEFT], ids=["all-rounds", "few-to-engine"])
+FEW_LEFT = pytest.mark.parametrize("few_left", [0, batch.BATCH_FEW_LEFT], ids=["all-rounds", "few-to-engine"])
 
 
 @contextmanager
 def batch_few_left(value: int, compiled):
-    old = byte_level.BATCH_FEW_LEFT
-    byte_level.BATCH_FEW_LEFT = value
+    old = batch.BATCH_FEW_LEFT
+    batch.BATCH_FEW_LEFT = value
     if value:
         compiled.table.first  # the hand-over happens only once the engine's indexes exist
     try:
         yield
     finally:
-        byte_level.BATCH_FEW_LEFT = old
+        batch.BATCH_FEW_LEFT = old
 
 
 @FEW_LEFT

@@ -25,8 +25,8 @@ the whole text come from one numpy lookup in a 65,536-entry table.
 Well-formed lists (the usual case; checked while the split table is built)
 take a faster cold path: a pair's first rule is then never stale, so the
 distinct segments that miss the cache are encoded all at once with numpy
-(`_encode_batch`: one rule per segment per round, pairs ranked by a search
-in the sorted pair keys), and the engine's Python dicts are never built
+(batch.py: rounds of rules over all segments side by side, new pairs ranked
+by a search in the sorted pair keys), and the engine's Python dicts are never built
 unless a segment is longer than SMALL_SEGMENT. Other lists use the engine
 segment by segment. Compiling an all-int list goes straight to an int64 array
 (the compiled-list cache is keyed by its bytes); the tuple of rules is made
@@ -66,7 +66,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from . import engine
+from . import batch, engine
 from .caches import LIST_BUDGET, BoundedCache, value_length
 from .engine import INF, RuleTable
 from .errors import TokenizerError
@@ -84,8 +84,6 @@ COMPILED_CACHE_ENTRIES = 4
 COMPILED_CACHE_RULES = 1_200_000  # total rules of the compiled lists kept
 WHOLE_TEXT_RANKS = 32_768  # up to this many bytes, pair ranks become one Python list per text
 DEFAULT_MAX_TREE_NODES = 100_000
-# A batch with a round limit hands its segments to the engine once this few still merge.
-BATCH_FEW_LEFT = 8
 _SINGLE_IDS = [(b,) for b in range(256)]  # the ids of a one-byte segment
 
 
@@ -312,112 +310,37 @@ class CompiledByteMerges:
     def _encode_batch(self, segments: list[bytes], max_rounds: int | None = None) -> list[tuple[int, ...]]:
         """Encode many segments (any length; meant for 1..SMALL_SEGMENT bytes) of a well-formed list at once.
 
-        The same semantics as the engine, for all segments side by side: the
-        positions of all segments sit in one array, each linked to the next
-        and previous position of its segment (a merge unlinks its right
-        operand). A position's rank is the first rule of its pair with the
-        next one. In a well-formed list that rank never goes stale: a pair
-        that appears when rule k makes `new` holds `new`, so every rule for
-        it comes after k, and a pair's later duplicates can never fire (its
-        operands are never made again). Each round, every segment whose
-        smallest rank is a rule fires that rule at all its positions holding
-        it - left to right, non-overlapping: in a run like "a a a" under
-        (a, a) only every other position fires - and the new pairs around
-        each merge are ranked. A segment is done when no pair of it has a rule.
+        See batch.merge_segments; with `max_rounds`, the segments still merging
+        after them (or once only batch.BATCH_FEW_LEFT are) finish in the engine.
         """
-        skeys, srank, news = self._batch_index()
-        shift = self.table.shift
-        joined = b"".join(segments)
-        size = len(joined)
-        tok = np.frombuffer(joined, dtype=np.uint8).astype(np.int64)
+        tok = np.frombuffer(b"".join(segments), dtype=np.uint8).astype(np.int64)
         lengths = np.fromiter(map(len, segments), dtype=np.intp, count=len(segments))
-        ends = np.cumsum(lengths)
-        starts = ends - lengths
-        ends -= 1
-        rank = np.empty(size, dtype=np.int64)
-        rank[:-1] = self._byte_pair_ranks()[(tok[:-1] << 8) | tok[1:]]
-        rank[ends] = INF  # a segment's last position has no pair
-        nxt = np.arange(1, size + 1)
-        nxt[ends] = -1
-        prv = np.arange(-1, size - 1)
-        prv[starts] = -1
-        alive = np.ones(size, dtype=bool)
-        segment_starts = starts
-        seg = np.repeat(np.arange(len(segments)), lengths)  # the segment of each position
-        rounds = 0
-        while True:
-            rounds += 1
-            if max_rounds is not None and rounds > max_rounds:
-                return self._finish_batch(tok, alive, rank, segment_starts)
-            lowest = np.minimum.reduceat(rank, segment_starts)
-            done = lowest == INF
-            left = len(lowest) - int(np.count_nonzero(done))
-            if not left:
-                break
-            if max_rounds is not None and left <= BATCH_FEW_LEFT and self.table.built:
-                # A round costs tens of microseconds whatever its size: the last
-                # few segments finish sooner in the engine (exact, see _finish_batch),
-                # once its indexes exist (a cold encode does not build them for this).
-                return self._finish_batch(tok, alive, rank, segment_starts)
-            # A done segment's positions all rank INF: its lowest becomes -1, which no rank equals.
-            lowest[done] = -1
-            fire = np.flatnonzero(rank == lowest.take(seg))
-            k = rank[fire]
-            right = nxt[fire]  # the right operands, unlinked below
-            if len(fire) > 1:
-                # Two fires overlap when one's right operand is the next fire (a run like
-                # "a a a" under (a, a)): in each such run keep the 1st, 3rd, ... (left to right).
-                link = right[:-1] == fire[1:]
-                if link.any():
-                    count = np.arange(len(fire))
-                    run_start = np.ones(len(fire), dtype=bool)
-                    run_start[1:] = ~link
-                    run_first = np.maximum.accumulate(np.where(run_start, count, 0))
-                    keep = (count - run_first) % 2 == 0
-                    fire = fire[keep]
-                    k = k[keep]
-                    right = right[keep]
-            after = nxt[right]
-            tok[fire] = news[k]
-            alive[right] = False
-            rank[right] = INF
-            rank[fire] = INF
-            nxt[fire] = after
-            has_after = after >= 0
-            prv[after[has_after]] = fire[has_after]
-            before = prv[fire]
-            ranked = np.concatenate((fire[has_after], before[before >= 0]))
-            key = tok[ranked] * shift + tok[nxt[ranked]]
-            if len(key) > 512:
-                # Searching in key order walks the sorted keys once, cache-friendly:
-                # about 2.5x faster for thousands of keys than searching at random.
-                order = key.argsort()
-                key = key[order]
-                ranked = ranked[order]
-            at = skeys.searchsorted(key)  # skeys ends with a sentinel no key reaches
-            rank[ranked] = np.where(skeys[at] == key, srank[at], INF)
-        ends = np.cumsum(np.add.reduceat(alive, segment_starts)).tolist()
-        ids = tok[alive].tolist()
-        return list(map(tuple, map(ids.__getitem__, map(slice, [0, *ends[:-1]], ends))))
+        ids, counts = batch.merge_segments(self, tok, lengths, max_rounds)
+        ends = np.cumsum(counts).tolist()
+        flat = ids.tolist()
+        return list(map(tuple, map(flat.__getitem__, map(slice, [0, *ends[:-1]], ends))))
 
-    def _finish_batch(
-        self, tok: np.ndarray, alive: np.ndarray, rank: np.ndarray, segment_starts: np.ndarray
-    ) -> list[tuple[int, ...]]:
-        """The batch's state after its last round; segments with a rule left finish in the engine.
+    def _operand_ranks(self) -> tuple[np.ndarray, np.ndarray]:
+        """For every id, the first rule that has it as left operand, and as right operand (INF if none; made once).
 
-        Exact for a well-formed list: every pair present ranks after the last
-        rule that fired in its segment, and a pair's first rule is never stale,
-        so running the engine on a segment's current symbols applies exactly
-        the rules the batch would have applied next.
+        A pair (x, y) of rank r whose x no rule before r takes as right
+        operand, and whose y no rule before r takes as left operand, fires
+        at r whatever happens around it: nothing before r can take x or y
+        away, and the token it makes only enters rules after r. Merging it
+        early changes no other merge (exact), and saves the batch a round.
         """
-        ends = np.cumsum(np.add.reduceat(alive, segment_starts)).tolist()
-        working = (np.minimum.reduceat(rank, segment_starts) < INF).tolist()
-        ids = tok[alive].tolist()
-        run = self.table.run
-        return [
-            tuple(run(ids[start:end])) if busy else tuple(ids[start:end])
-            for start, end, busy in zip([0, *ends[:-1]], ends, working)
-        ]
+        found = self.__dict__.get("_operand_ranks_cache")
+        if found is None:
+            flat = self._flat
+            assert flat is not None  # well-formed lists have their array
+            size = int(self.table.top) + 1
+            as_left = np.full(size, INF, dtype=np.int64)
+            as_right = np.full(size, INF, dtype=np.int64)
+            order = np.arange(len(flat), dtype=np.int64)
+            np.minimum.at(as_left, flat[:, 0], order)
+            np.minimum.at(as_right, flat[:, 1], order)
+            found = self.__dict__["_operand_ranks_cache"] = (as_left, as_right)
+        return found
 
     def _byte_pair_ranks(self) -> np.ndarray:
         """The first rank of every byte pair (x, y) at index x * 256 + y, INF if none (made once)."""

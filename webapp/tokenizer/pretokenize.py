@@ -114,15 +114,19 @@ def _utf8_len(pretoken: str) -> int:
         ) from None
 
 
-def pretokenized_encode(text: str, merges: Any, scheme: str) -> list[int]:
-    """Ids of `text`: each pre-token encoded like `encode`, the ids concatenated."""
+def pretokenized_encode(text: str, merges: Any, scheme: str, relabel: Mapping[int, int] | None = None) -> list[int]:
+    """Ids of `text`: each pre-token encoded like `encode`, the ids concatenated.
+
+    `relabel` maps ids to an imported file's own ids (ids it does not list stay).
+    """
     check_scheme(scheme)
     if scheme == "none":
-        return list(byte_level.encode(text, merges))
+        ids = byte_level.encode(text, merges)
+        return list(map(relabel.get, ids, ids)) if relabel else list(ids)
     from webapp.tokenizer.textencode import encode_split  # late: textencode imports this module
 
     # Chunks and pre-tokens are cached by their text (see textencode.py).
-    return encode_split(byte_level.compile_byte_merges(merges), text, scheme)
+    return encode_split(byte_level.compile_byte_merges(merges), text, scheme, relabel)
 
 
 def pretokenized_encode_trace(

@@ -11,12 +11,18 @@ concatenating them (pretokenize.py's contract), with three layers of reuse:
 2. Pre-tokens. A chunk that misses is split (ASCII chunks with the fast `re`
    form) and each distinct pre-token is looked up in a bounded cache keyed by
    the pre-token's text, so no bytes object is built for a pre-token seen before.
-3. The rest. All pre-tokens that miss, from all missed chunks of the call, are
-   encoded together: for a well-formed list the short ones (up to
-   SMALL_SEGMENT bytes, nearly all) in one numpy batch, the long ones with the
-   engine; any other list pre-token by pre-token through `encode_bytes`. Before
-   that, a pre-token that is a token known to encode to itself (the precompiled
-   whole-token table, see precompiled.py) takes that token without BPE.
+3. The rest. A pre-token that is a token known to encode to itself (the
+   precompiled whole-token table, see precompiled.py) takes that token
+   without BPE. All pre-tokens that still miss, from all missed chunks of
+   the call, are encoded together: for a well-formed list in one numpy
+   batch straight from their joined UTF-8 bytes (batch.encode_pieces); any
+   other list pre-token by pre-token through `encode_bytes`.
+
+Ids in a file's own numbering: `relabel` (an imported file's id map) is
+applied inside, not as a pass over every id afterwards: the whole-token table
+is translated once per map, the batch translates its output with one numpy
+lookup, and the pre-token and chunk caches are kept per map (keyed by the
+map's content), so a hit is already in the file's ids.
 
 What it does not do: validation of the merge list (the caller compiles it),
 special tokens, traces (pretokenize.py builds those from the engine).
@@ -24,10 +30,15 @@ special tokens, traces (pretokenize.py builds those from the engine).
 
 from __future__ import annotations
 
+import hashlib
+import threading
 from itertools import accumulate, chain, compress
 from operator import not_
+from typing import Iterable, Mapping
 
-from webapp.tokenizer import engine
+import numpy as np
+
+from webapp.tokenizer import batch
 from webapp.tokenizer.byte_level import CompiledByteMerges
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
 from webapp.tokenizer.chunks import chunk_bounds, split_chunks
@@ -45,18 +56,96 @@ CHUNK_WEIGHT = 1_000_000  # total characters of cached chunks, per scheme
 BATCH_ROUNDS = 16
 
 
-def _caches(compiled: CompiledByteMerges, scheme: str) -> tuple[BoundedCache[str, tuple[int, ...]], BoundedCache[str, tuple[int, ...]]]:
-    """The pre-token cache and this scheme's chunk cache of a compiled list (made on first use)."""
+class Relabel:
+    """Playground id -> output id (an imported file's own ids), applied inside `encode_split`.
+
+    Applying the map to the few new results, and keeping the caches and the
+    whole-token table in output ids, costs less than a pass over every id of
+    the text afterwards. Ids the map does not list stay as they are.
+    """
+
+    def __init__(self, mapping: Mapping[int, int]) -> None:
+        self.mapping = dict(mapping)
+        # The caches of a compiled list are kept per map: its content names it.
+        self.key = hashlib.blake2b(repr(sorted(self.mapping.items())).encode(), digest_size=16).digest()
+        self._table: np.ndarray | None = None
+
+    def table(self, top: int) -> np.ndarray:
+        """The map as an array indexed by id, covering ids up to `top` (numpy lookups in the batch)."""
+        table = self._table
+        if table is None or len(table) <= top:
+            table = np.arange(max(top, max(self.mapping, default=0)) + 1, dtype=np.int64)
+            if self.mapping:
+                table[np.fromiter(self.mapping, dtype=np.int64)] = np.fromiter(self.mapping.values(), dtype=np.int64)
+            self._table = table
+        return table
+
+    def ids(self, ids: Iterable[int]) -> tuple[int, ...]:
+        return tuple(map(self.mapping.get, ids, ids))
+
+
+_RELABELS: dict[int, tuple[Mapping[int, int], Relabel]] = {}  # by id() of the map, which it keeps alive
+_RELABELS_LOCK = threading.Lock()
+_RELABELS_MAX = 64
+
+
+def relabel_for(mapping: Mapping[int, int]) -> Relabel:
+    """The Relabel of a long-lived map (a LoadedTokenizer's id_map), made once."""
+    hit = _RELABELS.get(id(mapping))
+    if hit is not None and hit[0] is mapping:
+        return hit[1]
+    relabel = Relabel(mapping)
+    with _RELABELS_LOCK:
+        if len(_RELABELS) >= _RELABELS_MAX:
+            _RELABELS.clear()
+        _RELABELS[id(mapping)] = (mapping, relabel)
+    return relabel
+
+
+def _whole_table(compiled: CompiledByteMerges, relabel: Relabel | None) -> dict[str, tuple[int, ...]]:
+    """The compiled list's whole-token table in output ids (made once per map; {} when there is none)."""
+    whole = compiled.whole
+    if whole is None:
+        return _NO_WHOLE
+    if relabel is None or not relabel.mapping:
+        return whole
+    by_map = compiled.__dict__.setdefault("_whole_by_relabel", {})
+    hit = by_map.get(relabel.key)
+    if hit is not None and hit[0] is whole:
+        return hit[1]  # type: ignore[no-any-return]
+    mapping = relabel.mapping
+    if max(mapping) < 256:
+        # The usual map (a real file's byte ids): only entries holding a byte id change, and the
+        # only such entries are the ASCII characters' (find_whole_tokens).
+        table = dict(whole)
+        table.update((chr(b), (mapping[b],)) for b in mapping if b < 128 and table.get(chr(b)) == (b,))
+    else:
+        table = {text: relabel.ids(ids) for text, ids in whole.items()}
+    if len(by_map) >= 4:
+        by_map.clear()
+    by_map[relabel.key] = (whole, table)
+    return table
+
+
+def _caches(
+    compiled: CompiledByteMerges, scheme: str, key: bytes = b""
+) -> tuple[BoundedCache[str, tuple[int, ...]], BoundedCache[str, tuple[int, ...]]]:
+    """The pre-token cache and this scheme's chunk cache of a compiled list, for output ids `key` (made on first use)."""
     store = compiled.__dict__
-    pretokens = store.get("_pretoken_cache")
+    pretokens_by_key = store.get("_pretoken_cache")
+    if pretokens_by_key is None:
+        pretokens_by_key = store.setdefault("_pretoken_cache", {})
+    pretokens = pretokens_by_key.get(key)
     if pretokens is None:
-        pretokens = store.setdefault("_pretoken_cache", BoundedCache(PRETOKEN_CACHE_ENTRIES, PRETOKEN_CACHE_WEIGHT, budget=LIST_BUDGET))
+        pretokens = pretokens_by_key.setdefault(
+            key, BoundedCache(PRETOKEN_CACHE_ENTRIES, PRETOKEN_CACHE_WEIGHT, budget=LIST_BUDGET)
+        )
     chunks_by_scheme = store.get("_text_chunks")
     if chunks_by_scheme is None:
         chunks_by_scheme = store.setdefault("_text_chunks", {})
-    chunks = chunks_by_scheme.get(scheme)
+    chunks = chunks_by_scheme.get((scheme, key))
     if chunks is None:
-        chunks = chunks_by_scheme.setdefault(scheme, BoundedCache(CHUNK_ENTRIES, CHUNK_WEIGHT, budget=LIST_BUDGET))
+        chunks = chunks_by_scheme.setdefault((scheme, key), BoundedCache(CHUNK_ENTRIES, CHUNK_WEIGHT, budget=LIST_BUDGET))
     return pretokens, chunks
 
 
@@ -66,18 +155,25 @@ def clear_text_caches(compiled: CompiledByteMerges) -> None:
     compiled.__dict__.pop("_text_chunks", None)
 
 
-def encode_split(compiled: CompiledByteMerges, text: str, scheme: str) -> list[int]:
-    """Ids of `text` split by `scheme`'s pattern, each pre-token encoded on its own, concatenated."""
+def encode_split(
+    compiled: CompiledByteMerges, text: str, scheme: str, relabel: Mapping[int, int] | None = None
+) -> list[int]:
+    """Ids of `text` split by `scheme`'s pattern, each pre-token encoded on its own, concatenated.
+
+    `relabel` (playground id -> output id; others unchanged) gives the ids in
+    an imported file's own numbering, as `LoadedTokenizer.file_ids` would.
+    """
     text = validate_text(text)
     if not text:
         return []
-    pretoken_cache, chunk_cache = _caches(compiled, scheme)
+    mapped = relabel_for(relabel) if relabel else None
+    pretoken_cache, chunk_cache = _caches(compiled, scheme, mapped.key if mapped is not None else b"")
     chunk_cache.touch()  # for the worker-wide budget (hits read `data` directly)
     bounds = chunk_bounds(text, scheme)
     chunks = [text[start:end] for start, end in zip(bounds, bounds[1:])]
     found = list(map(chunk_cache.data.get, chunks))
     if None in found:
-        ids = _fill_chunks(compiled, chunks, found, scheme, pretoken_cache, chunk_cache)
+        ids = _fill_chunks(compiled, chunks, found, scheme, pretoken_cache, chunk_cache, mapped)
         if ids is not None:
             return ids
     return list(chain.from_iterable(found))  # type: ignore[arg-type]
@@ -90,6 +186,7 @@ def _fill_chunks(
     scheme: str,
     pretoken_cache: BoundedCache[str, tuple[int, ...]],
     chunk_cache: BoundedCache[str, tuple[int, ...]],
+    relabel: Relabel | None,
 ) -> list[int] | None:
     """Encode the chunks `found` lacks, in place; cache them.
 
@@ -104,23 +201,25 @@ def _fill_chunks(
     pretokens = list(chain.from_iterable(split))
     # First the whole-token table (precompiled.py): for real vocabularies most
     # pre-tokens are tokens that encode to themselves, one dict lookup each.
-    values: list[tuple[int, ...] | None] = list(map((compiled.whole or _NO_WHOLE).get, pretokens))
+    values: list[tuple[int, ...] | None] = list(map(_whole_table(compiled, relabel).get, pretokens))
     if None in values:
-        rest = list(dict.fromkeys(compress(pretokens, map(not_, values))))  # distinct misses, in order
+        misses = list(compress(range(len(values)), map(not_, values)))  # where the table had nothing
+        rest = list(dict.fromkeys(map(pretokens.__getitem__, misses)))  # distinct misses, in order
         cached = list(map(pretoken_cache.data.get, rest))
         made = dict(zip(rest, cached))
         new = list(compress(rest, map(not_, cached)))
         if new:
-            encoded = _encode_pretokens(compiled, new)
+            encoded = _encode_pretokens(compiled, new, relabel)
             made.update(zip(new, encoded))
             pretoken_cache.put_many([item for item in zip(new, encoded) if len(item[0]) <= PRETOKEN_CACHE_MAX_CHARS])
-        # dict.get(pre-token, default): a miss takes its ids from `made`, a hit keeps its own.
-        values = list(map(made.get, pretokens, values))
-    # Each chunk's ids: its pre-tokens' values (a slice of `values`) chained.
-    ends = list(accumulate(map(len, split)))
-    spans = map(values.__getitem__, map(slice, [0, *ends[:-1]], ends))
-    per_chunk: list[tuple[int, ...]] = list(map(tuple, map(chain.from_iterable, spans)))  # type: ignore[arg-type]
-    ids = list(chain.from_iterable(per_chunk))
+        # Only the misses change (a few percent of the pre-tokens of real text).
+        for index in misses:
+            values[index] = made[pretokens[index]]
+    ids = list(chain.from_iterable(values))  # type: ignore[arg-type]
+    # Each chunk's ids: a slice of `ids`, from the token counts of its pre-tokens.
+    token_ends = [0, *accumulate(map(len, values))]  # type: ignore[arg-type]
+    chunk_ends = list(map(token_ends.__getitem__, accumulate(map(len, split), initial=0)))
+    per_chunk: list[tuple[int, ...]] = list(map(tuple, map(ids.__getitem__, map(slice, chunk_ends, chunk_ends[1:]))))
     chunk_cache.put_many([item for item in zip(missing, per_chunk) if len(item[0]) <= CHUNK_MAX_CHARS])
     if len(wanted) == len(chunks) == len(missing):
         return ids
@@ -134,37 +233,19 @@ def _fill_chunks(
 _NO_WHOLE: dict[str, tuple[int, ...]] = {}
 
 
-def _encode_pretokens(compiled: CompiledByteMerges, pretokens: list[str]) -> list[tuple[int, ...]]:
-    """The ids of each pre-token (valid text, distinct pre-tokens), in order."""
-    encoded = list(map(str.encode, pretokens))  # UTF-8
+def _encode_pretokens(compiled: CompiledByteMerges, pretokens: list[str], relabel: Relabel | None) -> list[tuple[int, ...]]:
+    """The (output) ids of each pre-token (valid text, distinct pre-tokens), in order."""
     if not compiled.well_formed or not len(compiled):
-        return [tuple(compiled.encode_bytes(data)) for data in encoded]
-    small = engine.SMALL_SEGMENT
-    if max(map(len, encoded)) <= small:
-        return compiled._encode_batch(encoded, BATCH_ROUNDS)
-    # Long pre-tokens (runs of CJK, long identifiers) are first cut where the
-    # split table says no rule can ever join two bytes (one numpy scan over
-    # all of them); their parts join the short pre-tokens in the one batch.
-    long_pretokens = [data for data in encoded if len(data) > small]
-    joined = b"".join(long_pretokens)
-    ends = list(accumulate(map(len, long_pretokens)))
-    bounds = sorted(set(compiled.bounds(joined)).union(ends))
-    parts = [joined[start:end] for start, end in zip(bounds, bounds[1:])]
-    batch = list(dict.fromkeys(chain((data for data in encoded if len(data) <= small), parts)))
-    made = dict(zip(batch, compiled._encode_batch(batch, BATCH_ROUNDS)))
-    out: list[tuple[int, ...]] = []
-    bound_at = 0  # index into bounds of the current long pre-token's start
-    for data in encoded:
-        if len(data) <= small:
-            out.append(made[data])
-            continue
-        last = bound_at + 1
-        stop = bounds[bound_at] + len(data)
-        while bounds[last] < stop:
-            last += 1
-        out.append(tuple(chain.from_iterable(map(made.__getitem__, parts[bound_at:last]))))
-        bound_at = last
-    return out
+        encoded = [tuple(compiled.encode_bytes(data)) for data in map(str.encode, pretokens)]
+        return list(map(relabel.ids, encoded)) if relabel is not None else encoded
+    # One UTF-8 encode of them all; a pre-token's byte length is its length when the text is ASCII.
+    data = "".join(pretokens).encode()
+    if len(data) == sum(map(len, pretokens)):
+        lengths = list(map(len, pretokens))
+    else:
+        lengths = list(map(len, map(str.encode, pretokens)))
+    table = relabel.table(compiled.table.top) if relabel is not None and relabel.mapping else None
+    return batch.encode_pieces(compiled, data, lengths, BATCH_ROUNDS, table)
 
 
-__all__ = ["CHUNK_ENTRIES", "CHUNK_MAX_CHARS", "CHUNK_WEIGHT", "clear_text_caches", "encode_split"]
+__all__ = ["CHUNK_ENTRIES", "CHUNK_MAX_CHARS", "CHUNK_WEIGHT", "Relabel", "clear_text_caches", "encode_split", "relabel_for"]

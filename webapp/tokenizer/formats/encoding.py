@@ -71,8 +71,10 @@ def encode_loaded(
         return _pipeline_ids(tok, text, compiled, allowed_special)
     if tok.level != "bytes":
         raise ValueError("encode_loaded is for byte-level tokenizers; use bpe_encode_text for characters")
-    ids = pretokenized_encode(text, compiled if compiled is not None else tok.merges, scheme or tok.pretokenize)
-    return tok.file_ids(ids)
+    merges = compiled if compiled is not None else tok.merges
+    if not tok.unknown_bytes:  # the usual case: the file's ids straight from the encoder
+        return pretokenized_encode(text, merges, scheme or tok.pretokenize, tok.id_map)
+    return tok.file_ids(pretokenized_encode(text, merges, scheme or tok.pretokenize))
 
 
 def encode_loaded_trace(

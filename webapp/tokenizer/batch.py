@@ -1,0 +1,372 @@
+"""The batch encoder: many segments of a well-formed byte-level merge list at once, with numpy.
+
+What it does:
+* `encode_pieces(compiled, data, piece_lengths, ...)` - the ids of each
+  piece (pre-token) of a joined byte string, every piece encoded on its own:
+  what textencode.py hands over for the pre-tokens of new text.
+* `merge_segments(compiled, tok, lengths, ...)` - the rounds themselves, for
+  segments given as one array of bytes (CompiledByteMerges._encode_batch,
+  the cold path, uses it too).
+* `PairRanks` - a pair's first rule, for thousands of pairs at once: a
+  search in the sorted pair keys, or an open-addressing hash table once
+  the batch is big enough for that to pay.
+
+Why it is exact (a well-formed list: every new id >= 256, made by one rule,
+its operands bytes or made earlier) is said where each step is taken:
+`merge_segments` (the rounds, one rule per segment and round plus the pairs
+that cannot be disturbed, and the hand-over to the engine) and
+`CompiledByteMerges._operand_ranks`.
+
+What it does not do: lists that are not well-formed (the engine takes those,
+segment by segment), caching (byte_level.py and textencode.py keep the
+results), traces.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from .engine import INF
+
+if TYPE_CHECKING:  # byte_level imports this module
+    from .byte_level import CompiledByteMerges
+
+# A batch with a round limit hands its segments to the engine once this few still merge.
+BATCH_FEW_LEFT = 8
+# A lookup of this many pair keys or more goes through the hash table (below, the sorted search wins).
+HASH_MIN_KEYS = 1024
+HASH_PROBES = 2  # probes in the hash table before the few keys left take the sorted search
+
+
+class PairRanks:
+    """The first rule of pairs of ids, looked up many at a time (keys: left * shift + right).
+
+    Two ways, the same answers: a binary search in the sorted distinct keys
+    (cheap to have, about 45 ns a key even in key order), and, for big
+    lookups, an open-addressing hash table (16 bytes a slot, 4 slots a pair:
+    about 8 MB for cl100k's pairs and 16 MB for o200k's; measured about 4x
+    faster than the search for thousands of keys). Building the table costs
+    7 ms for cl100k and 19 ms for o200k, so it is made when searching has cost
+    about as much (once as many keys were searched as there are pairs: a
+    one-off encode, such as a cold start, never pays for it), or at the first big lookup
+    when `eager` (a precompiled list, kept to serve many requests). A key whose home slot
+    and next slot hold other keys takes the search: no probe chain is ever walked to its end.
+    """
+
+    _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key * this
+
+    def __init__(self, keys: np.ndarray, ranks: np.ndarray, eager: bool = False) -> None:
+        """`keys`: sorted distinct pair keys ending with a sentinel no key reaches; `ranks`: their first rules."""
+        self.keys = keys
+        self.ranks = ranks
+        self._table: tuple[np.ndarray, np.ndarray, np.uint64, int] | None = None
+        # Keys to search before the table is worth building (read and written without a lock:
+        # a lost update only moves the moment it is built).
+        self._search_budget = 0 if eager else len(keys)
+
+    def ranks_of(self, key: np.ndarray) -> np.ndarray:
+        """The first rule of each pair key (INF for a pair no rule has), in the order given."""
+        if len(key) >= HASH_MIN_KEYS:
+            if self._table is not None or self._search_budget <= 0:
+                return self._hashed(key)
+            self._search_budget -= len(key)
+        if len(key) > 512:
+            # Searching in key order walks the sorted keys once, cache-friendly:
+            # about 2.5x faster for thousands of keys than searching at random.
+            order = key.argsort()
+            out = np.empty(len(key), dtype=np.int64)
+            out[order] = self._searched(key[order])
+            return out
+        return self._searched(key)
+
+    def _searched(self, key: np.ndarray) -> np.ndarray:
+        at = self.keys.searchsorted(key)  # the sentinel keeps `at` inside the array
+        return np.where(self.keys[at] == key, self.ranks[at], INF)
+
+    def _hashed(self, key: np.ndarray) -> np.ndarray:
+        slots, values, shift, mask = self._table if self._table is not None else self._build()
+        home = ((key.astype(np.uint64) * self._MULTIPLIER) >> shift).astype(np.intp)
+        held = slots[home]
+        out = np.where(held == key, values[home], INF)
+        todo = np.flatnonzero((held != key) & (held >= 0))  # an empty slot (-1) means: no such pair
+        for _ in range(HASH_PROBES):
+            if not len(todo):
+                return out
+            home[todo] = probe = (home[todo] + 1) & mask
+            held = slots[probe]
+            hit = held == key[todo]
+            out[todo[hit]] = values[probe[hit]]
+            todo = todo[~hit & (held >= 0)]
+        if len(todo):
+            out[todo] = self._searched(key[todo])
+        return out
+
+    def _build(self) -> tuple[np.ndarray, np.ndarray, np.uint64, int]:
+        """Insert every key with linear probing, all at once: each pass, keys whose slot is free claim it."""
+        keys = self.keys[:-1]  # without the sentinel
+        bits = max(10, (4 * len(keys) - 1).bit_length())
+        size = 1 << bits
+        mask = size - 1
+        shift = np.uint64(64 - bits)
+        slots = np.full(size, -1, dtype=np.int64)
+        values = np.zeros(size, dtype=np.int64)
+        home = ((keys.astype(np.uint64) * self._MULTIPLIER) >> shift).astype(np.intp)
+        waiting = np.arange(len(keys))
+        claims = np.full(size, -1, dtype=np.intp)
+        while len(waiting):
+            where = home[waiting]
+            free = slots[where] < 0
+            claims[where[free]] = waiting[free]  # of several claimants of one slot, one write stays
+            won = np.zeros(len(waiting), dtype=bool)
+            won[free] = claims[where[free]] == waiting[free]
+            winners = waiting[won]
+            slots[home[winners]] = keys[winners]
+            values[home[winners]] = self.ranks[winners]
+            waiting = waiting[~won]
+            home[waiting] = (home[waiting] + 1) & mask
+        self._table = table = (slots, values, shift, mask)
+        return table
+
+
+def pair_ranks(compiled: CompiledByteMerges) -> PairRanks:
+    """The compiled list's PairRanks (made once; its hash table on first big lookup)."""
+    found: PairRanks | None = compiled.__dict__.get("_pair_rank_lookup")
+    if found is None:
+        keys, first_rank, _news = compiled._batch_index()
+        eager = compiled.whole is not None  # precompiled (precompiled.py): a list kept to serve
+        found = compiled.__dict__.setdefault("_pair_rank_lookup", PairRanks(keys, first_rank, eager))
+    return found
+
+
+def encode_pieces(
+    compiled: CompiledByteMerges, data: bytes, piece_lengths: Sequence[int], max_rounds: int | None = None,
+    relabel: np.ndarray | None = None,
+) -> list[tuple[int, ...]]:
+    """The ids of each piece of `data` (its pieces, in order, are `piece_lengths` bytes long), well-formed lists only.
+
+    Each piece is encoded on its own (pre-tokens: nothing merges across a
+    piece's end), with the pieces cut further at the split table's cut
+    points, all in one batch straight from the joined bytes: no bytes
+    object per piece or part is made. `relabel`, an array indexed by id,
+    gives every id's output id (an imported file's own ids).
+    """
+    size = len(data)
+    tok = np.frombuffer(data, dtype=np.uint8).astype(np.int64)
+    piece_ends = np.cumsum(np.fromiter(piece_lengths, dtype=np.intp, count=len(piece_lengths)))
+    # A segment ends after position i when the split table cuts pair (i, i + 1) or a piece ends at i.
+    ends_at = np.zeros(size, dtype=bool)
+    if size > 1 and compiled.splits_flat is not None:
+        ends_at[:-1] = compiled.splits_flat[(tok[:-1] << 8) | tok[1:]]
+    ends_at[piece_ends - 1] = True
+    segment_ends = np.flatnonzero(ends_at)
+    segment_ends += 1
+    ids, counts = merge_segments(compiled, tok, np.diff(segment_ends, prepend=0), max_rounds)
+    # Tokens per piece: its segments' counts summed (a piece starts where one of its segments does).
+    first_segments = np.searchsorted(segment_ends, piece_ends, side="left")
+    per_piece = np.diff(np.cumsum(counts)[first_segments], prepend=0)
+    flat = (relabel[ids] if relabel is not None else ids).tolist()
+    bounds = np.cumsum(per_piece).tolist()
+    return list(map(tuple, map(flat.__getitem__, map(slice, [0, *bounds[:-1]], bounds))))
+
+
+def merge_segments(
+    compiled: CompiledByteMerges, tok: np.ndarray, lengths: np.ndarray, max_rounds: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Merge every segment of `tok` (bytes as int64; segment i is `lengths[i]` >= 1 long) side by side.
+
+    Returns (ids, counts): each segment's ids after every rule, concatenated
+    in segment order, and how many ids each segment has. `tok` is changed.
+
+    Segments of one or two bytes take at most one rule (their pair's first)
+    and are done at once; the others go through `_merge_rounds`, the same
+    semantics as the engine for all segments side by side. The positions
+    sit in one array, each linked to the next and previous position of its
+    segment (a merge unlinks its right operand), and a position's rank is
+    the first rule of its pair with the next one. In a well-formed list that
+    rank never goes stale: a pair that appears when rule k makes `new` holds
+    `new`, so every rule for it comes after k, and a pair's later duplicates
+    can never fire (its operands are never made again). Each round, in every
+    segment:
+    * its smallest rank fires at all the positions holding it - left to
+      right, non-overlapping: in a run like "a a a" under (a, a) only every
+      other position fires;
+    * so does every *safe* pair: one of rank r whose left token no rule
+      before r takes as its right operand and whose right token no rule
+      before r takes as its left operand (CompiledByteMerges._operand_ranks).
+      Nothing before r can take either token away, so the pair is still
+      there at r and fires then whatever else happens; the token it makes
+      only enters rules after r, so firing it early changes no other merge.
+      (Two safe pairs never share a token, nor does a safe pair and the
+      smallest rank: the shared token would be an operand of the lower rule.)
+    Then the new pairs around each merge are ranked. A segment is done when
+    no pair of it has a rule.
+
+    A round costs passes over the arrays, and most segments are done after a
+    round or two (real text cut at the split table's cut points is mostly 1
+    to 3 bytes long), so once at least half the segments are done they are
+    set aside and the arrays are packed to the live positions of the others
+    (their ranks stay valid: a live position's rank is that of its pair with
+    the next live one). With `max_rounds`, the segments still merging after
+    that many rounds - or once only BATCH_FEW_LEFT are, and the engine's
+    indexes exist - finish in the engine, which runs ordinary BPE from their
+    current ids: exact, because every merge done so far is one the rule
+    order makes anyway (the smallest ranks in order, the safe pairs at their
+    own rank undisturbed), so BPE from here applies exactly the rules that
+    were still to come.
+    """
+    news = compiled._batch_index()[2]
+    count = len(lengths)
+    finished: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (segments, their counts, their ids)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    rank = np.empty(len(tok), dtype=np.int64)
+    rank[:-1] = compiled._byte_pair_ranks()[(tok[:-1] << 8) | tok[1:]]
+    rank[ends - 1] = INF  # a segment's last position has no pair
+    # Segments of one or two bytes take at most one rule, their pair's first: no rounds.
+    short = lengths <= 2
+    origin = np.flatnonzero(~short)  # the segment each segment in the rounds is
+    if len(origin) < count:
+        short_starts = starts[short]
+        merges = rank[short_starts] < INF  # a one-byte segment's only rank is INF
+        fires = short_starts[merges]
+        tok[fires] = news[rank[fires]]
+        in_short = np.repeat(short, lengths)
+        live = in_short.copy()
+        live[fires + 1] = False
+        finished.append((np.flatnonzero(short), lengths[short] - merges, tok[live]))
+        tok = tok[~in_short]
+        rank = rank[~in_short]
+        lengths = lengths[~short]
+    if len(lengths):
+        finished.extend((origin[part[0]], part[1], part[2]) for part in _merge_rounds(compiled, tok, rank, lengths, max_rounds))
+    return gather_segments(finished, count)
+
+
+def _merge_rounds(
+    compiled: CompiledByteMerges, tok: np.ndarray, rank: np.ndarray, lengths: np.ndarray, max_rounds: int | None
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The rounds of `merge_segments` over segments of any ids (`rank`: each position's pair rank, INF at ends).
+
+    Returns parts of (segment indexes, their counts, their ids) covering every segment.
+    """
+    news = compiled._batch_index()[2]
+    pairs = pair_ranks(compiled)
+    shift = compiled.table.shift
+    as_left, as_right = compiled._operand_ranks()
+    finished: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    origin = np.arange(len(lengths))
+    rounds = 0
+    while len(lengths):
+        # (Re)pack: the arrays hold exactly the positions of the segments still merging.
+        ends = np.cumsum(lengths)
+        starts = ends - lengths
+        ends -= 1
+        size = len(tok)
+        nxt = np.arange(1, size + 1)
+        nxt[ends] = -1
+        prv = np.arange(-1, size - 1)
+        prv[starts] = -1
+        alive = np.ones(size, dtype=bool)
+        seg = np.repeat(np.arange(len(lengths)), lengths)  # the segment of each position
+        # Pairs that fire whatever happens around them (see _operand_ranks), kept up to date
+        # wherever a rank changes: a rank of INF (a segment's end, a dead position) is never safe.
+        safe = (as_right.take(tok) > rank) & (as_left.take(tok.take(nxt)) > rank)
+        while True:
+            lowest = np.minimum.reduceat(rank, starts)
+            done = lowest == INF
+            n_done = int(np.count_nonzero(done))
+            left = len(lowest) - n_done
+            stop = not left or (max_rounds is not None and (
+                rounds >= max_rounds or (left <= BATCH_FEW_LEFT and compiled.table.built)))
+            if stop or n_done * 2 >= len(lowest):
+                # Set the done segments aside (and, at a stop, finish the others in the engine).
+                sizes = np.add.reduceat(alive, starts)
+                in_done = np.repeat(done, lengths)
+                finished.append((origin[done], sizes[done], tok[in_done & alive]))
+                if stop:
+                    if left:
+                        finished.append(_finish_in_engine(compiled, tok, alive, ~done, sizes, origin))
+                    lengths = lengths[:0]
+                else:
+                    keep = alive & ~in_done
+                    tok = tok[keep]
+                    rank = rank[keep]
+                    origin = origin[~done]
+                    lengths = sizes[~done]
+                break
+            # A done segment's positions all rank INF: its lowest becomes -1, which no rank equals.
+            lowest[done] = -1
+            rounds += 1
+            # Besides each segment's lowest rank, every safe pair fires now.
+            fire = np.flatnonzero((rank == lowest.take(seg)) | safe)
+            k = rank[fire]
+            right = nxt[fire]  # the right operands, unlinked below
+            if len(fire) > 1:
+                # Two fires overlap when one's right operand is the next fire (a run like
+                # "a a a" under (a, a)): in each such run keep the 1st, 3rd, ... (left to right).
+                link = right[:-1] == fire[1:]
+                if link.any():
+                    index = np.arange(len(fire))
+                    run_start = np.ones(len(fire), dtype=bool)
+                    run_start[1:] = ~link
+                    run_first = np.maximum.accumulate(np.where(run_start, index, 0))
+                    keep_fire = (index - run_first) % 2 == 0
+                    fire = fire[keep_fire]
+                    k = k[keep_fire]
+                    right = right[keep_fire]
+            after = nxt[right]
+            tok[fire] = news[k]
+            alive[right] = False
+            rank[right] = INF
+            rank[fire] = INF
+            safe[right] = False
+            safe[fire] = False
+            nxt[fire] = after
+            has_after = after >= 0
+            prv[after[has_after]] = fire[has_after]
+            before = prv[fire]
+            ranked = np.concatenate((fire[has_after], before[before >= 0]))
+            lefts = tok[ranked]
+            rights = tok[nxt[ranked]]
+            rank[ranked] = new_ranks = pairs.ranks_of(lefts * shift + rights)
+            safe[ranked] = (as_right.take(lefts) > new_ranks) & (as_left.take(rights) > new_ranks)
+    return finished
+
+
+def _finish_in_engine(
+    compiled: CompiledByteMerges, tok: np.ndarray, live: np.ndarray, busy: np.ndarray, sizes: np.ndarray, origin: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The busy segments' live ids run through the engine: (their segments, counts, ids)."""
+    ids = tok[live].tolist()
+    ends = np.cumsum(sizes).tolist()
+    run = compiled.table.run
+    out_ids: list[int] = []
+    out_counts: list[int] = []
+    for index in np.flatnonzero(busy).tolist():
+        done = run(ids[ends[index] - int(sizes[index]) : ends[index]])
+        out_ids.extend(done)
+        out_counts.append(len(done))
+    return origin[busy], np.array(out_counts, dtype=np.intp), np.array(out_ids, dtype=np.int64)
+
+
+def gather_segments(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], count: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ids in segment order, count per segment) from parts of (segment indexes, their counts, their ids)."""
+    if not parts:
+        return np.empty(0, dtype=np.int64), np.zeros(count, dtype=np.intp)
+    segments = np.concatenate([part[0] for part in parts])
+    counts_in = np.concatenate([part[1] for part in parts]).astype(np.intp)
+    ids_in = np.concatenate([part[2] for part in parts])
+    counts = np.empty(count, dtype=np.intp)
+    counts[segments] = counts_in
+    out_start = np.cumsum(counts) - counts
+    in_start = np.cumsum(counts_in) - counts_in
+    # Each id moves from its place among `ids_in` to its segment's place in the output.
+    where = np.repeat(out_start[segments] - in_start, counts_in) + np.arange(len(ids_in))
+    ids = np.empty(len(ids_in), dtype=np.int64)
+    ids[where] = ids_in
+    return ids, counts
+
+
+__all__ = ["BATCH_FEW_LEFT", "HASH_MIN_KEYS", "PairRanks", "encode_pieces", "merge_segments", "pair_ranks"]
