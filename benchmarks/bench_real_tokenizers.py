@@ -2,7 +2,7 @@
 
 Usage (from the repository root):
 
-    .venv/bin/python benchmarks/bench_real_tokenizers.py [--reps 7]
+    .venv/bin/python benchmarks/bench_real_tokenizers.py [--reps 7] [--stages]
 
 The vocabularies are the presets cl100k_base and o200k_base (js-tiktoken's
 rank files, installed by `make setup`; see webapp/tokenizer/presets.py).
@@ -22,10 +22,14 @@ twice):
 What it prints, as our time / tiktoken's (below 1: we are faster):
 1. new text - both tokenizers built, our segment, pre-token and chunk caches emptied
    before every text: only what is part of the compiled tokenizer (its rule
-   index and whole-token table) helps. Median over the repetitions of the
-   ratio on the same text.
+   index, whole-token table and pair hash table) helps. Median over the
+   repetitions of the ratio on the same text. With --stages, also the
+   median CPU ms of each stage of that encode (textencode.encode_split's
+   steps run one by one with a clock between them; their ids are checked
+   against tiktoken's too).
 2. cold - ours: compile the in-memory merge list (as tiktoken builds from its
-   in-memory ranks) plus the first encode; and ours from the precompiled
+   in-memory ranks; each side's input is made before the clock starts) plus
+   the first encode, best of 5; and ours from the precompiled
    form (the stored .npz blob, read from memory) plus the first encode;
    tiktoken: `Encoding(...)` plus the first encode.
 3. typing - a 50,000-character text (English, code and multilingual blocks)
@@ -55,6 +59,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from itertools import accumulate, chain, compress
+from operator import not_
 from pathlib import Path
 from typing import Any
 
@@ -69,10 +75,12 @@ from webapp.tokenizer import byte_level, presets  # noqa: E402
 from webapp.tokenizer import formats as tokfiles  # noqa: E402
 from webapp.tokenizer.precompiled import loads_precompiled  # noqa: E402
 from webapp.tokenizer.pretokenize import PATTERNS  # noqa: E402
+from webapp.tokenizer import chunks, textencode  # noqa: E402
 from webapp.tokenizer.textencode import clear_text_caches  # noqa: E402
 
 SIZE = 20_000
 TYPING_SIZE = 50_000
+COLD_REPEATS = 5
 KINDS = ("English", "code", "multilingual")
 
 
@@ -153,9 +161,76 @@ class Ours:
         clear_text_caches(self.compiled)
 
 
-def fresh_compile(tok: tokfiles.LoadedTokenizer) -> byte_level.CompiledByteMerges:
+def stage_times(ours: Ours, scheme: str, text: str) -> tuple[dict[str, float], list[int]]:
+    """CPU seconds of each stage of one new-text encode, and its ids.
+
+    The stages are those of textencode.encode_split for a text whose chunks
+    all miss (see that module), called one by one here with a clock between
+    them; the ids are compared with the real encode's by the caller.
+    """
+    compiled, relabel = ours.compiled, textencode.relabel_for(ours.tok.id_map)
+    pretoken_cache, chunk_cache = textencode._caches(compiled, scheme, relabel.key)
+    marks: list[tuple[str, float]] = [("start", CLOCK())]
+
+    def mark(name: str) -> None:
+        marks.append((name, CLOCK()))
+
+    bounds = chunks.chunk_bounds(text, scheme)
+    pieces = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    list(map(chunk_cache.data.get, pieces))  # the lookups a real encode makes (all miss: new text)
+    mark("chunk cuts and lookups")
+    split = chunks.split_chunks(pieces, scheme)
+    pretokens = list(chain.from_iterable(split))
+    mark("split (the pattern)")
+    values = list(map(textencode._whole_table(compiled, relabel).get, pretokens))
+    mark("whole-token lookups")
+    misses = list(compress(range(len(values)), map(not_, values)))
+    rest = list(dict.fromkeys(map(pretokens.__getitem__, misses)))
+    new = list(compress(rest, map(not_, map(pretoken_cache.data.get, rest))))
+    mark("finding the misses")
+    encoded = textencode._encode_pretokens(compiled, new, relabel)
+    mark("BPE of the misses (batch)")
+    made = dict(zip(new, encoded))
+    pretoken_cache.put_many(list(made.items()))
+    for index in misses:
+        values[index] = made[pretokens[index]]
+    mark("filling them in")
+    ids = list(chain.from_iterable(values))  # type: ignore[arg-type]
+    mark("joining the ids")
+    token_ends = [0, *accumulate(map(len, values))]  # type: ignore[arg-type]
+    chunk_ends = list(map(token_ends.__getitem__, accumulate(map(len, split), initial=0)))
+    chunk_cache.put_many(list(zip(pieces, map(tuple, map(ids.__getitem__, map(slice, chunk_ends, chunk_ends[1:]))))))
+    mark("chunk cache (for typing)")
+    times = {name: end - begin for (_, begin), (name, end) in zip(marks, marks[1:])}
+    return times, ids
+
+
+def fresh_compile(merge_list: list[list[int]]) -> byte_level.CompiledByteMerges:
+    """Compile an in-memory merge list from scratch (the compiled-list cache emptied first)."""
     byte_level.clear_caches()
-    return byte_level.compile_byte_merges([list(rule) for rule in tok.merges])
+    return byte_level.compile_byte_merges(merge_list)
+
+
+def print_stages(ours: Ours, scheme: str, texts: list[str], theirs: tiktoken.Encoding) -> bool:
+    """Median CPU ms of each stage over `texts` (the first warms up); False if an id differs."""
+    ok = True
+    per_stage: dict[str, list[float]] = {}
+    for index, text in enumerate(texts):
+        ours.forget_text()
+        gc.disable()
+        try:
+            times, ids = stage_times(ours, scheme, text)
+        finally:
+            gc.enable()
+        if ids != theirs.encode_ordinary(text):
+            ok = False
+            print("  MISMATCH: the stage-by-stage encode differs from tiktoken's")
+        if index:
+            for name, seconds in times.items():
+                per_stage.setdefault(name, []).append(seconds)
+    medians = {name: statistics.median(values) * 1e3 for name, values in per_stage.items()}
+    print("      " + "; ".join(f"{name} {ms:.2f}" for name, ms in medians.items()) + f" (sum {sum(medians.values()):.2f} ms)")
+    return ok
 
 
 def main() -> int:
@@ -163,6 +238,7 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=7, help="texts per kind (each new)")
     parser.add_argument("--names", default="cl100k_base,o200k_base")
     parser.add_argument("--wall", action="store_true", help="wall-clock time instead of CPU time")
+    parser.add_argument("--stages", action="store_true", help="also where the new-text time goes, stage by stage")
     args = parser.parse_args()
     global CLOCK
     if args.wall:
@@ -213,6 +289,8 @@ def main() -> int:
                     ref.append(their_s)
             print(f"  {kind:<14} {statistics.median(mine) * 1e3:>9.2f} {statistics.median(ref) * 1e3:>12.2f} "
                   f"{statistics.median(ratios):>6.2f}x")
+            if args.stages:
+                ok = print_stages(ours, preset.scheme, texts, theirs) and ok
 
         # 2. Cold.
         text = texts_for("English", 1)[1] + texts_for("code", 1)[1]
@@ -221,12 +299,14 @@ def main() -> int:
         cold_theirs: list[float] = []
         cold_ours: list[float] = []
         cold_pre: list[float] = []
-        for _ in range(3):
+        # The input of each side is in memory before the clock starts: tiktoken's rank dict, our merge list.
+        merge_list = [list(rule) for rule in tok.merges]
+        for _ in range(COLD_REPEATS):
             del theirs
             gc.collect()
             theirs_s, (theirs, their_ids) = timed(lambda: (t := build_theirs(), t.encode_ordinary(text)))
             gc.collect()
-            ours_s, (cold, ids) = timed(lambda: (c := fresh_compile(tok), tokfiles.encode_loaded(tok, text, compiled=c)))
+            ours_s, (cold, ids) = timed(lambda: (c := fresh_compile(merge_list), tokfiles.encode_loaded(tok, text, compiled=c)))
             gc.collect()
             pre_s, (pre, pre_ids) = timed(lambda: (c := loads_precompiled(blob), tokfiles.encode_loaded(tok, text, compiled=c)))
             if not (ids == pre_ids == their_ids == expected):
@@ -239,7 +319,7 @@ def main() -> int:
         print(f"  cold, {SIZE:,} chars: tiktoken Encoding + encode {best_theirs * 1e3:.0f} ms; "
               f"ours compile + encode {min(cold_ours) * 1e3:.0f} ms = {min(cold_ours) / best_theirs:.2f}x; "
               f"ours from the precompiled blob + encode {min(cold_pre) * 1e3:.0f} ms = {min(cold_pre) / best_theirs:.2f}x "
-              f"(best of 3)")
+              f"(best of {COLD_REPEATS})")
         ours = Ours(tok, pre)
 
         # 3. Typing.

@@ -84,13 +84,13 @@ def test_hashed_rounds_match_the_oracle(few_left, text, merges, scheme, rounds):
     compiled = compile_byte_merges(merges)
     compiled.table.first  # the engine's indexes, for the hand-over
     textencode.clear_text_caches(compiled)
-    old_few, old_rounds = batch.BATCH_FEW_LEFT, textencode.BATCH_ROUNDS
-    batch.BATCH_FEW_LEFT, textencode.BATCH_ROUNDS = few_left, rounds
+    old = batch.BATCH_FEW_LEFT, textencode.BATCH_ROUNDS, textencode.ENGINE_MAX_BYTES
+    batch.BATCH_FEW_LEFT, textencode.BATCH_ROUNDS, textencode.ENGINE_MAX_BYTES = few_left, rounds, 0
     try:
         with hash_always(compiled):
             assert pretokenized_encode(text, compiled, scheme) == by_pretokens(text, merges, scheme)
     finally:
-        batch.BATCH_FEW_LEFT, textencode.BATCH_ROUNDS = old_few, old_rounds
+        batch.BATCH_FEW_LEFT, textencode.BATCH_ROUNDS, textencode.ENGINE_MAX_BYTES = old
 
 
 @st.composite
@@ -111,12 +111,20 @@ def test_ids_in_a_files_numbering_equal_the_map_applied_after(data, text, merges
     if whole:
         precompiled.find_whole_tokens(compiled)
     mapping = data.draw(id_maps(merges))
-    plain = pretokenized_encode(text, compiled, scheme)
-    assert plain == by_pretokens(text, merges, scheme)
-    mapped = [mapping.get(i, i) for i in plain]
-    assert pretokenized_encode(text, compiled, scheme, mapping) == mapped
-    assert pretokenized_encode(text, compiled, scheme, mapping) == mapped  # now from its own caches
-    assert pretokenized_encode(text, compiled, scheme) == plain  # the plain caches are not the mapped ones
+    engine = data.draw(st.booleans())  # new pre-tokens through the engine one by one, or the batch
+    if engine:
+        compiled.table.first
+    old = textencode.ENGINE_MAX_BYTES
+    textencode.ENGINE_MAX_BYTES = 10**9 if engine else 0
+    try:
+        plain = pretokenized_encode(text, compiled, scheme)
+        assert plain == by_pretokens(text, merges, scheme)
+        mapped = [mapping.get(i, i) for i in plain]
+        assert pretokenized_encode(text, compiled, scheme, mapping) == mapped
+        assert pretokenized_encode(text, compiled, scheme, mapping) == mapped  # now from its own caches
+        assert pretokenized_encode(text, compiled, scheme) == plain  # the plain caches are not the mapped ones
+    finally:
+        textencode.ENGINE_MAX_BYTES = old
 
 
 def test_a_real_vocabulary_over_long_texts_equals_tiktoken(tmp_path):

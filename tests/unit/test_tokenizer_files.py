@@ -23,6 +23,7 @@ from webapp.tokenizer import TokenizerError, bpe_encode_text, encode, train_trac
 from webapp.tokenizer import pretokenize, reference
 from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer.pretokenize import CL100K_PATTERN, GPT2_PATTERN
+from webapp.tokenizer.token_sizes import SizeLimits, check_sizes
 
 CORPUS = [
     "The lower the newest, the wider the widest: lowering lowers the lowest newer widths.",
@@ -704,6 +705,25 @@ def test_stored_form_version_1_is_still_read(byte_regex_tok):
     doc["v"] = 1
     doc["merges"] = [list(rule) for rule in loaded.merges]
     assert tokfiles.loads_stored(json.dumps(doc).encode("utf-8")) == loaded
+
+
+@pytest.mark.parametrize("limit", ["token_bytes", "vocab_bytes"])
+def test_a_stored_form_over_lowered_limits_names_the_rule_as_an_import_would(limit):
+    # Stored forms are checked after building (they passed the check when written); the
+    # message must still be check_sizes's, naming the first rule over today's limit.
+    merges = [[97, 98, 256], [256, 256, 257], [257, 257, 258], [99, 100, 259]]
+    loaded = tokfiles.import_tokenizer(json.dumps({"merges": merges}))
+    data = tokfiles.dumps_stored(loaded)
+    lowered = SizeLimits(**{limit: 7 if limit == "token_bytes" else 13})
+    with pytest.raises(TokenizerError) as stored:
+        tokfiles.loads_stored(data, limits=lowered)
+    with pytest.raises(TokenizerError) as checked:
+        check_sizes(loaded.merges, lowered, "first")
+    assert stored.value.message == checked.value.message
+    expected = {"token_bytes": "merges: rule 3 makes token 258 stand for 8 bytes",
+                "vocab_bytes": "merges: by rule 3 the tokens stand for 14 bytes in all"}[limit]
+    assert stored.value.message.startswith(expected)
+    assert tokfiles.loads_stored(data) == loaded  # today's default limits: it opens
 
 
 def test_stored_form_that_cannot_be_read_is_an_error():

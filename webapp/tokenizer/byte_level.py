@@ -321,7 +321,11 @@ class CompiledByteMerges:
         return list(map(tuple, map(flat.__getitem__, map(slice, [0, *ends[:-1]], ends))))
 
     def _operand_ranks(self) -> tuple[np.ndarray, np.ndarray]:
-        """For every id, the first rule that has it as left operand, and as right operand (INF if none; made once).
+        """For every id, the first rule that has it as left operand, and as right operand (made once).
+
+        int32 (4 bytes an id); an id no rule takes has the int32 maximum, above
+        every rule index (a list has far fewer than 2^31 rules) and below INF,
+        so a pair ranked INF is never taken for safe.
 
         A pair (x, y) of rank r whose x no rule before r takes as right
         operand, and whose y no rule before r takes as left operand, fires
@@ -334,9 +338,10 @@ class CompiledByteMerges:
             flat = self._flat
             assert flat is not None  # well-formed lists have their array
             size = int(self.table.top) + 1
-            as_left = np.full(size, INF, dtype=np.int64)
-            as_right = np.full(size, INF, dtype=np.int64)
-            order = np.arange(len(flat), dtype=np.int64)
+            never = np.iinfo(np.int32).max
+            as_left = np.full(size, never, dtype=np.int32)
+            as_right = np.full(size, never, dtype=np.int32)
+            order = np.arange(len(flat), dtype=np.int32)
             np.minimum.at(as_left, flat[:, 0], order)
             np.minimum.at(as_right, flat[:, 1], order)
             found = self.__dict__["_operand_ranks_cache"] = (as_left, as_right)

@@ -54,6 +54,9 @@ CHUNK_WEIGHT = 1_000_000  # total characters of cached chunks, per scheme
 # Batch rounds before the few pre-tokens still merging finish in the engine (a round costs about as
 # much as a pre-token's merges in Python; most pre-tokens finish in a handful of rounds).
 BATCH_ROUNDS = 16
+# New pre-tokens of at most this many bytes in all go to the engine one by one, not to a numpy batch
+# (once the engine's indexes exist): measured cheaper below a few hundred bytes.
+ENGINE_MAX_BYTES = 256
 
 
 class Relabel:
@@ -71,12 +74,15 @@ class Relabel:
         self._table: np.ndarray | None = None
 
     def table(self, top: int) -> np.ndarray:
-        """The map as an array indexed by id, covering ids up to `top` (numpy lookups in the batch)."""
+        """The map as an array indexed by id 0..`top` (numpy lookups in the batch; `top` is a well-formed
+        list's largest id, which is O(rules): byte_splits keeps ids dense for those)."""
         table = self._table
-        if table is None or len(table) <= top:
-            table = np.arange(max(top, max(self.mapping, default=0)) + 1, dtype=np.int64)
-            if self.mapping:
-                table[np.fromiter(self.mapping, dtype=np.int64)] = np.fromiter(self.mapping.values(), dtype=np.int64)
+        if table is None or len(table) != top + 1:
+            table = np.arange(top + 1, dtype=np.int64)
+            inside = [(old, new) for old, new in self.mapping.items() if old <= top]
+            if inside:
+                olds, news = zip(*inside)
+                table[np.array(olds, dtype=np.int64)] = np.array(news, dtype=np.int64)
             self._table = table
         return table
 
@@ -121,8 +127,7 @@ def _whole_table(compiled: CompiledByteMerges, relabel: Relabel | None) -> dict[
         table.update((chr(b), (mapping[b],)) for b in mapping if b < 128 and table.get(chr(b)) == (b,))
     else:
         table = {text: relabel.ids(ids) for text, ids in whole.items()}
-    if len(by_map) >= 4:
-        by_map.clear()
+    by_map.clear()  # one translated table per list (a list is nearly always used with one map)
     by_map[relabel.key] = (whole, table)
     return table
 
@@ -240,6 +245,12 @@ def _encode_pretokens(compiled: CompiledByteMerges, pretokens: list[str], relabe
         return list(map(relabel.ids, encoded)) if relabel is not None else encoded
     # One UTF-8 encode of them all; a pre-token's byte length is its length when the text is ASCII.
     data = "".join(pretokens).encode()
+    if len(data) <= ENGINE_MAX_BYTES and compiled.table.built:
+        # A few new pre-tokens (a keystroke's): a batch costs its rounds (tens of µs each) however
+        # small it is; the engine takes a short pre-token in a few µs. Same semantics, same ids.
+        run = compiled.table.run
+        encoded = [tuple(run(list(piece))) for piece in map(str.encode, pretokens)]
+        return list(map(relabel.ids, encoded)) if relabel is not None and relabel.mapping else encoded
     if len(data) == sum(map(len, pretokens)):
         lengths = list(map(len, pretokens))
     else:

@@ -91,13 +91,25 @@ def _loaded_byte_rules(stored: Any) -> tuple[ByteRule, ...]:
     return tuple((int(a), int(b), int(n)) for a, b, n in stored)
 
 
-def _derived_byte_vocab(rules: Sequence[ByteRule], limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> dict[int, bytes]:
-    """{id: bytes} for every id above 255 a rule makes (first definition wins), lengths checked first.
+def _derived_byte_vocab(
+    rules: Sequence[ByteRule], limits: SizeLimits = DEFAULT_SIZE_LIMITS, *, ours: bool = False
+) -> dict[int, bytes]:
+    """{id: bytes} for every id above 255 a rule makes (first definition wins), sizes checked.
 
     An operand is its byte below 256, else what an earlier rule made, else
     nothing (b"") - `known` holds exactly that, so the loop is one lookup each.
+
+    Sizes: rules from outside (`ours` False) are checked rule by rule before
+    anything is built (check_sizes: a few rules can describe 2^40 bytes).
+    A stored form read back (`ours`) passed that check when it was written,
+    so what it builds is bounded by the limits of that day; the limits of
+    today (they may have been lowered) are then checked on the built tokens
+    with two C-level passes - the same lengths check_sizes adds up in a
+    Python loop, about 0.1 s for o200k on reopening - and only a token over
+    them runs check_sizes, for its message naming the rule.
     """
-    check_sizes(rules, limits, "first")
+    if not ours:
+        check_sizes(rules, limits, "first")
     known: dict[int, bytes] = dict(_SINGLE_BYTES)
     get = known.get
     for left, right, new in rules:
@@ -105,6 +117,10 @@ def _derived_byte_vocab(rules: Sequence[ByteRule], limits: SizeLimits = DEFAULT_
             known[new] = get(left, b"") + get(right, b"")
     for b in range(256):
         del known[b]
+    if ours and known:
+        sizes = list(map(len, known.values()))
+        if max(sizes) > limits.token_bytes or sum(sizes) > limits.vocab_bytes:
+            check_sizes(rules, limits, "first")  # raises, naming the first rule over a limit
     if b"" in known.values():
         return {i: b for i, b in known.items() if b}
     return known
@@ -135,7 +151,7 @@ def loads_stored(data: bytes, *, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> Lo
             return LoadedTokenizer(level="chars", merges=pairs, vocab=tokens,
                                    unk_id=None if unk is None else int(unk), **common)
         rules = _loaded_byte_rules(doc["merges"])
-        vocab = _derived_byte_vocab(rules, limits)
+        vocab = _derived_byte_vocab(rules, limits, ours=True)
         for i, values in doc["extra_vocab"]:
             vocab[int(i)] = bytes(values)
         return LoadedTokenizer(
