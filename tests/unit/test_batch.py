@@ -78,19 +78,20 @@ def test_the_hash_table_is_built_only_once_searching_has_cost_as_much():
 
 
 @pytest.mark.parametrize("few_left", [0, batch.BATCH_FEW_LEFT], ids=["all-rounds", "few-to-engine"])
-@settings(max_examples=250, deadline=None)
+@pytest.mark.parametrize("big", [0, 10**9], ids=["big-batch", "lean-batch"])
+@settings(max_examples=150, deadline=None)
 @given(text=texts, merges=well_formed_merges(), scheme=st.sampled_from(SCHEMES), rounds=st.sampled_from([None, 1, 3]))
-def test_hashed_rounds_match_the_oracle(few_left, text, merges, scheme, rounds):
+def test_hashed_rounds_match_the_oracle(few_left, big, text, merges, scheme, rounds):
     compiled = compile_byte_merges(merges)
     compiled.table.first  # the engine's indexes, for the hand-over
     textencode.clear_text_caches(compiled)
-    old = batch.BATCH_FEW_LEFT, textencode.BATCH_ROUNDS, textencode.ENGINE_MAX_BYTES
-    batch.BATCH_FEW_LEFT, textencode.BATCH_ROUNDS, textencode.ENGINE_MAX_BYTES = few_left, rounds, 0
+    old = batch.BATCH_FEW_LEFT, batch.BIG_BATCH, textencode.BATCH_ROUNDS, textencode.ENGINE_MAX_BYTES
+    batch.BATCH_FEW_LEFT, batch.BIG_BATCH, textencode.BATCH_ROUNDS, textencode.ENGINE_MAX_BYTES = few_left, big, rounds, 0
     try:
         with hash_always(compiled):
             assert pretokenized_encode(text, compiled, scheme) == by_pretokens(text, merges, scheme)
     finally:
-        batch.BATCH_FEW_LEFT, textencode.BATCH_ROUNDS, textencode.ENGINE_MAX_BYTES = old
+        batch.BATCH_FEW_LEFT, batch.BIG_BATCH, textencode.BATCH_ROUNDS, textencode.ENGINE_MAX_BYTES = old
 
 
 @st.composite
@@ -114,8 +115,9 @@ def test_ids_in_a_files_numbering_equal_the_map_applied_after(data, text, merges
     engine = data.draw(st.booleans())  # new pre-tokens through the engine one by one, or the batch
     if engine:
         compiled.table.first
-    old = textencode.ENGINE_MAX_BYTES
+    old = textencode.ENGINE_MAX_BYTES, batch.BIG_BATCH
     textencode.ENGINE_MAX_BYTES = 10**9 if engine else 0
+    batch.BIG_BATCH = data.draw(st.sampled_from([0, 10**9]))
     try:
         plain = pretokenized_encode(text, compiled, scheme)
         assert plain == by_pretokens(text, merges, scheme)
@@ -124,7 +126,7 @@ def test_ids_in_a_files_numbering_equal_the_map_applied_after(data, text, merges
         assert pretokenized_encode(text, compiled, scheme, mapping) == mapped  # now from its own caches
         assert pretokenized_encode(text, compiled, scheme) == plain  # the plain caches are not the mapped ones
     finally:
-        textencode.ENGINE_MAX_BYTES = old
+        textencode.ENGINE_MAX_BYTES, batch.BIG_BATCH = old
 
 
 def test_a_real_vocabulary_over_long_texts_equals_tiktoken(tmp_path):

@@ -96,10 +96,11 @@ def well_formed_merges(draw, max_rules: int = 40):
 texts = st.text(ALPHABET, max_size=60) | st.text(ALPHABET, min_size=60, max_size=160)
 
 
-# Which path new pre-tokens take: the numpy batch with every round in numpy ("all-rounds"), the
-# batch handing its last few segments to the engine ("few-to-engine"), or - for a few hundred
-# bytes, once the engine's indexes exist, as when typing - the engine alone ("engine"). Small test
-# texts would otherwise nearly always take the last, so each test runs all three.
+# Which path new pre-tokens take: the numpy batch with every round in numpy and everything a big
+# batch does (short segments first, safe pairs, packing: "all-rounds"), the lean batch that small
+# inputs take, handing its last few segments to the engine ("few-to-engine"), or - for a few
+# hundred bytes, once the engine's indexes exist, as when typing - the engine alone ("engine").
+# Small test texts would otherwise nearly always take the last, so each test runs all three.
 FEW_LEFT = pytest.mark.parametrize(
     "few_left", [0, batch.BATCH_FEW_LEFT, -1], ids=["all-rounds", "few-to-engine", "engine"]
 )
@@ -108,15 +109,16 @@ FEW_LEFT = pytest.mark.parametrize(
 @contextmanager
 def batch_few_left(value: int, compiled):
     """`value` segments left go to the engine; -1: small sets of new pre-tokens skip the batch."""
-    old = batch.BATCH_FEW_LEFT, textencode.ENGINE_MAX_BYTES
+    old = batch.BATCH_FEW_LEFT, textencode.ENGINE_MAX_BYTES, batch.BIG_BATCH
     batch.BATCH_FEW_LEFT = max(value, 0)
     textencode.ENGINE_MAX_BYTES = 10**9 if value < 0 else 0
+    batch.BIG_BATCH = 0 if value == 0 else 10**9
     if value:
         compiled.table.first  # both hand-overs happen only once the engine's indexes exist
     try:
         yield
     finally:
-        batch.BATCH_FEW_LEFT, textencode.ENGINE_MAX_BYTES = old
+        batch.BATCH_FEW_LEFT, textencode.ENGINE_MAX_BYTES, batch.BIG_BATCH = old
 
 
 @FEW_LEFT

@@ -35,6 +35,9 @@ if TYPE_CHECKING:  # byte_level imports this module
 
 # A batch with a round limit hands its segments to the engine once this few still merge.
 BATCH_FEW_LEFT = 8
+# From this many positions on, a batch resolves its 1-2 byte segments first, fires safe pairs
+# and packs its arrays: each costs a few numpy calls a round, which pay only on big arrays.
+BIG_BATCH = 4096
 # A lookup of this many pair keys or more goes through the hash table (below, the sorted search wins).
 HASH_MIN_KEYS = 1024
 HASH_PROBES = 2  # probes in the hash table before the few keys left take the sorted search
@@ -225,7 +228,7 @@ def merge_segments(
     rank[:-1] = compiled._byte_pair_ranks()[(tok[:-1] << 8) | tok[1:]]
     rank[ends - 1] = INF  # a segment's last position has no pair
     # Segments of one or two bytes take at most one rule, their pair's first: no rounds.
-    short = lengths <= 2
+    short = lengths <= 2 if len(tok) >= BIG_BATCH else np.zeros(len(lengths), dtype=bool)
     origin = np.flatnonzero(~short)  # the segment each segment in the rounds is
     if len(origin) < count:
         short_starts = starts[short]
@@ -270,9 +273,10 @@ def _merge_rounds(
         prv[starts] = -1
         alive = np.ones(size, dtype=bool)
         seg = np.repeat(np.arange(len(lengths)), lengths)  # the segment of each position
+        big = size >= BIG_BATCH
         # Pairs that fire whatever happens around them (see _operand_ranks), kept up to date
         # wherever a rank changes: a rank of INF (a segment's end, a dead position) is never safe.
-        safe = (as_right.take(tok) > rank) & (as_left.take(tok.take(nxt)) > rank)
+        safe = (as_right.take(tok) > rank) & (as_left.take(tok.take(nxt)) > rank) if big else None
         while True:
             lowest = np.minimum.reduceat(rank, starts)
             done = lowest == INF
@@ -280,7 +284,7 @@ def _merge_rounds(
             left = len(lowest) - n_done
             stop = not left or (max_rounds is not None and (
                 rounds >= max_rounds or (left <= BATCH_FEW_LEFT and compiled.table.built)))
-            if stop or n_done * 2 >= len(lowest):
+            if stop or (big and n_done * 2 >= len(lowest)):
                 # Set the done segments aside (and, at a stop, finish the others in the engine).
                 sizes = np.add.reduceat(alive, starts)
                 in_done = np.repeat(done, lengths)
@@ -300,7 +304,7 @@ def _merge_rounds(
             lowest[done] = -1
             rounds += 1
             # Besides each segment's lowest rank, every safe pair fires now.
-            fire = np.flatnonzero((rank == lowest.take(seg)) | safe)
+            fire = np.flatnonzero((rank == lowest.take(seg)) | safe) if safe is not None else np.flatnonzero(rank == lowest.take(seg))
             k = rank[fire]
             right = nxt[fire]  # the right operands, unlinked below
             if len(fire) > 1:
@@ -321,8 +325,9 @@ def _merge_rounds(
             alive[right] = False
             rank[right] = INF
             rank[fire] = INF
-            safe[right] = False
-            safe[fire] = False
+            if safe is not None:
+                safe[right] = False
+                safe[fire] = False
             nxt[fire] = after
             has_after = after >= 0
             prv[after[has_after]] = fire[has_after]
@@ -331,7 +336,8 @@ def _merge_rounds(
             lefts = tok[ranked]
             rights = tok[nxt[ranked]]
             rank[ranked] = new_ranks = pairs.ranks_of(lefts * shift + rights)
-            safe[ranked] = (as_right.take(lefts) > new_ranks) & (as_left.take(rights) > new_ranks)
+            if safe is not None:
+                safe[ranked] = (as_right.take(lefts) > new_ranks) & (as_left.take(rights) > new_ranks)
     return finished
 
 
