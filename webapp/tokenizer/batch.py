@@ -182,8 +182,9 @@ def merge_segments(
     Returns (ids, counts): each segment's ids after every rule, concatenated
     in segment order, and how many ids each segment has. `tok` is changed.
 
-    Segments of one or two bytes take at most one rule (their pair's first)
-    and are done at once; the others go through `_merge_rounds`, the same
+    In a big batch (BIG_BATCH positions or more), segments of one or two
+    bytes take at most one rule (their pair's first) and are done at once;
+    the others go through `_merge_rounds`, the same
     semantics as the engine for all segments side by side. The positions
     sit in one array, each linked to the next and previous position of its
     segment (a merge unlinks its right operand), and a position's rank is
@@ -195,7 +196,7 @@ def merge_segments(
     * its smallest rank fires at all the positions holding it - left to
       right, non-overlapping: in a run like "a a a" under (a, a) only every
       other position fires;
-    * so does every *safe* pair: one of rank r whose left token no rule
+    * in a big batch, so does every *safe* pair: one of rank r whose left token no rule
       before r takes as its right operand and whose right token no rule
       before r takes as its left operand (CompiledByteMerges._operand_ranks).
       Nothing before r can take either token away, so the pair is still
@@ -208,8 +209,8 @@ def merge_segments(
 
     A round costs passes over the arrays, and most segments are done after a
     round or two (real text cut at the split table's cut points is mostly 1
-    to 3 bytes long), so once at least half the segments are done they are
-    set aside and the arrays are packed to the live positions of the others
+    to 3 bytes long), so in a big batch, once at least half the segments are
+    done, they are set aside and the arrays are packed to the live positions of the others
     (their ranks stay valid: a live position's rank is that of its pair with
     the next live one). With `max_rounds`, the segments still merging after
     that many rounds - or once only BATCH_FEW_LEFT are, and the engine's
