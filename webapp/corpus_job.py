@@ -11,7 +11,9 @@ This kind then
    imported file), so the Bytes / Characters pages, the exports and share
    links take its id;
 4. measures bytes per token on the corpus and on the held-out text;
-5. deletes the uploaded files.
+5. deletes the uploaded files - and so does the worker once the job's
+   process has ended (`remove_uploads`, a jobkinds.AFTER hook), so a job
+   killed at its time or memory budget leaves nothing behind either.
 
 What it does not do: read requests or render anything. The progress fraction
 is split 0-40 % counting (by bytes read), 40-97 % training (by merges done).
@@ -28,7 +30,7 @@ from typing import Any, Callable
 
 from webapp import tokenizer as tk
 from webapp.storage import content_id
-from webapp.jobkinds import GRACEFUL, Cancelled, JobOutput, Progress, job_kind
+from webapp.jobkinds import AFTER, GRACEFUL, Cancelled, JobOutput, Progress, job_kind
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer.corpus_training import CorpusTraining, TrainingCancelled, count_streams, train_counts
@@ -154,7 +156,13 @@ def _pretoken_bytes(counts: dict[str, int]) -> int:
     return sum(n * len(pretoken.encode("utf-8")) for pretoken, n in counts.items())
 
 
+def remove_uploads(params: dict[str, Any]) -> None:
+    """Delete the job's upload folder (the worker calls this after the job's process ends, killed or not)."""
+    shutil.rmtree(Path(params["folder"]), ignore_errors=True)
+
+
 job_kind("corpus")(run_corpus)
 GRACEFUL.add("corpus")
+AFTER["corpus"] = remove_uploads
 
-__all__ = ["build_tokenizer", "held_out_tokens", "run_corpus"]
+__all__ = ["build_tokenizer", "held_out_tokens", "remove_uploads", "run_corpus"]

@@ -213,6 +213,9 @@ def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
         return cancel_gate.due() and store.cancel_requested(job_id)
 
     outcome = run_in_child(job.kind, params, budgets, on_progress, should_cancel)
+    after = jobkinds.AFTER.get(job.kind)
+    if after is not None:
+        after(params)  # e.g. the corpus job's uploads, also when its process was killed
     if outcome.state == "done":
         try:
             for blob_kind, data in (outcome.blobs or {}).items():

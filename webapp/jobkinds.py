@@ -60,6 +60,10 @@ KINDS: dict[str, JobFunction] = {}
 #: Kinds that poll `cancelled()` and then return their partial result (the job ends
 #: "done"); the runner waits a moment for it instead of killing the process at once.
 GRACEFUL: set[str] = set()
+#: kind name -> what the worker does once the job's process has ended, however it ended (done,
+#: failed, cancelled, or killed at a budget, when the job's own `finally` never ran): e.g.
+#: removing the files the job was given. Called with the job's params; must not raise.
+AFTER: dict[str, Callable[[dict[str, Any]], None]] = {}
 
 
 def job_kind(name: str) -> Callable[[JobFunction], JobFunction]:

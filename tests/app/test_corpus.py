@@ -204,3 +204,39 @@ def test_without_javascript_the_page_links_to_the_results(setup):
     assert job["state"] == "done"
     result = client.get(f"/corpus/jobs/{job_id}").get_data(as_text=True)
     assert 'id="corpus-steps"' in result and "3 of 3" in result
+
+
+def test_a_corpus_job_killed_at_its_time_budget_leaves_no_upload_folder(tmp_path, monkeypatch):
+    # The job's process is really killed: the kind is replaced (before the fork) by one that
+    # ignores the stop signal, so the runner kills it after the grace period and the job's own
+    # `finally` never runs. The worker's after-job hook must remove the folder anyway.
+    import time as time_module
+
+    from webapp import job_runner, jobkinds
+    from webapp.jobs import get_queue
+
+    corpora = tmp_path / "corpora"
+    app = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{tmp_path / 'c.sqlite3'}",
+                      "QUEUE_URL": f"sqlite:///{tmp_path / 'q.sqlite3'}", "CORPUS_DIR": str(corpora),
+                      "JOB_TIME_SECONDS": 1})
+    client = app.test_client()
+    response = client.post("/api/corpus", json={"text": "low lower lowest " * 50, "num_merges": 5})
+    assert response.status_code == 202
+    job_id = response.get_json()["job"]
+    [folder] = list(corpora.iterdir())
+    assert any(folder.iterdir())
+
+    def hangs(params, progress, cancelled):
+        time_module.sleep(60)
+
+    monkeypatch.setitem(jobkinds.KINDS, "corpus", hangs)
+    monkeypatch.setattr(job_runner, "GRACE_SECONDS", 0.5)
+    with app.app_context():
+        queue = get_queue(app)
+        started = time_module.monotonic()
+        assert job_runner.execute(queue.store, job_id, queue.budgets) == "failed"
+        assert time_module.monotonic() - started < 30
+        job = queue.store.get(job_id)
+    assert "time budget of 1 s" in job.error
+    assert not folder.exists()
+    get_storage(app).dispose()
