@@ -47,15 +47,17 @@ class PairRanks:
     """The first rule of pairs of ids, looked up many at a time (keys: left * shift + right).
 
     Two ways, the same answers: a binary search in the sorted distinct keys
-    (cheap to have, about 45 ns a key even in key order), and, for big
-    lookups, an open-addressing hash table (12 bytes a slot, 4 slots a pair,
-    so 48-96 bytes a pair: 6.3 MB for cl100k, 12.6 MB for o200k; measured
-    about 3-4x faster than the search for thousands of keys). Building the table costs
-    7 ms for cl100k and 19 ms for o200k, so it is made when searching has cost
-    about as much (once as many keys were searched as there are pairs: a
-    one-off encode, such as a cold start, never pays for it), or at the first big lookup
-    when `eager` (a precompiled list, kept to serve many requests). A key whose home slot
-    and next slot hold other keys takes the search: no probe chain is ever walked to its end.
+    (cheap to have), and, for big lookups, an open-addressing hash table (12
+    bytes a slot, 4 to 8 slots a pair: 6.3 MB for cl100k, 12.6 MB for o200k).
+    `benchmarks/measure_batch.py` measured, for 6,000 keys, 64-115 ns a key
+    for the search (its sort included) against 16-35 ns for the table, about
+    3x faster; building the table took 15-17 ms for cl100k and 32-33 ms for
+    o200k. So it is made when searching has cost about as much (once as many
+    keys were searched as there are pairs: a one-off encode, such as a cold
+    start, never pays for it), or at the first big lookup when `eager` (a
+    precompiled list, kept to serve many requests). A key whose home slot
+    and next slot hold other keys takes the search: no probe chain is ever
+    walked to its end.
     """
 
     _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key * this
@@ -258,7 +260,8 @@ def _merge_rounds(
     news = compiled._batch_index()[2]
     pairs = pair_ranks(compiled)
     shift = compiled.table.shift
-    as_left, as_right = compiled._operand_ranks()
+    # Only a big batch fires safe pairs, so only a big batch makes the list's operand ranks.
+    operands = compiled._operand_ranks() if len(tok) >= BIG_BATCH else None
     finished: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     origin = np.arange(len(lengths))
     rounds = 0
@@ -274,10 +277,13 @@ def _merge_rounds(
         prv[starts] = -1
         alive = np.ones(size, dtype=bool)
         seg = np.repeat(np.arange(len(lengths)), lengths)  # the segment of each position
-        big = size >= BIG_BATCH
         # Pairs that fire whatever happens around them (see _operand_ranks), kept up to date
         # wherever a rank changes: a rank of INF (a segment's end, a dead position) is never safe.
-        safe = (as_right.take(tok) > rank) & (as_left.take(tok.take(nxt)) > rank) if big else None
+        safe = None
+        if operands is not None and size >= BIG_BATCH:
+            as_left, as_right = operands
+            safe = (as_right.take(tok) > rank) & (as_left.take(tok.take(nxt)) > rank)
+        big = safe is not None
         while True:
             lowest = np.minimum.reduceat(rank, starts)
             done = lowest == INF

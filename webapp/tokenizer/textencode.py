@@ -44,18 +44,20 @@ from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
 from webapp.tokenizer.chunks import chunk_bounds, split_chunks
 from webapp.tokenizer.validation import validate_text
 
-# Bounds on memory, per compiled list: pre-tokens (by their text) and chunks per scheme.
+# Bounds on memory, per compiled list and id map (see Relabel): pre-tokens (by their text), and
+# chunks per scheme. All of them also join the worker-wide budget (caches.LIST_BUDGET).
 PRETOKEN_CACHE_ENTRIES = 65_536
 PRETOKEN_CACHE_MAX_CHARS = 256  # longer pre-tokens are encoded each time
 PRETOKEN_CACHE_WEIGHT = 1_000_000  # total characters of cached pre-tokens
 CHUNK_ENTRIES = 16_384
 CHUNK_MAX_CHARS = 65_536  # longer chunks are not cached
-CHUNK_WEIGHT = 1_000_000  # total characters of cached chunks, per scheme
+CHUNK_WEIGHT = 1_000_000  # total characters of cached chunks, per scheme and id map
 # Batch rounds before the few pre-tokens still merging finish in the engine (a round costs about as
 # much as a pre-token's merges in Python; most pre-tokens finish in a handful of rounds).
 BATCH_ROUNDS = 16
 # New pre-tokens of at most this many bytes in all go to the engine one by one, not to a numpy batch
-# (once the engine's indexes exist): measured cheaper below a few hundred bytes.
+# (once the engine's indexes exist): a batch round costs about as much as ten short pre-tokens in
+# the engine (benchmarks/measure_batch.py).
 ENGINE_MAX_BYTES = 256
 
 
@@ -113,7 +115,7 @@ def _whole_table(compiled: CompiledByteMerges, relabel: Relabel | None) -> dict[
     whole = compiled.whole
     if whole is None:
         return _NO_WHOLE
-    if relabel is None or not relabel.mapping:
+    if relabel is None:
         return whole
     by_map = compiled.__dict__.setdefault("_whole_by_relabel", {})
     hit = by_map.get(relabel.key)
@@ -240,23 +242,23 @@ _NO_WHOLE: dict[str, tuple[int, ...]] = {}
 
 def _encode_pretokens(compiled: CompiledByteMerges, pretokens: list[str], relabel: Relabel | None) -> list[tuple[int, ...]]:
     """The (output) ids of each pre-token (valid text, distinct pre-tokens), in order."""
-    if not compiled.well_formed or not len(compiled):
-        encoded = [tuple(compiled.encode_bytes(data)) for data in map(str.encode, pretokens)]
-        return list(map(relabel.ids, encoded)) if relabel is not None else encoded
     # One UTF-8 encode of them all; a pre-token's byte length is its length when the text is ASCII.
     data = "".join(pretokens).encode()
-    if len(data) <= ENGINE_MAX_BYTES and compiled.table.built:
+    if not compiled.well_formed or not len(compiled):
+        encoded = [tuple(compiled.encode_bytes(piece)) for piece in map(str.encode, pretokens)]
+    elif len(data) <= ENGINE_MAX_BYTES and compiled.table.built:
         # A few new pre-tokens (a keystroke's): a batch costs its rounds (tens of µs each) however
         # small it is; the engine takes a short pre-token in a few µs. Same semantics, same ids.
         run = compiled.table.run
         encoded = [tuple(run(list(piece))) for piece in map(str.encode, pretokens)]
-        return list(map(relabel.ids, encoded)) if relabel is not None and relabel.mapping else encoded
-    if len(data) == sum(map(len, pretokens)):
-        lengths = list(map(len, pretokens))
     else:
-        lengths = list(map(len, map(str.encode, pretokens)))
-    table = relabel.table(compiled.table.top) if relabel is not None and relabel.mapping else None
-    return batch.encode_pieces(compiled, data, lengths, BATCH_ROUNDS, table)
+        if len(data) == sum(map(len, pretokens)):
+            lengths = list(map(len, pretokens))
+        else:
+            lengths = list(map(len, map(str.encode, pretokens)))
+        table = relabel.table(compiled.table.top) if relabel is not None else None
+        return batch.encode_pieces(compiled, data, lengths, BATCH_ROUNDS, table)
+    return list(map(relabel.ids, encoded)) if relabel is not None else encoded
 
 
 __all__ = ["CHUNK_ENTRIES", "CHUNK_MAX_CHARS", "CHUNK_WEIGHT", "Relabel", "clear_text_caches", "encode_split", "relabel_for"]
