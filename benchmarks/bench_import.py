@@ -100,9 +100,10 @@ def main() -> None:
     if n_rules < args.rules:
         print(f"note: the corpus gave only {n_rules:,} merges")
 
-    from webapp import create_app, tokenizer_store
+    from webapp import create_app
+    from webapp.tokenizers import store as tokenizer_store
     from webapp.tokenizer import byte_level
-    from webapp.storage import default_sqlite_url, get_storage
+    from webapp.infra.storage import default_sqlite_url, get_storage
 
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)

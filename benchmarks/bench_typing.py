@@ -43,7 +43,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from serving import serve_app  # noqa: E402
 
 from webapp import create_app  # noqa: E402
-from webapp.storage import default_sqlite_url  # noqa: E402
+from webapp.infra.storage import default_sqlite_url  # noqa: E402
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 SHORT = "The quick brown fox jumps over the lazy dog"

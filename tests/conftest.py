@@ -24,7 +24,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from webapp import create_app
-from webapp.storage import default_sqlite_url, get_storage, normalize_url
+from webapp.infra.storage import default_sqlite_url, get_storage, normalize_url
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 PG_ENV = "PLAYGROUND_TEST_POSTGRES_URL"

@@ -9,7 +9,7 @@ from typing import Iterator
 from flask import Flask
 from werkzeug.serving import make_server
 
-from webapp.storage import get_storage
+from webapp.infra.storage import get_storage
 
 
 @contextmanager

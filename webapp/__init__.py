@@ -38,13 +38,13 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # How much of a result the pages render (the full ids stay available).
     "RENDER_MAX_TOKENS": 1000,
     "TRACE_MAX_STEPS": 200,
-    # Share links and the database (webapp.storage / webapp.share / webapp.security).
+    # Share links and the database (webapp.infra.storage / webapp.web.share.routes / webapp.infra.security).
     "DATABASE_URL": "",  # empty: $DATABASE_URL, else instance/playground.sqlite3
     "DATABASE_AUTO_MIGRATE": 1,
     "LIMIT_SHARE_BYTES": 4 * 1024 * 1024,
     # The request head, bounded by the app below gunicorn's limit_request_line /
     # limit_request_field_size (8190) and limit_request_fields (100), so gunicorn's
-    # own header-less error pages are only ever for larger requests (webapp.http).
+    # own header-less error pages are only ever for larger requests (webapp.infra.errors).
     "LIMIT_URL_BYTES": 8000,
     "LIMIT_HEADER_BYTES": 8000,
     "LIMIT_HEADER_FIELDS": 90,
@@ -52,7 +52,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "SHARE_BASE_URL": "",
     "TRUSTED_PROXIES": 0,
     "SECURITY_HSTS_SECONDS": 0,
-    # Background jobs (webapp.jobs): the queue, the budgets of one job, and what
+    # Background jobs (webapp.jobs.queue): the queue, the budgets of one job, and what
     # goes to a job instead of running inside the request (measured thresholds,
     # see the README's Limits section).
     "QUEUE_URL": "",  # empty: a SQLite file in instance/; redis://host:6379/0 for Redis
@@ -69,7 +69,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "JOB_ENCODE_RULES": 100_000,
     "JOB_CHARS_TEXT": 20_000,
     "JOB_CHARS_RULES": 20_000,
-    # Corpus training (webapp.corpus): uploads in total, files, pasted text, distinct pre-tokens counted.
+    # Corpus training (webapp.web.corpus.routes): uploads in total, files, pasted text, distinct pre-tokens counted.
     "CORPUS_DIR": "",  # empty: instance/corpora; uploads wait there for their job (shared with remote workers)
     "LIMIT_CORPUS_BYTES": 256 * 1024 * 1024,
     "LIMIT_CORPUS_FILES": 20,
@@ -119,8 +119,20 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
     # Late: `import webapp.tokenizer` (pure Python, no Flask) runs this package's
     # __init__ first, and must not load the views with it.
-    from webapp import api, compare, corpus, files, health, http, jobs, pages, presets_web, security, share, storage, vendor
-    from webapp import offload  # noqa: F401  (registers how finished jobs show on the pages)
+    from webapp.web.api import routes as api
+    from webapp.web.compare import routes as compare
+    from webapp.web.corpus import routes as corpus
+    from webapp.web.files import routes as files
+    from webapp.web.ops import health
+    from webapp.infra import errors as http
+    from webapp.jobs import queue as jobs
+    from webapp.web.playground import pages
+    from webapp.web.presets import routes as presets_web
+    from webapp.infra import security
+    from webapp.web.share import routes as share
+    from webapp.infra import storage
+    from webapp.web.ops import vendor
+    from webapp.jobs import thresholds as offload  # noqa: F401  (registers how finished jobs show on the pages)
 
     for module in (http, security, storage, jobs, presets_web):
         module.init_app(app)  # settings, hooks and extensions; no routes

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from webapp import active as act
+from webapp.tokenizers import active as act
 
 
 def test_resolve_picks_exactly_one_source():

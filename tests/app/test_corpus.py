@@ -17,7 +17,7 @@ import regex
 from jobhelpers import JobWorker, wait_job
 
 from webapp import create_app
-from webapp.storage import get_storage
+from webapp.infra.storage import get_storage
 from webapp.tokenizer import encode, reference
 from webapp.tokenizer.corpus_training import count_text, train_counts
 from webapp.tokenizer.pretokenize import PATTERNS
@@ -212,8 +212,9 @@ def test_a_corpus_job_killed_at_its_time_budget_leaves_no_upload_folder(tmp_path
     # `finally` never runs. The worker's after-job hook must remove the folder anyway.
     import time as time_module
 
-    from webapp import job_runner, jobkinds
-    from webapp.jobs import get_queue
+    from webapp.jobs import runner as job_runner
+    from webapp.jobs import registry as jobkinds
+    from webapp.jobs.queue import get_queue
 
     corpora = tmp_path / "corpora"
     app = create_app({"TESTING": True, "DATABASE_URL": f"sqlite:///{tmp_path / 'c.sqlite3'}",

@@ -14,7 +14,7 @@ import pytest
 from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tokenizer
 from tokenizers import Tokenizer, models
 
-from webapp import tokenizer_store
+from webapp.tokenizers import store as tokenizer_store
 from webapp.tokenizer import formats as tokfiles
 
 TEXT = "Hello there, the lowest newer München 東京"
@@ -71,7 +71,7 @@ def test_import_is_content_addressed_and_stored(app, client, byte_tok):
                       content_type="application/octet-stream")
     assert upload.get_json()["tokenizer"] == raw.get_json()["tokenizer"] == first
     with app.app_context():
-        from webapp.storage import get_blob
+        from webapp.infra.storage import get_blob
 
         assert get_blob("tokenizer", first) is not None
     tokenizer_store.LOADED.clear()  # another process: only the database has it
@@ -353,7 +353,7 @@ def test_share_link_points_at_the_opened_tokenizer(client, byte_tok):
 
 
 def test_without_blob_storage_a_bounded_in_process_store_is_used(app, byte_tok):
-    from webapp import storage
+    from webapp.infra import storage
 
     with app.test_request_context():
         saved = app.extensions.pop(storage.EXTENSION_KEY)
@@ -378,7 +378,7 @@ def test_blob_over_the_storage_limit(tmp_path, byte_tok):
 
 
 def test_damaged_stored_tokenizer(app):
-    from webapp import storage
+    from webapp.infra import storage
 
     with app.app_context():
         blob_id = storage.put_blob("tokenizer", b"not zlib")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import make_app
-from webapp import inputs
+from webapp.infra import inputs
 from webapp.tokenizer import TokenizerError
 
 

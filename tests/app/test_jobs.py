@@ -17,11 +17,11 @@ from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
 from jobhelpers import JobWorker, wait_job
 
 from tests.conftest import make_app
-from webapp import tokenizer_store
+from webapp.tokenizers import store as tokenizer_store
 from webapp.tokenizer.reference import bpe_merges as literal_bpe_merges
 from webapp.tokenizer.reference import encode as literal_encode
-from webapp.jobs import get_queue
-from webapp.storage import get_storage
+from webapp.jobs.queue import get_queue
+from webapp.infra.storage import get_storage
 
 LOW = {
     "JOB_TRAIN_MERGES": 5,
@@ -325,7 +325,7 @@ def test_bytes_page_with_a_long_text_renders_in_a_job_exactly_as_inline(setup, t
 
 
 def test_eta_is_elapsed_over_fraction_and_reads_back_from_the_text():
-    from webapp.job_store import eta_seconds, split_eta, with_eta
+    from webapp.jobs.store import eta_seconds, split_eta, with_eta
 
     # a quarter done in 3 s: 9 s more at the same pace
     assert eta_seconds(3.0, 0.25) == 9

@@ -9,7 +9,11 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from tests.conftest import make_app
-from webapp import examples, page_compute, page_fields, pages, tools
+from webapp.web.playground import examples
+from webapp.web.playground import compute as page_compute
+from webapp.web.playground import fields as page_fields
+from webapp.web.playground import pages
+from webapp.web.common import tools
 
 SEED_BYTES = {"text": "low", "merges": "[[108,111,256],[256,119,257]]", "ids": "257",
               "vocab": '{"256":[108,111],"257":[108,111,119]}'}

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from webapp import tokenizer_store
+from webapp.tokenizers import store as tokenizer_store
 from webapp.tokenizer import load_ranks, presets
 
 tiktoken = pytest.importorskip("tiktoken")

@@ -6,8 +6,8 @@ import re
 
 from webapp import PROJECT_ROOT
 from webapp import tokenizer as tk
-from webapp import train_views as tv
-from webapp import viewmodels as vm
+from webapp.web.common import train_views as tv
+from webapp.web.common import viewmodels as vm
 
 
 def test_hue_depends_on_the_id_only_and_neighbouring_ids_differ():

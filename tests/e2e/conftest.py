@@ -13,7 +13,7 @@ from playwright.sync_api import ConsoleMessage, Page
 from tests.serving import serve_app
 
 from webapp import PROJECT_ROOT, create_app
-from webapp.storage import default_sqlite_url
+from webapp.infra.storage import default_sqlite_url
 
 SCREENSHOTS = PROJECT_ROOT / "test-artifacts" / "screenshots"
 

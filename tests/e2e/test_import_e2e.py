@@ -123,7 +123,7 @@ def _small_limit_server(tmp_path: Path, **config):
     from serving import serve_app
 
     from webapp import create_app
-    from webapp.storage import default_sqlite_url
+    from webapp.infra.storage import default_sqlite_url
 
     app = create_app({"TESTING": True, "DATABASE_URL": default_sqlite_url(tmp_path / "db"), **config})
     return serve_app(app, "small-limit")

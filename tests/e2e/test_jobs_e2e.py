@@ -14,7 +14,7 @@ from serving import serve_app
 
 from webapp import create_app
 from webapp.tokenizer.reference import bpe_merges as literal_bpe_merges
-from webapp.storage import default_sqlite_url
+from webapp.infra.storage import default_sqlite_url
 
 
 @pytest.fixture(scope="module")

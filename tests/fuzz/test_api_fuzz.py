@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import make_app
-from webapp.storage import get_storage
+from webapp.infra.storage import get_storage
 
 EXAMPLES_PER_ROUTE = int(os.environ.get("FUZZ_EXAMPLES", "80"))
 

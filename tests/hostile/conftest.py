@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from webapp import PROJECT_ROOT
-from webapp.storage import default_sqlite_url
+from webapp.infra.storage import default_sqlite_url
 
 def free_port() -> int:
     with socket.socket() as sock:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
-from webapp.storage import Storage
+from webapp.infra.storage import Storage
 
 CLIENTS = 8
 STATES = 120

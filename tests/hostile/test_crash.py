@@ -8,8 +8,8 @@ import json
 import threading
 import time
 
-from webapp.share import encode_state, normalize_state
-from webapp.storage import Storage, content_id
+from webapp.web.share.routes import encode_state, normalize_state
+from webapp.infra.storage import Storage, content_id
 
 WRITERS = 6
 

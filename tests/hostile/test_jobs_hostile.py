@@ -18,7 +18,7 @@ from pathlib import Path
 from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
 from jobhelpers import JobWorker, wait_job
 
-from webapp.storage import default_sqlite_url
+from webapp.infra.storage import default_sqlite_url
 
 
 def _rss_mb(pid: int, key: str = "VmRSS") -> int:

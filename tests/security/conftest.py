@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import make_app
 from tests.serving import serve_app
-from webapp.storage import get_storage
+from webapp.infra.storage import get_storage
 
 
 @pytest.fixture

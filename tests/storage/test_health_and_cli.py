@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from webapp import create_app
-from webapp.storage import LATEST_VERSION, Storage, get_storage
+from webapp.infra.storage import LATEST_VERSION, Storage, get_storage
 
 
 def test_healthz_reports_the_database(db_url):

@@ -9,9 +9,9 @@ import re
 import pytest
 
 from webapp import create_app
-from webapp.http import ApiError
-from webapp.share import encode_state, normalize_state
-from webapp.storage import ID_LENGTH, get_storage
+from webapp.infra.errors import ApiError
+from webapp.web.share.routes import encode_state, normalize_state
+from webapp.infra.storage import ID_LENGTH, get_storage
 
 SEED = {"tool": "bytes", "text": "hello world", "merges": "[[104, 101, 256], [108, 108, 257]]", "view": "tokens"}
 

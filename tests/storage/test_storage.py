@@ -1,4 +1,4 @@
-"""webapp.storage against real databases (SQLite file and PostgreSQL): ids,
+"""webapp.infra.storage against real databases (SQLite file and PostgreSQL): ids,
 idempotence, limits, migrations from an older schema, and concurrency."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import os
 import pytest
 from sqlalchemy import create_engine, func, select, text
 
-from webapp import storage as st
-from webapp.storage import (
+from webapp.infra import storage as st
+from webapp.infra.storage import (
     LATEST_VERSION,
     BlobTooLarge,
     Storage,

@@ -9,7 +9,8 @@ import textwrap
 
 import pytest
 
-from webapp import inputs, tokenizer_store
+from webapp.infra import inputs
+from webapp.tokenizers import store as tokenizer_store
 from webapp.tokenizer import byte_level, char_level
 from webapp.tokenizer.caches import NAMED, BoundedCache, value_length
 

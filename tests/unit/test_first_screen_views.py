@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from webapp import train_views as tv
-from webapp import viewmodels as vm
-from webapp.pages import code_spans
+from webapp.web.common import train_views as tv
+from webapp.web.common import viewmodels as vm
+from webapp.web.playground.pages import code_spans
 from webapp.tokenizer import encode_trace
 
 

@@ -1,0 +1,490 @@
+"""The one place where request data becomes engine input.
+
+Pages (form fields: always strings, typed by people) and the JSON API (parsed
+JSON values, or the same typed strings) both go through the `read_*`
+functions here. Each one
+
+1. parses typed text with `webapp.tokenizer.textformats` (line/column errors),
+2. applies the configurable limits from `app.config` (`LIMIT_*`) with a
+   message that states the limit, before any expensive work,
+3. hands the value to the engine's `validate_*` / `compile_byte_merges`,
+
+and raises `TokenizerError` (with `field`) on any problem. Nothing here runs
+an encoding or renders anything. The key of each compiled byte-level merge
+list is kept in a bounded cache (webapp.tokenizer.caches) so typing in the
+text box does not re-validate a big merge list on every keystroke.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping
+
+from flask import current_app
+
+from webapp import tokenizer as tk
+from webapp.tokenizer import TokenizerError
+from webapp.tokenizer import textformats
+from webapp.tokenizer import byte_level, corpus_training
+from webapp.tokenizer.caches import BoundedCache
+from webapp.tokenizer.pretokenize import SCHEMES
+from webapp.tokenizer.token_sizes import SizeLimits
+
+PRETOKENIZE_SCHEMES = SCHEMES
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Input limits and render caps, read from the app config."""
+
+    text_chars: int = 1_000_000
+    rules: int = 300_000
+    vocab: int = 300_000
+    ids: int = 1_000_000
+    words: int = 500_000
+    num_merges: int = 50_000
+    render_max_tokens: int = 1000  # spans per page; all ids stay in the Ids view
+    render_max_ids: int = 20_000  # ids in the Ids view's box; all of them in its download
+    trace_max_steps: int = 200
+    trace_max_sequence: int = 400
+    token_bytes: int = 65_536
+    vocab_bytes: int = 8 * 1024 * 1024
+    # Corpus training (webapp.web.corpus.routes): uploaded bytes in total, files, pasted text, distinct pre-tokens.
+    corpus_bytes: int = 256 * 1024 * 1024
+    corpus_files: int = 20
+    corpus_paste_bytes: int = 16 * 1024 * 1024
+    corpus_distinct: int = 1_000_000
+    corpus_held_out_chars: int = 1_000_000
+
+    @property
+    def sizes(self) -> SizeLimits:
+        """The bounds on the bytes a merge list's tokens stand for."""
+        return SizeLimits(token_bytes=self.token_bytes, vocab_bytes=self.vocab_bytes)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "Limits":
+        defaults = cls()
+        return cls(
+            text_chars=int(config.get("LIMIT_TEXT_CHARS", defaults.text_chars)),
+            rules=int(config.get("LIMIT_RULES", defaults.rules)),
+            vocab=int(config.get("LIMIT_VOCAB", defaults.vocab)),
+            ids=int(config.get("LIMIT_IDS", defaults.ids)),
+            words=int(config.get("LIMIT_WORDS", defaults.words)),
+            num_merges=int(config.get("LIMIT_NUM_MERGES", defaults.num_merges)),
+            render_max_tokens=int(config.get("RENDER_MAX_TOKENS", defaults.render_max_tokens)),
+            render_max_ids=int(config.get("RENDER_MAX_IDS", defaults.render_max_ids)),
+            trace_max_steps=int(config.get("TRACE_MAX_STEPS", defaults.trace_max_steps)),
+            trace_max_sequence=int(config.get("TRACE_MAX_SEQUENCE", defaults.trace_max_sequence)),
+            token_bytes=int(config.get("LIMIT_TOKEN_BYTES", defaults.token_bytes)),
+            vocab_bytes=int(config.get("LIMIT_VOCAB_BYTES", defaults.vocab_bytes)),
+            corpus_bytes=int(config.get("LIMIT_CORPUS_BYTES", defaults.corpus_bytes)),
+            corpus_files=int(config.get("LIMIT_CORPUS_FILES", defaults.corpus_files)),
+            corpus_paste_bytes=int(config.get("LIMIT_CORPUS_PASTE_BYTES", defaults.corpus_paste_bytes)),
+            corpus_distinct=int(config.get("LIMIT_CORPUS_DISTINCT", defaults.corpus_distinct)),
+            corpus_held_out_chars=int(config.get("LIMIT_CORPUS_HELD_OUT_CHARS", defaults.corpus_held_out_chars)),
+        )
+
+
+def current_limits() -> Limits:
+    """The limits of the running app."""
+    return Limits.from_config(current_app.config)
+
+
+def _over(field: str, what: str, count: int, limit: int, config_key: str) -> TokenizerError:
+    return TokenizerError(
+        f"{field}: {count:,} {what} is over the limit of {limit:,} {what} (setting {config_key})",
+        field=field,
+        location={"limit": limit},
+    )
+
+
+def _check_len(field: str, value: Any, what: str, limit: int, config_key: str) -> None:
+    # Only containers have a meaningful length here; wrong types are left for
+    # the validators, which say what was expected.
+    if isinstance(value, (list, tuple, dict, str)) and len(value) > limit:
+        raise _over(field, what, len(value), limit, config_key)
+
+
+def _wrong_type(field: str, expected: str, value: Any) -> TokenizerError:
+    return TokenizerError(f"{field}: expected {expected}, got {_json_type(value)}", field=field)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def normalize_newlines(text: str) -> str:
+    """Browsers send textarea line breaks as CRLF; the user typed one newline."""
+    return text.replace("\r\n", "\n")
+
+
+def _parsed(value: Any, parse: Callable[[str], Any], raw_limit: int, field: str, what: str, key: str) -> Any:
+    """Typed text goes through the parser; JSON values pass as they are."""
+    if isinstance(value, str):
+        # A cheap bound before parsing: every item needs at least one character.
+        if len(value) > raw_limit * 64 + 1024:
+            raise _over(field, "characters of input", len(value), raw_limit * 64 + 1024, key)
+        return parse(value)
+    return value
+
+
+# --- text -------------------------------------------------------------------
+
+
+def read_text(value: Any, limits: Limits, *, form: bool = False) -> str:
+    """The text to encode (any string, including empty)."""
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise _wrong_type("text", "a string", value)
+    if form:
+        value = normalize_newlines(value)
+    if len(value) > limits.text_chars:
+        raise _over("text", "characters", len(value), limits.text_chars, "LIMIT_TEXT_CHARS")
+    return tk.validate_text(value)
+
+
+# --- merges -----------------------------------------------------------------
+
+
+def _key_rules(key: str, compiled_key: Any) -> int:
+    """Rules a compiled list's key stands for (int64 triples, or a tuple of rules)."""
+    return len(compiled_key) // 24 if isinstance(compiled_key, bytes) else len(compiled_key)
+
+
+#: The sha256 of the byte-level merges a request sent -> the compiled list's key
+#: (byte_level.CompiledByteMerges.key), so typing in the text box re-parses and
+#: re-validates nothing. Keys, not compiled lists: the compiled lists alive are
+#: the ones byte_level's own cache bounds. 16 entries, 1,000,000 rules in all.
+COMPILED_MERGES: BoundedCache[str, Any] = BoundedCache(16, 1_000_000, weigh=_key_rules, name="inputs.merges_keys")
+
+
+def _content_key(value: Any) -> str:
+    raw = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@contextmanager
+def _rule_lines(source: Any) -> Iterator[None]:
+    """Add the line number to a "rule N" error when the rules were typed one per line."""
+    try:
+        yield
+    except TokenizerError as exc:
+        rule = exc.location.get("rule")
+        lines = textformats.plain_rule_lines(source) if isinstance(source, str) and isinstance(rule, int) else None
+        if not lines or not isinstance(rule, int) or not 1 <= rule <= len(lines) or "line" in exc.location:
+            raise
+        line = lines[rule - 1]
+        raise TokenizerError(
+            f"{exc.message} (line {line})", field=exc.field, location={**exc.location, "line": line, "column": 1}
+        ) from None
+
+
+def read_byte_merges(value: Any, limits: Limits) -> Any:
+    """Byte-level merges, compiled for reuse (cached by content)."""
+    if value is None:
+        value = ""
+    key = None
+    try:
+        key = _content_key(value)
+    except (TypeError, ValueError):
+        pass  # not JSON-serialisable: validation below says why
+    if key is not None:
+        hit = COMPILED_MERGES.get(key)
+        if hit is not None:
+            return byte_level.compiled_from_key(hit)
+    merges = _parsed(value, textformats.parse_byte_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
+    if not isinstance(merges, list):
+        raise _wrong_type("merges", "a list of rules [left, right, new]", merges)
+    _check_len("merges", merges, "rules", limits.rules, "LIMIT_RULES")
+    with _rule_lines(value):
+        compiled = tk.compile_byte_merges(merges)
+    if key is not None and compiled.key is not None:
+        COMPILED_MERGES.put(key, compiled.key)
+    return compiled
+
+
+def read_char_merges(value: Any, limits: Limits) -> tuple[tuple[str, str], ...]:
+    """Character-level merges: pairs of strings."""
+    if value is None:
+        value = ""
+    merges = _parsed(value, textformats.parse_char_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
+    if not isinstance(merges, list):
+        raise _wrong_type("merges", 'a list of rules ["left", "right"]', merges)
+    _check_len("merges", merges, "rules", limits.rules, "LIMIT_RULES")
+    with _rule_lines(value):
+        return tk.validate_char_merges(merges)
+
+
+# --- vocabularies -----------------------------------------------------------
+
+
+def read_byte_vocab(value: Any, limits: Limits) -> dict[int, bytes]:
+    """Byte-level vocab {id: [bytes]}; empty means ids 0..255 only."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        value = {}
+    vocab = _parsed(value, textformats.parse_byte_vocab, limits.vocab, "vocab", "entries", "LIMIT_VOCAB")
+    if not isinstance(vocab, dict):
+        raise _wrong_type("vocab", 'an object {"id": [bytes]}', vocab)
+    _check_len("vocab", vocab, "entries", limits.vocab, "LIMIT_VOCAB")
+    return tk.validate_byte_vocab(vocab)
+
+
+def read_char_vocab(value: Any, limits: Limits) -> dict[str, int]:
+    """Character-level vocab {token: id}."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        value = {}
+    vocab = _parsed(value, textformats.parse_char_vocab, limits.vocab, "vocab", "entries", "LIMIT_VOCAB")
+    if not isinstance(vocab, dict):
+        raise _wrong_type("vocab", 'an object {"token": id}', vocab)
+    _check_len("vocab", vocab, "entries", limits.vocab, "LIMIT_VOCAB")
+    return tk.validate_char_vocab(vocab)
+
+
+# --- ids, words, num_merges, options ----------------------------------------
+
+
+def read_ids(value: Any, limits: Limits) -> tuple[int, ...]:
+    """Token ids to decode."""
+    if value is None:
+        value = ""
+    ids = _parsed(value, textformats.parse_ids, limits.ids, "ids", "ids", "LIMIT_IDS")
+    if not isinstance(ids, list):
+        raise _wrong_type("ids", "a list of ids", ids)
+    _check_len("ids", ids, "ids", limits.ids, "LIMIT_IDS")
+    return tk.validate_ids(ids)
+
+
+def read_flag(value: Any, field: str, default: bool) -> bool:
+    """A JSON true / false (absent or null: the default)."""
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise _wrong_type(field, "true or false", value)
+    return value
+
+
+def read_words(value: Any, limits: Limits, *, form: bool = False) -> tuple[str, ...]:
+    """The training corpus: a list of words."""
+    if value is None:
+        value = ""
+    if isinstance(value, str) and form:
+        value = normalize_newlines(value)
+    if isinstance(value, str) and len(value) > limits.text_chars:
+        raise _over("words", "characters", len(value), limits.text_chars, "LIMIT_TEXT_CHARS")
+    words = textformats.parse_words(value) if isinstance(value, str) else value
+    if not isinstance(words, list):
+        raise _wrong_type("words", "a list of strings", words)
+    _check_len("words", words, "words", limits.words, "LIMIT_WORDS")
+    # A JSON list is capped by its characters in all, like the typed form.
+    total = sum(len(word) for word in words if isinstance(word, str))
+    if total > limits.text_chars:
+        raise _over("words", "characters", total, limits.text_chars, "LIMIT_TEXT_CHARS")
+    return tk.validate_words(words)
+
+
+def read_num_merges(value: Any, limits: Limits) -> int:
+    """How many merges to learn."""
+    if value is None:
+        value = ""
+    number = textformats.parse_num_merges(value) if isinstance(value, str) else value
+    if isinstance(number, int) and not isinstance(number, bool) and number > limits.num_merges:
+        raise TokenizerError(
+            f"num_merges: {number:,} is over the limit of {limits.num_merges:,} merges (setting LIMIT_NUM_MERGES)",
+            field="num_merges",
+            location={"limit": limits.num_merges},
+        )
+    return tk.validate_num_merges(number)
+
+
+def read_pretokenize(value: Any) -> str:
+    """The pre-tokenization scheme: none (the specified algorithm), gpt2 or cl100k."""
+    if value is None or value == "":
+        return "none"
+    if not isinstance(value, str) or value not in PRETOKENIZE_SCHEMES:
+        shown = (
+            json.dumps(value[:81] if isinstance(value, str) else value)
+            if isinstance(value, (str, int, float, bool)) or value is None
+            else _json_type(value)
+        )
+        shown = shown if len(shown) <= 80 else shown[:80] + "…"
+        raise TokenizerError(
+            f"pretokenize: expected one of {', '.join(PRETOKENIZE_SCHEMES)}, got {shown}",
+            field="pretokenize",
+        )
+    return value
+
+
+def read_allowed_special(value: Any) -> Any:
+    """Which special tokens to recognise: "all", none ("none", "", null, false), or a list of them.
+
+    The list is checked against the tokenizer's own special tokens by
+    `webapp.tokenizer.real.allowed_set`, which names the item at fault.
+    """
+    if value is None or value is False or value in ("", "none"):
+        return ()
+    if value is True or value == "all":
+        return "all"
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    shown = json.dumps(value) if isinstance(value, (str, int, float)) else _json_type(value)
+    raise TokenizerError(
+        f'allowed_special: expected "all", "none" or a list of special-token strings, got {shown}',
+        field="allowed_special",
+    )
+
+
+# --- a tokenizer spec (one side of a comparison) -----------------------------
+
+SPEC_FIELDS = ("tokenizer", "merges", "pretokenize", "allowed_special")
+
+
+@dataclass(frozen=True)
+class TokenizerSpec:
+    """Which tokenizer encodes: a preset / stored file by name, or typed byte-level merges."""
+
+    tokenizer: str  # a preset's name or an opened file's id; "" for typed merges
+    merges: Any  # the compiled typed merges (None with a tokenizer)
+    pretokenize: str | None  # a scheme; None: the tokenizer's own (typed merges: "none")
+    special: Any  # allowed special tokens: () plain text, "all", a tuple of them; None: the tokenizer's default
+
+
+def within(prefix: str, exc: TokenizerError) -> TokenizerError:
+    """The same error, its field and message put under `prefix` ("merges: ..." -> "b.merges: ...")."""
+    message = exc.message
+    if message.startswith(exc.field + ":"):
+        message = f"{prefix}.{message}"
+    else:
+        message = f"{prefix}.{exc.field}: {message}"
+    # The same class (a missing preset stays a PresetMissing, which answers 503).
+    return type(exc)(message, field=f"{prefix}.{exc.field}", location=exc.location)
+
+
+def read_tokenizer_spec(value: Any, field: str, limits: Limits) -> TokenizerSpec:
+    """One tokenizer spec: {"tokenizer": name or id} or {"merges": ...}, with optional
+    "pretokenize" and "allowed_special". Errors name the field inside it ("a.merges").
+    """
+    if not isinstance(value, dict):
+        raise TokenizerError(
+            f'{field}: expected an object such as {{"tokenizer": "cl100k_base"}} or '
+            f'{{"merges": [[108, 111, 256]]}}, got {_json_type(value)}',
+            field=field,
+        )
+    unknown = [key for key in value if key not in SPEC_FIELDS]
+    if unknown:
+        name = str(unknown[0])[:60]
+        raise TokenizerError(
+            f"{field}.{name}: unknown field; a tokenizer spec takes {', '.join(SPEC_FIELDS)}", field=f"{field}.{name}"
+        )
+    ref = value.get("tokenizer")
+    merges = value.get("merges")
+    try:
+        if ref is not None and not isinstance(ref, str):
+            raise _wrong_type("tokenizer", "a preset name or an opened tokenizer's id (a string)", ref)
+        if ref and merges is not None:
+            raise TokenizerError("merges: give either tokenizer or merges, not both", field="merges")
+        if not ref and merges is None:
+            raise TokenizerError(
+                'tokenizer: missing; give a preset name or an opened tokenizer\'s id ("tokenizer"), '
+                'or byte-level merges ("merges")',
+                field="tokenizer",
+            )
+        scheme = value.get("pretokenize")
+        return TokenizerSpec(
+            tokenizer=ref or "",
+            merges=None if ref else read_byte_merges(merges, limits),
+            pretokenize=None if scheme is None or scheme == "" else read_pretokenize(scheme),
+            special=None if value.get("allowed_special") is None else read_allowed_special(value["allowed_special"]),
+        )
+    except TokenizerError as exc:
+        raise within(field, exc) from None
+
+
+def collect(readers: Mapping[str, Callable[[], Any]]) -> tuple[dict[str, Any], dict[str, TokenizerError]]:
+    """Run each field's reader; gather the values and every field's error at once.
+
+    Pages show all problems together (one per field), not one at a time.
+    """
+    values: dict[str, Any] = {}
+    errors: dict[str, TokenizerError] = {}
+    for name, reader in readers.items():
+        try:
+            values[name] = reader()
+        except TokenizerError as exc:
+            errors[exc.field or name] = exc
+    return values, errors
+
+
+@dataclass(frozen=True)
+class CorpusOptions:
+    """How to train on a corpus (the text itself comes as files or a paste, see webapp.web.corpus.routes)."""
+
+    pretokenize: str
+    level: str
+    num_merges: int
+    held_out: str
+
+
+def _choice(value: Any, field: str, choices: tuple[str, ...], default: str) -> str:
+    if value is None or value == "":
+        return default
+    if not isinstance(value, str) or value not in choices:
+        shown = json.dumps(value) if isinstance(value, (str, int, float, bool)) else _json_type(value)
+        raise TokenizerError(f"{field}: expected one of {', '.join(choices)}, got {shown}", field=field)
+    return value
+
+
+def read_corpus_options(values: Mapping[str, Any], limits: Limits) -> tuple[CorpusOptions | None, dict[str, TokenizerError]]:
+    """The corpus form's / API's options, checked against the limits; every field's error at once."""
+    found, errors = collect({
+        "pretokenize": lambda: _choice(values.get("pretokenize"), "pretokenize", corpus_training.SCHEMES, "gpt2"),
+        "level": lambda: _choice(values.get("level"), "level", corpus_training.LEVELS, "bytes"),
+        "num_merges": lambda: read_num_merges(values.get("num_merges", ""), limits),
+        "held_out": lambda: _held_out(values.get("held_out"), limits),
+    })
+    if errors:
+        return None, errors
+    return CorpusOptions(**found), {}
+
+
+def _held_out(value: Any, limits: Limits) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _wrong_type("held_out", "a string", value)
+    if len(value) > limits.corpus_held_out_chars:
+        raise _over("held_out", "characters", len(value), limits.corpus_held_out_chars,
+                    "LIMIT_CORPUS_HELD_OUT_CHARS")
+    return tk.validate_text(value, field="held_out")
+
+
+def check_loaded_limits(merges: int, vocab: int, limits: Limits) -> None:
+    """An opened tokenizer's rule and vocab counts against LIMIT_RULES / LIMIT_VOCAB
+    (inline opens and import jobs check the same way)."""
+    if merges > limits.rules:
+        raise TokenizerError(
+            f"merges: {merges:,} rules is over the limit of {limits.rules:,} rules (setting LIMIT_RULES)",
+            field="merges",
+            location={"limit": limits.rules},
+        )
+    if vocab > limits.vocab:
+        raise TokenizerError(
+            f"vocab: {vocab:,} entries is over the limit of {limits.vocab:,} (setting LIMIT_VOCAB)",
+            field="vocab",
+            location={"limit": limits.vocab},
+        )

@@ -1,0 +1,523 @@
+"""Content-addressed, immutable storage for shared states and other blobs.
+
+What it does:
+
+- Keeps byte strings ("blobs") of a named kind ("state" for share links,
+  "tokenizer" for loaded tokenizer files, ...) in one SQL table, reached
+  through a single SQLAlchemy URL: a SQLite file in the app's instance folder
+  by default, PostgreSQL when the URL says so (``postgresql://...``; the
+  psycopg 3 driver is used).
+- The id of a blob is derived from its kind and bytes (a truncated SHA-256 in
+  lowercase base32), so the same content always gets the same id, storing it
+  twice is a no-op, and stored rows are never updated.
+- Creates or migrates the schema on start-up. A `playground_schema_version`
+  table records the version; an older database is brought forward by the
+  ordered migrations below, under a lock so several workers starting at once
+  migrate exactly once. A database newer than the code is refused clearly.
+
+What it does not do: interpret the bytes (share.py turns states into
+canonical JSON, the import/export code stores tokenizer files), delete or
+expire anything, or know about HTTP beyond `init_app` / `get_storage`.
+
+Public API for other modules (inside a request or app context)::
+
+    from webapp.infra.storage import put_blob, get_blob
+    blob_id = put_blob("tokenizer", data)        # -> 16-char id, same bytes -> same id
+    data = get_blob("tokenizer", blob_id)        # -> bytes, or None if unknown/malformed
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+import sqlite3
+import time
+import weakref
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import click
+from flask import current_app
+from flask.cli import AppGroup
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Engine,
+    Float,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    func,
+    inspect,
+    select,
+    text,
+)
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.pool import NullPool
+
+#: Length in characters of every blob id (10 bytes of SHA-256 in base32 = 80 bits).
+ID_LENGTH = 16
+_ID_RE = re.compile(r"[a-z2-7]{%d}" % ID_LENGTH)
+_KIND_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+
+SCHEMA_VERSION_TABLE = "playground_schema_version"
+BLOBS_TABLE = "playground_blobs"
+# Any constant works; it only has to be the same for every app process.
+_PG_MIGRATION_LOCK = 0x42504550  # "BPEP"
+
+metadata = MetaData()
+
+schema_version = Table(
+    SCHEMA_VERSION_TABLE,
+    metadata,
+    Column("version", Integer, nullable=False),
+)
+
+#: The current shape of the blob table (after every migration).
+blobs = Table(
+    BLOBS_TABLE,
+    metadata,
+    Column("kind", String(32), primary_key=True),
+    Column("id", String(32), primary_key=True),
+    Column("data", LargeBinary, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("size", Integer, nullable=True),  # added by migration 2
+)
+
+JOBS_TABLE = "playground_jobs"
+
+#: Background jobs (webapp.jobs.queue): one row per job, updated as it runs (added by migration 3).
+#: Unlike blobs these rows change; their inputs and results are blobs.
+jobs = Table(
+    JOBS_TABLE,
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column("kind", String(32), nullable=False),
+    Column("state", String(16), nullable=False),  # queued, running, done, failed, cancelled
+    Column("params_id", String(32), nullable=False),  # blob kind "jobparams"
+    Column("progress", Float, nullable=False),  # 0.0 .. 1.0
+    Column("progress_text", String(200), nullable=False),
+    Column("result_id", String(32), nullable=True),  # blob kind "jobresult"
+    Column("error", Text, nullable=True),
+    Column("error_field", String(100), nullable=True),
+    Column("cancel_requested", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Index("ix_playground_jobs_params", "kind", "params_id"),
+)
+
+
+class StorageError(RuntimeError):
+    """The database cannot be used as asked (schema too new, id collision...)."""
+
+
+class BlobTooLarge(ValueError):
+    """A blob is over the configured size limit; the message states the limit."""
+
+    def __init__(self, kind: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"{kind}: {size:,} bytes is over the storage limit of {limit:,} bytes"
+        )
+        self.kind = kind
+        self.size = size
+        self.limit = limit
+
+
+# --------------------------------------------------------------------------
+# Pure helpers
+
+
+def content_id(kind: str, data: bytes) -> str:
+    """The id a blob of this kind and content gets (pure, no database)."""
+    check_kind(kind)
+    digest = hashlib.sha256(kind.encode("ascii") + b"\x00" + data).digest()
+    return base64.b32encode(digest[:10]).decode("ascii").lower()
+
+
+def is_valid_id(blob_id: object) -> bool:
+    """Whether a string has the shape of a blob id (says nothing of existence)."""
+    return isinstance(blob_id, str) and _ID_RE.fullmatch(blob_id) is not None
+
+
+def check_kind(kind: str) -> None:
+    """Kinds are short lowercase names; anything else is a programming error."""
+    if not isinstance(kind, str) or not _KIND_RE.fullmatch(kind):
+        raise ValueError(f"blob kind must match {_KIND_RE.pattern}, got {kind!r}")
+
+
+def normalize_url(url: str) -> str:
+    """Accept the usual `postgres://` / `postgresql://` spellings; use psycopg 3.
+
+    SQLAlchemy would pick psycopg2 for a bare `postgresql://`, which is not a
+    dependency of this project.
+    """
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def default_sqlite_url(instance_path: str | Path) -> str:
+    """The embedded default: a SQLite file in the app's instance folder."""
+    return f"sqlite:///{Path(instance_path) / 'playground.sqlite3'}"
+
+
+# --------------------------------------------------------------------------
+# Migrations: each takes a connection inside the migration transaction.
+# Never edit a released migration; append a new one.
+
+
+def _migration_1(conn: Connection) -> None:
+    """The blob table as first released (no size column)."""
+    v1 = MetaData()
+    Table(
+        BLOBS_TABLE,
+        v1,
+        Column("kind", String(32), primary_key=True),
+        Column("id", String(32), primary_key=True),
+        Column("data", LargeBinary, nullable=False),
+        Column("created_at", DateTime(timezone=True), nullable=False),
+    )
+    v1.create_all(conn)
+
+
+def _migration_2(conn: Connection) -> None:
+    """Record each blob's size, so usage can be reported without reading data."""
+    conn.execute(text(f"ALTER TABLE {BLOBS_TABLE} ADD COLUMN size INTEGER"))
+    conn.execute(
+        blobs.update().where(blobs.c.size.is_(None)).values(size=func.length(blobs.c.data))
+    )
+
+
+def _migration_3(conn: Connection) -> None:
+    """The background jobs table (webapp.jobs.queue)."""
+    v3 = MetaData()
+    jobs.to_metadata(v3).create(conn)
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_migration_1, _migration_2, _migration_3)
+LATEST_VERSION = len(MIGRATIONS)
+
+
+# --------------------------------------------------------------------------
+# The store
+
+
+@dataclass(frozen=True)
+class KindUsage:
+    """How many blobs of one kind are stored and their total size in bytes."""
+
+    kind: str
+    count: int
+    total_bytes: int
+
+
+class Storage:
+    """One database of content-addressed blobs. Thread-safe; one per process."""
+
+    def __init__(self, url: str, *, max_blob_bytes: int | None = None, pool: bool = True) -> None:
+        self.url = normalize_url(url)
+        self.max_blob_bytes = max_blob_bytes
+        self.engine = _make_engine(self.url, pool=pool)
+        self.dialect = self.engine.dialect.name
+        # A forked child (gunicorn with preload_app, multiprocessing) must not
+        # reuse the parent's pooled connections; drop them without closing.
+        engine_ref = weakref.ref(self.engine)
+        os.register_at_fork(after_in_child=lambda: _dispose_in_child(engine_ref))
+
+    # -- schema ------------------------------------------------------------
+
+    def schema_version(self) -> int:
+        """The version recorded in the database (0 for an empty database)."""
+        with self.engine.connect() as conn:
+            return _read_version(conn)
+
+    def migrate(self, target: int = LATEST_VERSION) -> int:
+        """Bring the schema to `target` (default: latest); returns the version.
+
+        Safe to call from many processes at once: the whole check-and-migrate
+        runs in one transaction holding an exclusive lock (PostgreSQL advisory
+        lock, SQLite `BEGIN IMMEDIATE`); DDL is transactional in both.
+        """
+        with self._write() as conn:
+            if self.dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
+            current = _read_version(conn)
+            if current > LATEST_VERSION:
+                raise StorageError(
+                    f"the database schema is version {current}, newer than this app "
+                    f"understands ({LATEST_VERSION}); upgrade the app"
+                )
+            if current == 0:
+                schema_version.create(conn, checkfirst=True)
+                conn.execute(schema_version.insert().values(version=0))
+            for number in range(current + 1, target + 1):
+                MIGRATIONS[number - 1](conn)
+                conn.execute(schema_version.update().values(version=number))
+            return max(current, target)
+
+    # -- blobs -------------------------------------------------------------
+
+    def save_blob(self, kind: str, data: bytes) -> tuple[str, bool]:
+        """Store `data`; returns (id, created) where created is False if it existed."""
+        data = bytes(data)
+        if self.max_blob_bytes is not None and len(data) > self.max_blob_bytes:
+            raise BlobTooLarge(kind, len(data), self.max_blob_bytes)
+        blob_id = content_id(kind, data)
+        insert = _insert_ignoring_duplicates(self.dialect)
+        row = {
+            "kind": kind,
+            "id": blob_id,
+            "data": data,
+            "size": len(data),
+            "created_at": datetime.now(timezone.utc),
+        }
+        with self._write() as conn:
+            # RETURNING gives a row only when the insert happened (rowcount is
+            # not reliable across drivers for ON CONFLICT DO NOTHING).
+            created = conn.execute(insert.values(**row).returning(blobs.c.id)).first() is not None
+            if not created:
+                existing = conn.execute(
+                    select(blobs.c.data).where(blobs.c.kind == kind, blobs.c.id == blob_id)
+                ).scalar_one()
+                # 80 bits make this practically impossible, but never overwrite
+                # or hand out another state's link if it does happen.
+                if bytes(existing) != data:
+                    raise StorageError(f"content id collision for {kind}/{blob_id}")
+        return blob_id, created
+
+    def put_blob(self, kind: str, data: bytes) -> str:
+        """Store `data` (idempotent) and return its content id."""
+        return self.save_blob(kind, data)[0]
+
+    def get_blob(self, kind: str, blob_id: str) -> bytes | None:
+        """The stored bytes, or None for an unknown or malformed id."""
+        check_kind(kind)
+        if not is_valid_id(blob_id):
+            return None
+        with self.engine.connect() as conn:
+            data = conn.execute(
+                select(blobs.c.data).where(blobs.c.kind == kind, blobs.c.id == blob_id)
+            ).scalar_one_or_none()
+        return None if data is None else bytes(data)
+
+    def has_blob(self, kind: str, blob_id: str) -> bool:
+        """Whether a blob exists, without reading its data."""
+        check_kind(kind)
+        if not is_valid_id(blob_id):
+            return False
+        with self.engine.connect() as conn:
+            found = conn.execute(
+                select(blobs.c.id).where(blobs.c.kind == kind, blobs.c.id == blob_id)
+            ).first()
+        return found is not None
+
+    def list_ids(self, kind: str) -> list[str]:
+        """Every id of a kind, sorted (for tests and maintenance, not for pages)."""
+        check_kind(kind)
+        with self.engine.connect() as conn:
+            return list(
+                conn.execute(
+                    select(blobs.c.id).where(blobs.c.kind == kind).order_by(blobs.c.id)
+                ).scalars()
+            )
+
+    def usage(self) -> list[KindUsage]:
+        """Count and total size per kind."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(blobs.c.kind, func.count(), func.coalesce(func.sum(blobs.c.size), 0))
+                .group_by(blobs.c.kind)
+                .order_by(blobs.c.kind)
+            ).all()
+        return [KindUsage(kind, int(count), int(total)) for kind, count, total in rows]
+
+    def ping(self) -> bool:
+        """True when the database answers a trivial query (for /healthz)."""
+        try:
+            with self.engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+            return True
+        except Exception:  # any driver error means "not healthy", never a 500
+            return False
+
+    def dispose(self) -> None:
+        """Close pooled connections (after fork, at shutdown, in tests)."""
+        self.engine.dispose()
+
+    # -- internals ---------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """A transaction that takes the write lock up front on SQLite.
+
+        A deferred SQLite transaction that reads and then writes can fail with
+        "database is locked" without waiting; BEGIN IMMEDIATE waits for the
+        busy timeout instead, so concurrent writers queue up.
+        """
+        with self.engine.connect() as conn:
+            conn.execution_options(playground_begin="BEGIN IMMEDIATE")
+            with conn.begin():
+                yield conn
+
+
+def _dispose_in_child(engine_ref: "weakref.ref[Engine]") -> None:
+    engine = engine_ref()
+    if engine is not None:
+        engine.dispose(close=False)
+
+
+def _read_version(conn: Connection) -> int:
+    if not inspect(conn).has_table(SCHEMA_VERSION_TABLE):
+        return 0
+    version = conn.execute(select(func.max(schema_version.c.version))).scalar()
+    return int(version or 0)
+
+
+def _insert_ignoring_duplicates(dialect: str) -> Any:
+    """INSERT ... ON CONFLICT DO NOTHING for the dialects we support."""
+    if dialect == "postgresql":
+        return pg_insert(blobs).on_conflict_do_nothing(index_elements=["kind", "id"])
+    if dialect == "sqlite":
+        return sqlite_insert(blobs).on_conflict_do_nothing(index_elements=["kind", "id"])
+    raise StorageError(f"unsupported database {dialect!r}: use SQLite or PostgreSQL")
+
+
+def _make_engine(url: str, *, pool: bool) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database or ""
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url,
+            connect_args={"timeout": 60},
+            poolclass=None if pool else NullPool,
+        )
+        _configure_sqlite(engine)
+        return engine
+    return create_engine(url, pool_pre_ping=True, poolclass=None if pool else NullPool)
+
+
+def _set_wal(cursor: Any, seconds: float = 60.0) -> None:
+    """Switch a SQLite file to WAL, waiting while another process holds it.
+
+    Changing the journal mode of a fresh file needs it to itself and does not
+    always go through the busy timeout: while a first process migrates, the
+    others' switch can fail at once with "database is locked". Once a file is
+    in WAL mode it stays so, and the statement returns at once.
+    """
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    """WAL for concurrent readers, FULL sync for durability, explicit BEGIN.
+
+    pysqlite's own transaction handling does not emit BEGIN before DDL and
+    cannot do BEGIN IMMEDIATE, so it is switched off and SQLAlchemy's begin
+    event emits the statement (the documented SQLAlchemy recipe).
+    """
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA busy_timeout = 60000")
+        _set_wal(cursor)
+        cursor.execute("PRAGMA synchronous = FULL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        conn.exec_driver_sql(conn.get_execution_options().get("playground_begin", "BEGIN"))
+
+
+# --------------------------------------------------------------------------
+# Flask integration
+
+EXTENSION_KEY = "playground_storage"
+
+
+def init_app(app: Any) -> Storage:
+    """Open the app's database (config DATABASE_URL) and migrate it.
+
+    DATABASE_URL comes from the app config (PLAYGROUND_DATABASE_URL in the
+    environment), else the conventional DATABASE_URL environment variable, else
+    a SQLite file in the instance folder. DATABASE_AUTO_MIGRATE=0 skips the
+    start-up migration (then run `flask --app webapp db upgrade`).
+    """
+    url = app.config.get("DATABASE_URL") or os.environ.get("DATABASE_URL") or default_sqlite_url(
+        app.instance_path
+    )
+    app.config["DATABASE_URL"] = url
+    storage = Storage(url, max_blob_bytes=app.config.get("LIMIT_BLOB_BYTES"))
+    if app.config.get("DATABASE_AUTO_MIGRATE", True):
+        storage.migrate()
+    app.extensions[EXTENSION_KEY] = storage
+    _register_cli(app)
+    return storage
+
+
+def get_storage(app: Any = None) -> Storage:
+    """The Storage of `app`, or of the current Flask app."""
+    if app is None:
+        app = current_app
+    storage: Storage = app.extensions[EXTENSION_KEY]
+    return storage
+
+
+def put_blob(kind: str, data: bytes) -> str:
+    """Store bytes under the current app's database; returns the content id."""
+    return get_storage().put_blob(kind, data)
+
+
+def get_blob(kind: str, blob_id: str) -> bytes | None:
+    """Bytes stored under `kind`/`blob_id` in the current app's database, or None."""
+    return get_storage().get_blob(kind, blob_id)
+
+
+def _register_cli(app: Any) -> None:
+    """`flask --app webapp db upgrade|version|usage`."""
+    if "db" in app.cli.commands:
+        return
+    group = AppGroup("db", help="The playground's share/blob database.")
+
+    @group.command("upgrade")
+    def upgrade() -> None:
+        """Create or migrate the schema to the latest version."""
+        version = get_storage(app).migrate()
+        click.echo(f"schema version {version} at {make_url(get_storage(app).url).render_as_string(hide_password=True)}")
+
+    @group.command("version")
+    def version() -> None:
+        """Print the schema version of the database."""
+        click.echo(str(get_storage(app).schema_version()))
+
+    @group.command("usage")
+    def usage() -> None:
+        """Print how many blobs of each kind are stored, and their size."""
+        for row in get_storage(app).usage():
+            click.echo(f"{row.kind}\t{row.count}\t{row.total_bytes}")
+
+    app.cli.add_command(group)

@@ -1,0 +1,231 @@
+"""Running one job: a child process forked for it, with its memory and time budgets.
+
+`execute(store, job_id, budgets)` marks the job running, runs its kind
+(webapp.jobs.registry) in a child process that applies `RLIMIT_AS`, a lower CPU
+priority and dies with its parent, kills it at the time budget or on cancel,
+and stores the outcome. What it does not do: queue jobs or answer HTTP
+(webapp.jobs.queue), or define what a job computes (webapp.jobs.registry).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import multiprocessing
+import os
+import resource
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from webapp.jobs import registry as jobkinds
+from webapp.jobs.store import (
+    GRACE_SECONDS,
+    HEARTBEAT_SECONDS,
+    RESULT_KIND,
+    Budgets,
+    JobStore,
+    eta_seconds,
+    memory_budget_message,
+    pack_json,
+    time_budget_message,
+    with_eta,
+)
+from webapp.infra.storage import BlobTooLarge
+from webapp.tokenizer import TokenizerError
+
+
+# --------------------------------------------------------------------------
+# Running one job in a child process
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a job process ended."""
+
+    state: str  # done, failed, cancelled
+    result: bytes | None = None  # compressed JSON
+    blobs: dict[str, bytes] | None = None
+    error: str | None = None
+    field: str | None = None
+
+
+def _vm_size_bytes() -> int:
+    """This process's current address space (VmSize), 0 when /proc is missing."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _die_with_parent() -> None:
+    """Linux: have the kernel kill this job process if its worker dies (SIGKILL included)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
+    except (OSError, AttributeError):
+        pass
+
+
+def _child_main(conn: Any, kind: str, params: dict[str, Any], budgets: Budgets, stop: Any = None) -> None:
+    """Inside the job process: lower priority, cap the address space, run, send the outcome."""
+    _die_with_parent()
+    try:
+        os.nice(budgets.nice)
+    except OSError:
+        pass
+    # RLIMIT_AS counts mappings the worker already had (libraries, thread
+    # stacks), so the budget is what the job may add on top of them.
+    limit = _vm_size_bytes() + budgets.memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    last = [0.0]
+
+    def progress(fraction: float, text: str) -> None:
+        now = time.monotonic()
+        if now - last[0] >= 0.1:
+            last[0] = now
+            conn.send(("progress", float(fraction), str(text)[:200]))
+
+    try:
+        output = jobkinds.run_kind(kind, params, progress, stop.is_set if stop is not None else (lambda: False))
+        payload = pack_json(output.result)
+        conn.send(("done", payload, output.blobs))
+    except TokenizerError as exc:
+        conn.send(("error", exc.message, exc.field))
+    except MemoryError:
+        conn.send(("memory",))
+    except RecursionError:
+        conn.send(("error", "job: the input is nested too deeply", "job"))
+    except Exception as exc:  # reported as a failed job, never lost
+        conn.send(("error", f"job: unexpected error ({type(exc).__name__})", "job"))
+    finally:
+        conn.close()
+
+
+def run_in_child(kind: str, params: dict[str, Any], budgets: Budgets,
+                 on_progress: Callable[[float, str], None] = lambda f, t: None,
+                 should_cancel: Callable[[], bool] = lambda: False,
+                 poll_seconds: float = 0.2) -> Outcome:
+    """Run a job kind in a forked process with the budgets; progress and cancel are polled."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    # Kinds in jobkinds.GRACEFUL see cancel through this event and may finish
+    # with a partial result within GRACE_SECONDS; others are killed at once.
+    stop = context.Event()
+    graceful = kind in jobkinds.GRACEFUL
+    process = context.Process(target=_child_main, args=(sender, kind, params, budgets, stop), daemon=True)
+    process.start()
+    sender.close()
+    deadline = time.monotonic() + budgets.seconds
+    outcome: Outcome | None = None
+    try:
+        while outcome is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                outcome = (Outcome("cancelled", error="job: cancelled", field="job") if stop.is_set()
+                           else Outcome("failed", error=time_budget_message(budgets), field="job"))
+                break
+            try:
+                ready = receiver.poll(min(poll_seconds, left))
+                message = receiver.recv() if ready else None
+            except (EOFError, OSError):
+                break  # the process is gone without a word: see its exit code below
+            if message is not None:
+                tag = message[0]
+                if tag == "progress":
+                    on_progress(message[1], message[2])
+                elif tag == "done":
+                    outcome = Outcome("done", result=message[1], blobs=message[2])
+                elif tag == "error":
+                    outcome = Outcome("cancelled" if stop.is_set() else "failed", error=message[1], field=message[2])
+                elif tag == "memory":
+                    outcome = Outcome("failed", error=memory_budget_message(budgets), field="job")
+            if outcome is None and not stop.is_set() and should_cancel():
+                if graceful:
+                    stop.set()
+                    deadline = min(deadline, time.monotonic() + GRACE_SECONDS)
+                else:
+                    outcome = Outcome("cancelled", error="job: cancelled", field="job")
+    finally:
+        if process.is_alive() and outcome is not None and outcome.state != "done":
+            process.kill()
+        process.join(5)
+        if process.is_alive():
+            process.kill()
+            process.join()
+        receiver.close()
+    if outcome is None:
+        code = process.exitcode
+        # Killed by a signal: the kernel's OOM killer, or a C allocation that
+        # could not report MemoryError, are the usual reasons under a budget.
+        outcome = Outcome("failed", field="job", error=(
+            f"{memory_budget_message(budgets)}; the job process ended with code {code}"
+        ))
+    return outcome
+
+
+class _Throttle:
+    """Calls `action` at most every `seconds` (and always when `force`)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.last = 0.0
+
+    def due(self, force: bool = False) -> bool:
+        now = time.monotonic()
+        if force or now - self.last >= self.seconds:
+            self.last = now
+            return True
+        return False
+
+
+def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
+    """Run a queued job to its end (inside a worker); returns the final state, None if skipped."""
+    job = store.get(job_id)
+    if job is None or job.state != "queued" or not store.claim(job_id):
+        return None  # cancelled before it started, or already taken
+    try:
+        params = store.params(job)
+    except TokenizerError as exc:
+        store.finish(job_id, "failed", error=exc.message, error_field=exc.field)
+        return "failed"
+    progress_gate, cancel_gate, beat_gate = _Throttle(0.25), _Throttle(0.25), _Throttle(HEARTBEAT_SECONDS)
+    last_progress: list[Any] = [0.0, "running"]
+    started = time.monotonic()
+
+    def shown(fraction: float, text: str) -> str:
+        # The estimate is worked out here, where the start is known, and
+        # carried in the text (split_eta reads it back for the JSON).
+        return with_eta(text, eta_seconds(time.monotonic() - started, fraction))
+
+    def on_progress(fraction: float, text: str) -> None:
+        last_progress[:] = [fraction, text]
+        if progress_gate.due():
+            store.set_progress(job_id, fraction, shown(fraction, text))
+
+    def should_cancel() -> bool:
+        if beat_gate.due():  # heartbeat; a stalled fraction makes the estimate grow, as it should
+            store.set_progress(job_id, float(last_progress[0]), shown(float(last_progress[0]), str(last_progress[1])))
+        return cancel_gate.due() and store.cancel_requested(job_id)
+
+    outcome = run_in_child(job.kind, params, budgets, on_progress, should_cancel)
+    after = jobkinds.AFTER.get(job.kind)
+    if after is not None:
+        after(params)  # e.g. the corpus job's uploads, also when its process was killed
+    if outcome.state == "done":
+        try:
+            for blob_kind, data in (outcome.blobs or {}).items():
+                store.storage.put_blob(blob_kind, data)
+            result_id = store.storage.put_blob(RESULT_KIND, outcome.result or pack_json(None))
+        except BlobTooLarge as exc:
+            store.finish(job_id, "failed", error=f"job: the result is too large to store: {exc}",
+                         error_field="job")
+            return "failed"
+        store.finish(job_id, "done", result_id=result_id)
+        return "done"
+    store.finish(job_id, outcome.state, error=outcome.error, error_field=outcome.field)
+    return outcome.state

@@ -1,0 +1,144 @@
+"""The JSON API for the engine: encode, decode, encode-text, train.
+
+Routes (all POST, JSON body in, JSON out):
+
+- `/api/encode`      {"text", "merges"[, "pretokenize"]} -> {"ids", "tokens"}
+- `/api/decode`      {"ids", "vocab"}                     -> {"text"}
+- `/api/encode-text` {"text", "vocab", "merges"}          -> {"ids", "tokens"}
+- `/api/train`       {"words", "num_merges"}              -> {"merges", "pairs"}
+
+Fields take the playground JSON shapes, or a string in the plain typed form the
+pages accept ("108 111 256" lines, "l o" lines, "257 97"). Every problem is a
+4xx with `{"error": {"message", "field"[, "location"]}}`, never a 500:
+malformed JSON, a body that is not a JSON object, unknown or missing fields,
+wrong types, limits, engine errors. Bodies are read and errors answered by
+`webapp.infra.errors` (the same for every JSON route of the app).
+
+Parsing and validation live in `webapp.infra.inputs`; this module only maps
+requests to it and results to JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from flask import Blueprint, Response, jsonify
+
+from webapp.infra import inputs
+from webapp.jobs import queue as jobs
+from webapp.jobs import thresholds as offload
+from webapp import tokenizer as tk
+from webapp.infra.errors import read_json_object
+from webapp.tokenizer.pretokenize import pretokenized_encode
+from webapp.tokenizer.token_sizes import ImpliedVocab
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+
+def _handle(
+    allowed: tuple[str, ...], required: tuple[str, ...], work: Callable[[dict[str, Any], inputs.Limits], Any]
+) -> Response:
+    """Read the body (webapp.infra.errors: 413, 415, bad JSON, unknown or missing fields), run `work`.
+
+    `work` answers a dict (sent as JSON) or a ready Response (a job's 202).
+    Problems propagate as ApiError / TokenizerError to the app-wide handlers.
+    """
+    data = read_json_object(allowed, required)
+    answer = work(data, inputs.current_limits())
+    return answer if isinstance(answer, Response) else jsonify(answer)
+
+
+def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:
+    """Each token's id, bytes, text (null when not UTF-8 on its own) and byte span.
+
+    Bytes come from the vocab the merges imply; for odd lists where that does
+    not spell the text back (an id defined twice), the engine's trace is used.
+    The implied bytes are built only when their lengths add up to the text's:
+    a few rules can imply tokens of terabytes that this encoding never uses.
+    """
+    implied = ImpliedVocab(merges.rules)
+    data = text.encode("utf-8")
+    token_bytes: list[bytes | None] = [None]
+    if implied.total(ids) == len(data) and all(implied.length(i) is not None for i in ids):
+        vocab = implied.bytes_for(ids, len(data)) or {}
+        token_bytes = [vocab.get(i) for i in ids]
+    if any(p is None for p in token_bytes) or b"".join(token_bytes) != data:  # type: ignore[arg-type]
+        trace = tk.encode_trace(text, merges, max_steps=0, max_tokens=len(ids), max_sequence=0)
+        token_bytes = [t.value for t in trace.tokens]  # type: ignore[misc]
+    shown_of: dict[bytes, tuple[str | None, list[int]]] = {}  # tokens repeat: decode each once
+    out = []
+    offset = 0
+    for token_id, value in zip(ids, token_bytes):
+        assert value is not None
+        known = shown_of.get(value)
+        if known is None:
+            try:
+                known = (value.decode("utf-8"), list(value))
+            except UnicodeDecodeError:
+                known = (None, list(value))
+            shown_of[value] = known
+        end = offset + len(value)
+        out.append({"id": token_id, "text": known[0], "bytes": known[1], "start": offset, "end": end})
+        offset = end
+    return out
+
+
+@bp.post("/encode")
+def encode() -> Response:
+    def work(data: dict[str, Any], limits: inputs.Limits) -> Any:
+        job = offload.encode_job(data)  # a long text or merge list: 202 and a job
+        if job is not None:
+            return jobs.accepted(job)
+        values, errors = inputs.collect(
+            {
+                "text": lambda: inputs.read_text(data["text"], limits),
+                "merges": lambda: inputs.read_byte_merges(data["merges"], limits),
+                "pretokenize": lambda: inputs.read_pretokenize(data.get("pretokenize", "none")),
+            }
+        )
+        if errors:
+            raise next(iter(errors.values()))
+        text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
+        ids = pretokenized_encode(text, merges, scheme)  # scheme "none" is the specified encode
+        return {"ids": ids, "tokens": byte_tokens(text, ids, merges)}
+
+    return _handle(("text", "merges", "pretokenize"), ("text", "merges"), work)
+
+
+@bp.post("/decode")
+def decode() -> Response:
+    def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
+        ids = inputs.read_ids(data["ids"], limits)
+        vocab = inputs.read_byte_vocab(data.get("vocab", {}), limits)
+        return {"text": tk.decode(ids, vocab)}
+
+    return _handle(("ids", "vocab"), ("ids",), work)
+
+
+@bp.post("/encode-text")
+def encode_text() -> Response:
+    def work(data: dict[str, Any], limits: inputs.Limits) -> Any:
+        job = offload.encode_text_job(data)  # a long text, merge list or vocab: 202 and a job
+        if job is not None:
+            return jobs.accepted(job)
+        text = inputs.read_text(data["text"], limits)
+        vocab = inputs.read_char_vocab(data["vocab"], limits)
+        merges = inputs.read_char_merges(data["merges"], limits)
+        ids = tk.bpe_encode_text(text, vocab, merges)
+        return {"ids": ids, "tokens": tk.char_tokens(text, merges)}
+
+    return _handle(("text", "vocab", "merges"), ("text", "vocab", "merges"), work)
+
+
+@bp.post("/train")
+def train() -> Response:
+    def work(data: dict[str, Any], limits: inputs.Limits) -> Any:
+        job = offload.train_job(data["words"], data["num_merges"])  # large: 202 and a job
+        if job is not None:
+            return jobs.accepted(job)
+        words = inputs.read_words(data["words"], limits)
+        num_merges = inputs.read_num_merges(data["num_merges"], limits)
+        trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0, max_token_chars=limits.vocab_bytes)
+        return {"merges": trace.merges, "pairs": [list(p) for p in trace.pairs]}
+
+    return _handle(("words", "num_merges"), ("words", "num_merges"), work)

@@ -1,0 +1,428 @@
+"""Traces -> what the templates show.
+
+Turns the engine's `EncodeTrace` into plain view objects:
+token spans with a hue class, display segments with whitespace marks and hex
+for bytes that are not UTF-8 on their own, character groups of byte tokens,
+merge trees as text, stats and trace tables (the training table, chart and
+corpus results are in `webapp.web.common.train_views`).
+
+It does no escaping itself: every string here is plain text and the Jinja
+templates escape it on output (autoescape), so token text such as `<script>`
+always shows as text. It does not call the engine except for small helpers
+(char_tokens for the training segmentation) and never touches Flask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Callable, Sequence
+
+from webapp.tokenizer.traces import EncodeTrace, MergeNode
+
+HUE_COUNT = 12
+# Marks that make whitespace and control characters visible. The newline mark
+# is followed by a real line break in the template so lines still break.
+_WS_MARKS = {" ": "·", "\t": "→", "\n": "↵", "\r": "␍", "\u00a0": "⍽"}
+_TREE_NODE_CAP = 63  # a tree bigger than this is cut with an ellipsis line
+
+
+def hue_class(token_id: int | None) -> str:
+    """A palette class from the id: the same id gets the same color everywhere.
+
+    Multiplying by 7 (coprime to 12) sends consecutive ids - typical of rules
+    added one after another - to hues far apart on the wheel.
+    """
+    if token_id is None:
+        return "hue-none"
+    return f"hue-{(token_id * 7) % HUE_COUNT}"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of token text: kind is text | ws | nl | ctrl | hex."""
+
+    kind: str
+    text: str
+
+
+def text_segments(text: str) -> list[Segment]:
+    """Split a string into plain runs and visible marks for whitespace/control chars."""
+    out: list[Segment] = []
+    run: list[str] = []
+    for ch in text:
+        mark = None
+        kind = "ws"
+        if ch == "\n":
+            mark, kind = _WS_MARKS[ch], "nl"
+        elif ch in _WS_MARKS:
+            mark = _WS_MARKS[ch]
+        elif ord(ch) < 0x20:
+            mark, kind = chr(0x2400 + ord(ch)), "ctrl"  # Unicode "control pictures"
+        elif ch == "\x7f":
+            mark, kind = "␡", "ctrl"
+        elif ch.isspace():
+            mark = "␣"
+        if mark is None:
+            run.append(ch)
+            continue
+        if run:
+            out.append(Segment("text", "".join(run)))
+            run = []
+        out.append(Segment(kind, mark))
+    if run:
+        out.append(Segment("text", "".join(run)))
+    return out
+
+
+def byte_segments(value: bytes) -> tuple[list[Segment], bool]:
+    """Segments of a byte token; bytes that are not UTF-8 on their own show as hex.
+
+    Returns the segments and whether the whole token was valid UTF-8.
+    """
+    out: list[Segment] = []
+    rest = value
+    valid = True
+    while rest:
+        try:
+            out.extend(text_segments(rest.decode("utf-8")))
+            break
+        except UnicodeDecodeError as exc:
+            valid = False
+            if exc.start:
+                out.extend(text_segments(rest[: exc.start].decode("utf-8")))
+            bad_end = max(exc.end, exc.start + 1)
+            out.append(Segment("hex", " ".join(f"{b:02X}" for b in rest[exc.start : bad_end])))
+            rest = rest[bad_end:]
+    return out, valid
+
+
+@lru_cache(maxsize=65536)
+def printable(text: str) -> str:
+    """One-line plain form of token text for details and trees (marks for whitespace)."""
+    return "".join(seg.text for seg in text_segments(text))
+
+
+@lru_cache(maxsize=65536)
+def printable_bytes(value: bytes) -> str:
+    # Cached: real text repeats the same tokens (and tree nodes) over and over.
+    segs, _ = byte_segments(value)
+    return "".join(seg.text if seg.kind != "hex" else f"<{seg.text}>" for seg in segs)
+
+
+def hex_bytes(value: bytes) -> str:
+    return value.hex(" ").upper()
+
+
+# --- merge trees --------------------------------------------------------------
+
+
+def tree_lines(node: MergeNode | None, label: Callable[[MergeNode], str]) -> list[str]:
+    """A merge tree as indented text lines (├ └ │), capped in size."""
+    if node is None:
+        return ["(not recorded: the input was too large)"]
+    lines: list[str] = []
+
+    def walk(n: MergeNode, prefix: str, connector: str, child_prefix: str) -> None:
+        if len(lines) >= _TREE_NODE_CAP:
+            if lines[-1] != "…":
+                lines.append("…")
+            return
+        made = f"  rule {n.rule + 1}" if n.rule is not None else ""
+        lines.append(f"{prefix}{connector}{label(n)}{made}")
+        kids = n.children
+        for i, kid in enumerate(kids):
+            last = i == len(kids) - 1
+            walk(kid, prefix + child_prefix, "└ " if last else "├ ", "  " if last else "│ ")
+
+    walk(node, "", "", "")
+    return lines
+
+
+# --- tokens -----------------------------------------------------------------
+
+
+@dataclass
+class TokenView:
+    """One rendered token span."""
+
+    index: int  # position in the output (0-based)
+    id: int | None
+    hue: str
+    segments: list[Segment]
+    text: str  # printable one-line text for the details panel
+    hex: str
+    start: int
+    end: int
+    unit: str  # "bytes" or "chars"
+    tree: str
+    valid: bool = True
+    missing: bool = False
+    pretoken_start: bool = False
+    special: bool = False  # a recognised special token (<|endoftext|> ...), not made by merges
+    differs: bool = False  # in a comparison: a boundary of this token is not one of the other side's
+
+    @property
+    def position(self) -> str:
+        return f"token {self.index + 1} · {self.unit} {self.start}–{self.end}"
+
+    @property
+    def breaks(self) -> bool:
+        """Whether a line break follows the token box (its text holds a newline)."""
+        return any(seg.kind == "nl" for seg in self.segments)
+
+
+@dataclass
+class TokenGroup:
+    """Consecutive tokens; more than one when together they form whole characters."""
+
+    tokens: list[TokenView]
+    chars: str = ""  # the characters the group forms (only for multi-token groups)
+
+    @property
+    def grouped(self) -> bool:
+        return len(self.tokens) > 1
+
+
+def neighbour_hue(previous: str | None, token_id: int | None) -> str:
+    """The id's hue, moved one step round the wheel when the left neighbour has it.
+
+    Twelve hues cannot give every id its own, so two different ids side by
+    side (`t` and a space are both hue 8) could look like one token. Bumping
+    only on a clash keeps it deterministic (the same text always looks the
+    same) and keeps most ids on their own hue.
+    """
+    hue = hue_class(token_id)
+    if hue != previous or token_id is None:
+        return hue
+    return f"hue-{(int(hue[4:]) + 1) % HUE_COUNT}"
+
+
+def distinct_neighbour_hues(groups: Sequence[TokenGroup]) -> list[TokenGroup]:
+    """Recolor token views in order so that no two neighbours share a hue (see neighbour_hue)."""
+    previous: str | None = None
+    for group in groups:
+        for view in group.tokens:
+            view.hue = neighbour_hue(previous, view.id)
+            previous = view.hue
+    return list(groups)
+
+
+def _char_starts(data: bytes) -> set[int]:
+    """Byte offsets where a UTF-8 character starts (and the end)."""
+    starts = {i for i, b in enumerate(data) if b & 0xC0 != 0x80}
+    starts.add(len(data))
+    return starts
+
+
+def byte_token_views(trace: EncodeTrace, text: str, special_ids: frozenset[int] = frozenset()) -> list[TokenGroup]:
+    """Byte-level tokens, grouped where token boundaries fall inside a character.
+
+    Tokens whose id is in `special_ids` are marked special (their text is
+    never made by merges, so the id alone tells them apart).
+    """
+    data = text.encode("utf-8")
+    starts = _char_starts(data)
+    pretoken_starts = {s for s, _ in trace.pretokens[1:]} if trace.pretokens else set()
+
+    def label(n: MergeNode) -> str:
+        return f'{n.symbol}  "{printable_bytes(data[n.start:n.end])}"'
+
+    groups: list[TokenGroup] = []
+    for index, tok in enumerate(trace.tokens):
+        value = tok.value if isinstance(tok.value, bytes) else data[tok.start : tok.end]
+        segments, valid = byte_segments(value)
+        view = TokenView(
+            index=index,
+            id=tok.id,
+            hue=hue_class(tok.id),
+            segments=segments,
+            text=printable_bytes(value),
+            hex=hex_bytes(value),
+            start=tok.start,
+            end=tok.end,
+            unit="bytes",
+            tree="\n".join(tree_lines(tok.tree, label)),
+            valid=valid,
+            pretoken_start=tok.start in pretoken_starts,
+            special=tok.id in special_ids,
+        )
+        if groups and tok.start not in starts:
+            groups[-1].tokens.append(view)
+        else:
+            groups.append(TokenGroup([view]))
+    for group in groups:
+        if group.grouped:
+            lo, hi = group.tokens[0].start, group.tokens[-1].end
+            group.chars = data[lo:hi].decode("utf-8", errors="replace")
+    return distinct_neighbour_hues(groups)
+
+
+def char_token_views(trace: EncodeTrace) -> list[TokenGroup]:
+    """Character-level tokens (never split inside a code point, so no grouping)."""
+
+    def label(n: MergeNode) -> str:
+        return f'"{printable(str(n.symbol))}"'
+
+    groups = []
+    for index, tok in enumerate(trace.tokens):
+        value = str(tok.value)
+        groups.append(
+            TokenGroup(
+                [
+                    TokenView(
+                        index=index,
+                        id=tok.id,
+                        hue=hue_class(tok.id),
+                        segments=text_segments(value),
+                        text=printable(value),
+                        hex=hex_bytes(value.encode("utf-8", "surrogatepass")),
+                        start=tok.start,
+                        end=tok.end,
+                        unit="chars",
+                        tree="\n".join(tree_lines(tok.tree, label)),
+                    )
+                ]
+            )
+        )
+    return distinct_neighbour_hues(groups)
+
+
+def unknown_char_token_views(tokens: Sequence[str], vocab: dict[str, int], limit: int) -> list[TokenGroup]:
+    """Char-level tokens when the vocab lacks some: known ones get their id, the rest are flagged."""
+    groups = []
+    offset = 0
+    for index, value in enumerate(tokens[:limit]):
+        token_id = vocab.get(value)
+        groups.append(
+            TokenGroup(
+                [
+                    TokenView(
+                        index=index,
+                        id=token_id,
+                        hue=hue_class(token_id),
+                        segments=text_segments(value),
+                        text=printable(value),
+                        hex=hex_bytes(value.encode("utf-8", "surrogatepass")),
+                        start=offset,
+                        end=offset + len(value),
+                        unit="chars",
+                        tree="(not in the vocab)" if token_id is None else "",
+                        missing=token_id is None,
+                    )
+                ]
+            )
+        )
+        offset += len(value)
+    return distinct_neighbour_hues(groups)
+
+
+# --- stats and trace tables -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stat:
+    label: str
+    value: str
+    key: str
+
+
+def encode_stats(text: str, ids: Sequence[int], rules_fired: int | None, rules_total: int) -> list[Stat]:
+    """Tokens, characters, UTF-8 bytes, bytes per token, rules that fired (None: not counted, see Trace)."""
+    n_bytes = len(text.encode("utf-8", "surrogatepass"))
+    per = f"{n_bytes / len(ids):.2f}" if ids else "–"
+    return [
+        Stat("tokens", f"{len(ids):,}", "tokens"),
+        Stat("characters", f"{len(text):,}", "chars"),
+        Stat("UTF-8 bytes", f"{n_bytes:,}", "bytes"),
+        Stat("bytes / token", per, "bytes-per-token"),
+        Stat("rules fired", f"{rules_fired:,} of {rules_total:,}" if rules_fired is not None else "in Trace", "rules-fired"),
+    ]
+
+
+@dataclass
+class Chip:
+    """One item of a trace sequence."""
+
+    id: int | None
+    hue: str
+    text: str
+    changed: bool = False  # made by this row's rule (highlighted)
+
+
+@dataclass
+class TraceRow:
+    label: str
+    rule: str
+    matches: int | None
+    chips: list[Chip] | None
+    length: int | None
+    window_at: int | None = None  # chips are a window of a long sequence, from this text offset
+    more: tuple[bool, bool] = (False, False)  # more of the sequence before / after the window
+
+
+def _step_chips(step: Any, chip: Callable[[Any], Chip]) -> tuple[list[Chip] | None, int | None, tuple[bool, bool]]:
+    """A step's chips (whole sequence, or the window around its first match) with its changes marked."""
+    items = step.sequence if step.sequence is not None else step.window
+    if items is None:
+        return None, None, (False, False)
+    chips = [chip(s) for s in items]
+    for k in step.changed:
+        chips[k].changed = True
+    if step.sequence is not None:
+        return chips, None, (False, False)
+    return chips, step.window_start, tuple(step.window_more)
+
+
+def _chip_byte(symbol: Any, known: dict[int, bytes]) -> Chip:
+    value = known.get(symbol, b"")
+    return Chip(symbol, hue_class(symbol), printable_bytes(value) if value else str(symbol))
+
+
+START_WINDOW = 25  # symbols of a long start sequence shown (the passes show 2 x 12 + 1)
+
+
+def byte_trace_rows(trace: EncodeTrace, text: str | None = None) -> list[TraceRow]:
+    """`start / after rule k` rows for the byte-level trace table.
+
+    Token text for each id is tracked step by step (rule order), so odd lists
+    that redefine an id still show what the id meant at that point.
+    """
+    known: dict[int, bytes] = {i: bytes([i]) for i in range(256)}
+    rows: list[TraceRow] = []
+    if trace.initial is not None:
+        rows.append(TraceRow("start", "", None, [_chip_byte(s, known) for s in trace.initial], len(trace.initial)))
+    elif text is not None:  # too long to show whole: its beginning, as the passes show windows
+        head = text.encode("utf-8", "surrogatepass")[:START_WINDOW]
+        rows.append(TraceRow("start", "", None, [_chip_byte(b, known) for b in head], None, 0, (False, True)))
+    else:
+        rows.append(TraceRow("start", "", None, None, None))
+    for n, step in enumerate(trace.steps, start=1):
+        known[int(step.new)] = known.get(int(step.left), b"") + known.get(int(step.right), b"")
+        rule = f"rule {step.rule + 1}: {step.left} {step.right} → {step.new}"
+        chips, at, more = _step_chips(step, lambda s: _chip_byte(s, known))
+        rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
+                             len(step.sequence) if step.sequence is not None else None, at, more))
+    return rows
+
+
+def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int], text: str | None = None) -> list[TraceRow]:
+    """The same table for character-level traces (chips show the token strings)."""
+
+    def chip(symbol: Any) -> Chip:
+        token_id = vocab.get(str(symbol))
+        return Chip(token_id, hue_class(token_id), printable(str(symbol)))
+
+    rows: list[TraceRow] = []
+    if trace.initial is not None:
+        rows.append(TraceRow("start", "", None, [chip(s) for s in trace.initial], len(trace.initial)))
+    elif text is not None:
+        rows.append(TraceRow("start", "", None, [chip(c) for c in text[:START_WINDOW]], None, 0, (False, True)))
+    else:
+        rows.append(TraceRow("start", "", None, None, None))
+    for n, step in enumerate(trace.steps, start=1):
+        rule = f"rule {step.rule + 1}: {printable(str(step.left))} {printable(str(step.right))} → {printable(str(step.new))}"
+        chips, at, more = _step_chips(step, chip)
+        rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
+                             len(step.sequence) if step.sequence is not None else None, at, more))
+    return rows

@@ -1,0 +1,168 @@
+"""The "corpus" job kind: train a tokenizer on uploaded files, inside a job process.
+
+The web side (webapp.web.corpus.routes) streams the uploads and the pasted text to files
+in one folder under the instance folder and submits a job with their paths,
+the options (pre-tokenization, level, merges, held-out text) and the limits.
+This kind then
+1. counts the pre-tokens of every file, streamed in blocks (webapp.tokenizer.corpus_training);
+2. learns the merges, reporting "merge k of N, about s left" and stopping early
+   (with the merges so far) when the user cancels;
+3. stores the result as an opened tokenizer (content-addressed, like an
+   imported file), so the Bytes / Characters pages, the exports and share
+   links take its id;
+4. measures bytes per token on the corpus and on the held-out text;
+5. deletes the uploaded files - and so does the worker once the job's
+   process has ended (`remove_uploads`, a jobkinds.AFTER hook), so a job
+   killed at its time or memory budget leaves nothing behind either.
+
+What it does not do: read requests or render anything. The progress fraction
+is split 0-40 % counting (by bytes read), 40-97 % training (by merges done).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+import time
+import zlib
+from pathlib import Path
+from typing import Any, Callable
+
+from webapp import tokenizer as tk
+from webapp.infra.storage import content_id
+from webapp.jobs.registry import AFTER, GRACEFUL, Cancelled, JobOutput, Progress, job_kind
+from webapp.tokenizer import TokenizerError
+from webapp.tokenizer import formats as tokfiles
+from webapp.tokenizer.corpus_training import CorpusTraining, TrainingCancelled, count_streams, train_counts
+from webapp.tokenizer.pretokenize import pretokenized_encode
+
+COUNT_SHARE = 0.40
+SOURCE = "tokenizer trained on a corpus"
+TRAIN_SHARE = 0.57
+
+
+def _eta(started: float, done: float, total: float) -> str:
+    """'about N s left' from the rate so far (nothing until there is a rate)."""
+    if done <= 0 or total <= done:
+        return ""
+    left = (time.monotonic() - started) * (total - done) / done
+    return f", about {left:,.0f} s left" if left >= 1 else ", under a second left"
+
+
+def _phase(progress: Progress, start: float, share: float) -> Callable[[int, int, str], None]:
+    began = time.monotonic()
+
+    def report(done: int, total: int, message: str) -> None:
+        fraction = done / total if total else 1.0
+        progress(start + share * fraction, message + _eta(began, done, total))
+
+    return report
+
+
+def build_tokenizer(result: CorpusTraining, scheme: str) -> tokfiles.LoadedTokenizer:
+    """The trained merges as an opened tokenizer the pages and exports understand."""
+    if result.level == "bytes":
+        tok = tokfiles.from_playground(level="bytes", merges=result.merges, pretokenize=scheme)
+    else:
+        pairs = [(str(a), str(b)) for a, b in result.pairs]
+        vocab = tk.training_vocab(result.alphabet, pairs)  # each distinct character is a "word"
+        tok = tokfiles.from_playground(level="chars", merges=pairs, vocab=vocab)
+    return replace(tok, source=SOURCE)  # how the pages name it: "Using a tokenizer trained on a corpus"
+
+
+def held_out_tokens(text: str, result: CorpusTraining, scheme: str) -> int:
+    """Tokens of the held-out text, encoded as the Bytes / Characters page would."""
+    if not text:
+        return 0
+    if result.level == "bytes":
+        return len(pretokenized_encode(text, result.merges, scheme))
+    pairs = [list(p) for p in result.pairs]
+    return len(tk.char_tokens(text, pairs)) if pairs else len(text)
+
+
+def _display(token: str | bytes) -> str:
+    """A step's token for the JSON result: text, or hex when its bytes are not UTF-8 alone."""
+    if isinstance(token, str):
+        return token
+    try:
+        return token.decode("utf-8")
+    except UnicodeDecodeError:
+        return "0x" + token.hex()
+
+
+def run_corpus(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
+    """Count, train, store; see the module docstring."""
+    folder = Path(params["folder"])
+    try:
+        options, limits = params["options"], params["limits"]
+        scheme, level = options["pretokenize"], options["level"]
+        paths = [(item["name"], folder / item["file"]) for item in params["files"]]
+        total = sum(path.stat().st_size for _, path in paths)
+        handles = [(name, path.open("rb")) for name, path in paths]
+        started = time.monotonic()
+        try:
+            counts = count_streams(
+                handles, scheme, total_bytes=total, max_distinct=limits["corpus_distinct"],
+                progress=_phase(progress, 0.0, COUNT_SHARE), should_stop=cancelled,
+            )
+        except TrainingCancelled:
+            raise TokenizerError("job: cancelled while counting the corpus (no merges yet)", field="job") from None
+        finally:
+            for _, handle in handles:
+                handle.close()
+        count_seconds = time.monotonic() - started
+        progress(COUNT_SHARE, f"counted {counts.pretokens:,} pre-tokens ({len(counts.counts):,} distinct); training")
+        result = train_counts(counts.counts, level, options["num_merges"],
+                              progress=_phase(progress, COUNT_SHARE, TRAIN_SHARE), should_stop=cancelled)
+        progress(COUNT_SHARE + TRAIN_SHARE, "storing the tokenizer")
+        tok = build_tokenizer(result, scheme)
+        data = zlib.compress(tokfiles.dumps_stored(tok), 6)
+        held_out = options.get("held_out") or ""
+        held_tokens = held_out_tokens(held_out, result, scheme)
+        held_bytes = len(held_out.encode("utf-8"))
+        return JobOutput({
+            "tokenizer": content_id("tokenizer", data),
+            "level": level,
+            "pretokenize": scheme,
+            "num_merges": options["num_merges"],
+            "learned": len(result.pairs),
+            "stopped": result.stopped,
+            "vocab_size": tok.summary()["vocab"],
+            # "pieces": the pre-tokens counted, under the key stored results already use
+            "corpus": {"documents": counts.documents, "bytes": counts.bytes, "chars": counts.chars,
+                       "pieces": counts.pretokens, "distinct": len(counts.counts),
+                       "files": [name for name, _ in paths]},
+            "symbols": result.symbols,
+            "tokens": result.tokens,
+            "bytes_per_token": {
+                "corpus": round(_pretoken_bytes(counts.counts) / result.tokens, 4) if result.tokens else None,
+                "held_out": round(held_bytes / held_tokens, 4) if held_tokens else None,
+            },
+            "held_out": {"bytes": held_bytes, "tokens": held_tokens},
+            "seconds": {"count": round(count_seconds, 3), "train": round(result.seconds, 3)},
+            "steps": {
+                "left": [_display(a) for a, _ in result.pairs],
+                "right": [_display(b) for _, b in result.pairs],
+                "count": result.counts,
+                "runner_up": result.runner_up,
+            },
+        }, blobs={"tokenizer": data})
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _pretoken_bytes(counts: dict[str, int]) -> int:
+    """UTF-8 bytes in all pre-tokens, repeats included (whitespace between words is in no pre-token for "none")."""
+    return sum(n * len(pretoken.encode("utf-8")) for pretoken, n in counts.items())
+
+
+def remove_uploads(params: dict[str, Any]) -> None:
+    """Delete the job's upload folder (the worker calls this after the job's process ends, killed or not)."""
+    shutil.rmtree(Path(params["folder"]), ignore_errors=True)
+
+
+job_kind("corpus")(run_corpus)
+GRACEFUL.add("corpus")
+AFTER["corpus"] = remove_uploads
+
+__all__ = ["build_tokenizer", "held_out_tokens", "remove_uploads", "run_corpus"]

@@ -1,0 +1,212 @@
+"""The Corpus page and API: train a tokenizer on uploaded files as a background job.
+
+Routes:
+- `GET /corpus`: the form (files and/or pasted text, pre-tokenization, level,
+  merges, an optional held-out text);
+- `POST /corpus`: the form's submit. The uploads are streamed to a folder in
+  the instance folder (never held in memory; werkzeug spools each part to a
+  temporary file), the job is submitted (kind "corpus", webapp.web.corpus.jobs),
+  and the page shows the job panel (progress, time left, Cancel);
+- `GET /corpus/jobs/<job>`: the results page (summary, chart, step table with
+  `?page=`, downloads in the header), or the panel while the job runs;
+- `POST /api/corpus`: the same as JSON (`{"text", "pretokenize", "level",
+  "num_merges", "held_out"}`) or multipart (`files` + the same fields);
+  answers 202 with the job URL (webapp.jobs.queue).
+
+Limits (README, Limits): the request body is capped at `LIMIT_CORPUS_BYTES`
+(multipart; JSON stays under `MAX_CONTENT_LENGTH`), at most
+`LIMIT_CORPUS_FILES` files, pasted text up to `LIMIT_CORPUS_PASTE_BYTES`, and
+counting stops at `LIMIT_CORPUS_DISTINCT` distinct pre-tokens. What it does not
+do: any counting or training (the job does), or keep the uploads after the job.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from flask import Blueprint, Response, current_app, render_template, request, url_for
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from webapp.web.corpus import jobs as corpus_job
+from webapp.infra import inputs
+from webapp.jobs import queue as jobs
+from webapp.web.common import train_views
+from webapp.jobs.store import Job
+from webapp.infra.errors import ApiError, read_json_object
+from webapp.tokenizer import TokenizerError
+from webapp.tokenizer.corpus_training import LEVELS, SCHEMES
+from webapp.web.common.tools import PRETOKENIZE_CHOICES
+
+bp = Blueprint("corpus", __name__)
+
+STEPS_PER_PAGE = 100
+FORM_SLACK = 1024 * 1024  # room for the form's other fields and multipart headers
+DEFAULT_STATE = {"text": "", "pretokenize": "gpt2", "level": "bytes", "num_merges": "1000", "held_out": ""}
+#: The page's pre-tokenization choices: the app's (webapp.web.common.tools), "none" meaning whitespace-split words here.
+SCHEME_CHOICES = tuple((s, "none (whitespace-split words)" if s == "none" else label)
+                       for s, label in PRETOKENIZE_CHOICES if s in SCHEMES)
+
+
+class CorpusInputError(TokenizerError):
+    """A problem with the uploads themselves (field "corpus")."""
+
+
+def _limits() -> inputs.Limits:
+    return inputs.current_limits()
+
+
+def _apply_request_limits(limits: inputs.Limits) -> None:
+    """Raise the body caps for this request only (before the body is read)."""
+    request.max_content_length = limits.corpus_bytes + FORM_SLACK
+    request.max_form_memory_size = limits.corpus_paste_bytes + FORM_SLACK
+    request.max_form_parts = limits.corpus_files + 16
+
+
+def _too_large(limits: inputs.Limits) -> TokenizerError:
+    return TokenizerError(
+        f"corpus: the upload is over the limit of {limits.corpus_bytes:,} bytes in total "
+        f"(setting LIMIT_CORPUS_BYTES; pasted text up to {limits.corpus_paste_bytes:,} bytes, "
+        "setting LIMIT_CORPUS_PASTE_BYTES)", field="corpus", location={"limit": limits.corpus_bytes})
+
+
+def save_corpus(paste: str, limits: inputs.Limits) -> tuple[Path, list[dict[str, str]]]:
+    """Stream the uploaded files and the pasted text into a new folder; (folder, [{name, file}])."""
+    uploads = [u for u in request.files.getlist("files") if u.filename]
+    if len(uploads) > limits.corpus_files:
+        raise TokenizerError(f"corpus: {len(uploads):,} files is over the limit of {limits.corpus_files:,} files "
+                             "(setting LIMIT_CORPUS_FILES)", field="corpus", location={"limit": limits.corpus_files})
+    if len(paste.encode("utf-8", "surrogatepass")) > limits.corpus_paste_bytes:
+        raise _too_large(limits)
+    if not uploads and not paste:
+        raise TokenizerError("corpus: upload at least one UTF-8 text file or paste some text", field="corpus")
+    base = current_app.config.get("CORPUS_DIR") or Path(current_app.instance_path) / "corpora"
+    folder = Path(base) / secrets.token_hex(12)
+    folder.mkdir(parents=True)
+    files: list[dict[str, str]] = []
+    try:
+        total = 0
+        for index, upload in enumerate(uploads):
+            target = folder / f"{index:03d}.txt"
+            upload.save(target)  # a chunked copy from werkzeug's spooled temporary file
+            total += target.stat().st_size
+            files.append({"name": Path(upload.filename or f"file {index + 1}").name[:200], "file": target.name})
+        if paste:
+            try:
+                (folder / "pasted.txt").write_bytes(paste.encode("utf-8"))
+            except UnicodeEncodeError as exc:
+                raise TokenizerError(f"text: character {exc.start + 1} is a lone surrogate, which UTF-8 cannot "
+                                     "encode", field="text", location={"position": exc.start + 1}) from None
+            files.append({"name": "pasted text", "file": "pasted.txt"})
+            total += len(paste)
+        if total > limits.corpus_bytes:
+            raise _too_large(limits)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return folder, files
+
+
+def submit_corpus(folder: Path, files: list[dict[str, str]], options: inputs.CorpusOptions,
+                  limits: inputs.Limits) -> Job:
+    return jobs.submit("corpus", {
+        "folder": str(folder), "files": files, "options": asdict(options), "limits": asdict(limits),
+    })
+
+
+# --- pages ---------------------------------------------------------------------------------
+
+
+def _page(state: dict[str, str], errors: dict[str, Any], job: Job | None = None) -> str:
+    return render_template("corpus.html", title="Corpus", tool="corpus", state=state, errors=errors,
+                           schemes=SCHEME_CHOICES, levels=LEVELS,
+                           job_panel=jobs.render_panel(job, "corpus") if job else None,
+                           job_id=job.id if job else None, limits=_limits())
+
+
+@bp.get("/corpus")
+def corpus_page() -> str:
+    return _page(dict(DEFAULT_STATE), {})
+
+
+@bp.post("/corpus")
+def corpus_submit() -> Any:
+    limits = _limits()
+    _apply_request_limits(limits)
+    state = dict(DEFAULT_STATE)
+    try:
+        form = request.form
+        state.update({k: inputs.normalize_newlines(form.get(k, "")) for k in DEFAULT_STATE if k in form})
+        options, errors = inputs.read_corpus_options(state, limits)
+        if options is not None:
+            folder, files = save_corpus(state["text"], limits)
+            job = submit_corpus(folder, files, options, limits)
+            if request.headers.get("HX-Request"):
+                return jobs.render_panel(job, "corpus")
+            return _page(state, {}, job)
+    except RequestEntityTooLarge:
+        errors = {"corpus": _too_large(limits)}
+    except TokenizerError as exc:
+        errors = {exc.field: exc}
+    if request.headers.get("HX-Request"):
+        return render_template("partials/corpus_errors.html", errors=errors)
+    return _page(state, errors)
+
+
+@bp.get("/corpus/jobs/<job_id>")
+def corpus_result_page(job_id: str) -> Any:
+    queue = jobs.get_queue()
+    job = queue.store.get(job_id)
+    if job is None or job.kind != "corpus":
+        return render_template("error.html", code=404, heading="Not found", tool=None,
+                               text="There is no corpus training job with this id.",
+                               message=f"job: no corpus job {job_id[:40]!r}"), 404
+    result = queue.store.result(job) if job.state == "done" else None
+    view = None
+    if result is not None:
+        view = train_views.corpus_result(result, job.id, _page_number(), STEPS_PER_PAGE, url_for=url_for)
+    return render_template("corpus_result.html", title="Corpus training", tool="corpus", job=job, result=view,
+                           job_panel=None if result is not None else jobs.render_panel(job, "corpus"))
+
+
+def _page_number() -> int:
+    raw = request.args.get("page", "1")
+    return int(raw) if raw.isdigit() and 0 < len(raw) < 8 else 1
+
+
+@jobs.done_view("corpus")
+def _done(job: Job, result: Any, params: dict[str, Any]) -> str:
+    """What replaces the panel when the job is done: the headline and a link to the results page."""
+    return render_template("partials/corpus_done.html", job=job, result=result,
+                           url=url_for("corpus.corpus_result_page", job_id=job.id))
+
+
+# --- the JSON API ----------------------------------------------------------------------------
+
+
+@bp.post("/api/corpus")
+def api_corpus() -> Response:
+    """Submit a corpus job from JSON or multipart; problems go to the app-wide handlers (webapp.infra.errors)."""
+    limits = _limits()
+    try:
+        if (request.mimetype or "") == "multipart/form-data":
+            _apply_request_limits(limits)
+            values: dict[str, Any] = dict(request.form)
+        else:
+            values = read_json_object(("text", "pretokenize", "level", "num_merges", "held_out"), ())
+        paste = values.get("text") or ""
+        if not isinstance(paste, str):
+            raise ApiError("text: expected a string", field="text")
+        options, errors = inputs.read_corpus_options(values, limits)
+        if options is None:
+            raise next(iter(errors.values()))
+        folder, files = save_corpus(paste, limits)
+    except RequestEntityTooLarge:
+        raise ApiError.from_tokenizer(_too_large(limits), status=413) from None
+    except TokenizerError as exc:
+        status = 413 if "LIMIT_CORPUS_BYTES" in exc.message else 400
+        raise ApiError.from_tokenizer(exc, status=status) from None
+    return jobs.accepted(submit_corpus(folder, files, options, limits))

@@ -1,0 +1,332 @@
+"""Tokenizer files over HTTP: the routes to import, describe, encode, decode and export them.
+
+Routes (blueprint `files`):
+
+- `POST /api/import` - a tokenizer file in (multipart upload `file` [+ `merges_file`
+  for a vocab.json + merges.txt pair], a JSON body `{"content", "format",
+  "merges_txt", "filename"}`, or the raw file as the body); out: its id, a
+  summary and the playground's merges and vocab (`?include=summary` leaves
+  those out). The tokenizer is stored content-addressed, so the same file
+  always gets the same id and share links can point at it.
+- `GET /api/tokenizers/<id>` - a stored tokenizer (summary, merges, vocab).
+- `POST /api/tokenizers/<id>/encode` - `{"text"[, "pretokenize"]}` -> ids in the
+  file's own numbering, tokens with byte spans, pre-tokens (the JSON key keeps the name "pieces"); for a
+  tokenizer.json encoded with its own pipeline, `model_text` is the text the
+  spans index (after its normalizer, prefix spaces, ...).
+- `GET|POST /api/export?format=playground|hf|minbpe|tiktoken` - a download of a
+  stored tokenizer (`tokenizer`), of merges [+ vocab, `level`], or of the
+  merges learned from `words` + `num_merges`.
+- `POST /files/open/<tool>`, `POST /files/close/<tool>`, `POST /files/export/<tool>` -
+  the page controls (partials/open_tokenizer.html, partials/export.html);
+  they answer htmx with a fragment and a plain form post with the full page
+  or the download.
+
+What it does not do: keep opened tokenizers or give the pages their hooks
+(webapp.tokenizers.store), read an import request (webapp.web.files.reading), parse
+file formats (webapp.tokenizer.formats), render tokens (the pages do), or
+keep anything in the browser.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from flask import Blueprint, Response, jsonify, request
+
+from webapp.infra import inputs
+from webapp.jobs import queue as jobs
+from webapp.jobs import thresholds as offload
+from webapp import tokenizer as tk
+from webapp.web.files.reading import import_from_request
+from webapp.web.playground.controls import full_page, is_htmx, page_state, status
+from webapp.infra.errors import ApiError, cut, is_json_request, quote, read_json_object
+from webapp.tokenizer import TokenizerError
+from webapp.tokenizer import formats as tokfiles
+from webapp.tokenizer import presets, real
+from webapp.tokenizer.errors import short_repr
+from webapp.tokenizer.pretokenize import check_scheme
+from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
+from webapp.web.common.tools import FILE_TOOLS, TOOLS
+from webapp.tokenizers.store import Loaded, load_tokenizer
+
+bp = Blueprint("files", __name__)
+
+# --------------------------------------------------------------------------
+# JSON API
+
+
+def _missing_status(exc: TokenizerError) -> int:
+    """404 for an unknown id; 503 for a preset this installation lacks (the message says how to add it)."""
+    return 503 if isinstance(exc, presets.PresetMissing) else 404
+
+
+def _load_or_status(tokenizer_id: Any) -> Loaded:
+    """A stored tokenizer or preset, or an ApiError with _missing_status's status."""
+    try:
+        return load_tokenizer(tokenizer_id)
+    except TokenizerError as exc:
+        raise ApiError.from_tokenizer(exc, _missing_status(exc)) from None
+
+
+def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
+    tok = entry.tok
+    out: dict[str, Any] = {"tokenizer": entry.id, **tok.summary()}
+    # "vocab" becomes the vocab itself below; the size is always here too.
+    out["vocab_size"] = out["vocab"] + len(tok.special_tokens)
+    out["special_tokens"] = tok.special_tokens
+    if full:
+        playground_json = json.loads(tokfiles.export_playground_json(tok))
+        out["merges"] = playground_json["merges"]
+        out["vocab"] = playground_json["vocab"]
+        if tok.level == "bytes":
+            out["id_map"] = playground_json.get("id_map", {})
+    return out
+
+
+@bp.post("/api/import")
+def api_import() -> Response:
+    entry = import_from_request()
+    if not isinstance(entry, Loaded):
+        return jobs.accepted(entry)
+    return jsonify(_describe(entry, full=request.args.get("include") != "summary"))
+
+
+@bp.get("/api/tokenizers/<tokenizer_id>")
+def api_tokenizer(tokenizer_id: str) -> Response:
+    entry = _load_or_status(tokenizer_id)
+    # A preset's 50,000-200,000 merges only when asked for (?include=full).
+    full = request.args.get("include") == "full" if presets.is_preset(tokenizer_id) else request.args.get("include") != "summary"
+    return jsonify(_describe(entry, full=full))
+
+
+@bp.post("/api/tokenizers/<tokenizer_id>/encode")
+def api_tokenizer_encode(tokenizer_id: str) -> Response:
+    entry = _load_or_status(tokenizer_id)
+    data = read_json_object(("text", "pretokenize", "allowed_special"), ("text",))
+    limits = inputs.current_limits()
+    text = inputs.read_text(data["text"], limits)
+    if entry.tok.level == "chars" and tokfiles.uses_pipeline(entry.tok):
+        allowed = real.allowed_set(
+            inputs.read_allowed_special(data.get("allowed_special", "all")), entry.tok.special_tokens)
+        char_trace = tokfiles.char_pipeline_trace(entry.tok, text, allowed_special=allowed, max_steps=0,
+                                                  max_tokens=len(text) + 1, max_sequence=0)
+        return jsonify({"ids": char_trace.ids, "tokens": [str(t.value) for t in char_trace.tokens],
+                        "model_text": char_trace.text})
+    if entry.tok.level == "chars":
+        ids = tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
+        return jsonify({"ids": ids, "tokens": tk.char_tokens(text, list(entry.tok.merges))})
+    scheme = inputs.read_pretokenize(data.get("pretokenize") or entry.tok.pretokenize)
+    raw_allowed = data.get("allowed_special")
+    if raw_allowed is None and tokfiles.uses_pipeline(entry.tok, scheme):
+        raw_allowed = "all"  # a tokenizer.json's default, as the library encodes
+    allowed = real.allowed_set(inputs.read_allowed_special(raw_allowed), entry.tok.special_tokens)
+    trace, special_index = real.encode_trace_special(
+        entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
+        max_steps=0, max_tokens=len(text.encode("utf-8")) + 1, max_sequence=0,
+    )
+    tokens = []
+    specials = set(special_index)
+    for index, token in enumerate(trace.tokens):
+        value = token.value if isinstance(token.value, bytes) else token.value.encode("utf-8")
+        try:
+            shown: str | None = value.decode("utf-8")
+        except UnicodeDecodeError:
+            shown = None
+        item = {"id": token.id, "text": shown, "bytes": list(value), "start": token.start, "end": token.end}
+        if index in specials:
+            item["special"] = True
+        tokens.append(item)
+    # "pieces": the pre-tokens, under the key this API has always used
+    out = {"ids": trace.ids, "tokens": tokens, "pieces": [list(p) for p in trace.pretokens], "pretokenize": scheme}
+    if trace.text is not None:
+        out["model_text"] = trace.text  # what the spans index: the text after the file's normalizer etc.
+    return jsonify(out)
+
+
+@bp.post("/api/tokenizers/<tokenizer_id>/decode")
+def api_tokenizer_decode(tokenizer_id: str) -> Response:
+    """`{"ids"[, "skip_special_tokens": true]}` -> `{"text"}` through the file's own decoder.
+
+    A tokenizer.json decodes as the library's `decode` does (its decoder, special
+    tokens skipped unless asked); other files join the tokens' bytes (byte level)
+    or strings (character level).
+    """
+    entry = _load_or_status(tokenizer_id)
+    data = read_json_object(("ids", "skip_special_tokens"), ("ids",))
+    ids = inputs.read_ids(data["ids"], inputs.current_limits())
+    skip = inputs.read_flag(data.get("skip_special_tokens"), "skip_special_tokens", True)
+    tok = entry.tok
+    if tok.pipeline:
+        text = tokfiles.decode_loaded(tok, ids, skip_special=skip)
+    elif tok.level == "bytes":
+        text = tk.decode(list(ids), {i: entry.file_vocab[i] for i in set(ids) if entry.file_vocab and i in entry.file_vocab})
+    else:
+        inverse = {v: k for k, v in tok.vocab.items()}
+        missing = next((i for i in ids if i not in inverse), None)
+        if missing is not None:
+            raise TokenizerError(f"ids: id {missing} is not in the tokenizer's vocab", field="ids")
+        text = "".join(inverse[i] for i in ids)
+    return jsonify({"text": text})
+
+
+# --------------------------------------------------------------------------
+# Export
+
+
+def _fields() -> dict[str, Any]:
+    """Export inputs from the query string, a form, or a JSON body (later wins)."""
+    fields: dict[str, Any] = dict(request.args.items())
+    if request.method == "POST":
+        if is_json_request():
+            fields.update(read_json_object(None))
+        else:
+            fields.update(request.form.items())
+    return fields
+
+
+def tokenizer_from_fields(fields: Mapping[str, Any], *, level: str | None = None) -> tokfiles.LoadedTokenizer:
+    """What to export: a stored tokenizer, learned merges (words), or given merges [+ vocab]."""
+    limits = inputs.current_limits()
+    scheme = inputs.read_pretokenize(fields.get("pretokenize") or "none")
+    if fields.get("tokenizer"):
+        tok = load_tokenizer(fields["tokenizer"]).tok
+        if fields.get("pretokenize"):
+            tok = tokfiles.with_pretokenize(tok, scheme)
+        return tok
+    if level == "train" or (level is None and "words" in fields):
+        words = inputs.read_words(fields.get("words", ""), limits, form=isinstance(fields.get("words"), str))
+        num_merges = inputs.read_num_merges(fields.get("num_merges", ""), limits)
+        trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0, max_token_chars=limits.vocab_bytes)
+        vocab = tk.training_vocab(words, trace.pairs)
+        return tokfiles.from_playground(level="chars", merges=trace.pairs, vocab=vocab)
+    if "merges" not in fields:
+        raise TokenizerError(
+            "merges: missing; export takes a stored tokenizer (tokenizer), merges [+ vocab], or words + num_merges",
+            field="merges",
+        )
+    if level is None:
+        level = fields.get("level") or _guess_level(fields["merges"])
+    if level == "chars":
+        merges = inputs.read_char_merges(fields["merges"], limits)
+        vocab = inputs.read_char_vocab(fields.get("vocab", ""), limits)
+        return tokfiles.from_playground(level="chars", merges=merges, vocab=vocab)
+    if level != "bytes":
+        raise TokenizerError(f'level: expected "bytes" or "chars", got {cut(repr(level)) if isinstance(level, str) else quote(level)}', field="level")
+    compiled = inputs.read_byte_merges(fields["merges"], limits)
+    return tokfiles.from_playground(level="bytes", merges=list(compiled.rules), pretokenize=scheme, limits=limits.sizes)
+
+
+def _guess_level(merges: Any) -> str:
+    """Byte level for [[1, 2, 256]] or "1 2 256" lines; character level for strings."""
+    value = merges
+    if isinstance(merges, str):
+        stripped = merges.strip()
+        if stripped.startswith("["):
+            try:
+                value = json.loads(stripped) if json_depth(stripped) <= MAX_JSON_DEPTH else None
+            except (ValueError, RecursionError):
+                return "bytes"  # the byte-level parser reports where the JSON breaks
+        else:
+            first = stripped.split("\n", 1)[0].split()
+            return "bytes" if first and all(part.isdigit() for part in first) else "chars"
+    if isinstance(value, list) and value and isinstance(value[0], list) and value[0]:
+        return "chars" if isinstance(value[0][0], str) else "bytes"
+    return "bytes"
+
+
+def _download(tok: tokfiles.LoadedTokenizer, fmt: str, pretokenize: str | None) -> Response:
+    content, filename, mimetype = tokfiles.export_tokenizer(tok, fmt, pretokenize)
+    response = Response(content, mimetype=mimetype.split(";")[0])
+    response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@bp.route("/api/export", methods=["GET", "POST"])
+def api_export() -> Response:
+    try:
+        fields = _fields()
+        fmt = tokfiles.canonical_format(fields.get("format") or "playground")
+        if fmt not in tokfiles.EXPORT_FORMATS:
+            raise TokenizerError(
+                f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {quote(fmt)}", field="format"
+            )
+        tok = tokenizer_from_fields(fields)
+        pretokenize = fields.get("pretokenize") or None
+        return _download(tok, fmt, check_scheme(pretokenize) if pretokenize else None)
+    except TokenizerError as exc:
+        raise ApiError.from_tokenizer(exc, 404 if exc.field == "tokenizer" else 400) from None
+
+
+# --------------------------------------------------------------------------
+# Page controls
+
+
+def _opening_special(entry: Loaded) -> str:
+    """A tokenizer.json opens with its special tokens recognised, as the library encodes by default."""
+    return "all" if entry.tok.pipeline and entry.tok.special_tokens and entry.tok.level == "bytes" else ""
+
+
+@bp.post("/files/open/<tool>")
+def open_page(tool: str) -> Any:
+    if tool not in FILE_TOOLS:
+        return Response("no such page\n", status=404, mimetype="text/plain")
+    previous = request.form.get("tokenizer", "")
+    try:
+        entry = import_from_request(page=True)
+        if not isinstance(entry, Loaded):
+            return _job_panel(tool, entry, previous)
+        wanted = "bytes" if tool == "bytes" else "chars"
+        if entry.tok.level != wanted:
+            other = "Characters" if wanted == "bytes" else "Bytes"
+            kind = "character-level" if wanted == "bytes" else "byte-level"
+            raise TokenizerError(f"file: this is a {kind} tokenizer; open it on the {other} page", field="file")
+    except TokenizerError as exc:
+        if is_htmx():
+            return status(tool, previous, exc.message, reset_inputs=False)
+        return full_page(tool, page_state(tool, previous), open_error=exc.message)
+    if is_htmx():
+        # `refresh` marks the status so files.js re-encodes the page with the file
+        # (an HX-Trigger would make htmx reuse the Open button's formaction).
+        return status(tool, entry.id, None, reset_inputs=True, refresh=True, special=_opening_special(entry))
+    state = page_state(tool, entry.id)
+    if _opening_special(entry):
+        state["special"] = _opening_special(entry)
+    if tool == "bytes":
+        state["pretokenize"] = entry.tok.pretokenize  # start with the file's own splitting
+    return full_page(tool, state)
+
+
+def _job_panel(tool: str, job: Any, previous: str) -> Any:
+    """A big file opens as a background job: its panel polls and becomes the status when done."""
+    panel = offload.panel(job, f"open-{tool}")
+    if is_htmx():
+        return panel
+    return full_page(tool, page_state(tool, previous), open_job=panel)
+
+
+@bp.post("/files/close/<tool>")
+def close_page(tool: str) -> Any:
+    if tool not in FILE_TOOLS:
+        return Response("no such page\n", status=404, mimetype="text/plain")
+    if is_htmx():
+        return status(tool, "", None, reset_inputs=False, refresh=True)
+    return full_page(tool, page_state(tool, ""))
+
+
+@bp.post("/files/export/<tool>")
+def export_page(tool: str) -> Any:
+    if tool not in TOOLS:
+        return Response("no such page\n", status=404, mimetype="text/plain")
+    fmt = tokfiles.canonical_format(request.args.get("format") or request.form.get("format") or "playground")
+    try:
+        if fmt not in tokfiles.EXPORT_FORMATS:
+            raise TokenizerError(
+                f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {short_repr(fmt)}", field="format"
+            )
+        fields = dict(request.form.items())
+        tok = tokenizer_from_fields(fields, level=tool)
+        pretokenize = fields.get("pretokenize") if tool == "bytes" else None
+        return _download(tok, fmt, pretokenize or None)
+    except TokenizerError as exc:
+        return Response(f"Cannot export: {exc.message}\n", status=400, mimetype="text/plain")

@@ -1,0 +1,436 @@
+"""Computing a tool page: from a page's state to what its templates show.
+
+`COMPUTE[tool](state)` parses the fields (webapp.infra.inputs), runs the engine
+with the active tokenizer (webapp.tokenizers.active) and shapes the result
+(webapp.web.common.viewmodels), errors kept beside their fields; `apply_action` applies
+the buttons that change fields first (Add missing tokens, Decode these ids,
+Swap). What it does not do: routes or rendering (webapp.web.playground.pages).
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlencode
+from typing import Any, Callable, Mapping
+
+from webapp.tokenizers import active as act
+from webapp.web.compare import routes as compare
+from webapp.infra import inputs
+from webapp import tokenizer as tk
+from webapp.web.common import train_views as tv
+from webapp.web.common import viewmodels as vm
+from webapp.tokenizer import TokenizerError
+from webapp.tokenizer import textformats
+from webapp.tokenizer.pretokenize import pretokenized_encode, split_text
+from webapp.tokenizer.token_sizes import ImpliedVocab
+
+
+class FieldError(str):
+    """An error message shown beside a field, with the typed line it points at (if any)."""
+
+    snippet: tuple[str, str] | None = None
+
+
+def error_snippet(source: Any, location: Mapping[str, Any], width: int = 60) -> tuple[str, str] | None:
+    """The line an error points at (a window of it) and a caret under the column."""
+    line_no, column = location.get("line"), location.get("column")
+    if not isinstance(source, str) or not isinstance(line_no, int) or not isinstance(column, int):
+        return None
+    lines = source.splitlines()
+    if not 1 <= line_no <= len(lines):
+        return None
+    line = lines[line_no - 1]
+    start = max(0, min(column - 1 - width // 2, len(line) - width))
+    excerpt = line[start : start + width].replace("\t", " ")  # one column per character
+    prefix = f"{line_no} │ " + ("…" if start else "")
+    caret = " " * (len(prefix) + column - 1 - start) + "^"
+    return prefix + excerpt + ("…" if start + width < len(line) else ""), caret
+
+
+def _error_dict(errors: Mapping[str, TokenizerError], state: Mapping[str, str]) -> dict[str, FieldError]:
+    out: dict[str, FieldError] = {}
+    for name, exc in errors.items():
+        shown = FieldError(exc.message)
+        shown.snippet = error_snippet(state.get(name), exc.location)
+        out[name] = shown
+    return out
+
+
+# Above this many characters the per-pass trace is computed only while the
+# Trace view is shown (switching to it asks the server again): typing into a
+# long text then costs the tokens, not the trace table nobody is looking at.
+LAZY_TRACE_CHARS = 5000
+
+
+def trace_wanted(state: Mapping[str, str], text: str) -> bool:
+    return state.get("view") == "trace" or len(text) <= LAZY_TRACE_CHARS
+
+
+def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
+    """Everything the Bytes page shows for one state: encode, round trip, decode."""
+    limits = inputs.current_limits()
+    active = act.resolve("bytes", state)  # a preset or opened file replaces the typed merges
+    try:
+        from webapp.jobs import thresholds as offload  # late: offload imports this module (a finished job shows a page result)
+
+        job = offload.bytes_page_job(state)  # a long text: a job renders this result
+    except TokenizerError:
+        job = None  # the inline path below reports the problem beside its field
+    if job is not None:
+        pending: dict[str, TokenizerError] = {}
+        decoded = compute_decode(state, limits, pending)
+        return {"result": None, "job_panel": offload.panel(job, "page-bytes"), "decoded": decoded,
+                "errors": _error_dict(pending, state), "active": active}
+    values, errors = inputs.collect(
+        {
+            "text": lambda: inputs.read_text(state.get("text", ""), limits, form=True),
+            "merges": (lambda: None) if not active.typed else (lambda: inputs.read_byte_merges(state.get("merges", ""), limits)),
+            "pretokenize": lambda: inputs.read_pretokenize(state.get("pretokenize", "none")),
+        }
+    )
+    result: dict[str, Any] | None = None
+    file_vocab: dict[int, bytes] | None = None
+    special_ids: frozenset[int] = frozenset()
+    if not errors:
+        text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
+        with_steps = trace_wanted(state, text)
+        caps: dict[str, Any] = dict(max_steps=limits.trace_max_steps if with_steps else 0, max_tokens=limits.render_max_tokens,
+                    max_sequence=limits.trace_max_sequence)
+        try:
+            quick = None if with_steps else act.prefix_byte_trace(
+                active, text, scheme, max_tokens=limits.render_max_tokens, max_sequence=limits.trace_max_sequence)
+            trace, file_vocab = quick if quick is not None else act.byte_trace(active, text, merges, scheme, **caps)
+            special_ids = act.special_ids(active)
+        except TokenizerError as exc:
+            errors["merges" if exc.field == "tokenizer" else exc.field] = exc
+        else:
+            result = {
+                "groups": vm.byte_token_views(trace, trace.text if trace.text is not None else text, special_ids),
+                "shown": len(trace.tokens),
+                "total": len(trace.ids),
+                "ids": trace.ids,
+                "ids_text": textformats.format_ids(trace.ids),
+                # a prefix trace knows the rules that fired in the prefix only: say where to look
+                "stats": vm.encode_stats(text, trace.ids, None if quick is not None else trace.rules_fired,
+                                         trace.rules_fired + trace.rules_idle),
+                "rows": vm.byte_trace_rows(trace, text=text) if with_steps else [],
+                "trace_ready": with_steps,
+                "steps_truncated": trace.steps_truncated,
+                "rules_fired": trace.rules_fired,
+                "rules_idle": trace.rules_idle,
+                "pretokens": (len(split_text(text, scheme)) if quick is not None else len(trace.pretokens))
+                if scheme != "none" else 0,
+                "roundtrip": _roundtrip(text, trace.ids, merges, _only(file_vocab, trace.ids)),
+            }
+    decoded = compute_decode(state, limits, errors, active)
+    comparison = None
+    if result is not None:  # "Compare with…": side B beside this result (webapp.web.compare.routes)
+        comparison, compare_errors = compare.page_compare(state)
+        errors.update(compare_errors)
+    return {"result": result, "decoded": decoded, "comparison": comparison, "errors": _error_dict(errors, state),
+            "active": active}
+
+
+def _only(vocab: dict[int, bytes] | None, ids: Any) -> dict[int, bytes] | None:
+    """The entries of an opened file's (large) vocab that `ids` use: decoding validates less."""
+    return None if vocab is None else {i: vocab[i] for i in set(ids) if i in vocab}
+
+
+def _roundtrip(text: str, ids: list[int], merges: Any, vocab: dict[int, bytes] | None = None) -> dict[str, Any]:
+    """Does decoding the ids with the vocab the merges imply (or an opened file's) give the text back?
+
+    Only the bytes of the ids used are built, and only when they can total the
+    text's length or less (lengths first): a few rules can imply tokens of
+    terabytes, while the encoding itself is as small as the text.
+    """
+    if vocab is None:
+        implied = ImpliedVocab(merges.rules)
+        size, wanted = implied.total(ids), len(text.encode("utf-8"))
+        if size > max(wanted, inputs.current_limits().token_bytes):
+            return {
+                "ok": False,
+                "message": f"decoding the ids with the implied vocab gives {size:,} bytes; the text has {wanted:,}",
+            }
+        vocab = implied.bytes_for(ids, size)
+    try:
+        back = tk.decode(ids, vocab)
+    except TokenizerError as exc:
+        return {"ok": False, "message": exc.message}
+    if back == text:
+        return {"ok": True, "message": "decode(encode(text)) gives the text back"}
+    return {"ok": False, "message": "decoding the ids with the implied vocab gives a different text"}
+
+
+def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict[str, TokenizerError],
+                   active: act.ActiveTokenizer | None = None) -> dict[str, Any] | None:
+    """The decode panel: ids + vocab -> text (None when no ids were typed).
+
+    With a preset or file active, its own vocab decodes and the Vocab field is
+    inactive (never read), so the file's ids decode as the file means them.
+    """
+    raw_ids = state.get("ids", "")
+    if not raw_ids.strip():
+        return None
+    active = active or act.resolve("bytes", state)
+
+    def stored_vocab() -> dict[int, bytes]:
+        ids = inputs.read_ids(raw_ids, limits)
+        vocab = act.byte_vocab(active)
+        # Only the ids used (decode validates every entry it is given), and an
+        # unknown id is named here: a stored vocab lists every id it knows.
+        for position, i in enumerate(ids, start=1):
+            if i not in vocab:
+                raise TokenizerError(f"ids: id {i} at position {position} is not in the tokenizer's vocab",
+                                     field="ids", location={"index": position - 1})
+        return {i: vocab[i] for i in set(ids)}
+
+    values, decode_errors = inputs.collect(
+        {
+            "ids": lambda: inputs.read_ids(raw_ids, limits),
+            "vocab": (lambda: inputs.read_byte_vocab(state.get("vocab", ""), limits)) if active.typed
+            else stored_vocab,
+        }
+    )
+    if "tokenizer" in decode_errors:  # a stored tokenizer that went missing: say it at the ids
+        decode_errors["ids"] = decode_errors.pop("tokenizer")
+    if not decode_errors:
+        try:
+            text = tk.decode(values["ids"], values["vocab"])
+        except TokenizerError as exc:
+            decode_errors[exc.field] = exc
+        else:
+            return {"ok": True, "text": text, "segments": vm.text_segments(text), "count": len(values["ids"])}
+    errors.update(decode_errors)
+    return {"ok": False}
+
+
+def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
+    """Everything the Characters page shows for one state."""
+    limits = inputs.current_limits()
+    active = act.resolve("chars", state)  # an opened file replaces the typed merges and vocab
+    opened = not active.typed
+    try:
+        from webapp.jobs import thresholds as offload  # late: offload imports this module (a finished job shows a page result)
+
+        job = offload.chars_page_job(state)  # a long text or a long merge list: a job renders this result
+    except TokenizerError:
+        job = None  # the inline path below reports the problem beside its field
+    if job is not None:
+        return {"result": None, "job_panel": offload.panel(job, "page-chars"), "errors": {}, "active": active}
+
+    def _opened(part: int) -> Any:
+        try:
+            return act.char_parts(active)[part]
+        except TokenizerError as exc:
+            raise TokenizerError(exc.message, field="merges") from None
+
+    values, errors = inputs.collect(
+        {
+            "text": lambda: inputs.read_text(state.get("text", ""), limits, form=True),
+            "merges": (lambda: _opened(0)) if opened else (lambda: inputs.read_char_merges(state.get("merges", ""), limits)),
+            "vocab": (lambda: _opened(1)) if opened else (lambda: inputs.read_char_vocab(state.get("vocab", ""), limits)),
+        }
+    )
+    result = None
+    if not errors:
+        text, merges, vocab = values["text"], values["merges"], values["vocab"]
+        try:
+            caps = {"max_steps": limits.trace_max_steps, "max_tokens": limits.render_max_tokens,
+                    "max_sequence": limits.trace_max_sequence}
+            # an opened tokenizer.json applies its own normalizer / pre-tokenizer / added tokens
+            trace = act.char_trace(active, text, **caps)
+            if trace is None:
+                trace = tk.encode_text_trace(text, vocab, merges, max_steps=caps["max_steps"],
+                                             max_tokens=caps["max_tokens"], max_sequence=caps["max_sequence"])
+        except TokenizerError as exc:
+            errors[exc.field] = exc
+            if exc.field == "vocab":
+                # Still show the tokens, with the ones the vocab lacks flagged.
+                tokens = tk.char_tokens(text, merges)
+                missing = sorted({t for t in tokens if t not in vocab})
+                result = {
+                    "groups": vm.unknown_char_token_views(tokens, vocab, limits.render_max_tokens),
+                    "shown": min(len(tokens), limits.render_max_tokens),
+                    "total": len(tokens),
+                    "ids": None,
+                    "missing": [vm.printable(t) for t in missing[:20]],
+                    "missing_count": len(missing),
+                }
+        else:
+            result = {
+                "groups": vm.char_token_views(trace),
+                "shown": len(trace.tokens),
+                "total": len(trace.ids),
+                "ids": trace.ids,
+                "ids_text": textformats.format_ids(trace.ids),
+                "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
+                "rows": vm.char_trace_rows(trace, vocab, text=text),
+                "steps_truncated": trace.steps_truncated,
+                "rules_fired": trace.rules_fired,
+                "rules_idle": trace.rules_idle,
+            }
+    return {"result": result, "errors": _error_dict(errors, state), "active": active}
+
+
+CARRY_URL_MAX = 8000  # gunicorn's limit_request_line is 8190 (gunicorn.conf.py)
+
+
+def carry_to_chars(words: tuple[str, ...], pairs: list[tuple[str, str]], vocab: dict[str, int]) -> dict[str, str]:
+    """The Characters-page state that the Train page's button carries over.
+
+    The text is the distinct words joined by spaces (the first 30), so the
+    Characters page shows them all at once; the space gets the next free id in
+    the vocab (training never sees spaces, so it is not in training_vocab).
+    """
+    distinct = list(dict.fromkeys(words))[:30]
+    carried = dict(vocab)
+    if len(distinct) > 1 and " " not in carried:
+        carried[" "] = max(carried.values(), default=-1) + 1
+    return {
+        "text": " ".join(distinct),
+        "merges": textformats.format_char_merges(pairs),
+        "vocab": textformats.format_char_vocab(carried),
+    }
+
+
+def train_result(words: tuple[str, ...], num_merges: int, trace: Any, limits: inputs.Limits) -> dict[str, Any]:
+    """What the Train page shows for a finished training trace (inline or from a job)."""
+    pairs = [(a, b) for a, b in trace.pairs]
+    vocab = tk.training_vocab(words, pairs)
+    rows = tv.train_rows(trace, vocab)
+    word_views, distinct = tv.segmented_words(words, pairs, vocab, tk.char_tokens, 300)
+    carry = carry_to_chars(words, pairs, vocab)
+    # "Open in Characters" is a link (shareable, reloads without a resubmit)
+    # unless its URL would pass what servers accept in a request line. Built
+    # without url_for: a job worker renders this too, outside any request.
+    link = "/chars?" + urlencode(carry)
+    carry_url = link if len(link) <= CARRY_URL_MAX else None
+    return {
+        "rows": rows,
+        # Pages stay light however many merges were asked for: the
+        # chips list and the step table are capped (the carry form has all).
+        "list_cap": limits.render_max_tokens,
+        "table_rows": [row for row in rows if row.count is not None][: limits.trace_max_steps],
+        "merges": trace.merges,
+        "merges_json": json.dumps(trace.merges, ensure_ascii=False),
+        "chart": tv.count_chart(rows),
+        "steps_truncated": trace.steps_truncated,
+        "stopped_early": trace.stopped_early,
+        "requested": num_merges,
+        "words": word_views,
+        "distinct": distinct,
+        "word_count": len(words),
+        "carry": carry,
+        "carry_url": carry_url,
+        "vocab_size": len(vocab),
+    }
+
+
+def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
+    """Everything the Train page shows for one state (a job panel for large inputs)."""
+    limits = inputs.current_limits()
+    try:
+        from webapp.jobs import thresholds as offload  # late: offload imports this module (a finished job shows a page result)
+
+        job = offload.train_job(state.get("words", ""), state.get("num_merges", ""), form=True,
+                                steps=limits.trace_max_steps)
+    except TokenizerError:
+        job = None  # the inline path below reports the problem beside its field
+    if job is not None:
+        return {"result": None, "job_panel": offload.panel(job, "train"), "errors": _error_dict({}, state)}
+    values, errors = inputs.collect(
+        {
+            "words": lambda: inputs.read_words(state.get("words", ""), limits, form=True),
+            "num_merges": lambda: inputs.read_num_merges(state.get("num_merges", ""), limits),
+        }
+    )
+    result = None
+    if not errors:
+        words, num_merges = values["words"], values["num_merges"]
+        try:
+            trace = tk.train_trace(words, num_merges, max_steps=limits.trace_max_steps,
+                                   max_token_chars=limits.vocab_bytes)
+        except TokenizerError as exc:
+            errors[exc.field] = exc
+        else:
+            result = train_result(words, num_merges, trace, limits)
+    return {"result": result, "errors": _error_dict(errors, state)}
+
+
+COMPUTE: dict[str, Callable[[Mapping[str, str]], dict[str, Any]]] = {
+    "bytes": compute_bytes,
+    "chars": compute_chars,
+    "train": compute_train,
+}
+
+
+def with_missing_tokens(state: Mapping[str, str]) -> str | None:
+    """The Characters vocab with every token the text needs appended (next free ids).
+
+    Ids already given keep their values. None when the inputs do not parse
+    (the page then shows those errors as usual) or nothing is missing.
+    """
+    limits = inputs.current_limits()
+    try:
+        text = inputs.read_text(state.get("text", ""), limits, form=True)
+        merges = inputs.read_char_merges(state.get("merges", ""), limits)
+        vocab = dict(inputs.read_char_vocab(state.get("vocab", ""), limits))
+        tokens = tk.char_tokens(text, merges)
+    except TokenizerError:
+        return None
+    missing = [t for t in dict.fromkeys(tokens) if t not in vocab]
+    if not missing:
+        return None
+    next_id = max(vocab.values(), default=-1) + 1
+    for offset, token in enumerate(sorted(missing)):
+        vocab[token] = next_id + offset
+    return textformats.format_char_vocab(vocab)
+
+
+def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | None:
+    """The Bytes decode panel filled from the encoding: its ids and the vocab they need.
+
+    The vocab lists only the ids the encoding uses whose bytes the merges
+    imply (ids 0..255 stand for their byte anyway), so it stays small even
+    for a list of many thousands of rules. With a preset or file active only
+    the ids are filled: its own vocab decodes them. None when the encode side
+    has errors.
+    """
+    limits = inputs.current_limits()
+    active = act.resolve("bytes", state)
+    try:
+        text = inputs.read_text(state.get("text", ""), limits, form=True)
+        scheme = inputs.read_pretokenize(state.get("pretokenize", "none"))
+        if not active.typed:
+            return {"ids": textformats.format_ids(act.byte_ids(active, text, None, scheme)), "vocab": state.get("vocab", "")}
+        merges = inputs.read_byte_merges(state.get("merges", ""), limits)
+        ids = pretokenized_encode(text, merges, scheme)
+    except TokenizerError:
+        return None
+    implied = ImpliedVocab(merges.rules)
+    # Only the ids the encoding uses, and only if their bytes are no more than
+    # the text's (lengths first): otherwise the panel is left as it was.
+    needed_ids = [i for i in sorted(set(ids)) if i > 255]
+    needed = implied.bytes_for(needed_ids, max(len(text.encode("utf-8")), limits.token_bytes))
+    if needed is None:
+        return None
+    needed = {i: b for i, b in needed.items() if i > 255}
+    return {"ids": textformats.format_ids(ids), "vocab": textformats.format_byte_vocab(needed)}
+
+
+def apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> tuple[str, ...]:
+    """Buttons that change fields before computing (no JavaScript needed): the names changed."""
+    action = raw.get("action")
+    if tool == "bytes" and action == "compare-swap":
+        return compare.swap_sides(state)
+    if tool == "chars" and action == "add-missing" and act.resolve(tool, state).typed:
+        vocab = with_missing_tokens(state)
+        if vocab is not None:
+            state["vocab"] = vocab
+            return ("vocab",)
+    if tool == "bytes" and action == "fill-decode":
+        filled = decode_fields_from_encoding(state)
+        if filled is not None:
+            state.update(filled)
+            return ("ids", "vocab")
+    return ()

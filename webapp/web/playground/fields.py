@@ -1,0 +1,65 @@
+"""What a tool page's state is made of: its fields, views, error slots and defaults.
+
+A page's whole state is its form fields (strings); `normalize_state` makes a
+complete state from any mapping, `example_state` from a seed example. What it
+does not do: compute (webapp.web.playground.compute) or render (webapp.web.playground.pages).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from webapp.web.playground.examples import EXAMPLES
+from webapp.tokenizer.presets import get_preset, is_preset
+
+
+TOOL_TITLES = {"bytes": "Bytes", "chars": "Characters", "train": "Train"}
+
+# The form fields of each tool page, i.e. what a page's state is made of.
+FIELDS: dict[str, tuple[str, ...]] = {
+    "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view", "tokenizer", "special",
+              "compare", "compare_merges", "compare_pretokenize", "compare_special"),  # compare_*: webapp.web.compare.routes
+    "chars": ("text", "merges", "vocab", "view", "tokenizer"),
+    "train": ("words", "num_merges", "view"),
+}
+VIEWS: dict[str, tuple[tuple[str, str], ...]] = {
+    "bytes": (("tokens", "Tokens"), ("ids", "Ids"), ("trace", "Trace")),
+    "chars": (("tokens", "Tokens"), ("ids", "Ids"), ("trace", "Trace")),
+    "train": (("steps", "Steps"), ("words", "Words")),
+}
+# Fields whose error slot sits beside an input (for the out-of-band swaps).
+ERROR_FIELDS: dict[str, tuple[str, ...]] = {
+    "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "compare", "compare_merges", "compare_pretokenize"),
+    "chars": ("text", "merges", "vocab"),
+    "train": ("words", "num_merges"),
+}
+
+
+DEFAULT_STATE: dict[str, dict[str, str]] = {
+    "bytes": {"text": "", "merges": "", "pretokenize": "none", "ids": "", "vocab": "", "view": "tokens", "tokenizer": "",
+              "special": "", "compare": "", "compare_merges": "", "compare_pretokenize": "", "compare_special": ""},
+    "chars": {"text": "", "merges": "", "vocab": "", "view": "tokens", "tokenizer": ""},
+    "train": {"words": "", "num_merges": "10", "view": "steps"},
+}
+
+
+def normalize_state(tool: str, raw: Mapping[str, Any]) -> dict[str, str]:
+    """The tool's fields from a mapping of strings; missing fields get defaults."""
+    state = dict(DEFAULT_STATE[tool])
+    for name in FIELDS[tool]:
+        value = raw.get(name)
+        if isinstance(value, str):
+            state[name] = value
+    if state.get("view") not in {key for key, _ in VIEWS[tool]}:
+        state["view"] = VIEWS[tool][0][0]
+    if tool == "bytes" and not isinstance(raw.get("pretokenize"), str) and is_preset(state["tokenizer"]):
+        # /bytes?tokenizer=o200k_base: a preset splits text with its own pattern unless told otherwise
+        state["pretokenize"] = get_preset(state["tokenizer"]).scheme
+    return state
+
+
+def example_state(tool: str, key: str | None) -> dict[str, str] | None:
+    for example in EXAMPLES[tool]:
+        if key is None or example.key == key:
+            return normalize_state(tool, example.state)
+    return None

@@ -1,0 +1,224 @@
+"""The playground pages: Bytes, Characters and Train, full pages and htmx fragments.
+
+Every tool page is one form whose fields hold the page's whole state (text,
+merges, vocab, ids, words, num_merges, pretokenize, view). The same state is
+computed the same way whichever way it arrives:
+
+- `GET /bytes` (query string, or `?example=<key>`, or the first example),
+- `POST /bytes` (a normal form post: JavaScript off, the full page),
+- `POST /fragments/bytes` (htmx: the results partial plus out-of-band swaps
+  for the error slot beside every field),
+- `render_tool_page(tool, state)` (share links at /s/<id>).
+
+Data flows one way: form strings -> `webapp.infra.inputs` (parse, limits, validate)
+-> engine -> `webapp.web.common.viewmodels` -> templates. This module holds the routes and
+the rendering; a page's fields are in webapp.web.playground.fields, computing it in
+webapp.web.playground.compute, the examples in webapp.web.playground.examples. Nothing here parses
+formats or knows how tokens are colored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response as BaseResponse
+from markupsafe import Markup, escape
+
+from webapp.tokenizers import active as act
+from webapp.web.compare import routes as compare
+from webapp.infra import inputs
+from webapp.jobs import queue as jobs
+from webapp import tokenizer as tk
+from webapp.tokenizers import store as tokenizer_store
+from webapp.web.playground.examples import EXAMPLES, LANDING_PRESET, LANDING_TEXT
+from webapp.web.playground.compute import COMPUTE, apply_action
+from webapp.web.playground.fields import ERROR_FIELDS, FIELDS, TOOL_TITLES, VIEWS, example_state, normalize_state
+from webapp.web.common.tools import FILE_TOOLS, TOOLS, template_constants
+from webapp.tokenizer import TokenizerError
+from webapp.tokenizer import textformats
+from webapp.tokenizer.presets import is_installed
+
+bp = Blueprint("pages", __name__)
+
+
+# Live updates wait this long after the last keystroke (htmx `delay:`); with
+# `hx-sync="this:queue last"` at most one request is in flight and one waits.
+DEBOUNCE_MS = 60
+
+
+@dataclass(frozen=True)
+class PageExtras:
+    """What a page shows besides its own fields, given by the view that renders it (never via flask.g)."""
+
+    share: dict[str, Any] | None = None  # /s/<id>: the share link's info, shown in the Share control
+    open_error: str | None = None  # a plain form post that could not open a tokenizer file: why
+    open_job: str | None = None  # a big file opening as a job: its panel (HTML)
+
+
+def _context(tool: str, state: dict[str, str], extras: PageExtras = PageExtras()) -> dict[str, Any]:
+    return {
+        "tool": tool,
+        "title": TOOL_TITLES[tool],
+        "state": state,
+        "views": VIEWS[tool],
+        "examples": EXAMPLES[tool],
+        "error_fields": ERROR_FIELDS[tool],
+        "debounce_ms": DEBOUNCE_MS,
+        "state_fields": FIELDS[tool],
+        "extras": extras,
+        "opened": tokenizer_store.opened_status(state.get("tokenizer")),
+        "render_max_ids": inputs.current_limits().render_max_ids,
+        "compare_opened": compare.choice_status(state) if tool == "bytes" else None,
+        **COMPUTE[tool](state),
+    }
+
+
+def render_tool_page(tool: str, state: Mapping[str, str], extras: PageExtras = PageExtras()) -> str:
+    """The full page of one tool, filled in and computed from form-field values.
+
+    Exactly what a POST of those fields renders; used by share links and the
+    file controls (`extras`: what they show besides the fields).
+    """
+    if tool not in TOOLS:
+        abort(404)
+    full = normalize_state(tool, state)
+    apply_action(tool, full, state)
+    return render_template(f"{tool}.html", **_context(tool, full, extras))
+
+
+def render_fragment(tool: str, state: Mapping[str, str]) -> str:
+    """The htmx response: the results partial and the error slots (out of band).
+
+    When a button changed a field (Add missing tokens), that field is sent
+    back out of band too; typed fields are otherwise never replaced.
+    """
+    full = normalize_state(tool, state)
+    changed = apply_action(tool, full, state)
+    return render_template(f"partials/{tool}_fragment.html", changed=changed, **_context(tool, full))
+
+
+bp.app_context_processor(template_constants)
+
+
+@bp.app_template_filter("code_spans")
+def code_spans(message: str) -> Markup:
+    """An error message with its `quoted` parts as <code> (the rest escaped as text)."""
+    parts = str(message).split("`")
+    if len(parts) % 2 == 0:  # an odd number of backticks: leave them as typed
+        return Markup(escape(message))
+    return Markup("").join(Markup("<code>{}</code>").format(p) if i % 2 else escape(p) for i, p in enumerate(parts))
+
+
+# --- routes ------------------------------------------------------------------
+
+
+def landing_state() -> dict[str, str]:
+    """cl100k_base and the sentence; the Bytes seed example when the preset is not installed."""
+    if is_installed(LANDING_PRESET):
+        return normalize_state("bytes", {"text": LANDING_TEXT, "tokenizer": LANDING_PRESET})
+    return example_state("bytes", "plain") or normalize_state("bytes", {})
+
+
+@bp.get("/")
+def index() -> str:
+    return render_template("bytes.html", **_context("bytes", landing_state()), landing=True,
+                           seeds=[(t, EXAMPLES[t][0]) for t in TOOLS])
+
+
+def _page(tool: str) -> str:
+    if request.method == "POST":
+        return render_tool_page(tool, request.form)
+    if any(name in request.args for name in FIELDS[tool] if name != "view"):
+        return render_tool_page(tool, request.args)
+    state = example_state(tool, request.args.get("example"))
+    if state is None:
+        abort(404)
+    if "view" in request.args:
+        state["view"] = request.args["view"]
+    return render_tool_page(tool, state)
+
+
+@bp.route("/bytes", methods=["GET", "POST"])
+def bytes_page() -> str:
+    return _page("bytes")
+
+
+@bp.route("/chars", methods=["GET", "POST"])
+def chars_page() -> str:
+    return _page("chars")
+
+
+@bp.route("/train", methods=["GET", "POST"])
+def train_page() -> str:
+    return _page("train")
+
+
+@bp.post("/fragments/<tool>")
+def fragment(tool: str) -> str:
+    if tool not in TOOLS:
+        abort(404)
+    return render_fragment(tool, request.form)
+
+
+def ids_of_state(tool: str, state: Mapping[str, str]) -> list[int]:
+    """Every id of a Bytes or Characters page state, with its active tokenizer
+    (the ids download, inline or in a background job). Raises TokenizerError."""
+    limits = inputs.current_limits()
+    active = act.resolve(tool, state)
+    text = inputs.read_text(state["text"], limits, form=True)
+    if tool == "bytes":
+        scheme = inputs.read_pretokenize(state.get("pretokenize"))
+        merges = inputs.read_byte_merges(state["merges"], limits) if active.typed else None
+        return list(act.byte_ids(active, text, merges, scheme))
+    if active.typed:
+        return list(tk.bpe_encode_text(text, inputs.read_char_vocab(state["vocab"], limits),
+                                       inputs.read_char_merges(state["merges"], limits)))
+    return list(act.char_ids(active, text))
+
+
+def ids_file(tool: str, ids: list[int]) -> Response:
+    """The ids as a downloadable text file."""
+    return Response(
+        textformats.format_ids(ids) + "\n",
+        mimetype="text/plain",
+        headers={"Content-Disposition": f'attachment; filename="{tool}-ids.txt"'},
+    )
+
+
+@bp.post("/<tool>/ids.txt")
+def ids_download(tool: str) -> BaseResponse:
+    """All ids of the current encoding as a text file (the page shows a bounded number of tokens).
+
+    A state over the job thresholds is encoded by a background job: the answer
+    is then a redirect to the job's page, which offers the file when it is done.
+    """
+    if tool not in FILE_TOOLS:
+        abort(404)
+    from webapp.jobs import thresholds as offload  # late: offload imports this module (its done views render pages)
+
+    state = normalize_state(tool, request.form)
+    try:
+        job = offload.ids_job(tool, state)
+        if job is not None:
+            return redirect(url_for("jobs.job_page", job_id=job.id, view=f"ids-{tool}"), code=303)
+        ids = ids_of_state(tool, state)
+    except TokenizerError as exc:
+        return Response(exc.message + "\n", status=400, mimetype="text/plain")
+    return ids_file(tool, ids)
+
+
+@bp.get("/jobs/<job_id>/ids.txt")
+def ids_job_file(job_id: str) -> Response:
+    """The ids file an ids-download job made (404 for another kind, 409 until it is done)."""
+    store = jobs.get_queue().store
+    job = store.get(job_id)
+    if job is None or job.kind != "ids":
+        return Response(f"job: no ids download {job_id[:40]}\n", status=404, mimetype="text/plain")
+    result = store.result(job) if job.state == "done" else None
+    if result is None:
+        return Response(f"job: no ids yet, the job is {job.state}\n", status=409, mimetype="text/plain")
+    tool = store.params(job).get("tool", "ids")
+    return Response(result["text"], mimetype="text/plain",
+                    headers={"Content-Disposition": f'attachment; filename="{tool}-ids.txt"'})

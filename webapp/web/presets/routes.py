@@ -1,0 +1,84 @@
+"""The real tokenizer presets over HTTP (blueprint `presets`).
+
+- `GET /api/tokenizers` - the presets: name, aliases, pattern, special tokens
+  with ids, vocab size, the rank file's SHA-256, and whether it is installed.
+- `POST /files/preset/<tool>` - the Bytes page's preset buttons: like opening
+  a file, it answers htmx with the status partial (which carries the preset
+  name as the page's `tokenizer` field) and a plain form post with the page.
+
+A preset is used everywhere an opened file's id is accepted, by its name
+(`/api/tokenizers/cl100k_base/encode`, `/bytes?tokenizer=o200k_base`, share
+links): `webapp.tokenizers.store.load_tokenizer` opens preset names (`preset_entry`).
+`init_app` also points the preset cache at `instance/presets` and lets
+`webapp.tokenizer.get_tokenizer` open stored files by id.
+
+What it does not do: read rank files (webapp.tokenizer.presets) or encode
+(webapp.tokenizer.real).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flask import Blueprint, Flask, Response, has_app_context, jsonify, request
+
+from webapp.web.playground.controls import full_page, is_htmx, page_state, status
+from webapp.tokenizer import TokenizerError, presets, real
+from webapp.tokenizers.store import load_tokenizer, preset_entry
+
+bp = Blueprint("presets", __name__)
+
+
+def preset_listing() -> list[dict[str, Any]]:
+    """What `GET /api/tokenizers` lists (no rank file is read)."""
+    out = []
+    for name in presets.PRESET_NAMES:
+        info = presets.get_preset(name).describe()
+        info["installed"] = presets.is_installed(name)
+        out.append(info)
+    return out
+
+
+@bp.get("/api/tokenizers")
+def api_presets() -> Response:
+    return jsonify({"presets": preset_listing(), "install": presets.INSTALL_HINT})
+
+
+@bp.post("/files/preset/<tool>")
+def choose_preset(tool: str) -> Any:
+    if tool != "bytes":
+        return Response("no such page\n", status=404, mimetype="text/plain")
+    name = request.form.get("tokenizer_preset", "")
+    previous = request.form.get("tokenizer", "")
+    try:
+        entry = preset_entry(name)
+    except TokenizerError as exc:
+        if is_htmx():
+            return status(tool, previous, exc.message, reset_inputs=False)
+        return full_page(tool, page_state(tool, previous), open_error=exc.message)
+    if is_htmx():
+        return status(tool, entry.id, None, reset_inputs=True, refresh=True)
+    state = page_state(tool, entry.id)
+    state["pretokenize"] = entry.tok.pretokenize
+    return full_page(tool, state)
+
+
+def _resolve_stored(tokenizer_id: str) -> Any:
+    """`get_tokenizer`'s way to stored files (needs the app: storage lives there)."""
+    if not has_app_context():
+        return None
+    try:
+        return load_tokenizer(tokenizer_id).tok
+    except TokenizerError:
+        return None
+
+
+@bp.app_context_processor
+def _template_helpers() -> dict[str, Any]:
+    return {"preset_names": presets.PRESET_NAMES, "preset_info": presets.PRESETS}
+
+
+def init_app(app: Flask) -> None:
+    presets.set_cache_dir(Path(app.instance_path) / "presets")
+    real.register_resolver(_resolve_stored)
