@@ -1,108 +1,27 @@
 """The BPE Playground web application.
 
-`create_app()` builds the Flask app: configuration (defaults, then the
-instance folder's config.py, then environment variables prefixed with
-`PLAYGROUND_`, then the `config` mapping a test passes in), the app hooks
-(`init_app` of http, security, storage, jobs, presets_web) and the routes:
-every module with routes exposes `bp`, registered here in one tuple. The
-tokenizer itself lives in `webapp.tokenizer` and knows nothing of Flask.
+`create_app()` builds the Flask app: the settings (webapp.config), then the
+layers from the bottom up: the infrastructure hooks (webapp.infra), the
+opened-tokenizer service (webapp.tokenizers), the job queue (webapp.jobs),
+and the features' blueprints (webapp.web). The tokenizer itself lives in
+`webapp.tokenizer` and knows nothing of Flask. docs/architecture.md draws the
+layers and the path of one request.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Mapping
 
 from flask import Flask
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+from webapp.config import DEFAULT_CONFIG, PROJECT_ROOT, apply_cache_budget, env_overrides
 
-DEFAULT_CONFIG: dict[str, Any] = {
-    "SECRET_KEY": "dev-only-not-secret",
-    # Limits a real tokenizer fits in; every one is reported by name when exceeded.
-    "MAX_CONTENT_LENGTH": 32 * 1024 * 1024,
-    # One multipart field (a pasted tokenizer file, the no-JavaScript page form):
-    # Flask's default of 500 kB would refuse a pasted tokenizer.json.
-    "MAX_FORM_MEMORY_SIZE": 32 * 1024 * 1024,
-    "LIMIT_TEXT_CHARS": 1_000_000,
-    "LIMIT_RULES": 300_000,
-    "LIMIT_VOCAB": 300_000,
-    "LIMIT_IDS": 1_000_000,
-    "LIMIT_WORDS": 500_000,
-    "LIMIT_NUM_MERGES": 50_000,
-    # Bytes a merge list's tokens may stand for (one token / all of them): checked
-    # as lengths before any vocab is built (webapp.tokenizer.token_sizes).
-    "LIMIT_TOKEN_BYTES": 65_536,
-    "LIMIT_VOCAB_BYTES": 8 * 1024 * 1024,
-    # How much of a result the pages render (the full ids stay available).
-    "RENDER_MAX_TOKENS": 1000,
-    "TRACE_MAX_STEPS": 200,
-    # Share links and the database (webapp.infra.storage / webapp.web.share.routes / webapp.infra.security).
-    "DATABASE_URL": "",  # empty: $DATABASE_URL, else instance/playground.sqlite3
-    "DATABASE_AUTO_MIGRATE": 1,
-    "LIMIT_SHARE_BYTES": 4 * 1024 * 1024,
-    # The request head, bounded by the app below gunicorn's limit_request_line /
-    # limit_request_field_size (8190) and limit_request_fields (100), so gunicorn's
-    # own header-less error pages are only ever for larger requests (webapp.infra.errors).
-    "LIMIT_URL_BYTES": 8000,
-    "LIMIT_HEADER_BYTES": 8000,
-    "LIMIT_HEADER_FIELDS": 90,
-    "LIMIT_BLOB_BYTES": 32 * 1024 * 1024,
-    "SHARE_BASE_URL": "",
-    "TRUSTED_PROXIES": 0,
-    "SECURITY_HSTS_SECONDS": 0,
-    # Background jobs (webapp.jobs.queue): the queue, the budgets of one job, and what
-    # goes to a job instead of running inside the request (measured thresholds,
-    # see the README's Limits section).
-    "QUEUE_URL": "",  # empty: a SQLite file in instance/; redis://host:6379/0 for Redis
-    "QUEUE_NAME": "bpe-playground",  # several playgrounds can share one Redis by name
-    "JOB_WORKERS": 2,
-    "JOB_TIME_SECONDS": 300,
-    "JOB_MEMORY_MB": 2048,
-    "JOB_NICE": 10,
-    "JOB_STALE_SECONDS": 30,
-    "JOB_IMPORT_BYTES": 256 * 1024,
-    "JOB_TRAIN_CHARS": 200_000,
-    "JOB_TRAIN_MERGES": 2_000,
-    "JOB_ENCODE_CHARS": 200_000,
-    "JOB_ENCODE_RULES": 100_000,
-    "JOB_CHARS_TEXT": 20_000,
-    "JOB_CHARS_RULES": 20_000,
-    # Corpus training (webapp.web.corpus.routes): uploads in total, files, pasted text, distinct pre-tokens counted.
-    "CORPUS_DIR": "",  # empty: instance/corpora; uploads wait there for their job (shared with remote workers)
-    "LIMIT_CORPUS_BYTES": 256 * 1024 * 1024,
-    "LIMIT_CORPUS_FILES": 20,
-    "LIMIT_CORPUS_PASTE_BYTES": 16 * 1024 * 1024,
-    "LIMIT_CORPUS_DISTINCT": 1_000_000,
-    "LIMIT_CORPUS_HELD_OUT_CHARS": 1_000_000,
-    # What the caches inside all compiled lists (segments, pre-tokens, chunks) may
-    # hold together per worker (webapp.tokenizer.caches.LIST_BUDGET; README Limits).
-    "CACHE_BUDGET_MB": 400,
-}
-
-
-def _env_overrides(prefix: str = "PLAYGROUND_") -> dict[str, Any]:
-    """Settings from the environment: PLAYGROUND_LIMIT_RULES=1000 and so on."""
-    overrides: dict[str, Any] = {}
-    for name, raw in os.environ.items():
-        if not name.startswith(prefix):
-            continue
-        key = name[len(prefix):]
-        default = DEFAULT_CONFIG.get(key)
-        overrides[key] = int(raw) if isinstance(default, int) else raw
-    return overrides
-
-
-def _set_cache_budget(megabytes: int) -> None:
-    """The worker-wide budget of the per-list caches, in their weight units (at the measured cost per unit)."""
-    from webapp.tokenizer import caches
-
-    caches.LIST_BUDGET.limit = max(0, megabytes) * 2**20 // caches.BUDGET_BYTES_PER_UNIT
+__all__ = ["DEFAULT_CONFIG", "PROJECT_ROOT", "create_app"]
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
-    """Application factory: `flask --app webapp run` and the tests call this."""
+    """Application factory: `flask --app webapp run`, the worker and the tests call this."""
     app = Flask(
         __name__,
         instance_relative_config=True,
@@ -111,32 +30,16 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     )
     app.config.from_mapping(DEFAULT_CONFIG)
     app.config.from_pyfile("config.py", silent=True)
-    app.config.update(_env_overrides())
+    app.config.update(env_overrides())
     if config:
         app.config.update(config)
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
-    _set_cache_budget(int(app.config["CACHE_BUDGET_MB"]))
+    apply_cache_budget(int(app.config["CACHE_BUDGET_MB"]))
 
-    # Late: `import webapp.tokenizer` (pure Python, no Flask) runs this package's
-    # __init__ first, and must not load the views with it.
-    from webapp.web.api import routes as api
-    from webapp.web.compare import routes as compare
-    from webapp.web.corpus import routes as corpus
-    from webapp.web.files import routes as files
-    from webapp.web.ops import health
-    from webapp.infra import errors as http
-    from webapp.jobs import queue as jobs
-    from webapp.web.playground import pages
-    from webapp.web.presets import routes as presets_web
-    from webapp.infra import security
-    from webapp.web.share import routes as share
-    from webapp.infra import storage
-    from webapp.web.ops import vendor
-    from webapp.jobs import thresholds as offload  # noqa: F401  (registers how finished jobs show on the pages)
+    # Late, the app's one import inside a function: `import webapp.tokenizer`
+    # (pure Python, no Flask) runs this package's __init__ first, and must not
+    # load Flask's views with it.
+    from webapp import web
 
-    for module in (http, security, storage, jobs, presets_web):
-        module.init_app(app)  # settings, hooks and extensions; no routes
-    for blueprint in (health.bp, share.bp, vendor.bp, pages.bp, api.bp, files.bp, presets_web.bp, compare.bp, corpus.bp,
-                      jobs.bp):
-        app.register_blueprint(blueprint)
+    web.init_app(app)
     return app

@@ -210,6 +210,7 @@ def test_a_corpus_job_killed_at_its_time_budget_leaves_no_upload_folder(tmp_path
     # The job's process is really killed: the kind is replaced (before the fork) by one that
     # ignores the stop signal, so the runner kills it after the grace period and the job's own
     # `finally` never runs. The worker's after-job hook must remove the folder anyway.
+    import dataclasses
     import time as time_module
 
     from webapp.jobs import runner as job_runner
@@ -230,7 +231,7 @@ def test_a_corpus_job_killed_at_its_time_budget_leaves_no_upload_folder(tmp_path
     def hangs(params, progress, cancelled):
         time_module.sleep(60)
 
-    monkeypatch.setitem(jobkinds.KINDS, "corpus", hangs)
+    monkeypatch.setitem(jobkinds.KINDS, "corpus", dataclasses.replace(jobkinds.KINDS["corpus"], run=hangs))
     monkeypatch.setattr(job_runner, "GRACE_SECONDS", 0.5)
     with app.app_context():
         queue = get_queue(app)

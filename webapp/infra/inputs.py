@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator, Mapping
 
 from flask import current_app
@@ -91,6 +91,16 @@ class Limits:
 def current_limits() -> Limits:
     """The limits of the running app."""
     return Limits.from_config(current_app.config)
+
+
+def limits_as_params() -> dict[str, int]:
+    """The running app's limits as JSON, stored with a job so it runs under the limits of its request."""
+    return asdict(current_limits())
+
+
+def limits_of(params: Mapping[str, Any]) -> Limits:
+    """The limits a job was submitted with (the inverse of `limits_as_params`)."""
+    return Limits(**params["limits"])
 
 
 def _over(field: str, what: str, count: int, limit: int, config_key: str) -> TokenizerError:

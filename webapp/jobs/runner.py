@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from webapp.jobs import registry as jobkinds
+from webapp.jobs import registry
 from webapp.jobs.store import (
     GRACE_SECONDS,
     HEARTBEAT_SECONDS,
@@ -91,7 +91,7 @@ def _child_main(conn: Any, kind: str, params: dict[str, Any], budgets: Budgets, 
             conn.send(("progress", float(fraction), str(text)[:200]))
 
     try:
-        output = jobkinds.run_kind(kind, params, progress, stop.is_set if stop is not None else (lambda: False))
+        output = registry.run_kind(kind, params, progress, stop.is_set if stop is not None else (lambda: False))
         payload = pack_json(output.result)
         conn.send(("done", payload, output.blobs))
     except TokenizerError as exc:
@@ -113,10 +113,10 @@ def run_in_child(kind: str, params: dict[str, Any], budgets: Budgets,
     """Run a job kind in a forked process with the budgets; progress and cancel are polled."""
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
-    # Kinds in jobkinds.GRACEFUL see cancel through this event and may finish
+    # Graceful kinds (registry.JobKind.graceful) see cancel through this event and may finish
     # with a partial result within GRACE_SECONDS; others are killed at once.
     stop = context.Event()
-    graceful = kind in jobkinds.GRACEFUL
+    graceful = kind in registry.KINDS and registry.KINDS[kind].graceful
     process = context.Process(target=_child_main, args=(sender, kind, params, budgets, stop), daemon=True)
     process.start()
     sender.close()
@@ -213,9 +213,9 @@ def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
         return cancel_gate.due() and store.cancel_requested(job_id)
 
     outcome = run_in_child(job.kind, params, budgets, on_progress, should_cancel)
-    after = jobkinds.AFTER.get(job.kind)
-    if after is not None:
-        after(params)  # e.g. the corpus job's uploads, also when its process was killed
+    kind = registry.KINDS.get(job.kind)
+    if kind is not None and kind.after is not None:
+        kind.after(params)  # e.g. the corpus job's uploads, also when its process was killed
     if outcome.state == "done":
         try:
             for blob_kind, data in (outcome.blobs or {}).items():

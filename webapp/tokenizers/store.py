@@ -9,6 +9,8 @@
 - The hooks the pages call: `page_encode_trace`, `page_encode_ids`,
   `page_special_ids`, `page_char_trace`, `page_char_tokenizer`, and
   `opened_status` (what the page's status line shows for its `tokenizer`).
+- `init_app(app)` points the preset cache at `instance/presets` and lets
+  `webapp.tokenizer.get_tokenizer` open stored files by id.
 
 What it does not do: routes (webapp.web.files.routes, webapp.web.presets.routes), read
 requests (webapp.web.files.reading) or parse file formats (webapp.tokenizer.formats).
@@ -20,9 +22,10 @@ import threading
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from flask import current_app
+from flask import Flask, current_app, has_app_context
 
 from webapp.infra import inputs
 from webapp.infra import storage
@@ -263,3 +266,19 @@ def tokenizer_summary(entry: Loaded) -> dict[str, Any]:
         summary["preset"] = preset.name
         summary["source_label"] = f"{preset.name} ({preset.description})"
     return summary
+
+
+def _resolve_stored(tokenizer_id: str) -> Any:
+    """`get_tokenizer`'s way to stored files (needs the app: storage lives there)."""
+    if not has_app_context():
+        return None
+    try:
+        return load_tokenizer(tokenizer_id).tok
+    except TokenizerError:
+        return None
+
+
+def init_app(app: Flask) -> None:
+    """Point the preset cache at `instance/presets` and let `get_tokenizer` open stored files by id."""
+    presets.set_cache_dir(Path(app.instance_path) / "presets")
+    real.register_resolver(_resolve_stored)

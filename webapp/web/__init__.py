@@ -1,0 +1,42 @@
+"""The features: one blueprint package each, registered here in one place.
+
+Each feature folder holds its routes, its view models and its job kinds
+(registered in webapp.jobs.registry when the feature is imported). Features
+may use the features listed before them, never one after:
+
+    common (tools, token views) <- api <- compare <- playground <- files, presets, share, corpus, ops
+
+`init_app` runs the lower layers' hooks (errors, body bounds, security
+headers, storage, memory, opened tokenizers, the job queue) and registers
+every blueprint. What it does not do: settings (webapp.config).
+"""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from webapp.infra import body, errors, memory, security, storage
+from webapp.jobs import queue, views as job_views
+from webapp.tokenizers import store as tokenizer_store
+from webapp.web.api import routes as api
+from webapp.web.compare import routes as compare
+from webapp.web.corpus import routes as corpus
+from webapp.web.files import routes as files
+from webapp.web.ops import health, kinds as ops_kinds, vendor
+from webapp.web.playground import pages
+from webapp.web.presets import routes as presets
+from webapp.web.share import routes as share
+
+FEATURE_BLUEPRINTS = (health.bp, share.bp, vendor.bp, pages.bp, api.bp, files.bp, presets.bp, compare.bp, corpus.bp,
+                      job_views.bp)
+#: Job kinds that no route submits (the tests and the load benchmark submit "sleep" from code);
+#: every other kind is registered by the feature module that submits it.
+UNROUTED_KINDS = (ops_kinds.run_sleep,)
+
+
+def init_app(app: Flask) -> None:
+    """The hooks of the layers below (no routes), then every feature's blueprint."""
+    for module in (errors, body, security, storage, memory, tokenizer_store, queue):
+        module.init_app(app)
+    for blueprint in FEATURE_BLUEPRINTS:
+        app.register_blueprint(blueprint)

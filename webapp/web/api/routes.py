@@ -25,12 +25,12 @@ from typing import Any, Callable
 from flask import Blueprint, Response, jsonify
 
 from webapp.infra import inputs
-from webapp.jobs import queue as jobs
-from webapp.jobs import thresholds as offload
+from webapp.jobs import views as jobs
+from webapp.web.api import kinds
+from webapp.web.api.answers import byte_tokens
 from webapp import tokenizer as tk
-from webapp.infra.errors import read_json_object
+from webapp.infra.body import read_json_object
 from webapp.tokenizer.pretokenize import pretokenized_encode
-from webapp.tokenizer.token_sizes import ImpliedVocab
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -48,45 +48,10 @@ def _handle(
     return answer if isinstance(answer, Response) else jsonify(answer)
 
 
-def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:
-    """Each token's id, bytes, text (null when not UTF-8 on its own) and byte span.
-
-    Bytes come from the vocab the merges imply; for odd lists where that does
-    not spell the text back (an id defined twice), the engine's trace is used.
-    The implied bytes are built only when their lengths add up to the text's:
-    a few rules can imply tokens of terabytes that this encoding never uses.
-    """
-    implied = ImpliedVocab(merges.rules)
-    data = text.encode("utf-8")
-    token_bytes: list[bytes | None] = [None]
-    if implied.total(ids) == len(data) and all(implied.length(i) is not None for i in ids):
-        vocab = implied.bytes_for(ids, len(data)) or {}
-        token_bytes = [vocab.get(i) for i in ids]
-    if any(p is None for p in token_bytes) or b"".join(token_bytes) != data:  # type: ignore[arg-type]
-        trace = tk.encode_trace(text, merges, max_steps=0, max_tokens=len(ids), max_sequence=0)
-        token_bytes = [t.value for t in trace.tokens]  # type: ignore[misc]
-    shown_of: dict[bytes, tuple[str | None, list[int]]] = {}  # tokens repeat: decode each once
-    out = []
-    offset = 0
-    for token_id, value in zip(ids, token_bytes):
-        assert value is not None
-        known = shown_of.get(value)
-        if known is None:
-            try:
-                known = (value.decode("utf-8"), list(value))
-            except UnicodeDecodeError:
-                known = (None, list(value))
-            shown_of[value] = known
-        end = offset + len(value)
-        out.append({"id": token_id, "text": known[0], "bytes": known[1], "start": offset, "end": end})
-        offset = end
-    return out
-
-
 @bp.post("/encode")
 def encode() -> Response:
     def work(data: dict[str, Any], limits: inputs.Limits) -> Any:
-        job = offload.encode_job(data)  # a long text or merge list: 202 and a job
+        job = kinds.encode_job(data)  # a long text or merge list: 202 and a job
         if job is not None:
             return jobs.accepted(job)
         values, errors = inputs.collect(
@@ -118,7 +83,7 @@ def decode() -> Response:
 @bp.post("/encode-text")
 def encode_text() -> Response:
     def work(data: dict[str, Any], limits: inputs.Limits) -> Any:
-        job = offload.encode_text_job(data)  # a long text, merge list or vocab: 202 and a job
+        job = kinds.encode_text_job(data)  # a long text, merge list or vocab: 202 and a job
         if job is not None:
             return jobs.accepted(job)
         text = inputs.read_text(data["text"], limits)
@@ -133,7 +98,7 @@ def encode_text() -> Response:
 @bp.post("/train")
 def train() -> Response:
     def work(data: dict[str, Any], limits: inputs.Limits) -> Any:
-        job = offload.train_job(data["words"], data["num_merges"])  # large: 202 and a job
+        job = kinds.train_job(data["words"], data["num_merges"])  # large: 202 and a job
         if job is not None:
             return jobs.accepted(job)
         words = inputs.read_words(data["words"], limits)

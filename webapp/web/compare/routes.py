@@ -27,13 +27,14 @@ from typing import Any, Mapping
 
 from flask import Blueprint, Response, jsonify
 
-from webapp.infra import errors as http
+from webapp.infra import body, errors as http
 from webapp.infra import inputs
-from webapp.jobs import registry as jobkinds
-from webapp.jobs import queue as jobs
+from webapp.jobs import queue
+from webapp.jobs import views as jobs
+from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
+from webapp.jobs.thresholds import rule_count, text_chars
 from webapp.tokenizers import store as tokenizer_store
 from webapp.web.common import viewmodels as vm
-from webapp.jobs.queue import worker_app
 from webapp.tokenizer import TokenizerError, presets, real
 from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
@@ -190,20 +191,17 @@ def compare_json(data: Mapping[str, Any], limits: inputs.Limits) -> dict[str, An
 
 def _heavy(data: Mapping[str, Any]) -> bool:
     """Over the thresholds /api/encode hands to a job: a long text, or a long typed merge list on a side."""
-    from webapp.jobs import thresholds as offload  # late: offload imports pages, which imports this module
-
-    text = data.get("text")
-    if isinstance(text, str) and len(text) > offload._setting("JOB_ENCODE_CHARS"):
+    if text_chars(data.get("text")) > queue.threshold("JOB_ENCODE_CHARS"):
         return True
     specs = [data.get(name) for name in ("a", "b")]
-    return any(isinstance(s, dict) and offload._rule_count(s.get("merges")) > offload._setting("JOB_ENCODE_RULES")
+    return any(isinstance(s, dict) and rule_count(s.get("merges")) > queue.threshold("JOB_ENCODE_RULES")
                for s in specs)
 
 
 @bp.post("/api/compare")
 def api_compare() -> Response:
     """Both encodings and their boundaries; a long text or merge list is a job (202), as /api/encode."""
-    data = http.read_json_object(("text", "a", "b"), ("text", "a", "b"))
+    data = body.read_json_object(("text", "a", "b"), ("text", "a", "b"))
     limits = inputs.current_limits()
     try:
         if _heavy(data):
@@ -215,18 +213,18 @@ def api_compare() -> Response:
                     inputs.read_tokenizer_spec(spec, name, limits)  # raises: not an object
                 elif isinstance(spec.get("merges"), list) and len(spec["merges"]) > limits.rules:
                     inputs.read_tokenizer_spec(spec, name, limits)  # raises the limit's message
-            return jobs.accepted(jobs.submit("compare", {"body": dict(data), "limits": asdict(limits)}))
+            return jobs.accepted(queue.submit("compare", {"body": dict(data), "limits": asdict(limits)}))
         return jsonify(compare_json(data, limits))
     except presets.PresetMissing as exc:  # a preset this installation lacks: 503, the message says how to install it
         raise http.ApiError.from_tokenizer(exc, 503) from None
 
 
-@jobkinds.job_kind("compare")
-def compare_job(params: dict[str, Any], progress: jobkinds.Progress, cancelled: jobkinds.Cancelled) -> jobkinds.JobOutput:
+@job_kind("compare", label="Comparing")
+def compare_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
     """/api/compare for a long text, in the job process (opened files need the worker's app)."""
     progress(0.1, "encoding the text twice")
-    with worker_app().app_context():
-        return jobkinds.JobOutput(compare_json(params["body"], jobkinds._limits(params)))
+    with queue.worker_app().app_context():
+        return JobOutput(compare_json(params["body"], inputs.limits_of(params)))
 
 
 # --- the Bytes page -------------------------------------------------------------------

@@ -24,19 +24,21 @@ from __future__ import annotations
 
 import secrets
 import shutil
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from webapp.web.corpus import jobs as corpus_job
+from webapp.web.corpus.kinds import submit_corpus
 from webapp.infra import inputs
-from webapp.jobs import queue as jobs
+from webapp.jobs import queue
+from webapp.jobs import views as jobs
+from webapp.jobs.registry import done_view
 from webapp.web.common import train_views
 from webapp.jobs.store import Job
-from webapp.infra.errors import ApiError, read_json_object
+from webapp.infra.errors import ApiError
+from webapp.infra.body import read_json_object
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer.corpus_training import LEVELS, SCHEMES
 from webapp.web.common.tools import PRETOKENIZE_CHOICES
@@ -49,10 +51,6 @@ DEFAULT_STATE = {"text": "", "pretokenize": "gpt2", "level": "bytes", "num_merge
 #: The page's pre-tokenization choices: the app's (webapp.web.common.tools), "none" meaning whitespace-split words here.
 SCHEME_CHOICES = tuple((s, "none (whitespace-split words)" if s == "none" else label)
                        for s, label in PRETOKENIZE_CHOICES if s in SCHEMES)
-
-
-class CorpusInputError(TokenizerError):
-    """A problem with the uploads themselves (field "corpus")."""
 
 
 def _limits() -> inputs.Limits:
@@ -110,13 +108,6 @@ def save_corpus(paste: str, limits: inputs.Limits) -> tuple[Path, list[dict[str,
     return folder, files
 
 
-def submit_corpus(folder: Path, files: list[dict[str, str]], options: inputs.CorpusOptions,
-                  limits: inputs.Limits) -> Job:
-    return jobs.submit("corpus", {
-        "folder": str(folder), "files": files, "options": asdict(options), "limits": asdict(limits),
-    })
-
-
 # --- pages ---------------------------------------------------------------------------------
 
 
@@ -158,13 +149,13 @@ def corpus_submit() -> Any:
 
 @bp.get("/corpus/jobs/<job_id>")
 def corpus_result_page(job_id: str) -> Any:
-    queue = jobs.get_queue()
-    job = queue.store.get(job_id)
+    job_queue = queue.get_queue()
+    job = job_queue.store.get(job_id)
     if job is None or job.kind != "corpus":
         return render_template("error.html", code=404, heading="Not found", tool=None,
                                text="There is no corpus training job with this id.",
                                message=f"job: no corpus job {job_id[:40]!r}"), 404
-    result = queue.store.result(job) if job.state == "done" else None
+    result = job_queue.store.result(job) if job.state == "done" else None
     view = None
     if result is not None:
         view = train_views.corpus_result(result, job.id, _page_number(), STEPS_PER_PAGE, url_for=url_for)
@@ -177,7 +168,7 @@ def _page_number() -> int:
     return int(raw) if raw.isdigit() and 0 < len(raw) < 8 else 1
 
 
-@jobs.done_view("corpus")
+@done_view("corpus")
 def _done(job: Job, result: Any, params: dict[str, Any]) -> str:
     """What replaces the panel when the job is done: the headline and a link to the results page."""
     return render_template("partials/corpus_done.html", job=job, result=result,

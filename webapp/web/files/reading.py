@@ -14,8 +14,9 @@ from typing import Any
 from flask import request
 
 from webapp.infra import inputs
-from webapp.jobs import thresholds as offload
-from webapp.infra.errors import is_json_request, quote, read_body, read_json_object
+from webapp.web.files.kinds import import_job
+from webapp.infra.errors import quote
+from webapp.infra.body import is_json_request, read_body, read_json_object
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizers.store import store_tokenizer
@@ -80,7 +81,7 @@ def read_import_request(*, page: bool = False) -> ImportRequest:
 def import_from_request(*, page: bool = False) -> Any:
     """The opened tokenizer, or a background job (webapp.jobs.thresholds) for a big file."""
     req = read_import_request(page=page)
-    job = offload.import_job(req.content, req.fmt, req.merges_txt, req.filename)
+    job = import_job(req.content, req.fmt, req.merges_txt, req.filename)
     if job is not None:
         return job
     tok = tokfiles.import_tokenizer(

@@ -35,12 +35,12 @@ from typing import Any, Mapping
 from flask import Blueprint, Response, jsonify, request
 
 from webapp.infra import inputs
-from webapp.jobs import queue as jobs
-from webapp.jobs import thresholds as offload
+from webapp.jobs import views as jobs
 from webapp import tokenizer as tk
 from webapp.web.files.reading import import_from_request
 from webapp.web.playground.controls import full_page, is_htmx, page_state, status
-from webapp.infra.errors import ApiError, cut, is_json_request, quote, read_json_object
+from webapp.infra.errors import ApiError, cut, quote
+from webapp.infra.body import is_json_request, read_json_object
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer import presets, real
@@ -299,7 +299,7 @@ def open_page(tool: str) -> Any:
 
 def _job_panel(tool: str, job: Any, previous: str) -> Any:
     """A big file opens as a background job: its panel polls and becomes the status when done."""
-    panel = offload.panel(job, f"open-{tool}")
+    panel = jobs.render_panel(job, f"open-{tool}")
     if is_htmx():
         return panel
     return full_page(tool, page_state(tool, previous), open_job=panel)

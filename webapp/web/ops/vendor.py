@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, abort, send_from_directory
 
-from webapp import PROJECT_ROOT
+from webapp.config import PROJECT_ROOT
 
 bp = Blueprint("vendor", __name__, url_prefix="/vendor")
 

@@ -66,20 +66,16 @@ def trace_wanted(state: Mapping[str, str], text: str) -> bool:
     return state.get("view") == "trace" or len(text) <= LAZY_TRACE_CHARS
 
 
-def compute_bytes(state: Mapping[str, str]) -> dict[str, Any]:
-    """Everything the Bytes page shows for one state: encode, round trip, decode."""
+def compute_bytes(state: Mapping[str, str], job_panel: str | None = None) -> dict[str, Any]:
+    """Everything the Bytes page shows for one state: encode, round trip, decode.
+
+    `job_panel`: a job renders the result (a long text); the page shows its panel."""
     limits = inputs.current_limits()
     active = act.resolve("bytes", state)  # a preset or opened file replaces the typed merges
-    try:
-        from webapp.jobs import thresholds as offload  # late: offload imports this module (a finished job shows a page result)
-
-        job = offload.bytes_page_job(state)  # a long text: a job renders this result
-    except TokenizerError:
-        job = None  # the inline path below reports the problem beside its field
-    if job is not None:
+    if job_panel is not None:
         pending: dict[str, TokenizerError] = {}
         decoded = compute_decode(state, limits, pending)
-        return {"result": None, "job_panel": offload.panel(job, "page-bytes"), "decoded": decoded,
+        return {"result": None, "job_panel": job_panel, "decoded": decoded,
                 "errors": _error_dict(pending, state), "active": active}
     values, errors = inputs.collect(
         {
@@ -204,19 +200,13 @@ def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict
     return {"ok": False}
 
 
-def compute_chars(state: Mapping[str, str]) -> dict[str, Any]:
-    """Everything the Characters page shows for one state."""
+def compute_chars(state: Mapping[str, str], job_panel: str | None = None) -> dict[str, Any]:
+    """Everything the Characters page shows for one state (`job_panel`: a job renders it)."""
     limits = inputs.current_limits()
     active = act.resolve("chars", state)  # an opened file replaces the typed merges and vocab
     opened = not active.typed
-    try:
-        from webapp.jobs import thresholds as offload  # late: offload imports this module (a finished job shows a page result)
-
-        job = offload.chars_page_job(state)  # a long text or a long merge list: a job renders this result
-    except TokenizerError:
-        job = None  # the inline path below reports the problem beside its field
-    if job is not None:
-        return {"result": None, "job_panel": offload.panel(job, "page-chars"), "errors": {}, "active": active}
+    if job_panel is not None:
+        return {"result": None, "job_panel": job_panel, "errors": {}, "active": active}
 
     def _opened(part: int) -> Any:
         try:
@@ -326,18 +316,11 @@ def train_result(words: tuple[str, ...], num_merges: int, trace: Any, limits: in
     }
 
 
-def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
-    """Everything the Train page shows for one state (a job panel for large inputs)."""
+def compute_train(state: Mapping[str, str], job_panel: str | None = None) -> dict[str, Any]:
+    """Everything the Train page shows for one state (`job_panel`: a job trains on large inputs)."""
     limits = inputs.current_limits()
-    try:
-        from webapp.jobs import thresholds as offload  # late: offload imports this module (a finished job shows a page result)
-
-        job = offload.train_job(state.get("words", ""), state.get("num_merges", ""), form=True,
-                                steps=limits.trace_max_steps)
-    except TokenizerError:
-        job = None  # the inline path below reports the problem beside its field
-    if job is not None:
-        return {"result": None, "job_panel": offload.panel(job, "train"), "errors": _error_dict({}, state)}
+    if job_panel is not None:
+        return {"result": None, "job_panel": job_panel, "errors": _error_dict({}, state)}
     values, errors = inputs.collect(
         {
             "words": lambda: inputs.read_words(state.get("words", ""), limits, form=True),
@@ -357,7 +340,7 @@ def compute_train(state: Mapping[str, str]) -> dict[str, Any]:
     return {"result": result, "errors": _error_dict(errors, state)}
 
 
-COMPUTE: dict[str, Callable[[Mapping[str, str]], dict[str, Any]]] = {
+COMPUTE: dict[str, Callable[[Mapping[str, str], str | None], dict[str, Any]]] = {
     "bytes": compute_bytes,
     "chars": compute_chars,
     "train": compute_train,

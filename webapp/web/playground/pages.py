@@ -29,7 +29,8 @@ from markupsafe import Markup, escape
 from webapp.tokenizers import active as act
 from webapp.web.compare import routes as compare
 from webapp.infra import inputs
-from webapp.jobs import queue as jobs
+from webapp.jobs import queue
+from webapp.web.playground import kinds
 from webapp import tokenizer as tk
 from webapp.tokenizers import store as tokenizer_store
 from webapp.web.playground.examples import EXAMPLES, LANDING_PRESET, LANDING_TEXT
@@ -57,7 +58,11 @@ class PageExtras:
     open_job: str | None = None  # a big file opening as a job: its panel (HTML)
 
 
-def _context(tool: str, state: dict[str, str], extras: PageExtras = PageExtras()) -> dict[str, Any]:
+def _context(tool: str, state: dict[str, str], extras: PageExtras = PageExtras(), *,
+             inline: bool = False) -> dict[str, Any]:
+    """Everything a tool page's templates show. A state over its job threshold is
+    computed by a job (its panel shows), unless `inline` (the job itself rendering)."""
+    job_panel = None if inline else kinds.page_panel(tool, state)
     return {
         "tool": tool,
         "title": TOOL_TITLES[tool],
@@ -71,7 +76,7 @@ def _context(tool: str, state: dict[str, str], extras: PageExtras = PageExtras()
         "opened": tokenizer_store.opened_status(state.get("tokenizer")),
         "render_max_ids": inputs.current_limits().render_max_ids,
         "compare_opened": compare.choice_status(state) if tool == "bytes" else None,
-        **COMPUTE[tool](state),
+        **COMPUTE[tool](state, job_panel),
     }
 
 
@@ -88,7 +93,7 @@ def render_tool_page(tool: str, state: Mapping[str, str], extras: PageExtras = P
     return render_template(f"{tool}.html", **_context(tool, full, extras))
 
 
-def render_fragment(tool: str, state: Mapping[str, str]) -> str:
+def render_fragment(tool: str, state: Mapping[str, str], *, inline: bool = False) -> str:
     """The htmx response: the results partial and the error slots (out of band).
 
     When a button changed a field (Add missing tokens), that field is sent
@@ -96,7 +101,7 @@ def render_fragment(tool: str, state: Mapping[str, str]) -> str:
     """
     full = normalize_state(tool, state)
     changed = apply_action(tool, full, state)
-    return render_template(f"partials/{tool}_fragment.html", changed=changed, **_context(tool, full))
+    return render_template(f"partials/{tool}_fragment.html", changed=changed, **_context(tool, full, inline=inline))
 
 
 bp.app_context_processor(template_constants)
@@ -196,11 +201,9 @@ def ids_download(tool: str) -> BaseResponse:
     """
     if tool not in FILE_TOOLS:
         abort(404)
-    from webapp.jobs import thresholds as offload  # late: offload imports this module (its done views render pages)
-
     state = normalize_state(tool, request.form)
     try:
-        job = offload.ids_job(tool, state)
+        job = kinds.ids_job(tool, state)
         if job is not None:
             return redirect(url_for("jobs.job_page", job_id=job.id, view=f"ids-{tool}"), code=303)
         ids = ids_of_state(tool, state)
@@ -212,7 +215,7 @@ def ids_download(tool: str) -> BaseResponse:
 @bp.get("/jobs/<job_id>/ids.txt")
 def ids_job_file(job_id: str) -> Response:
     """The ids file an ids-download job made (404 for another kind, 409 until it is done)."""
-    store = jobs.get_queue().store
+    store = queue.get_queue().store
     job = store.get(job_id)
     if job is None or job.kind != "ids":
         return Response(f"job: no ids download {job_id[:40]}\n", status=404, mimetype="text/plain")
@@ -222,3 +225,7 @@ def ids_job_file(job_id: str) -> Response:
     tool = store.params(job).get("tool", "ids")
     return Response(result["text"], mimetype="text/plain",
                     headers={"Content-Disposition": f'attachment; filename="{tool}-ids.txt"'})
+
+
+# The worker renders a long state's fragment and ids with these, computed inline.
+kinds.register_page_kinds(lambda tool, state: render_fragment(tool, state, inline=True), ids_of_state)

@@ -9,8 +9,6 @@
 A preset is used everywhere an opened file's id is accepted, by its name
 (`/api/tokenizers/cl100k_base/encode`, `/bytes?tokenizer=o200k_base`, share
 links): `webapp.tokenizers.store.load_tokenizer` opens preset names (`preset_entry`).
-`init_app` also points the preset cache at `instance/presets` and lets
-`webapp.tokenizer.get_tokenizer` open stored files by id.
 
 What it does not do: read rank files (webapp.tokenizer.presets) or encode
 (webapp.tokenizer.real).
@@ -18,14 +16,13 @@ What it does not do: read rank files (webapp.tokenizer.presets) or encode
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from flask import Blueprint, Flask, Response, has_app_context, jsonify, request
+from flask import Blueprint, Response, jsonify, request
 
 from webapp.web.playground.controls import full_page, is_htmx, page_state, status
-from webapp.tokenizer import TokenizerError, presets, real
-from webapp.tokenizers.store import load_tokenizer, preset_entry
+from webapp.tokenizer import TokenizerError, presets
+from webapp.tokenizers.store import preset_entry
 
 bp = Blueprint("presets", __name__)
 
@@ -64,21 +61,6 @@ def choose_preset(tool: str) -> Any:
     return full_page(tool, state)
 
 
-def _resolve_stored(tokenizer_id: str) -> Any:
-    """`get_tokenizer`'s way to stored files (needs the app: storage lives there)."""
-    if not has_app_context():
-        return None
-    try:
-        return load_tokenizer(tokenizer_id).tok
-    except TokenizerError:
-        return None
-
-
 @bp.app_context_processor
 def _template_helpers() -> dict[str, Any]:
     return {"preset_names": presets.PRESET_NAMES, "preset_info": presets.PRESETS}
-
-
-def init_app(app: Flask) -> None:
-    presets.set_cache_dir(Path(app.instance_path) / "presets")
-    real.register_resolver(_resolve_stored)

@@ -42,7 +42,8 @@ from flask import (
 
 from flask.typing import ResponseReturnValue
 
-from webapp.infra.errors import ApiError, read_json_object
+from webapp.infra.errors import ApiError
+from webapp.infra.body import read_json_object
 from webapp.web.playground.pages import PageExtras, render_tool_page
 from webapp.web.common.tools import TOOLS
 from webapp.infra.storage import BlobTooLarge, get_storage, is_valid_id

@@ -12,7 +12,7 @@ This kind then
    links take its id;
 4. measures bytes per token on the corpus and on the held-out text;
 5. deletes the uploaded files - and so does the worker once the job's
-   process has ended (`remove_uploads`, a jobkinds.AFTER hook), so a job
+   process has ended (`remove_uploads`, the kind's `after` hook), so a job
    killed at its time or memory budget leaves nothing behind either.
 
 What it does not do: read requests or render anything. The progress fraction
@@ -22,15 +22,18 @@ is split 0-40 % counting (by bytes read), 40-97 % training (by merges done).
 from __future__ import annotations
 
 import shutil
-from dataclasses import replace
+from dataclasses import asdict, replace
 import time
 import zlib
 from pathlib import Path
 from typing import Any, Callable
 
 from webapp import tokenizer as tk
+from webapp.infra import inputs
 from webapp.infra.storage import content_id
-from webapp.jobs.registry import AFTER, GRACEFUL, Cancelled, JobOutput, Progress, job_kind
+from webapp.jobs import queue
+from webapp.jobs.store import Job
+from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer.corpus_training import CorpusTraining, TrainingCancelled, count_streams, train_counts
@@ -156,13 +159,20 @@ def _pretoken_bytes(counts: dict[str, int]) -> int:
     return sum(n * len(pretoken.encode("utf-8")) for pretoken, n in counts.items())
 
 
+def submit_corpus(folder: Path, files: list[dict[str, str]], options: inputs.CorpusOptions,
+                  limits: inputs.Limits) -> Job:
+    """Queue the training of the uploads saved in `folder` (the folder then belongs to the job)."""
+    return queue.submit("corpus", {
+        "folder": str(folder), "files": files, "options": asdict(options), "limits": asdict(limits),
+    })
+
+
 def remove_uploads(params: dict[str, Any]) -> None:
     """Delete the job's upload folder (the worker calls this after the job's process ends, killed or not)."""
     shutil.rmtree(Path(params["folder"]), ignore_errors=True)
 
 
-job_kind("corpus")(run_corpus)
-GRACEFUL.add("corpus")
-AFTER["corpus"] = remove_uploads
+# Graceful: a cancelled corpus job stops at the next merge and keeps the merges so far.
+job_kind("corpus", label="Training on the corpus", graceful=True, after=remove_uploads)(run_corpus)
 
-__all__ = ["build_tokenizer", "held_out_tokens", "remove_uploads", "run_corpus"]
+__all__ = ["build_tokenizer", "held_out_tokens", "remove_uploads", "run_corpus", "submit_corpus"]

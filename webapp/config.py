@@ -1,0 +1,101 @@
+"""The playground's settings: defaults, and how the environment overrides them.
+
+`DEFAULT_CONFIG` holds every setting with its default (docs/limits.md and
+docs/production.md explain them); `create_app` applies, in order, these
+defaults, the instance folder's config.py, environment variables prefixed
+with `PLAYGROUND_` (`env_overrides`), then the mapping a test passes in.
+`apply_cache_budget` sets the worker-wide budget of the tokenizer caches.
+
+What it does not do: read requests or build the app (webapp.create_app).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from webapp.tokenizer import caches
+
+#: The repository's root: templates/, static/ and node_modules/ are found from here.
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "SECRET_KEY": "dev-only-not-secret",
+    # Limits a real tokenizer fits in; every one is reported by name when exceeded.
+    "MAX_CONTENT_LENGTH": 32 * 1024 * 1024,
+    # One multipart field (a pasted tokenizer file, the no-JavaScript page form):
+    # Flask's default of 500 kB would refuse a pasted tokenizer.json.
+    "MAX_FORM_MEMORY_SIZE": 32 * 1024 * 1024,
+    "LIMIT_TEXT_CHARS": 1_000_000,
+    "LIMIT_RULES": 300_000,
+    "LIMIT_VOCAB": 300_000,
+    "LIMIT_IDS": 1_000_000,
+    "LIMIT_WORDS": 500_000,
+    "LIMIT_NUM_MERGES": 50_000,
+    # Bytes a merge list's tokens may stand for (one token / all of them): checked
+    # as lengths before any vocab is built (webapp.tokenizer.token_sizes).
+    "LIMIT_TOKEN_BYTES": 65_536,
+    "LIMIT_VOCAB_BYTES": 8 * 1024 * 1024,
+    # How much of a result the pages render (the full ids stay available).
+    "RENDER_MAX_TOKENS": 1000,
+    "TRACE_MAX_STEPS": 200,
+    # Share links and the database (webapp.infra.storage / webapp.web.share.routes / webapp.infra.security).
+    "DATABASE_URL": "",  # empty: $DATABASE_URL, else instance/playground.sqlite3
+    "DATABASE_AUTO_MIGRATE": 1,
+    "LIMIT_SHARE_BYTES": 4 * 1024 * 1024,
+    # The request head, bounded by the app below gunicorn's limit_request_line /
+    # limit_request_field_size (8190) and limit_request_fields (100), so gunicorn's
+    # own header-less error pages are only ever for larger requests (webapp.infra.errors).
+    "LIMIT_URL_BYTES": 8000,
+    "LIMIT_HEADER_BYTES": 8000,
+    "LIMIT_HEADER_FIELDS": 90,
+    "LIMIT_BLOB_BYTES": 32 * 1024 * 1024,
+    "SHARE_BASE_URL": "",
+    "TRUSTED_PROXIES": 0,
+    "SECURITY_HSTS_SECONDS": 0,
+    # Background jobs (webapp.jobs.queue): the queue, the budgets of one job, and what
+    # goes to a job instead of running inside the request (measured thresholds,
+    # see the README's Limits section).
+    "QUEUE_URL": "",  # empty: a SQLite file in instance/; redis://host:6379/0 for Redis
+    "QUEUE_NAME": "bpe-playground",  # several playgrounds can share one Redis by name
+    "JOB_WORKERS": 2,
+    "JOB_TIME_SECONDS": 300,
+    "JOB_MEMORY_MB": 2048,
+    "JOB_NICE": 10,
+    "JOB_STALE_SECONDS": 30,
+    "JOB_IMPORT_BYTES": 256 * 1024,
+    "JOB_TRAIN_CHARS": 200_000,
+    "JOB_TRAIN_MERGES": 2_000,
+    "JOB_ENCODE_CHARS": 200_000,
+    "JOB_ENCODE_RULES": 100_000,
+    "JOB_CHARS_TEXT": 20_000,
+    "JOB_CHARS_RULES": 20_000,
+    # Corpus training (webapp.web.corpus.routes): uploads in total, files, pasted text, distinct pre-tokens counted.
+    "CORPUS_DIR": "",  # empty: instance/corpora; uploads wait there for their job (shared with remote workers)
+    "LIMIT_CORPUS_BYTES": 256 * 1024 * 1024,
+    "LIMIT_CORPUS_FILES": 20,
+    "LIMIT_CORPUS_PASTE_BYTES": 16 * 1024 * 1024,
+    "LIMIT_CORPUS_DISTINCT": 1_000_000,
+    "LIMIT_CORPUS_HELD_OUT_CHARS": 1_000_000,
+    # What the caches inside all compiled lists (segments, pre-tokens, chunks) may
+    # hold together per worker (webapp.tokenizer.caches.LIST_BUDGET; README Limits).
+    "CACHE_BUDGET_MB": 400,
+}
+
+
+def env_overrides(prefix: str = "PLAYGROUND_") -> dict[str, Any]:
+    """Settings from the environment: PLAYGROUND_LIMIT_RULES=1000 and so on."""
+    overrides: dict[str, Any] = {}
+    for name, raw in os.environ.items():
+        if not name.startswith(prefix):
+            continue
+        key = name[len(prefix):]
+        default = DEFAULT_CONFIG.get(key)
+        overrides[key] = int(raw) if isinstance(default, int) else raw
+    return overrides
+
+
+def apply_cache_budget(megabytes: int) -> None:
+    """The worker-wide budget of the per-list caches, in their weight units (at the measured cost per unit)."""
+    caches.LIST_BUDGET.limit = max(0, megabytes) * 2**20 // caches.BUDGET_BYTES_PER_UNIT

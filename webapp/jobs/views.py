@@ -1,0 +1,181 @@
+"""The jobs over HTTP: the JSON API of a job and the panel a page shows while it runs.
+
+- `GET /api/jobs/<id>`, `GET /api/jobs/<id>/result` (streamed),
+  `POST /api/jobs/<id>/cancel` (or `DELETE /api/jobs/<id>`);
+- the page panel `GET /jobs/<id>/panel?view=...` / `POST /jobs/<id>/cancel`
+  that htmx polls, replaced by the view's result once the job is done (the
+  features register their views in webapp.jobs.registry);
+- `GET /jobs/<id>?view=...`, the same job on a page of its own that reloads
+  itself while the job runs (the path without JavaScript).
+
+`accepted(job)` is the 202 answer a JSON route gives for a request that
+became a job. What it does not do: submit or run jobs (webapp.jobs.queue,
+webapp.jobs.runner), or know any feature's pages.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any, Iterator
+
+from flask import Blueprint, Response, jsonify, redirect, render_template, request, stream_with_context, url_for
+from markupsafe import Markup
+
+from webapp.infra.storage import is_valid_id
+from webapp.jobs.queue import get_queue
+from webapp.jobs.registry import DONE_VIEWS, kind_label
+from webapp.jobs.store import Job, JobStore, split_eta, unpack_json
+
+bp = Blueprint("jobs", __name__)
+
+#: A result this small is put in the job's JSON; larger ones are only at result_url.
+INLINE_RESULT_BYTES = 64 * 1024
+
+
+
+def describe(job: Job, store: JobStore, *, with_result: bool = True) -> dict[str, Any]:
+    """A job as the JSON API shows it (`eta_seconds`: the running job's estimate of the time left, or null)."""
+    eta = split_eta(job.progress_text)[1] if job.state == "running" else None
+    out: dict[str, Any] = {
+        "job": job.id,
+        "kind": job.kind,
+        "state": job.state,
+        "progress": {"fraction": round(job.progress, 4), "text": job.progress_text, "eta_seconds": eta},
+        "eta_seconds": eta,
+        "url": url_for("jobs.api_job", job_id=job.id),
+        "created_at": job.created_at.isoformat(),
+        "updated_at": job.updated_at.isoformat(),
+    }
+    if job.state in ("failed", "cancelled") and job.error:
+        out["error"] = {"message": job.error, "field": job.error_field or "job"}
+    if job.state == "done":
+        out["result_url"] = url_for("jobs.api_job_result", job_id=job.id)
+        data = store.result_bytes(job) if with_result else None
+        if data is not None and len(data) <= INLINE_RESULT_BYTES:
+            result = unpack_json(data)
+            if len(json.dumps(result)) <= INLINE_RESULT_BYTES:
+                out["result"] = result
+    return out
+
+
+def accepted(job: Job) -> Response:
+    """The 202 answer for a request that became a job."""
+    body = describe(job, get_queue().store, with_result=False)
+    response = jsonify(body)
+    response.status_code = 202 if job.state != "failed" else 503
+    response.headers["Location"] = body["url"]
+    return response
+
+
+def _not_found(job_id: str) -> Response:
+    shown = job_id if len(job_id) <= 40 else job_id[:40] + "..."
+    response = jsonify({"error": {"message": f"job: no job with id {shown!r}", "field": "job"}})
+    response.status_code = 404
+    return response
+
+
+@bp.get("/api/jobs/<job_id>")
+def api_job(job_id: str) -> Response:
+    store = get_queue().store
+    job = store.get(job_id)
+    if job is None:
+        return _not_found(job_id)
+    return jsonify(describe(job, store))
+
+
+@bp.get("/api/jobs/<job_id>/result")
+def api_job_result(job_id: str) -> Response:
+    """The full result, decompressed while it streams (a big result never sits whole in memory)."""
+    store = get_queue().store
+    job = store.get(job_id)
+    if job is None:
+        return _not_found(job_id)
+    data = store.result_bytes(job) if job.state == "done" else None
+    if data is None:
+        response = jsonify({"error": {"message": f"job: no result, the job is {job.state}", "field": "job"},
+                            **describe(job, store, with_result=False)})
+        response.status_code = 409
+        return response
+
+    def chunks() -> Iterator[bytes]:
+        inflater = zlib.decompressobj()
+        for start in range(0, len(data), 64 * 1024):
+            yield inflater.decompress(data[start:start + 64 * 1024])
+        yield inflater.flush()
+
+    return Response(stream_with_context(chunks()), mimetype="application/json")
+
+
+@bp.route("/api/jobs/<job_id>/cancel", methods=["POST"])
+@bp.route("/api/jobs/<job_id>", methods=["DELETE"])
+def api_job_cancel(job_id: str) -> Response:
+    store = get_queue().store
+    job = store.request_cancel(job_id) if is_valid_id(job_id) else None
+    if job is None:
+        return _not_found(job_id)
+    response = jsonify(describe(job, store, with_result=False))
+    response.status_code = 202 if not job.finished else 200
+    return response
+
+
+# --- the page panel -------------------------------------------------------------
+
+
+def render_panel(job: Job, view: str, *, page: bool = False) -> str:
+    """The job panel (progress bar, cancel, or the error), or the done view once done.
+
+    `page`: for the job's own page (no polling; the page reloads itself)."""
+    store = get_queue().store
+    if job.state == "done" and view in DONE_VIEWS:
+        return DONE_VIEWS[view].show(job, store.result(job), store.params(job))
+    return render_template("partials/job_panel.html", job=job, view=view, page=page,
+                           budgets=get_queue().budgets, label=kind_label(job.kind))
+
+
+def _panel_view() -> str:
+    view = request.values.get("view", "")
+    return view if view in DONE_VIEWS else ""
+
+
+@bp.get("/jobs/<job_id>/panel")
+def panel(job_id: str) -> Any:
+    job = get_queue().store.get(job_id)
+    if job is None:
+        return Response("no such job\n", status=404, mimetype="text/plain")
+    return render_panel(job, _panel_view())
+
+
+@bp.post("/jobs/<job_id>/cancel")
+def panel_cancel(job_id: str) -> Any:
+    """Cancel from a page: htmx gets the panel; a plain form post (`page=1`, no
+    JavaScript) is sent on to the job page (303, so a reload does not post again)."""
+    job = get_queue().store.request_cancel(job_id) if is_valid_id(job_id) else None
+    if job is None:
+        return Response("no such job\n", status=404, mimetype="text/plain")
+    if request.args.get("page") and not request.headers.get("HX-Request"):
+        return redirect(url_for("jobs.job_page", job_id=job.id, view=_panel_view() or None), code=303)
+    return render_panel(job, _panel_view())
+
+
+@bp.get("/jobs/<job_id>")
+def job_page(job_id: str) -> Any:
+    """A job on a page of its own, for browsers without JavaScript: it reloads
+    itself every second while the job runs, then shows the result or the error."""
+    job = get_queue().store.get(job_id)
+    if job is None:
+        return Response("no such job\n", status=404, mimetype="text/plain")
+    view = _panel_view()
+    done = DONE_VIEWS.get(view)
+    endpoint, label = done.back if done is not None and done.back else (None, "")
+    if done is None and job.state == "done":
+        result = url_for("jobs.api_job_result", job_id=job.id)
+        body = Markup(render_template("partials/job_panel.html", job=job, view=view, page=True,
+                                      budgets=get_queue().budgets, label=kind_label(job.kind))
+                      + Markup('<p class="card">The result: <a href="{0}">{0}</a></p>').format(result))
+    else:
+        body = Markup(render_panel(job, view, page=True))
+    back = url_for(endpoint) if endpoint else None
+    tool = endpoint.split(".", 1)[1].removesuffix("_page") if endpoint else None
+    return render_template("job.html", job=job, body=body, back_url=back, back_label=label, tool=tool,
+                           title=f"Job {job.id}")
