@@ -37,13 +37,15 @@ class ApiError(Exception):
     """A request the app refuses: message, field at fault, HTTP status, location."""
 
     def __init__(
-        self, message: str, *, field: str = "body", status: int = 400, location: Mapping[str, Any] | None = None
+        self, message: str, *, field: str = "body", status: int = 400, location: Mapping[str, Any] | None = None,
+        page: tuple[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
         self.status = status
         self.location = dict(location or {})
+        self.page = page  # (heading, explanation) for the HTML error page; the status's own by default
 
     @classmethod
     def from_tokenizer(cls, exc: TokenizerError, status: int = 400) -> "ApiError":
@@ -118,15 +120,15 @@ def _http_error_message(exc: HTTPException) -> str:
     return f"{exc.name}: {exc.description}" if exc.description else str(exc.name)
 
 
-def _render_error(code: int, message: str) -> tuple[str, int]:
-    title, text = _FRIENDLY.get(code, (f"Error {code}", message))
+def _render_error(code: int, message: str, page: tuple[str, str] | None = None) -> tuple[str, int]:
+    title, text = page or _FRIENDLY.get(code, (f"Error {code}", message))
     return render_template("error.html", code=code, heading=title, text=text, message=_cap(message), tool=None), code
 
 
 def api_error(exc: ApiError) -> ResponseReturnValue:
     if wants_json():
         return jsonify({"error": exc.to_dict()}), exc.status
-    return _render_error(exc.status, exc.message)
+    return _render_error(exc.status, exc.message, exc.page)
 
 
 def tokenizer_error(exc: TokenizerError) -> ResponseReturnValue:
@@ -158,9 +160,10 @@ def unexpected_error(exc: Exception) -> ResponseReturnValue:
     return _render_error(500, message)
 
 
-def not_found(message: str) -> ApiError:
-    """The one 404 of the app: JSON under /api, the error page elsewhere (raise it)."""
-    return ApiError(message, field=message.split(":", 1)[0] if ":" in message else "path", status=404)
+def not_found(message: str, *, field: str = "path", page: tuple[str, str] | None = None) -> ApiError:
+    """The app's one 404 (raise it): JSON under /api, error.html elsewhere, with
+    `page` = (heading, explanation) when the default "Page not found" says too little."""
+    return ApiError(message, field=field, status=404, page=page)
 
 
 def init_app(app: Flask) -> None:

@@ -22,6 +22,7 @@ from typing import Any, Iterator
 from flask import Blueprint, Response, jsonify, redirect, render_template, request, stream_with_context, url_for
 from markupsafe import Markup
 
+from webapp.infra.errors import not_found
 from webapp.infra.storage import is_valid_id
 from webapp.jobs.queue import get_queue
 from webapp.jobs.registry import DONE_VIEWS, kind_label
@@ -68,11 +69,12 @@ def accepted(job: Job) -> Response:
     return response
 
 
+def _shown(job_id: str) -> str:
+    return repr(job_id if len(job_id) <= 40 else job_id[:40] + "...")
+
+
 def _not_found(job_id: str) -> Response:
-    shown = job_id if len(job_id) <= 40 else job_id[:40] + "..."
-    response = jsonify({"error": {"message": f"job: no job with id {shown!r}", "field": "job"}})
-    response.status_code = 404
-    return response
+    raise not_found(f"job: no job with id {_shown(job_id)}", field="job")
 
 
 @bp.get("/api/jobs/<job_id>")
@@ -142,7 +144,7 @@ def _panel_view() -> str:
 def panel(job_id: str) -> Any:
     job = get_queue().store.get(job_id)
     if job is None:
-        return Response("no such job\n", status=404, mimetype="text/plain")
+        raise not_found(f"job: no job with id {_shown(job_id)}", field="job")
     return render_panel(job, _panel_view())
 
 
@@ -152,7 +154,7 @@ def panel_cancel(job_id: str) -> Any:
     JavaScript) is sent on to the job page (303, so a reload does not post again)."""
     job = get_queue().store.request_cancel(job_id) if is_valid_id(job_id) else None
     if job is None:
-        return Response("no such job\n", status=404, mimetype="text/plain")
+        raise not_found(f"job: no job with id {_shown(job_id)}", field="job")
     if request.args.get("page") and not request.headers.get("HX-Request"):
         return redirect(url_for("jobs.job_page", job_id=job.id, view=_panel_view() or None), code=303)
     return render_panel(job, _panel_view())
@@ -164,7 +166,7 @@ def job_page(job_id: str) -> Any:
     itself every second while the job runs, then shows the result or the error."""
     job = get_queue().store.get(job_id)
     if job is None:
-        return Response("no such job\n", status=404, mimetype="text/plain")
+        raise not_found(f"job: no job with id {_shown(job_id)}", field="job")
     view = _panel_view()
     done = DONE_VIEWS.get(view)
     endpoint, label = done.back if done is not None and done.back else (None, "")

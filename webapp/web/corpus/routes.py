@@ -37,7 +37,7 @@ from webapp.jobs import views as jobs
 from webapp.jobs.registry import done_view
 from webapp.web.common import train_views
 from webapp.jobs.store import Job
-from webapp.infra.errors import ApiError
+from webapp.infra.errors import ApiError, not_found
 from webapp.infra.body import read_json_object
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer.corpus_training import LEVELS, SCHEMES
@@ -152,9 +152,8 @@ def corpus_result_page(job_id: str) -> Any:
     job_queue = queue.get_queue()
     job = job_queue.store.get(job_id)
     if job is None or job.kind != "corpus":
-        return render_template("error.html", code=404, heading="Not found", tool=None,
-                               text="There is no corpus training job with this id.",
-                               message=f"job: no corpus job {job_id[:40]!r}"), 404
+        raise not_found(f"job: no corpus job {job_id[:40]!r}", field="job",
+                        page=("Not found", "There is no corpus training job with this id."))
     result = job_queue.store.result(job) if job.state == "done" else None
     view = None
     if result is not None:

@@ -39,7 +39,7 @@ from webapp.jobs import views as jobs
 from webapp import tokenizer as tk
 from webapp.web.files.reading import import_from_request
 from webapp.web.playground.controls import full_page, is_htmx, page_state, status
-from webapp.infra.errors import ApiError, cut, quote
+from webapp.infra.errors import ApiError, cut, not_found, quote
 from webapp.infra.body import is_json_request, read_json_object
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer import formats as tokfiles
@@ -270,7 +270,7 @@ def _opening_special(entry: Loaded) -> str:
 @bp.post("/files/open/<tool>")
 def open_page(tool: str) -> Any:
     if tool not in FILE_TOOLS:
-        return Response("no such page\n", status=404, mimetype="text/plain")
+        raise not_found(f"path: no tool page {tool[:40]!r}")
     previous = request.form.get("tokenizer", "")
     try:
         entry = import_from_request(page=True)
@@ -308,7 +308,7 @@ def _job_panel(tool: str, job: Any, previous: str) -> Any:
 @bp.post("/files/close/<tool>")
 def close_page(tool: str) -> Any:
     if tool not in FILE_TOOLS:
-        return Response("no such page\n", status=404, mimetype="text/plain")
+        raise not_found(f"path: no tool page {tool[:40]!r}")
     if is_htmx():
         return status(tool, "", None, reset_inputs=False, refresh=True)
     return full_page(tool, page_state(tool, ""))
@@ -317,7 +317,7 @@ def close_page(tool: str) -> Any:
 @bp.post("/files/export/<tool>")
 def export_page(tool: str) -> Any:
     if tool not in TOOLS:
-        return Response("no such page\n", status=404, mimetype="text/plain")
+        raise not_found(f"path: no tool page {tool[:40]!r}")
     fmt = tokfiles.canonical_format(request.args.get("format") or request.form.get("format") or "playground")
     try:
         if fmt not in tokfiles.EXPORT_FORMATS:

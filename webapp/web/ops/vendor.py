@@ -7,7 +7,9 @@ loaded from a CDN.
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, abort, send_from_directory
+from flask import Blueprint, Response, send_from_directory
+
+from webapp.infra.errors import not_found
 
 from webapp.config import PROJECT_ROOT
 
@@ -23,6 +25,6 @@ VENDORED_FILES = {
 def asset(name: str) -> Response:
     """One vendored asset, cached by the browser (the version is pinned)."""
     if name not in VENDORED_FILES:
-        abort(404)
+        raise not_found(f"path: no asset {name[:80]!r}")
     folder, filename = VENDORED_FILES[name]
     return send_from_directory(PROJECT_ROOT / "node_modules" / folder, filename, max_age=86400)

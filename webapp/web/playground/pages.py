@@ -22,12 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
+from flask import Blueprint, Response, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 from markupsafe import Markup, escape
 
 from webapp.tokenizers import active as act
 from webapp.web.compare import routes as compare
+from webapp.infra.errors import not_found
 from webapp.infra import inputs
 from webapp.jobs import queue
 from webapp.web.playground import kinds
@@ -87,7 +88,7 @@ def render_tool_page(tool: str, state: Mapping[str, str], extras: PageExtras = P
     file controls (`extras`: what they show besides the fields).
     """
     if tool not in TOOLS:
-        abort(404)
+        raise not_found(f"path: nothing at {request.path[:80]!r}")
     full = normalize_state(tool, state)
     apply_action(tool, full, state)
     return render_template(f"{tool}.html", **_context(tool, full, extras))
@@ -139,7 +140,7 @@ def _page(tool: str) -> str:
         return render_tool_page(tool, request.args)
     state = example_state(tool, request.args.get("example"))
     if state is None:
-        abort(404)
+        raise not_found(f"path: nothing at {request.path[:80]!r}")
     if "view" in request.args:
         state["view"] = request.args["view"]
     return render_tool_page(tool, state)
@@ -163,7 +164,7 @@ def train_page() -> str:
 @bp.post("/fragments/<tool>")
 def fragment(tool: str) -> str:
     if tool not in TOOLS:
-        abort(404)
+        raise not_found(f"path: nothing at {request.path[:80]!r}")
     return render_fragment(tool, request.form)
 
 
@@ -200,7 +201,7 @@ def ids_download(tool: str) -> BaseResponse:
     is then a redirect to the job's page, which offers the file when it is done.
     """
     if tool not in FILE_TOOLS:
-        abort(404)
+        raise not_found(f"path: nothing at {request.path[:80]!r}")
     state = normalize_state(tool, request.form)
     try:
         job = kinds.ids_job(tool, state)
@@ -218,7 +219,7 @@ def ids_job_file(job_id: str) -> Response:
     store = queue.get_queue().store
     job = store.get(job_id)
     if job is None or job.kind != "ids":
-        return Response(f"job: no ids download {job_id[:40]}\n", status=404, mimetype="text/plain")
+        raise not_found(f"job: no ids download {job_id[:40]!r}", field="job")
     result = store.result(job) if job.state == "done" else None
     if result is None:
         return Response(f"job: no ids yet, the job is {job.state}\n", status=409, mimetype="text/plain")

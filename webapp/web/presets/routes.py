@@ -20,6 +20,7 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
+from webapp.infra.errors import not_found
 from webapp.web.playground.controls import full_page, is_htmx, page_state, status
 from webapp.tokenizer import TokenizerError, presets
 from webapp.tokenizers.store import preset_entry
@@ -45,7 +46,7 @@ def api_presets() -> Response:
 @bp.post("/files/preset/<tool>")
 def choose_preset(tool: str) -> Any:
     if tool != "bytes":
-        return Response("no such page\n", status=404, mimetype="text/plain")
+        raise not_found(f"path: no tool page {tool[:40]!r}")
     name = request.form.get("tokenizer_preset", "")
     previous = request.form.get("tokenizer", "")
     try:

@@ -30,7 +30,6 @@ from typing import Any, Mapping
 
 from flask import (
     Blueprint,
-    Response,
     current_app,
     jsonify,
     make_response,
@@ -42,7 +41,7 @@ from flask import (
 
 from flask.typing import ResponseReturnValue
 
-from webapp.infra.errors import ApiError
+from webapp.infra.errors import ApiError, not_found
 from webapp.infra.body import read_json_object
 from webapp.web.playground.pages import PageExtras, render_tool_page
 from webapp.web.common.tools import TOOLS
@@ -252,7 +251,10 @@ def show(share_id: str) -> ResponseReturnValue:
     """The saved page, computed afresh from the saved fields."""
     state = load_state(share_id)
     if state is None:
-        return render_template("share_not_found.html", share_id=share_id[:64]), 404
+        raise not_found(f"share: no saved page has the id {share_id[:64]}", field="id", page=(
+            "This share link does not exist",
+            "Share links look like /s/abcdefgh23456789 (16 lowercase letters and digits); "
+            "check that the whole link was copied."))
     state = displayable(state)
     tool = state.pop("tool")
     # The share control inside the page shows this link.
