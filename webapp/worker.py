@@ -4,7 +4,7 @@ It builds the app from the same settings as the web server
 (`PLAYGROUND_DATABASE_URL`, `PLAYGROUND_QUEUE_URL`, the `JOB_*` budgets), puts
 back on the queue any job a dead worker left "running", and runs a Huey
 consumer with `JOB_WORKERS` threads; each job runs in its own child process
-(webapp.jobs.queue.run_in_child). Start as many workers as you like, on this or
+(webapp.jobs.runner.run_in_child). Start as many workers as you like, on this or
 other machines, as long as they share the database and the queue.
 SIGINT stops it after the running jobs; SIGTERM stops it at once (the job
 processes die with it; their jobs are re-queued by the next worker start).

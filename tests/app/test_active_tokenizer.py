@@ -9,12 +9,17 @@ import pytest
 from webapp.tokenizers import active as act
 
 
-def test_resolve_picks_exactly_one_source():
-    assert act.resolve("bytes", {"tokenizer": "", "merges": "1 2 256"}).source == "typed"
-    assert act.resolve("bytes", {"tokenizer": "cl100k_base"}).source == "preset"
-    assert act.resolve("bytes", {"tokenizer": "a" * 16}).source == "file"
-    assert act.resolve("bytes", {"tokenizer": "cl100k_base", "special": "all"}).special == "all"
-    assert act.resolve("chars", {"tokenizer": "x"}).level == "chars"
+def test_resolve_picks_exactly_one_source(app):
+    with app.app_context():
+        assert act.resolve("bytes", {"tokenizer": "", "merges": "1 2 256"}).source == "typed"
+        preset = act.resolve("bytes", {"tokenizer": "cl100k_base"})
+        assert preset.source == "preset" and preset.entry is not None and preset.error is None
+        missing = act.resolve("bytes", {"tokenizer": "a" * 16})
+        assert missing.source == "file" and missing.entry is None
+        assert missing.error is not None and "no tokenizer is stored" in missing.error.message
+        assert missing.status().error == missing.error.message
+        assert act.resolve("bytes", {"tokenizer": "cl100k_base", "special": "all"}).special == "all"
+        assert act.resolve("chars", {"tokenizer": "x"}).level == "chars"
 
 
 def _text(seed: int, size: int) -> str:
@@ -33,12 +38,14 @@ def test_prefix_trace_spans_and_ids_equal_the_whole_trace(app, seed: int, specia
     with app.test_request_context():
         active = act.resolve("bytes", {"tokenizer": "cl100k_base", "special": special})
         quick = act.prefix_byte_trace(active, text, "cl100k", max_tokens=500, max_sequence=0)
-        whole, _ = act.byte_trace(active, text, None, "cl100k", max_steps=0, max_tokens=500, max_sequence=0)
+        whole, _, whole_specials = act.byte_trace(active, text, None, "cl100k", max_steps=0, max_tokens=500,
+                                                  max_sequence=0)
     assert quick is not None
-    trace, _ = quick
+    trace, _, specials = quick
     assert trace.ids == whole.ids  # every id, from the fast encoder
     assert trace.tokens == whole.tokens  # the same first 500 spans
     assert trace.tokens_truncated
+    assert specials == whole_specials
 
 
 def test_prefix_trace_is_not_used_for_typed_merges_or_short_texts(app):
@@ -47,3 +54,33 @@ def test_prefix_trace_is_not_used_for_typed_merges_or_short_texts(app):
         assert act.prefix_byte_trace(typed, "low " * 3000, "gpt2", max_tokens=100, max_sequence=0) is None
         preset = act.resolve("bytes", {"tokenizer": "cl100k_base"})
         assert act.prefix_byte_trace(preset, "low " * 100, "cl100k", max_tokens=100, max_sequence=0) is None
+
+
+def test_a_keystroke_loads_its_tokenizer_once(app, monkeypatch):
+    """The page resolves the active tokenizer once per request and every step uses that one load."""
+    calls: list[str] = []
+    original = act.tokenizer_store.load_tokenizer
+
+    def counting(ref):
+        calls.append(ref)
+        return original(ref)
+
+    monkeypatch.setattr(act.tokenizer_store, "load_tokenizer", counting)
+    response = app.test_client().post("/fragments/bytes", data={
+        "text": "hello <|endoftext|> world", "tokenizer": "cl100k_base", "special": "all", "ids": "15339 1917",
+        "view": "trace"})
+    assert response.status_code == 200
+    assert "100257" in response.get_data(as_text=True)  # the special token's id is shown
+    assert calls == ["cl100k_base"]
+
+
+def test_special_tokens_styled_are_the_ones_the_trace_recognised(app):
+    with app.test_request_context():
+        plain = act.resolve("bytes", {"tokenizer": "cl100k_base", "special": ""})
+        allowed = act.resolve("bytes", {"tokenizer": "cl100k_base", "special": "all"})
+        _, _, none = act.byte_trace(plain, "a<|endoftext|>b", None, "cl100k", max_steps=0, max_tokens=50,
+                                    max_sequence=0)
+        _, _, some = act.byte_trace(allowed, "a<|endoftext|>b", None, "cl100k", max_steps=0, max_tokens=50,
+                                    max_sequence=0)
+    assert none == frozenset()
+    assert some == frozenset({100257})

@@ -361,7 +361,7 @@ def test_without_blob_storage_a_bounded_in_process_store_is_used(app, byte_tok):
             entry = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(byte_tok.to_str()))
             tokenizer_store.LOADED.clear()
             assert tokenizer_store.load_tokenizer(entry.id).tok.merges == entry.tok.merges
-            assert entry.id == storage.content_id("tokenizer", tokenizer_store._FALLBACK_BLOBS[entry.id])
+            assert entry.id == storage.content_id("tokenizer", tokenizer_store.FALLBACK_BLOBS.get(entry.id))
         finally:
             app.extensions[storage.EXTENSION_KEY] = saved
 
@@ -393,9 +393,9 @@ def test_page_hooks_refuse_the_other_level(app, byte_tok, char_tok):
         chars = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(char_tok.to_str())).id
         bytes_id = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(byte_tok.to_str())).id
         with pytest.raises(TokenizerError, match="this is a character-level tokenizer; open it on the Characters page"):
-            tokenizer_store.page_encode_trace(chars, "x")
+            tokenizer_store.page_encode_trace(tokenizer_store.load_tokenizer(chars), "x")
         with pytest.raises(TokenizerError, match="this is a byte-level tokenizer; open it on the Bytes page"):
-            tokenizer_store.page_char_tokenizer(bytes_id)
+            tokenizer_store.page_char_tokenizer(tokenizer_store.load_tokenizer(bytes_id))
 
 
 def test_export_with_an_unknown_level_and_import_with_bad_merges_txt(client):

@@ -13,6 +13,7 @@ import re
 import pytest
 
 from webapp.tokenizers import store as tokenizer_store
+from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer import load_ranks, presets
 
 tiktoken = pytest.importorskip("tiktoken")
@@ -160,7 +161,7 @@ def test_import_always_gives_the_vocab_size(client):
 
 def test_missing_preset_says_how_to_install(client, monkeypatch, tmp_path):
     monkeypatch.setenv("PLAYGROUND_JS_TIKTOKEN_RANKS", str(tmp_path / "none"))
-    monkeypatch.setattr(tokenizer_store, "_PRESET_ENTRIES", {})
+    monkeypatch.setattr(tokenizer_store, "PRESET_ENTRIES", BoundedCache(8))
     monkeypatch.setattr(presets, "_LOADED", {})
     monkeypatch.setattr(presets, "_RANKS", {})
     monkeypatch.setattr(presets, "_CACHE_DIR", [None])

@@ -60,7 +60,8 @@ def test_a_small_cache_loses_one_entry_at_a_time():
 # --- every named cache, through its own entry point, past its bounds ---------
 
 def test_every_cache_of_the_app_is_named_with_both_bounds():
-    assert set(NAMED) >= {"byte_level.compiled", "char_level.compiled", "inputs.merges_keys", "tokenizer_store.loaded"}
+    assert set(NAMED) >= {"byte_level.compiled", "char_level.compiled", "inputs.merges_keys", "tokenizer_store.loaded",
+                          "tokenizer_store.presets", "tokenizer_store.fallback_blobs"}
     for name, cache in NAMED.items():
         assert cache.max_entries > 0 and cache.max_weight is not None, name
 
@@ -281,3 +282,14 @@ def test_the_worker_budget_holds_rss_as_the_readme_says():
 
     print("budget RSS growth MB", grown)
     assert float(grown) < 600_000 * caches.BUDGET_BYTES_PER_UNIT / 2**20  # 57 MB
+
+
+def test_the_in_process_tokenizer_store_keeps_its_bounds():
+    # Without blob storage, opened files live in FALLBACK_BLOBS: 16 of them, 64 MiB in all.
+    cache = tokenizer_store.FALLBACK_BLOBS
+    for i in range(40):
+        cache.put(f"id{i}", bytes(1000))
+    assert len(cache.data) <= cache.max_entries == 16
+    cache.put("huge", bytes(cache.max_weight + 1))  # heavier than the whole cache: never kept
+    assert cache.get("huge") is None
+    assert cache.weight <= cache.max_weight

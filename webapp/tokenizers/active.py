@@ -31,24 +31,39 @@ from webapp.tokenizer.pretokenize import pretokenized_encode, pretokenized_encod
 
 @dataclass(frozen=True)
 class ActiveTokenizer:
-    """The tokenizer in use: source is "typed", "preset" or "file"; ref names the preset / stored id."""
+    """The tokenizer in use: source is "typed", "preset" or "file"; ref names the preset / stored id.
+
+    A preset or file is loaded once, by `resolve`: `entry` is it, or `error`
+    says why it cannot be used (an unknown or damaged id), raised where it is used."""
 
     source: str
     level: str  # "bytes" | "chars"
     ref: str = ""
     special: Any = ()  # allowed special tokens of a preset or file: () plain text, "all" recognized
+    entry: tokenizer_store.Loaded | None = None
+    error: TokenizerError | None = None
 
     @property
     def typed(self) -> bool:
         return self.source == "typed"
 
+    def loaded(self) -> tokenizer_store.Loaded:
+        """The preset or file (a TokenizerError when it could not be loaded)."""
+        if self.entry is None:
+            raise self.error or TokenizerError("tokenizer: no tokenizer is open", field="tokenizer")
+        return self.entry
 
-def is_preset(ref: str) -> bool:
-    return presets.is_preset(ref)
+    def status(self) -> tokenizer_store.OpenedStatus:
+        """What the page's status line shows."""
+        if self.typed:
+            return tokenizer_store.OpenedStatus()
+        if self.entry is None:
+            return tokenizer_store.OpenedStatus(error=self.error.message if self.error else None)
+        return tokenizer_store.status_of(self.entry)
 
 
 def resolve(tool: str, state: Mapping[str, Any]) -> ActiveTokenizer:
-    """The active tokenizer of a page state (the `tokenizer` field wins over typed fields)."""
+    """The active tokenizer of a page state (the `tokenizer` field wins over typed fields), loaded once."""
     level = "chars" if tool == "chars" else "bytes"
     ref = state.get("tokenizer") or ""
     ref = ref.strip() if isinstance(ref, str) else ""
@@ -58,22 +73,37 @@ def resolve(tool: str, state: Mapping[str, Any]) -> ActiveTokenizer:
         special = inputs.read_allowed_special(state.get("special", "")) if level == "bytes" else ()
     except TokenizerError:
         special = ()  # the checkbox only ever sends "all"; anything else means plain text
-    return ActiveTokenizer("preset" if is_preset(ref) else "file", level, ref, special)
+    return of_ref(ref, level, special)
+
+
+def of_ref(ref: str, level: str = "bytes", special: Any = ()) -> ActiveTokenizer:
+    """A preset (by name) or an opened file (by id), loaded once; used by `resolve` and by
+    the comparison's sides, so both find tokenizers the same way."""
+    source = "preset" if presets.is_preset(ref) else "file"
+    try:
+        return ActiveTokenizer(source, level, ref, special, entry=tokenizer_store.load_tokenizer(ref))
+    except TokenizerError as exc:
+        return ActiveTokenizer(source, level, ref, special, error=exc)
 
 
 # --- byte level --------------------------------------------------------------
 
 
+ByteTrace = tuple[Any, "dict[int, bytes] | None", frozenset[int]]  # (trace, decode vocab or None, special ids)
+
+
 def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, *,
-               max_steps: int, max_tokens: int, max_sequence: int) -> tuple[Any, dict[int, bytes] | None]:
-    """The encode trace and, for a preset or file, the vocab its ids decode with (None: typed merges)."""
+               max_steps: int, max_tokens: int, max_sequence: int) -> ByteTrace:
+    """The encode trace, the vocab a preset's or file's ids decode with (None: typed merges),
+    and the ids of the special tokens among the recorded tokens (styled apart)."""
     caps = {"max_steps": max_steps, "max_tokens": max_tokens, "max_sequence": max_sequence}
     if not active.typed:  # webapp.tokenizers.store serves presets by name and opened files by id
-        return tokenizer_store.page_encode_trace(active.ref, text, scheme, special=active.special, **caps)
+        return tokenizer_store.page_encode_trace(active.loaded(), text, scheme, special=active.special, **caps)
     if scheme != "none":
         return pretokenized_encode_trace(text, merges, scheme, max_steps=max_steps, max_tokens=max_tokens,
-                                         max_sequence=max_sequence), None
-    return tk.encode_trace(text, merges, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence), None
+                                         max_sequence=max_sequence), None, frozenset()
+    return (tk.encode_trace(text, merges, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence),
+            None, frozenset())
 
 
 # Typing into a long text with a preset or file, while the Trace view is not
@@ -86,8 +116,8 @@ _PREFIX_MARGIN = 64  # extra tokens traced past the last one shown
 
 
 def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *,
-                      max_tokens: int, max_sequence: int) -> tuple[Any, dict[int, bytes] | None] | None:
-    """(trace with all ids but spans of a prefix, vocab), or None when that would not help or not match."""
+                      max_tokens: int, max_sequence: int) -> ByteTrace | None:
+    """(trace with all ids but spans of a prefix, vocab, special ids), or None when that would not help or not match."""
     if active.typed or scheme == "none" or len(text) < PREFIX_TRACE_MIN_CHARS:
         return None
     ids = byte_ids(active, text, None, scheme)
@@ -100,13 +130,14 @@ def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *,
             cut += len(pretoken)
             if cut >= size:
                 break
-        trace, vocab = tokenizer_store.page_encode_trace(active.ref, text[:cut], scheme, special=active.special, max_steps=0,
-                                               max_tokens=max_tokens + _PREFIX_MARGIN, max_sequence=max_sequence)
+        trace, vocab, specials = tokenizer_store.page_encode_trace(
+            active.loaded(), text[:cut], scheme, special=active.special, max_steps=0,
+            max_tokens=max_tokens + _PREFIX_MARGIN, max_sequence=max_sequence)
         if len(trace.ids) >= max_tokens + _PREFIX_MARGIN:
             shown = trace.tokens[:max_tokens]
             if [t.id for t in shown] != ids[: len(shown)]:
                 return None
-            return dataclasses.replace(trace, ids=ids, tokens=shown, tokens_truncated=True), vocab
+            return dataclasses.replace(trace, ids=ids, tokens=shown, tokens_truncated=True), vocab, specials
         size *= 2
     return None
 
@@ -114,27 +145,15 @@ def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *,
 def byte_ids(active: ActiveTokenizer, text: str, merges: Any, scheme: str) -> list[int]:
     """All ids of `text` with the active tokenizer (no trace, no caps)."""
     if not active.typed:
-        return tokenizer_store.page_encode_ids(active.ref, text, scheme, special=active.special)
+        return tokenizer_store.page_encode_ids(active.loaded(), text, scheme, special=active.special)
     return pretokenized_encode(text, merges, scheme)
 
 
 def byte_vocab(active: ActiveTokenizer) -> dict[int, bytes]:
     """The {id: bytes} a preset or file decodes with (typed merges: use the Vocab field instead)."""
     if not active.typed:
-        entry = tokenizer_store.load_tokenizer(active.ref)
-        if entry.tok.level != "bytes":
-            raise TokenizerError(
-                "tokenizer: this is a character-level tokenizer; open it on the Characters page", field="tokenizer"
-            )
-        return entry.file_vocab or {}
+        return tokenizer_store.byte_level(active.loaded()).file_vocab or {}
     raise ValueError("typed merges have no stored vocab")
-
-
-def special_ids(active: ActiveTokenizer) -> frozenset[int]:
-    """Ids of the active preset's or file's special tokens (styled apart in the spans)."""
-    if active.typed:
-        return frozenset()
-    return tokenizer_store.page_special_ids(active.ref)
 
 
 # --- character level -----------------------------------------------------------
@@ -142,16 +161,17 @@ def special_ids(active: ActiveTokenizer) -> frozenset[int]:
 
 def char_parts(active: ActiveTokenizer) -> tuple[Any, dict[str, int]]:
     """(merges, vocab) of an opened character-level file."""
-    return tokenizer_store.page_char_tokenizer(active.ref)
+    return tokenizer_store.page_char_tokenizer(active.loaded())
 
 
 def char_trace(active: ActiveTokenizer, text: str, *, max_steps: int, max_tokens: int, max_sequence: int) -> Any:
     """An opened tokenizer.json's own pipeline trace (normalizer, pre-tokenizer, added tokens), or None."""
     if active.typed:
         return None
-    return tokenizer_store.page_char_trace(active.ref, text, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence)
+    return tokenizer_store.page_char_trace(active.loaded(), text, max_steps=max_steps, max_tokens=max_tokens,
+                                           max_sequence=max_sequence)
 
 
 def char_ids(active: ActiveTokenizer, text: str) -> list[int]:
     """All ids of `text` with an opened character-level file, exactly as its page encodes."""
-    return tokenizer_store.page_encode_ids(active.ref, text)
+    return tokenizer_store.page_encode_ids(active.loaded(), text)

@@ -6,9 +6,10 @@
 - `load_tokenizer(id)` gives it back by id, or a preset by name, from the
   bounded cache `LOADED` or from storage; an unknown id is a TokenizerError
   with field "tokenizer".
-- The hooks the pages call: `page_encode_trace`, `page_encode_ids`,
-  `page_special_ids`, `page_char_trace`, `page_char_tokenizer`, and
-  `opened_status` (what the page's status line shows for its `tokenizer`).
+- The hooks the pages call with the entry they resolved once
+  (webapp.tokenizers.active): `page_encode_trace`, `page_encode_ids`,
+  `page_char_trace`, `page_char_tokenizer`; and `opened_status` /
+  `status_of` (what the page's status line shows for its `tokenizer`).
 - `init_app(app)` points the preset cache at `instance/presets` and lets
   `webapp.tokenizer.get_tokenizer` open stored files by id.
 
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import threading
 import zlib
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,12 +67,10 @@ def _rules_of(key: str, entry: Loaded) -> int:
 LOADED: BoundedCache[str, Loaded] = BoundedCache(8, 600_000, weigh=_rules_of, name="tokenizer_store.loaded")
 
 # Used only when the app has no blob storage (webapp.infra.storage not initialised):
-# a bounded in-process store with the same content-addressed ids.
-# Used only when the app has no blob storage (webapp.infra.storage not initialised):
-# a bounded in-process store with the same content-addressed ids.
-_FALLBACK_BLOBS: OrderedDict[str, bytes] = OrderedDict()
-_FALLBACK_MAX = 16
-_FALLBACK_LOCK = threading.Lock()
+# a bounded in-process store with the same content-addressed ids, 16 files and
+# 64 MiB of compressed stored forms at most.
+FALLBACK_BLOBS: BoundedCache[str, bytes] = BoundedCache(16, 64 * 2**20, weigh=lambda key, data: len(data),
+                                                        name="tokenizer_store.fallback_blobs")
 
 
 def _has_storage() -> bool:
@@ -91,17 +89,14 @@ def _put_blob(data: bytes) -> str:
                 location={"limit": exc.limit},
             ) from None
     blob_id = storage.content_id(BLOB_KIND, data)
-    with _FALLBACK_LOCK:
-        _FALLBACK_BLOBS[blob_id] = data
-        while len(_FALLBACK_BLOBS) > _FALLBACK_MAX:
-            _FALLBACK_BLOBS.popitem(last=False)
+    FALLBACK_BLOBS.put(blob_id, data)
     return blob_id
 
 
 def _get_blob(blob_id: str) -> bytes | None:
     if _has_storage():
         return storage.get_blob(BLOB_KIND, blob_id)
-    return _FALLBACK_BLOBS.get(blob_id)
+    return FALLBACK_BLOBS.get(blob_id)
 
 
 def make_entry(blob_id: str, tok: tokfiles.LoadedTokenizer, compiled: Any = None) -> Loaded:
@@ -155,53 +150,58 @@ def load_tokenizer(tokenizer_id: Any) -> Loaded:
     return entry
 
 
-_PRESET_ENTRIES: dict[str, Loaded] = {}  # preset name -> Loaded (one per preset, kept for the process)
-_PRESET_LOCK = threading.Lock()
+#: Presets as `Loaded`, one per preset name, kept for the process: as many entries as the app
+#: ships presets, and 1,000,000 rules (the shipped ones hold about 400,000), so none is evicted.
+PRESET_ENTRIES: BoundedCache[str, Loaded] = BoundedCache(len(presets.PRESET_NAMES), 1_000_000, weigh=_rules_of,
+                                                         name="tokenizer_store.presets")
 _BUILD_LOCK = threading.Lock()  # one conversion at a time: each costs a second and ~100 MB
 
 
 def preset_entry(name: str) -> Loaded:
     """The preset as a `Loaded` (parsed, compiled), built once per process."""
     canonical = presets.get_preset(name).name
-    with _PRESET_LOCK:
-        hit = _PRESET_ENTRIES.get(canonical)
+    hit = PRESET_ENTRIES.get(canonical)
     if hit is not None:
         return hit
     with _BUILD_LOCK:
-        with _PRESET_LOCK:
-            hit = _PRESET_ENTRIES.get(canonical)
+        hit = PRESET_ENTRIES.get(canonical)
         if hit is None:
             hit = make_entry(canonical, presets.load_preset(canonical), presets.load_compiled(canonical))
-            with _PRESET_LOCK:
-                _PRESET_ENTRIES[canonical] = hit
+            PRESET_ENTRIES.put(canonical, hit)
     return hit
 
 
-# --- hooks for the pages -------------------------------------------------------
+# --- hooks for the pages (each takes the entry the page resolved once) -----------------
+
+_CHARS_HERE = "tokenizer: this is a character-level tokenizer; open it on the Characters page"
+_BYTES_HERE = "tokenizer: this is a byte-level tokenizer; open it on the Bytes page"
+
+
+def byte_level(entry: Loaded) -> Loaded:
+    """The entry, or a TokenizerError when it is a character-level tokenizer."""
+    if entry.tok.level != "bytes":
+        raise TokenizerError(_CHARS_HERE, field="tokenizer")
+    return entry
 
 
 def page_encode_trace(
-    tokenizer_id: str, text: str, scheme: str | None = None, *, special: Any = (), **caps: int
-) -> tuple[Any, dict[int, bytes]]:
-    """Encode `text` with a stored byte-level tokenizer: (trace in the file's ids, decode vocab).
+    entry: Loaded, text: str, scheme: str | None = None, *, special: Any = (), **caps: int
+) -> tuple[Any, dict[int, bytes], frozenset[int]]:
+    """Encode `text` with a byte-level tokenizer: (trace in the file's ids, decode vocab, special ids shown).
 
     `special` is the allowed special tokens ("all" or a list; default none:
-    their text is plain text). The decode vocab includes the special tokens.
+    their text is plain text). The decode vocab includes the special tokens;
+    the special ids are those of the recorded tokens that are special (for styling).
     """
-    entry = load_tokenizer(tokenizer_id)
-    if entry.tok.level != "bytes":
-        raise TokenizerError(
-            "tokenizer: this is a character-level tokenizer; open it on the Characters page",
-            field="tokenizer",
-        )
+    entry = byte_level(entry)
     allowed = real.allowed_set(special, entry.tok.special_tokens)
-    trace, _ = real.encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme, **caps)
-    return trace, entry.file_vocab or {}
+    trace, special_at = real.encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
+                                                  **caps)
+    return trace, entry.file_vocab or {}, frozenset(trace.tokens[i].id for i in special_at)
 
 
-def page_encode_ids(tokenizer_id: str, text: str, scheme: str | None = None, *, special: Any = ()) -> list[int]:
-    """All ids of `text` (the file's numbering) with a stored tokenizer, as its page encodes."""
-    entry = load_tokenizer(tokenizer_id)
+def page_encode_ids(entry: Loaded, text: str, scheme: str | None = None, *, special: Any = ()) -> list[int]:
+    """All ids of `text` (the file's numbering) with an opened tokenizer, as its page encodes."""
     if entry.tok.level == "chars":
         if tokfiles.uses_pipeline(entry.tok):
             return tokfiles.encode_loaded(entry.tok, text)
@@ -210,30 +210,18 @@ def page_encode_ids(tokenizer_id: str, text: str, scheme: str | None = None, *, 
     return real.encode_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme)
 
 
-def page_special_ids(tokenizer_id: Any) -> frozenset[int]:
-    """The ids of a stored tokenizer's special tokens (for styling them), or none."""
-    try:
-        return frozenset(load_tokenizer(tokenizer_id).tok.special_tokens.values()) if tokenizer_id else frozenset()
-    except TokenizerError:
-        return frozenset()
-
-
-def page_char_trace(tokenizer_id: str, text: str, *, max_steps: int, max_tokens: int, max_sequence: int) -> Any:
-    """The Characters page's trace with a stored tokenizer.json's own pipeline, or None without one."""
-    entry = load_tokenizer(tokenizer_id)
+def page_char_trace(entry: Loaded, text: str, *, max_steps: int, max_tokens: int, max_sequence: int) -> Any:
+    """The Characters page's trace with an opened tokenizer.json's own pipeline, or None without one."""
     if entry.tok.level != "chars" or not tokfiles.uses_pipeline(entry.tok):
         return None
     return tokfiles.char_pipeline_trace(entry.tok, text, max_steps=max_steps, max_tokens=max_tokens,
                                         max_sequence=max_sequence)
 
 
-def page_char_tokenizer(tokenizer_id: str) -> tuple[tuple[tuple[str, str], ...], dict[str, int]]:
-    """(merges, vocab) of a stored character-level tokenizer."""
-    entry = load_tokenizer(tokenizer_id)
+def page_char_tokenizer(entry: Loaded) -> tuple[tuple[tuple[str, str], ...], dict[str, int]]:
+    """(merges, vocab) of an opened character-level tokenizer."""
     if entry.tok.level != "chars":
-        raise TokenizerError(
-            "tokenizer: this is a byte-level tokenizer; open it on the Bytes page", field="tokenizer"
-        )
+        raise TokenizerError(_BYTES_HERE, field="tokenizer")
     return entry.tok.merges, entry.tok.vocab
 
 
@@ -250,9 +238,14 @@ def opened_status(tokenizer_id: Any) -> OpenedStatus:
     if not tokenizer_id:
         return OpenedStatus()
     try:
-        return OpenedStatus(summary=tokenizer_summary(load_tokenizer(tokenizer_id)))
+        return status_of(load_tokenizer(tokenizer_id))
     except TokenizerError as exc:
         return OpenedStatus(error=exc.message)
+
+
+def status_of(entry: Loaded) -> OpenedStatus:
+    """The status line of an opened tokenizer."""
+    return OpenedStatus(summary=tokenizer_summary(entry))
 
 
 def tokenizer_summary(entry: Loaded) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from webapp.jobs import queue
 from webapp.jobs import views as jobs
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
 from webapp.jobs.thresholds import rule_count, text_chars
-from webapp.tokenizers import store as tokenizer_store
+from webapp.tokenizers import active as act
 from webapp.web.common import viewmodels as vm
 from webapp.tokenizer import TokenizerError, presets, real
 from webapp.tokenizer import formats as tokfiles
@@ -94,7 +94,7 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
     """Encode `text` with one spec; the trace records at most `max_tokens` tokens."""
     data = text.encode("utf-8")
     if spec.tokenizer:
-        entry = tokenizer_store.load_tokenizer(spec.tokenizer)
+        entry = act.of_ref(spec.tokenizer).loaded()
         if entry.tok.level != "bytes":
             raise TokenizerError(
                 "tokenizer: this is a character-level tokenizer; comparisons are between byte-level ones",
@@ -305,10 +305,8 @@ def page_compare(state: Mapping[str, str]) -> tuple[dict[str, Any] | None, dict[
 
 def _own_scheme(ref: str) -> str:
     """The pre-tokenization a preset or opened file uses by itself ("none" when unknown)."""
-    try:
-        return tokenizer_store.load_tokenizer(ref).tok.pretokenize
-    except TokenizerError:
-        return "none"
+    side = act.of_ref(ref)
+    return side.entry.tok.pretokenize if side.entry is not None else "none"
 
 
 def choice_status(state: Mapping[str, str]) -> OpenedStatus:
@@ -316,7 +314,7 @@ def choice_status(state: Mapping[str, str]) -> OpenedStatus:
     choice = state.get("compare", "")
     if not choice or choice == "merges" or presets.is_preset(choice):
         return OpenedStatus()
-    return tokenizer_store.opened_status(choice)
+    return act.of_ref(choice).status()
 
 
 def swap_sides(state: dict[str, str]) -> tuple[str, ...]:

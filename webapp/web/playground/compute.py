@@ -66,15 +66,16 @@ def trace_wanted(state: Mapping[str, str], text: str) -> bool:
     return state.get("view") == "trace" or len(text) <= LAZY_TRACE_CHARS
 
 
-def compute_bytes(state: Mapping[str, str], job_panel: str | None = None) -> dict[str, Any]:
+def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_panel: str | None = None) -> dict[str, Any]:
     """Everything the Bytes page shows for one state: encode, round trip, decode.
 
-    `job_panel`: a job renders the result (a long text); the page shows its panel."""
+    `active` is the page's tokenizer, resolved once (a preset or opened file
+    replaces the typed merges); `job_panel`: a job renders the result (a long
+    text), the page shows its panel."""
     limits = inputs.current_limits()
-    active = act.resolve("bytes", state)  # a preset or opened file replaces the typed merges
     if job_panel is not None:
         pending: dict[str, TokenizerError] = {}
-        decoded = compute_decode(state, limits, pending)
+        decoded = compute_decode(state, limits, pending, active)
         return {"result": None, "job_panel": job_panel, "decoded": decoded,
                 "errors": _error_dict(pending, state), "active": active}
     values, errors = inputs.collect(
@@ -95,8 +96,8 @@ def compute_bytes(state: Mapping[str, str], job_panel: str | None = None) -> dic
         try:
             quick = None if with_steps else act.prefix_byte_trace(
                 active, text, scheme, max_tokens=limits.render_max_tokens, max_sequence=limits.trace_max_sequence)
-            trace, file_vocab = quick if quick is not None else act.byte_trace(active, text, merges, scheme, **caps)
-            special_ids = act.special_ids(active)
+            trace, file_vocab, special_ids = (quick if quick is not None
+                                              else act.byte_trace(active, text, merges, scheme, **caps))
         except TokenizerError as exc:
             errors["merges" if exc.field == "tokenizer" else exc.field] = exc
         else:
@@ -158,7 +159,7 @@ def _roundtrip(text: str, ids: list[int], merges: Any, vocab: dict[int, bytes] |
 
 
 def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict[str, TokenizerError],
-                   active: act.ActiveTokenizer | None = None) -> dict[str, Any] | None:
+                   active: act.ActiveTokenizer) -> dict[str, Any] | None:
     """The decode panel: ids + vocab -> text (None when no ids were typed).
 
     With a preset or file active, its own vocab decodes and the Vocab field is
@@ -167,7 +168,6 @@ def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict
     raw_ids = state.get("ids", "")
     if not raw_ids.strip():
         return None
-    active = active or act.resolve("bytes", state)
 
     def stored_vocab() -> dict[int, bytes]:
         ids = inputs.read_ids(raw_ids, limits)
@@ -200,10 +200,10 @@ def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict
     return {"ok": False}
 
 
-def compute_chars(state: Mapping[str, str], job_panel: str | None = None) -> dict[str, Any]:
-    """Everything the Characters page shows for one state (`job_panel`: a job renders it)."""
+def compute_chars(state: Mapping[str, str], active: act.ActiveTokenizer, job_panel: str | None = None) -> dict[str, Any]:
+    """Everything the Characters page shows for one state (`active`: an opened file replaces
+    the typed merges and vocab; `job_panel`: a job renders it)."""
     limits = inputs.current_limits()
-    active = act.resolve("chars", state)  # an opened file replaces the typed merges and vocab
     opened = not active.typed
     if job_panel is not None:
         return {"result": None, "job_panel": job_panel, "errors": {}, "active": active}
@@ -316,7 +316,7 @@ def train_result(words: tuple[str, ...], num_merges: int, trace: Any, limits: in
     }
 
 
-def compute_train(state: Mapping[str, str], job_panel: str | None = None) -> dict[str, Any]:
+def compute_train(state: Mapping[str, str], active: act.ActiveTokenizer, job_panel: str | None = None) -> dict[str, Any]:
     """Everything the Train page shows for one state (`job_panel`: a job trains on large inputs)."""
     limits = inputs.current_limits()
     if job_panel is not None:
@@ -340,7 +340,7 @@ def compute_train(state: Mapping[str, str], job_panel: str | None = None) -> dic
     return {"result": result, "errors": _error_dict(errors, state)}
 
 
-COMPUTE: dict[str, Callable[[Mapping[str, str], str | None], dict[str, Any]]] = {
+COMPUTE: dict[str, Callable[[Mapping[str, str], act.ActiveTokenizer, str | None], dict[str, Any]]] = {
     "bytes": compute_bytes,
     "chars": compute_chars,
     "train": compute_train,

@@ -10,11 +10,14 @@ computed the same way whichever way it arrives:
   for the error slot beside every field),
 - `render_tool_page(tool, state)` (share links at /s/<id>).
 
-Data flows one way: form strings -> `webapp.infra.inputs` (parse, limits, validate)
--> engine -> `webapp.web.common.viewmodels` -> templates. This module holds the routes and
-the rendering; a page's fields are in webapp.web.playground.fields, computing it in
-webapp.web.playground.compute, the examples in webapp.web.playground.examples. Nothing here parses
-formats or knows how tokens are colored.
+One request: the fields are normalized (webapp.web.playground.fields), the
+active tokenizer is resolved and loaded once (webapp.tokenizers.active), a
+state over its job threshold becomes a job whose panel shows
+(webapp.web.playground.kinds), else webapp.web.playground.compute parses the
+fields (webapp.infra.inputs), runs the engine and shapes the result
+(webapp.web.common.viewmodels) for the templates. This module holds the routes
+and the rendering; the examples are in webapp.web.playground.examples.
+Nothing here parses formats or knows how tokens are colored.
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ from webapp.infra import inputs
 from webapp.jobs import queue
 from webapp.web.playground import kinds
 from webapp import tokenizer as tk
-from webapp.tokenizers import store as tokenizer_store
 from webapp.web.playground.examples import EXAMPLES, LANDING_PRESET, LANDING_TEXT
 from webapp.web.playground.compute import COMPUTE, apply_action
 from webapp.web.playground.fields import ERROR_FIELDS, FIELDS, TOOL_TITLES, VIEWS, example_state, normalize_state
@@ -64,6 +66,7 @@ def _context(tool: str, state: dict[str, str], extras: PageExtras = PageExtras()
     """Everything a tool page's templates show. A state over its job threshold is
     computed by a job (its panel shows), unless `inline` (the job itself rendering)."""
     job_panel = None if inline else kinds.page_panel(tool, state)
+    active = act.resolve(tool, state)  # the one resolve (and load) of this request's tokenizer
     return {
         "tool": tool,
         "title": TOOL_TITLES[tool],
@@ -74,10 +77,10 @@ def _context(tool: str, state: dict[str, str], extras: PageExtras = PageExtras()
         "debounce_ms": DEBOUNCE_MS,
         "state_fields": FIELDS[tool],
         "extras": extras,
-        "opened": tokenizer_store.opened_status(state.get("tokenizer")),
+        "opened": active.status(),
         "render_max_ids": inputs.current_limits().render_max_ids,
         "compare_opened": compare.choice_status(state) if tool == "bytes" else None,
-        **COMPUTE[tool](state, job_panel),
+        **COMPUTE[tool](state, active, job_panel),
     }
 
 
