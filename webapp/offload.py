@@ -4,7 +4,7 @@ A request whose input is over a threshold is not computed inline: its raw
 input is submitted as a job (webapp.jobs) and the answer is a 202 with the job
 URL (JSON API) or a job panel that polls (pages). The thresholds are settings,
 chosen from measurements so that everything below them answers well under a
-second on a 2-core machine (README, Limits):
+second on a 2-core machine (docs/limits.md):
 
 - `JOB_IMPORT_BYTES`: opening a tokenizer file larger than this;
 - `JOB_TRAIN_CHARS` / `JOB_TRAIN_MERGES`: training on more word characters or
