@@ -96,7 +96,7 @@ postgres-stop:
 
 # Production: gunicorn, several workers, access log on stdout. Settings by
 # environment: BIND (default 127.0.0.1:8000), WEB_CONCURRENCY, PLAYGROUND_SECRET_KEY,
-# PLAYGROUND_DATABASE_URL or DATABASE_URL (see gunicorn.conf.py and README).
+# PLAYGROUND_DATABASE_URL or DATABASE_URL (see gunicorn.conf.py and docs/production.md).
 serve-prod: setup
 	$(PY) -m flask --app webapp db upgrade
 	@bash scripts/with-worker.sh $(PY) $(PY) -m gunicorn -c gunicorn.conf.py wsgi:app

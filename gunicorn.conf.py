@@ -30,8 +30,8 @@ control_socket_disable = True
 # gunicorn's own bounds, the outermost ones: a longer request line is gunicorn's
 # 414, more or longer header lines its 400 (its plain page, without the app's
 # security headers). Every URL the app makes (share links, /bytes?...) stays far
-# inside them, and the proxy in front should refuse at or below them (README,
-# Production). Bodies are bounded by MAX_CONTENT_LENGTH in the app, chunked too.
+# inside them, and the proxy in front should refuse at or below them
+# (docs/production.md). Bodies are bounded by MAX_CONTENT_LENGTH in the app, chunked too.
 limit_request_line = 8190
 limit_request_fields = 100
 limit_request_field_size = 8190

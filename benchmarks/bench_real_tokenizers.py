@@ -45,7 +45,7 @@ on a shared machine wall time mostly measures the neighbours (`--wall`
 switches to `time.perf_counter`).
 
 Exit status 0 when every id comparison agrees, 1 otherwise (figures are
-reported, not judged: the goals are in the README).
+reported, not judged: the goals are in docs/performance.md).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each figure is the growth of this process's RSS (/proc/self/status, VmRSS)
 while one cache is filled past its bounds, in a fresh subprocess per figure.
-The README's Limits section derives the per-worker bound from these figures
+docs/limits.md (Caches) derives the per-worker bound from these figures
 and the caches' sizes (webapp.tokenizer.caches.NAMED).
 
     .venv/bin/python benchmarks/measure_cache_memory.py

@@ -56,7 +56,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "SECURITY_HSTS_SECONDS": 0,
     # Background jobs (webapp.jobs.queue): the queue, the budgets of one job, and what
     # goes to a job instead of running inside the request (measured thresholds,
-    # see the README's Limits section).
+    # see docs/limits.md).
     "QUEUE_URL": "",  # empty: a SQLite file in instance/; redis://host:6379/0 for Redis
     "QUEUE_NAME": "bpe-playground",  # several playgrounds can share one Redis by name
     "JOB_WORKERS": 2,
@@ -79,7 +79,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "LIMIT_CORPUS_DISTINCT": 1_000_000,
     "LIMIT_CORPUS_HELD_OUT_CHARS": 1_000_000,
     # What the caches inside all compiled lists (segments, pre-tokens, chunks) may
-    # hold together per worker (webapp.tokenizer.caches.LIST_BUDGET; README Limits).
+    # hold together per worker (webapp.tokenizer.caches.LIST_BUDGET; docs/limits.md).
     "CACHE_BUDGET_MB": 400,
 }
 

@@ -7,7 +7,7 @@
   bounds the URL and the header lines below them (LIMIT_URL_BYTES...), so
   every request gunicorn lets through gets the app's answer, its 414 / 431
   with the security headers included; beyond them gunicorn answers 414
-  itself (README, Production, says what the proxy does).
+  itself (docs/production.md says what the proxy does).
 """
 
 from __future__ import annotations

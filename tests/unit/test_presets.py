@@ -126,7 +126,7 @@ def test_seeded_random_strings_equal_tiktoken(pair):
 # Characters unassigned in Python's own Unicode tables (14.0 for 3.11) are left
 # out: the `regex` package's newer tables call some of them letters (U+3D000,
 # assigned in a later version) while tiktoken's Rust regex does not, so the
-# split differs there. The README lists this as a known difference.
+# split differs there. docs/presets.md lists this as a known difference.
 TEXT_ALPHABET = st.one_of(
     st.characters(codec="utf-8").filter(lambda c: unicodedata.category(c) != "Cn"),
     st.sampled_from(list(" \t\n\r'sdmtlvre0123456789AaZz.,!/😀日本\u0301") + [SPECIAL_TEXT, "<|endofprompt|>", "<|fim_prefix|>"]),

@@ -16,7 +16,7 @@ under the GIL). Racing threads may pass a bound by one entry each, never by
 more, and the weight counter may drift by what they raced over.
 
 Every cache made with a `name` is listed in `NAMED` (the test of the memory
-bound walks them; the README's Limits section derives the bound per worker
+bound walks them; docs/limits.md, Caches, derives the bound per worker
 from their sizes). What it does not do: expire entries by time, or know what
 the values are.
 

@@ -37,7 +37,7 @@ Finder = Callable[[str], list[Match]]
 # --------------------------------------------------------------------------
 # Bounds: a tokenizer file brings its own regular expressions and normalizers,
 # so one encode gets a time budget for the file's regexes and a cap on how long
-# normalizing may make the text (see the README's Limits).
+# normalizing may make the text (see docs/limits.md).
 
 REGEX_BUDGET_SECONDS = 2.0
 MIN_GROWTH_CAP = 65_536

@@ -4,7 +4,7 @@ A request over a threshold is not computed inline: its raw input is
 submitted as a job and the answer is a 202 (JSON API) or a job panel that
 polls (the Train page uses `train_job` too). The thresholds are settings,
 chosen from measurements so that everything below them answers well under a
-second on a 2-core machine (docs/jobs.md):
+second on a 2-core machine (docs/limits.md):
 
 - `JOB_ENCODE_CHARS` / `JOB_ENCODE_RULES`: `/api/encode` (every token with its
   bytes) of a longer text or a longer merge list;

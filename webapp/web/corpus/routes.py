@@ -13,7 +13,7 @@ Routes:
   "num_merges", "held_out"}`) or multipart (`files` + the same fields);
   answers 202 with the job URL (webapp.jobs.queue).
 
-Limits (README, Limits): the request body is capped at `LIMIT_CORPUS_BYTES`
+Limits (docs/limits.md): the request body is capped at `LIMIT_CORPUS_BYTES`
 (multipart; JSON stays under `MAX_CONTENT_LENGTH`), at most
 `LIMIT_CORPUS_FILES` files, pasted text up to `LIMIT_CORPUS_PASTE_BYTES`, and
 counting stops at `LIMIT_CORPUS_DISTINCT` distinct pre-tokens. What it does not
