@@ -5,7 +5,7 @@ brackets, characters or entries of a raw value (a string typed on a page or
 a parsed JSON value), never parses it. The features that submit jobs
 compare these counts with their `JOB_*` settings (read through
 `webapp.jobs.queue.threshold`), after the cheap `LIMIT_*` checks, so an
-over-limit input is still a 400 at once (docs/jobs.md lists the thresholds
+over-limit input is still a 400 at once (docs/limits.md lists the thresholds
 and how they were measured).
 
 What it does not do: read settings, submit jobs, or compute anything.
