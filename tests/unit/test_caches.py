@@ -11,6 +11,7 @@ import pytest
 
 from webapp.infra import inputs
 from webapp.tokenizers import store as tokenizer_store
+from webapp.web.common import viewmodels
 from webapp.tokenizer import byte_level, char_level
 from webapp.tokenizer.caches import NAMED, BoundedCache, value_length
 
@@ -61,7 +62,8 @@ def test_a_small_cache_loses_one_entry_at_a_time():
 
 def test_every_cache_of_the_app_is_named_with_both_bounds():
     assert set(NAMED) >= {"byte_level.compiled", "char_level.compiled", "inputs.merges_keys", "tokenizer_store.loaded",
-                          "tokenizer_store.presets", "tokenizer_store.fallback_blobs"}
+                          "tokenizer_store.presets", "tokenizer_store.fallback_blobs", "viewmodels.printable",
+                          "viewmodels.printable_bytes"}
     for name, cache in NAMED.items():
         assert cache.max_entries > 0 and cache.max_weight is not None, name
 
@@ -293,3 +295,12 @@ def test_the_in_process_tokenizer_store_keeps_its_bounds():
     cache.put("huge", bytes(cache.max_weight + 1))  # heavier than the whole cache: never kept
     assert cache.get("huge") is None
     assert cache.weight <= cache.max_weight
+
+
+def test_printable_token_texts_are_cached_within_their_bounds():
+    long_token = "x" * 65_536  # the longest token LIMIT_TOKEN_BYTES allows
+    for i in range(200):
+        assert viewmodels.printable(long_token + str(i)).startswith("xxx")
+    assert viewmodels.PRINTABLE_TEXT.weight <= viewmodels.PRINTABLE_TEXT.max_weight
+    assert viewmodels.printable_bytes(b"a\xff") == "a<FF>"
+    assert viewmodels.PRINTABLE_BYTES.get(b"a\xff") == "a<FF>"

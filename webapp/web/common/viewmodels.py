@@ -15,9 +15,9 @@ always shows as text. It does not call the engine except for small helpers
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Callable, Sequence
 
+from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.traces import EncodeTrace, MergeNode
 
 HUE_COUNT = 12
@@ -97,17 +97,30 @@ def byte_segments(value: bytes) -> tuple[list[Segment], bool]:
     return out, valid
 
 
-@lru_cache(maxsize=65536)
+# Cached: real text repeats the same tokens (and tree nodes) over and over. Each cache
+# holds 65,536 entries and 4 Mi characters / bytes of keys at most (a token may be
+# 64 KiB long: an entry count alone would not bound the memory).
+PRINTABLE_TEXT: BoundedCache[str, str] = BoundedCache(65536, 4 * 2**20, name="viewmodels.printable")
+PRINTABLE_BYTES: BoundedCache[bytes, str] = BoundedCache(65536, 4 * 2**20, name="viewmodels.printable_bytes")
+
+
 def printable(text: str) -> str:
     """One-line plain form of token text for details and trees (marks for whitespace)."""
-    return "".join(seg.text for seg in text_segments(text))
+    shown = PRINTABLE_TEXT.get(text)
+    if shown is None:
+        shown = "".join(seg.text for seg in text_segments(text))
+        PRINTABLE_TEXT.put(text, shown)
+    return shown
 
 
-@lru_cache(maxsize=65536)
 def printable_bytes(value: bytes) -> str:
-    # Cached: real text repeats the same tokens (and tree nodes) over and over.
-    segs, _ = byte_segments(value)
-    return "".join(seg.text if seg.kind != "hex" else f"<{seg.text}>" for seg in segs)
+    """The same for a token's bytes: bytes that are not UTF-8 show as <hex>."""
+    shown = PRINTABLE_BYTES.get(value)
+    if shown is None:
+        segs, _ = byte_segments(value)
+        shown = "".join(seg.text if seg.kind != "hex" else f"<{seg.text}>" for seg in segs)
+        PRINTABLE_BYTES.put(value, shown)
+    return shown
 
 
 def hex_bytes(value: bytes) -> str:
