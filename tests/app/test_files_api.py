@@ -388,14 +388,15 @@ def test_damaged_stored_tokenizer(app):
 
 def test_page_hooks_refuse_the_other_level(app, byte_tok, char_tok):
     from webapp.tokenizer import TokenizerError
+    from webapp.tokenizers import active as act
 
     with app.app_context():
         chars = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(char_tok.to_str())).id
         bytes_id = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(byte_tok.to_str())).id
         with pytest.raises(TokenizerError, match="this is a character-level tokenizer; open it on the Characters page"):
-            tokenizer_store.page_encode_trace(tokenizer_store.load_tokenizer(chars), "x")
+            act.byte_trace(act.of_ref(chars), "x", None, "none", max_steps=0, max_tokens=5, max_sequence=0)
         with pytest.raises(TokenizerError, match="this is a byte-level tokenizer; open it on the Bytes page"):
-            tokenizer_store.page_char_tokenizer(tokenizer_store.load_tokenizer(bytes_id))
+            act.char_parts(act.of_ref(bytes_id, "chars"))
 
 
 def test_export_with_an_unknown_level_and_import_with_bad_merges_txt(client):

@@ -25,8 +25,12 @@ from typing import Any, Mapping
 from webapp.infra import inputs
 from webapp.tokenizers import store as tokenizer_store
 from webapp import tokenizer as tk
-from webapp.tokenizer import TokenizerError, presets
+from webapp.tokenizer import TokenizerError, presets, real
+from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer.pretokenize import pretokenized_encode, pretokenized_encode_trace, split_text
+
+
+ByteTrace = tuple[Any, "dict[int, bytes] | None", frozenset[int]]  # (trace, decode vocab or None, special ids)
 
 
 @dataclass(frozen=True)
@@ -86,10 +90,39 @@ def of_ref(ref: str, level: str = "bytes", special: Any = ()) -> ActiveTokenizer
         return ActiveTokenizer(source, level, ref, special, error=exc)
 
 
+# --- a preset or opened file, with the entry resolve loaded ----------------------
+
+
+def _byte_level(active: ActiveTokenizer) -> tokenizer_store.Loaded:
+    entry = active.loaded()
+    if entry.tok.level != "bytes":
+        raise TokenizerError("tokenizer: this is a character-level tokenizer; open it on the Characters page",
+                             field="tokenizer")
+    return entry
+
+
+def _stored_byte_trace(active: ActiveTokenizer, text: str, scheme: str | None, **caps: int) -> ByteTrace:
+    """The trace in the file's ids, its decode vocab (special tokens included) and the special
+    ids among the recorded tokens. Allowed special tokens: "all" or a list; none by default."""
+    entry = _byte_level(active)
+    allowed = real.allowed_set(active.special, entry.tok.special_tokens)
+    trace, special_at = real.encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
+                                                  **caps)
+    return trace, entry.file_vocab or {}, frozenset(trace.tokens[i].id for i in special_at)
+
+
+def _stored_ids(active: ActiveTokenizer, text: str, scheme: str | None) -> list[int]:
+    """All ids of `text` (the file's numbering), as the file's page encodes it."""
+    entry = active.loaded()
+    if entry.tok.level == "chars":
+        if tokfiles.uses_pipeline(entry.tok):
+            return tokfiles.encode_loaded(entry.tok, text)
+        return tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
+    allowed = real.allowed_set(active.special, entry.tok.special_tokens)
+    return real.encode_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme)
+
+
 # --- byte level --------------------------------------------------------------
-
-
-ByteTrace = tuple[Any, "dict[int, bytes] | None", frozenset[int]]  # (trace, decode vocab or None, special ids)
 
 
 def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, *,
@@ -98,7 +131,7 @@ def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, *,
     and the ids of the special tokens among the recorded tokens (styled apart)."""
     caps = {"max_steps": max_steps, "max_tokens": max_tokens, "max_sequence": max_sequence}
     if not active.typed:  # webapp.tokenizers.store serves presets by name and opened files by id
-        return tokenizer_store.page_encode_trace(active.loaded(), text, scheme, special=active.special, **caps)
+        return _stored_byte_trace(active, text, scheme, **caps)
     if scheme != "none":
         return pretokenized_encode_trace(text, merges, scheme, max_steps=max_steps, max_tokens=max_tokens,
                                          max_sequence=max_sequence), None, frozenset()
@@ -130,9 +163,8 @@ def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *,
             cut += len(pretoken)
             if cut >= size:
                 break
-        trace, vocab, specials = tokenizer_store.page_encode_trace(
-            active.loaded(), text[:cut], scheme, special=active.special, max_steps=0,
-            max_tokens=max_tokens + _PREFIX_MARGIN, max_sequence=max_sequence)
+        trace, vocab, specials = _stored_byte_trace(active, text[:cut], scheme, max_steps=0,
+                                                    max_tokens=max_tokens + _PREFIX_MARGIN, max_sequence=max_sequence)
         if len(trace.ids) >= max_tokens + _PREFIX_MARGIN:
             shown = trace.tokens[:max_tokens]
             if [t.id for t in shown] != ids[: len(shown)]:
@@ -145,14 +177,14 @@ def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *,
 def byte_ids(active: ActiveTokenizer, text: str, merges: Any, scheme: str) -> list[int]:
     """All ids of `text` with the active tokenizer (no trace, no caps)."""
     if not active.typed:
-        return tokenizer_store.page_encode_ids(active.loaded(), text, scheme, special=active.special)
+        return _stored_ids(active, text, scheme)
     return pretokenized_encode(text, merges, scheme)
 
 
 def byte_vocab(active: ActiveTokenizer) -> dict[int, bytes]:
     """The {id: bytes} a preset or file decodes with (typed merges: use the Vocab field instead)."""
     if not active.typed:
-        return tokenizer_store.byte_level(active.loaded()).file_vocab or {}
+        return _byte_level(active).file_vocab or {}
     raise ValueError("typed merges have no stored vocab")
 
 
@@ -161,17 +193,23 @@ def byte_vocab(active: ActiveTokenizer) -> dict[int, bytes]:
 
 def char_parts(active: ActiveTokenizer) -> tuple[Any, dict[str, int]]:
     """(merges, vocab) of an opened character-level file."""
-    return tokenizer_store.page_char_tokenizer(active.loaded())
+    entry = active.loaded()
+    if entry.tok.level != "chars":
+        raise TokenizerError("tokenizer: this is a byte-level tokenizer; open it on the Bytes page", field="tokenizer")
+    return entry.tok.merges, entry.tok.vocab
 
 
 def char_trace(active: ActiveTokenizer, text: str, *, max_steps: int, max_tokens: int, max_sequence: int) -> Any:
     """An opened tokenizer.json's own pipeline trace (normalizer, pre-tokenizer, added tokens), or None."""
     if active.typed:
         return None
-    return tokenizer_store.page_char_trace(active.loaded(), text, max_steps=max_steps, max_tokens=max_tokens,
-                                           max_sequence=max_sequence)
+    entry = active.loaded()
+    if entry.tok.level != "chars" or not tokfiles.uses_pipeline(entry.tok):
+        return None
+    return tokfiles.char_pipeline_trace(entry.tok, text, max_steps=max_steps, max_tokens=max_tokens,
+                                  max_sequence=max_sequence)
 
 
 def char_ids(active: ActiveTokenizer, text: str) -> list[int]:
     """All ids of `text` with an opened character-level file, exactly as its page encodes."""
-    return tokenizer_store.page_encode_ids(active.loaded(), text)
+    return _stored_ids(active, text, None)

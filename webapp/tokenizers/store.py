@@ -6,14 +6,13 @@
 - `load_tokenizer(id)` gives it back by id, or a preset by name, from the
   bounded cache `LOADED` or from storage; an unknown id is a TokenizerError
   with field "tokenizer".
-- The hooks the pages call with the entry they resolved once
-  (webapp.tokenizers.active): `page_encode_trace`, `page_encode_ids`,
-  `page_char_trace`, `page_char_tokenizer`; and `opened_status` /
-  `status_of` (what the page's status line shows for its `tokenizer`).
+- `opened_status` / `status_of`: what a page's status line shows for its
+  `tokenizer` field.
 - `init_app(app)` points the preset cache at `instance/presets` and lets
   `webapp.tokenizer.get_tokenizer` open stored files by id.
 
-What it does not do: routes (webapp.web.files.routes, webapp.web.presets.routes), read
+What it does not do: encode (webapp.tokenizers.active does, with the entry a
+request resolved once), routes (webapp.web.files.routes, webapp.web.presets.routes), read
 requests (webapp.web.files.reading) or parse file formats (webapp.tokenizer.formats).
 """
 
@@ -169,60 +168,6 @@ def preset_entry(name: str) -> Loaded:
             hit = make_entry(canonical, presets.load_preset(canonical), presets.load_compiled(canonical))
             PRESET_ENTRIES.put(canonical, hit)
     return hit
-
-
-# --- hooks for the pages (each takes the entry the page resolved once) -----------------
-
-_CHARS_HERE = "tokenizer: this is a character-level tokenizer; open it on the Characters page"
-_BYTES_HERE = "tokenizer: this is a byte-level tokenizer; open it on the Bytes page"
-
-
-def byte_level(entry: Loaded) -> Loaded:
-    """The entry, or a TokenizerError when it is a character-level tokenizer."""
-    if entry.tok.level != "bytes":
-        raise TokenizerError(_CHARS_HERE, field="tokenizer")
-    return entry
-
-
-def page_encode_trace(
-    entry: Loaded, text: str, scheme: str | None = None, *, special: Any = (), **caps: int
-) -> tuple[Any, dict[int, bytes], frozenset[int]]:
-    """Encode `text` with a byte-level tokenizer: (trace in the file's ids, decode vocab, special ids shown).
-
-    `special` is the allowed special tokens ("all" or a list; default none:
-    their text is plain text). The decode vocab includes the special tokens;
-    the special ids are those of the recorded tokens that are special (for styling).
-    """
-    entry = byte_level(entry)
-    allowed = real.allowed_set(special, entry.tok.special_tokens)
-    trace, special_at = real.encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
-                                                  **caps)
-    return trace, entry.file_vocab or {}, frozenset(trace.tokens[i].id for i in special_at)
-
-
-def page_encode_ids(entry: Loaded, text: str, scheme: str | None = None, *, special: Any = ()) -> list[int]:
-    """All ids of `text` (the file's numbering) with an opened tokenizer, as its page encodes."""
-    if entry.tok.level == "chars":
-        if tokfiles.uses_pipeline(entry.tok):
-            return tokfiles.encode_loaded(entry.tok, text)
-        return tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
-    allowed = real.allowed_set(special, entry.tok.special_tokens)
-    return real.encode_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme)
-
-
-def page_char_trace(entry: Loaded, text: str, *, max_steps: int, max_tokens: int, max_sequence: int) -> Any:
-    """The Characters page's trace with an opened tokenizer.json's own pipeline, or None without one."""
-    if entry.tok.level != "chars" or not tokfiles.uses_pipeline(entry.tok):
-        return None
-    return tokfiles.char_pipeline_trace(entry.tok, text, max_steps=max_steps, max_tokens=max_tokens,
-                                        max_sequence=max_sequence)
-
-
-def page_char_tokenizer(entry: Loaded) -> tuple[tuple[tuple[str, str], ...], dict[str, int]]:
-    """(merges, vocab) of an opened character-level tokenizer."""
-    if entry.tok.level != "chars":
-        raise TokenizerError(_BYTES_HERE, field="tokenizer")
-    return entry.tok.merges, entry.tok.vocab
 
 
 @dataclass(frozen=True)
