@@ -96,9 +96,9 @@ def _env_overrides(prefix: str = "PLAYGROUND_") -> dict[str, Any]:
 
 def _set_cache_budget(megabytes: int) -> None:
     """The worker-wide budget of the per-list caches, in their weight units (at the measured cost per unit)."""
-    from webapp.tokenizer import caches
+    from webapp.tokenizer import BUDGET_BYTES_PER_UNIT, LIST_BUDGET
 
-    caches.LIST_BUDGET.limit = max(0, megabytes) * 2**20 // caches.BUDGET_BYTES_PER_UNIT
+    LIST_BUDGET.limit = max(0, megabytes) * 2**20 // BUDGET_BYTES_PER_UNIT
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:

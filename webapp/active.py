@@ -24,8 +24,7 @@ from typing import Any, Mapping
 
 from webapp import inputs, tokenizer_store
 from webapp import tokenizer as tk
-from webapp.tokenizer import TokenizerError, presets
-from webapp.tokenizer.pretokenize import pretokenized_encode, pretokenized_encode_trace, split_text
+from webapp.tokenizer import TokenizerError, pretokenized_encode, pretokenized_encode_trace, split_text
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,7 @@ class ActiveTokenizer:
 
 
 def is_preset(ref: str) -> bool:
-    return presets.is_preset(ref)
+    return tk.is_preset(ref)
 
 
 def resolve(tool: str, state: Mapping[str, Any]) -> ActiveTokenizer:

@@ -27,8 +27,7 @@ from flask import Blueprint, Response, jsonify
 from webapp import inputs, jobs, offload
 from webapp import tokenizer as tk
 from webapp.http import read_json_object
-from webapp.tokenizer.pretokenize import pretokenized_encode
-from webapp.tokenizer.token_sizes import ImpliedVocab
+from webapp.tokenizer import ImpliedVocab, pretokenized_encode
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 

@@ -34,8 +34,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from webapp import corpus_job, inputs, jobs, train_views
 from webapp.job_store import Job
 from webapp.http import ApiError, read_json_object
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer.corpus_training import LEVELS, SCHEMES
+from webapp.tokenizer import CORPUS_LEVELS as LEVELS, CORPUS_SCHEMES as SCHEMES, TokenizerError
 from webapp.tools import PRETOKENIZE_CHOICES
 
 bp = Blueprint("corpus", __name__)

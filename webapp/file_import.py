@@ -15,8 +15,7 @@ from flask import request
 
 from webapp import inputs, offload
 from webapp.http import is_json_request, quote, read_body, read_json_object
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import formats as tokfiles
+from webapp.tokenizer import TokenizerError, import_tokenizer
 from webapp.tokenizer_store import store_tokenizer
 
 
@@ -82,7 +81,7 @@ def import_from_request(*, page: bool = False) -> Any:
     job = offload.import_job(req.content, req.fmt, req.merges_txt, req.filename)
     if job is not None:
         return job
-    tok = tokfiles.import_tokenizer(
+    tok = import_tokenizer(
         req.content, fmt=req.fmt, merges_txt=req.merges_txt, filename=req.filename,
         limits=inputs.current_limits().sizes,
     )

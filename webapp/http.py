@@ -37,8 +37,7 @@ from flask import Flask, current_app, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
+from webapp.tokenizer import MAX_JSON_DEPTH, TokenizerError, json_depth
 
 #: An error message longer than this is cut (it should never be: values are quoted short).
 MAX_MESSAGE_CHARS = 2000

@@ -36,11 +36,16 @@ from webapp import inputs
 from webapp import tokenizer as tk
 from webapp.inputs import Limits
 from webapp.storage import content_id
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer import textformats
-from webapp.tokenizer.pretokenize import pretokenized_encode
-from webapp.tokenizer.traces import PairCount, TrainingStep, TrainingTrace
+from webapp.tokenizer import (
+    PairCount,
+    TokenizerError,
+    TrainingStep,
+    TrainingTrace,
+    dumps_stored,
+    format_ids,
+    import_tokenizer,
+    pretokenized_encode,
+)
 
 Progress = Callable[[float, str], None]
 Cancelled = Callable[[], bool]
@@ -123,7 +128,7 @@ def import_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
     """Open a tokenizer file: parse, check the limits, compile; the stored form is the blob."""
     limits = _limits(params)
     progress(0.05, "parsing the tokenizer file")
-    tok = tokfiles.import_tokenizer(
+    tok = import_tokenizer(
         unpack_bytes(params["content"]) or "",
         fmt=params.get("format") or "auto",
         merges_txt=unpack_bytes(params.get("merges_txt")),
@@ -136,7 +141,7 @@ def import_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
         progress(0.75, f"compiling {len(tok.merges):,} rules")
         tk.compile_byte_merges(list(tok.merges))  # the same check the page's first encode makes
     progress(0.9, "storing the tokenizer")
-    data = zlib.compress(tokfiles.dumps_stored(tok), 6)
+    data = zlib.compress(dumps_stored(tok), 6)
     tokenizer_id = content_id("tokenizer", data)
     summary = tok.summary()
     return JobOutput({"tokenizer": tokenizer_id, **summary, "special_tokens": tok.special_tokens},
@@ -247,7 +252,7 @@ def ids_job(params: dict[str, Any], progress: Progress, cancelled: Cancelled) ->
     progress(0.1, "encoding the text")
     with worker_app().test_request_context(f"/{tool}/ids.txt", method="POST"):
         ids = pages.ids_of_state(tool, params["state"])
-    return JobOutput({"count": len(ids), "text": textformats.format_ids(ids) + "\n"})
+    return JobOutput({"count": len(ids), "text": format_ids(ids) + "\n"})
 
 
 @job_kind("sleep")

@@ -34,9 +34,7 @@ from webapp.examples import EXAMPLES, LANDING_PRESET, LANDING_TEXT
 from webapp.page_compute import COMPUTE, apply_action
 from webapp.page_fields import ERROR_FIELDS, FIELDS, TOOL_TITLES, VIEWS, example_state, normalize_state
 from webapp.tools import FILE_TOOLS, TOOLS, template_constants
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import textformats
-from webapp.tokenizer.presets import is_installed
+from webapp.tokenizer import TokenizerError, format_ids, is_installed
 
 bp = Blueprint("pages", __name__)
 
@@ -179,7 +177,7 @@ def ids_of_state(tool: str, state: Mapping[str, str]) -> list[int]:
 def ids_file(tool: str, ids: list[int]) -> Response:
     """The ids as a downloadable text file."""
     return Response(
-        textformats.format_ids(ids) + "\n",
+        format_ids(ids) + "\n",
         mimetype="text/plain",
         headers={"Content-Disposition": f'attachment; filename="{tool}-ids.txt"'},
     )

@@ -24,7 +24,16 @@ from typing import Any
 from flask import Blueprint, Flask, Response, has_app_context, jsonify, request
 
 from webapp.page_controls import full_page, is_htmx, page_state, status
-from webapp.tokenizer import TokenizerError, presets, real
+from webapp.tokenizer import (
+    INSTALL_HINT,
+    PRESETS,
+    PRESET_NAMES,
+    TokenizerError,
+    get_preset,
+    is_installed,
+    register_resolver,
+    set_cache_dir,
+)
 from webapp.tokenizer_store import load_tokenizer, preset_entry
 
 bp = Blueprint("presets", __name__)
@@ -33,16 +42,16 @@ bp = Blueprint("presets", __name__)
 def preset_listing() -> list[dict[str, Any]]:
     """What `GET /api/tokenizers` lists (no rank file is read)."""
     out = []
-    for name in presets.PRESET_NAMES:
-        info = presets.get_preset(name).describe()
-        info["installed"] = presets.is_installed(name)
+    for name in PRESET_NAMES:
+        info = get_preset(name).describe()
+        info["installed"] = is_installed(name)
         out.append(info)
     return out
 
 
 @bp.get("/api/tokenizers")
 def api_presets() -> Response:
-    return jsonify({"presets": preset_listing(), "install": presets.INSTALL_HINT})
+    return jsonify({"presets": preset_listing(), "install": INSTALL_HINT})
 
 
 @bp.post("/files/preset/<tool>")
@@ -76,9 +85,9 @@ def _resolve_stored(tokenizer_id: str) -> Any:
 
 @bp.app_context_processor
 def _template_helpers() -> dict[str, Any]:
-    return {"preset_names": presets.PRESET_NAMES, "preset_info": presets.PRESETS}
+    return {"preset_names": PRESET_NAMES, "preset_info": PRESETS}
 
 
 def init_app(app: Flask) -> None:
-    presets.set_cache_dir(Path(app.instance_path) / "presets")
-    real.register_resolver(_resolve_stored)
+    set_cache_dir(Path(app.instance_path) / "presets")
+    register_resolver(_resolve_stored)

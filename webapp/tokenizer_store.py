@@ -26,10 +26,23 @@ from flask import current_app
 
 from webapp import inputs, storage
 from webapp import tokenizer as tk
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer import presets, real
-from webapp.tokenizer.caches import BoundedCache
+from webapp.tokenizer import (
+    BoundedCache,
+    LoadedTokenizer,
+    TokenizerError,
+    allowed_set,
+    char_pipeline_trace,
+    dumps_stored,
+    encode_loaded,
+    encode_special,
+    encode_trace_special,
+    get_preset,
+    is_preset,
+    load_compiled,
+    load_preset,
+    loads_stored,
+    uses_pipeline,
+)
 
 BLOB_KIND = "tokenizer"
 
@@ -50,7 +63,7 @@ class Loaded:
     """A stored tokenizer ready to use: parsed, and (byte level) compiled."""
 
     id: str
-    tok: tokfiles.LoadedTokenizer
+    tok: LoadedTokenizer
     compiled: Any  # CompiledByteMerges for the byte level, None for characters
     file_vocab: dict[int, bytes] | None = None  # byte level: {file id: bytes}, for decoding
 
@@ -100,7 +113,7 @@ def _get_blob(blob_id: str) -> bytes | None:
     return _FALLBACK_BLOBS.get(blob_id)
 
 
-def make_entry(blob_id: str, tok: tokfiles.LoadedTokenizer, compiled: Any = None) -> Loaded:
+def make_entry(blob_id: str, tok: LoadedTokenizer, compiled: Any = None) -> Loaded:
     """`compiled`, when given, is the tokenizer's compiled list (a preset's precompiled form)."""
     if tok.level != "bytes":
         return Loaded(blob_id, tok, None, None)
@@ -110,9 +123,9 @@ def make_entry(blob_id: str, tok: tokfiles.LoadedTokenizer, compiled: Any = None
     return Loaded(blob_id, tok, compiled if compiled is not None else tk.compile_byte_merges(list(tok.merges)), vocab)
 
 
-def store_tokenizer(tok: tokfiles.LoadedTokenizer) -> Loaded:
+def store_tokenizer(tok: LoadedTokenizer) -> Loaded:
     """Keep a tokenizer server-side; the same tokenizer always gets the same id."""
-    data = zlib.compress(tokfiles.dumps_stored(tok, limits=inputs.current_limits().sizes), 6)
+    data = zlib.compress(dumps_stored(tok, limits=inputs.current_limits().sizes), 6)
     blob_id = _put_blob(data)
     entry = LOADED.get(blob_id)
     if entry is None:
@@ -131,7 +144,7 @@ def _bad_id(tokenizer_id: Any) -> TokenizerError:
 
 def load_tokenizer(tokenizer_id: Any) -> Loaded:
     """A stored tokenizer by id (cached in-process), or a TokenizerError (field "tokenizer")."""
-    if presets.is_preset(tokenizer_id):
+    if is_preset(tokenizer_id):
         return preset_entry(tokenizer_id)  # a real tokenizer by name (cl100k_base, gpt2, ...)
     if not storage.is_valid_id(tokenizer_id):
         raise _bad_id(tokenizer_id)
@@ -145,7 +158,7 @@ def load_tokenizer(tokenizer_id: Any) -> Loaded:
         raw = zlib.decompress(data)
     except zlib.error:
         raise TokenizerError("tokenizer: the stored tokenizer is damaged", field="tokenizer") from None
-    tok = tokfiles.loads_stored(raw, limits=inputs.current_limits().sizes)
+    tok = loads_stored(raw, limits=inputs.current_limits().sizes)
     entry = make_entry(tokenizer_id, tok)
     LOADED.put(entry.id, entry)
     return entry
@@ -158,7 +171,7 @@ _BUILD_LOCK = threading.Lock()  # one conversion at a time: each costs a second 
 
 def preset_entry(name: str) -> Loaded:
     """The preset as a `Loaded` (parsed, compiled), built once per process."""
-    canonical = presets.get_preset(name).name
+    canonical = get_preset(name).name
     with _PRESET_LOCK:
         hit = _PRESET_ENTRIES.get(canonical)
     if hit is not None:
@@ -167,7 +180,7 @@ def preset_entry(name: str) -> Loaded:
         with _PRESET_LOCK:
             hit = _PRESET_ENTRIES.get(canonical)
         if hit is None:
-            hit = make_entry(canonical, presets.load_preset(canonical), presets.load_compiled(canonical))
+            hit = make_entry(canonical, load_preset(canonical), load_compiled(canonical))
             with _PRESET_LOCK:
                 _PRESET_ENTRIES[canonical] = hit
     return hit
@@ -190,8 +203,8 @@ def page_encode_trace(
             "tokenizer: this is a character-level tokenizer; open it on the Characters page",
             field="tokenizer",
         )
-    allowed = real.allowed_set(special, entry.tok.special_tokens)
-    trace, _ = real.encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme, **caps)
+    allowed = allowed_set(special, entry.tok.special_tokens)
+    trace, _ = encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme, **caps)
     return trace, entry.file_vocab or {}
 
 
@@ -199,11 +212,11 @@ def page_encode_ids(tokenizer_id: str, text: str, scheme: str | None = None, *, 
     """All ids of `text` (the file's numbering) with a stored tokenizer, as its page encodes."""
     entry = load_tokenizer(tokenizer_id)
     if entry.tok.level == "chars":
-        if tokfiles.uses_pipeline(entry.tok):
-            return tokfiles.encode_loaded(entry.tok, text)
+        if uses_pipeline(entry.tok):
+            return encode_loaded(entry.tok, text)
         return tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
-    allowed = real.allowed_set(special, entry.tok.special_tokens)
-    return real.encode_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme)
+    allowed = allowed_set(special, entry.tok.special_tokens)
+    return encode_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme)
 
 
 def page_special_ids(tokenizer_id: Any) -> frozenset[int]:
@@ -217,10 +230,10 @@ def page_special_ids(tokenizer_id: Any) -> frozenset[int]:
 def page_char_trace(tokenizer_id: str, text: str, *, max_steps: int, max_tokens: int, max_sequence: int) -> Any:
     """The Characters page's trace with a stored tokenizer.json's own pipeline, or None without one."""
     entry = load_tokenizer(tokenizer_id)
-    if entry.tok.level != "chars" or not tokfiles.uses_pipeline(entry.tok):
+    if entry.tok.level != "chars" or not uses_pipeline(entry.tok):
         return None
-    return tokfiles.char_pipeline_trace(entry.tok, text, max_steps=max_steps, max_tokens=max_tokens,
-                                        max_sequence=max_sequence)
+    return char_pipeline_trace(entry.tok, text, max_steps=max_steps, max_tokens=max_tokens,
+                               max_sequence=max_sequence)
 
 
 def page_char_tokenizer(tokenizer_id: str) -> tuple[tuple[tuple[str, str], ...], dict[str, int]]:
@@ -257,8 +270,8 @@ def tokenizer_summary(entry: Loaded) -> dict[str, Any]:
     summary["id"] = entry.id
     summary["source_label"] = FORMAT_LABELS.get(entry.tok.source, entry.tok.source)
     summary["special_names"] = sorted(entry.tok.special_tokens, key=entry.tok.special_tokens.__getitem__)
-    if presets.is_preset(entry.id):
-        preset = presets.get_preset(entry.id)
+    if is_preset(entry.id):
+        preset = get_preset(entry.id)
         summary["preset"] = preset.name
         summary["source_label"] = f"{preset.name} ({preset.description})"
     return summary

@@ -6,7 +6,7 @@ What it does not do: routes or rendering (webapp.pages), or splitting text
 
 from __future__ import annotations
 
-from webapp.tokenizer.pretokenize import SCHEMES
+from webapp.tokenizer import SCHEMES
 
 #: The tool pages, in menu order.
 TOOLS: tuple[str, ...] = ("bytes", "chars", "train")

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from webapp.tokenizer.traces import TrainingTrace
+from webapp.tokenizer import TrainingTrace
 from webapp.viewmodels import Chip, hue_class, printable, printable_bytes
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
-from webapp.tokenizer.traces import EncodeTrace, MergeNode
+from webapp.tokenizer import EncodeTrace, MergeNode
 
 HUE_COUNT = 12
 # Marks that make whitespace and control characters visible. The newline mark
