@@ -40,7 +40,7 @@ node_modules/.installed: package.json package-lock.json
 # first request that uses one does not spend seconds converting it. Again only
 # when the package or the code that writes the files changes.
 PRESETS_DIR := instance/presets
-$(PRESETS_DIR)/.prepared: $(VENV)/.installed node_modules/.installed webapp/tokenizer/presets.py webapp/tokenizer/precompiled.py webapp/tokenizer/formats/stored.py
+$(PRESETS_DIR)/.prepared: $(VENV)/.installed node_modules/.installed webapp/tokenizer/presets.py webapp/tokenizer/core/precompiled.py webapp/tokenizer/formats/stored.py
 	$(PY) -m webapp.tokenizer.prepare_presets $(PRESETS_DIR)
 	touch $@
 

@@ -101,7 +101,7 @@ def main() -> None:
         print(f"note: the corpus gave only {n_rules:,} merges")
 
     from webapp import create_app, tokenizer_store
-    from webapp.tokenizer import byte_level
+    from webapp.tokenizer.core import byte_level
     from webapp.storage import default_sqlite_url, get_storage
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -71,9 +71,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
 import tiktoken  # noqa: E402
 
-from webapp.tokenizer import byte_level, presets  # noqa: E402
+from webapp.tokenizer.core import byte_level  # noqa: E402
+from webapp.tokenizer import presets  # noqa: E402
 from webapp.tokenizer import formats as tokfiles  # noqa: E402
-from webapp.tokenizer.precompiled import loads_precompiled  # noqa: E402
+from webapp.tokenizer.core.precompiled import loads_precompiled  # noqa: E402
 from webapp.tokenizer.pretokenize import PATTERNS  # noqa: E402
 from webapp.tokenizer import chunks, textencode  # noqa: E402
 from webapp.tokenizer.textencode import clear_text_caches  # noqa: E402

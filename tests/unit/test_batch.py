@@ -17,8 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webapp.tokenizer import batch, compile_byte_merges, precompiled, presets, textencode
-from webapp.tokenizer.engine import INF
+from webapp.tokenizer.core import batch, precompiled
+from webapp.tokenizer import compile_byte_merges, presets, textencode
+from webapp.tokenizer.core.engine import INF
 from webapp.tokenizer.pretokenize import PATTERNS, pretokenized_encode
 from tests.unit.test_chunks import SCHEMES, by_pretokens, texts, well_formed_merges
 
@@ -139,7 +140,7 @@ def test_a_real_vocabulary_over_long_texts_equals_tiktoken(tmp_path):
     scheme = presets.get_preset("cl100k_base").scheme
     theirs = tiktoken.Encoding("oracle", pat_str=PATTERNS[scheme], mergeable_ranks=ranks, special_tokens={})
     multilingual = (ROOT / "benchmarks" / "data" / "non_latin.txt").read_text(encoding="utf-8")
-    code = (ROOT / "webapp" / "tokenizer" / "batch.py").read_text(encoding="utf-8")
+    code = (ROOT / "webapp" / "tokenizer" / "core" / "batch.py").read_text(encoding="utf-8")
     for text in (multilingual * 3, code * 2, (multilingual + code)[::-1]):
         textencode.clear_text_caches(compiled)
         compiled.segment_cache.clear()

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from webapp import inputs, tokenizer_store
-from webapp.tokenizer import byte_level, char_level
+from webapp.tokenizer.core import byte_level, char_level
 from webapp.tokenizer.caches import NAMED, BoundedCache, value_length
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -141,7 +141,7 @@ def test_a_full_segment_cache_costs_what_the_readme_says():
     script = textwrap.dedent(
         """
         import random
-        from webapp.tokenizer import byte_level
+        from webapp.tokenizer.core import byte_level
 
         def rss():
             with open("/proc/self/status") as status:
@@ -255,7 +255,8 @@ def test_the_worker_budget_holds_rss_as_the_readme_says():
     script = textwrap.dedent(
         """
         import random
-        from webapp.tokenizer import byte_level, caches
+        from webapp.tokenizer import caches
+        from webapp.tokenizer.core import byte_level
 
         def rss():
             with open("/proc/self/status") as status:

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from webapp.tokenizer import reference
 from webapp.tokenizer import compile_byte_merges
-from webapp.tokenizer import batch, byte_level, chunks, precompiled, textencode
+from webapp.tokenizer.core import batch, byte_level, precompiled
+from webapp.tokenizer import chunks, textencode
 from webapp.tokenizer.pretokenize import _COMPILED, pretokenized_encode
 
 SCHEMES = ("gpt2", "cl100k", "o200k")

@@ -14,7 +14,8 @@ import pytest
 
 from tests.conftest import make_app
 from webapp import PROJECT_ROOT
-from webapp.tokenizer import byte_level, presets, prepare_presets
+from webapp.tokenizer.core import byte_level
+from webapp.tokenizer import presets, prepare_presets
 
 
 @pytest.fixture

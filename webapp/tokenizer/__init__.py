@@ -20,8 +20,8 @@ the decisions it makes where the contract is silent; docs/algorithms.md
 collects them all.
 """
 
-from webapp.tokenizer.byte_decode import decode
-from webapp.tokenizer.byte_level import (
+from webapp.tokenizer.core.byte_decode import decode
+from webapp.tokenizer.core.byte_level import (
     CompiledByteMerges,
     compile_byte_merges,
     compiled_from_key,
@@ -30,7 +30,7 @@ from webapp.tokenizer.byte_level import (
     implied_byte_vocab,
 )
 from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET, BoundedCache
-from webapp.tokenizer.char_level import (
+from webapp.tokenizer.core.char_level import (
     CompiledCharMerges,
     bpe_encode_text,
     char_tokens,

@@ -54,10 +54,10 @@ from typing import Any, BinaryIO
 
 import regex
 
-from .errors import TokenizerError
-from .pretokenize import PATTERNS
-from .training import _Trainer
-from .validation import validate_num_merges
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.pretokenize import PATTERNS
+from webapp.tokenizer.training import _Trainer
+from webapp.tokenizer.validation import validate_num_merges
 
 Progress = Callable[[int, int, str], None]
 ShouldStop = Callable[[], bool]

@@ -42,13 +42,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from webapp.tokenizer.byte_level import CompiledByteMerges, compile_byte_merges
+from webapp.tokenizer.core.byte_level import CompiledByteMerges, compile_byte_merges
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.building import build_byte_level
 from webapp.tokenizer.formats.loaded import LoadedTokenizer
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
 from webapp.tokenizer.formats.tiktoken_ranks import recover_rank_merges
-from webapp.tokenizer.precompiled import PRECOMPILED_VERSION, dumps_precompiled, find_whole_tokens, loads_precompiled
+from webapp.tokenizer.core.precompiled import (
+    PRECOMPILED_VERSION,
+    dumps_precompiled,
+    find_whole_tokens,
+    loads_precompiled,
+)
 from webapp.tokenizer.pretokenize import PATTERNS
 
 ENDOFTEXT = "<|endoftext|>"

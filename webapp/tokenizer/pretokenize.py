@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 import regex
 
-from webapp.tokenizer import byte_level
+from webapp.tokenizer.core import byte_level
 from webapp.tokenizer.errors import TokenizerError, short_repr
 from webapp.tokenizer.traces import EncodeTrace
 

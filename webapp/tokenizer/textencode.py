@@ -38,8 +38,8 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from webapp.tokenizer import batch
-from webapp.tokenizer.byte_level import CompiledByteMerges
+from webapp.tokenizer.core import batch
+from webapp.tokenizer.core.byte_level import CompiledByteMerges
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
 from webapp.tokenizer.chunks import chunk_bounds, split_chunks
 from webapp.tokenizer.validation import validate_text

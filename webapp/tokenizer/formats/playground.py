@@ -11,7 +11,7 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
-from webapp.tokenizer.byte_level import implied_byte_vocab
+from webapp.tokenizer.core.byte_level import implied_byte_vocab
 from webapp.tokenizer.formats.common import _bytes_of_or_empty, _file_error, _is_int, _load_json, _show
 from webapp.tokenizer.formats.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize import check_scheme

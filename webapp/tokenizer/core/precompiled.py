@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from webapp.tokenizer import engine
-from webapp.tokenizer.byte_level import CompiledByteMerges
+from webapp.tokenizer.core import engine
+from webapp.tokenizer.core.byte_level import CompiledByteMerges
 
 PRECOMPILED_VERSION = 1
 

@@ -18,7 +18,7 @@ from itertools import chain
 
 import numpy as np
 
-from .validation import ByteRule
+from webapp.tokenizer.validation import ByteRule
 
 
 def _bits(mask: int) -> list[int]:
