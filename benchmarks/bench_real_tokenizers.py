@@ -75,9 +75,9 @@ from webapp.tokenizer.core import byte_level  # noqa: E402
 from webapp.tokenizer import presets  # noqa: E402
 from webapp.tokenizer import formats as tokfiles  # noqa: E402
 from webapp.tokenizer.core.precompiled import loads_precompiled  # noqa: E402
-from webapp.tokenizer.pretokenize import PATTERNS  # noqa: E402
-from webapp.tokenizer import chunks, textencode  # noqa: E402
-from webapp.tokenizer.textencode import clear_text_caches  # noqa: E402
+from webapp.tokenizer.pretokenize.patterns import PATTERNS  # noqa: E402
+from webapp.tokenizer.pretokenize import chunks, textencode  # noqa: E402
+from webapp.tokenizer.pretokenize.textencode import clear_text_caches  # noqa: E402
 
 SIZE = 20_000
 TYPING_SIZE = 50_000

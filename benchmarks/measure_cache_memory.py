@@ -108,7 +108,7 @@ def text_caches() -> dict[str, float]:
     import random
 
     from webapp.tokenizer.core import byte_level
-    from webapp.tokenizer import textencode
+    from webapp.tokenizer.pretokenize import textencode
 
     compiled = byte_level.compile_byte_merges([[97, 98, 256]])
     rng = random.Random(1)
@@ -132,7 +132,8 @@ def list_budget() -> dict[str, float]:
     import random
 
     from webapp.tokenizer.core import byte_level
-    from webapp.tokenizer import caches, textencode
+    from webapp.tokenizer import caches
+    from webapp.tokenizer.pretokenize import textencode
 
     budget = caches.LIST_BUDGET
     budget.limit = 3_000_000

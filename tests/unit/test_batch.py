@@ -18,9 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.tokenizer.core import batch, precompiled
-from webapp.tokenizer import compile_byte_merges, presets, textencode
+from webapp.tokenizer import compile_byte_merges, presets
+from webapp.tokenizer.pretokenize import textencode
 from webapp.tokenizer.core.engine import INF
-from webapp.tokenizer.pretokenize import PATTERNS, pretokenized_encode
+from webapp.tokenizer.pretokenize.patterns import PATTERNS
+from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode
 from tests.unit.test_chunks import SCHEMES, by_pretokens, texts, well_formed_merges
 
 ROOT = Path(__file__).resolve().parents[2]

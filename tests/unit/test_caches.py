@@ -165,7 +165,7 @@ def test_a_full_segment_cache_costs_what_the_readme_says():
 
 
 def test_pretoken_and_chunk_caches_stay_within_their_bounds(monkeypatch):
-    from webapp.tokenizer import textencode
+    from webapp.tokenizer.pretokenize import textencode
 
     compiled = byte_level.compile_byte_merges([[97, 98, 256], [256, 99, 257]])
     textencode.clear_text_caches(compiled)
@@ -208,7 +208,8 @@ def test_a_budget_sheds_the_least_recently_used_cache_first():
 
 def _fill_lists(count: int, rounds: int, budget_limit: int) -> list[int]:
     """Encode distinct text through `count` compiled lists (pieces, text pieces, two schemes' chunks); the totals seen."""
-    from webapp.tokenizer import caches, textencode
+    from webapp.tokenizer import caches
+    from webapp.tokenizer.pretokenize import textencode
 
     budget = caches.LIST_BUDGET
     lists = [byte_level.compile_byte_merges([[97, 98 + n, 256], [256, 99 + n, 257]]) for n in range(count)]

@@ -26,7 +26,7 @@ from webapp.tokenizer.corpus_training import (
     count_text,
     train_counts,
 )
-from webapp.tokenizer.pretokenize import PATTERNS
+from webapp.tokenizer.pretokenize.patterns import PATTERNS
 
 from webapp.tokenizer import reference
 

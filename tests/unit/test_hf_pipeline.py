@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
 from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer.pretokenize import CL100K_PATTERN
+from webapp.tokenizer.pretokenize.patterns import CL100K_PATTERN
 
 CORPUS = [
     "The lower the newest, the wider the widest: lowering lowers the lowest newer widths.",

@@ -20,9 +20,10 @@ from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, train
 from tests import reference_pretokenize
 from tests.hf_samples import byte_level_tokenizer, char_level_tokenizer
 from webapp.tokenizer import TokenizerError, bpe_encode_text, encode, train_trace, training_vocab
-from webapp.tokenizer import pretokenize, reference
+from webapp.tokenizer.pretokenize import pretokenized as pretokenize
+from webapp.tokenizer import reference
 from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer.pretokenize import CL100K_PATTERN, GPT2_PATTERN
+from webapp.tokenizer.pretokenize.patterns import CL100K_PATTERN, GPT2_PATTERN
 from webapp.tokenizer.token_sizes import SizeLimits, check_sizes
 
 CORPUS = [
@@ -763,11 +764,12 @@ def test_hf_byte_level_with_special_tokens_and_a_partial_alphabet():
 
 def test_relabel_matches_relabelling_the_reference_trace():
     from webapp.tokenizer import compile_byte_merges
-    from webapp.tokenizer import pretokenize as pt
+    from webapp.tokenizer.pretokenize import pretokenized as pt
+    from webapp.tokenizer.pretokenize.patterns import SCHEMES
 
     merges = [[104, 101, 256], [256, 108, 257], [32, 119, 258]]
     relabel = {104: 0, 257: 9, 32: 1}
-    for scheme in pt.SCHEMES:
+    for scheme in SCHEMES:
         fast = pt.pretokenized_encode_trace("hel hel wow", merges, scheme, relabel=relabel)
         slow = reference_pretokenize.relabelled(
             reference_pretokenize.trace_by_pretokens("hel hel wow", compile_byte_merges(merges), scheme, max_steps=200, max_tokens=3000, max_sequence=2000),

@@ -71,7 +71,8 @@ from webapp.tokenizer.presets import (
     load_ranks,
     set_cache_dir,
 )
-from webapp.tokenizer.pretokenize import SCHEMES, check_scheme, pretokenized_encode, pretokenized_encode_trace, split_text
+from webapp.tokenizer.pretokenize.patterns import SCHEMES, check_scheme
+from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace, split_text
 from webapp.tokenizer.real import (
     Tokenizer,
     allowed_set,

@@ -55,7 +55,7 @@ from typing import Any, BinaryIO
 import regex
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.pretokenize import PATTERNS
+from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.training import _Trainer
 from webapp.tokenizer.validation import validate_num_merges
 

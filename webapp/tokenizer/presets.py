@@ -54,7 +54,7 @@ from webapp.tokenizer.core.precompiled import (
     find_whole_tokens,
     loads_precompiled,
 )
-from webapp.tokenizer.pretokenize import PATTERNS
+from webapp.tokenizer.pretokenize.patterns import PATTERNS
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"

@@ -42,7 +42,8 @@ from webapp.tokenizer.core.char_level import bpe_encode_text
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.encoding import DROPPED, encode_loaded, encode_loaded_trace, relabel_map, uses_pipeline
 from webapp.tokenizer.formats.loaded import LoadedTokenizer
-from webapp.tokenizer.pretokenize import PATTERNS, split_pretokens
+from webapp.tokenizer.pretokenize.patterns import PATTERNS
+from webapp.tokenizer.pretokenize.pretokenized import split_pretokens
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token
 
 AllowedSpecial = Union[Literal["all"], AbstractSet[str], Sequence[str]]

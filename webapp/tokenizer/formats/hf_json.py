@@ -25,7 +25,7 @@ from webapp.tokenizer.formats.hf_strings import _split_merge_line
 from webapp.tokenizer.formats.loaded import LoadedTokenizer
 from webapp.tokenizer.hf_components import maps_bytes
 from webapp.tokenizer.hf_pipeline import read_pipeline
-from webapp.tokenizer.pretokenize import PATTERNS, check_scheme, scheme_for_pattern
+from webapp.tokenizer.pretokenize.patterns import PATTERNS, check_scheme, scheme_for_pattern
 
 
 def _components(node: Any) -> list[dict[str, Any]]:

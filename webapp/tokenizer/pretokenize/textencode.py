@@ -41,7 +41,7 @@ import numpy as np
 from webapp.tokenizer.core import batch
 from webapp.tokenizer.core.byte_level import CompiledByteMerges
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
-from webapp.tokenizer.chunks import chunk_bounds, split_chunks
+from webapp.tokenizer.pretokenize.chunks import chunk_bounds, split_chunks
 from webapp.tokenizer.validation import validate_text
 
 # Bounds on memory, per compiled list and id map (see Relabel): pre-tokens (by their text), and
