@@ -19,7 +19,7 @@ from jobhelpers import JobWorker, wait_job
 from webapp import create_app
 from webapp.storage import get_storage
 from webapp.tokenizer import encode, reference
-from webapp.tokenizer.corpus_training import count_text, train_counts
+from webapp.tokenizer.training.corpus import count_text, train_counts
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 
 literal_byte_train = reference.train_byte_steps

@@ -38,9 +38,9 @@ from webapp.tokenizer.core.char_level import (
     encode_text_trace,
 )
 from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
-from webapp.tokenizer.corpus_training import LEVELS as CORPUS_LEVELS
-from webapp.tokenizer.corpus_training import SCHEMES as CORPUS_SCHEMES
-from webapp.tokenizer.corpus_training import CorpusTraining, TrainingCancelled, count_streams, train_counts
+from webapp.tokenizer.training.corpus import LEVELS as CORPUS_LEVELS
+from webapp.tokenizer.training.corpus import SCHEMES as CORPUS_SCHEMES
+from webapp.tokenizer.training.corpus import CorpusTraining, TrainingCancelled, count_streams, train_counts
 from webapp.tokenizer.errors import TokenizerError, short_repr
 from webapp.tokenizer.formats import (
     EXPORT_FORMATS,
@@ -99,7 +99,7 @@ from webapp.tokenizer.textformats import (
 )
 from webapp.tokenizer.token_sizes import ImpliedVocab, SizeLimits
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, PairCount, TrainingStep, TrainingTrace
-from webapp.tokenizer.training import bpe_merges, train_trace, training_vocab
+from webapp.tokenizer.training.words import bpe_merges, train_trace, training_vocab
 from webapp.tokenizer.validation import (
     validate_byte_merges,
     validate_byte_vocab,

@@ -56,7 +56,7 @@ import regex
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
-from webapp.tokenizer.training import _Trainer
+from webapp.tokenizer.training.words import _Trainer
 from webapp.tokenizer.validation import validate_num_merges
 
 Progress = Callable[[int, int, str], None]
