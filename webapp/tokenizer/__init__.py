@@ -44,20 +44,17 @@ from webapp.tokenizer.training.corpus import CorpusTraining, TrainingCancelled, 
 from webapp.tokenizer.errors import TokenizerError, short_repr
 from webapp.tokenizer.formats import (
     EXPORT_FORMATS,
-    LoadedTokenizer,
     canonical_format,
-    char_pipeline_trace,
-    decode_loaded,
     dumps_stored,
-    encode_loaded,
     export_playground_json,
     export_tokenizer,
     from_playground,
     import_tokenizer,
     loads_stored,
-    uses_pipeline,
     with_pretokenize,
 )
+from webapp.tokenizer.hf.encoding import char_pipeline_trace, decode_loaded, encode_loaded, uses_pipeline
+from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.presets import (
     INSTALL_HINT,
     PRESET_NAMES,

@@ -45,7 +45,7 @@ from typing import Mapping
 from webapp.tokenizer.core.byte_level import CompiledByteMerges, compile_byte_merges
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.building import build_byte_level
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
+from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
 from webapp.tokenizer.formats.tiktoken_ranks import recover_rank_merges
 from webapp.tokenizer.core.precompiled import (

@@ -40,8 +40,8 @@ from webapp.tokenizer import presets
 from webapp.tokenizer.core.byte_level import compile_byte_merges, encode_trace
 from webapp.tokenizer.core.char_level import bpe_encode_text
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.encoding import DROPPED, encode_loaded, encode_loaded_trace, relabel_map, uses_pipeline
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
+from webapp.tokenizer.hf.encoding import DROPPED, encode_loaded, encode_loaded_trace, relabel_map, uses_pipeline
+from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.pretokenize.pretokenized import split_pretokens
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token

@@ -17,14 +17,14 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.alphabet import BYTE_ALPHABET, bytes_to_token
+from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token
 from webapp.tokenizer.formats.common import _bytes_of, _file_error, _is_int, _load_json, _show
 from webapp.tokenizer.formats.export_checks import _check_well_formed_bytes, _check_well_formed_chars
 from webapp.tokenizer.formats.hf_strings import _byte_level_from_strings, _char_level_from_strings, _check_vocab
 from webapp.tokenizer.formats.hf_strings import _split_merge_line
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
-from webapp.tokenizer.hf_components import maps_bytes
-from webapp.tokenizer.hf_pipeline import read_pipeline
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.hf.components import maps_bytes
+from webapp.tokenizer.hf.pipeline import read_pipeline
 from webapp.tokenizer.pretokenize.patterns import PATTERNS, check_scheme, scheme_for_pattern
 
 

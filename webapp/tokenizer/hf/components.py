@@ -28,8 +28,8 @@ from typing import Any, Callable
 
 import regex
 
-from webapp.tokenizer import hf_text as ht
-from webapp.tokenizer.formats.alphabet import bytes_to_token, token_to_bytes
+from webapp.tokenizer.hf import text as ht
+from webapp.tokenizer.hf.alphabet import bytes_to_token, token_to_bytes
 
 Piece = tuple[str, bool]
 Normalizer = Callable[[str], str]
