@@ -72,7 +72,7 @@ import corpus  # noqa: E402
 import tiktoken  # noqa: E402
 
 from webapp.tokenizer.core import byte_level  # noqa: E402
-from webapp.tokenizer import presets  # noqa: E402
+from webapp.tokenizer.presets import openai as presets  # noqa: E402
 from webapp.tokenizer import formats as tokfiles  # noqa: E402
 from webapp.tokenizer.hf.encoding import encode_loaded  # noqa: E402
 from webapp.tokenizer.core.precompiled import loads_precompiled  # noqa: E402

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_real_tokenizers as real  # noqa: E402
 
 from webapp.tokenizer.core import batch  # noqa: E402
-from webapp.tokenizer import presets  # noqa: E402
+from webapp.tokenizer.presets import openai as presets  # noqa: E402
 from webapp.tokenizer.pretokenize import textencode  # noqa: E402
 from webapp.tokenizer.pretokenize.chunks import split_text  # noqa: E402
 from webapp.tokenizer.core.engine import INF  # noqa: E402

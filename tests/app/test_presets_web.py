@@ -13,7 +13,8 @@ import re
 import pytest
 
 from webapp import tokenizer_store
-from webapp.tokenizer import load_ranks, presets
+from webapp.tokenizer import load_ranks
+from webapp.tokenizer.presets import openai as presets
 
 tiktoken = pytest.importorskip("tiktoken")
 

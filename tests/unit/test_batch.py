@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.tokenizer.core import batch, precompiled
-from webapp.tokenizer import compile_byte_merges, presets
+from webapp.tokenizer import compile_byte_merges
+from webapp.tokenizer.presets import openai as presets
 from webapp.tokenizer.pretokenize import textencode
 from webapp.tokenizer.core.engine import INF
 from webapp.tokenizer.pretokenize.patterns import PATTERNS

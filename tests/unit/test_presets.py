@@ -19,7 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webapp.tokenizer import PRESET_NAMES, TokenizerError, get_tokenizer, load_ranks, presets
+from webapp.tokenizer import PRESET_NAMES, TokenizerError, get_tokenizer, load_ranks
+from webapp.tokenizer.presets import openai as presets
 
 tiktoken = pytest.importorskip("tiktoken")
 openai_public = pytest.importorskip("tiktoken_ext.openai_public")

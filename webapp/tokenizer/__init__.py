@@ -55,7 +55,7 @@ from webapp.tokenizer.formats import (
 )
 from webapp.tokenizer.hf.encoding import char_pipeline_trace, decode_loaded, encode_loaded, uses_pipeline
 from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.presets import (
+from webapp.tokenizer.presets.openai import (
     INSTALL_HINT,
     PRESET_NAMES,
     PRESETS,
@@ -70,7 +70,7 @@ from webapp.tokenizer.presets import (
 )
 from webapp.tokenizer.pretokenize.patterns import SCHEMES, check_scheme
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace, split_text
-from webapp.tokenizer.real import (
+from webapp.tokenizer.presets.real import (
     Tokenizer,
     allowed_set,
     encode_special,

@@ -22,7 +22,7 @@ What this module gives:
   kept in `cache_dir` (if given) under a name that holds the rank file's hash:
   content-addressed, so a changed package can never serve stale merges.
 - `prepare(cache_dir)`: every preset converted and precompiled ahead of time
-  (the set-up step `python -m webapp.tokenizer.prepare_presets`).
+  (the set-up step `python -m webapp.tokenizer.presets.prepare`).
 
 What it does not do: encode (see `real.py` / `formats.encode_loaded`),
 Flask, or any network access.
@@ -198,7 +198,7 @@ def ranks_dir() -> Path:
     override = os.environ.get("PLAYGROUND_JS_TIKTOKEN_RANKS")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "node_modules" / "js-tiktoken" / "dist" / "ranks"
+    return Path(__file__).resolve().parents[3] / "node_modules" / "js-tiktoken" / "dist" / "ranks"
 
 
 def is_installed(name: str) -> bool:
@@ -404,7 +404,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
 def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = None) -> dict[str, float]:
     """Convert every preset (or `names`) and precompile it into `cache_dir`, ahead of any request.
 
-    The set-up step (`python -m webapp.tokenizer.prepare_presets`, run by the
+    The set-up step (`python -m webapp.tokenizer.presets.prepare`, run by the
     Makefile) calls this so the first use of a preset in a fresh install reads
     files instead of converting ranks inside a request. Presets already in the
     cache are only read back. Returns seconds spent per preset. The in-process

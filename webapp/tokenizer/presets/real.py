@@ -36,7 +36,7 @@ from typing import AbstractSet, Any, Callable, Iterable, Literal, Mapping, Seque
 
 import regex
 
-from webapp.tokenizer import presets
+from webapp.tokenizer.presets import openai as presets
 from webapp.tokenizer.core.byte_level import compile_byte_merges, encode_trace
 from webapp.tokenizer.core.char_level import bpe_encode_text
 from webapp.tokenizer.errors import TokenizerError
