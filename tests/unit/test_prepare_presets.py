@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import make_app
 from webapp import PROJECT_ROOT
+from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.core import byte_level
 from webapp.tokenizer.presets import openai as presets, prepare as prepare_presets
 
@@ -21,9 +22,9 @@ from webapp.tokenizer.presets import openai as presets, prepare as prepare_prese
 @pytest.fixture
 def fresh(monkeypatch):
     """Empty in-process caches, restored afterwards (other tests keep theirs)."""
-    monkeypatch.setattr(presets, "_LOADED", {})
-    monkeypatch.setattr(presets, "_COMPILED", {})
-    monkeypatch.setattr(presets, "_RANKS", {})
+    for name in ("_LOADED", "_COMPILED", "_RANKS"):
+        cache = getattr(presets, name)
+        monkeypatch.setattr(presets, name, BoundedCache(cache.max_entries, cache.max_weight, weigh=cache.weigh))
 
 
 def test_prepare_writes_files_that_load_without_converting(tmp_path, fresh, monkeypatch, capsys):

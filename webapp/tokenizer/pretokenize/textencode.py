@@ -31,7 +31,6 @@ special tokens, traces (pretokenize.py builds those from the engine).
 from __future__ import annotations
 
 import hashlib
-import threading
 from itertools import accumulate, chain, compress
 from operator import not_
 from typing import Iterable, Mapping
@@ -92,9 +91,21 @@ class Relabel:
         return tuple(map(self.mapping.get, ids, ids))
 
 
-_RELABELS: dict[int, tuple[Mapping[int, int], Relabel]] = {}  # by id() of the map, which it keeps alive
-_RELABELS_LOCK = threading.Lock()
-_RELABELS_MAX = 64
+def _map_entries(_key: int, value: tuple[Mapping[int, int], Relabel]) -> int:
+    """The weight of a cached Relabel: the entries of its map."""
+    return len(value[1].mapping)
+
+
+# The Relabels of long-lived maps, by id() of the map (each entry keeps its map alive, so
+# the id is not reused while it is cached). Bound: 64 maps and 2,000,000 map entries in
+# all; a Relabel costs about 43 bytes per entry with its id table (tracemalloc, a
+# 300,000-entry map), so about 90 MB at most. A map over the weight on its own (over
+# the default rule limit several times) gets a new Relabel for each call instead.
+RELABEL_ENTRIES = 64
+RELABEL_WEIGHT = 2_000_000
+_RELABELS: BoundedCache[int, tuple[Mapping[int, int], Relabel]] = BoundedCache(
+    RELABEL_ENTRIES, RELABEL_WEIGHT, weigh=_map_entries, name="textencode.relabels"
+)
 
 
 def relabel_for(mapping: Mapping[int, int]) -> Relabel:
@@ -103,10 +114,7 @@ def relabel_for(mapping: Mapping[int, int]) -> Relabel:
     if hit is not None and hit[0] is mapping:
         return hit[1]
     relabel = Relabel(mapping)
-    with _RELABELS_LOCK:
-        if len(_RELABELS) >= _RELABELS_MAX:
-            _RELABELS.clear()
-        _RELABELS[id(mapping)] = (mapping, relabel)
+    _RELABELS.put(id(mapping), (mapping, relabel))
     return relabel
 
 
