@@ -4,7 +4,7 @@ The web side (webapp.corpus) streams the uploads and the pasted text to files
 in one folder under the instance folder and submits a job with their paths,
 the options (pre-tokenization, level, merges, held-out text) and the limits.
 This kind then
-1. counts the pre-tokens of every file, streamed in blocks (webapp.tokenizer.corpus_training);
+1. counts the pre-tokens of every file, streamed in blocks (webapp.tokenizer.training.corpus);
 2. learns the merges, reporting "merge k of N, about s left" and stopping early
    (with the merges so far) when the user cancels;
 3. stores the result as an opened tokenizer (content-addressed, like an

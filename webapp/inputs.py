@@ -345,7 +345,7 @@ def read_allowed_special(value: Any) -> Any:
     """Which special tokens to recognise: "all", none ("none", "", null, false), or a list of them.
 
     The list is checked against the tokenizer's own special tokens by
-    `webapp.tokenizer.real.allowed_set`, which names the item at fault.
+    `webapp.tokenizer.allowed_set`, which names the item at fault.
     """
     if value is None or value is False or value in ("", "none"):
         return ()

@@ -13,7 +13,7 @@ links): `webapp.tokenizer_store.load_tokenizer` opens preset names (`preset_entr
 `webapp.tokenizer.get_tokenizer` open stored files by id.
 
 What it does not do: read rank files (webapp.tokenizer.presets) or encode
-(webapp.tokenizer.real).
+(webapp.tokenizer.presets.real).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ What it does:
   skips validation (the blob is ours, written from a validated list) and
   the sort.
 
-What it does not do: decide where the blob is kept (presets.py / files.py
+What it does not do: decide where the blob is kept (presets/openai.py / files.py
 do), or anything for merge lists that are not well-formed (they are not
 precompiled; `dumps_precompiled` refuses them).
 """

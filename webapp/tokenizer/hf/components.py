@@ -17,7 +17,7 @@ fields that matter, so the stored form is small and canonical.
   Replace, Strip, Fuse, ByteFallback, Sequence).
 
 What it does not do: added tokens, the BPE model, or reading whole files
-(hf_pipeline); offsets (only the pieces' text matters for ids).
+(pipeline.py); offsets (only the pieces' text matters for ids).
 """
 
 from __future__ import annotations

@@ -252,7 +252,7 @@ class Pipeline:
         self._normalized = _AddedSplitter([t for t in self.added if t.normalized], self.normalizer)
 
     def parts(self, text: str, allowed: frozenset[str] | None = None) -> list[Part]:
-        """The text cut into added tokens and pieces (bounded: see hf_text.bounded).
+        """The text cut into added tokens and pieces (bounded: see text.bounded).
 
         `allowed`: the special tokens to recognise (None: all, the library's default).
         """

@@ -8,7 +8,8 @@
 - prepare: the set-up step `python -m webapp.tokenizer.presets.prepare`
 
 The top layer of the package: it may import every other one (formats, hf,
-training, pre-tokenization, the engine); nothing in the package imports it.
+training, pre-tokenization, the engine); no other layer imports it (only
+`webapp.tokenizer` re-exports its public names).
 Import names from the modules (or the public ones from `webapp.tokenizer`);
 this module exports nothing.
 """

@@ -24,7 +24,7 @@ What this module gives:
 - `prepare(cache_dir)`: every preset converted and precompiled ahead of time
   (the set-up step `python -m webapp.tokenizer.presets.prepare`).
 
-What it does not do: encode (see `real.py` / `formats.encode_loaded`),
+What it does not do: encode (see `real.py` / `hf.encoding.encode_loaded`),
 Flask, or any network access.
 """
 
@@ -44,17 +44,17 @@ from typing import Mapping
 
 from webapp.tokenizer.caches import BoundedCache, value_length
 from webapp.tokenizer.core.byte_level import CompiledByteMerges, compile_byte_merges
-from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.building import build_byte_level
-from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
-from webapp.tokenizer.formats.tiktoken_ranks import recover_rank_merges
 from webapp.tokenizer.core.precompiled import (
     PRECOMPILED_VERSION,
     dumps_precompiled,
     find_whole_tokens,
     loads_precompiled,
 )
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.formats.building import build_byte_level
+from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
+from webapp.tokenizer.formats.tiktoken_ranks import recover_rank_merges
+from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 
 ENDOFTEXT = "<|endoftext|>"
@@ -374,7 +374,7 @@ def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) ->
     """The preset's compiled merge list, once per process; with a cache dir, precompiled once per machine.
 
     With a cache dir (default: `set_cache_dir`'s) the precompiled form
-    (webapp.tokenizer.precompiled: rule arrays, pair index, whole-token
+    (webapp.tokenizer.core.precompiled: rule arrays, pair index, whole-token
     table) is read from there, or made - about a second for o200k - and
     written for the next process. Without one, the list is only compiled
     (no whole-token table: the same ids, a little slower on new text).

@@ -25,7 +25,7 @@ vocab; they have no pattern and no special tokens).
 
 Also here, for the pages: `encode_trace_special`, the byte-level trace with
 allowed special tokens shown as one token each. What this module does not do:
-load rank files (presets.py), parse files (formats/), or HTTP.
+load rank files (openai.py), parse files (formats/), or HTTP.
 """
 
 from __future__ import annotations
