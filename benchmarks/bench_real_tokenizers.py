@@ -5,7 +5,7 @@ Usage (from the repository root):
     .venv/bin/python benchmarks/bench_real_tokenizers.py [--reps 7] [--stages]
 
 The vocabularies are the presets cl100k_base and o200k_base (js-tiktoken's
-rank files, installed by `make setup`; see webapp/tokenizer/presets.py).
+rank files, installed by `make setup`; see webapp/tokenizer/presets/openai.py).
 tiktoken never downloads anything here: each `tiktoken.Encoding` is built in
 this run from the very ranks we load, with the preset's pattern and no
 special tokens, and ids are compared on every text timed.

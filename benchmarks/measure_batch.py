@@ -1,4 +1,4 @@
-"""The batch encoder's own figures, quoted in batch.py, textencode.py and the README.
+"""The batch encoder's own figures, quoted in core/batch.py, pretokenize/textencode.py and the README.
 
 Usage (from the repository root):
 

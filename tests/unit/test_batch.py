@@ -1,4 +1,4 @@
-"""The batch encoder (webapp/tokenizer/batch.py) and ids given in a file's own numbering.
+"""The batch encoder (webapp/tokenizer/core/batch.py) and ids given in a file's own numbering.
 
 Oracles: the literal algorithm on every pre-token (as in test_chunks.py),
 a plain binary search for the pair lookup, and tiktoken on a real vocabulary.
