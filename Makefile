@@ -40,8 +40,8 @@ node_modules/.installed: package.json package-lock.json
 # first request that uses one does not spend seconds converting it. Again only
 # when the package or the code that writes the files changes.
 PRESETS_DIR := instance/presets
-$(PRESETS_DIR)/.prepared: $(VENV)/.installed node_modules/.installed webapp/tokenizer/presets.py webapp/tokenizer/precompiled.py webapp/tokenizer/formats/stored.py
-	$(PY) -m webapp.tokenizer.prepare_presets $(PRESETS_DIR)
+$(PRESETS_DIR)/.prepared: $(VENV)/.installed node_modules/.installed webapp/tokenizer/presets/openai.py webapp/tokenizer/core/precompiled.py webapp/tokenizer/formats/stored.py
+	$(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR)
 	touch $@
 
 setup: $(VENV)/.installed node_modules/.installed $(PRESETS_DIR)/.prepared

@@ -78,7 +78,7 @@ def corpus_files(megabytes: float) -> list[Path]:
 
 
 def work_ours(files: list[Path], merges: int, out: Path) -> None:
-    from webapp.tokenizer.corpus_training import count_streams, train_counts
+    from webapp.tokenizer.training.corpus import count_streams, train_counts
 
     started = time.perf_counter()
     handles = [open(path, "rb") for path in files]  # noqa: SIM115 (closed below)
@@ -162,7 +162,7 @@ def hf_piece_counts(files: list[Path]) -> Counter[str]:
 
 def compare_merges(ours: dict, theirs: dict) -> tuple[int, str, bool]:
     """(identical prefix length, what happened at the first difference, whether that is fine)."""
-    from webapp.tokenizer.corpus_training import PieceTrainer
+    from webapp.tokenizer.training.corpus import PieceTrainer
 
     decoder = gpt2_byte_decoder()
     our_pairs = [(bytes.fromhex(a), bytes.fromhex(b)) for a, b in ours["pairs"]]

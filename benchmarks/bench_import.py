@@ -42,6 +42,7 @@ import corpus  # noqa: E402
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 
 from webapp.tokenizer import formats as tokfiles  # noqa: E402
+from webapp.tokenizer.hf.encoding import encode_loaded  # noqa: E402
 
 
 def best_of(runs: int, work: Callable[[], Any]) -> tuple[float, Any]:
@@ -102,7 +103,7 @@ def main() -> None:
 
     from webapp import create_app
     from webapp.tokenizers import store as tokenizer_store
-    from webapp.tokenizer import byte_level
+    from webapp.tokenizer.core import byte_level
     from webapp.infra.storage import default_sqlite_url, get_storage
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -138,8 +139,8 @@ def main() -> None:
 
         entry = opened["tokenizer.json"]
         print()
-        first_s, ids = best_of(1, lambda: tokfiles.encode_loaded(entry.tok, text, "gpt2", compiled=entry.compiled))
-        again_s, ids_again = best_of(3, lambda: tokfiles.encode_loaded(entry.tok, text, "gpt2", compiled=entry.compiled))
+        first_s, ids = best_of(1, lambda: encode_loaded(entry.tok, text, "gpt2", compiled=entry.compiled))
+        again_s, ids_again = best_of(3, lambda: encode_loaded(entry.tok, text, "gpt2", compiled=entry.compiled))
         library_s, library_ids = best_of(3, lambda: tok.encode(text).ids)
         assert ids == ids_again == expected == library_ids, "ids differ from the library's"
         print(f"encode {len(text):,} chars (gpt2 pre-tokenization) with the opened tokenizer.json: "

@@ -5,7 +5,7 @@ Usage (from the repository root):
     .venv/bin/python benchmarks/bench_real_tokenizers.py [--reps 7] [--stages]
 
 The vocabularies are the presets cl100k_base and o200k_base (js-tiktoken's
-rank files, installed by `make setup`; see webapp/tokenizer/presets.py).
+rank files, installed by `make setup`; see webapp/tokenizer/presets/openai.py).
 tiktoken never downloads anything here: each `tiktoken.Encoding` is built in
 this run from the very ranks we load, with the preset's pattern and no
 special tokens, and ids are compared on every text timed.
@@ -71,12 +71,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
 import tiktoken  # noqa: E402
 
-from webapp.tokenizer import byte_level, presets  # noqa: E402
+from webapp.tokenizer.core import byte_level  # noqa: E402
+from webapp.tokenizer.presets import openai as presets  # noqa: E402
 from webapp.tokenizer import formats as tokfiles  # noqa: E402
-from webapp.tokenizer.precompiled import loads_precompiled  # noqa: E402
-from webapp.tokenizer.pretokenize import PATTERNS  # noqa: E402
-from webapp.tokenizer import chunks, textencode  # noqa: E402
-from webapp.tokenizer.textencode import clear_text_caches  # noqa: E402
+from webapp.tokenizer.hf.encoding import encode_loaded  # noqa: E402
+from webapp.tokenizer.core.precompiled import loads_precompiled  # noqa: E402
+from webapp.tokenizer.pretokenize.patterns import PATTERNS  # noqa: E402
+from webapp.tokenizer.pretokenize import chunks, textencode  # noqa: E402
+from webapp.tokenizer.pretokenize.textencode import clear_text_caches  # noqa: E402
 
 SIZE = 20_000
 TYPING_SIZE = 50_000
@@ -153,7 +155,7 @@ class Ours:
         self.compiled = compiled
 
     def encode(self, text: str) -> list[int]:
-        return tokfiles.encode_loaded(self.tok, text, compiled=self.compiled)
+        return encode_loaded(self.tok, text, compiled=self.compiled)
 
     def forget_text(self) -> None:
         """Empty every cache that text fills (segments by bytes, pre-tokens by text, chunks)."""
@@ -306,9 +308,9 @@ def main() -> int:
             gc.collect()
             theirs_s, (theirs, their_ids) = timed(lambda: (t := build_theirs(), t.encode_ordinary(text)))
             gc.collect()
-            ours_s, (cold, ids) = timed(lambda: (c := fresh_compile(merge_list), tokfiles.encode_loaded(tok, text, compiled=c)))
+            ours_s, (cold, ids) = timed(lambda: (c := fresh_compile(merge_list), encode_loaded(tok, text, compiled=c)))
             gc.collect()
-            pre_s, (pre, pre_ids) = timed(lambda: (c := loads_precompiled(blob), tokfiles.encode_loaded(tok, text, compiled=c)))
+            pre_s, (pre, pre_ids) = timed(lambda: (c := loads_precompiled(blob), encode_loaded(tok, text, compiled=c)))
             if not (ids == pre_ids == their_ids == expected):
                 ok = False
                 print("  MISMATCH: cold ids differ from tiktoken's")
@@ -348,7 +350,7 @@ def main() -> int:
             presets.clear_caches()
             gc.collect()
             reopen_s, ids = timed(
-                lambda: tokfiles.encode_loaded(
+                lambda: encode_loaded(
                     presets.load_preset(name, cache_dir), "Hello, world!", compiled=presets.load_compiled(name, cache_dir)
                 )
             )

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from webapp.tokenizer import encode_trace
-from webapp.tokenizer import pretokenize as pt
+from webapp.tokenizer.pretokenize import pretokenized as pt
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TraceStep
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+from webapp.tokenizer import BUDGET_BYTES_PER_UNIT, LIST_BUDGET
 
-from webapp.tokenizer import caches
 
 #: The repository's root: templates/, static/ and node_modules/ are found from here.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -98,4 +98,4 @@ def env_overrides(prefix: str = "PLAYGROUND_") -> dict[str, Any]:
 
 def apply_cache_budget(megabytes: int) -> None:
     """The worker-wide budget of the per-list caches, in their weight units (at the measured cost per unit)."""
-    caches.LIST_BUDGET.limit = max(0, megabytes) * 2**20 // caches.BUDGET_BYTES_PER_UNIT
+    LIST_BUDGET.limit = max(0, megabytes) * 2**20 // BUDGET_BYTES_PER_UNIT

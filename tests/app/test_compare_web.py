@@ -16,7 +16,7 @@ from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tok
 
 from webapp.tokenizers import store as tokenizer_store
 from webapp.tokenizer import encode, get_tokenizer
-from webapp.tokenizer.pretokenize import pretokenized_encode
+from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode
 
 TEXT = "Unbelievably, the tokenizer grew: Привет, мир!"
 MERGES = [[108, 111, 256], [256, 119, 257], [101, 114, 258]]

@@ -19,8 +19,8 @@ from jobhelpers import JobWorker, wait_job
 from webapp import create_app
 from webapp.infra.storage import get_storage
 from webapp.tokenizer import encode, reference
-from webapp.tokenizer.corpus_training import count_text, train_counts
-from webapp.tokenizer.pretokenize import PATTERNS
+from webapp.tokenizer.training.corpus import count_text, train_counts
+from webapp.tokenizer.pretokenize.patterns import PATTERNS
 
 literal_byte_train = reference.train_byte_steps
 literal_byte_rules = reference.byte_training_rules

@@ -14,7 +14,8 @@ import pytest
 
 from webapp.tokenizers import store as tokenizer_store
 from webapp.tokenizer.caches import BoundedCache
-from webapp.tokenizer import load_ranks, presets
+from webapp.tokenizer import load_ranks
+from webapp.tokenizer.presets import openai as presets
 
 tiktoken = pytest.importorskip("tiktoken")
 
@@ -161,9 +162,10 @@ def test_import_always_gives_the_vocab_size(client):
 
 def test_missing_preset_says_how_to_install(client, monkeypatch, tmp_path):
     monkeypatch.setenv("PLAYGROUND_JS_TIKTOKEN_RANKS", str(tmp_path / "none"))
-    monkeypatch.setattr(tokenizer_store, "PRESET_ENTRIES", BoundedCache(8))
-    monkeypatch.setattr(presets, "_LOADED", {})
-    monkeypatch.setattr(presets, "_RANKS", {})
+    monkeypatch.setattr(tokenizer_store, "PRESET_ENTRIES", BoundedCache(8, 10**7, weigh=tokenizer_store.PRESET_ENTRIES.weigh))
+    for name in ("_LOADED", "_RANKS"):
+        cache = getattr(presets, name)
+        monkeypatch.setattr(presets, name, BoundedCache(cache.max_entries, cache.max_weight, weigh=cache.weigh))
     monkeypatch.setattr(presets, "_CACHE_DIR", [None])
     response = client.post("/api/tokenizers/p50k_base/encode", json={"text": "x"})
     assert response.status_code == 503

@@ -21,7 +21,7 @@ from serving import serve_app
 
 from webapp import create_app
 from webapp.tokenizer import reference
-from webapp.tokenizer.pretokenize import PATTERNS
+from webapp.tokenizer.pretokenize.patterns import PATTERNS
 
 _rnd = random.Random(5)
 CORPUS = ("the lower the newest, the wider the widest: lowering lowers the lowest newer widths.\n" * 20

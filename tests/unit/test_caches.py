@@ -12,7 +12,7 @@ import pytest
 from webapp.infra import inputs
 from webapp.tokenizers import store as tokenizer_store
 from webapp.web.common import viewmodels
-from webapp.tokenizer import byte_level, char_level
+from webapp.tokenizer.core import byte_level, char_level
 from webapp.tokenizer.caches import NAMED, BoundedCache, value_length
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -61,9 +61,12 @@ def test_a_small_cache_loses_one_entry_at_a_time():
 # --- every named cache, through its own entry point, past its bounds ---------
 
 def test_every_cache_of_the_app_is_named_with_both_bounds():
-    assert set(NAMED) >= {"byte_level.compiled", "char_level.compiled", "inputs.merges_keys", "tokenizer_store.loaded",
-                          "tokenizer_store.presets", "tokenizer_store.fallback_blobs", "viewmodels.printable",
-                          "viewmodels.printable_bytes"}
+    assert set(NAMED) >= {
+        "byte_level.compiled", "char_level.compiled", "inputs.merges_keys", "tokenizer_store.loaded",
+        "presets.ranks", "presets.loaded", "presets.compiled", "real.handles", "real.special_regexes",
+        "textencode.relabels", "tokenizer_store.presets", "tokenizer_store.fallback_blobs", "viewmodels.printable",
+        "viewmodels.printable_bytes",
+    }
     for name, cache in NAMED.items():
         assert cache.max_entries > 0 and cache.max_weight is not None, name
 
@@ -145,7 +148,7 @@ def test_a_full_segment_cache_costs_what_the_readme_says():
     script = textwrap.dedent(
         """
         import random
-        from webapp.tokenizer import byte_level
+        from webapp.tokenizer.core import byte_level
 
         def rss():
             with open("/proc/self/status") as status:
@@ -169,7 +172,7 @@ def test_a_full_segment_cache_costs_what_the_readme_says():
 
 
 def test_pretoken_and_chunk_caches_stay_within_their_bounds(monkeypatch):
-    from webapp.tokenizer import textencode
+    from webapp.tokenizer.pretokenize import textencode
 
     compiled = byte_level.compile_byte_merges([[97, 98, 256], [256, 99, 257]])
     textencode.clear_text_caches(compiled)
@@ -185,6 +188,68 @@ def test_pretoken_and_chunk_caches_stay_within_their_bounds(monkeypatch):
         assert len(pretokens) <= 40 and pretokens.weight == _exact_weight(pretokens) <= 200
         assert len(chunks) <= 12 and chunks.weight == _exact_weight(chunks) <= 300
     textencode.clear_text_caches(compiled)
+
+
+def test_the_preset_caches_hold_every_preset_once(monkeypatch):
+    """One entry per preset and every preset's ranks in weight: all four stay, none is converted twice."""
+    from webapp.tokenizer import get_tokenizer
+    from webapp.tokenizer.presets import openai as presets, prepare
+
+    names = presets.PRESET_NAMES
+    caches = [NAMED[name] for name in ("presets.ranks", "presets.loaded", "presets.compiled", "real.handles")]
+    for cache in caches:
+        assert cache.max_entries == len(names) == 4
+        assert cache.max_weight == presets.PRESET_RANKS == sum(presets.get_preset(n).n_ranks for n in names) == 400_790
+    if not all(presets.is_installed(n) and presets.is_prepared(prepare.DEFAULT_CACHE_DIR, n) for n in names):
+        pytest.skip("the presets are not installed and prepared (make setup)")
+    monkeypatch.setattr(presets, "_CACHE_DIR", [prepare.DEFAULT_CACHE_DIR])
+    for name in presets.PRESETS:  # aliases too: they share their preset's entries
+        presets.load_ranks(name)
+        presets.load_compiled(name)
+        get_tokenizer(name).decode([0])
+    for cache in caches:
+        assert sorted(cache.data) == sorted(names)
+        assert cache.weight == _exact_weight(cache) <= cache.max_weight
+
+
+def test_special_token_regexes_stay_within_their_bounds(monkeypatch):
+    from webapp.tokenizer.presets import real
+
+    cache = NAMED["real.special_regexes"]
+    assert (cache.max_entries, cache.max_weight) == (real.SPECIAL_RE_ENTRIES, real.SPECIAL_RE_CHARS) == (64, 4_000_000)
+    monkeypatch.setattr(cache, "max_weight", 400)
+    cache.clear()
+    for n in range(100):
+        allowed = frozenset(f"<|s{n}-{i}|>" for i in range(n % 7 + 1))
+        text = "a" + "b".join(sorted(allowed)) + "c"
+        assert [part for part, special in real.split_special(text, allowed) if special] == sorted(allowed)
+        assert len(cache) <= 64
+        assert cache.weight == _exact_weight(cache) <= 400
+    huge = frozenset(f"<|{'x' * 50}{i}|>" for i in range(10))  # 560 characters: never kept
+    assert len(real.split_special("".join(sorted(huge)), huge)) == 10
+    assert huge not in cache.data
+    cache.clear()
+
+
+def test_id_map_relabels_stay_within_their_bounds(monkeypatch):
+    from webapp.tokenizer.pretokenize import textencode
+
+    cache = NAMED["textencode.relabels"]
+    assert (cache.max_entries, cache.max_weight) == (textencode.RELABEL_ENTRIES, textencode.RELABEL_WEIGHT)
+    monkeypatch.setattr(cache, "max_weight", 300)
+    cache.clear()
+    compiled = byte_level.compile_byte_merges([[97, 98, 256], [256, 99, 257]])
+    maps = [{97: 1000 + n, 257: 2000 + n, **{300 + j: j for j in range(n % 30)}} for n in range(100)]
+    for mapping in maps:  # up to 32 entries each: ids in the file's numbering, the Relabel made once
+        assert textencode.relabel_for(mapping) is textencode.relabel_for(mapping)
+        ids = textencode.encode_split(compiled, "abc ab a", "gpt2", mapping)
+        assert ids == [mapping[257], 32, 256, 32, mapping[97]]
+        assert len(cache) <= 64
+        assert cache.weight == _exact_weight(cache) <= 300
+    big = {b: 10_000 + b for b in range(400)}  # heavier than the cache: a new Relabel each time, same ids
+    assert textencode.relabel_for(big) is not textencode.relabel_for(big)
+    assert textencode.encode_split(compiled, "abc a", "gpt2", big) == [big[257], big[32], big[97]]
+    cache.clear()
 
 
 # --- the worker-wide budget of the caches inside compiled lists -------------
@@ -212,7 +277,8 @@ def test_a_budget_sheds_the_least_recently_used_cache_first():
 
 def _fill_lists(count: int, rounds: int, budget_limit: int) -> list[int]:
     """Encode distinct text through `count` compiled lists (pieces, text pieces, two schemes' chunks); the totals seen."""
-    from webapp.tokenizer import caches, textencode
+    from webapp.tokenizer import caches
+    from webapp.tokenizer.pretokenize import textencode
 
     budget = caches.LIST_BUDGET
     lists = [byte_level.compile_byte_merges([[97, 98 + n, 256], [256, 99 + n, 257]]) for n in range(count)]
@@ -259,7 +325,8 @@ def test_the_worker_budget_holds_rss_as_the_readme_says():
     script = textwrap.dedent(
         """
         import random
-        from webapp.tokenizer import byte_level, caches
+        from webapp.tokenizer import caches
+        from webapp.tokenizer.core import byte_level
 
         def rss():
             with open("/proc/self/status") as status:

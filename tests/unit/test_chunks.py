@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 
 from webapp.tokenizer import reference
 from webapp.tokenizer import compile_byte_merges
-from webapp.tokenizer import batch, byte_level, chunks, precompiled, textencode
-from webapp.tokenizer.pretokenize import _COMPILED, pretokenized_encode
+from webapp.tokenizer.core import batch, byte_level, precompiled
+from webapp.tokenizer.pretokenize import chunks, textencode
+from webapp.tokenizer.pretokenize.patterns import _COMPILED
+from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode
 
 SCHEMES = ("gpt2", "cl100k", "o200k")
 # Heavy on what the patterns treat specially: whitespace runs and newlines

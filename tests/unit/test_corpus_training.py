@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.tokenizer import TokenizerError, bpe_merges, encode
-from webapp.tokenizer.corpus_training import (
+from webapp.tokenizer.training.corpus import (
     SCHEMES,
     TrainingCancelled,
     byte_merge_rules,
@@ -26,7 +26,7 @@ from webapp.tokenizer.corpus_training import (
     count_text,
     train_counts,
 )
-from webapp.tokenizer.pretokenize import PATTERNS
+from webapp.tokenizer.pretokenize.patterns import PATTERNS
 
 from webapp.tokenizer import reference
 
@@ -77,7 +77,7 @@ def test_streamed_counts_equal_the_pattern_over_each_whole_document(docs: list[s
 
 
 def test_a_pattern_without_proven_cuts_is_matched_per_whole_document(monkeypatch: pytest.MonkeyPatch) -> None:
-    from webapp.tokenizer import corpus_training
+    from webapp.tokenizer.training import corpus as corpus_training
 
     monkeypatch.setitem(corpus_training.PATTERNS, "letters", r"\p{L}+|[^\p{L}]")
     monkeypatch.setattr(corpus_training, "SCHEMES", (*corpus_training.SCHEMES, "letters"))

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
 from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer.pretokenize import CL100K_PATTERN
+from webapp.tokenizer.hf.encoding import char_pipeline_trace, decode_loaded, encode_loaded, encode_loaded_trace, uses_pipeline
+from webapp.tokenizer.pretokenize.patterns import CL100K_PATTERN
 
 CORPUS = [
     "The lower the newest, the wider the widest: lowering lowers the lowest newer widths.",
@@ -66,10 +67,10 @@ def _check(tok: Tokenizer, texts=TEXTS, *, notes: tuple[str, ...] = ()) -> tokfi
     loaded = tokfiles.import_tokenizer(tok.to_str())
     assert loaded.notes == notes
     for text in texts:
-        ours = tokfiles.encode_loaded(loaded, text)
+        ours = encode_loaded(loaded, text)
         assert ours == tok.encode(text).ids, text
         for skip in (True, False):
-            assert tokfiles.decode_loaded(loaded, ours, skip_special=skip) == tok.decode(ours, skip_special_tokens=skip), text
+            assert decode_loaded(loaded, ours, skip_special=skip) == tok.decode(ours, skip_special_tokens=skip), text
     return loaded
 
 
@@ -101,7 +102,7 @@ def test_llama3_style_file(llama3_tok):
     }
     # the special token is one id, not its characters
     end = llama3_tok.token_to_id("<|end|>")
-    assert tokfiles.encode_loaded(loaded, "a<|end|>b").count(end) == 1
+    assert encode_loaded(loaded, "a<|end|>b").count(end) == 1
 
 
 def test_nfkc_file():
@@ -109,7 +110,7 @@ def test_nfkc_file():
     _check(tok)
     loaded = tokfiles.import_tokenizer(tok.to_str())
     # NFKC makes the ligature "fi" and the full-width digits plain
-    assert tokfiles.encode_loaded(loaded, "ﬁ２") == tokfiles.encode_loaded(loaded, "fi2")
+    assert encode_loaded(loaded, "ﬁ２") == encode_loaded(loaded, "fi2")
 
 
 # --------------------------------------------------------------------------
@@ -240,8 +241,8 @@ def test_sentencepiece_style_normalizer_and_byte_fallback_decoder():
     byte_ids = [vocab.setdefault(f"<0x{b:02X}>", len(vocab)) for b in "€".encode() + b"\xff"]
     retok = Tokenizer.from_str(json.dumps(document))
     loaded = tokfiles.import_tokenizer(json.dumps(document))
-    assert tokfiles.decode_loaded(loaded, byte_ids[:3]) == retok.decode(byte_ids[:3]) == "€"
-    assert tokfiles.decode_loaded(loaded, byte_ids) == retok.decode(byte_ids)
+    assert decode_loaded(loaded, byte_ids[:3]) == retok.decode(byte_ids[:3]) == "€"
+    assert decode_loaded(loaded, byte_ids) == retok.decode(byte_ids)
 
 
 # --------------------------------------------------------------------------
@@ -253,8 +254,8 @@ def test_special_tokens_left_as_text_like_encode_special_tokens(llama3_tok):
     plain = Tokenizer.from_str(llama3_tok.to_str())
     plain.encode_special_tokens = True
     for text in ["a<|end|>b<|begin_of_text|>", "<|end|>", "x <|end|> y"]:
-        assert tokfiles.encode_loaded(loaded, text, allowed_special=frozenset()) == plain.encode(text).ids
-        only_end = tokfiles.encode_loaded(loaded, text, allowed_special=frozenset({"<|end|>"}))
+        assert encode_loaded(loaded, text, allowed_special=frozenset()) == plain.encode(text).ids
+        only_end = encode_loaded(loaded, text, allowed_special=frozenset({"<|end|>"}))
         assert only_end.count(llama3_tok.token_to_id("<|end|>")) == text.count("<|end|>")
         assert llama3_tok.token_to_id("<|begin_of_text|>") not in only_end
 
@@ -307,9 +308,9 @@ def random_tokenizers(llama3_tok):
 def test_random_texts_give_the_library_ids(random_tokenizers, text):
     for tok in random_tokenizers:
         loaded = tokfiles.import_tokenizer(tok.to_str())
-        ours = tokfiles.encode_loaded(loaded, text)
+        ours = encode_loaded(loaded, text)
         assert ours == tok.encode(text).ids
-        assert tokfiles.decode_loaded(loaded, ours) == tok.decode(ours)
+        assert decode_loaded(loaded, ours) == tok.decode(ours)
 
 
 # --------------------------------------------------------------------------
@@ -337,7 +338,7 @@ def test_stored_form_keeps_the_pipeline(llama3_tok):
         back = tokfiles.loads_stored(tokfiles.dumps_stored(loaded))
         assert back == loaded
         for text in TEXTS:
-            assert tokfiles.encode_loaded(back, text) == source.encode(text).ids
+            assert encode_loaded(back, text) == source.encode(text).ids
 
 
 def test_stored_version_1_still_loads(llama3_tok):
@@ -347,14 +348,14 @@ def test_stored_version_1_still_loads(llama3_tok):
     del doc["pipeline"]
     old = tokfiles.loads_stored(json.dumps(doc).encode())
     assert old.pipeline == "" and old.merges == loaded.merges
-    assert tokfiles.encode_loaded(old, "hello world") == llama3_tok.encode("hello world").ids
+    assert encode_loaded(old, "hello world") == llama3_tok.encode("hello world").ids
 
 
 def test_another_scheme_skips_the_pipeline(llama3_tok):
     loaded = tokfiles.import_tokenizer(llama3_tok.to_str())
     text = "x<|end|>y"
-    assert tokfiles.uses_pipeline(loaded, "cl100k") and not tokfiles.uses_pipeline(loaded, "none")
-    assert tokfiles.encode_loaded(loaded, text, "none") != tokfiles.encode_loaded(loaded, text)
+    assert uses_pipeline(loaded, "cl100k") and not uses_pipeline(loaded, "none")
+    assert encode_loaded(loaded, text, "none") != encode_loaded(loaded, text)
 
 
 def test_pipeline_trace_shows_what_the_model_sees(llama3_tok):
@@ -362,7 +363,7 @@ def test_pipeline_trace_shows_what_the_model_sees(llama3_tok):
                  decoder=decoders.ByteLevel(), special=["<|end|>"])
     loaded = tokfiles.import_tokenizer(tok.to_str())
     text = "ﬁne<|end|> café"
-    trace = tokfiles.encode_loaded_trace(loaded, text)
+    trace = encode_loaded_trace(loaded, text)
     assert trace.ids == tok.encode(text).ids
     assert trace.text == " fine<|end|> café"  # NFKC, then the prefix space; the added token untouched
     assert [t.id for t in trace.tokens] == trace.ids
@@ -383,14 +384,15 @@ def _with(document_changes: dict) -> str:
 
 
 def test_a_slow_file_regex_stops_at_the_time_budget(monkeypatch):
-    from webapp.tokenizer import TokenizerError, hf_text
+    from webapp.tokenizer import TokenizerError
+    from webapp.tokenizer.hf import text as hf_text
 
     monkeypatch.setattr(hf_text, "REGEX_BUDGET_SECONDS", 0.05)
     loaded = tokfiles.import_tokenizer(_with({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [
         {"type": "Split", "pattern": {"Regex": "(a|aa)+$"}, "behavior": "Isolated", "invert": False},
         {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]}}))
     with pytest.raises(TokenizerError) as info:
-        tokfiles.encode_loaded(loaded, "a" * 40 + "!")
+        encode_loaded(loaded, "a" * 40 + "!")
     assert info.value.field == "text" and "patterns took over 0.05 s" in info.value.message
 
 
@@ -401,10 +403,10 @@ def test_a_normalizer_may_not_grow_the_text_without_bound():
     content = _with({"normalizer": {"type": "Sequence", "normalizers": [grow] * 6}})
     loaded = tokfiles.import_tokenizer(content)
     with pytest.raises(TokenizerError) as info:
-        tokfiles.encode_loaded(loaded, "a" * 100)  # 100 * 16**6 characters: stopped after the third step
+        encode_loaded(loaded, "a" * 100)  # 100 * 16**6 characters: stopped after the third step
     assert info.value.field == "text" and "over the limit of 65,536" in info.value.message
     for text in ("b", "bc"):  # (within the cap it is still the library's answer)
-        assert tokfiles.encode_loaded(loaded, text) == Tokenizer.from_str(content).encode(text).ids
+        assert encode_loaded(loaded, text) == Tokenizer.from_str(content).encode(text).ids
 
 
 def test_oversized_and_deeply_nested_components_are_left_out_with_a_note():
@@ -426,7 +428,7 @@ def test_char_pipeline_trace_for_the_characters_page(unk):
                  unk=unk, special=["<unk>", "<s>"] if unk else ["<s>"], added=[AddedToken("<s>", special=True)])
     loaded = tokfiles.import_tokenizer(tok.to_str())
     for text in ["the lowest<s> ☃x☃ newer", "<s>", "☃", ""]:
-        trace = tokfiles.char_pipeline_trace(loaded, text)
+        trace = char_pipeline_trace(loaded, text)
         assert trace.ids == tok.encode(text).ids, text
         assert [t.id for t in trace.tokens] == trace.ids  # (unknown characters: unk, or left out)
         assert "".join(str(t.value) for t in trace.tokens) == trace.text

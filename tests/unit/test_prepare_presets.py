@@ -1,5 +1,5 @@
 """The set-up step that converts and precompiles the presets before any request
-(webapp.tokenizer.prepare_presets, run by the Makefile).
+(webapp.tokenizer.presets.prepare, run by the Makefile).
 
 It must write where the web app reads, and afterwards a fresh process must load
 a preset from those files without converting ranks or compiling merges.
@@ -14,15 +14,17 @@ import pytest
 
 from tests.conftest import make_app
 from webapp import PROJECT_ROOT
-from webapp.tokenizer import byte_level, presets, prepare_presets
+from webapp.tokenizer.caches import BoundedCache
+from webapp.tokenizer.core import byte_level
+from webapp.tokenizer.presets import openai as presets, prepare as prepare_presets
 
 
 @pytest.fixture
 def fresh(monkeypatch):
     """Empty in-process caches, restored afterwards (other tests keep theirs)."""
-    monkeypatch.setattr(presets, "_LOADED", {})
-    monkeypatch.setattr(presets, "_COMPILED", {})
-    monkeypatch.setattr(presets, "_RANKS", {})
+    for name in ("_LOADED", "_COMPILED", "_RANKS"):
+        cache = getattr(presets, name)
+        monkeypatch.setattr(presets, name, BoundedCache(cache.max_entries, cache.max_weight, weigh=cache.weigh))
 
 
 def test_prepare_writes_files_that_load_without_converting(tmp_path, fresh, monkeypatch, capsys):
@@ -48,7 +50,7 @@ def test_prepare_writes_where_the_app_reads(tmp_path, monkeypatch):
     assert Path(app.instance_path) / "presets" == prepare_presets.DEFAULT_CACHE_DIR
     assert presets._CACHE_DIR[0] == prepare_presets.DEFAULT_CACHE_DIR
     makefile = (PROJECT_ROOT / "Makefile").read_text()
-    step = re.search(r"^\t\$\(PY\) -m webapp\.tokenizer\.prepare_presets (\S+)$", makefile, re.M)
+    step = re.search(r"^\t\$\(PY\) -m webapp\.tokenizer\.presets\.prepare (\S+)$", makefile, re.M)
     assert step is not None
     folder = step.group(1).replace("$(PRESETS_DIR)", re.search(r"^PRESETS_DIR := (\S+)$", makefile, re.M).group(1))
     assert PROJECT_ROOT / folder == prepare_presets.DEFAULT_CACHE_DIR

@@ -17,7 +17,8 @@ from tokenizers import Regex, pre_tokenizers
 from tests import reference_pretokenize
 from webapp.tokenizer import reference
 from webapp.tokenizer import TokenizerError, compile_byte_merges, encode, encode_trace
-from webapp.tokenizer import pretokenize as pt
+from webapp.tokenizer.pretokenize import patterns
+from webapp.tokenizer.pretokenize import pretokenized as pt
 
 TEXTS = [
     "Hello world, the other hello there!! 123456 don't\n\n  x",
@@ -59,11 +60,11 @@ def _to_alphabet(pretoken: str) -> str:
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_cl100k_split_matches_a_tokenizers_split(text):
-    library = pre_tokenizers.Split(Regex(pt.CL100K_PATTERN), behavior="isolated")
+    library = pre_tokenizers.Split(Regex(patterns.CL100K_PATTERN), behavior="isolated")
     assert pt.split_text(text, "cl100k") == [pretoken for pretoken, _ in library.pre_tokenize_str(text)]
 
 
-@pytest.mark.parametrize("scheme", pt.SCHEMES)
+@pytest.mark.parametrize("scheme", patterns.SCHEMES)
 @pytest.mark.parametrize("text", TEXTS)
 def test_pretokens_cover_the_text_in_byte_offsets(scheme, text):
     spans = pt.split_pretokens(text, scheme)
@@ -123,7 +124,7 @@ def test_pre_tokenization_stops_merges_across_pretokens():
     assert pt.pretokenized_encode(text, MERGES, "gpt2") == [97, 32, 32, 98]
 
 
-@pytest.mark.parametrize("scheme", pt.SCHEMES)
+@pytest.mark.parametrize("scheme", patterns.SCHEMES)
 @pytest.mark.parametrize("text", TEXTS)
 def test_fast_trace_equals_the_per_pretoken_trace(scheme, text):
     compiled = compile_byte_merges(MERGES)
@@ -135,7 +136,7 @@ def test_fast_trace_equals_the_per_pretoken_trace(scheme, text):
 @settings(max_examples=60, deadline=None)
 @given(
     text=st.text(alphabet=st.sampled_from(list("hel o wrt12 \n'sÜ東")), max_size=40),
-    scheme=st.sampled_from(pt.SCHEMES),
+    scheme=st.sampled_from(patterns.SCHEMES),
     caps=st.tuples(st.integers(0, 6), st.integers(0, 8), st.integers(0, 30)),
 )
 def test_fast_trace_equals_the_per_pretoken_trace_property(text, scheme, caps):
@@ -190,13 +191,13 @@ def test_lone_surrogate_is_refused():
 
 
 def test_scheme_for_pattern_knows_published_variants():
-    assert pt.scheme_for_pattern(pt.GPT2_PATTERN) == "gpt2"
-    assert pt.scheme_for_pattern(pt.CL100K_PATTERN) == "cl100k"
+    assert patterns.scheme_for_pattern(patterns.GPT2_PATTERN) == "gpt2"
+    assert patterns.scheme_for_pattern(patterns.CL100K_PATTERN) == "cl100k"
     tiktoken_r50k = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
     tiktoken_cl100k = (
         r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
         r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
     )
-    assert pt.scheme_for_pattern(tiktoken_r50k) == "gpt2"
-    assert pt.scheme_for_pattern(tiktoken_cl100k) == "cl100k"
-    assert pt.scheme_for_pattern(r"\w+|\s+") is None
+    assert patterns.scheme_for_pattern(tiktoken_r50k) == "gpt2"
+    assert patterns.scheme_for_pattern(tiktoken_cl100k) == "cl100k"
+    assert patterns.scheme_for_pattern(r"\w+|\s+") is None

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from webapp.tokenizer import TokenizerError, encode
 from webapp.tokenizer import formats as tokfiles
+from webapp.tokenizer.hf.encoding import encode_loaded
 
 tiktoken = pytest.importorskip("tiktoken")
 from tiktoken.load import load_tiktoken_bpe  # noqa: E402
@@ -50,7 +51,7 @@ def test_whisper_empty_token_line_is_accepted_and_noted(tmp_path):
     assert loaded.source == "tiktoken"
     assert any("rank 258 is the empty token" in note and "line 259" in note for note in loaded.notes)
     for text in ["abcab", "cabbage", "ababab", "xyz abc", ""]:
-        assert tokfiles.encode_loaded(loaded, text) == enc.encode(text), text
+        assert encode_loaded(loaded, text) == enc.encode(text), text
     assert loaded.file_vocab()[258] == b"" and enc.decode_bytes([258]) == b""
     # the stored form keeps it
     assert tokfiles.loads_stored(tokfiles.dumps_stored(loaded)).file_vocab()[258] == b""

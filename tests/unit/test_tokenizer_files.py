@@ -20,9 +20,11 @@ from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, train
 from tests import reference_pretokenize
 from tests.hf_samples import byte_level_tokenizer, char_level_tokenizer
 from webapp.tokenizer import TokenizerError, bpe_encode_text, encode, train_trace, training_vocab
-from webapp.tokenizer import pretokenize, reference
+from webapp.tokenizer.pretokenize import pretokenized as pretokenize
+from webapp.tokenizer import reference
 from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer.pretokenize import CL100K_PATTERN, GPT2_PATTERN
+from webapp.tokenizer.hf.encoding import encode_loaded, encode_loaded_trace
+from webapp.tokenizer.pretokenize.patterns import CL100K_PATTERN, GPT2_PATTERN
 from webapp.tokenizer.token_sizes import SizeLimits, check_sizes
 
 CORPUS = [
@@ -68,7 +70,7 @@ def char_tok() -> Tokenizer:
 
 
 def _our_ids(loaded: tokfiles.LoadedTokenizer, text: str, scheme: str | None = None) -> list[int]:
-    return tokfiles.encode_loaded(loaded, text, scheme)
+    return encode_loaded(loaded, text, scheme)
 
 
 # --------------------------------------------------------------------------
@@ -133,7 +135,7 @@ def test_hf_byte_level_decoding_with_file_vocab(byte_regex_tok):
 def test_hf_trace_shows_file_ids_and_pieces(byte_regex_tok):
     loaded = tokfiles.import_tokenizer(byte_regex_tok.to_str())
     text = "the lowest newer widths"
-    trace = tokfiles.encode_loaded_trace(loaded, text)
+    trace = encode_loaded_trace(loaded, text)
     assert trace.ids == byte_regex_tok.encode(text).ids
     assert [t.id for t in trace.tokens] == trace.ids
     assert trace.pretokens == [(0, 3), (3, 10), (10, 16), (16, 23)]
@@ -274,7 +276,7 @@ def test_playground_bytes_export_hf_loads_in_tokenizers_with_same_ids():
     for scheme in ("none", "gpt2", "cl100k"):
         library = Tokenizer.from_str(tokfiles.export_hf(loaded, scheme))
         for text in TEXTS:
-            ours = tokfiles.encode_loaded(loaded, text, scheme)
+            ours = encode_loaded(loaded, text, scheme)
             # Each piece of the scheme's split, encoded literally (scheme "none": one piece).
             assert ours == [i for piece in pretokenize.split_text(text, scheme) for i in reference.encode(piece, rules)]
             assert library.encode(text).ids == ours, (scheme, text)
@@ -757,17 +759,18 @@ def test_hf_byte_level_with_special_tokens_and_a_partial_alphabet():
     assert all(new >= 256 for _, _, new in loaded.merges)
     for text in ["the lowest newer", "Hello there! Don't", "ünknown bytes € dropped"]:
         assert _our_ids(loaded, text) == tok.encode(text).ids, text
-        trace = tokfiles.encode_loaded_trace(loaded, text)
+        trace = encode_loaded_trace(loaded, text)
         assert trace.ids == tok.encode(text).ids and [t.id for t in trace.tokens] == trace.ids
 
 
 def test_relabel_matches_relabelling_the_reference_trace():
     from webapp.tokenizer import compile_byte_merges
-    from webapp.tokenizer import pretokenize as pt
+    from webapp.tokenizer.pretokenize import pretokenized as pt
+    from webapp.tokenizer.pretokenize.patterns import SCHEMES
 
     merges = [[104, 101, 256], [256, 108, 257], [32, 119, 258]]
     relabel = {104: 0, 257: 9, 32: 1}
-    for scheme in pt.SCHEMES:
+    for scheme in SCHEMES:
         fast = pt.pretokenized_encode_trace("hel hel wow", merges, scheme, relabel=relabel)
         slow = reference_pretokenize.relabelled(
             reference_pretokenize.trace_by_pretokens("hel hel wow", compile_byte_merges(merges), scheme, max_steps=200, max_tokens=3000, max_sequence=2000),

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from webapp.tokenizer import bpe_merges, train_trace, training_vocab
-from webapp.tokenizer import reference, training
+from webapp.tokenizer import reference
+from webapp.tokenizer.training import words as training
 
 
 def literal_train(words: list[str], num_merges: int) -> list[tuple[tuple[str, str], int]]:

@@ -26,7 +26,7 @@ from flask import Flask, current_app, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from webapp.infra.errors import QUOTE_CHARS, ApiError, cut, quote, too_large
-from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
+from webapp.tokenizer import MAX_JSON_DEPTH, json_depth
 
 
 def read_body() -> bytes:

@@ -25,8 +25,8 @@ from typing import Any, Mapping
 from flask import Flask, current_app, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 from werkzeug.exceptions import HTTPException
-
 from webapp.tokenizer import TokenizerError
+
 
 #: An error message longer than this is cut (it should never be: values are quoted short).
 MAX_MESSAGE_CHARS = 2000

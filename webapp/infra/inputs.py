@@ -26,12 +26,23 @@ from typing import Any, Callable, Iterator, Mapping
 from flask import current_app
 
 from webapp import tokenizer as tk
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import textformats
-from webapp.tokenizer import byte_level, corpus_training
-from webapp.tokenizer.caches import BoundedCache
-from webapp.tokenizer.pretokenize import SCHEMES
-from webapp.tokenizer.token_sizes import SizeLimits
+from webapp.tokenizer import (
+    BoundedCache,
+    CORPUS_LEVELS,
+    CORPUS_SCHEMES,
+    SCHEMES,
+    SizeLimits,
+    TokenizerError,
+    compiled_from_key,
+    parse_byte_merges,
+    parse_byte_vocab,
+    parse_char_merges,
+    parse_char_vocab,
+    parse_ids,
+    parse_num_merges,
+    parse_words,
+    plain_rule_lines,
+)
 
 PRETOKENIZE_SCHEMES = SCHEMES
 
@@ -196,7 +207,7 @@ def _rule_lines(source: Any) -> Iterator[None]:
         yield
     except TokenizerError as exc:
         rule = exc.location.get("rule")
-        lines = textformats.plain_rule_lines(source) if isinstance(source, str) and isinstance(rule, int) else None
+        lines = plain_rule_lines(source) if isinstance(source, str) and isinstance(rule, int) else None
         if not lines or not isinstance(rule, int) or not 1 <= rule <= len(lines) or "line" in exc.location:
             raise
         line = lines[rule - 1]
@@ -217,8 +228,8 @@ def read_byte_merges(value: Any, limits: Limits) -> Any:
     if key is not None:
         hit = COMPILED_MERGES.get(key)
         if hit is not None:
-            return byte_level.compiled_from_key(hit)
-    merges = _parsed(value, textformats.parse_byte_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
+            return compiled_from_key(hit)
+    merges = _parsed(value, parse_byte_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
     if not isinstance(merges, list):
         raise _wrong_type("merges", "a list of rules [left, right, new]", merges)
     _check_len("merges", merges, "rules", limits.rules, "LIMIT_RULES")
@@ -233,7 +244,7 @@ def read_char_merges(value: Any, limits: Limits) -> tuple[tuple[str, str], ...]:
     """Character-level merges: pairs of strings."""
     if value is None:
         value = ""
-    merges = _parsed(value, textformats.parse_char_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
+    merges = _parsed(value, parse_char_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
     if not isinstance(merges, list):
         raise _wrong_type("merges", 'a list of rules ["left", "right"]', merges)
     _check_len("merges", merges, "rules", limits.rules, "LIMIT_RULES")
@@ -248,7 +259,7 @@ def read_byte_vocab(value: Any, limits: Limits) -> dict[int, bytes]:
     """Byte-level vocab {id: [bytes]}; empty means ids 0..255 only."""
     if value is None or (isinstance(value, str) and not value.strip()):
         value = {}
-    vocab = _parsed(value, textformats.parse_byte_vocab, limits.vocab, "vocab", "entries", "LIMIT_VOCAB")
+    vocab = _parsed(value, parse_byte_vocab, limits.vocab, "vocab", "entries", "LIMIT_VOCAB")
     if not isinstance(vocab, dict):
         raise _wrong_type("vocab", 'an object {"id": [bytes]}', vocab)
     _check_len("vocab", vocab, "entries", limits.vocab, "LIMIT_VOCAB")
@@ -259,7 +270,7 @@ def read_char_vocab(value: Any, limits: Limits) -> dict[str, int]:
     """Character-level vocab {token: id}."""
     if value is None or (isinstance(value, str) and not value.strip()):
         value = {}
-    vocab = _parsed(value, textformats.parse_char_vocab, limits.vocab, "vocab", "entries", "LIMIT_VOCAB")
+    vocab = _parsed(value, parse_char_vocab, limits.vocab, "vocab", "entries", "LIMIT_VOCAB")
     if not isinstance(vocab, dict):
         raise _wrong_type("vocab", 'an object {"token": id}', vocab)
     _check_len("vocab", vocab, "entries", limits.vocab, "LIMIT_VOCAB")
@@ -273,7 +284,7 @@ def read_ids(value: Any, limits: Limits) -> tuple[int, ...]:
     """Token ids to decode."""
     if value is None:
         value = ""
-    ids = _parsed(value, textformats.parse_ids, limits.ids, "ids", "ids", "LIMIT_IDS")
+    ids = _parsed(value, parse_ids, limits.ids, "ids", "ids", "LIMIT_IDS")
     if not isinstance(ids, list):
         raise _wrong_type("ids", "a list of ids", ids)
     _check_len("ids", ids, "ids", limits.ids, "LIMIT_IDS")
@@ -297,7 +308,7 @@ def read_words(value: Any, limits: Limits, *, form: bool = False) -> tuple[str, 
         value = normalize_newlines(value)
     if isinstance(value, str) and len(value) > limits.text_chars:
         raise _over("words", "characters", len(value), limits.text_chars, "LIMIT_TEXT_CHARS")
-    words = textformats.parse_words(value) if isinstance(value, str) else value
+    words = parse_words(value) if isinstance(value, str) else value
     if not isinstance(words, list):
         raise _wrong_type("words", "a list of strings", words)
     _check_len("words", words, "words", limits.words, "LIMIT_WORDS")
@@ -312,7 +323,7 @@ def read_num_merges(value: Any, limits: Limits) -> int:
     """How many merges to learn."""
     if value is None:
         value = ""
-    number = textformats.parse_num_merges(value) if isinstance(value, str) else value
+    number = parse_num_merges(value) if isinstance(value, str) else value
     if isinstance(number, int) and not isinstance(number, bool) and number > limits.num_merges:
         raise TokenizerError(
             f"num_merges: {number:,} is over the limit of {limits.num_merges:,} merges (setting LIMIT_NUM_MERGES)",
@@ -344,7 +355,7 @@ def read_allowed_special(value: Any) -> Any:
     """Which special tokens to recognise: "all", none ("none", "", null, false), or a list of them.
 
     The list is checked against the tokenizer's own special tokens by
-    `webapp.tokenizer.real.allowed_set`, which names the item at fault.
+    `webapp.tokenizer.allowed_set`, which names the item at fault.
     """
     if value is None or value is False or value in ("", "none"):
         return ()
@@ -462,8 +473,8 @@ def _choice(value: Any, field: str, choices: tuple[str, ...], default: str) -> s
 def read_corpus_options(values: Mapping[str, Any], limits: Limits) -> tuple[CorpusOptions | None, dict[str, TokenizerError]]:
     """The corpus form's / API's options, checked against the limits; every field's error at once."""
     found, errors = collect({
-        "pretokenize": lambda: _choice(values.get("pretokenize"), "pretokenize", corpus_training.SCHEMES, "gpt2"),
-        "level": lambda: _choice(values.get("level"), "level", corpus_training.LEVELS, "bytes"),
+        "pretokenize": lambda: _choice(values.get("pretokenize"), "pretokenize", CORPUS_SCHEMES, "gpt2"),
+        "level": lambda: _choice(values.get("level"), "level", CORPUS_LEVELS, "bytes"),
         "num_merges": lambda: read_num_merges(values.get("num_merges", ""), limits),
         "held_out": lambda: _held_out(values.get("held_out"), limits),
     })

@@ -30,8 +30,8 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
-
 from webapp.tokenizer import TokenizerError
+
 
 Progress = Callable[[float, str], None]
 Cancelled = Callable[[], bool]

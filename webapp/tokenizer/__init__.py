@@ -1,16 +1,33 @@
 """The tokenizer package: exact byte-level and character-level BPE, decoding, training.
 
-Pure Python (plus numpy), no Flask. The public API is what this module
-exports; everything user-supplied is checked by `validation`, and every
-problem is a `TokenizerError` (a `ValueError`).
+Pure Python (plus numpy and regex), no Flask. The public API is what this
+module exports, and it is the only entry for the web layer (webapp/*): every
+name the web code needs is exported here, so it never imports a submodule.
+Everything user-supplied is checked by `validation`, and every problem is a
+`TokenizerError` (a `ValueError`).
 
-- byte_level: encode, decode, encode_trace, compile_byte_merges, implied_byte_vocab
-- char_level: bpe_encode_text, char_tokens, encode_text_trace, compile_char_merges
-- training: bpe_merges, train_trace, training_vocab
-- engine / tracing: the shared exact merge engine and the bounded trace builder
-- validation: every validate_* function
-- presets: the real OpenAI tokenizers (PRESETS, load_ranks, load_preset)
-- real: get_tokenizer(name or opened file id) -> a tiktoken-like Tokenizer
+One folder per layer; a layer imports only the layers before it (and the
+shared modules at the top), never one after it, and nothing imports this
+module from inside the package:
+
+- core/: the engine - the exact ordered-rule merge engine, byte-level and
+  character-level encode / trace / compile, decode, the numpy batch encoder,
+  traces from merge events, precompiled lists
+- pretokenize/: the published split patterns (patterns), fast exact splitting
+  (chunks), the cached encoder of split text (textencode) and the public
+  pretokenized_encode(_trace) / split_text (pretokenized)
+- training/: learning merges from words (words) and from a corpus (corpus)
+- hf/: Hugging Face tokenizer.json pipelines (text, components, pipeline),
+  GPT-2's byte alphabet, and encoding any loaded tokenizer in its file's ids
+  (encoding)
+- formats/: readers and writers of tokenizer files, and the stored form
+- presets/: the real OpenAI tokenizers (openai), the tiktoken-like
+  get_tokenizer handle (real) and the set-up step (prepare)
+
+Shared modules at the top, which any layer may import: errors, caches (the one
+cache class), traces (trace data shapes), validation, token_sizes, loaded
+(`LoadedTokenizer`), textformats (the text boxes' formats), compare (token
+boundaries of two tokenizations) and reference.
 
 The contract is docs/algorithms.md; `reference` writes it down literally (the
 test oracle, and the place to start reading). Each module's docstring lists
@@ -18,14 +35,30 @@ the decisions it makes where the contract is silent; docs/algorithms.md
 collects them all.
 """
 
-from .byte_decode import decode
-from .byte_level import CompiledByteMerges, compile_byte_merges, encode, encode_trace, implied_byte_vocab
-from .char_level import CompiledCharMerges, bpe_encode_text, char_tokens, compile_char_merges, encode_text_trace
-from .errors import TokenizerError
-from .presets import PRESET_NAMES, PRESETS, load_preset, load_ranks
-from .real import Tokenizer, get_tokenizer
-from .training import bpe_merges, train_trace, training_vocab
-from .validation import (
+
+from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET, BoundedCache
+from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
+from webapp.tokenizer.errors import TokenizerError, short_repr
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.textformats import (
+    MAX_JSON_DEPTH,
+    format_byte_vocab,
+    format_char_merges,
+    format_char_vocab,
+    format_ids,
+    json_depth,
+    parse_byte_merges,
+    parse_byte_vocab,
+    parse_char_merges,
+    parse_char_vocab,
+    parse_ids,
+    parse_num_merges,
+    parse_words,
+    plain_rule_lines,
+)
+from webapp.tokenizer.token_sizes import ImpliedVocab, SizeLimits
+from webapp.tokenizer.traces import EncodeTrace, MergeNode, PairCount, TrainingStep, TrainingTrace
+from webapp.tokenizer.validation import (
     validate_byte_merges,
     validate_byte_vocab,
     validate_char_merges,
@@ -35,35 +68,91 @@ from .validation import (
     validate_text,
     validate_words,
 )
+from webapp.tokenizer.core.byte_decode import decode
+from webapp.tokenizer.core.byte_level import (
+    CompiledByteMerges,
+    compile_byte_merges,
+    compiled_from_key,
+    encode,
+    encode_trace,
+    implied_byte_vocab,
+)
+from webapp.tokenizer.core.char_level import (
+    CompiledCharMerges,
+    bpe_encode_text,
+    char_tokens,
+    compile_char_merges,
+    encode_text_trace,
+)
+from webapp.tokenizer.pretokenize.patterns import SCHEMES, check_scheme
+from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace, split_text
+from webapp.tokenizer.training.corpus import CorpusTraining, TrainingCancelled, count_streams, train_counts
+from webapp.tokenizer.training.corpus import LEVELS as CORPUS_LEVELS
+from webapp.tokenizer.training.corpus import SCHEMES as CORPUS_SCHEMES
+from webapp.tokenizer.training.words import bpe_merges, train_trace, training_vocab
+from webapp.tokenizer.hf.encoding import char_pipeline_trace, decode_loaded, encode_loaded, uses_pipeline
+from webapp.tokenizer.formats import (
+    EXPORT_FORMATS,
+    canonical_format,
+    dumps_stored,
+    export_playground_json,
+    export_tokenizer,
+    from_playground,
+    import_tokenizer,
+    loads_stored,
+    with_pretokenize,
+)
+from webapp.tokenizer.presets.openai import (
+    INSTALL_HINT,
+    PRESET_NAMES,
+    PRESETS,
+    PresetMissing,
+    get_preset,
+    is_installed,
+    is_preset,
+    load_compiled,
+    load_preset,
+    load_ranks,
+    set_cache_dir,
+)
+from webapp.tokenizer.presets.real import (
+    Tokenizer,
+    allowed_set,
+    encode_special,
+    encode_trace_special,
+    get_tokenizer,
+    register_resolver,
+)
 
 __all__ = [
-    "PRESETS",
-    "PRESET_NAMES",
-    "Tokenizer",
-    "get_tokenizer",
-    "load_preset",
-    "load_ranks",
-    "CompiledByteMerges",
-    "CompiledCharMerges",
-    "TokenizerError",
-    "bpe_encode_text",
-    "bpe_merges",
-    "char_tokens",
-    "compile_byte_merges",
-    "compile_char_merges",
+    # errors, caches and the shapes of traces (shared leaf modules)
+    "TokenizerError", "short_repr",
+    "BUDGET_BYTES_PER_UNIT", "LIST_BUDGET", "BoundedCache",
+    "EncodeTrace", "MergeNode", "PairCount", "TrainingStep", "TrainingTrace",
+    # the engine: byte level, character level, decoding
+    "CompiledByteMerges", "compile_byte_merges", "compiled_from_key", "encode", "encode_trace", "implied_byte_vocab",
+    "CompiledCharMerges", "bpe_encode_text", "char_tokens", "compile_char_merges", "encode_text_trace",
     "decode",
-    "encode",
-    "encode_text_trace",
-    "encode_trace",
-    "implied_byte_vocab",
-    "train_trace",
-    "training_vocab",
-    "validate_byte_merges",
-    "validate_byte_vocab",
-    "validate_char_merges",
-    "validate_char_vocab",
-    "validate_ids",
-    "validate_num_merges",
-    "validate_text",
-    "validate_words",
+    # token sizes, comparing tokenizations, text boxes, validation
+    "ImpliedVocab", "SizeLimits",
+    "SpanComparison", "compare_spans", "spans_from_lengths",
+    "MAX_JSON_DEPTH", "json_depth", "format_byte_vocab", "format_char_merges", "format_char_vocab", "format_ids",
+    "parse_byte_merges", "parse_byte_vocab", "parse_char_merges", "parse_char_vocab", "parse_ids", "parse_num_merges",
+    "parse_words", "plain_rule_lines",
+    "validate_byte_merges", "validate_byte_vocab", "validate_char_merges", "validate_char_vocab", "validate_ids",
+    "validate_num_merges", "validate_text", "validate_words",
+    # pre-tokenization
+    "SCHEMES", "check_scheme", "pretokenized_encode", "pretokenized_encode_trace", "split_text",
+    # training
+    "bpe_merges", "train_trace", "training_vocab",
+    "CORPUS_LEVELS", "CORPUS_SCHEMES", "CorpusTraining", "TrainingCancelled", "count_streams", "train_counts",
+    # loaded tokenizers: encoding in a file's ids
+    "LoadedTokenizer", "char_pipeline_trace", "decode_loaded", "encode_loaded", "uses_pipeline",
+    # file formats
+    "EXPORT_FORMATS", "canonical_format", "dumps_stored", "export_playground_json", "export_tokenizer",
+    "from_playground", "import_tokenizer", "loads_stored", "with_pretokenize",
+    # presets and the tiktoken-like handle
+    "INSTALL_HINT", "PRESETS", "PRESET_NAMES", "PresetMissing", "get_preset", "is_installed", "is_preset",
+    "load_compiled", "load_preset", "load_ranks", "set_cache_dir",
+    "Tokenizer", "allowed_set", "encode_special", "encode_trace_special", "get_tokenizer", "register_resolver",
 ]

@@ -4,6 +4,8 @@ Every problem with user input becomes a `TokenizerError`: a `ValueError` whose
 message a person can act on, plus machine-readable parts the web layer uses to
 show the message beside the right field (`field`) and to point at the place
 (`location`, e.g. {"rule": 3} or {"line": 2, "column": 5} or {"offset": 17}).
+A leaf shared by every layer. What it does not do: choose HTTP statuses or
+render messages (the web layer does).
 """
 
 from __future__ import annotations

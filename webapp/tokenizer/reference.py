@@ -4,8 +4,8 @@ Each function is the contract as the document states it, with no shortcut:
 every merge rule is one full left-to-right pass over the whole sequence, and
 every training step recounts every pair of every word. That makes this module
 slow (a pass per rule) and easy to check by eye, which is its job: it is the
-oracle the fast engine (`engine.py`, `byte_level.py`, `char_level.py`,
-`training.py`) is tested against, and the benchmarks' baseline.
+oracle the fast engine (`core/engine.py`, `core/byte_level.py`, `core/char_level.py`,
+`training/words.py`) is tested against, and the benchmarks' baseline.
 
 What it does not do: validate input types or sizes (the public functions in
 `webapp.tokenizer` do that, with messages naming field and place), traces,

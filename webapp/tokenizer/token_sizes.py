@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from .errors import TokenizerError
+from webapp.tokenizer.errors import TokenizerError
 
 #: Lengths are capped here so a 300,000-rule doubling chain stays small integers.
 _SATURATED = 1 << 62

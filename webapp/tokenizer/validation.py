@@ -34,7 +34,7 @@ from __future__ import annotations
 from itertools import chain
 from typing import Any
 
-from .errors import TokenizerError
+from webapp.tokenizer.errors import TokenizerError
 
 ByteRule = tuple[int, int, int]
 CharRule = tuple[str, str]

@@ -13,7 +13,7 @@ say). When a preset or file is active, the typed fields are inactive: the
 templates show them so and nothing reads them.
 
 This module only dispatches; parsing stays in `webapp.infra.inputs`, stored files in
-`webapp.tokenizers.store`, presets in `webapp.tokenizer.presets`.
+`webapp.tokenizers.store`, presets in `webapp.tokenizer.presets.openai`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,19 @@ from typing import Any, Mapping
 from webapp.infra import inputs
 from webapp.tokenizers import store as tokenizer_store
 from webapp import tokenizer as tk
-from webapp.tokenizer import TokenizerError, presets, real
-from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer.pretokenize import pretokenized_encode, pretokenized_encode_trace, split_text
+from webapp.tokenizer import (
+    TokenizerError,
+    allowed_set,
+    char_pipeline_trace,
+    encode_loaded,
+    encode_special,
+    encode_trace_special,
+    is_preset,
+    pretokenized_encode,
+    pretokenized_encode_trace,
+    split_text,
+    uses_pipeline,
+)
 
 
 ByteTrace = tuple[Any, "dict[int, bytes] | None", frozenset[int]]  # (trace, decode vocab or None, special ids)
@@ -83,7 +93,7 @@ def resolve(tool: str, state: Mapping[str, Any]) -> ActiveTokenizer:
 def of_ref(ref: str, level: str = "bytes", special: Any = ()) -> ActiveTokenizer:
     """A preset (by name) or an opened file (by id), loaded once; used by `resolve` and by
     the comparison's sides, so both find tokenizers the same way."""
-    source = "preset" if presets.is_preset(ref) else "file"
+    source = "preset" if is_preset(ref) else "file"
     try:
         return ActiveTokenizer(source, level, ref, special, entry=tokenizer_store.load_tokenizer(ref))
     except TokenizerError as exc:
@@ -105,8 +115,8 @@ def _stored_byte_trace(active: ActiveTokenizer, text: str, scheme: str | None, *
     """The trace in the file's ids, its decode vocab (special tokens included) and the special
     ids among the recorded tokens. Allowed special tokens: "all" or a list; none by default."""
     entry = _byte_level(active)
-    allowed = real.allowed_set(active.special, entry.tok.special_tokens)
-    trace, special_at = real.encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
+    allowed = allowed_set(active.special, entry.tok.special_tokens)
+    trace, special_at = encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
                                                   **caps)
     return trace, entry.file_vocab or {}, frozenset(trace.tokens[i].id for i in special_at)
 
@@ -115,11 +125,11 @@ def _stored_ids(active: ActiveTokenizer, text: str, scheme: str | None) -> list[
     """All ids of `text` (the file's numbering), as the file's page encodes it."""
     entry = active.loaded()
     if entry.tok.level == "chars":
-        if tokfiles.uses_pipeline(entry.tok):
-            return tokfiles.encode_loaded(entry.tok, text)
+        if uses_pipeline(entry.tok):
+            return encode_loaded(entry.tok, text)
         return tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
-    allowed = real.allowed_set(active.special, entry.tok.special_tokens)
-    return real.encode_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme)
+    allowed = allowed_set(active.special, entry.tok.special_tokens)
+    return encode_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme)
 
 
 # --- byte level --------------------------------------------------------------
@@ -204,9 +214,9 @@ def char_trace(active: ActiveTokenizer, text: str, *, max_steps: int, max_tokens
     if active.typed:
         return None
     entry = active.loaded()
-    if entry.tok.level != "chars" or not tokfiles.uses_pipeline(entry.tok):
+    if entry.tok.level != "chars" or not uses_pipeline(entry.tok):
         return None
-    return tokfiles.char_pipeline_trace(entry.tok, text, max_steps=max_steps, max_tokens=max_tokens,
+    return char_pipeline_trace(entry.tok, text, max_steps=max_steps, max_tokens=max_tokens,
                                   max_sequence=max_sequence)
 
 

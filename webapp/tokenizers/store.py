@@ -29,10 +29,20 @@ from flask import Flask, current_app, has_app_context
 from webapp.infra import inputs
 from webapp.infra import storage
 from webapp import tokenizer as tk
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer import presets, real
-from webapp.tokenizer.caches import BoundedCache
+from webapp.tokenizer import (
+    BoundedCache,
+    LoadedTokenizer,
+    PRESET_NAMES,
+    TokenizerError,
+    dumps_stored,
+    get_preset,
+    is_preset,
+    load_compiled,
+    load_preset,
+    loads_stored,
+    register_resolver,
+    set_cache_dir,
+)
 
 BLOB_KIND = "tokenizer"
 
@@ -53,7 +63,7 @@ class Loaded:
     """A stored tokenizer ready to use: parsed, and (byte level) compiled."""
 
     id: str
-    tok: tokfiles.LoadedTokenizer
+    tok: LoadedTokenizer
     compiled: Any  # CompiledByteMerges for the byte level, None for characters
     file_vocab: dict[int, bytes] | None = None  # byte level: {file id: bytes}, for decoding
 
@@ -98,7 +108,7 @@ def _get_blob(blob_id: str) -> bytes | None:
     return FALLBACK_BLOBS.get(blob_id)
 
 
-def make_entry(blob_id: str, tok: tokfiles.LoadedTokenizer, compiled: Any = None) -> Loaded:
+def make_entry(blob_id: str, tok: LoadedTokenizer, compiled: Any = None) -> Loaded:
     """`compiled`, when given, is the tokenizer's compiled list (a preset's precompiled form)."""
     if tok.level != "bytes":
         return Loaded(blob_id, tok, None, None)
@@ -108,9 +118,9 @@ def make_entry(blob_id: str, tok: tokfiles.LoadedTokenizer, compiled: Any = None
     return Loaded(blob_id, tok, compiled if compiled is not None else tk.compile_byte_merges(list(tok.merges)), vocab)
 
 
-def store_tokenizer(tok: tokfiles.LoadedTokenizer) -> Loaded:
+def store_tokenizer(tok: LoadedTokenizer) -> Loaded:
     """Keep a tokenizer server-side; the same tokenizer always gets the same id."""
-    data = zlib.compress(tokfiles.dumps_stored(tok, limits=inputs.current_limits().sizes), 6)
+    data = zlib.compress(dumps_stored(tok, limits=inputs.current_limits().sizes), 6)
     blob_id = _put_blob(data)
     entry = LOADED.get(blob_id)
     if entry is None:
@@ -129,7 +139,7 @@ def _bad_id(tokenizer_id: Any) -> TokenizerError:
 
 def load_tokenizer(tokenizer_id: Any) -> Loaded:
     """A stored tokenizer by id (cached in-process), or a TokenizerError (field "tokenizer")."""
-    if presets.is_preset(tokenizer_id):
+    if is_preset(tokenizer_id):
         return preset_entry(tokenizer_id)  # a real tokenizer by name (cl100k_base, gpt2, ...)
     if not storage.is_valid_id(tokenizer_id):
         raise _bad_id(tokenizer_id)
@@ -143,7 +153,7 @@ def load_tokenizer(tokenizer_id: Any) -> Loaded:
         raw = zlib.decompress(data)
     except zlib.error:
         raise TokenizerError("tokenizer: the stored tokenizer is damaged", field="tokenizer") from None
-    tok = tokfiles.loads_stored(raw, limits=inputs.current_limits().sizes)
+    tok = loads_stored(raw, limits=inputs.current_limits().sizes)
     entry = make_entry(tokenizer_id, tok)
     LOADED.put(entry.id, entry)
     return entry
@@ -151,21 +161,21 @@ def load_tokenizer(tokenizer_id: Any) -> Loaded:
 
 #: Presets as `Loaded`, one per preset name, kept for the process: as many entries as the app
 #: ships presets, and 1,000,000 rules (the shipped ones hold about 400,000), so none is evicted.
-PRESET_ENTRIES: BoundedCache[str, Loaded] = BoundedCache(len(presets.PRESET_NAMES), 1_000_000, weigh=_rules_of,
+PRESET_ENTRIES: BoundedCache[str, Loaded] = BoundedCache(len(PRESET_NAMES), 1_000_000, weigh=_rules_of,
                                                          name="tokenizer_store.presets")
 _BUILD_LOCK = threading.Lock()  # one conversion at a time: each costs a second and ~100 MB
 
 
 def preset_entry(name: str) -> Loaded:
     """The preset as a `Loaded` (parsed, compiled), built once per process."""
-    canonical = presets.get_preset(name).name
+    canonical = get_preset(name).name
     hit = PRESET_ENTRIES.get(canonical)
     if hit is not None:
         return hit
     with _BUILD_LOCK:
         hit = PRESET_ENTRIES.get(canonical)
         if hit is None:
-            hit = make_entry(canonical, presets.load_preset(canonical), presets.load_compiled(canonical))
+            hit = make_entry(canonical, load_preset(canonical), load_compiled(canonical))
             PRESET_ENTRIES.put(canonical, hit)
     return hit
 
@@ -199,8 +209,8 @@ def tokenizer_summary(entry: Loaded) -> dict[str, Any]:
     summary["id"] = entry.id
     summary["source_label"] = FORMAT_LABELS.get(entry.tok.source, entry.tok.source)
     summary["special_names"] = sorted(entry.tok.special_tokens, key=entry.tok.special_tokens.__getitem__)
-    if presets.is_preset(entry.id):
-        preset = presets.get_preset(entry.id)
+    if is_preset(entry.id):
+        preset = get_preset(entry.id)
         summary["preset"] = preset.name
         summary["source_label"] = f"{preset.name} ({preset.description})"
     return summary
@@ -218,5 +228,5 @@ def _resolve_stored(tokenizer_id: str) -> Any:
 
 def init_app(app: Flask) -> None:
     """Point the preset cache at `instance/presets` and let `get_tokenizer` open stored files by id."""
-    presets.set_cache_dir(Path(app.instance_path) / "presets")
-    real.register_resolver(_resolve_stored)
+    set_cache_dir(Path(app.instance_path) / "presets")
+    register_resolver(_resolve_stored)

@@ -1,25 +1,30 @@
 """Real tokenizer files in and out: Hugging Face, vocab.json + merges.txt, tiktoken, minbpe, playground JSON.
 
-Import turns a file into a `LoadedTokenizer` (loaded.py says what its fields
-mean): the playground's merges and vocabulary plus what is needed to give
-the same ids as the library that wrote the file. One module per job:
+Import turns a file into a `LoadedTokenizer` (webapp/tokenizer/loaded.py
+says what its fields mean): the playground's merges and vocabulary plus what
+is needed to give the same ids as the library that wrote the file. This
+package only reads and writes files, one module per job:
 
-- alphabet: GPT-2's byte <-> character table
 - detect / dispatch: which format a file is in; import and export by format name
 - hf_json, vocab_merges, tiktoken_ranks, minbpe, playground: one format each,
   its importer and exporter (hf_strings and building are what the Hugging
-  Face and rank formats share; export_checks what every exporter refuses)
-- encoding: a loaded tokenizer's ids for a text (with a tokenizer.json's own
-  pipeline where it has one), traces and decoding
+  Face and rank formats share; common the readers' helpers; export_checks
+  what every exporter refuses)
 - stored: the compact canonical bytes kept in the content-addressed store
 
-This module only re-exports the public names, so callers write
-`formats.import_tokenizer(...)`. What the package does not do: Flask or HTTP.
+GPT-2's byte <-> character table is `webapp.tokenizer.hf.alphabet`;
+encoding, tracing and decoding with a loaded tokenizer (in the file's ids,
+through a tokenizer.json's own pipeline where it has one) is
+`webapp.tokenizer.hf.encoding`. Formats sit above both (and above the
+engine, pre-tokenization and training); only presets sit above formats.
+
+This module only re-exports the public names (and the alphabet's and
+`LoadedTokenizer`), so callers write `formats.import_tokenizer(...)`. What
+the package does not do: encode, Flask or HTTP.
 Every problem is a `TokenizerError` with `field="file"` (or "merges" /
 "vocab" where one part is at fault) and a location (line, rule, key).
 """
 
-from webapp.tokenizer.formats.alphabet import BYTE_ALPHABET, bytes_to_token, token_to_bytes
 from webapp.tokenizer.formats.building import build_byte_level
 from webapp.tokenizer.formats.detect import detect_format
 from webapp.tokenizer.formats.dispatch import (
@@ -30,18 +35,8 @@ from webapp.tokenizer.formats.dispatch import (
     export_tokenizer,
     import_tokenizer,
 )
-from webapp.tokenizer.formats.encoding import (
-    DROPPED,
-    char_pipeline_trace,
-    decode_loaded,
-    encode_loaded,
-    encode_loaded_trace,
-    relabel_map,
-    uses_pipeline,
-)
 from webapp.tokenizer.formats.export_checks import char_merges_to_bytes
 from webapp.tokenizer.formats.hf_json import export_hf, parse_hf_tokenizer_json
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
 from webapp.tokenizer.formats.minbpe import export_minbpe, parse_minbpe
 from webapp.tokenizer.formats.playground import (
     PLAYGROUND_FORMAT_NAME,
@@ -53,13 +48,14 @@ from webapp.tokenizer.formats.playground import (
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
 from webapp.tokenizer.formats.tiktoken_ranks import export_tiktoken, parse_tiktoken, recover_rank_merges
 from webapp.tokenizer.formats.vocab_merges import parse_vocab_merges
+from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token, token_to_bytes
+from webapp.tokenizer.loaded import LoadedTokenizer
 
 __all__ = [
-    "BYTE_ALPHABET", "DROPPED", "EXPORT_FORMATS", "FORMAT_ALIASES", "FORMATS", "LoadedTokenizer", "PLAYGROUND_FORMAT_NAME",
-    "STORED_VERSION", "build_byte_level", "bytes_to_token", "canonical_format", "char_merges_to_bytes", "char_pipeline_trace",
-    "decode_loaded", "detect_format", "dumps_stored", "encode_loaded", "encode_loaded_trace", "export_hf",
-    "export_minbpe", "export_playground_json", "export_tiktoken", "export_tokenizer", "from_playground",
-    "import_tokenizer", "loads_stored", "parse_hf_tokenizer_json", "parse_minbpe", "parse_playground_json",
-    "parse_tiktoken", "parse_vocab_merges", "recover_rank_merges", "relabel_map", "token_to_bytes",
-    "uses_pipeline", "with_pretokenize",
+    "BYTE_ALPHABET", "EXPORT_FORMATS", "FORMAT_ALIASES", "FORMATS", "LoadedTokenizer", "PLAYGROUND_FORMAT_NAME",
+    "STORED_VERSION", "build_byte_level", "bytes_to_token", "canonical_format", "char_merges_to_bytes",
+    "detect_format", "dumps_stored", "export_hf", "export_minbpe", "export_playground_json", "export_tiktoken",
+    "export_tokenizer", "from_playground", "import_tokenizer", "loads_stored", "parse_hf_tokenizer_json",
+    "parse_minbpe", "parse_playground_json", "parse_tiktoken", "parse_vocab_merges", "recover_rank_merges",
+    "token_to_bytes", "with_pretokenize",
 ]

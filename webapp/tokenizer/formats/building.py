@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
+from webapp.tokenizer.loaded import LoadedTokenizer
 
 
 def _order_notes(rules: Iterable[tuple[Any, Any, Any]], is_base: Any) -> list[str]:

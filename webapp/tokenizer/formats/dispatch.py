@@ -9,11 +9,11 @@ from webapp.tokenizer.errors import TokenizerError, short_repr
 from webapp.tokenizer.formats.common import _file_error
 from webapp.tokenizer.formats.detect import detect_format
 from webapp.tokenizer.formats.hf_json import export_hf, parse_hf_tokenizer_json
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
 from webapp.tokenizer.formats.minbpe import export_minbpe, parse_minbpe
 from webapp.tokenizer.formats.playground import export_playground_json, parse_playground_json
 from webapp.tokenizer.formats.tiktoken_ranks import export_tiktoken, parse_tiktoken
 from webapp.tokenizer.formats.vocab_merges import parse_vocab_merges
+from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 
 FORMATS: tuple[str, ...] = ("auto", "hf", "vocab-merges", "tiktoken", "minbpe", "playground")

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.common import ByteRule, CharRule, _show
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
+from webapp.tokenizer.loaded import LoadedTokenizer
 
 
 def _export_error(message: str, **location: Any) -> TokenizerError:

@@ -1,12 +1,12 @@
 """Hugging Face tokenizer.json: import (BPE models) and export.
 
 Import reads the BPE model's vocab and merges; the normalizer, pre-tokenizer,
-decoder and added tokens are read by hf_pipeline and stored with the tokenizer
-(`LoadedTokenizer.pipeline`), which formats.encoding applies. Export writes a
+decoder and added tokens are read by hf/pipeline.py and stored with the tokenizer
+(`LoadedTokenizer.pipeline`), which hf/encoding.py applies. Export writes a
 file the `tokenizers` library loads and that gives the same ids.
 
 What it does not do: byte fallback, post-processing, or the pipeline parts
-hf_pipeline does not have (a note says what the playground leaves out);
+hf/pipeline.py does not have (a note says what the playground leaves out);
 WordPiece, Unigram or WordLevel models, which are refused with a message.
 """
 
@@ -17,15 +17,15 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.alphabet import BYTE_ALPHABET, bytes_to_token
 from webapp.tokenizer.formats.common import _bytes_of, _file_error, _is_int, _load_json, _show
 from webapp.tokenizer.formats.export_checks import _check_well_formed_bytes, _check_well_formed_chars
 from webapp.tokenizer.formats.hf_strings import _byte_level_from_strings, _char_level_from_strings, _check_vocab
 from webapp.tokenizer.formats.hf_strings import _split_merge_line
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
-from webapp.tokenizer.hf_components import maps_bytes
-from webapp.tokenizer.hf_pipeline import read_pipeline
-from webapp.tokenizer.pretokenize import PATTERNS, check_scheme, scheme_for_pattern
+from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token
+from webapp.tokenizer.hf.components import maps_bytes
+from webapp.tokenizer.hf.pipeline import read_pipeline
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.pretokenize.patterns import PATTERNS, check_scheme, scheme_for_pattern
 
 
 def _components(node: Any) -> list[dict[str, Any]]:
@@ -46,7 +46,7 @@ def _hf_pretokenize(data: dict[str, Any]) -> tuple[str, list[str]]:
     """The playground scheme closest to the file's pre-tokenizer, and notes.
 
     The scheme is what the page offers as the file's own splitting; encoding
-    with it applies the file's whole pipeline (hf_pipeline), so the notes here
+    with it applies the file's whole pipeline (hf/pipeline.py), so the notes here
     are only used for files read without one.
     """
     notes: list[str] = []

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.alphabet import _CHAR_TO_BYTE, BYTE_ALPHABET, token_to_bytes
 from webapp.tokenizer.formats.building import _order_notes, build_byte_level
 from webapp.tokenizer.formats.common import _is_int, _show
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
+from webapp.tokenizer.hf.alphabet import _CHAR_TO_BYTE, BYTE_ALPHABET, token_to_bytes
+from webapp.tokenizer.loaded import LoadedTokenizer
 
 
 def _looks_byte_level(vocab: Mapping[str, Any]) -> bool:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.common import ByteRule, _as_text, _bytes_of, _file_error, _show
 from webapp.tokenizer.formats.export_checks import _check_well_formed_bytes, char_merges_to_bytes
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
-from webapp.tokenizer.pretokenize import PATTERNS, check_scheme, scheme_for_pattern
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.pretokenize.patterns import PATTERNS, check_scheme, scheme_for_pattern
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 
 

@@ -11,10 +11,10 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
-from webapp.tokenizer.byte_level import implied_byte_vocab
+from webapp.tokenizer.core.byte_level import implied_byte_vocab
 from webapp.tokenizer.formats.common import _bytes_of_or_empty, _file_error, _is_int, _load_json, _show
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
-from webapp.tokenizer.pretokenize import check_scheme
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.pretokenize.patterns import check_scheme
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 from webapp.tokenizer.validation import (
     validate_byte_merges,

@@ -14,11 +14,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from webapp.tokenizer import hf_pipeline as hp
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.common import ByteRule
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
-from webapp.tokenizer.pretokenize import check_scheme
+from webapp.tokenizer.hf import pipeline as hp
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.pretokenize.patterns import check_scheme
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 
 

@@ -19,7 +19,7 @@ from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.building import build_byte_level
 from webapp.tokenizer.formats.common import _as_text, _file_error, _show
 from webapp.tokenizer.formats.export_checks import _check_well_formed_bytes, _export_error, char_merges_to_bytes
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
+from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 
 

@@ -15,7 +15,7 @@ from webapp.tokenizer.formats.hf_strings import (
     _looks_byte_level,
     _split_merge_line,
 )
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
+from webapp.tokenizer.loaded import LoadedTokenizer
 
 
 def parse_vocab_merges(

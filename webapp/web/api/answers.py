@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from webapp import tokenizer as tk
-from webapp.tokenizer.token_sizes import ImpliedVocab
+from webapp.tokenizer import ImpliedVocab
 
 
 def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ from webapp.web.api import kinds
 from webapp.web.api.answers import byte_tokens
 from webapp import tokenizer as tk
 from webapp.infra.body import read_json_object
-from webapp.tokenizer.pretokenize import pretokenized_encode
+from webapp.tokenizer import pretokenized_encode
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 

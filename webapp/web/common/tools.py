@@ -1,12 +1,12 @@
 """The tool pages and the pre-tokenization choices, defined once for views and templates.
 
 What it does not do: routes or rendering (webapp.web.playground.pages), or splitting text
-(webapp.tokenizer.pretokenize, whose SCHEMES the choices follow).
+(webapp.tokenizer.pretokenize.patterns, whose SCHEMES the choices follow).
 """
 
 from __future__ import annotations
+from webapp.tokenizer import SCHEMES
 
-from webapp.tokenizer.pretokenize import SCHEMES
 
 #: The tool pages, in menu order.
 TOOLS: tuple[str, ...] = ("bytes", "chars", "train")

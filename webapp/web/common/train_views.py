@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from webapp.tokenizer.traces import TrainingTrace
 from webapp.web.common.viewmodels import Chip, hue_class, printable, printable_bytes
+from webapp.tokenizer import TrainingTrace
 
 
 # --- training -----------------------------------------------------------------

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
+from webapp.tokenizer import BoundedCache, EncodeTrace, MergeNode
 
-from webapp.tokenizer.caches import BoundedCache
-from webapp.tokenizer.traces import EncodeTrace, MergeNode
 
 HUE_COUNT = 12
 # Marks that make whitespace and control characters visible. The newline mark

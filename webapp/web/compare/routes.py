@@ -35,13 +35,22 @@ from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
 from webapp.jobs.thresholds import rule_count, text_chars
 from webapp.tokenizers import active as act
 from webapp.web.common import viewmodels as vm
-from webapp.tokenizer import TokenizerError, presets, real
-from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
-from webapp.tokenizer.pretokenize import pretokenized_encode_trace
-from webapp.tokenizer.token_sizes import ImpliedVocab
-from webapp.tokenizer.traces import EncodeTrace
 from webapp.tokenizers.store import OpenedStatus
+from webapp.tokenizer import (
+    EncodeTrace,
+    ImpliedVocab,
+    PresetMissing,
+    SpanComparison,
+    TokenizerError,
+    allowed_set,
+    compare_spans,
+    encode_trace_special,
+    get_preset,
+    is_preset,
+    pretokenized_encode_trace,
+    spans_from_lengths,
+    uses_pipeline,
+)
 
 bp = Blueprint("compare", __name__)
 
@@ -68,8 +77,8 @@ class Side:
 
 
 def _label(ref: str) -> str:
-    if presets.is_preset(ref):
-        return presets.get_preset(ref).name
+    if is_preset(ref):
+        return get_preset(ref).name
     return f"opened file {ref[:8]}…" if len(ref) > 8 else f"opened file {ref}"
 
 
@@ -103,12 +112,12 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
         scheme = spec.pretokenize or entry.tok.pretokenize
         special = spec.special
         if special is None:  # a tokenizer.json recognises its special tokens by default, as the library does
-            special = "all" if tokfiles.uses_pipeline(entry.tok, scheme) else ()
-        allowed = real.allowed_set(special, entry.tok.special_tokens)
+            special = "all" if uses_pipeline(entry.tok, scheme) else ()
+        allowed = allowed_set(special, entry.tok.special_tokens)
 
         def run(cap: int) -> tuple[EncodeTrace, list[int]]:
             # No per-rule steps or sequences: the comparison shows tokens only.
-            return real.encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
+            return encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
                                              max_steps=0, max_tokens=cap, max_sequence=0)
 
         trace, special_index = run(max_tokens)
@@ -215,7 +224,7 @@ def api_compare() -> Response:
                     inputs.read_tokenizer_spec(spec, name, limits)  # raises the limit's message
             return jobs.accepted(queue.submit("compare", {"body": dict(data), "limits": asdict(limits)}))
         return jsonify(compare_json(data, limits))
-    except presets.PresetMissing as exc:  # a preset this installation lacks: 503, the message says how to install it
+    except PresetMissing as exc:  # a preset this installation lacks: 503, the message says how to install it
         raise http.ApiError.from_tokenizer(exc, 503) from None
 
 
@@ -312,7 +321,7 @@ def _own_scheme(ref: str) -> str:
 def choice_status(state: Mapping[str, str]) -> OpenedStatus:
     """The opened file chosen as side B (its summary for the select box), or nothing for a preset / typed merges."""
     choice = state.get("compare", "")
-    if not choice or choice == "merges" or presets.is_preset(choice):
+    if not choice or choice == "merges" or is_preset(choice):
         return OpenedStatus()
     return act.of_ref(choice).status()
 

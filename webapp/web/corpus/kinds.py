@@ -4,7 +4,7 @@ The web side (webapp.web.corpus.routes) streams the uploads and the pasted text 
 in one folder under the instance folder and submits a job with their paths,
 the options (pre-tokenization, level, merges, held-out text) and the limits.
 This kind then
-1. counts the pre-tokens of every file, streamed in blocks (webapp.tokenizer.corpus_training);
+1. counts the pre-tokens of every file, streamed in blocks (webapp.tokenizer.training.corpus);
 2. learns the merges, reporting "merge k of N, about s left" and stopping early
    (with the merges so far) when the user cancels;
 3. stores the result as an opened tokenizer (content-addressed, like an
@@ -34,10 +34,17 @@ from webapp.infra.storage import content_id
 from webapp.jobs import queue
 from webapp.jobs.store import Job
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer.corpus_training import CorpusTraining, TrainingCancelled, count_streams, train_counts
-from webapp.tokenizer.pretokenize import pretokenized_encode
+from webapp.tokenizer import (
+    CorpusTraining,
+    LoadedTokenizer,
+    TokenizerError,
+    TrainingCancelled,
+    count_streams,
+    dumps_stored,
+    from_playground,
+    pretokenized_encode,
+    train_counts,
+)
 
 COUNT_SHARE = 0.40
 SOURCE = "tokenizer trained on a corpus"
@@ -62,14 +69,14 @@ def _phase(progress: Progress, start: float, share: float) -> Callable[[int, int
     return report
 
 
-def build_tokenizer(result: CorpusTraining, scheme: str) -> tokfiles.LoadedTokenizer:
+def build_tokenizer(result: CorpusTraining, scheme: str) -> LoadedTokenizer:
     """The trained merges as an opened tokenizer the pages and exports understand."""
     if result.level == "bytes":
-        tok = tokfiles.from_playground(level="bytes", merges=result.merges, pretokenize=scheme)
+        tok = from_playground(level="bytes", merges=result.merges, pretokenize=scheme)
     else:
         pairs = [(str(a), str(b)) for a, b in result.pairs]
         vocab = tk.training_vocab(result.alphabet, pairs)  # each distinct character is a "word"
-        tok = tokfiles.from_playground(level="chars", merges=pairs, vocab=vocab)
+        tok = from_playground(level="chars", merges=pairs, vocab=vocab)
     return replace(tok, source=SOURCE)  # how the pages name it: "Using a tokenizer trained on a corpus"
 
 
@@ -119,7 +126,7 @@ def run_corpus(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
                               progress=_phase(progress, COUNT_SHARE, TRAIN_SHARE), should_stop=cancelled)
         progress(COUNT_SHARE + TRAIN_SHARE, "storing the tokenizer")
         tok = build_tokenizer(result, scheme)
-        data = zlib.compress(tokfiles.dumps_stored(tok), 6)
+        data = zlib.compress(dumps_stored(tok), 6)
         held_out = options.get("held_out") or ""
         held_tokens = held_out_tokens(held_out, result, scheme)
         held_bytes = len(held_out.encode("utf-8"))

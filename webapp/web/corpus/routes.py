@@ -39,9 +39,8 @@ from webapp.web.common import train_views
 from webapp.jobs.store import Job
 from webapp.infra.errors import ApiError, not_found
 from webapp.infra.body import read_json_object
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer.corpus_training import LEVELS, SCHEMES
 from webapp.web.common.tools import PRETOKENIZE_CHOICES
+from webapp.tokenizer import CORPUS_LEVELS as LEVELS, CORPUS_SCHEMES as SCHEMES, TokenizerError
 
 bp = Blueprint("corpus", __name__)
 

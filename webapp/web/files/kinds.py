@@ -21,8 +21,8 @@ from webapp.infra.storage import content_id
 from webapp.jobs import queue
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, done_view, job_kind, pack_bytes, unpack_bytes
 from webapp.jobs.store import Job
-from webapp.tokenizer import formats as tokfiles
 from webapp.web.playground.controls import status
+from webapp.tokenizer import dumps_stored, import_tokenizer
 
 
 def import_job(content: str | bytes, fmt: str, merges_txt: str | bytes | None, filename: Any) -> Job | None:
@@ -41,7 +41,7 @@ def run_import(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
     """Open a tokenizer file: parse, check the limits, compile; the stored form is the blob."""
     limits = inputs.limits_of(params)
     progress(0.05, "parsing the tokenizer file")
-    tok = tokfiles.import_tokenizer(
+    tok = import_tokenizer(
         unpack_bytes(params["content"]) or "",
         fmt=params.get("format") or "auto",
         merges_txt=unpack_bytes(params.get("merges_txt")),
@@ -54,7 +54,7 @@ def run_import(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
         progress(0.75, f"compiling {len(tok.merges):,} rules")
         tk.compile_byte_merges(list(tok.merges))  # the same check the page's first encode makes
     progress(0.9, "storing the tokenizer")
-    data = zlib.compress(tokfiles.dumps_stored(tok), 6)
+    data = zlib.compress(dumps_stored(tok), 6)
     tokenizer_id = content_id("tokenizer", data)
     summary = tok.summary()
     return JobOutput({"tokenizer": tokenizer_id, **summary, "special_tokens": tok.special_tokens},

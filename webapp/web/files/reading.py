@@ -17,9 +17,8 @@ from webapp.infra import inputs
 from webapp.web.files.kinds import import_job
 from webapp.infra.errors import quote
 from webapp.infra.body import is_json_request, read_body, read_json_object
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizers.store import store_tokenizer
+from webapp.tokenizer import TokenizerError, import_tokenizer
 
 
 @dataclass
@@ -84,7 +83,7 @@ def import_from_request(*, page: bool = False) -> Any:
     job = import_job(req.content, req.fmt, req.merges_txt, req.filename)
     if job is not None:
         return job
-    tok = tokfiles.import_tokenizer(
+    tok = import_tokenizer(
         req.content, fmt=req.fmt, merges_txt=req.merges_txt, filename=req.filename,
         limits=inputs.current_limits().sizes,
     )

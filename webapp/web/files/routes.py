@@ -41,14 +41,29 @@ from webapp.web.files.reading import import_from_request
 from webapp.web.playground.controls import full_page, is_htmx, page_state, status
 from webapp.infra.errors import ApiError, cut, not_found, quote
 from webapp.infra.body import is_json_request, read_json_object
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer import presets, real
-from webapp.tokenizer.errors import short_repr
-from webapp.tokenizer.pretokenize import check_scheme
-from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
 from webapp.web.common.tools import FILE_TOOLS, TOOLS
 from webapp.tokenizers.store import Loaded, load_tokenizer
+from webapp.tokenizer import (
+    EXPORT_FORMATS,
+    LoadedTokenizer,
+    MAX_JSON_DEPTH,
+    PresetMissing,
+    TokenizerError,
+    allowed_set,
+    canonical_format,
+    char_pipeline_trace,
+    check_scheme,
+    decode_loaded,
+    encode_trace_special,
+    export_playground_json,
+    export_tokenizer,
+    from_playground,
+    is_preset,
+    json_depth,
+    short_repr,
+    uses_pipeline,
+    with_pretokenize,
+)
 
 bp = Blueprint("files", __name__)
 
@@ -58,7 +73,7 @@ bp = Blueprint("files", __name__)
 
 def _missing_status(exc: TokenizerError) -> int:
     """404 for an unknown id; 503 for a preset this installation lacks (the message says how to add it)."""
-    return 503 if isinstance(exc, presets.PresetMissing) else 404
+    return 503 if isinstance(exc, PresetMissing) else 404
 
 
 def _load_or_status(tokenizer_id: Any) -> Loaded:
@@ -76,7 +91,7 @@ def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
     out["vocab_size"] = out["vocab"] + len(tok.special_tokens)
     out["special_tokens"] = tok.special_tokens
     if full:
-        playground_json = json.loads(tokfiles.export_playground_json(tok))
+        playground_json = json.loads(export_playground_json(tok))
         out["merges"] = playground_json["merges"]
         out["vocab"] = playground_json["vocab"]
         if tok.level == "bytes":
@@ -96,7 +111,7 @@ def api_import() -> Response:
 def api_tokenizer(tokenizer_id: str) -> Response:
     entry = _load_or_status(tokenizer_id)
     # A preset's 50,000-200,000 merges only when asked for (?include=full).
-    full = request.args.get("include") == "full" if presets.is_preset(tokenizer_id) else request.args.get("include") != "summary"
+    full = request.args.get("include") == "full" if is_preset(tokenizer_id) else request.args.get("include") != "summary"
     return jsonify(_describe(entry, full=full))
 
 
@@ -106,10 +121,10 @@ def api_tokenizer_encode(tokenizer_id: str) -> Response:
     data = read_json_object(("text", "pretokenize", "allowed_special"), ("text",))
     limits = inputs.current_limits()
     text = inputs.read_text(data["text"], limits)
-    if entry.tok.level == "chars" and tokfiles.uses_pipeline(entry.tok):
-        allowed = real.allowed_set(
+    if entry.tok.level == "chars" and uses_pipeline(entry.tok):
+        allowed = allowed_set(
             inputs.read_allowed_special(data.get("allowed_special", "all")), entry.tok.special_tokens)
-        char_trace = tokfiles.char_pipeline_trace(entry.tok, text, allowed_special=allowed, max_steps=0,
+        char_trace = char_pipeline_trace(entry.tok, text, allowed_special=allowed, max_steps=0,
                                                   max_tokens=len(text) + 1, max_sequence=0)
         return jsonify({"ids": char_trace.ids, "tokens": [str(t.value) for t in char_trace.tokens],
                         "model_text": char_trace.text})
@@ -118,10 +133,10 @@ def api_tokenizer_encode(tokenizer_id: str) -> Response:
         return jsonify({"ids": ids, "tokens": tk.char_tokens(text, list(entry.tok.merges))})
     scheme = inputs.read_pretokenize(data.get("pretokenize") or entry.tok.pretokenize)
     raw_allowed = data.get("allowed_special")
-    if raw_allowed is None and tokfiles.uses_pipeline(entry.tok, scheme):
+    if raw_allowed is None and uses_pipeline(entry.tok, scheme):
         raw_allowed = "all"  # a tokenizer.json's default, as the library encodes
-    allowed = real.allowed_set(inputs.read_allowed_special(raw_allowed), entry.tok.special_tokens)
-    trace, special_index = real.encode_trace_special(
+    allowed = allowed_set(inputs.read_allowed_special(raw_allowed), entry.tok.special_tokens)
+    trace, special_index = encode_trace_special(
         entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
         max_steps=0, max_tokens=len(text.encode("utf-8")) + 1, max_sequence=0,
     )
@@ -158,7 +173,7 @@ def api_tokenizer_decode(tokenizer_id: str) -> Response:
     skip = inputs.read_flag(data.get("skip_special_tokens"), "skip_special_tokens", True)
     tok = entry.tok
     if tok.pipeline:
-        text = tokfiles.decode_loaded(tok, ids, skip_special=skip)
+        text = decode_loaded(tok, ids, skip_special=skip)
     elif tok.level == "bytes":
         text = tk.decode(list(ids), {i: entry.file_vocab[i] for i in set(ids) if entry.file_vocab and i in entry.file_vocab})
     else:
@@ -185,21 +200,21 @@ def _fields() -> dict[str, Any]:
     return fields
 
 
-def tokenizer_from_fields(fields: Mapping[str, Any], *, level: str | None = None) -> tokfiles.LoadedTokenizer:
+def tokenizer_from_fields(fields: Mapping[str, Any], *, level: str | None = None) -> LoadedTokenizer:
     """What to export: a stored tokenizer, learned merges (words), or given merges [+ vocab]."""
     limits = inputs.current_limits()
     scheme = inputs.read_pretokenize(fields.get("pretokenize") or "none")
     if fields.get("tokenizer"):
         tok = load_tokenizer(fields["tokenizer"]).tok
         if fields.get("pretokenize"):
-            tok = tokfiles.with_pretokenize(tok, scheme)
+            tok = with_pretokenize(tok, scheme)
         return tok
     if level == "train" or (level is None and "words" in fields):
         words = inputs.read_words(fields.get("words", ""), limits, form=isinstance(fields.get("words"), str))
         num_merges = inputs.read_num_merges(fields.get("num_merges", ""), limits)
         trace = tk.train_trace(words, num_merges, runners_up=0, max_steps=0, max_token_chars=limits.vocab_bytes)
         vocab = tk.training_vocab(words, trace.pairs)
-        return tokfiles.from_playground(level="chars", merges=trace.pairs, vocab=vocab)
+        return from_playground(level="chars", merges=trace.pairs, vocab=vocab)
     if "merges" not in fields:
         raise TokenizerError(
             "merges: missing; export takes a stored tokenizer (tokenizer), merges [+ vocab], or words + num_merges",
@@ -210,11 +225,11 @@ def tokenizer_from_fields(fields: Mapping[str, Any], *, level: str | None = None
     if level == "chars":
         merges = inputs.read_char_merges(fields["merges"], limits)
         vocab = inputs.read_char_vocab(fields.get("vocab", ""), limits)
-        return tokfiles.from_playground(level="chars", merges=merges, vocab=vocab)
+        return from_playground(level="chars", merges=merges, vocab=vocab)
     if level != "bytes":
         raise TokenizerError(f'level: expected "bytes" or "chars", got {cut(repr(level)) if isinstance(level, str) else quote(level)}', field="level")
     compiled = inputs.read_byte_merges(fields["merges"], limits)
-    return tokfiles.from_playground(level="bytes", merges=list(compiled.rules), pretokenize=scheme, limits=limits.sizes)
+    return from_playground(level="bytes", merges=list(compiled.rules), pretokenize=scheme, limits=limits.sizes)
 
 
 def _guess_level(merges: Any) -> str:
@@ -235,8 +250,8 @@ def _guess_level(merges: Any) -> str:
     return "bytes"
 
 
-def _download(tok: tokfiles.LoadedTokenizer, fmt: str, pretokenize: str | None) -> Response:
-    content, filename, mimetype = tokfiles.export_tokenizer(tok, fmt, pretokenize)
+def _download(tok: LoadedTokenizer, fmt: str, pretokenize: str | None) -> Response:
+    content, filename, mimetype = export_tokenizer(tok, fmt, pretokenize)
     response = Response(content, mimetype=mimetype.split(";")[0])
     response.headers["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
@@ -246,10 +261,10 @@ def _download(tok: tokfiles.LoadedTokenizer, fmt: str, pretokenize: str | None) 
 def api_export() -> Response:
     try:
         fields = _fields()
-        fmt = tokfiles.canonical_format(fields.get("format") or "playground")
-        if fmt not in tokfiles.EXPORT_FORMATS:
+        fmt = canonical_format(fields.get("format") or "playground")
+        if fmt not in EXPORT_FORMATS:
             raise TokenizerError(
-                f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {quote(fmt)}", field="format"
+                f"format: expected one of {', '.join(EXPORT_FORMATS)}, got {quote(fmt)}", field="format"
             )
         tok = tokenizer_from_fields(fields)
         pretokenize = fields.get("pretokenize") or None
@@ -318,11 +333,11 @@ def close_page(tool: str) -> Any:
 def export_page(tool: str) -> Any:
     if tool not in TOOLS:
         raise not_found(f"path: no tool page {tool[:40]!r}")
-    fmt = tokfiles.canonical_format(request.args.get("format") or request.form.get("format") or "playground")
+    fmt = canonical_format(request.args.get("format") or request.form.get("format") or "playground")
     try:
-        if fmt not in tokfiles.EXPORT_FORMATS:
+        if fmt not in EXPORT_FORMATS:
             raise TokenizerError(
-                f"format: expected one of {', '.join(tokfiles.EXPORT_FORMATS)}, got {short_repr(fmt)}", field="format"
+                f"format: expected one of {', '.join(EXPORT_FORMATS)}, got {short_repr(fmt)}", field="format"
             )
         fields = dict(request.form.items())
         tok = tokenizer_from_fields(fields, level=tool)

@@ -19,10 +19,16 @@ from webapp.infra import inputs
 from webapp import tokenizer as tk
 from webapp.web.common import train_views as tv
 from webapp.web.common import viewmodels as vm
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import textformats
-from webapp.tokenizer.pretokenize import pretokenized_encode, split_text
-from webapp.tokenizer.token_sizes import ImpliedVocab
+from webapp.tokenizer import (
+    ImpliedVocab,
+    TokenizerError,
+    format_byte_vocab,
+    format_char_merges,
+    format_char_vocab,
+    format_ids,
+    pretokenized_encode,
+    split_text,
+)
 
 
 class FieldError(str):
@@ -106,7 +112,7 @@ def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
                 "shown": len(trace.tokens),
                 "total": len(trace.ids),
                 "ids": trace.ids,
-                "ids_text": textformats.format_ids(trace.ids),
+                "ids_text": format_ids(trace.ids),
                 # a prefix trace knows the rules that fired in the prefix only: say where to look
                 "stats": vm.encode_stats(text, trace.ids, None if quick is not None else trace.rules_fired,
                                          trace.rules_fired + trace.rules_idle),
@@ -252,7 +258,7 @@ def compute_chars(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
                 "shown": len(trace.tokens),
                 "total": len(trace.ids),
                 "ids": trace.ids,
-                "ids_text": textformats.format_ids(trace.ids),
+                "ids_text": format_ids(trace.ids),
                 "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
                 "rows": vm.char_trace_rows(trace, vocab, text=text),
                 "steps_truncated": trace.steps_truncated,
@@ -278,8 +284,8 @@ def carry_to_chars(words: tuple[str, ...], pairs: list[tuple[str, str]], vocab: 
         carried[" "] = max(carried.values(), default=-1) + 1
     return {
         "text": " ".join(distinct),
-        "merges": textformats.format_char_merges(pairs),
-        "vocab": textformats.format_char_vocab(carried),
+        "merges": format_char_merges(pairs),
+        "vocab": format_char_vocab(carried),
     }
 
 
@@ -367,7 +373,7 @@ def with_missing_tokens(state: Mapping[str, str]) -> str | None:
     next_id = max(vocab.values(), default=-1) + 1
     for offset, token in enumerate(sorted(missing)):
         vocab[token] = next_id + offset
-    return textformats.format_char_vocab(vocab)
+    return format_char_vocab(vocab)
 
 
 def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | None:
@@ -385,7 +391,7 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
         text = inputs.read_text(state.get("text", ""), limits, form=True)
         scheme = inputs.read_pretokenize(state.get("pretokenize", "none"))
         if not active.typed:
-            return {"ids": textformats.format_ids(act.byte_ids(active, text, None, scheme)), "vocab": state.get("vocab", "")}
+            return {"ids": format_ids(act.byte_ids(active, text, None, scheme)), "vocab": state.get("vocab", "")}
         merges = inputs.read_byte_merges(state.get("merges", ""), limits)
         ids = pretokenized_encode(text, merges, scheme)
     except TokenizerError:
@@ -398,7 +404,7 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
     if needed is None:
         return None
     needed = {i: b for i, b in needed.items() if i > 255}
-    return {"ids": textformats.format_ids(ids), "vocab": textformats.format_byte_vocab(needed)}
+    return {"ids": format_ids(ids), "vocab": format_byte_vocab(needed)}
 
 
 def apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> tuple[str, ...]:

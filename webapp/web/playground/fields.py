@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from webapp.web.playground.examples import EXAMPLES
-from webapp.tokenizer.presets import get_preset, is_preset
+from webapp.tokenizer import get_preset, is_preset
 
 
 TOOL_TITLES = {"bytes": "Bytes", "chars": "Characters", "train": "Train"}

@@ -25,10 +25,9 @@ from webapp.jobs import queue, views
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, done_view, job_kind
 from webapp.jobs.store import Job
 from webapp.jobs.thresholds import rule_count, text_chars
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import textformats
 from webapp.web.api.kinds import chars_are_heavy, train_job, training_trace_of
 from webapp.web.playground import compute, fields
+from webapp.tokenizer import TokenizerError, format_ids
 
 #: the done view that shows each page's job
 PAGE_VIEWS = {"bytes": "page-bytes", "chars": "page-chars", "train": "train"}
@@ -91,7 +90,7 @@ def register_page_kinds(render: Callable[[str, Mapping[str, str]], str],
         progress(0.1, "encoding the text")
         with queue.worker_app().test_request_context(f"/{tool}/ids.txt", method="POST"):
             ids = ids_of(tool, params["state"])
-        return JobOutput({"count": len(ids), "text": textformats.format_ids(ids) + "\n"})
+        return JobOutput({"count": len(ids), "text": format_ids(ids) + "\n"})
 
 
 # --- how finished jobs show ---------------------------------------------------------------

@@ -40,9 +40,7 @@ from webapp.web.playground.examples import EXAMPLES, LANDING_PRESET, LANDING_TEX
 from webapp.web.playground.compute import COMPUTE, apply_action
 from webapp.web.playground.fields import ERROR_FIELDS, FIELDS, TOOL_TITLES, VIEWS, example_state, normalize_state
 from webapp.web.common.tools import FILE_TOOLS, TOOLS, template_constants
-from webapp.tokenizer import TokenizerError
-from webapp.tokenizer import textformats
-from webapp.tokenizer.presets import is_installed
+from webapp.tokenizer import TokenizerError, format_ids, is_installed
 
 bp = Blueprint("pages", __name__)
 
@@ -190,7 +188,7 @@ def ids_of_state(tool: str, state: Mapping[str, str]) -> list[int]:
 def ids_file(tool: str, ids: list[int]) -> Response:
     """The ids as a downloadable text file."""
     return Response(
-        textformats.format_ids(ids) + "\n",
+        format_ids(ids) + "\n",
         mimetype="text/plain",
         headers={"Content-Disposition": f'attachment; filename="{tool}-ids.txt"'},
     )

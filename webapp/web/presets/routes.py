@@ -10,8 +10,8 @@ A preset is used everywhere an opened file's id is accepted, by its name
 (`/api/tokenizers/cl100k_base/encode`, `/bytes?tokenizer=o200k_base`, share
 links): `webapp.tokenizers.store.load_tokenizer` opens preset names (`preset_entry`).
 
-What it does not do: read rank files (webapp.tokenizer.presets) or encode
-(webapp.tokenizer.real).
+What it does not do: read rank files (webapp.tokenizer.presets.openai) or encode
+(webapp.tokenizer.presets.real).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from flask import Blueprint, Response, jsonify, request
 
 from webapp.infra.errors import not_found
 from webapp.web.playground.controls import full_page, is_htmx, page_state, status
-from webapp.tokenizer import TokenizerError, presets
 from webapp.tokenizers.store import preset_entry
+from webapp.tokenizer import INSTALL_HINT, PRESETS, PRESET_NAMES, TokenizerError, get_preset, is_installed
 
 bp = Blueprint("presets", __name__)
 
@@ -31,16 +31,16 @@ bp = Blueprint("presets", __name__)
 def preset_listing() -> list[dict[str, Any]]:
     """What `GET /api/tokenizers` lists (no rank file is read)."""
     out = []
-    for name in presets.PRESET_NAMES:
-        info = presets.get_preset(name).describe()
-        info["installed"] = presets.is_installed(name)
+    for name in PRESET_NAMES:
+        info = get_preset(name).describe()
+        info["installed"] = is_installed(name)
         out.append(info)
     return out
 
 
 @bp.get("/api/tokenizers")
 def api_presets() -> Response:
-    return jsonify({"presets": preset_listing(), "install": presets.INSTALL_HINT})
+    return jsonify({"presets": preset_listing(), "install": INSTALL_HINT})
 
 
 @bp.post("/files/preset/<tool>")
@@ -64,4 +64,4 @@ def choose_preset(tool: str) -> Any:
 
 @bp.app_context_processor
 def _template_helpers() -> dict[str, Any]:
-    return {"preset_names": presets.PRESET_NAMES, "preset_info": presets.PRESETS}
+    return {"preset_names": PRESET_NAMES, "preset_info": PRESETS}

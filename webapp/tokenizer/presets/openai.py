@@ -22,9 +22,9 @@ What this module gives:
   kept in `cache_dir` (if given) under a name that holds the rank file's hash:
   content-addressed, so a changed package can never serve stale merges.
 - `prepare(cache_dir)`: every preset converted and precompiled ahead of time
-  (the set-up step `python -m webapp.tokenizer.prepare_presets`).
+  (the set-up step `python -m webapp.tokenizer.presets.prepare`).
 
-What it does not do: encode (see `real.py` / `formats.encode_loaded`),
+What it does not do: encode (see `real.py` / `hf.encoding.encode_loaded`),
 Flask, or any network access.
 """
 
@@ -42,14 +42,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from webapp.tokenizer.byte_level import CompiledByteMerges, compile_byte_merges
+from webapp.tokenizer.caches import BoundedCache, value_length
+from webapp.tokenizer.core.byte_level import CompiledByteMerges, compile_byte_merges
+from webapp.tokenizer.core.precompiled import (
+    PRECOMPILED_VERSION,
+    dumps_precompiled,
+    find_whole_tokens,
+    loads_precompiled,
+)
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.building import build_byte_level
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
 from webapp.tokenizer.formats.tiktoken_ranks import recover_rank_merges
-from webapp.tokenizer.precompiled import PRECOMPILED_VERSION, dumps_precompiled, find_whole_tokens, loads_precompiled
-from webapp.tokenizer.pretokenize import PATTERNS
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.pretokenize.patterns import PATTERNS
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -193,7 +199,7 @@ def ranks_dir() -> Path:
     override = os.environ.get("PLAYGROUND_JS_TIKTOKEN_RANKS")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "node_modules" / "js-tiktoken" / "dist" / "ranks"
+    return Path(__file__).resolve().parents[3] / "node_modules" / "js-tiktoken" / "dist" / "ranks"
 
 
 def is_installed(name: str) -> bool:
@@ -258,8 +264,18 @@ def parse_rank_bytes(content: bytes) -> dict[bytes, int]:
 
 
 _LOCK = threading.Lock()
-_RANKS: dict[str, dict[bytes, int]] = {}
-_LOADED: dict[str, LoadedTokenizer] = {}
+# The in-process caches of the presets, keyed by canonical name. Bound: at most one
+# entry per preset (4) and, in weight, every preset's ranks or rules once
+# (PRESET_RANKS, 400,790 in all): about 46 MB for the ranks of all four and 96 MB
+# for their LoadedTokenizers (tracemalloc), so the bound is exactly "every preset
+# once" and a preset is never dropped and converted again while the process runs.
+PRESET_RANKS = sum(preset.n_ranks for preset in _PRESET_LIST)
+_RANKS: BoundedCache[str, dict[bytes, int]] = BoundedCache(
+    len(PRESET_NAMES), PRESET_RANKS, weigh=value_length, name="presets.ranks"
+)
+_LOADED: BoundedCache[str, LoadedTokenizer] = BoundedCache(
+    len(PRESET_NAMES), PRESET_RANKS, weigh=lambda _name, tok: tok.rule_count, name="presets.loaded"
+)
 _CACHE_DIR: list[Path | None] = [None]
 
 
@@ -284,7 +300,7 @@ def load_ranks(name: str) -> dict[bytes, int]:
     except (ValueError, binascii.Error):
         raise TokenizerError(f"tokenizer: the ranks of {preset.name} cannot be read", field="tokenizer") from None
     with _LOCK:
-        _RANKS[preset.name] = ranks
+        _RANKS.put(preset.name, ranks)
     return ranks
 
 
@@ -337,11 +353,15 @@ def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> L
         if path is not None:
             _write_atomic(path, zlib.compress(dumps_stored(tok), 6))
     with _LOCK:
-        _LOADED[preset.name] = tok
+        _LOADED.put(preset.name, tok)
     return tok
 
 
-_COMPILED: dict[str, CompiledByteMerges] = {}
+# Compiled preset lists: the same bound as _RANKS / _LOADED (one per preset, every
+# preset's rules once; about 85 MB for all four precompiled, tracemalloc).
+_COMPILED: BoundedCache[str, CompiledByteMerges] = BoundedCache(
+    len(PRESET_NAMES), PRESET_RANKS, weigh=value_length, name="presets.compiled"
+)
 
 
 def compiled_file_name(name: str) -> str:
@@ -354,7 +374,7 @@ def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) ->
     """The preset's compiled merge list, once per process; with a cache dir, precompiled once per machine.
 
     With a cache dir (default: `set_cache_dir`'s) the precompiled form
-    (webapp.tokenizer.precompiled: rule arrays, pair index, whole-token
+    (webapp.tokenizer.core.precompiled: rule arrays, pair index, whole-token
     table) is read from there, or made - about a second for o200k - and
     written for the next process. Without one, the list is only compiled
     (no whole-token table: the same ids, a little slower on new text).
@@ -381,7 +401,7 @@ def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) ->
             find_whole_tokens(compiled)
             _write_atomic(path, dumps_precompiled(compiled))
     with _LOCK:
-        _COMPILED[preset.name] = compiled
+        _COMPILED.put(preset.name, compiled)
     return compiled
 
 
@@ -399,7 +419,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
 def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = None) -> dict[str, float]:
     """Convert every preset (or `names`) and precompile it into `cache_dir`, ahead of any request.
 
-    The set-up step (`python -m webapp.tokenizer.prepare_presets`, run by the
+    The set-up step (`python -m webapp.tokenizer.presets.prepare`, run by the
     Makefile) calls this so the first use of a preset in a fresh install reads
     files instead of converting ranks inside a request. Presets already in the
     cache are only read back. Returns seconds spent per preset. The in-process
@@ -431,7 +451,7 @@ def clear_caches() -> None:
 
 __all__ = [
     "ALIASES", "ENDOFPROMPT", "ENDOFTEXT", "FIM_MIDDLE", "FIM_PREFIX", "FIM_SUFFIX", "INSTALL_HINT",
-    "JS_TIKTOKEN_VERSION", "PRESETS", "PRESET_NAMES", "Preset", "PresetMissing", "cache_file_name",
+    "JS_TIKTOKEN_VERSION", "PRESETS", "PRESET_NAMES", "PRESET_RANKS", "Preset", "PresetMissing", "cache_file_name",
     "clear_caches", "compiled_file_name", "convert_preset", "get_preset", "is_prepared", "is_preset",
     "load_compiled", "load_preset", "load_ranks", "parse_rank_bytes", "prepare", "rank_file_bytes", "ranks_dir", "set_cache_dir",
     "unknown_preset",

@@ -17,7 +17,7 @@ What it does:
   skips validation (the blob is ours, written from a validated list) and
   the sort.
 
-What it does not do: decide where the blob is kept (presets.py / files.py
+What it does not do: decide where the blob is kept (presets/openai.py / files.py
 do), or anything for merge lists that are not well-formed (they are not
 precompiled; `dumps_precompiled` refuses them).
 """
@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from webapp.tokenizer import engine
-from webapp.tokenizer.byte_level import CompiledByteMerges
+from webapp.tokenizer.core import engine
+from webapp.tokenizer.core.byte_level import CompiledByteMerges
 
 PRECOMPILED_VERSION = 1
 

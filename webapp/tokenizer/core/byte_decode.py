@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import TokenizerError
-from .validation import _show, validate_byte_vocab, validate_ids
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.validation import _show, validate_byte_vocab, validate_ids
 
 
 _SINGLE_BYTES = [bytes((b,)) for b in range(256)]

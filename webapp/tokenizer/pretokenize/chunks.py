@@ -48,7 +48,7 @@ from typing import Any
 
 import regex
 
-from webapp.tokenizer.pretokenize import PATTERNS, check_scheme
+from webapp.tokenizer.pretokenize.patterns import PATTERNS, check_scheme
 
 _WS = r"\t\n\v\f\r "  # the regex package's \s, restricted to ASCII
 _CONTRACTION_ASCII = r"'(?:[sSdDmMtT]|[lL][lL]|[vV][eE]|[rR][eE])"

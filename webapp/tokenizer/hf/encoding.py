@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Sequence
 
-from webapp.tokenizer import hf_pipeline as hp
-from webapp.tokenizer.byte_level import compile_byte_merges, encode_trace
-from webapp.tokenizer.char_level import compile_char_merges, encode_text_trace
-from webapp.tokenizer.formats.alphabet import bytes_to_token
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
-from webapp.tokenizer.pretokenize import pretokenized_encode, pretokenized_encode_trace
+from webapp.tokenizer.core.byte_level import compile_byte_merges, encode_trace
+from webapp.tokenizer.core.char_level import compile_char_merges, encode_text_trace
+from webapp.tokenizer.hf import pipeline as hp
+from webapp.tokenizer.hf.alphabet import bytes_to_token
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace
 from webapp.tokenizer.traces import Token
 from webapp.tokenizer.validation import validate_text
 

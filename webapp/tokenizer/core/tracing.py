@@ -25,8 +25,8 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from .engine import Event
-from .traces import EncodeTrace, MergeNode, Symbol, Token, TraceStep
+from webapp.tokenizer.core.engine import Event
+from webapp.tokenizer.traces import EncodeTrace, MergeNode, Symbol, Token, TraceStep
 
 
 def run_segments(

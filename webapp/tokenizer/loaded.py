@@ -10,7 +10,9 @@
 - Character level (Hugging Face BPE without the byte alphabet): string merges
   `(left, right)` and the file's `{token: id}` vocab, as `bpe_encode_text` takes.
 
-What it does not do: parse, export, encode or store (the sibling modules).
+A shared leaf of the package (it imports nothing from it): file formats build
+it (formats/), encoding in the file's ids uses it (hf/encoding.py), presets are
+loaded as one (presets/). What it does not do: parse, export, encode or store.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ class LoadedTokenizer:
     level: str
     merges: tuple[Any, ...]
     vocab: dict[Any, Any]
-    source: str = "seed"  # the playground JSON format's old name, kept in stored ids (see formats.playground)
+    source: str = "seed"  # the playground JSON format's old name, kept in stored ids (see formats/playground.py)
     pretokenize: str = "none"
     id_map: dict[int, int] = field(default_factory=dict)
     unknown_bytes: frozenset[int] = frozenset()
@@ -44,7 +46,7 @@ class LoadedTokenizer:
     special_tokens: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     # A tokenizer.json's normalizer / pre-tokenizer / decoder / added tokens as
-    # hf_pipeline describes them (canonical JSON; "" for other formats).
+    # hf/pipeline.py describes them (canonical JSON; "" for other formats).
     pipeline: str = ""
 
     @property

@@ -17,7 +17,7 @@ fields that matter, so the stored form is small and canonical.
   Replace, Strip, Fuse, ByteFallback, Sequence).
 
 What it does not do: added tokens, the BPE model, or reading whole files
-(hf_pipeline); offsets (only the pieces' text matters for ids).
+(pipeline.py); offsets (only the pieces' text matters for ids).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any, Callable
 
 import regex
 
-from webapp.tokenizer import hf_text as ht
-from webapp.tokenizer.formats.alphabet import bytes_to_token, token_to_bytes
+from webapp.tokenizer.hf import text as ht
+from webapp.tokenizer.hf.alphabet import bytes_to_token, token_to_bytes
 
 Piece = tuple[str, bool]
 Normalizer = Callable[[str], str]

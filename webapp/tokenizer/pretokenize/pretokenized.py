@@ -14,9 +14,9 @@ and run BPE inside each pre-token only. This module offers those three schemes:
 
 Identical pre-tokens give identical ids, so each distinct pre-token is encoded once
 per call. What it does not do: special tokens, normalisation, or prefix
-spaces; character-level encoding (the option is for byte-level merges).
-The patterns are the published ones, compiled with the `regex` package
-(Unicode classes such as \\p{L} and the scoped (?i:...) flag need it).
+spaces; character-level encoding (the option is for byte-level merges). The
+schemes and their published patterns are in patterns.py; the fast splitting
+in chunks.py, the fast encoding of split text in textencode.py.
 """
 
 from __future__ import annotations
@@ -24,63 +24,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping
 
-import regex
-
-from webapp.tokenizer import byte_level
-from webapp.tokenizer.errors import TokenizerError, short_repr
+from webapp.tokenizer.core import byte_level
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.pretokenize.chunks import split_text as fast_split
+from webapp.tokenizer.pretokenize.patterns import check_scheme
+from webapp.tokenizer.pretokenize.textencode import encode_split
 from webapp.tokenizer.traces import EncodeTrace
-
-SCHEMES: tuple[str, ...] = ("none", "gpt2", "cl100k", "o200k")
-
-# GPT-2's pattern as published with its encoder (also the `tokenizers`
-# ByteLevel pre-tokenizer's regex), and cl100k_base's pattern.
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-CL100K_PATTERN = (
-    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
-    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
-# o200k_base's (GPT-4o) pattern as tiktoken publishes it: letters split at
-# case changes, contractions kept with their word, "/" after punctuation.
-O200K_PATTERN = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-PATTERNS: dict[str, str] = {"gpt2": GPT2_PATTERN, "cl100k": CL100K_PATTERN, "o200k": O200K_PATTERN}
-_COMPILED: dict[str, regex.Pattern[str]] = {name: regex.compile(p) for name, p in PATTERNS.items()}
-
-
-def check_scheme(scheme: Any) -> str:
-    """The scheme name if known, else a TokenizerError naming the choices."""
-    if isinstance(scheme, str) and scheme in SCHEMES:
-        return scheme
-    raise TokenizerError(
-        f"pretokenize: expected one of {', '.join(SCHEMES)}, got {short_repr(scheme)}",
-        field="pretokenize",
-    )
-
-
-def scheme_for_pattern(pattern: str) -> str | None:
-    """Which of our schemes a regex (from a tokenizer file) is, or None."""
-    for name, ours in PATTERNS.items():
-        if pattern == ours:
-            return name
-    # tiktoken and minbpe publish possessive / reordered variants of the same
-    # patterns; recognise them by their distinctive parts.
-    compact = pattern.replace("++", "+").replace("?+", "?").replace("{1,3}+", "{1,3}")
-    if r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]" in compact and r"\p{N}{1,3}" in compact:
-        return "o200k"  # checked first: it also holds cl100k's distinctive parts
-    if r"\p{N}{1,3}" in compact and r"[^\r\n\p{L}\p{N}]?" in compact:
-        return "cl100k"
-    if r" ?\p{L}+" in compact and r" ?\p{N}+" in compact:
-        return "gpt2"
-    return None
 
 
 def split_text(text: str, scheme: str) -> list[str]:
@@ -88,9 +37,7 @@ def split_text(text: str, scheme: str) -> list[str]:
     check_scheme(scheme)
     if scheme == "none":
         return [text] if text else []
-    from webapp.tokenizer.chunks import split_text as fast_split  # late: chunks imports this module
-
-    return fast_split(text, scheme)  # the same pre-tokens as _COMPILED[scheme].findall(text), faster
+    return fast_split(text, scheme)  # the same pre-tokens as the pattern's findall(text), faster
 
 
 def split_pretokens(text: str, scheme: str) -> list[tuple[int, int]]:
@@ -123,8 +70,6 @@ def pretokenized_encode(text: str, merges: Any, scheme: str, relabel: Mapping[in
     if scheme == "none":
         ids = byte_level.encode(text, merges)
         return list(map(relabel.get, ids, ids)) if relabel else list(ids)
-    from webapp.tokenizer.textencode import encode_split  # late: textencode imports this module
-
     # Chunks and pre-tokens are cached by their text (see textencode.py).
     return encode_split(byte_level.compile_byte_merges(merges), text, scheme, relabel)
 

@@ -7,7 +7,7 @@ category). This module gives those classes in Python and `split`, the one
 operation every pre-tokenizer is built from: find the matches of a pattern,
 then keep, drop or merge them according to a "behavior".
 
-What it does not do: read tokenizer.json (hf_pipeline does) or encode.
+What it does not do: read tokenizer.json (pipeline.py does) or encode.
 """
 
 from __future__ import annotations

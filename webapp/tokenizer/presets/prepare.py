@@ -1,6 +1,6 @@
 """Set-up step: convert and precompile the real-tokenizer presets before the first request.
 
-    python -m webapp.tokenizer.prepare_presets [CACHE_DIR] [--only NAME ...]
+    python -m webapp.tokenizer.presets.prepare [CACHE_DIR] [--only NAME ...]
 
 CACHE_DIR defaults to `instance/presets` of the project, the folder the web
 app reads (webapp.presets_web points the cache there: `<instance>/presets`).
@@ -19,15 +19,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from webapp.tokenizer import presets
 from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.presets import openai as presets
 
 #: The project's instance folder, as Flask derives it for the `webapp` package.
-DEFAULT_CACHE_DIR = Path(__file__).resolve().parents[2] / "instance" / "presets"
+DEFAULT_CACHE_DIR = Path(__file__).resolve().parents[3] / "instance" / "presets"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m webapp.tokenizer.prepare_presets",
+    parser = argparse.ArgumentParser(prog="python -m webapp.tokenizer.presets.prepare",
                                      description="Convert and precompile the tokenizer presets.")
     parser.add_argument("cache_dir", nargs="?", default=str(DEFAULT_CACHE_DIR),
                         help=f"where the web app reads them (default {DEFAULT_CACHE_DIR})")

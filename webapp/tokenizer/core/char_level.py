@@ -24,7 +24,7 @@ Decisions where the contract is silent:
   levels accept exactly the same texts.
 
 What it does not do: decoding (the contract has none at this level), training
-(training.py), pre-tokenization.
+(training/words.py), pre-tokenization.
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .caches import LIST_BUDGET, BoundedCache, value_length
-from .engine import RuleTable
-from .errors import TokenizerError
-from .traces import EncodeTrace
-from .tracing import build_trace, run_segments
-from .validation import CharRule, validate_char_merges, validate_char_vocab, validate_text
+from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache, value_length
+from webapp.tokenizer.core.engine import RuleTable
+from webapp.tokenizer.core.tracing import build_trace, run_segments
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.traces import EncodeTrace
+from webapp.tokenizer.validation import CharRule, validate_char_merges, validate_char_vocab, validate_text
 
 SEGMENT_CACHE_ENTRIES = 65_536
 SEGMENT_CACHE_MAX_CHARS = 256

@@ -2,7 +2,7 @@
 
 What it does: `encode_split(compiled, text, scheme)` gives the same ids as
 encoding every pre-token of the pattern's split with the ordered-rule engine and
-concatenating them (pretokenize.py's contract), with three layers of reuse:
+concatenating them (pretokenized.py's contract), with three layers of reuse:
 
 1. Chunks. The text is cut where the pattern can never match across
    (chunks.py), and each chunk's ids are kept in a bounded cache per
@@ -12,7 +12,7 @@ concatenating them (pretokenize.py's contract), with three layers of reuse:
    form) and each distinct pre-token is looked up in a bounded cache keyed by
    the pre-token's text, so no bytes object is built for a pre-token seen before.
 3. The rest. A pre-token that is a token known to encode to itself (the
-   precompiled whole-token table, see precompiled.py) takes that token
+   precompiled whole-token table, see core/precompiled.py) takes that token
    without BPE. All pre-tokens that still miss, from all missed chunks of
    the call, are encoded together: for a well-formed list in one numpy
    batch straight from their joined UTF-8 bytes (batch.encode_pieces); any
@@ -25,23 +25,22 @@ lookup, and the pre-token and chunk caches are kept per map (keyed by the
 map's content), so a hit is already in the file's ids.
 
 What it does not do: validation of the merge list (the caller compiles it),
-special tokens, traces (pretokenize.py builds those from the engine).
+special tokens, traces (pretokenized.py builds those from the engine).
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
 from itertools import accumulate, chain, compress
 from operator import not_
 from typing import Iterable, Mapping
 
 import numpy as np
 
-from webapp.tokenizer import batch
-from webapp.tokenizer.byte_level import CompiledByteMerges
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
-from webapp.tokenizer.chunks import chunk_bounds, split_chunks
+from webapp.tokenizer.core import batch
+from webapp.tokenizer.core.byte_level import CompiledByteMerges
+from webapp.tokenizer.pretokenize.chunks import chunk_bounds, split_chunks
 from webapp.tokenizer.validation import validate_text
 
 # Bounds on memory, per compiled list and id map (see Relabel): pre-tokens (by their text), and
@@ -92,9 +91,21 @@ class Relabel:
         return tuple(map(self.mapping.get, ids, ids))
 
 
-_RELABELS: dict[int, tuple[Mapping[int, int], Relabel]] = {}  # by id() of the map, which it keeps alive
-_RELABELS_LOCK = threading.Lock()
-_RELABELS_MAX = 64
+def _map_entries(_key: int, value: tuple[Mapping[int, int], Relabel]) -> int:
+    """The weight of a cached Relabel: the entries of its map."""
+    return len(value[1].mapping)
+
+
+# The Relabels of long-lived maps, by id() of the map (each entry keeps its map alive, so
+# the id is not reused while it is cached). Bound: 64 maps and 2,000,000 map entries in
+# all; a Relabel costs about 43 bytes per entry with its id table (tracemalloc, a
+# 300,000-entry map), so about 90 MB at most. A map over the weight on its own (over
+# the default rule limit several times) gets a new Relabel for each call instead.
+RELABEL_ENTRIES = 64
+RELABEL_WEIGHT = 2_000_000
+_RELABELS: BoundedCache[int, tuple[Mapping[int, int], Relabel]] = BoundedCache(
+    RELABEL_ENTRIES, RELABEL_WEIGHT, weigh=_map_entries, name="textencode.relabels"
+)
 
 
 def relabel_for(mapping: Mapping[int, int]) -> Relabel:
@@ -103,10 +114,7 @@ def relabel_for(mapping: Mapping[int, int]) -> Relabel:
     if hit is not None and hit[0] is mapping:
         return hit[1]
     relabel = Relabel(mapping)
-    with _RELABELS_LOCK:
-        if len(_RELABELS) >= _RELABELS_MAX:
-            _RELABELS.clear()
-        _RELABELS[id(mapping)] = (mapping, relabel)
+    _RELABELS.put(id(mapping), (mapping, relabel))
     return relabel
 
 
@@ -206,7 +214,7 @@ def _fill_chunks(
     missing = list(dict.fromkeys(wanted))
     split = split_chunks(missing, scheme)
     pretokens = list(chain.from_iterable(split))
-    # First the whole-token table (precompiled.py): for real vocabularies most
+    # First the whole-token table (core/precompiled.py): for real vocabularies most
     # pre-tokens are tokens that encode to themselves, one dict lookup each.
     values: list[tuple[int, ...] | None] = list(map(_whole_table(compiled, relabel).get, pretokens))
     if None in values:

@@ -29,9 +29,9 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import regex
 
-from webapp.tokenizer import hf_components as hc
-from webapp.tokenizer.formats.alphabet import token_to_bytes
-from webapp.tokenizer.hf_text import WHITE_SPACE, bounded, check_growth, time_left
+from webapp.tokenizer.hf import components as hc
+from webapp.tokenizer.hf.alphabet import token_to_bytes
+from webapp.tokenizer.hf.text import WHITE_SPACE, bounded, check_growth, time_left
 
 PIPELINE_VERSION = 1
 MAX_ADDED_TOKENS = 20_000
@@ -252,7 +252,7 @@ class Pipeline:
         self._normalized = _AddedSplitter([t for t in self.added if t.normalized], self.normalizer)
 
     def parts(self, text: str, allowed: frozenset[str] | None = None) -> list[Part]:
-        """The text cut into added tokens and pieces (bounded: see hf_text.bounded).
+        """The text cut into added tokens and pieces (bounded: see text.bounded).
 
         `allowed`: the special tokens to recognise (None: all, the library's default).
         """

@@ -33,7 +33,7 @@ segment by segment. Compiling an all-int list goes straight to an int64 array
 only when something asks for `.rules`.
 
 `CompiledByteMerges.rules`, `.table.run(segment, events)` and `.bounds(data)`
-are also used by pretokenize.py (pre-tokenized traces).
+are also used by pretokenize/pretokenized.py (pre-tokenized traces).
 
 Decisions where the contract is silent:
 * `implied_byte_vocab`: ids 0..255 are their own byte; then rules in list
@@ -66,15 +66,15 @@ from typing import Any, Union
 
 import numpy as np
 
-from . import batch, engine
-from .caches import LIST_BUDGET, BoundedCache, value_length
-from .engine import INF, RuleTable
-from .errors import TokenizerError
-from .traces import EncodeTrace
-from .tracing import build_trace, run_segments
-from .byte_splits import _split_table_fixpoint, _split_table_well_formed, rules_array
-from .token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
-from .validation import ByteRule, plain_byte_values, validate_byte_merges, validate_text
+from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache, value_length
+from webapp.tokenizer.core import batch, engine
+from webapp.tokenizer.core.byte_splits import _split_table_fixpoint, _split_table_well_formed, rules_array
+from webapp.tokenizer.core.engine import INF, RuleTable
+from webapp.tokenizer.core.tracing import build_trace, run_segments
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
+from webapp.tokenizer.traces import EncodeTrace
+from webapp.tokenizer.validation import ByteRule, plain_byte_values, validate_byte_merges, validate_text
 
 # Bounds on memory: segments per compiled list, longest segment cached, compiled lists kept.
 SEGMENT_CACHE_ENTRIES = 65_536

@@ -31,9 +31,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import accumulate, chain, count, pairwise
 from operator import add
 
-from .errors import TokenizerError
-from .traces import PairCount, TrainingStep, TrainingTrace
-from .validation import validate_char_merges, validate_num_merges, validate_words
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.traces import PairCount, TrainingStep, TrainingTrace
+from webapp.tokenizer.validation import validate_char_merges, validate_num_merges, validate_words
 
 Pair = tuple[str, str]
 

@@ -3,7 +3,7 @@
 What it does:
 * `encode_pieces(compiled, data, piece_lengths, ...)` - the ids of each
   piece (pre-token) of a joined byte string, every piece encoded on its own:
-  what textencode.py hands over for the pre-tokens of new text.
+  what pretokenize/textencode.py hands over for the pre-tokens of new text.
 * `merge_segments(compiled, tok, lengths, ...)` - the rounds themselves, for
   segments given as one array of bytes (CompiledByteMerges._encode_batch,
   the cold path, uses it too).
@@ -18,7 +18,7 @@ that cannot be disturbed, and the hand-over to the engine) and
 `CompiledByteMerges._operand_ranks`.
 
 What it does not do: lists that are not well-formed (the engine takes those,
-segment by segment), caching (byte_level.py and textencode.py keep the
+segment by segment), caching (byte_level.py and pretokenize/textencode.py keep the
 results), traces.
 """
 
@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from .engine import INF
+from webapp.tokenizer.core.engine import INF
 
 if TYPE_CHECKING:  # byte_level imports this module
-    from .byte_level import CompiledByteMerges
+    from webapp.tokenizer.core.byte_level import CompiledByteMerges
 
 # A batch with a round limit hands its segments to the engine once this few still merge.
 BATCH_FEW_LEFT = 8

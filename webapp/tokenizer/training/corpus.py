@@ -3,11 +3,11 @@ r"""Train BPE on a corpus: stream UTF-8 text, count distinct pre-tokens, learn m
 What it does:
 * `PretokenCounter` takes text a chunk at a time (one or more documents: files
   or a paste), pre-tokenizes it (`none` = whitespace-split words as the Train
-  page does, or one of the regex patterns in `pretokenize.PATTERNS`) and keeps
+  page does, or one of the regex patterns in `pretokenize.patterns.PATTERNS`) and keeps
   only the distinct pre-tokens with their counts, never the corpus itself.
   `count_streams` feeds it from binary streams read in fixed-size blocks.
 * `train_counts` learns merges from those counts with the incremental engine
-  of `training.py`, at one of two levels:
+  of `words.py`, at one of two levels:
   - `chars`: exactly `bpe_merges` over the pre-tokens (code points, ties to the
     smallest (first, second) by string order);
   - `bytes`: the same algorithm over each pre-token's UTF-8 bytes. Bytes are
@@ -54,10 +54,10 @@ from typing import Any, BinaryIO
 
 import regex
 
-from .errors import TokenizerError
-from .pretokenize import PATTERNS
-from .training import _Trainer
-from .validation import validate_num_merges
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.pretokenize.patterns import PATTERNS
+from webapp.tokenizer.training.words import _Trainer
+from webapp.tokenizer.validation import validate_num_merges
 
 Progress = Callable[[int, int, str], None]
 ShouldStop = Callable[[], bool]

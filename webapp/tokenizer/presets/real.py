@@ -25,7 +25,7 @@ vocab; they have no pattern and no special tokens).
 
 Also here, for the pages: `encode_trace_special`, the byte-level trace with
 allowed special tokens shown as one token each. What this module does not do:
-load rank files (presets.py), parse files (formats/), or HTTP.
+load rank files (openai.py), parse files (formats/), or HTTP.
 """
 
 from __future__ import annotations
@@ -36,13 +36,15 @@ from typing import AbstractSet, Any, Callable, Iterable, Literal, Mapping, Seque
 
 import regex
 
-from webapp.tokenizer import presets
-from webapp.tokenizer.byte_level import compile_byte_merges, encode_trace
-from webapp.tokenizer.char_level import bpe_encode_text
+from webapp.tokenizer.caches import BoundedCache
+from webapp.tokenizer.core.byte_level import compile_byte_merges, encode_trace
+from webapp.tokenizer.core.char_level import bpe_encode_text
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.encoding import DROPPED, encode_loaded, encode_loaded_trace, relabel_map, uses_pipeline
-from webapp.tokenizer.formats.loaded import LoadedTokenizer
-from webapp.tokenizer.pretokenize import PATTERNS, split_pretokens
+from webapp.tokenizer.hf.encoding import DROPPED, encode_loaded, encode_loaded_trace, relabel_map, uses_pipeline
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.presets import openai as presets
+from webapp.tokenizer.pretokenize.patterns import PATTERNS
+from webapp.tokenizer.pretokenize.pretokenized import split_pretokens
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token
 
 AllowedSpecial = Union[Literal["all"], AbstractSet[str], Sequence[str]]
@@ -75,7 +77,20 @@ def allowed_set(allowed_special: Any, special_tokens: Mapping[str, int]) -> froz
     return frozenset(wanted)
 
 
-_SPECIAL_RE_CACHE: dict[frozenset[str], Any] = {}
+def _special_chars(allowed: frozenset[str], _compiled: Any) -> int:
+    """The weight of a cached special-token regex: the characters of its tokens."""
+    return sum(map(len, allowed))
+
+
+# Compiled special-token regexes by allowed set. Bound: 64 sets and 4,000,000 characters
+# of special tokens in all (a compiled alternation costs about 16 bytes per character,
+# tracemalloc: about 64 MB at most). A set over the weight on its own (20,000 tokens
+# of 200 characters) is compiled for each call instead of kept.
+SPECIAL_RE_ENTRIES = 64
+SPECIAL_RE_CHARS = 4_000_000
+_SPECIAL_RE_CACHE: BoundedCache[frozenset[str], Any] = BoundedCache(
+    SPECIAL_RE_ENTRIES, SPECIAL_RE_CHARS, weigh=_special_chars, name="real.special_regexes"
+)
 _SPECIAL_RE_LOCK = threading.Lock()
 
 
@@ -86,9 +101,7 @@ def _special_regex(allowed: frozenset[str]) -> Any:
             # Longest first, so a special token that starts another never shadows it.
             ordered = sorted(allowed, key=lambda s: (-len(s), s))
             compiled = regex.compile("|".join(regex.escape(s) for s in ordered))
-            if len(_SPECIAL_RE_CACHE) > 64:
-                _SPECIAL_RE_CACHE.clear()
-            _SPECIAL_RE_CACHE[allowed] = compiled
+            _SPECIAL_RE_CACHE.put(allowed, compiled)
         return compiled
 
 
@@ -332,7 +345,14 @@ class Tokenizer:
 
 
 _RESOLVERS: list[Resolver] = []
-_HANDLES: dict[str, Tokenizer] = {}
+# Preset handles by canonical name. Bound: one per preset (4) and every preset's rules
+# once (presets.PRESET_RANKS in weight): the same bound as the presets' own caches,
+# whose LoadedTokenizer and compiled list a handle shares; its own part is the
+# id -> bytes table `decode` builds (about 10 MB for o200k_base, tracemalloc).
+_HANDLES: BoundedCache[str, Tokenizer] = BoundedCache(
+    len(presets.PRESET_NAMES), presets.PRESET_RANKS, weigh=lambda _name, handle: handle.loaded.rule_count,
+    name="real.handles",
+)
 _HANDLES_LOCK = threading.Lock()
 
 
@@ -351,7 +371,7 @@ def get_tokenizer(name_or_id: str) -> Tokenizer:
         if handle is None:
             handle = Tokenizer(canonical, presets.load_preset(canonical))
             with _HANDLES_LOCK:
-                _HANDLES[canonical] = handle
+                _HANDLES.put(canonical, handle)
         return handle
     for resolver in _RESOLVERS:
         loaded = resolver(name_or_id)
