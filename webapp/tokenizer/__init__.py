@@ -11,6 +11,7 @@ problem is a `TokenizerError` (a `ValueError`).
 - validation: every validate_* function
 - presets: the real OpenAI tokenizers (PRESETS, load_ranks, load_preset)
 - real: get_tokenizer(name or opened file id) -> a tiktoken-like Tokenizer
+- tiktoken_api: tiktoken's API (get_encoding, encoding_for_model, list_encoding_names, Encoding)
 
 The contract is docs/algorithms.md; `reference` writes it down literally (the
 test oracle, and the place to start reading). Each module's docstring lists
@@ -24,6 +25,7 @@ from .char_level import CompiledCharMerges, bpe_encode_text, char_tokens, compil
 from .errors import TokenizerError
 from .presets import PRESET_NAMES, PRESETS, load_preset, load_ranks
 from .real import Tokenizer, get_tokenizer
+from .tiktoken_api import Encoding, encoding_for_model, encoding_name_for_model, get_encoding, list_encoding_names
 from .training import bpe_merges, train_trace, training_vocab
 from .validation import (
     validate_byte_merges,
@@ -41,6 +43,11 @@ __all__ = [
     "PRESET_NAMES",
     "Tokenizer",
     "get_tokenizer",
+    "Encoding",
+    "encoding_for_model",
+    "encoding_name_for_model",
+    "get_encoding",
+    "list_encoding_names",
     "load_preset",
     "load_ranks",
     "CompiledByteMerges",
