@@ -22,7 +22,10 @@ module from inside the package:
   (encoding)
 - formats/: readers and writers of tokenizer files, and the stored form
 - presets/: the real OpenAI tokenizers (openai), the tiktoken-like
-  get_tokenizer handle (real) and the set-up step (prepare)
+  get_tokenizer handle the pages use (real), tiktoken's own Python API over
+  every preset and opened file (tiktoken_api: get_encoding,
+  encoding_for_model, list_encoding_names, Encoding) and the set-up step
+  (prepare)
 
 Shared modules at the top, which any layer may import: errors, caches (the one
 cache class), traces (trace data shapes), validation, token_sizes, loaded
@@ -123,6 +126,13 @@ from webapp.tokenizer.presets.real import (
     get_tokenizer,
     register_resolver,
 )
+from webapp.tokenizer.presets.tiktoken_api import (
+    Encoding,
+    encoding_for_model,
+    encoding_name_for_model,
+    get_encoding,
+    list_encoding_names,
+)
 
 __all__ = [
     # errors, caches and the shapes of traces (shared leaf modules)
@@ -155,4 +165,6 @@ __all__ = [
     "INSTALL_HINT", "PRESETS", "PRESET_NAMES", "PresetMissing", "get_preset", "is_installed", "is_preset",
     "load_compiled", "load_preset", "load_ranks", "set_cache_dir",
     "Tokenizer", "allowed_set", "encode_special", "encode_trace_special", "get_tokenizer", "register_resolver",
+    # tiktoken's Python API (docs/tiktoken.md)
+    "Encoding", "encoding_for_model", "encoding_name_for_model", "get_encoding", "list_encoding_names",
 ]

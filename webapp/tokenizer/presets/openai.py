@@ -284,6 +284,11 @@ def set_cache_dir(path: str | os.PathLike[str] | None) -> None:
     _CACHE_DIR[0] = Path(path) if path else None
 
 
+def get_cache_dir() -> Path | None:
+    """The directory `set_cache_dir` chose, or None."""
+    return _CACHE_DIR[0]
+
+
 def load_ranks(name: str) -> dict[bytes, int]:
     """{token bytes: rank} of a preset (or alias), checked against tiktoken's hash; cached.
 
@@ -452,7 +457,7 @@ def clear_caches() -> None:
 __all__ = [
     "ALIASES", "ENDOFPROMPT", "ENDOFTEXT", "FIM_MIDDLE", "FIM_PREFIX", "FIM_SUFFIX", "INSTALL_HINT",
     "JS_TIKTOKEN_VERSION", "PRESETS", "PRESET_NAMES", "PRESET_RANKS", "Preset", "PresetMissing", "cache_file_name",
-    "clear_caches", "compiled_file_name", "convert_preset", "get_preset", "is_prepared", "is_preset",
+    "clear_caches", "compiled_file_name", "convert_preset", "get_cache_dir", "get_preset", "is_prepared", "is_preset",
     "load_compiled", "load_preset", "load_ranks", "parse_rank_bytes", "prepare", "rank_file_bytes", "ranks_dir", "set_cache_dir",
     "unknown_preset",
 ]

@@ -202,11 +202,13 @@ def _fill_chunks(
     pretoken_cache: BoundedCache[str, tuple[int, ...]],
     chunk_cache: BoundedCache[str, tuple[int, ...]],
     relabel: Relabel | None,
+    whole: bool = True,
 ) -> list[int] | None:
     """Encode the chunks `found` lacks, in place; cache them.
 
     Returns the ids of the whole text when every chunk was missing and
-    distinct (new text: the common case), None otherwise (read `found`).
+    distinct (new text: the common case) and `whole` is true, None otherwise
+    (read `found`).
     Everything runs over all pre-tokens of all missed chunks at once, with
     C-level passes (map / chain / accumulate), not a Python step per pre-token.
     """
@@ -236,13 +238,44 @@ def _fill_chunks(
     chunk_ends = list(map(token_ends.__getitem__, accumulate(map(len, split), initial=0)))
     per_chunk: list[tuple[int, ...]] = list(map(tuple, map(ids.__getitem__, map(slice, chunk_ends, chunk_ends[1:]))))
     chunk_cache.put_many([item for item in zip(missing, per_chunk) if len(item[0]) <= CHUNK_MAX_CHARS])
-    if len(wanted) == len(chunks) == len(missing):
+    if whole and len(wanted) == len(chunks) == len(missing):
         return ids
     done = dict(zip(missing, per_chunk))
     for index, chunk_ids in enumerate(found):
         if chunk_ids is None:
             found[index] = done[chunks[index]]
     return None
+
+
+def encode_split_batch(
+    compiled: CompiledByteMerges, texts: list[str], scheme: str, relabel: Mapping[int, int] | None = None
+) -> list[list[int]]:
+    """`encode_split` of each text, in one pass over all of them.
+
+    The chunks of every text are looked up together, and those no cache
+    holds are split and encoded together, so the new pre-tokens of a
+    thousand short texts go through one numpy batch instead of a thousand
+    small ones. The ids are the same as `encode_split`'s, text by text.
+    """
+    texts = [validate_text(text) for text in texts]
+    mapped = relabel_for(relabel) if relabel else None
+    pretoken_cache, chunk_cache = _caches(compiled, scheme, mapped.key if mapped is not None else b"")
+    chunk_cache.touch()
+    per_text: list[list[str]] = []
+    for text in texts:
+        bounds = chunk_bounds(text, scheme)  # [0] for an empty text: no chunks
+        per_text.append([text[start:end] for start, end in zip(bounds, bounds[1:])])
+    chunks = list(chain.from_iterable(per_text))
+    found = list(map(chunk_cache.data.get, chunks))
+    if None in found:
+        _fill_chunks(compiled, chunks, found, scheme, pretoken_cache, chunk_cache, mapped, whole=False)
+    out: list[list[int]] = []
+    start = 0
+    for text_chunks in per_text:
+        end = start + len(text_chunks)
+        out.append(list(chain.from_iterable(found[start:end])))  # type: ignore[arg-type]
+        start = end
+    return out
 
 
 _NO_WHOLE: dict[str, tuple[int, ...]] = {}
@@ -269,4 +302,7 @@ def _encode_pretokens(compiled: CompiledByteMerges, pretokens: list[str], relabe
     return list(map(relabel.ids, encoded)) if relabel is not None else encoded
 
 
-__all__ = ["CHUNK_ENTRIES", "CHUNK_MAX_CHARS", "CHUNK_WEIGHT", "Relabel", "clear_text_caches", "encode_split", "relabel_for"]
+__all__ = [
+    "CHUNK_ENTRIES", "CHUNK_MAX_CHARS", "CHUNK_WEIGHT", "Relabel", "clear_text_caches", "encode_split",
+    "encode_split_batch", "relabel_for",
+]
