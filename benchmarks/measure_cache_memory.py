@@ -156,12 +156,31 @@ def list_budget() -> dict[str, float]:
             "rss_growth_mb": grown, "bytes_per_unit": grown * 2**20 / budget.limit}
 
 
+def printable_text() -> dict[str, float]:
+    """The pages' printable-text caches filled to their weight bound with 64-character tokens
+    (a whitespace mark and a not-UTF-8 byte in each, so every value is rebuilt text)."""
+    from webapp.web.common import viewmodels as vm
+
+    before = rss_mb()
+    i = 0
+    while vm.PRINTABLE_TEXT.weight < vm.PRINTABLE_TEXT.max_weight - 100:
+        vm.printable(" \t" + str(i) + "x" * 60)
+        i += 1
+    middle = rss_mb()
+    j = 0
+    while vm.PRINTABLE_BYTES.weight < vm.PRINTABLE_BYTES.max_weight - 100:
+        vm.printable_bytes(b"\xff" + str(j).encode() + b"y" * 60)
+        j += 1
+    return {"text_entries": i, "text_rss_growth_mb": middle - before, "bytes_entries": j,
+            "bytes_rss_growth_mb": rss_mb() - middle}
+
+
 def main() -> None:
     if len(sys.argv) > 1:
         print(json.dumps(globals()[sys.argv[1]]()))
         return
     for name in ("segment_cache", "text_caches", "compiled_rules", "compiled_chars", "opened_tokenizer",
-                 "list_budget"):
+                 "list_budget", "printable_text"):
         run = subprocess.run([sys.executable, __file__, name], capture_output=True, text=True, check=True,
                              env={**os.environ, "PYTHONPATH": ROOT})
         print(name, run.stdout.strip())
