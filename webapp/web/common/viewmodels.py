@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from webapp.tokenizer.traces import EncodeTrace, MergeNode
 
@@ -348,6 +348,7 @@ class Chip:
     hue: str
     text: str
     changed: bool = False  # made by this row's rule (highlighted)
+    show_id: bool = False  # the id is printed under the text (tokens made by merges, on the Bytes page)
 
 
 @dataclass
@@ -359,6 +360,7 @@ class TraceRow:
     length: int | None
     window_at: int | None = None  # chips are a window of a long sequence, from this text offset
     more: tuple[bool, bool] = (False, False)  # more of the sequence before / after the window
+    rule_tokens: str = ""  # the rule in the tokenizer's tokens, when its ids are not bytes
 
 
 def _step_chips(step: Any, chip: Callable[[Any], Chip]) -> tuple[list[Chip] | None, int | None, tuple[bool, bool]]:
@@ -374,36 +376,66 @@ def _step_chips(step: Any, chip: Callable[[Any], Chip]) -> tuple[list[Chip] | No
     return chips, step.window_start, tuple(step.window_more)
 
 
-def _chip_byte(symbol: Any, known: dict[int, bytes]) -> Chip:
-    value = known.get(symbol, b"")
-    return Chip(symbol, hue_class(symbol), printable_bytes(value) if value else str(symbol))
-
-
 START_WINDOW = 25  # symbols of a long start sequence shown (the passes show 2 x 12 + 1)
 
 
-def byte_trace_rows(trace: EncodeTrace, text: str | None = None) -> list[TraceRow]:
+def byte_trace_rows(trace: EncodeTrace, text: str | None = None,
+                    vocab: Mapping[int, bytes] | None = None) -> list[TraceRow]:
     """`start / after rule k` rows for the byte-level trace table.
 
-    Token text for each id is tracked step by step (rule order), so odd lists
-    that redefine an id still show what the id meant at that point.
+    `vocab` is a preset's or opened file's {id: bytes}: its ids are not bytes
+    (cl100k_base numbers the byte "H" 39), so each chip shows what its id
+    means there. Without it (typed merges) ids 0..255 are bytes and each
+    rule's new id is tracked step by step (rule order), so odd lists that
+    redefine an id still show what the id meant at that point. A trace cut
+    after its first passes ends with a "result" row: the tokens themselves.
     """
-    known: dict[int, bytes] = {i: bytes([i]) for i in range(256)}
+    own = vocab is not None
+    known: dict[int, bytes] = {i: bytes([i]) for i in range(256)} if vocab is None else dict(vocab)
+    byte_ids = {value[0]: i for i, value in known.items() if len(value) == 1} if own else {b: b for b in range(256)}
+
+    def chip(symbol: Any) -> Chip:
+        value = known.get(symbol, b"")
+        return Chip(symbol, hue_class(symbol), printable_bytes(value) if value else str(symbol),
+                    show_id=len(value) != 1 if own else symbol >= 256)
+
+    def name(symbol: Any) -> str:
+        value = known.get(int(symbol))
+        return f"{printable_bytes(value)!r}" if value else str(symbol)
+
+    shown_text = trace.text if trace.text is not None else text
     rows: list[TraceRow] = []
     if trace.initial is not None:
-        rows.append(TraceRow("start", "", None, [_chip_byte(s, known) for s in trace.initial], len(trace.initial)))
-    elif text is not None:  # too long to show whole: its beginning, as the passes show windows
-        head = text.encode("utf-8", "surrogatepass")[:START_WINDOW]
-        rows.append(TraceRow("start", "", None, [_chip_byte(b, known) for b in head], None, 0, (False, True)))
+        rows.append(TraceRow("start", "", None, [chip(s) for s in trace.initial], len(trace.initial)))
+    elif shown_text is not None:  # too long to show whole: its beginning, as the passes show windows
+        head = shown_text.encode("utf-8", "surrogatepass")[:START_WINDOW]
+        rows.append(TraceRow("start", "", None, [chip(byte_ids.get(b, b)) for b in head], None, 0, (False, True)))
     else:
         rows.append(TraceRow("start", "", None, None, None))
     for n, step in enumerate(trace.steps, start=1):
-        known[int(step.new)] = known.get(int(step.left), b"") + known.get(int(step.right), b"")
+        if not own:
+            known[int(step.new)] = known.get(int(step.left), b"") + known.get(int(step.right), b"")
         rule = f"rule {step.rule + 1}: {step.left} {step.right} → {step.new}"
-        chips, at, more = _step_chips(step, lambda s: _chip_byte(s, known))
+        spelled = f"{name(step.left)} + {name(step.right)} → {name(step.new)}" if own else ""
+        chips, at, more = _step_chips(step, chip)
         rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
-                             len(step.sequence) if step.sequence is not None else None, at, more))
+                             len(step.sequence) if step.sequence is not None else None, at, more, spelled))
+    if trace.steps_truncated:
+        rows.append(_result_row(trace, lambda t: Chip(
+            t.id, hue_class(t.id), printable_bytes(t.value) if isinstance(t.value, bytes) else str(t.id),
+            show_id=(len(t.value) != 1) if own else t.id >= 256)))
     return rows
+
+
+RESULT_CHIPS = 100  # tokens shown in the "result" row of a trace cut after its first passes
+
+
+def _result_row(trace: EncodeTrace, chip: Callable[[Any], Chip]) -> TraceRow:
+    """The last row of a trace whose passes were cut: the output tokens (the first ones recorded)."""
+    chips = [chip(t) for t in trace.tokens[:RESULT_CHIPS]]
+    more = len(trace.ids) > len(chips)
+    return TraceRow("result", "after every rule", None, chips, None if more else len(chips),
+                    0 if more else None, (False, more))
 
 
 def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int], text: str | None = None) -> list[TraceRow]:
@@ -425,4 +457,6 @@ def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int], text: str | None 
         chips, at, more = _step_chips(step, chip)
         rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
                              len(step.sequence) if step.sequence is not None else None, at, more))
+    if trace.steps_truncated:
+        rows.append(_result_row(trace, lambda t: chip(t.value)))
     return rows

@@ -109,7 +109,7 @@ def compute_bytes(state: Mapping[str, str], job_panel: str | None = None) -> dic
                 # a prefix trace knows the rules that fired in the prefix only: say where to look
                 "stats": vm.encode_stats(text, trace.ids, None if quick is not None else trace.rules_fired,
                                          trace.rules_fired + trace.rules_idle),
-                "rows": vm.byte_trace_rows(trace, text=text) if with_steps else [],
+                "rows": vm.byte_trace_rows(trace, text=text, vocab=file_vocab) if with_steps else [],
                 "trace_ready": with_steps,
                 "steps_truncated": trace.steps_truncated,
                 "rules_fired": trace.rules_fired,

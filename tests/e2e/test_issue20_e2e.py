@@ -1,0 +1,113 @@
+"""Issue #20, one test per point: the Trace of real tokenizers, the kept result,
+presets and pre-tokenize, the corpus progress, small fixes and the phone layout.
+
+Each test runs in real Chromium (1366x900 laptop or 390x844 phone) and saves
+screenshots of what it checks under test-artifacts/screenshots/issue20-*.png
+for a person to look at. Console errors and CSP violations fail the tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import quote
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
+from webapp import PROJECT_ROOT
+from webapp.tokenizer import PRESET_NAMES
+
+SCREENSHOTS = PROJECT_ROOT / "test-artifacts" / "screenshots"
+VIEWPORTS = {"laptop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
+TEXT = "Hello world! The quick brown fox, 1234567 naïve 東京"
+
+
+@pytest.fixture
+def open_page(browser: Browser, base_url: str) -> Iterator[Any]:
+    """open_page(size, scheme) -> a fresh page in its own context (console errors fail the test)."""
+    contexts: list[tuple[Any, list[str]]] = []
+
+    def make(size: str = "laptop", scheme: str = "light") -> Page:
+        phone = size == "phone"
+        context = browser.new_context(base_url=base_url, viewport=VIEWPORTS[size], color_scheme=scheme,
+                                      is_mobile=phone, has_touch=phone)
+        page = context.new_page()
+        seen: list[str] = []
+        page.on("console", lambda m: seen.append(m.text) if m.type == "error" or "Content Security Policy" in m.text else None)
+        page.on("pageerror", lambda exc: seen.append(str(exc)))
+        contexts.append((context, seen))
+        return page
+
+    yield make
+    for context, seen in contexts:
+        context.close()
+        assert seen == [], seen
+
+
+def shot(page: Page, name: str, full: bool = False) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"issue20-{name}.png"), full_page=full)
+
+
+def token_ids_and_texts(page: Page) -> tuple[list[int], list[str]]:
+    got = page.locator("#tokens .tok").evaluate_all("els => els.map(e => [+e.dataset.tokenId, e.dataset.text])")
+    return [i for i, _ in got], [t for _, t in got]
+
+
+def last_trace_row(page: Page) -> tuple[list[int], list[str]]:
+    got = page.locator(".view-trace tbody tr").last.locator(".chip").evaluate_all(
+        "els => els.map(e => [+e.dataset.tokenId, e.firstChild ? e.firstChild.textContent : ''])")
+    return [i for i, _ in got], [t for _, t in got]
+
+
+def show_trace(page: Page) -> None:
+    page.locator("label[for=view-trace]").click()
+    expect(page.locator(".view-trace table.trace")).to_be_visible()
+
+
+# --- 1. the Trace shows real tokenizers truthfully -------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(set(PRESET_NAMES)))
+def test_1_trace_last_row_equals_the_tokens_for_every_preset(open_page, name: str):
+    page = open_page()
+    page.goto(f"/bytes?tokenizer={name}&text={quote(TEXT)}")
+    expect(page.locator("#tokens .tok").first).to_be_visible()
+    ids, texts = token_ids_and_texts(page)
+    show_trace(page)
+    assert last_trace_row(page) == (ids, texts)
+    start = page.locator(".view-trace tbody tr").first.locator(".chip")
+    assert "".join(start.evaluate_all("els => els.map(e => e.firstChild.textContent)")).startswith("Hello")
+    shot(page, f"1-trace-{name}")
+
+
+def test_1_the_landing_page_trace_is_cl100ks_tokens(open_page):
+    page = open_page()
+    page.goto("/")
+    expect(page.locator("#tokens .tok").first).to_be_visible()
+    ids, texts = token_ids_and_texts(page)
+    show_trace(page)
+    assert last_trace_row(page) == (ids, texts)
+    expect(page.locator(".view-trace tbody tr").first).not_to_contain_text("<DC>")
+    shot(page, "1-trace-landing")
+
+
+def test_1_trace_of_an_opened_tokenizer_json(open_page, tmp_path: Path):
+    path = tmp_path / "tokenizer.json"
+    path.write_text(byte_level_tokenizer(SAMPLE_CORPUS).to_str(), encoding="utf-8")
+    page = open_page()
+    page.goto("/bytes")
+    page.fill("#f-text", "Hello world, the lowest newer München")
+    page.locator(".open-tokenizer summary").click()
+    page.set_input_files("#f-tokenizer-file", str(path))
+    expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_contain_text("tokenizer.json")
+    expect(page.locator("#tokens .tok").first).to_be_visible()
+    ids, texts = token_ids_and_texts(page)
+    show_trace(page)
+    assert last_trace_row(page) == (ids, texts)
+    first = "".join(page.locator(".view-trace tbody tr").first.locator(".chip").evaluate_all(
+        "els => els.map(e => e.firstChild.textContent)"))
+    assert first.startswith("Hello")
+    shot(page, "1-trace-opened-file")
