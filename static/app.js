@@ -179,7 +179,10 @@
     lastGood.setAttribute("inert", "");
     lastGood.setAttribute("aria-hidden", "true");
     // its view radios must not be sent with the form twice
-    Array.prototype.forEach.call(lastGood.querySelectorAll("input, button, textarea, select"), function (el) { el.disabled = true; });
+    // and must leave the live radio group alone (no name, no form): they only show which view is kept
+    Array.prototype.forEach.call(lastGood.querySelectorAll("input, button, textarea, select"), function (el) {
+      el.disabled = true; el.removeAttribute("name"); el.removeAttribute("form");
+    });
     lastGood.removeAttribute("id");
     Array.prototype.forEach.call(lastGood.querySelectorAll("[id]"), function (el) { el.setAttribute("data-stale-id", el.id); el.removeAttribute("id"); });
     slot.appendChild(lastGood);

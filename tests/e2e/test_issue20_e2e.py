@@ -111,3 +111,28 @@ def test_1_trace_of_an_opened_tokenizer_json(open_page, tmp_path: Path):
         "els => els.map(e => e.firstChild.textContent)"))
     assert first.startswith("Hello")
     shot(page, "1-trace-opened-file")
+
+
+# --- 2. an input error keeps the last good tokens VISIBLE ------------------------------
+
+
+@pytest.mark.parametrize("view", ["tokens", "ids"])
+def test_2_the_kept_result_shows_its_tokens(open_page, view: str):
+    page = open_page("laptop", "dark")
+    page.goto("/bytes")
+    page.fill("#f-text", "low lower")
+    expect(page.locator("#tokens .tok")).to_have_count(5)
+    if view == "ids":
+        page.locator("label[for=view-ids]").click()
+    page.fill("#f-merges", "108 111 256\n256 119")  # the second rule not finished yet
+    expect(page.locator("#error-merges")).to_contain_text("line 2")
+    stale = page.locator(".stale-slot .result.is-stale")
+    expect(stale).to_have_count(1)
+    shown = stale.locator(".view-tokens .tok") if view == "tokens" else stale.locator(".view-ids")
+    expect(shown.first).to_be_visible()
+    box = shown.first.bounding_box()
+    assert box is not None and box["height"] > 5 and box["width"] > 5
+    shot(page, f"2-kept-result-{view}")
+    page.fill("#f-merges", "108 111 256\n256 119 257")
+    expect(page.locator("#tokens .tok")).to_have_count(5)
+    expect(page.locator(f"#view-{view}")).to_be_checked()  # the live tabs kept the chosen view
