@@ -136,3 +136,26 @@ def test_2_the_kept_result_shows_its_tokens(open_page, view: str):
     page.fill("#f-merges", "108 111 256\n256 119 257")
     expect(page.locator("#tokens .tok")).to_have_count(5)
     expect(page.locator(f"#view-{view}")).to_be_checked()  # the live tabs kept the chosen view
+
+
+# --- 5. pre-tokenize does not quietly change a preset -----------------------------------
+
+
+def test_5_a_preset_with_another_split_says_its_ids_are_not_the_presets(open_page):
+    page = open_page()
+    page.goto("/bytes?tokenizer=cl100k_base&text=1234567")
+    expect(page.locator("#tokens .tok")).to_have_count(3)
+    assert page.locator("#tokens .tok").evaluate_all("els => els.map(e => e.dataset.text)") == ["123", "456", "7"]
+    expect(page.locator("#foreign-split")).to_have_count(0)
+    page.select_option("#f-pretokenize", "none")
+    note = page.locator("#foreign-split")
+    expect(note).to_be_visible()
+    expect(note).to_contain_text("These are not cl100k_base's ids")
+    expect(note).to_contain_text("cl100k")
+    assert page.locator("#tokens .tok").evaluate_all("els => els.map(e => e.dataset.text)") == ["123", "45", "67"]
+    shot(page, "5-preset-other-split")
+    note.locator("label").click()  # the label leads to the select
+    expect(page.locator("#f-pretokenize")).to_be_focused()
+    page.select_option("#f-pretokenize", "cl100k")
+    expect(page.locator("#foreign-split")).to_have_count(0)
+    expect(page.locator("#tokens .tok")).to_have_count(3)

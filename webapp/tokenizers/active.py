@@ -130,6 +130,17 @@ def byte_vocab(active: ActiveTokenizer) -> dict[int, bytes]:
     raise ValueError("typed merges have no stored vocab")
 
 
+def own_pretokenize(active: ActiveTokenizer) -> str | None:
+    """The pre-tokenization a byte-level preset or file comes with (None: typed merges, or unknown)."""
+    if active.typed:
+        return None
+    try:
+        tok = tokenizer_store.load_tokenizer(active.ref).tok
+    except TokenizerError:
+        return None
+    return tok.pretokenize if tok.level == "bytes" else None
+
+
 def special_ids(active: ActiveTokenizer) -> frozenset[int]:
     """Ids of the active preset's or file's special tokens (styled apart in the spans)."""
     if active.typed:

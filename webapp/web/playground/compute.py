@@ -117,6 +117,7 @@ def compute_bytes(state: Mapping[str, str], job_panel: str | None = None) -> dic
                 "pretokens": (len(split_text(text, scheme)) if quick is not None else len(trace.pretokens))
                 if scheme != "none" else 0,
                 "roundtrip": _roundtrip(text, trace.ids, merges, _only(file_vocab, trace.ids)),
+                "foreign_split": _foreign_split(active, scheme),
             }
     decoded = compute_decode(state, limits, errors, active)
     comparison = None
@@ -125,6 +126,14 @@ def compute_bytes(state: Mapping[str, str], job_panel: str | None = None) -> dic
         errors.update(compare_errors)
     return {"result": result, "decoded": decoded, "comparison": comparison, "errors": _error_dict(errors, state),
             "active": active}
+
+
+def _foreign_split(active: act.ActiveTokenizer, scheme: str) -> dict[str, str] | None:
+    """A preset or file run with another pre-tokenization than its own: its ids are not its own then."""
+    own = act.own_pretokenize(active)
+    if own is None or own == scheme:
+        return None
+    return {"name": active.ref if active.source == "preset" else "the opened file", "own": own, "chosen": scheme}
 
 
 def _only(vocab: dict[int, bytes] | None, ids: Any) -> dict[int, bytes] | None:
