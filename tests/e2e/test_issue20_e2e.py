@@ -8,6 +8,8 @@ for a person to look at. Console errors and CSP violations fail the tests.
 
 from __future__ import annotations
 
+import random
+import re
 from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import quote
@@ -16,6 +18,9 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
+from tests.jobhelpers import JobWorker
+from tests.serving import serve_app
+from webapp import create_app
 from webapp import PROJECT_ROOT
 from webapp.tokenizer import PRESET_NAMES
 
@@ -159,3 +164,57 @@ def test_5_a_preset_with_another_split_says_its_ids_are_not_the_presets(open_pag
     page.select_option("#f-pretokenize", "cl100k")
     expect(page.locator("#foreign-split")).to_have_count(0)
     expect(page.locator("#tokens .tok")).to_have_count(3)
+
+
+# --- 3. corpus: the job's progress comes into view, with one estimate --------------------
+
+
+@pytest.fixture(scope="module")
+def corpus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("issue20-corpus")
+    settings = {"DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}", "QUEUE_URL": f"sqlite:///{folder / 'q.sqlite3'}",
+                "CORPUS_DIR": str(folder / "corpora")}
+    app = create_app({"TESTING": True, **settings})
+    worker = JobWorker(settings, folder / "worker.log").start()
+    try:
+        with serve_app(app, "issue20-corpus") as url:
+            yield url
+    finally:
+        worker.kill()
+
+
+def _in_view(page: Page, selector: str) -> bool:
+    return page.evaluate("""sel => { const e = document.querySelector(sel); if (!e) return false;
+        const r = e.getBoundingClientRect();
+        return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight; }""", selector)
+
+
+def test_3_train_brings_the_progress_into_view_with_one_estimate(open_page, corpus_server: str, tmp_path: Path):
+    rnd = random.Random(20)
+    words = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(4, 14))) for _ in range(40_000)]
+    path = tmp_path / "corpus.txt"
+    path.write_text(" ".join(words), encoding="utf-8")
+    page = open_page()
+    page.goto(f"{corpus_server}/corpus")
+    page.set_input_files("#f-files", str(path))
+    page.check("input[name=level][value=bytes]")
+    page.fill("#f-num_merges", "6000")
+    page.click("#corpus-train")
+    expect(page.locator("#results .job-progress, #results #corpus-open-results").first).to_be_visible(timeout=15_000)
+    page.wait_for_timeout(400)  # the smooth scroll, if any
+    texts: list[str] = []
+    while page.locator("#corpus-open-results").count() == 0:
+        if page.locator("#results .job-progress").count():
+            assert _in_view(page, "#results .job-progress"), "the progress bar is below the fold"
+            assert _in_view(page, "#results .job-cancel")
+            text = page.locator("#results .job-progress-text").text_content() or ""
+            texts.append(text)
+            if len(texts) == 3:
+                shot(page, "3-corpus-running")
+        page.wait_for_timeout(150)
+    for text in texts:
+        assert len(re.findall(r"s left", text)) <= 1, text
+    assert any("s left" in t for t in texts), texts
+    expect(page.locator("#corpus-open-results")).to_be_visible()
+    assert _in_view(page, "#corpus-open-results")
+    shot(page, "3-corpus-done")
