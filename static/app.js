@@ -85,6 +85,14 @@
   // Arrow keys move between tokens (one tab stop for the whole token list);
   // Escape closes the details.
   document.addEventListener("keydown", function (event) {
+    var inPanel = event.key === "Escape" && event.target.closest && event.target.closest(".details.is-open");
+    if (inPanel) {
+      // Escape on the × (or anywhere in the details): close, and give focus back to the token
+      var back = inPanel.closest(".token-area").querySelector(".tok.is-active");
+      if (back) { back.focus(); }  // focusing shows the details again: hide them after
+      hideDetails(inPanel);
+      return;
+    }
     var tok = event.target.closest && event.target.closest(".tok");
     if (!tok) { return; }
     if (event.key === "Escape") {

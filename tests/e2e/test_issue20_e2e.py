@@ -101,15 +101,18 @@ def test_1_the_landing_page_trace_is_cl100ks_tokens(open_page):
 
 def test_1_trace_of_an_opened_tokenizer_json(open_page, tmp_path: Path):
     path = tmp_path / "tokenizer.json"
-    path.write_text(byte_level_tokenizer(SAMPLE_CORPUS).to_str(), encoding="utf-8")
+    hf = byte_level_tokenizer(SAMPLE_CORPUS)
+    path.write_text(hf.to_str(), encoding="utf-8")
+    text = "Hello world, the lowest newer München"
     page = open_page()
     page.goto("/bytes")
-    page.fill("#f-text", "Hello world, the lowest newer München")
+    page.fill("#f-text", text)
     page.locator(".open-tokenizer summary").click()
     page.set_input_files("#f-tokenizer-file", str(path))
     expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_contain_text("tokenizer.json")
-    expect(page.locator("#tokens .tok").first).to_be_visible()
+    expect(page.locator("#tokens .tok")).to_have_count(len(hf.encode(text).ids))
     ids, texts = token_ids_and_texts(page)
+    assert ids == hf.encode(text).ids
     show_trace(page)
     assert last_trace_row(page) == (ids, texts)
     first = "".join(page.locator(".view-trace tbody tr").first.locator(".chip").evaluate_all(
@@ -218,3 +221,129 @@ def test_3_train_brings_the_progress_into_view_with_one_estimate(open_page, corp
     expect(page.locator("#corpus-open-results")).to_be_visible()
     assert _in_view(page, "#corpus-open-results")
     shot(page, "3-corpus-done")
+
+
+# --- 6. smaller things ----------------------------------------------------------------------
+
+
+def test_6_escape_on_the_popovers_close_button_closes_it(open_page):
+    page = open_page("laptop", "dark")
+    page.goto("/bytes?text=low%20lower")
+    first = page.locator("#tokens .tok").first
+    first.focus()
+    details = page.locator("#token-details")
+    expect(details).to_have_class(re.compile(r"\bis-open\b"))
+    page.locator(".details-close").focus()
+    page.keyboard.press("Escape")
+    expect(details).not_to_have_class(re.compile(r"\bis-open\b"))
+    expect(first).to_be_focused()  # focus goes back to the token
+    shot(page, "6-popover-closed")
+
+
+def test_6_a_rule_naming_an_id_not_made_yet_is_noted(open_page):
+    page = open_page()
+    page.goto("/bytes")
+    page.fill("#f-text", "low lower")
+    page.fill("#f-merges", "108 111 256\n999 5 258")
+    expect(page.locator("#unmade-note")).to_contain_text("Rule 2 (999 5 → 258) names id 999")
+    page.locator("label[for=view-trace]").click()
+    expect(page.locator("#trace-unmade")).to_be_visible()
+    expect(page.locator("#trace-unmade")).to_contain_text("names id 999, which no earlier rule makes")
+    shot(page, "6-unmade-id")
+    page.fill("#f-merges", "108 111 256\n256 119 257")
+    expect(page.locator("#unmade-note")).to_have_count(0)
+
+
+def test_6_decode_hint_names_the_open_preset(open_page):
+    page = open_page()
+    page.goto("/bytes?tokenizer=cl100k_base&text=hi")
+    page.locator("#panel-decode > summary, details:has(#f-ids) > summary").first.click()
+    hint = page.locator("#decode-result")
+    expect(hint).to_contain_text("cl100k_base's own vocab")
+    expect(hint).not_to_contain_text("0–255")
+
+
+def test_6_compare_shows_as_tokens_once_and_says_what_b_splits_with(open_page):
+    page = open_page()
+    page.goto("/bytes?tokenizer=cl100k_base&text=" + quote("Hello world, 1234567") + "&compare=o200k_base")
+    expect(page.locator("#compare-tokens-b .tok").first).to_be_visible()
+    n_a = page.locator("#tokens .tok").count()
+    assert page.locator("#results .tok:not(.compare-legend-swatch)").count() == n_a + page.locator("#compare-tokens-b .tok").count()
+    expect(page.locator('.compare-side[data-side="a"] .tok')).to_have_count(0)
+    labels = page.locator("#f-compare-pretokenize option").all_text_contents()
+    assert "its own (typed: none)" not in labels and labels[0] == "B's own pattern (none for typed merges)"
+    shot(page, "6-compare", full=True)
+
+
+def test_6_stats_pretoken_count_and_one_heading(open_page):
+    page = open_page()
+    text = "word " * 6000  # long: the Trace is computed on demand, the rules-fired stat is not known
+    page.goto("/bytes")
+    page.locator('button[name="tokenizer_preset"][value="cl100k_base"]').click()
+    expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_contain_text("cl100k_base")
+    page.fill("#f-text", text)
+    expect(page.locator(".pretokens-note")).to_contain_text(re.compile(r"\b6,00\d pre-tokens"))
+    expect(page.locator(".stats")).not_to_contain_text("in Trace")
+    headings = []
+    for path in ("/", "/bytes"):
+        page.goto(path)
+        headings.append(page.locator("h1").inner_text())
+    assert headings[0] == headings[1], headings
+
+
+def test_6_an_opened_file_starts_with_special_tokens_as_text_like_a_preset(open_page, tmp_path: Path):
+    from tokenizers import AddedToken
+    tok = byte_level_tokenizer(SAMPLE_CORPUS)
+    tok.add_special_tokens([AddedToken("<|sp|>", special=True)])
+    path = tmp_path / "tokenizer.json"
+    path.write_text(tok.to_str(), encoding="utf-8")
+    page = open_page()
+    page.goto("/bytes?tokenizer=cl100k_base&text=hi")
+    expect(page.locator('input[name="special"]')).not_to_be_checked()
+    page.goto("/bytes")
+    page.locator(".open-tokenizer summary").click()
+    page.set_input_files("#f-tokenizer-file", str(path))
+    expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_contain_text("tokenizer.json")
+    expect(page.locator('input[name="special"]')).not_to_be_checked()
+
+
+def test_6_a_character_level_file_on_bytes_says_so_by_the_drop_zone(open_page, tmp_path: Path):
+    from tests.hf_samples import char_level_tokenizer
+    path = tmp_path / "tokenizer.json"
+    path.write_text(char_level_tokenizer(SAMPLE_CORPUS).to_str(), encoding="utf-8")
+    page = open_page()
+    page.goto("/bytes")
+    page.fill("#f-text", "lower")
+    page.locator(".open-tokenizer summary").click()
+    page.set_input_files("#f-tokenizer-file", str(path))
+    error = page.locator("#panel-file .open-tokenizer-error")
+    expect(error).to_contain_text("character-level tokenizer")
+    expect(page.locator("#open-tokenizer-status .open-tokenizer-error")).to_have_count(0)
+    drop = page.locator("#panel-file .dropzone").first.bounding_box()
+    box = error.bounding_box()
+    assert drop and box and 0 <= drop["y"] - (box["y"] + box["height"]) < 60  # right above the drop zone
+    shot(page, "6-char-file-on-bytes")
+    error.locator("a.open-elsewhere").click()
+    expect(page).to_have_url(re.compile(r"/chars\?"))
+    expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_be_visible()
+    expect(page.locator("#tokens .tok").first).to_be_visible()
+    assert page.locator("#f-text").input_value().strip() == "lower"
+
+
+def test_6_corpus_steps_show_the_margin_not_a_badge_on_every_row(open_page, corpus_server: str, tmp_path: Path):
+    rnd = random.Random(6)
+    words = ["".join(rnd.choice("etaoinshrdlu") for _ in range(rnd.randint(3, 9))) for _ in range(20_000)]
+    path = tmp_path / "corpus.txt"
+    path.write_text(" ".join(words), encoding="utf-8")
+    page = open_page()
+    page.goto(f"{corpus_server}/corpus")
+    page.set_input_files("#f-files", str(path))
+    page.fill("#f-num_merges", "300")
+    page.click("#corpus-train")
+    page.locator("#corpus-open-results").click(timeout=60_000)
+    rows = page.locator("#corpus-steps tbody tr")
+    expect(rows.first).to_be_visible()
+    badges = page.locator("#corpus-steps .tag").count()
+    assert badges <= rows.count() // 4, (badges, rows.count())
+    expect(page.locator("#corpus-steps thead")).to_contain_text("margin")
+    shot(page, "6-corpus-steps", full=False)

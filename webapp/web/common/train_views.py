@@ -179,8 +179,13 @@ class CorpusRow:
     merged: str
     count: int
     runner_up: int
-    tie: bool
-    close: bool
+    tie: bool  # the runner-up had the same count: the tie-break rule chose
+
+    @property
+    def margin(self) -> int:
+        """How many more times the winner occurred than the runner-up (a corpus has margins
+        of a few percent at nearly every step, so a "close" badge would mark almost every row)."""
+        return self.count - self.runner_up
 
 
 @dataclass(frozen=True)
@@ -262,7 +267,7 @@ def corpus_result(result: dict[str, Any], job_id: str, page: int, per_page: int,
         merged = printable_bytes(_raw_token(left) + _raw_token(right)) if byte_level else printable(left + right)
         count, runner_up = steps["count"][k], steps["runner_up"][k]
         rows.append(CorpusRow(k + 1, _step_token(left), _step_token(right), merged, count, runner_up,
-                              tie=count == runner_up, close=count != runner_up and is_close(count, runner_up)))
+                              tie=count == runner_up))
     corpus = result["corpus"]
     bpt = result["bytes_per_token"]
     summary = [

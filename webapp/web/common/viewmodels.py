@@ -328,16 +328,18 @@ class Stat:
 
 
 def encode_stats(text: str, ids: Sequence[int], rules_fired: int | None, rules_total: int) -> list[Stat]:
-    """Tokens, characters, UTF-8 bytes, bytes per token, rules that fired (None: not counted, see Trace)."""
+    """Tokens, characters, UTF-8 bytes, bytes per token, rules that fired (None: not counted, no card)."""
     n_bytes = len(text.encode("utf-8", "surrogatepass"))
     per = f"{n_bytes / len(ids):.2f}" if ids else "–"
-    return [
+    stats = [
         Stat("tokens", f"{len(ids):,}", "tokens"),
         Stat("characters", f"{len(text):,}", "chars"),
         Stat("UTF-8 bytes", f"{n_bytes:,}", "bytes"),
         Stat("bytes / token", per, "bytes-per-token"),
-        Stat("rules fired", f"{rules_fired:,} of {rules_total:,}" if rules_fired is not None else "in Trace", "rules-fired"),
     ]
+    if rules_fired is not None:
+        stats.append(Stat("rules fired", f"{rules_fired:,} of {rules_total:,}", "rules-fired"))
+    return stats
 
 
 @dataclass

@@ -118,14 +118,45 @@ def compute_bytes(state: Mapping[str, str], job_panel: str | None = None) -> dic
                 if scheme != "none" else 0,
                 "roundtrip": _roundtrip(text, trace.ids, merges, _only(file_vocab, trace.ids)),
                 "foreign_split": _foreign_split(active, scheme),
+                "unmade": unmade_ids(merges.rules) if active.typed else [],
             }
     decoded = compute_decode(state, limits, errors, active)
     comparison = None
     if result is not None:  # "Compare with…": side B beside this result (webapp.web.compare.routes)
         comparison, compare_errors = compare.page_compare(state)
         errors.update(compare_errors)
+        if comparison and "a_differs" in comparison:  # A's tokens are these: outline where they differ
+            marks = comparison["a_differs"]
+            for group in result["groups"]:
+                for view in group.tokens:
+                    view.differs = view.index < len(marks) and marks[view.index]
     return {"result": result, "decoded": decoded, "comparison": comparison, "errors": _error_dict(errors, state),
             "active": active}
+
+
+UNMADE_NOTES = 3  # typed rules named in the note about ids no earlier rule makes
+
+
+def unmade_ids(rules: Any) -> list[str]:
+    """Typed rules that name an id nothing has made yet (not a byte, no earlier rule's new id).
+
+    Such a rule can never match, like a rule that matches nothing in this
+    text, but for every text: the trace says so. The first few, then how many more.
+    """
+    known = set(range(256))
+    notes: list[str] = []
+    more = 0
+    for index, (left, right, new) in enumerate(rules):
+        missing = next((x for x in (left, right) if x not in known), None)
+        if missing is not None:
+            if len(notes) < UNMADE_NOTES:
+                notes.append(f"rule {index + 1} ({left} {right} → {new}) names id {missing}, which no earlier rule makes")
+            else:
+                more += 1
+        known.add(new)
+    if more:
+        notes.append(f"{more:,} more rule{'s' if more != 1 else ''} like these")
+    return notes
 
 
 def _foreign_split(active: act.ActiveTokenizer, scheme: str) -> dict[str, str] | None:

@@ -56,6 +56,7 @@ class PageExtras:
 
     share: dict[str, Any] | None = None  # /s/<id>: the share link's info, shown in the Share control
     open_error: str | None = None  # a plain form post that could not open a tokenizer file: why
+    open_elsewhere: str | None = None  # the file is for the other page: a link that opens it there
     open_job: str | None = None  # a big file opening as a job: its panel (HTML)
 
 
