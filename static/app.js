@@ -121,6 +121,23 @@
     first.focus();
   });
 
+  // --- rows that scroll sideways (nav, examples, presets on a phone) show a cue ---
+  // A fade on the side where more is hidden (app.css, [data-scroll-cue]).
+  function updateCue(row) {
+    var more = row.scrollWidth - row.clientWidth > 2;
+    row.classList.toggle("more-right", more && row.scrollLeft + row.clientWidth < row.scrollWidth - 2);
+    row.classList.toggle("more-left", more && row.scrollLeft > 2);
+  }
+  function updateCues() {
+    Array.prototype.forEach.call(document.querySelectorAll("[data-scroll-cue]"), updateCue);
+  }
+  document.addEventListener("DOMContentLoaded", updateCues);
+  window.addEventListener("resize", updateCues);
+  document.addEventListener("htmx:afterSettle", updateCues);
+  document.addEventListener("scroll", function (event) {
+    if (event.target.hasAttribute && event.target.hasAttribute("data-scroll-cue")) { updateCue(event.target); }
+  }, true);
+
   // --- copy buttons ------------------------------------------------------------
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest("[data-copy-from]");

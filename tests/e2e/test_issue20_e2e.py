@@ -347,3 +347,64 @@ def test_6_corpus_steps_show_the_margin_not_a_badge_on_every_row(open_page, corp
     assert badges <= rows.count() // 4, (badges, rows.count())
     expect(page.locator("#corpus-steps thead")).to_contain_text("margin")
     shot(page, "6-corpus-steps", full=False)
+
+
+# --- 4. phone (390x844) ------------------------------------------------------------------
+
+
+def _fits(page: Page, selector: str) -> list[str]:
+    """Elements matching `selector` not wholly inside the window's width."""
+    return page.evaluate("""sel => [...document.querySelectorAll(sel)].filter(e => {
+        const r = e.getBoundingClientRect(); return r.left < 0 || r.right > innerWidth + 0.5; }).map(e => e.textContent.trim())""",
+                         selector)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_4_phone_nav_and_presets_fit_and_three_rows_of_tokens_show(open_page, scheme: str):
+    page = open_page("phone", scheme)
+    page.goto("/")
+    expect(page.locator("#tokens .tok").first).to_be_visible()
+    assert _fits(page, ".nav a") == []  # "Corpus" whole, not "Co"
+    assert page.evaluate("() => { const n = document.querySelector('.nav'); return n.scrollWidth <= n.clientWidth; }")
+    assert _fits(page, ".preset-button") == []  # o200k_base too
+    rows = page.evaluate("""() => new Set([...document.querySelectorAll('#tokens .tok')]
+        .filter(t => t.getBoundingClientRect().bottom <= innerHeight)
+        .map(t => Math.round(t.getBoundingClientRect().top))).size""")
+    assert rows >= 3, rows
+    shot(page, f"4-phone-first-screen-{scheme}")
+
+
+def test_4_phone_examples_that_scroll_sideways_show_a_cue(open_page):
+    page = open_page("phone")
+    page.goto("/bytes")
+    row = page.locator(".intro .examples")
+    expect(row).to_have_class(re.compile(r"\bmore-right\b"))
+    assert row.evaluate("e => getComputedStyle(e).maskImage || getComputedStyle(e).webkitMaskImage") not in ("", "none")
+    row.evaluate("e => { e.scrollLeft = e.scrollWidth; }")
+    expect(row).not_to_have_class(re.compile(r"\bmore-right\b"))
+    expect(row).to_have_class(re.compile(r"\bmore-left\b"))
+    shot(page, "4-phone-examples-scrolled")
+
+
+def test_4_phone_corpus_chart_labels_are_whole(open_page, corpus_server: str, tmp_path: Path):
+    rnd = random.Random(4)
+    text = " ".join("".join(rnd.choice("etaoinsh") for _ in range(rnd.randint(2, 7))) for _ in range(60_000))
+    path = tmp_path / "corpus.txt"
+    path.write_text(text, encoding="utf-8")
+    page = open_page("phone")
+    page.goto(f"{corpus_server}/corpus")
+    page.set_input_files("#f-files", str(path))
+    page.fill("#f-num_merges", "200")
+    page.click("#corpus-train")
+    page.locator("#corpus-open-results").click(timeout=60_000)
+    chart = page.locator(".chart svg")
+    expect(chart).to_be_visible()
+    clipped = chart.evaluate("""svg => { const box = svg.getBoundingClientRect();
+        return [...svg.querySelectorAll('text.axis')].filter(t => {
+            const r = t.getBoundingClientRect(); return r.left < box.left - 0.5 || r.right > box.right + 0.5; })
+          .map(t => t.textContent); }""")
+    assert clipped == []
+    labels = chart.locator("text.axis").all_text_contents()
+    assert any(label.endswith("k") for label in labels), labels  # 1k, 10k: not ",000"
+    chart.scroll_into_view_if_needed()
+    shot(page, "4-phone-corpus-chart")
