@@ -343,8 +343,10 @@
   // arrives, so a reload right after the update shows the same page)
   document.addEventListener("htmx:beforeRequest", function (event) {
     if (event.detail.elt && event.detail.elt.id === "tool-form") {
+      // right after the request has gone out (a long text's draft costs milliseconds
+      // to store: not on the keystroke's way to the server), still before the answer
       window.clearTimeout(saveTimer);
-      saveState();
+      saveTimer = window.setTimeout(saveState, 0);
     }
   });
   document.addEventListener("htmx:afterSwap", function () {

@@ -408,3 +408,51 @@ def test_4_phone_corpus_chart_labels_are_whole(open_page, corpus_server: str, tm
     assert any(label.endswith("k") for label in labels), labels  # 1k, 10k: not ",000"
     chart.scroll_into_view_if_needed()
     shot(page, "4-phone-corpus-chart")
+
+
+# --- typing: send only what is shown -------------------------------------------------------
+
+
+def test_typing_sends_only_what_is_shown_and_views_come_when_chosen(open_page):
+    page = open_page()
+    page.goto("/bytes?tokenizer=cl100k_base&text=" + quote("The quick brown fox jumps over the lazy dog"))
+    expect(page.locator("#tokens .tok")).to_have_count(9)
+    page.evaluate("() => performance.clearResourceTimings()")
+    page.locator("#f-text").press("End")
+    page.keyboard.type("s")
+    expect(page.locator('[data-stat="chars"] dd')).to_have_text("44")
+    sizes = page.evaluate("""() => performance.getEntriesByType('resource')
+        .filter(e => e.name.includes('/fragments/bytes')).map(e => e.encodedBodySize)""")
+    assert sizes and max(sizes) <= 15 * 1024, sizes
+    expect(page.locator(".view-trace table.trace")).to_have_count(0)  # not sent with the keystroke
+    show_trace(page)  # choosing the view asks for it
+    ids, texts = token_ids_and_texts(page)
+    assert last_trace_row(page) == (ids, texts)
+    page.locator("#f-text").focus()
+    page.keyboard.press("End")
+    page.keyboard.type("!")  # typing while the Trace is shown keeps it up to date
+    expect(page.locator('[data-stat="chars"] dd')).to_have_text("45")
+    expect(page.locator(".view-trace table.trace")).to_be_visible()
+    shot(page, "typing-trace-on-demand")
+
+
+def test_a_long_text_shows_one_page_of_tokens_and_pages_on(open_page):
+    page = open_page()
+    text = "lorem ipsum dolor sit amet " * 400  # 10,800 characters, about 2,000 tokens
+    page.goto("/bytes")
+    page.locator('button[name="tokenizer_preset"][value="cl100k_base"]').click()
+    expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_be_visible()
+    page.fill("#f-text", text)
+    pager = page.locator("#truncation")
+    expect(pager).to_contain_text("Showing tokens 1–250 of")
+    expect(page.locator("#tokens .tok")).to_have_count(250)
+    first_ids, _ = token_ids_and_texts(page)
+    page.locator("#truncation button", has_text="next").click()
+    expect(pager).to_contain_text("Showing tokens 251–500 of")
+    expect(page.locator("#tokens .tok").first).to_have_attribute("data-index", "250")
+    page.locator("label[for=view-ids]").click()  # a long ids list comes with its view
+    all_ids = [int(i) for i in page.locator("#ids-output").input_value().split()]
+    assert all_ids[:250] == first_ids
+    ids, _ = token_ids_and_texts(page)
+    assert ids == all_ids[250:500]
+    shot(page, "typing-paged-tokens")

@@ -161,6 +161,7 @@ class TokenView:
     pretoken_start: bool = False
     special: bool = False  # a recognised special token (<|endoftext|> ...), not made by merges
     differs: bool = False  # in a comparison: a boundary of this token is not one of the other side's
+    tab_stop: bool = False  # the one token of the list reached with Tab (arrow keys move on)
 
     @property
     def position(self) -> str:
@@ -208,28 +209,26 @@ def distinct_neighbour_hues(groups: Sequence[TokenGroup]) -> list[TokenGroup]:
     return list(groups)
 
 
-def _char_starts(data: bytes) -> set[int]:
-    """Byte offsets where a UTF-8 character starts (and the end)."""
-    starts = {i for i, b in enumerate(data) if b & 0xC0 != 0x80}
-    starts.add(len(data))
-    return starts
+def _char_start(data: bytes, offset: int) -> bool:
+    """Whether a UTF-8 character starts at byte `offset` (the end counts as one)."""
+    return offset >= len(data) or data[offset] & 0xC0 != 0x80
 
 
-def byte_token_views(trace: EncodeTrace, text: str, special_ids: frozenset[int] = frozenset()) -> list[TokenGroup]:
-    """Byte-level tokens, grouped where token boundaries fall inside a character.
+def byte_token_views(trace: EncodeTrace, text: str, special_ids: frozenset[int] = frozenset(),
+                     first: int = 0) -> list[TokenGroup]:
+    """Byte-level tokens from the `first` recorded one on, grouped where token boundaries fall inside a character.
 
     Tokens whose id is in `special_ids` are marked special (their text is
     never made by merges, so the id alone tells them apart).
     """
     data = text.encode("utf-8")
-    starts = _char_starts(data)
     pretoken_starts = {s for s, _ in trace.pretokens[1:]} if trace.pretokens else set()
 
     def label(n: MergeNode) -> str:
         return f'{n.symbol}  "{printable_bytes(data[n.start:n.end])}"'
 
     groups: list[TokenGroup] = []
-    for index, tok in enumerate(trace.tokens):
+    for index, tok in enumerate(trace.tokens[first:], start=first):
         value = tok.value if isinstance(tok.value, bytes) else data[tok.start : tok.end]
         segments, valid = byte_segments(value)
         view = TokenView(
@@ -246,8 +245,9 @@ def byte_token_views(trace: EncodeTrace, text: str, special_ids: frozenset[int] 
             valid=valid,
             pretoken_start=tok.start in pretoken_starts,
             special=tok.id in special_ids,
+            tab_stop=index == first,
         )
-        if groups and tok.start not in starts:
+        if groups and not _char_start(data, tok.start):
             groups[-1].tokens.append(view)
         else:
             groups.append(TokenGroup([view]))
@@ -258,14 +258,14 @@ def byte_token_views(trace: EncodeTrace, text: str, special_ids: frozenset[int] 
     return distinct_neighbour_hues(groups)
 
 
-def char_token_views(trace: EncodeTrace) -> list[TokenGroup]:
-    """Character-level tokens (never split inside a code point, so no grouping)."""
+def char_token_views(trace: EncodeTrace, first: int = 0) -> list[TokenGroup]:
+    """Character-level tokens from the `first` recorded one on (never split inside a code point, so no grouping)."""
 
     def label(n: MergeNode) -> str:
         return f'"{printable(str(n.symbol))}"'
 
     groups = []
-    for index, tok in enumerate(trace.tokens):
+    for index, tok in enumerate(trace.tokens[first:], start=first):
         value = str(tok.value)
         groups.append(
             TokenGroup(
@@ -281,6 +281,7 @@ def char_token_views(trace: EncodeTrace) -> list[TokenGroup]:
                         end=tok.end,
                         unit="chars",
                         tree="\n".join(tree_lines(tok.tree, label)),
+                        tab_stop=index == first,
                     )
                 ]
             )

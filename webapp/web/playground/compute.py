@@ -56,14 +56,35 @@ def _error_dict(errors: Mapping[str, TokenizerError], state: Mapping[str, str]) 
     return out
 
 
-# Above this many characters the per-pass trace is computed only while the
-# Trace view is shown (switching to it asks the server again): typing into a
-# long text then costs the tokens, not the trace table nobody is looking at.
-LAZY_TRACE_CHARS = 5000
+# An answer carries what is shown (issue #20, "send only what is shown"): the
+# per-pass trace only while the Trace view is chosen, the ids box only while
+# the Ids view is (or when it is small), one page of token spans. Choosing
+# another view asks the server again (the tabs post, macros.view_tabs); a
+# keystroke costs the tokens, not tables nobody is looking at.
+IDS_INLINE = 1000  # ids sent with every answer up to this many; more come with the Ids view
 
 
-def trace_wanted(state: Mapping[str, str], text: str) -> bool:
-    return state.get("view") == "trace" or len(text) <= LAZY_TRACE_CHARS
+def trace_wanted(state: Mapping[str, str]) -> bool:
+    return state.get("view") == "trace"
+
+
+def ids_wanted(state: Mapping[str, str], count: int) -> bool:
+    return state.get("view") == "ids" or count <= IDS_INLINE
+
+
+def token_window(state: Mapping[str, str], limits: inputs.Limits) -> tuple[int, int]:
+    """(index of the first token span shown, spans to record): the page the "tokens_from" button asked for."""
+    raw = state.get("tokens_from") or "0"
+    first = int(raw) if raw.isdigit() and len(raw) <= 9 else 0
+    first -= first % limits.render_max_tokens  # pages start at multiples of the page size
+    return first, first + limits.render_max_tokens
+
+
+def page_of_tokens(recorded: int, first: int, page: int) -> int:
+    """The first shown index, moved back onto the last page when `first` is past the tokens."""
+    if first < recorded or recorded == 0:
+        return first if recorded else 0
+    return (recorded - 1) // page * page
 
 
 def compute_bytes(state: Mapping[str, str], job_panel: str | None = None) -> dict[str, Any]:
@@ -89,23 +110,29 @@ def compute_bytes(state: Mapping[str, str], job_panel: str | None = None) -> dic
     special_ids: frozenset[int] = frozenset()
     if not errors:
         text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
-        with_steps = trace_wanted(state, text)
-        caps: dict[str, Any] = dict(max_steps=limits.trace_max_steps if with_steps else 0, max_tokens=limits.render_max_tokens,
+        with_steps = trace_wanted(state)
+        first, upto = token_window(state, limits)
+        caps: dict[str, Any] = dict(max_steps=limits.trace_max_steps if with_steps else 0, max_tokens=upto,
                     max_sequence=limits.trace_max_sequence)
         try:
             quick = None if with_steps else act.prefix_byte_trace(
-                active, text, scheme, max_tokens=limits.render_max_tokens, max_sequence=limits.trace_max_sequence)
+                active, text, scheme, max_tokens=upto, max_sequence=limits.trace_max_sequence)
             trace, file_vocab = quick if quick is not None else act.byte_trace(active, text, merges, scheme, **caps)
             special_ids = act.special_ids(active)
         except TokenizerError as exc:
             errors["merges" if exc.field == "tokenizer" else exc.field] = exc
         else:
+            first = page_of_tokens(len(trace.tokens), first, limits.render_max_tokens)
+            ids_ready = ids_wanted(state, len(trace.ids))
             result = {
-                "groups": vm.byte_token_views(trace, trace.text if trace.text is not None else text, special_ids),
-                "shown": len(trace.tokens),
+                "groups": vm.byte_token_views(trace, trace.text if trace.text is not None else text, special_ids, first),
+                "first": first,
+                "shown": len(trace.tokens) - first,
+                "page": limits.render_max_tokens,
                 "total": len(trace.ids),
                 "ids": trace.ids,
-                "ids_text": textformats.format_ids(trace.ids),
+                "ids_ready": ids_ready,
+                "ids_text": textformats.format_ids(trace.ids) if ids_ready else "",
                 # a prefix trace knows the rules that fired in the prefix only: say where to look
                 "stats": vm.encode_stats(text, trace.ids, None if quick is not None else trace.rules_fired,
                                          trace.rules_fired + trace.rules_idle),
@@ -116,7 +143,7 @@ def compute_bytes(state: Mapping[str, str], job_panel: str | None = None) -> dic
                 "rules_idle": trace.rules_idle,
                 "pretokens": (len(split_text(text, scheme)) if quick is not None else len(trace.pretokens))
                 if scheme != "none" else 0,
-                "roundtrip": _roundtrip(text, trace.ids, merges, _only(file_vocab, trace.ids)),
+                "roundtrip": _roundtrip(text, trace.ids, merges, file_vocab),
                 "foreign_split": _foreign_split(active, scheme),
                 "unmade": unmade_ids(merges.rules) if active.typed else [],
             }
@@ -179,6 +206,15 @@ def _roundtrip(text: str, ids: list[int], merges: Any, vocab: dict[int, bytes] |
     text's length or less (lengths first): a few rules can imply tokens of
     terabytes, while the encoding itself is as small as the text.
     """
+    if vocab is not None:  # a preset's or file's own vocab: the plain join first (every keystroke of a long text)
+        parts = list(map(vocab.get, ids))
+        if None not in parts:
+            try:
+                if b"".join(parts).decode("utf-8") == text:  # type: ignore[arg-type]
+                    return {"ok": True, "message": "decode(encode(text)) gives the text back"}
+            except UnicodeDecodeError:
+                pass
+        vocab = _only(vocab, ids)  # the checked decode below says what went wrong
     if vocab is None:
         implied = ImpliedVocab(merges.rules)
         size, wanted = implied.total(ids), len(text.encode("utf-8"))
@@ -264,8 +300,10 @@ def compute_chars(state: Mapping[str, str], job_panel: str | None = None) -> dic
     result = None
     if not errors:
         text, merges, vocab = values["text"], values["merges"], values["vocab"]
+        with_steps = trace_wanted(state)
+        first, upto = token_window(state, limits)
         try:
-            caps = {"max_steps": limits.trace_max_steps, "max_tokens": limits.render_max_tokens,
+            caps = {"max_steps": limits.trace_max_steps if with_steps else 0, "max_tokens": upto,
                     "max_sequence": limits.trace_max_sequence}
             # an opened tokenizer.json applies its own normalizer / pre-tokenizer / added tokens
             trace = act.char_trace(active, text, **caps)
@@ -287,14 +325,20 @@ def compute_chars(state: Mapping[str, str], job_panel: str | None = None) -> dic
                     "missing_count": len(missing),
                 }
         else:
+            first = page_of_tokens(len(trace.tokens), first, limits.render_max_tokens)
+            ids_ready = ids_wanted(state, len(trace.ids))
             result = {
-                "groups": vm.char_token_views(trace),
-                "shown": len(trace.tokens),
+                "groups": vm.char_token_views(trace, first),
+                "first": first,
+                "shown": len(trace.tokens) - first,
+                "page": limits.render_max_tokens,
                 "total": len(trace.ids),
                 "ids": trace.ids,
-                "ids_text": textformats.format_ids(trace.ids),
+                "ids_ready": ids_ready,
+                "ids_text": textformats.format_ids(trace.ids) if ids_ready else "",
                 "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
-                "rows": vm.char_trace_rows(trace, vocab, text=text),
+                "rows": vm.char_trace_rows(trace, vocab, text=text) if with_steps else [],
+                "trace_ready": with_steps,
                 "steps_truncated": trace.steps_truncated,
                 "rules_fired": trace.rules_fired,
                 "rules_idle": trace.rules_idle,
