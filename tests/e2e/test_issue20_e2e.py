@@ -1,5 +1,6 @@
 """Issue #20, one test per point: the Trace of real tokenizers, the kept result,
-presets and pre-tokenize, the corpus progress, small fixes and the phone layout.
+presets and pre-tokenize, the corpus progress, small fixes, the phone layout
+and what a keystroke's answer carries.
 
 Each test runs in real Chromium (1366x900 laptop or 390x844 phone) and saves
 screenshots of what it checks under test-artifacts/screenshots/issue20-*.png
@@ -16,8 +17,9 @@ from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from tokenizers import AddedToken
 
-from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
+from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tokenizer
 from tests.jobhelpers import JobWorker
 from tests.serving import serve_app
 from webapp import create_app
@@ -292,7 +294,6 @@ def test_6_stats_pretoken_count_and_one_heading(open_page):
 
 
 def test_6_an_opened_file_starts_with_special_tokens_as_text_like_a_preset(open_page, tmp_path: Path):
-    from tokenizers import AddedToken
     tok = byte_level_tokenizer(SAMPLE_CORPUS)
     tok.add_special_tokens([AddedToken("<|sp|>", special=True)])
     path = tmp_path / "tokenizer.json"
@@ -308,7 +309,6 @@ def test_6_an_opened_file_starts_with_special_tokens_as_text_like_a_preset(open_
 
 
 def test_6_a_character_level_file_on_bytes_says_so_by_the_drop_zone(open_page, tmp_path: Path):
-    from tests.hf_samples import char_level_tokenizer
     path = tmp_path / "tokenizer.json"
     path.write_text(char_level_tokenizer(SAMPLE_CORPUS).to_str(), encoding="utf-8")
     page = open_page()
