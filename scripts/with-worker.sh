@@ -20,12 +20,29 @@ stop_worker() {
   fi
 }
 trap stop_worker EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# Ctrl-C or SIGTERM is a normal stop: pass it on to the server (a command run
+# with & in a script ignores SIGINT, so it would not see Ctrl-C itself), wait
+# for it and the worker, and exit 0 - `make run` then ends without
+# "make: *** [run] Error 130/143".
+stopping=0
+server=""
+stop() {
+  stopping=1
+  if [ -n "$server" ]; then kill -TERM "$server" 2>/dev/null; fi
+}
+trap stop INT TERM
 "$@" &
 server=$!
-wait "$server"
-status=$?
-# A signal interrupts `wait`: pass it on to the server and wait for it to finish.
-if kill -0 "$server" 2>/dev/null; then kill -TERM "$server" 2>/dev/null; wait "$server"; fi
+status=0
+while :; do
+  wait "$server"
+  status=$?
+  # `wait` returns early when a signal arrives: go on waiting while the server runs
+  kill -0 "$server" 2>/dev/null || break
+done
+stop_worker
+if [ "$stopping" = 1 ]; then
+  echo "Stopped." >&2
+  exit 0
+fi
 exit "$status"

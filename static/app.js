@@ -85,6 +85,14 @@
   // Arrow keys move between tokens (one tab stop for the whole token list);
   // Escape closes the details.
   document.addEventListener("keydown", function (event) {
+    var inPanel = event.key === "Escape" && event.target.closest && event.target.closest(".details.is-open");
+    if (inPanel) {
+      // Escape on the × (or anywhere in the details): close, and give focus back to the token
+      var back = inPanel.closest(".token-area").querySelector(".tok.is-active");
+      if (back) { back.focus(); }  // focusing shows the details again: hide them after
+      hideDetails(inPanel);
+      return;
+    }
     var tok = event.target.closest && event.target.closest(".tok");
     if (!tok) { return; }
     if (event.key === "Escape") {
@@ -112,6 +120,23 @@
     event.preventDefault();
     first.focus();
   });
+
+  // --- rows that scroll sideways (nav, examples, presets on a phone) show a cue ---
+  // A fade on the side where more is hidden (app.css, [data-scroll-cue]).
+  function updateCue(row) {
+    var more = row.scrollWidth - row.clientWidth > 2;
+    row.classList.toggle("more-right", more && row.scrollLeft + row.clientWidth < row.scrollWidth - 2);
+    row.classList.toggle("more-left", more && row.scrollLeft > 2);
+  }
+  function updateCues() {
+    Array.prototype.forEach.call(document.querySelectorAll("[data-scroll-cue]"), updateCue);
+  }
+  document.addEventListener("DOMContentLoaded", updateCues);
+  window.addEventListener("resize", updateCues);
+  document.addEventListener("htmx:afterSettle", updateCues);
+  document.addEventListener("scroll", function (event) {
+    if (event.target.hasAttribute && event.target.hasAttribute("data-scroll-cue")) { updateCue(event.target); }
+  }, true);
 
   // --- copy buttons ------------------------------------------------------------
   document.addEventListener("click", function (event) {
@@ -179,7 +204,10 @@
     lastGood.setAttribute("inert", "");
     lastGood.setAttribute("aria-hidden", "true");
     // its view radios must not be sent with the form twice
-    Array.prototype.forEach.call(lastGood.querySelectorAll("input, button, textarea, select"), function (el) { el.disabled = true; });
+    // and must leave the live radio group alone (no name, no form): they only show which view is kept
+    Array.prototype.forEach.call(lastGood.querySelectorAll("input, button, textarea, select"), function (el) {
+      el.disabled = true; el.removeAttribute("name"); el.removeAttribute("form");
+    });
     lastGood.removeAttribute("id");
     Array.prototype.forEach.call(lastGood.querySelectorAll("[id]"), function (el) { el.setAttribute("data-stale-id", el.id); el.removeAttribute("id"); });
     slot.appendChild(lastGood);
@@ -315,8 +343,10 @@
   // arrives, so a reload right after the update shows the same page)
   document.addEventListener("htmx:beforeRequest", function (event) {
     if (event.detail.elt && event.detail.elt.id === "tool-form") {
+      // right after the request has gone out (a long text's draft costs milliseconds
+      // to store: not on the keystroke's way to the server), still before the answer
       window.clearTimeout(saveTimer);
-      saveState();
+      saveTimer = window.setTimeout(saveState, 0);
     }
   });
   document.addEventListener("htmx:afterSwap", function () {

@@ -200,9 +200,24 @@
     note.className = "field-error open-tokenizer-error";
     note.setAttribute("role", "alert");
     note.textContent = message;
-    var old = target.querySelector(".open-tokenizer-error");
+    // beside the drop zone, where the file was chosen (the status sits in the input card)
+    var slot = document.getElementById("open-tokenizer-error-slot") || target;
+    var old = slot.querySelector(".open-tokenizer-error");
     if (old) { old.remove(); }
-    target.insertBefore(note, target.firstChild);
+    slot.insertBefore(note, slot.firstChild);
+  });
+
+  // "Open it on the Characters page": the htmx open sent only the file, so the
+  // link lacks the page's text; carry it along (short texts, as the server does).
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a.open-elsewhere");
+    var field = document.getElementById("f-text");
+    if (!link || !field || !field.value || field.value.length > 2000) { return; }
+    var url = new URL(link.href, window.location.href);
+    if (!url.searchParams.has("text")) {
+      url.searchParams.set("text", field.value);
+      link.href = url.toString();
+    }
   });
 
   // Typing or pasting a file into the open box must not re-encode the page

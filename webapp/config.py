@@ -38,7 +38,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "LIMIT_TOKEN_BYTES": 65_536,
     "LIMIT_VOCAB_BYTES": 8 * 1024 * 1024,
     # How much of a result the pages render (the full ids stay available).
-    "RENDER_MAX_TOKENS": 1000,
+    "RENDER_MAX_TOKENS": 250,  # token spans per page (about a screenful): the rest are paged
     "TRACE_MAX_STEPS": 200,
     # Share links and the database (webapp.infra.storage / webapp.web.share.routes / webapp.infra.security).
     "DATABASE_URL": "",  # empty: $DATABASE_URL, else instance/playground.sqlite3

@@ -162,14 +162,15 @@ def _side_counts(page: str) -> dict[str, int]:
 
 
 def _side_ids(page: str, side: str) -> list[int]:
-    start = page.index(f'id="compare-tokens-{side}"')
-    end = page.index("</section>", start)
+    """Side B's tokens in the comparison card; side A's are the page's own Tokens view (#tokens)."""
+    start = page.index(f'id="compare-tokens-{side}"' if side == "b" else 'id="tokens"')
+    end = page.index("</section>" if side == "b" else 'class="details"', start)
     return [int(i) for i in re.findall(r'data-token-id="(\d+)"', page[start:end])]
 
 
 def _marked(page: str, side: str) -> int:
-    start = page.index(f'id="compare-tokens-{side}"')
-    end = page.index("</section>", start)
+    start = page.index(f'id="compare-tokens-{side}"' if side == "b" else 'id="tokens"')
+    end = page.index("</section>" if side == "b" else 'class="details"', start)
     return page[start:end].count("tok-differs")
 
 

@@ -487,3 +487,21 @@ def test_ids_download_of_a_long_text_is_a_job_whose_file_equals_the_inline_one(s
     assert from_job.get_data(as_text=True) == inline.get_data(as_text=True)
     assert len(from_job.get_data(as_text=True).split()) > 100  # the ids themselves
     assert from_job.headers["Content-Disposition"] == f'attachment; filename="{tool}-ids.txt"'
+
+
+def test_corpus_training_progress_carries_one_estimate(monkeypatch):
+    """Issue #20, item 3: one estimate in the text, the one eta_seconds reads back."""
+    from webapp.jobs.store import split_eta, with_eta
+    from webapp.web.corpus import kinds
+
+    clock = iter([100.0, 110.0, 110.0])
+    monkeypatch.setattr(kinds.time, "monotonic", lambda: next(clock))
+    seen: list[tuple[float, str]] = []
+    kinds._phase(lambda f, t: seen.append((f, t)), 0.4, 0.57, estimate=True)(100, 1000, "merge 100 of 1,000")
+    (_, text), = seen
+    assert text.count("s left") == 1 and split_eta(text) == ("merge 100 of 1,000", 90)
+    # the worker appends its own estimate only when the text carries none
+    assert with_eta(text, 3).count("s left") == 1
+    seen.clear()
+    kinds._phase(lambda f, t: seen.append((f, t)), 0.0, 0.4, estimate=False)(5, 10, "counting")
+    assert seen == [(0.2, "counting")]

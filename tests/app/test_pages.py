@@ -231,11 +231,20 @@ def test_train_errors(client, state, field, words):
 
 def test_large_inputs_render_a_bounded_number_of_spans(tmp_path):
     app = make_app(tmp_path, RENDER_MAX_TOKENS=50)
-    html = app.test_client().post("/bytes", data={"text": "ab" * 100, "merges": ""}).get_data(as_text=True)
-    assert "Showing 50 of 200 tokens" in html
+    client = app.test_client()
+    html = client.post("/bytes", data={"text": "ab" * 100, "merges": ""}).get_data(as_text=True)
+    assert "Showing tokens 1–50 of 200" in html
     assert len(token_ids(html)) == 50
     ids = html.split('id="ids-output"', 1)[1].split(">", 1)[1].split("</textarea>", 1)[0]
     assert len(ids.split()) == 200  # the full ids are still there
+    # the next page, as its button posts it (without JavaScript too)
+    page2 = client.post("/bytes", data={"text": "ab" * 100, "merges": "", "tokens_from": "50"}).get_data(as_text=True)
+    assert "Showing tokens 51–100 of 200" in page2 and len(token_ids(page2)) == 50
+    assert 'name="tokens_from" value="0"' in page2 and 'name="tokens_from" value="100"' in page2
+    last = client.post("/bytes", data={"text": "ab" * 100, "merges": "", "tokens_from": "999999"}).get_data(as_text=True)
+    assert "Showing tokens 151–200 of 200" in last  # past the end: the last page
+    odd = client.post("/bytes", data={"text": "ab" * 100, "merges": "", "tokens_from": "x"}).get_data(as_text=True)
+    assert "Showing tokens 1–50 of 200" in odd
 
 
 def test_ids_download(client):
@@ -255,7 +264,7 @@ def test_ids_download_follows_the_pretokenization(client):
 
 def test_pretokenize_shows_pieces(client):
     html = client.post("/bytes", data={"text": "low low", "merges": "108 111 256\n32 256 257", "pretokenize": "gpt2"}).get_data(as_text=True)
-    assert "2 pre-tokens;" in html and html.count('class="pretoken-sep"') == 1
+    assert "2 pre-tokens<" in html and html.count('class="pretoken-sep"') == 1
     bad = client.post("/bytes", data={"text": "a", "merges": "", "pretokenize": "bert"}).get_data(as_text=True)
     assert "expected one of none, gpt2, cl100k" in field_error(bad, "pretokenize")
 

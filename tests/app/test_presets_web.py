@@ -188,3 +188,11 @@ def test_get_tokenizer_opens_a_stored_file_by_id(app, client):
         assert handle.decode(handle.encode("abcab abc")) == "abcab abc"
     with pytest.raises(TokenizerError):
         get_tokenizer(body["tokenizer"])  # outside the app there is no storage to look in
+
+
+def test_a_preset_under_another_split_says_its_ids_are_not_the_presets(client):
+    """Issue #20, item 5: without JavaScript too, the page says plainly what changed."""
+    page = client.get("/bytes?tokenizer=cl100k_base&pretokenize=none&text=1234567").get_data(as_text=True)
+    assert "These are not cl100k_base&#39;s ids" in page or "These are not cl100k_base's ids" in page
+    own = client.get("/bytes?tokenizer=cl100k_base&pretokenize=cl100k&text=1234567").get_data(as_text=True)
+    assert "foreign-split" not in own

@@ -52,18 +52,24 @@ def _expected() -> dict:
     return {"sides": out, "percent": f"{100 * shared / union:.1f}%", "shared": shared, "union": union}
 
 
+def _list(side: str) -> str:
+    """Side B's tokens are in the comparison card; side A's are the page's own Tokens view."""
+    return "#compare-tokens-b" if side == "b" else "#tokens"
+
+
 def _ids(page: Page, side: str) -> list[int]:
-    return [int(x) for x in page.locator(f"#compare-tokens-{side} .tok").evaluate_all("els => els.map(e => e.dataset.tokenId)")]
+    return [int(x) for x in page.locator(f"{_list(side)} .tok").evaluate_all("els => els.map(e => e.dataset.tokenId)")]
 
 
 def _marks(page: Page, side: str) -> list[bool]:
-    return page.locator(f"#compare-tokens-{side} .tok").evaluate_all("els => els.map(e => e.classList.contains('tok-differs'))")
+    return page.locator(f"{_list(side)} .tok").evaluate_all("els => els.map(e => e.classList.contains('tok-differs'))")
 
 
 def _check(page: Page, want: dict) -> None:
-    for side in ("a", "b"):
+    for side in ("b", "a"):  # B first: the comparison card is there, so A's marks are too
         ids, marks = want["sides"][side]
-        expect(page.locator(f"#compare-tokens-{side} .tok")).to_have_count(len(ids))
+        expect(page.locator(f"{_list(side)} .tok")).to_have_count(len(ids))
+        expect(page.locator(f"{_list(side)} .tok.tok-differs")).to_have_count(sum(marks))
         assert _ids(page, side) == ids
         assert _marks(page, side) == marks
         section = page.locator(f'.compare-side[data-side="{side}"]')
@@ -115,7 +121,7 @@ def test_compare_cl100k_with_o200k_wide_and_narrow(page: Page, console, screensh
     # Swap: o200k_base becomes the page's tokenizer, cl100k_base side B.
     page.locator("#compare-swap").click()
     expect(page.locator("#f-compare")).to_have_value("cl100k_base")
-    expect(page.locator("#compare-tokens-a .tok")).to_have_count(len(b_ids))
+    expect(page.locator("#tokens .tok")).to_have_count(len(b_ids))
     assert _ids(page, "a") == b_ids and _ids(page, "b") == a_ids
 
 

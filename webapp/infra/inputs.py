@@ -57,7 +57,7 @@ class Limits:
     ids: int = 1_000_000
     words: int = 500_000
     num_merges: int = 50_000
-    render_max_tokens: int = 1000  # spans per page; all ids stay in the Ids view
+    render_max_tokens: int = 250  # spans per page (about a screenful: issue #20); all ids stay in the Ids view
     render_max_ids: int = 20_000  # ids in the Ids view's box; all of them in its download
     trace_max_steps: int = 200
     trace_max_sequence: int = 400

@@ -29,6 +29,7 @@ from webapp.jobs.store import (
     eta_seconds,
     memory_budget_message,
     pack_json,
+    split_eta,
     time_budget_message,
     with_eta,
 )
@@ -199,7 +200,10 @@ def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
 
     def shown(fraction: float, text: str) -> str:
         # The estimate is worked out here, where the start is known, and
-        # carried in the text (split_eta reads it back for the JSON).
+        # carried in the text (split_eta reads it back for the JSON). A kind
+        # that carries its own (it knows its phases' rates) keeps it: one estimate.
+        if split_eta(text)[1] is not None:
+            return text
         return with_eta(text, eta_seconds(time.monotonic() - started, fraction))
 
     def on_progress(fraction: float, text: str) -> None:

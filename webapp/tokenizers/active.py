@@ -198,6 +198,14 @@ def byte_vocab(active: ActiveTokenizer) -> dict[int, bytes]:
     raise ValueError("typed merges have no stored vocab")
 
 
+def own_pretokenize(active: ActiveTokenizer) -> str | None:
+    """The pre-tokenization a byte-level preset or file comes with (None: typed merges, or unknown)."""
+    if active.typed or active.entry is None:
+        return None
+    tok = active.entry.tok
+    return tok.pretokenize if tok.level == "bytes" else None
+
+
 # --- character level -----------------------------------------------------------
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from webapp.tokenizer.core.engine import Event
@@ -67,7 +67,7 @@ def _sequences(
     bounds: Sequence[int],
     keys: Sequence[Hashable],
     events: dict[Hashable, list[Event]],
-    news: Sequence[int],
+    news: Mapping[int, int],
     recorded: Sequence[int],
     counts: Counter,
     show: Callable[[int], Symbol],
@@ -118,7 +118,7 @@ def _changes(
     bounds: Sequence[int],
     keys: Sequence[Hashable],
     events: dict[Hashable, list[Event]],
-    news: Sequence[int],
+    news: Mapping[int, int],
     recorded: Sequence[int],
     sequences: Sequence[tuple[Symbol, ...] | None],
     show: Callable[[int], Symbol],
@@ -189,7 +189,7 @@ def _tokens(
     bounds: Sequence[int],
     keys: Sequence[Hashable],
     events: dict[Hashable, list[Event]],
-    news: Sequence[int],
+    news: Mapping[int, int],
     ids: Sequence[int],
     show: Callable[[int], Symbol],
     value: Callable[[int, int], bytes | str],
@@ -236,7 +236,7 @@ def _tree(
     token_start: int,
     token_end: int,
     token_events: list[Event],
-    news: Sequence[int],
+    news: Mapping[int, int],
     show: Callable[[int], Symbol],
 ) -> MergeNode:
     """Replay one token's events over its leaves (offsets made absolute)."""
@@ -267,9 +267,11 @@ def build_trace(
     max_tree_nodes: int,
 ) -> EncodeTrace:
     """The trace of one encoding: `bounds` are segment starts plus the end, `keys[i]` segment i's cache key."""
-    news = [rule[2] for rule in rules]
     occurrences = Counter(keys)
     fired, counts = _steps(occurrences, events)
+    # Each fired rule's new id (only those: a preset has 100,000 rules, and a list of
+    # all of them cost more than the rest of a short text's trace).
+    news = {rule: rules[rule][2] for rule in counts}
     recorded = fired[:max_steps]
     sequences = _sequences(initial, bounds, keys, events, news, recorded, counts, show, max_sequence)
     changes = _changes(initial, bounds, keys, events, news, recorded, sequences, show)

@@ -179,8 +179,13 @@ class CorpusRow:
     merged: str
     count: int
     runner_up: int
-    tie: bool
-    close: bool
+    tie: bool  # the runner-up had the same count: the tie-break rule chose
+
+    @property
+    def margin(self) -> int:
+        """How many more times the winner occurred than the runner-up (a corpus has margins
+        of a few percent at nearly every step, so a "close" badge would mark almost every row)."""
+        return self.count - self.runner_up
 
 
 @dataclass(frozen=True)
@@ -226,11 +231,20 @@ def _raw_token(shown: str) -> bytes:
     return shown.encode("utf-8")
 
 
+def _short_count(n: int) -> str:
+    """1, 10, 100, 1k, 10k, 100k, 1M, ...: axis labels short enough for a phone."""
+    for size, suffix in ((10**9, "G"), (10**6, "M"), (10**3, "k")):
+        if n >= size:
+            return f"{n // size:,}{suffix}"
+    return str(n)
+
+
 def count_line(counts: Sequence[int], width: int = 720, height: int = 200, buckets: int = 600) -> LineChart | None:
     """The winning count per step as a line on a log scale (at most `buckets` points: each the bucket's max)."""
     if not counts:
         return None
-    left, bottom, top, right = 48, height - 22, 10, 8
+    # room for the longest tick label ("100k") at the phone's larger axis font (app.css)
+    left, bottom, top, right = 64, height - 22, 10, 8
     plot_w, plot_h = width - left - right, bottom - top
     per = max(1, math.ceil(len(counts) / buckets))
     values = [max(counts[i : i + per]) for i in range(0, len(counts), per)]
@@ -241,7 +255,7 @@ def count_line(counts: Sequence[int], width: int = 720, height: int = 200, bucke
 
     n = len(values)
     points = " ".join(f"{round(left + plot_w * (k / max(n - 1, 1)), 2)},{y(v)}" for k, v in enumerate(values))
-    ticks = [(y(10 ** e), f"{10 ** e:,}") for e in range(0, int(high) + 1)]
+    ticks = [(y(10 ** e), _short_count(10 ** e)) for e in range(0, int(high) + 1)]
     return LineChart(width, height, points, ticks, left, len(counts))
 
 
@@ -262,7 +276,7 @@ def corpus_result(result: dict[str, Any], job_id: str, page: int, per_page: int,
         merged = printable_bytes(_raw_token(left) + _raw_token(right)) if byte_level else printable(left + right)
         count, runner_up = steps["count"][k], steps["runner_up"][k]
         rows.append(CorpusRow(k + 1, _step_token(left), _step_token(right), merged, count, runner_up,
-                              tie=count == runner_up, close=count != runner_up and is_close(count, runner_up)))
+                              tie=count == runner_up))
     corpus = result["corpus"]
     bpt = result["bytes_per_token"]
     summary = [

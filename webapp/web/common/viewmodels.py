@@ -15,7 +15,7 @@ always shows as text. It does not call the engine except for small helpers
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 from webapp.tokenizer import BoundedCache, EncodeTrace, MergeNode
 
 
@@ -173,6 +173,7 @@ class TokenView:
     pretoken_start: bool = False
     special: bool = False  # a recognised special token (<|endoftext|> ...), not made by merges
     differs: bool = False  # in a comparison: a boundary of this token is not one of the other side's
+    tab_stop: bool = False  # the one token of the list reached with Tab (arrow keys move on)
 
     @property
     def position(self) -> str:
@@ -220,28 +221,26 @@ def distinct_neighbour_hues(groups: Sequence[TokenGroup]) -> list[TokenGroup]:
     return list(groups)
 
 
-def _char_starts(data: bytes) -> set[int]:
-    """Byte offsets where a UTF-8 character starts (and the end)."""
-    starts = {i for i, b in enumerate(data) if b & 0xC0 != 0x80}
-    starts.add(len(data))
-    return starts
+def _char_start(data: bytes, offset: int) -> bool:
+    """Whether a UTF-8 character starts at byte `offset` (the end counts as one)."""
+    return offset >= len(data) or data[offset] & 0xC0 != 0x80
 
 
-def byte_token_views(trace: EncodeTrace, text: str, special_ids: frozenset[int] = frozenset()) -> list[TokenGroup]:
-    """Byte-level tokens, grouped where token boundaries fall inside a character.
+def byte_token_views(trace: EncodeTrace, text: str, special_ids: frozenset[int] = frozenset(),
+                     first: int = 0) -> list[TokenGroup]:
+    """Byte-level tokens from the `first` recorded one on, grouped where token boundaries fall inside a character.
 
     Tokens whose id is in `special_ids` are marked special (their text is
     never made by merges, so the id alone tells them apart).
     """
     data = text.encode("utf-8")
-    starts = _char_starts(data)
     pretoken_starts = {s for s, _ in trace.pretokens[1:]} if trace.pretokens else set()
 
     def label(n: MergeNode) -> str:
         return f'{n.symbol}  "{printable_bytes(data[n.start:n.end])}"'
 
     groups: list[TokenGroup] = []
-    for index, tok in enumerate(trace.tokens):
+    for index, tok in enumerate(trace.tokens[first:], start=first):
         value = tok.value if isinstance(tok.value, bytes) else data[tok.start : tok.end]
         segments, valid = byte_segments(value)
         view = TokenView(
@@ -258,8 +257,9 @@ def byte_token_views(trace: EncodeTrace, text: str, special_ids: frozenset[int] 
             valid=valid,
             pretoken_start=tok.start in pretoken_starts,
             special=tok.id in special_ids,
+            tab_stop=index == first,
         )
-        if groups and tok.start not in starts:
+        if groups and not _char_start(data, tok.start):
             groups[-1].tokens.append(view)
         else:
             groups.append(TokenGroup([view]))
@@ -270,14 +270,14 @@ def byte_token_views(trace: EncodeTrace, text: str, special_ids: frozenset[int] 
     return distinct_neighbour_hues(groups)
 
 
-def char_token_views(trace: EncodeTrace) -> list[TokenGroup]:
-    """Character-level tokens (never split inside a code point, so no grouping)."""
+def char_token_views(trace: EncodeTrace, first: int = 0) -> list[TokenGroup]:
+    """Character-level tokens from the `first` recorded one on (never split inside a code point, so no grouping)."""
 
     def label(n: MergeNode) -> str:
         return f'"{printable(str(n.symbol))}"'
 
     groups = []
-    for index, tok in enumerate(trace.tokens):
+    for index, tok in enumerate(trace.tokens[first:], start=first):
         value = str(tok.value)
         groups.append(
             TokenGroup(
@@ -293,6 +293,7 @@ def char_token_views(trace: EncodeTrace) -> list[TokenGroup]:
                         end=tok.end,
                         unit="chars",
                         tree="\n".join(tree_lines(tok.tree, label)),
+                        tab_stop=index == first,
                     )
                 ]
             )
@@ -340,16 +341,18 @@ class Stat:
 
 
 def encode_stats(text: str, ids: Sequence[int], rules_fired: int | None, rules_total: int) -> list[Stat]:
-    """Tokens, characters, UTF-8 bytes, bytes per token, rules that fired (None: not counted, see Trace)."""
+    """Tokens, characters, UTF-8 bytes, bytes per token, rules that fired (None: not counted, no card)."""
     n_bytes = len(text.encode("utf-8", "surrogatepass"))
     per = f"{n_bytes / len(ids):.2f}" if ids else "–"
-    return [
+    stats = [
         Stat("tokens", f"{len(ids):,}", "tokens"),
         Stat("characters", f"{len(text):,}", "chars"),
         Stat("UTF-8 bytes", f"{n_bytes:,}", "bytes"),
         Stat("bytes / token", per, "bytes-per-token"),
-        Stat("rules fired", f"{rules_fired:,} of {rules_total:,}" if rules_fired is not None else "in Trace", "rules-fired"),
     ]
+    if rules_fired is not None:
+        stats.append(Stat("rules fired", f"{rules_fired:,} of {rules_total:,}", "rules-fired"))
+    return stats
 
 
 @dataclass
@@ -360,6 +363,7 @@ class Chip:
     hue: str
     text: str
     changed: bool = False  # made by this row's rule (highlighted)
+    show_id: bool = False  # the id is printed under the text (tokens made by merges, on the Bytes page)
 
 
 @dataclass
@@ -371,6 +375,7 @@ class TraceRow:
     length: int | None
     window_at: int | None = None  # chips are a window of a long sequence, from this text offset
     more: tuple[bool, bool] = (False, False)  # more of the sequence before / after the window
+    rule_tokens: str = ""  # the rule in the tokenizer's tokens, when its ids are not bytes
 
 
 def _step_chips(step: Any, chip: Callable[[Any], Chip]) -> tuple[list[Chip] | None, int | None, tuple[bool, bool]]:
@@ -386,36 +391,66 @@ def _step_chips(step: Any, chip: Callable[[Any], Chip]) -> tuple[list[Chip] | No
     return chips, step.window_start, tuple(step.window_more)
 
 
-def _chip_byte(symbol: Any, known: dict[int, bytes]) -> Chip:
-    value = known.get(symbol, b"")
-    return Chip(symbol, hue_class(symbol), printable_bytes(value) if value else str(symbol))
-
-
 START_WINDOW = 25  # symbols of a long start sequence shown (the passes show 2 x 12 + 1)
 
 
-def byte_trace_rows(trace: EncodeTrace, text: str | None = None) -> list[TraceRow]:
+def byte_trace_rows(trace: EncodeTrace, text: str | None = None,
+                    vocab: Mapping[int, bytes] | None = None) -> list[TraceRow]:
     """`start / after rule k` rows for the byte-level trace table.
 
-    Token text for each id is tracked step by step (rule order), so odd lists
-    that redefine an id still show what the id meant at that point.
+    `vocab` is a preset's or opened file's {id: bytes}: its ids are not bytes
+    (cl100k_base numbers the byte "H" 39), so each chip shows what its id
+    means there. Without it (typed merges) ids 0..255 are bytes and each
+    rule's new id is tracked step by step (rule order), so odd lists that
+    redefine an id still show what the id meant at that point. A trace cut
+    after its first passes ends with a "result" row: the tokens themselves.
     """
-    known: dict[int, bytes] = {i: bytes([i]) for i in range(256)}
+    own = vocab is not None
+    known: dict[int, bytes] = {i: bytes([i]) for i in range(256)} if vocab is None else dict(vocab)
+    byte_ids = {value[0]: i for i, value in known.items() if len(value) == 1} if own else {b: b for b in range(256)}
+
+    def chip(symbol: Any) -> Chip:
+        value = known.get(symbol, b"")
+        return Chip(symbol, hue_class(symbol), printable_bytes(value) if value else str(symbol),
+                    show_id=len(value) != 1 if own else symbol >= 256)
+
+    def name(symbol: Any) -> str:
+        value = known.get(int(symbol))
+        return f"{printable_bytes(value)!r}" if value else str(symbol)
+
+    shown_text = trace.text if trace.text is not None else text
     rows: list[TraceRow] = []
     if trace.initial is not None:
-        rows.append(TraceRow("start", "", None, [_chip_byte(s, known) for s in trace.initial], len(trace.initial)))
-    elif text is not None:  # too long to show whole: its beginning, as the passes show windows
-        head = text.encode("utf-8", "surrogatepass")[:START_WINDOW]
-        rows.append(TraceRow("start", "", None, [_chip_byte(b, known) for b in head], None, 0, (False, True)))
+        rows.append(TraceRow("start", "", None, [chip(s) for s in trace.initial], len(trace.initial)))
+    elif shown_text is not None:  # too long to show whole: its beginning, as the passes show windows
+        head = shown_text.encode("utf-8", "surrogatepass")[:START_WINDOW]
+        rows.append(TraceRow("start", "", None, [chip(byte_ids.get(b, b)) for b in head], None, 0, (False, True)))
     else:
         rows.append(TraceRow("start", "", None, None, None))
     for n, step in enumerate(trace.steps, start=1):
-        known[int(step.new)] = known.get(int(step.left), b"") + known.get(int(step.right), b"")
+        if not own:
+            known[int(step.new)] = known.get(int(step.left), b"") + known.get(int(step.right), b"")
         rule = f"rule {step.rule + 1}: {step.left} {step.right} → {step.new}"
-        chips, at, more = _step_chips(step, lambda s: _chip_byte(s, known))
+        spelled = f"{name(step.left)} + {name(step.right)} → {name(step.new)}" if own else ""
+        chips, at, more = _step_chips(step, chip)
         rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
-                             len(step.sequence) if step.sequence is not None else None, at, more))
+                             len(step.sequence) if step.sequence is not None else None, at, more, spelled))
+    if trace.steps_truncated:
+        rows.append(_result_row(trace, lambda t: Chip(
+            t.id, hue_class(t.id), printable_bytes(t.value) if isinstance(t.value, bytes) else str(t.id),
+            show_id=(len(t.value) != 1) if own else t.id >= 256)))
     return rows
+
+
+RESULT_CHIPS = 100  # tokens shown in the "result" row of a trace cut after its first passes
+
+
+def _result_row(trace: EncodeTrace, chip: Callable[[Any], Chip]) -> TraceRow:
+    """The last row of a trace whose passes were cut: the output tokens (the first ones recorded)."""
+    chips = [chip(t) for t in trace.tokens[:RESULT_CHIPS]]
+    more = len(trace.ids) > len(chips)
+    return TraceRow("result", "after every rule", None, chips, None if more else len(chips),
+                    0 if more else None, (False, more))
 
 
 def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int], text: str | None = None) -> list[TraceRow]:
@@ -437,4 +472,6 @@ def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int], text: str | None 
         chips, at, more = _step_chips(step, chip)
         rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
                              len(step.sequence) if step.sequence is not None else None, at, more))
+    if trace.steps_truncated:
+        rows.append(_result_row(trace, lambda t: chip(t.value)))
     return rows

@@ -303,7 +303,10 @@ def page_compare(state: Mapping[str, str]) -> tuple[dict[str, Any] | None, dict[
     result = compare_sides(side_a, side_b, size)
     percent = 100.0 * result.shared_ratio
     return {
-        "a": _side_view(side_a, result.a_differs, text),
+        # side A's tokens are the page's own Tokens view: only its marks travel (not its tokens again)
+        "a": {"label": side_a.label, "scheme": side_a.scheme, "count": len(side_a.ids),
+              "differing": sum(result.a_differs)},
+        "a_differs": result.a_differs,
         "b": _side_view(side_b, result.b_differs, text),
         "shared": len(result.shared),
         "union": result.union,

@@ -5,7 +5,7 @@ in one folder under the instance folder and submits a job with their paths,
 the options (pre-tokenization, level, merges, held-out text) and the limits.
 This kind then
 1. counts the pre-tokens of every file, streamed in blocks (webapp.tokenizer.training.corpus);
-2. learns the merges, reporting "merge k of N, about s left" and stopping early
+2. learns the merges, reporting "merge k of N · about s left" and stopping early
    (with the merges so far) when the user cancels;
 3. stores the result as an opened tokenizer (content-addressed, like an
    imported file), so the Bytes / Characters pages, the exports and share
@@ -32,7 +32,7 @@ from webapp import tokenizer as tk
 from webapp.infra import inputs
 from webapp.infra.storage import content_id
 from webapp.jobs import queue
-from webapp.jobs.store import Job
+from webapp.jobs.store import Job, with_eta
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
 from webapp.tokenizer import (
     CorpusTraining,
@@ -51,20 +51,26 @@ SOURCE = "tokenizer trained on a corpus"
 TRAIN_SHARE = 0.57
 
 
-def _eta(started: float, done: float, total: float) -> str:
-    """'about N s left' from the rate so far (nothing until there is a rate)."""
+def _eta(started: float, done: float, total: float) -> int | None:
+    """Seconds left in this phase from its rate so far (None until there is a rate, or at its end)."""
     if done <= 0 or total <= done:
-        return ""
-    left = (time.monotonic() - started) * (total - done) / done
-    return f", about {left:,.0f} s left" if left >= 1 else ", under a second left"
+        return None
+    return max(1, int((time.monotonic() - started) * (total - done) / done + 0.999))
 
 
-def _phase(progress: Progress, start: float, share: float) -> Callable[[int, int, str], None]:
+def _phase(progress: Progress, start: float, share: float, estimate: bool) -> Callable[[int, int, str], None]:
+    """A phase's progress; `estimate`: its own rate tells the time left (the job's last long phase).
+
+    A job shows ONE estimate: the worker appends its own (from the whole
+    job's fraction) unless the text carries one. Counting leaves it to the
+    worker; training knows better (the counting share says nothing about how
+    long the merges take), so it carries its own.
+    """
     began = time.monotonic()
 
     def report(done: int, total: int, message: str) -> None:
         fraction = done / total if total else 1.0
-        progress(start + share * fraction, message + _eta(began, done, total))
+        progress(start + share * fraction, with_eta(message, _eta(began, done, total)) if estimate else message)
 
     return report
 
@@ -113,7 +119,7 @@ def run_corpus(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
         try:
             counts = count_streams(
                 handles, scheme, total_bytes=total, max_distinct=limits["corpus_distinct"],
-                progress=_phase(progress, 0.0, COUNT_SHARE), should_stop=cancelled,
+                progress=_phase(progress, 0.0, COUNT_SHARE, estimate=False), should_stop=cancelled,
             )
         except TrainingCancelled:
             raise TokenizerError("job: cancelled while counting the corpus (no merges yet)", field="job") from None
@@ -123,7 +129,7 @@ def run_corpus(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
         count_seconds = time.monotonic() - started
         progress(COUNT_SHARE, f"counted {counts.pretokens:,} pre-tokens ({len(counts.counts):,} distinct); training")
         result = train_counts(counts.counts, level, options["num_merges"],
-                              progress=_phase(progress, COUNT_SHARE, TRAIN_SHARE), should_stop=cancelled)
+                              progress=_phase(progress, COUNT_SHARE, TRAIN_SHARE, estimate=True), should_stop=cancelled)
         progress(COUNT_SHARE + TRAIN_SHARE, "storing the tokenizer")
         tok = build_tokenizer(result, scheme)
         data = zlib.compress(dumps_stored(tok), 6)

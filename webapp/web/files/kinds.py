@@ -15,6 +15,8 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+from flask import url_for
+
 from webapp import tokenizer as tk
 from webapp.infra import inputs
 from webapp.infra.storage import content_id
@@ -66,7 +68,9 @@ def _show_opened(tool: str, result: Any) -> str:
     if result.get("level") != tool:
         other = "Characters" if tool == "bytes" else "Bytes"
         kind = "character-level" if tool == "bytes" else "byte-level"
-        return status(tool, "", f"file: this is a {kind} tokenizer; open it on the {other} page", reset_inputs=False)
+        there = url_for("pages.chars_page" if tool == "bytes" else "pages.bytes_page", tokenizer=result["tokenizer"])
+        return status(tool, "", f"file: this is a {kind} tokenizer; open it on the {other} page", reset_inputs=False,
+                      elsewhere=there)
     return status(tool, result["tokenizer"], None, reset_inputs=True, refresh=True)
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, jsonify, request, url_for
 
 from webapp.infra import inputs
 from webapp.jobs import views as jobs
@@ -42,6 +42,7 @@ from webapp.web.playground.controls import full_page, is_htmx, page_state, statu
 from webapp.infra.errors import ApiError, cut, not_found, quote
 from webapp.infra.body import is_json_request, read_json_object
 from webapp.web.common.tools import FILE_TOOLS, TOOLS
+from webapp.web.playground.fields import TOOL_TITLES
 from webapp.tokenizers.store import Loaded, load_tokenizer
 from webapp.tokenizer import (
     EXPORT_FORMATS,
@@ -277,9 +278,16 @@ def api_export() -> Response:
 # Page controls
 
 
-def _opening_special(entry: Loaded) -> str:
-    """A tokenizer.json opens with its special tokens recognised, as the library encodes by default."""
-    return "all" if entry.tok.pipeline and entry.tok.special_tokens and entry.tok.level == "bytes" else ""
+OPEN_ON_TEXT_MAX = 2000  # the page's text travels in the link to the other page up to this many characters
+
+
+def _open_on(tool: str, tokenizer_id: str) -> str:
+    """A link that opens the stored tokenizer on `tool`'s page (with the page's text, when short)."""
+    text = request.form.get("text", "")
+    args: dict[str, Any] = {"tokenizer": tokenizer_id}
+    if text and len(text) <= OPEN_ON_TEXT_MAX:
+        args["text"] = text
+    return url_for(f"pages.{tool}_page", **args)
 
 
 @bp.post("/files/open/<tool>")
@@ -287,26 +295,28 @@ def open_page(tool: str) -> Any:
     if tool not in FILE_TOOLS:
         raise not_found(f"path: no tool page {tool[:40]!r}")
     previous = request.form.get("tokenizer", "")
+    elsewhere = None
     try:
         entry = import_from_request(page=True)
         if not isinstance(entry, Loaded):
             return _job_panel(tool, entry, previous)
         wanted = "bytes" if tool == "bytes" else "chars"
         if entry.tok.level != wanted:
-            other = "Characters" if wanted == "bytes" else "Bytes"
+            other = "chars" if wanted == "bytes" else "bytes"
             kind = "character-level" if wanted == "bytes" else "byte-level"
-            raise TokenizerError(f"file: this is a {kind} tokenizer; open it on the {other} page", field="file")
+            elsewhere = _open_on(other, entry.id)
+            raise TokenizerError(f"file: this is a {kind} tokenizer; open it on the {TOOL_TITLES[other]} page",
+                                 field="file")
     except TokenizerError as exc:
         if is_htmx():
-            return status(tool, previous, exc.message, reset_inputs=False)
-        return full_page(tool, page_state(tool, previous), open_error=exc.message)
+            return status(tool, previous, exc.message, reset_inputs=False, elsewhere=elsewhere)
+        return full_page(tool, page_state(tool, previous), open_error=exc.message, open_elsewhere=elsewhere)
     if is_htmx():
         # `refresh` marks the status so files.js re-encodes the page with the file
         # (an HX-Trigger would make htmx reuse the Open button's formaction).
-        return status(tool, entry.id, None, reset_inputs=True, refresh=True, special=_opening_special(entry))
+        # special tokens start as plain text, as with a preset: the box says how to recognise them
+        return status(tool, entry.id, None, reset_inputs=True, refresh=True)
     state = page_state(tool, entry.id)
-    if _opening_special(entry):
-        state["special"] = _opening_special(entry)
     if tool == "bytes":
         state["pretokenize"] = entry.tok.pretokenize  # start with the file's own splitting
     return full_page(tool, state)

@@ -62,14 +62,35 @@ def _error_dict(errors: Mapping[str, TokenizerError], state: Mapping[str, str]) 
     return out
 
 
-# Above this many characters the per-pass trace is computed only while the
-# Trace view is shown (switching to it asks the server again): typing into a
-# long text then costs the tokens, not the trace table nobody is looking at.
-LAZY_TRACE_CHARS = 5000
+# An answer carries what is shown (issue #20, "send only what is shown"): the
+# per-pass trace only while the Trace view is chosen, the ids box only while
+# the Ids view is (or when it is small), one page of token spans. Choosing
+# another view asks the server again (the tabs post, macros.view_tabs); a
+# keystroke costs the tokens, not tables nobody is looking at.
+IDS_INLINE = 1000  # ids sent with every answer up to this many; more come with the Ids view
 
 
-def trace_wanted(state: Mapping[str, str], text: str) -> bool:
-    return state.get("view") == "trace" or len(text) <= LAZY_TRACE_CHARS
+def trace_wanted(state: Mapping[str, str]) -> bool:
+    return state.get("view") == "trace"
+
+
+def ids_wanted(state: Mapping[str, str], count: int) -> bool:
+    return state.get("view") == "ids" or count <= IDS_INLINE
+
+
+def token_window(state: Mapping[str, str], limits: inputs.Limits) -> tuple[int, int]:
+    """(index of the first token span shown, spans to record): the page the "tokens_from" button asked for."""
+    raw = state.get("tokens_from") or "0"
+    first = int(raw) if raw.isdigit() and len(raw) <= 9 else 0
+    first -= first % limits.render_max_tokens  # pages start at multiples of the page size
+    return first, first + limits.render_max_tokens
+
+
+def page_of_tokens(recorded: int, first: int, page: int) -> int:
+    """The first shown index, moved back onto the last page when `first` is past the tokens."""
+    if first < recorded or recorded == 0:
+        return first if recorded else 0
+    return (recorded - 1) // page * page
 
 
 def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_panel: str | None = None) -> dict[str, Any]:
@@ -96,42 +117,88 @@ def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
     special_ids: frozenset[int] = frozenset()
     if not errors:
         text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
-        with_steps = trace_wanted(state, text)
-        caps: dict[str, Any] = dict(max_steps=limits.trace_max_steps if with_steps else 0, max_tokens=limits.render_max_tokens,
+        with_steps = trace_wanted(state)
+        first, upto = token_window(state, limits)
+        caps: dict[str, Any] = dict(max_steps=limits.trace_max_steps if with_steps else 0, max_tokens=upto,
                     max_sequence=limits.trace_max_sequence)
         try:
             quick = None if with_steps else act.prefix_byte_trace(
-                active, text, scheme, max_tokens=limits.render_max_tokens, max_sequence=limits.trace_max_sequence)
+                active, text, scheme, max_tokens=upto, max_sequence=limits.trace_max_sequence)
             trace, file_vocab, special_ids = (quick if quick is not None
                                               else act.byte_trace(active, text, merges, scheme, **caps))
         except TokenizerError as exc:
             errors["merges" if exc.field == "tokenizer" else exc.field] = exc
         else:
+            first = page_of_tokens(len(trace.tokens), first, limits.render_max_tokens)
+            ids_ready = ids_wanted(state, len(trace.ids))
             result = {
-                "groups": vm.byte_token_views(trace, trace.text if trace.text is not None else text, special_ids),
-                "shown": len(trace.tokens),
+                "groups": vm.byte_token_views(trace, trace.text if trace.text is not None else text, special_ids, first),
+                "first": first,
+                "shown": len(trace.tokens) - first,
+                "page": limits.render_max_tokens,
                 "total": len(trace.ids),
                 "ids": trace.ids,
-                "ids_text": format_ids(trace.ids),
+                "ids_ready": ids_ready,
+                "ids_text": format_ids(trace.ids) if ids_ready else "",
                 # a prefix trace knows the rules that fired in the prefix only: say where to look
                 "stats": vm.encode_stats(text, trace.ids, None if quick is not None else trace.rules_fired,
                                          trace.rules_fired + trace.rules_idle),
-                "rows": vm.byte_trace_rows(trace, text=text) if with_steps else [],
+                "rows": vm.byte_trace_rows(trace, text=text, vocab=file_vocab) if with_steps else [],
                 "trace_ready": with_steps,
                 "steps_truncated": trace.steps_truncated,
                 "rules_fired": trace.rules_fired,
                 "rules_idle": trace.rules_idle,
                 "pretokens": (len(split_text(text, scheme)) if quick is not None else len(trace.pretokens))
                 if scheme != "none" else 0,
-                "roundtrip": _roundtrip(text, trace.ids, merges, _only(file_vocab, trace.ids)),
+                "roundtrip": _roundtrip(text, trace.ids, merges, file_vocab),
+                "foreign_split": _foreign_split(active, scheme),
+                "unmade": unmade_ids(merges.rules) if active.typed else [],
             }
     decoded = compute_decode(state, limits, errors, active)
     comparison = None
     if result is not None:  # "Compare with…": side B beside this result (webapp.web.compare.routes)
         comparison, compare_errors = compare.page_compare(state)
         errors.update(compare_errors)
+        if comparison and "a_differs" in comparison:  # A's tokens are these: outline where they differ
+            marks = comparison["a_differs"]
+            for group in result["groups"]:
+                for view in group.tokens:
+                    view.differs = view.index < len(marks) and marks[view.index]
     return {"result": result, "decoded": decoded, "comparison": comparison, "errors": _error_dict(errors, state),
             "active": active}
+
+
+UNMADE_NOTES = 3  # typed rules named in the note about ids no earlier rule makes
+
+
+def unmade_ids(rules: Any) -> list[str]:
+    """Typed rules that name an id nothing has made yet (not a byte, no earlier rule's new id).
+
+    Such a rule can never match, like a rule that matches nothing in this
+    text, but for every text: the trace says so. The first few, then how many more.
+    """
+    known = set(range(256))
+    notes: list[str] = []
+    more = 0
+    for index, (left, right, new) in enumerate(rules):
+        missing = next((x for x in (left, right) if x not in known), None)
+        if missing is not None:
+            if len(notes) < UNMADE_NOTES:
+                notes.append(f"rule {index + 1} ({left} {right} → {new}) names id {missing}, which no earlier rule makes")
+            else:
+                more += 1
+        known.add(new)
+    if more:
+        notes.append(f"{more:,} more rule{'s' if more != 1 else ''} like these")
+    return notes
+
+
+def _foreign_split(active: act.ActiveTokenizer, scheme: str) -> dict[str, str] | None:
+    """A preset or file run with another pre-tokenization than its own: its ids are not its own then."""
+    own = act.own_pretokenize(active)
+    if own is None or own == scheme:
+        return None
+    return {"name": active.ref if active.source == "preset" else "the opened file", "own": own, "chosen": scheme}
 
 
 def _only(vocab: dict[int, bytes] | None, ids: Any) -> dict[int, bytes] | None:
@@ -146,6 +213,15 @@ def _roundtrip(text: str, ids: list[int], merges: Any, vocab: dict[int, bytes] |
     text's length or less (lengths first): a few rules can imply tokens of
     terabytes, while the encoding itself is as small as the text.
     """
+    if vocab is not None:  # a preset's or file's own vocab: the plain join first (every keystroke of a long text)
+        parts = list(map(vocab.get, ids))
+        if None not in parts:
+            try:
+                if b"".join(parts).decode("utf-8") == text:  # type: ignore[arg-type]
+                    return {"ok": True, "message": "decode(encode(text)) gives the text back"}
+            except UnicodeDecodeError:
+                pass
+        vocab = _only(vocab, ids)  # the checked decode below says what went wrong
     if vocab is None:
         implied = ImpliedVocab(merges.rules)
         size, wanted = implied.total(ids), len(text.encode("utf-8"))
@@ -230,8 +306,10 @@ def compute_chars(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
     result = None
     if not errors:
         text, merges, vocab = values["text"], values["merges"], values["vocab"]
+        with_steps = trace_wanted(state)
+        first, upto = token_window(state, limits)
         try:
-            caps = {"max_steps": limits.trace_max_steps, "max_tokens": limits.render_max_tokens,
+            caps = {"max_steps": limits.trace_max_steps if with_steps else 0, "max_tokens": upto,
                     "max_sequence": limits.trace_max_sequence}
             # an opened tokenizer.json applies its own normalizer / pre-tokenizer / added tokens
             trace = act.char_trace(active, text, **caps)
@@ -253,14 +331,20 @@ def compute_chars(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
                     "missing_count": len(missing),
                 }
         else:
+            first = page_of_tokens(len(trace.tokens), first, limits.render_max_tokens)
+            ids_ready = ids_wanted(state, len(trace.ids))
             result = {
-                "groups": vm.char_token_views(trace),
-                "shown": len(trace.tokens),
+                "groups": vm.char_token_views(trace, first),
+                "first": first,
+                "shown": len(trace.tokens) - first,
+                "page": limits.render_max_tokens,
                 "total": len(trace.ids),
                 "ids": trace.ids,
-                "ids_text": format_ids(trace.ids),
+                "ids_ready": ids_ready,
+                "ids_text": format_ids(trace.ids) if ids_ready else "",
                 "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
-                "rows": vm.char_trace_rows(trace, vocab, text=text),
+                "rows": vm.char_trace_rows(trace, vocab, text=text) if with_steps else [],
+                "trace_ready": with_steps,
                 "steps_truncated": trace.steps_truncated,
                 "rules_fired": trace.rules_fired,
                 "rules_idle": trace.rules_idle,

@@ -27,21 +27,27 @@ def page_state(tool: str, tokenizer_id: str) -> dict[str, str]:
     return state
 
 
-def full_page(tool: str, state: Mapping[str, str], *, open_error: str | None = None, open_job: str | None = None) -> str:
-    """The whole page, with why opening failed or the panel of the job opening a big file."""
-    return pages.render_tool_page(tool, state, pages.PageExtras(open_error=open_error, open_job=open_job))
+def full_page(tool: str, state: Mapping[str, str], *, open_error: str | None = None, open_job: str | None = None,
+              open_elsewhere: str | None = None) -> str:
+    """The whole page, with why opening failed (and where it opens) or the panel of the job opening a big file."""
+    return pages.render_tool_page(tool, state, pages.PageExtras(open_error=open_error, open_job=open_job,
+                                                                open_elsewhere=open_elsewhere))
 
 
 def status(
-    tool: str, tokenizer_id: str, error: str | None, *, reset_inputs: bool, refresh: bool = False, special: str = ""
+    tool: str, tokenizer_id: str, error: str | None, *, reset_inputs: bool, refresh: bool = False, special: str = "",
+    elsewhere: str | None = None,
 ) -> str:
-    """The status fragment: the opened tokenizer (or none), or why it could not be opened."""
+    """The status fragment: the opened tokenizer (or none); why it could not be opened goes out of
+    band beside the drop zone (with `elsewhere`, a link that opens the file on the other page)."""
     return render_template(
         "partials/open_tokenizer_status.html",
         tool=tool,
         state={"tokenizer": tokenizer_id, "special": special},
         opened=tokenizer_store.opened_status(tokenizer_id),
         open_error=error,
+        open_elsewhere=elsewhere,
+        error_oob=True,
         reset_inputs=reset_inputs,
         refresh=refresh,
     )

@@ -18,8 +18,9 @@ TOOL_TITLES = {"bytes": "Bytes", "chars": "Characters", "train": "Train"}
 # The form fields of each tool page, i.e. what a page's state is made of.
 FIELDS: dict[str, tuple[str, ...]] = {
     "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view", "tokenizer", "special",
-              "compare", "compare_merges", "compare_pretokenize", "compare_special"),  # compare_*: webapp.web.compare.routes
-    "chars": ("text", "merges", "vocab", "view", "tokenizer"),
+              "compare", "compare_merges", "compare_pretokenize", "compare_special",  # compare_*: webapp.web.compare.routes
+              "tokens_from"),  # tokens_from: the page of token spans shown (compute.token_window)
+    "chars": ("text", "merges", "vocab", "view", "tokenizer", "tokens_from"),
     "train": ("words", "num_merges", "view"),
 }
 VIEWS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -37,8 +38,9 @@ ERROR_FIELDS: dict[str, tuple[str, ...]] = {
 
 DEFAULT_STATE: dict[str, dict[str, str]] = {
     "bytes": {"text": "", "merges": "", "pretokenize": "none", "ids": "", "vocab": "", "view": "tokens", "tokenizer": "",
-              "special": "", "compare": "", "compare_merges": "", "compare_pretokenize": "", "compare_special": ""},
-    "chars": {"text": "", "merges": "", "vocab": "", "view": "tokens", "tokenizer": ""},
+              "special": "", "compare": "", "compare_merges": "", "compare_pretokenize": "", "compare_special": "",
+              "tokens_from": ""},
+    "chars": {"text": "", "merges": "", "vocab": "", "view": "tokens", "tokenizer": "", "tokens_from": ""},
     "train": {"words": "", "num_merges": "10", "view": "steps"},
 }
 

@@ -22,6 +22,7 @@ Nothing here parses formats or knows how tokens are colored.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -45,9 +46,12 @@ from webapp.tokenizer import TokenizerError, format_ids, is_installed
 bp = Blueprint("pages", __name__)
 
 
-# Live updates wait this long after the last keystroke (htmx `delay:`); with
-# `hx-sync="this:queue last"` at most one request is in flight and one waits.
-DEBOUNCE_MS = 60
+# Live updates wait this long after the last keystroke (htmx `delay:`). With
+# `hx-sync="this:queue last"` at most one request is in flight and only the
+# last keystroke's waits, so Bytes and Characters need no wait at all: a key
+# pressed while the server is busy is answered right after (docs/typing.md).
+# Train keeps a short one: training costs more than encoding.
+DEBOUNCE_MS = {"bytes": 0, "chars": 0, "train": 60}
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,7 @@ class PageExtras:
 
     share: dict[str, Any] | None = None  # /s/<id>: the share link's info, shown in the Share control
     open_error: str | None = None  # a plain form post that could not open a tokenizer file: why
+    open_elsewhere: str | None = None  # the file is for the other page: a link that opens it there
     open_job: str | None = None  # a big file opening as a job: its panel (HTML)
 
 
@@ -72,7 +77,7 @@ def _context(tool: str, state: dict[str, str], extras: PageExtras = PageExtras()
         "views": VIEWS[tool],
         "examples": EXAMPLES[tool],
         "error_fields": ERROR_FIELDS[tool],
-        "debounce_ms": DEBOUNCE_MS,
+        "debounce_ms": DEBOUNCE_MS[tool],
         "state_fields": FIELDS[tool],
         "extras": extras,
         "opened": active.status(),
@@ -163,10 +168,16 @@ def train_page() -> str:
 
 
 @bp.post("/fragments/<tool>")
-def fragment(tool: str) -> str:
+def fragment(tool: str) -> Response:
+    """A live update. `Server-Timing` says what it cost here (wall and this thread's CPU time, ms):
+    benchmarks/bench_typing.py reads it to split a keystroke's time into its steps."""
     if tool not in TOOLS:
         raise not_found(f"path: nothing at {request.path[:80]!r}")
-    return render_fragment(tool, request.form)
+    wall, cpu = time.perf_counter(), time.thread_time()
+    response = Response(render_fragment(tool, request.form), mimetype="text/html")
+    wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+    response.headers["Server-Timing"] = f"app;dur={wall * 1000:.1f}, cpu;dur={cpu * 1000:.1f}"
+    return response
 
 
 def ids_of_state(tool: str, state: Mapping[str, str]) -> list[int]:

@@ -1,0 +1,86 @@
+"""The trace of a real tokenizer (preset or opened file) is drawn in its own tokens.
+
+A preset's ids are not bytes: cl100k_base numbers the byte "H" 39, so a trace
+drawn as if ids 0..255 were bytes shows `'` for "H". For every preset the
+trace's last sequence must be exactly the ids `encode` gives, and the view
+model's last row must show the very tokens the Tokens view shows.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
+from webapp.tokenizer import PRESET_NAMES, get_tokenizer
+from webapp.tokenizer.presets import real
+from webapp.tokenizer.formats.dispatch import export_tokenizer, import_tokenizer
+from webapp.web.common import viewmodels as vm
+
+TEXTS = [
+    "Hello world! The quick brown fox, 1234567 naïve 東京 😀",
+    "def f(x):\n    return x  +  1\n\n",
+    "a",
+    "",
+]
+
+
+def _final_ids(trace) -> list[int]:
+    if trace.steps:
+        assert trace.steps[-1].sequence is not None
+        return [int(s) for s in trace.steps[-1].sequence]
+    return [int(s) for s in trace.initial or ()]
+
+
+@pytest.mark.parametrize("name", sorted(set(PRESET_NAMES)))
+@pytest.mark.parametrize("text", TEXTS)
+def test_trace_final_ids_equal_encode_for_every_preset(name: str, text: str) -> None:
+    tok = get_tokenizer(name)
+    trace, _ = real.encode_trace_special(tok.loaded, text, frozenset(), scheme=None, max_steps=10_000)
+    assert not trace.steps_truncated
+    assert _final_ids(trace) == tok.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_trace_rows_show_the_presets_own_tokens(name: str) -> None:
+    tok = get_tokenizer(name)
+    text = TEXTS[0]
+    trace, _ = real.encode_trace_special(tok.loaded, text, frozenset(), scheme=None, max_steps=10_000)
+    vocab = {i: tok.decode_bytes([i]) for i in set(trace.ids) | {int(s) for s in trace.initial or ()}
+             | {int(x) for st in trace.steps for x in (st.left, st.right, st.new)}}
+    rows = vm.byte_trace_rows(trace, text=text, vocab=vocab)
+    start = "".join(c.text for c in rows[0].chips or [])
+    assert start.startswith("Hello")  # not "'DKKN" (ids read as bytes)
+    views = [t for g in vm.byte_token_views(trace, text) for t in g.tokens]
+    last = rows[-1].chips or []
+    assert [c.id for c in last] == [t.id for t in views]
+    assert [c.text for c in last] == [t.text for t in views]
+    assert all(c.show_id == (len(vocab[c.id]) != 1) for c in last)
+    # the rule names its tokens too, not ids only
+    assert any(r.rule_tokens == "'o' + 'r' → 'or'" for r in rows[1:])
+
+
+def test_a_cut_trace_ends_with_the_result() -> None:
+    tok = get_tokenizer("cl100k_base")
+    text = TEXTS[0]
+    trace, _ = real.encode_trace_special(tok.loaded, text, frozenset(), scheme=None, max_steps=3)
+    assert trace.steps_truncated
+    vocab = {i: tok.decode_bytes([i]) for i in range(1000)} | {i: tok.decode_bytes([i]) for i in trace.ids}
+    rows = vm.byte_trace_rows(trace, text=text, vocab=vocab)
+    assert rows[-1].label == "result"
+    assert [c.id for c in rows[-1].chips or []] == trace.ids
+
+
+@pytest.mark.parametrize("fmt", ["hf-json", "tiktoken"])
+def test_an_opened_file_traces_in_its_own_tokens(fmt: str) -> None:
+    hf = byte_level_tokenizer(SAMPLE_CORPUS)
+    tok = import_tokenizer(hf.to_str(), filename="tokenizer.json")
+    if fmt == "tiktoken":  # the same tokenizer written as a rank file, opened again
+        content, _, _ = export_tokenizer(tok, "tiktoken")
+        tok = import_tokenizer(content, fmt="tiktoken")
+    text = "Hello there, the lowest newer München"
+    trace, _ = real.encode_trace_special(tok, text, frozenset(), max_steps=10_000)
+    rows = vm.byte_trace_rows(trace, text=text, vocab=tok.file_vocab())
+    assert "".join(c.text for c in rows[0].chips or []).startswith("Hello")
+    assert [c.id for c in rows[-1].chips or []] == real.encode_special(tok, text, frozenset())
+    if fmt == "hf-json":
+        assert [c.id for c in rows[-1].chips or []] == hf.encode(text).ids
