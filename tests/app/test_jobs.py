@@ -181,11 +181,11 @@ def test_cancel_a_running_job_and_a_queued_job(setup):
     done = wait_job(lambda: _job(client, f"/api/jobs/{running}"), timeout=10, worker=worker)
     assert done["state"] == "cancelled" and time.monotonic() - started < 5
     assert client.get(f"/api/jobs/{running}/result").status_code == 409
-    shown = client.get(f"/jobs/{running}/panel?view=train").get_data(as_text=True)
+    shown = client.get(f"/jobs/{running}/panel?view=sleep").get_data(as_text=True)
     assert "job: cancelled" in shown and "hx-trigger" not in shown and "job-cancel" not in shown
     # The page's Cancel button (a queued job here) answers with the panel, cancelled.
     third = _submit(app, "sleep", {"seconds": 30, "n": 3})
-    shown = client.post(f"/jobs/{third}/cancel?view=train").get_data(as_text=True)
+    shown = client.post(f"/jobs/{third}/cancel?view=sleep").get_data(as_text=True)
     assert 'data-job-state="cancelled"' in shown
     assert client.get("/api/jobs/aaaaaaaaaaaaaaaa").status_code == 404
 
@@ -353,7 +353,7 @@ def test_a_running_job_reports_the_time_left_in_the_api_and_the_panel(setup):
     fraction = job["progress"]["fraction"]
     assert 0 < fraction < 1 and job["progress"]["eta_seconds"] == job["eta_seconds"]
     assert abs(job["eta_seconds"] - 8 * (1 - fraction)) <= 2.5, job
-    panel = client.get(f"/jobs/{job_id}/panel?view=train").get_data(as_text=True)
+    panel = client.get(f"/jobs/{job_id}/panel?view=sleep").get_data(as_text=True)
     assert " s left" in panel and "about " in panel
     done = wait_job(lambda: _job(client, f"/api/jobs/{job_id}"), timeout=30, worker=worker)
     assert done["state"] == "done" and done["eta_seconds"] is None
@@ -362,22 +362,22 @@ def test_a_running_job_reports_the_time_left_in_the_api_and_the_panel(setup):
 def test_the_job_page_reloads_while_running_and_cancels_without_javascript(setup):
     _settings_, app, client, start_worker = setup
     job_id = _submit(app, "sleep", {"seconds": 30, "page": 1})
-    page = client.get(f"/jobs/{job_id}?view=train")
+    page = client.get(f"/jobs/{job_id}?view=sleep")
     html = page.get_data(as_text=True)
     assert page.status_code == 200 and '<meta http-equiv="refresh" content="1">' in html
     assert "hx-get" not in html and "hx-post" not in html  # nothing polls: the page reloads itself
     assert page.headers["Content-Security-Policy"].startswith("default-src 'self'")
-    action = f'action="/jobs/{job_id}/cancel?view=train&amp;page=1"'
+    action = f'action="/jobs/{job_id}/cancel?view=sleep&amp;page=1"'
     assert action in html and 'method="post"' in html
     # the page's panel (JavaScript on) links to the job page for when JavaScript is off
-    fragment = client.get(f"/jobs/{job_id}/panel?view=train").get_data(as_text=True)
-    assert f'href="/jobs/{job_id}?view=train"' in fragment and "hx-post" in fragment and action in fragment
+    fragment = client.get(f"/jobs/{job_id}/panel?view=sleep").get_data(as_text=True)
+    assert f'href="/jobs/{job_id}?view=sleep"' in fragment and "hx-post" in fragment and action in fragment
     # The plain form post cancels and goes on to the job page (303), which stops reloading.
-    response = client.post(f"/jobs/{job_id}/cancel?view=train&page=1")
-    assert response.status_code == 303 and response.headers["Location"] == f"/jobs/{job_id}?view=train"
+    response = client.post(f"/jobs/{job_id}/cancel?view=sleep&page=1")
+    assert response.status_code == 303 and response.headers["Location"] == f"/jobs/{job_id}?view=sleep"
     html = client.get(response.headers["Location"]).get_data(as_text=True)
     assert 'http-equiv="refresh"' not in html and "job: cancelled" in html
-    assert client.get("/jobs/aaaaaaaaaaaaaaaa?view=train").status_code == 404
+    assert client.get("/jobs/aaaaaaaaaaaaaaaa?view=sleep").status_code == 404
 
 
 def test_the_job_page_shows_the_result_or_the_budget_error_when_done(setup):

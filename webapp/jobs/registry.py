@@ -99,20 +99,26 @@ class DoneView:
 
     name: str
     show: ShowDone
+    kinds: tuple[str, ...]  # the job kinds whose results it can show
     back: tuple[str, str] | None = None  # (endpoint, label), e.g. ("pages.bytes_page", "Bytes")
+
+    def fits(self, kind: str) -> bool:
+        """Whether a job of this kind can be shown by this view (another kind's result is a 404)."""
+        return kind in self.kinds
 
 
 #: view name -> view ("open-bytes", "train", ...).
 DONE_VIEWS: dict[str, DoneView] = {}
 
 
-def done_view(name: str, *, back: tuple[str, str] | None = None) -> Callable[[ShowDone], ShowDone]:
-    """Register how a finished job shows on a page (each view name once)."""
+def done_view(name: str, *, kinds: tuple[str, ...],
+              back: tuple[str, str] | None = None) -> Callable[[ShowDone], ShowDone]:
+    """Register how a finished job of one of `kinds` shows on a page (each view name once)."""
 
     def register(function: ShowDone) -> ShowDone:
         if name in DONE_VIEWS:
             raise ValueError(f"done view {name!r} is registered twice")
-        DONE_VIEWS[name] = DoneView(name, function, back)
+        DONE_VIEWS[name] = DoneView(name, function, tuple(kinds), back)
         return function
 
     return register

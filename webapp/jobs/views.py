@@ -129,15 +129,26 @@ def render_panel(job: Job, view: str, *, page: bool = False) -> str:
 
     `page`: for the job's own page (no polling; the page reloads itself)."""
     store = get_queue().store
-    if job.state == "done" and view in DONE_VIEWS:
-        return DONE_VIEWS[view].show(job, store.result(job), store.params(job))
+    done = DONE_VIEWS.get(view)
+    if job.state == "done" and done is not None and done.fits(job.kind):
+        return done.show(job, store.result(job), store.params(job))
     return render_template("partials/job_panel.html", job=job, view=view, page=page,
                            budgets=get_queue().budgets, label=kind_label(job.kind))
 
 
-def _panel_view() -> str:
+def _panel_view(job: Job) -> str:
+    """The `view` asked for: "" when none or unknown; a view of another kind's
+    jobs (`/jobs/<a train job>?view=corpus`) is a 404, never that view's
+    code reading a result it does not understand."""
     view = request.values.get("view", "")
-    return view if view in DONE_VIEWS else ""
+    done = DONE_VIEWS.get(view)
+    if done is None:
+        return ""
+    if not done.fits(job.kind):
+        raise not_found(f"view: {view!r} does not show {job.kind!r} jobs (it shows "
+                        f"{', '.join(repr(k) for k in done.kinds)} jobs)", field="view",
+                        page=("Not found", "This job cannot be shown on that page."))
+    return view
 
 
 @bp.get("/jobs/<job_id>/panel")
@@ -145,7 +156,7 @@ def panel(job_id: str) -> Any:
     job = get_queue().store.get(job_id)
     if job is None:
         raise not_found(f"job: no job with id {_shown(job_id)}", field="job")
-    return render_panel(job, _panel_view())
+    return render_panel(job, _panel_view(job))
 
 
 @bp.post("/jobs/<job_id>/cancel")
@@ -155,9 +166,10 @@ def panel_cancel(job_id: str) -> Any:
     job = get_queue().store.request_cancel(job_id) if is_valid_id(job_id) else None
     if job is None:
         raise not_found(f"job: no job with id {_shown(job_id)}", field="job")
+    view = _panel_view(job)
     if request.args.get("page") and not request.headers.get("HX-Request"):
-        return redirect(url_for("jobs.job_page", job_id=job.id, view=_panel_view() or None), code=303)
-    return render_panel(job, _panel_view())
+        return redirect(url_for("jobs.job_page", job_id=job.id, view=view or None), code=303)
+    return render_panel(job, view)
 
 
 @bp.get("/jobs/<job_id>")
@@ -167,7 +179,7 @@ def job_page(job_id: str) -> Any:
     job = get_queue().store.get(job_id)
     if job is None:
         raise not_found(f"job: no job with id {_shown(job_id)}", field="job")
-    view = _panel_view()
+    view = _panel_view(job)
     done = DONE_VIEWS.get(view)
     endpoint, label = done.back if done is not None and done.back else (None, "")
     if done is None and job.state == "done":

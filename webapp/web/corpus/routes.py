@@ -167,7 +167,7 @@ def _page_number() -> int:
     return int(raw) if raw.isdigit() and 0 < len(raw) < 8 else 1
 
 
-@done_view("corpus")
+@done_view("corpus", kinds=("corpus",))
 def _done(job: Job, result: Any, params: dict[str, Any]) -> str:
     """What replaces the panel when the job is done: the headline and a link to the results page."""
     return render_template("partials/corpus_done.html", job=job, result=result,
