@@ -22,6 +22,8 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "SECRET_KEY": "dev-only-not-secret",
+    # The session cookie holds only the cancel tokens of the jobs this browser started (webapp.jobs.tokens).
+    "SESSION_COOKIE_SAMESITE": "Lax",
     # Limits a real tokenizer fits in; every one is reported by name when exceeded.
     "MAX_CONTENT_LENGTH": 32 * 1024 * 1024,
     # One multipart field (a pasted tokenizer file, the no-JavaScript page form):
@@ -63,7 +65,15 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "JOB_TIME_SECONDS": 300,
     "JOB_MEMORY_MB": 2048,
     "JOB_NICE": 10,
+    # A running job whose heartbeat (every 2 s) is this old lost its worker: the
+    # upkeep (every JOB_UPKEEP_SECONDS, in each worker) queues it again, at most
+    # JOB_MAX_ATTEMPTS claims in all; a job queued for JOB_EXPIRE_SECONDS fails
+    # (0: never); upload folders no live job owns go after JOB_SPOOL_GRACE_SECONDS.
     "JOB_STALE_SECONDS": 30,
+    "JOB_UPKEEP_SECONDS": 5,
+    "JOB_MAX_ATTEMPTS": 3,
+    "JOB_EXPIRE_SECONDS": 3600,
+    "JOB_SPOOL_GRACE_SECONDS": 120,
     "JOB_IMPORT_BYTES": 256 * 1024,
     "JOB_TRAIN_CHARS": 200_000,
     "JOB_TRAIN_MERGES": 2_000,
@@ -92,8 +102,16 @@ def env_overrides(prefix: str = "PLAYGROUND_") -> dict[str, Any]:
             continue
         key = name[len(prefix):]
         default = DEFAULT_CONFIG.get(key)
-        overrides[key] = int(raw) if isinstance(default, int) else raw
+        overrides[key] = _number(raw) if isinstance(default, (int, float)) else raw
     return overrides
+
+
+def _number(raw: str) -> int | float:
+    """A numeric setting as given: "30" is 30, "0.5" is 0.5."""
+    try:
+        return int(raw)
+    except ValueError:
+        return float(raw)
 
 
 def apply_cache_budget(megabytes: int) -> None:

@@ -20,6 +20,7 @@ from tests.conftest import make_app
 from webapp.tokenizers import store as tokenizer_store
 from webapp.tokenizer.reference import bpe_merges as literal_bpe_merges
 from webapp.tokenizer.reference import encode as literal_encode
+from webapp.jobs import tokens
 from webapp.jobs.queue import get_queue
 from webapp.infra.storage import get_storage
 
@@ -157,9 +158,20 @@ def test_import_job_reports_a_bad_file_with_its_field(setup):
     assert "WordPiece" in done["error"]["message"]
 
 
+#: job id -> the cancel token its submission was given (webapp.jobs.tokens)
+TOKENS: dict[str, str] = {}
+
+
 def _submit(app, kind, params):
-    with app.app_context():
-        return get_queue(app).submit(kind, params).id
+    with app.test_request_context("/"):
+        job = get_queue(app).submit(kind, params)
+        TOKENS[job.id] = tokens.issued(job.id)
+        return job.id
+
+
+def _mine(job_id):
+    """The headers that show this test submitted the job (it may cancel it)."""
+    return {"X-Cancel-Token": TOKENS[job_id]}
 
 
 def test_cancel_a_running_job_and_a_queued_job(setup):
@@ -173,10 +185,10 @@ def test_cancel_a_running_job_and_a_queued_job(setup):
     while _job(client, f"/api/jobs/{running}")["progress"]["fraction"] == 0 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert 0 < _job(client, f"/api/jobs/{running}")["progress"]["fraction"] < 1
-    response = client.delete(f"/api/jobs/{queued}")
+    response = client.delete(f"/api/jobs/{queued}", headers=_mine(queued))
     assert response.status_code == 200 and response.get_json()["state"] == "cancelled"
     started = time.monotonic()
-    response = client.post(f"/api/jobs/{running}/cancel")
+    response = client.post(f"/api/jobs/{running}/cancel", headers=_mine(running))
     assert response.status_code == 202
     done = wait_job(lambda: _job(client, f"/api/jobs/{running}"), timeout=10, worker=worker)
     assert done["state"] == "cancelled" and time.monotonic() - started < 5
@@ -185,7 +197,7 @@ def test_cancel_a_running_job_and_a_queued_job(setup):
     assert "job: cancelled" in shown and "hx-trigger" not in shown and "job-cancel" not in shown
     # The page's Cancel button (a queued job here) answers with the panel, cancelled.
     third = _submit(app, "sleep", {"seconds": 30, "n": 3})
-    shown = client.post(f"/jobs/{third}/cancel?view=sleep").get_data(as_text=True)
+    shown = client.post(f"/jobs/{third}/cancel?view=sleep", data={"cancel_token": TOKENS[third]}).get_data(as_text=True)
     assert 'data-job-state="cancelled"' in shown
     assert client.get("/api/jobs/aaaaaaaaaaaaaaaa").status_code == 404
 
@@ -275,7 +287,7 @@ def test_the_same_jobs_run_on_a_redis_queue(tmp_path):
         assert done["state"] == "done" and done["result"]["merges"] == literal_bpe_merges(words, 10)
         cancel_me = _submit(app, "sleep", {"seconds": 30})
         wait_job(lambda: _job(client, f"/api/jobs/{cancel_me}"), until=("running",), worker=worker)
-        client.post(f"/api/jobs/{cancel_me}/cancel")
+        client.post(f"/api/jobs/{cancel_me}/cancel", headers=_mine(cancel_me))
         assert wait_job(lambda: _job(client, f"/api/jobs/{cancel_me}"), timeout=10)["state"] == "cancelled"
     finally:
         worker.kill()
@@ -362,6 +374,8 @@ def test_a_running_job_reports_the_time_left_in_the_api_and_the_panel(setup):
 def test_the_job_page_reloads_while_running_and_cancels_without_javascript(setup):
     _settings_, app, client, start_worker = setup
     job_id = _submit(app, "sleep", {"seconds": 30, "page": 1})
+    with client.session_transaction() as session:  # this browser started it: its session has the token
+        session[tokens.SESSION_KEY] = {job_id: TOKENS[job_id]}
     page = client.get(f"/jobs/{job_id}?view=sleep")
     html = page.get_data(as_text=True)
     assert page.status_code == 200 and '<meta http-equiv="refresh" content="1">' in html

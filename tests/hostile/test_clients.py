@@ -8,6 +8,8 @@ run against the Flask test client unless the row is about processes
 from __future__ import annotations
 
 import html as htmllib
+import io
+import time
 
 import pytest
 
@@ -58,3 +60,80 @@ def test_row7_a_view_of_another_kind_is_the_usual_404(app, kind):
             assert "error" in html and f"does not show {kind!r} jobs" in html
         response = client.post(f"/jobs/{job_id}/cancel?view={view}")
         assert response.status_code in (403, 404)
+
+
+# --- row 1: a cancelled, failed or expired corpus job leaves no upload folder ------------
+
+def _corpus_app(tmp_path, **extra):
+    settings = {"QUEUE_URL": f"sqlite:///{tmp_path / 'queue.sqlite3'}", "CORPUS_DIR": str(tmp_path / "corpora"),
+                **extra}
+    return make_app(tmp_path, **settings)
+
+
+def _upload(client, text: str = "some words to train on " * 50):
+    response = client.post("/api/corpus", data={"files": [(io.BytesIO(text.encode()), "a.txt")], "num_merges": "5"},
+                           content_type="multipart/form-data")
+    assert response.status_code == 202, response.get_json()
+    return response.get_json()
+
+
+def test_row1_cancelling_a_queued_corpus_job_removes_its_uploads_at_once(tmp_path):
+    app = _corpus_app(tmp_path)
+    client = app.test_client()
+    corpora = tmp_path / "corpora"
+    jobs = [_upload(client, f"text number {i} " * 100) for i in range(3)]  # no worker: they stay queued
+    assert len(list(corpora.iterdir())) == 3
+    for job in jobs:
+        response = client.post(f"/api/jobs/{job['job']}/cancel", json={"cancel_token": job.get("cancel_token")})
+        assert response.status_code == 200 and response.get_json()["state"] == "cancelled"
+    assert list(corpora.iterdir()) == []
+    get_storage(app).dispose()
+
+
+def test_row1_an_expired_queued_corpus_job_fails_and_removes_its_uploads(tmp_path):
+    app = _corpus_app(tmp_path, JOB_EXPIRE_SECONDS=1)
+    job = _upload(app.test_client())
+    time.sleep(1.2)
+    with app.app_context():
+        assert get_queue(app).upkeep.expired_jobs() == [job["job"]]
+        failed = get_queue(app).store.get(job["job"])
+    assert failed.state == "failed" and "JOB_EXPIRE_SECONDS" in failed.error
+    assert list((tmp_path / "corpora").iterdir()) == []
+    get_storage(app).dispose()
+
+
+# --- row 8: only the submitter can cancel; the result stays shareable ----------------------
+
+def test_row8_a_second_client_with_the_same_input_cannot_cancel_the_first_clients_job(app):
+    first, second = app.test_client(), app.test_client()
+    body = {"words": ["low", "lower", "newest"] * 200, "num_merges": 5000}
+    mine = first.post("/api/train", json=body)
+    assert mine.status_code == 202 and mine.get_json()["cancel_token"]
+    theirs = second.post("/api/train", json=body)
+    assert theirs.status_code == 202 and theirs.get_json()["job"] == mine.get_json()["job"]  # shared work
+    assert "cancel_token" not in theirs.get_json()
+    job_id = mine.get_json()["job"]
+    for attempt in (second.post(f"/api/jobs/{job_id}/cancel"), second.delete(f"/api/jobs/{job_id}"),
+                    second.post(f"/api/jobs/{job_id}/cancel", headers={"X-Cancel-Token": "guess"}),
+                    second.post(f"/jobs/{job_id}/cancel", data={"cancel_token": "guess"})):
+        assert attempt.status_code == 403, attempt.get_data(as_text=True)[:300]
+    assert "cancel_token" in second.post(f"/api/jobs/{job_id}/cancel").get_json()["error"]["message"]
+    # the second client still follows it, and its panel offers no Cancel
+    assert second.get(f"/api/jobs/{job_id}").get_json()["state"] == "queued"
+    panel = second.get(f"/jobs/{job_id}/panel?view=train").get_data(as_text=True)
+    assert "job-cancel" not in panel and "only it can cancel" in panel
+    assert "job-cancel" in first.get(f"/jobs/{job_id}/panel?view=train").get_data(as_text=True)
+    # the submitter cancels with the token, from a fresh client too (an API client keeps only the token)
+    token = mine.get_json()["cancel_token"]
+    response = app.test_client().post(f"/api/jobs/{job_id}/cancel", headers={"X-Cancel-Token": token})
+    assert response.status_code == 200 and response.get_json()["state"] == "cancelled"
+
+
+def test_row8_the_browser_that_started_a_job_cancels_it_from_its_page(app):
+    browser = app.test_client()
+    html = browser.post("/train", data={"words": "low lower newest " * 300, "num_merges": "3000"}).get_data(as_text=True)
+    job_id = html.split('data-job="', 1)[1].split('"', 1)[0]
+    assert "job-cancel" in html
+    response = browser.post(f"/jobs/{job_id}/cancel?view=train&page=1")
+    assert response.status_code == 303
+    assert browser.get(f"/api/jobs/{job_id}").get_json()["state"] == "cancelled"

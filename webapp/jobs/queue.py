@@ -6,8 +6,13 @@
   workers can run on other machines. `python -m webapp.worker` runs a worker
   (`make run` / `make serve-prod` start one beside the web server).
 - **State** lives in the database (webapp.jobs.store), not in any process: a
-  web server restart loses nothing; a worker that dies mid-job leaves a stale
-  "running" row that the next worker start puts back in the queue.
+  web server restart loses nothing; a worker that dies mid-job leaves a
+  "running" row whose heartbeat stops, and every worker's upkeep
+  (webapp.jobs.upkeep, at start and every `JOB_UPKEEP_SECONDS`) puts it back
+  on the queue once it is `JOB_STALE_SECONDS` old, whenever the worker restarts.
+- **Cancel** (`cancel`) ends a queued job at once and cleans up after it (its
+  uploads) by the same path as a finished one; a running one is stopped by
+  its worker.
 - **Budgets** are applied by webapp.jobs.runner, which runs each job in a
   forked child process.
 - Features submit with `submit(kind, params)` and read their thresholds with
@@ -28,8 +33,9 @@ from typing import Any, Mapping
 import huey  # type: ignore[import-untyped]
 from flask import current_app
 
-from webapp.jobs import registry
+from webapp.jobs import registry, tokens
 from webapp.jobs.runner import execute
+from webapp.jobs.upkeep import Upkeep, clean_up, clean_up_job
 from webapp.jobs.store import STALE_SECONDS, Budgets, Job, JobStore
 from webapp.infra.storage import Storage, get_storage
 
@@ -70,13 +76,14 @@ class JobQueue:
     """One app's job system: the store, the Huey queue and the task that runs a job."""
 
     def __init__(self, storage: Storage, config: Mapping[str, Any], instance_path: str | Path) -> None:
-        self.store = JobStore(storage)
+        self.stale_seconds = float(config.get("JOB_STALE_SECONDS", STALE_SECONDS))
+        self.store = JobStore(storage, self.stale_seconds)
         self.url = queue_url(config, instance_path)
         self.huey = make_huey(self.url, str(config.get("QUEUE_NAME") or QUEUE_NAME))
         self.budgets = Budgets.from_config(config)
         self.workers = int(config.get("JOB_WORKERS", 2))
-        self.stale_seconds = float(config.get("JOB_STALE_SECONDS", STALE_SECONDS))
         self.run_task = self.huey.task(name="playground.run_job")(self._run)
+        self.upkeep = Upkeep(self.store, config, str(instance_path), self.run_task)
 
     def _run(self, job_id: str) -> None:
         state = execute(self.store, job_id, self.budgets)
@@ -87,25 +94,31 @@ class JobQueue:
         """Store a job and put it on the queue; a queue that is down fails the job clearly."""
         if kind not in registry.KINDS:
             raise ValueError(f"unknown job kind {kind!r}")
-        job, created = self.store.create(kind, params)
+        token, token_hash = tokens.new_token()
+        job, created = self.store.create(kind, params, cancel_hash=token_hash)
         if not created:
             return job
+        tokens.remember(job.id, token)  # only the submitter gets it (webapp.jobs.tokens)
         try:
             self.run_task(job.id)
         except Exception as exc:  # the broker is unreachable: say so instead of a job that never runs
             log.error("cannot enqueue job %s: %s", job.id, exc)
-            self.store.finish(job.id, "failed", error="job: the job queue is unavailable; try again later",
-                              error_field="job")
+            if self.store.finish(job.id, "failed", error="job: the job queue is unavailable; try again later",
+                                 error_field="job"):
+                clean_up(kind, params)
             return self.store.get(job.id)  # type: ignore[return-value]
         return job
 
+    def cancel(self, job_id: str) -> Job | None:
+        """Cancel a job: a queued one ends now and is cleaned up; a running one is stopped by its worker."""
+        job = self.store.get(job_id)
+        if job is not None and self.store.cancel_queued(job_id):
+            clean_up_job(self.store, job)
+        return self.store.request_cancel(job_id) if job is not None else None
+
     def requeue_stale(self) -> list[str]:
-        """Put running jobs whose worker died back on the queue (called when a worker starts)."""
-        stale = self.store.stale_running(self.stale_seconds)
-        again = [job_id for job_id in stale if self.store.requeue(job_id)]
-        for job_id in again:
-            self.run_task(job_id)
-        return again
+        """Put running jobs whose worker died back on the queue (or end them; webapp.jobs.upkeep)."""
+        return self.upkeep.dead_jobs()
 
     def consumer(self, workers: int | None = None) -> Any:
         """A Huey consumer running jobs with `workers` threads (each forks a job process)."""

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from webapp.jobs import registry
+from webapp.jobs.upkeep import clean_up
 from webapp.jobs.store import (
     GRACE_SECONDS,
     HEARTBEAT_SECONDS,
@@ -184,14 +185,20 @@ class _Throttle:
 
 
 def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
-    """Run a queued job to its end (inside a worker); returns the final state, None if skipped."""
+    """Run a queued job to its end (inside a worker); returns the final state, None if skipped.
+
+    The worker holds the job by the attempt it claimed (the lease,
+    webapp.jobs.store): once the row carries another attempt (the upkeep gave
+    the job to another worker after this one went silent) this worker stops
+    the process and writes nothing. The kind's cleanup runs whatever the outcome."""
     job = store.get(job_id)
-    if job is None or job.state != "queued" or not store.claim(job_id):
-        return None  # cancelled before it started, or already taken
+    attempt = store.claim(job_id) if job is not None and job.state == "queued" else None
+    if job is None or attempt is None:
+        return None  # cancelled before it started (and cleaned up then), or already taken
     try:
         params = store.params(job)
     except TokenizerError as exc:
-        store.finish(job_id, "failed", error=exc.message, error_field=exc.field)
+        store.finish(job_id, "failed", error=exc.message, error_field=exc.field, attempt=attempt)
         return "failed"
     progress_gate, cancel_gate, beat_gate = _Throttle(0.25), _Throttle(0.25), _Throttle(HEARTBEAT_SECONDS)
     last_progress: list[Any] = [0.0, "running"]
@@ -205,27 +212,32 @@ def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
     def on_progress(fraction: float, text: str) -> None:
         last_progress[:] = [fraction, text]
         if progress_gate.due():
-            store.set_progress(job_id, fraction, shown(fraction, text))
+            store.set_progress(job_id, fraction, shown(fraction, text), attempt)
 
     def should_cancel() -> bool:
         if beat_gate.due():  # heartbeat; a stalled fraction makes the estimate grow, as it should
-            store.set_progress(job_id, float(last_progress[0]), shown(float(last_progress[0]), str(last_progress[1])))
-        return cancel_gate.due() and store.cancel_requested(job_id)
+            store.set_progress(job_id, float(last_progress[0]), shown(float(last_progress[0]), str(last_progress[1])),
+                               attempt)
+        return cancel_gate.due() and store.cancel_requested(job_id, attempt)
 
-    outcome = run_in_child(job.kind, params, budgets, on_progress, should_cancel)
-    kind = registry.KINDS.get(job.kind)
-    if kind is not None and kind.after is not None:
-        kind.after(params)  # e.g. the corpus job's uploads, also when its process was killed
-    if outcome.state == "done":
-        try:
-            for blob_kind, data in (outcome.blobs or {}).items():
-                store.storage.put_blob(blob_kind, data)
-            result_id = store.storage.put_blob(RESULT_KIND, outcome.result or pack_json(None))
-        except BlobTooLarge as exc:
-            store.finish(job_id, "failed", error=f"job: the result is too large to store: {exc}",
-                         error_field="job")
-            return "failed"
-        store.finish(job_id, "done", result_id=result_id)
-        return "done"
-    store.finish(job_id, outcome.state, error=outcome.error, error_field=outcome.field)
-    return outcome.state
+    try:
+        outcome = run_in_child(job.kind, params, budgets, on_progress, should_cancel)
+        if outcome.state == "done":
+            try:
+                for blob_kind, data in (outcome.blobs or {}).items():
+                    store.storage.put_blob(blob_kind, data)
+                result_id = store.storage.put_blob(RESULT_KIND, outcome.result or pack_json(None))
+            except BlobTooLarge as exc:
+                store.finish(job_id, "failed", error=f"job: the result is too large to store: {exc}",
+                             error_field="job", attempt=attempt)
+                return "failed"
+            store.finish(job_id, "done", result_id=result_id, attempt=attempt)
+            return "done"
+        store.finish(job_id, outcome.state, error=outcome.error, error_field=outcome.field, attempt=attempt)
+        return outcome.state
+    finally:
+        # e.g. the corpus job's uploads, also when its process was killed; a job
+        # taken back (lease lost, queued again) keeps them for its next run.
+        current = store.get(job_id)
+        if current is None or (current.finished and current.attempts == attempt):
+            clean_up(job.kind, params)

@@ -30,7 +30,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from webapp.web.corpus.kinds import submit_corpus
+from webapp.web.corpus.kinds import corpus_dir, submit_corpus
 from webapp.infra import inputs
 from webapp.jobs import queue
 from webapp.jobs import views as jobs
@@ -81,8 +81,7 @@ def save_corpus(paste: str, limits: inputs.Limits) -> tuple[Path, list[dict[str,
         raise _too_large(limits)
     if not uploads and not paste:
         raise TokenizerError("corpus: upload at least one UTF-8 text file or paste some text", field="corpus")
-    base = current_app.config.get("CORPUS_DIR") or Path(current_app.instance_path) / "corpora"
-    folder = Path(base) / secrets.token_hex(12)
+    folder = corpus_dir(current_app.config, current_app.instance_path) / secrets.token_hex(12)
     folder.mkdir(parents=True)
     files: list[dict[str, str]] = []
     try:
