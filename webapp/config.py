@@ -53,7 +53,13 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "LIMIT_HEADER_BYTES": 8000,
     "LIMIT_HEADER_FIELDS": 90,
     "LIMIT_BLOB_BYTES": 32 * 1024 * 1024,
-    "SHARE_BASE_URL": "",
+    # Where the playground is reached (https://bpe.example.org): share links are built
+    # on it, never on the request's Host header, and a cross-site check allows it.
+    "PUBLIC_URL": "",
+    "SHARE_BASE_URL": "",  # the older name of PUBLIC_URL for share links (PUBLIC_URL wins)
+    # Host names the app answers (comma-separated in PLAYGROUND_TRUSTED_HOSTS; ".example.org"
+    # takes its subdomains too); any other Host header is a 400. None: any host.
+    "TRUSTED_HOSTS": None,
     "TRUSTED_PROXIES": 0,
     "SECURITY_HSTS_SECONDS": 0,
     # Background jobs (webapp.jobs.queue): the queue, the budgets of one job, and what
@@ -112,6 +118,14 @@ def _number(raw: str) -> int | float:
         return int(raw)
     except ValueError:
         return float(raw)
+
+
+def host_list(value: Any) -> list[str] | None:
+    """TRUSTED_HOSTS as Flask takes it: a list of names, from a list or a comma-separated string."""
+    if value is None or value == "":
+        return None
+    names = value.split(",") if isinstance(value, str) else list(value)
+    return [str(name).strip() for name in names if str(name).strip()]
 
 
 def apply_cache_budget(megabytes: int) -> None:

@@ -137,3 +137,62 @@ def test_row8_the_browser_that_started_a_job_cancels_it_from_its_page(app):
     response = browser.post(f"/jobs/{job_id}/cancel?view=train&page=1")
     assert response.status_code == 303
     assert browser.get(f"/api/jobs/{job_id}").get_json()["state"] == "cancelled"
+
+
+# --- row 9: cross-site form posts are refused; share links use PUBLIC_URL; TRUSTED_HOSTS ------
+
+CROSS_SITE = [{"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"}, {"Origin": "null"},
+              {"Sec-Fetch-Site": "same-site", "Origin": "http://localhost"}]
+
+
+@pytest.mark.parametrize("headers", CROSS_SITE)
+def test_row9_state_changing_requests_from_another_site_are_refused(app, headers):
+    client = app.test_client()
+    job = client.post("/api/train", json={"words": ["low", "lower"] * 300, "num_merges": 5000}).get_json()
+    posts = [
+        ("/share", {"data": {"tool": "bytes", "text": "hi"}}),
+        ("/api/share", {"json": {"tool": "bytes", "text": "hi"}}),
+        ("/corpus", {"data": {"text": "some words", "num_merges": "5"}}),
+        ("/api/corpus", {"json": {"text": "some words", "num_merges": 5}}),
+        (f"/jobs/{job['job']}/cancel", {"data": {}}),
+        (f"/api/jobs/{job['job']}/cancel", {"json": {}}),
+        ("/api/import", {"json": {"content": "{}"}}),
+    ]
+    for path, body in posts:
+        response = client.post(path, headers=headers, **body)
+        assert response.status_code == 403, (path, response.status_code)
+        assert "another site" in response.get_data(as_text=True)
+    assert client.get(f"/api/jobs/{job['job']}").get_json()["state"] == "queued"  # nothing was cancelled
+    # the same requests from the playground's own pages, or from a script, pass
+    for headers_ok in ({"Origin": "http://localhost", "Sec-Fetch-Site": "same-origin"}, {}):
+        assert client.post("/api/share", json={"tool": "bytes", "text": "hi"}, headers=headers_ok).status_code in (200, 201)
+    # reading is never refused (a link from another site opens the page)
+    assert client.get("/bytes", headers={"Sec-Fetch-Site": "cross-site"}).status_code == 200
+
+
+def test_row9_share_links_use_public_url_whatever_the_host_header(tmp_path):
+    app = make_app(tmp_path, PUBLIC_URL="https://bpe.example.org/")
+    made = app.test_client().post("/api/share", json={"tool": "bytes", "text": "hi"},
+                                  headers={"Host": "evil.example"})
+    assert made.get_json()["url"] == "https://bpe.example.org" + made.get_json()["path"]
+    form = app.test_client().post("/share", data={"tool": "bytes", "text": "hi"},
+                                  headers={"Host": "evil.example", "HX-Request": "true"})
+    assert "evil.example" not in form.get_data(as_text=True) and "https://bpe.example.org/s/" in form.get_data(as_text=True)
+    # the origin check allows the public address (a proxy that rewrites Host)
+    assert app.test_client().post("/api/share", json={"tool": "bytes", "text": "hi"},
+                                  headers={"Origin": "https://bpe.example.org"}).status_code == 200
+    get_storage(app).dispose()
+
+
+def test_row9_trusted_hosts_refuses_other_host_headers(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_TRUSTED_HOSTS", "bpe.example.org, localhost")
+    app = make_app(tmp_path)
+    assert app.config["TRUSTED_HOSTS"] == ["bpe.example.org", "localhost"]
+    client = app.test_client()
+    assert client.get("/healthz").status_code == 200
+    forged = client.post("/api/share", json={"tool": "bytes", "text": "hi"}, headers={"Host": "evil.example"})
+    assert forged.status_code == 400 and b"evil.example/s/" not in forged.data
+    assert client.get("/bytes", headers={"Host": "evil.example"}).status_code == 400
+    good = client.post("/api/share", json={"tool": "bytes", "text": "hi"}, headers={"Host": "bpe.example.org"})
+    assert good.get_json()["url"].startswith("http://bpe.example.org/s/")
+    get_storage(app).dispose()

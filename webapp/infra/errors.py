@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from flask import Flask, current_app, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, SecurityError
 
 from webapp.tokenizer import TokenizerError
 
@@ -93,6 +93,8 @@ def too_large() -> ApiError:
 
 _FRIENDLY = {
     400: ("Bad request", "The request could not be understood."),
+    403: ("Forbidden", "This request is not allowed."),
+    429: ("Too many requests", "Too many requests from your address; wait a little and try again."),
     404: ("Page not found", "There is nothing at this address."),
     405: ("Method not allowed", "This address does not accept that kind of request."),
     413: ("Too large", "The request is larger than this playground accepts."),
@@ -135,8 +137,20 @@ def tokenizer_error(exc: TokenizerError) -> ResponseReturnValue:
     return api_error(ApiError.from_tokenizer(exc))
 
 
+def untrusted_host() -> ResponseReturnValue:
+    """A Host header outside TRUSTED_HOSTS (Flask refuses it before routing, so
+    no page can be built for it: plain text, or JSON under /api)."""
+    host = str(request.environ.get("HTTP_HOST", ""))[:100]
+    message = f"host: {host!r} is not one of the host names this playground answers (setting TRUSTED_HOSTS)"
+    if wants_json():
+        return jsonify({"error": {"message": message, "field": "host"}}), 400
+    return message + "\n", 400, {"Content-Type": "text/plain; charset=utf-8"}
+
+
 def http_error(exc: HTTPException) -> ResponseReturnValue:
     code = exc.code or 500
+    if isinstance(exc, SecurityError):
+        return untrusted_host()
     if code >= 500:
         return unexpected_error(exc)
     message = _http_error_message(exc)

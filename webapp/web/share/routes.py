@@ -204,8 +204,9 @@ def load_state(share_id: str) -> dict[str, str] | None:
 
 
 def share_url(share_id: str) -> str:
-    """The absolute link; SHARE_BASE_URL overrides the request's host."""
-    base: str | None = current_app.config.get("SHARE_BASE_URL")
+    """The absolute link on PUBLIC_URL (or its older name SHARE_BASE_URL); without
+    either, on the request's host (which TRUSTED_HOSTS bounds)."""
+    base: str | None = current_app.config.get("PUBLIC_URL") or current_app.config.get("SHARE_BASE_URL")
     if base:
         return base.rstrip("/") + url_for("share.show", share_id=share_id)
     return url_for("share.show", share_id=share_id, _external=True)
