@@ -1,31 +1,72 @@
 #!/usr/bin/env bash
-# Run a web server command with a background-job worker beside it:
+# Run a web server command with a background-job worker beside it, and stop
+# them together:
 #   scripts/with-worker.sh <python> <web server command...>
 # The worker (`python -m webapp.worker`) starts first with the same
-# environment; when the web server exits (Ctrl-C, SIGTERM) the worker is
-# stopped too. PLAYGROUND_START_WORKER=0 starts no worker (workers of your own
-# elsewhere, e.g. on a shared Redis queue).
+# environment. With NGINX_CONF set (scripts/serve-prod.sh sets it), Debian's
+# nginx runs in front with that configuration.
+#
+# Stopping: SIGTERM or SIGINT to this script (what systemd, Docker or Ctrl-C
+# send), or the web server or nginx exiting, stops every process it started:
+# SIGTERM to each, then SIGKILL to whatever still runs after STOP_SECONDS
+# (default 25). A worker that dies on its own (kill -9, a crash) is started
+# again after a second: its jobs come back through the upkeep (webapp.jobs.upkeep).
+# PLAYGROUND_START_WORKER=0 starts no worker (workers of your own elsewhere,
+# e.g. on a shared Redis queue).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 py="$1"; shift
-worker=""
-if [ "${PLAYGROUND_START_WORKER:-1}" != 0 ]; then
-  "$py" -m webapp.worker &
-  worker=$!
-fi
-stop_worker() {
-  if [ -n "$worker" ] && kill -0 "$worker" 2>/dev/null; then
-    kill -TERM "$worker" 2>/dev/null
-    wait "$worker" 2>/dev/null
+stop_seconds="${STOP_SECONDS:-25}"
+worker=""; server=""; nginx=""
+stopping=""
+
+start_worker() {
+  if [ "${PLAYGROUND_START_WORKER:-1}" != 0 ]; then
+    "$py" -m webapp.worker &
+    worker=$!
   fi
 }
-trap stop_worker EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+
+alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+
+stop_all() {
+  stopping=1
+  local pid deadline
+  # nginx first (no new requests), then the server (finishes its requests), then the worker.
+  for pid in $nginx $server $worker; do alive "$pid" && kill -TERM "$pid" 2>/dev/null; done
+  deadline=$((SECONDS + stop_seconds))
+  for pid in $nginx $server $worker; do
+    while alive "$pid" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.2; done
+    if alive "$pid"; then kill -KILL "$pid" 2>/dev/null; fi
+    wait "$pid" 2>/dev/null
+  done
+}
+
+trap 'stop_all; exit 143' TERM
+trap 'stop_all; exit 130' INT
+trap 'stop_all; exit 129' HUP
+
+start_worker
 "$@" &
 server=$!
-wait "$server"
-status=$?
-# A signal interrupts `wait`: pass it on to the server and wait for it to finish.
-if kill -0 "$server" 2>/dev/null; then kill -TERM "$server" 2>/dev/null; wait "$server"; fi
+if [ -n "${NGINX_CONF:-}" ]; then
+  "${NGINX_BIN:-nginx}" -e stderr -c "$NGINX_CONF" -p "$(dirname "$NGINX_CONF")" -g 'daemon off;' &
+  nginx=$!
+fi
+
+status=0
+while :; do
+  # Wakes when any child ends, or for a signal (the trap then stops everything).
+  wait -n $server $nginx $worker 2>/dev/null
+  status=$?
+  if ! alive "$server"; then wait "$server" 2>/dev/null; status=$?; break; fi
+  if [ -n "$nginx" ] && ! alive "$nginx"; then echo "with-worker: nginx stopped; stopping the server" >&2; status=1; break; fi
+  if [ -n "$worker" ] && ! alive "$worker"; then
+    wait "$worker" 2>/dev/null
+    echo "with-worker: the job worker stopped; starting it again" >&2
+    sleep 1
+    start_worker
+  fi
+done
+stop_all
 exit "$status"
