@@ -196,3 +196,45 @@ def test_row9_trusted_hosts_refuses_other_host_headers(tmp_path, monkeypatch):
     good = client.post("/api/share", json={"tool": "bytes", "text": "hi"}, headers={"Host": "bpe.example.org"})
     assert good.get_json()["url"].startswith("http://bpe.example.org/s/")
     get_storage(app).dispose()
+
+
+# --- row 11: upload errors name their real cause --------------------------------------------
+
+def _multipart(parts: list[tuple[str, bytes | None, bytes]], boundary: str = "----row11") -> tuple[bytes, str]:
+    """A multipart body written by hand: (field name, raw file name or None, content) per part."""
+    body = b""
+    for name, filename, content in parts:
+        disposition = f'Content-Disposition: form-data; name="{name}"'.encode()
+        if filename is not None:
+            disposition += b'; filename="' + filename + b'"'
+        body += f"--{boundary}\r\n".encode() + disposition + b"\r\n\r\n" + content + b"\r\n"
+    return body + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
+
+
+def test_row11_a_file_name_that_is_not_utf8_is_named_as_the_problem(tmp_path):
+    app = _corpus_app(tmp_path)
+    body, content_type = _multipart([("num_merges", None, b"5"), ("files", b"caf\xe9.txt", b"some words")])
+    response = app.test_client().post("/api/corpus", data=body, content_type=content_type)
+    assert response.status_code == 400
+    error = response.get_json()["error"]
+    assert error["field"] == "files" and "file name is not UTF-8" in error["message"] and "0xe9" in error["message"]
+    page = app.test_client().post("/corpus", data=body, content_type=content_type).get_data(as_text=True)
+    assert "file name is not UTF-8" in page and "whole number" not in page
+    get_storage(app).dispose()
+
+
+def test_row11_too_many_files_is_a_count_of_files_not_a_byte_limit(tmp_path):
+    app = _corpus_app(tmp_path)
+    client = app.test_client()
+    files = [(io.BytesIO(b"tiny words"), f"f{i}.txt") for i in range(100)]
+    response = client.post("/api/corpus", data={"files": files, "num_merges": "5"}, content_type="multipart/form-data")
+    assert response.status_code == 400
+    error = response.get_json()["error"]
+    assert "100 files is over the limit of 20 files (setting LIMIT_CORPUS_FILES)" in error["message"]
+    assert "268,435,456" not in error["message"]
+    body, content_type = _multipart([("files", f"f{i}.txt".encode(), b"x") for i in range(1000)])
+    response = client.post("/api/corpus", data=body, content_type=content_type)
+    assert response.status_code == 400 and "LIMIT_CORPUS_FILES" in response.get_json()["error"]["message"]
+    assert "268,435,456" not in response.get_json()["error"]["message"]
+    assert not (tmp_path / "corpora").exists() or list((tmp_path / "corpora").iterdir()) == []
+    get_storage(app).dispose()
