@@ -62,6 +62,12 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "TRUSTED_HOSTS": None,
     "TRUSTED_PROXIES": 0,
     "SECURITY_HSTS_SECONDS": 0,
+    # Writes (shares, jobs, uploads, opened files) per client address (webapp.infra.ratelimit):
+    # "N/minute;M/hour" as the `limits` library reads it, "" for none; counted in
+    # RATE_LIMIT_STORAGE_URL (empty: Redis when QUEUE_URL is Redis, else a SQLite file
+    # beside the queue, shared by the processes of one machine; "memory://": per process).
+    "RATE_LIMIT_WRITES": "20/minute;300/hour",
+    "RATE_LIMIT_STORAGE_URL": "",
     # Background jobs (webapp.jobs.queue): the queue, the budgets of one job, and what
     # goes to a job instead of running inside the request (measured thresholds,
     # see the README's Limits section).

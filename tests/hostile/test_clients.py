@@ -238,3 +238,59 @@ def test_row11_too_many_files_is_a_count_of_files_not_a_byte_limit(tmp_path):
     assert "268,435,456" not in response.get_json()["error"]["message"]
     assert not (tmp_path / "corpora").exists() or list((tmp_path / "corpora").iterdir()) == []
     get_storage(app).dispose()
+
+
+# --- row 5: a rate limit per client on writes, with 429 and Retry-After -----------------------
+
+def test_row5_writes_over_the_limit_are_a_429_with_retry_after_and_store_nothing(tmp_path):
+    app = _corpus_app(tmp_path, RATE_LIMIT_WRITES="5/minute")
+    client = app.test_client()
+    made = [client.post("/api/share", json={"tool": "bytes", "text": f"share {i} " + "x" * 1000}) for i in range(5)]
+    assert [r.status_code for r in made] == [201] * 5
+    over = client.post("/api/share", json={"tool": "bytes", "text": "one too many"})
+    assert over.status_code == 429
+    assert 1 <= int(over.headers["Retry-After"]) <= 60
+    error = over.get_json()["error"]
+    assert error["field"] == "rate" and "RATE_LIMIT_WRITES" in error["message"] and "5 per minute" in error["message"]
+    with app.app_context():
+        assert len(get_storage(app).list_ids("state")) == 5
+    # jobs, uploads and imports draw on the same budget; reading never does
+    assert client.post("/api/train", json={"words": ["ab"] * 300, "num_merges": 5000}).status_code == 429
+    assert client.post("/api/corpus", json={"text": "some words", "num_merges": 5}).status_code == 429
+    assert client.post("/api/import", json={"content": "{}"}).status_code == 429
+    page = client.post("/share", data={"tool": "bytes", "text": "form"})
+    assert page.status_code == 429 and page.headers["Retry-After"]
+    assert client.get(f"/api/share/{made[0].get_json()['id']}").status_code == 200
+    assert client.post("/api/encode", json={"text": "ab", "merges": [[97, 98, 256]]}).status_code == 200
+    # another client has its own budget
+    other = app.test_client()
+    answer = other.post("/api/share", json={"tool": "bytes", "text": "hi"}, environ_base={"REMOTE_ADDR": "10.9.8.7"})
+    assert answer.status_code == 201
+    get_storage(app).dispose()
+
+
+def test_row5_the_limit_holds_across_gunicorn_workers(gunicorn_factory, tmp_path):
+    """50 shares of 1 MB in a burst against 4 workers: 20 stored (the default 20/minute), 30 refused."""
+    server = gunicorn_factory(workers=4, extra_env={"PLAYGROUND_RATE_LIMIT_WRITES": "20/minute;300/hour"}).start()
+    statuses = []
+    for i in range(50):
+        status, body = server.post_json("/api/share", {"tool": "bytes", "text": f"{i} " + "y" * 1_000_000})
+        statuses.append(status)
+    assert statuses.count(201) == 20 and statuses.count(429) == 30, statuses
+
+
+def test_row5_counts_live_in_redis_when_redis_is_configured(tmp_path):
+    import os
+    import uuid
+
+    url = os.environ.get("PLAYGROUND_TEST_REDIS_URL")
+    if not url:
+        pytest.skip("PLAYGROUND_TEST_REDIS_URL is not set: no Redis server for the tests")
+    settings = {"QUEUE_URL": url, "QUEUE_NAME": f"t-{uuid.uuid4().hex[:8]}", "RATE_LIMIT_WRITES": "3/minute"}
+    first, second = make_app(tmp_path / "a", **settings), make_app(tmp_path / "b", **settings)
+    address = {"REMOTE_ADDR": f"10.{uuid.uuid4().int % 250}.1.2"}
+    codes = [app.test_client().post("/api/share", json={"tool": "bytes", "text": str(i)}, environ_base=address).status_code
+             for i, app in enumerate([first, second, first, second])]
+    assert codes == [201, 201, 201, 429]  # two processes, one count
+    for app in (first, second):
+        get_storage(app).dispose()

@@ -38,7 +38,7 @@ class ApiError(Exception):
 
     def __init__(
         self, message: str, *, field: str = "body", status: int = 400, location: Mapping[str, Any] | None = None,
-        page: tuple[str, str] | None = None,
+        page: tuple[str, str] | None = None, retry_after: int | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -46,6 +46,7 @@ class ApiError(Exception):
         self.status = status
         self.location = dict(location or {})
         self.page = page  # (heading, explanation) for the HTML error page; the status's own by default
+        self.retry_after = retry_after  # seconds, sent as Retry-After (a 429 or 503)
 
     @classmethod
     def from_tokenizer(cls, exc: TokenizerError, status: int = 400) -> "ApiError":
@@ -128,9 +129,11 @@ def _render_error(code: int, message: str, page: tuple[str, str] | None = None) 
 
 
 def api_error(exc: ApiError) -> ResponseReturnValue:
+    headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else {}
     if wants_json():
-        return jsonify({"error": exc.to_dict()}), exc.status
-    return _render_error(exc.status, exc.message, exc.page)
+        return jsonify({"error": exc.to_dict()}), exc.status, headers
+    body, status = _render_error(exc.status, exc.message, exc.page)
+    return body, status, headers
 
 
 def tokenizer_error(exc: TokenizerError) -> ResponseReturnValue:

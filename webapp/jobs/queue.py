@@ -31,12 +31,13 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import huey  # type: ignore[import-untyped]
-from flask import current_app
+from flask import current_app, has_request_context
 
 from webapp.jobs import registry, tokens
 from webapp.jobs.runner import execute
 from webapp.jobs.upkeep import Upkeep, clean_up, clean_up_job
 from webapp.jobs.store import STALE_SECONDS, Budgets, Job, JobStore
+from webapp.infra import ratelimit
 from webapp.infra.storage import Storage, get_storage
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,8 @@ class JobQueue:
         """Store a job and put it on the queue; a queue that is down fails the job clearly."""
         if kind not in registry.KINDS:
             raise ValueError(f"unknown job kind {kind!r}")
+        if has_request_context():
+            ratelimit.check_write()  # a client's submissions count as writes (webapp.infra.ratelimit)
         token, token_hash = tokens.new_token()
         job, created = self.store.create(kind, params, cancel_hash=token_hash)
         if not created:

@@ -31,7 +31,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from webapp.web.corpus.kinds import corpus_dir, submit_corpus
-from webapp.infra import inputs
+from webapp.infra import inputs, ratelimit
 from webapp.jobs import queue
 from webapp.jobs import views as jobs
 from webapp.jobs.registry import done_view
@@ -175,6 +175,7 @@ def corpus_page() -> str:
 @bp.post("/corpus")
 def corpus_submit() -> Any:
     limits = _limits()
+    ratelimit.check_write()  # a 429 before the upload is read or stored
     state = dict(DEFAULT_STATE)
     try:
         _apply_request_limits(limits)
@@ -231,6 +232,7 @@ def _done(job: Job, result: Any, params: dict[str, Any]) -> str:
 def api_corpus() -> Response:
     """Submit a corpus job from JSON or multipart; problems go to the app-wide handlers (webapp.infra.errors)."""
     limits = _limits()
+    ratelimit.check_write()  # a 429 before the upload is read or stored
     try:
         if (request.mimetype or "") == "multipart/form-data":
             _apply_request_limits(limits)
