@@ -86,6 +86,14 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "JOB_MAX_ATTEMPTS": 3,
     "JOB_EXPIRE_SECONDS": 3600,
     "JOB_SPOOL_GRACE_SECONDS": 120,
+    # What may wait or run at once (webapp.jobs.queue; 0: no cap), checked before an
+    # upload is stored: per client address and in all, jobs and the bytes of their
+    # uploads on disk; over one is a 429 with Retry-After: JOB_RETRY_AFTER_SECONDS.
+    "JOB_CLIENT_LIMIT": 8,
+    "JOB_QUEUE_LIMIT": 64,
+    "JOB_CLIENT_UPLOAD_BYTES": 512 * 1024 * 1024,
+    "JOB_UPLOAD_BYTES": 2 * 1024 * 1024 * 1024,
+    "JOB_RETRY_AFTER_SECONDS": 30,
     "JOB_IMPORT_BYTES": 256 * 1024,
     "JOB_TRAIN_CHARS": 200_000,
     "JOB_TRAIN_MERGES": 2_000,

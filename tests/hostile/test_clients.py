@@ -294,3 +294,63 @@ def test_row5_counts_live_in_redis_when_redis_is_configured(tmp_path):
     assert codes == [201, 201, 201, 429]  # two processes, one count
     for app in (first, second):
         get_storage(app).dispose()
+
+
+# --- row 2: caps on queued and running jobs, and on waiting uploads; a fair order ------------
+
+A, B = {"REMOTE_ADDR": "10.0.0.1"}, {"REMOTE_ADDR": "10.0.0.2"}
+
+
+def _corpus_post(client, address, text="words to train on " * 20):
+    return client.post("/api/corpus", data={"files": [(io.BytesIO(text.encode()), "a.txt")], "num_merges": "5"},
+                       content_type="multipart/form-data", environ_base=address)
+
+
+def test_row2_a_client_over_its_cap_gets_429_before_its_upload_is_stored(tmp_path):
+    app = _corpus_app(tmp_path, JOB_CLIENT_LIMIT=3, JOB_QUEUE_LIMIT=5)
+    client = app.test_client()
+    corpora = tmp_path / "corpora"
+    assert [_corpus_post(client, A, f"text {i} " * 30).status_code for i in range(3)] == [202] * 3
+    over = _corpus_post(client, A, "one more " * 30)
+    assert over.status_code == 429 and over.headers["Retry-After"] == "30"
+    error = over.get_json()["error"]
+    assert "JOB_CLIENT_LIMIT" in error["message"] and "3 jobs queued or running" in error["message"]
+    assert len(list(corpora.iterdir())) == 3  # refused before anything was stored
+    # another client still gets in, until everyone's cap
+    assert [_corpus_post(client, B, f"b {i} " * 30).status_code for i in range(2)] == [202, 202]
+    full = _corpus_post(client, B, "b again " * 30)
+    assert full.status_code == 429 and "JOB_QUEUE_LIMIT" in full.get_json()["error"]["message"]
+    # jobs of every kind count (a train job here)
+    words = {"words": ["ab"] * 300, "num_merges": 5000}
+    assert client.post("/api/train", json=words, environ_base=A).status_code == 429
+    assert len(list(corpora.iterdir())) == 5
+    get_storage(app).dispose()
+
+
+def test_row2_the_bytes_of_waiting_uploads_are_capped(tmp_path):
+    app = _corpus_app(tmp_path, JOB_CLIENT_UPLOAD_BYTES=30_000, JOB_UPLOAD_BYTES=45_000)
+    client = app.test_client()
+    assert _corpus_post(client, A, "x" * 20_000).status_code == 202
+    over = _corpus_post(client, A, "y" * 20_000)
+    assert over.status_code == 429 and "JOB_CLIENT_UPLOAD_BYTES" in over.get_json()["error"]["message"]
+    assert _corpus_post(client, B, "z" * 15_000).status_code == 202
+    over = _corpus_post(client, B, "w" * 12_000)
+    assert over.status_code == 429 and "JOB_UPLOAD_BYTES" in over.get_json()["error"]["message"]
+    assert len(list((tmp_path / "corpora").iterdir())) == 2
+    get_storage(app).dispose()
+
+
+def test_row2_workers_take_jobs_in_a_fair_order_between_clients(app):
+    queue = get_queue(app)
+    ids = {}
+    for name, address, count in (("a", A, 6), ("b", B, 2)):
+        for i in range(count):
+            with app.test_request_context("/", environ_base=address):
+                ids[f"{name}{i}"] = queue.submit("sleep", {"seconds": 0, "n": f"{name}{i}"}).id
+    order = queue.store.fair_order()
+    assert order[0] == ids["a0"]  # nothing runs: the oldest first
+    queue.store.claim(ids["a0"])  # a0 runs: b's jobs come before a's others
+    order = queue.store.fair_order()
+    assert order[:1] == [ids["b0"]] and order.index(ids["b1"]) < order.index(ids["a2"])
+    queue.store.claim(ids["b0"])  # one each running: the oldest again
+    assert queue.store.fair_order()[0] == ids["a1"]

@@ -45,6 +45,7 @@ import click
 from flask import current_app
 from flask.cli import AppGroup
 from sqlalchemy import (
+    BigInteger,
     Column,
     DateTime,
     Engine,
@@ -118,7 +119,10 @@ jobs = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False),  # the running job's heartbeat
     Column("attempts", Integer, nullable=False, server_default="0"),  # claims so far; the lease (migration 4)
     Column("cancel_hash", String(64), nullable=True),  # SHA-256 of the submitter's cancel token (migration 5)
+    Column("client", String(32), nullable=True),  # who submitted it, hashed (migration 6); None: code
+    Column("upload_bytes", BigInteger, nullable=True),  # bytes of uploads it holds on disk (migration 6)
     Index("ix_playground_jobs_params", "kind", "params_id"),
+    Index("ix_playground_jobs_state", "state", "client"),  # migration 6
 )
 
 
@@ -205,7 +209,7 @@ def _migration_2(conn: Connection) -> None:
 
 
 #: Job columns added after migration 3 (by the migrations that add them).
-_LATER_JOB_COLUMNS = frozenset({"attempts", "cancel_hash"})
+_LATER_JOB_COLUMNS = frozenset({"attempts", "cancel_hash", "client", "upload_bytes"})
 
 
 def _migration_3(conn: Connection) -> None:
@@ -225,8 +229,15 @@ def _migration_5(conn: Connection) -> None:
     conn.execute(text(f"ALTER TABLE {JOBS_TABLE} ADD COLUMN cancel_hash VARCHAR(64)"))
 
 
+def _migration_6(conn: Connection) -> None:
+    """Jobs record their client (hashed) and the bytes of uploads they hold: the queue's caps and fair order."""
+    conn.execute(text(f"ALTER TABLE {JOBS_TABLE} ADD COLUMN client VARCHAR(32)"))
+    conn.execute(text(f"ALTER TABLE {JOBS_TABLE} ADD COLUMN upload_bytes BIGINT"))
+    conn.execute(text(f"CREATE INDEX ix_playground_jobs_state ON {JOBS_TABLE} (state, client)"))
+
+
 MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
-    _migration_1, _migration_2, _migration_3, _migration_4, _migration_5,
+    _migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6,
 )
 LATEST_VERSION = len(MIGRATIONS)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import logging
 import multiprocessing
 import os
 import resource
@@ -36,6 +37,7 @@ from webapp.jobs.store import (
 from webapp.infra.storage import BlobTooLarge
 from webapp.tokenizer import TokenizerError
 
+log = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------
 # Running one job in a child process
@@ -187,14 +189,23 @@ class _Throttle:
 def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
     """Run a queued job to its end (inside a worker); returns the final state, None if skipped.
 
+    Each queued job put one task on the queue; a task runs whichever queued job
+    is first in the fair order (webapp.jobs.store.JobStore.fair_order), so
+    `job_id` only says that there is work.
+
     The worker holds the job by the attempt it claimed (the lease,
     webapp.jobs.store): once the row carries another attempt (the upkeep gave
     the job to another worker after this one went silent) this worker stops
     the process and writes nothing. The kind's cleanup runs whatever the outcome."""
-    job = store.get(job_id)
-    attempt = store.claim(job_id) if job is not None and job.state == "queued" else None
+    job, attempt = None, None
+    for candidate in store.fair_order():  # not necessarily the task's own job: the fairest one waiting
+        attempt = store.claim(candidate)
+        if attempt is not None:
+            job_id = candidate
+            job = store.get(candidate)
+            break
     if job is None or attempt is None:
-        return None  # cancelled before it started (and cleaned up then), or already taken
+        return None  # nothing queued: every job was taken, or cancelled before it started
     try:
         params = store.params(job)
     except TokenizerError as exc:
@@ -220,6 +231,7 @@ def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
                                attempt)
         return cancel_gate.due() and store.cancel_requested(job_id, attempt)
 
+    state: str | None = None
     try:
         outcome = run_in_child(job.kind, params, budgets, on_progress, should_cancel)
         if outcome.state == "done":
@@ -230,12 +242,16 @@ def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
             except BlobTooLarge as exc:
                 store.finish(job_id, "failed", error=f"job: the result is too large to store: {exc}",
                              error_field="job", attempt=attempt)
-                return "failed"
+                state = "failed"
+                return state
             store.finish(job_id, "done", result_id=result_id, attempt=attempt)
-            return "done"
+            state = "done"
+            return state
         store.finish(job_id, outcome.state, error=outcome.error, error_field=outcome.field, attempt=attempt)
-        return outcome.state
+        state = outcome.state
+        return state
     finally:
+        log.info("job %s (%s, attempt %d): %s", job_id, job.kind, attempt, state or "stopped")
         # e.g. the corpus job's uploads, also when its process was killed; a job
         # taken back (lease lost, queued again) keeps them for its next run.
         current = store.get(job_id)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping
 
-from sqlalchemy import select
+from sqlalchemy import func, select, text
 
 from webapp.infra.storage import Storage, is_valid_id, jobs as jobs_table
 from webapp.tokenizer import TokenizerError
@@ -36,6 +36,7 @@ HEARTBEAT_SECONDS = 2.0
 #: How long a graceful kind may take to hand back its partial result after Cancel.
 GRACE_SECONDS = 5.0
 STALE_SECONDS = 30.0
+_ADMISSION_LOCK = 0x42504551  # PostgreSQL advisory lock around a job's admission ("BPEQ")
 
 
 # --------------------------------------------------------------------------
@@ -91,10 +92,41 @@ class Job:
     updated_at: datetime
     attempts: int = 0
     cancel_hash: str | None = None
+    client: str | None = None
+    upload_bytes: int | None = None
 
     @property
     def finished(self) -> bool:
         return self.state in FINISHED
+
+
+@dataclass(frozen=True)
+class Caps:
+    """How much may wait or run at once (settings JOB_*_LIMIT / JOB_*UPLOAD_BYTES; 0: no cap)."""
+
+    per_client: int = 8
+    total: int = 64
+    client_upload_bytes: int = 512 * 2**20
+    upload_bytes: int = 2 * 2**30
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "Caps":
+        return cls(per_client=int(config.get("JOB_CLIENT_LIMIT", cls.per_client)),
+                   total=int(config.get("JOB_QUEUE_LIMIT", cls.total)),
+                   client_upload_bytes=int(config.get("JOB_CLIENT_UPLOAD_BYTES", cls.client_upload_bytes)),
+                   upload_bytes=int(config.get("JOB_UPLOAD_BYTES", cls.upload_bytes)))
+
+
+class QueueFull(Exception):
+    """A new job would go over a cap; the message names it and its setting."""
+
+    def __init__(self, message: str, setting: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.setting = setting
+
+
+LIVE = ("queued", "running")
 
 
 def _now() -> datetime:
@@ -127,12 +159,41 @@ class JobStore:
         self.storage = storage
         self.stale_seconds = stale_seconds
 
-    def create(self, kind: str, params: Mapping[str, Any], cancel_hash: str | None = None) -> tuple[Job, bool]:
+    def room(self, client: str, upload_bytes: int, caps: Caps, conn: Any = None) -> None:
+        """Raise QueueFull when one more job of `client` holding `upload_bytes` would go over a cap."""
+        if conn is None:
+            with self.storage.engine.connect() as own:
+                return self.room(client, upload_bytes, caps, own)
+        live = jobs_table.c.state.in_(LIVE)
+        uploads = func.coalesce(func.sum(jobs_table.c.upload_bytes), 0)
+        total, total_bytes = conn.execute(select(func.count(), uploads).where(live)).one()
+        mine, my_bytes = conn.execute(select(func.count(), uploads).where(live, jobs_table.c.client == client)).one()
+        checks = (
+            (caps.per_client, int(mine) + 1, "JOB_CLIENT_LIMIT",
+             f"you already have {int(mine):,} jobs queued or running, the most one client may have"),
+            (caps.total, int(total) + 1, "JOB_QUEUE_LIMIT",
+             f"{int(total):,} jobs are queued or running, the most the playground takes at once"),
+            (caps.client_upload_bytes, int(my_bytes) + upload_bytes, "JOB_CLIENT_UPLOAD_BYTES",
+             f"your uploads waiting for their jobs would be {int(my_bytes) + upload_bytes:,} bytes, over "
+             f"{caps.client_upload_bytes:,}"),
+            (caps.upload_bytes, int(total_bytes) + upload_bytes, "JOB_UPLOAD_BYTES",
+             f"the uploads waiting for their jobs would be {int(total_bytes) + upload_bytes:,} bytes, over "
+             f"{caps.upload_bytes:,}"),
+        )
+        for cap, wanted, setting, reason in checks:
+            if cap > 0 and wanted > cap:
+                raise QueueFull(reason, setting)
+        return None
+
+    def create(self, kind: str, params: Mapping[str, Any], cancel_hash: str | None = None, *,
+               client: str | None = None, upload_bytes: int = 0, caps: Caps | None = None) -> tuple[Job, bool]:
         """Store the params (content-addressed) and a queued job row: (job, created).
 
         The same kind and params while an earlier job is queued, live running or
         done give that job back (a page re-sending its state does not start it
         again); `cancel_hash` (webapp.jobs.tokens) is kept only for a new job.
+        With `client` and `caps`, a new job that would go over a cap raises
+        QueueFull (checked in the transaction that inserts it).
         """
         params_id = self.storage.put_blob(PARAMS_KIND, pack_json(dict(params)))
         earlier = self.find(kind, params_id)
@@ -145,8 +206,13 @@ class JobStore:
             "progress": 0.0, "progress_text": "waiting for a worker", "result_id": None,
             "error": None, "error_field": None, "cancel_requested": 0,
             "created_at": now, "updated_at": now, "attempts": 0, "cancel_hash": cancel_hash,
+            "client": client, "upload_bytes": upload_bytes or None,
         }
         with self.storage._write() as conn:
+            if client is not None and caps is not None:
+                if self.storage.dialect == "postgresql":  # one admission at a time, like SQLite's write lock
+                    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _ADMISSION_LOCK})
+                self.room(client, upload_bytes, caps, conn)
             conn.execute(jobs_table.insert().values(**row))
         created = self.get(job_id)
         assert created is not None
@@ -296,6 +362,19 @@ class JobStore:
             ).scalars().all()
         jobs = [self.get(job_id) for job_id in ids]
         return [job for job in jobs if job is not None]
+
+    def fair_order(self, limit: int = 200) -> list[str]:
+        """Queued job ids in the order workers should take them: clients with the fewest
+        running jobs first, then the oldest job, so one client's many jobs never starve another's."""
+        with self.storage.engine.connect() as conn:
+            running: dict[Any, int] = {client: int(count) for client, count in conn.execute(
+                select(jobs_table.c.client, func.count()).where(jobs_table.c.state == "running")
+                .group_by(jobs_table.c.client)).all()}
+            queued = conn.execute(
+                select(jobs_table.c.id, jobs_table.c.client, jobs_table.c.created_at)
+                .where(jobs_table.c.state == "queued").order_by(jobs_table.c.created_at).limit(limit)).all()
+        ordered = sorted(queued, key=lambda row: (running.get(row[1], 0), _aware(row[2])))
+        return [row[0] for row in ordered]
 
     def requeue(self, job_id: str, attempt: int | None = None) -> bool:
         """running -> queued (its worker died); with `attempt`, only if no one claimed it since."""

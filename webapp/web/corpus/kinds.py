@@ -163,10 +163,16 @@ def _pretoken_bytes(counts: dict[str, int]) -> int:
 
 def submit_corpus(folder: Path, files: list[dict[str, str]], options: inputs.CorpusOptions,
                   limits: inputs.Limits) -> Job:
-    """Queue the training of the uploads saved in `folder` (the folder then belongs to the job)."""
-    return queue.submit("corpus", {
-        "folder": str(folder), "files": files, "options": asdict(options), "limits": asdict(limits),
-    })
+    """Queue the training of the uploads saved in `folder` (the folder then belongs to the job;
+    when the queue refuses it, a 429 over a cap, the folder is removed first)."""
+    size = sum((folder / item["file"]).stat().st_size for item in files)
+    try:
+        return queue.submit("corpus", {
+            "folder": str(folder), "files": files, "options": asdict(options), "limits": asdict(limits),
+        }, upload_bytes=size)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
 
 
 def corpus_dir(config: Mapping[str, Any], instance_path: str) -> Path:

@@ -59,6 +59,13 @@ def _limits() -> inputs.Limits:
     return inputs.current_limits()
 
 
+def _admit() -> None:
+    """Before the body is read or stored: a 429 over the write rate (webapp.infra.ratelimit)
+    or when a job holding this upload would go over the queue's caps (webapp.jobs.queue)."""
+    ratelimit.check_write()
+    queue.get_queue().admit(request.content_length or 0)
+
+
 def _max_parts(limits: inputs.Limits) -> int:
     """Form parts parsed at most: room for far more files than the limit, so a
     few too many are counted and named (save_corpus), while thousands of tiny
@@ -175,7 +182,7 @@ def corpus_page() -> str:
 @bp.post("/corpus")
 def corpus_submit() -> Any:
     limits = _limits()
-    ratelimit.check_write()  # a 429 before the upload is read or stored
+    _admit()
     state = dict(DEFAULT_STATE)
     try:
         _apply_request_limits(limits)
@@ -232,7 +239,7 @@ def _done(job: Job, result: Any, params: dict[str, Any]) -> str:
 def api_corpus() -> Response:
     """Submit a corpus job from JSON or multipart; problems go to the app-wide handlers (webapp.infra.errors)."""
     limits = _limits()
-    ratelimit.check_write()  # a 429 before the upload is read or stored
+    _admit()
     try:
         if (request.mimetype or "") == "multipart/form-data":
             _apply_request_limits(limits)
