@@ -38,23 +38,35 @@ chmod 755 "$run_dir"
 max_body="$("$py" -c 'from webapp.config import DEFAULT_CONFIG as d, env_overrides as e
 c = {**d, **e()}
 print(max(int(c["LIMIT_CORPUS_BYTES"]), int(c["MAX_CONTENT_LENGTH"])) + 4 * 1024 * 1024)')"
+# nginx's temporary files (request bodies over 1 MiB wait there): in RUN_DIR, unless
+# nginx's workers (nobody, when started as root) cannot reach it, then in a folder of
+# their own under /tmp.
+temp_dir="$run_dir/temp"
 user_line=""
-if [ "$(id -u)" = 0 ]; then user_line="user nobody nogroup;"; fi
+if [ "$(id -u)" = 0 ]; then
+  user_line="user nobody nogroup;"
+  mkdir -p "$temp_dir" && chown nobody:nogroup "$temp_dir"
+  if ! runuser -u nobody -- test -w "$temp_dir" 2>/dev/null; then
+    temp_dir="$(mktemp -d /tmp/bpe-playground-nginx-temp.XXXXXX)"
+    chown nobody:nogroup "$temp_dir"
+  fi
+fi
+mkdir -p "$temp_dir"
 cat > "$run_dir/nginx.conf" <<CONF
 # Written by scripts/serve-prod.sh; see docs/production-topology.md.
 $user_line
 worker_processes 1;
 pid $run_dir/nginx.pid;
-error_log stderr warn;
+error_log stderr error;
 events { worker_connections 1024; }
 http {
   access_log off;  # gunicorn logs every request
   server_tokens off;
-  client_body_temp_path $run_dir/client_body;
-  proxy_temp_path $run_dir/proxy;
-  fastcgi_temp_path $run_dir/fastcgi;
-  uwsgi_temp_path $run_dir/uwsgi;
-  scgi_temp_path $run_dir/scgi;
+  client_body_temp_path $temp_dir/client_body;
+  proxy_temp_path $temp_dir/proxy;
+  fastcgi_temp_path $temp_dir/fastcgi;
+  uwsgi_temp_path $temp_dir/uwsgi;
+  scgi_temp_path $temp_dir/scgi;
   # Bodies are read whole, to memory up to 1 MiB, beyond to temporary files,
   # before gunicorn gets the request; a client silent for 60 s is dropped.
   client_max_body_size $max_body;
@@ -84,7 +96,7 @@ http {
 }
 CONF
 "$nginx_bin" -e stderr -t -q -c "$run_dir/nginx.conf" -p "$run_dir" -g 'daemon off;'
-echo "serve-prod: nginx on $bind, gunicorn on $app_bind, files in $run_dir" >&2
+echo "serve-prod: nginx on $bind, gunicorn on $app_bind, files in $run_dir (temporary files in $temp_dir)" >&2
 # gunicorn listens behind nginx; the app trusts exactly one proxy for the client's address.
 export BIND="$app_bind" PLAYGROUND_TRUSTED_PROXIES="${PLAYGROUND_TRUSTED_PROXIES:-1}"
 export NGINX_CONF="$run_dir/nginx.conf" NGINX_BIN="$nginx_bin"

@@ -159,13 +159,13 @@ def test_row10_a_dead_worker_is_started_again(production):
 # --- row 4: slow uploads never starve other requests -------------------------------------
 
 def _slow_upload(port: int, seconds: float, answers: list, index: int) -> None:
-    """A corpus upload of ~1 MB whose body trickles in over `seconds`."""
+    """A corpus upload of 1.5 MB whose body trickles in over `seconds`."""
     boundary = "----slow" + str(index)
     head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"num_merges\"\r\n\r\n5\r\n"
             f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"slow{index}.txt\"\r\n"
             "Content-Type: text/plain\r\n\r\n").encode()
     tail = f"\r\n--{boundary}--\r\n".encode()
-    payload = (f"slow client {index} sends words " * 40_000).encode()[:1_000_000]
+    payload = (f"slow client {index} sends words " * 60_000).encode()[:1_500_000]  # over nginx's 1 MiB buffer: a temp file
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     try:
         conn.putrequest("POST", "/api/corpus")
@@ -205,3 +205,30 @@ def test_row4_eight_slow_uploads_do_not_slow_healthz(production):
     assert len(probes) > 30
     assert max(probes) < 1.0, sorted(probes)[-5:]
     assert [status for status, _ in answers] == [202] * 8, answers
+
+
+@needs_nginx
+def test_row2_and_5_refusals_before_the_body_is_read_reach_the_client_through_nginx(production):
+    """The app answers 429 / 413 without reading a big body; it then reads the rest,
+    so nginx (still sending it) passes the answer on instead of a 502."""
+    server = production(SERVE_PROD, PLAYGROUND_JOB_CLIENT_LIMIT="1", PLAYGROUND_RATE_LIMIT_WRITES="",
+                        PLAYGROUND_MAX_CONTENT_LENGTH="100000", PLAYGROUND_START_WORKER="0")
+    big = ("words for the corpus " * 100_000).encode()[:2_000_000]
+    statuses = []
+    for i in range(8):
+        boundary = f"----x{i}"
+        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"num_merges\"\r\n\r\n5\r\n"
+                f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"a{i}.txt\"\r\n\r\n".encode()
+                + big + f"\r\n--{boundary}--\r\n".encode())
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        conn.request("POST", "/api/corpus", body=body, headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+        response = conn.getresponse()
+        statuses.append((response.status, response.getheader("Content-Type"), response.getheader("Retry-After")))
+        conn.close()
+    assert statuses[0][0] == 202
+    assert all(status == (429, "application/json", "30") for status in statuses[1:]), statuses
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    conn.request("POST", "/api/encode", body=b"{" + b" " * 3_000_000 + b"}", headers={"Content-Type": "application/json"})
+    response = conn.getresponse()
+    assert response.status == 413 and b"MAX_CONTENT_LENGTH" in response.read()
+    conn.close()
