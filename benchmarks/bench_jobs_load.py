@@ -178,7 +178,7 @@ def flood_and_wait(port: int) -> None:
     urls = []
     started = time.monotonic()
     for i in range(50):
-        body, content_type = multipart({"num_merges": "400"}, f"a{i}.txt", text[i * 50_000:i * 50_000 + 1_500_000].encode())
+        body, content_type = multipart({"num_merges": "4000"}, f"a{i}.txt", text[i * 50_000:i * 50_000 + 1_500_000].encode())
         status, data, _s, _h = request(port, "POST", "/api/corpus", body, client=5, content_type=content_type)
         try:
             reason = json.loads(data).get("error", {}).get("message", "") if status != 202 else ""
@@ -268,7 +268,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--slow-seconds", type=float, default=30, help="how long each slow upload takes to send")
     parser.add_argument("--jobs", type=int, default=8)
-    parser.add_argument("--words", type=int, default=400_000, help="training words per job")
+    parser.add_argument("--words", type=int, default=170_000, help="training words per job (under LIMIT_TEXT_CHARS)")
     parser.add_argument("--merges", type=int, default=20_000, help="merges per job")
     parser.add_argument("--reference-seconds", type=float, default=5)
     args = parser.parse_args()

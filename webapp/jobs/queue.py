@@ -29,7 +29,8 @@
   built from.
 
 What it does not do: define what a job computes (the features register their
-kinds in webapp.jobs.registry), answer HTTP (webapp.jobs.views), or expire old jobs.
+kinds in webapp.jobs.registry), answer HTTP (webapp.jobs.views), or tidy up
+(webapp.jobs.upkeep: dead workers' jobs, expiry, orphaned uploads).
 """
 
 from __future__ import annotations
