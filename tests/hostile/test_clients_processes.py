@@ -131,3 +131,20 @@ def test_row6_orphaned_upload_folders_are_swept_at_start_and_on_a_timer(setup, t
     while late.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not late.exists() and fresh.exists(), worker.log()
+
+
+# --- row 2: a worker takes a second client's job before the first client's backlog -------
+
+def test_row2_a_second_clients_job_runs_before_the_first_clients_backlog(setup):
+    _settings, app, client, start_worker = setup
+    first = []
+    for i in range(5):  # client A's backlog: five jobs of a second each
+        with app.test_request_context("/", environ_base={"REMOTE_ADDR": "10.1.1.1"}):
+            first.append(get_queue(app).submit("sleep", {"seconds": 1, "a": i}).id)
+    with app.test_request_context("/", environ_base={"REMOTE_ADDR": "10.2.2.2"}):
+        second = get_queue(app).submit("sleep", {"seconds": 0.1, "b": 1}).id
+    worker = start_worker()  # one slot
+    done = wait_job(lambda: _job(client, second), timeout=30, worker=worker)
+    assert done["state"] == "done"
+    finished = [job_id for job_id in first if _job(client, job_id)["state"] == "done"]
+    assert len(finished) <= 2, finished  # first come first served would have run all five before it

@@ -16,8 +16,8 @@
   `JOB_CLIENT_UPLOAD_BYTES` per client and `JOB_UPLOAD_BYTES` in all; over
   one is a 429 with `Retry-After` (`JOB_RETRY_AFTER_SECONDS`), and features
   that store uploads ask `admit` first, before storing anything. Workers take
-  queued jobs in a fair order (webapp.jobs.store.JobStore.fair_order), not
-  first come first served: one client's fifty jobs never make another's wait.
+  queued jobs round robin between clients (webapp.jobs.store.JobStore.fair_order),
+  not first come first served: one client's backlog never makes another's job wait.
 - **Cancel** (`cancel`) ends a queued job at once and cleans up after it (its
   uploads) by the same path as a finished one; a running one is stopped by
   its worker.

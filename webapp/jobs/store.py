@@ -364,17 +364,28 @@ class JobStore:
         return [job for job in jobs if job is not None]
 
     def fair_order(self, limit: int = 200) -> list[str]:
-        """Queued job ids in the order workers should take them: clients with the fewest
-        running jobs first, then the oldest job, so one client's many jobs never starve another's."""
+        """Queued job ids in the order workers should take them: round robin between clients.
+
+        First the clients with the fewest running jobs, then the client served
+        longest ago (its last started job changed least recently; never served
+        comes first), then the oldest job: a client with fifty jobs queued gets
+        every other start when a second client has one waiting, never all fifty first."""
         with self.storage.engine.connect() as conn:
-            running: dict[Any, int] = {client: int(count) for client, count in conn.execute(
-                select(jobs_table.c.client, func.count()).where(jobs_table.c.state == "running")
-                .group_by(jobs_table.c.client)).all()}
             queued = conn.execute(
                 select(jobs_table.c.id, jobs_table.c.client, jobs_table.c.created_at)
                 .where(jobs_table.c.state == "queued").order_by(jobs_table.c.created_at).limit(limit)).all()
-        ordered = sorted(queued, key=lambda row: (running.get(row[1], 0), _aware(row[2])))
-        return [row[0] for row in ordered]
+            clients = {row[1] for row in queued}
+            running: dict[Any, int] = {client: int(count) for client, count in conn.execute(
+                select(jobs_table.c.client, func.count()).where(jobs_table.c.state == "running")
+                .group_by(jobs_table.c.client)).all()}
+            served: dict[Any, datetime] = {client: _aware(moment) for client, moment in conn.execute(
+                select(jobs_table.c.client, func.max(jobs_table.c.updated_at))
+                .where(jobs_table.c.attempts > 0, jobs_table.c.client.in_([c for c in clients if c is not None]))
+                .group_by(jobs_table.c.client)).all()}
+        never = datetime.min.replace(tzinfo=timezone.utc)
+        turns = sorted((running.get(client, 0), served.get(client, never), _aware(created), job_id)
+                       for job_id, client, created in queued)
+        return [turn[-1] for turn in turns]
 
     def requeue(self, job_id: str, attempt: int | None = None) -> bool:
         """running -> queued (its worker died); with `attempt`, only if no one claimed it since."""
