@@ -178,7 +178,7 @@ def flood_and_wait(port: int) -> None:
     urls = []
     started = time.monotonic()
     for i in range(50):
-        body, content_type = multipart({"num_merges": "4000"}, f"a{i}.txt", text[i * 50_000:i * 50_000 + 1_500_000].encode())
+        body, content_type = multipart({"num_merges": "20000"}, f"a{i}.txt", text[i * 50_000:i * 50_000 + 1_500_000].encode())
         status, data, _s, _h = request(port, "POST", "/api/corpus", body, client=5, content_type=content_type)
         try:
             reason = json.loads(data).get("error", {}).get("message", "") if status != 202 else ""
