@@ -30,7 +30,8 @@ if [ -z "$nginx_bin" ]; then
 fi
 
 app_bind="${APP_BIND:-127.0.0.1:$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
-run_dir="${RUN_DIR:-$(mktemp -d /tmp/bpe-playground-nginx.XXXXXX)}"
+made=""  # folders made here for this run: with-worker.sh removes them when everything stopped
+if [ -n "${RUN_DIR:-}" ]; then run_dir="$RUN_DIR"; else run_dir="$(mktemp -d /tmp/bpe-playground-nginx.XXXXXX)"; made="$run_dir"; fi
 mkdir -p "$run_dir"
 chmod 755 "$run_dir"
 # The largest body the app ever takes (a corpus upload plus its form), so nginx's
@@ -49,6 +50,7 @@ if [ "$(id -u)" = 0 ]; then
   if ! runuser -u nobody -- test -w "$temp_dir" 2>/dev/null; then
     temp_dir="$(mktemp -d /tmp/bpe-playground-nginx-temp.XXXXXX)"
     chown nobody:nogroup "$temp_dir"
+    made="$made $temp_dir"
   fi
 fi
 mkdir -p "$temp_dir"
@@ -99,5 +101,5 @@ CONF
 echo "serve-prod: nginx on $bind, gunicorn on $app_bind, files in $run_dir (temporary files in $temp_dir)" >&2
 # gunicorn listens behind nginx; the app trusts exactly one proxy for the client's address.
 export BIND="$app_bind" PLAYGROUND_TRUSTED_PROXIES="${PLAYGROUND_TRUSTED_PROXIES:-1}"
-export NGINX_CONF="$run_dir/nginx.conf" NGINX_BIN="$nginx_bin"
+export NGINX_CONF="$run_dir/nginx.conf" NGINX_BIN="$nginx_bin" REMOVE_AT_EXIT="$made"
 exec bash scripts/with-worker.sh "$py" "${gunicorn[@]}"

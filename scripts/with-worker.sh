@@ -40,6 +40,10 @@ stop_all() {
     if alive "$pid"; then kill -KILL "$pid" 2>/dev/null; fi
     wait "$pid" 2>/dev/null
   done
+  # serve-prod.sh's folders for this run (nginx's configuration and temporary files), nothing else.
+  for dir in ${REMOVE_AT_EXIT:-}; do
+    case "$dir" in /tmp/bpe-playground-nginx*) rm -rf -- "$dir" ;; esac
+  done
 }
 
 trap 'stop_all; exit 143' TERM

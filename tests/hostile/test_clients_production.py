@@ -82,6 +82,13 @@ class Production:
         return _session_pids(self.process.pid)
 
     def kill(self) -> None:
+        """SIGTERM as a supervisor sends it (the script removes its folders), SIGKILL what is left."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                pass
         for pid in self.pids():
             try:
                 os.kill(pid, signal.SIGKILL)
