@@ -10,12 +10,12 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: run test typecheck setup setup-test browser postgres postgres-stop bench bench-jobs load-test serve-prod db-upgrade clean
+.PHONY: run test typecheck setup setup-test browser nginx postgres postgres-stop bench bench-jobs load-test serve-prod db-upgrade clean
 
 # Before any rule runs: PYTHON must be 3.11 or newer (said plainly here, not
 # deep inside pip), and a .venv made by another Python version is removed so
 # the rules below build it again (scripts/check-python.sh).
-ifneq ($(filter-out clean browser postgres postgres-stop,$(or $(MAKECMDGOALS),run)),)
+ifneq ($(filter-out clean browser nginx postgres postgres-stop,$(or $(MAKECMDGOALS),run)),)
 ifneq ($(shell bash scripts/check-python.sh '$(PYTHON)' '$(VENV)' && echo ok),ok)
 $(error stopped: see the message above)
 endif
@@ -46,12 +46,17 @@ $(PRESETS_DIR)/.prepared: $(VENV)/.installed node_modules/.installed webapp/toke
 
 setup: $(VENV)/.installed node_modules/.installed $(PRESETS_DIR)/.prepared
 
-setup-test: setup $(VENV)/.installed-test browser
+setup-test: setup $(VENV)/.installed-test browser nginx
 
 # Debian's chromium drives the Playwright tests; `playwright install` needs the
 # internet and is never used. CHROMIUM_PATH points at another browser.
 browser:
 	@bash scripts/ensure-browser.sh
+
+# Debian's nginx, the request-buffering proxy of serve-prod (installed when
+# missing and root; the tests of the production command skip without it).
+nginx:
+	@bash scripts/ensure-nginx.sh >/dev/null || echo "nginx unavailable: serve-prod runs gunicorn alone, its tests skip" >&2
 
 # The web server and a background-job worker beside it (scripts/with-worker.sh
 # stops the worker with the server). The queue is a SQLite file in instance/
@@ -94,12 +99,14 @@ postgres:
 postgres-stop:
 	@bash scripts/ensure-postgres.sh stop
 
-# Production: gunicorn, several workers, access log on stdout. Settings by
-# environment: BIND (default 127.0.0.1:8000), WEB_CONCURRENCY, PLAYGROUND_SECRET_KEY,
-# PLAYGROUND_DATABASE_URL or DATABASE_URL (see gunicorn.conf.py and docs/production.md).
-serve-prod: setup
+# Production (docs/production-topology.md): Debian's nginx on BIND (default
+# 127.0.0.1:8000) buffering request bodies, gunicorn's workers behind it, one
+# job worker; SIGTERM stops all of them (scripts/serve-prod.sh, with-worker.sh).
+# Settings by environment: BIND, WEB_CONCURRENCY, PLAYGROUND_SECRET_KEY,
+# PLAYGROUND_PUBLIC_URL, PLAYGROUND_DATABASE_URL or DATABASE_URL, PLAYGROUND_PROXY=none.
+serve-prod: setup nginx
 	$(PY) -m flask --app webapp db upgrade
-	@bash scripts/with-worker.sh $(PY) $(PY) -m gunicorn -c gunicorn.conf.py wsgi:app
+	@bash scripts/serve-prod.sh $(PY)
 
 db-upgrade: setup
 	$(PY) -m flask --app webapp db upgrade
@@ -111,8 +118,10 @@ load-test: setup $(VENV)/.installed-test
 bench: setup $(VENV)/.installed-test
 	$(PY) benchmarks/bench_engine.py
 
-# gunicorn + a job worker with 8 heavy jobs queued: /healthz and a small encode p50/p99.
-bench-jobs: setup
+# The production command (serve-prod.sh) under load on loopback: 8 heavy jobs
+# queued, a client queueing 50 uploads beside a second client, 8 slow uploads,
+# a burst of 50 shares; latencies and what each client got (benchmarks/bench_jobs_load.py).
+bench-jobs: setup nginx
 	$(PY) benchmarks/bench_jobs_load.py
 
 clean: postgres-stop

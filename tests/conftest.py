@@ -34,9 +34,14 @@ PG_SKIP_REASON = (
 )
 
 
+#: Tests of other things run without the write rate limit (webapp.infra.ratelimit);
+#: the tests of the limit set RATE_LIMIT_WRITES themselves.
+NO_WRITE_LIMIT = {"RATE_LIMIT_WRITES": ""}
+
+
 def make_app(tmp_path: Any, **config: Any) -> Flask:
-    """A fresh app whose database lives in `tmp_path`."""
-    settings = {"TESTING": True, "DATABASE_URL": default_sqlite_url(tmp_path)}
+    """A fresh app whose database lives in `tmp_path` (no write rate limit unless given)."""
+    settings = {"TESTING": True, "DATABASE_URL": default_sqlite_url(tmp_path), **NO_WRITE_LIMIT}
     settings.update(config)
     return create_app(settings)
 

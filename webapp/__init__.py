@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from flask import Flask
 
-from webapp.config import DEFAULT_CONFIG, PROJECT_ROOT, apply_cache_budget, env_overrides
+from webapp.config import DEFAULT_CONFIG, PROJECT_ROOT, apply_cache_budget, env_overrides, host_list
 
 __all__ = ["DEFAULT_CONFIG", "PROJECT_ROOT", "create_app"]
 
@@ -33,6 +33,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config.update(env_overrides())
     if config:
         app.config.update(config)
+    app.config["TRUSTED_HOSTS"] = host_list(app.config.get("TRUSTED_HOSTS"))
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     apply_cache_budget(int(app.config["CACHE_BUDGET_MB"]))
 

@@ -22,6 +22,8 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "SECRET_KEY": "dev-only-not-secret",
+    # The session cookie holds only the cancel tokens of the jobs this browser started (webapp.jobs.tokens).
+    "SESSION_COOKIE_SAMESITE": "Lax",
     # Limits a real tokenizer fits in; every one is reported by name when exceeded.
     "MAX_CONTENT_LENGTH": 32 * 1024 * 1024,
     # One multipart field (a pasted tokenizer file, the no-JavaScript page form):
@@ -51,9 +53,21 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "LIMIT_HEADER_BYTES": 8000,
     "LIMIT_HEADER_FIELDS": 90,
     "LIMIT_BLOB_BYTES": 32 * 1024 * 1024,
-    "SHARE_BASE_URL": "",
+    # Where the playground is reached (https://bpe.example.org): share links are built
+    # on it, never on the request's Host header, and a cross-site check allows it.
+    "PUBLIC_URL": "",
+    "SHARE_BASE_URL": "",  # the older name of PUBLIC_URL for share links (PUBLIC_URL wins)
+    # Host names the app answers (comma-separated in PLAYGROUND_TRUSTED_HOSTS; ".example.org"
+    # takes its subdomains too); any other Host header is a 400. None: any host.
+    "TRUSTED_HOSTS": None,
     "TRUSTED_PROXIES": 0,
     "SECURITY_HSTS_SECONDS": 0,
+    # Writes (shares, jobs, uploads, opened files) per client address (webapp.infra.ratelimit):
+    # "N/minute;M/hour" as the `limits` library reads it, "" for none; counted in
+    # RATE_LIMIT_STORAGE_URL (empty: Redis when QUEUE_URL is Redis, else a SQLite file
+    # beside the queue, shared by the processes of one machine; "memory://": per process).
+    "RATE_LIMIT_WRITES": "20/minute;300/hour",
+    "RATE_LIMIT_STORAGE_URL": "",
     # Background jobs (webapp.jobs.queue): the queue, the budgets of one job, and what
     # goes to a job instead of running inside the request (measured thresholds,
     # see docs/limits.md).
@@ -63,7 +77,23 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "JOB_TIME_SECONDS": 300,
     "JOB_MEMORY_MB": 2048,
     "JOB_NICE": 10,
+    # A running job whose heartbeat (every 2 s) is this old lost its worker: the
+    # upkeep (every JOB_UPKEEP_SECONDS, in each worker) queues it again, at most
+    # JOB_MAX_ATTEMPTS claims in all; a job queued for JOB_EXPIRE_SECONDS fails
+    # (0: never); upload folders no live job owns go after JOB_SPOOL_GRACE_SECONDS.
     "JOB_STALE_SECONDS": 30,
+    "JOB_UPKEEP_SECONDS": 5,
+    "JOB_MAX_ATTEMPTS": 3,
+    "JOB_EXPIRE_SECONDS": 3600,
+    "JOB_SPOOL_GRACE_SECONDS": 120,
+    # What may wait or run at once (webapp.jobs.queue; 0: no cap), checked before an
+    # upload is stored: per client address and in all, jobs and the bytes of their
+    # uploads on disk; over one is a 429 with Retry-After: JOB_RETRY_AFTER_SECONDS.
+    "JOB_CLIENT_LIMIT": 8,
+    "JOB_QUEUE_LIMIT": 64,
+    "JOB_CLIENT_UPLOAD_BYTES": 512 * 1024 * 1024,
+    "JOB_UPLOAD_BYTES": 2 * 1024 * 1024 * 1024,
+    "JOB_RETRY_AFTER_SECONDS": 30,
     "JOB_IMPORT_BYTES": 256 * 1024,
     "JOB_TRAIN_CHARS": 200_000,
     "JOB_TRAIN_MERGES": 2_000,
@@ -92,8 +122,24 @@ def env_overrides(prefix: str = "PLAYGROUND_") -> dict[str, Any]:
             continue
         key = name[len(prefix):]
         default = DEFAULT_CONFIG.get(key)
-        overrides[key] = int(raw) if isinstance(default, int) else raw
+        overrides[key] = _number(raw) if isinstance(default, (int, float)) else raw
     return overrides
+
+
+def _number(raw: str) -> int | float:
+    """A numeric setting as given: "30" is 30, "0.5" is 0.5."""
+    try:
+        return int(raw)
+    except ValueError:
+        return float(raw)
+
+
+def host_list(value: Any) -> list[str] | None:
+    """TRUSTED_HOSTS as Flask takes it: a list of names, from a list or a comma-separated string."""
+    if value is None or value == "":
+        return None
+    names = value.split(",") if isinstance(value, str) else list(value)
+    return [str(name).strip() for name in names if str(name).strip()]
 
 
 def apply_cache_budget(megabytes: int) -> None:

@@ -1,9 +1,11 @@
 """The job worker: `python -m webapp.worker` runs queued background jobs.
 
 It builds the app from the same settings as the web server
-(`PLAYGROUND_DATABASE_URL`, `PLAYGROUND_QUEUE_URL`, the `JOB_*` budgets), puts
-back on the queue any job a dead worker left "running", and runs a Huey
-consumer with `JOB_WORKERS` threads; each job runs in its own child process
+(`PLAYGROUND_DATABASE_URL`, `PLAYGROUND_QUEUE_URL`, the `JOB_*` budgets), runs
+the upkeep (webapp.jobs.upkeep: jobs a dead worker left "running" go back on
+the queue, expired jobs fail, orphaned upload folders go) at start and then
+every `JOB_UPKEEP_SECONDS` on a thread of its own, and runs a Huey consumer
+with `JOB_WORKERS` threads; each job runs in its own child process
 (webapp.jobs.runner.run_in_child). Start as many workers as you like, on this or
 other machines, as long as they share the database and the queue.
 SIGINT stops it after the running jobs; SIGTERM stops it at once (the job
@@ -16,9 +18,37 @@ from __future__ import annotations
 
 import argparse
 import logging
+import threading
 
 from webapp import create_app
-from webapp.jobs.queue import get_queue, set_worker_app
+from webapp.jobs.queue import JobQueue, get_queue, set_worker_app
+
+log = logging.getLogger(__name__)
+
+
+def upkeep_round(queue: JobQueue) -> dict[str, int]:
+    """One upkeep round, logged when it did something; an error is logged, never raised."""
+    try:
+        done = queue.upkeep.run_once()
+    except Exception:  # the database may be briefly unreachable: try again next round
+        log.exception("job upkeep failed")
+        return {}
+    if any(done.values()):
+        log.info("upkeep: %d job(s) of stopped workers handled, %d expired, %d orphaned folder(s) removed",
+                 done["dead"], done["expired"], done["swept"])
+    return done
+
+
+def start_upkeep(queue: JobQueue, seconds: float) -> threading.Event:
+    """Run `upkeep_round` every `seconds` on a daemon thread; set the returned event to stop it."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(seconds):
+            upkeep_round(queue)
+
+    threading.Thread(target=loop, name="job-upkeep", daemon=True).start()
+    return stop
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -29,10 +59,9 @@ def main(argv: list[str] | None = None) -> None:
     app = create_app()
     queue = get_queue(app)
     set_worker_app(app)
-    again = queue.requeue_stale()
-    if again:
-        logging.getLogger(__name__).info("re-queued %d job(s) left running by a stopped worker", len(again))
-    logging.getLogger(__name__).info("queue %s", queue.url.split("@")[-1])
+    upkeep_round(queue)
+    start_upkeep(queue, max(0.5, float(app.config["JOB_UPKEEP_SECONDS"])))
+    log.info("queue %s", queue.url.split("@")[-1])
     queue.consumer(args.workers).run()
 
 

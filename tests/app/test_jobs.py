@@ -20,6 +20,7 @@ from tests.conftest import make_app
 from webapp.tokenizers import store as tokenizer_store
 from webapp.tokenizer.reference import bpe_merges as literal_bpe_merges
 from webapp.tokenizer.reference import encode as literal_encode
+from webapp.jobs import tokens
 from webapp.jobs.queue import get_queue
 from webapp.infra.storage import get_storage
 
@@ -157,9 +158,20 @@ def test_import_job_reports_a_bad_file_with_its_field(setup):
     assert "WordPiece" in done["error"]["message"]
 
 
+#: job id -> the cancel token its submission was given (webapp.jobs.tokens)
+TOKENS: dict[str, str] = {}
+
+
 def _submit(app, kind, params):
-    with app.app_context():
-        return get_queue(app).submit(kind, params).id
+    with app.test_request_context("/"):
+        job = get_queue(app).submit(kind, params)
+        TOKENS[job.id] = tokens.issued(job.id)
+        return job.id
+
+
+def _mine(job_id):
+    """The headers that show this test submitted the job (it may cancel it)."""
+    return {"X-Cancel-Token": TOKENS[job_id]}
 
 
 def test_cancel_a_running_job_and_a_queued_job(setup):
@@ -173,19 +185,19 @@ def test_cancel_a_running_job_and_a_queued_job(setup):
     while _job(client, f"/api/jobs/{running}")["progress"]["fraction"] == 0 and time.monotonic() < deadline:
         time.sleep(0.1)
     assert 0 < _job(client, f"/api/jobs/{running}")["progress"]["fraction"] < 1
-    response = client.delete(f"/api/jobs/{queued}")
+    response = client.delete(f"/api/jobs/{queued}", headers=_mine(queued))
     assert response.status_code == 200 and response.get_json()["state"] == "cancelled"
     started = time.monotonic()
-    response = client.post(f"/api/jobs/{running}/cancel")
+    response = client.post(f"/api/jobs/{running}/cancel", headers=_mine(running))
     assert response.status_code == 202
     done = wait_job(lambda: _job(client, f"/api/jobs/{running}"), timeout=10, worker=worker)
     assert done["state"] == "cancelled" and time.monotonic() - started < 5
     assert client.get(f"/api/jobs/{running}/result").status_code == 409
-    shown = client.get(f"/jobs/{running}/panel?view=train").get_data(as_text=True)
+    shown = client.get(f"/jobs/{running}/panel?view=sleep").get_data(as_text=True)
     assert "job: cancelled" in shown and "hx-trigger" not in shown and "job-cancel" not in shown
     # The page's Cancel button (a queued job here) answers with the panel, cancelled.
     third = _submit(app, "sleep", {"seconds": 30, "n": 3})
-    shown = client.post(f"/jobs/{third}/cancel?view=train").get_data(as_text=True)
+    shown = client.post(f"/jobs/{third}/cancel?view=sleep", data={"cancel_token": TOKENS[third]}).get_data(as_text=True)
     assert 'data-job-state="cancelled"' in shown
     assert client.get("/api/jobs/aaaaaaaaaaaaaaaa").status_code == 404
 
@@ -275,7 +287,7 @@ def test_the_same_jobs_run_on_a_redis_queue(tmp_path):
         assert done["state"] == "done" and done["result"]["merges"] == literal_bpe_merges(words, 10)
         cancel_me = _submit(app, "sleep", {"seconds": 30})
         wait_job(lambda: _job(client, f"/api/jobs/{cancel_me}"), until=("running",), worker=worker)
-        client.post(f"/api/jobs/{cancel_me}/cancel")
+        client.post(f"/api/jobs/{cancel_me}/cancel", headers=_mine(cancel_me))
         assert wait_job(lambda: _job(client, f"/api/jobs/{cancel_me}"), timeout=10)["state"] == "cancelled"
     finally:
         worker.kill()
@@ -353,7 +365,7 @@ def test_a_running_job_reports_the_time_left_in_the_api_and_the_panel(setup):
     fraction = job["progress"]["fraction"]
     assert 0 < fraction < 1 and job["progress"]["eta_seconds"] == job["eta_seconds"]
     assert abs(job["eta_seconds"] - 8 * (1 - fraction)) <= 2.5, job
-    panel = client.get(f"/jobs/{job_id}/panel?view=train").get_data(as_text=True)
+    panel = client.get(f"/jobs/{job_id}/panel?view=sleep").get_data(as_text=True)
     assert " s left" in panel and "about " in panel
     done = wait_job(lambda: _job(client, f"/api/jobs/{job_id}"), timeout=30, worker=worker)
     assert done["state"] == "done" and done["eta_seconds"] is None
@@ -362,22 +374,24 @@ def test_a_running_job_reports_the_time_left_in_the_api_and_the_panel(setup):
 def test_the_job_page_reloads_while_running_and_cancels_without_javascript(setup):
     _settings_, app, client, start_worker = setup
     job_id = _submit(app, "sleep", {"seconds": 30, "page": 1})
-    page = client.get(f"/jobs/{job_id}?view=train")
+    with client.session_transaction() as session:  # this browser started it: its session has the token
+        session[tokens.SESSION_KEY] = {job_id: TOKENS[job_id]}
+    page = client.get(f"/jobs/{job_id}?view=sleep")
     html = page.get_data(as_text=True)
     assert page.status_code == 200 and '<meta http-equiv="refresh" content="1">' in html
     assert "hx-get" not in html and "hx-post" not in html  # nothing polls: the page reloads itself
     assert page.headers["Content-Security-Policy"].startswith("default-src 'self'")
-    action = f'action="/jobs/{job_id}/cancel?view=train&amp;page=1"'
+    action = f'action="/jobs/{job_id}/cancel?view=sleep&amp;page=1"'
     assert action in html and 'method="post"' in html
     # the page's panel (JavaScript on) links to the job page for when JavaScript is off
-    fragment = client.get(f"/jobs/{job_id}/panel?view=train").get_data(as_text=True)
-    assert f'href="/jobs/{job_id}?view=train"' in fragment and "hx-post" in fragment and action in fragment
+    fragment = client.get(f"/jobs/{job_id}/panel?view=sleep").get_data(as_text=True)
+    assert f'href="/jobs/{job_id}?view=sleep"' in fragment and "hx-post" in fragment and action in fragment
     # The plain form post cancels and goes on to the job page (303), which stops reloading.
-    response = client.post(f"/jobs/{job_id}/cancel?view=train&page=1")
-    assert response.status_code == 303 and response.headers["Location"] == f"/jobs/{job_id}?view=train"
+    response = client.post(f"/jobs/{job_id}/cancel?view=sleep&page=1")
+    assert response.status_code == 303 and response.headers["Location"] == f"/jobs/{job_id}?view=sleep"
     html = client.get(response.headers["Location"]).get_data(as_text=True)
     assert 'http-equiv="refresh"' not in html and "job: cancelled" in html
-    assert client.get("/jobs/aaaaaaaaaaaaaaaa?view=train").status_code == 404
+    assert client.get("/jobs/aaaaaaaaaaaaaaaa?view=sleep").status_code == 404
 
 
 def test_the_job_page_shows_the_result_or_the_budget_error_when_done(setup):

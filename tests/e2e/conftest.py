@@ -28,7 +28,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The app on 127.0.0.1 with a free port, for the whole session."""
-    app = create_app({"TESTING": True, "DATABASE_URL": default_sqlite_url(tmp_path_factory.mktemp("e2e-db"))})
+    # One server for every page test of the session: no write rate limit (tests/hostile/test_clients.py tests it).
+    app = create_app({"TESTING": True, "DATABASE_URL": default_sqlite_url(tmp_path_factory.mktemp("e2e-db")),
+                      "RATE_LIMIT_WRITES": ""})
     with serve_app(app, "e2e-server") as url:
         yield url
 

@@ -50,6 +50,7 @@ class Server:
             "WEB_CONCURRENCY": str(self.workers),
             "PLAYGROUND_DATABASE_URL": self.database_url,
             "ACCESS_LOG": "/dev/null",
+            "PLAYGROUND_RATE_LIMIT_WRITES": "",  # the tests of the limit set it (tests/hostile/test_clients.py)
             **self.extra_env,
         }
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL

@@ -18,7 +18,7 @@ SEED = {"tool": "bytes", "text": "hello world", "merges": "[[104, 101, 256], [10
 
 @pytest.fixture
 def share_app(db_url):
-    app = create_app({"TESTING": True, "DATABASE_URL": db_url, "SERVER_NAME": "play.test"})
+    app = create_app({"TESTING": True, "DATABASE_URL": db_url, "SERVER_NAME": "play.test", "RATE_LIMIT_WRITES": ""})
     yield app
     get_storage(app).dispose()
 
@@ -146,7 +146,7 @@ def test_api_share_wants_json(client):
 
 
 def test_state_over_the_limit_is_refused_stating_the_limit(db_url):
-    app = create_app({"TESTING": True, "DATABASE_URL": db_url, "LIMIT_SHARE_BYTES": 1000})
+    app = create_app({"TESTING": True, "DATABASE_URL": db_url, "LIMIT_SHARE_BYTES": 1000, "RATE_LIMIT_WRITES": ""})
     client = app.test_client()
     response = client.post("/api/share", json={"tool": "bytes", "text": "x" * 2000})
     assert response.status_code == 413

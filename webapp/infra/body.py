@@ -11,6 +11,10 @@
   LIMIT_HEADER_BYTES a 431: all below gunicorn's own limits, so the app
   answers (with its headers) wherever gunicorn lets a request through.
 - `bound_chunked_body()` - a chunked body is read (bounded) before any view.
+- `drain_unread_body()` - a body the app refused without reading (a 413,
+  429 or 403 answered early) is read out after the answer is sent, for at
+  most DRAIN_SECONDS: a proxy still sending it (nginx, serve-prod.sh) would
+  otherwise see the connection reset and answer 502 instead of the app's answer.
 
 Every problem is an `ApiError` (webapp.infra.errors answers it). What it does
 not do: validate field values (webapp.infra.inputs).
@@ -20,10 +24,13 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from typing import Any, Mapping
 
 from flask import Flask, current_app, request
 from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.wrappers import Response
+from werkzeug.wsgi import LimitedStream
 
 from webapp.infra.errors import QUOTE_CHARS, ApiError, cut, quote, too_large
 from webapp.tokenizer import MAX_JSON_DEPTH, json_depth
@@ -173,7 +180,35 @@ def bound_request_head() -> None:
                            f"{field_bytes:,} bytes (setting LIMIT_HEADER_BYTES)", field="headers", status=431)
 
 
+#: How long a refused body is read out after the answer (through a local proxy, 256 MiB take well under this).
+DRAIN_SECONDS = 5.0
+_DRAIN_CHUNK = 1024 * 1024
+
+
+def _drain(stream: Any) -> None:
+    deadline = time.monotonic() + DRAIN_SECONDS
+    try:
+        while time.monotonic() < deadline and stream.read(_DRAIN_CHUNK):
+            pass
+    except Exception:  # the client went away, or the server closed the input: nothing left to do
+        pass
+
+
+def drain_unread_body(response: Response) -> Response:
+    """Have whatever is left of a Content-Length body read once the answer is sent."""
+    length = request.content_length
+    if not length or request.method in ("GET", "HEAD", "OPTIONS"):
+        return response
+    try:
+        stream: Any = request.stream  # werkzeug's LimitedStream knows what was read already
+    except RequestEntityTooLarge:  # over MAX_CONTENT_LENGTH: refused before anything was read
+        stream = LimitedStream(request.environ["wsgi.input"], length)
+    response.call_on_close(lambda: _drain(stream))
+    return response
+
+
 def init_app(app: Flask) -> None:
-    """Bound every request's head and chunked body before any view runs."""
+    """Bound every request's head and chunked body before any view runs; drain refused bodies."""
     app.before_request(bound_request_head)
     app.before_request(bound_chunked_body)
+    app.after_request(drain_unread_body)

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from flask import Flask, current_app, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, SecurityError
 from webapp.tokenizer import TokenizerError
 
 
@@ -38,7 +38,7 @@ class ApiError(Exception):
 
     def __init__(
         self, message: str, *, field: str = "body", status: int = 400, location: Mapping[str, Any] | None = None,
-        page: tuple[str, str] | None = None,
+        page: tuple[str, str] | None = None, retry_after: int | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -46,6 +46,7 @@ class ApiError(Exception):
         self.status = status
         self.location = dict(location or {})
         self.page = page  # (heading, explanation) for the HTML error page; the status's own by default
+        self.retry_after = retry_after  # seconds, sent as Retry-After (a 429 or 503)
 
     @classmethod
     def from_tokenizer(cls, exc: TokenizerError, status: int = 400) -> "ApiError":
@@ -93,6 +94,8 @@ def too_large() -> ApiError:
 
 _FRIENDLY = {
     400: ("Bad request", "The request could not be understood."),
+    403: ("Forbidden", "This request is not allowed."),
+    429: ("Too many requests", "Too many requests from your address; wait a little and try again."),
     404: ("Page not found", "There is nothing at this address."),
     405: ("Method not allowed", "This address does not accept that kind of request."),
     413: ("Too large", "The request is larger than this playground accepts."),
@@ -126,17 +129,31 @@ def _render_error(code: int, message: str, page: tuple[str, str] | None = None) 
 
 
 def api_error(exc: ApiError) -> ResponseReturnValue:
+    headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else {}
     if wants_json():
-        return jsonify({"error": exc.to_dict()}), exc.status
-    return _render_error(exc.status, exc.message, exc.page)
+        return jsonify({"error": exc.to_dict()}), exc.status, headers
+    body, status = _render_error(exc.status, exc.message, exc.page)
+    return body, status, headers
 
 
 def tokenizer_error(exc: TokenizerError) -> ResponseReturnValue:
     return api_error(ApiError.from_tokenizer(exc))
 
 
+def untrusted_host() -> ResponseReturnValue:
+    """A Host header outside TRUSTED_HOSTS (Flask refuses it before routing, so
+    no page can be built for it: plain text, or JSON under /api)."""
+    host = str(request.environ.get("HTTP_HOST", ""))[:100]
+    message = f"host: {host!r} is not one of the host names this playground answers (setting TRUSTED_HOSTS)"
+    if wants_json():
+        return jsonify({"error": {"message": message, "field": "host"}}), 400
+    return message + "\n", 400, {"Content-Type": "text/plain; charset=utf-8"}
+
+
 def http_error(exc: HTTPException) -> ResponseReturnValue:
     code = exc.code or 500
+    if isinstance(exc, SecurityError):
+        return untrusted_host()
     if code >= 500:
         return unexpected_error(exc)
     message = _http_error_message(exc)

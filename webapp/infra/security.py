@@ -8,16 +8,27 @@ policy, `X-Frame-Options: DENY`, and, when SECURITY_HSTS_SECONDS is set (behind
 HTTPS), `Strict-Transport-Security`. With TRUSTED_PROXIES=n it wraps the app in
 Werkzeug's ProxyFix so URLs built for share links use the proxy's scheme/host.
 
+Cross-site requests: a request that may change state (any method but GET,
+HEAD, OPTIONS) sent by a browser from another site is refused with a 403
+before any view runs - `Sec-Fetch-Site: cross-site` or `same-site`, or an
+`Origin` whose host is neither the request's own host, PUBLIC_URL's, nor one
+of TRUSTED_HOSTS. Clients that send neither header (curl, scripts) are not
+browsers acting for someone else and pass. TRUSTED_HOSTS itself (a 400 for
+any other Host header) is Flask's setting.
+
 What it does not do: escaping (Jinja autoescape does it in the templates),
-authentication, rate limiting (a proxy's job).
+authentication, rate limiting (webapp.infra.ratelimit).
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
-from flask import Flask, Response
+from flask import Flask, Response, current_app, request
 from werkzeug.middleware.proxy_fix import ProxyFix
+
+from webapp.infra.errors import ApiError
 
 #: Each directive allows only the app's own origin; nothing inline, nothing framed.
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -56,9 +67,55 @@ def add_security_headers(response: Response, hsts_seconds: int = 0) -> Response:
     return response
 
 
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _host_of(url: str) -> str:
+    try:
+        return (urlsplit(url).netloc or "").lower()
+    except ValueError:
+        return ""
+
+
+def _allowed_origin_hosts() -> set[str]:
+    hosts = {request.host.lower()}
+    public = str(current_app.config.get("PUBLIC_URL") or current_app.config.get("SHARE_BASE_URL") or "")
+    if public:
+        hosts.add(_host_of(public))
+    for name in current_app.config.get("TRUSTED_HOSTS") or ():
+        hosts.add(str(name).lower())
+    return hosts
+
+
+def _forbidden(reason: str) -> ApiError:
+    return ApiError(f"origin: {reason}; a page of another site may not change anything here "
+                    "(open the playground itself and try again)", field="origin", status=403,
+                    page=("Refused: sent from another site", "A form on another site tried to send this "
+                          "request. Open the playground itself and try again."))
+
+
+def refuse_cross_site() -> None:
+    """403 for a state-changing request a browser sends on behalf of another site (see the module doc)."""
+    if request.method in SAFE_METHODS:
+        return
+    site = request.headers.get("Sec-Fetch-Site", "").lower()
+    if site in ("cross-site", "same-site"):
+        raise _forbidden(f"the browser says this request came from another site (Sec-Fetch-Site: {site})")
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return
+    host = _host_of(origin) if origin != "null" else ""
+    if not host:
+        raise _forbidden("the request's Origin is opaque (null)")
+    allowed = _allowed_origin_hosts()
+    if host not in allowed and not any(name.startswith(".") and host.endswith(name) for name in allowed):
+        raise _forbidden(f"the request's Origin {origin[:100]!r} is not this site")
+
+
 def init_app(app: Flask) -> None:
-    """Register the header hook (runs for every response, errors included)."""
+    """Register the header hook (runs for every response, errors included) and the cross-site check."""
     hsts = int(app.config.get("SECURITY_HSTS_SECONDS", 0) or 0)
+    app.before_request(refuse_cross_site)
 
     @app.after_request
     def _headers(response: Response) -> Response:

@@ -45,6 +45,7 @@ import click
 from flask import current_app
 from flask.cli import AppGroup
 from sqlalchemy import (
+    BigInteger,
     Column,
     DateTime,
     Engine,
@@ -115,8 +116,13 @@ jobs = Table(
     Column("error_field", String(100), nullable=True),
     Column("cancel_requested", Integer, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),  # the running job's heartbeat
+    Column("attempts", Integer, nullable=False, server_default="0"),  # claims so far; the lease (migration 4)
+    Column("cancel_hash", String(64), nullable=True),  # SHA-256 of the submitter's cancel token (migration 5)
+    Column("client", String(32), nullable=True),  # who submitted it, hashed (migration 6); None: code
+    Column("upload_bytes", BigInteger, nullable=True),  # bytes of uploads it holds on disk (migration 6)
     Index("ix_playground_jobs_params", "kind", "params_id"),
+    Index("ix_playground_jobs_state", "state", "client"),  # migration 6
 )
 
 
@@ -202,13 +208,37 @@ def _migration_2(conn: Connection) -> None:
     )
 
 
+#: Job columns added after migration 3 (by the migrations that add them).
+_LATER_JOB_COLUMNS = frozenset({"attempts", "cancel_hash", "client", "upload_bytes"})
+
+
 def _migration_3(conn: Connection) -> None:
-    """The background jobs table (webapp.jobs.queue)."""
+    """The background jobs table (webapp.jobs.queue), as first released: without the later columns."""
     v3 = MetaData()
-    jobs.to_metadata(v3).create(conn)
+    Table(JOBS_TABLE, v3, *(column._copy() for column in jobs.columns if column.name not in _LATER_JOB_COLUMNS),
+          Index("ix_playground_jobs_params", "kind", "params_id")).create(conn)
 
 
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (_migration_1, _migration_2, _migration_3)
+def _migration_4(conn: Connection) -> None:
+    """Jobs count their claims: a worker holds a job only while the attempt it claimed is the row's."""
+    conn.execute(text(f"ALTER TABLE {JOBS_TABLE} ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0"))
+
+
+def _migration_5(conn: Connection) -> None:
+    """Jobs keep the hash of their submitter's cancel token (webapp.jobs.tokens); older rows have none."""
+    conn.execute(text(f"ALTER TABLE {JOBS_TABLE} ADD COLUMN cancel_hash VARCHAR(64)"))
+
+
+def _migration_6(conn: Connection) -> None:
+    """Jobs record their client (hashed) and the bytes of uploads they hold: the queue's caps and fair order."""
+    conn.execute(text(f"ALTER TABLE {JOBS_TABLE} ADD COLUMN client VARCHAR(32)"))
+    conn.execute(text(f"ALTER TABLE {JOBS_TABLE} ADD COLUMN upload_bytes BIGINT"))
+    conn.execute(text(f"CREATE INDEX ix_playground_jobs_state ON {JOBS_TABLE} (state, client)"))
+
+
+MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
+    _migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6,
+)
 LATEST_VERSION = len(MIGRATIONS)
 
 

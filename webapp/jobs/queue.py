@@ -6,8 +6,21 @@
   workers can run on other machines. `python -m webapp.worker` runs a worker
   (`make run` / `make serve-prod` start one beside the web server).
 - **State** lives in the database (webapp.jobs.store), not in any process: a
-  web server restart loses nothing; a worker that dies mid-job leaves a stale
-  "running" row that the next worker start puts back in the queue.
+  web server restart loses nothing; a worker that dies mid-job leaves a
+  "running" row whose heartbeat stops, and every worker's upkeep
+  (webapp.jobs.upkeep, at start and every `JOB_UPKEEP_SECONDS`) puts it back
+  on the queue once it is `JOB_STALE_SECONDS` old, whenever the worker restarts.
+- **Caps and fairness.** A client (its address, webapp.infra.ratelimit) may
+  have `JOB_CLIENT_LIMIT` jobs queued or running, everyone together
+  `JOB_QUEUE_LIMIT`, with uploads waiting on disk of at most
+  `JOB_CLIENT_UPLOAD_BYTES` per client and `JOB_UPLOAD_BYTES` in all; over
+  one is a 429 with `Retry-After` (`JOB_RETRY_AFTER_SECONDS`), and features
+  that store uploads ask `admit` first, before storing anything. Workers take
+  queued jobs round robin between clients (webapp.jobs.store.JobStore.fair_order),
+  not first come first served: one client's backlog never makes another's job wait.
+- **Cancel** (`cancel`) ends a queued job at once and cleans up after it (its
+  uploads) by the same path as a finished one; a running one is stopped by
+  its worker.
 - **Budgets** are applied by webapp.jobs.runner, which runs each job in a
   forked child process.
 - Features submit with `submit(kind, params)` and read their thresholds with
@@ -16,21 +29,26 @@
   built from.
 
 What it does not do: define what a job computes (the features register their
-kinds in webapp.jobs.registry), answer HTTP (webapp.jobs.views), or expire old jobs.
+kinds in webapp.jobs.registry), answer HTTP (webapp.jobs.views), or tidy up
+(webapp.jobs.upkeep: dead workers' jobs, expiry, orphaned uploads).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from pathlib import Path
 from typing import Any, Mapping
 
 import huey  # type: ignore[import-untyped]
-from flask import current_app
+from flask import current_app, has_request_context
 
-from webapp.jobs import registry
+from webapp.jobs import registry, tokens
 from webapp.jobs.runner import execute
-from webapp.jobs.store import STALE_SECONDS, Budgets, Job, JobStore
+from webapp.jobs.upkeep import Upkeep, clean_up, clean_up_job
+from webapp.infra.errors import ApiError
+from webapp.jobs.store import STALE_SECONDS, Budgets, Caps, Job, JobStore, QueueFull
+from webapp.infra import ratelimit
 from webapp.infra.storage import Storage, get_storage
 
 log = logging.getLogger(__name__)
@@ -70,42 +88,75 @@ class JobQueue:
     """One app's job system: the store, the Huey queue and the task that runs a job."""
 
     def __init__(self, storage: Storage, config: Mapping[str, Any], instance_path: str | Path) -> None:
-        self.store = JobStore(storage)
+        self.stale_seconds = float(config.get("JOB_STALE_SECONDS", STALE_SECONDS))
+        self.store = JobStore(storage, self.stale_seconds)
         self.url = queue_url(config, instance_path)
         self.huey = make_huey(self.url, str(config.get("QUEUE_NAME") or QUEUE_NAME))
         self.budgets = Budgets.from_config(config)
         self.workers = int(config.get("JOB_WORKERS", 2))
-        self.stale_seconds = float(config.get("JOB_STALE_SECONDS", STALE_SECONDS))
+        self.caps = Caps.from_config(config)
+        self.retry_after = int(config.get("JOB_RETRY_AFTER_SECONDS", 30))
         self.run_task = self.huey.task(name="playground.run_job")(self._run)
+        self.upkeep = Upkeep(self.store, config, str(instance_path), self.run_task)
 
     def _run(self, job_id: str) -> None:
-        state = execute(self.store, job_id, self.budgets)
-        if state is not None:
-            log.info("job %s: %s", job_id, state)
+        execute(self.store, job_id, self.budgets)  # logs the job it ran (the fairest, maybe not job_id)
 
-    def submit(self, kind: str, params: Mapping[str, Any]) -> Job:
-        """Store a job and put it on the queue; a queue that is down fails the job clearly."""
+    def _full(self, exc: QueueFull) -> ApiError:
+        return ApiError(f"job: {exc.message} (setting {exc.setting}); try again in {self.retry_after:,} s, "
+                        "when some have finished", field="job", status=429, retry_after=self.retry_after,
+                        location={"retry_after": self.retry_after})
+
+    def admit(self, upload_bytes: int = 0) -> None:
+        """Before storing an upload: a 429 when a job holding it would go over a cap (the
+        definitive check is `submit`'s, in the transaction that adds the job)."""
+        if not has_request_context():
+            return
+        try:
+            self.store.room(client_id(), max(0, upload_bytes), self.caps)
+        except QueueFull as exc:
+            raise self._full(exc) from None
+
+    def submit(self, kind: str, params: Mapping[str, Any], *, upload_bytes: int = 0) -> Job:
+        """Store a job and put it on the queue; a queue that is down fails the job clearly.
+
+        From a request the submission counts as a write (webapp.infra.ratelimit) and
+        the job is the client's, under the caps (a 429 ApiError when over one)."""
         if kind not in registry.KINDS:
             raise ValueError(f"unknown job kind {kind!r}")
-        job, created = self.store.create(kind, params)
+        client = None
+        if has_request_context():
+            ratelimit.check_write()
+            client = client_id()
+        token, token_hash = tokens.new_token()
+        try:
+            job, created = self.store.create(kind, params, cancel_hash=token_hash, client=client,
+                                             upload_bytes=upload_bytes, caps=self.caps)
+        except QueueFull as exc:
+            raise self._full(exc) from None
         if not created:
             return job
+        tokens.remember(job.id, token)  # only the submitter gets it (webapp.jobs.tokens)
         try:
             self.run_task(job.id)
         except Exception as exc:  # the broker is unreachable: say so instead of a job that never runs
             log.error("cannot enqueue job %s: %s", job.id, exc)
-            self.store.finish(job.id, "failed", error="job: the job queue is unavailable; try again later",
-                              error_field="job")
+            if self.store.finish(job.id, "failed", error="job: the job queue is unavailable; try again later",
+                                 error_field="job"):
+                clean_up(kind, params)
             return self.store.get(job.id)  # type: ignore[return-value]
         return job
 
+    def cancel(self, job_id: str) -> Job | None:
+        """Cancel a job: a queued one ends now and is cleaned up; a running one is stopped by its worker."""
+        job = self.store.get(job_id)
+        if job is not None and self.store.cancel_queued(job_id):
+            clean_up_job(self.store, job)
+        return self.store.request_cancel(job_id) if job is not None else None
+
     def requeue_stale(self) -> list[str]:
-        """Put running jobs whose worker died back on the queue (called when a worker starts)."""
-        stale = self.store.stale_running(self.stale_seconds)
-        again = [job_id for job_id in stale if self.store.requeue(job_id)]
-        for job_id in again:
-            self.run_task(job_id)
-        return again
+        """Put running jobs whose worker died back on the queue (or end them; webapp.jobs.upkeep)."""
+        return self.upkeep.dead_jobs()
 
     def consumer(self, workers: int | None = None) -> Any:
         """A Huey consumer running jobs with `workers` threads (each forks a job process)."""
@@ -113,6 +164,11 @@ class JobQueue:
             workers=workers or self.workers, worker_type="thread", periodic=False,
             initial_delay=0.1, backoff=1.15, max_delay=0.5, check_worker_health=True,
         )
+
+
+def client_id() -> str:
+    """The current request's client as the jobs table keeps it: its address, hashed."""
+    return hashlib.sha256(ratelimit.client_key().encode("utf-8", "replace")).hexdigest()[:32]
 
 
 #: The app of a worker process: job kinds that render pages use it (webapp.worker sets it).
@@ -144,9 +200,9 @@ def get_queue(app: Any = None) -> JobQueue:
     return queue
 
 
-def submit(kind: str, params: Mapping[str, Any]) -> Job:
+def submit(kind: str, params: Mapping[str, Any], *, upload_bytes: int = 0) -> Job:
     """Submit a job from a request (the current app's queue)."""
-    return get_queue().submit(kind, params)
+    return get_queue().submit(kind, params, upload_bytes=upload_bytes)
 
 
 def threshold(name: str) -> int:

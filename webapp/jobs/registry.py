@@ -15,8 +15,13 @@ It returns a `JobOutput`: a JSON-able `result` and optional `blobs` (blob kind
 done. A problem with the input is a `TokenizerError`, reported with its field.
 
 A feature registers a kind with one decorator that also names its panel
-label and its cleanup (`after`: run by the worker once the job's process has
-ended, however it ended), and the pages a finished job shows on with
+label, its cleanup (`after`: run once the job has ended, however it ended:
+done, failed, cancelled while queued or running, killed, or given up after
+its worker died; webapp.jobs.upkeep.clean_up is the one path that runs it)
+and, for a kind whose jobs keep files, its spool (`spool(config,
+instance_path)`: the folder holding one sub-folder per job, named by the
+job's `params["folder"]`; webapp.jobs.upkeep sweeps the sub-folders no live
+job owns), and the pages a finished job shows on with
 `done_view`. The feature's module that submits a kind holds its threshold
 beside it (`webapp.jobs.thresholds` has the size measures they share).
 
@@ -29,6 +34,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping
 from webapp.tokenizer import TokenizerError
 
@@ -45,6 +51,8 @@ class JobOutput:
 
 
 JobFunction = Callable[[dict[str, Any], Progress, Cancelled], JobOutput]
+#: (app config, instance folder) -> the folder of a kind's per-job sub-folders.
+Spool = Callable[[Mapping[str, Any], str], Path]
 
 
 @dataclass(frozen=True)
@@ -55,7 +63,8 @@ class JobKind:
     run: JobFunction
     label: str  # what the job panel calls the work ("Training")
     graceful: bool = False  # polls cancelled() and ends "done" with a partial result
-    after: Callable[[dict[str, Any]], None] | None = None  # cleanup once the process ended; must not raise
+    after: Callable[[dict[str, Any]], None] | None = None  # cleanup once the job ended; must not raise
+    spool: Spool | None = None  # where its jobs' folders live (params["folder"]), swept of orphans
 
 
 #: kind name -> kind. Names are short lowercase words (they go in the jobs table).
@@ -63,12 +72,13 @@ KINDS: dict[str, JobKind] = {}
 
 
 def job_kind(name: str, *, label: str, graceful: bool = False,
-             after: Callable[[dict[str, Any]], None] | None = None) -> Callable[[JobFunction], JobFunction]:
+             after: Callable[[dict[str, Any]], None] | None = None,
+             spool: Spool | None = None) -> Callable[[JobFunction], JobFunction]:
     """Register a function as the job kind `name` (a kind is registered once)."""
     def register(function: JobFunction) -> JobFunction:
         if name in KINDS:
             raise ValueError(f"job kind {name!r} is registered twice")
-        KINDS[name] = JobKind(name, function, label, graceful, after)
+        KINDS[name] = JobKind(name, function, label, graceful, after, spool)
         return function
 
     return register
@@ -99,20 +109,26 @@ class DoneView:
 
     name: str
     show: ShowDone
+    kinds: tuple[str, ...]  # the job kinds whose results it can show
     back: tuple[str, str] | None = None  # (endpoint, label), e.g. ("pages.bytes_page", "Bytes")
+
+    def fits(self, kind: str) -> bool:
+        """Whether a job of this kind can be shown by this view (another kind's result is a 404)."""
+        return kind in self.kinds
 
 
 #: view name -> view ("open-bytes", "train", ...).
 DONE_VIEWS: dict[str, DoneView] = {}
 
 
-def done_view(name: str, *, back: tuple[str, str] | None = None) -> Callable[[ShowDone], ShowDone]:
-    """Register how a finished job shows on a page (each view name once)."""
+def done_view(name: str, *, kinds: tuple[str, ...],
+              back: tuple[str, str] | None = None) -> Callable[[ShowDone], ShowDone]:
+    """Register how a finished job of one of `kinds` shows on a page (each view name once)."""
 
     def register(function: ShowDone) -> ShowDone:
         if name in DONE_VIEWS:
             raise ValueError(f"done view {name!r} is registered twice")
-        DONE_VIEWS[name] = DoneView(name, function, back)
+        DONE_VIEWS[name] = DoneView(name, function, tuple(kinds), back)
         return function
 
     return register

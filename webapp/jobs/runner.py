@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import logging
 import multiprocessing
 import os
 import resource
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from webapp.jobs import registry
+from webapp.jobs.upkeep import clean_up
 from webapp.jobs.store import (
     GRACE_SECONDS,
     HEARTBEAT_SECONDS,
@@ -36,6 +38,7 @@ from webapp.jobs.store import (
 from webapp.infra.storage import BlobTooLarge
 from webapp.tokenizer import TokenizerError
 
+log = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------
 # Running one job in a child process
@@ -185,14 +188,29 @@ class _Throttle:
 
 
 def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
-    """Run a queued job to its end (inside a worker); returns the final state, None if skipped."""
-    job = store.get(job_id)
-    if job is None or job.state != "queued" or not store.claim(job_id):
-        return None  # cancelled before it started, or already taken
+    """Run a queued job to its end (inside a worker); returns the final state, None if skipped.
+
+    Each queued job put one task on the queue; a task runs whichever queued job
+    is first in the fair order (webapp.jobs.store.JobStore.fair_order), so
+    `job_id` only says that there is work.
+
+    The worker holds the job by the attempt it claimed (the lease,
+    webapp.jobs.store): once the row carries another attempt (the upkeep gave
+    the job to another worker after this one went silent) this worker stops
+    the process and writes nothing. The kind's cleanup runs whatever the outcome."""
+    job, attempt = None, None
+    for candidate in store.fair_order():  # not necessarily the task's own job: the fairest one waiting
+        attempt = store.claim(candidate)
+        if attempt is not None:
+            job_id = candidate
+            job = store.get(candidate)
+            break
+    if job is None or attempt is None:
+        return None  # nothing queued: every job was taken, or cancelled before it started
     try:
         params = store.params(job)
     except TokenizerError as exc:
-        store.finish(job_id, "failed", error=exc.message, error_field=exc.field)
+        store.finish(job_id, "failed", error=exc.message, error_field=exc.field, attempt=attempt)
         return "failed"
     progress_gate, cancel_gate, beat_gate = _Throttle(0.25), _Throttle(0.25), _Throttle(HEARTBEAT_SECONDS)
     last_progress: list[Any] = [0.0, "running"]
@@ -209,27 +227,37 @@ def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
     def on_progress(fraction: float, text: str) -> None:
         last_progress[:] = [fraction, text]
         if progress_gate.due():
-            store.set_progress(job_id, fraction, shown(fraction, text))
+            store.set_progress(job_id, fraction, shown(fraction, text), attempt)
 
     def should_cancel() -> bool:
         if beat_gate.due():  # heartbeat; a stalled fraction makes the estimate grow, as it should
-            store.set_progress(job_id, float(last_progress[0]), shown(float(last_progress[0]), str(last_progress[1])))
-        return cancel_gate.due() and store.cancel_requested(job_id)
+            store.set_progress(job_id, float(last_progress[0]), shown(float(last_progress[0]), str(last_progress[1])),
+                               attempt)
+        return cancel_gate.due() and store.cancel_requested(job_id, attempt)
 
-    outcome = run_in_child(job.kind, params, budgets, on_progress, should_cancel)
-    kind = registry.KINDS.get(job.kind)
-    if kind is not None and kind.after is not None:
-        kind.after(params)  # e.g. the corpus job's uploads, also when its process was killed
-    if outcome.state == "done":
-        try:
-            for blob_kind, data in (outcome.blobs or {}).items():
-                store.storage.put_blob(blob_kind, data)
-            result_id = store.storage.put_blob(RESULT_KIND, outcome.result or pack_json(None))
-        except BlobTooLarge as exc:
-            store.finish(job_id, "failed", error=f"job: the result is too large to store: {exc}",
-                         error_field="job")
-            return "failed"
-        store.finish(job_id, "done", result_id=result_id)
-        return "done"
-    store.finish(job_id, outcome.state, error=outcome.error, error_field=outcome.field)
-    return outcome.state
+    state: str | None = None
+    try:
+        outcome = run_in_child(job.kind, params, budgets, on_progress, should_cancel)
+        if outcome.state == "done":
+            try:
+                for blob_kind, data in (outcome.blobs or {}).items():
+                    store.storage.put_blob(blob_kind, data)
+                result_id = store.storage.put_blob(RESULT_KIND, outcome.result or pack_json(None))
+            except BlobTooLarge as exc:
+                store.finish(job_id, "failed", error=f"job: the result is too large to store: {exc}",
+                             error_field="job", attempt=attempt)
+                state = "failed"
+                return state
+            store.finish(job_id, "done", result_id=result_id, attempt=attempt)
+            state = "done"
+            return state
+        store.finish(job_id, outcome.state, error=outcome.error, error_field=outcome.field, attempt=attempt)
+        state = outcome.state
+        return state
+    finally:
+        log.info("job %s (%s, attempt %d): %s", job_id, job.kind, attempt, state or "stopped")
+        # e.g. the corpus job's uploads, also when its process was killed; a job
+        # taken back (lease lost, queued again) keeps them for its next run.
+        current = store.get(job_id)
+        if current is None or (current.finished and current.attempts == attempt):
+            clean_up(job.kind, params)

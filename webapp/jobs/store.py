@@ -1,8 +1,14 @@
 """Job rows and their blobs: the jobs table of webapp.infra.storage, the budgets a job runs under.
 
 `JobStore` creates a job (content-addressed params: the same kind and input
-gives back the queued, running or done job), moves it through its states,
+gives back the queued, live running or done job), moves it through its states,
 records progress and the outcome, and finds the stale rows of dead workers.
+
+A worker holds a running job by a lease: `claim` counts the attempt, and the
+heartbeat and the outcome are written only while the row still carries that
+attempt (a job put back on the queue after its worker went silent is never
+written by that worker again). A running row whose heartbeat (`updated_at`)
+is older than the stale time is dead: `find` never hands it out again.
 What it does not do: run jobs (webapp.jobs.runner), queue them or answer HTTP
 (webapp.jobs.queue).
 """
@@ -16,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping
 
-from sqlalchemy import select
+from sqlalchemy import func, select, text
 
 from webapp.infra.storage import Storage, is_valid_id, jobs as jobs_table
 from webapp.tokenizer import TokenizerError
@@ -30,6 +36,7 @@ HEARTBEAT_SECONDS = 2.0
 #: How long a graceful kind may take to hand back its partial result after Cancel.
 GRACE_SECONDS = 5.0
 STALE_SECONDS = 30.0
+_ADMISSION_LOCK = 0x42504551  # PostgreSQL advisory lock around a job's admission ("BPEQ")
 
 
 # --------------------------------------------------------------------------
@@ -83,10 +90,43 @@ class Job:
     cancel_requested: bool
     created_at: datetime
     updated_at: datetime
+    attempts: int = 0
+    cancel_hash: str | None = None
+    client: str | None = None
+    upload_bytes: int | None = None
 
     @property
     def finished(self) -> bool:
         return self.state in FINISHED
+
+
+@dataclass(frozen=True)
+class Caps:
+    """How much may wait or run at once (settings JOB_*_LIMIT / JOB_*UPLOAD_BYTES; 0: no cap)."""
+
+    per_client: int = 8
+    total: int = 64
+    client_upload_bytes: int = 512 * 2**20
+    upload_bytes: int = 2 * 2**30
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> "Caps":
+        return cls(per_client=int(config.get("JOB_CLIENT_LIMIT", cls.per_client)),
+                   total=int(config.get("JOB_QUEUE_LIMIT", cls.total)),
+                   client_upload_bytes=int(config.get("JOB_CLIENT_UPLOAD_BYTES", cls.client_upload_bytes)),
+                   upload_bytes=int(config.get("JOB_UPLOAD_BYTES", cls.upload_bytes)))
+
+
+class QueueFull(Exception):
+    """A new job would go over a cap; the message names it and its setting."""
+
+    def __init__(self, message: str, setting: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.setting = setting
+
+
+LIVE = ("queued", "running")
 
 
 def _now() -> datetime:
@@ -115,14 +155,45 @@ def unpack_json(data: bytes) -> Any:
 class JobStore:
     """The jobs table and the job blobs of one database."""
 
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, stale_seconds: float = STALE_SECONDS) -> None:
         self.storage = storage
+        self.stale_seconds = stale_seconds
 
-    def create(self, kind: str, params: Mapping[str, Any]) -> tuple[Job, bool]:
+    def room(self, client: str, upload_bytes: int, caps: Caps, conn: Any = None) -> None:
+        """Raise QueueFull when one more job of `client` holding `upload_bytes` would go over a cap."""
+        if conn is None:
+            with self.storage.engine.connect() as own:
+                return self.room(client, upload_bytes, caps, own)
+        live = jobs_table.c.state.in_(LIVE)
+        uploads = func.coalesce(func.sum(jobs_table.c.upload_bytes), 0)
+        total, total_bytes = conn.execute(select(func.count(), uploads).where(live)).one()
+        mine, my_bytes = conn.execute(select(func.count(), uploads).where(live, jobs_table.c.client == client)).one()
+        checks = (
+            (caps.per_client, int(mine) + 1, "JOB_CLIENT_LIMIT",
+             f"you already have {int(mine):,} jobs queued or running, the most one client may have"),
+            (caps.total, int(total) + 1, "JOB_QUEUE_LIMIT",
+             f"{int(total):,} jobs are queued or running, the most the playground takes at once"),
+            (caps.client_upload_bytes, int(my_bytes) + upload_bytes, "JOB_CLIENT_UPLOAD_BYTES",
+             f"your uploads waiting for their jobs would be {int(my_bytes) + upload_bytes:,} bytes, over "
+             f"{caps.client_upload_bytes:,}"),
+            (caps.upload_bytes, int(total_bytes) + upload_bytes, "JOB_UPLOAD_BYTES",
+             f"the uploads waiting for their jobs would be {int(total_bytes) + upload_bytes:,} bytes, over "
+             f"{caps.upload_bytes:,}"),
+        )
+        for cap, wanted, setting, reason in checks:
+            if cap > 0 and wanted > cap:
+                raise QueueFull(reason, setting)
+        return None
+
+    def create(self, kind: str, params: Mapping[str, Any], cancel_hash: str | None = None, *,
+               client: str | None = None, upload_bytes: int = 0, caps: Caps | None = None) -> tuple[Job, bool]:
         """Store the params (content-addressed) and a queued job row: (job, created).
 
-        The same kind and params while an earlier job is queued, running or done
-        give that job back (a page re-sending its state does not start it again).
+        The same kind and params while an earlier job is queued, live running or
+        done give that job back (a page re-sending its state does not start it
+        again); `cancel_hash` (webapp.jobs.tokens) is kept only for a new job.
+        With `client` and `caps`, a new job that would go over a cap raises
+        QueueFull (checked in the transaction that inserts it).
         """
         params_id = self.storage.put_blob(PARAMS_KIND, pack_json(dict(params)))
         earlier = self.find(kind, params_id)
@@ -134,25 +205,36 @@ class JobStore:
             "id": job_id, "kind": kind, "state": "queued", "params_id": params_id,
             "progress": 0.0, "progress_text": "waiting for a worker", "result_id": None,
             "error": None, "error_field": None, "cancel_requested": 0,
-            "created_at": now, "updated_at": now,
+            "created_at": now, "updated_at": now, "attempts": 0, "cancel_hash": cancel_hash,
+            "client": client, "upload_bytes": upload_bytes or None,
         }
         with self.storage._write() as conn:
+            if client is not None and caps is not None:
+                if self.storage.dialect == "postgresql":  # one admission at a time, like SQLite's write lock
+                    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _ADMISSION_LOCK})
+                self.room(client, upload_bytes, caps, conn)
             conn.execute(jobs_table.insert().values(**row))
         created = self.get(job_id)
         assert created is not None
         return created, True
 
     def find(self, kind: str, params_id: str) -> Job | None:
-        """The newest queued, running or done job of this kind with these params."""
+        """The newest queued, live running (heartbeat within the stale time) or done
+        job of this kind with these params; a dead running job is never handed out."""
+        cutoff = _now() - timedelta(seconds=self.stale_seconds)
         with self.storage.engine.connect() as conn:
-            job_id = conn.execute(
+            job_ids = conn.execute(
                 select(jobs_table.c.id)
                 .where(jobs_table.c.kind == kind, jobs_table.c.params_id == params_id,
                        jobs_table.c.state.in_(("queued", "running", "done")))
                 .order_by(jobs_table.c.created_at.desc())
-                .limit(1)
-            ).scalar_one_or_none()
-        return None if job_id is None else self.get(job_id)
+                .limit(5)
+            ).scalars().all()
+        for job_id in job_ids:
+            job = self.get(job_id)
+            if job is not None and not (job.state == "running" and (job.updated_at < cutoff or job.cancel_requested)):
+                return job
+        return None
 
     def get(self, job_id: str) -> Job | None:
         if not is_valid_id(job_id):
@@ -167,37 +249,70 @@ class JobStore:
         values["updated_at"] = _aware(values["updated_at"])
         return Job(**values)
 
-    def _update(self, job_id: str, *, where_state: tuple[str, ...] | None = None, **values: Any) -> bool:
+    def _update(self, job_id: str, *, where_state: tuple[str, ...] | None = None,
+                attempt: int | None = None, **values: Any) -> bool:
         statement = jobs_table.update().where(jobs_table.c.id == job_id)
         if where_state is not None:
             statement = statement.where(jobs_table.c.state.in_(where_state))
+        if attempt is not None:  # the lease: only the worker that claimed this attempt
+            statement = statement.where(jobs_table.c.attempts == attempt)
         with self.storage._write() as conn:
             return conn.execute(statement.values(updated_at=_now(), **values)).rowcount == 1
 
-    def claim(self, job_id: str) -> bool:
-        """queued -> running; False if it was cancelled meanwhile or another worker has it."""
-        return self._update(job_id, where_state=("queued",), state="running", progress_text="starting")
+    def claim(self, job_id: str) -> int | None:
+        """queued -> running: the attempt number this worker now holds, None if the
+        job was cancelled meanwhile or another worker has it."""
+        with self.storage._write() as conn:
+            attempts = conn.execute(
+                select(jobs_table.c.attempts).where(jobs_table.c.id == job_id, jobs_table.c.state == "queued")
+            ).scalar_one_or_none()
+            if attempts is None:
+                return None
+            attempt = int(attempts) + 1
+            claimed = conn.execute(
+                jobs_table.update()
+                .where(jobs_table.c.id == job_id, jobs_table.c.state == "queued")
+                .values(state="running", attempts=attempt, progress_text="starting", updated_at=_now())
+            ).rowcount == 1
+        return attempt if claimed else None
 
-    def set_progress(self, job_id: str, fraction: float, text: str) -> None:
-        self._update(job_id, where_state=("running",), progress=max(0.0, min(1.0, float(fraction))),
-                     progress_text=str(text)[:200])
+    def set_progress(self, job_id: str, fraction: float, text: str, attempt: int | None = None) -> bool:
+        """Progress and the heartbeat; False once the lease is lost (the job was taken back)."""
+        return self._update(job_id, where_state=("running",), attempt=attempt,
+                            progress=max(0.0, min(1.0, float(fraction))), progress_text=str(text)[:200])
 
     def finish(self, job_id: str, state: str, *, result_id: str | None = None,
-               error: str | None = None, error_field: str | None = None) -> None:
+               error: str | None = None, error_field: str | None = None, attempt: int | None = None,
+               where_state: tuple[str, ...] | None = None) -> bool:
+        """The outcome; False when the job had already ended (or the lease was lost).
+        By default a queued or running job; with `attempt`, only while it runs under that claim."""
+        if where_state is None:
+            where_state = ("running",) if attempt is not None else ("running", "queued")
         values: dict[str, Any] = {"state": state, "result_id": result_id, "error": error, "error_field": error_field}
         if state == "done":
             values.update(progress=1.0, progress_text="done")
-        self._update(job_id, where_state=("running", "queued"), **values)
+        elif state == "cancelled":
+            values.update(progress_text="cancelled")
+        return self._update(job_id, where_state=where_state, attempt=attempt, **values)
+
+    def cancel_queued(self, job_id: str) -> bool:
+        """queued -> cancelled; True when this call cancelled it (then nothing runs it)."""
+        return self._update(job_id, where_state=("queued",), state="cancelled", progress_text="cancelled",
+                            error="job: cancelled", error_field="job")
 
     def request_cancel(self, job_id: str) -> Job | None:
-        """A queued job is cancelled at once; a running one is stopped by its worker."""
-        self._update(job_id, where_state=("queued",), state="cancelled", progress_text="cancelled")
+        """A queued job is cancelled at once; a running one is stopped by its worker.
+        (webapp.jobs.queue.JobQueue.cancel also cleans up after a queued one.)"""
+        self.cancel_queued(job_id)
         self._update(job_id, where_state=("running",), cancel_requested=1, progress_text="cancelling")
         return self.get(job_id)
 
-    def cancel_requested(self, job_id: str) -> bool:
+    def cancel_requested(self, job_id: str, attempt: int | None = None) -> bool:
+        """True once the job should stop: cancelled, gone, or (with `attempt`) its lease lost."""
         job = self.get(job_id)
-        return job is None or job.cancel_requested or job.state == "cancelled"
+        if job is None or job.cancel_requested or job.state != "running":
+            return True
+        return attempt is not None and job.attempts != attempt
 
     def params(self, job: Job) -> dict[str, Any]:
         data = self.storage.get_blob(PARAMS_KIND, job.params_id)
@@ -218,18 +333,64 @@ class JobStore:
         data = self.result_bytes(job)
         return None if data is None else unpack_json(data)
 
-    def stale_running(self, older_than: float = STALE_SECONDS) -> list[str]:
-        """Running jobs whose worker stopped touching them (it died)."""
-        cutoff = _now() - timedelta(seconds=older_than)
+    def stale_running(self, older_than: float | None = None) -> list[Job]:
+        """Running jobs whose worker stopped touching them (it died, or its machine did)."""
+        cutoff = _now() - timedelta(seconds=self.stale_seconds if older_than is None else older_than)
         with self.storage.engine.connect() as conn:
             rows = conn.execute(
                 select(jobs_table.c.id, jobs_table.c.updated_at).where(jobs_table.c.state == "running")
             ).all()
-        return [job_id for job_id, updated in rows if _aware(updated) < cutoff]
+        jobs = [self.get(job_id) for job_id, updated in rows if _aware(updated) < cutoff]
+        return [job for job in jobs if job is not None and job.state == "running"]
 
-    def requeue(self, job_id: str) -> bool:
-        return self._update(job_id, where_state=("running",), state="queued", progress=0.0,
-                            progress_text="waiting for a worker (its worker stopped)")
+    def queued_before(self, older_than: float) -> list[Job]:
+        """Queued jobs that have waited longer than `older_than` seconds."""
+        cutoff = _now() - timedelta(seconds=older_than)
+        with self.storage.engine.connect() as conn:
+            ids = conn.execute(
+                select(jobs_table.c.id).where(jobs_table.c.state == "queued", jobs_table.c.created_at < cutoff)
+            ).scalars().all()
+        jobs = [self.get(job_id) for job_id in ids]
+        return [job for job in jobs if job is not None and job.state == "queued"]
+
+    def live(self, kind: str) -> list[Job]:
+        """Every queued or running job of a kind (what may still need its files)."""
+        with self.storage.engine.connect() as conn:
+            ids = conn.execute(
+                select(jobs_table.c.id).where(jobs_table.c.kind == kind,
+                                              jobs_table.c.state.in_(("queued", "running")))
+            ).scalars().all()
+        jobs = [self.get(job_id) for job_id in ids]
+        return [job for job in jobs if job is not None]
+
+    def fair_order(self, limit: int = 200) -> list[str]:
+        """Queued job ids in the order workers should take them: round robin between clients.
+
+        First the clients with the fewest running jobs, then the client served
+        longest ago (its last started job changed least recently; never served
+        comes first), then the oldest job: a client with fifty jobs queued gets
+        every other start when a second client has one waiting, never all fifty first."""
+        with self.storage.engine.connect() as conn:
+            queued = conn.execute(
+                select(jobs_table.c.id, jobs_table.c.client, jobs_table.c.created_at)
+                .where(jobs_table.c.state == "queued").order_by(jobs_table.c.created_at).limit(limit)).all()
+            clients = {row[1] for row in queued}
+            running: dict[Any, int] = {client: int(count) for client, count in conn.execute(
+                select(jobs_table.c.client, func.count()).where(jobs_table.c.state == "running")
+                .group_by(jobs_table.c.client)).all()}
+            served: dict[Any, datetime] = {client: _aware(moment) for client, moment in conn.execute(
+                select(jobs_table.c.client, func.max(jobs_table.c.updated_at))
+                .where(jobs_table.c.attempts > 0, jobs_table.c.client.in_([c for c in clients if c is not None]))
+                .group_by(jobs_table.c.client)).all()}
+        never = datetime.min.replace(tzinfo=timezone.utc)
+        turns = sorted((running.get(client, 0), served.get(client, never), _aware(created), job_id)
+                       for job_id, client, created in queued)
+        return [turn[-1] for turn in turns]
+
+    def requeue(self, job_id: str, attempt: int | None = None) -> bool:
+        """running -> queued (its worker died); with `attempt`, only if no one claimed it since."""
+        return self._update(job_id, where_state=("running",), attempt=attempt, state="queued", progress=0.0,
+                            cancel_requested=0, progress_text="waiting for a worker (its worker stopped)")
 
 
 # --------------------------------------------------------------------------

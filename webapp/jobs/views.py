@@ -9,7 +9,10 @@
   itself while the job runs (the path without JavaScript).
 
 `accepted(job)` is the 202 answer a JSON route gives for a request that
-became a job. What it does not do: submit or run jobs (webapp.jobs.queue,
+became a job, with the `cancel_token` when this request created the job.
+Cancelling needs that token (header `X-Cancel-Token`, a `cancel_token`
+field, or the submitting browser's session; webapp.jobs.tokens): anyone else
+gets a 403, and the panel shows them no Cancel button. What it does not do: submit or run jobs (webapp.jobs.queue,
 webapp.jobs.runner), or know any feature's pages.
 """
 
@@ -22,8 +25,9 @@ from typing import Any, Iterator
 from flask import Blueprint, Response, jsonify, redirect, render_template, request, stream_with_context, url_for
 from markupsafe import Markup
 
-from webapp.infra.errors import not_found
+from webapp.infra.errors import ApiError, not_found
 from webapp.infra.storage import is_valid_id
+from webapp.jobs import tokens
 from webapp.jobs.queue import get_queue
 from webapp.jobs.registry import DONE_VIEWS, kind_label
 from webapp.jobs.store import Job, JobStore, split_eta, unpack_json
@@ -63,6 +67,9 @@ def describe(job: Job, store: JobStore, *, with_result: bool = True) -> dict[str
 def accepted(job: Job) -> Response:
     """The 202 answer for a request that became a job."""
     body = describe(job, get_queue().store, with_result=False)
+    token = tokens.issued(job.id)
+    if token is not None:
+        body["cancel_token"] = token
     response = jsonify(body)
     response.status_code = 202 if job.state != "failed" else 503
     response.headers["Location"] = body["url"]
@@ -109,13 +116,27 @@ def api_job_result(job_id: str) -> Response:
     return Response(stream_with_context(chunks()), mimetype="application/json")
 
 
+def _cancel(job_id: str) -> Job:
+    """Cancel a job for the client that submitted it (404 unknown, 403 without its token)."""
+    job_queue = get_queue()
+    job = job_queue.store.get(job_id) if is_valid_id(job_id) else None
+    if job is None:
+        raise not_found(f"job: no job with id {_shown(job_id)}", field="job")
+    if not tokens.may_cancel(job):
+        raise ApiError("cancel_token: only the client that submitted this job can cancel it (send the "
+                       f"cancel_token of its 202 answer as the {tokens.HEADER} header)", field="cancel_token",
+                       status=403, page=("Not yours to cancel",
+                                         "This job was started by someone else; you can follow it, not cancel it."))
+    cancelled = job_queue.cancel(job_id)
+    assert cancelled is not None
+    return cancelled
+
+
 @bp.route("/api/jobs/<job_id>/cancel", methods=["POST"])
 @bp.route("/api/jobs/<job_id>", methods=["DELETE"])
 def api_job_cancel(job_id: str) -> Response:
     store = get_queue().store
-    job = store.request_cancel(job_id) if is_valid_id(job_id) else None
-    if job is None:
-        return _not_found(job_id)
+    job = _cancel(job_id)
     response = jsonify(describe(job, store, with_result=False))
     response.status_code = 202 if not job.finished else 200
     return response
@@ -129,15 +150,26 @@ def render_panel(job: Job, view: str, *, page: bool = False) -> str:
 
     `page`: for the job's own page (no polling; the page reloads itself)."""
     store = get_queue().store
-    if job.state == "done" and view in DONE_VIEWS:
-        return DONE_VIEWS[view].show(job, store.result(job), store.params(job))
+    done = DONE_VIEWS.get(view)
+    if job.state == "done" and done is not None and done.fits(job.kind):
+        return done.show(job, store.result(job), store.params(job))
     return render_template("partials/job_panel.html", job=job, view=view, page=page,
-                           budgets=get_queue().budgets, label=kind_label(job.kind))
+                           budgets=get_queue().budgets, label=kind_label(job.kind), can_cancel=tokens.may_cancel(job))
 
 
-def _panel_view() -> str:
+def _panel_view(job: Job) -> str:
+    """The `view` asked for: "" when none or unknown; a view of another kind's
+    jobs (`/jobs/<a train job>?view=corpus`) is a 404, never that view's
+    code reading a result it does not understand."""
     view = request.values.get("view", "")
-    return view if view in DONE_VIEWS else ""
+    done = DONE_VIEWS.get(view)
+    if done is None:
+        return ""
+    if not done.fits(job.kind):
+        raise not_found(f"view: {view!r} does not show {job.kind!r} jobs (it shows "
+                        f"{', '.join(repr(k) for k in done.kinds)} jobs)", field="view",
+                        page=("Not found", "This job cannot be shown on that page."))
+    return view
 
 
 @bp.get("/jobs/<job_id>/panel")
@@ -145,19 +177,21 @@ def panel(job_id: str) -> Any:
     job = get_queue().store.get(job_id)
     if job is None:
         raise not_found(f"job: no job with id {_shown(job_id)}", field="job")
-    return render_panel(job, _panel_view())
+    return render_panel(job, _panel_view(job))
 
 
 @bp.post("/jobs/<job_id>/cancel")
 def panel_cancel(job_id: str) -> Any:
     """Cancel from a page: htmx gets the panel; a plain form post (`page=1`, no
     JavaScript) is sent on to the job page (303, so a reload does not post again)."""
-    job = get_queue().store.request_cancel(job_id) if is_valid_id(job_id) else None
+    job = get_queue().store.get(job_id) if is_valid_id(job_id) else None
     if job is None:
         raise not_found(f"job: no job with id {_shown(job_id)}", field="job")
+    view = _panel_view(job)
+    job = _cancel(job_id)
     if request.args.get("page") and not request.headers.get("HX-Request"):
-        return redirect(url_for("jobs.job_page", job_id=job.id, view=_panel_view() or None), code=303)
-    return render_panel(job, _panel_view())
+        return redirect(url_for("jobs.job_page", job_id=job.id, view=view or None), code=303)
+    return render_panel(job, view)
 
 
 @bp.get("/jobs/<job_id>")
@@ -167,13 +201,14 @@ def job_page(job_id: str) -> Any:
     job = get_queue().store.get(job_id)
     if job is None:
         raise not_found(f"job: no job with id {_shown(job_id)}", field="job")
-    view = _panel_view()
+    view = _panel_view(job)
     done = DONE_VIEWS.get(view)
     endpoint, label = done.back if done is not None and done.back else (None, "")
     if done is None and job.state == "done":
         result = url_for("jobs.api_job_result", job_id=job.id)
         body = Markup(render_template("partials/job_panel.html", job=job, view=view, page=True,
-                                      budgets=get_queue().budgets, label=kind_label(job.kind))
+                                      budgets=get_queue().budgets, label=kind_label(job.kind),
+                                      can_cancel=tokens.may_cancel(job))
                       + Markup('<p class="card">The result: <a href="{0}">{0}</a></p>').format(result))
     else:
         body = Markup(render_panel(job, view, page=True))

@@ -11,9 +11,11 @@ This kind then
    imported file), so the Bytes / Characters pages, the exports and share
    links take its id;
 4. measures bytes per token on the corpus and on the held-out text;
-5. deletes the uploaded files - and so does the worker once the job's
-   process has ended (`remove_uploads`, the kind's `after` hook), so a job
-   killed at its time or memory budget leaves nothing behind either.
+5. deletes the uploaded files - and so does the job layer once the job has
+   ended however it ended (`remove_uploads`, the kind's `after` hook: killed
+   at a budget, cancelled while still queued, given up); a folder that no
+   live job owns (a web process killed while copying) is swept by the
+   workers' upkeep (`corpus_dir` is the kind's spool).
 
 What it does not do: read requests or render anything. The progress fraction
 is split 0-40 % counting (by bytes read), 40-97 % training (by merges done).
@@ -26,7 +28,7 @@ from dataclasses import asdict, replace
 import time
 import zlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from webapp import tokenizer as tk
 from webapp.infra import inputs
@@ -174,10 +176,21 @@ def _pretoken_bytes(counts: dict[str, int]) -> int:
 
 def submit_corpus(folder: Path, files: list[dict[str, str]], options: inputs.CorpusOptions,
                   limits: inputs.Limits) -> Job:
-    """Queue the training of the uploads saved in `folder` (the folder then belongs to the job)."""
-    return queue.submit("corpus", {
-        "folder": str(folder), "files": files, "options": asdict(options), "limits": asdict(limits),
-    })
+    """Queue the training of the uploads saved in `folder` (the folder then belongs to the job;
+    when the queue refuses it, a 429 over a cap, the folder is removed first)."""
+    size = sum((folder / item["file"]).stat().st_size for item in files)
+    try:
+        return queue.submit("corpus", {
+            "folder": str(folder), "files": files, "options": asdict(options), "limits": asdict(limits),
+        }, upload_bytes=size)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def corpus_dir(config: Mapping[str, Any], instance_path: str) -> Path:
+    """Where uploads wait for their job: CORPUS_DIR, else instance/corpora (one sub-folder per job)."""
+    return Path(config.get("CORPUS_DIR") or Path(instance_path) / "corpora")
 
 
 def remove_uploads(params: dict[str, Any]) -> None:
@@ -186,6 +199,7 @@ def remove_uploads(params: dict[str, Any]) -> None:
 
 
 # Graceful: a cancelled corpus job stops at the next merge and keeps the merges so far.
-job_kind("corpus", label="Training on the corpus", graceful=True, after=remove_uploads)(run_corpus)
+# Its uploads: removed once the job ends (after), swept when no live job owns them (spool).
+job_kind("corpus", label="Training on the corpus", graceful=True, after=remove_uploads, spool=corpus_dir)(run_corpus)
 
-__all__ = ["build_tokenizer", "held_out_tokens", "remove_uploads", "run_corpus", "submit_corpus"]
+__all__ = ["build_tokenizer", "corpus_dir", "held_out_tokens", "remove_uploads", "run_corpus", "submit_corpus"]

@@ -30,8 +30,8 @@ from typing import Any
 from flask import Blueprint, Response, current_app, render_template, request, url_for
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from webapp.web.corpus.kinds import submit_corpus
-from webapp.infra import inputs
+from webapp.web.corpus.kinds import corpus_dir, submit_corpus
+from webapp.infra import inputs, ratelimit
 from webapp.jobs import queue
 from webapp.jobs import views as jobs
 from webapp.jobs.registry import done_view
@@ -45,6 +45,8 @@ from webapp.tokenizer import CORPUS_LEVELS as LEVELS, CORPUS_SCHEMES as SCHEMES,
 bp = Blueprint("corpus", __name__)
 
 STEPS_PER_PAGE = 100
+#: The fields with an error slot of their own on the page (others show in "corpus").
+PAGE_FIELDS = frozenset({"corpus", "text", "pretokenize", "level", "num_merges", "held_out"})
 FORM_SLACK = 1024 * 1024  # room for the form's other fields and multipart headers
 DEFAULT_STATE = {"text": "", "pretokenize": "gpt2", "level": "bytes", "num_merges": "1000", "held_out": ""}
 #: The page's pre-tokenization choices: the app's (webapp.web.common.tools), "none" meaning whitespace-split words here.
@@ -56,11 +58,66 @@ def _limits() -> inputs.Limits:
     return inputs.current_limits()
 
 
+def _admit() -> None:
+    """Before the body is read or stored: a 429 over the write rate (webapp.infra.ratelimit)
+    or when a job holding this upload would go over the queue's caps (webapp.jobs.queue)."""
+    ratelimit.check_write()
+    queue.get_queue().admit(request.content_length or 0)
+
+
+def _max_parts(limits: inputs.Limits) -> int:
+    """Form parts parsed at most: room for far more files than the limit, so a
+    few too many are counted and named (save_corpus), while thousands of tiny
+    parts stop the parser early."""
+    return limits.corpus_files * 5 + 50
+
+
 def _apply_request_limits(limits: inputs.Limits) -> None:
-    """Raise the body caps for this request only (before the body is read)."""
+    """Raise the body caps for this request only (before the body is read), then
+    parse the form strictly (`_read_form`)."""
     request.max_content_length = limits.corpus_bytes + FORM_SLACK
     request.max_form_memory_size = limits.corpus_paste_bytes + FORM_SLACK
-    request.max_form_parts = limits.corpus_files + 16
+    request.max_form_parts = _max_parts(limits)
+    _read_form()
+
+
+def _read_form() -> None:
+    """Parse the multipart body now and say what is wrong with it: werkzeug's
+    own parsing is silent (a part it cannot read leaves an empty form, which
+    would be reported as a missing field). A file name that is not UTF-8 is
+    named as such."""
+    if "form" in request.__dict__ or (request.mimetype or "") != "multipart/form-data":
+        return
+    parser = request.make_form_data_parser()
+    parser.silent = False
+    try:
+        data = parser.parse(request._get_stream_for_parsing(), request.mimetype, request.content_length,
+                            request.mimetype_params)
+    except UnicodeDecodeError as exc:
+        header = bytes(exc.object)[:200].decode("utf-8", "replace") if isinstance(exc.object, bytes) else ""
+        name = "a file name" if "filename=" in header else "a form field's header"
+        raise TokenizerError(f"files: {name} is not UTF-8 (byte 0x{bytes(exc.object)[exc.start]:02x} in "
+                             f"{header[:120]!r}); rename the file with UTF-8 characters or upload it "
+                             "from a browser", field="files") from None
+    except ValueError as exc:
+        raise TokenizerError(f"corpus: the upload is not a well-formed multipart form ({str(exc)[:120]})",
+                             field="corpus") from None
+    request.__dict__["stream"], request.__dict__["form"], request.__dict__["files"] = data
+
+
+def _refused_body(limits: inputs.Limits) -> tuple[TokenizerError, int]:
+    """What a RequestEntityTooLarge during parsing means, with its status: over
+    the total bytes (413), or, for a body within them, too many form parts or a
+    pasted text over its limit (400)."""
+    length = request.content_length
+    if length is None or length > limits.corpus_bytes + FORM_SLACK:
+        return _too_large(limits), 413
+    return TokenizerError(
+        f"corpus: the form has more than {_max_parts(limits):,} parts or a pasted text over "
+        f"{limits.corpus_paste_bytes:,} bytes: upload at most {limits.corpus_files:,} files "
+        "(setting LIMIT_CORPUS_FILES; put many small texts in one file) and paste at most "
+        f"{limits.corpus_paste_bytes:,} bytes (setting LIMIT_CORPUS_PASTE_BYTES)",
+        field="corpus", location={"limit": limits.corpus_files}), 400
 
 
 def _too_large(limits: inputs.Limits) -> TokenizerError:
@@ -80,8 +137,7 @@ def save_corpus(paste: str, limits: inputs.Limits) -> tuple[Path, list[dict[str,
         raise _too_large(limits)
     if not uploads and not paste:
         raise TokenizerError("corpus: upload at least one UTF-8 text file or paste some text", field="corpus")
-    base = current_app.config.get("CORPUS_DIR") or Path(current_app.instance_path) / "corpora"
-    folder = Path(base) / secrets.token_hex(12)
+    folder = corpus_dir(current_app.config, current_app.instance_path) / secrets.token_hex(12)
     folder.mkdir(parents=True)
     files: list[dict[str, str]] = []
     try:
@@ -125,9 +181,10 @@ def corpus_page() -> str:
 @bp.post("/corpus")
 def corpus_submit() -> Any:
     limits = _limits()
-    _apply_request_limits(limits)
+    _admit()
     state = dict(DEFAULT_STATE)
     try:
+        _apply_request_limits(limits)
         form = request.form
         state.update({k: inputs.normalize_newlines(form.get(k, "")) for k in DEFAULT_STATE if k in form})
         options, errors = inputs.read_corpus_options(state, limits)
@@ -138,9 +195,10 @@ def corpus_submit() -> Any:
                 return jobs.render_panel(job, "corpus")
             return _page(state, {}, job)
     except RequestEntityTooLarge:
-        errors = {"corpus": _too_large(limits)}
+        errors = {"corpus": _refused_body(limits)[0]}
     except TokenizerError as exc:
-        errors = {exc.field: exc}
+        # the files and the pasted text share the form's "corpus" slot
+        errors = {exc.field if exc.field in PAGE_FIELDS else "corpus": exc}
     if request.headers.get("HX-Request"):
         return render_template("partials/corpus_errors.html", errors=errors)
     return _page(state, errors)
@@ -166,7 +224,7 @@ def _page_number() -> int:
     return int(raw) if raw.isdigit() and 0 < len(raw) < 8 else 1
 
 
-@done_view("corpus")
+@done_view("corpus", kinds=("corpus",))
 def _done(job: Job, result: Any, params: dict[str, Any]) -> str:
     """What replaces the panel when the job is done: the headline and a link to the results page."""
     return render_template("partials/corpus_done.html", job=job, result=result,
@@ -180,6 +238,7 @@ def _done(job: Job, result: Any, params: dict[str, Any]) -> str:
 def api_corpus() -> Response:
     """Submit a corpus job from JSON or multipart; problems go to the app-wide handlers (webapp.infra.errors)."""
     limits = _limits()
+    _admit()
     try:
         if (request.mimetype or "") == "multipart/form-data":
             _apply_request_limits(limits)
@@ -194,7 +253,8 @@ def api_corpus() -> Response:
             raise next(iter(errors.values()))
         folder, files = save_corpus(paste, limits)
     except RequestEntityTooLarge:
-        raise ApiError.from_tokenizer(_too_large(limits), status=413) from None
+        refused, status = _refused_body(limits)
+        raise ApiError.from_tokenizer(refused, status=status) from None
     except TokenizerError as exc:
         status = 413 if "LIMIT_CORPUS_BYTES" in exc.message else 400
         raise ApiError.from_tokenizer(exc, status=status) from None

@@ -74,11 +74,11 @@ def _show_opened(tool: str, result: Any) -> str:
     return status(tool, result["tokenizer"], None, reset_inputs=True, refresh=True)
 
 
-@done_view("open-bytes", back=("pages.bytes_page", "Bytes"))
+@done_view("open-bytes", kinds=("import",), back=("pages.bytes_page", "Bytes"))
 def _opened_on_bytes(job: Job, result: Any, params: dict[str, Any]) -> str:
     return _show_opened("bytes", result)
 
 
-@done_view("open-chars", back=("pages.chars_page", "Characters"))
+@done_view("open-chars", kinds=("import",), back=("pages.chars_page", "Characters"))
 def _opened_on_chars(job: Job, result: Any, params: dict[str, Any]) -> str:
     return _show_opened("chars", result)

@@ -13,7 +13,7 @@ from typing import Any
 
 from flask import request
 
-from webapp.infra import inputs
+from webapp.infra import inputs, ratelimit
 from webapp.web.files.kinds import import_job
 from webapp.infra.errors import quote
 from webapp.infra.body import is_json_request, read_body, read_json_object
@@ -79,6 +79,7 @@ def read_import_request(*, page: bool = False) -> ImportRequest:
 
 def import_from_request(*, page: bool = False) -> Any:
     """The opened tokenizer, or a background job (webapp.jobs.thresholds) for a big file."""
+    ratelimit.check_write()  # a 429 before the file is read or stored
     req = read_import_request(page=page)
     job = import_job(req.content, req.fmt, req.merges_txt, req.filename)
     if job is not None:

@@ -1,7 +1,8 @@
 """The "sleep" job kind: a job that only waits or allocates, for the tests and the load benchmark.
 
 It exercises the job budgets (time, memory) and cancel without any engine
-work. Not reachable from the HTTP API: only code can submit it.
+work. Not reachable from the HTTP API: only code can submit it. Its done
+view "sleep" (`/jobs/<id>?view=sleep`) says how long it slept.
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
+from markupsafe import Markup
+
+from webapp.jobs.registry import Cancelled, JobOutput, Progress, done_view, job_kind
 
 
 @job_kind("sleep", label="Waiting")
@@ -24,3 +27,8 @@ def run_sleep(params: dict[str, Any], progress: Progress, cancelled: Cancelled) 
         progress(1 - left / seconds if seconds else 1.0, f"{left:.1f} s left")
         time.sleep(min(0.05, left))
     return JobOutput({"slept": seconds, "allocated_mb": len(hoard) // (1024 * 1024)})
+
+
+@done_view("sleep", kinds=("sleep",))
+def _slept(job: Any, result: Any, params: dict[str, Any]) -> str:
+    return str(Markup('<p class="card">Slept {0:g} s.</p>').format(float(result.get("slept", 0))))

@@ -100,8 +100,8 @@ def _fragment(job: Job, result: Any, params: dict[str, Any]) -> str:
     return str(result["html"])
 
 
-done_view("page-bytes", back=("pages.bytes_page", "Bytes"))(_fragment)
-done_view("page-chars", back=("pages.chars_page", "Characters"))(_fragment)
+done_view("page-bytes", kinds=("page",), back=("pages.bytes_page", "Bytes"))(_fragment)
+done_view("page-chars", kinds=("page",), back=("pages.chars_page", "Characters"))(_fragment)
 
 
 def _ids_file_link(job: Job, result: Any, params: dict[str, Any]) -> str:
@@ -109,11 +109,11 @@ def _ids_file_link(job: Job, result: Any, params: dict[str, Any]) -> str:
     return render_template("partials/ids_job_done.html", job=job, count=result["count"], tool=params["tool"])
 
 
-done_view("ids-bytes", back=("pages.bytes_page", "Bytes"))(_ids_file_link)
-done_view("ids-chars", back=("pages.chars_page", "Characters"))(_ids_file_link)
+done_view("ids-bytes", kinds=("ids",), back=("pages.bytes_page", "Bytes"))(_ids_file_link)
+done_view("ids-chars", kinds=("ids",), back=("pages.chars_page", "Characters"))(_ids_file_link)
 
 
-@done_view("train", back=("pages.train_page", "Train"))
+@done_view("train", kinds=("train",), back=("pages.train_page", "Train"))
 def _train_result(job: Job, result: Any, params: dict[str, Any]) -> str:
     """The Train page's usual result, from the job's trace."""
     limits = inputs.current_limits()

@@ -41,6 +41,7 @@ from flask import (
 
 from flask.typing import ResponseReturnValue
 
+from webapp.infra import ratelimit
 from webapp.infra.errors import ApiError, not_found
 from webapp.infra.body import read_json_object
 from webapp.web.playground.pages import PageExtras, render_tool_page
@@ -178,6 +179,7 @@ def _human_bytes(n: int) -> str:
 
 def save_state(raw: Mapping[str, Any], *, strict: bool) -> tuple[str, bool, dict[str, str]]:
     """Validate, size-check and store a state; returns (id, created, state)."""
+    ratelimit.check_write()  # a 429 before anything is stored
     state = normalize_state(raw, strict=strict)
     data = encode_state(state)
     limit = int(current_app.config["LIMIT_SHARE_BYTES"])
@@ -204,8 +206,9 @@ def load_state(share_id: str) -> dict[str, str] | None:
 
 
 def share_url(share_id: str) -> str:
-    """The absolute link; SHARE_BASE_URL overrides the request's host."""
-    base: str | None = current_app.config.get("SHARE_BASE_URL")
+    """The absolute link on PUBLIC_URL (or its older name SHARE_BASE_URL); without
+    either, on the request's host (which TRUSTED_HOSTS bounds)."""
+    base: str | None = current_app.config.get("PUBLIC_URL") or current_app.config.get("SHARE_BASE_URL")
     if base:
         return base.rstrip("/") + url_for("share.show", share_id=share_id)
     return url_for("share.show", share_id=share_id, _external=True)
@@ -237,10 +240,8 @@ def create_from_form() -> ResponseReturnValue:
         if _is_htmx():
             # htmx swaps only 2xx answers by default; the message is the content.
             return render_template("partials/share_result.html", error=exc.message)
-        return (
-            render_template("share_error.html", error=exc.message),
-            exc.status,
-        )
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else {}
+        return render_template("share_error.html", error=exc.message), exc.status, headers
     if _is_htmx():
         return render_template("partials/share_result.html", share=_share_info(share_id, state["tool"]))
     return redirect(url_for("share.show", share_id=share_id), code=303)

@@ -1,0 +1,81 @@
+"""Cancel tokens: only the client that submitted a job may cancel it; anyone with its id may look.
+
+A new job gets a random token (webapp.jobs.store keeps only its SHA-256). The
+submitter gets it twice: in the 202 answer of a JSON route (`cancel_token`,
+sent back as the `X-Cancel-Token` header or a `cancel_token` field) and in
+its signed session cookie (the browser's pages, so their Cancel buttons
+work, with and without JavaScript). A client that sent the same input later
+is handed the same job (its result is shared) but no token: it cannot cancel
+the first client's work. Job ids stay shareable; tokens never appear in a URL.
+
+What it does not do: decide anything else about jobs (webapp.jobs.views asks
+`may_cancel` before cancelling).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+from flask import g, has_request_context, request, session
+
+from webapp.jobs.store import Job
+
+#: The session keeps the tokens of this many newest jobs (the cookie stays small).
+SESSION_JOBS = 16
+SESSION_KEY = "job_tokens"
+HEADER = "X-Cancel-Token"
+FIELD = "cancel_token"
+
+
+def new_token() -> tuple[str, str]:
+    """(token, its hash): the token goes to the submitter, the hash to the job row."""
+    token = secrets.token_urlsafe(18)
+    return token, token_hash(token)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def remember(job_id: str, token: str) -> None:
+    """Hand a new job's token to the submitting request: its answer and its session."""
+    if not has_request_context():
+        return
+    issued: dict[str, str] = g.setdefault("job_tokens", {})
+    issued[job_id] = token
+    kept = dict(session.get(SESSION_KEY) or {})
+    kept.pop(job_id, None)
+    kept[job_id] = token
+    session[SESSION_KEY] = dict(list(kept.items())[-SESSION_JOBS:])
+
+
+def issued(job_id: str) -> str | None:
+    """The token this very request was given for a job it created (for the 202 answer)."""
+    if not has_request_context():
+        return None
+    tokens: dict[str, str] = g.get("job_tokens") or {}
+    return tokens.get(job_id)
+
+
+def _offered(job_id: str) -> list[str]:
+    """Every token this request carries for the job: header, form or JSON field, session."""
+    offered = [request.headers.get(HEADER, ""), request.form.get(FIELD, "") if request.form else ""]
+    if request.is_json:
+        body = request.get_json(silent=True)
+        if isinstance(body, dict) and isinstance(body.get(FIELD), str):
+            offered.append(body[FIELD])
+    offered.append(str((session.get(SESSION_KEY) or {}).get(job_id, "")))
+    offered.append(issued(job_id) or "")
+    return [token for token in offered if token]
+
+
+def may_cancel(job: Job) -> bool:
+    """Whether this request carries the job's cancel token (a job stored before
+    tokens existed has none: anyone may cancel it, as before)."""
+    if job.cancel_hash is None:
+        return True
+    if not has_request_context():
+        return False
+    return any(hmac.compare_digest(token_hash(token), job.cancel_hash) for token in _offered(job.id))
