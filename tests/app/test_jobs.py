@@ -333,6 +333,21 @@ def test_bytes_page_with_a_long_text_renders_in_a_job_exactly_as_inline(setup, t
     assert from_job.count("data-token-id=") > 50  # the tokens themselves, not an empty card
 
 
+def test_a_page_job_the_queue_refuses_shows_a_notice_not_a_silent_429(tmp_path):
+    # One job per client: typing on into a long text would otherwise get 429s, which htmx
+    # does not swap, so the page would stop updating without a word.
+    app = make_app(tmp_path, **_settings(tmp_path, JOB_CLIENT_LIMIT=1))
+    client = app.test_client()
+    headers = {"HX-Request": "true"}
+    first = client.post("/fragments/bytes", data={"text": "a" * 150, "merges": "97 97 256"}, headers=headers)
+    assert first.status_code == 200 and 'class="job-panel"' in first.get_data(as_text=True)
+    second = client.post("/fragments/bytes", data={"text": "a" * 151, "merges": "97 97 256"}, headers=headers)
+    page = second.get_data(as_text=True)
+    assert second.status_code == 200
+    assert 'role="alert"' in page and "JOB_CLIENT_LIMIT" in page and "job-panel" not in page
+    get_storage(app).dispose()
+
+
 # --- issue 8 follow-up: the job page without JavaScript, and the time left ----
 
 

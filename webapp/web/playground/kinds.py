@@ -21,6 +21,7 @@ from typing import Any, Callable, Mapping
 from flask import render_template
 
 from webapp.infra import inputs
+from webapp.infra.errors import ApiError
 from webapp.jobs import queue, views
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, done_view, job_kind
 from webapp.jobs.store import Job
@@ -56,11 +57,19 @@ def _submit_page(tool: str, state: Mapping[str, str]) -> Job | None:
 
 
 def page_panel(tool: str, state: Mapping[str, str]) -> str | None:
-    """The panel of a job that computes this page state, or None when it is computed inline."""
+    """The panel of a job that computes this page state, or None when it is computed inline.
+
+    A job the queue refuses (the client's job cap or write rate: a 429) shows as a
+    notice in the results area, in a normal answer: htmx swaps only 2xx answers, so
+    a 429 would leave the page silently stale while the user goes on typing."""
     try:
         job = _submit_page(tool, state)
     except TokenizerError:
         return None  # the inline path reports the problem beside its field
+    except ApiError as exc:
+        if exc.status != 429:
+            raise
+        return render_template("partials/job_refused.html", message=exc.message, retry_after=exc.retry_after)
     return None if job is None else views.render_panel(job, PAGE_VIEWS[tool])
 
 
