@@ -93,6 +93,20 @@ def page_of_tokens(recorded: int, first: int, page: int) -> int:
     return (recorded - 1) // page * page
 
 
+def _shown_tokens(state: Mapping[str, str], trace: Any, first: int, limits: inputs.Limits) -> dict[str, Any]:
+    """What both encode pages show of a trace besides the spans: the page of spans, the ids."""
+    ids_ready = ids_wanted(state, len(trace.ids))
+    return {
+        "first": first,
+        "shown": len(trace.tokens) - first,
+        "page": limits.render_max_tokens,
+        "total": len(trace.ids),
+        "ids": trace.ids,
+        "ids_ready": ids_ready,
+        "ids_text": format_ids(trace.ids) if ids_ready else "",
+    }
+
+
 def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_panel: str | None = None) -> dict[str, Any]:
     """Everything the Bytes page shows for one state: encode, round trip, decode.
 
@@ -130,16 +144,9 @@ def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
             errors["merges" if exc.field == "tokenizer" else exc.field] = exc
         else:
             first = page_of_tokens(len(trace.tokens), first, limits.render_max_tokens)
-            ids_ready = ids_wanted(state, len(trace.ids))
             result = {
                 "groups": vm.byte_token_views(trace, trace.text if trace.text is not None else text, special_ids, first),
-                "first": first,
-                "shown": len(trace.tokens) - first,
-                "page": limits.render_max_tokens,
-                "total": len(trace.ids),
-                "ids": trace.ids,
-                "ids_ready": ids_ready,
-                "ids_text": format_ids(trace.ids) if ids_ready else "",
+                **_shown_tokens(state, trace, first, limits),
                 # a prefix trace knows the rules that fired in the prefix only: say where to look
                 "stats": vm.encode_stats(text, trace.ids, None if quick is not None else trace.rules_fired,
                                          trace.rules_fired + trace.rules_idle),
@@ -332,16 +339,9 @@ def compute_chars(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
                 }
         else:
             first = page_of_tokens(len(trace.tokens), first, limits.render_max_tokens)
-            ids_ready = ids_wanted(state, len(trace.ids))
             result = {
                 "groups": vm.char_token_views(trace, first),
-                "first": first,
-                "shown": len(trace.tokens) - first,
-                "page": limits.render_max_tokens,
-                "total": len(trace.ids),
-                "ids": trace.ids,
-                "ids_ready": ids_ready,
-                "ids_text": format_ids(trace.ids) if ids_ready else "",
+                **_shown_tokens(state, trace, first, limits),
                 "stats": vm.encode_stats(text, trace.ids, trace.rules_fired, trace.rules_fired + trace.rules_idle),
                 "rows": vm.char_trace_rows(trace, vocab, text=text) if with_steps else [],
                 "trace_ready": with_steps,
