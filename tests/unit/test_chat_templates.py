@@ -240,3 +240,31 @@ def test_a_template_that_runs_too_long_is_stopped() -> None:
 def test_template_size_is_checked_before_compiling() -> None:
     err = failure("{{ x }}" * 100, ChatLimits(template_chars=50))
     assert "700 characters is over the limit of 50" in err.message
+
+
+def test_deadlines_never_leak_out_of_a_rendering() -> None:
+    """Deadlines that fire around the end of renderings: each one returns or is refused, nothing
+    reaches the code after it, in several threads at once."""
+    import threading
+
+    template = preset_chat_template("qwen3")
+    assert template is not None
+    outcomes: list[str] = []
+
+    def work() -> None:
+        for i in range(60):
+            try:
+                render_chat(template, MESSAGES * 3, limits=ChatLimits(seconds=0.0002 * (i % 7)))
+                outcomes.append("ok")
+            except TokenizerError as exc:
+                assert "LIMIT_CHAT_SECONDS" in exc.message
+                outcomes.append("refused")
+            total = sum(range(20_000))  # a leaked exception would be raised in here
+            assert total == 199_990_000
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(outcomes) == 180 and "refused" in outcomes

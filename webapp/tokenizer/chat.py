@@ -23,7 +23,7 @@ A template is untrusted input. Beyond Jinja's sandbox, rendering is bounded
 rendered size (counted as the output is produced, and checked before any
 operator, filter or call could build a value over it: `"x" * 10**9`,
 `s|center(10**9)`, `s.replace("", s)`, repeated doubling with `+`), and the
-time (a deadline checked on every line the template runs). Every failure is a
+time (a watchdog thread stops a rendering past its deadline). Every failure is a
 `TokenizerError` with field "chat_template" and the template's line.
 
 A shared leaf of the package (it imports only errors): formats/ keeps a
@@ -36,16 +36,18 @@ from __future__ import annotations
 
 import functools
 import json
+import ctypes
+import os
 import sys
 import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from types import FrameType
 from typing import Any, Callable, Iterable, Mapping
 
 import jinja2
+import jinja2.debug  # imported now: Jinja imports it when a template fails, and a deadline may fire then
 import jinja2.ext
 import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -480,20 +482,95 @@ def _template_error(exc: BaseException, what: str) -> TokenizerError:
     return TokenizerError(message, field=FIELD, location={"line": line} if line is not None else {})
 
 
-def _deadline_tracer(bounds: _Bounds) -> Callable[[FrameType, str, Any], Any]:
-    """A sys.settrace function that checks the deadline on each line of template code (other frames run untraced)."""
-    count = [0]
+class _Timeout(BaseException):
+    """Raised inside a rendering that passed its deadline (a BaseException: no template code can catch it)."""
 
-    def local(frame: FrameType, event: str, arg: Any) -> Any:
-        count[0] += 1
-        if count[0] & 63 == 0:
-            bounds.clock()
-        return local
 
-    def on_call(frame: FrameType, event: str, arg: Any) -> Any:
-        return local if frame.f_code.co_filename == _TEMPLATE_FILE else None
+@dataclass
+class _Watch:
+    thread_id: int
+    deadline: float
+    done: bool = False
+    fired: bool = False
 
-    return on_call
+
+class _Watchdog:
+    """One thread per process that stops renderings past their deadline.
+
+    It raises `_Timeout` in the rendering's thread (CPython's
+    PyThreadState_SetAsyncExc, delivered between two bytecodes), so a template
+    pays nothing per line it runs - a loop with no output, call or operator in
+    it is stopped too. It is sent only while that thread runs the template's
+    own code (its top frame), never inside a lock or an import, and checked
+    again every millisecond until then. A watch is released under the lock,
+    so no exception is sent after `release`; one sent just before is absorbed
+    there.
+    """
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.watches: list[_Watch] = []
+        self.pid = 0
+
+    def watch(self, deadline: float) -> _Watch:
+        item = _Watch(threading.get_ident(), deadline)
+        with self.cond:
+            if self.pid != os.getpid():  # first use in this process (a forked worker has no thread yet)
+                self.pid = os.getpid()
+                self.watches = []
+                threading.Thread(target=self._run, name="chat-template-watchdog", daemon=True).start()
+            self.watches.append(item)
+            self.cond.notify()
+        return item
+
+    def release(self, item: _Watch) -> bool:
+        """Stop watching; True when the deadline fired (the rendering is then refused)."""
+        with self.cond:
+            item.done = True
+            if item in self.watches:
+                self.watches.remove(item)
+        if item.fired:
+            try:
+                for _ in range(1000):  # a pending _Timeout is delivered here, within a few bytecodes
+                    pass
+            except _Timeout:
+                pass
+            _set_async_exc(item.thread_id, None)
+        return item.fired
+
+    def _run(self) -> None:
+        with self.cond:
+            while True:
+                now = time.monotonic()
+                frames = sys._current_frames() if any(w.deadline <= now for w in self.watches) else {}
+                for item in [w for w in self.watches if w.deadline <= now and not w.done]:
+                    frame = frames.get(item.thread_id)
+                    if frame is None or frame.f_code.co_filename != _TEMPLATE_FILE:
+                        item.deadline = now + 0.001  # only while template code runs (no lock is held there)
+                        continue
+                    item.fired = True
+                    self.watches.remove(item)
+                    _set_async_exc(item.thread_id, _Timeout)
+                wait = min((w.deadline for w in self.watches), default=now + 60) - now
+                self.cond.wait(timeout=max(wait, 0.0005))
+
+
+def _set_async_exc(thread_id: int, exc: type[BaseException] | None) -> None:
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc else None)
+
+
+_WATCHDOG = _Watchdog()
+
+
+def _raw_template_line(exc: BaseException, compiled: jinja2.Template | None) -> int | None:
+    """The template line of an exception Jinja did not rewrite (a _Timeout): from the generated code's line."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == _TEMPLATE_FILE and compiled is not None:
+            line = compiled.get_corresponding_lineno(tb.tb_lineno)
+        tb = tb.tb_next
+    return line
 
 
 def render_chat(template: ChatTemplate, messages: Iterable[Mapping[str, str]], *, add_generation_prompt: bool = False,
@@ -505,22 +582,31 @@ def render_chat(template: ChatTemplate, messages: Iterable[Mapping[str, str]], *
                "bos_token": template.bos_token or "", "eos_token": template.eos_token or ""}
     parts: list[str] = []
     size = 0
-    previous = sys.gettrace()
     _RENDERING.bounds = bounds
+    compiled: jinja2.Template | None = None
     try:
-        compiled = _compile(template.template)
-        sys.settrace(_deadline_tracer(bounds))
-        for part in compiled.generate(**context):
-            size += len(part)
-            bounds.size(size, "the rendered text")
-            bounds.clock()
-            parts.append(part)
+        compiled = _compile(template.template)  # (bounded by the template's size; constant folding is bounded)
+        watch = _WATCHDOG.watch(bounds.deadline)
+        try:
+            for part in compiled.generate(**context):
+                size += len(part)
+                bounds.size(size, "the rendered text")
+                parts.append(part)
+        except BaseException:
+            _WATCHDOG.release(watch)
+            raise
+        if _WATCHDOG.release(watch):
+            raise _Timeout()
+    except _Timeout as exc:
+        line = _raw_template_line(exc, compiled)
+        raise TokenizerError(
+            f"chat_template: refused{f' at line {line}' if line else ''}: rendering took over {limits.seconds:g} s, "
+            "the limit (setting LIMIT_CHAT_SECONDS)", field=FIELD, location={"line": line} if line else {}) from None
     except TokenizerError:
         raise
     except (jinja2.exceptions.TemplateError, ArithmeticError, TypeError, ValueError, LookupError, AttributeError,
             RecursionError, MemoryError) as exc:
         raise _template_error(exc, "failed") from None
     finally:
-        sys.settrace(previous)
         _RENDERING.bounds = None
     return "".join(parts)
