@@ -28,7 +28,8 @@ module from inside the package:
   (prepare)
 
 Shared modules at the top, which any layer may import: errors, caches (the one
-cache class), chat (chat templates: reading, sandboxed rendering), traces (trace data shapes), validation, token_sizes, loaded
+cache class), chat and chat_watchdog (chat templates: reading, sandboxed and
+bounded rendering), traces (trace data shapes), validation, token_sizes, loaded
 (`LoadedTokenizer`), textformats (the text boxes' formats), compare (token
 boundaries of two tokenizations) and reference.
 

@@ -26,9 +26,9 @@ operator, filter or call could build a value over it: `"x" * 10**9`,
 time (a watchdog thread stops a rendering past its deadline). Every failure is a
 `TokenizerError` with field "chat_template" and the template's line.
 
-A shared leaf of the package (it imports only errors): formats/ keeps a
-template beside a tokenizer.json, the web layer renders and encodes. What it
-does not do: encode (the caller encodes the rendered text, special tokens
+A shared module of the package (it imports errors, caches and chat_watchdog,
+the time limit's thread): formats/ keeps a template beside a tokenizer.json,
+the web layer renders and encodes. What it does not do: encode (the caller encodes the rendered text, special tokens
 recognised, nothing added - as `apply_chat_template` tokenizes).
 """
 
@@ -36,9 +36,6 @@ from __future__ import annotations
 
 import functools
 import json
-import ctypes
-import os
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -53,6 +50,7 @@ import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from webapp.tokenizer.caches import BoundedCache
+from webapp.tokenizer.chat_watchdog import TEMPLATE_FILE, WATCHDOG, Timeout, raw_template_line
 from webapp.tokenizer.errors import TokenizerError, short_repr
 
 FIELD = "chat_template"
@@ -248,7 +246,6 @@ class _Raised(jinja2.exceptions.TemplateError):
     """The template called raise_exception(message)."""
 
 
-_TEMPLATE_FILE = "<template>"
 
 
 class _Bounds:
@@ -442,7 +439,7 @@ def _line_of(exc: BaseException) -> int | None:
     line = None
     tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == _TEMPLATE_FILE:
+        if tb.tb_frame.f_code.co_filename == TEMPLATE_FILE:
             line = tb.tb_lineno
         tb = tb.tb_next
     return line
@@ -482,97 +479,6 @@ def _template_error(exc: BaseException, what: str) -> TokenizerError:
     return TokenizerError(message, field=FIELD, location={"line": line} if line is not None else {})
 
 
-class _Timeout(BaseException):
-    """Raised inside a rendering that passed its deadline (a BaseException: no template code can catch it)."""
-
-
-@dataclass
-class _Watch:
-    thread_id: int
-    deadline: float
-    done: bool = False
-    fired: bool = False
-
-
-class _Watchdog:
-    """One thread per process that stops renderings past their deadline.
-
-    It raises `_Timeout` in the rendering's thread (CPython's
-    PyThreadState_SetAsyncExc, delivered between two bytecodes), so a template
-    pays nothing per line it runs - a loop with no output, call or operator in
-    it is stopped too. It is sent only while that thread runs the template's
-    own code (its top frame), never inside a lock or an import, and checked
-    again every millisecond until then. A watch is released under the lock,
-    so no exception is sent after `release`; one sent just before is absorbed
-    there.
-    """
-
-    def __init__(self) -> None:
-        self.cond = threading.Condition()
-        self.watches: list[_Watch] = []
-        self.pid = 0
-
-    def watch(self, deadline: float) -> _Watch:
-        item = _Watch(threading.get_ident(), deadline)
-        with self.cond:
-            if self.pid != os.getpid():  # first use in this process (a forked worker has no thread yet)
-                self.pid = os.getpid()
-                self.watches = []
-                threading.Thread(target=self._run, name="chat-template-watchdog", daemon=True).start()
-            self.watches.append(item)
-            self.cond.notify()
-        return item
-
-    def release(self, item: _Watch) -> bool:
-        """Stop watching; True when the deadline fired (the rendering is then refused)."""
-        with self.cond:
-            item.done = True
-            if item in self.watches:
-                self.watches.remove(item)
-        if item.fired:
-            try:
-                for _ in range(1000):  # a pending _Timeout is delivered here, within a few bytecodes
-                    pass
-            except _Timeout:
-                pass
-            _set_async_exc(item.thread_id, None)
-        return item.fired
-
-    def _run(self) -> None:
-        with self.cond:
-            while True:
-                now = time.monotonic()
-                frames = sys._current_frames() if any(w.deadline <= now for w in self.watches) else {}
-                for item in [w for w in self.watches if w.deadline <= now and not w.done]:
-                    frame = frames.get(item.thread_id)
-                    if frame is None or frame.f_code.co_filename != _TEMPLATE_FILE:
-                        item.deadline = now + 0.001  # only while template code runs (no lock is held there)
-                        continue
-                    item.fired = True
-                    self.watches.remove(item)
-                    _set_async_exc(item.thread_id, _Timeout)
-                wait = min((w.deadline for w in self.watches), default=now + 60) - now
-                self.cond.wait(timeout=max(wait, 0.0005))
-
-
-def _set_async_exc(thread_id: int, exc: type[BaseException] | None) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc else None)
-
-
-_WATCHDOG = _Watchdog()
-
-
-def _raw_template_line(exc: BaseException, compiled: jinja2.Template | None) -> int | None:
-    """The template line of an exception Jinja did not rewrite (a _Timeout): from the generated code's line."""
-    line = None
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == _TEMPLATE_FILE and compiled is not None:
-            line = compiled.get_corresponding_lineno(tb.tb_lineno)
-        tb = tb.tb_next
-    return line
-
-
 def render_chat(template: ChatTemplate, messages: Iterable[Mapping[str, str]], *, add_generation_prompt: bool = False,
                 limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> str:
     """The conversation as the template writes it (a TokenizerError naming the template's line when it fails)."""
@@ -586,19 +492,19 @@ def render_chat(template: ChatTemplate, messages: Iterable[Mapping[str, str]], *
     compiled: jinja2.Template | None = None
     try:
         compiled = _compile(template.template)  # (bounded by the template's size; constant folding is bounded)
-        watch = _WATCHDOG.watch(bounds.deadline)
+        watch = WATCHDOG.watch(bounds.deadline)
         try:
             for part in compiled.generate(**context):
                 size += len(part)
                 bounds.size(size, "the rendered text")
                 parts.append(part)
         except BaseException:
-            _WATCHDOG.release(watch)
+            WATCHDOG.release(watch)
             raise
-        if _WATCHDOG.release(watch):
-            raise _Timeout()
-    except _Timeout as exc:
-        line = _raw_template_line(exc, compiled)
+        if WATCHDOG.release(watch):
+            raise Timeout()
+    except Timeout as exc:
+        line = raw_template_line(exc, compiled)
         raise TokenizerError(
             f"chat_template: refused{f' at line {line}' if line else ''}: rendering took over {limits.seconds:g} s, "
             "the limit (setting LIMIT_CHAT_SECONDS)", field=FIELD, location={"line": line} if line else {}) from None
