@@ -197,3 +197,26 @@ def test_counts_without_javascript(browser: Browser, chat_server: str) -> None:
         expect(page.locator("#f-text")).to_have_value("Hello, hello, hello world")
     finally:
         context.close()
+
+
+def test_a_failing_template_names_its_line_and_keeps_the_messages(page: Page, console: list[str],
+                                                                   chat_server: str, tmp_path: Any) -> None:
+    from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
+
+    tokenizer_json = tmp_path / "tokenizer.json"
+    tokenizer_json.write_text(byte_level_tokenizer(SAMPLE_CORPUS, use_regex=True).to_str(), encoding="utf-8")
+    config = tmp_path / "tokenizer_config.json"
+    config.write_text(json.dumps({"chat_template": "{% for m in messages %}\n{% if m.role == 'system' %}"
+                                  "{{ raise_exception('System role not supported') }}{% endif %}"
+                                  "{{ m.content }}{% endfor %}"}), encoding="utf-8")
+    page.goto(f"{chat_server}/bytes?view=chat")
+    page.locator(".open-tokenizer summary").click()
+    page.set_input_files("#f-tokenizer-config-file", str(config))
+    page.set_input_files("#f-tokenizer-file", str(tokenizer_json))
+    expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_contain_text("with its chat template")
+    expect(page.locator("#error-chat")).to_have_text(
+        "chat_template: the template raised an exception at line 2: System role not supported")
+    expect(page.locator(".chat-row")).to_have_count(2)  # nothing is lost
+    page.locator('button[value="chat-remove-0"]').click()
+    expect(page.locator("#error-chat")).to_have_text("")
+    expect(page.locator("#chat-count")).to_be_visible()
