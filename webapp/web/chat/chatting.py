@@ -52,8 +52,15 @@ class ChatCount:
 
 
 def models_with_templates() -> list[str]:
-    """The preset names whose template ships with the app (listed in messages)."""
-    return [name for name in PRESET_CHAT_PACKAGES if preset_chat_template(name) is not None]
+    """The presets whose template ships with the app (the open models, once they are presets)."""
+    return [name for name in PRESET_CHAT_PACKAGES if is_preset(name) and preset_chat_template(name) is not None]
+
+
+def how_to_get_one() -> str:
+    """The end of a "no chat template" message: which presets have one, or how to open one."""
+    models = models_with_templates()
+    choose = f"choose a model that has one ({', '.join(models)}), or " if models else ""
+    return choose + "open a tokenizer.json together with its tokenizer_config.json"
 
 
 def template_for(entry: Loaded) -> tuple[ChatTemplate, str]:
@@ -64,10 +71,8 @@ def template_for(entry: Loaded) -> tuple[ChatTemplate, str]:
         found = preset_chat_template(entry.id)
         if found is not None:
             return found, f"{entry.id}'s tokenizer_config.json"
-    with_template = ", ".join(models_with_templates()) or "an open model"
     name = entry.id if is_preset(entry.id) else "this tokenizer"
-    raise TokenizerError(f"chat_template: {name} has no chat template; choose {with_template}, or open a "
-                         "tokenizer.json together with its tokenizer_config.json", field="chat_template")
+    raise TokenizerError(f"chat_template: {name} has no chat template; {how_to_get_one()}", field="chat_template")
 
 
 def render_and_count(entry: Loaded, messages: Sequence[Mapping[str, str]], add_generation_prompt: bool,
@@ -113,8 +118,7 @@ def page_chat(state: Mapping[str, str], active: act.ActiveTokenizer) -> tuple[di
     except TokenizerError as exc:
         return {"ok": False}, {"chat": exc}
     if active.typed:
-        return {"ok": False, "note": "Typed merges have no chat template: choose a tokenizer that has one "
-                f"({', '.join(models_with_templates())}) or open a tokenizer.json with its tokenizer_config.json."}, {}
+        return {"ok": False, "note": f"Typed merges have no chat template: {how_to_get_one()}."}, {}
     try:
         entry = active.loaded()
         template_for(entry)
