@@ -267,6 +267,12 @@
     names.forEach(function (name) {
       if (!name) { return; }
       var value = data.get(name);
+      if (name === "chat" && data.has("chat_rows")) {  // the Chat editor's rows are the messages
+        var contents = data.getAll("chat_content");
+        value = JSON.stringify(data.getAll("chat_role").map(function (role, i) {
+          return { role: role, content: String(contents[i] || "").replace(/\r\n/g, "\n") };
+        }));
+      }
       if (typeof value === "string") { out.push([name, value]); }
     });
     return out;

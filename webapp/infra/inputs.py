@@ -30,10 +30,13 @@ from webapp.tokenizer import (
     BoundedCache,
     CORPUS_LEVELS,
     CORPUS_SCHEMES,
+    ChatLimits,
+    MAX_JSON_DEPTH,
     SCHEMES,
     SizeLimits,
     TokenizerError,
     compiled_from_key,
+    json_depth,
     parse_byte_merges,
     parse_byte_vocab,
     parse_char_merges,
@@ -69,11 +72,22 @@ class Limits:
     corpus_paste_bytes: int = 16 * 1024 * 1024
     corpus_distinct: int = 1_000_000
     corpus_held_out_chars: int = 1_000_000
+    # Chat templates (webapp.tokenizer.chat, docs/chat.md): messages, template size, rendered size, render time.
+    chat_messages: int = 1_000
+    chat_template_chars: int = 100_000
+    chat_rendered_chars: int = 1_000_000
+    chat_seconds: float = 2.0
 
     @property
     def sizes(self) -> SizeLimits:
         """The bounds on the bytes a merge list's tokens stand for."""
         return SizeLimits(token_bytes=self.token_bytes, vocab_bytes=self.vocab_bytes)
+
+    @property
+    def chat(self) -> ChatLimits:
+        """The bounds on a conversation and on rendering its template (message text counts as text)."""
+        return ChatLimits(template_chars=self.chat_template_chars, rendered_chars=self.chat_rendered_chars,
+                          seconds=self.chat_seconds, messages=self.chat_messages, message_chars=self.text_chars)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "Limits":
@@ -96,6 +110,10 @@ class Limits:
             corpus_paste_bytes=int(config.get("LIMIT_CORPUS_PASTE_BYTES", defaults.corpus_paste_bytes)),
             corpus_distinct=int(config.get("LIMIT_CORPUS_DISTINCT", defaults.corpus_distinct)),
             corpus_held_out_chars=int(config.get("LIMIT_CORPUS_HELD_OUT_CHARS", defaults.corpus_held_out_chars)),
+            chat_messages=int(config.get("LIMIT_CHAT_MESSAGES", defaults.chat_messages)),
+            chat_template_chars=int(config.get("LIMIT_CHAT_TEMPLATE_CHARS", defaults.chat_template_chars)),
+            chat_rendered_chars=int(config.get("LIMIT_CHAT_RENDERED_CHARS", defaults.chat_rendered_chars)),
+            chat_seconds=float(config.get("LIMIT_CHAT_SECONDS", defaults.chat_seconds)),
         )
 
 
@@ -289,6 +307,37 @@ def read_ids(value: Any, limits: Limits) -> tuple[int, ...]:
         raise _wrong_type("ids", "a list of ids", ids)
     _check_len("ids", ids, "ids", limits.ids, "LIMIT_IDS")
     return tk.validate_ids(ids)
+
+
+def read_messages(value: Any, limits: Limits, *, form: bool = False) -> tuple[dict[str, str], ...]:
+    """A conversation: a list of {"role", "content"} strings (a page's `chat` field: that list as JSON text).
+
+    The count and the characters are checked against the limits before anything is rendered."""
+    if form:
+        if not isinstance(value, str):
+            raise _wrong_type("chat", "the messages as JSON text", value)
+        if not value.strip():
+            return ()
+        if len(value) > 2 * limits.text_chars:
+            raise _over("chat", "characters", len(value), 2 * limits.text_chars, "LIMIT_TEXT_CHARS")
+        try:
+            value = json.loads(value) if json_depth(value) <= MAX_JSON_DEPTH else None
+        except ValueError as exc:
+            raise TokenizerError(f"chat: the messages are not valid JSON ({exc})", field="chat") from None
+        return tk.validate_messages(value, limits.chat, field="chat")
+    return tk.validate_messages(value, limits.chat)
+
+
+MAX_COUNT_TOKENIZERS = 32
+
+
+def read_tokenizer_refs(value: Any, field: str = "tokenizers") -> list[str]:
+    """A list of preset names or opened tokenizer ids (at most MAX_COUNT_TOKENIZERS)."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise _wrong_type(field, "a list of preset names or tokenizer ids", value)
+    if len(value) > MAX_COUNT_TOKENIZERS:
+        raise _over(field, "tokenizers", len(value), MAX_COUNT_TOKENIZERS, "MAX_COUNT_TOKENIZERS, fixed")
+    return list(dict.fromkeys(value))
 
 
 def read_flag(value: Any, field: str, default: bool) -> bool:

@@ -28,7 +28,8 @@ module from inside the package:
   (prepare)
 
 Shared modules at the top, which any layer may import: errors, caches (the one
-cache class), traces (trace data shapes), validation, token_sizes, loaded
+cache class), chat and chat_watchdog (chat templates: reading, sandboxed and
+bounded rendering), traces (trace data shapes), validation, token_sizes, loaded
 (`LoadedTokenizer`), textformats (the text boxes' formats), compare (token
 boundaries of two tokenizations) and reference.
 
@@ -39,6 +40,17 @@ collects them all.
 """
 
 
+from webapp.tokenizer.chat import (
+    DEFAULT_CHAT_LIMITS,
+    PRESET_CHAT_PACKAGES,
+    ChatLimits,
+    ChatTemplate,
+    chat_template_of,
+    parse_chat_config,
+    preset_chat_template,
+    render_chat,
+    validate_messages,
+)
 from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET, BoundedCache
 from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
 from webapp.tokenizer.errors import TokenizerError, short_repr
@@ -125,6 +137,7 @@ from webapp.tokenizer.presets.real import (
     encode_trace_special,
     get_tokenizer,
     register_resolver,
+    split_special,
 )
 from webapp.tokenizer.presets.tiktoken_api import (
     Encoding,
@@ -165,6 +178,10 @@ __all__ = [
     "INSTALL_HINT", "PRESETS", "PRESET_NAMES", "PresetMissing", "get_preset", "is_installed", "is_preset",
     "load_compiled", "load_preset", "load_ranks", "set_cache_dir",
     "Tokenizer", "allowed_set", "encode_special", "encode_trace_special", "get_tokenizer", "register_resolver",
+    "split_special",
+    # chat templates (docs/chat.md)
+    "DEFAULT_CHAT_LIMITS", "PRESET_CHAT_PACKAGES", "ChatLimits", "ChatTemplate", "chat_template_of",
+    "parse_chat_config", "preset_chat_template", "render_chat", "validate_messages",
     # tiktoken's Python API (docs/tiktoken.md)
     "Encoding", "encoding_for_model", "encoding_name_for_model", "get_encoding", "list_encoding_names",
 ]

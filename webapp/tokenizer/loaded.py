@@ -48,6 +48,9 @@ class LoadedTokenizer:
     # A tokenizer.json's normalizer / pre-tokenizer / decoder / added tokens as
     # hf/pipeline.py describes them (canonical JSON; "" for other formats).
     pipeline: str = ""
+    # A tokenizer_config.json's chat template opened beside the file (webapp/tokenizer/chat.py's
+    # ChatTemplate as canonical JSON; "" for none).
+    chat: str = ""
 
     @property
     def rule_count(self) -> int:
@@ -92,6 +95,7 @@ class LoadedTokenizer:
             "special_tokens": len(self.special_tokens),
             "notes": list(self.notes),
             "file_pipeline": _pipeline_summary(self.pipeline),
+            "chat_template": bool(self.chat),
         }
 
 

@@ -231,3 +231,17 @@ def char_trace(active: ActiveTokenizer, text: str, *, max_steps: int, max_tokens
 def char_ids(active: ActiveTokenizer, text: str) -> list[int]:
     """All ids of `text` with an opened character-level file, exactly as its page encodes."""
     return _stored_ids(active, text, None)
+
+
+# --- a rendered chat -------------------------------------------------------------
+
+
+def chat_ids(entry: tokenizer_store.Loaded, text: str) -> list[int]:
+    """A rendered conversation's ids as `apply_chat_template` tokenizes it: every special token in the
+    text recognised, nothing added around it (a tokenizer.json's pipeline, else the file's own splitting)."""
+    tok = entry.tok
+    if tok.level == "chars":
+        if uses_pipeline(tok):
+            return encode_loaded(tok, text, allowed_special=frozenset(tok.special_tokens))
+        return tk.bpe_encode_text(text, tok.vocab, list(tok.merges))
+    return encode_special(tok, text, frozenset(tok.special_tokens), compiled=entry.compiled, scheme=tok.pretokenize)

@@ -4,7 +4,7 @@ Each feature folder holds its routes, its view models and its job kinds
 (registered in webapp.jobs.registry when the feature is imported). Features
 may use the features listed before them, never one after:
 
-    common (tools, token views) <- api <- compare <- playground <- files, presets, share, corpus, ops
+    common (tools, token views) <- api <- compare <- chat <- playground <- files, presets, share, corpus, counts, ops
 
 `init_app` runs the lower layers' hooks (errors, body bounds, security
 headers, storage, memory, opened tokenizers, the job queue) and registers
@@ -19,7 +19,9 @@ from webapp.infra import body, errors, memory, ratelimit, security, storage
 from webapp.jobs import queue, views as job_views
 from webapp.tokenizers import store as tokenizer_store
 from webapp.web.api import routes as api
+from webapp.web.chat import routes as chat
 from webapp.web.compare import routes as compare
+from webapp.web.counts import routes as counts
 from webapp.web.corpus import routes as corpus
 from webapp.web.files import routes as files
 from webapp.web.ops import health, kinds as ops_kinds, vendor
@@ -28,7 +30,7 @@ from webapp.web.presets import routes as presets
 from webapp.web.share import routes as share
 
 FEATURE_BLUEPRINTS = (health.bp, share.bp, vendor.bp, pages.bp, api.bp, files.bp, presets.bp, compare.bp, corpus.bp,
-                      job_views.bp)
+                      chat.bp, counts.bp, job_views.bp)
 #: Job kinds that no route submits (the tests and the load benchmark submit "sleep" from code);
 #: every other kind is registered by the feature module that submits it.
 UNROUTED_KINDS = (ops_kinds.run_sleep,)

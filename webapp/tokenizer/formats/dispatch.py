@@ -5,6 +5,9 @@ What it does not do: parse or write (each format's module does).
 
 from __future__ import annotations
 
+import dataclasses
+
+from webapp.tokenizer.chat import DEFAULT_CHAT_LIMITS, ChatLimits, parse_chat_config
 from webapp.tokenizer.errors import TokenizerError, short_repr
 from webapp.tokenizer.formats.common import _file_error
 from webapp.tokenizer.formats.detect import detect_format
@@ -40,6 +43,8 @@ def import_tokenizer(
     merges_txt: str | bytes | None = None,
     filename: str | None = None,
     limits: SizeLimits = DEFAULT_SIZE_LIMITS,
+    config: str | bytes | None = None,
+    chat_limits: ChatLimits = DEFAULT_CHAT_LIMITS,
 ) -> LoadedTokenizer:
     """Parse a tokenizer file of the given format (or detect it).
 
@@ -48,16 +53,21 @@ def import_tokenizer(
 
     For the vocab.json + merges.txt pair, `content` is vocab.json and
     `merges_txt` the merges file (fmt "vocab-merges", or "auto" with both given).
+
+    `config`, a tokenizer_config.json opened beside the file, gives the
+    tokenizer its chat template (`LoadedTokenizer.chat`; webapp/tokenizer/chat.py).
     """
     fmt = canonical_format(fmt)
     if fmt not in FORMATS:
         raise TokenizerError(
             f"format: expected one of {', '.join(FORMATS)}, got {short_repr(fmt)}", field="format"
         )
+    template = parse_chat_config(config, chat_limits) if config is not None else None
     if fmt == "auto":
         fmt = "vocab-merges" if merges_txt is not None else detect_format(content, filename)
     try:
-        return _import_as(fmt, content, merges_txt, limits)
+        tok = _import_as(fmt, content, merges_txt, limits)
+        return dataclasses.replace(tok, chat=template.to_json()) if template is not None else tok
     except (TypeError, AttributeError, KeyError, IndexError) as exc:
         # A file's structure the parsers did not foresee (a number where a list
         # belongs, deep inside): still the file's fault, said as such, never a 500.

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from webapp.tokenizer.chat import ChatTemplate
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.common import ByteRule
 from webapp.tokenizer.hf import pipeline as hp
@@ -46,6 +47,8 @@ def dumps_stored(tok: LoadedTokenizer, *, limits: SizeLimits = DEFAULT_SIZE_LIMI
     }
     if tok.pipeline:
         doc["pipeline"] = tok.pipeline
+    if tok.chat:
+        doc["chat"] = tok.chat  # a chat template opened with the file (absent otherwise: ids stay as they were)
     if tok.level == "chars":
         doc["vocab"] = dict(sorted(tok.vocab.items()))
         if tok.unk_id is not None:
@@ -66,6 +69,14 @@ def _stored_pipeline(value: Any) -> str:
         raise ValueError("pipeline")
     if value:
         hp.compile_pipeline(value)  # (fails here, not at the first encode, if it cannot be read)
+    return value
+
+
+def _stored_chat(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("chat")
+    if value:
+        ChatTemplate.from_json(value)  # (fails here if it cannot be read)
     return value
 
 
@@ -143,6 +154,7 @@ def loads_stored(data: bytes, *, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> Lo
             special_tokens={str(k): int(v) for k, v in doc["special_tokens"].items()},
             notes=tuple(str(n) for n in doc["notes"]),
             pipeline=_stored_pipeline(doc.get("pipeline", "")),
+            chat=_stored_chat(doc.get("chat", "")),
         )
         if level == "chars":
             pairs = tuple((str(a), str(b)) for a, b in doc["merges"])

@@ -308,29 +308,38 @@ def compile_pipeline(description: str) -> Pipeline:
 
 
 def encode_byte_parts(
-    pipeline: Pipeline, parts: list[Part], encode_piece_run: Callable[[bytes, list[int]], list[int]],
+    pipeline: Pipeline, parts: list[Part], encode_runs: Callable[[list[tuple[bytes, list[int]]]], list[list[int]]],
     drop: frozenset[int] = frozenset(),
 ) -> list[int]:
-    """Ids for parts: added tokens as their ids, each run of pieces through `encode_piece_run(bytes, cuts)`.
+    """Ids for parts: added tokens as their ids, the runs of pieces between them through `encode_runs`.
 
-    `drop`: bytes the file has no token (and no unknown token) for. The library
-    leaves them out before merging, so their neighbours may merge.
+    `encode_runs([(bytes, cuts), ...])` gives each run's ids; it gets them all
+    at once, so a text cut by many added tokens (a rendered chat) is merged in
+    one batch, not one per run. `drop`: bytes the file has no token (and no
+    unknown token) for. The library leaves them out before merging, so their
+    neighbours may merge.
     """
-    ids: list[int] = []
+    runs: list[tuple[bytes, list[int]]] = []
     table = bytes.maketrans(b"", b"")
     for added_id, value in parts:
         if added_id is not None:
-            ids.append(added_id)
             continue
         joined = "".join(value)
         if not drop and not pipeline.spelt_in_alphabet and joined.isascii():
             # one character per byte: the cuts are the pieces' lengths added up
-            ids.extend(encode_piece_run(joined.encode("ascii"), list(accumulate(map(len, value)))))
+            runs.append((joined.encode("ascii"), list(accumulate(map(len, value)))))
             continue
         chunks = [pipeline.piece_bytes(p) for p in value]
         if drop:
             chunks = [c.translate(table, bytes(drop)) for c in chunks]
-        ids.extend(encode_piece_run(b"".join(chunks), list(accumulate(map(len, chunks)))))
+        runs.append((b"".join(chunks), list(accumulate(map(len, chunks)))))
+    encoded = iter(encode_runs(runs) if runs else [])
+    ids: list[int] = []
+    for added_id, _value in parts:
+        if added_id is not None:
+            ids.append(added_id)
+        else:
+            ids.extend(next(encoded))
     return ids
 
 

@@ -27,7 +27,8 @@ from webapp.web.playground.controls import status
 from webapp.tokenizer import dumps_stored, import_tokenizer
 
 
-def import_job(content: str | bytes, fmt: str, merges_txt: str | bytes | None, filename: Any) -> Job | None:
+def import_job(content: str | bytes, fmt: str, merges_txt: str | bytes | None, filename: Any,
+               config: str | bytes | None = None) -> Job | None:
     """A job for opening a tokenizer file larger than `JOB_IMPORT_BYTES`."""
     size = len(content) + (len(merges_txt) if merges_txt is not None else 0)
     if size <= queue.threshold("JOB_IMPORT_BYTES"):
@@ -35,6 +36,7 @@ def import_job(content: str | bytes, fmt: str, merges_txt: str | bytes | None, f
     return queue.submit("import", {
         "content": pack_bytes(content), "format": fmt, "merges_txt": pack_bytes(merges_txt),
         "filename": filename if isinstance(filename, str) else None, "limits": inputs.limits_as_params(),
+        **({"config": pack_bytes(config)} if config is not None else {}),  # (absent: the same job id as before)
     })
 
 
@@ -49,6 +51,8 @@ def run_import(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
         merges_txt=unpack_bytes(params.get("merges_txt")),
         filename=params.get("filename"),
         limits=limits.sizes,
+        config=unpack_bytes(params.get("config")),
+        chat_limits=limits.chat,
     )
     progress(0.6, f"checking {len(tok.merges):,} rules against the limits")
     inputs.check_loaded_limits(len(tok.merges), len(tok.vocab), limits)

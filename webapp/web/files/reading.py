@@ -27,6 +27,7 @@ class ImportRequest:
     fmt: str
     merges_txt: bytes | str | None
     filename: str | None
+    config: bytes | str | None = None  # a tokenizer_config.json opened beside it: its chat template
 
 
 def _read_upload(name: str) -> tuple[bytes, str] | None:
@@ -41,7 +42,7 @@ def read_import_request(*, page: bool = False) -> ImportRequest:
     prefix = "tokenizer_" if page else ""
     mimetype = request.mimetype or ""
     if is_json_request() and not page:
-        data = read_json_object(("content", "format", "merges_txt", "filename"), ("content",))
+        data = read_json_object(("content", "format", "merges_txt", "filename", "config"), ("content",))
         content = data.get("content")
         merges_txt = data.get("merges_txt")
         if not isinstance(content, str) or not content.strip():
@@ -54,7 +55,10 @@ def read_import_request(*, page: bool = False) -> ImportRequest:
         filename = data.get("filename")
         if filename is not None and not isinstance(filename, str):
             raise TokenizerError(f"filename: should be a string, got {quote(filename)}", field="filename")
-        return ImportRequest(content, fmt, merges_txt, filename)
+        config = data.get("config")
+        if config is not None and not isinstance(config, str):
+            raise TokenizerError("config: should be the text of tokenizer_config.json", field="config")
+        return ImportRequest(content, fmt, merges_txt, filename, config)
     if page or mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
         upload = _read_upload(prefix + "file")
         merges = _read_upload(prefix + "merges_file")
@@ -70,7 +74,9 @@ def read_import_request(*, page: bool = False) -> ImportRequest:
                 "file: choose a tokenizer file to upload or paste its content", field="file"
             )
         merges_txt = merges[0] if merges is not None else pasted_merges
-        return ImportRequest(content, fmt, merges_txt, filename)
+        config_upload = _read_upload(prefix + "config_file")
+        config = config_upload[0] if config_upload is not None else (request.form.get("config") or None)
+        return ImportRequest(content, fmt, merges_txt, filename, config)
     raw = read_body()
     if not raw.strip():
         raise TokenizerError("file: the request body is empty; send the tokenizer file", field="file")
@@ -81,12 +87,12 @@ def import_from_request(*, page: bool = False) -> Any:
     """The opened tokenizer, or a background job (webapp.jobs.thresholds) for a big file."""
     ratelimit.check_write()  # a 429 before the file is read or stored
     req = read_import_request(page=page)
-    job = import_job(req.content, req.fmt, req.merges_txt, req.filename)
+    job = import_job(req.content, req.fmt, req.merges_txt, req.filename, req.config)
     if job is not None:
         return job
     tok = import_tokenizer(
         req.content, fmt=req.fmt, merges_txt=req.merges_txt, filename=req.filename,
-        limits=inputs.current_limits().sizes,
+        limits=inputs.current_limits().sizes, config=req.config, chat_limits=inputs.current_limits().chat,
     )
     inputs.check_loaded_limits(len(tok.merges), len(tok.vocab), inputs.current_limits())
     return store_tokenizer(tok)

@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 from typing import Any, Callable, Mapping
 
 from webapp.tokenizers import active as act
+from webapp.web.chat import chatting
 from webapp.web.compare import routes as compare
 from webapp.infra import inputs
 from webapp import tokenizer as tk
@@ -118,7 +119,7 @@ def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
         pending: dict[str, TokenizerError] = {}
         decoded = compute_decode(state, limits, pending, active)
         return {"result": None, "job_panel": job_panel, "decoded": decoded,
-                "errors": _error_dict(pending, state), "active": active}
+                "errors": _error_dict(pending, state), "active": active, "chat": None}
     values, errors = inputs.collect(
         {
             "text": lambda: inputs.read_text(state.get("text", ""), limits, form=True),
@@ -162,6 +163,8 @@ def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
                 "unmade": unmade_ids(merges.rules) if active.typed else [],
             }
     decoded = compute_decode(state, limits, errors, active)
+    chat, chat_errors = chatting.page_chat(state, active)  # the Chat view (webapp.web.chat.chatting)
+    errors.update(chat_errors)
     comparison = None
     if result is not None:  # "Compare with…": side B beside this result (webapp.web.compare.routes)
         comparison, compare_errors = compare.page_compare(state)
@@ -172,7 +175,7 @@ def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
                 for view in group.tokens:
                     view.differs = view.index < len(marks) and marks[view.index]
     return {"result": result, "decoded": decoded, "comparison": comparison, "errors": _error_dict(errors, state),
-            "active": active}
+            "active": active, "chat": chat, "chat_rows": chatting.rows_of(state), "chat_roles": chatting.ROLES}
 
 
 UNMADE_NOTES = 3  # typed rules named in the note about ids no earlier rule makes
@@ -494,6 +497,8 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
 def apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> tuple[str, ...]:
     """Buttons that change fields before computing (no JavaScript needed): the names changed."""
     action = raw.get("action")
+    if tool == "bytes" and isinstance(action, str) and action.startswith("chat-"):
+        return ("chat",) if chatting.chat_action(state, action) else ()
     if tool == "bytes" and action == "compare-swap":
         return compare.swap_sides(state)
     if tool == "chars" and action == "add-missing" and act.resolve(tool, state).typed:

@@ -7,7 +7,11 @@ does not do: compute (webapp.web.playground.compute) or render (webapp.web.playg
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
+
+from webapp.infra import inputs
+from webapp.web.chat.chatting import starter_messages
 
 from webapp.web.playground.examples import EXAMPLES
 from webapp.tokenizer import get_preset, is_preset
@@ -19,18 +23,20 @@ TOOL_TITLES = {"bytes": "Bytes", "chars": "Characters", "train": "Train"}
 FIELDS: dict[str, tuple[str, ...]] = {
     "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view", "tokenizer", "special",
               "compare", "compare_merges", "compare_pretokenize", "compare_special",  # compare_*: webapp.web.compare.routes
-              "tokens_from"),  # tokens_from: the page of token spans shown (compute.token_window)
+              "tokens_from", "chat", "chat_prompt"),  # tokens_from: the page of spans shown (compute.token_window);
+    # chat, chat_prompt: the Chat view (webapp.web.chat.chatting): messages as JSON, "on"
     "chars": ("text", "merges", "vocab", "view", "tokenizer", "tokens_from"),
     "train": ("words", "num_merges", "view"),
 }
 VIEWS: dict[str, tuple[tuple[str, str], ...]] = {
-    "bytes": (("tokens", "Tokens"), ("ids", "Ids"), ("trace", "Trace")),
+    "bytes": (("tokens", "Tokens"), ("ids", "Ids"), ("trace", "Trace"), ("chat", "Chat")),
     "chars": (("tokens", "Tokens"), ("ids", "Ids"), ("trace", "Trace")),
     "train": (("steps", "Steps"), ("words", "Words")),
 }
 # Fields whose error slot sits beside an input (for the out-of-band swaps).
 ERROR_FIELDS: dict[str, tuple[str, ...]] = {
-    "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "compare", "compare_merges", "compare_pretokenize"),
+    "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "compare", "compare_merges", "compare_pretokenize",
+              "chat"),
     "chars": ("text", "merges", "vocab"),
     "train": ("words", "num_merges"),
 }
@@ -39,7 +45,7 @@ ERROR_FIELDS: dict[str, tuple[str, ...]] = {
 DEFAULT_STATE: dict[str, dict[str, str]] = {
     "bytes": {"text": "", "merges": "", "pretokenize": "none", "ids": "", "vocab": "", "view": "tokens", "tokenizer": "",
               "special": "", "compare": "", "compare_merges": "", "compare_pretokenize": "", "compare_special": "",
-              "tokens_from": ""},
+              "tokens_from": "", "chat": "", "chat_prompt": ""},
     "chars": {"text": "", "merges": "", "vocab": "", "view": "tokens", "tokenizer": "", "tokens_from": ""},
     "train": {"words": "", "num_merges": "10", "view": "steps"},
 }
@@ -52,12 +58,26 @@ def normalize_state(tool: str, raw: Mapping[str, Any]) -> dict[str, str]:
         value = raw.get(name)
         if isinstance(value, str):
             state[name] = value
+    if tool == "bytes" and "chat_rows" in raw:
+        state["chat"] = chat_rows_json(raw)  # the Chat view's editor rows are the messages
+    elif tool == "bytes" and not state["chat"]:
+        state["chat"] = starter_messages(state["text"])  # a first conversation: the text as the user's message
     if state.get("view") not in {key for key, _ in VIEWS[tool]}:
         state["view"] = VIEWS[tool][0][0]
     if tool == "bytes" and not isinstance(raw.get("pretokenize"), str) and is_preset(state["tokenizer"]):
         # /bytes?tokenizer=o200k_base: a preset splits text with its own pattern unless told otherwise
         state["pretokenize"] = get_preset(state["tokenizer"]).scheme
     return state
+
+
+def chat_rows_json(raw: Mapping[str, Any]) -> str:
+    """The Chat editor's rows (repeated chat_role / chat_content fields, in order) as the `chat` field's JSON."""
+    getlist = getattr(raw, "getlist", None)
+    roles = getlist("chat_role") if getlist else [raw.get("chat_role", "")]
+    contents = getlist("chat_content") if getlist else [raw.get("chat_content", "")]
+    rows = [{"role": r, "content": inputs.normalize_newlines(c)} for r, c in zip(roles, contents)
+            if isinstance(r, str) and isinstance(c, str)]
+    return json.dumps(rows, ensure_ascii=False)
 
 
 def example_state(tool: str, key: str | None) -> dict[str, str] | None:

@@ -44,6 +44,7 @@ from flask.typing import ResponseReturnValue
 from webapp.infra import ratelimit
 from webapp.infra.errors import ApiError, not_found
 from webapp.infra.body import read_json_object
+from webapp.web.playground.fields import chat_rows_json
 from webapp.web.playground.pages import PageExtras, render_tool_page
 from webapp.web.common.tools import TOOLS
 from webapp.infra.storage import BlobTooLarge, get_storage, is_valid_id
@@ -70,10 +71,13 @@ STATE_FIELDS = (
     "compare_merges",
     "compare_pretokenize",
     "compare_special",
+    # the Bytes page's Chat view (webapp.web.chat.chatting): the messages as JSON, the generation prompt
+    "chat",
+    "chat_prompt",
 )
 #: Fields whose JSON value (list/dict) an API client may send as-is; it is
 #: stored as the compact JSON text the page's parser accepts.
-_JSON_FIELDS = frozenset({"merges", "vocab", "ids", "words"})
+_JSON_FIELDS = frozenset({"merges", "vocab", "ids", "words", "chat"})
 
 
 # --------------------------------------------------------------------------
@@ -235,7 +239,10 @@ def _is_htmx() -> bool:
 def create_from_form() -> ResponseReturnValue:
     """The Share button: the whole form is the state."""
     try:
-        share_id, _created, state = save_state(request.form, strict=False)
+        form: Mapping[str, Any] = request.form
+        if "chat_rows" in request.form:  # the Chat editor's rows are the `chat` field
+            form = {**request.form.to_dict(), "chat": chat_rows_json(request.form)}
+        share_id, _created, state = save_state(form, strict=False)
     except ApiError as exc:
         if _is_htmx():
             # htmx swaps only 2xx answers by default; the message is the content.

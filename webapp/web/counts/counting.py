@@ -1,0 +1,86 @@
+"""Counting one text with many tokenizers: tokens, characters per token, bytes per token.
+
+`count_all(text, refs)` encodes the text with each preset (or opened
+tokenizer) by the fastest path there is (ids only: no trace, no spans), the
+text as plain text (special tokens are not recognised, as tiktoken's
+`encode_ordinary`), each with its own pre-tokenization. A preset this
+installation lacks gives a row with the reason instead of a count.
+`sorted_rows` orders the rows for the page. What it does not do: routes or
+templates (webapp.web.counts.routes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from webapp.tokenizers import active as act
+from webapp.tokenizer import PRESET_NAMES, TokenizerError, is_installed, is_preset
+
+#: The columns the page sorts by (a leading "-" sorts in descending order).
+SORT_KEYS = ("name", "tokens", "chars_per_token", "bytes_per_token")
+
+
+@dataclass(frozen=True)
+class CountRow:
+    """One tokenizer's count of the text (or why it has none)."""
+
+    tokenizer: str
+    tokens: int | None
+    chars_per_token: float | None
+    bytes_per_token: float | None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"tokenizer": self.tokenizer, "tokens": self.tokens,
+                                  "chars_per_token": self.chars_per_token, "bytes_per_token": self.bytes_per_token}
+        if self.error:
+            out["error"] = self.error
+        return out
+
+
+def default_refs() -> list[str]:
+    """Every preset the app ships, in the registry's order (open models appear when they are added)."""
+    return list(PRESET_NAMES)
+
+
+def _ratio(n: int, tokens: int) -> float | None:
+    return round(n / tokens, 3) if tokens else None
+
+
+def count_one(ref: str, text: str, n_bytes: int) -> CountRow:
+    if is_preset(ref) and not is_installed(ref):
+        return CountRow(ref, None, None, None, error=f"{ref} is not installed on this server")
+    active = act.of_ref(ref)
+    try:
+        entry = active.loaded()
+        ids = act.byte_ids(active, text, None, entry.tok.pretokenize)
+    except TokenizerError as exc:
+        return CountRow(ref, None, None, None, error=exc.message)
+    return CountRow(ref, len(ids), _ratio(len(text), len(ids)), _ratio(n_bytes, len(ids)))
+
+
+def count_all(text: str, refs: Iterable[str]) -> list[CountRow]:
+    """Each tokenizer's count of `text`, in the order given."""
+    n_bytes = len(text.encode("utf-8"))
+    return [count_one(ref, text, n_bytes) for ref in refs]
+
+
+def read_sort(value: object) -> str:
+    """A sort key from the page (anything else: by name)."""
+    if isinstance(value, str) and value.lstrip("-") in SORT_KEYS:
+        return value
+    return "name"
+
+
+def sorted_rows(rows: list[CountRow], sort: str) -> list[CountRow]:
+    """Rows by a column (rows without a count last), ties by name."""
+    key = sort.lstrip("-")
+    descending = sort.startswith("-")
+    if key == "name":
+        return sorted(rows, key=lambda r: r.tokenizer, reverse=descending)
+    counted = [r for r in rows if getattr(r, key) is not None]
+    rest = [r for r in rows if getattr(r, key) is None]
+    counted.sort(key=lambda r: r.tokenizer)
+    counted.sort(key=lambda r: getattr(r, key), reverse=descending)
+    return counted + sorted(rest, key=lambda r: r.tokenizer)
