@@ -48,6 +48,18 @@ class LoadedTokenizer:
     # A tokenizer.json's normalizer / pre-tokenizer / decoder / added tokens as
     # hf/pipeline.py describes them (canonical JSON; "" for other formats).
     pipeline: str = ""
+    # A tokenizer.json's BPE model options (hf/model.py, canonical JSON): its merges follow the
+    # `tokenizers` library's order, not the playground's seed order. "" for the seed order.
+    model: str = ""
+
+    @property
+    def library_order(self) -> bool:
+        """Do the merges fire in the library's order (a Hugging Face file) rather than list order?"""
+        return bool(self.model)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle the fields only: what encoding builds and keeps on the instance ("_" names) is made again."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
     @property
     def rule_count(self) -> int:
@@ -92,6 +104,7 @@ class LoadedTokenizer:
             "special_tokens": len(self.special_tokens),
             "notes": list(self.notes),
             "file_pipeline": _pipeline_summary(self.pipeline),
+            "merge_order": "library" if self.model else "list",
         }
 
 

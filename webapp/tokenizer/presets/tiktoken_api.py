@@ -65,6 +65,7 @@ from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.building import build_byte_level
 from webapp.tokenizer.formats.tiktoken_ranks import recover_rank_merges
 from webapp.tokenizer.hf import pipeline as hf_pipeline
+from webapp.tokenizer.hf.encoding import post_process
 from webapp.tokenizer.hf.text import WHITE_SPACE
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.presets import openai as presets
@@ -767,7 +768,8 @@ class OpenModelEncoding(Encoding):
     ) -> list[int]:
         """The library's ids for `text` (`tokenizers.Tokenizer.encode(text, add_special_tokens=...).ids`)."""
         _check_add_special(add_special_tokens)
-        return super().encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        ids = super().encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return post_process(self._loaded, ids) if add_special_tokens else ids
 
     def encode_batch(
         self,
@@ -779,9 +781,10 @@ class OpenModelEncoding(Encoding):
         disallowed_special: SpecialCollection = (),
     ) -> list[list[int]]:
         _check_add_special(add_special_tokens)
-        return super().encode_batch(
+        batch = super().encode_batch(
             text, num_threads=num_threads, allowed_special=allowed_special, disallowed_special=disallowed_special
         )
+        return [post_process(self._loaded, ids) for ids in batch] if add_special_tokens else batch
 
 
 def _check_add_special(value: Any) -> None:
