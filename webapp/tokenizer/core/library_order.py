@@ -31,6 +31,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
 INF = 1 << 62
 #: Up to this many symbols a word is merged by scanning its list of pair ranks.
 SHORT_WORD = 48
@@ -44,14 +46,21 @@ class LibraryMerges:
 
     __slots__ = ("shift", "ranks", "news", "count")
 
-    def __init__(self, rules: Iterable[Sequence[int]]) -> None:
-        triples = [(int(a), int(b), int(n)) for a, b, n in rules]
-        top = max((max(a, b) for a, b, _ in triples), default=0)
+    def __init__(self, rules: Iterable[Sequence[int]] | np.ndarray) -> None:
+        """`rules`: (left, right, new) triples of non-negative ids, or an n x 3 integer array of them."""
+        flat = rules if isinstance(rules, np.ndarray) else np.array(list(rules), dtype=object).reshape(-1, 3)
+        self.count = count = len(flat)
+        top = int(flat[:, :2].max()) if count else 0
         self.shift = shift = 1 << max(1, top.bit_length())
-        self.count = len(triples)
+        if top < 1 << 31:  # the usual case: keys fit in int64, made by numpy
+            narrow = flat.astype(np.int64)
+            keys = (narrow[:, 0] * shift + narrow[:, 1]).tolist()
+            self.news: list[int] = narrow[:, 2].tolist()
+        else:
+            keys = [int(a) * shift + int(b) for a, b, _ in flat.tolist()]
+            self.news = [int(n) for n in flat[:, 2].tolist()]
         # dict() keeps the last value of a repeated key: the last listing of a pair wins, as in the library.
-        self.ranks: dict[int, int] = dict(zip((a * shift + b for a, b, _ in triples), range(len(triples))))
-        self.news: list[int] = [n for _, _, n in triples]
+        self.ranks: dict[int, int] = dict(zip(keys, range(count)))
 
     def __len__(self) -> int:
         return self.count

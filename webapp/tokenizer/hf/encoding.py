@@ -16,6 +16,7 @@ from webapp.tokenizer.core.byte_level import compile_byte_merges, encode_trace
 from webapp.tokenizer.core.char_level import compile_char_merges, encode_text_trace
 from webapp.tokenizer.hf import pipeline as hp
 from webapp.tokenizer.hf.alphabet import bytes_to_token
+from webapp.tokenizer.hf.library_trace import library_scheme_ids, library_trace
 from webapp.tokenizer.hf.model import LibraryModel, model_piece
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace
@@ -54,6 +55,11 @@ def library_model(tok: LoadedTokenizer) -> LibraryModel:
 
 
 _MODEL_LOCK = threading.Lock()
+
+
+def attach_model(tok: LoadedTokenizer, model: LibraryModel) -> None:
+    """Keep an already built model with its tokenizer (a preset's precompiled form)."""
+    object.__setattr__(tok, "_library_model", model)
 
 
 def _build_model(tok: LoadedTokenizer) -> LibraryModel:
@@ -122,6 +128,8 @@ def encode_loaded(
 
     if uses_pipeline(tok, scheme):
         return _pipeline_ids(tok, text, compiled, allowed_special)
+    if tok.library_order:
+        return library_scheme_ids(library_model(tok), tok, validate_text(text), scheme or tok.pretokenize)
     if tok.level != "bytes":
         raise ValueError("encode_loaded is for byte-level tokenizers; use bpe_encode_text for characters")
     merges = compiled if compiled is not None else tok.merges
@@ -142,8 +150,13 @@ def encode_loaded_trace(
     allowed_special: frozenset[str] | None = None,
 ) -> Any:
     """`pretokenized_encode_trace` shown in the file's ids (tokens, steps and sequences too);
-    with the file's pipeline, `_pipeline_trace` (`allowed_special` as for `encode_loaded`)."""
+    with the file's pipeline, `_pipeline_trace` (`allowed_special` as for `encode_loaded`).
+    A file in the library's merge order: `library_trace` (character-level ones too)."""
 
+    if tok.library_order:
+        ids = encode_loaded(tok, text, scheme, allowed_special=allowed_special)
+        return library_trace(tok, library_model(tok), validate_text(text), ids, unit="bytes", allowed=allowed_special,
+                             scheme=scheme, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence)
     if tok.level != "bytes":
         raise ValueError("encode_loaded_trace is for byte-level tokenizers")
     if uses_pipeline(tok, scheme):
@@ -211,6 +224,11 @@ def char_pipeline_trace(
     """For the Characters page: the trace of what the model sees, in the file's ids (see _pipeline_trace)."""
 
     text = validate_text(text)
+    if tok.library_order:
+        ids = encode_loaded(tok, text, allowed_special=allowed_special)
+        return library_trace(tok, library_model(tok), text, ids, unit="chars", allowed=allowed_special, scheme=None,
+                             max_steps=caps.get("max_steps", 200), max_tokens=caps.get("max_tokens", 3000),
+                             max_sequence=caps.get("max_sequence", 2000))
     pipeline = hp.compile_pipeline(tok.pipeline)
     vocab = dict(tok.vocab)
     parts = pipeline.parts(text, allowed_special)

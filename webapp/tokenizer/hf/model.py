@@ -76,29 +76,39 @@ class LibraryModel:
     def __len__(self) -> int:
         return len(self.merges)
 
-    def symbols(self, piece: str) -> tuple[list[int], list[int]]:
-        """The piece's symbols before any merge, and each one's length in UTF-8 bytes of the piece."""
+    def symbols(self, piece: str, unit: str = "utf8") -> tuple[list[int], list[int]]:
+        """The piece's symbols before any merge, and the size of each in `unit` of the piece.
+
+        `unit`: "utf8" (UTF-8 bytes of the piece), "chars" (code points: a character's
+        fallback bytes after the first have size 0) or "alphabet" (one byte per
+        character: a byte-level piece spelt in GPT-2's alphabet).
+        """
         vocab = self.vocab
         ids: list[int] = []
         sizes: list[int] = []
-        unk: list[int] | None = None  # [id, bytes] of an unknown token waiting to be added
+        unk: list[int] | None = None  # [id, size] of an unknown token waiting to be added
+        gap = 0  # the size of characters left out (no unknown token): given to the next symbol
         for ch in piece:
             tid = vocab.get(ch)
-            size = len(ch.encode("utf-8", "surrogatepass"))
+            size = len(ch.encode("utf-8", "surrogatepass")) if unit == "utf8" else 1
             if tid is not None:
                 if unk is not None:
                     ids.append(unk[0])
                     sizes.append(unk[1])
                     unk = None
                 ids.append(tid)
-                sizes.append(size)
+                sizes.append(size + gap)
+                gap = 0
                 continue
             codes = self._fallback(ch)
             if codes is not None:  # (the library adds them without flushing a waiting unknown token)
                 ids.extend(codes)
-                sizes.extend([1] * len(codes))
+                sizes.extend([1] * len(codes) if unit != "chars" else [1] + [0] * (len(codes) - 1))
+                sizes[len(sizes) - len(codes)] += gap
+                gap = 0
                 continue
             if self.unk_id is None:
+                gap += size
                 continue
             if unk is not None and self.fuse_unk:
                 unk[1] += size
@@ -106,10 +116,13 @@ class LibraryModel:
             if unk is not None:
                 ids.append(unk[0])
                 sizes.append(unk[1])
-            unk = [self.unk_id, size]
+            unk = [self.unk_id, size + gap]
+            gap = 0
         if unk is not None:
             ids.append(unk[0])
             sizes.append(unk[1])
+        if gap and sizes:
+            sizes[-1] += gap
         return ids, sizes
 
     def _fallback(self, ch: str) -> list[int] | None:
@@ -138,9 +151,9 @@ class LibraryModel:
                 self.cache.put(piece, found)
         return found
 
-    def tokenize_trace(self, piece: str) -> tuple[list[int], list[int], list[Firing], bool]:
-        """(initial symbols, their byte sizes, the merges in firing order, taken whole by ignore_merges)."""
-        ids, sizes = self.symbols(piece)
+    def tokenize_trace(self, piece: str, unit: str = "utf8") -> tuple[list[int], list[int], list[Firing], bool]:
+        """(initial symbols, their sizes in `unit`, the merges in firing order, taken whole by ignore_merges)."""
+        ids, sizes = self.symbols(piece, unit)
         if self.ignore_merges and piece in self.vocab:
             return ids, sizes, [], True
         firings: list[Firing] = []

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.presets import openai as presets
+from webapp.tokenizer.presets import catalog as presets
 
 #: The project's instance folder, as Flask derives it for the `webapp` package.
 DEFAULT_CACHE_DIR = Path(__file__).resolve().parents[3] / "instance" / "presets"

@@ -68,6 +68,7 @@ from webapp.tokenizer.hf import pipeline as hf_pipeline
 from webapp.tokenizer.hf.encoding import post_process
 from webapp.tokenizer.hf.text import WHITE_SPACE
 from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.presets import catalog
 from webapp.tokenizer.presets import openai as presets
 from webapp.tokenizer.presets import real
 from webapp.tokenizer.pretokenize.patterns import PATTERNS, scheme_for_pattern
@@ -850,7 +851,7 @@ def _project_presets_dir() -> Path | None:
 def _preset_parts(name: str) -> tuple[LoadedTokenizer, Any]:
     """A preset's loaded tokenizer and compiled merges, from the precompiled files where there are some."""
     where = presets.get_cache_dir() or _project_presets_dir()
-    return presets.load_preset(name, where), presets.load_compiled(name, where)
+    return catalog.load_preset(name, where), catalog.load_compiled(name, where)
 
 
 def encoding_for_loaded(loaded: LoadedTokenizer, name: str = "loaded", *, compiled: Any = None) -> Encoding:
@@ -869,7 +870,7 @@ _REGISTRY_LOCK = threading.Lock()
 
 def list_encoding_names() -> list[str]:
     """The names `get_encoding` knows: tiktoken's OpenAI encodings, then any other presets."""
-    others = [name for name in presets.PRESET_NAMES if name not in OPENAI_ENCODINGS]
+    others = [name for name in catalog.PRESET_NAMES if name not in OPENAI_ENCODINGS]
     return [*OPENAI_ENCODINGS, *others]
 
 
@@ -902,7 +903,7 @@ def get_encoding(encoding_name: str) -> Encoding:
     found = _REGISTRY.get(encoding_name)
     if found is not None:
         return found
-    if encoding_name in OPENAI_ENCODINGS or encoding_name in presets.PRESET_NAMES:
+    if encoding_name in OPENAI_ENCODINGS or encoding_name in catalog.PRESET_NAMES:
         made = _build(encoding_name)
         with _REGISTRY_LOCK:
             return _REGISTRY.setdefault(encoding_name, made)
@@ -910,7 +911,7 @@ def get_encoding(encoding_name: str) -> Encoding:
         handle = real.get_tokenizer(encoding_name)  # an alias, or an id a registered resolver knows
     except TokenizerError:
         raise _unknown_encoding(encoding_name) from None
-    if presets.is_preset(encoding_name):  # an alias of a preset that is not one of tiktoken's names
+    if catalog.is_preset(encoding_name):  # an alias of a preset that is not one of tiktoken's names
         return get_encoding(handle.name)
     return encoding_for_loaded(handle.loaded, encoding_name)
 

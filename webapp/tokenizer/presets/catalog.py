@@ -1,0 +1,120 @@
+"""Every preset by name: the OpenAI four (openai.py) and the open models (open_models.py).
+
+The one registry the rest of the package and the web app ask: `PRESETS`
+(names and aliases), `PRESET_NAMES` (canonical names, OpenAI's first),
+`VENDORS` (names grouped by vendor, for the preset buttons), `get_preset`,
+`is_installed`, `load_preset`, `load_compiled` (the OpenAI presets'
+precompiled lists; None for the open models, whose merges follow the
+library's order and need no compiled list) and `prepare` (the set-up step).
+
+What it does not do: read any file itself, or encode.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Union
+
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.presets import open_models, openai
+from webapp.tokenizer.presets.open_models import OpenModelPreset
+from webapp.tokenizer.presets.openai import Preset
+
+AnyPreset = Union[Preset, OpenModelPreset]
+
+PRESET_NAMES: tuple[str, ...] = (*openai.PRESET_NAMES, *open_models.OPEN_MODELS)
+PRESETS: dict[str, AnyPreset] = {**openai.PRESETS, **open_models.OPEN_MODELS}
+#: Every preset's rules once (the bound of the caches that keep every preset).
+PRESET_RULES = openai.PRESET_RANKS + open_models.OPEN_MODEL_RULES
+
+
+def vendor_of(preset: AnyPreset) -> str:
+    return preset.vendor if isinstance(preset, OpenModelPreset) else "OpenAI"
+
+
+#: (vendor, canonical names) in the order the buttons show them.
+VENDORS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
+    (vendor, tuple(n for n in PRESET_NAMES if vendor_of(PRESETS[n]) == vendor))
+    for vendor in dict.fromkeys(vendor_of(PRESETS[n]) for n in PRESET_NAMES)
+)
+
+
+def is_preset(name: object) -> bool:
+    return isinstance(name, str) and name in PRESETS
+
+
+def is_open_model(name: object) -> bool:
+    return isinstance(name, str) and name in open_models.OPEN_MODELS
+
+
+def get_preset(name: object) -> AnyPreset:
+    """The preset for a name or alias, or a TokenizerError listing the names."""
+    if isinstance(name, str) and name in PRESETS:
+        return PRESETS[name]
+    raise unknown_preset(name)
+
+
+def unknown_preset(name: object) -> TokenizerError:
+    shown = name if isinstance(name, str) and len(name) <= 40 else "that"
+    return TokenizerError(
+        f"tokenizer: no preset is called {shown!r}; the presets are {', '.join(sorted(PRESETS))}",
+        field="tokenizer",
+    )
+
+
+def is_installed(name: str) -> bool:
+    preset = get_preset(name)
+    if isinstance(preset, OpenModelPreset):
+        return open_models.is_installed(preset.name)
+    return openai.is_installed(preset.rank_file or preset.name)
+
+
+def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> LoadedTokenizer:
+    preset = get_preset(name)
+    if isinstance(preset, OpenModelPreset):
+        return open_models.load(preset.name, cache_dir)
+    return openai.load_preset(preset.name, cache_dir)
+
+
+def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) -> Any:
+    """An OpenAI preset's compiled list (precompiled when the cache has it); None for an open model."""
+    preset = get_preset(name)
+    if isinstance(preset, OpenModelPreset):
+        return None
+    return openai.load_compiled(preset.name, cache_dir)
+
+
+def is_prepared(cache_dir: str | os.PathLike[str], name: str) -> bool:
+    preset = get_preset(name)
+    if isinstance(preset, OpenModelPreset):
+        return open_models.is_prepared(cache_dir, preset.name)
+    return openai.is_prepared(cache_dir, preset.name)
+
+
+def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = None) -> dict[str, float]:
+    """Every preset (or `names`) converted into `cache_dir`; seconds per preset (see openai.prepare)."""
+    spent: dict[str, float] = {}
+    for name in names or PRESET_NAMES:
+        preset = get_preset(name)
+        if isinstance(preset, OpenModelPreset):
+            started = time.perf_counter()
+            open_models.load(preset.name, cache_dir)
+            spent[preset.name] = time.perf_counter() - started
+            open_models.clear_caches()
+        else:
+            spent.update(openai.prepare(cache_dir, (preset.name,)))
+    return spent
+
+
+def clear_caches() -> None:
+    openai.clear_caches()
+    open_models.clear_caches()
+
+
+__all__ = [
+    "AnyPreset", "PRESETS", "PRESET_NAMES", "PRESET_RULES", "VENDORS", "clear_caches", "get_preset", "is_installed",
+    "is_open_model", "is_prepared", "is_preset", "load_compiled", "load_preset", "prepare", "unknown_preset",
+    "vendor_of",
+]
