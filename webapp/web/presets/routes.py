@@ -23,7 +23,7 @@ from flask import Blueprint, Response, jsonify, request
 from webapp.infra.errors import not_found
 from webapp.web.playground.controls import full_page, is_htmx, page_state, status
 from webapp.tokenizers.store import preset_entry
-from webapp.tokenizer import INSTALL_HINT, PRESETS, PRESET_NAMES, TokenizerError, get_preset, is_installed
+from webapp.tokenizer import INSTALL_HINT, PRESETS, PRESET_NAMES, VENDORS, TokenizerError, get_preset, is_installed
 
 bp = Blueprint("presets", __name__)
 
@@ -64,4 +64,4 @@ def choose_preset(tool: str) -> Any:
 
 @bp.app_context_processor
 def _template_helpers() -> dict[str, Any]:
-    return {"preset_names": PRESET_NAMES, "preset_info": PRESETS}
+    return {"preset_names": PRESET_NAMES, "preset_info": PRESETS, "preset_vendors": VENDORS}

@@ -1,0 +1,107 @@
+"""The open-model presets against their oracle, the `tokenizers` library on the same published file.
+
+For each preset (llama3, llama2, qwen3, deepseek_v3, gemma3, gpt_oss): mixed
+text (prose in several scripts, code, digits, emoji ZWJ sequences, runs of
+spaces and tabs, characters outside the vocab, special tokens), with and
+without the post-processor's tokens; a seeded sample of the vocab's entries
+typed alone; the Python handles (`get_tokenizer`, `get_encoding`); and the
+trace (its tokens cover the text the model sees, its ids are the ids). The
+whole vocab is swept by scripts/sweep_open_presets.py (docs/presets.md).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from tokenizers import Tokenizer
+
+from webapp.tokenizer import get_encoding, get_tokenizer
+from webapp.tokenizer.hf.alphabet import token_to_bytes
+from webapp.tokenizer.hf.encoding import encode_loaded, encode_loaded_trace
+from webapp.tokenizer.presets import open_models
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = 400  # vocab entries typed alone, per preset
+
+MIXED = [
+    "The quick brown fox jumps over the lazy dog. It's 3:45pm; don't panic! e-mail: a@b.org",
+    "Tiếng Việt là ngôn ngữ chính thức của Việt Nam. Tiếng Việt có sáu thanh điệu khác nhau.",
+    "Ünïcödé façade naïve — straße ΑΒΓ αβγ русский текст עברית العربية हिन्दी ภาษาไทย",
+    "東京は日本の首都です。北京是中国的首都。한국어 텍스트 ｆｕｌｌｗｉｄｔｈ",
+    "def f(x):\n\treturn x  +  1  # comment\n\n\nclass A:\n    pass\r\n",
+    "1234567890 3.14159 2026-12-01 1,234,567 ٣٤٥ ४५६",
+    "👨‍👩‍👧‍👦 family 🏳️‍🌈 flag 👍🏽 🇫🇷 e\u0301 a\u0308",
+    "   spaces    and\t\ttabs  \n  \n\t \u00a0\u3000 end" + " " * 17 + "\t" * 5,
+    "\x00\x01\x7f odd \uffff ctrl 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ꙮ 𓀀 \U0010fffd",
+    "<s> <bos> <|begin_of_text|> <|endoftext|> <|im_start|> text <unk> <start_of_turn>",
+    "",
+    " ",
+    "▁▁ leading ▁ marks",
+]
+MIXED.append((ROOT / "benchmarks" / "data" / "non_latin.txt").read_text(encoding="utf-8")[:3000])
+
+
+@pytest.fixture(scope="module", params=[p.name for p in open_models.OPEN_MODEL_LIST])
+def preset(request):
+    name = request.param
+    if not open_models.is_installed(name):
+        pytest.skip(f"{name} is not installed (npm ci)")
+    library = Tokenizer.from_file(str(open_models.OPEN_MODELS[name].file_path()))
+    return name, get_tokenizer(name), library
+
+
+def test_mixed_text_gives_the_librarys_ids(preset):
+    name, ours, library = preset
+    enc = get_encoding(name)
+    for text in MIXED:
+        expected = library.encode(text, add_special_tokens=False).ids
+        assert encode_loaded(ours.loaded, text) == expected, (name, text[:40])
+        assert ours.encode(text, allowed_special="all") == expected, (name, text[:40])
+        with_post = library.encode(text, add_special_tokens=True).ids
+        assert ours.encode(text, allowed_special="all", add_special_tokens=True) == with_post
+        assert enc.encode(text) == with_post and enc.encode(text, add_special_tokens=False) == expected
+
+
+def test_the_definitions_say_what_the_files_hold(preset):
+    name, ours, library = preset
+    definition = open_models.OPEN_MODELS[name]
+    assert ours.loaded.pretokenize == definition.scheme and ours.loaded.library_order
+    assert len(ours.loaded.merges) == definition.rules
+    assert max(library.get_vocab(with_added_tokens=True).values()) + 1 == definition.n_vocab
+
+
+def test_a_sample_of_vocab_entries_typed_alone(preset):
+    name, ours, library = preset
+    vocab = library.get_vocab(with_added_tokens=False)
+    rng = random.Random(f"{name}-21")
+    tokens = rng.sample(sorted(vocab), SAMPLE)
+    texts = []
+    for token in tokens:
+        if ours.loaded.level == "bytes":
+            data = token_to_bytes(token)
+            try:
+                texts.append(data.decode("utf-8") if data is not None else token)
+            except UnicodeDecodeError:
+                continue
+        else:
+            texts.append(token)
+    got = [encode_loaded(ours.loaded, text) for text in texts]
+    expected = [e.ids for e in library.encode_batch(texts, add_special_tokens=False)]
+    assert [t for t, a, b in zip(texts, got, expected) if a != b] == []
+
+
+def test_the_trace_covers_the_text_and_gives_the_ids(preset):
+    name, ours, library = preset
+    for text in MIXED[:9]:
+        trace = encode_loaded_trace(ours.loaded, text, max_steps=50, max_tokens=5000, max_sequence=100)
+        assert trace.ids == library.encode(text, add_special_tokens=False).ids
+        shown = trace.text.encode("utf-8", "surrogatepass")
+        assert b"".join(t.value for t in trace.tokens) == shown[: trace.tokens[-1].end] if trace.tokens else True
+        assert [t.id for t in trace.tokens] == trace.ids[: len(trace.tokens)]
+        for token in trace.tokens:
+            if token.tree is not None and token.tree.children:
+                left, right = token.tree.children
+                assert (left.start, right.end) == (token.start, token.end) and left.end == right.start
+        assert all(step.rule >= 0 for step in trace.steps) and len(trace.steps) <= 50
