@@ -138,10 +138,20 @@ def test_import_empty_raw_body(client):
 def test_import_over_the_rule_limit(tmp_path, byte_tok):
     from tests.conftest import make_app
 
-    app = make_app(tmp_path, LIMIT_RULES=10)
+    app = make_app(tmp_path, LIMIT_FILE_RULES=10)
     response = app.test_client().post("/api/import", json={"content": byte_tok.to_str()})
     assert response.status_code == 400
-    assert "is over the limit of 10 rules (setting LIMIT_RULES)" in response.get_json()["error"]["message"]
+    assert "is over the limit of 10 rules for an opened file (setting LIMIT_FILE_RULES)" in (
+        response.get_json()["error"]["message"])
+
+
+def test_the_open_models_files_are_within_the_file_limits():
+    from webapp.infra import inputs
+    from webapp.tokenizer.presets import open_models
+
+    limits = inputs.Limits()
+    for preset in open_models.OPEN_MODEL_LIST:  # gemma3: 514,906 merges, 262,144 vocab entries
+        inputs.check_loaded_limits(preset.rules, preset.n_vocab, limits)
 
 
 def test_unknown_tokenizer_id_is_404(client):

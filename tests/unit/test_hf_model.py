@@ -123,3 +123,21 @@ ROBERTA = {"type": "RobertaProcessing", "sep": ["</s>", 1], "cls": ["<s>", 0], "
 ], ids=["none", "template", "roberta", "sequence"])
 def test_post_processors_add_what_the_library_adds(post):
     _check(_with_specials(post), ["abc", "", "<s>abc</s>", "▁abc<bos>"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", "▁", "ab", "bc", "▁a"]),
+                          st.sampled_from(["a", "b", "c", "▁", "bc", "c▁"])), max_size=12),
+       st.text(alphabet="abc▁é一x", min_size=60, max_size=300))
+def test_long_pieces_cut_where_no_merge_joins(rules, text):
+    # a piece over LONG_PIECE characters is merged part by part: the same ids as the whole piece
+    tokens = ["<unk>", *LETTERS, *(f"<0x{b:02X}>" for b in range(256))]
+    kept = []
+    for a, b in rules:
+        if a in tokens and b in tokens:
+            tokens.append(a + b)
+            kept.append([a, b])
+    content = _document({"vocab": _vocab(tokens), "merges": kept, "unk_token": "<unk>", "fuse_unk": True,
+                         "byte_fallback": True})
+    assert encode_loaded(tokfiles.import_tokenizer(content), text) == Tokenizer.from_str(content).encode(
+        text, add_special_tokens=False).ids

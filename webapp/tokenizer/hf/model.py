@@ -21,6 +21,7 @@ normalizers and pre-tokenizers (pipeline.py).
 from __future__ import annotations
 
 import json
+from itertools import chain
 from typing import Any, Mapping, Sequence
 
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
@@ -32,6 +33,8 @@ MODEL_VERSION = 1
 PIECE_CACHE_ENTRIES = 65_536
 PIECE_CACHE_CHARS = 1_000_000
 PIECE_CACHE_MAX_CHARS = 256
+#: A piece longer than this is cut where no merge can join, and the parts merged (and cached) one by one.
+LONG_PIECE = 64
 _FALLBACK = tuple(f"<0x{b:02X}>" for b in range(256))
 
 
@@ -69,6 +72,7 @@ class LibraryModel:
         # partial set of <0xXX> tokens, some characters can and others cannot)
         fallback = [vocab.get(code) for code in _FALLBACK] if opts["byte_fallback"] else []
         self.fallback: list[int | None] | None = fallback or None
+        self._edge_set: frozenset[int] | None = None  # see _edges (made on the first long piece)
         self.cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(
             PIECE_CACHE_ENTRIES, PIECE_CACHE_CHARS, budget=LIST_BUDGET
         )
@@ -146,10 +150,55 @@ class LibraryModel:
                 return (whole,)
         found = self.cache.data.get(piece)
         if found is None:
-            found = tuple(self.merges.merge(self.symbols(piece)[0]))
-            if len(piece) <= PIECE_CACHE_MAX_CHARS:
-                self.cache.put(piece, found)
+            if len(piece) > LONG_PIECE:
+                return tuple(chain.from_iterable(map(self._merged, self._segments(piece))))
+            found = self._merged(piece)
         return found
+
+    def _merged(self, segment: str) -> tuple[int, ...]:
+        found = self.cache.data.get(segment)
+        if found is None:
+            found = tuple(self.merges.merge(self.symbols(segment)[0]))
+            if len(segment) <= PIECE_CACHE_MAX_CHARS:
+                self.cache.put(segment, found)
+        return found
+
+    def _segments(self, piece: str) -> list[str]:
+        """A long piece cut where no merge can ever join (exact: the parts then merge independently).
+
+        Between two characters that are vocab tokens, a merge can join only if some rule's
+        left token ends with the first and its right token starts with the second; at
+        any other pair of neighbours the piece is cut. (Never beside a character that is
+        not in the vocab: its fallback bytes or unknown token stay with their neighbours.)
+        """
+        edges = self._edges()
+        vocab = self.vocab
+        starts = [0]
+        prev = piece[0]
+        prev_known = prev in vocab
+        for i in range(1, len(piece)):
+            ch = piece[i]
+            known = ch in vocab
+            if prev_known and known and (ord(prev) << 21 | ord(ch)) not in edges:
+                starts.append(i)
+            prev, prev_known = ch, known
+        starts.append(len(piece))
+        return [piece[a:b] for a, b in zip(starts, starts[1:])]
+
+    def _edges(self) -> frozenset[int]:
+        """(last character of a rule's left token, first of its right token) of every rule, packed."""
+        edges = self._edge_set
+        if edges is None:
+            names = {i: t for t, i in self.vocab.items()}
+            ranks = self.merges.ranks
+            shift = self.merges.shift
+            found: set[int] = set()
+            for key in ranks:
+                left, right = names.get(key // shift), names.get(key % shift)
+                if left and right:
+                    found.add(ord(left[-1]) << 21 | ord(right[0]))
+            edges = self._edge_set = frozenset(found)
+        return edges
 
     def tokenize_trace(self, piece: str, unit: str = "utf8") -> tuple[list[int], list[int], list[Firing], bool]:
         """(initial symbols, their sizes in `unit`, the merges in firing order, taken whole by ignore_merges)."""

@@ -1,0 +1,103 @@
+"""Open-model presets: opening one in a fresh process, and encoding never-seen text, next to `tokenizers`.
+
+Usage (from the repository root, after `make setup` prepared the presets):
+
+    .venv/bin/python benchmarks/bench_open_presets.py [--presets gemma3,llama3] [--words 20000]
+
+- open: a fresh subprocess imports the package, opens the preset from
+  instance/presets (its precompiled form) and encodes one short text; the
+  wall time of that (import included, then without it) and the process's peak
+  memory (VmHWM: ru_maxrss would carry the parent's over exec);
+- encode: texts no cache has seen (words of several scripts with a random
+  tag each, so every pre-token is new) encoded once by the playground
+  (`encode_loaded`) and once by `tokenizers.Tokenizer.encode_batch` of one
+  text at a time (`encode`); both in this process, best of 3 rounds, each
+  round with new text. The ratio is ours over the library's.
+- first encode: the same, the first call after opening (a fresh process).
+
+Ratios are measured in the same run; only they mean anything across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tokenizers import Tokenizer  # noqa: E402
+
+from webapp.tokenizer import get_tokenizer, set_cache_dir  # noqa: E402
+from webapp.tokenizer.hf.encoding import encode_loaded  # noqa: E402
+from webapp.tokenizer.presets import open_models  # noqa: E402
+
+CHILD = r"""
+import json, sys, time
+started = time.perf_counter()
+sys.path.insert(0, sys.argv[1])
+from webapp.tokenizer import get_tokenizer, set_cache_dir
+imported = time.perf_counter()
+set_cache_dir(sys.argv[2])
+ids = get_tokenizer(sys.argv[3]).encode("Hello world, this is the first text after opening.")
+done = time.perf_counter()
+hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")][0]
+print(json.dumps({"with_import": done - started, "open_encode": done - imported,
+                  "peak_mb": int(hwm.split()[1]) / 1024}))
+"""
+
+WORDS = ("the quick brown fox jumps over lazy dog tiếng việt ngôn ngữ 東京 北京 首都 русский текст "
+         "العربية हिन्दी def return class import 12345 3.14 naïve café 👍🏽 straße").split()
+
+
+def fresh_text(rng: random.Random, words: int) -> str:
+    """Text whose pre-tokens no cache has seen: each word gets a random tag."""
+    out = []
+    for _ in range(words):
+        word = rng.choice(WORDS)
+        out.append(word + rng.choice(["", "s", "ed", "ing", "x"]) + str(rng.randrange(10**6)))
+        out.append(rng.choice([" ", " ", " ", "  ", "\n", ", ", ". "]))
+    return "".join(out)
+
+
+def time_encode(name: str, library: Tokenizer, words: int) -> tuple[float, float]:
+    loaded = get_tokenizer(name).loaded
+    rng = random.Random(name)
+    ours_best = theirs_best = float("inf")
+    for _ in range(3):
+        text_a, text_b = fresh_text(rng, words), fresh_text(rng, words)
+        started = time.perf_counter()
+        ours = encode_loaded(loaded, text_a)
+        ours_best = min(ours_best, time.perf_counter() - started)
+        started = time.perf_counter()
+        theirs = library.encode(text_b, add_special_tokens=False).ids
+        theirs_best = min(theirs_best, time.perf_counter() - started)
+        assert ours == library.encode(text_a, add_special_tokens=False).ids and theirs
+    return ours_best, theirs_best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--presets", default=",".join(p.name for p in open_models.OPEN_MODEL_LIST))
+    parser.add_argument("--words", type=int, default=20_000)
+    args = parser.parse_args()
+    cache = ROOT / "instance" / "presets"
+    set_cache_dir(cache)
+    print(f"{'preset':12} {'open+encode':>11} {'w/ import':>9} {'peak MB':>8} {'ours s':>8} {'tokenizers s':>12} {'ratio':>6}")
+    for name in args.presets.split(","):
+        child = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(cache), name],
+                               capture_output=True, text=True, check=True)
+        opened = json.loads(child.stdout)
+        library = Tokenizer.from_file(str(open_models.OPEN_MODELS[name].file_path()))
+        ours, theirs = time_encode(name, library, args.words)
+        print(f"{name:12} {opened['open_encode']:11.2f} {opened['with_import']:9.2f} {opened['peak_mb']:8.0f} "
+              f"{ours:8.3f} {theirs:12.3f} {ours / theirs:6.1f}")
+
+
+if __name__ == "__main__":
+    main()
