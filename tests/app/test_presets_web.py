@@ -54,7 +54,9 @@ def test_listing_names_patterns_and_special_tokens(client, oracles):
     assert listing["cl100k_base"]["special_tokens"]["<|fim_prefix|>"] == 100258
     for name in open_models.OPEN_MODELS:  # (their oracle is the tokenizers library: tests/unit/test_open_presets.py)
         item = listing.pop(name)
-        assert item["installed"] is True and item["merge_order"] == "library" and item["vendor"]
+        kind = open_models.OPEN_MODELS[name].kind
+        assert item["installed"] is True and item["vendor"]
+        assert item["merge_order"] == ("list" if kind == "tekken" else "library")
         assert item["sha256"] == open_models.OPEN_MODELS[name].sha256
     for item in listing.values():
         assert item["installed"] is True
@@ -168,6 +170,7 @@ def test_import_always_gives_the_vocab_size(client):
 def test_missing_preset_says_how_to_install(client, monkeypatch, tmp_path):
     monkeypatch.setenv("PLAYGROUND_JS_TIKTOKEN_RANKS", str(tmp_path / "none"))
     monkeypatch.setenv("PLAYGROUND_NODE_MODULES", str(tmp_path / "none"))
+    monkeypatch.setenv("PLAYGROUND_PYPI_DIR", str(tmp_path / "none"))
     monkeypatch.setattr(open_models, "_LOADED", BoundedCache(8, 10**7, weigh=open_models._LOADED.weigh))
     monkeypatch.setattr(tokenizer_store, "PRESET_ENTRIES", BoundedCache(8, 10**7, weigh=tokenizer_store.PRESET_ENTRIES.weigh))
     for name in ("_LOADED", "_RANKS"):

@@ -11,6 +11,8 @@ whole vocab is swept by scripts/sweep_open_presets.py (docs/presets.md).
 
 from __future__ import annotations
 
+import base64
+import json
 import random
 from pathlib import Path
 
@@ -43,7 +45,10 @@ MIXED = [
 MIXED.append((ROOT / "benchmarks" / "data" / "non_latin.txt").read_text(encoding="utf-8")[:3000])
 
 
-@pytest.fixture(scope="module", params=[p.name for p in open_models.OPEN_MODEL_LIST])
+HF_PRESETS = [p.name for p in open_models.OPEN_MODEL_LIST if p.kind == "tokenizer.json"]
+
+
+@pytest.fixture(scope="module", params=HF_PRESETS)
 def preset(request):
     name = request.param
     if not open_models.is_installed(name):
@@ -105,3 +110,65 @@ def test_the_trace_covers_the_text_and_gives_the_ids(preset):
                 left, right = token.tree.children
                 assert (left.start, right.end) == (token.start, token.end) and left.end == right.start
         assert all(step.rule >= 0 for step in trace.steps) and len(trace.steps) <= 50
+
+
+# --- mistral_tekken: mistral-common's Tekkenizer is tiktoken over the file's ranks and pattern, ids + 1000
+
+
+@pytest.fixture(scope="module")
+def tekken():
+    if not open_models.is_installed("mistral_tekken"):
+        pytest.skip("mistral-common's wheel is not downloaded (make setup)")
+    tiktoken = pytest.importorskip("tiktoken")
+    data = json.loads(open_models.file_bytes("mistral_tekken"))
+    special = data["config"]["default_num_special_tokens"]
+    inner = data["config"]["default_vocab_size"] - special
+    ranks = {base64.b64decode(x["token_bytes"]): x["rank"] for x in data["vocab"][:inner]}
+    # (mistral-common itself cannot be installed beside the app's numpy pin; this is what its
+    # Tekkenizer.encode(text, bos=False, eos=False) computes: its inner tiktoken.Encoding, shifted)
+    oracle = tiktoken.Encoding(name="tekken", pat_str=data["config"]["pattern"], mergeable_ranks=ranks,
+                               special_tokens={})
+    return get_tokenizer("mistral_tekken"), lambda text: [i + special for i in oracle.encode(text)], ranks, special
+
+
+def test_tekken_mixed_text_and_a_vocab_sample(tekken):
+    ours, oracle, ranks, special = tekken
+    enc = get_encoding("mistral_tekken")
+    for text in MIXED:
+        assert ours.encode(text) == oracle(text) == enc.encode(text), text[:40]
+    rng = random.Random("tekken-21")
+    for token in rng.sample(sorted(ranks), SAMPLE):
+        try:
+            text = token.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        assert ours.encode(text) == oracle(text), text
+    assert ours.decode(ours.encode(MIXED[1])) == MIXED[1]
+    assert len(ours.loaded.special_tokens) == special and ours.encode("<SPECIAL_5>") == oracle("<SPECIAL_5>")
+
+
+def test_tekken_files_open_and_refuse_export(tekken):
+    from webapp.tokenizer import TokenizerError, export_tokenizer, import_tokenizer
+
+    loaded = import_tokenizer(open_models.file_bytes("mistral_tekken"))
+    assert loaded.source == "tekken" and encode_loaded(loaded, MIXED[0]) == tekken[1](MIXED[0])
+    for fmt in ("hf", "tiktoken", "playground", "minbpe"):
+        with pytest.raises(TokenizerError, match="Tekken tokenizer splits text with its own pattern"):
+            export_tokenizer(loaded, fmt)
+
+
+@pytest.mark.parametrize("bad", [
+    {"config": {"pattern": ""}, "vocab": []},
+    {"config": {"pattern": "x", "default_vocab_size": 10, "default_num_special_tokens": 0}, "vocab": []},
+    {"config": {"pattern": "x", "default_num_special_tokens": -1}, "vocab": []},
+    {"config": {"pattern": "x", "default_num_special_tokens": 0},
+     "vocab": [{"rank": 1, "token_bytes": "AA=="}] * 300},
+    {"config": {"pattern": "x", "default_num_special_tokens": 0},
+     "vocab": [{"rank": i, "token_bytes": "!!"} for i in range(300)]},
+])
+def test_broken_tekken_files_get_a_clear_error(bad):
+    from webapp.tokenizer import TokenizerError, import_tokenizer
+
+    with pytest.raises(TokenizerError) as info:
+        import_tokenizer(json.dumps(bad))
+    assert info.value.message and "Traceback" not in info.value.message

@@ -53,6 +53,7 @@ FORMAT_LABELS = {
     "vocab-merges": "vocab.json + merges.txt",
     "tiktoken": "tiktoken rank file",
     "minbpe": "minbpe .model",
+    "tekken": "Mistral Tekken file",
     "seed": "playground JSON",  # the source tag of playground JSON files (the format's old name)
     "playground": "playground",
     "preset": "preset",

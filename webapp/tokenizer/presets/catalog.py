@@ -3,9 +3,9 @@
 The one registry the rest of the package and the web app ask: `PRESETS`
 (names and aliases), `PRESET_NAMES` (canonical names, OpenAI's first),
 `VENDORS` (names grouped by vendor, for the preset buttons), `get_preset`,
-`is_installed`, `load_preset`, `load_compiled` (the OpenAI presets'
-precompiled lists; None for the open models, whose merges follow the
-library's order and need no compiled list) and `prepare` (the set-up step).
+`is_installed`, `load_preset`, `load_compiled` (the compiled lists of the
+presets in list order; None for the open models whose merges follow the
+library's order and need none) and `prepare` (the set-up step).
 
 What it does not do: read any file itself, or encode.
 """
@@ -82,7 +82,7 @@ def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) ->
     """An OpenAI preset's compiled list (precompiled when the cache has it); None for an open model."""
     preset = get_preset(name)
     if isinstance(preset, OpenModelPreset):
-        return None
+        return open_models.load_compiled(preset.name, cache_dir)
     return openai.load_compiled(preset.name, cache_dir)
 
 

