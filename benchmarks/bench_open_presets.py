@@ -11,7 +11,9 @@ Usage (from the repository root, after `make setup` prepared the presets):
 - encode: texts no cache has seen (words of several scripts with a random
   tag each, so every pre-token is new) encoded once by the playground
   (`encode_loaded`) and once by `tokenizers.Tokenizer.encode_batch` of one
-  text at a time (`encode`); both in this process, best of 3 rounds, each
+  text at a time (`encode`; for mistral_tekken: tiktoken over the Tekken
+  file's ranks and pattern, which is what mistral-common's Tekkenizer runs);
+  both in this process, best of 3 rounds, each
   round with new text. The ratio is ours over the library's.
 - first encode: the same, the first call after opening (a fresh process).
 
@@ -21,12 +23,14 @@ Ratios are measured in the same run; only they mean anything across machines.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import random
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -65,7 +69,7 @@ def fresh_text(rng: random.Random, words: int) -> str:
     return "".join(out)
 
 
-def time_encode(name: str, library: Tokenizer, words: int) -> tuple[float, float]:
+def time_encode(name: str, library: Any, words: int) -> tuple[float, float]:
     loaded = get_tokenizer(name).loaded
     rng = random.Random(name)
     ours_best = theirs_best = float("inf")
@@ -81,6 +85,32 @@ def time_encode(name: str, library: Tokenizer, words: int) -> tuple[float, float
     return ours_best, theirs_best
 
 
+def tekken_oracle() -> Any:
+    """What mistral-common's Tekkenizer.encode(text, bos=False, eos=False) runs: tiktoken over the
+    file's ranks and pattern (mistral-common itself asks for an older numpy than the app pins)."""
+    import tiktoken
+
+    data = json.loads(open_models.file_bytes("mistral_tekken"))
+    special = data["config"]["default_num_special_tokens"]
+    inner = data["config"]["default_vocab_size"] - special
+    ranks = {base64.b64decode(x["token_bytes"]): x["rank"] for x in data["vocab"][:inner]}
+    enc = tiktoken.Encoding(name="tekken", pat_str=data["config"]["pattern"], mergeable_ranks=ranks, special_tokens={})
+    return _Shifted(enc, special)
+
+
+class _Shifted:
+    def __init__(self, enc: Any, special: int) -> None:
+        self.enc, self.special = enc, special
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> Any:
+        return _Ids([i + self.special for i in self.enc.encode(text)])
+
+
+class _Ids:
+    def __init__(self, ids: list[int]) -> None:
+        self.ids = ids
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--presets", default=",".join(p.name for p in open_models.OPEN_MODEL_LIST))
@@ -93,7 +123,10 @@ def main() -> None:
         child = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(cache), name],
                                capture_output=True, text=True, check=True)
         opened = json.loads(child.stdout)
-        library = Tokenizer.from_file(str(open_models.OPEN_MODELS[name].file_path()))
+        if open_models.OPEN_MODELS[name].kind == "tekken":
+            library: Any = tekken_oracle()
+        else:
+            library = Tokenizer.from_file(str(open_models.OPEN_MODELS[name].file_path()))
         ours, theirs = time_encode(name, library, args.words)
         print(f"{name:12} {opened['open_encode']:11.2f} {opened['with_import']:9.2f} {opened['peak_mb']:8.0f} "
               f"{ours:8.3f} {theirs:12.3f} {ours / theirs:6.1f}")
