@@ -10,7 +10,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: run test typecheck setup setup-test browser postgres postgres-stop bench bench-jobs load-test serve-prod db-upgrade clean
+.PHONY: prepare-open-background run test typecheck setup setup-test browser postgres postgres-stop bench bench-jobs load-test serve-prod db-upgrade clean
 
 # Before any rule runs: PYTHON must be 3.11 or newer (said plainly here, not
 # deep inside pip), and a .venv made by another Python version is removed so
@@ -53,13 +53,30 @@ MISTRAL_WHEEL := $(PYPI_DIR)/mistral_common-$(MISTRAL_COMMON)-py3-none-any.whl
 $(MISTRAL_WHEEL): $(VENV)/.installed
 	$(PIP) download --quiet --disable-pip-version-check --no-deps --only-binary=:all: -d $(PYPI_DIR) mistral-common==$(MISTRAL_COMMON)
 
-$(PRESETS_DIR)/.prepared: $(VENV)/.installed node_modules/.installed $(MISTRAL_WHEEL) $(PRESET_SOURCES) webapp/tokenizer/formats/tekken.py
-	$(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR)
+OPENAI_PRESETS := r50k_base p50k_base cl100k_base o200k_base
+OPEN_PRESETS := llama3 llama2 qwen3 deepseek_v3 gemma3 gpt_oss mistral_tekken
+# The OpenAI four before the server starts (seconds, as always); the open models
+# (about 40 s more on a fresh machine) in the background after `make run` starts
+# the server (their buttons say "preparing…" until each is ready, log in
+# instance/prepare.log), and before `make test` / `make serve-prod`.
+$(PRESETS_DIR)/.prepared: $(VENV)/.installed node_modules/.installed $(PRESET_SOURCES)
+	$(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR) --only $(OPENAI_PRESETS)
 	touch $@
+
+$(PRESETS_DIR)/.prepared-open: $(PRESETS_DIR)/.prepared $(MISTRAL_WHEEL) $(PRESET_SOURCES) webapp/tokenizer/formats/tekken.py
+	$(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR) --only $(OPEN_PRESETS)
+	touch $@
+
+prepare-open-background: setup $(MISTRAL_WHEEL)
+	@if [ ! -f $(PRESETS_DIR)/.prepared-open ]; then \
+	  echo "Preparing the open-model presets in the background (instance/prepare.log)."; \
+	  ( $(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR) --only $(OPEN_PRESETS) > instance/prepare.log 2>&1 \
+	    && touch $(PRESETS_DIR)/.prepared-open ) & \
+	fi
 
 setup: $(VENV)/.installed node_modules/.installed $(PRESETS_DIR)/.prepared
 
-setup-test: setup $(VENV)/.installed-test browser
+setup-test: setup $(PRESETS_DIR)/.prepared-open $(VENV)/.installed-test browser
 
 # Debian's chromium drives the Playwright tests; `playwright install` needs the
 # internet and is never used. CHROMIUM_PATH points at another browser.
@@ -69,7 +86,7 @@ browser:
 # The web server and a background-job worker beside it (scripts/with-worker.sh
 # stops the worker with the server). The queue is a SQLite file in instance/
 # unless PLAYGROUND_QUEUE_URL=redis://... is set.
-run: setup
+run: setup prepare-open-background
 	@echo "BPE Playground: http://$(HOST):$(PORT)/"
 	@bash scripts/with-worker.sh $(PY) $(PY) -m flask --app webapp run --host $(HOST) --port $(PORT)
 
@@ -110,7 +127,7 @@ postgres-stop:
 # Production: gunicorn, several workers, access log on stdout. Settings by
 # environment: BIND (default 127.0.0.1:8000), WEB_CONCURRENCY, PLAYGROUND_SECRET_KEY,
 # PLAYGROUND_DATABASE_URL or DATABASE_URL (see gunicorn.conf.py and docs/production.md).
-serve-prod: setup
+serve-prod: setup $(PRESETS_DIR)/.prepared-open
 	$(PY) -m flask --app webapp db upgrade
 	@bash scripts/with-worker.sh $(PY) $(PY) -m gunicorn -c gunicorn.conf.py wsgi:app
 

@@ -89,3 +89,30 @@ def test_mistral_tekken_over_the_api(client):
     response = client.post("/api/tokenizers/mistral_tekken/encode", json={"text": TEXT})
     assert response.status_code == 200 and response.get_json()["ids"] == get_tokenizer("mistral_tekken").encode(TEXT)
     assert client.get("/bytes", query_string={"tokenizer": "mistral_tekken", "text": TEXT}).status_code == 200
+
+
+def test_presets_being_prepared_say_so(client, monkeypatch, tmp_path):
+    import os
+
+    from webapp.tokenizer import TokenizerError
+    from webapp.tokenizer.presets import catalog, openai
+    from webapp.tokenizers import store as tokenizer_store
+
+    # a set-up step (here: this test's parent process, alive) preparing into an empty cache folder
+    (tmp_path / catalog.PREPARING_MARKER).write_text(str(os.getppid()))
+    monkeypatch.setattr(openai, "_CACHE_DIR", [tmp_path])
+    monkeypatch.setattr(open_models, "_LOADED", type(open_models._LOADED)(8, 10**7, weigh=open_models._LOADED.weigh))
+    monkeypatch.setattr(tokenizer_store, "PRESET_ENTRIES",
+                        type(tokenizer_store.PRESET_ENTRIES)(16, 10**8, weigh=tokenizer_store.PRESET_ENTRIES.weigh))
+    assert catalog.is_preparing("gemma3")
+    listing = {item["name"]: item for item in client.get("/api/tokenizers").get_json()["presets"]}
+    assert listing["gemma3"]["preparing"] is True
+    page = client.get("/bytes").get_data(as_text=True)
+    button = re.search(r'<button[^>]*value="gemma3"[^>]*>.*?</button>', page, re.S).group(0)
+    assert " disabled" in button and "preparing…" in button
+    response = client.post("/api/tokenizers/gemma3/encode", json={"text": "x"})
+    assert response.status_code == 503 and "still being prepared" in response.get_json()["error"]["message"]
+    # a marker whose process is gone: nothing is being prepared
+    (tmp_path / catalog.PREPARING_MARKER).write_text("999999999")
+    assert not catalog.is_preparing("gemma3")
+    assert isinstance(catalog.PresetPreparing("x", field="tokenizer"), TokenizerError)

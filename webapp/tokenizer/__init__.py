@@ -115,6 +115,7 @@ from webapp.tokenizer.presets.catalog import (
     VENDORS,
     get_preset,
     is_installed,
+    is_preparing,
     is_preset,
     load_compiled,
     load_preset,
@@ -164,7 +165,7 @@ __all__ = [
     "EXPORT_FORMATS", "canonical_format", "dumps_stored", "export_playground_json", "export_tokenizer",
     "from_playground", "import_tokenizer", "loads_stored", "with_pretokenize",
     # presets and the tiktoken-like handle
-    "INSTALL_HINT", "PRESETS", "PRESET_NAMES", "PRESET_RULES", "VENDORS", "PresetMissing", "get_preset", "is_installed", "is_preset",
+    "INSTALL_HINT", "PRESETS", "PRESET_NAMES", "PRESET_RULES", "VENDORS", "PresetMissing", "get_preset", "is_installed", "is_preparing", "is_preset",
     "load_compiled", "load_preset", "load_ranks", "set_cache_dir",
     "Tokenizer", "allowed_set", "encode_special", "encode_trace_special", "get_tokenizer", "register_resolver",
     # tiktoken's Python API (docs/tiktoken.md)

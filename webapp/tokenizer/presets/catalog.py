@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Union
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Union
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.presets import open_models, openai
 from webapp.tokenizer.presets.open_models import OpenModelPreset
-from webapp.tokenizer.presets.openai import Preset
+from webapp.tokenizer.presets.openai import Preset, PresetMissing
 
 AnyPreset = Union[Preset, OpenModelPreset]
 
@@ -71,8 +73,58 @@ def is_installed(name: str) -> bool:
     return openai.is_installed(preset.rank_file or preset.name)
 
 
+PREPARING_MARKER = ".preparing"  # in the cache folder: the pid of a set-up step still preparing presets
+
+
+class PresetPreparing(PresetMissing):
+    """The preset is being prepared by the set-up step right now (a 503, like a missing one)."""
+
+
+@contextmanager
+def marked_preparing(cache_dir: str | os.PathLike[str]) -> Iterator[None]:
+    """While the set-up step runs: the presets it has not finished show as being prepared."""
+    marker = Path(cache_dir) / PREPARING_MARKER
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(str(os.getpid()), encoding="ascii")
+    except OSError:
+        pass
+    try:
+        yield
+    finally:
+        try:
+            if marker.read_text(encoding="ascii") == str(os.getpid()):
+                marker.unlink()
+        except OSError:
+            pass
+
+
+def is_preparing(name: str, cache_dir: str | os.PathLike[str] | None = None) -> bool:
+    """Is another process's set-up step still preparing this preset (not prepared yet, its marker alive)?"""
+    where = Path(cache_dir) if cache_dir else openai.get_cache_dir()
+    if where is None:
+        return False
+    try:
+        pid = int((where / PREPARING_MARKER).read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        return False
+    if pid == os.getpid() or is_prepared(where, name):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False  # a step that died: the preset is converted where it is used, as without set-up
+    except OSError:
+        pass  # (alive, another user's)
+    return True
+
+
 def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> LoadedTokenizer:
     preset = get_preset(name)
+    if is_preparing(preset.name, cache_dir):
+        raise PresetPreparing(
+            f"tokenizer: the preset {preset.name} is still being prepared by the set-up step (it runs in the "
+            "background after the server starts); it is ready in a minute or two", field="tokenizer")
     if isinstance(preset, OpenModelPreset):
         return open_models.load(preset.name, cache_dir)
     return openai.load_preset(preset.name, cache_dir)
@@ -114,7 +166,7 @@ def clear_caches() -> None:
 
 
 __all__ = [
-    "AnyPreset", "PRESETS", "PRESET_NAMES", "PRESET_RULES", "VENDORS", "clear_caches", "get_preset", "is_installed",
-    "is_open_model", "is_prepared", "is_preset", "load_compiled", "load_preset", "prepare", "unknown_preset",
-    "vendor_of",
+    "AnyPreset", "PREPARING_MARKER", "PRESETS", "PRESET_NAMES", "PRESET_RULES", "PresetPreparing", "VENDORS",
+    "clear_caches", "get_preset", "is_installed", "is_open_model", "is_prepared", "is_preparing", "is_preset",
+    "load_compiled", "load_preset", "marked_preparing", "prepare", "unknown_preset", "vendor_of",
 ]

@@ -36,9 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         names = tuple(presets.get_preset(n).name for n in args.only) if args.only else presets.PRESET_NAMES
-        for name in names:  # one line of progress per preset, as each is ready
-            for done, seconds in presets.prepare(args.cache_dir, (name,)).items():
-                print(f"preset {done}: ready in {args.cache_dir} ({seconds:.1f} s)", flush=True)
+        with presets.marked_preparing(args.cache_dir):  # the pages say "preparing…" until each is ready
+            for name in names:  # one line of progress per preset, as each is ready
+                for done, seconds in presets.prepare(args.cache_dir, (name,)).items():
+                    print(f"preset {done}: ready in {args.cache_dir} ({seconds:.1f} s)", flush=True)
     except TokenizerError as exc:  # PresetMissing included: it names the command to run
         print(f"prepare presets: {exc.message}", file=sys.stderr)
         return 1
