@@ -15,7 +15,9 @@ Usage (from the repository root, after `make setup` prepared the presets):
   file's ranks and pattern, which is what mistral-common's Tekkenizer runs);
   both in this process, best of 3 rounds, each
   round with new text. The ratio is ours over the library's.
-- first encode: the same, the first call after opening (a fresh process).
+- first / lib first: the first encode of 2,000 never-seen words right after
+  opening (and one short encode), in a fresh process: ours, and the
+  library's after `Tokenizer.from_file` (not for mistral_tekken).
 
 Ratios are measured in the same run; only they mean anything across machines.
 """
@@ -41,6 +43,16 @@ from webapp.tokenizer import get_tokenizer, set_cache_dir  # noqa: E402
 from webapp.tokenizer.hf.encoding import encode_loaded  # noqa: E402
 from webapp.tokenizer.presets import open_models  # noqa: E402
 
+LIBRARY_CHILD = r"""
+import json, sys, time
+from tokenizers import Tokenizer
+tok = Tokenizer.from_file(sys.argv[1])
+tok.encode("Hello world, this is the first text after opening.", add_special_tokens=False)
+first = time.perf_counter()
+tok.encode(sys.argv[2], add_special_tokens=False)
+print(json.dumps({"first": time.perf_counter() - first}))
+"""
+
 CHILD = r"""
 import json, sys, time
 started = time.perf_counter()
@@ -50,8 +62,12 @@ imported = time.perf_counter()
 set_cache_dir(sys.argv[2])
 ids = get_tokenizer(sys.argv[3]).encode("Hello world, this is the first text after opening.")
 done = time.perf_counter()
+text = sys.argv[4]
+first = time.perf_counter()
+get_tokenizer(sys.argv[3]).encode(text)
+first = time.perf_counter() - first
 hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")][0]
-print(json.dumps({"with_import": done - started, "open_encode": done - imported,
+print(json.dumps({"with_import": done - started, "open_encode": done - imported, "first": first,
                   "peak_mb": int(hwm.split()[1]) / 1024}))
 """
 
@@ -118,18 +134,25 @@ def main() -> None:
     args = parser.parse_args()
     cache = ROOT / "instance" / "presets"
     set_cache_dir(cache)
-    print(f"{'preset':12} {'open+encode':>11} {'w/ import':>9} {'peak MB':>8} {'ours s':>8} {'tokenizers s':>12} {'ratio':>6}")
+    print(f"{'preset':14} {'open+encode':>11} {'w/ import':>9} {'peak MB':>8} {'first':>7} {'lib first':>9} "
+          f"{'ours s':>8} {'tokenizers s':>12} {'ratio':>6}")
+    sample = fresh_text(random.Random("first"), 2000)
     for name in args.presets.split(","):
-        child = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(cache), name],
+        child = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(cache), name, sample],
                                capture_output=True, text=True, check=True)
         opened = json.loads(child.stdout)
+        lib_first = float("nan")
+        if open_models.OPEN_MODELS[name].kind != "tekken":
+            lib = subprocess.run([sys.executable, "-c", LIBRARY_CHILD, str(open_models.OPEN_MODELS[name].file_path()),
+                                  sample], capture_output=True, text=True, check=True)
+            lib_first = json.loads(lib.stdout)["first"]
         if open_models.OPEN_MODELS[name].kind == "tekken":
             library: Any = tekken_oracle()
         else:
             library = Tokenizer.from_file(str(open_models.OPEN_MODELS[name].file_path()))
         ours, theirs = time_encode(name, library, args.words)
-        print(f"{name:12} {opened['open_encode']:11.2f} {opened['with_import']:9.2f} {opened['peak_mb']:8.0f} "
-              f"{ours:8.3f} {theirs:12.3f} {ours / theirs:6.1f}")
+        print(f"{name:14} {opened['open_encode']:11.2f} {opened['with_import']:9.2f} {opened['peak_mb']:8.0f} "
+              f"{opened['first']:7.3f} {lib_first:9.3f} {ours:8.3f} {theirs:12.3f} {ours / theirs:6.1f}")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ pairs). For presets, prepared once at setup, this module writes one .npz:
 - `rules`: the model's rules in the file's ids (n x 3 int64), from which
   `LibraryMerges` builds its pair map with numpy;
 - `tokens`: the model's vocab as a JSON list of [token, id];
+- `edges`: where a long piece may be cut (hf/model.py, `_segments`);
 - `meta`: the rest of the `LoadedTokenizer` as JSON (byte level: its stored
   form, which already reads in milliseconds; character level: every field
   but the merges and vocab, which follow from `rules` and `tokens`).
@@ -53,7 +54,8 @@ def dumps_library(tok: LoadedTokenizer) -> bytes:
                 "special_tokens": tok.special_tokens, "notes": list(tok.notes), "pipeline": tok.pipeline,
                 "model": tok.model, "unk_id": tok.unk_id}
     out = io.BytesIO()
-    np.savez(out, rules=rules, tokens=_json_array(list(model.vocab.items())), meta=_json_array(meta))
+    np.savez(out, rules=rules, tokens=_json_array(list(model.vocab.items())), meta=_json_array(meta),
+             edges=model.edge_array())
     return out.getvalue()
 
 
@@ -72,6 +74,7 @@ def loads_library(data: bytes) -> LoadedTokenizer:
         rules = found["rules"]
         tokens = _read_json(found["tokens"])
         meta = _read_json(found["meta"])
+        edges = found["edges"] if "edges" in found.files else None
     if meta.get("v") != LIBRARY_FORM_VERSION:
         raise ValueError("not this version of the precompiled form")
     vocab = {str(token): int(i) for token, i in tokens}
@@ -87,7 +90,7 @@ def loads_library(data: bytes) -> LoadedTokenizer:
             notes=tuple(meta["notes"]), pipeline=meta["pipeline"], model=meta["model"],
             unk_id=None if unk is None else int(unk),
         )
-    attach_model(tok, LibraryModel(vocab, rules, tok.model, tok.unk_id))
+    attach_model(tok, LibraryModel(vocab, rules, tok.model, tok.unk_id, edges))
     return tok
 
 

@@ -24,6 +24,8 @@ import json
 from itertools import chain
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
 from webapp.tokenizer.core.library_order import Firing, LibraryMerges
 from webapp.tokenizer.hf.alphabet import bytes_to_token
@@ -60,7 +62,8 @@ class LibraryModel:
     """The file's vocab {token string: id}, its rules in file ids, and its options (see the module doc)."""
 
     def __init__(
-        self, vocab: Mapping[str, int], rules: Sequence[Sequence[int]], options: str, unk_id: int | None
+        self, vocab: Mapping[str, int], rules: Sequence[Sequence[int]] | np.ndarray, options: str,
+        unk_id: int | None, edges: np.ndarray | None = None,
     ) -> None:
         opts = json.loads(options)
         self.vocab = vocab
@@ -73,6 +76,7 @@ class LibraryModel:
         fallback = [vocab.get(code) for code in _FALLBACK] if opts["byte_fallback"] else []
         self.fallback: list[int | None] | None = fallback or None
         self._edge_set: frozenset[int] | None = None  # see _edges (made on the first long piece)
+        self._edge_array: np.ndarray | None = edges
         self.cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(
             PIECE_CACHE_ENTRIES, PIECE_CACHE_CHARS, budget=LIST_BUDGET
         )
@@ -189,16 +193,26 @@ class LibraryModel:
         """(last character of a rule's left token, first of its right token) of every rule, packed."""
         edges = self._edge_set
         if edges is None:
-            names = {i: t for t, i in self.vocab.items()}
-            ranks = self.merges.ranks
-            shift = self.merges.shift
-            found: set[int] = set()
-            for key in ranks:
-                left, right = names.get(key // shift), names.get(key % shift)
-                if left and right:
-                    found.add(ord(left[-1]) << 21 | ord(right[0]))
-            edges = self._edge_set = frozenset(found)
+            edges = self._edge_set = frozenset(self.edge_array().tolist())
         return edges
+
+    def edge_array(self) -> np.ndarray:
+        """The packed edges of `_edges` as a sorted int64 array (numpy; kept in a preset's precompiled form)."""
+        if self._edge_array is not None:
+            return self._edge_array
+        size = max(self.vocab.values(), default=0) + 1
+        first = np.zeros(size, dtype=np.int64)
+        last = np.zeros(size, dtype=np.int64)
+        for token, i in self.vocab.items():
+            if token:
+                first[i] = ord(token[0])
+                last[i] = ord(token[-1])
+        keys = np.fromiter(self.merges.ranks.keys(), dtype=np.int64, count=len(self.merges.ranks))
+        shift = self.merges.shift
+        left, right = keys // shift, keys % shift
+        known = (left < size) & (right < size)
+        self._edge_array = np.unique((last[left[known]] << 21) | first[right[known]])
+        return self._edge_array
 
     def tokenize_trace(self, piece: str, unit: str = "utf8") -> tuple[list[int], list[int], list[Firing], bool]:
         """(initial symbols, their sizes in `unit`, the merges in firing order, taken whole by ignore_merges)."""
