@@ -152,6 +152,7 @@ def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = N
         preset = get_preset(name)
         if isinstance(preset, OpenModelPreset):
             started = time.perf_counter()
+            open_models.clear_caches()  # (one opened earlier in this process may come from another folder)
             open_models.load(preset.name, cache_dir)
             spent[preset.name] = time.perf_counter() - started
             open_models.clear_caches()
