@@ -141,3 +141,31 @@ def test_long_pieces_cut_where_no_merge_joins(rules, text):
                          "byte_fallback": True})
     assert encode_loaded(tokfiles.import_tokenizer(content), text) == Tokenizer.from_str(content).encode(
         text, add_special_tokens=False).ids
+
+
+@pytest.mark.parametrize("change", [
+    {"post_processor": {"type": "TemplateProcessing", "single": "nope", "special_tokens": {}}},
+    {"post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<x>"}}], "special_tokens": {}}},
+    {"post_processor": {"type": "Sequence", "processors": [{"type": "Weird"}]}},
+    {"post_processor": [1, 2]},
+    {"model_options": {"ignore_merges": "yes", "byte_fallback": 1, "fuse_unk": None, "dropout": "x", "unk_token": 5}},
+])
+def test_odd_model_options_and_post_processors_open_with_a_note_or_as_the_library_reads_them(change):
+    extra = {k: v for k, v in change.items() if k != "model_options"}
+    model = {"vocab": _vocab([*LETTERS, *MADE]), "merges": MERGES, **change.get("model_options", {})}
+    loaded = tokfiles.import_tokenizer(_document(model, **extra))
+    ids = encode_loaded(loaded, "abc ▁abc")
+    assert ids and all(isinstance(i, int) for i in ids)
+    if "post_processor" in change:
+        assert any("post-processor" in note for note in loaded.notes)
+
+
+def test_a_deeply_nested_post_processor_is_a_clear_error():
+    from webapp.tokenizer import TokenizerError
+
+    nested = '{"type": "Sequence", "processors": [' * 5000 + '{"type": "ByteLevel"}' + "]}" * 5000
+    content = _document({"vocab": _vocab([*LETTERS, *MADE]), "merges": MERGES}, post_processor="HERE")
+    content = content.replace('"HERE"', nested)
+    with pytest.raises(TokenizerError) as info:
+        tokfiles.import_tokenizer(content)
+    assert "deep" in info.value.message or "nest" in info.value.message

@@ -159,6 +159,7 @@ def test_tekken_files_open_and_refuse_export(tekken):
 
 @pytest.mark.parametrize("bad", [
     {"config": {"pattern": ""}, "vocab": []},
+    {"config": {"pattern": "(", "default_num_special_tokens": 0}, "vocab": []},
     {"config": {"pattern": "x", "default_vocab_size": 10, "default_num_special_tokens": 0}, "vocab": []},
     {"config": {"pattern": "x", "default_num_special_tokens": -1}, "vocab": []},
     {"config": {"pattern": "x", "default_num_special_tokens": 0},

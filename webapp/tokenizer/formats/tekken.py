@@ -28,6 +28,8 @@ import binascii
 from dataclasses import replace
 from typing import Any
 
+import regex
+
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.building import build_byte_level
 from webapp.tokenizer.formats.common import _file_error, _is_int, _load_json, _show
@@ -62,6 +64,10 @@ def parse_tekken(content: str | bytes) -> LoadedTokenizer:
     pattern = config["pattern"]
     if not isinstance(pattern, str) or not pattern:
         raise _file_error(f"Tekken config: pattern should be a regex string, got {_show(pattern)}")
+    try:
+        regex.compile(pattern)
+    except (regex.error, RecursionError, OverflowError) as exc:
+        raise _file_error(f"Tekken config: the pattern does not compile ({_show(str(exc))})") from None
     vocab = data["vocab"]
     num_special = _config_int(config, "default_num_special_tokens", 0)
     size = _config_int(config, "default_vocab_size", len(vocab) + num_special)
