@@ -173,3 +173,20 @@ def test_broken_tekken_files_get_a_clear_error(bad):
     with pytest.raises(TokenizerError) as info:
         import_tokenizer(json.dumps(bad))
     assert info.value.message and "Traceback" not in info.value.message
+
+
+def test_one_worker_with_every_preset_open_stays_within_its_bound():
+    """The measured figure (docs/limits.md, Every preset open: 1,007 MB PSS) with a margin, in a fresh process."""
+    import subprocess
+    import sys
+
+    from webapp.tokenizer.presets import catalog, prepare
+
+    if not all(catalog.is_installed(n) and catalog.is_prepared(prepare.DEFAULT_CACHE_DIR, n)
+               for n in catalog.PRESET_NAMES):
+        pytest.skip("the presets are not all installed and prepared (make setup-test)")
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "measure_preset_memory.py")],
+                         capture_output=True, text=True, check=True, timeout=600).stdout
+    last = out.strip().splitlines()[-1]
+    pss = float(last.split("PSS")[1].split()[0])
+    assert pss <= 1_200, last
