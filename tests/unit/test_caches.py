@@ -193,13 +193,16 @@ def test_pretoken_and_chunk_caches_stay_within_their_bounds(monkeypatch):
 def test_the_preset_caches_hold_every_preset_once(monkeypatch):
     """One entry per preset and every preset's ranks in weight: all four stay, none is converted twice."""
     from webapp.tokenizer import get_tokenizer
-    from webapp.tokenizer.presets import openai as presets, prepare
+    from webapp.tokenizer.presets import catalog, open_models, openai as presets, prepare
 
     names = presets.PRESET_NAMES
-    caches = [NAMED[name] for name in ("presets.ranks", "presets.loaded", "presets.compiled", "real.handles")]
+    caches = [NAMED[name] for name in ("presets.ranks", "presets.loaded", "presets.compiled")]
     for cache in caches:
         assert cache.max_entries == len(names) == 4
         assert cache.max_weight == presets.PRESET_RANKS == sum(presets.get_preset(n).n_ranks for n in names) == 400_790
+    handles = NAMED["real.handles"]  # every preset, the open models' too
+    assert handles.max_entries == len(catalog.PRESET_NAMES) == 11
+    assert handles.max_weight == catalog.PRESET_RULES == 400_790 + sum(p.rules for p in open_models.OPEN_MODEL_LIST)
     if not all(presets.is_installed(n) and presets.is_prepared(prepare.DEFAULT_CACHE_DIR, n) for n in names):
         pytest.skip("the presets are not installed and prepared (make setup)")
     monkeypatch.setattr(presets, "_CACHE_DIR", [prepare.DEFAULT_CACHE_DIR])
@@ -210,6 +213,7 @@ def test_the_preset_caches_hold_every_preset_once(monkeypatch):
     for cache in caches:
         assert sorted(cache.data) == sorted(names)
         assert cache.weight == _exact_weight(cache) <= cache.max_weight
+    assert set(names) <= set(handles.data) and handles.weight == _exact_weight(handles) <= handles.max_weight
 
 
 def test_special_token_regexes_stay_within_their_bounds(monkeypatch):

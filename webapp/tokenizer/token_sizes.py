@@ -23,7 +23,7 @@ What it does not do: validate rules (validation.py does) or encode anything.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 from webapp.tokenizer.errors import TokenizerError
 

@@ -105,7 +105,7 @@ def of_ref(ref: str, level: str = "bytes", special: Any = ()) -> ActiveTokenizer
 
 def _byte_level(active: ActiveTokenizer) -> tokenizer_store.Loaded:
     entry = active.loaded()
-    if entry.tok.level != "bytes":
+    if entry.tok.level != "bytes" and not entry.tok.library_order:  # (a library-order file shows on both pages)
         raise TokenizerError("tokenizer: this is a character-level tokenizer; open it on the Characters page",
                              field="tokenizer")
     return entry

@@ -33,6 +33,7 @@ from webapp.tokenizer import (
     BoundedCache,
     LoadedTokenizer,
     PRESET_NAMES,
+    PRESET_RULES,
     TokenizerError,
     dumps_stored,
     get_preset,
@@ -52,6 +53,7 @@ FORMAT_LABELS = {
     "vocab-merges": "vocab.json + merges.txt",
     "tiktoken": "tiktoken rank file",
     "minbpe": "minbpe .model",
+    "tekken": "Mistral Tekken file",
     "seed": "playground JSON",  # the source tag of playground JSON files (the format's old name)
     "playground": "playground",
     "preset": "preset",
@@ -109,12 +111,18 @@ def _get_blob(blob_id: str) -> bytes | None:
 
 
 def make_entry(blob_id: str, tok: LoadedTokenizer, compiled: Any = None) -> Loaded:
-    """`compiled`, when given, is the tokenizer's compiled list (a preset's precompiled form)."""
-    if tok.level != "bytes":
+    """`compiled`, when given, is the tokenizer's compiled list (a preset's precompiled form).
+
+    A file in the library's merge order needs no compiled list; a character-level one
+    (SentencePiece style) gets a bytes vocab too, so the Bytes page can show it.
+    """
+    if tok.level != "bytes" and not tok.library_order:
         return Loaded(blob_id, tok, None, None)
-    vocab = tok.file_vocab()
+    vocab = tk.loaded_byte_vocab(tok)
     for token, token_id in tok.special_tokens.items():
         vocab.setdefault(token_id, token.encode("utf-8"))  # decoding shows a special token as its text
+    if tok.library_order:
+        return Loaded(blob_id, tok, None, vocab)
     return Loaded(blob_id, tok, compiled if compiled is not None else tk.compile_byte_merges(list(tok.merges)), vocab)
 
 
@@ -160,8 +168,8 @@ def load_tokenizer(tokenizer_id: Any) -> Loaded:
 
 
 #: Presets as `Loaded`, one per preset name, kept for the process: as many entries as the app
-#: ships presets, and 1,000,000 rules (the shipped ones hold about 400,000), so none is evicted.
-PRESET_ENTRIES: BoundedCache[str, Loaded] = BoundedCache(len(PRESET_NAMES), 1_000_000, weigh=_rules_of,
+#: ships presets, and every preset's rules once (PRESET_RULES), so none is evicted.
+PRESET_ENTRIES: BoundedCache[str, Loaded] = BoundedCache(len(PRESET_NAMES), PRESET_RULES, weigh=_rules_of,
                                                          name="tokenizer_store.presets")
 _BUILD_LOCK = threading.Lock()  # one conversion at a time: each costs a second and ~100 MB
 

@@ -71,7 +71,6 @@ from webapp.tokenizer.core import batch, engine
 from webapp.tokenizer.core.byte_splits import _split_table_fixpoint, _split_table_well_formed, rules_array
 from webapp.tokenizer.core.engine import INF, RuleTable
 from webapp.tokenizer.core.tracing import build_trace, run_segments
-from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 from webapp.tokenizer.traces import EncodeTrace
 from webapp.tokenizer.validation import ByteRule, plain_byte_values, validate_byte_merges, validate_text

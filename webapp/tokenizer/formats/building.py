@@ -38,13 +38,16 @@ def build_byte_level(
     notes: Sequence[str] = (),
     special: Mapping[str, int] | None = None,
     unk_id: int | None = None,
+    all_tokens: bool = False,
 ) -> LoadedTokenizer:
     """File ids + their bytes + rules in file ids -> playground merges and the id map.
 
     Single-byte tokens become their byte value. Multi-byte tokens keep their
     file id when every one of them is >= 256 (the usual case); otherwise all of
     them are renumbered 256, 257, ... in order of first use, so no id can clash
-    with a byte.
+    with a byte. `all_tokens`: the vocab keeps every multi-byte token of the
+    file, also those no rule makes or uses (after them, in file id order): the
+    library's `ignore_merges` can give any of them.
     """
     notes = list(notes)
     byte_file_id: dict[int, int] = {}
@@ -64,6 +67,8 @@ def build_byte_level(
             if fid not in seen and len(file_bytes[fid]) > 1:
                 seen.add(fid)
                 multi.append(fid)
+    if all_tokens:
+        multi += [fid for fid in sorted(file_bytes) if fid not in seen and len(file_bytes[fid]) > 1]
     keep_ids = all(fid >= 256 for fid in multi)
     to_pg: dict[int, int] = {}
     for byte, fid in byte_file_id.items():

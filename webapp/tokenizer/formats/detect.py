@@ -11,11 +11,12 @@ import binascii
 import json
 
 from webapp.tokenizer.formats.common import _as_text, _file_error, _is_int
+from webapp.tokenizer.formats.tekken import looks_like_tekken
 from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
 
 
 def detect_format(content: str | bytes, filename: str | None = None) -> str:
-    """Which import format `content` is in: hf, playground, vocab-merges, tiktoken or minbpe.
+    """Which import format `content` is in: hf, playground, vocab-merges, tiktoken, minbpe or tekken.
 
     Decided by the content (the file name only breaks a tie); anything that
     matches no format is a TokenizerError saying what was expected.
@@ -36,6 +37,8 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
             # (a vocab.json may well hold the tokens "model" or "merges": look at the values)
             if isinstance(data.get("model"), dict):
                 return "hf"
+            if looks_like_tekken(data):
+                return "tekken"
             if isinstance(data.get("merges"), list):
                 return "playground"
             if data and all(isinstance(k, str) and _is_int(v) for k, v in data.items()):
@@ -44,7 +47,7 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
                 )
         raise _file_error(
             "this JSON is not a tokenizer file: expected a Hugging Face tokenizer.json "
-            '(with "model") or a playground JSON file (with "merges")'
+            '(with "model"), a Tekken file (with "config" and "vocab") or a playground JSON file (with "merges")'
         )
     if stripped.startswith("#version") or name.endswith("merges.txt"):
         raise _file_error("this looks like a merges.txt on its own; add its vocab.json to import the pair")

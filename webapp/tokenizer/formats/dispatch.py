@@ -14,12 +14,13 @@ from webapp.tokenizer.formats.detect import detect_format
 from webapp.tokenizer.formats.hf_json import export_hf, parse_hf_tokenizer_json
 from webapp.tokenizer.formats.minbpe import export_minbpe, parse_minbpe
 from webapp.tokenizer.formats.playground import export_playground_json, parse_playground_json
+from webapp.tokenizer.formats.tekken import export_note, parse_tekken
 from webapp.tokenizer.formats.tiktoken_ranks import export_tiktoken, parse_tiktoken
 from webapp.tokenizer.formats.vocab_merges import parse_vocab_merges
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 
-FORMATS: tuple[str, ...] = ("auto", "hf", "vocab-merges", "tiktoken", "minbpe", "playground")
+FORMATS: tuple[str, ...] = ("auto", "hf", "vocab-merges", "tiktoken", "minbpe", "playground", "tekken")
 EXPORT_FORMATS: tuple[str, ...] = ("playground", "hf", "minbpe", "tiktoken")
 #: Old format names still accepted: "seed" was the playground JSON's name
 #: before it was renamed, and links carrying it keep working.
@@ -87,12 +88,17 @@ def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, l
         return parse_tiktoken(content, limits=limits)
     if fmt == "minbpe":
         return parse_minbpe(content, limits=limits)
+    if fmt == "tekken":
+        return parse_tekken(content)
     return parse_playground_json(content, limits=limits)
 
 
 def export_tokenizer(tok: LoadedTokenizer, fmt: str, pretokenize: str | None = None) -> tuple[str, str, str]:
     """(content, file name, media type) for an export format."""
     fmt = canonical_format(fmt)
+    refused = export_note(tok) if fmt in EXPORT_FORMATS else None
+    if refused is not None:
+        raise TokenizerError(refused, field="format")
     if fmt == "playground":
         return export_playground_json(tok), "tokenizer.playground.json", "application/json"
     if fmt == "hf":

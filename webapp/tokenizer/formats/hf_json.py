@@ -5,9 +5,15 @@ decoder and added tokens are read by hf/pipeline.py and stored with the tokenize
 (`LoadedTokenizer.pipeline`), which hf/encoding.py applies. Export writes a
 file the `tokenizers` library loads and that gives the same ids.
 
-What it does not do: byte fallback, post-processing, or the pipeline parts
-hf/pipeline.py does not have (a note says what the playground leaves out);
-WordPiece, Unigram or WordLevel models, which are refused with a message.
+The merges follow the `tokenizers` library's order (hf/model.py,
+core/library_order.py: the lowest-ranked pair present fires), with the
+model's ignore_merges, byte_fallback and unknown token; the post-processor's
+added ids are kept in the pipeline.
+
+What it does not do: BPE dropout, continuing_subword_prefix /
+end_of_word_suffix (refused), or the pipeline parts hf/pipeline.py does not
+have (a note says what the playground leaves out); WordPiece, Unigram or
+WordLevel models, which are refused with a message.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from webapp.tokenizer.formats.hf_strings import _byte_level_from_strings, _char_
 from webapp.tokenizer.formats.hf_strings import _split_merge_line
 from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token
 from webapp.tokenizer.hf.components import maps_bytes
+from webapp.tokenizer.hf.model import read_model_options
 from webapp.tokenizer.hf.pipeline import read_pipeline
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import PATTERNS, check_scheme, scheme_for_pattern
@@ -78,13 +85,6 @@ def _hf_pretokenize(data: dict[str, Any]) -> tuple[str, list[str]]:
             f"using {scheme!r}, so ids may differ from the library's on some texts"
         )
     return scheme, notes
-
-
-def _hf_side_notes(data: dict[str, Any]) -> list[str]:
-    notes = []
-    if data.get("post_processor"):
-        notes.append("the file's post-processor (added special tokens) is not applied by the playground")
-    return notes
 
 
 def _is_byte_level(data: dict[str, Any], vocab: Mapping[str, Any]) -> bool:
@@ -156,17 +156,9 @@ def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
     }
     scheme, _scheme_notes = _hf_pretokenize(data)
     pipeline, notes = read_pipeline(data)  # applied by encode_loaded; notes name what is left out
-    notes += _hf_side_notes(data)
+    model_options, model_notes = read_model_options(model)
+    notes += model_notes
     unk_token = model.get("unk_token")
-    if model.get("ignore_merges"):
-        notes.append(
-            "the file takes a whole piece straight from the vocab when it is there (ignore_merges); "
-            "the playground always merges, so a few pieces may get other ids"
-        )
-    if model.get("dropout"):
-        notes.append("the file's BPE dropout (random skipping of merges) is not applied")
-    if model.get("byte_fallback"):
-        notes.append("the file falls back to <0xXX> byte tokens for unknown characters; the playground does not")
     if _is_byte_level(data, vocab):
         if model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
             raise _file_error(
@@ -174,13 +166,13 @@ def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
                 "end_of_word_suffix), which playground merges cannot represent"
             )
         if not maps_bytes(json.loads(pipeline)["pre_tokenizer"]):
-            notes.append("the file's byte-level model gets text without a ByteLevel pre-tokenizer; the "
-                         "playground gives it the text's UTF-8 bytes, so ids may differ from the library's")
+            notes.append("the file's byte-level model gets text without a ByteLevel pre-tokenizer, "
+                         "so characters outside its byte alphabet are unknown to it, as in the library")
         loaded = _byte_level_from_strings(
             vocab, pairs, source="hf", pretokenize=scheme, notes=notes,
-            special=special, unk_token=unk_token,
+            special=special, unk_token=unk_token, all_tokens=True,
         )
-        return replace(loaded, pipeline=pipeline)
+        return replace(loaded, pipeline=pipeline, model=model_options, notes=_library_notes(loaded.notes))
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             raise _file_error(
@@ -189,7 +181,13 @@ def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
             )
     loaded = _char_level_from_strings(vocab, pairs, source="hf", notes=notes, special=special)
     unk_id = vocab.get(unk_token) if isinstance(unk_token, str) else None
-    return replace(loaded, pipeline=pipeline, unk_id=unk_id)
+    return replace(loaded, pipeline=pipeline, unk_id=unk_id, model=model_options,
+                   notes=_library_notes(loaded.notes))
+
+
+def _library_notes(notes: tuple[str, ...]) -> tuple[str, ...]:
+    """Leave out the seed order's note: the file's merges follow the library's order."""
+    return tuple(n for n in notes if "visits each rule once in order" not in n)
 
 
 def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:

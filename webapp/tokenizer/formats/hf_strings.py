@@ -164,6 +164,7 @@ def _byte_level_from_strings(
     notes: list[str],
     special: Mapping[str, int] | None = None,
     unk_token: Any = None,
+    all_tokens: bool = False,
 ) -> LoadedTokenizer:
     """GPT-2 alphabet strings -> ids and bytes, then the shared byte-level builder."""
     special = dict(special or {})
@@ -186,5 +187,5 @@ def _byte_level_from_strings(
     unk_id = vocab.get(unk_token) if isinstance(unk_token, str) else None
     return build_byte_level(
         file_bytes, rules, source=source, pretokenize=pretokenize, notes=notes,
-        special=special, unk_id=unk_id,
+        special=special, unk_id=unk_id, all_tokens=all_tokens,
     )

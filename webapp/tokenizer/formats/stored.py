@@ -24,7 +24,8 @@ from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_
 
 
 # Version 2 adds the tokenizer.json pipeline and the character level's
-# unknown token; version 3 writes byte-level merges as base64 of little-endian
+# unknown token (and, since, a tokenizer.json's "model" options when present:
+# the library's merge order; older readers never saw such a tokenizer); version 3 writes byte-level merges as base64 of little-endian
 # int64 triples (read in milliseconds; 1 and 2 wrote a JSON list). All still load.
 STORED_VERSION = 3
 _READABLE_VERSIONS = (1, 2, 3)
@@ -49,6 +50,8 @@ def dumps_stored(tok: LoadedTokenizer, *, limits: SizeLimits = DEFAULT_SIZE_LIMI
         doc["pipeline"] = tok.pipeline
     if tok.chat:
         doc["chat"] = tok.chat  # a chat template opened with the file (absent otherwise: ids stay as they were)
+    if tok.model:
+        doc["model"] = tok.model
     if tok.level == "chars":
         doc["vocab"] = dict(sorted(tok.vocab.items()))
         if tok.unk_id is not None:
@@ -77,6 +80,14 @@ def _stored_chat(value: Any) -> str:
         raise ValueError("chat")
     if value:
         ChatTemplate.from_json(value)  # (fails here if it cannot be read)
+    return value
+
+
+def _stored_model(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("model")
+    if value and json.loads(value).get("order") != "library":
+        raise ValueError("model order")
     return value
 
 
@@ -155,6 +166,7 @@ def loads_stored(data: bytes, *, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> Lo
             notes=tuple(str(n) for n in doc["notes"]),
             pipeline=_stored_pipeline(doc.get("pipeline", "")),
             chat=_stored_chat(doc.get("chat", "")),
+            model=_stored_model(doc.get("model", "")),
         )
         if level == "chars":
             pairs = tuple((str(a), str(b)) for a, b in doc["merges"])

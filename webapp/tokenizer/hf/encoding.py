@@ -8,6 +8,7 @@ character-level encoding without a pipeline (`bpe_encode_text` does that).
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from typing import Any, Sequence
 
@@ -15,6 +16,8 @@ from webapp.tokenizer.core.byte_level import compile_byte_merges, encode_trace
 from webapp.tokenizer.core.char_level import compile_char_merges, encode_text_trace
 from webapp.tokenizer.hf import pipeline as hp
 from webapp.tokenizer.hf.alphabet import bytes_to_token
+from webapp.tokenizer.hf.library_trace import library_scheme_ids, library_trace
+from webapp.tokenizer.hf.model import LibraryModel, model_piece
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace
 from webapp.tokenizer.traces import Token
@@ -39,12 +42,58 @@ def uses_pipeline(tok: LoadedTokenizer, scheme: str | None = None) -> bool:
     return bool(tok.pipeline) and (scheme is None or scheme == tok.pretokenize)
 
 
+def library_model(tok: LoadedTokenizer) -> LibraryModel:
+    """The file's model in the library's order (made once per loaded tokenizer, kept with it)."""
+    found = tok.__dict__.get("_library_model")
+    if found is None:
+        with _MODEL_LOCK:
+            found = tok.__dict__.get("_library_model")
+            if found is None:
+                found = _build_model(tok)
+                object.__setattr__(tok, "_library_model", found)  # (a cache of what the frozen fields say)
+    return found
+
+
+_MODEL_LOCK = threading.Lock()
+
+
+def attach_model(tok: LoadedTokenizer, model: LibraryModel) -> None:
+    """Keep an already built model with its tokenizer (a preset's precompiled form)."""
+    object.__setattr__(tok, "_library_model", model)
+
+
+def _build_model(tok: LoadedTokenizer) -> LibraryModel:
+    if tok.level == "chars":
+        vocab = dict(tok.vocab)
+        return LibraryModel(vocab, [(vocab[a], vocab[b], vocab[a + b]) for a, b in tok.merges], tok.model, tok.unk_id)
+    fid = tok.id_map.get
+    strings = {bytes_to_token(data): i for i, data in tok.file_vocab().items()}
+    rules = [(fid(a, a), fid(b, b), fid(n, n)) for a, b, n in tok.merges]
+    return LibraryModel(strings, rules, tok.model, tok.unk_id)
+
+
+def _library_ids(tok: LoadedTokenizer, pipeline: hp.Pipeline, parts: list[hp.Part]) -> list[int]:
+    model = library_model(tok)
+    tokenize = model.tokenize
+    byte_level, spelt = pipeline.byte_level, pipeline.spelt_in_alphabet
+    ids: list[int] = []
+    for added_id, value in parts:
+        if added_id is not None:
+            ids.append(added_id)
+            continue
+        for piece in value:
+            ids.extend(tokenize(model_piece(piece, byte_level, spelt)))
+    return ids
+
+
 def _pipeline_ids(tok: LoadedTokenizer, text: str, compiled: Any, allowed: frozenset[str] | None = None) -> list[int]:
     """The file's ids for `text` through its normalizer, added tokens and pre-tokenizer."""
 
     text = validate_text(text)
     pipeline = hp.compile_pipeline(tok.pipeline)
     parts = pipeline.parts(text, allowed)
+    if tok.model:
+        return _library_ids(tok, pipeline, parts)
     if tok.level == "chars":
         merges = compiled if compiled is not None else compile_char_merges(list(tok.merges))
         return hp.encode_char_parts(pipeline, parts, merges.tokens, tok.vocab, tok.unk_id)
@@ -79,6 +128,16 @@ def _encode_runs(tok: LoadedTokenizer, engine: Any, runs: list[tuple[bytes, list
     return out
 
 
+def post_process(tok: LoadedTokenizer, ids: list[int]) -> list[int]:
+    """What the file's post-processor adds around a single text's ids (the library's add_special_tokens)."""
+    if not tok.pipeline:
+        return ids
+    pipeline = hp.compile_pipeline(tok.pipeline)
+    if not (pipeline.post_before or pipeline.post_after):
+        return ids
+    return [*pipeline.post_before, *ids, *pipeline.post_after]
+
+
 def encode_loaded(
     tok: LoadedTokenizer, text: str, scheme: str | None = None, *, compiled: Any = None,
     allowed_special: frozenset[str] | None = None,
@@ -95,6 +154,8 @@ def encode_loaded(
 
     if uses_pipeline(tok, scheme):
         return _pipeline_ids(tok, text, compiled, allowed_special)
+    if tok.library_order:
+        return library_scheme_ids(library_model(tok), tok, validate_text(text), scheme or tok.pretokenize)
     if tok.level != "bytes":
         raise ValueError("encode_loaded is for byte-level tokenizers; use bpe_encode_text for characters")
     merges = compiled if compiled is not None else tok.merges
@@ -115,8 +176,13 @@ def encode_loaded_trace(
     allowed_special: frozenset[str] | None = None,
 ) -> Any:
     """`pretokenized_encode_trace` shown in the file's ids (tokens, steps and sequences too);
-    with the file's pipeline, `_pipeline_trace` (`allowed_special` as for `encode_loaded`)."""
+    with the file's pipeline, `_pipeline_trace` (`allowed_special` as for `encode_loaded`).
+    A file in the library's merge order: `library_trace` (character-level ones too)."""
 
+    if tok.library_order:
+        ids = encode_loaded(tok, text, scheme, allowed_special=allowed_special)
+        return library_trace(tok, library_model(tok), validate_text(text), ids, unit="bytes", allowed=allowed_special,
+                             scheme=scheme, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence)
     if tok.level != "bytes":
         raise ValueError("encode_loaded_trace is for byte-level tokenizers")
     if uses_pipeline(tok, scheme):
@@ -184,6 +250,11 @@ def char_pipeline_trace(
     """For the Characters page: the trace of what the model sees, in the file's ids (see _pipeline_trace)."""
 
     text = validate_text(text)
+    if tok.library_order:
+        ids = encode_loaded(tok, text, allowed_special=allowed_special)
+        return library_trace(tok, library_model(tok), text, ids, unit="chars", allowed=allowed_special, scheme=None,
+                             max_steps=caps.get("max_steps", 200), max_tokens=caps.get("max_tokens", 3000),
+                             max_sequence=caps.get("max_sequence", 2000))
     pipeline = hp.compile_pipeline(tok.pipeline)
     vocab = dict(tok.vocab)
     parts = pipeline.parts(text, allowed_special)

@@ -15,8 +15,12 @@ A part is either one added token (its id) or a list of pieces for the model.
 `Pipeline.decode` turns token strings back into text with the file's decoder
 (or joins them with spaces when the file has none, as the library does).
 
-What it does not do: the BPE itself, post-processors (templates that add
-[CLS] etc.), truncation or padding, offsets.
+The post-processor's ids for a single text (`TemplateProcessing`, Roberta /
+Bert processors) are kept as `post_before` / `post_after` (what
+`add_special_tokens` adds; hf/model.py reads them).
+
+What it does not do: the BPE itself (hf/model.py), pairs of texts,
+truncation or padding, offsets.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import regex
 
 from webapp.tokenizer.hf import components as hc
 from webapp.tokenizer.hf.alphabet import token_to_bytes
+from webapp.tokenizer.hf.model import read_post_processor
 from webapp.tokenizer.hf.text import WHITE_SPACE, bounded, check_growth, time_left
 
 PIPELINE_VERSION = 1
@@ -127,6 +132,9 @@ def read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
         "added_tokens": _read_added(data.get("added_tokens"), notes),
         "fuse_unk": bool(model.get("fuse_unk", False)),
     }
+    post = read_post_processor(data.get("post_processor"), notes)
+    if post is not None:  # (only then: files without one keep the description they always had)
+        desc["post"] = post
     return json.dumps(desc, ensure_ascii=False, sort_keys=True, separators=(",", ":")), notes
 
 
@@ -248,6 +256,10 @@ class Pipeline:
             for t in self.added
         }
         self.special_ids = frozenset(t.id for t in self.added if t.special)
+        # The post-processor's ids before and after a single text (add_special_tokens).
+        post = desc.get("post") or [[], []]
+        self.post_before: tuple[int, ...] = tuple(post[0])
+        self.post_after: tuple[int, ...] = tuple(post[1])
         self._raw = _AddedSplitter([t for t in self.added if not t.normalized], None)
         self._normalized = _AddedSplitter([t for t in self.added if t.normalized], self.normalizer)
 

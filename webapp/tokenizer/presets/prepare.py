@@ -6,7 +6,8 @@ CACHE_DIR defaults to `instance/presets` of the project, the folder the web
 app reads (webapp.presets_web points the cache there: `<instance>/presets`).
 Without this step the first use of cl100k_base or o200k_base in a fresh
 install converts js-tiktoken's ranks and precompiles them inside that request
-(seconds). The Makefile runs it once after `npm ci` (a marker file in the
+(seconds), and the first use of an open model opens its tokenizer.json there
+(up to about 10 s for gpt_oss). The Makefile runs it once after `npm ci` (a marker file in the
 cache folder), for `make run`, `make serve-prod` and `make test`.
 
 What it does not do: install js-tiktoken (npm ci does; a missing package is
@@ -20,7 +21,7 @@ import sys
 from pathlib import Path
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.presets import openai as presets
+from webapp.tokenizer.presets import catalog as presets
 
 #: The project's instance folder, as Flask derives it for the `webapp` package.
 DEFAULT_CACHE_DIR = Path(__file__).resolve().parents[3] / "instance" / "presets"
@@ -34,13 +35,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these presets")
     args = parser.parse_args(argv)
     try:
-        names = tuple(presets.get_preset(n).name for n in args.only) if args.only else None
-        spent = presets.prepare(args.cache_dir, names)
+        names = tuple(presets.get_preset(n).name for n in args.only) if args.only else presets.PRESET_NAMES
+        with presets.marked_preparing(args.cache_dir):  # the pages say "preparing…" until each is ready
+            for name in names:  # one line of progress per preset, as each is ready
+                for done, seconds in presets.prepare(args.cache_dir, (name,)).items():
+                    print(f"preset {done}: ready in {args.cache_dir} ({seconds:.1f} s)", flush=True)
     except TokenizerError as exc:  # PresetMissing included: it names the command to run
         print(f"prepare presets: {exc.message}", file=sys.stderr)
         return 1
-    for name, seconds in spent.items():
-        print(f"preset {name}: ready in {args.cache_dir} ({seconds:.1f} s)")
     return 0
 
 

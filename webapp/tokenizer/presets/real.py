@@ -40,9 +40,11 @@ from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.core.byte_level import compile_byte_merges, encode_trace
 from webapp.tokenizer.core.char_level import bpe_encode_text
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.hf.encoding import DROPPED, encode_loaded, encode_loaded_trace, relabel_map, uses_pipeline
+from webapp.tokenizer.hf.encoding import (
+    DROPPED, encode_loaded, encode_loaded_trace, post_process, relabel_map, uses_pipeline,
+)
 from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.presets import openai as presets
+from webapp.tokenizer.presets import catalog as presets
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.pretokenize.pretokenized import split_pretokens
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token
@@ -169,7 +171,7 @@ def encode_trace_special(
     token. The second value lists the indexes in `trace.tokens` that are
     special (for the page's styling).
     """
-    if uses_pipeline(tok, scheme):  # a tokenizer.json cuts out its added tokens itself, as the library does
+    if uses_pipeline(tok, scheme) or tok.library_order:  # a tokenizer.json cuts out its added tokens itself
         trace = encode_loaded_trace(
             tok, text, scheme, compiled=compiled, max_steps=max_steps, max_tokens=max_tokens,
             max_sequence=max_sequence, allowed_special=allowed,
@@ -290,7 +292,7 @@ class Tokenizer:
         return self.loaded.level
 
     def _compiled(self) -> Any:
-        if self.compiled is None and self.loaded.level == "bytes":
+        if self.compiled is None and self.loaded.level == "bytes" and not self.loaded.library_order:
             if presets.is_preset(self.name):  # the precompiled form, when the preset cache has it
                 compiled = presets.load_compiled(self.name)
             else:
@@ -298,12 +300,18 @@ class Tokenizer:
             object.__setattr__(self, "compiled", compiled)
         return self.compiled
 
-    def encode(self, text: str, allowed_special: AllowedSpecial = ()) -> list[int]:
-        """Ids of `text`; `allowed_special` as in tiktoken ("all" or a set), default none."""
+    def encode(self, text: str, allowed_special: AllowedSpecial = (), *, add_special_tokens: bool = False) -> list[int]:
+        """Ids of `text`; `allowed_special` as in tiktoken ("all" or a set), default none.
+
+        `add_special_tokens`: what a tokenizer.json's post-processor adds around
+        the text (`<s>`, `<bos>`, ...), as the library's argument of that name.
+        """
         allowed = allowed_set(allowed_special, self.loaded.special_tokens)
-        if self.loaded.level == "chars":
-            return bpe_encode_text(text, self.loaded.vocab, list(self.loaded.merges))
-        return encode_special(self.loaded, text, allowed, compiled=self._compiled())
+        if self.loaded.level == "chars" and not uses_pipeline(self.loaded):
+            ids = bpe_encode_text(text, self.loaded.vocab, list(self.loaded.merges))
+        else:
+            ids = encode_special(self.loaded, text, allowed, compiled=self._compiled())
+        return post_process(self.loaded, ids) if add_special_tokens else ids
 
     def encode_ordinary(self, text: str) -> list[int]:
         return self.encode(text)
@@ -345,12 +353,12 @@ class Tokenizer:
 
 
 _RESOLVERS: list[Resolver] = []
-# Preset handles by canonical name. Bound: one per preset (4) and every preset's rules
-# once (presets.PRESET_RANKS in weight): the same bound as the presets' own caches,
+# Preset handles by canonical name. Bound: one per preset and every preset's rules
+# once (presets.PRESET_RULES in weight): the same bound as the presets' own caches,
 # whose LoadedTokenizer and compiled list a handle shares; its own part is the
 # id -> bytes table `decode` builds (about 10 MB for o200k_base, tracemalloc).
 _HANDLES: BoundedCache[str, Tokenizer] = BoundedCache(
-    len(presets.PRESET_NAMES), presets.PRESET_RANKS, weigh=lambda _name, handle: handle.loaded.rule_count,
+    len(presets.PRESET_NAMES), presets.PRESET_RULES, weigh=lambda _name, handle: handle.loaded.rule_count,
     name="real.handles",
 )
 _HANDLES_LOCK = threading.Lock()

@@ -65,8 +65,10 @@ from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.building import build_byte_level
 from webapp.tokenizer.formats.tiktoken_ranks import recover_rank_merges
 from webapp.tokenizer.hf import pipeline as hf_pipeline
+from webapp.tokenizer.hf.encoding import post_process
 from webapp.tokenizer.hf.text import WHITE_SPACE
 from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.presets import catalog
 from webapp.tokenizer.presets import openai as presets
 from webapp.tokenizer.presets import real
 from webapp.tokenizer.pretokenize.patterns import PATTERNS, scheme_for_pattern
@@ -429,7 +431,7 @@ class Encoding:
         return dict(self._token_tables().encoder)
 
     def _merges(self) -> Any:
-        if self._merges_compiled is None:
+        if self._merges_compiled is None and not self._loaded.library_order:  # (the library's order needs none)
             rules = list(self._loaded.merges)
             self._merges_compiled = compile_byte_merges(rules) if self._loaded.level == "bytes" else compile_char_merges(rules)
         return self._merges_compiled
@@ -767,7 +769,8 @@ class OpenModelEncoding(Encoding):
     ) -> list[int]:
         """The library's ids for `text` (`tokenizers.Tokenizer.encode(text, add_special_tokens=...).ids`)."""
         _check_add_special(add_special_tokens)
-        return super().encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        ids = super().encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return post_process(self._loaded, ids) if add_special_tokens else ids
 
     def encode_batch(
         self,
@@ -779,9 +782,10 @@ class OpenModelEncoding(Encoding):
         disallowed_special: SpecialCollection = (),
     ) -> list[list[int]]:
         _check_add_special(add_special_tokens)
-        return super().encode_batch(
+        batch = super().encode_batch(
             text, num_threads=num_threads, allowed_special=allowed_special, disallowed_special=disallowed_special
         )
+        return [post_process(self._loaded, ids) for ids in batch] if add_special_tokens else batch
 
 
 def _check_add_special(value: Any) -> None:
@@ -847,7 +851,7 @@ def _project_presets_dir() -> Path | None:
 def _preset_parts(name: str) -> tuple[LoadedTokenizer, Any]:
     """A preset's loaded tokenizer and compiled merges, from the precompiled files where there are some."""
     where = presets.get_cache_dir() or _project_presets_dir()
-    return presets.load_preset(name, where), presets.load_compiled(name, where)
+    return catalog.load_preset(name, where), catalog.load_compiled(name, where)
 
 
 def encoding_for_loaded(loaded: LoadedTokenizer, name: str = "loaded", *, compiled: Any = None) -> Encoding:
@@ -866,7 +870,7 @@ _REGISTRY_LOCK = threading.Lock()
 
 def list_encoding_names() -> list[str]:
     """The names `get_encoding` knows: tiktoken's OpenAI encodings, then any other presets."""
-    others = [name for name in presets.PRESET_NAMES if name not in OPENAI_ENCODINGS]
+    others = [name for name in catalog.PRESET_NAMES if name not in OPENAI_ENCODINGS]
     return [*OPENAI_ENCODINGS, *others]
 
 
@@ -899,7 +903,7 @@ def get_encoding(encoding_name: str) -> Encoding:
     found = _REGISTRY.get(encoding_name)
     if found is not None:
         return found
-    if encoding_name in OPENAI_ENCODINGS or encoding_name in presets.PRESET_NAMES:
+    if encoding_name in OPENAI_ENCODINGS or encoding_name in catalog.PRESET_NAMES:
         made = _build(encoding_name)
         with _REGISTRY_LOCK:
             return _REGISTRY.setdefault(encoding_name, made)
@@ -907,7 +911,7 @@ def get_encoding(encoding_name: str) -> Encoding:
         handle = real.get_tokenizer(encoding_name)  # an alias, or an id a registered resolver knows
     except TokenizerError:
         raise _unknown_encoding(encoding_name) from None
-    if presets.is_preset(encoding_name):  # an alias of a preset that is not one of tiktoken's names
+    if catalog.is_preset(encoding_name):  # an alias of a preset that is not one of tiktoken's names
         return get_encoding(handle.name)
     return encoding_for_loaded(handle.loaded, encoding_name)
 

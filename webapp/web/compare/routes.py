@@ -104,7 +104,7 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
     data = text.encode("utf-8")
     if spec.tokenizer:
         entry = act.of_ref(spec.tokenizer).loaded()
-        if entry.tok.level != "bytes":
+        if entry.tok.level != "bytes" and not entry.tok.library_order:
             raise TokenizerError(
                 "tokenizer: this is a character-level tokenizer; comparisons are between byte-level ones",
                 field="tokenizer",

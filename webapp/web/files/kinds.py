@@ -56,7 +56,7 @@ def run_import(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
     )
     progress(0.6, f"checking {len(tok.merges):,} rules against the limits")
     inputs.check_loaded_limits(len(tok.merges), len(tok.vocab), limits)
-    if tok.level == "bytes":
+    if tok.level == "bytes" and not tok.library_order:  # (the library's order needs no compiled list)
         progress(0.75, f"compiling {len(tok.merges):,} rules")
         tk.compile_byte_merges(list(tok.merges))  # the same check the page's first encode makes
     progress(0.9, "storing the tokenizer")
@@ -69,7 +69,7 @@ def run_import(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
 
 def _show_opened(tool: str, result: Any) -> str:
     """The page's Open status for the finished import (or why it belongs on the other page)."""
-    if result.get("level") != tool:
+    if result.get("level") != tool and not (tool == "bytes" and result.get("merge_order") == "library"):
         other = "Characters" if tool == "bytes" else "Bytes"
         kind = "character-level" if tool == "bytes" else "byte-level"
         there = url_for("pages.chars_page" if tool == "bytes" else "pages.bytes_page", tokenizer=result["tokenizer"])

@@ -119,9 +119,19 @@ def api_tokenizer(tokenizer_id: str) -> Response:
 @bp.post("/api/tokenizers/<tokenizer_id>/encode")
 def api_tokenizer_encode(tokenizer_id: str) -> Response:
     entry = _load_or_status(tokenizer_id)
-    data = read_json_object(("text", "pretokenize", "allowed_special"), ("text",))
+    data = read_json_object(("text", "pretokenize", "allowed_special", "add_special_tokens"), ("text",))
     limits = inputs.current_limits()
     text = inputs.read_text(data["text"], limits)
+    add = inputs.read_flag(data.get("add_special_tokens"), "add_special_tokens", False)
+    response = _encode_answer(entry, data, text)
+    if add:  # what the file's post-processor adds around the text (the library's add_special_tokens)
+        body = response.get_json()
+        body["ids"] = tk.post_process(entry.tok, body["ids"])
+        return jsonify(body)
+    return response
+
+
+def _encode_answer(entry: Any, data: dict[str, Any], text: str) -> Response:
     if entry.tok.level == "chars" and uses_pipeline(entry.tok):
         allowed = allowed_set(
             inputs.read_allowed_special(data.get("allowed_special", "all")), entry.tok.special_tokens)

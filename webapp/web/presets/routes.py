@@ -23,7 +23,16 @@ from flask import Blueprint, Response, jsonify, request
 from webapp.infra.errors import not_found
 from webapp.web.playground.controls import full_page, is_htmx, page_state, status
 from webapp.tokenizers.store import preset_entry
-from webapp.tokenizer import INSTALL_HINT, PRESETS, PRESET_NAMES, TokenizerError, get_preset, is_installed
+from webapp.tokenizer import (
+    INSTALL_HINT,
+    PRESETS,
+    PRESET_NAMES,
+    TokenizerError,
+    VENDORS,
+    get_preset,
+    is_installed,
+    is_preparing,
+)
 
 bp = Blueprint("presets", __name__)
 
@@ -34,6 +43,7 @@ def preset_listing() -> list[dict[str, Any]]:
     for name in PRESET_NAMES:
         info = get_preset(name).describe()
         info["installed"] = is_installed(name)
+        info["preparing"] = is_preparing(name)
         out.append(info)
     return out
 
@@ -64,4 +74,10 @@ def choose_preset(tool: str) -> Any:
 
 @bp.app_context_processor
 def _template_helpers() -> dict[str, Any]:
-    return {"preset_names": PRESET_NAMES, "preset_info": PRESETS}
+    return {"preset_names": PRESET_NAMES, "preset_info": PRESETS, "preset_vendors": VENDORS,
+            "preset_preparing": preparing_presets()}
+
+
+def preparing_presets() -> frozenset[str]:
+    """The presets the set-up step is still preparing (their buttons say so); a few file checks."""
+    return frozenset(name for name in PRESET_NAMES if is_preparing(name))

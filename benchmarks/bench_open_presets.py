@@ -1,0 +1,159 @@
+"""Open-model presets: opening one in a fresh process, and encoding never-seen text, next to `tokenizers`.
+
+Usage (from the repository root, after `make setup` prepared the presets):
+
+    .venv/bin/python benchmarks/bench_open_presets.py [--presets gemma3,llama3] [--words 20000]
+
+- open: a fresh subprocess imports the package, opens the preset from
+  instance/presets (its precompiled form) and encodes one short text; the
+  wall time of that (import included, then without it) and the process's peak
+  memory (VmHWM: ru_maxrss would carry the parent's over exec);
+- encode: texts no cache has seen (words of several scripts with a random
+  tag each, so every pre-token is new) encoded once by the playground
+  (`encode_loaded`) and once by `tokenizers.Tokenizer.encode_batch` of one
+  text at a time (`encode`; for mistral_tekken: tiktoken over the Tekken
+  file's ranks and pattern, which is what mistral-common's Tekkenizer runs);
+  both in this process, best of 3 rounds, each
+  round with new text. The ratio is ours over the library's.
+- first / lib first: the first encode of 2,000 never-seen words right after
+  opening (and one short encode), in a fresh process: ours, and the
+  library's after `Tokenizer.from_file` (not for mistral_tekken).
+
+Ratios are measured in the same run; only they mean anything across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tokenizers import Tokenizer  # noqa: E402
+
+from webapp.tokenizer import get_tokenizer, set_cache_dir  # noqa: E402
+from webapp.tokenizer.hf.encoding import encode_loaded  # noqa: E402
+from webapp.tokenizer.presets import open_models  # noqa: E402
+
+LIBRARY_CHILD = r"""
+import json, sys, time
+from tokenizers import Tokenizer
+tok = Tokenizer.from_file(sys.argv[1])
+tok.encode("Hello world, this is the first text after opening.", add_special_tokens=False)
+first = time.perf_counter()
+tok.encode(sys.argv[2], add_special_tokens=False)
+print(json.dumps({"first": time.perf_counter() - first}))
+"""
+
+CHILD = r"""
+import json, sys, time
+started = time.perf_counter()
+sys.path.insert(0, sys.argv[1])
+from webapp.tokenizer import get_tokenizer, set_cache_dir
+imported = time.perf_counter()
+set_cache_dir(sys.argv[2])
+ids = get_tokenizer(sys.argv[3]).encode("Hello world, this is the first text after opening.")
+done = time.perf_counter()
+text = sys.argv[4]
+first = time.perf_counter()
+get_tokenizer(sys.argv[3]).encode(text)
+first = time.perf_counter() - first
+hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")][0]
+print(json.dumps({"with_import": done - started, "open_encode": done - imported, "first": first,
+                  "peak_mb": int(hwm.split()[1]) / 1024}))
+"""
+
+WORDS = ("the quick brown fox jumps over lazy dog tiếng việt ngôn ngữ 東京 北京 首都 русский текст "
+         "العربية हिन्दी def return class import 12345 3.14 naïve café 👍🏽 straße").split()
+
+
+def fresh_text(rng: random.Random, words: int) -> str:
+    """Text whose pre-tokens no cache has seen: each word gets a random tag."""
+    out = []
+    for _ in range(words):
+        word = rng.choice(WORDS)
+        out.append(word + rng.choice(["", "s", "ed", "ing", "x"]) + str(rng.randrange(10**6)))
+        out.append(rng.choice([" ", " ", " ", "  ", "\n", ", ", ". "]))
+    return "".join(out)
+
+
+def time_encode(name: str, library: Any, words: int) -> tuple[float, float]:
+    loaded = get_tokenizer(name).loaded
+    rng = random.Random(name)
+    ours_best = theirs_best = float("inf")
+    for _ in range(3):
+        text_a, text_b = fresh_text(rng, words), fresh_text(rng, words)
+        started = time.perf_counter()
+        ours = encode_loaded(loaded, text_a)
+        ours_best = min(ours_best, time.perf_counter() - started)
+        started = time.perf_counter()
+        theirs = library.encode(text_b, add_special_tokens=False).ids
+        theirs_best = min(theirs_best, time.perf_counter() - started)
+        assert ours == library.encode(text_a, add_special_tokens=False).ids and theirs
+    return ours_best, theirs_best
+
+
+def tekken_oracle() -> Any:
+    """What mistral-common's Tekkenizer.encode(text, bos=False, eos=False) runs: tiktoken over the
+    file's ranks and pattern (mistral-common itself asks for an older numpy than the app pins)."""
+    import tiktoken
+
+    data = json.loads(open_models.file_bytes("mistral_tekken"))
+    special = data["config"]["default_num_special_tokens"]
+    inner = data["config"]["default_vocab_size"] - special
+    ranks = {base64.b64decode(x["token_bytes"]): x["rank"] for x in data["vocab"][:inner]}
+    enc = tiktoken.Encoding(name="tekken", pat_str=data["config"]["pattern"], mergeable_ranks=ranks, special_tokens={})
+    return _Shifted(enc, special)
+
+
+class _Shifted:
+    def __init__(self, enc: Any, special: int) -> None:
+        self.enc, self.special = enc, special
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> Any:
+        return _Ids([i + self.special for i in self.enc.encode(text)])
+
+
+class _Ids:
+    def __init__(self, ids: list[int]) -> None:
+        self.ids = ids
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--presets", default=",".join(p.name for p in open_models.OPEN_MODEL_LIST))
+    parser.add_argument("--words", type=int, default=20_000)
+    args = parser.parse_args()
+    cache = ROOT / "instance" / "presets"
+    set_cache_dir(cache)
+    print(f"{'preset':14} {'open+encode':>11} {'w/ import':>9} {'peak MB':>8} {'first':>7} {'lib first':>9} "
+          f"{'ours s':>8} {'tokenizers s':>12} {'ratio':>6}")
+    sample = fresh_text(random.Random("first"), 2000)
+    for name in args.presets.split(","):
+        child = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(cache), name, sample],
+                               capture_output=True, text=True, check=True)
+        opened = json.loads(child.stdout)
+        lib_first = float("nan")
+        if open_models.OPEN_MODELS[name].kind != "tekken":
+            lib = subprocess.run([sys.executable, "-c", LIBRARY_CHILD, str(open_models.OPEN_MODELS[name].file_path()),
+                                  sample], capture_output=True, text=True, check=True)
+            lib_first = json.loads(lib.stdout)["first"]
+        if open_models.OPEN_MODELS[name].kind == "tekken":
+            library: Any = tekken_oracle()
+        else:
+            library = Tokenizer.from_file(str(open_models.OPEN_MODELS[name].file_path()))
+        ours, theirs = time_encode(name, library, args.words)
+        print(f"{name:14} {opened['open_encode']:11.2f} {opened['with_import']:9.2f} {opened['peak_mb']:8.0f} "
+              f"{opened['first']:7.3f} {lib_first:9.3f} {ours:8.3f} {theirs:12.3f} {ours / theirs:6.1f}")
+
+
+if __name__ == "__main__":
+    main()

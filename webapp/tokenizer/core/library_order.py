@@ -1,0 +1,139 @@
+"""The library's merge order: at each step the lowest-ranked pair present fires.
+
+A Hugging Face BPE file is not an ordered rule list that is visited once per
+rule (the playground's seed algorithm, engine.py). The `tokenizers` library
+reads it as a map pair -> (rank, new id), the rank being the rule's position
+in the file (when a pair is listed twice the last listing is the one kept),
+and merges a word like this:
+
+    while some neighbouring pair (a, b) has a rule:
+        take the pair with the lowest rank; among equal ones, the leftmost;
+        replace that one occurrence by the rule's new id
+
+So a rule may fire after a later rule made one of its operands (gemma3's rule
+1300, `▁▁ ▁▁`, needs `▁▁` from rule 1393), and a rule may fire again after a
+lower one. `reference.library_order_merge` states this literally; this module
+does the same faster: a plain scan for short words (a list of pair ranks,
+updated around each merge) and, for long ones, a heap of (rank, position)
+entries checked for staleness when popped (the library's own structure).
+
+Equal to the library's `merge_all` without dropout: the library validates a
+popped entry by its new id rather than its rank, but a pair at a position can
+only change into a longer one, whose joined token is another vocab string
+with another id, so both checks accept exactly the same entries.
+
+What it does not do: map text to symbols (hf/model.py does: vocab, byte
+fallback, unknown token), pre-tokenization, dropout.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+INF = 1 << 62
+#: Up to this many symbols a word is merged by scanning its list of pair ranks.
+SHORT_WORD = 48
+
+#: One merge as it fired: (rank, left symbol index, right symbol index), indices into the initial symbols.
+Firing = tuple[int, int, int]
+
+
+class LibraryMerges:
+    """Rules (left, right, new) as the library's pair map: pair -> rank (its last listing) and new id."""
+
+    __slots__ = ("shift", "ranks", "news", "count")
+
+    def __init__(self, rules: Iterable[Sequence[int]] | np.ndarray) -> None:
+        """`rules`: (left, right, new) triples of non-negative ids, or an n x 3 integer array of them."""
+        flat = rules if isinstance(rules, np.ndarray) else np.array(list(rules), dtype=object).reshape(-1, 3)
+        self.count = count = len(flat)
+        top = int(flat[:, :2].max()) if count else 0
+        self.shift = shift = 1 << max(1, top.bit_length())
+        if top < 1 << 31:  # the usual case: keys fit in int64, made by numpy
+            narrow = flat.astype(np.int64)
+            keys = (narrow[:, 0] * shift + narrow[:, 1]).tolist()
+            self.news: list[int] = narrow[:, 2].tolist()
+        else:
+            keys = [int(a) * shift + int(b) for a, b, _ in flat.tolist()]
+            self.news = [int(n) for n in flat[:, 2].tolist()]
+        # dict() keeps the last value of a repeated key: the last listing of a pair wins, as in the library.
+        self.ranks: dict[int, int] = dict(zip(keys, range(count)))
+
+    def __len__(self) -> int:
+        return self.count
+
+    def rank(self, left: int, right: int) -> int:
+        """The pair's rank, INF when no rule joins it."""
+        if left >= self.shift or right >= self.shift:
+            return INF
+        return self.ranks.get(left * self.shift + right, INF)
+
+    def merge(self, symbols: Sequence[int], firings: list[Firing] | None = None) -> list[int]:
+        """`symbols` after every merge, in the library's order; `firings` (if given) records each merge."""
+        if len(symbols) < 2:
+            return list(symbols)
+        if len(symbols) <= SHORT_WORD and firings is None:
+            return self._merge_short(list(symbols))
+        return self._merge_heap(list(symbols), firings)
+
+    def _merge_short(self, syms: list[int]) -> list[int]:
+        get = self.ranks.get
+        shift = self.shift
+        news = self.news
+        top = shift
+        ranks = [get(a * shift + b, INF) if a < top and b < top else INF for a, b in zip(syms, syms[1:])]
+        while ranks:
+            best = min(ranks)
+            if best == INF:
+                break
+            i = ranks.index(best)  # the leftmost: one rank is one pair
+            new = news[best]
+            syms[i] = new
+            del syms[i + 1]
+            del ranks[i]
+            if i:
+                left = syms[i - 1]
+                ranks[i - 1] = get(left * shift + new, INF) if left < top and new < top else INF
+            if i < len(ranks):
+                right = syms[i + 1]
+                ranks[i] = get(new * shift + right, INF) if new < top and right < top else INF
+        return syms
+
+    def _merge_heap(self, syms: list[int], firings: list[Firing] | None) -> list[int]:
+        rank = self.rank
+        news = self.news
+        n = len(syms)
+        nxt = list(range(1, n + 1))
+        nxt[-1] = -1
+        prv = list(range(-1, n - 1))
+        alive = [True] * n
+        heap = [(r, i) for i in range(n - 1) if (r := rank(syms[i], syms[i + 1])) != INF]
+        heapq.heapify(heap)
+        pop, push = heapq.heappop, heapq.heappush
+        while heap:
+            r, i = pop(heap)
+            if not alive[i]:
+                continue
+            j = nxt[i]
+            if j < 0 or rank(syms[i], syms[j]) != r:
+                continue  # stale: the pair at i changed since it was pushed
+            syms[i] = new = news[r]
+            alive[j] = False
+            k = nxt[j]
+            nxt[i] = k
+            if k >= 0:
+                prv[k] = i
+            if firings is not None:
+                firings.append((r, i, j))
+            p = prv[i]
+            if p >= 0 and (pr := rank(syms[p], new)) != INF:
+                push(heap, (pr, p))
+            if k >= 0 and (kr := rank(new, syms[k])) != INF:
+                push(heap, (kr, i))
+        return [s for s, keep in zip(syms, alive) if keep]
+
+
+__all__ = ["Firing", "INF", "LibraryMerges", "SHORT_WORD"]

@@ -1,0 +1,161 @@
+"""Traces, other schemes and a bytes vocab for tokenizers whose merges follow the library's order.
+
+- `library_trace`: what the Bytes and Characters pages show for a
+  tokenizer.json in the library's order: the text the model sees, its pieces,
+  each output token with its merge tree, and the merges in the order they
+  fire (piece by piece), each labelled with its rank (`TraceStep.rule`, from
+  0; the pages show rule N = rank + 1, the file's line) and shown as the
+  piece's symbols right after it.
+- `library_scheme_ids`: ids when the page splits the text with one of the
+  playground's schemes instead of the file's own pre-tokenizer.
+- `loaded_byte_vocab`: {id: bytes} of any loaded tokenizer, also a
+  character-level one (SentencePiece style: `▁` is a space, `<0xXX>` a byte),
+  for the Bytes page's decoding.
+
+What it does not do: the seed order's traces (core/tracing.py).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from webapp.tokenizer.hf import pipeline as hp
+from webapp.tokenizer.hf.alphabet import bytes_to_token
+from webapp.tokenizer.hf.model import LibraryModel, model_piece
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.pretokenize.pretokenized import split_text
+from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TraceStep
+
+_BYTE_TOKEN = re.compile(r"<0x([0-9A-F]{2})>")
+
+
+def loaded_byte_vocab(tok: LoadedTokenizer) -> dict[int, bytes]:
+    """{file id: bytes} for decoding on the Bytes page."""
+    if tok.level == "bytes":
+        return tok.file_vocab()
+    spaces = "\u2581" in tok.pipeline  # (a normalizer or decoder that writes spaces as ▁)
+    out: dict[int, bytes] = {}
+    for token, token_id in tok.vocab.items():
+        code = _BYTE_TOKEN.fullmatch(token)
+        if code is not None:
+            out[token_id] = bytes([int(code.group(1), 16)])
+        else:
+            out[token_id] = (token.replace("\u2581", " ") if spaces else token).encode("utf-8", "surrogatepass")
+    return out
+
+
+def library_scheme_ids(model: LibraryModel, tok: LoadedTokenizer, text: str, scheme: str) -> list[int]:
+    """Ids of `text` split by a playground scheme, each piece through the file's model."""
+    ids: list[int] = []
+    pieces = split_text(text, scheme) if scheme != "none" else [text]
+    for piece in pieces:
+        if tok.level == "bytes":
+            piece = bytes_to_token(piece.encode("utf-8", "surrogatepass"))
+        ids.extend(model.tokenize(piece))
+    return ids
+
+
+def library_trace(
+    tok: LoadedTokenizer, model: LibraryModel, text: str, ids: list[int], *, unit: str,
+    allowed: frozenset[str] | None, scheme: str | None, max_steps: int, max_tokens: int, max_sequence: int,
+) -> EncodeTrace:
+    """The trace of `text` (see the module doc); `ids` are the complete ids, computed by the caller.
+
+    `unit` "bytes": offsets in UTF-8 bytes of the text the model sees, symbols
+    as ids (the Bytes page); "chars": code point offsets, symbols as token
+    strings (the Characters page).
+    """
+    if scheme is None or scheme == tok.pretokenize:
+        pipeline = hp.compile_pipeline(tok.pipeline)
+        parts = pipeline.parts(text, allowed)
+        shown, spans, added = hp.layout(pipeline, parts, unit=unit)
+        pieces = [piece for added_id, value in parts if added_id is None for piece in value]
+        model_pieces = [model_piece(p, pipeline.byte_level, pipeline.spelt_in_alphabet) for p in pieces]
+    else:
+        pieces = split_text(text, scheme) if scheme != "none" else ([text] if text else [])
+        shown, spans, added = text, [], []
+        offset = 0
+        for piece in pieces:
+            size = len(piece.encode("utf-8", "surrogatepass")) if unit == "bytes" else len(piece)
+            spans.append((offset, offset + size))
+            offset += size
+        model_pieces = [bytes_to_token(p.encode("utf-8", "surrogatepass")) if tok.level == "bytes" else p
+                        for p in pieces]
+    names = _names(tok) if unit == "chars" else None
+    show = (lambda i: names.get(i, str(i))) if names is not None else (lambda i: i)  # noqa: E731
+    data = shown.encode("utf-8", "surrogatepass")
+
+    def value(start: int, end: int) -> Any:
+        return data[start:end] if unit == "bytes" else shown[start:end]
+
+    symbol_unit = "alphabet" if tok.level == "bytes" else ("utf8" if unit == "bytes" else "chars")
+    tokens: list[Token] = []
+    steps: list[TraceStep] = []
+    fired: set[int] = set()
+    initial: list[Any] = []
+    steps_truncated = False
+    added_at = {start: (end, aid) for start, end, aid in added}
+    for (start, end), piece in zip(spans, model_pieces):
+        # added tokens that stand before this piece
+        for a_start in sorted(s for s in added_at if s < start):
+            a_end, aid = added_at.pop(a_start)
+            if len(tokens) < max_tokens:
+                tokens.append(Token(id=aid, value=value(a_start, a_end), start=a_start, end=a_end))
+            initial.append(show(aid))
+        symbols, sizes, firings, whole = model.tokenize_trace(piece, symbol_unit)
+        nodes: list[MergeNode | None] = []
+        at = start
+        for sym, size in zip(symbols, sizes):
+            nodes.append(MergeNode(symbol=show(sym), start=at, end=at + size))
+            at += size
+        initial.extend(show(s) for s in symbols)
+        current = list(symbols)
+        if whole:  # ignore_merges: the piece is one vocab token, no merge fired
+            current = [model.vocab[piece]]
+            nodes = [MergeNode(symbol=show(current[0]), start=start, end=end)]
+        alive = list(range(len(symbols)))
+        for rank, left, right in firings:
+            new = model.merges.news[rank]
+            left_node, right_node = nodes[left], nodes[right]
+            assert left_node is not None and right_node is not None
+            nodes[left] = MergeNode(symbol=show(new), start=left_node.start, end=right_node.end, rule=rank,
+                                    children=(left_node, right_node))
+            nodes[right] = None
+            fired.add(rank)
+            if len(steps) < max_steps:
+                position = alive.index(left)
+                steps.append(TraceStep(
+                    rule=rank, left=show(current[left]), right=show(current[right]), new=show(new), matches=1,
+                    window=tuple(show(current[i]) if i != left else show(new) for i in alive if i != right),
+                    window_start=start, changed=(position,),
+                ))
+            else:
+                steps_truncated = True
+            current[left] = new
+            alive.remove(right)
+        for node, token_id in zip(nodes, current):
+            if node is not None and len(tokens) < max_tokens:
+                tokens.append(Token(id=token_id, value=value(node.start, node.end),
+                                    start=node.start, end=node.end, tree=node))
+    for a_start in sorted(added_at):
+        a_end, aid = added_at[a_start]
+        if len(tokens) < max_tokens:
+            tokens.append(Token(id=aid, value=value(a_start, a_end), start=a_start, end=a_end))
+        initial.append(show(aid))
+    return EncodeTrace(
+        ids=ids, tokens=tokens, tokens_truncated=len(ids) > len(tokens),
+        initial=tuple(initial) if len(initial) <= max_sequence else None,
+        steps=steps, steps_truncated=steps_truncated, rules_fired=len(fired),
+        rules_idle=len(model.merges) - len(fired),
+        pretokens=sorted([*spans, *((s, e) for s, e, _ in added)]), text=shown,
+    )
+
+
+def _names(tok: LoadedTokenizer) -> dict[int, str]:
+    if tok.level == "chars":
+        return {i: t for t, i in tok.vocab.items()}
+    return {i: bytes_to_token(b) for i, b in tok.file_vocab().items()}
+
+
+__all__ = ["library_scheme_ids", "library_trace", "loaded_byte_vocab"]

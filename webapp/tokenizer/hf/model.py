@@ -1,0 +1,298 @@
+"""A tokenizer.json's BPE model as the `tokenizers` library runs it on one piece.
+
+`read_model_options(model)` keeps what the file's model says about encoding
+(canonical JSON, stored with the tokenizer as `LoadedTokenizer.model`);
+`LibraryModel` then turns a piece (a pre-token, spelt as the model sees it)
+into the file's ids:
+
+1. `ignore_merges`: a piece that is a vocab token is that token;
+2. each character is its vocab token; one that is not in the vocab becomes
+   its UTF-8 bytes' `<0xXX>` tokens (`byte_fallback`, when the vocab has all
+   of them), else the unknown token (runs of them fused with `fuse_unk`), else
+   it is left out;
+3. the symbols merge in the library's order (core/library_order.py).
+
+`post_ids` is the post-processor's part (what `add_special_tokens` adds).
+What it does not do: dropout (a random order; a note says it is left out),
+continuing_subword_prefix / end_of_word_suffix (refused when importing),
+normalizers and pre-tokenizers (pipeline.py).
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import chain
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
+from webapp.tokenizer.core.library_order import Firing, LibraryMerges
+from webapp.tokenizer.hf.alphabet import bytes_to_token
+
+MODEL_VERSION = 1
+#: Pieces cached per model, and their total characters (the cache joins the worker-wide LIST_BUDGET).
+PIECE_CACHE_ENTRIES = 65_536
+PIECE_CACHE_CHARS = 1_000_000
+PIECE_CACHE_MAX_CHARS = 256
+#: A piece longer than this is cut where no merge can join, and the parts merged (and cached) one by one.
+LONG_PIECE = 64
+_FALLBACK = tuple(f"<0x{b:02X}>" for b in range(256))
+
+
+def read_model_options(model: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """(canonical JSON of the encoding options, notes) of a BPE model object; the library's order."""
+    notes: list[str] = []
+    unk = model.get("unk_token")
+    dropout = model.get("dropout")
+    if isinstance(dropout, (int, float)) and not isinstance(dropout, bool) and dropout > 0:
+        notes.append("the file's BPE dropout (random skipping of merges) is not applied")
+    desc = {
+        "v": MODEL_VERSION,
+        "order": "library",
+        "ignore_merges": bool(model.get("ignore_merges", False)),
+        "byte_fallback": bool(model.get("byte_fallback", False)),
+        "fuse_unk": bool(model.get("fuse_unk", False)),
+        "unk_token": unk if isinstance(unk, str) else None,
+    }
+    return json.dumps(desc, sort_keys=True, separators=(",", ":")), notes
+
+
+class LibraryModel:
+    """The file's vocab {token string: id}, its rules in file ids, and its options (see the module doc)."""
+
+    def __init__(
+        self, vocab: Mapping[str, int], rules: Sequence[Sequence[int]] | np.ndarray, options: str,
+        unk_id: int | None, edges: np.ndarray | None = None,
+    ) -> None:
+        opts = json.loads(options)
+        self.vocab = vocab
+        self.merges = LibraryMerges(rules)
+        self.ignore_merges = bool(opts["ignore_merges"])
+        self.fuse_unk = bool(opts["fuse_unk"])
+        self.unk_id = unk_id  # (the file's unk_token's id, read with the vocab)
+        # (the library falls back only when every byte of the character has its token: with a
+        # partial set of <0xXX> tokens, some characters can and others cannot)
+        fallback = [vocab.get(code) for code in _FALLBACK] if opts["byte_fallback"] else []
+        self.fallback: list[int | None] | None = fallback or None
+        self._edge_set: frozenset[int] | None = None  # see _edges (made on the first long piece)
+        self._edge_array: np.ndarray | None = edges
+        self.cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(
+            PIECE_CACHE_ENTRIES, PIECE_CACHE_CHARS, budget=LIST_BUDGET
+        )
+
+    def __len__(self) -> int:
+        return len(self.merges)
+
+    def symbols(self, piece: str, unit: str = "utf8") -> tuple[list[int], list[int]]:
+        """The piece's symbols before any merge, and the size of each in `unit` of the piece.
+
+        `unit`: "utf8" (UTF-8 bytes of the piece), "chars" (code points: a character's
+        fallback bytes after the first have size 0) or "alphabet" (one byte per
+        character: a byte-level piece spelt in GPT-2's alphabet).
+        """
+        vocab = self.vocab
+        ids: list[int] = []
+        sizes: list[int] = []
+        unk: list[int] | None = None  # [id, size] of an unknown token waiting to be added
+        gap = 0  # the size of characters left out (no unknown token): given to the next symbol
+        for ch in piece:
+            tid = vocab.get(ch)
+            size = len(ch.encode("utf-8", "surrogatepass")) if unit == "utf8" else 1
+            if tid is not None:
+                if unk is not None:
+                    ids.append(unk[0])
+                    sizes.append(unk[1])
+                    unk = None
+                ids.append(tid)
+                sizes.append(size + gap)
+                gap = 0
+                continue
+            codes = self._fallback(ch)
+            if codes is not None:  # (the library adds them without flushing a waiting unknown token)
+                ids.extend(codes)
+                sizes.extend([1] * len(codes) if unit != "chars" else [1] + [0] * (len(codes) - 1))
+                sizes[len(sizes) - len(codes)] += gap
+                gap = 0
+                continue
+            if self.unk_id is None:
+                gap += size
+                continue
+            if unk is not None and self.fuse_unk:
+                unk[1] += size
+                continue
+            if unk is not None:
+                ids.append(unk[0])
+                sizes.append(unk[1])
+            unk = [self.unk_id, size + gap]
+            gap = 0
+        if unk is not None:
+            ids.append(unk[0])
+            sizes.append(unk[1])
+        if gap and sizes:
+            sizes[-1] += gap
+        return ids, sizes
+
+    def _fallback(self, ch: str) -> list[int] | None:
+        if self.fallback is None:
+            return None
+        codes: list[int] = []
+        for b in ch.encode("utf-8", "surrogatepass"):
+            code = self.fallback[b]
+            if code is None:
+                return None
+            codes.append(code)
+        return codes
+
+    def tokenize(self, piece: str) -> tuple[int, ...]:
+        """The file's ids for one piece."""
+        if not piece:
+            return ()
+        if self.ignore_merges:
+            whole = self.vocab.get(piece)
+            if whole is not None:
+                return (whole,)
+        found = self.cache.data.get(piece)
+        if found is None:
+            if len(piece) > LONG_PIECE:
+                return tuple(chain.from_iterable(map(self._merged, self._segments(piece))))
+            found = self._merged(piece)
+        return found
+
+    def _merged(self, segment: str) -> tuple[int, ...]:
+        found = self.cache.data.get(segment)
+        if found is None:
+            found = tuple(self.merges.merge(self.symbols(segment)[0]))
+            if len(segment) <= PIECE_CACHE_MAX_CHARS:
+                self.cache.put(segment, found)
+        return found
+
+    def _segments(self, piece: str) -> list[str]:
+        """A long piece cut where no merge can ever join (exact: the parts then merge independently).
+
+        Between two characters that are vocab tokens, a merge can join only if some rule's
+        left token ends with the first and its right token starts with the second; at
+        any other pair of neighbours the piece is cut. (Never beside a character that is
+        not in the vocab: its fallback bytes or unknown token stay with their neighbours.)
+        """
+        edges = self._edges()
+        vocab = self.vocab
+        starts = [0]
+        prev = piece[0]
+        prev_known = prev in vocab
+        for i in range(1, len(piece)):
+            ch = piece[i]
+            known = ch in vocab
+            if prev_known and known and (ord(prev) << 21 | ord(ch)) not in edges:
+                starts.append(i)
+            prev, prev_known = ch, known
+        starts.append(len(piece))
+        return [piece[a:b] for a, b in zip(starts, starts[1:])]
+
+    def _edges(self) -> frozenset[int]:
+        """(last character of a rule's left token, first of its right token) of every rule, packed."""
+        edges = self._edge_set
+        if edges is None:
+            edges = self._edge_set = frozenset(self.edge_array().tolist())
+        return edges
+
+    def edge_array(self) -> np.ndarray:
+        """The packed edges of `_edges` as a sorted int64 array (numpy; kept in a preset's precompiled form)."""
+        if self._edge_array is not None:
+            return self._edge_array
+        size = max(self.vocab.values(), default=0) + 1
+        first = np.zeros(size, dtype=np.int64)
+        last = np.zeros(size, dtype=np.int64)
+        for token, i in self.vocab.items():
+            if token:
+                first[i] = ord(token[0])
+                last[i] = ord(token[-1])
+        keys = np.fromiter(self.merges.ranks.keys(), dtype=np.int64, count=len(self.merges.ranks))
+        shift = self.merges.shift
+        left, right = keys // shift, keys % shift
+        known = (left < size) & (right < size)
+        self._edge_array = np.unique((last[left[known]] << 21) | first[right[known]])
+        return self._edge_array
+
+    def tokenize_trace(self, piece: str, unit: str = "utf8") -> tuple[list[int], list[int], list[Firing], bool]:
+        """(initial symbols, their sizes in `unit`, the merges in firing order, taken whole by ignore_merges)."""
+        ids, sizes = self.symbols(piece, unit)
+        if self.ignore_merges and piece in self.vocab:
+            return ids, sizes, [], True
+        firings: list[Firing] = []
+        self.merges.merge(ids, firings)
+        return ids, sizes, firings, False
+
+
+def model_piece(piece: str, byte_level: bool, spelt_in_alphabet: bool) -> str:
+    """A pre-tokenizer's piece as the model reads it: in the byte alphabet for a byte-level pipeline."""
+    if byte_level and not spelt_in_alphabet:
+        return bytes_to_token(piece.encode("utf-8", "surrogatepass"))
+    return piece
+
+
+# --------------------------------------------------------------------------
+# Post-processors
+
+
+def read_post_processor(node: Any, notes: list[str]) -> list[list[int]] | None:
+    """[ids before, ids after] the sequence for a single text, or None when nothing is added."""
+    before: list[int] = []
+    after: list[int] = []
+    if not _post(node, before, after):
+        notes.append("the file's post-processor is not one the playground has; add_special_tokens adds nothing")
+        return None
+    return [before, after] if before or after else None
+
+
+def _post(node: Any, before: list[int], after: list[int]) -> bool:
+    if node is None:
+        return True
+    if not isinstance(node, dict):
+        return False
+    kind = node.get("type")
+    if kind == "ByteLevel":
+        return True  # offsets only
+    if kind == "Sequence" and isinstance(node.get("processors"), list):
+        return all(_post(child, before, after) for child in node["processors"])
+    if kind in ("RobertaProcessing", "BertProcessing"):
+        cls, sep = node.get("cls"), node.get("sep")
+        if not (isinstance(cls, list) and isinstance(sep, list) and len(cls) == 2 and len(sep) == 2
+                and _is_id(cls[1]) and _is_id(sep[1])):
+            return False
+        before.append(cls[1])
+        after.append(sep[1])
+        return True
+    if kind == "TemplateProcessing":
+        return _template(node, before, after)
+    return False
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _template(node: Mapping[str, Any], before: list[int], after: list[int]) -> bool:
+    single = node.get("single")
+    specials = node.get("special_tokens")
+    if not isinstance(single, list) or not isinstance(specials, dict):
+        return False
+    seen_sequence = False
+    for item in single:
+        if not isinstance(item, dict) or len(item) != 1:
+            return False
+        if "Sequence" in item:
+            seen_sequence = True
+            continue
+        special = item.get("SpecialToken")
+        if not isinstance(special, dict):
+            return False
+        entry = specials.get(special.get("id"))
+        ids = entry.get("ids") if isinstance(entry, dict) else None
+        if not isinstance(ids, list) or not all(_is_id(i) for i in ids):
+            return False
+        (after if seen_sequence else before).extend(ids)
+    return True
+
+
+__all__ = ["LibraryModel", "model_piece", "read_model_options", "read_post_processor"]

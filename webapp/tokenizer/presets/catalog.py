@@ -1,0 +1,173 @@
+"""Every preset by name: the OpenAI four (openai.py) and the open models (open_models.py).
+
+The one registry the rest of the package and the web app ask: `PRESETS`
+(names and aliases), `PRESET_NAMES` (canonical names, OpenAI's first),
+`VENDORS` (names grouped by vendor, for the preset buttons), `get_preset`,
+`is_installed`, `load_preset`, `load_compiled` (the compiled lists of the
+presets in list order; None for the open models whose merges follow the
+library's order and need none) and `prepare` (the set-up step).
+
+What it does not do: read any file itself, or encode.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Union
+
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.presets import open_models, openai
+from webapp.tokenizer.presets.open_models import OpenModelPreset
+from webapp.tokenizer.presets.openai import Preset, PresetMissing
+
+AnyPreset = Union[Preset, OpenModelPreset]
+
+PRESET_NAMES: tuple[str, ...] = (*openai.PRESET_NAMES, *open_models.OPEN_MODELS)
+PRESETS: dict[str, AnyPreset] = {**openai.PRESETS, **open_models.OPEN_MODELS}
+#: Every preset's rules once (the bound of the caches that keep every preset).
+PRESET_RULES = openai.PRESET_RANKS + open_models.OPEN_MODEL_RULES
+
+
+def vendor_of(preset: AnyPreset) -> str:
+    return preset.vendor if isinstance(preset, OpenModelPreset) else "OpenAI"
+
+
+#: (vendor, canonical names) in the order the buttons show them.
+VENDORS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
+    (vendor, tuple(n for n in PRESET_NAMES if vendor_of(PRESETS[n]) == vendor))
+    for vendor in dict.fromkeys(vendor_of(PRESETS[n]) for n in PRESET_NAMES)
+)
+
+
+def is_preset(name: object) -> bool:
+    return isinstance(name, str) and name in PRESETS
+
+
+def is_open_model(name: object) -> bool:
+    return isinstance(name, str) and name in open_models.OPEN_MODELS
+
+
+def get_preset(name: object) -> AnyPreset:
+    """The preset for a name or alias, or a TokenizerError listing the names."""
+    if isinstance(name, str) and name in PRESETS:
+        return PRESETS[name]
+    raise unknown_preset(name)
+
+
+def unknown_preset(name: object) -> TokenizerError:
+    shown = name if isinstance(name, str) and len(name) <= 40 else "that"
+    return TokenizerError(
+        f"tokenizer: no preset is called {shown!r}; the presets are {', '.join(sorted(PRESETS))}",
+        field="tokenizer",
+    )
+
+
+def is_installed(name: str) -> bool:
+    preset = get_preset(name)
+    if isinstance(preset, OpenModelPreset):
+        return open_models.is_installed(preset.name)
+    return openai.is_installed(preset.rank_file or preset.name)
+
+
+PREPARING_MARKER = ".preparing"  # in the cache folder: the pid of a set-up step still preparing presets
+
+
+class PresetPreparing(PresetMissing):
+    """The preset is being prepared by the set-up step right now (a 503, like a missing one)."""
+
+
+@contextmanager
+def marked_preparing(cache_dir: str | os.PathLike[str]) -> Iterator[None]:
+    """While the set-up step runs: the presets it has not finished show as being prepared."""
+    marker = Path(cache_dir) / PREPARING_MARKER
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(str(os.getpid()), encoding="ascii")
+    except OSError:
+        pass
+    try:
+        yield
+    finally:
+        try:
+            if marker.read_text(encoding="ascii") == str(os.getpid()):
+                marker.unlink()
+        except OSError:
+            pass
+
+
+def is_preparing(name: str, cache_dir: str | os.PathLike[str] | None = None) -> bool:
+    """Is another process's set-up step still preparing this preset (not prepared yet, its marker alive)?"""
+    where = Path(cache_dir) if cache_dir else openai.get_cache_dir()
+    if where is None:
+        return False
+    try:
+        pid = int((where / PREPARING_MARKER).read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        return False
+    if pid == os.getpid() or is_prepared(where, name):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False  # a step that died: the preset is converted where it is used, as without set-up
+    except OSError:
+        pass  # (alive, another user's)
+    return True
+
+
+def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> LoadedTokenizer:
+    preset = get_preset(name)
+    if is_preparing(preset.name, cache_dir):
+        raise PresetPreparing(
+            f"tokenizer: the preset {preset.name} is still being prepared by the set-up step (it runs in the "
+            "background after the server starts); it is ready in a minute or two", field="tokenizer")
+    if isinstance(preset, OpenModelPreset):
+        return open_models.load(preset.name, cache_dir)
+    return openai.load_preset(preset.name, cache_dir)
+
+
+def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) -> Any:
+    """An OpenAI preset's compiled list (precompiled when the cache has it); None for an open model."""
+    preset = get_preset(name)
+    if isinstance(preset, OpenModelPreset):
+        return open_models.load_compiled(preset.name, cache_dir)
+    return openai.load_compiled(preset.name, cache_dir)
+
+
+def is_prepared(cache_dir: str | os.PathLike[str], name: str) -> bool:
+    preset = get_preset(name)
+    if isinstance(preset, OpenModelPreset):
+        return open_models.is_prepared(cache_dir, preset.name)
+    return openai.is_prepared(cache_dir, preset.name)
+
+
+def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = None) -> dict[str, float]:
+    """Every preset (or `names`) converted into `cache_dir`; seconds per preset (see openai.prepare)."""
+    spent: dict[str, float] = {}
+    for name in names or PRESET_NAMES:
+        preset = get_preset(name)
+        if isinstance(preset, OpenModelPreset):
+            started = time.perf_counter()
+            open_models.clear_caches()  # (one opened earlier in this process may come from another folder)
+            open_models.load(preset.name, cache_dir)
+            spent[preset.name] = time.perf_counter() - started
+            open_models.clear_caches()
+        else:
+            spent.update(openai.prepare(cache_dir, (preset.name,)))
+    return spent
+
+
+def clear_caches() -> None:
+    openai.clear_caches()
+    open_models.clear_caches()
+
+
+__all__ = [
+    "AnyPreset", "PREPARING_MARKER", "PRESETS", "PRESET_NAMES", "PRESET_RULES", "PresetPreparing", "VENDORS",
+    "clear_caches", "get_preset", "is_installed", "is_open_model", "is_prepared", "is_preparing", "is_preset",
+    "load_compiled", "load_preset", "marked_preparing", "prepare", "unknown_preset", "vendor_of",
+]
