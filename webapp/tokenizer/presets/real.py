@@ -96,7 +96,8 @@ _SPECIAL_RE_CACHE: BoundedCache[frozenset[str], Any] = BoundedCache(
 _SPECIAL_RE_LOCK = threading.Lock()
 
 
-def _special_regex(allowed: frozenset[str]) -> Any:
+def special_regex(allowed: frozenset[str]) -> Any:
+    """A regex finding any of `allowed` (longest first where several start at one place), cached."""
     with _SPECIAL_RE_LOCK:
         compiled = _SPECIAL_RE_CACHE.get(allowed)
         if compiled is None:
@@ -113,7 +114,7 @@ def split_special(text: str, allowed: frozenset[str]) -> list[tuple[str, bool]]:
         return [(text, False)] if text else []
     out: list[tuple[str, bool]] = []
     start = 0
-    for match in _special_regex(allowed).finditer(text):
+    for match in special_regex(allowed).finditer(text):
         if match.start() > start:
             out.append((text[start : match.start()], False))
         out.append((match.group(), True))

@@ -1,0 +1,578 @@
+"""tiktoken's `Encoding` over the playground's tokenizers (the registry is tiktoken_api.py).
+
+    from webapp.tokenizer import get_encoding, encoding_for_model
+    enc = get_encoding("cl100k_base")              # or encoding_for_model("gpt-4o")
+    enc.encode("hello <|endoftext|>")              # ValueError: special-token text, as in tiktoken
+    enc.encode("hello <|endoftext|>", allowed_special="all")
+    enc.encode_batch(texts), enc.decode(ids), enc.n_vocab, pickle.dumps(enc) ...
+
+What it does:
+
+- `get_encoding`, `list_encoding_names`, `encoding_name_for_model`,
+  `encoding_for_model`: tiktoken 0.14.0's registry for every OpenAI encoding
+  it lists (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base,
+  o200k_harmony), with its model names and model-name prefixes and its
+  error types (ValueError for an unknown encoding, KeyError for an unknown
+  model). gpt2 and p50k_edit / o200k_harmony are their base presets' ranks
+  and merges with their own name or special tokens, so they load no more
+  than r50k_base, p50k_base and o200k_base do. Other names go to
+  `get_tokenizer` (other presets, and the files the web layer registers).
+- `Encoding`: tiktoken's methods and attributes with its defaults, results
+  and error types. Its constructor takes tiktoken's arguments (ranks,
+  pattern, special tokens), so the "extend an encoding with special tokens"
+  recipe works; the pattern must be GPT-2's, cl100k's or o200k's.
+- `OpenModelEncoding` (for a Hugging Face tokenizer.json, from
+  `encoding_for_loaded`): the same methods, but `encode` follows the
+  `tokenizers` library: added tokens in the text are split out by default
+  (`allowed_special="all"`, nothing raises) and `add_special_tokens` is
+  accepted.
+
+Decisions where tiktoken leaves room: batches run in the calling thread
+(the work is Python holding the GIL, so threads would only add overhead);
+`num_threads` is accepted and checked. The texts of a batch are encoded
+together (their new pre-tokens in one numpy batch), which is what makes a
+batch faster than a loop. Text holding surrogates is repaired as tiktoken
+repairs it, for every encoding: a pair becomes its character, a lone one
+U+FFFD (`tokenizers` itself refuses such text with a TypeError). When two
+special tokens share an id (o200k_harmony's <|endofprompt|> and
+<|reserved_200018|>), decoding gives the one listed first, as tiktoken does.
+
+What it does not do: post-processors of tokenizer.json files (templates
+that add BOS / [CLS]: `add_special_tokens=True` adds nothing, and the
+import notes say when a file has one), the library's decoders (decode here
+joins the tokens' bytes, as tiktoken's does), threads, network access,
+or the web's friendlier defaults (the pages and the JSON API keep
+`get_tokenizer`, where special-token text is plain text unless allowed).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from typing import AbstractSet, Any, Callable, Collection, Iterable, Literal, NamedTuple, Sequence, Union
+
+import numpy as np
+
+from webapp.tokenizer.caches import BoundedCache
+from webapp.tokenizer.core.byte_level import compile_byte_merges
+from webapp.tokenizer.core.char_level import bpe_encode_text, compile_char_merges
+from webapp.tokenizer.hf import pipeline as hf_pipeline
+from webapp.tokenizer.hf.encoding import post_process
+from webapp.tokenizer.hf.text import WHITE_SPACE
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.presets import real
+from webapp.tokenizer.pretokenize.patterns import PATTERNS
+from webapp.tokenizer.pretokenize.pretokenized import split_text
+from webapp.tokenizer.pretokenize.textencode import encode_split_batch
+from webapp.tokenizer.presets.tiktoken_parts import (
+    allowed_tokens,
+    char_offsets,
+    from_ranks,
+    scheme_of,
+    check_text,
+    check_threads,
+    last_char,
+    replace_surrogates,
+    resolve_special,
+    special_sets,
+    token_index,
+    token_list,
+)
+
+
+SpecialSet = Union[Literal["all"], AbstractSet[str]]
+SpecialCollection = Union[Literal["all"], Collection[str]]
+
+_MAX_ID = 2**32  # tiktoken keeps ids in 32 bits: anything outside is an OverflowError there
+
+
+
+# --------------------------------------------------------------------------
+# The encoding
+
+
+class _IdNotInt(TypeError, AssertionError):
+    """tiktoken asserts; this is a TypeError that `except AssertionError` still catches."""
+
+
+class _VocabSizeMismatch(ValueError, AssertionError):
+    """tiktoken asserts; this is a ValueError that `except AssertionError` still catches."""
+
+
+class _Tables(NamedTuple):
+    """What decoding and the attributes look up, made once per encoding."""
+
+    decoder: dict[int, bytes]  # every id -> its bytes (special tokens as their text)
+    encoder: dict[bytes, int]  # ordinary tokens' bytes -> id
+    special_ids: frozenset[int]
+    max_id: int
+
+
+class Encoding:
+    """A tokenizer with tiktoken's `Encoding` API (see the module docstring)."""
+
+    name: str
+    _loaded: LoadedTokenizer
+    _merges_compiled: Any
+    _special_tokens: dict[str, int]
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        pat_str: str,
+        mergeable_ranks: dict[bytes, int],
+        special_tokens: dict[str, int],
+        explicit_n_vocab: int | None = None,
+    ) -> None:
+        """tiktoken's constructor: ranks (token bytes -> rank), the split pattern, special tokens.
+
+        Ranks equal to a preset's reuse that preset's merges; others are
+        turned into merges here (0.6 s of CPU for 100,000 ranks, measured).
+        """
+        scheme = scheme_of(pat_str)
+        if not mergeable_ranks:
+            raise ValueError("mergeable_ranks is empty: an encoding needs at least the single bytes")
+        loaded, compiled = from_ranks(mergeable_ranks, scheme, dict(special_tokens))
+        self._setup(name, loaded, compiled)
+        if explicit_n_vocab:
+            if len(mergeable_ranks) + len(special_tokens) != explicit_n_vocab or self.n_vocab != explicit_n_vocab:
+                raise _VocabSizeMismatch(
+                    f"explicit_n_vocab is {explicit_n_vocab}, but there are {len(mergeable_ranks)} ranks and "
+                    f"{len(special_tokens)} special tokens, and the largest id is {self.max_token_value}"
+                )
+
+    @classmethod
+    def _from_loaded(cls, name: str, loaded: LoadedTokenizer, compiled: Any = None) -> "Encoding":
+        made = cls.__new__(cls)
+        made._setup(name, loaded, compiled)
+        return made
+
+    def _setup(self, name: str, loaded: LoadedTokenizer, compiled: Any) -> None:
+        self.name = name
+        self._loaded = loaded
+        self._merges_compiled = compiled
+        self._special_tokens = dict(loaded.special_tokens)
+        self._special = frozenset(self._special_tokens)  # the names encode's special-token arguments are about
+        self._tables: _Tables | None = None
+        self._sorted_bytes: list[bytes] | None = None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Registered encodings pickle by name (as tiktoken's), others by their tokenizer."""
+        if REGISTRY.get(self.name) is self:
+            return (registered, (self.name,))
+        return (_restore, (type(self), self.name, self._loaded))
+
+    # ----------------------------------------------------------------------
+    # What the tokenizer is made of (built on first use)
+
+    @property
+    def _pat_str(self) -> str | None:
+        return PATTERNS.get(self._loaded.pretokenize)
+
+    @property
+    def _mergeable_ranks(self) -> dict[bytes, int]:
+        return dict(self._token_tables().encoder)
+
+    def _merges(self) -> Any:
+        if self._merges_compiled is None and not self._loaded.library_order:  # (the library's order needs none)
+            rules = list(self._loaded.merges)
+            self._merges_compiled = compile_byte_merges(rules) if self._loaded.level == "bytes" else compile_char_merges(rules)
+        return self._merges_compiled
+
+    def _ordinary_bytes(self) -> dict[int, bytes]:
+        """{id: bytes} of the tokens text is merged into (no special tokens)."""
+        if self._loaded.level == "bytes":
+            return self._loaded.file_vocab()
+        return {token_id: token.encode("utf-8", "surrogatepass") for token, token_id in self._loaded.vocab.items()}
+
+    def _token_tables(self) -> _Tables:
+        tables = self._tables
+        if tables is None:  # (two threads may both build it: the same tables, one kept)
+            ordinary = self._ordinary_bytes()
+            decoder: dict[int, bytes] = {}
+            for token, token_id in self._special_tokens.items():
+                decoder.setdefault(token_id, token.encode("utf-8", "surrogatepass"))  # the first name of an id
+            decoder.update(ordinary)  # an ordinary token wins over a special one with its id
+            encoder = {data: token_id for token_id, data in ordinary.items()}
+            special_ids = frozenset(self._special_tokens[name] for name in self._special)
+            tables = self._tables = _Tables(decoder, encoder, special_ids, max(decoder, default=0))
+        return tables
+
+    # ----------------------------------------------------------------------
+    # Attributes
+
+    @property
+    def max_token_value(self) -> int:
+        return self._token_tables().max_id
+
+    @property
+    def n_vocab(self) -> int:
+        """The largest id plus one (tiktoken keeps it for backward compatibility)."""
+        return self.max_token_value + 1
+
+    @property
+    def eot_token(self) -> int:
+        return self._special_tokens["<|endoftext|>"]
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        return set(self._special)
+
+    def is_special_token(self, token: int) -> bool:
+        if not isinstance(token, int):
+            raise _IdNotInt(f"is_special_token takes an int id, got {type(token).__name__}")
+        return token in self._token_tables().special_ids
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every ordinary token, sorted."""
+        if self._sorted_bytes is None:
+            self._sorted_bytes = sorted(self._token_tables().encoder)
+        return list(self._sorted_bytes)
+
+    # ----------------------------------------------------------------------
+    # Encoding
+
+    def _encode_text(self, text: str, allowed: frozenset[str]) -> list[int]:
+        """Ids of checked text, the `allowed` special tokens as their ids."""
+        text = replace_surrogates(text)
+        loaded = self._loaded
+        if loaded.level == "chars" and not loaded.pipeline:
+            return bpe_encode_text(text, loaded.vocab, self._merges())
+        return real.encode_special(loaded, text, allowed, compiled=self._merges())
+
+    def _encode_texts(self, texts: list[str], allowed: frozenset[str]) -> list[list[int]]:
+        """`_encode_text` of each text; for split byte-level text, all of them together."""
+        loaded = self._loaded
+        batched = (
+            loaded.level == "bytes" and not loaded.pipeline and not loaded.unknown_bytes
+            and loaded.pretokenize in PATTERNS and len(texts) > 1
+        )
+        if not batched:
+            return [self._encode_text(text, allowed) for text in texts]
+        split = [real.split_special(replace_surrogates(text), allowed) for text in texts]
+        ordinary = [part for parts in split for part, special in parts if not special]
+        encoded = iter(encode_split_batch(self._merges(), ordinary, loaded.pretokenize, loaded.id_map))
+        out: list[list[int]] = []
+        for parts in split:
+            ids: list[int] = []
+            for part, special in parts:
+                if special:
+                    ids.append(self._special_tokens[part])
+                else:
+                    ids.extend(next(encoded))
+            out.append(ids)
+        return out
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Ids of `text`, special-token text encoded as plain text."""
+        if not isinstance(text, str):
+            raise TypeError(f"encode_ordinary: the text should be a str, got {type(text).__name__}")
+        return self._encode_text(text, frozenset())
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialCollection = "all",
+    ) -> list[int]:
+        """Ids of `text`. Special-token text is an error unless allowed (then one id) or not disallowed (text)."""
+        allowed = resolve_special(text, allowed_special, disallowed_special, self._special)
+        return self._encode_text(text, allowed)
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialCollection = "all",
+    ) -> Any:
+        """`encode` as a uint32 numpy array (like tiktoken's, this refuses surrogates)."""
+        allowed = resolve_special(text, allowed_special, disallowed_special, self._special)
+        text.encode("utf-8")  # UnicodeEncodeError for surrogates, as tiktoken's encode_to_numpy
+        return np.array(self._encode_text(text, allowed), dtype=np.uint32)
+
+    def encode_ordinary_batch(self, text: Iterable[str], *, num_threads: int = 8) -> list[list[int]]:
+        """`encode_ordinary` of each text (all encoded together: faster than a loop)."""
+        check_threads(num_threads)
+        texts = list(text)
+        for item in texts:
+            if not isinstance(item, str):
+                raise TypeError(f"encode_ordinary_batch: each text should be a str, got {type(item).__name__}")
+        return self._encode_texts(texts, frozenset())
+
+    def encode_batch(
+        self,
+        text: Iterable[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialCollection = "all",
+    ) -> list[list[int]]:
+        """`encode` of each text with the same special-token arguments (all encoded together)."""
+        check_threads(num_threads)
+        texts = list(text)
+        if not isinstance(disallowed_special, Iterable):  # (tiktoken's batch takes even a falsy one as a collection)
+            raise TypeError(f"encode_batch: disallowed_special should be \"all\" or a collection of strings, "
+                            f"got {type(disallowed_special).__name__}")
+        special = self._special
+        given, disallowed = special_sets(allowed_special, disallowed_special, special)
+        allowed: frozenset[str] = frozenset()
+        for index, item in enumerate(texts):
+            check_text(item, disallowed)
+            if index == 0:  # (checked after the first text, as tiktoken does; not at all for no texts)
+                allowed = allowed_tokens(given, special)
+        return self._encode_texts(texts, allowed)
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of a token given as its text or bytes (special tokens too); KeyError if there is none."""
+        if isinstance(text_or_bytes, str):
+            text_or_bytes = text_or_bytes.encode("utf-8")
+        if not isinstance(text_or_bytes, bytes):
+            raise TypeError(f"encode_single_token takes a str or bytes, got {type(text_or_bytes).__name__}")
+        found = self._token_tables().encoder.get(text_or_bytes)
+        if found is not None:
+            return found
+        try:
+            return self._special_tokens[text_or_bytes.decode("utf-8")]
+        except (UnicodeDecodeError, KeyError):
+            raise KeyError(text_or_bytes) from None
+
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialCollection = "all",
+    ) -> tuple[list[int], list[list[int]]]:
+        """The ids that further text cannot change, and the token sequences the end may become.
+
+        The end of the text that typing more could re-tokenize (its last
+        pre-token, widened over whitespace tokens before it) is left out of
+        the first list; the second lists candidate continuations: every
+        token whose bytes start with that end, and the first tokens of
+        each way a token could continue it from inside. Like tiktoken's,
+        this refuses surrogates and its order of completions means nothing.
+        """
+        allowed = resolve_special(text, allowed_special, disallowed_special, self._special)
+        loaded = self._loaded
+        if loaded.level != "bytes" or loaded.pipeline:
+            raise NotImplementedError("encode_with_unstable is for byte-level tokenizers without a tokenizer.json pipeline")
+        text.encode("utf-8")  # UnicodeEncodeError for surrogates, as tiktoken's
+        ids = self._encode_text(text, allowed)
+        unstable_count = self._last_piece_tokens(text, allowed)
+        if unstable_count and self._is_space_token(ids[-unstable_count]):
+            while unstable_count < len(ids) and self._is_space_token(ids[-unstable_count - 1]):
+                unstable_count += 1  # whitespace before the last pre-token may merge with what follows
+        if not unstable_count:
+            return ids, []
+        decoder = self._token_tables().decoder
+        end = b"".join(decoder[i] for i in ids[-unstable_count:])
+        stable = ids[:-unstable_count]
+        return stable, [list(seq) for seq in self._completions(end)]
+
+    def _is_space_token(self, token_id: int) -> bool:
+        """Is this an ordinary token made of spaces, newlines and tabs only?"""
+        tables = self._token_tables()
+        data = tables.decoder.get(token_id)
+        return token_id not in tables.special_ids and data is not None and all(byte in b" \n\t" for byte in data)
+
+    def _last_piece_tokens(self, text: str, allowed: frozenset[str]) -> int:
+        """How many ids the last pre-token of the text took (0 if the text ends with a special token)."""
+        parts = real.split_special(text, allowed)
+        if not parts or parts[-1][1]:
+            return 0
+        scheme = self._loaded.pretokenize
+        pieces = split_text(parts[-1][0], scheme) if scheme in PATTERNS else [parts[-1][0]]
+        return len(self._bpe(pieces[-1].encode("utf-8"))) if pieces else 0
+
+    def _bpe(self, data: bytes) -> list[int]:
+        """The ids of bytes merged as one piece (no split)."""
+        return self._loaded.file_ids(self._merges().encode_bytes(data))
+
+    def _completions(self, end: bytes) -> set[tuple[int, ...]]:
+        decoder, encoder = self._token_tables()[:2]
+        ordered = self._sorted_bytes if self._sorted_bytes is not None else self.token_byte_values()
+
+        def starting_with(prefix: bytes) -> list[bytes]:
+            found = []
+            at = bisect_left(ordered, prefix)
+            while at < len(ordered) and ordered[at].startswith(prefix):
+                found.append(ordered[at])
+                at += 1
+            return found
+
+        completions: set[tuple[int, ...]] = {(encoder[token],) for token in starting_with(end)}
+        candidates = [end[:k] + token for k in range(1, len(end)) for token in starting_with(end[k:])]
+        texts: list[str] = []
+        raw: list[bytes] = []
+        for data in candidates:
+            try:
+                texts.append(data.decode("utf-8"))
+            except UnicodeDecodeError:
+                raw.append(data)
+        for ids in [*self._encode_texts(texts, frozenset()), *map(self._bpe, raw)]:
+            taken: list[int] = []
+            covered = 0
+            for token_id in ids:
+                taken.append(token_id)
+                covered += len(decoder[token_id])
+                if covered >= len(end):
+                    break
+            completions.add(tuple(taken))
+        if len(end) > 1:
+            char, size = last_char(end)
+            if char is not None and char in WHITE_SPACE and size < len(end):
+                completions.add(tuple(self._bpe(end[:-size]) + self._bpe(end[-size:])))
+        return completions
+
+    # ----------------------------------------------------------------------
+    # Decoding
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        """The tokens' bytes joined (special tokens as their text). KeyError for an unknown id."""
+        ids = token_list(tokens)
+        decoder = self._token_tables().decoder
+        try:
+            return b"".join(map(decoder.__getitem__, ids))
+        except KeyError:
+            pass
+        for token_id in ids:  # an id outside 32 bits anywhere is an OverflowError first, as in tiktoken
+            token_index(token_id)
+        missing = next(token_id for token_id in ids if token_id not in decoder)
+        raise KeyError(f"{missing} is not a token id of {self.name}")
+
+    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
+        """The text of the tokens; bytes that are not UTF-8 per `errors` (default: U+FFFD)."""
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """One token's bytes (special tokens too). KeyError for an unknown id."""
+        value = token_index(token)
+        found = self._token_tables().decoder.get(value)
+        if found is None:
+            raise KeyError(f"{value} is not a token id of {self.name}")
+        return found
+
+    def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
+        """Each token's bytes."""
+        return [self.decode_single_token_bytes(token) for token in tokens]
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """The text and where each token starts in it (characters). UnicodeDecodeError if not UTF-8."""
+        parts = self.decode_tokens_bytes(tokens)
+        offsets = char_offsets(parts)
+        return b"".join(parts).decode("utf-8", errors="strict"), offsets
+
+    def decode_batch(
+        self, batch: Iterable[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
+    ) -> list[str]:
+        check_threads(num_threads)
+        return [self.decode(tokens, errors=errors) for tokens in batch]
+
+    def decode_bytes_batch(self, batch: Iterable[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
+        check_threads(num_threads)
+        return [self.decode_bytes(tokens) for tokens in batch]
+
+
+class OpenModelEncoding(Encoding):
+    """An open model's tokenizer.json with the Encoding API; `encode` follows the `tokenizers` library.
+
+    By default every added token found in the text is one id (the library's
+    default) and nothing raises; `allowed_special` / `disallowed_special`
+    work as in tiktoken when given (special tokens not allowed stay text, as
+    with the library's `encode_special_tokens`; added tokens that are not
+    special are always split out, as in the library). `add_special_tokens`
+    is the library's argument: the playground applies no post-processor, so
+    it adds nothing (see `notes` for what the file has that is left out).
+    """
+
+    def __init__(self, name: str, loaded: LoadedTokenizer) -> None:  # noqa: D107 - not tiktoken's signature
+        if not loaded.pipeline:
+            raise ValueError("OpenModelEncoding is for a tokenizer.json with its pipeline; use encoding_for_loaded")
+        self._setup(name, loaded, None)
+
+    def _setup(self, name: str, loaded: LoadedTokenizer, compiled: Any) -> None:
+        super()._setup(name, loaded, compiled)
+        added = hf_pipeline.compile_pipeline(loaded.pipeline).added
+        self._special = frozenset(token.content for token in added if token.special)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the playground leaves out of the file (post-processor, unsupported steps)."""
+        return self._loaded.notes
+
+    def encode(  # (the library's arguments and defaults)
+        self,
+        text: str,
+        *,
+        add_special_tokens: bool = True,
+        allowed_special: SpecialSet = "all",
+        disallowed_special: SpecialCollection = (),
+    ) -> list[int]:
+        """The library's ids for `text` (`tokenizers.Tokenizer.encode(text, add_special_tokens=...).ids`)."""
+        _check_add_special(add_special_tokens)
+        ids = super().encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return post_process(self._loaded, ids) if add_special_tokens else ids
+
+    def encode_batch(
+        self,
+        text: Iterable[str],
+        *,
+        num_threads: int = 8,
+        add_special_tokens: bool = True,
+        allowed_special: SpecialSet = "all",
+        disallowed_special: SpecialCollection = (),
+    ) -> list[list[int]]:
+        _check_add_special(add_special_tokens)
+        batch = super().encode_batch(
+            text, num_threads=num_threads, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+        return [post_process(self._loaded, ids) for ids in batch] if add_special_tokens else batch
+
+
+def _check_add_special(value: Any) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"add_special_tokens should be True or False, got {type(value).__name__}")
+
+
+def _restore(cls: type[Encoding], name: str, loaded: LoadedTokenizer) -> Encoding:
+    """Unpickle an encoding that is not in the registry."""
+    return cls._from_loaded(name, loaded)
+
+
+# --------------------------------------------------------------------------
+# Building encodings
+
+
+def encoding_for_loaded(loaded: LoadedTokenizer, name: str = "loaded", *, compiled: Any = None) -> Encoding:
+    """An Encoding for any loaded tokenizer: OpenModelEncoding for a tokenizer.json with its pipeline."""
+    cls = OpenModelEncoding if loaded.pipeline else Encoding
+    return cls._from_loaded(name, loaded, compiled)
+
+
+# --------------------------------------------------------------------------
+# Named encodings (tiktoken_api's registry keeps them here, so pickles can name them)
+
+
+def _one(_name: str, _encoding: Any) -> int:
+    return 1
+
+
+#: Named encodings, made once per process and shared (tiktoken_api.get_encoding fills it): one per
+#: OpenAI encoding and preset, 64 at most, so in practice nothing is evicted.
+REGISTRY: BoundedCache[str, Encoding] = BoundedCache(64, 64, weigh=_one, name="tiktoken_api.registry")
+_GET_ENCODING: list[Callable[[str], Encoding]] = []  # tiktoken_api.get_encoding, handed over on its import
+
+
+def hand_over_registry(get_encoding: Callable[[str], Encoding]) -> None:
+    """tiktoken_api gives its get_encoding (this module cannot import it back)."""
+    _GET_ENCODING[:] = [get_encoding]
+
+
+def registered(name: str) -> Encoding:
+    """A named encoding again (unpickling): the registry's get_encoding."""
+    return _GET_ENCODING[0](name)
