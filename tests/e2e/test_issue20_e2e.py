@@ -86,7 +86,8 @@ def test_1_trace_last_row_equals_the_tokens_for_every_preset(open_page, name: st
     show_trace(page)
     assert last_trace_row(page) == (ids, texts)
     start = page.locator(".view-trace tbody tr").first.locator(".chip")
-    assert "".join(start.evaluate_all("els => els.map(e => e.firstChild.textContent)")).startswith("Hello")
+    # (a SentencePiece-style file sees the text with a leading "▁", as its Tokens view shows)
+    assert "".join(start.evaluate_all("els => els.map(e => e.firstChild.textContent)")).lstrip("\u2581").startswith("Hello")
     shot(page, f"1-trace-{name}")
 
 
@@ -366,7 +367,13 @@ def test_4_phone_nav_and_presets_fit_and_three_rows_of_tokens_show(open_page, sc
     expect(page.locator("#tokens .tok").first).to_be_visible()
     assert _fits(page, ".nav a") == []  # "Corpus" whole, not "Co"
     assert page.evaluate("() => { const n = document.querySelector('.nav'); return n.scrollWidth <= n.clientWidth; }")
-    assert _fits(page, ".preset-button") == []  # o200k_base too
+    # Eleven presets in vendor groups cannot all fit 390 px: the row scrolls sideways and says so
+    # (it fades where more is hidden); the preset in use is wholly visible.
+    row = page.locator(".preset-row")
+    if _fits(page, ".preset-button"):
+        expect(row).to_have_class(re.compile(r"\bmore-right\b"))
+        assert row.evaluate("e => getComputedStyle(e).maskImage || getComputedStyle(e).webkitMaskImage") not in ("", "none")
+    assert _fits(page, '.preset-button[aria-pressed="true"]') == []
     rows = page.evaluate("""() => new Set([...document.querySelectorAll('#tokens .tok')]
         .filter(t => t.getBoundingClientRect().bottom <= innerHeight)
         .map(t => Math.round(t.getBoundingClientRect().top))).size""")

@@ -191,6 +191,12 @@ def byte_ids(active: ActiveTokenizer, text: str, merges: Any, scheme: str) -> li
     return pretokenized_encode(text, merges, scheme)
 
 
+def spells_spaces_as_metaspace(active: ActiveTokenizer) -> bool:
+    """A SentencePiece-style file (its text seen with spaces as "▁"): the trace spells its tokens so."""
+    entry = active.entry
+    return entry is not None and entry.tok.level == "chars" and "\u2581" in entry.tok.pipeline
+
+
 def byte_vocab(active: ActiveTokenizer) -> dict[int, bytes]:
     """The {id: bytes} a preset or file decodes with (typed merges: use the Vocab field instead)."""
     if not active.typed:

@@ -395,7 +395,7 @@ START_WINDOW = 25  # symbols of a long start sequence shown (the passes show 2 x
 
 
 def byte_trace_rows(trace: EncodeTrace, text: str | None = None,
-                    vocab: Mapping[int, bytes] | None = None) -> list[TraceRow]:
+                    vocab: Mapping[int, bytes] | None = None, *, metaspace: bool = False) -> list[TraceRow]:
     """`start / after rule k` rows for the byte-level trace table.
 
     `vocab` is a preset's or opened file's {id: bytes}: its ids are not bytes
@@ -406,17 +406,23 @@ def byte_trace_rows(trace: EncodeTrace, text: str | None = None,
     after its first passes ends with a "result" row: the tokens themselves.
     """
     own = vocab is not None
+
+    def spell(value: bytes) -> str:
+        # A SentencePiece-style file (`metaspace`) sees its text with spaces as "▁" and so do its
+        # tokens in the Tokens view; its decode vocab holds spaces: spell them as the file does.
+        return printable_bytes(value.replace(b" ", "\u2581".encode()) if metaspace else value)
+
     known: dict[int, bytes] = {i: bytes([i]) for i in range(256)} if vocab is None else dict(vocab)
     byte_ids = {value[0]: i for i, value in known.items() if len(value) == 1} if own else {b: b for b in range(256)}
 
     def chip(symbol: Any) -> Chip:
         value = known.get(symbol, b"")
-        return Chip(symbol, hue_class(symbol), printable_bytes(value) if value else str(symbol),
+        return Chip(symbol, hue_class(symbol), spell(value) if value else str(symbol),
                     show_id=len(value) != 1 if own else symbol >= 256)
 
     def name(symbol: Any) -> str:
         value = known.get(int(symbol))
-        return f"{printable_bytes(value)!r}" if value else str(symbol)
+        return f"{spell(value)!r}" if value else str(symbol)
 
     shown_text = trace.text if trace.text is not None else text
     rows: list[TraceRow] = []
@@ -435,14 +441,26 @@ def byte_trace_rows(trace: EncodeTrace, text: str | None = None,
         chips, at, more = _step_chips(step, chip)
         rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
                              len(step.sequence) if step.sequence is not None else None, at, more, spelled))
-    if trace.steps_truncated:
+    if _ends_short(trace):
         rows.append(_result_row(trace, lambda t: Chip(
-            t.id, hue_class(t.id), printable_bytes(t.value) if isinstance(t.value, bytes) else str(t.id),
+            t.id, hue_class(t.id), spell(t.value) if isinstance(t.value, bytes) else str(t.id),
             show_id=(len(t.value) != 1) if own else t.id >= 256)))
     return rows
 
 
 RESULT_CHIPS = 100  # tokens shown in the "result" row of a trace cut after its first passes
+
+
+def _ends_short(trace: EncodeTrace) -> bool:
+    """Does the last pass fail to show the whole output? (Passes cut at TRACE_MAX_STEPS, or a last
+    pass shown as a window or as one piece only: a library-order file fires piece by piece.)"""
+    if trace.steps_truncated:
+        return True
+    if not trace.steps:
+        return False
+    last = trace.steps[-1]
+    shown = last.sequence if last.sequence is not None else last.window
+    return shown is None or len(shown) != len(trace.ids) or last.window_more != (False, False)
 
 
 def _result_row(trace: EncodeTrace, chip: Callable[[Any], Chip]) -> TraceRow:
@@ -472,6 +490,6 @@ def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int], text: str | None 
         chips, at, more = _step_chips(step, chip)
         rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
                              len(step.sequence) if step.sequence is not None else None, at, more))
-    if trace.steps_truncated:
+    if _ends_short(trace):
         rows.append(_result_row(trace, lambda t: chip(t.value)))
     return rows

@@ -151,14 +151,16 @@ def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
                 # a prefix trace knows the rules that fired in the prefix only: say where to look
                 "stats": vm.encode_stats(text, trace.ids, None if quick is not None else trace.rules_fired,
                                          trace.rules_fired + trace.rules_idle),
-                "rows": vm.byte_trace_rows(trace, text=text, vocab=file_vocab) if with_steps else [],
+                "rows": vm.byte_trace_rows(trace, text=text, vocab=file_vocab,
+                                           metaspace=act.spells_spaces_as_metaspace(active)) if with_steps else [],
                 "trace_ready": with_steps,
                 "steps_truncated": trace.steps_truncated,
                 "rules_fired": trace.rules_fired,
                 "rules_idle": trace.rules_idle,
                 "pretokens": (len(split_text(text, scheme)) if quick is not None else len(trace.pretokens))
                 if scheme != "none" else 0,
-                "roundtrip": _roundtrip(text, trace.ids, merges, file_vocab),
+                "roundtrip": _roundtrip(text, trace.ids, merges, file_vocab,
+                                        metaspace=act.spells_spaces_as_metaspace(active)),
                 "foreign_split": _foreign_split(active, scheme),
                 "unmade": unmade_ids(merges.rules) if active.typed else [],
             }
@@ -216,21 +218,25 @@ def _only(vocab: dict[int, bytes] | None, ids: Any) -> dict[int, bytes] | None:
     return None if vocab is None else {i: vocab[i] for i in set(ids) if i in vocab}
 
 
-def _roundtrip(text: str, ids: list[int], merges: Any, vocab: dict[int, bytes] | None = None) -> dict[str, Any]:
+def _roundtrip(text: str, ids: list[int], merges: Any, vocab: dict[int, bytes] | None = None, *,
+               metaspace: bool = False) -> dict[str, Any]:
     """Does decoding the ids with the vocab the merges imply (or an opened file's) give the text back?
 
     Only the bytes of the ids used are built, and only when they can total the
     text's length or less (lengths first): a few rules can imply tokens of
-    terabytes, while the encoding itself is as small as the text.
+    terabytes, while the encoding itself is as small as the text. A
+    SentencePiece-style file (`metaspace`) adds a "▁" before the text and its
+    decoder drops it again: its join is the text with one leading space.
     """
     if vocab is not None:  # a preset's or file's own vocab: the plain join first (every keystroke of a long text)
         parts = list(map(vocab.get, ids))
         if None not in parts:
             try:
-                if b"".join(parts).decode("utf-8") == text:  # type: ignore[arg-type]
-                    return {"ok": True, "message": "decode(encode(text)) gives the text back"}
+                joined = b"".join(parts).decode("utf-8")  # type: ignore[arg-type]
             except UnicodeDecodeError:
-                pass
+                joined = None
+            if joined == text or (metaspace and joined == " " + text):
+                return {"ok": True, "message": "decode(encode(text)) gives the text back"}
         vocab = _only(vocab, ids)  # the checked decode below says what went wrong
     if vocab is None:
         implied = ImpliedVocab(merges.rules)
