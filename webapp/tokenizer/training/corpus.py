@@ -5,6 +5,8 @@ What it does:
   or a paste), pre-tokenizes it (`none` = whitespace-split words as the Train
   page does, or one of the regex patterns in `pretokenize.patterns.PATTERNS`) and keeps
   only the distinct pre-tokens with their counts, never the corpus itself.
+  The three published patterns split with `pretokenize.chunks.split_strided`
+  (exactly their findall; ASCII stretches with the faster `re` form).
   `count_streams` feeds it from binary streams read in fixed-size blocks.
 * `train_counts` learns merges from those counts with the incremental engine
   of `words.py`, at one of two levels:
@@ -50,11 +52,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, BinaryIO
 
 import regex
 
 from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.pretokenize.chunks import split_strided
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.training.words import _Trainer
 from webapp.tokenizer.validation import validate_num_merges
@@ -106,7 +110,11 @@ class PretokenCounter:
         self.result = PretokenCounts(scheme=scheme)
         self.max_distinct = max_distinct
         self.max_run_chars = max_run_chars
-        self._split = str.split if scheme == "none" else regex.compile(PATTERNS[scheme]).findall
+        self._split: Callable[[str], list[str]] = (
+            str.split if scheme == "none"
+            else partial(split_strided, scheme=scheme) if scheme in CUT_SAFE
+            else regex.compile(PATTERNS[scheme]).findall
+        )
         # A pattern the cut rules were not checked for is applied to each document whole.
         self._last_cut = _LAST_SPACE if scheme == "none" else _LAST_CUT if scheme in CUT_SAFE else _NEVER
         self._carry = ""
