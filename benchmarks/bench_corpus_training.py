@@ -14,8 +14,9 @@ only those that are valid UTF-8) until at least `--megabytes` MB, plus
 
 Both sides get the same job: read the files, pre-tokenize with GPT-2's
 pattern, count the pieces, learn `--merges` byte-level merges.
-* ours: `count_streams` (1 MiB blocks, never the whole corpus in memory) then
-  `train_counts(level="bytes")`;
+* ours: `count_files` (as the corpus job: one forked process per core over
+  shards of the files, each streaming 1 MiB blocks, never the whole corpus
+  in memory) then `train_counts(level="bytes")`;
 * theirs: a `Tokenizer(BPE())` with the `ByteLevel` pre-tokenizer
   (use_regex=True: the same GPT-2 pattern, add_prefix_space=False) and
   `BpeTrainer(vocab_size=256 + merges, min_frequency=0, initial_alphabet=all
@@ -99,15 +100,11 @@ def corpus_files(megabytes: float) -> list[Path]:
 
 
 def work_ours(files: list[Path], merges: int, out: Path) -> None:
-    from webapp.tokenizer.training.corpus import count_streams, train_counts
+    from webapp.tokenizer.training.corpus import train_counts
+    from webapp.tokenizer.training.shards import count_files
 
     started = time.perf_counter()
-    handles = [open(path, "rb") for path in files]  # noqa: SIM115 (closed below)
-    try:
-        counted = count_streams(((str(p), h) for p, h in zip(files, handles)), "gpt2")
-    finally:
-        for h in handles:
-            h.close()
+    counted = count_files([(str(p), p) for p in files], "gpt2")
     counted_s = time.perf_counter() - started
     result = train_counts(counted.counts, "bytes", merges)
     total_s = time.perf_counter() - started

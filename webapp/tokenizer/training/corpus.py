@@ -128,6 +128,11 @@ class PretokenCounter:
         self._offset = 0
         self.result.documents += 1
 
+    def skip_to(self, offset: int) -> None:
+        """Say that the text fed next starts at UTF-8 byte `offset` of the document (for messages)."""
+        if not self._carry:
+            self._offset = offset
+
     def feed(self, text: str) -> None:
         """Count the pre-tokens of `text`, keeping the tail after the last safe cut for later."""
         self.result.chars += len(text)
@@ -193,36 +198,56 @@ def count_streams(
     `total_bytes` (when known) is the progress total.
     """
     counter = PretokenCounter(scheme, max_distinct=max_distinct, max_run_chars=max_run_chars)
-    read = 0
+    read = [0]
+
+    def on_block(size: int) -> None:
+        read[0] += size
+        if progress is not None:
+            progress(read[0], max(total_bytes, read[0]),
+                     f"counted {read[0]:,} bytes: {counter.result.pretokens:,} pre-tokens, "
+                     f"{len(counter.result.counts):,} distinct")
+
     for name, stream in streams:
         counter.start_document(name)
-        decoder = codecs.getincrementaldecoder("utf-8")("strict")
-        offset = 0
-        while True:
-            if should_stop is not None and should_stop():
-                raise TrainingCancelled()
-            block = stream.read(block_bytes)
-            final = not block
-            pending = len(decoder.getstate()[0])  # bytes of a character cut off by the last block
-            try:
-                text = decoder.decode(block, final=final)
-            except UnicodeDecodeError as exc:
-                # exc.start counts from the pending bytes, which came before `offset`.
-                at = offset - pending + exc.start
-                raise TokenizerError(f"corpus: {name} is not UTF-8: byte offset {at:,} starts an invalid "
-                                     "sequence", field="corpus", location={"file": name, "offset": at}) from None
-            offset += len(block)
-            read += len(block)
-            counter.result.bytes += len(block)
-            if text:
-                counter.feed(text)
-            if progress is not None:
-                progress(read, max(total_bytes, read),
-                         f"counted {read:,} bytes: {counter.result.pretokens:,} pre-tokens, "
-                         f"{len(counter.result.counts):,} distinct")
-            if final:
-                break
+        count_range(counter, name, stream, block_bytes=block_bytes, on_block=on_block, should_stop=should_stop)
     return counter.finish()
+
+
+def count_range(counter: PretokenCounter, name: str, stream: BinaryIO, *, start: int = 0, end: int | None = None,
+                block_bytes: int = DEFAULT_BLOCK_BYTES, on_block: Callable[[int], None] | None = None,
+                should_stop: ShouldStop | None = None) -> None:
+    """Feed `counter` the bytes of `stream` from its position (byte offset `start` of `name`) to `end`.
+
+    The range must start where a character starts and end at a safe cut or
+    the end of the document (the caller ends the document after it).
+    `should_stop()` is asked before each read (True: TrainingCancelled) and
+    `on_block(size)` told after it (size 0 for the read that found the end).
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    offset = start
+    counter.skip_to(start)
+    while True:
+        if should_stop is not None and should_stop():
+            raise TrainingCancelled()
+        want = block_bytes if end is None else min(block_bytes, end - offset)
+        block = stream.read(want) if want > 0 else b""
+        final = not block
+        pending = len(decoder.getstate()[0])  # bytes of a character cut off by the last block
+        try:
+            text = decoder.decode(block, final=final)
+        except UnicodeDecodeError as exc:
+            # exc.start counts from the pending bytes, which came before `offset`.
+            at = offset - pending + exc.start
+            raise TokenizerError(f"corpus: {name} is not UTF-8: byte offset {at:,} starts an invalid "
+                                 "sequence", field="corpus", location={"file": name, "offset": at}) from None
+        offset += len(block)
+        counter.result.bytes += len(block)
+        if text:
+            counter.feed(text)
+        if on_block is not None:
+            on_block(len(block))
+        if final:
+            break
 
 
 def count_text(texts: Iterable[str], scheme: str, **limits: int) -> PretokenCounts:

@@ -4,7 +4,8 @@ The web side (webapp.web.corpus.routes) streams the uploads and the pasted text 
 in one folder under the instance folder and submits a job with their paths,
 the options (pre-tokenization, level, merges, held-out text) and the limits.
 This kind then
-1. counts the pre-tokens of every file, streamed in blocks (webapp.tokenizer.training.corpus);
+1. counts the pre-tokens of every file, streamed in blocks, in one forked process per core over
+   shards of the files (webapp.tokenizer.training.shards);
 2. learns the merges, reporting "merge k of N, about s left" and stopping early
    (with the merges so far) when the user cancels;
 3. stores the result as an opened tokenizer (content-addressed, like an
@@ -39,7 +40,7 @@ from webapp.tokenizer import (
     LoadedTokenizer,
     TokenizerError,
     TrainingCancelled,
-    count_streams,
+    count_files,
     dumps_stored,
     from_playground,
     pretokenized_encode,
@@ -107,19 +108,15 @@ def run_corpus(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
         options, limits = params["options"], params["limits"]
         scheme, level = options["pretokenize"], options["level"]
         paths = [(item["name"], folder / item["file"]) for item in params["files"]]
-        total = sum(path.stat().st_size for _, path in paths)
-        handles = [(name, path.open("rb")) for name, path in paths]
         started = time.monotonic()
         try:
-            counts = count_streams(
-                handles, scheme, total_bytes=total, max_distinct=limits["corpus_distinct"],
+            # On every core the job process may use (forked counting processes, each under its memory limit).
+            counts = count_files(
+                paths, scheme, max_distinct=limits["corpus_distinct"],
                 progress=_phase(progress, 0.0, COUNT_SHARE), should_stop=cancelled,
             )
         except TrainingCancelled:
             raise TokenizerError("job: cancelled while counting the corpus (no merges yet)", field="job") from None
-        finally:
-            for _, handle in handles:
-                handle.close()
         count_seconds = time.monotonic() - started
         progress(COUNT_SHARE, f"counted {counts.pretokens:,} pre-tokens ({len(counts.counts):,} distinct); training")
         result = train_counts(counts.counts, level, options["num_merges"],
