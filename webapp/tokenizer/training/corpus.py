@@ -302,12 +302,12 @@ class PretokenTrainer:
 
     def step(self) -> tuple[tuple[str, str], int, int] | None:
         """Merge the best pair; its (pair, count, runner-up count), or None when no pair is left."""
-        best = self._trainer.top(2)
-        if not best:
+        best = self._trainer.take_best()
+        if best is None:
             return None
-        winner = best[0]
+        winner, runner_up = best
         self._trainer.merge(winner.pair)
-        return winner.pair, winner.count, best[1].count if len(best) > 1 else 0
+        return winner.pair, winner.count, runner_up
 
     def token_count(self, symbols: int) -> int:
         """How many tokens the pre-tokens are now, given how many symbols they started with."""

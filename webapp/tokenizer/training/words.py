@@ -121,6 +121,26 @@ class _Trainer:
             heapq.heappush(heap, entry)
         return found
 
+    def take_best(self) -> tuple[PairCount, int] | None:
+        """The best pair (taken off the heap: merge it next) and the count of the best other pair (0 if none).
+
+        What `top(2)` tells, without pushing anything back: entries of the
+        winner's pair are dropped as they surface (its merge removes its count).
+        """
+        heap, counts = self.heap, self.counts
+        while heap:
+            neg, a, b = heapq.heappop(heap)
+            if counts.get((a, b), 0) == -neg:
+                break
+        else:
+            return None
+        while heap:
+            neg2, a2, b2 = heap[0]
+            if counts.get((a2, b2), 0) == -neg2 and (a2 != a or b2 != b):
+                return PairCount(pair=(a, b), count=-neg), -neg2
+            heapq.heappop(heap)  # stale, or the winner's pair pushed twice with the same count
+        return PairCount(pair=(a, b), count=-neg), 0
+
     def merge(self, pair: Pair) -> None:
         """Apply one merge to every word holding `pair` and update counts, index and heap.
 
