@@ -10,6 +10,7 @@ the counts of up to five processes are added up.
 from __future__ import annotations
 
 import io
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -109,3 +110,41 @@ def test_a_stop_ends_the_children(tmp_path: Path) -> None:
     files = _write(tmp_path, ["word " * 200_000, "more " * 200_000])
     with pytest.raises(TrainingCancelled):
         count_files(files, "gpt2", workers=2, min_parallel_bytes=0, block_bytes=1000, should_stop=lambda: True)
+
+
+@pytest.mark.parametrize("failure", ["memory", "killed"])
+def test_a_child_out_of_memory_is_a_memory_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 failure: str) -> None:
+    # The job's runner turns MemoryError into the message naming JOB_MEMORY_MB.
+    from webapp.tokenizer.training import shards
+
+    def fail(*args: object, **kwargs: object) -> None:
+        if failure == "memory":
+            raise MemoryError()
+        os._exit(1)  # killed without a word
+
+    monkeypatch.setattr(shards, "count_range", fail)  # the forked children inherit the patch
+    files = _write(tmp_path, ["some words here\n" * 100, "more words\n" * 100])
+    with pytest.raises(MemoryError):
+        count_files(files, "gpt2", workers=2, min_parallel_bytes=0)
+
+
+def test_children_share_the_address_space_limit() -> None:
+    import multiprocessing
+    import resource
+
+    from webapp.tokenizer.training import shards
+
+    def child(queue: "multiprocessing.Queue[int]") -> None:
+        used = shards._vm_size_bytes()
+        resource.setrlimit(resource.RLIMIT_AS, (used + (400 << 20), resource.RLIM_INFINITY))
+        shards._share_address_space(4)
+        queue.put(resource.getrlimit(resource.RLIMIT_AS)[0] - shards._vm_size_bytes())
+
+    context = multiprocessing.get_context("fork")
+    queue: "multiprocessing.Queue[int]" = context.Queue()
+    process = context.Process(target=child, args=(queue,))
+    process.start()
+    room = queue.get(timeout=30)
+    process.join()
+    assert 90 << 20 <= room <= 101 << 20  # a quarter of the 400 MiB left

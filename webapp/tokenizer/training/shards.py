@@ -19,8 +19,11 @@ and counts, pre-tokens, characters, bytes and documents), in N processes:
   to the total.
 An error in a child (invalid UTF-8, no safe cut in `max_run_chars`, too
 many distinct pre-tokens in one shard) is raised in the parent as the same
-TokenizerError, the earliest shard's first; a MemoryError as MemoryError.
-Each child inherits the job's address-space limit (RLIMIT_AS).
+TokenizerError, the earliest shard's first; a MemoryError, or a child that
+ended without sending anything (killed), as MemoryError.
+Under an address-space limit (RLIMIT_AS, the job's memory budget) each child
+takes 1/N of the room left under it, so the children together stay within
+the budget (the parent, waiting, holds little until it adds the counts up).
 
 Small corpora (under `MIN_PARALLEL_BYTES`), one worker, or a scheme without
 proven cuts are counted in this process by `count_streams`.
@@ -37,6 +40,7 @@ import mmap
 import os
 import pickle
 import re
+import resource
 import select
 import signal
 import struct
@@ -211,7 +215,8 @@ def _run_children(files: Sequence[tuple[str, Path]], shards: list[list[Segment]]
             pid = os.fork()
             if pid == 0:  # the child: never returns
                 os.close(read_end)
-                _child(write_end, page, number, files, shard, scheme, block_bytes, max_distinct, max_run_chars)
+                _child(write_end, page, number, len(shards), files, shard, scheme, block_bytes, max_distinct,
+                       max_run_chars)
             os.close(write_end)
             children.append((pid, read_end))
         received = _collect(children, page, total, progress, should_stop)
@@ -224,8 +229,8 @@ def _run_children(files: Sequence[tuple[str, Path]], shards: list[list[Segment]]
                 pass
             os.waitpid(pid, 0)
         page.close()
-    outcomes: list[tuple[Any, ...]] = [pickle.loads(data) if data else ("error", "corpus: a counting process ended without a word "
-                                                 "(out of memory?)", "corpus", None) for data in received]
+    # A child that ended without a word was killed: under an address-space limit, by running out of memory.
+    outcomes: list[tuple[Any, ...]] = [pickle.loads(data) if data else ("memory",) for data in received]
     for outcome in outcomes:
         if outcome[0] == "memory":
             raise MemoryError()
@@ -256,12 +261,13 @@ def _collect(children: list[tuple[int, int]], page: mmap.mmap, total: int, progr
     return [b"".join(buffers[fd]) for _, fd in children]
 
 
-def _child(write_end: int, page: mmap.mmap, number: int, files: Sequence[tuple[str, Path]],
+def _child(write_end: int, page: mmap.mmap, number: int, children: int, files: Sequence[tuple[str, Path]],
            shard: list[Segment], scheme: str, block_bytes: int, max_distinct: int, max_run_chars: int) -> None:
     """In a forked child: count the shard, send the outcome, exit (never returns)."""
     code = 0
     try:
         _die_with_parent()
+        _share_address_space(children)
         counter = PretokenCounter(scheme, max_distinct=max_distinct, max_run_chars=max_run_chars)
         read = [0]
 
@@ -294,6 +300,28 @@ def _child(write_end: int, page: mmap.mmap, number: int, files: Sequence[tuple[s
         code = 1
     finally:
         os._exit(code)
+
+
+def _share_address_space(children: int) -> None:
+    """In a child: take 1/children of the room left under RLIMIT_AS, so all together stay within it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return
+    used = _vm_size_bytes()
+    if used and soft > used:
+        resource.setrlimit(resource.RLIMIT_AS, (used + (soft - used) // children, hard))
+
+
+def _vm_size_bytes() -> int:
+    """This process's address space (VmSize), 0 when /proc is missing."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def _die_with_parent() -> None:
