@@ -217,6 +217,7 @@ def work_api(files: list[Path], merges: int, api: str, worker_pid: int | None, h
         result = json.loads(answer.read())
     return {"seconds": seconds, "upload_seconds": posted, "count_seconds": result["seconds"]["count"],
             "train_seconds": result["seconds"]["train"], "summary_seconds": result["seconds"].get("summary"),
+            "store_seconds": result["seconds"].get("store"),
             "max_rss_kb": peak, "pieces": result["corpus"]["pieces"], "distinct": result["corpus"]["distinct"],
             "bytes_per_token": result["bytes_per_token"]}
 
@@ -390,8 +391,8 @@ def main(argv: list[str] | None = None) -> int:
         failures.append(f"ours / theirs time {ratio:.2f} is over the floor {TIME_FLOOR}")
     if args.api:
         print(f"ours through the API at {args.api}: upload {ours['upload_seconds']:.2f} s, the job's own count "
-              f"{ours['count_seconds']:.2f} s and train {ours['train_seconds']:.2f} s, summary "
-              f"{ours['summary_seconds']} s; bytes per token {ours['bytes_per_token']}"
+              f"{ours['count_seconds']:.2f} s and train {ours['train_seconds']:.2f} s, store {ours['store_seconds']} s, "
+              f"summary {ours['summary_seconds']} s; bytes per token {ours['bytes_per_token']}"
               + ("" if args.worker_pid else "; no --worker-pid: RSS not sampled"))
     times = ", ".join(f"{r['seconds']:.2f}" for r in runs["ours"])
     their_times = ", ".join(f"{r['seconds']:.2f}" for r in runs["hf"])
