@@ -66,7 +66,10 @@ class _Trainer:
       merge, and the merge notes the word in `where[pair]` right then.
     Either way a candidate may no longer hold the pair (the string is there
     but not on symbol boundaries, or a later merge rewrote that part of the
-    word); the merge step finds no match there and skips it.
+    word); the merge step finds no match there and skips it. One such case is
+    cheap to rule out and is: a merge at the only occurrence of its left
+    operand in a word takes away the word's only (left neighbour, operand)
+    pair, so the word leaves that pair's index.
     """
 
     def __init__(self, freq: Mapping[str, int], *, index_all: bool = False) -> None:
@@ -155,6 +158,7 @@ class _Trainer:
         delta: defaultdict[Pair, int] = defaultdict(int)
         symbols, freq, where = self.symbols, self.freq, self.where
         words = self.words
+        where_get = where.get
         for w in self._candidates(first, second, merged):
             old = symbols[w]  # this word's symbol list, rewritten in place
             if old is None:
@@ -186,6 +190,10 @@ class _Trainer:
                     left = old[s - 1]
                     p = (left, first)
                     delta[p] -= f
+                    if occurrences == 1:
+                        gone = where_get(p)
+                        if gone is not None:
+                            gone.discard(w)  # `first` occurs once here: (left, first) is nowhere else in the word
                     p = (left, merged)
                     delta[p] += f
                     where[p].add(w)
