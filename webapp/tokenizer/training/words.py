@@ -52,9 +52,13 @@ class _Trainer:
 
     Invariants after every step: `counts[p]` is the weighted number of
     occurrences of pair p over all words (absent when zero); every pair with a
-    positive count has a heap entry `(-count, first, second)` equal to its
-    current count. Entries that no longer match `counts` are stale and are
-    skipped when popped.
+    positive count has a heap entry `(-count, first, second)` at least its
+    current count. A count that rises gets a new entry; one that falls keeps
+    its older, higher entry, which is put back at the current count when it
+    surfaces (most falling pairs never reach the top, so they cost no push).
+    Other entries that no longer match `counts` are stale and are skipped
+    when popped. So the first entry popped that matches its pair's count is
+    the best pair, ties to the smallest (first, second).
 
     Finding the words that hold a pair, without scanning every word:
     * a pair of two single characters: a word's symbols always concatenate
@@ -113,7 +117,10 @@ class _Trainer:
         while heap and len(found) < k:
             entry = heapq.heappop(heap)
             neg, a, b = entry
-            if counts.get((a, b), 0) != -neg:
+            c = counts.get((a, b), 0)
+            if c != -neg:
+                if 0 < c < -neg:
+                    heapq.heappush(heap, (-c, a, b))  # decreased since: its entry now
                 continue  # stale: the count changed after this entry was pushed
             popped.append(entry)
             if (a, b) in seen:
@@ -133,15 +140,21 @@ class _Trainer:
         heap, counts = self.heap, self.counts
         while heap:
             neg, a, b = heapq.heappop(heap)
-            if counts.get((a, b), 0) == -neg:
+            c = counts.get((a, b), 0)
+            if c == -neg:
                 break
+            if c and c < -neg:
+                heapq.heappush(heap, (-c, a, b))  # decreased since: its entry now
         else:
             return None
         while heap:
             neg2, a2, b2 = heap[0]
-            if counts.get((a2, b2), 0) == -neg2 and (a2 != a or b2 != b):
+            c = counts.get((a2, b2), 0)
+            if c == -neg2 and (a2 != a or b2 != b):
                 return PairCount(pair=(a, b), count=-neg), -neg2
             heapq.heappop(heap)  # stale, or the winner's pair pushed twice with the same count
+            if c and c < -neg2 and (a2 != a or b2 != b):
+                heapq.heappush(heap, (-c, a2, b2))
         return PairCount(pair=(a, b), count=-neg), 0
 
     def merge(self, pair: Pair) -> None:
@@ -233,7 +246,8 @@ class _Trainer:
             c = counts.get(p, 0) + d
             if c > 0:
                 counts[p] = c
-                heapq.heappush(heap, (-c, p[0], p[1]))
+                if d > 0:  # a decrease keeps its older, higher entry: fixed when it surfaces
+                    heapq.heappush(heap, (-c, p[0], p[1]))
             else:
                 counts.pop(p, None)
                 where.pop(p, None)
