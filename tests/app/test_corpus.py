@@ -80,7 +80,8 @@ def test_api_files_and_paste_train_the_literal_byte_merges(setup, tmp_path):
     assert list((tmp_path / "corpora").iterdir()) == []  # the job deleted the uploads
     held = "the newest lower widths"
     ids = [i for p in regex.findall(PATTERNS["gpt2"], held) for i in encode(p, rules)]
-    assert result["held_out"] == {"bytes": len(held.encode()), "tokens": len(ids)}
+    assert result["held_out"] == {"bytes": len(held.encode()), "tokens": len(ids), "chars": len(held),
+                                  "sampled_chars": len(held)}
     # The exported tokenizer.json gives the same ids in Hugging Face tokenizers.
     tokenizers = pytest.importorskip("tokenizers")
     exported = client.get(f"/api/export?tokenizer={result['tokenizer']}&format=hf")
@@ -242,3 +243,17 @@ def test_a_corpus_job_killed_at_its_time_budget_leaves_no_upload_folder(tmp_path
     assert "time budget of 1 s" in job.error
     assert not folder.exists()
     get_storage(app).dispose()
+
+
+def test_held_out_sample_keeps_short_texts_and_samples_long_ones() -> None:
+    from webapp.web.corpus.kinds import held_out_sample
+
+    assert held_out_sample("short text", limit=100) == "short text"
+    text = " ".join(f"word{i:05d}" for i in range(20_000))  # 199,999 characters
+    sample = held_out_sample(text, limit=10_000, windows=8)
+    parts = sample.split("\n")
+    assert len(parts) == 8 and len(sample) <= 10_000
+    for part in parts:
+        assert part and part in text  # whole stretches of the text ...
+        assert all(len(word) == 9 for word in part.split(" "))  # ... that cut no word in two
+    assert parts[0].startswith("word00000") and parts[-1] != parts[0]

@@ -44,6 +44,14 @@ def test_chunked_split_is_the_whole_text_split(text, scheme):
     assert chunks.split_text(text, scheme) == whole_split(text, scheme)
 
 
+@settings(max_examples=600, deadline=None)
+@given(text=tricky_texts | ascii_texts | st.lists(tricky_texts | ascii_texts, max_size=5).map("".join),
+       scheme=st.sampled_from(SCHEMES), stride=st.integers(1, 12))
+def test_strided_split_is_the_whole_text_split(text, scheme, stride):
+    # Small strides: many stretches, ASCII and not, each ending at the first cut after the stride.
+    assert chunks.split_strided(text, scheme, stride) == whole_split(text, scheme)
+
+
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_texts_with_many_lines_are_cut(scheme):
     text = "def f(x):\n    return x\n\nclass A:\n    pass\nprint(1)\n// c\n"

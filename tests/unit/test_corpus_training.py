@@ -132,6 +132,26 @@ def test_chars_level_is_the_literal_algorithm(docs: list[str], num_merges: int, 
         assert result.runner_up[step] == max(others, default=0)
 
 
+# Pre-tokens over two or three letters, repeated: the same symbol recurs within a word, so
+# merges meet words holding the left operand more than once (one match or several), and
+# later merges revisit words whose pairs earlier merges took away (the trainer's index).
+repetitive_counts = st.dictionaries(st.text(alphabet="abc", min_size=2, max_size=14), st.integers(1, 5),
+                                    min_size=1, max_size=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(counts=repetitive_counts, num_merges=st.integers(1, 40), level=st.sampled_from(["chars", "bytes"]))
+def test_repetitive_pretokens_train_as_the_literal_algorithm(counts: dict[str, int], num_merges: int,
+                                                             level: str) -> None:
+    pieces = [piece for piece, n in counts.items() for _ in range(n)]
+    result = train_counts(counts, level, num_merges)
+    if level == "chars":
+        assert list(zip(result.pairs, result.counts)) == literal_train(pieces, num_merges)
+    else:
+        expected, _ = literal_byte_train([piece.encode() for piece in pieces], num_merges)
+        assert list(zip(result.pairs, result.counts)) == expected
+
+
 @settings(max_examples=100, deadline=None)
 @given(docs=st.lists(st.text(alphabet="lowerstn ", max_size=40), min_size=1, max_size=2), num_merges=st.integers(0, 15))
 def test_chars_level_with_no_pretokenization_is_bpe_merges(docs: list[str], num_merges: int) -> None:

@@ -16,7 +16,8 @@ module from inside the package:
 - pretokenize/: the published split patterns (patterns), fast exact splitting
   (chunks), the cached encoder of split text (textencode) and the public
   pretokenized_encode(_trace) / split_text (pretokenized)
-- training/: learning merges from words (words) and from a corpus (corpus)
+- training/: learning merges from words (words) and from a corpus (corpus; shards: counting it on
+  several cores)
 - hf/: Hugging Face tokenizer.json pipelines (text, components, pipeline),
   GPT-2's byte alphabet, and encoding any loaded tokenizer in its file's ids
   (encoding)
@@ -103,6 +104,7 @@ from webapp.tokenizer.core.char_level import (
 from webapp.tokenizer.pretokenize.patterns import SCHEMES, check_scheme
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace, split_text
 from webapp.tokenizer.training.corpus import CorpusTraining, TrainingCancelled, count_streams, train_counts
+from webapp.tokenizer.training.shards import count_files
 from webapp.tokenizer.training.corpus import LEVELS as CORPUS_LEVELS
 from webapp.tokenizer.training.corpus import SCHEMES as CORPUS_SCHEMES
 from webapp.tokenizer.training.words import bpe_merges, train_trace, training_vocab
@@ -170,7 +172,7 @@ __all__ = [
     "SCHEMES", "check_scheme", "pretokenized_encode", "pretokenized_encode_trace", "split_text",
     # training
     "bpe_merges", "train_trace", "training_vocab",
-    "CORPUS_LEVELS", "CORPUS_SCHEMES", "CorpusTraining", "TrainingCancelled", "count_streams", "train_counts",
+    "CORPUS_LEVELS", "CORPUS_SCHEMES", "CorpusTraining", "TrainingCancelled", "count_files", "count_streams", "train_counts",
     # loaded tokenizers: encoding in a file's ids
     "LoadedTokenizer", "char_pipeline_trace", "decode_loaded", "encode_loaded", "loaded_byte_vocab", "post_process",
     "uses_pipeline",

@@ -5,6 +5,8 @@ What it does:
   or a paste), pre-tokenizes it (`none` = whitespace-split words as the Train
   page does, or one of the regex patterns in `pretokenize.patterns.PATTERNS`) and keeps
   only the distinct pre-tokens with their counts, never the corpus itself.
+  The three published patterns split with `pretokenize.chunks.split_strided`
+  (exactly their findall; ASCII stretches with the faster `re` form).
   `count_streams` feeds it from binary streams read in fixed-size blocks.
 * `train_counts` learns merges from those counts with the incremental engine
   of `words.py`, at one of two levels:
@@ -50,11 +52,13 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, BinaryIO
 
 import regex
 
 from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.pretokenize.chunks import split_strided
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.training.words import _Trainer
 from webapp.tokenizer.validation import validate_num_merges
@@ -106,7 +110,11 @@ class PretokenCounter:
         self.result = PretokenCounts(scheme=scheme)
         self.max_distinct = max_distinct
         self.max_run_chars = max_run_chars
-        self._split = str.split if scheme == "none" else regex.compile(PATTERNS[scheme]).findall
+        self._split: Callable[[str], list[str]] = (
+            str.split if scheme == "none"
+            else partial(split_strided, scheme=scheme) if scheme in CUT_SAFE
+            else regex.compile(PATTERNS[scheme]).findall
+        )
         # A pattern the cut rules were not checked for is applied to each document whole.
         self._last_cut = _LAST_SPACE if scheme == "none" else _LAST_CUT if scheme in CUT_SAFE else _NEVER
         self._carry = ""
@@ -119,6 +127,11 @@ class PretokenCounter:
         self._name = name
         self._offset = 0
         self.result.documents += 1
+
+    def skip_to(self, offset: int) -> None:
+        """Say that the text fed next starts at UTF-8 byte `offset` of the document (for messages)."""
+        if not self._carry:
+            self._offset = offset
 
     def feed(self, text: str) -> None:
         """Count the pre-tokens of `text`, keeping the tail after the last safe cut for later."""
@@ -185,36 +198,56 @@ def count_streams(
     `total_bytes` (when known) is the progress total.
     """
     counter = PretokenCounter(scheme, max_distinct=max_distinct, max_run_chars=max_run_chars)
-    read = 0
+    read = [0]
+
+    def on_block(size: int) -> None:
+        read[0] += size
+        if progress is not None:
+            progress(read[0], max(total_bytes, read[0]),
+                     f"counted {read[0]:,} bytes: {counter.result.pretokens:,} pre-tokens, "
+                     f"{len(counter.result.counts):,} distinct")
+
     for name, stream in streams:
         counter.start_document(name)
-        decoder = codecs.getincrementaldecoder("utf-8")("strict")
-        offset = 0
-        while True:
-            if should_stop is not None and should_stop():
-                raise TrainingCancelled()
-            block = stream.read(block_bytes)
-            final = not block
-            pending = len(decoder.getstate()[0])  # bytes of a character cut off by the last block
-            try:
-                text = decoder.decode(block, final=final)
-            except UnicodeDecodeError as exc:
-                # exc.start counts from the pending bytes, which came before `offset`.
-                at = offset - pending + exc.start
-                raise TokenizerError(f"corpus: {name} is not UTF-8: byte offset {at:,} starts an invalid "
-                                     "sequence", field="corpus", location={"file": name, "offset": at}) from None
-            offset += len(block)
-            read += len(block)
-            counter.result.bytes += len(block)
-            if text:
-                counter.feed(text)
-            if progress is not None:
-                progress(read, max(total_bytes, read),
-                         f"counted {read:,} bytes: {counter.result.pretokens:,} pre-tokens, "
-                         f"{len(counter.result.counts):,} distinct")
-            if final:
-                break
+        count_range(counter, name, stream, block_bytes=block_bytes, on_block=on_block, should_stop=should_stop)
     return counter.finish()
+
+
+def count_range(counter: PretokenCounter, name: str, stream: BinaryIO, *, start: int = 0, end: int | None = None,
+                block_bytes: int = DEFAULT_BLOCK_BYTES, on_block: Callable[[int], None] | None = None,
+                should_stop: ShouldStop | None = None) -> None:
+    """Feed `counter` the bytes of `stream` from its position (byte offset `start` of `name`) to `end`.
+
+    The range must start where a character starts and end at a safe cut or
+    the end of the document (the caller ends the document after it).
+    `should_stop()` is asked before each read (True: TrainingCancelled) and
+    `on_block(size)` told after it (size 0 for the read that found the end).
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    offset = start
+    counter.skip_to(start)
+    while True:
+        if should_stop is not None and should_stop():
+            raise TrainingCancelled()
+        want = block_bytes if end is None else min(block_bytes, end - offset)
+        block = stream.read(want) if want > 0 else b""
+        final = not block
+        pending = len(decoder.getstate()[0])  # bytes of a character cut off by the last block
+        try:
+            text = decoder.decode(block, final=final)
+        except UnicodeDecodeError as exc:
+            # exc.start counts from the pending bytes, which came before `offset`.
+            at = offset - pending + exc.start
+            raise TokenizerError(f"corpus: {name} is not UTF-8: byte offset {at:,} starts an invalid "
+                                 "sequence", field="corpus", location={"file": name, "offset": at}) from None
+        offset += len(block)
+        counter.result.bytes += len(block)
+        if text:
+            counter.feed(text)
+        if on_block is not None:
+            on_block(len(block))
+        if final:
+            break
 
 
 def count_text(texts: Iterable[str], scheme: str, **limits: int) -> PretokenCounts:
@@ -269,12 +302,12 @@ class PretokenTrainer:
 
     def step(self) -> tuple[tuple[str, str], int, int] | None:
         """Merge the best pair; its (pair, count, runner-up count), or None when no pair is left."""
-        best = self._trainer.top(2)
-        if not best:
+        best = self._trainer.take_best()
+        if best is None:
             return None
-        winner = best[0]
+        winner, runner_up = best
         self._trainer.merge(winner.pair)
-        return winner.pair, winner.count, best[1].count if len(best) > 1 else 0
+        return winner.pair, winner.count, runner_up
 
     def token_count(self, symbols: int) -> int:
         """How many tokens the pre-tokens are now, given how many symbols they started with."""

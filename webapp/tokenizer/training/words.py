@@ -52,9 +52,13 @@ class _Trainer:
 
     Invariants after every step: `counts[p]` is the weighted number of
     occurrences of pair p over all words (absent when zero); every pair with a
-    positive count has a heap entry `(-count, first, second)` equal to its
-    current count. Entries that no longer match `counts` are stale and are
-    skipped when popped.
+    positive count has a heap entry `(-count, first, second)` at least its
+    current count. A count that rises gets a new entry; one that falls keeps
+    its older, higher entry, which is put back at the current count when it
+    surfaces (most falling pairs never reach the top, so they cost no push).
+    Other entries that no longer match `counts` are stale and are skipped
+    when popped. So the first entry popped that matches its pair's count is
+    the best pair, ties to the smallest (first, second).
 
     Finding the words that hold a pair, without scanning every word:
     * a pair of two single characters: a word's symbols always concatenate
@@ -66,7 +70,10 @@ class _Trainer:
       merge, and the merge notes the word in `where[pair]` right then.
     Either way a candidate may no longer hold the pair (the string is there
     but not on symbol boundaries, or a later merge rewrote that part of the
-    word); the merge step finds no match there and skips it.
+    word); the merge step finds no match there and skips it. One such case is
+    cheap to rule out and is: a merge at the only occurrence of its left
+    operand in a word takes away the word's only (left neighbour, operand)
+    pair, so the word leaves that pair's index.
     """
 
     def __init__(self, freq: Mapping[str, int], *, index_all: bool = False) -> None:
@@ -110,7 +117,10 @@ class _Trainer:
         while heap and len(found) < k:
             entry = heapq.heappop(heap)
             neg, a, b = entry
-            if counts.get((a, b), 0) != -neg:
+            c = counts.get((a, b), 0)
+            if c != -neg:
+                if 0 < c < -neg:
+                    heapq.heappush(heap, (-c, a, b))  # decreased since: its entry now
                 continue  # stale: the count changed after this entry was pushed
             popped.append(entry)
             if (a, b) in seen:
@@ -120,6 +130,32 @@ class _Trainer:
         for entry in popped:
             heapq.heappush(heap, entry)
         return found
+
+    def take_best(self) -> tuple[PairCount, int] | None:
+        """The best pair (taken off the heap: merge it next) and the count of the best other pair (0 if none).
+
+        What `top(2)` tells, without pushing anything back: entries of the
+        winner's pair are dropped as they surface (its merge removes its count).
+        """
+        heap, counts = self.heap, self.counts
+        while heap:
+            neg, a, b = heapq.heappop(heap)
+            c = counts.get((a, b), 0)
+            if c == -neg:
+                break
+            if c and c < -neg:
+                heapq.heappush(heap, (-c, a, b))  # decreased since: its entry now
+        else:
+            return None
+        while heap:
+            neg2, a2, b2 = heap[0]
+            c = counts.get((a2, b2), 0)
+            if c == -neg2 and (a2 != a or b2 != b):
+                return PairCount(pair=(a, b), count=-neg), -neg2
+            heapq.heappop(heap)  # stale, or the winner's pair pushed twice with the same count
+            if c and c < -neg2 and (a2 != a or b2 != b):
+                heapq.heappush(heap, (-c, a2, b2))
+        return PairCount(pair=(a, b), count=-neg), 0
 
     def merge(self, pair: Pair) -> None:
         """Apply one merge to every word holding `pair` and update counts, index and heap.
@@ -135,6 +171,7 @@ class _Trainer:
         delta: defaultdict[Pair, int] = defaultdict(int)
         symbols, freq, where = self.symbols, self.freq, self.where
         words = self.words
+        where_get = where.get
         for w in self._candidates(first, second, merged):
             old = symbols[w]  # this word's symbol list, rewritten in place
             if old is None:
@@ -166,6 +203,10 @@ class _Trainer:
                     left = old[s - 1]
                     p = (left, first)
                     delta[p] -= f
+                    if occurrences == 1:
+                        gone = where_get(p)
+                        if gone is not None:
+                            gone.discard(w)  # `first` occurs once here: (left, first) is nowhere else in the word
                     p = (left, merged)
                     delta[p] += f
                     where[p].add(w)
@@ -205,7 +246,8 @@ class _Trainer:
             c = counts.get(p, 0) + d
             if c > 0:
                 counts[p] = c
-                heapq.heappush(heap, (-c, p[0], p[1]))
+                if d > 0:  # a decrease keeps its older, higher entry: fixed when it surfaces
+                    heapq.heappush(heap, (-c, p[0], p[1]))
             else:
                 counts.pop(p, None)
                 where.pop(p, None)

@@ -259,6 +259,14 @@ def count_line(counts: Sequence[int], width: int = 720, height: int = 200, bucke
     return LineChart(width, height, points, ticks, left, len(counts))
 
 
+def _held_out_label(held_out: dict[str, Any]) -> str:
+    """The held-out row's label: says when the figure comes from a sample of the text."""
+    chars, sampled = held_out.get("chars"), held_out.get("sampled_chars")
+    if chars and sampled and sampled < chars:
+        return f"bytes per token, held-out text (sampled: {sampled:,} of {chars:,} characters)"
+    return "bytes per token, held-out text"
+
+
 def corpus_result(result: dict[str, Any], job_id: str, page: int, per_page: int, *,
                   url_for: Callable[..., str]) -> CorpusView:
     """What the corpus results page shows: summary, one page of the step table, the chart, downloads.
@@ -282,8 +290,9 @@ def corpus_result(result: dict[str, Any], job_id: str, page: int, per_page: int,
     summary = [
         ("vocab", "vocab size", f"{result['vocab_size']:,}"),
         ("merges", "merges learned", f"{result['learned']:,} of {result['num_merges']:,}"),
-        ("bpt-corpus", "bytes per token, corpus", f"{bpt['corpus']:.2f}" if bpt["corpus"] else "–"),
-        ("bpt-held-out", "bytes per token, held-out text", f"{bpt['held_out']:.2f}" if bpt["held_out"] else "–"),
+        ("bpt-corpus", "bytes per token, corpus (from the counts)", f"{bpt['corpus']:.2f}" if bpt["corpus"] else "–"),
+        ("bpt-held-out", _held_out_label(result.get("held_out") or {}),
+         f"{bpt['held_out']:.2f}" if bpt["held_out"] else "–"),
         ("corpus-bytes", "corpus bytes", f"{corpus['bytes']:,}"),
         ("pieces", "pre-tokens (distinct)", f"{corpus['pieces']:,} ({corpus['distinct']:,})"),
         ("seconds", "counting + training", f"{result['seconds']['count']:.1f} s + {result['seconds']['train']:.1f} s"),

@@ -4,13 +4,16 @@ The web side (webapp.web.corpus.routes) streams the uploads and the pasted text 
 in one folder under the instance folder and submits a job with their paths,
 the options (pre-tokenization, level, merges, held-out text) and the limits.
 This kind then
-1. counts the pre-tokens of every file, streamed in blocks (webapp.tokenizer.training.corpus);
+1. counts the pre-tokens of every file, streamed in blocks, in one forked process per core over
+   shards of the files (webapp.tokenizer.training.shards);
 2. learns the merges, reporting "merge k of N · about s left" and stopping early
    (with the merges so far) when the user cancels;
 3. stores the result as an opened tokenizer (content-addressed, like an
    imported file), so the Bytes / Characters pages, the exports and share
    links take its id;
-4. measures bytes per token on the corpus and on the held-out text;
+4. measures bytes per token on the corpus (from the counts and the trained pre-tokens: exact,
+   no encoding) and on the held-out text (encoded; beyond HELD_OUT_SAMPLE_CHARS characters, on
+   evenly spaced stretches of it, so the summary costs a fraction of the training);
 5. deletes the uploaded files - and so does the job layer once the job has
    ended however it ended (`remove_uploads`, the kind's `after` hook: killed
    at a budget, cancelled while still queued, given up); a folder that no
@@ -23,6 +26,7 @@ is split 0-40 % counting (by bytes read), 40-97 % training (by merges done).
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import asdict, replace
 import time
@@ -41,7 +45,7 @@ from webapp.tokenizer import (
     LoadedTokenizer,
     TokenizerError,
     TrainingCancelled,
-    count_streams,
+    count_files,
     dumps_stored,
     from_playground,
     pretokenized_encode,
@@ -49,6 +53,12 @@ from webapp.tokenizer import (
 )
 
 COUNT_SHARE = 0.40
+# Bytes per token on the held-out text is measured on at most this many characters of it
+# (held_out_sample), so the summary costs a fraction of the training.
+HELD_OUT_SAMPLE_CHARS = 64_000
+HELD_OUT_WINDOWS = 8
+_WHITESPACE = re.compile(r"\s")
+_LAST_WHITESPACE = re.compile(r".*\s", re.S)
 SOURCE = "tokenizer trained on a corpus"
 TRAIN_SHARE = 0.57
 
@@ -88,6 +98,28 @@ def build_tokenizer(result: CorpusTraining, scheme: str) -> LoadedTokenizer:
     return replace(tok, source=SOURCE)  # how the pages name it: "Using a tokenizer trained on a corpus"
 
 
+def held_out_sample(text: str, limit: int = HELD_OUT_SAMPLE_CHARS, windows: int = HELD_OUT_WINDOWS) -> str:
+    """`text` itself when it has at most `limit` characters, else `windows` evenly spaced stretches of it.
+
+    Each stretch starts after and ends before a whitespace character (so no
+    word is cut in two), and the stretches are joined with a newline; their
+    bytes per token estimate the whole text's.
+    """
+    if len(text) <= limit:
+        return text
+    size = limit // windows
+    stride = len(text) // windows
+    parts: list[str] = []
+    for k in range(windows):
+        start, end = k * stride, k * stride + size
+        if start:
+            space = _WHITESPACE.search(text, start, end)
+            start = space.end() if space else start
+        space = _LAST_WHITESPACE.match(text, start, end)
+        parts.append(text[start:space.end() - 1] if space and space.end() - 1 > start else text[start:end])
+    return "\n".join(parts)
+
+
 def held_out_tokens(text: str, result: CorpusTraining, scheme: str) -> int:
     """Tokens of the held-out text, encoded as the Bytes / Characters page would."""
     if not text:
@@ -115,29 +147,30 @@ def run_corpus(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
         options, limits = params["options"], params["limits"]
         scheme, level = options["pretokenize"], options["level"]
         paths = [(item["name"], folder / item["file"]) for item in params["files"]]
-        total = sum(path.stat().st_size for _, path in paths)
-        handles = [(name, path.open("rb")) for name, path in paths]
         started = time.monotonic()
         try:
-            counts = count_streams(
-                handles, scheme, total_bytes=total, max_distinct=limits["corpus_distinct"],
+            # On every core the job process may use (forked counting processes, each under its memory limit).
+            counts = count_files(
+                paths, scheme, max_distinct=limits["corpus_distinct"],
                 progress=_phase(progress, 0.0, COUNT_SHARE, estimate=False), should_stop=cancelled,
             )
         except TrainingCancelled:
             raise TokenizerError("job: cancelled while counting the corpus (no merges yet)", field="job") from None
-        finally:
-            for _, handle in handles:
-                handle.close()
         count_seconds = time.monotonic() - started
         progress(COUNT_SHARE, f"counted {counts.pretokens:,} pre-tokens ({len(counts.counts):,} distinct); training")
         result = train_counts(counts.counts, level, options["num_merges"],
                               progress=_phase(progress, COUNT_SHARE, TRAIN_SHARE, estimate=True), should_stop=cancelled)
         progress(COUNT_SHARE + TRAIN_SHARE, "storing the tokenizer")
+        stored = time.monotonic()
         tok = build_tokenizer(result, scheme)
         data = zlib.compress(dumps_stored(tok), 6)
+        summarised = time.monotonic()
         held_out = options.get("held_out") or ""
-        held_tokens = held_out_tokens(held_out, result, scheme)
-        held_bytes = len(held_out.encode("utf-8"))
+        sample = held_out_sample(held_out)
+        held_tokens = held_out_tokens(sample, result, scheme)
+        held_bytes = len(sample.encode("utf-8"))
+        corpus_bytes = _pretoken_bytes(counts.counts)
+        finished = time.monotonic()
         return JobOutput({
             "tokenizer": content_id("tokenizer", data),
             "level": level,
@@ -153,11 +186,14 @@ def run_corpus(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
             "symbols": result.symbols,
             "tokens": result.tokens,
             "bytes_per_token": {
-                "corpus": round(_pretoken_bytes(counts.counts) / result.tokens, 4) if result.tokens else None,
+                "corpus": round(corpus_bytes / result.tokens, 4) if result.tokens else None,
                 "held_out": round(held_bytes / held_tokens, 4) if held_tokens else None,
             },
-            "held_out": {"bytes": held_bytes, "tokens": held_tokens},
-            "seconds": {"count": round(count_seconds, 3), "train": round(result.seconds, 3)},
+            # bytes and tokens of the sample measured: the whole held-out text up to HELD_OUT_SAMPLE_CHARS
+            "held_out": {"bytes": held_bytes, "tokens": held_tokens, "chars": len(held_out),
+                         "sampled_chars": len(sample)},
+            "seconds": {"count": round(count_seconds, 3), "train": round(result.seconds, 3),
+                        "store": round(summarised - stored, 3), "summary": round(finished - summarised, 3)},
             "steps": {
                 "left": [_display(a) for a, _ in result.pairs],
                 "right": [_display(b) for _, b in result.pairs],
