@@ -441,7 +441,7 @@ def byte_trace_rows(trace: EncodeTrace, text: str | None = None,
         chips, at, more = _step_chips(step, chip)
         rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
                              len(step.sequence) if step.sequence is not None else None, at, more, spelled))
-    if _ends_short(trace):
+    if _ends_short(trace, trace.ids):
         rows.append(_result_row(trace, lambda t: Chip(
             t.id, hue_class(t.id), spell(t.value) if isinstance(t.value, bytes) else str(t.id),
             show_id=(len(t.value) != 1) if own else t.id >= 256)))
@@ -451,13 +451,15 @@ def byte_trace_rows(trace: EncodeTrace, text: str | None = None,
 RESULT_CHIPS = 100  # tokens shown in the "result" row of a trace cut after its first passes
 
 
-def _ends_short(trace: EncodeTrace) -> bool:
-    """Does the last pass fail to show the whole output? (Passes cut at TRACE_MAX_STEPS, or a last
-    pass shown as a window or as one piece only: a library-order file fires piece by piece.)"""
+def _ends_short(trace: EncodeTrace, output: Sequence[Any]) -> bool:
+    """Does the table's last row fail to show the whole `output` (the symbols the text became)?
+    Passes cut at TRACE_MAX_STEPS; a last pass shown as a window, or as one piece only (a
+    library-order file fires piece by piece); no pass at all while the output is not the start
+    (ignore_merges takes a piece whole)."""
     if trace.steps_truncated:
         return True
     if not trace.steps:
-        return False
+        return trace.initial is not None and list(trace.initial) != list(output)
     last = trace.steps[-1]
     shown = last.sequence if last.sequence is not None else last.window
     return shown is None or len(shown) != len(trace.ids) or last.window_more != (False, False)
@@ -490,6 +492,6 @@ def char_trace_rows(trace: EncodeTrace, vocab: dict[str, int], text: str | None 
         chips, at, more = _step_chips(step, chip)
         rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
                              len(step.sequence) if step.sequence is not None else None, at, more))
-    if _ends_short(trace):
+    if _ends_short(trace, [t.value for t in trace.tokens]):
         rows.append(_result_row(trace, lambda t: chip(t.value)))
     return rows
