@@ -504,7 +504,9 @@ def test_9_a_long_trace_shows_windows_around_what_each_pass_changed(open_page):
     expect(page.locator('[data-stat="chars"] dd')).to_have_text(f"{len(text):,}", timeout=20_000)
     page.locator("label[for=view-trace]").click()
     rows = page.locator(".view-trace tbody tr")
-    expect(rows).to_have_count(6, timeout=20_000)  # start + 5 passes
+    # start + 5 passes + the result: the last pass shows a window, so the table ends with the tokens
+    expect(rows).to_have_count(7, timeout=20_000)
+    expect(rows.last).to_contain_text("result")
     expect(page.locator(".view-trace")).not_to_contain_text("sequence too long to show")
     for k in range(1, 6):
         row = rows.nth(k)
