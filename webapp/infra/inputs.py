@@ -27,6 +27,7 @@ from flask import current_app
 
 from webapp import tokenizer as tk
 from webapp.tokenizer import (
+    json_type,
     BoundedCache,
     CORPUS_LEVELS,
     CORPUS_SCHEMES,
@@ -150,23 +151,7 @@ def _check_len(field: str, value: Any, what: str, limit: int, config_key: str) -
 
 
 def _wrong_type(field: str, expected: str, value: Any) -> TokenizerError:
-    return TokenizerError(f"{field}: expected {expected}, got {_json_type(value)}", field=field)
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+    return TokenizerError(f"{field}: expected {expected}, got {json_type(value)}", field=field)
 
 
 def normalize_newlines(text: str) -> str:
@@ -392,7 +377,7 @@ def read_pretokenize(value: Any) -> str:
         shown = (
             json.dumps(value[:81] if isinstance(value, str) else value)
             if isinstance(value, (str, int, float, bool)) or value is None
-            else _json_type(value)
+            else json_type(value)
         )
         shown = shown if len(shown) <= 80 else shown[:80] + "…"
         raise TokenizerError(
@@ -414,7 +399,7 @@ def read_allowed_special(value: Any) -> Any:
         return "all"
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return tuple(value)
-    shown = json.dumps(value) if isinstance(value, (str, int, float)) else _json_type(value)
+    shown = json.dumps(value) if isinstance(value, (str, int, float)) else json_type(value)
     raise TokenizerError(
         f'allowed_special: expected "all", "none" or a list of special-token strings, got {shown}',
         field="allowed_special",
@@ -454,7 +439,7 @@ def read_tokenizer_spec(value: Any, field: str, limits: Limits) -> TokenizerSpec
     if not isinstance(value, dict):
         raise TokenizerError(
             f'{field}: expected an object such as {{"tokenizer": "cl100k_base"}} or '
-            f'{{"merges": [[108, 111, 256]]}}, got {_json_type(value)}',
+            f'{{"merges": [[108, 111, 256]]}}, got {json_type(value)}',
             field=field,
         )
     unknown = [key for key in value if key not in SPEC_FIELDS]
@@ -516,7 +501,7 @@ def _choice(value: Any, field: str, choices: tuple[str, ...], default: str) -> s
     if value is None or value == "":
         return default
     if not isinstance(value, str) or value not in choices:
-        shown = json.dumps(value) if isinstance(value, (str, int, float, bool)) else _json_type(value)
+        shown = json.dumps(value) if isinstance(value, (str, int, float, bool)) else json_type(value)
         raise TokenizerError(f"{field}: expected one of {', '.join(choices)}, got {shown}", field=field)
     return value
 

@@ -55,7 +55,7 @@ from webapp.tokenizer.chat import (
 )
 from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET, BoundedCache
 from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
-from webapp.tokenizer.errors import TokenizerError, short_repr
+from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.textformats import (
     MAX_JSON_DEPTH,
@@ -153,7 +153,7 @@ from webapp.tokenizer.presets.tiktoken_api import (
 
 __all__ = [
     # errors, caches and the shapes of traces (shared leaf modules)
-    "TokenizerError", "short_repr",
+    "TokenizerError", "json_type", "short_repr",
     "BUDGET_BYTES_PER_UNIT", "LIST_BUDGET", "BoundedCache",
     "EncodeTrace", "MergeNode", "PairCount", "TrainingStep", "TrainingTrace",
     # the engine: byte level, character level, decoding

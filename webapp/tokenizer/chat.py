@@ -51,7 +51,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.chat_watchdog import TEMPLATE_FILE, WATCHDOG, Timeout, raw_template_line
-from webapp.tokenizer.errors import TokenizerError, short_repr
+from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
 
 FIELD = "chat_template"
 
@@ -188,7 +188,7 @@ def validate_messages(value: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS,
     """A conversation: a list of {"role": str, "content": str}; the count and sizes checked first."""
     if not isinstance(value, list):
         raise TokenizerError(f"{field}: expected a list of {{\"role\", \"content\"}} objects, got "
-                             f"{_type_name(value)}", field=field)
+                             f"{json_type(value)}", field=field)
     if len(value) > limits.messages:
         raise TokenizerError(f"{field}: {len(value):,} messages is over the limit of {limits.messages:,} messages "
                              "(setting LIMIT_CHAT_MESSAGES)", field=field, location={"limit": limits.messages})
@@ -198,7 +198,7 @@ def validate_messages(value: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS,
         where = {"index": index}
         if not isinstance(message, dict):
             raise TokenizerError(f"{field}[{index}]: expected an object with role and content, got "
-                                 f"{_type_name(message)}", field=field, location=where)
+                                 f"{json_type(message)}", field=field, location=where)
         extra = sorted(set(message) - {"role", "content"})
         if extra:
             raise TokenizerError(f"{field}[{index}]: unknown key {short_repr(extra[0])}; a message has role and "
@@ -208,7 +208,7 @@ def validate_messages(value: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS,
                 raise TokenizerError(f"{field}[{index}]: {key} is missing", field=field,
                                      location={**where, "key": key})
             if not isinstance(message[key], str):
-                raise TokenizerError(f"{field}[{index}].{key}: expected a string, got {_type_name(message[key])}",
+                raise TokenizerError(f"{field}[{index}].{key}: expected a string, got {json_type(message[key])}",
                                      field=field, location={**where, "key": key})
         total += len(message["content"]) + len(message["role"])
         if total > limits.message_chars:
@@ -217,22 +217,6 @@ def validate_messages(value: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS,
                                  location={**where, "limit": limits.message_chars})
         out.append({"role": message["role"], "content": message["content"]})
     return tuple(out)
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 # --- rendering ------------------------------------------------------------------

@@ -21,6 +21,23 @@ def short_repr(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def json_type(value: Any) -> str:
+    """What kind of JSON value `value` is, as a message says it ("a list", "null", ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
 class TokenizerError(ValueError):
     """Invalid input for one of the tokenizer functions.
 
