@@ -136,10 +136,10 @@ def test_children_share_the_address_space_limit() -> None:
     from webapp.tokenizer.training import shards
 
     def child(queue: "multiprocessing.Queue[int]") -> None:
-        used = shards._vm_size_bytes()
+        used = shards.vm_size_bytes()
         resource.setrlimit(resource.RLIMIT_AS, (used + (400 << 20), resource.RLIM_INFINITY))
         shards._share_address_space(4)
-        queue.put(resource.getrlimit(resource.RLIMIT_AS)[0] - shards._vm_size_bytes())
+        queue.put(resource.getrlimit(resource.RLIMIT_AS)[0] - shards.vm_size_bytes())
 
     context = multiprocessing.get_context("fork")
     queue: "multiprocessing.Queue[int]" = context.Queue()

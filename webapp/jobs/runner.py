@@ -9,15 +9,12 @@ and stores the outcome. What it does not do: queue jobs or answer HTTP
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import logging
 import multiprocessing
 import os
 import resource
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 from webapp.jobs import registry
@@ -36,7 +33,7 @@ from webapp.jobs.store import (
     with_eta,
 )
 from webapp.infra.storage import BlobTooLarge
-from webapp.tokenizer import TokenizerError
+from webapp.tokenizer import TokenizerError, die_with_parent, vm_size_bytes
 
 log = logging.getLogger(__name__)
 
@@ -55,36 +52,16 @@ class Outcome:
     field: str | None = None
 
 
-def _vm_size_bytes() -> int:
-    """This process's current address space (VmSize), 0 when /proc is missing."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def _die_with_parent() -> None:
-    """Linux: have the kernel kill this job process if its worker dies (SIGKILL included)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
-    except (OSError, AttributeError):
-        pass
-
-
 def _child_main(conn: Any, kind: str, params: dict[str, Any], budgets: Budgets, stop: Any = None) -> None:
     """Inside the job process: lower priority, cap the address space, run, send the outcome."""
-    _die_with_parent()
+    die_with_parent()
     try:
         os.nice(budgets.nice)
     except OSError:
         pass
     # RLIMIT_AS counts mappings the worker already had (libraries, thread
     # stacks), so the budget is what the job may add on top of them.
-    limit = _vm_size_bytes() + budgets.memory_mb * 1024 * 1024
+    limit = vm_size_bytes() + budgets.memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     last = [0.0]
 

@@ -33,7 +33,7 @@ Shared modules at the top, which any layer may import: errors, caches (the one
 cache class), chat and chat_watchdog (chat templates: reading, sandboxed and
 bounded rendering), traces (trace data shapes), validation, token_sizes, loaded
 (`LoadedTokenizer`), textformats (the text boxes' formats), compare (token
-boundaries of two tokenizations) and reference.
+boundaries of two tokenizations), processes (what forked workers need) and reference.
 
 The contract is docs/algorithms.md; `reference` writes it down literally (the
 test oracle, and the place to start reading). Each module's docstring lists
@@ -56,6 +56,7 @@ from webapp.tokenizer.chat import (
 from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET, BoundedCache
 from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
 from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
+from webapp.tokenizer.processes import die_with_parent, vm_size_bytes
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.textformats import (
     MAX_JSON_DEPTH,
@@ -153,7 +154,7 @@ from webapp.tokenizer.presets.tiktoken_api import (
 
 __all__ = [
     # errors, caches and the shapes of traces (shared leaf modules)
-    "TokenizerError", "json_type", "short_repr",
+    "TokenizerError", "json_type", "short_repr", "die_with_parent", "vm_size_bytes",
     "BUDGET_BYTES_PER_UNIT", "LIST_BUDGET", "BoundedCache",
     "EncodeTrace", "MergeNode", "PairCount", "TrainingStep", "TrainingTrace",
     # the engine: byte level, character level, decoding

@@ -34,8 +34,6 @@ What it does not do: threads (the split holds the GIL), or sampling.
 from __future__ import annotations
 
 import codecs
-import ctypes
-import ctypes.util
 import mmap
 import os
 import pickle
@@ -51,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.processes import die_with_parent, vm_size_bytes
 from webapp.tokenizer.training.corpus import (
     CUT_SAFE,
     DEFAULT_BLOCK_BYTES,
@@ -266,7 +265,7 @@ def _child(write_end: int, page: mmap.mmap, number: int, children: int, files: S
     """In a forked child: count the shard, send the outcome, exit (never returns)."""
     code = 0
     try:
-        _die_with_parent()
+        die_with_parent()
         _share_address_space(children)
         counter = PretokenCounter(scheme, max_distinct=max_distinct, max_run_chars=max_run_chars)
         read = [0]
@@ -307,30 +306,9 @@ def _share_address_space(children: int) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if soft == resource.RLIM_INFINITY:
         return
-    used = _vm_size_bytes()
+    used = vm_size_bytes()
     if used and soft > used:
         resource.setrlimit(resource.RLIMIT_AS, (used + (soft - used) // children, hard))
-
-
-def _vm_size_bytes() -> int:
-    """This process's address space (VmSize), 0 when /proc is missing."""
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmSize:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def _die_with_parent() -> None:
-    """Linux: have the kernel kill this process if the one that forked it dies."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
-    except (OSError, AttributeError):
-        pass
 
 
 def _close_quietly(fd: int) -> None:
