@@ -1,0 +1,180 @@
+"""Fast exact splitting for a few known patterns: match over a string of character classes.
+
+The `regex` package is slow on patterns made of Unicode property classes
+(\\p{L}, \\p{N}, ...): Tekken's pattern takes four times tiktoken's whole
+encode to split a text, and DeepSeek-V3's pre-tokenizer (three Split regexes
+one after another, each applied to every piece of the previous one) ten
+times. Such a pattern only ever asks which of a few classes a character is
+in. So:
+
+1. every character is replaced by a letter naming its class (`str.translate`
+   with a table filled on demand, so a character's class is worked out once
+   per process, with the `regex` package itself: the same Unicode tables as
+   the published pattern);
+2. the standard `re` module matches an equivalent pattern written over those
+   letters (a class of the published pattern becomes the set of letters of
+   the classes inside it); on an ASCII string `re` is fast;
+3. the lengths of the matches cut the original text.
+
+Why it is exact: the classes partition the characters, and every class of
+the published pattern is a union of them, so a character matches a class of
+the published pattern exactly when its letter matches the rewritten class.
+Matching (leftmost alternative first, greedy quantifiers with backtracking,
+lookahead) depends on nothing else, and `re` and `regex` agree on those
+constructs. The patterns here match no empty string and have no anchors or
+lookbehind.
+
+Known splits:
+* `TEKKEN`: mistral-common's Tekken pattern (tekken_240911.json), alone.
+* `DEEPSEEK_V3`: DeepSeek-V3's three Isolated Split regexes, fused into one
+  pattern. The first step isolates runs of \\p{N} in groups of up to three;
+  the second isolates runs of the CJK ranges within what is left; the third
+  splits each piece with the big pattern. No character is both numeric and in
+  the CJK ranges, so the pieces the third step sees are: a digit group (no
+  alternative matches it: it stays whole), a CJK run, or a stretch between
+  them with neither digits nor CJK characters. The fused pattern therefore
+  keeps two worlds apart: the CJK characters have their own letters (C
+  letter, K mark, Q punctuation or symbol, X other), so no match of the big
+  pattern's non-CJK form takes one, and the big pattern's form over C/K/Q/X
+  is what it does inside a CJK run (no whitespace there). The lookahead
+  `\\s+(?!\\S)` sees the end of its piece where the next character is a digit
+  or a CJK one, so its fused form fails only before a non-whitespace
+  character of its own world. Unmatched stretches (the Isolated split's
+  gaps) are matched by gap alternatives that stay in one world, so a gap
+  never crosses a piece boundary either. tests/unit/test_class_split.py
+  checks both against the step-by-step split with hypothesis.
+
+What it does not do: other patterns (the caller falls back to the `regex`
+package), byte-level mapping or encoding.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Sequence
+
+import regex
+
+#: Characters whose class is kept once worked out (the table stays bounded; a
+#: character past it is classified again each time it is seen).
+MAX_CLASSIFIED = 1 << 16
+_OTHER = "x"
+
+
+class ClassTable(dict[int, int]):
+    """`str.translate` table: code point -> the ordinal of its class letter, filled on demand."""
+
+    def __init__(self, classes: Sequence[tuple[str, str]]) -> None:
+        super().__init__()
+        # One alternative per class, in order: the first that matches names the character.
+        self._find = regex.compile("|".join(f"({cls})" for _letter, cls in classes))
+        self._letters = [ord(letter) for letter, _cls in classes]
+        for code in range(128):
+            self[code]  # ASCII: classified now, so the table is never empty of the common case
+
+    def __missing__(self, code: int) -> int:
+        found = self._find.match(chr(code))
+        letter = self._letters[found.lastindex - 1] if found is not None and found.lastindex else ord(_OTHER)
+        if len(self) < MAX_CLASSIFIED:
+            self[code] = letter
+        return letter
+
+
+@dataclass
+class ClassSplit:
+    """A published pattern (or fused sequence of patterns) as classes and a pattern over their letters."""
+
+    name: str
+    classes: tuple[tuple[str, str], ...]  # (letter, `regex` class), first match wins; others are "x"
+    letters_pattern: str  # over the letters; with its gap alternatives, it matches the whole text
+    published: tuple[str, ...]  # the Split regexes it replaces, in order
+    _table: ClassTable | None = None
+    _compiled: re.Pattern[str] | None = None
+
+    def table(self) -> ClassTable:
+        if self._table is None:
+            self._table = ClassTable(self.classes)
+        return self._table
+
+    def pieces(self, text: str) -> list[str]:
+        """The pieces the published split(s) give, every match and gap its own piece, in order."""
+        if not text:
+            return []
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self.letters_pattern)
+        found = compiled.findall(text.translate(self.table()))
+        ends = list(accumulate(map(len, found)))
+        return [text[a:b] for a, b in zip([0, *ends], ends)]
+
+
+def _gaps(alternatives: str, worlds: Sequence[str]) -> str:
+    """Gap alternatives: runs of characters where no alternative matches, one per world (a set of letters)."""
+    return "|".join(f"(?:(?!{alternatives}){world})+" for world in worlds)
+
+
+# --------------------------------------------------------------------------
+# mistral-common's Tekken pattern (tekken_240911.json)
+
+TEKKEN_PATTERN = (
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
+    r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+# r \r, n \n, " " space, s other whitespace, U Lu/Lt, l Ll, b Lm/Lo, M marks, d numbers, / itself, x the rest.
+_TEKKEN_ALTS = (
+    r"[^rnUlbd]?[UbM]*[lbM]+|[^rnUlbd]?[UbM]+[lbM]*|d| ?[^ srnUlbd]+[rn/]*|[ srn]*[rn]+|[ srn]+(?![^ srn])|[ srn]+"
+)
+TEKKEN = ClassSplit(
+    "tekken",
+    (("r", r"\r"), ("n", r"\n"), (" ", " "), ("s", r"\s"), ("U", r"[\p{Lu}\p{Lt}]"), ("l", r"\p{Ll}"),
+     ("b", r"[\p{Lm}\p{Lo}]"), ("M", r"\p{M}"), ("d", r"\p{N}"), ("/", "/")),
+    # (every character starts a match: "x", "/" and marks by the punctuation or letter
+    # alternatives; the gap alternative is there so the pieces cover the text whatever happens)
+    _TEKKEN_ALTS + "|" + _gaps(_TEKKEN_ALTS, ["(?s:.)"]),
+    (TEKKEN_PATTERN,),
+)
+
+# --------------------------------------------------------------------------
+# DeepSeek-V3's pre-tokenizer: three Isolated Splits (then ByteLevel)
+
+DEEPSEEK_V3_PATTERNS = (
+    r"\p{N}{1,3}",
+    r"[一-龥぀-ゟ゠-ヿ]+",
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+    "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+)
+_CJK = "[一-龥぀-ゟ゠-ヿ]"
+# d numbers; CJK: C letter, K mark, Q punctuation/symbol, X other; outside it: r \r, n \n,
+# " " space, s other whitespace, a ASCII letter, p ASCII punctuation, L letter, M mark,
+# P punctuation/symbol, x the rest.
+_DEEPSEEK_ALTS = (
+    r"d{1,3}"
+    r"|[KX]?[CK]+|Q+"
+    r"|pa+|[^rnaLpPdCKQX]?[aLM]+| ?[pP]+[rn]*|[ srn]*[rn]+|[ srn]+(?![^ srndCKQX])|[ srn]+"
+)
+DEEPSEEK_V3 = ClassSplit(
+    "deepseek_v3",
+    (("d", r"\p{N}"), ("C", rf"(?={_CJK})\p{{L}}"), ("K", rf"(?={_CJK})\p{{M}}"),
+     ("Q", rf"(?={_CJK})[\p{{P}}\p{{S}}]"), ("X", _CJK),
+     ("r", r"\r"), ("n", r"\n"), (" ", " "), ("s", r"\s"), ("a", "[A-Za-z]"),
+     ("p", "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~]"), ("L", r"\p{L}"), ("M", r"\p{M}"),
+     ("P", r"[\p{P}\p{S}]")),
+    _DEEPSEEK_ALTS + "|" + _gaps(_DEEPSEEK_ALTS, ["[^CKQX]", "[CKQX]"]),
+    DEEPSEEK_V3_PATTERNS,
+)
+
+KNOWN: tuple[ClassSplit, ...] = (TEKKEN, DEEPSEEK_V3)
+
+
+def known_split(patterns: Sequence[str]) -> ClassSplit | None:
+    """The ClassSplit doing exactly these Isolated Split regexes one after another, or None."""
+    for split in KNOWN:
+        if tuple(patterns) == split.published:
+            return split
+    return None
+
+
+__all__ = ["DEEPSEEK_V3", "KNOWN", "TEKKEN", "ClassSplit", "ClassTable", "known_split"]
