@@ -421,6 +421,18 @@ def _known_run(parts: list[Any]) -> tuple[ClassSplit | None, int]:
     return None, 0
 
 
+def plain_class_split(desc: Any) -> ClassSplit | None:
+    """The known split when the pre-tokenizer is only that Split then ByteLevel without its regex or
+    prefix space (Tekken's): its pieces are then the split's pieces, spelt in bytes; else None."""
+    if desc is None or desc["type"] != "Sequence" or len(desc["pretokenizers"]) != 2:
+        return None
+    split, byte_level = desc["pretokenizers"]
+    pattern = _isolated_split_regex(split)
+    if pattern is None or byte_level["type"] != "ByteLevel" or byte_level["add_prefix_space"] or byte_level["use_regex"]:
+        return None
+    return known_split((pattern,))
+
+
 def maps_bytes(desc: Any) -> bool:
     """Does the pre-tokenizer end in the byte alphabet (a ByteLevel step anywhere)?"""
     if desc is None:

@@ -20,6 +20,7 @@ from webapp.tokenizer.hf.library_trace import library_scheme_ids, library_trace
 from webapp.tokenizer.hf.model import LibraryModel, model_piece
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace
+from webapp.tokenizer.pretokenize.textencode import encode_split
 from webapp.tokenizer.traces import Token
 from webapp.tokenizer.validation import validate_text
 
@@ -91,6 +92,11 @@ def _pipeline_ids(tok: LoadedTokenizer, text: str, compiled: Any, allowed: froze
 
     text = validate_text(text)
     pipeline = hp.compile_pipeline(tok.pipeline)
+    if pipeline.plain_scheme is not None and not tok.model and tok.level == "bytes" and not tok.unknown_bytes:
+        # Only a known split, then byte-level merges in list order (a Tekken file): the same ids as the
+        # pieces below encoded one by one, through the split-text encoder and its caches.
+        engine = compiled if compiled is not None else compile_byte_merges(list(tok.merges))
+        return encode_split(engine, text, pipeline.plain_scheme, tok.id_map)
     parts = pipeline.parts(text, allowed)
     if tok.model:
         return _library_ids(tok, pipeline, parts)

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, chain, repeat
 from typing import Sequence
 
 import regex
@@ -108,6 +108,21 @@ class ClassSplit:
         found = compiled.findall(text.translate(self.table()))
         ends = list(accumulate(map(len, found)))
         return [text[a:b] for a, b in zip([0, *ends], ends)]
+
+    def pieces_of(self, texts: Sequence[str]) -> list[list[str]]:
+        """`pieces` of each text, with one translation of them all and one `findall` call per text
+        (`endpos` ends each: matching sees the end of its text there, as on the text alone)."""
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self.letters_pattern)
+        joined = "".join(texts)
+        classes = joined.translate(self.table())
+        bounds = list(accumulate(map(len, texts), initial=0))
+        found = list(map(compiled.findall, repeat(classes), bounds, bounds[1:]))
+        ends = list(accumulate(map(len, chain.from_iterable(found))))
+        flat = [joined[a:b] for a, b in zip([0, *ends], ends)]
+        counts = list(accumulate(map(len, found), initial=0))
+        return [flat[a:b] for a, b in zip(counts, counts[1:])]
 
 
 def _gaps(alternatives: str, worlds: Sequence[str]) -> str:
