@@ -75,7 +75,6 @@ class LibraryModel:
         # partial set of <0xXX> tokens, some characters can and others cannot)
         fallback = [vocab.get(code) for code in _FALLBACK] if opts["byte_fallback"] else []
         self.fallback: list[int | None] | None = fallback or None
-        self._edge_set: frozenset[int] | None = None  # see _edges (made on the first long piece)
         self._edge_array: np.ndarray | None = edges
         self.cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(
             PIECE_CACHE_ENTRIES, PIECE_CACHE_CHARS, budget=LIST_BUDGET
@@ -155,7 +154,11 @@ class LibraryModel:
         found = self.cache.data.get(piece)
         if found is None:
             if len(piece) > LONG_PIECE:
-                return tuple(chain.from_iterable(map(self._merged, self._segments(piece))))
+                segments = self._segments(piece)
+                parts = list(map(self.cache.data.get, segments))  # (one C-level pass: most are cached)
+                if None in parts:
+                    parts = [ids if ids is not None else self._merged(seg) for ids, seg in zip(parts, segments)]
+                return tuple(chain.from_iterable(parts))  # type: ignore[arg-type]
             found = self._merged(piece)
         return found
 
@@ -174,30 +177,26 @@ class LibraryModel:
         left token ends with the first and its right token starts with the second; at
         any other pair of neighbours the piece is cut. (Never beside a character that is
         not in the vocab: its fallback bytes or unknown token stay with their neighbours.)
+        The pairs are looked up all at once in the sorted edge array (numpy), not one by one.
         """
-        edges = self._edges()
+        edges = self.edge_array()
+        codes = np.frombuffer(piece.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+        pairs = (codes[:-1] << 21) | codes[1:]
+        if len(edges):
+            cut = edges[np.minimum(np.searchsorted(edges, pairs), len(edges) - 1)] != pairs
+        else:
+            cut = np.ones(len(pairs), dtype=bool)
         vocab = self.vocab
-        starts = [0]
-        prev = piece[0]
-        prev_known = prev in vocab
-        for i in range(1, len(piece)):
-            ch = piece[i]
-            known = ch in vocab
-            if prev_known and known and (ord(prev) << 21 | ord(ch)) not in edges:
-                starts.append(i)
-            prev, prev_known = ch, known
-        starts.append(len(piece))
-        return [piece[a:b] for a, b in zip(starts, starts[1:])]
-
-    def _edges(self) -> frozenset[int]:
-        """(last character of a rule's left token, first of its right token) of every rule, packed."""
-        edges = self._edge_set
-        if edges is None:
-            edges = self._edge_set = frozenset(self.edge_array().tolist())
-        return edges
+        unknown = [ord(ch) for ch in set(piece) if ch not in vocab]
+        if unknown:
+            known = ~np.isin(codes, unknown)
+            cut &= known[:-1] & known[1:]
+        bounds = [0, *(np.flatnonzero(cut) + 1).tolist(), len(piece)]
+        return [piece[a:b] for a, b in zip(bounds, bounds[1:])]
 
     def edge_array(self) -> np.ndarray:
-        """The packed edges of `_edges` as a sorted int64 array (numpy; kept in a preset's precompiled form)."""
+        """(last character of a rule's left token, first of its right token) of every rule, packed
+        (first << 21 | second) in a sorted int64 array (numpy; kept in a preset's precompiled form)."""
         if self._edge_array is not None:
             return self._edge_array
         size = max(self.vocab.values(), default=0) + 1
