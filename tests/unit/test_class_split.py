@@ -15,6 +15,7 @@ import json
 import random
 
 import pytest
+import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,10 +23,12 @@ from webapp.tokenizer.hf import text as ht
 from webapp.tokenizer.hf.components import build_pre_tokenizer, compile_file_regex, describe_pre_tokenizer
 from webapp.tokenizer.presets import open_models
 from webapp.tokenizer.pretokenize import class_split as cs
+from webapp.tokenizer.pretokenize.patterns import CL100K_PATTERN, O200K_PATTERN
 
 ALPHABET = (
     "aZzé漢字東京はカ・゠゛゙\u3040\u3097ーヿ龥一\u9fa6 1٣²Ⅻ〇\t\n\r\x0b\x0c\x85\u3000\xa0\u2028!/.,'\"-_$€+<`~"
     "😀\u200d\x00\x1f\u0301ǅʰªΣσ\U0001d400\U000e0001\uffff\ud800"
+    "'''sStTrReEvVmMlLdDſ\u212aK"  # contractions (and the letters that case-fold to theirs)
 )
 
 
@@ -52,7 +55,7 @@ def test_every_code_point_in_order_and_shuffled(split):
     rng = random.Random(7)
     chars = list(text[:60000])
     rng.shuffle(chars)
-    mixed = "".join(ch + rng.choice(" a1\n東、") for ch in chars)
+    mixed = "".join(ch + rng.choice([" ", "a", "1", "\n", "東", "、", "'s", "'LL", "A"]) for ch in chars)
     assert split.pieces(mixed) == stepwise(split.published, mixed)
 
 
@@ -73,6 +76,18 @@ def test_the_presets_files_hold_the_known_patterns():
     patterns = [step["pattern"]["Regex"] for step in deepseek["pre_tokenizer"]["pretokenizers"][:3]]
     assert tuple(patterns) == cs.DEEPSEEK_V3_PATTERNS
     assert json.loads(open_models.file_bytes("mistral_tekken"))["config"]["pattern"] == cs.TEKKEN_PATTERN
+    for name, split in (("llama3", cs.CL100K), ("qwen3", cs.QWEN), ("gpt_oss", cs.O200K)):
+        if open_models.is_installed(name):
+            steps = json.loads(open_models.file_bytes(name))["pre_tokenizer"]["pretokenizers"]
+            assert (steps[0]["pattern"]["Regex"],) == split.published, name
+
+
+def test_the_patterns_are_the_published_ones_and_contraction_letters_are_letters():
+    assert (cs.CL100K_PATTERN, cs.O200K_PATTERN) == (CL100K_PATTERN, O200K_PATTERN)
+    every = "".join(map(chr, range(0x110000)))
+    for x in "strevmld":
+        folded = regex.findall(f"(?i:{x})", every)
+        assert len(folded) >= 2 and all(regex.match(r"\p{L}", ch) for ch in folded), x
 
 
 def test_a_sequence_starting_with_the_known_run_is_fused_and_the_rest_still_runs():

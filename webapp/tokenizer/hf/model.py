@@ -21,8 +21,9 @@ normalizers and pre-tokenizers (pipeline.py).
 from __future__ import annotations
 
 import json
-from itertools import chain
-from typing import Any, Mapping, Sequence
+from itertools import accumulate, chain
+from operator import methodcaller
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -162,6 +163,21 @@ class LibraryModel:
             found = self._merged(piece)
         return found
 
+    def tokenize_many(self, pieces: Sequence[str]) -> list[int]:
+        """The file's ids for the pieces, one after another: `tokenize` of each, with the whole
+        tokens (ignore_merges) and cached pieces read in one C-level pass first."""
+        if self.ignore_merges:
+            whole = list(map(self.vocab.get, pieces))
+            if None not in whole:
+                return whole  # type: ignore[return-value]
+            parts: list[tuple[int, ...] | None] = [
+                (i,) if i is not None else self.tokenize(p) for i, p in zip(whole, pieces)]
+        else:
+            parts = list(map(self.cache.data.get, pieces))
+            if None in parts:
+                parts = [ids if ids is not None else self.tokenize(p) for ids, p in zip(parts, pieces)]
+        return list(chain.from_iterable(parts))  # type: ignore[arg-type]
+
     def _merged(self, segment: str) -> tuple[int, ...]:
         found = self.cache.data.get(segment)
         if found is None:
@@ -230,6 +246,20 @@ def model_piece(piece: str, byte_level: bool, spelt_in_alphabet: bool) -> str:
     return piece
 
 
+def model_pieces(pieces: list[str], byte_level: bool, spelt_in_alphabet: bool) -> list[str]:
+    """`model_piece` of each piece; the byte alphabet's spelling made once for them all, then cut."""
+    if not (byte_level and not spelt_in_alphabet) or not pieces:
+        return pieces
+    joined = "".join(pieces)
+    spelt = bytes_to_token(joined.encode("utf-8", "surrogatepass"))
+    if len(spelt) == len(joined):  # ASCII: a byte per character
+        lengths: Iterable[int] = map(len, pieces)
+    else:
+        lengths = map(len, map(methodcaller("encode", "utf-8", "surrogatepass"), pieces))
+    ends = list(accumulate(lengths))
+    return [spelt[a:b] for a, b in zip([0, *ends], ends)]
+
+
 # --------------------------------------------------------------------------
 # Post-processors
 
@@ -294,4 +324,4 @@ def _template(node: Mapping[str, Any], before: list[int], after: list[int]) -> b
     return True
 
 
-__all__ = ["LibraryModel", "model_piece", "read_model_options", "read_post_processor"]
+__all__ = ["LibraryModel", "model_piece", "model_pieces", "read_model_options", "read_post_processor"]

@@ -95,7 +95,7 @@ class ClassSplit:
 
     def table(self) -> ClassTable:
         if self._table is None:
-            self._table = ClassTable(self.classes)
+            self._table = _TABLES.get(self.classes) or _TABLES.setdefault(self.classes, ClassTable(self.classes))
         return self._table
 
     def pieces(self, text: str) -> list[str]:
@@ -123,6 +123,10 @@ class ClassSplit:
         flat = [joined[a:b] for a, b in zip([0, *ends], ends)]
         counts = list(accumulate(map(len, found), initial=0))
         return [flat[a:b] for a, b in zip(counts, counts[1:])]
+
+
+# The tables by their classes: splits with the same partition share one.
+_TABLES: dict[tuple[tuple[str, str], ...], ClassTable] = {}
 
 
 def _gaps(alternatives: str, worlds: Sequence[str]) -> str:
@@ -181,7 +185,53 @@ DEEPSEEK_V3 = ClassSplit(
     DEEPSEEK_V3_PATTERNS,
 )
 
-KNOWN: tuple[ClassSplit, ...] = (TEKKEN, DEEPSEEK_V3)
+# --------------------------------------------------------------------------
+# cl100k's pattern (Llama 3's), its one-digit form (Qwen's) and o200k's (gpt-oss's)
+
+CL100K_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+QWEN_PATTERN = CL100K_PATTERN.replace(r"\p{N}{1,3}", r"\p{N}")
+O200K_PATTERN = "|".join([
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""", r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""", r"""\s*[\r\n]+""", r"""\s+(?!\S)""", r"""\s+""",
+])
+# One partition serves the three. The contractions' letters keep their own letter, by case:
+# "s" for the characters (?i:s) matches that are Ll (s, and the long s U+017F), "S" for the
+# others (S), and so on for t r e v m l d; then U other Lu/Lt, a other Ll, o Lm/Lo, k marks,
+# 0 numbers, ' the apostrophe, \r \n space and \t (other whitespace) for themselves, / itself,
+# x the rest. (Every character (?i:x) matches is a letter: the tests check it.)
+_WORD_CLASSES = (
+    ("\r", r"\r"), ("\n", r"\n"), (" ", " "), ("\t", r"\s"), ("/", "/"), ("'", "'"),
+    *((x, rf"(?=\p{{Ll}})(?i:{x})") for x in "strevmld"),
+    *((x.upper(), rf"(?i:{x})") for x in "strevmld"),
+    ("U", r"[\p{Lu}\p{Lt}]"), ("a", r"\p{Ll}"), ("o", r"[\p{Lm}\p{Lo}]"), ("k", r"\p{M}"), ("0", r"\p{N}"),
+)
+_L = "strevmldSTREVMLDUao"  # \p{L}
+_UPPERISH = "STREVMLDUok"  # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+_LOWERISH = "strevmldaok"  # [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+_CONTRACTION = "'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD]"
+_WS_ALTS = r"[ \t\r\n]*[\r\n]+|[ \t\r\n]+(?![^ \t\r\n])|[ \t\r\n]+"
+
+
+def _cl100k_alts(numbers: str) -> str:
+    return (f"{_CONTRACTION}|[^\r\n{_L}0]?[{_L}]+|{numbers}| ?[^ \t\r\n{_L}0]+[\r\n]*|{_WS_ALTS}")
+
+
+_O200K_ALTS = (
+    f"[^\r\n{_L}0]?[{_UPPERISH}]*[{_LOWERISH}]+(?:{_CONTRACTION})?"
+    f"|[^\r\n{_L}0]?[{_UPPERISH}]+[{_LOWERISH}]*(?:{_CONTRACTION})?"
+    f"|0{{1,3}}| ?[^ \t\r\n{_L}0]+[\r\n/]*|{_WS_ALTS}"
+)
+# (each of these matches every character, as Tekken's does; the gap alternative is for safety)
+CL100K = ClassSplit("cl100k", _WORD_CLASSES, _cl100k_alts("0{1,3}") + "|" + _gaps(_cl100k_alts("0{1,3}"), ["(?s:.)"]),
+                    (CL100K_PATTERN,))
+QWEN = ClassSplit("qwen", _WORD_CLASSES, _cl100k_alts("0") + "|" + _gaps(_cl100k_alts("0"), ["(?s:.)"]), (QWEN_PATTERN,))
+O200K = ClassSplit("o200k", _WORD_CLASSES, _O200K_ALTS + "|" + _gaps(_O200K_ALTS, ["(?s:.)"]), (O200K_PATTERN,))
+
+KNOWN: tuple[ClassSplit, ...] = (TEKKEN, DEEPSEEK_V3, CL100K, QWEN, O200K)
 
 
 def known_split(patterns: Sequence[str]) -> ClassSplit | None:
@@ -192,4 +242,4 @@ def known_split(patterns: Sequence[str]) -> ClassSplit | None:
     return None
 
 
-__all__ = ["DEEPSEEK_V3", "KNOWN", "TEKKEN", "ClassSplit", "ClassTable", "known_split"]
+__all__ = ["CL100K", "DEEPSEEK_V3", "KNOWN", "O200K", "QWEN", "TEKKEN", "ClassSplit", "ClassTable", "known_split"]
