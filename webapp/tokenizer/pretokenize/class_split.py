@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from itertools import accumulate, chain, repeat
 from typing import Sequence
 
+import numpy as np
 import regex
 
 #: Characters whose class is kept once worked out (the table stays bounded; a
@@ -90,6 +91,9 @@ class ClassSplit:
     classes: tuple[tuple[str, str], ...]  # (letter, `regex` class), first match wins; others are "x"
     letters_pattern: str  # over the letters; with its gap alternatives, it matches the whole text
     published: tuple[str, ...]  # the Split regexes it replaces, in order
+    # A letter whose characters are always one-character pieces (Tekken's and Qwen's numbers): the
+    # letters pattern matches their runs whole, which are then cut into characters (fewer matches).
+    singles: str = ""
     _table: ClassTable | None = None
     _compiled: re.Pattern[str] | None = None
 
@@ -98,31 +102,55 @@ class ClassSplit:
             self._table = _TABLES.get(self.classes) or _TABLES.setdefault(self.classes, ClassTable(self.classes))
         return self._table
 
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.letters_pattern)
+        return self._compiled
+
     def pieces(self, text: str) -> list[str]:
         """The pieces the published split(s) give, every match and gap its own piece, in order."""
-        if not text:
-            return []
-        compiled = self._compiled
-        if compiled is None:
-            compiled = self._compiled = re.compile(self.letters_pattern)
-        found = compiled.findall(text.translate(self.table()))
-        ends = list(accumulate(map(len, found)))
-        return [text[a:b] for a, b in zip([0, *ends], ends)]
+        return self.pieces_of([text])[0] if text else []
 
     def pieces_of(self, texts: Sequence[str]) -> list[list[str]]:
         """`pieces` of each text, with one translation of them all and one `findall` call per text
         (`endpos` ends each: matching sees the end of its text there, as on the text alone)."""
-        compiled = self._compiled
-        if compiled is None:
-            compiled = self._compiled = re.compile(self.letters_pattern)
         joined = "".join(texts)
         classes = joined.translate(self.table())
         bounds = list(accumulate(map(len, texts), initial=0))
-        found = list(map(compiled.findall, repeat(classes), bounds, bounds[1:]))
+        found = list(map(self.compiled().findall, repeat(classes), bounds, bounds[1:]))
         ends = list(accumulate(map(len, chain.from_iterable(found))))
-        flat = [joined[a:b] for a, b in zip([0, *ends], ends)]
-        counts = list(accumulate(map(len, found), initial=0))
+        if self.singles and joined:
+            flat, counts = self._cut_singles(joined, classes, ends, bounds)
+        else:
+            flat = [joined[a:b] for a, b in zip([0, *ends], ends)]
+            counts = list(accumulate(map(len, found), initial=0))
         return [flat[a:b] for a, b in zip(counts, counts[1:])]
+
+    def _cut_singles(self, joined: str, classes: str, ends: list[int], bounds: list[int]) -> tuple[list[str], list[int]]:
+        """The pieces when runs of the `singles` class were matched whole: each of their characters
+        is a piece of its own (every other match is one piece). With numpy: a NUL is written after
+        every piece's last character and the string split there (texts holding a NUL: by slicing)."""
+        n = len(joined)
+        last = np.zeros(n, dtype=bool)  # the last character of a piece
+        last[np.array(ends, dtype=np.int64) - 1] = True
+        last |= np.frombuffer(classes.encode("ascii"), dtype=np.uint8) == ord(self.singles)
+        before = np.cumsum(last)  # pieces ended up to and including each character
+        counts = [0, *(int(before[b - 1]) if b else 0 for b in bounds[1:])]
+        if "\x00" in joined:
+            flat: list[str] = []
+            for a, b in zip([0, *ends], ends):
+                piece = joined[a:b]
+                if classes[a] == self.singles:
+                    flat.extend(piece)
+                else:
+                    flat.append(piece)
+            return flat, counts
+        codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        out = np.zeros(n + int(before[-1]), dtype=np.uint32)
+        out[np.arange(n) + before - last] = codes  # (each character moves right by the NULs before it)
+        flat = out.tobytes().decode("utf-32-le", "surrogatepass").split("\x00")
+        flat.pop()  # (after the last NUL)
+        return flat, counts
 
 
 # The tables by their classes: splits with the same partition share one.
@@ -144,7 +172,7 @@ TEKKEN_PATTERN = (
 )
 # r \r, n \n, " " space, s other whitespace, U Lu/Lt, l Ll, b Lm/Lo, M marks, d numbers, / itself, x the rest.
 _TEKKEN_ALTS = (
-    r"[^rnUlbd]?[UbM]*[lbM]+|[^rnUlbd]?[UbM]+[lbM]*|d| ?[^ srnUlbd]+[rn/]*|[ srn]*[rn]+|[ srn]+(?![^ srn])|[ srn]+"
+    r"[^rnUlbd]?[UbM]*[lbM]+|[^rnUlbd]?[UbM]+[lbM]*|d+| ?[^ srnUlbd]+[rn/]*|[ srn]*[rn]+|[ srn]+(?![^ srn])|[ srn]+"
 )
 TEKKEN = ClassSplit(
     "tekken",
@@ -154,6 +182,7 @@ TEKKEN = ClassSplit(
     # alternatives; the gap alternative is there so the pieces cover the text whatever happens)
     _TEKKEN_ALTS + "|" + _gaps(_TEKKEN_ALTS, ["(?s:.)"]),
     (TEKKEN_PATTERN,),
+    singles="d",  # (\p{N} alone: no other alternative takes a number, so a run of them is single ones)
 )
 
 # --------------------------------------------------------------------------
@@ -228,7 +257,8 @@ _O200K_ALTS = (
 # (each of these matches every character, as Tekken's does; the gap alternative is for safety)
 CL100K = ClassSplit("cl100k", _WORD_CLASSES, _cl100k_alts("0{1,3}") + "|" + _gaps(_cl100k_alts("0{1,3}"), ["(?s:.)"]),
                     (CL100K_PATTERN,))
-QWEN = ClassSplit("qwen", _WORD_CLASSES, _cl100k_alts("0") + "|" + _gaps(_cl100k_alts("0"), ["(?s:.)"]), (QWEN_PATTERN,))
+QWEN = ClassSplit("qwen", _WORD_CLASSES, _cl100k_alts("0+") + "|" + _gaps(_cl100k_alts("0+"), ["(?s:.)"]), (QWEN_PATTERN,),
+                  singles="0")  # (as Tekken's: \p{N} alone, and no other alternative takes a number)
 O200K = ClassSplit("o200k", _WORD_CLASSES, _O200K_ALTS + "|" + _gaps(_O200K_ALTS, ["(?s:.)"]), (O200K_PATTERN,))
 
 KNOWN: tuple[ClassSplit, ...] = (TEKKEN, DEEPSEEK_V3, CL100K, QWEN, O200K)
