@@ -42,9 +42,16 @@ def stepwise(patterns: tuple[str, ...], text: str) -> list[str]:
 
 @pytest.mark.parametrize("split", cs.KNOWN, ids=lambda s: s.name)
 @settings(max_examples=600, deadline=None)
-@given(text=st.text(alphabet=st.sampled_from(ALPHABET), max_size=40))
-def test_a_known_split_gives_the_published_patterns_pieces(split, text):
-    assert split.pieces(text) == stepwise(split.published, text)
+@given(text=st.text(alphabet=st.sampled_from(ALPHABET), max_size=40), numpy_cut=st.sampled_from([0, 10**9]))
+def test_a_known_split_gives_the_published_patterns_pieces(split, text, numpy_cut):
+    # (short texts are sliced, long ones cut with numpy: both ways on every kind of text)
+    old, cs.NUMPY_CUT = cs.NUMPY_CUT, numpy_cut
+    try:
+        assert split.pieces(text) == stepwise(split.published, text)
+        parts = [text[:7], "", text[7:]]
+        assert split.pieces_of(parts) == [stepwise(split.published, part) for part in parts]
+    finally:
+        cs.NUMPY_CUT = old
 
 
 @pytest.mark.parametrize("split", cs.KNOWN, ids=lambda s: s.name)

@@ -61,6 +61,8 @@ import regex
 #: Characters whose class is kept once worked out (the table stays bounded; a
 #: character past it is classified again each time it is seen).
 MAX_CLASSIFIED = 1 << 16
+#: From this many characters the pieces are cut with numpy rather than sliced one by one.
+NUMPY_CUT = 2048
 _OTHER = "x"
 
 
@@ -119,28 +121,30 @@ class ClassSplit:
         bounds = list(accumulate(map(len, texts), initial=0))
         found = list(map(self.compiled().findall, repeat(classes), bounds, bounds[1:]))
         ends = list(accumulate(map(len, chain.from_iterable(found))))
-        if self.singles and joined:
-            flat, counts = self._cut_singles(joined, classes, ends, bounds)
+        if joined and (len(joined) >= NUMPY_CUT or self.singles):
+            flat, counts = self._cut(joined, classes, ends, bounds)
         else:
             flat = [joined[a:b] for a, b in zip([0, *ends], ends)]
             counts = list(accumulate(map(len, found), initial=0))
         return [flat[a:b] for a, b in zip(counts, counts[1:])]
 
-    def _cut_singles(self, joined: str, classes: str, ends: list[int], bounds: list[int]) -> tuple[list[str], list[int]]:
-        """The pieces when runs of the `singles` class were matched whole: each of their characters
-        is a piece of its own (every other match is one piece). With numpy: a NUL is written after
-        every piece's last character and the string split there (texts holding a NUL: by slicing)."""
+    def _cut(self, joined: str, classes: str, ends: list[int], bounds: list[int]) -> tuple[list[str], list[int]]:
+        """The pieces (all texts' in a row) and where each text's start, from the matches' `ends`.
+        Runs of the `singles` class were matched whole: each of their characters is a piece of its
+        own. With numpy: a NUL is written after every piece's last character and the string split
+        there, cheaper than a slice per piece (texts holding a NUL: by slicing)."""
         n = len(joined)
         last = np.zeros(n, dtype=bool)  # the last character of a piece
         last[np.array(ends, dtype=np.int64) - 1] = True
-        last |= np.frombuffer(classes.encode("ascii"), dtype=np.uint8) == ord(self.singles)
+        if self.singles:
+            last |= np.frombuffer(classes.encode("ascii"), dtype=np.uint8) == ord(self.singles)
         before = np.cumsum(last)  # pieces ended up to and including each character
         counts = [0, *(int(before[b - 1]) if b else 0 for b in bounds[1:])]
         if "\x00" in joined:
             flat: list[str] = []
             for a, b in zip([0, *ends], ends):
                 piece = joined[a:b]
-                if classes[a] == self.singles:
+                if self.singles and classes[a] == self.singles:
                     flat.extend(piece)
                 else:
                     flat.append(piece)
