@@ -17,7 +17,7 @@ from webapp.tokenizer.core.char_level import compile_char_merges, encode_text_tr
 from webapp.tokenizer.hf import pipeline as hp
 from webapp.tokenizer.hf.alphabet import bytes_to_token
 from webapp.tokenizer.hf.library_trace import library_scheme_ids, library_trace
-from webapp.tokenizer.hf.model import LibraryModel, model_piece
+from webapp.tokenizer.hf.model import LibraryModel, model_pieces
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace
 from webapp.tokenizer.traces import Token
@@ -74,15 +74,13 @@ def _build_model(tok: LoadedTokenizer) -> LibraryModel:
 
 def _library_ids(tok: LoadedTokenizer, pipeline: hp.Pipeline, parts: list[hp.Part]) -> list[int]:
     model = library_model(tok)
-    tokenize = model.tokenize
     byte_level, spelt = pipeline.byte_level, pipeline.spelt_in_alphabet
     ids: list[int] = []
     for added_id, value in parts:
         if added_id is not None:
             ids.append(added_id)
             continue
-        for piece in value:
-            ids.extend(tokenize(model_piece(piece, byte_level, spelt)))
+        ids.extend(model.encode_pieces(model_pieces(value, byte_level, spelt)))
     return ids
 
 
