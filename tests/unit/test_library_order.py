@@ -19,6 +19,7 @@ from tokenizers import Tokenizer
 
 from webapp.tokenizer import reference
 from webapp.tokenizer.core.library_order import SHORT_WORD, LibraryMerges
+from webapp.tokenizer.hf.model import LibraryModel, model_piece, model_pieces, read_model_options
 
 ids = st.integers(min_value=0, max_value=7)
 rule_lists = st.lists(st.tuples(ids, ids, st.integers(min_value=0, max_value=12)), max_size=25)
@@ -106,3 +107,38 @@ def test_runs_of_one_symbol(size):
     rules = [(0, 0, 1), (1, 1, 2), (2, 2, 3)]
     expected = reference.library_order_merge([0] * size, rules)
     assert LibraryMerges(rules).merge([0] * size) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(rule_lists, st.lists(st.integers(min_value=0, max_value=40), max_size=SHORT_WORD))
+def test_symbols_no_rule_knows(rules, word):
+    """Ids above every rule's ids (a character no rule uses, an unknown token) take the checked scan."""
+    assert LibraryMerges(rules).merge(word) == reference.library_order_merge(word, rules)
+
+
+# --- the model: whole tokens and pieces in a row ---------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(tokens, tokens), max_size=20), st.lists(st.text(alphabet=LETTERS + "e", max_size=12),
+                                                                  max_size=12))
+def test_whole_tokens_are_what_the_model_gives(rules, pieces):
+    """`find_whole` marks exactly the tokens whose own text encodes to them; the table changes no answer."""
+    doc = json.loads(_file(rules))
+    vocab = doc["model"]["vocab"]
+    options, _ = read_model_options(doc["model"])
+    rule_ids = [(vocab[a], vocab[b], vocab[a + b]) for a, b in doc["model"]["merges"]]
+    plain = LibraryModel(vocab, rule_ids, options, None)
+    fast = LibraryModel(vocab, rule_ids, options, None)
+    fast.whole = fast.find_whole()
+    for token, token_id in vocab.items():
+        assert fast.whole[token_id] == (plain.tokenize(token) == (token_id,))
+    expected = [i for piece in pieces for i in plain.tokenize(piece)]
+    assert fast.encode_pieces(list(pieces)) == expected
+    assert fast.encode_pieces(list(pieces)) == expected  # (now from the cache)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=6), max_size=8), st.booleans(), st.booleans())
+def test_model_pieces_spell_each_piece(pieces, byte_level, spelt):
+    assert model_pieces(pieces, byte_level, spelt) == [model_piece(p, byte_level, spelt) for p in pieces]

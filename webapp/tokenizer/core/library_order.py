@@ -50,7 +50,9 @@ class LibraryMerges:
         """`rules`: (left, right, new) triples of non-negative ids, or an n x 3 integer array of them."""
         flat = rules if isinstance(rules, np.ndarray) else np.array(list(rules), dtype=object).reshape(-1, 3)
         self.count = count = len(flat)
-        top = int(flat[:, :2].max()) if count else 0
+        # (over the new ids too: a merged symbol is then always below the shift, so only the
+        # initial symbols need checking before their pair key is made)
+        top = int(flat.max()) if count else 0
         self.shift = shift = 1 << max(1, top.bit_length())
         if top < 1 << 31:  # the usual case: keys fit in int64, made by numpy
             narrow = flat.astype(np.int64)
@@ -83,9 +85,11 @@ class LibraryMerges:
         get = self.ranks.get
         shift = self.shift
         news = self.news
-        top = shift
-        ranks = [get(a * shift + b, INF) if a < top and b < top else INF for a, b in zip(syms, syms[1:])]
-        while ranks:
+        if max(syms) < shift:  # (the usual case; every new id is below the shift too, see __init__)
+            ranks = [get(a * shift + b, INF) for a, b in zip(syms, syms[1:])]
+        else:
+            ranks = [get(a * shift + b, INF) if a < shift and b < shift else INF for a, b in zip(syms, syms[1:])]
+        while True:
             best = min(ranks)
             if best == INF:
                 break
@@ -96,10 +100,12 @@ class LibraryMerges:
             del ranks[i]
             if i:
                 left = syms[i - 1]
-                ranks[i - 1] = get(left * shift + new, INF) if left < top and new < top else INF
+                ranks[i - 1] = get(left * shift + new, INF) if left < shift else INF
             if i < len(ranks):
                 right = syms[i + 1]
-                ranks[i] = get(new * shift + right, INF) if new < top and right < top else INF
+                ranks[i] = get(new * shift + right, INF) if right < shift else INF
+            elif not ranks:
+                break
         return syms
 
     def _merge_heap(self, syms: list[int], firings: list[Firing] | None) -> list[int]:

@@ -9,6 +9,8 @@ pairs). For presets, prepared once at setup, this module writes one .npz:
   `LibraryMerges` builds its pair map with numpy;
 - `tokens`: the model's vocab as a JSON list of [token, id];
 - `edges`: where a long piece may be cut (hf/model.py, `_segments`);
+- `whole`: one byte per id, 1 for a token whose own text encodes to it
+  (`LibraryModel.find_whole`: such a piece is then a lookup, no merging);
 - `meta`: the rest of the `LoadedTokenizer` as JSON (byte level: its stored
   form, which already reads in milliseconds; character level: every field
   but the merges and vocab, which follow from `rules` and `tokens`).
@@ -30,7 +32,7 @@ from webapp.tokenizer.hf.encoding import attach_model, library_model
 from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
 
-LIBRARY_FORM_VERSION = 1
+LIBRARY_FORM_VERSION = 2
 
 
 def _json_array(value: Any) -> np.ndarray:
@@ -54,8 +56,9 @@ def dumps_library(tok: LoadedTokenizer) -> bytes:
                 "special_tokens": tok.special_tokens, "notes": list(tok.notes), "pipeline": tok.pipeline,
                 "model": tok.model, "unk_id": tok.unk_id}
     out = io.BytesIO()
+    whole = model.whole if model.whole is not None else model.find_whole()
     np.savez(out, rules=rules, tokens=_json_array(list(model.vocab.items())), meta=_json_array(meta),
-             edges=model.edge_array())
+             edges=model.edge_array(), whole=np.frombuffer(whole, dtype=np.uint8))
     return out.getvalue()
 
 
@@ -75,6 +78,7 @@ def loads_library(data: bytes) -> LoadedTokenizer:
         tokens = _read_json(found["tokens"])
         meta = _read_json(found["meta"])
         edges = found["edges"] if "edges" in found.files else None
+        whole = found["whole"].tobytes() if "whole" in found.files else None
     if meta.get("v") != LIBRARY_FORM_VERSION:
         raise ValueError("not this version of the precompiled form")
     vocab = {str(token): int(i) for token, i in tokens}
@@ -90,7 +94,9 @@ def loads_library(data: bytes) -> LoadedTokenizer:
             notes=tuple(meta["notes"]), pipeline=meta["pipeline"], model=meta["model"],
             unk_id=None if unk is None else int(unk),
         )
-    attach_model(tok, LibraryModel(vocab, rules, tok.model, tok.unk_id, edges))
+    model = LibraryModel(vocab, rules, tok.model, tok.unk_id, edges)
+    model.whole = whole
+    attach_model(tok, model)
     return tok
 
 

@@ -81,7 +81,7 @@ def _library_ids(tok: LoadedTokenizer, pipeline: hp.Pipeline, parts: list[hp.Par
         if added_id is not None:
             ids.append(added_id)
             continue
-        ids.extend(model.tokenize_many(model_pieces(value, byte_level, spelt)))
+        ids.extend(model.encode_pieces(model_pieces(value, byte_level, spelt)))
     return ids
 
 

@@ -12,6 +12,11 @@ into the file's ids:
    it is left out;
 3. the symbols merge in the library's order (core/library_order.py).
 
+Two shortcuts give the same ids faster: `whole` (made by `find_whole`, stored
+with a preset) marks the vocab tokens whose own text merges back into them,
+so such a piece is one lookup; `encode_pieces` looks a row of pieces up in
+the piece cache in one pass and tokenizes each missing one once.
+
 `post_ids` is the post-processor's part (what `add_special_tokens` adds).
 What it does not do: dropout (a random order; a note says it is left out),
 continuing_subword_prefix / end_of_word_suffix (refused when importing),
@@ -77,6 +82,8 @@ class LibraryModel:
         fallback = [vocab.get(code) for code in _FALLBACK] if opts["byte_fallback"] else []
         self.fallback: list[int | None] | None = fallback or None
         self._edge_array: np.ndarray | None = edges
+        #: By id: 1 when the token's own characters merge back into it (see `find_whole`), else 0; None until known.
+        self.whole: bytes | None = None
         self.cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(
             PIECE_CACHE_ENTRIES, PIECE_CACHE_CHARS, budget=LIST_BUDGET
         )
@@ -144,6 +151,27 @@ class LibraryModel:
             codes.append(code)
         return codes
 
+    def encode_pieces(self, pieces: list[str]) -> list[int]:
+        """The file's ids for pieces in a row: cached ones looked up in one pass, each other one tokenized once."""
+        found: list[tuple[int, ...] | None]
+        if self.ignore_merges:  # (a piece that is a vocab token is that token, never cached: one pass for them)
+            whole = list(map(self.vocab.get, pieces))
+            if None not in whole:
+                return whole  # type: ignore[return-value]
+            found = [(i,) if i is not None else self.cache.data.get(p) for i, p in zip(whole, pieces)]
+        else:
+            found = list(map(self.cache.data.get, pieces))
+        missing = [i for i, ids in enumerate(found) if ids is None]
+        if missing:
+            made: dict[str, tuple[int, ...]] = {}
+            for i in missing:
+                piece = pieces[i]
+                ids = made.get(piece)
+                if ids is None:
+                    ids = made[piece] = self.tokenize(piece)
+                found[i] = ids
+        return list(chain.from_iterable(found))  # type: ignore[arg-type]
+
     def tokenize(self, piece: str) -> tuple[int, ...]:
         """The file's ids for one piece."""
         if not piece:
@@ -152,6 +180,10 @@ class LibraryModel:
             whole = self.vocab.get(piece)
             if whole is not None:
                 return (whole,)
+        elif self.whole is not None:
+            token = self.vocab.get(piece)
+            if token is not None and self.whole[token]:
+                return (token,)
         found = self.cache.data.get(piece)
         if found is None:
             if len(piece) > LONG_PIECE:
@@ -163,25 +195,42 @@ class LibraryModel:
             found = self._merged(piece)
         return found
 
-    def tokenize_many(self, pieces: Sequence[str]) -> list[int]:
-        """The file's ids for the pieces, one after another: `tokenize` of each, with the whole
-        tokens (ignore_merges) and cached pieces read in one C-level pass first."""
-        if self.ignore_merges:
-            whole = list(map(self.vocab.get, pieces))
-            if None not in whole:
-                return whole  # type: ignore[return-value]
-            parts: list[tuple[int, ...] | None] = [
-                (i,) if i is not None else self.tokenize(p) for i, p in zip(whole, pieces)]
-        else:
-            parts = list(map(self.cache.data.get, pieces))
-            if None in parts:
-                parts = [ids if ids is not None else self.tokenize(p) for ids, p in zip(parts, pieces)]
-        return list(chain.from_iterable(parts))  # type: ignore[arg-type]
+    def find_whole(self) -> bytes:
+        """Which vocab tokens encode to themselves (by id, 1 or 0): such a piece is then one lookup.
+
+        Exact by construction: a token is marked only when `tokenize` itself, run on the
+        token's text, gave that token. It runs the model over the whole vocab (about a
+        second per 100,000 tokens), so presets do it once at setup and store it.
+        """
+        size = max(self.vocab.values(), default=-1) + 1
+        flags = bytearray(size)
+        saved, self.whole = self.whole, None
+        try:
+            for token, token_id in self.vocab.items():
+                if token and self._merged_uncached(token) == (token_id,):
+                    flags[token_id] = 1
+        finally:
+            self.whole = saved
+        return bytes(flags)
+
+    def _merged_uncached(self, piece: str) -> tuple[int, ...]:
+        if self.ignore_merges and piece in self.vocab:
+            return (self.vocab[piece],)
+        if len(piece) > LONG_PIECE:
+            return tuple(chain.from_iterable(self._merge_segment(part) for part in self._segments(piece)))
+        return self._merge_segment(piece)
+
+    def _merge_segment(self, segment: str) -> tuple[int, ...]:
+        try:  # (the usual case, every character a vocab token: its ids without the sizes symbols() adds up)
+            ids = list(map(self.vocab.__getitem__, segment))
+        except KeyError:
+            ids = self.symbols(segment)[0]
+        return tuple(self.merges.merge(ids))
 
     def _merged(self, segment: str) -> tuple[int, ...]:
         found = self.cache.data.get(segment)
         if found is None:
-            found = tuple(self.merges.merge(self.symbols(segment)[0]))
+            found = self._merge_segment(segment)
             if len(segment) <= PIECE_CACHE_MAX_CHARS:
                 self.cache.put(segment, found)
         return found
@@ -212,7 +261,7 @@ class LibraryModel:
 
     def edge_array(self) -> np.ndarray:
         """(last character of a rule's left token, first of its right token) of every rule, packed
-        (first << 21 | second) in a sorted int64 array (numpy; kept in a preset's precompiled form)."""
+        (last << 21 | first) in a sorted int64 array (numpy; kept in a preset's precompiled form)."""
         if self._edge_array is not None:
             return self._edge_array
         size = max(self.vocab.values(), default=0) + 1
@@ -247,17 +296,17 @@ def model_piece(piece: str, byte_level: bool, spelt_in_alphabet: bool) -> str:
 
 
 def model_pieces(pieces: list[str], byte_level: bool, spelt_in_alphabet: bool) -> list[str]:
-    """`model_piece` of each piece; the byte alphabet's spelling made once for them all, then cut."""
-    if not (byte_level and not spelt_in_alphabet) or not pieces:
-        return pieces
+    """`model_piece` of every piece, with one translation of their joined text (then cut at each piece's bytes)."""
+    if not byte_level or spelt_in_alphabet or len(pieces) < 2:
+        return [model_piece(piece, byte_level, spelt_in_alphabet) for piece in pieces]
     joined = "".join(pieces)
-    spelt = bytes_to_token(joined.encode("utf-8", "surrogatepass"))
-    if len(spelt) == len(joined):  # ASCII: a byte per character
+    if joined.isascii():
         lengths: Iterable[int] = map(len, pieces)
     else:
         lengths = map(len, map(methodcaller("encode", "utf-8", "surrogatepass"), pieces))
+    spelt = bytes_to_token(joined.encode("utf-8", "surrogatepass"))
     ends = list(accumulate(lengths))
-    return [spelt[a:b] for a, b in zip([0, *ends], ends)]
+    return list(map(spelt.__getitem__, map(slice, [0, *ends[:-1]], ends)))
 
 
 # --------------------------------------------------------------------------
