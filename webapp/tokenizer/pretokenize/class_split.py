@@ -14,7 +14,8 @@ in. So:
 2. the standard `re` module matches an equivalent pattern written over those
    letters (a class of the published pattern becomes the set of letters of
    the classes inside it); on an ASCII string `re` is fast;
-3. the lengths of the matches cut the original text.
+3. the lengths of the matches cut the original text (from NUMPY_CUT
+   characters with numpy: a NUL written after each piece, then one split).
 
 Why it is exact: the classes partition the characters, and every class of
 the published pattern is a union of them, so a character matches a class of
@@ -26,6 +27,13 @@ lookbehind.
 
 Known splits:
 * `TEKKEN`: mistral-common's Tekken pattern (tekken_240911.json), alone.
+  Its \\p{N} pieces are single characters and no other alternative takes a
+  number, so runs of them are matched whole and cut into characters after
+  (`singles`): fewer matches. The same for `QWEN`.
+* `CL100K` (Llama 3's Split), `QWEN` (the same with single numbers) and
+  `O200K` (gpt-oss's): the contractions `(?i:'s|'t|...)` need the letters
+  s t r e v m l d (and what case-folds to them, such as the long s U+017F)
+  to keep their own class letters, one per case for o200k's case classes.
 * `DEEPSEEK_V3`: DeepSeek-V3's three Isolated Split regexes, fused into one
   pattern. The first step isolates runs of \\p{N} in groups of up to three;
   the second isolates runs of the CJK ranges within what is left; the third
@@ -41,8 +49,11 @@ Known splits:
   or a CJK one, so its fused form fails only before a non-whitespace
   character of its own world. Unmatched stretches (the Isolated split's
   gaps) are matched by gap alternatives that stay in one world, so a gap
-  never crosses a piece boundary either. tests/unit/test_class_split.py
-  checks both against the step-by-step split with hypothesis.
+  never crosses a piece boundary either.
+
+tests/unit/test_class_split.py checks every one against the published
+pattern(s) applied step by step with the `regex` package (hypothesis texts
+from every class, and every code point in order and shuffled).
 
 What it does not do: other patterns (the caller falls back to the `regex`
 package), byte-level mapping or encoding.
