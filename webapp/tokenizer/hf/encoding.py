@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
+from itertools import chain, islice
 from typing import Any, Sequence
 
 from webapp.tokenizer.core.byte_level import compile_byte_merges, encode_trace
@@ -76,13 +77,17 @@ def _build_model(tok: LoadedTokenizer) -> LibraryModel:
 def _library_ids(tok: LoadedTokenizer, pipeline: hp.Pipeline, parts: list[hp.Part]) -> list[int]:
     model = library_model(tok)
     byte_level, spelt = pipeline.byte_level, pipeline.spelt_in_alphabet
-    ids: list[int] = []
-    for added_id, value in parts:
-        if added_id is not None:
-            ids.append(added_id)
-            continue
-        ids.extend(model.encode_pieces(model_pieces(value, byte_level, spelt)))
-    return ids
+    # The pieces of every run between added tokens go to the model together (a long text cut by
+    # many added tokens, gemma3's newlines say, is then one batch), their ids put back in order.
+    runs = [None if added_id is not None else model_pieces(value, byte_level, spelt) for added_id, value in parts]
+    each = iter(model.piece_ids(list(chain.from_iterable(run for run in runs if run is not None))))
+    out: list[tuple[int, ...]] = []
+    for (added_id, _value), run in zip(parts, runs):
+        if run is None:
+            out.append((added_id,))  # type: ignore[arg-type]
+        else:
+            out.extend(islice(each, len(run)))
+    return list(chain.from_iterable(out))
 
 
 def _pipeline_ids(tok: LoadedTokenizer, text: str, compiled: Any, allowed: frozenset[str] | None = None) -> list[int]:
