@@ -12,7 +12,9 @@ fields that matter, so the stored form is small and canonical.
   `origin` says the piece starts at offset 0 of the original text, which
   Metaspace's prepend_scheme "first" asks. ByteLevel, Split, Whitespace,
   WhitespaceSplit, Digits, Punctuation, Metaspace, BertPreTokenizer,
-  CharDelimiterSplit, Sequence.
+  CharDelimiterSplit, Sequence. An Isolated Split regex (or a run of them at
+  the start of a Sequence) that pretokenize/class_split.py knows is done in
+  one pass over character classes, with the same pieces.
 - Decoder: list of token strings -> list of strings (ByteLevel, Metaspace,
   Replace, Strip, Fuse, ByteFallback, Sequence).
 

@@ -2,7 +2,9 @@
 
 With a tokenizer.json's pipeline (normalizer, added tokens, pre-tokenizer,
 decoder), as the library applies it; otherwise playground pre-tokenization
-and merges, then the file's id map. What it does not do: parse files, or
+and merges, then the file's id map. A pipeline that is only a known split
+(a Tekken file's) encodes through the split-text encoder (textencode.py)
+with that split as its scheme: the same ids, with its caches. What it does not do: parse files, or
 character-level encoding without a pipeline (`bpe_encode_text` does that).
 """
 
