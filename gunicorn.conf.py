@@ -56,14 +56,14 @@ def when_ready(server):  # noqa: ANN001 - gunicorn's hook
 
     from webapp.tokenizer import PRESET_NAMES, set_cache_dir
     from webapp.tokenizer.presets.catalog import is_installed, is_prepared
-    from webapp.tokenizers.store import preset_entry
+    from webapp.tokenizers.store import warm_preset
 
     folder = Path(__file__).resolve().parent / "instance" / "presets"
     set_cache_dir(folder)
     opened = []
     for name in PRESET_NAMES:
         if is_installed(name) and is_prepared(folder, name):
-            preset_entry(name).tok.summary()
+            warm_preset(name)  # (opened, and what a first encode and trace build, built: shared by the workers)
             opened.append(name)
     gc.collect()
     gc.freeze()  # (the collector then never writes to these objects' headers, which would copy their pages)

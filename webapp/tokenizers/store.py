@@ -188,6 +188,33 @@ def preset_entry(name: str) -> Loaded:
     return hit
 
 
+#: A short text for `warm_preset`: several scripts, digits, an emoji, code, runs of spaces.
+WARM_TEXT = "Hello world! Tiếng Việt 東京 русский العربية 👍🏽 def f(x):\n    return x  12345 naïve café"
+
+
+def warm_preset(name: str) -> Loaded:
+    """The preset opened, and what its first encodes build once per process built now.
+
+    For gunicorn's master before it forks (gunicorn.conf.py): the indexes that an encode or a
+    trace builds on first use (a list-order preset's rules as Python tuples and its rule table,
+    a file's compiled pipeline, the `get_tokenizer` handle and its decode table) are then made
+    once and shared by every worker instead of each worker building its own copy (about 160 MB
+    a worker with every preset, docs/limits.md#every-preset-open). Encodes the way the API's
+    encode route and the pages do: the ids, then the trace.
+    """
+    entry = preset_entry(name)
+    tok = entry.tok
+    tk.get_tokenizer(name).encode(WARM_TEXT)
+    allowed = frozenset(tok.special_tokens)
+    if tok.level == "chars" and tk.uses_pipeline(tok):
+        tk.char_pipeline_trace(tok, WARM_TEXT, allowed_special=allowed, max_steps=0,
+                               max_tokens=len(WARM_TEXT) + 1, max_sequence=0)
+    elif tok.level == "bytes":
+        tk.encode_trace_special(tok, WARM_TEXT, allowed, compiled=entry.compiled, scheme=tok.pretokenize,
+                                max_steps=0, max_tokens=len(WARM_TEXT.encode("utf-8")) + 1, max_sequence=0)
+    return entry
+
+
 @dataclass(frozen=True)
 class OpenedStatus:
     """What the page's status line shows: the opened tokenizer's summary, or why it cannot be used."""
