@@ -123,7 +123,10 @@ def make_entry(blob_id: str, tok: LoadedTokenizer, compiled: Any = None) -> Load
         vocab.setdefault(token_id, token.encode("utf-8"))  # decoding shows a special token as its text
     if tok.library_order:
         return Loaded(blob_id, tok, None, vocab)
-    return Loaded(blob_id, tok, compiled if compiled is not None else tk.compile_byte_merges(list(tok.merges)), vocab)
+    if compiled is None:
+        compiled = tk.compile_byte_merges(list(tok.merges))
+    compiled.share_rules(tok.merges)  # (one tuple of rules, not a second one made for the first trace)
+    return Loaded(blob_id, tok, compiled, vocab)
 
 
 def store_tokenizer(tok: LoadedTokenizer) -> Loaded:

@@ -116,6 +116,15 @@ class CompiledByteMerges:
             rules = self._rules = tuple(map(tuple, flat.tolist()))
         return rules
 
+    def share_rules(self, rules: tuple[ByteRule, ...]) -> None:
+        """Keep `rules` (a tokenizer's own merges tuple) as this list's Python form when they are the same
+        rules as its array, instead of building a second copy from the array on first use (a trace's):
+        for a preset, 30 MB for o200k."""
+        flat = self._flat
+        if self._rules is None and flat is not None and isinstance(rules, tuple) and len(rules) == self._count:
+            if np.array_equal(rules_array(rules), flat):
+                self._rules = rules
+
     def _setup(self, rules: tuple[ByteRule, ...] | None, flat: np.ndarray | None) -> None:
         """`rules` and / or `flat` (at least one; `flat` None when an id does not fit in 64 bits)."""
         self._rules = rules

@@ -40,6 +40,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from webapp.tokenizer.core.int_pool import interned
 from webapp.tokenizer.formats.stored import dumps_stored, loads_stored
 from webapp.tokenizer.hf.encoding import attach_model, library_model
 from webapp.tokenizer.hf.model import LibraryModel
@@ -108,7 +109,7 @@ def loads_library(data: bytes) -> LoadedTokenizer:
         raise ValueError("the precompiled tokenizer has the wrong shape")
     with _collector_paused():
         ends = np.cumsum(lengths).tolist()
-        vocab = dict(zip(map(text.__getitem__, map(slice, [0, *ends[:-1]], ends)), ids.tolist()))
+        vocab = dict(zip(map(text.__getitem__, map(slice, [0, *ends[:-1]], ends)), interned(ids.tolist())))
         if "stored" in meta:
             tok = loads_stored(meta["stored"].encode("utf-8"))
         else:
