@@ -29,6 +29,7 @@ from flask import Flask, current_app, has_app_context
 from webapp.infra import inputs
 from webapp.infra import storage
 from webapp import tokenizer as tk
+from webapp.tokenizer.caches import estimated_bytes
 from webapp.tokenizer import (
     BoundedCache,
     LoadedTokenizer,
@@ -69,13 +70,20 @@ class Loaded:
     compiled: Any  # CompiledByteMerges for the byte level, None for characters
     file_vocab: dict[int, bytes] | None = None  # byte level: {file id: bytes}, for decoding
 
+    def estimated_bytes(self) -> int:
+        """What it holds, about 430 bytes a rule (RSS growth of opening measured, docs/limits.md#caches)."""
+        return self.tok.rule_count * LOADED_RULE_BYTES
+
 
 def _rules_of(key: str, entry: Loaded) -> int:
     return len(entry.tok.merges)
 
 
-#: Opened tokenizers by id, parsed and compiled: 8 of them, 600,000 rules in all.
-LOADED: BoundedCache[str, Loaded] = BoundedCache(8, 600_000, weigh=_rules_of, name="tokenizer_store.loaded")
+LOADED_RULE_BYTES = 430
+#: Opened tokenizers by id, parsed and compiled: 8 of them, 256 MiB of their estimated bytes in all
+#: (one of any size up to 624,000 rules fits).
+LOADED_BYTES = 256 * 2**20
+LOADED: BoundedCache[str, Loaded] = BoundedCache(8, LOADED_BYTES, weigh=estimated_bytes, name="tokenizer_store.loaded")
 
 # Used only when the app has no blob storage (webapp.infra.storage not initialised):
 # a bounded in-process store with the same content-addressed ids, 16 files and
