@@ -81,12 +81,13 @@ SEGMENT_CACHE_MAX_BYTES = 256
 SEGMENT_CACHE_WEIGHT = 1_000_000  # total length of cached segments per compiled list
 COMPILED_CACHE_ENTRIES = 4
 #: The compiled lists kept, by their estimated bytes (docs/limits.md#caches): one list of any
-#: size up to this fits (850,000 rules), and several small ones.
+#: size up to this fits (670,000 rules), or several smaller ones.
 COMPILED_CACHE_BYTES = 256 * 2**20
-#: What a compiled list holds per rule once a trace has built everything (the rules as Python
-#: tuples, the rule table, the batch index): 296 bytes measured for o200k compiled from fresh
-#: ids (tracemalloc), plus the fixed tables (split table, pair ranks: under 1 MB).
-RULE_BYTES = 300
+#: What a compiled list holds per rule once everything is built: 296 bytes measured for o200k
+#: compiled from fresh ids after an encode and a trace (the rules as Python tuples, the rule
+#: table; tracemalloc), plus up to 105 for the batch encoder's arrays (measure_batch.py); and
+#: the fixed tables (split table, pair ranks: under 1 MB).
+RULE_BYTES = 400
 FIXED_BYTES = 1 << 20
 WHOLE_TEXT_RANKS = 32_768  # up to this many bytes, pair ranks become one Python list per text
 DEFAULT_MAX_TREE_NODES = 100_000
