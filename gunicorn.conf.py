@@ -63,7 +63,11 @@ def when_ready(server):  # noqa: ANN001 - gunicorn's hook
     opened = []
     for name in PRESET_NAMES:
         if is_installed(name) and is_prepared(folder, name):
-            warm_preset(name)  # (opened, and what a first encode and trace build, built: shared by the workers)
+            try:
+                warm_preset(name)  # (opened, and what a first encode and trace build, built: shared by the workers)
+            except Exception:  # noqa: BLE001 - never keep the server from starting: a worker opens it on use
+                server.log.exception("preset %s could not be opened before the workers start", name)
+                continue
             opened.append(name)
     gc.collect()
     gc.freeze()  # (the collector then never writes to these objects' headers, which would copy their pages)
