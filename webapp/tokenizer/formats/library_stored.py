@@ -16,7 +16,7 @@ pairs). For presets, prepared once at setup, this module writes one .npz:
   (`LibraryModel.find_whole`: such a piece is then a lookup, no merging);
 - `meta`: the rest of the `LoadedTokenizer` as JSON (byte level: its stored
   form, which already reads in milliseconds; character level: every field
-  but the merges and vocab, which follow from `rules` and `tokens`).
+  but the merges and vocab, which follow from `rules` and the `token_*` arrays).
 
 Reading builds the vocab dict, the merges and the pair map with the cyclic
 garbage collector paused: they are millions of new objects with no cycles,
@@ -72,7 +72,8 @@ def dumps_library(tok: LoadedTokenizer) -> bytes:
     texts = list(model.vocab)
     whole = model.whole if model.whole is not None else model.find_whole()
     out = io.BytesIO()
-    np.savez(out, rules=rules, meta=_json_array(meta), edges=model.edge_array(), whole=np.frombuffer(whole, dtype=np.uint8),
+    np.savez(out, rules=rules, meta=_json_array(meta), edges=model.edge_array(),
+             whole=np.frombuffer(whole, dtype=np.uint8),
              token_text=np.frombuffer("".join(texts).encode("utf-8", "surrogatepass"), dtype=np.uint8),
              token_lengths=np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)),
              token_ids=np.fromiter(model.vocab.values(), dtype=np.int64, count=len(texts)))
