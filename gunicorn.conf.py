@@ -7,6 +7,8 @@ Environment variables:
   GUNICORN_THREADS   threads per worker (default 1: encoding is CPU-bound)
   GUNICORN_TIMEOUT   seconds before a stuck worker is restarted (default 60)
   ACCESS_LOG         access log file, "-" for stdout (default "-")
+  PRESETS_PRELOAD    1 (default): the master opens and warms the prepared presets
+                     before forking, shared by the workers; 0: each worker opens its own
 """
 
 import multiprocessing
@@ -40,9 +42,9 @@ max_requests = 20000
 max_requests_jitter = 2000
 
 
-# The presets, opened once in the master before the workers are forked, so the
-# workers share their memory (copy-on-write) instead of each building its own
-# copy: about 1 GB per worker with every preset open (docs/limits.md, Memory).
+# The presets, opened and warmed once in the master before the workers are forked, so
+# the workers share their memory (copy-on-write) instead of each building its own
+# copy: about 820 MB per worker with every preset open (docs/limits.md, Every preset open).
 # Only presets already prepared by `make setup` are opened (from their
 # precompiled files, seconds in all); PRESETS_PRELOAD=0 turns it off.
 PRESETS_PRELOAD = os.environ.get("PRESETS_PRELOAD", "1") != "0"
