@@ -209,3 +209,18 @@ def test_a_worker_forked_after_the_preload_stays_within_its_share():
     private = float(last.split("private")[1].split()[0])
     assert share <= 375, last
     assert private <= 150, last  # (measured 72 MB: what the warm-up does not build in the master)
+
+
+def test_warming_a_preset_builds_its_first_use_indexes_and_keeps_one_tuple_of_rules():
+    """What gunicorn's master does before forking (gunicorn.conf.py): after `warm_preset`, a list-order
+    preset's trace indexes exist and its compiled list's rules are its tokenizer's own tuple (no copy)."""
+    from webapp.tokenizer.presets import catalog
+    from webapp.tokenizers import store
+
+    if not (catalog.is_installed("r50k_base") and catalog.is_installed("mistral_tekken")):
+        pytest.skip("the presets are not installed (make setup-test)")
+    for name in ("r50k_base", "mistral_tekken"):
+        entry = store.warm_preset(name)
+        assert entry.compiled.table.built
+        assert entry.compiled.rules is entry.tok.merges
+    assert store.warm_preset("llama2").tok.__dict__.get("_library_model") is not None
