@@ -131,7 +131,7 @@ class CompiledByteMerges:
     def share_rules(self, rules: tuple[ByteRule, ...]) -> None:
         """Keep `rules` (a tokenizer's own merges tuple) as this list's Python form when they are the same
         rules as its array, instead of building a second copy from the array on first use (a trace's):
-        for a preset, 30 MB for o200k."""
+        80 MB for the OpenAI four and mistral_tekken together (tracemalloc)."""
         flat = self._flat
         if self._rules is None and flat is not None and isinstance(rules, tuple) and len(rules) == self._count:
             as_array = rules_array(rules)
