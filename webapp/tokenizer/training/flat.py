@@ -122,10 +122,10 @@ class FlatTrainer:
         self.index: defaultdict[int, list[int]] = defaultdict(list)
         self.chunks: defaultdict[int, list[Positions]] = defaultdict(list)
         if len(keys):
-            first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+            first = _group_starts(keys)
             totals = np.add.reduceat(wf[starts], first)
-            ends = np.r_[first[1:], len(keys)]
-            for key, total, lo, hi in zip(keys[first].tolist(), totals.tolist(), first.tolist(), ends.tolist()):
+            lows = first.tolist()
+            for key, total, lo, hi in zip(keys[first].tolist(), totals.tolist(), lows, lows[1:] + [len(keys)]):
                 self.counts[key] = total
                 self.chunks[key].append(starts[lo:hi])
         tok = self.tok
@@ -244,7 +244,9 @@ class FlatTrainer:
             # Runs of overlapping matches (a a a a: starts at 0, 1, 2 chained by q[i-1] == p[i]):
             # the literal scan takes the 1st, 3rd, ... of each run.
             i = np.arange(len(p))
-            run_start = np.where(np.r_[False, p[1:] == q[:-1]], 0, i)
+            chained = np.zeros(len(p), dtype=bool)
+            chained[1:] = p[1:] == q[:-1]
+            run_start = np.where(chained, 0, i)
             np.maximum.accumulate(run_start, out=run_start)
             take = ((i - run_start) & 1) == 0
             p, q = p[take], q[take]
@@ -287,14 +289,15 @@ class FlatTrainer:
             return
         order = np.argsort(keys, kind="stable")
         keys, at = keys[order], at[order]
-        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-        ends = np.r_[starts[1:], len(keys)]
-        index, chunks = self.index, self.chunks
-        for key, lo, hi in zip(keys[starts].tolist(), starts.tolist(), ends.tolist()):
-            if hi - lo >= self.chunk_min:
+        starts = _group_starts(keys)
+        lows = starts.tolist()
+        listed = at.tolist()  # one conversion; short runs are list slices
+        index, chunks, chunk_min = self.index, self.chunks, self.chunk_min
+        for key, lo, hi in zip(keys[starts].tolist(), lows, lows[1:] + [len(keys)]):
+            if hi - lo >= chunk_min:
                 chunks[key].append(at[lo:hi])
             else:
-                index[key] += at[lo:hi].tolist()
+                index[key] += listed[lo:hi]
 
     def _apply(self, delta: Mapping[int, int], merged: int) -> None:
         """Add the count changes; a rise pushes a heap entry, a pair at zero leaves counts and index."""
@@ -326,6 +329,13 @@ def _sum_per_key(keys: Ints, weights: Ints) -> dict[int, int]:
         return {}
     order = np.argsort(keys, kind="stable")
     keys, weights = keys[order], weights[order]
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    starts = _group_starts(keys)
     sums = np.add.reduceat(weights, starts)
     return dict(zip(keys[starts].tolist(), sums.tolist()))
+
+
+def _group_starts(keys: Ints) -> Ints:
+    """Where each run of equal values starts in sorted, non-empty `keys` (np.r_ costs several microseconds more)."""
+    changes = np.flatnonzero(keys[1:] != keys[:-1])
+    changes += 1
+    return np.concatenate((np.zeros(1, dtype=changes.dtype), changes))
