@@ -34,7 +34,8 @@ changes, never the words or symbols it leaves alone:
 
 What it does not do: no runner-up lists or traces (the Train page's
 `words.train_trace` does that for small inputs), no pre-tokenization, no
-validation of its inputs (the corpus module checks them).
+validation of its inputs (the corpus module checks them), no more than 2**31
+positions (characters of the distinct words plus one per word) in all.
 """
 
 from __future__ import annotations
@@ -93,6 +94,9 @@ class FlatTrainer:
 
         # Character j of word w sits at (characters before it) + w + 1: one separator per word before it.
         size = len(codes) + len(words) + 1
+        if size >= 1 << 31:
+            # Positions are C ints; the corpus limits (LIMIT_CORPUS_BYTES) keep far below this.
+            raise ValueError(f"corpus training: {size:,} positions in the distinct pre-tokens, over 2**31")
         owner = np.repeat(np.arange(len(words), dtype=np.int64), lengths)
         pos = np.arange(len(codes), dtype=np.int64) + owner + 1
         sym = np.full(size, -1, dtype=np.intc)
@@ -180,7 +184,7 @@ class FlatTrainer:
         listed = self.index.pop(key, [])
         chunks = self.chunks.pop(key, [])
         many = len(listed) + sum(map(len, chunks))
-        if many >= self.vector_min:
+        if many >= self.vector_min and many:
             if listed:
                 chunks.append(np.array(listed, dtype=np.intc))
             delta = self._merge_vectorised(np.concatenate(chunks), a, b, new)
