@@ -67,8 +67,10 @@ $(PRESETS_DIR)/.prepared-open: $(PRESETS_DIR)/.prepared $(MISTRAL_WHEEL) $(PRESE
 	$(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR) --only $(OPEN_PRESETS)
 	touch $@
 
+# (again when the code writing the files changed since: .prepared is then newer, and the files'
+# names hold their format's version, so old ones are never read)
 prepare-open-background: setup $(MISTRAL_WHEEL)
-	@if [ ! -f $(PRESETS_DIR)/.prepared-open ]; then \
+	@if [ ! $(PRESETS_DIR)/.prepared-open -nt $(PRESETS_DIR)/.prepared ]; then \
 	  echo "Preparing the open-model presets in the background (instance/prepare.log)."; \
 	  ( $(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR) --only $(OPEN_PRESETS) > instance/prepare.log 2>&1 \
 	    && touch $(PRESETS_DIR)/.prepared-open ) & \

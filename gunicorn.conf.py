@@ -7,6 +7,8 @@ Environment variables:
   GUNICORN_THREADS   threads per worker (default 1: encoding is CPU-bound)
   GUNICORN_TIMEOUT   seconds before a stuck worker is restarted (default 60)
   ACCESS_LOG         access log file, "-" for stdout (default "-")
+  PRESETS_PRELOAD    1 (default): the master opens and warms the prepared presets
+                     before forking, shared by the workers; 0: each worker opens its own
 """
 
 import multiprocessing
@@ -40,9 +42,9 @@ max_requests = 20000
 max_requests_jitter = 2000
 
 
-# The presets, opened once in the master before the workers are forked, so the
-# workers share their memory (copy-on-write) instead of each building its own
-# copy: about 1 GB per worker with every preset open (docs/limits.md, Memory).
+# The presets, opened and warmed once in the master before the workers are forked, so
+# the workers share their memory (copy-on-write) instead of each building its own
+# copy: about 820 MB per worker with every preset open (docs/limits.md, Every preset open).
 # Only presets already prepared by `make setup` are opened (from their
 # precompiled files, seconds in all); PRESETS_PRELOAD=0 turns it off.
 PRESETS_PRELOAD = os.environ.get("PRESETS_PRELOAD", "1") != "0"
@@ -56,14 +58,18 @@ def when_ready(server):  # noqa: ANN001 - gunicorn's hook
 
     from webapp.tokenizer import PRESET_NAMES, set_cache_dir
     from webapp.tokenizer.presets.catalog import is_installed, is_prepared
-    from webapp.tokenizers.store import preset_entry
+    from webapp.tokenizers.store import warm_preset
 
     folder = Path(__file__).resolve().parent / "instance" / "presets"
     set_cache_dir(folder)
     opened = []
     for name in PRESET_NAMES:
         if is_installed(name) and is_prepared(folder, name):
-            preset_entry(name).tok.summary()
+            try:
+                warm_preset(name)  # (opened, and what a first encode and trace build, built: shared by the workers)
+            except Exception:  # noqa: BLE001 - never keep the server from starting: a worker opens it on use
+                server.log.exception("preset %s could not be opened before the workers start", name)
+                continue
             opened.append(name)
     gc.collect()
     gc.freeze()  # (the collector then never writes to these objects' headers, which would copy their pages)

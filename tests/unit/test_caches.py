@@ -13,7 +13,7 @@ from webapp.infra import inputs
 from webapp.tokenizers import store as tokenizer_store
 from webapp.web.common import viewmodels
 from webapp.tokenizer.core import byte_level, char_level
-from webapp.tokenizer.caches import NAMED, BoundedCache, value_length
+from webapp.tokenizer.caches import NAMED, BoundedCache, estimated_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -73,29 +73,53 @@ def test_every_cache_of_the_app_is_named_with_both_bounds():
 
 def test_compiled_byte_lists_stay_within_their_bounds(monkeypatch):
     cache = NAMED["byte_level.compiled"]
-    monkeypatch.setattr(cache, "max_weight", 40)
+    bound = 2 * byte_level.FIXED_BYTES + 20 * byte_level.RULE_BYTES  # (bytes: about two small lists)
+    monkeypatch.setattr(cache, "max_weight", bound)
     cache.clear()
     for n in range(1, 30):
-        byte_level.compile_byte_merges([[97, 98 + i, 256 + i] for i in range(n % 13 + 1)])
+        compiled = byte_level.compile_byte_merges([[97, 98 + i, 256 + i] for i in range(n % 13 + 1)])
+        assert compiled.estimated_bytes() == (n % 13 + 1) * byte_level.RULE_BYTES + byte_level.FIXED_BYTES
         assert len(cache) <= cache.max_entries
-        assert cache.weight == _exact_weight(cache) <= 40
+        assert cache.weight == _exact_weight(cache) <= bound
     cache.clear()
 
 
 def test_compiled_char_lists_stay_within_their_bounds(monkeypatch):
     cache = NAMED["char_level.compiled"]
-    monkeypatch.setattr(cache, "max_weight", 30)
+    bound = 2 * char_level.FIXED_BYTES + 15 * char_level.RULE_BYTES
+    monkeypatch.setattr(cache, "max_weight", bound)
     cache.clear()
     for n in range(1, 30):
         char_level.compile_char_merges([["a", chr(98 + i)] for i in range(n % 11 + 1)])
         assert len(cache) <= cache.max_entries
-        assert cache.weight == _exact_weight(cache) <= 30
+        assert cache.weight == _exact_weight(cache) <= bound
+    cache.clear()
+
+
+def test_a_list_over_the_old_rule_bound_is_kept_and_the_byte_bound_still_evicts(monkeypatch):
+    """The compiled-list caches are bounded by bytes, not rules: a list of 300,304 rules (over the
+    300,000 rules the character-level cache once held; a gemma3-sized upload has 514,906) is
+    compiled once and reused; a budget smaller than two lists still drops the older one."""
+    cache = NAMED["char_level.compiled"]
+    cache.clear()
+    letters = [chr(0x4E00 + i) for i in range(548)]
+    big = [[a, b] for a in letters for b in letters]
+    assert len(big) > 300_000
+    compiled = char_level.compile_char_merges(big)
+    assert char_level.compile_char_merges(big) is compiled  # kept: not compiled again on the next use
+    assert compiled.estimated_bytes() == len(big) * char_level.RULE_BYTES + char_level.FIXED_BYTES
+    assert cache.weight == compiled.estimated_bytes() <= cache.max_weight
+    monkeypatch.setattr(cache, "max_weight", compiled.estimated_bytes() + char_level.FIXED_BYTES)
+    small = char_level.compile_char_merges([["a", "b"], ["ab", "c"]])  # does not fit beside it
+    assert list(cache.data.values()) == [small]
+    assert cache.weight == _exact_weight(cache) == small.estimated_bytes()
+    assert char_level.compile_char_merges(big) is not compiled  # the byte bound evicted it
     cache.clear()
 
 
 def test_request_merges_keep_keys_within_bounds_and_still_reuse(monkeypatch):
     cache = NAMED["inputs.merges_keys"]
-    monkeypatch.setattr(cache, "max_weight", 50)
+    monkeypatch.setattr(cache, "max_weight", 50 * 24)  # (bytes: 50 rules' int64 triples)
     cache.clear()
     limits = inputs.Limits()
     for n in range(1, 40):
@@ -103,7 +127,7 @@ def test_request_merges_keep_keys_within_bounds_and_still_reuse(monkeypatch):
         compiled = inputs.read_byte_merges(text, limits)
         assert inputs.read_byte_merges(text, limits) is compiled  # the key finds the same compiled list
         assert len(cache) <= cache.max_entries
-        assert cache.weight == _exact_weight(cache) <= 50
+        assert cache.weight == _exact_weight(cache) <= 50 * 24
     # A key whose compiled list the engine's cache has dropped is compiled again, equal.
     text = "97 98 256\n256 99 257"
     first = inputs.read_byte_merges(text, limits)
@@ -117,14 +141,15 @@ def test_opened_tokenizers_stay_within_their_bounds(monkeypatch):
     from webapp.tokenizer import formats
 
     cache = NAMED["tokenizer_store.loaded"]
-    monkeypatch.setattr(cache, "max_weight", 25)
+    bound = 25 * tokenizer_store.LOADED_RULE_BYTES
+    monkeypatch.setattr(cache, "max_weight", bound)
     cache.clear()
     for n in range(1, 30):
         tok = formats.from_playground(level="bytes", merges=[[97, 98 + i, 256 + i] for i in range(n % 9 + 1)])
         entry = tokenizer_store.make_entry(f"id{n}", tok)
         cache.put(entry.id, entry)
         assert len(cache) <= cache.max_entries
-        assert cache.weight == _exact_weight(cache) <= 25
+        assert cache.weight == _exact_weight(cache) <= bound
     cache.clear()
 
 
@@ -139,7 +164,7 @@ def test_a_segment_cache_stays_within_its_bounds_through_encoding(monkeypatch):
         byte_level.encode(text, compiled)
         assert len(cache) <= 64
         assert cache.weight == _exact_weight(cache) <= 300
-    assert value_length("k", compiled) == 2
+    assert estimated_bytes("k", compiled) == 2 * byte_level.RULE_BYTES + byte_level.FIXED_BYTES
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="RSS is read from /proc")

@@ -188,16 +188,21 @@ def read_text(value: Any, limits: Limits, *, form: bool = False) -> str:
 # --- merges -----------------------------------------------------------------
 
 
-def _key_rules(key: str, compiled_key: Any) -> int:
-    """Rules a compiled list's key stands for (int64 triples, or a tuple of rules)."""
-    return len(compiled_key) // 24 if isinstance(compiled_key, bytes) else len(compiled_key)
+#: A key that is a tuple of rules (ids over 64 bits) holds about this much per rule.
+TUPLE_KEY_RULE_BYTES = 100
+
+
+def _key_bytes(key: str, compiled_key: Any) -> int:
+    """The bytes of a compiled list's key: its int64 triples (24 bytes a rule), or a tuple of rules."""
+    return len(compiled_key) if isinstance(compiled_key, bytes) else len(compiled_key) * TUPLE_KEY_RULE_BYTES
 
 
 #: The sha256 of the byte-level merges a request sent -> the compiled list's key
 #: (byte_level.CompiledByteMerges.key), so typing in the text box re-parses and
 #: re-validates nothing. Keys, not compiled lists: the compiled lists alive are
-#: the ones byte_level's own cache bounds. 16 entries, 1,000,000 rules in all.
-COMPILED_MERGES: BoundedCache[str, Any] = BoundedCache(16, 1_000_000, weigh=_key_rules, name="inputs.merges_keys")
+#: the ones byte_level's own cache bounds. 16 entries, 32 MiB of keys in all.
+COMPILED_MERGES: BoundedCache[str, Any] = BoundedCache(16, 32 * 2**20, weigh=_key_bytes,
+                                                       name="inputs.merges_keys")
 
 
 def _content_key(value: Any) -> str:

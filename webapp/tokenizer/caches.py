@@ -2,7 +2,9 @@
 
 Policy: a cache holds at most `max_entries` entries and at most `max_weight`
 units of weight in all (each cache says what a unit is: bytes or characters of
-the key of an encoded segment or pre-token, rules of a compiled list). When a store would pass either bound,
+the key of an encoded segment or pre-token; for a compiled list or an opened
+tokenizer, its estimate of the bytes it holds, `estimated_bytes`, so one list
+of any size fits when the budget holds its bytes). When a store would pass either bound,
 the oldest entries go first, a quarter of the cache (at least one) at a time,
 until the new entry fits; an entry heavier than `max_weight` on its own is not
 stored. "Oldest" is by insertion, and by last use for reads through `get()`:
@@ -55,8 +57,15 @@ def key_length(key: object, value: object) -> int:
 
 
 def value_length(key: object, value: object) -> int:
-    """The weight of a compiled list: its length (rules)."""
+    """The weight of a value by its length (the presets' caches: rules, to hold every preset once)."""
     return len(value)  # type: ignore[arg-type]
+
+
+def estimated_bytes(key: object, value: object) -> int:
+    """The weight of a compiled list or an opened tokenizer: its own estimate of the bytes it holds
+    once everything it builds on use is built (`value.estimated_bytes()`). It must not change
+    while the entry is stored: the cache takes the same figure off its total when the entry goes."""
+    return int(value.estimated_bytes())  # type: ignore[attr-defined]
 
 
 class BoundedCache(Generic[K, V]):

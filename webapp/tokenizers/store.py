@@ -29,6 +29,7 @@ from flask import Flask, current_app, has_app_context
 from webapp.infra import inputs
 from webapp.infra import storage
 from webapp import tokenizer as tk
+from webapp.tokenizer.caches import estimated_bytes
 from webapp.tokenizer import (
     BoundedCache,
     LoadedTokenizer,
@@ -69,13 +70,20 @@ class Loaded:
     compiled: Any  # CompiledByteMerges for the byte level, None for characters
     file_vocab: dict[int, bytes] | None = None  # byte level: {file id: bytes}, for decoding
 
+    def estimated_bytes(self) -> int:
+        """What it holds, about 430 bytes a rule (RSS growth of opening measured, docs/limits.md#caches)."""
+        return self.tok.rule_count * LOADED_RULE_BYTES
+
 
 def _rules_of(key: str, entry: Loaded) -> int:
     return len(entry.tok.merges)
 
 
-#: Opened tokenizers by id, parsed and compiled: 8 of them, 600,000 rules in all.
-LOADED: BoundedCache[str, Loaded] = BoundedCache(8, 600_000, weigh=_rules_of, name="tokenizer_store.loaded")
+LOADED_RULE_BYTES = 430
+#: Opened tokenizers by id, parsed and compiled: 8 of them, 256 MiB of their estimated bytes in all
+#: (one of any size up to 624,000 rules fits).
+LOADED_BYTES = 256 * 2**20
+LOADED: BoundedCache[str, Loaded] = BoundedCache(8, LOADED_BYTES, weigh=estimated_bytes, name="tokenizer_store.loaded")
 
 # Used only when the app has no blob storage (webapp.infra.storage not initialised):
 # a bounded in-process store with the same content-addressed ids, 16 files and
@@ -123,7 +131,10 @@ def make_entry(blob_id: str, tok: LoadedTokenizer, compiled: Any = None) -> Load
         vocab.setdefault(token_id, token.encode("utf-8"))  # decoding shows a special token as its text
     if tok.library_order:
         return Loaded(blob_id, tok, None, vocab)
-    return Loaded(blob_id, tok, compiled if compiled is not None else tk.compile_byte_merges(list(tok.merges)), vocab)
+    if compiled is None:
+        compiled = tk.compile_byte_merges(list(tok.merges))
+    compiled.share_rules(tok.merges)  # (one tuple of rules, not a second one made for the first trace)
+    return Loaded(blob_id, tok, compiled, vocab)
 
 
 def store_tokenizer(tok: LoadedTokenizer) -> Loaded:
@@ -186,6 +197,33 @@ def preset_entry(name: str) -> Loaded:
             hit = make_entry(canonical, load_preset(canonical), load_compiled(canonical))
             PRESET_ENTRIES.put(canonical, hit)
     return hit
+
+
+#: A short text for `warm_preset`: several scripts, digits, an emoji, code, runs of spaces.
+WARM_TEXT = "Hello world! Tiếng Việt 東京 русский العربية 👍🏽 def f(x):\n    return x  12345 naïve café"
+
+
+def warm_preset(name: str) -> Loaded:
+    """The preset opened, and what its first encodes build once per process built now.
+
+    For gunicorn's master before it forks (gunicorn.conf.py): the indexes that an encode or a
+    trace builds on first use (a list-order preset's rules as Python tuples and its rule table,
+    a file's compiled pipeline, the `get_tokenizer` handle and its decode table) are then made
+    once and shared by every worker instead of each worker building its own copy (about 160 MB
+    a worker with every preset, docs/limits.md#every-preset-open). Encodes the way the API's
+    encode route and the pages do: the ids, then the trace.
+    """
+    entry = preset_entry(name)
+    tok = entry.tok
+    tk.get_tokenizer(name).encode(WARM_TEXT)
+    allowed = frozenset(tok.special_tokens)
+    if tok.level == "chars" and tk.uses_pipeline(tok):
+        tk.char_pipeline_trace(tok, WARM_TEXT, allowed_special=allowed, max_steps=0,
+                               max_tokens=len(WARM_TEXT) + 1, max_sequence=0)
+    elif tok.level == "bytes":
+        tk.encode_trace_special(tok, WARM_TEXT, allowed, compiled=entry.compiled, scheme=tok.pretokenize,
+                                max_steps=0, max_tokens=len(WARM_TEXT.encode("utf-8")) + 1, max_sequence=0)
+    return entry
 
 
 @dataclass(frozen=True)

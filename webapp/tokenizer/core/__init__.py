@@ -8,6 +8,7 @@
 - byte_decode: ids -> text through a byte vocab
 - tracing: the bounded `EncodeTrace` built from the engine's merge events
 - precompiled: a compiled byte-level list (and its whole-token table) as a fast-loading blob
+- int_pool: one shared int object per id or rank for the big tables
 
 This package imports only the shared leaf modules of `webapp.tokenizer`
 (errors, caches, traces, validation, token_sizes), never pre-tokenization,

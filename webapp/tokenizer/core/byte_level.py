@@ -66,7 +66,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache, value_length
+from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache, estimated_bytes
 from webapp.tokenizer.core import batch, engine
 from webapp.tokenizer.core.byte_splits import _split_table_fixpoint, _split_table_well_formed, rules_array
 from webapp.tokenizer.core.engine import INF, RuleTable
@@ -80,7 +80,15 @@ SEGMENT_CACHE_ENTRIES = 65_536
 SEGMENT_CACHE_MAX_BYTES = 256
 SEGMENT_CACHE_WEIGHT = 1_000_000  # total length of cached segments per compiled list
 COMPILED_CACHE_ENTRIES = 4
-COMPILED_CACHE_RULES = 1_200_000  # total rules of the compiled lists kept
+#: The compiled lists kept, by their estimated bytes (docs/limits.md#caches): one list of any
+#: size up to this fits (670,000 rules), or several smaller ones.
+COMPILED_CACHE_BYTES = 256 * 2**20
+#: What a compiled list holds per rule once everything is built: 296 bytes measured for o200k
+#: compiled from fresh ids after an encode and a trace (the rules as Python tuples, the rule
+#: table; tracemalloc), plus up to 105 for the batch encoder's arrays (measure_batch.py); and
+#: the fixed tables (split table, pair ranks: under 1 MB).
+RULE_BYTES = 400
+FIXED_BYTES = 1 << 20
 WHOLE_TEXT_RANKS = 32_768  # up to this many bytes, pair ranks become one Python list per text
 DEFAULT_MAX_TREE_NODES = 100_000
 _SINGLE_IDS = [(b,) for b in range(256)]  # the ids of a one-byte segment
@@ -115,6 +123,20 @@ class CompiledByteMerges:
             assert flat is not None  # _setup keeps at least one of the two
             rules = self._rules = tuple(map(tuple, flat.tolist()))
         return rules
+
+    def estimated_bytes(self) -> int:
+        """The bytes this list holds once everything is built (its weight in the compiled-list cache)."""
+        return self._count * RULE_BYTES + FIXED_BYTES
+
+    def share_rules(self, rules: tuple[ByteRule, ...]) -> None:
+        """Keep `rules` (a tokenizer's own merges tuple) as this list's Python form when they are the same
+        rules as its array, instead of building a second copy from the array on first use (a trace's):
+        80 MB for the OpenAI four and mistral_tekken together (tracemalloc)."""
+        flat = self._flat
+        if self._rules is None and flat is not None and isinstance(rules, tuple) and len(rules) == self._count:
+            as_array = rules_array(rules)
+            if as_array is not None and np.array_equal(as_array, flat):
+                self._rules = rules
 
     def _setup(self, rules: tuple[ByteRule, ...] | None, flat: np.ndarray | None) -> None:
         """`rules` and / or `flat` (at least one; `flat` None when an id does not fit in 64 bits)."""
@@ -365,7 +387,7 @@ class CompiledByteMerges:
 #: A compiled list's key: the bytes of its int64 rule array (the common case), or the rules' tuple.
 CompiledKey = Union[bytes, tuple[ByteRule, ...]]
 _compiled: BoundedCache[CompiledKey, CompiledByteMerges] = BoundedCache(
-    COMPILED_CACHE_ENTRIES, COMPILED_CACHE_RULES, weigh=value_length, name="byte_level.compiled"
+    COMPILED_CACHE_ENTRIES, COMPILED_CACHE_BYTES, weigh=estimated_bytes, name="byte_level.compiled"
 )
 
 

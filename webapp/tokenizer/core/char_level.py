@@ -33,7 +33,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache, value_length
+from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache, estimated_bytes
 from webapp.tokenizer.core.engine import RuleTable
 from webapp.tokenizer.core.tracing import build_trace, run_segments
 from webapp.tokenizer.errors import TokenizerError
@@ -44,7 +44,13 @@ SEGMENT_CACHE_ENTRIES = 65_536
 SEGMENT_CACHE_MAX_CHARS = 256
 SEGMENT_CACHE_WEIGHT = 1_000_000  # total length of cached segments per compiled list
 COMPILED_CACHE_ENTRIES = 4
-COMPILED_CACHE_RULES = 300_000  # total rules of the compiled lists kept (about 700 bytes each)
+#: The compiled lists kept, by their estimated bytes (docs/limits.md#caches): one list of any
+#: size up to this fits (a gemma3-sized one of 514,906 rules: 257 MB), or several smaller ones.
+COMPILED_CACHE_BYTES = 288 * 2**20
+#: What a compiled list and its key hold per rule with its rule table built (tracemalloc): 465
+#: bytes for 300,304 rules of fresh two-character tokens, 236 for gemma3's merges, with a margin.
+RULE_BYTES = 500
+FIXED_BYTES = 64 * 1024
 DEFAULT_MAX_TREE_NODES = 100_000
 _UNICODE = 0x110000  # ids of multi-character strings start here
 
@@ -68,6 +74,10 @@ class CompiledCharMerges:
 
     def __len__(self) -> int:
         return len(self.rules)
+
+    def estimated_bytes(self) -> int:
+        """The bytes this list holds once its table is built (its weight in the compiled-list cache)."""
+        return len(self.rules) * RULE_BYTES + FIXED_BYTES
 
     def intern(self, token: str) -> int:
         if len(token) == 1:
@@ -127,7 +137,7 @@ class CompiledCharMerges:
 
 
 _compiled: BoundedCache[tuple[CharRule, ...], CompiledCharMerges] = BoundedCache(
-    COMPILED_CACHE_ENTRIES, COMPILED_CACHE_RULES, weigh=value_length, name="char_level.compiled"
+    COMPILED_CACHE_ENTRIES, COMPILED_CACHE_BYTES, weigh=estimated_bytes, name="char_level.compiled"
 )
 
 

@@ -46,6 +46,8 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
 
+from webapp.tokenizer.core.int_pool import interned, shared_range
+
 
 INF = 1 << 62  # "no rule left for this pair"; larger than any rule index
 _DEAD = -1  # rank of a position that a merge consumed
@@ -86,7 +88,7 @@ class RuleTable:
         flat = self._flat
         rules = self.rules
         if flat is not None and self.count and self.top < 1 << 31:  # keys fit in int64
-            news = flat[:, 2].tolist()
+            news = interned(flat[:, 2].tolist())  # (one object per id: core/int_pool.py)
             keys = (flat[:, 0] * shift + flat[:, 1]).tolist()
         else:
             if rules is None:  # ids too large for int64 keys: Python ints from the array
@@ -94,7 +96,7 @@ class RuleTable:
             news = [rule[2] for rule in rules]
             keys = [left * shift + right for left, right, _new in rules]
         # Built from the end so the smallest index of each pair wins (C-level loop).
-        first = dict(zip(reversed(keys), range(len(keys) - 1, -1, -1)))
+        first = dict(zip(reversed(keys), reversed(list(shared_range(len(keys))))))
         later: dict[int, list[int]] = {}
         if len(first) < len(keys):  # some pair is listed more than once
             for index, key in enumerate(keys):

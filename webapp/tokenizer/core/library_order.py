@@ -33,6 +33,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from webapp.tokenizer.core.int_pool import interned, shared_range
+
 INF = 1 << 62
 #: Up to this many symbols a word is merged by scanning its list of pair ranks.
 SHORT_WORD = 48
@@ -57,12 +59,13 @@ class LibraryMerges:
         if top < 1 << 31:  # the usual case: keys fit in int64, made by numpy
             narrow = flat.astype(np.int64)
             keys = (narrow[:, 0] * shift + narrow[:, 1]).tolist()
-            self.news: list[int] = narrow[:, 2].tolist()
+            self.news: list[int] = interned(narrow[:, 2].tolist())
         else:
             keys = [int(a) * shift + int(b) for a, b, _ in flat.tolist()]
             self.news = [int(n) for n in flat[:, 2].tolist()]
         # dict() keeps the last value of a repeated key: the last listing of a pair wins, as in the library.
-        self.ranks: dict[int, int] = dict(zip(keys, range(count)))
+        # The ranks are the shared int objects 0..count-1 (core/int_pool.py): one set for every list.
+        self.ranks: dict[int, int] = dict(zip(keys, shared_range(count)))
 
     def __len__(self) -> int:
         return self.count

@@ -32,6 +32,7 @@ import numpy as np
 
 from webapp.tokenizer.core import engine
 from webapp.tokenizer.core.byte_level import CompiledByteMerges
+from webapp.tokenizer.core.int_pool import interned
 
 PRECOMPILED_VERSION = 1
 
@@ -104,7 +105,7 @@ def loads_precompiled(data: bytes) -> CompiledByteMerges:
             rules = blob["rules"].astype(np.int64, copy=False)
             keys = blob["pair_keys"]
             first_rank = blob["pair_first"]
-            ids = blob["whole_ids"].tolist()
+            ids = interned(blob["whole_ids"].tolist())  # (one object per id: core/int_pool.py)
             lengths = blob["whole_lengths"]
             text = blob["whole_text"].tobytes().decode("utf-8")
     except (OSError, KeyError, IndexError, UnicodeDecodeError, EOFError, zipfile.BadZipFile) as exc:

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from webapp.tokenizer.chat import ChatTemplate
+from webapp.tokenizer.core.int_pool import interned
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.common import ByteRule
 from webapp.tokenizer.hf import pipeline as hp
@@ -108,7 +109,7 @@ def _loaded_byte_rules(stored: Any) -> tuple[ByteRule, ...]:
         flat = np.frombuffer(base64.b64decode(stored, validate=True), dtype="<i8")
         if len(flat) % 3 or (len(flat) and int(flat.min()) < 0):
             raise ValueError("stored merges are not triples of non-negative ids")
-        values = iter(flat.tolist())
+        values = iter(interned(flat.tolist()))  # (one object per id: core/int_pool.py)
         return tuple(zip(values, values, values))  # triples straight from the flat list
     return tuple((int(a), int(b), int(n)) for a, b, n in stored)
 

@@ -8,8 +8,8 @@ What it does:
   The three published patterns split with `pretokenize.chunks.split_strided`
   (exactly their findall; ASCII stretches with the faster `re` form).
   `count_streams` feeds it from binary streams read in fixed-size blocks.
-* `train_counts` learns merges from those counts with the incremental engine
-  of `words.py`, at one of two levels:
+* `train_counts` learns merges from those counts with the flat-array engine
+  of `flat.py`, at one of two levels:
   - `chars`: exactly `bpe_merges` over the pre-tokens (code points, ties to the
     smallest (first, second) by string order);
   - `bytes`: the same algorithm over each pre-token's UTF-8 bytes. Bytes are
@@ -53,14 +53,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import regex
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.pretokenize.chunks import split_strided
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
-from webapp.tokenizer.training.words import _Trainer
+from webapp.tokenizer.training.flat import FlatTrainer
 from webapp.tokenizer.validation import validate_num_merges
 
 Progress = Callable[[int, int, str], None]
@@ -296,31 +296,22 @@ class PretokenTrainer:
             counts = _as_byte_strings(counts)
         else:
             _check_encodable(counts)
-        # Pre-tokens of fewer than two symbols never hold a pair.
-        self._trainer = _Trainer({pretoken: n for pretoken, n in counts.items() if len(pretoken) >= 2 and n > 0},
-                                 index_all=True)
+        self._trainer = FlatTrainer(counts)  # it leaves out pre-tokens of fewer than two symbols
 
     def step(self) -> tuple[tuple[str, str], int, int] | None:
         """Merge the best pair; its (pair, count, runner-up count), or None when no pair is left."""
         best = self._trainer.take_best()
-        if best is None:
-            return None
-        winner, runner_up = best
-        self._trainer.merge(winner.pair)
-        return winner.pair, winner.count, runner_up
+        if best is not None:
+            self._trainer.merge(best[0])
+        return best
 
     def token_count(self, symbols: int) -> int:
         """How many tokens the pre-tokens are now, given how many symbols they started with."""
-        trainer = self._trainer
-        made = 0
-        for w, word_symbols in enumerate(trainer.symbols):
-            if word_symbols is not None:
-                made += trainer.freq[w] * (_live_symbols(word_symbols) - len(trainer.words[w]))
-        return symbols + made  # each merge in a word took one symbol away
+        return symbols - self._trainer.merged_away  # each match took one symbol away
 
     def pair_count(self, first: str, second: str) -> int:
         """The current count of a pair (engine strings: latin-1 at the bytes level)."""
-        return self._trainer.counts.get((first, second), 0)
+        return self._trainer.pair_count(first, second)
 
 
 def train_counts(
@@ -364,13 +355,6 @@ def train_counts(
                               seconds, symbols, tokens)
     return CorpusTraining(level, pairs, winning, runner_up, [a + b for a, b in pairs], stopped, alphabet,
                           seconds, symbols, tokens)
-
-
-def _live_symbols(symbols: Any) -> int:
-    """Symbols left in a trained word (a list, or a long word's linked positions)."""
-    if isinstance(symbols, list):
-        return len(symbols)
-    return sum(1 for sym in symbols.sym if sym)  # merged-away positions hold ""
 
 
 def byte_merge_rules(pairs: Iterable[tuple[bytes, bytes]]) -> list[list[int]]:

@@ -76,13 +76,8 @@ class _Trainer:
     pair, so the word leaves that pair's index.
     """
 
-    def __init__(self, freq: Mapping[str, int], *, index_all: bool = False) -> None:
-        """Start from each distinct word's frequency (all positive).
-
-        `index_all` fills `where` for every starting pair too, so single-character
-        pairs skip the string search: it costs a pass over all pairs up front and
-        pays off over many merges (thousands, as in corpus training).
-        """
+    def __init__(self, freq: Mapping[str, int]) -> None:
+        """Start from each distinct word's frequency (all positive)."""
         distinct = [word for word in freq if len(word) >= 2]  # shorter words never hold a pair
         self.words = distinct
         # A word's symbol list is made the first time a merge touches it.
@@ -99,12 +94,6 @@ class _Trainer:
         self.starts: list[int] = list(map(add, accumulate(map(len, distinct), initial=0), count()))
         self.counts: dict[Pair, int] = _weighted_pair_counts(distinct, self.freq)
         self.where: defaultdict[Pair, set[int]] = defaultdict(set)
-        self.indexed_all = index_all
-        if index_all:
-            where = self.where
-            for w, word in enumerate(distinct):
-                for pair in set(pairwise(word)):
-                    where[pair].add(w)
         self.heap: list[tuple[int, str, str]] = [(-c, a, b) for (a, b), c in self.counts.items()]
         heapq.heapify(self.heap)
 
@@ -263,7 +252,7 @@ class _Trainer:
 
     def _candidates(self, first: str, second: str, merged: str) -> Collection[int]:
         """Word indices that may hold (first, second): a superset of those that do."""
-        if self.indexed_all or len(first) > 1 or len(second) > 1:
+        if len(first) > 1 or len(second) > 1:
             return self.where.get((first, second), ())
         found: list[int] = []
         bounds = self.starts

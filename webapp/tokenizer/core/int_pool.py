@@ -1,0 +1,68 @@
+"""One Python int object per id or rank, shared by the big tables of every tokenizer in the process.
+
+The tables a tokenizer keeps (its rules as tuples, its vocab {token: id}, the
+library order's pair map {pair: rank} and new ids, a compiled list's rule
+index) hold millions of ids and ranks. Each number read from a numpy array
+(`tolist()`) or counted by `range` is a new 28-32 byte int object, so the
+same id is stored once per table and per rule that names it (with the next
+change, a compiled preset list keeping its tokenizer's rules tuple, one
+process with every preset went from 1,007 to 813 MB: docs/limits.md#every-preset-open). `interned(values)`
+gives the list back with every value below `POOL_LIMIT` replaced by the one
+shared object for it, and `shared_range(count)` iterates over the shared
+objects 0..count-1, so all tables point at one object per number.
+
+It also keeps worker processes sharing memory: a lookup writes the reference
+count of the int it returns, and gunicorn's workers (forked after the master
+opened the presets) copy every page they write; with one object per number
+those writes land on the pool's pages (20 MB with every preset) instead of
+all over the tables.
+
+What it does not do: intern values at or above `POOL_LIMIT` (ids from a file
+can be any size up to 2^63; such lists keep their own objects), or shrink
+(the pool grows to the largest number asked for, at most `POOL_LIMIT` objects,
+about 36 MB).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from itertools import islice
+
+#: Numbers below this are shared (the largest preset: 515k ranks, 262k ids).
+POOL_LIMIT = 1 << 20
+
+_POOL: list[int] = list(range(65_536))
+_LOCK = threading.Lock()
+
+
+def _pool(size: int) -> list[int]:
+    """The pool, holding at least `size` numbers (size <= POOL_LIMIT)."""
+    pool = _POOL
+    if len(pool) < size:
+        with _LOCK:
+            if len(pool) < size:
+                # Doubling: a few extensions in all. Only appended to, so readers never see a gap.
+                pool.extend(range(len(pool), min(POOL_LIMIT, max(size, 2 * len(pool)))))
+    return pool
+
+
+def interned(values: list[int]) -> list[int]:
+    """`values` (non-negative ints) with each one the pool's object for its number, when all are below
+    POOL_LIMIT; else `values` itself, unchanged."""
+    if not values:
+        return values
+    top = max(values)
+    if top >= POOL_LIMIT or min(values) < 0:
+        return values
+    return list(map(_pool(top + 1).__getitem__, values))
+
+
+def shared_range(count: int) -> Iterator[int]:
+    """0..count-1 as the pool's objects (a plain range when count is over POOL_LIMIT)."""
+    if count > POOL_LIMIT:
+        return iter(range(count))
+    return islice(_pool(count), count)
+
+
+__all__ = ["POOL_LIMIT", "interned", "shared_range"]
