@@ -29,7 +29,6 @@ What this module does not do: encode (hf/encoding.py), the OpenAI presets
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
@@ -234,24 +233,7 @@ def load(name: str, cache_dir: str | os.PathLike[str] | None = None) -> LoadedTo
             _write_atomic(path.with_name(info_file_name(name)), json.dumps(_facts(tok)).encode())
     with _LOCK:
         _LOADED.put(name, tok)
-    _settle()
     return tok
-
-
-def _settle() -> None:
-    """Move what exists now, the opened preset included, out of the garbage collector's way.
-
-    A preset is hundreds of thousands of dict entries and list items in a few containers that
-    live as long as the process. Right after opening, they are the bulk of the oldest generation's
-    pending objects, so the next allocations start a full collection that walks all of them:
-    15-25 ms inside the first encode (gpt_oss), more than the encode itself, and again at every
-    later full collection. Frozen objects are never walked (and, after a fork, their pages are not
-    written by the collector). The young generations are collected first, so that little garbage
-    is frozen with them; what is frozen is never freed, which for a preset kept for the process's
-    life costs nothing.
-    """
-    gc.collect(1)
-    gc.freeze()
 
 
 def _facts(tok: LoadedTokenizer) -> dict[str, Any]:
