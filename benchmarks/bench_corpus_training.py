@@ -28,10 +28,16 @@ a run with no merges (vocab_size=256: it reads, pre-tokenizes and counts,
 then stops) and its training is its full run's time minus that.
 
 Each run happens in its own process, started by a measuring process that
-samples the summed RSS of the run's process tree every 20 ms (ours forks
-counting processes) and reads `resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`
-after it; the larger is the run's peak RSS. Runs alternate (ours, theirs, ours, ...) and the best time
-of each side is compared.
+samples the run's process tree every 20 ms (ours forks counting processes)
+and reads `resource.getrusage(RUSAGE_CHILDREN).ru_maxrss` after it. Two
+peaks are printed: the summed RSS (the larger of the sampled sum and
+ru_maxrss), which counts a page the job shares with its forked counting
+processes once in each of them, and the summed PSS (/proc/<pid>/smaps_rollup),
+which counts every page once. The memory goal is read on PSS: for
+`tokenizers` (one process, threads) both are the same memory, while for ours
+the RSS sum counts the job's own pages again for each counting process.
+Runs alternate (ours, theirs, ours, ...) and the best time of each side is
+compared.
 
 Checks (exit status 1 if one fails, or if ours / theirs is over the 3.0 floor):
 * pieces: ours are exactly the published pattern's (the `regex` package)
@@ -141,33 +147,54 @@ def work_hf(files: list[Path], merges: int, out: Path) -> None:
 
 def tree_rss_kb(pid: int) -> int:
     """VmRSS of a process and all its descendants, summed (shared copy-on-write pages count in each)."""
-    total = 0
+    return sum(own_rss_kb(current) for current in tree_pids(pid))
+
+
+def tree_pss_kb(pid: int) -> int:
+    """PSS of a process and all its descendants, summed: each page once (a page shared by k of them
+    counts 1/k in each), so a forked counting process's inherited pages are not counted again."""
+    return sum(own_pss_kb(current) for current in tree_pids(pid))
+
+
+def tree_pids(pid: int) -> list[int]:
+    """A process and all its descendants (those alive while the tree is walked)."""
+    found = []
     todo = [pid]
     while todo:
         current = todo.pop()
+        found.append(current)
         try:
-            status = Path(f"/proc/{current}/status").read_text()
-            total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
             for task in Path(f"/proc/{current}/task").iterdir():
                 todo.extend(int(child) for child in (task / "children").read_text().split())
         except (OSError, ValueError):
             continue
-    return total
+    return found
+
+
+def own_pss_kb(pid: int) -> int:
+    """Pss of one process from /proc/<pid>/smaps_rollup (0 when gone)."""
+    try:
+        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
 
 
 def measure(side: str, files_list: Path, merges: int, out: Path) -> None:
     """Run one worker as a child; add its peak RSS, and the peak sum over its process tree (sampled)."""
     child = subprocess.Popen([sys.executable, __file__, "--work", side, "--files", str(files_list),
                               "--merges", str(merges), "--out", str(out)])
-    tree_peak = 0
+    tree_peak = pss_peak = 0
     while child.poll() is None:
         tree_peak = max(tree_peak, tree_rss_kb(child.pid))
+        pss_peak = max(pss_peak, tree_pss_kb(child.pid))
         time.sleep(0.02)
     if child.returncode:
         raise SystemExit(f"{side} worker failed with code {child.returncode}")
     data = json.loads(out.read_text())
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     data["max_rss_kb"] = max(usage.ru_maxrss, tree_peak)  # the largest process, or the tree's sampled sum
+    data["max_pss_kb"] = pss_peak
     data["cpu_seconds"] = usage.ru_utime + usage.ru_stime  # all threads and waited-for processes
     out.write_text(json.dumps(data))
 
@@ -195,7 +222,7 @@ def work_api(files: list[Path], merges: int, api: str, worker_pid: int | None, h
     body = b"".join(parts)
     request = urllib.request.Request(api.rstrip("/") + "/api/corpus", data=body, method="POST",
                                      headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
-    peak = 0
+    peak = pss_peak = 0
     started = time.perf_counter()
     with urllib.request.urlopen(request) as answer:
         job = json.loads(answer.read())
@@ -206,6 +233,7 @@ def work_api(files: list[Path], merges: int, api: str, worker_pid: int | None, h
         now = time.perf_counter()
         if worker_pid is not None:
             peak = max(peak, tree_rss_kb(worker_pid) - own_rss_kb(worker_pid))
+            pss_peak = max(pss_peak, tree_pss_kb(worker_pid) - own_pss_kb(worker_pid))
         if now - last_poll >= 0.05:
             last_poll = now
             with urllib.request.urlopen(url) as answer:
@@ -221,7 +249,7 @@ def work_api(files: list[Path], merges: int, api: str, worker_pid: int | None, h
     return {"seconds": seconds, "upload_seconds": posted, "count_seconds": result["seconds"]["count"],
             "train_seconds": result["seconds"]["train"], "summary_seconds": result["seconds"].get("summary"),
             "store_seconds": result["seconds"].get("store"),
-            "max_rss_kb": peak, "pieces": result["corpus"]["pieces"], "distinct": result["corpus"]["distinct"],
+            "max_rss_kb": peak, "max_pss_kb": pss_peak, "pieces": result["corpus"]["pieces"], "distinct": result["corpus"]["distinct"],
             "bytes_per_token": result["bytes_per_token"]}
 
 
@@ -386,6 +414,8 @@ def main(argv: list[str] | None = None) -> int:
         their_count = min(r["seconds"] for r in runs["hf-count"])
         our_rss = max(r["max_rss_kb"] for r in runs["ours"]) / 1024
         their_rss = max(r["max_rss_kb"] for r in runs["hf"]) / 1024
+        our_pss = max(r["max_pss_kb"] for r in runs["ours"]) / 1024
+        their_pss = max(r["max_pss_kb"] for r in runs["hf"]) / 1024
         if not args.no_check and not args.api:
             theirs_pieces, oracle, unexplained = hf_piece_counts(files)
             ours_pieces = Counter(ours["counts"])
@@ -434,8 +464,11 @@ def main(argv: list[str] | None = None) -> int:
         our_cpu = min(r["cpu_seconds"] for r in runs["ours"])
         print(f"CPU time (user + system, whole process tree, best run): ours {our_cpu:.2f} s, HF {their_cpu:.2f} s, "
               f"ours / HF {our_cpu / their_cpu:.2f} (includes start-up)")
-    print(f"peak RSS (process tree, summed): ours {our_rss:.0f} MB, HF {their_rss:.0f} MB, ours / HF {rss_ratio:.2f} "
-          f"(goal <= {MEMORY_GOAL})")
+    pss_ratio = our_pss / their_pss if our_pss else float("nan")
+    print(f"peak RSS (process tree, summed; a page shared by forked processes counts in each): ours {our_rss:.0f} MB, "
+          f"HF {their_rss:.0f} MB, ours / HF {rss_ratio:.2f}")
+    print(f"peak PSS (process tree, summed; each page once): ours {our_pss:.0f} MB, HF {their_pss:.0f} MB, "
+          f"ours / HF {pss_ratio:.2f} (goal <= {MEMORY_GOAL})")
     print(f"load average after: {loadavg()}")
     if failures:
         print("FAILED:\n  - " + "\n  - ".join(failures))

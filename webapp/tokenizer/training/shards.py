@@ -34,6 +34,7 @@ What it does not do: threads (the split holds the GIL), or sampling.
 from __future__ import annotations
 
 import codecs
+import gc
 import mmap
 import os
 import pickle
@@ -264,6 +265,9 @@ def _child(write_end: int, page: mmap.mmap, number: int, children: int, files: S
            shard: list[Segment], scheme: str, block_bytes: int, max_distinct: int, max_run_chars: int) -> None:
     """In a forked child: count the shard, send the outcome, exit (never returns)."""
     code = 0
+    # Out of the collector's sight: a collection walking the objects inherited from the job would
+    # write their headers and so copy the job's pages into this process.
+    gc.freeze()
     try:
         die_with_parent()
         _share_address_space(children)
