@@ -2,7 +2,7 @@
 
 Usage (from the repository root, after `make setup` prepared the presets):
 
-    .venv/bin/python benchmarks/bench_open_presets.py [--presets gemma3,llama3] [--words 20000]
+    .venv/bin/python benchmarks/bench_open_presets.py [--presets gemma3,llama3] [--words 20000] [--reps 5]
 
 - open: a fresh subprocess imports the package, opens the preset from
   instance/presets (its precompiled form) and encodes one short text; the
@@ -13,13 +13,17 @@ Usage (from the repository root, after `make setup` prepared the presets):
   (`encode_loaded`) and once by `tokenizers.Tokenizer.encode_batch` of one
   text at a time (`encode`; for mistral_tekken: tiktoken over the Tekken
   file's ranks and pattern, which is what mistral-common's Tekkenizer runs);
-  both in this process, best of 3 rounds, each
-  round with new text. The ratio is ours over the library's.
+  both in this process, `--reps` rounds (each with new text, ours then
+  theirs seconds apart): the best time of each, and the median of the
+  rounds' ratios (ours over the library's).
 - first / lib first: the first encode of 2,000 never-seen words right after
   opening (and one short encode), in a fresh process: ours, and the
-  library's after `Tokenizer.from_file` (not for mistral_tekken).
+  library's after `Tokenizer.from_file` (for mistral_tekken: tiktoken's
+  after building its Encoding from the file); `--reps` pairs of fresh
+  processes, the median of each and the median of the pairs' ratios.
 
 Ratios are measured in the same run; only they mean anything across machines.
+On a shared machine read the medians of the ratios, not single times.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import argparse
 import base64
 import json
 import random
+import statistics
 import subprocess
 import sys
 import time
@@ -50,6 +55,22 @@ tok = Tokenizer.from_file(sys.argv[1])
 tok.encode("Hello world, this is the first text after opening.", add_special_tokens=False)
 first = time.perf_counter()
 tok.encode(sys.argv[2], add_special_tokens=False)
+print(json.dumps({"first": time.perf_counter() - first}))
+"""
+
+TEKKEN_CHILD = r"""
+import base64, json, sys, time
+sys.path.insert(0, sys.argv[1])
+import tiktoken
+from webapp.tokenizer.presets import open_models
+data = json.loads(open_models.file_bytes("mistral_tekken"))
+special = data["config"]["default_num_special_tokens"]
+inner = data["config"]["default_vocab_size"] - special
+ranks = {base64.b64decode(x["token_bytes"]): x["rank"] for x in data["vocab"][:inner]}
+enc = tiktoken.Encoding(name="tekken", pat_str=data["config"]["pattern"], mergeable_ranks=ranks, special_tokens={})
+[i + special for i in enc.encode("Hello world, this is the first text after opening.")]
+first = time.perf_counter()
+[i + special for i in enc.encode(sys.argv[2])]
 print(json.dumps({"first": time.perf_counter() - first}))
 """
 
@@ -85,20 +106,29 @@ def fresh_text(rng: random.Random, words: int) -> str:
     return "".join(out)
 
 
-def time_encode(name: str, library: Any, words: int) -> tuple[float, float]:
+def time_encode(name: str, library: Any, words: int, reps: int) -> tuple[float, float, float]:
+    """(our best time, the library's best time, the median of the rounds' ratios)."""
     loaded = get_tokenizer(name).loaded
     rng = random.Random(name)
-    ours_best = theirs_best = float("inf")
-    for _ in range(3):
+    ours_times: list[float] = []
+    theirs_times: list[float] = []
+    for _ in range(reps):
         text_a, text_b = fresh_text(rng, words), fresh_text(rng, words)
         started = time.perf_counter()
         ours = encode_loaded(loaded, text_a)
-        ours_best = min(ours_best, time.perf_counter() - started)
+        ours_times.append(time.perf_counter() - started)
         started = time.perf_counter()
         theirs = library.encode(text_b, add_special_tokens=False).ids
-        theirs_best = min(theirs_best, time.perf_counter() - started)
+        theirs_times.append(time.perf_counter() - started)
         assert ours == library.encode(text_a, add_special_tokens=False).ids and theirs
-    return ours_best, theirs_best
+    ratio = statistics.median(a / b for a, b in zip(ours_times, theirs_times))
+    return min(ours_times), min(theirs_times), ratio
+
+
+def _child(args: list[str]) -> dict[str, float]:
+    found: dict[str, float] = json.loads(subprocess.run([sys.executable, "-c", *args], capture_output=True,
+                                                        text=True, check=True).stdout)
+    return found
 
 
 def tekken_oracle() -> Any:
@@ -131,28 +161,33 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--presets", default=",".join(p.name for p in open_models.OPEN_MODEL_LIST))
     parser.add_argument("--words", type=int, default=20_000)
+    parser.add_argument("--reps", type=int, default=5, help="rounds of encoding, and pairs of fresh processes")
     args = parser.parse_args()
     cache = ROOT / "instance" / "presets"
     set_cache_dir(cache)
     print(f"{'preset':14} {'open+encode':>11} {'w/ import':>9} {'peak MB':>8} {'first':>7} {'lib first':>9} "
-          f"{'ours s':>8} {'tokenizers s':>12} {'ratio':>6}")
+          f"{'ratio':>6} {'ours s':>8} {'library s':>9} {'ratio':>6}")
     sample = fresh_text(random.Random("first"), 2000)
     for name in args.presets.split(","):
-        child = subprocess.run([sys.executable, "-c", CHILD, str(ROOT), str(cache), name, sample],
-                               capture_output=True, text=True, check=True)
-        opened = json.loads(child.stdout)
-        lib_first = float("nan")
-        if open_models.OPEN_MODELS[name].kind != "tekken":
-            lib = subprocess.run([sys.executable, "-c", LIBRARY_CHILD, str(open_models.OPEN_MODELS[name].file_path()),
-                                  sample], capture_output=True, text=True, check=True)
-            lib_first = json.loads(lib.stdout)["first"]
-        if open_models.OPEN_MODELS[name].kind == "tekken":
+        preset = open_models.OPEN_MODELS[name]
+        opened: list[dict[str, float]] = []
+        libs: list[float] = []
+        for _ in range(args.reps):
+            opened.append(_child([CHILD, str(ROOT), str(cache), name, sample]))
+            if preset.kind == "tekken":
+                libs.append(_child([TEKKEN_CHILD, str(ROOT), sample])["first"])
+            else:
+                libs.append(_child([LIBRARY_CHILD, str(preset.file_path()), sample])["first"])
+        median = {key: statistics.median(o[key] for o in opened) for key in opened[0]}
+        first_ratio = statistics.median(o["first"] / lib for o, lib in zip(opened, libs))
+        if preset.kind == "tekken":
             library: Any = tekken_oracle()
         else:
-            library = Tokenizer.from_file(str(open_models.OPEN_MODELS[name].file_path()))
-        ours, theirs = time_encode(name, library, args.words)
-        print(f"{name:14} {opened['open_encode']:11.2f} {opened['with_import']:9.2f} {opened['peak_mb']:8.0f} "
-              f"{opened['first']:7.3f} {lib_first:9.3f} {ours:8.3f} {theirs:12.3f} {ours / theirs:6.1f}")
+            library = Tokenizer.from_file(str(preset.file_path()))
+        ours, theirs, ratio = time_encode(name, library, args.words, args.reps)
+        print(f"{name:14} {median['open_encode']:11.2f} {median['with_import']:9.2f} {median['peak_mb']:8.0f} "
+              f"{median['first']:7.3f} {statistics.median(libs):9.3f} {first_ratio:6.1f} "
+              f"{ours:8.3f} {theirs:9.3f} {ratio:6.1f}", flush=True)
 
 
 if __name__ == "__main__":

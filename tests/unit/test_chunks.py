@@ -10,17 +10,21 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import pytest
+import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.tokenizer import reference
 from webapp.tokenizer import compile_byte_merges
-from webapp.tokenizer.core import batch, byte_level, precompiled
+from webapp.tokenizer.core import batch, precompiled
 from webapp.tokenizer.pretokenize import chunks, textencode
+from webapp.tokenizer.pretokenize.class_split import TEKKEN_PATTERN
 from webapp.tokenizer.pretokenize.patterns import _COMPILED
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode
 
 SCHEMES = ("gpt2", "cl100k", "o200k")
+SPLIT_SCHEMES = (*SCHEMES, "tekken")  # with the class splits chunks.py cuts (Tekken's pattern: as o200k)
+_PUBLISHED = {**_COMPILED, "tekken": regex.compile(TEKKEN_PATTERN)}
 # Heavy on what the patterns treat specially: whitespace runs and newlines
 # (\r, \v, \f, NEL, NBSP, line separator), "/" after punctuation (o200k),
 # apostrophes of contractions, digits, case changes, marks and non-Latin letters.
@@ -30,11 +34,11 @@ ascii_texts = st.text(st.characters(max_codepoint=127), max_size=60) | st.text("
 
 
 def whole_split(text: str, scheme: str) -> list[str]:
-    return _COMPILED[scheme].findall(text)
+    return _PUBLISHED[scheme].findall(text)
 
 
 @settings(max_examples=600, deadline=None)
-@given(text=tricky_texts, scheme=st.sampled_from(SCHEMES))
+@given(text=tricky_texts, scheme=st.sampled_from(SPLIT_SCHEMES))
 def test_chunked_split_is_the_whole_text_split(text, scheme):
     bounds = chunks.chunk_bounds(text, scheme)
     assert bounds[0] == 0 and bounds[-1] == len(text)
@@ -46,7 +50,7 @@ def test_chunked_split_is_the_whole_text_split(text, scheme):
 
 @settings(max_examples=600, deadline=None)
 @given(text=tricky_texts | ascii_texts | st.lists(tricky_texts | ascii_texts, max_size=5).map("".join),
-       scheme=st.sampled_from(SCHEMES), stride=st.integers(1, 12))
+       scheme=st.sampled_from(SPLIT_SCHEMES), stride=st.integers(1, 12))
 def test_strided_split_is_the_whole_text_split(text, scheme, stride):
     # Small strides: many stretches, ASCII and not, each ending at the first cut after the stride.
     assert chunks.split_strided(text, scheme, stride) == whole_split(text, scheme)
@@ -162,6 +166,25 @@ def test_capped_batch_rounds_finish_exactly_in_the_engine(few_left, text, merges
             assert pretokenized_encode(text, compiled, scheme) == by_pretokens(text, merges, scheme)
     finally:
         textencode.BATCH_ROUNDS = old
+
+
+@FEW_LEFT
+@settings(max_examples=150, deadline=None)
+@given(text=texts | tricky_texts, merges=well_formed_merges(), whole=st.booleans())
+def test_a_class_split_scheme_encodes_as_its_published_pattern(few_left, text, merges, whole):
+    """The split-text encoder with Tekken's pattern (what a Tekken file's encode takes), from empty
+    caches, again from them, and on a longer text mixing both; without and with a whole-token table."""
+    compiled = compile_byte_merges(merges)
+    textencode.clear_text_caches(compiled)
+    compiled.whole = None
+    with batch_few_left(few_left, compiled):
+        if whole:
+            precompiled.find_whole_tokens(compiled)
+        expected = by_pretokens(text, merges, "tekken")
+        assert textencode.encode_split(compiled, text, "tekken") == expected
+        assert textencode.encode_split(compiled, text, "tekken") == expected
+        longer = text + "\nb" + text[::-1]
+        assert textencode.encode_split(compiled, longer, "tekken") == by_pretokens(longer, merges, "tekken")
 
 
 @settings(max_examples=200, deadline=None)

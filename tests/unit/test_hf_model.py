@@ -143,6 +143,28 @@ def test_long_pieces_cut_where_no_merge_joins(rules, text):
         text, add_special_tokens=False).ids
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", "▁", "ab", "bc", "▁a"]),
+                          st.sampled_from(["a", "b", "c", "▁", "bc", "c▁"])), max_size=12),
+       st.lists(st.text(alphabet="abc▁é一", min_size=1, max_size=150), min_size=1, max_size=5),
+       st.booleans())
+def test_several_long_pieces_of_one_run_are_cut_together(rules, texts, unk):
+    # a Split makes several pieces, long and short, repeated or not: they are cut in one pass
+    tokens = (["<unk>"] if unk else []) + [*LETTERS, *(f"<0x{b:02X}>" for b in range(256))]
+    kept = []
+    for a, b in rules:
+        if a in tokens and b in tokens:
+            tokens.append(a + b)
+            kept.append([a, b])
+    content = _document({"vocab": _vocab(tokens), "merges": kept, "unk_token": "<unk>" if unk else None,
+                         "fuse_unk": unk, "byte_fallback": not unk},
+                        pre_tokenizer={"type": "Split", "pattern": {"String": "x"}, "behavior": "Isolated",
+                                       "invert": False})
+    text = "x".join(texts + texts[:1])
+    assert encode_loaded(tokfiles.import_tokenizer(content), text) == Tokenizer.from_str(content).encode(
+        text, add_special_tokens=False).ids
+
+
 @pytest.mark.parametrize("change", [
     {"post_processor": {"type": "TemplateProcessing", "single": "nope", "special_tokens": {}}},
     {"post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<x>"}}], "special_tokens": {}}},

@@ -12,7 +12,9 @@ fields that matter, so the stored form is small and canonical.
   `origin` says the piece starts at offset 0 of the original text, which
   Metaspace's prepend_scheme "first" asks. ByteLevel, Split, Whitespace,
   WhitespaceSplit, Digits, Punctuation, Metaspace, BertPreTokenizer,
-  CharDelimiterSplit, Sequence.
+  CharDelimiterSplit, Sequence. An Isolated Split regex (or a run of them at
+  the start of a Sequence) that pretokenize/class_split.py knows is done in
+  one pass over character classes, with the same pieces.
 - Decoder: list of token strings -> list of strings (ByteLevel, Metaspace,
   Replace, Strip, Fuse, ByteFallback, Sequence).
 
@@ -30,6 +32,7 @@ import regex
 
 from webapp.tokenizer.hf import text as ht
 from webapp.tokenizer.hf.alphabet import bytes_to_token, token_to_bytes
+from webapp.tokenizer.pretokenize.class_split import ClassSplit, known_split
 
 Piece = tuple[str, bool]
 Normalizer = Callable[[str], str]
@@ -273,11 +276,24 @@ def describe_pre_tokenizer(node: Any, depth: int = 0) -> Any:
 
 def _isolated_regex(compiled: regex.Pattern[str]) -> PreTokenizer:
     """Split with a regex, every match and gap its own piece (the common case, kept fast)."""
+    return _isolated(lambda text: ht.isolated_pieces(compiled, text))
 
+
+def _isolated_known(split: ClassSplit) -> PreTokenizer:
+    """A known pattern, or known run of Isolated Split regexes, done in one pass (pretokenize/class_split.py)."""
+
+    def pieces(text: str) -> list[str]:
+        ht.time_left()  # (the fixed known patterns match in linear time; the budget is only checked)
+        return split.pieces(text)
+
+    return _isolated(pieces)
+
+
+def _isolated(split: Callable[[str], list[str]]) -> PreTokenizer:
     def apply(pieces: list[Piece]) -> list[Piece]:
         out: list[Piece] = []
         for text, origin in pieces:
-            parts = ht.isolated_pieces(compiled, text)
+            parts = split(text)
             if parts:
                 # (in Isolated the first non-empty piece always starts at 0)
                 out.append((parts[0], origin))
@@ -349,7 +365,8 @@ def build_pre_tokenizer(desc: Any, *, final: bool = True) -> PreTokenizer:
     if kind == "Split":
         (pkind, value), = desc["pattern"].items()
         if pkind == "Regex" and desc["behavior"] == "Isolated" and not desc["invert"]:
-            return _isolated_regex(compile_file_regex(value))
+            known = known_split((value,))
+            return _isolated_known(known) if known is not None else _isolated_regex(compile_file_regex(value))
         find = _finder(pkind, value)
         return _splitting(ht.inverted(find) if desc["invert"] else find, desc["behavior"])
     if kind == "Whitespace":
@@ -370,7 +387,9 @@ def build_pre_tokenizer(desc: Any, *, final: bool = True) -> PreTokenizer:
     if kind == "Metaspace":
         return _metaspace(desc["replacement"], desc["prepend_scheme"], desc["split"])
     parts = desc["pretokenizers"]
-    steps = [build_pre_tokenizer(p, final=final and i == len(parts) - 1) for i, p in enumerate(parts)]
+    fused, count = _known_run(parts)
+    steps = [_isolated_known(fused)] if fused is not None else []
+    steps += [build_pre_tokenizer(p, final=final and i == len(parts) - 1) for i, p in enumerate(parts) if i >= count]
 
     def sequence(pieces: list[Piece]) -> list[Piece]:
         for step in steps:
@@ -378,6 +397,42 @@ def build_pre_tokenizer(desc: Any, *, final: bool = True) -> PreTokenizer:
         return pieces
 
     return sequence
+
+
+def _isolated_split_regex(desc: Any) -> str | None:
+    """The regex of an Isolated, not inverted Split step, else None."""
+    if desc["type"] != "Split" or desc["behavior"] != "Isolated" or desc["invert"]:
+        return None
+    (pkind, value), = desc["pattern"].items()
+    return value if pkind == "Regex" else None
+
+
+def _known_run(parts: list[Any]) -> tuple[ClassSplit | None, int]:
+    """The longest run (two steps or more) of Isolated Split regexes at the start of a Sequence that
+    class_split knows as one pass, and its length; (None, 0) if none."""
+    patterns: list[str] = []
+    for part in parts:
+        pattern = _isolated_split_regex(part)
+        if pattern is None:
+            break
+        patterns.append(pattern)
+    for count in range(len(patterns), 1, -1):
+        found = known_split(patterns[:count])
+        if found is not None:
+            return found, count
+    return None, 0
+
+
+def plain_class_split(desc: Any) -> ClassSplit | None:
+    """The known split when the pre-tokenizer is only that Split then ByteLevel without its regex or
+    prefix space (Tekken's): its pieces are then the split's pieces, spelt in bytes; else None."""
+    if desc is None or desc["type"] != "Sequence" or len(desc["pretokenizers"]) != 2:
+        return None
+    split, byte_level = desc["pretokenizers"]
+    pattern = _isolated_split_regex(split)
+    if pattern is None or byte_level["type"] != "ByteLevel" or byte_level["add_prefix_space"] or byte_level["use_regex"]:
+        return None
+    return known_split((pattern,))
 
 
 def maps_bytes(desc: Any) -> bool:

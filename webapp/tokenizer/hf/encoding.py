@@ -2,7 +2,9 @@
 
 With a tokenizer.json's pipeline (normalizer, added tokens, pre-tokenizer,
 decoder), as the library applies it; otherwise playground pre-tokenization
-and merges, then the file's id map. What it does not do: parse files, or
+and merges, then the file's id map. A pipeline that is only a known split
+(a Tekken file's) encodes through the split-text encoder (textencode.py)
+with that split as its scheme: the same ids, with its caches. What it does not do: parse files, or
 character-level encoding without a pipeline (`bpe_encode_text` does that).
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
+from itertools import chain, islice
 from typing import Any, Sequence
 
 from webapp.tokenizer.core.byte_level import compile_byte_merges, encode_trace
@@ -20,6 +23,7 @@ from webapp.tokenizer.hf.library_trace import library_scheme_ids, library_trace
 from webapp.tokenizer.hf.model import LibraryModel, model_pieces
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace
+from webapp.tokenizer.pretokenize.textencode import encode_split
 from webapp.tokenizer.traces import Token
 from webapp.tokenizer.validation import validate_text
 
@@ -75,13 +79,17 @@ def _build_model(tok: LoadedTokenizer) -> LibraryModel:
 def _library_ids(tok: LoadedTokenizer, pipeline: hp.Pipeline, parts: list[hp.Part]) -> list[int]:
     model = library_model(tok)
     byte_level, spelt = pipeline.byte_level, pipeline.spelt_in_alphabet
-    ids: list[int] = []
-    for added_id, value in parts:
-        if added_id is not None:
-            ids.append(added_id)
-            continue
-        ids.extend(model.encode_pieces(model_pieces(value, byte_level, spelt)))
-    return ids
+    # The pieces of every run between added tokens go to the model together (a long text cut by
+    # many added tokens, gemma3's newlines say, is then one batch), their ids put back in order.
+    runs = [None if added_id is not None else model_pieces(value, byte_level, spelt) for added_id, value in parts]
+    each = iter(model.piece_ids(list(chain.from_iterable(run for run in runs if run is not None))))
+    out: list[tuple[int, ...]] = []
+    for (added_id, _value), run in zip(parts, runs):
+        if run is None:
+            out.append((added_id,))  # type: ignore[arg-type]
+        else:
+            out.extend(islice(each, len(run)))
+    return list(chain.from_iterable(out))
 
 
 def _pipeline_ids(tok: LoadedTokenizer, text: str, compiled: Any, allowed: frozenset[str] | None = None) -> list[int]:
@@ -89,6 +97,11 @@ def _pipeline_ids(tok: LoadedTokenizer, text: str, compiled: Any, allowed: froze
 
     text = validate_text(text)
     pipeline = hp.compile_pipeline(tok.pipeline)
+    if pipeline.plain_scheme is not None and not tok.model and tok.level == "bytes" and not tok.unknown_bytes:
+        # Only a known split, then byte-level merges in list order (a Tekken file): the same ids as the
+        # pieces below encoded one by one, through the split-text encoder and its caches.
+        engine = compiled if compiled is not None else compile_byte_merges(list(tok.merges))
+        return encode_split(engine, text, pipeline.plain_scheme, tok.id_map)
     parts = pipeline.parts(text, allowed)
     if tok.model:
         return _library_ids(tok, pipeline, parts)

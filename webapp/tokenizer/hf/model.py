@@ -14,8 +14,9 @@ into the file's ids:
 
 Two shortcuts give the same ids faster: `whole` (made by `find_whole`, stored
 with a preset) marks the vocab tokens whose own text merges back into them,
-so such a piece is one lookup; `encode_pieces` looks a row of pieces up in
-the piece cache in one pass and tokenizes each missing one once.
+so such a piece is one lookup; `piece_ids` looks a row of pieces up in
+the piece cache in one pass, cuts the long ones it misses all at once and
+tokenizes each other missing one once.
 
 `post_ids` is the post-processor's part (what `add_special_tokens` adds).
 What it does not do: dropout (a random order; a note says it is left out),
@@ -81,7 +82,6 @@ class LibraryModel:
         # partial set of <0xXX> tokens, some characters can and others cannot)
         fallback = [vocab.get(code) for code in _FALLBACK] if opts["byte_fallback"] else []
         self.fallback: list[int | None] | None = fallback or None
-        self._edge_set: frozenset[int] | None = None  # see _edges (made on the first long piece)
         self._edge_array: np.ndarray | None = edges
         #: By id: 1 when the token's own characters merge back into it (see `find_whole`), else 0; None until known.
         self.whole: bytes | None = None
@@ -153,18 +153,33 @@ class LibraryModel:
         return codes
 
     def encode_pieces(self, pieces: list[str]) -> list[int]:
-        """The file's ids for pieces in a row: cached ones looked up in one pass, each other one tokenized once."""
-        found: list[tuple[int, ...] | None] = list(map(self.cache.data.get, pieces))
+        """The file's ids for pieces in a row (`piece_ids`, joined)."""
+        return list(chain.from_iterable(self.piece_ids(pieces)))
+
+    def piece_ids(self, pieces: list[str]) -> list[tuple[int, ...]]:
+        """The file's ids of each piece (`tokenize`): cached ones looked up in one pass, the long ones
+        missed cut all at once (`_long_ids`), each other one tokenized once."""
+        found: list[tuple[int, ...] | None]
+        if self.ignore_merges:  # (a piece that is a vocab token is that token, never cached: one pass for them)
+            whole = list(map(self.vocab.get, pieces))
+            if None not in whole:
+                return list(zip(whole))  # type: ignore[arg-type]
+            found = [(i,) if i is not None else self.cache.data.get(p) for i, p in zip(whole, pieces)]
+        else:
+            found = list(map(self.cache.data.get, pieces))
         missing = [i for i, ids in enumerate(found) if ids is None]
         if missing:
             made: dict[str, tuple[int, ...]] = {}
+            long = list(dict.fromkeys(pieces[i] for i in missing if len(pieces[i]) > LONG_PIECE))
+            if len(long) > 1:  # (one numpy pass finds where they all may be cut)
+                made.update(zip(long, self._long_ids(long)))
             for i in missing:
                 piece = pieces[i]
                 ids = made.get(piece)
                 if ids is None:
                     ids = made[piece] = self.tokenize(piece)
                 found[i] = ids
-        return list(chain.from_iterable(found))  # type: ignore[arg-type]
+        return found  # type: ignore[return-value]
 
     def tokenize(self, piece: str) -> tuple[int, ...]:
         """The file's ids for one piece."""
@@ -181,9 +196,21 @@ class LibraryModel:
         found = self.cache.data.get(piece)
         if found is None:
             if len(piece) > LONG_PIECE:
-                return tuple(chain.from_iterable(map(self._merged, self._segments(piece))))
+                return self._long_ids([piece])[0]
             found = self._merged(piece)
         return found
+
+    def _long_ids(self, pieces: list[str]) -> list[tuple[int, ...]]:
+        """The ids of long pieces: each cut (`_segments_many`), the segments merged or read from the cache."""
+        per_piece = self._segments_many(pieces)
+        segments = list(chain.from_iterable(per_piece))
+        found = list(map(self.cache.data.get, segments))  # (one C-level pass: most are cached)
+        if None in found:
+            found = [ids if ids is not None else self._merged(seg) for ids, seg in zip(found, segments)]
+        if len(per_piece) == 1:
+            return [tuple(chain.from_iterable(found))]  # type: ignore[arg-type]
+        ends = list(accumulate(map(len, per_piece), initial=0))
+        return [tuple(chain.from_iterable(found[a:b])) for a, b in zip(ends, ends[1:])]  # type: ignore[arg-type]
 
     def find_whole(self) -> bytes:
         """Which vocab tokens encode to themselves (by id, 1 or 0): such a piece is then one lookup.
@@ -226,36 +253,49 @@ class LibraryModel:
         return found
 
     def _segments(self, piece: str) -> list[str]:
-        """A long piece cut where no merge can ever join (exact: the parts then merge independently).
+        return self._segments_many([piece])[0]
+
+    def _segments_many(self, pieces: list[str]) -> list[list[str]]:
+        """Long pieces, each cut where no merge can ever join (exact: the parts then merge independently).
 
         Between two characters that are vocab tokens, a merge can join only if some rule's
         left token ends with the first and its right token starts with the second; at
         any other pair of neighbours the piece is cut. (Never beside a character that is
         not in the vocab: its fallback bytes or unknown token stay with their neighbours.)
+        The neighbour pairs of all the pieces (joined, then cut again where each ends) are
+        looked up at once in the sorted edge array (numpy), not one by one.
         """
-        edges = self._edges()
+        edges = self.edge_array()
+        joined = "".join(pieces)
+        codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+        pairs = (codes[:-1] << 21) | codes[1:]
+        if len(edges):
+            cut = edges[np.minimum(np.searchsorted(edges, pairs), len(edges) - 1)] != pairs
+        else:
+            cut = np.ones(len(pairs), dtype=bool)
         vocab = self.vocab
-        starts = [0]
-        prev = piece[0]
-        prev_known = prev in vocab
-        for i in range(1, len(piece)):
-            ch = piece[i]
-            known = ch in vocab
-            if prev_known and known and (ord(prev) << 21 | ord(ch)) not in edges:
-                starts.append(i)
-            prev, prev_known = ch, known
-        starts.append(len(piece))
-        return [piece[a:b] for a, b in zip(starts, starts[1:])]
-
-    def _edges(self) -> frozenset[int]:
-        """(last character of a rule's left token, first of its right token) of every rule, packed."""
-        edges = self._edge_set
-        if edges is None:
-            edges = self._edge_set = frozenset(self.edge_array().tolist())
-        return edges
+        unknown = [ord(ch) for ch in set(joined) if ch not in vocab]
+        if unknown:
+            if len(unknown) > 8:
+                known = ~np.isin(codes, unknown)
+            else:  # (a few: a comparison each is cheaper than isin's sort)
+                known = codes != unknown[0]
+                for code in unknown[1:]:
+                    known &= codes != code
+            cut &= known[:-1] & known[1:]
+        if len(pieces) > 1:
+            ends = list(accumulate(map(len, pieces)))
+            cut[np.array(ends[:-1], dtype=np.int64) - 1] = True  # (where one piece ends and the next starts)
+        bounds = [0, *(np.flatnonzero(cut) + 1).tolist(), len(joined)]
+        segments = [joined[a:b] for a, b in zip(bounds, bounds[1:])]
+        if len(pieces) == 1:
+            return [segments]
+        counts = [0, *np.searchsorted(np.array(bounds[:-1]), ends).tolist()]  # (segments starting before each end)
+        return [segments[a:b] for a, b in zip(counts, counts[1:])]
 
     def edge_array(self) -> np.ndarray:
-        """The packed edges of `_edges` as a sorted int64 array (numpy; kept in a preset's precompiled form)."""
+        """(last character of a rule's left token, first of its right token) of every rule, packed
+        (last << 21 | first) in a sorted int64 array (numpy; kept in a preset's precompiled form)."""
         if self._edge_array is not None:
             return self._edge_array
         size = max(self.vocab.values(), default=0) + 1

@@ -37,6 +37,7 @@ from webapp.tokenizer.hf import components as hc
 from webapp.tokenizer.hf.alphabet import token_to_bytes
 from webapp.tokenizer.hf.model import read_post_processor
 from webapp.tokenizer.hf.text import WHITE_SPACE, bounded, check_growth, time_left
+from webapp.tokenizer.pretokenize.chunks import CLASS_SPLITS
 
 PIPELINE_VERSION = 1
 MAX_ADDED_TOKENS = 20_000
@@ -261,6 +262,11 @@ class Pipeline:
         self.post_before: tuple[int, ...] = tuple(post[0])
         self.post_after: tuple[int, ...] = tuple(post[1])
         self._raw = _AddedSplitter([t for t in self.added if not t.normalized], None)
+        # A pipeline that is only a known split (no normalizer, no added tokens; a Tekken file's):
+        # its name as a scheme of pretokenize/chunks.py, so a byte-level model can encode the text
+        # with the playground's own split-text encoder (chunk and pre-token caches, whole tokens).
+        known = hc.plain_class_split(pre) if self.normalizer is None and not self.added else None
+        self.plain_scheme = known.name if known is not None and known.name in CLASS_SPLITS else None
         self._normalized = _AddedSplitter([t for t in self.added if t.normalized], self.normalizer)
 
     def parts(self, text: str, allowed: frozenset[str] | None = None) -> list[Part]:

@@ -41,6 +41,13 @@ count \\x1c-\\x1f, which `re`'s own \\s does, so the forms spell the class
 out); o200k's upper / lower letter classes are [A-Z] / [a-z]. The tests
 compare both forms on ASCII texts, including every ASCII character.
 
+Class splits (pretokenize/class_split.py) are schemes here too, under
+their names (`CLASS_SPLITS`; not among the page's SCHEMES): Tekken's pattern
+is cut where o200k's is. The argument above holds for it word for word:
+its letter alternatives are o200k's without the contractions, its numbers
+are single \\p{N}, and its punctuation, newline and whitespace alternatives
+are o200k's.
+
 What it does not do: the "none" scheme (no split), BPE, byte offsets.
 """
 
@@ -51,6 +58,7 @@ from typing import Any
 
 import regex
 
+from webapp.tokenizer.pretokenize.class_split import TEKKEN, ClassSplit
 from webapp.tokenizer.pretokenize.patterns import PATTERNS, check_scheme
 
 _WS = r"\t\n\v\f\r "  # the regex package's \s, restricted to ASCII
@@ -74,12 +82,16 @@ _ASCII_SOURCES: dict[str, str] = {
 ASCII_PATTERNS: dict[str, re.Pattern[str]] = {name: re.compile(source) for name, source in _ASCII_SOURCES.items()}
 _FULL: dict[str, regex.Pattern[str]] = {name: regex.compile(pattern) for name, pattern in PATTERNS.items()}
 
+#: Known patterns split over character classes, by the scheme name encoding uses for them.
+CLASS_SPLITS: dict[str, ClassSplit] = {TEKKEN.name: TEKKEN}
+
 # Where a chunk may end: (pattern, cut after the match?) - see the module docstring.
 _CUTS: dict[str, tuple[Any, bool]] = {
     "gpt2": (regex.compile(r"\n(?=\S)"), False),
     "cl100k": (regex.compile(r"\n(?=\S)"), True),
     "o200k": (regex.compile(r"\n(?=[^\s/])"), True),
 }
+_CUTS[TEKKEN.name] = _CUTS["o200k"]
 
 
 # split_strided: characters between the cuts it looks for (a cut then ends the stretch).
@@ -90,6 +102,7 @@ _ASCII_CUTS: dict[str, re.Pattern[str]] = {
     "cl100k": re.compile(rf"\n(?=[^{_WS}])"),
     "o200k": re.compile(rf"\n(?=[^{_WS}/])"),
 }
+_ASCII_CUTS[TEKKEN.name] = _ASCII_CUTS["o200k"]
 
 
 def chunk_bounds(text: str, scheme: str) -> list[int]:
@@ -115,6 +128,9 @@ def chunk_bounds(text: str, scheme: str) -> list[int]:
 
 def split_chunk(chunk: str, scheme: str) -> list[str]:
     """The pre-tokens of one chunk (or any text): ASCII fast form when it applies."""
+    classes = CLASS_SPLITS.get(scheme)
+    if classes is not None:
+        return classes.pieces(chunk)
     fast = ASCII_PATTERNS.get(scheme)
     if fast is not None and chunk.isascii():
         pretokens: list[str] = fast.findall(chunk)
@@ -129,6 +145,9 @@ def split_chunk(chunk: str, scheme: str) -> list[str]:
 
 def split_chunks(chunks: list[str], scheme: str) -> list[list[str]]:
     """`split_chunk` of each chunk; all-ASCII chunks in one C-level map over the fast form."""
+    classes = CLASS_SPLITS.get(scheme)
+    if classes is not None:
+        return classes.pieces_of(chunks)
     fast = ASCII_PATTERNS.get(scheme)
     if fast is not None and "".join(chunks).isascii():
         return list(map(fast.findall, chunks))
@@ -175,4 +194,4 @@ def split_text(text: str, scheme: str) -> list[str]:
     return out
 
 
-__all__ = ["ASCII_PATTERNS", "STRIDE", "chunk_bounds", "split_chunk", "split_chunks", "split_strided", "split_text"]
+__all__ = ["ASCII_PATTERNS", "CLASS_SPLITS", "STRIDE", "chunk_bounds", "split_chunk", "split_chunks", "split_strided", "split_text"]

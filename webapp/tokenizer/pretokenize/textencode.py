@@ -217,8 +217,10 @@ def _fill_chunks(
     split = split_chunks(missing, scheme)
     pretokens = list(chain.from_iterable(split))
     # First the whole-token table (core/precompiled.py): for real vocabularies most
-    # pre-tokens are tokens that encode to themselves, one dict lookup each.
-    values: list[tuple[int, ...] | None] = list(map(_whole_table(compiled, relabel).get, pretokens))
+    # pre-tokens are tokens that encode to themselves, one dict lookup each. A list
+    # without one (a Tekken file's, compiled when opened) starts from the pre-token cache.
+    table = _whole_table(compiled, relabel)
+    values: list[tuple[int, ...] | None] = list(map((table or pretoken_cache.data).get, pretokens))
     if None in values:
         misses = list(compress(range(len(values)), map(not_, values)))  # where the table had nothing
         rest = list(dict.fromkeys(map(pretokens.__getitem__, misses)))  # distinct misses, in order
@@ -229,9 +231,12 @@ def _fill_chunks(
             encoded = _encode_pretokens(compiled, new, relabel)
             made.update(zip(new, encoded))
             pretoken_cache.put_many([item for item in zip(new, encoded) if len(item[0]) <= PRETOKEN_CACHE_MAX_CHARS])
-        # Only the misses change (a few percent of the pre-tokens of real text).
-        for index in misses:
-            values[index] = made[pretokens[index]]
+        if len(misses) * 8 < len(values):
+            # Only the misses change (a few percent of the pre-tokens of real text).
+            for index in misses:
+                values[index] = made[pretokens[index]]
+        else:  # (many: one C-level pass; a hit keeps its value, since `made` holds only missed texts)
+            values = list(map(made.get, pretokens, values))
     ids = list(chain.from_iterable(values))  # type: ignore[arg-type]
     # Each chunk's ids: a slice of `ids`, from the token counts of its pre-tokens.
     token_ends = [0, *accumulate(map(len, values))]  # type: ignore[arg-type]
