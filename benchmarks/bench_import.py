@@ -26,7 +26,6 @@ Training the tokenizer is not timed (it is printed for information).
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import sys
 import tempfile

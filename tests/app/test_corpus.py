@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import io
 import random
-from collections import Counter
-from pathlib import Path
 
 import pytest
 import regex

@@ -10,7 +10,6 @@ violations fail the tests (the `console` fixture or `_watch`).
 from __future__ import annotations
 
 import re
-import statistics
 import time
 from typing import Any, Iterator
 from urllib.parse import parse_qs, urlparse

@@ -4,10 +4,9 @@ idempotence, limits, migrations from an older schema, and concurrency."""
 from __future__ import annotations
 
 import multiprocessing
-import os
 
 import pytest
-from sqlalchemy import create_engine, func, select, text
+from sqlalchemy import func, select, text
 
 from webapp.infra import storage as st
 from webapp.infra.storage import (
