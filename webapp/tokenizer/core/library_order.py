@@ -70,28 +70,31 @@ class LibraryMerges:
     def __len__(self) -> int:
         return self.count
 
-    def rank(self, left: int, right: int) -> int:
-        """The pair's rank, INF when no rule joins it."""
-        if left >= self.shift or right >= self.shift:
-            return INF
-        return self.ranks.get(left * self.shift + right, INF)
-
     def merge(self, symbols: Sequence[int], firings: list[Firing] | None = None) -> list[int]:
         """`symbols` after every merge, in the library's order; `firings` (if given) records each merge."""
         if len(symbols) < 2:
             return list(symbols)
-        if len(symbols) <= SHORT_WORD and firings is None:
-            return self._merge_short(list(symbols))
-        return self._merge_heap(list(symbols), firings)
+        syms = list(symbols)
+        shift = self.shift
+        if max(syms) < shift:  # (the usual case: every pair key a * shift + b is then a rule's key or no key)
+            return self._merge(syms, firings)
+        # A symbol no rule names (at or above the shift: every rule's ids are below it, see __init__)
+        # is moved past shift**2 for the merging, so that any key made with it is above every rule's
+        # key (below shift**2), and moved back after.
+        far = shift * shift
+        merged = self._merge([s + far if s >= shift else s for s in syms], firings)
+        return [s - far if s >= far else s for s in merged]
+
+    def _merge(self, syms: list[int], firings: list[Firing] | None) -> list[int]:
+        if len(syms) <= SHORT_WORD and firings is None:
+            return self._merge_short(syms)
+        return self._merge_heap(syms, firings)
 
     def _merge_short(self, syms: list[int]) -> list[int]:
         get = self.ranks.get
         shift = self.shift
         news = self.news
-        if max(syms) < shift:  # (the usual case; every new id is below the shift too, see __init__)
-            ranks = [get(a * shift + b, INF) for a, b in zip(syms, syms[1:])]
-        else:
-            ranks = [get(a * shift + b, INF) if a < shift and b < shift else INF for a, b in zip(syms, syms[1:])]
+        ranks = [get(a * shift + b, INF) for a, b in zip(syms, syms[1:])]
         while True:
             best = min(ranks)
             if best == INF:
@@ -102,24 +105,23 @@ class LibraryMerges:
             del syms[i + 1]
             del ranks[i]
             if i:
-                left = syms[i - 1]
-                ranks[i - 1] = get(left * shift + new, INF) if left < shift else INF
+                ranks[i - 1] = get(syms[i - 1] * shift + new, INF)
             if i < len(ranks):
-                right = syms[i + 1]
-                ranks[i] = get(new * shift + right, INF) if right < shift else INF
+                ranks[i] = get(new * shift + syms[i + 1], INF)
             elif not ranks:
                 break
         return syms
 
     def _merge_heap(self, syms: list[int], firings: list[Firing] | None) -> list[int]:
-        rank = self.rank
+        get = self.ranks.get
+        shift = self.shift
         news = self.news
         n = len(syms)
         nxt = list(range(1, n + 1))
         nxt[-1] = -1
         prv = list(range(-1, n - 1))
         alive = [True] * n
-        heap = [(r, i) for i in range(n - 1) if (r := rank(syms[i], syms[i + 1])) != INF]
+        heap = [(r, i) for i in range(n - 1) if (r := get(syms[i] * shift + syms[i + 1], INF)) != INF]
         heapq.heapify(heap)
         pop, push = heapq.heappop, heapq.heappush
         while heap:
@@ -127,7 +129,7 @@ class LibraryMerges:
             if not alive[i]:
                 continue
             j = nxt[i]
-            if j < 0 or rank(syms[i], syms[j]) != r:
+            if j < 0 or get(syms[i] * shift + syms[j], INF) != r:
                 continue  # stale: the pair at i changed since it was pushed
             syms[i] = new = news[r]
             alive[j] = False
@@ -138,9 +140,9 @@ class LibraryMerges:
             if firings is not None:
                 firings.append((r, i, j))
             p = prv[i]
-            if p >= 0 and (pr := rank(syms[p], new)) != INF:
+            if p >= 0 and (pr := get(syms[p] * shift + new, INF)) != INF:
                 push(heap, (pr, p))
-            if k >= 0 and (kr := rank(new, syms[k])) != INF:
+            if k >= 0 and (kr := get(new * shift + syms[k], INF)) != INF:
                 push(heap, (kr, i))
         return [s for s, keep in zip(syms, alive) if keep]
 

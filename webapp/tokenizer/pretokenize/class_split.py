@@ -132,7 +132,7 @@ class ClassSplit:
         bounds = list(accumulate(map(len, texts), initial=0))
         found = list(map(self.compiled().findall, repeat(classes), bounds, bounds[1:]))
         ends = list(accumulate(map(len, chain.from_iterable(found))))
-        if joined and (len(joined) >= NUMPY_CUT or self.singles):
+        if joined and (len(joined) >= NUMPY_CUT or (self.singles and self.singles in classes)):
             flat, counts = self._cut(joined, classes, ends, bounds)
         else:
             flat = [joined[a:b] for a, b in zip([0, *ends], ends)]
