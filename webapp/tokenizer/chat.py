@@ -275,14 +275,16 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         bounds = _bounds()
         if bounds is not None:
             bounds.clock()
-            if operator == "*":
+            if operator == "+":  # (the common one: each length taken once)
+                left_size, right_size = _length(left), _length(right)
+                if left_size is not None and right_size is not None:
+                    bounds.size(left_size + right_size, "`+`")
+            elif operator == "*":
                 size, times = (left, right) if _length(left) is not None else (right, left)
                 if _length(size) is not None and isinstance(times, int):
                     bounds.size((_length(size) or 0) * max(times, 0), "`*`")
                 elif isinstance(left, int) and isinstance(right, int):
                     bounds.size(max(left.bit_length(), right.bit_length()) // 3, "`*`")
-            elif operator == "+" and _length(left) is not None and _length(right) is not None:
-                bounds.size((_length(left) or 0) + (_length(right) or 0), "`+`")
             elif operator == "**" and isinstance(left, (int, float)) and isinstance(right, (int, float)):
                 if abs(right) > 64 and abs(left) > 1:
                     raise _Refused(f"`**` with an exponent of {short_repr(right)} is refused (at most 64)")
@@ -291,9 +293,10 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         return super().call_binop(context, operator, left, right)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
-        bounds = _bounds()
-        if bounds is not None and isinstance(obj, str) and attribute in ("format", "format_map"):
-            _check_format_spec(bounds, obj)  # Jinja wraps str.format: the call below no longer shows its string
+        if attribute in ("format", "format_map") and isinstance(obj, str):  # (the cheap test first: every read)
+            bounds = _bounds()
+            if bounds is not None:
+                _check_format_spec(bounds, obj)  # Jinja wraps str.format: the call below no longer shows its string
         return super().getattr(obj, attribute)
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 (Jinja's signature)

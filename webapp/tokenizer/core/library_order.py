@@ -77,7 +77,9 @@ class LibraryMerges:
         syms = list(symbols)
         shift = self.shift
         if max(syms) < shift:  # (the usual case: every pair key a * shift + b is then a rule's key or no key)
-            return self._merge(syms, firings)
+            if len(syms) <= SHORT_WORD and firings is None:
+                return self._merge_short(syms)
+            return self._merge_heap(syms, firings)
         # A symbol no rule names (at or above the shift: every rule's ids are below it, see __init__)
         # is moved past shift**2 for the merging, so that any key made with it is above every rule's
         # key (below shift**2), and moved back after.

@@ -165,6 +165,10 @@ class LibraryModel:
             if None not in whole:
                 return list(zip(whole))  # type: ignore[arg-type]
             found = [(i,) if i is not None else self.cache.data.get(p) for i, p in zip(whole, pieces)]
+        elif self.whole is not None:  # (a vocab token marked whole is that token: read in the same pass)
+            marks, get = self.whole, self.cache.data.get
+            tokens = list(map(self.vocab.get, pieces))
+            found = [(t,) if t is not None and marks[t] else get(p) for t, p in zip(tokens, pieces)]
         else:
             found = list(map(self.cache.data.get, pieces))
         missing = [i for i, ids in enumerate(found) if ids is None]

@@ -17,7 +17,7 @@ What it does not do: routes (webapp.web.chat.routes) or templates.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from webapp.infra import inputs
@@ -43,12 +43,17 @@ class ChatCount:
 
     text: str
     ids: list[int]
-    parts: list[tuple[str, bool]] = field(default_factory=list)
+    specials: frozenset[str] = frozenset()
     origin: str = ""
 
     @property
     def count(self) -> int:
         return len(self.ids)
+
+    @property
+    def parts(self) -> list[tuple[str, bool]]:
+        """The text cut at its special tokens (the Chat view's boxes; the API never needs them)."""
+        return split_special(self.text, self.specials)
 
 
 def models_with_templates() -> list[str]:
@@ -81,7 +86,7 @@ def render_and_count(entry: Loaded, messages: Sequence[Mapping[str, str]], add_g
     template, origin = template_for(entry)
     text = render_chat(template, messages, add_generation_prompt=add_generation_prompt, limits=limits.chat)
     ids = act.chat_ids(entry, text)
-    return ChatCount(text, ids, split_special(text, frozenset(entry.tok.special_tokens)), origin)
+    return ChatCount(text, ids, frozenset(entry.tok.special_tokens), origin)
 
 
 # --- the Bytes page's Chat view ------------------------------------------------------
