@@ -173,11 +173,16 @@ def tree_pids(pid: int) -> list[int]:
 
 def own_pss_kb(pid: int) -> int:
     """Pss of one process from /proc/<pid>/smaps_rollup (0 when gone)."""
+    return proc_kb(f"/proc/{pid}/smaps_rollup", "Pss:")
+
+
+def proc_kb(path: str, field: str) -> int:
+    """The kB figure on the line of a /proc file that starts with `field` (0 when the process is gone)."""
     try:
-        rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        text = Path(path).read_text()
     except OSError:
         return 0
-    return next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
+    return next((int(line.split()[1]) for line in text.splitlines() if line.startswith(field)), 0)
 
 
 def measure(side: str, files_list: Path, merges: int, out: Path) -> None:
@@ -249,17 +254,14 @@ def work_api(files: list[Path], merges: int, api: str, worker_pid: int | None, h
     return {"seconds": seconds, "upload_seconds": posted, "count_seconds": result["seconds"]["count"],
             "train_seconds": result["seconds"]["train"], "summary_seconds": result["seconds"].get("summary"),
             "store_seconds": result["seconds"].get("store"),
-            "max_rss_kb": peak, "max_pss_kb": pss_peak, "pieces": result["corpus"]["pieces"], "distinct": result["corpus"]["distinct"],
+            "max_rss_kb": peak, "max_pss_kb": pss_peak, "pieces": result["corpus"]["pieces"],
+            "distinct": result["corpus"]["distinct"],
             "bytes_per_token": result["bytes_per_token"]}
 
 
 def own_rss_kb(pid: int) -> int:
     """VmRSS of one process (0 when gone)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return 0
-    return next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+    return proc_kb(f"/proc/{pid}/status", "VmRSS:")
 
 
 def run_side(side: str, files_list: Path, merges: int, tmp: Path) -> dict:
