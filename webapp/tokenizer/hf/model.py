@@ -175,13 +175,23 @@ class LibraryModel:
         if missing:
             made: dict[str, tuple[int, ...]] = {}
             long = list(dict.fromkeys(pieces[i] for i in missing if len(pieces[i]) > LONG_PIECE))
-            if len(long) > 1:  # (one numpy pass finds where they all may be cut)
+            if long:  # (one numpy pass finds where they all may be cut)
                 made.update(zip(long, self._long_ids(long)))
+            # What `tokenize` would still do for a missing piece when the pass above already took the
+            # vocab's shortcut (ignore_merges or whole tokens) and the cache: merge it, and cache it.
+            shortcut_taken = self.ignore_merges or self.whole is not None
+            put, merge_segment = self.cache.put, self._merge_segment
             for i in missing:
                 piece = pieces[i]
                 ids = made.get(piece)
                 if ids is None:
-                    ids = made[piece] = self.tokenize(piece)
+                    if shortcut_taken and piece:
+                        ids = merge_segment(piece)
+                        if len(piece) <= PIECE_CACHE_MAX_CHARS:
+                            put(piece, ids)
+                    else:
+                        ids = self.tokenize(piece)
+                    made[piece] = ids
                 found[i] = ids
         return found  # type: ignore[return-value]
 
