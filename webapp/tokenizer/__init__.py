@@ -53,7 +53,7 @@ from webapp.tokenizer.chat import (
     render_chat,
     validate_messages,
 )
-from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET, BoundedCache
+from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET, BoundedCache, estimated_bytes
 from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
 from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
 from webapp.tokenizer.processes import die_with_parent, vm_size_bytes
@@ -155,7 +155,7 @@ from webapp.tokenizer.presets.tiktoken_api import (
 __all__ = [
     # errors, caches and the shapes of traces (shared leaf modules)
     "TokenizerError", "json_type", "short_repr", "die_with_parent", "vm_size_bytes",
-    "BUDGET_BYTES_PER_UNIT", "LIST_BUDGET", "BoundedCache",
+    "BUDGET_BYTES_PER_UNIT", "LIST_BUDGET", "BoundedCache", "estimated_bytes",
     "EncodeTrace", "MergeNode", "PairCount", "TrainingStep", "TrainingTrace",
     # the engine: byte level, character level, decoding
     "CompiledByteMerges", "compile_byte_merges", "compiled_from_key", "encode", "encode_trace", "implied_byte_vocab",

@@ -29,9 +29,9 @@ from flask import Flask, current_app, has_app_context
 from webapp.infra import inputs
 from webapp.infra import storage
 from webapp import tokenizer as tk
-from webapp.tokenizer.caches import estimated_bytes
 from webapp.tokenizer import (
     BoundedCache,
+    estimated_bytes,
     LoadedTokenizer,
     PRESET_NAMES,
     PRESET_RULES,
