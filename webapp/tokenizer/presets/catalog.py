@@ -53,17 +53,12 @@ def is_open_model(name: object) -> bool:
 
 def get_preset(name: object) -> AnyPreset:
     """The preset for a name or alias, or a TokenizerError listing the names."""
-    if isinstance(name, str) and name in PRESETS:
-        return PRESETS[name]
-    raise unknown_preset(name)
+    return openai.find_preset(name, PRESETS)
 
 
 def unknown_preset(name: object) -> TokenizerError:
-    shown = name if isinstance(name, str) and len(name) <= 40 else "that"
-    return TokenizerError(
-        f"tokenizer: no preset is called {shown!r}; the presets are {', '.join(sorted(PRESETS))}",
-        field="tokenizer",
-    )
+    """The error for a name that is no preset, listing every preset."""
+    return openai.unknown_preset(name, PRESETS)
 
 
 def is_installed(name: str) -> bool:

@@ -40,7 +40,7 @@ import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, TypeVar
 
 from webapp.tokenizer.caches import BoundedCache, value_length
 from webapp.tokenizer.core.byte_level import CompiledByteMerges, compile_byte_merges
@@ -178,20 +178,27 @@ def is_preset(name: object) -> bool:
     return isinstance(name, str) and name in PRESETS
 
 
+P = TypeVar("P")
+
+
 def get_preset(name: object) -> Preset:
     """The preset for a name or alias, or a TokenizerError listing the names."""
-    if isinstance(name, str) and name in PRESETS:
-        return PRESETS[name]
-    raise unknown_preset(name)
+    return find_preset(name, PRESETS)
 
 
-def unknown_preset(name: object) -> TokenizerError:
-    """The error for a name that is no preset (it lists the names there are)."""
+def find_preset(name: object, presets: Mapping[str, P]) -> P:
+    """The preset of `presets` for a name, or a TokenizerError listing their names (catalog.py's too)."""
+    if isinstance(name, str) and name in presets:
+        return presets[name]
+    raise unknown_preset(name, presets)
+
+
+def unknown_preset(name: object, presets: Mapping[str, object] | None = None) -> TokenizerError:
+    """The error for a name that is no preset (it lists the names there are: these, or `presets`)."""
     shown = name if isinstance(name, str) and len(name) <= 40 else "that"
-    return TokenizerError(
-        f"tokenizer: no preset is called {shown!r}; the presets are {', '.join(sorted(PRESETS))}",
-        field="tokenizer",
-    )
+    names = sorted(PRESETS if presets is None else presets)
+    return TokenizerError(f"tokenizer: no preset is called {shown!r}; the presets are {', '.join(names)}",
+                          field="tokenizer")
 
 
 def ranks_dir() -> Path:
@@ -459,6 +466,7 @@ __all__ = [
     "JS_TIKTOKEN_VERSION", "PRESETS", "PRESET_NAMES", "PRESET_RANKS", "Preset", "PresetMissing", "cache_file_name",
     "clear_caches", "compiled_file_name", "convert_preset", "get_cache_dir", "get_preset", "is_prepared", "is_preset",
     "load_compiled", "load_preset", "load_ranks", "parse_rank_bytes", "prepare", "rank_file_bytes", "ranks_dir", "set_cache_dir",
+    "find_preset",
     "unknown_preset",
     "write_atomic",
 ]
