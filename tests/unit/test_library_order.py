@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from webapp.tokenizer import reference
+import numpy as np
+
 from webapp.tokenizer.core.library_order import SHORT_WORD, LibraryMerges
-from webapp.tokenizer.hf.model import LibraryModel, model_piece, model_pieces, read_model_options
+from webapp.tokenizer.hf.model import BATCH_MERGE, LibraryModel, model_piece, model_pieces, read_model_options
 
 ids = st.integers(min_value=0, max_value=7)
 rule_lists = st.lists(st.tuples(ids, ids, st.integers(min_value=0, max_value=12)), max_size=25)
@@ -61,6 +63,32 @@ def test_worked_examples():
     # one occurrence at a time: a lower rule made meanwhile fires before the next occurrence
     rules = [(4, 1, 5), (1, 2, 4)]  # (ab, a) before (a, b)
     assert LibraryMerges(rules).merge([1, 2, 1, 2]) == [5, 2]
+
+
+@settings(max_examples=300, deadline=None)
+@given(rule_lists, st.lists(st.lists(ids, min_size=1, max_size=SHORT_WORD + 12), max_size=12))
+def test_many_words_at_once_equal_the_literal_order(rules, word_list):
+    """`merge_many` (first pair ranks looked up with numpy) gives each word's literal merge."""
+    merges = LibraryMerges(rules)
+    word_list = [w for w in word_list if max(w) < merges.shift]  # (its precondition: ids below the shift)
+    flat = np.array([s for w in word_list for s in w], dtype=np.int64)
+    ends = np.cumsum([len(w) for w in word_list]).tolist()
+    assert merges.merge_many(flat, ends) == [reference.library_order_merge(w, rules) for w in word_list]
+
+
+def test_many_words_without_a_pair_table_go_one_by_one():
+    merges = LibraryMerges([(1, 2, 1 << 40), (1 << 40, 3, 5)])  # (keys past int64: no numpy table)
+    assert merges.pair_table() is None
+    assert merges.merge_many(np.array([1, 2, 3, 1, 2], dtype=np.int64), [3, 5]) == [[5], [1 << 40]]
+
+
+def test_a_stored_pair_table_that_does_not_match_is_refused():
+    merges = LibraryMerges([(1, 2, 3), (3, 3, 4)])
+    keys, ranks = merges.pair_table()
+    with pytest.raises(ValueError):
+        merges.set_pair_table(keys[::-1].copy(), ranks)
+    with pytest.raises(ValueError):
+        merges.set_pair_table(keys[:1], ranks[:1])
 
 
 # --- small files against the library ------------------------------------------------------
@@ -136,6 +164,28 @@ def test_whole_tokens_are_what_the_model_gives(rules, pieces):
     expected = [i for piece in pieces for i in plain.tokenize(piece)]
     assert fast.encode_pieces(list(pieces)) == expected
     assert fast.encode_pieces(list(pieces)) == expected  # (now from the cache)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(tokens, tokens), max_size=20),
+       st.lists(st.text(alphabet=LETTERS + "e\u00e9", min_size=1, max_size=70), min_size=BATCH_MERGE, max_size=40),
+       st.booleans())
+def test_pieces_merged_in_a_batch_equal_one_by_one(rules, pieces, fallback):
+    """`_merge_segments` (characters and first ranks looked up with numpy from BATCH_MERGE pieces) gives
+    `_merge_segment` of each, with characters that are no token (left out, or their fallback bytes)."""
+    doc = json.loads(_file(rules))
+    vocab = doc["model"]["vocab"]
+    if fallback:
+        doc["model"]["byte_fallback"] = True
+        for b in range(256):
+            vocab.setdefault(f"<0x{b:02X}>", len(vocab))
+    options, _ = read_model_options(doc["model"])
+    rule_ids = [(vocab[a], vocab[b], vocab[a + b]) for a, b in doc["model"]["merges"]]
+    model = LibraryModel(vocab, rule_ids, options, None)
+    assert model._merge_segments(list(pieces)) == [model._merge_segment(p) for p in pieces]
+    model.whole = model.find_whole()
+    expected = [i for piece in pieces for i in LibraryModel(vocab, rule_ids, options, None).tokenize(piece)]
+    assert model.encode_pieces(list(pieces)) == expected
 
 
 @settings(max_examples=200, deadline=None)

@@ -46,7 +46,7 @@ Firing = tuple[int, int, int]
 class LibraryMerges:
     """Rules (left, right, new) as the library's pair map: pair -> rank (its last listing) and new id."""
 
-    __slots__ = ("shift", "ranks", "news", "count")
+    __slots__ = ("shift", "ranks", "news", "count", "_pairs")
 
     def __init__(self, rules: Iterable[Sequence[int]] | np.ndarray) -> None:
         """`rules`: (left, right, new) triples of non-negative ids, or an n x 3 integer array of them."""
@@ -66,6 +66,7 @@ class LibraryMerges:
         # dict() keeps the last value of a repeated key: the last listing of a pair wins, as in the library.
         # The ranks are the shared int objects 0..count-1 (core/int_pool.py): one set for every list.
         self.ranks: dict[int, int] = dict(zip(keys, shared_range(count)))
+        self._pairs: tuple[np.ndarray, np.ndarray] | None = None
 
     def __len__(self) -> int:
         return self.count
@@ -93,11 +94,15 @@ class LibraryMerges:
         return self._merge_heap(syms, firings)
 
     def _merge_short(self, syms: list[int]) -> list[int]:
+        get, shift = self.ranks.get, self.shift
+        return self._merge_ranked(syms, [get(a * shift + b, INF) for a, b in zip(syms, syms[1:])])
+
+    def _merge_ranked(self, syms: list[int], ranks: list[int]) -> list[int]:
+        """`syms` merged, given the ranks of its neighbouring pairs (INF: no rule): a scan per merge."""
         get = self.ranks.get
         shift = self.shift
         news = self.news
-        ranks = [get(a * shift + b, INF) for a, b in zip(syms, syms[1:])]
-        while True:
+        while ranks:
             best = min(ranks)
             if best == INF:
                 break
@@ -110,9 +115,45 @@ class LibraryMerges:
                 ranks[i - 1] = get(syms[i - 1] * shift + new, INF)
             if i < len(ranks):
                 ranks[i] = get(new * shift + syms[i + 1], INF)
-            elif not ranks:
-                break
         return syms
+
+    def pair_table(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Every rule's pair key (a * shift + b) sorted, and its rank beside it (numpy, made on first
+        use; a preset's stored form brings it): for looking many pairs up at once. None when the keys
+        do not fit in int64."""
+        if self._pairs is None and self.shift <= 1 << 31:
+            keys = np.fromiter(self.ranks.keys(), dtype=np.int64, count=len(self.ranks))
+            order = np.argsort(keys)
+            self._pairs = (keys[order], np.fromiter(self.ranks.values(), dtype=np.int64, count=len(self.ranks))[order])
+        return self._pairs
+
+    def set_pair_table(self, keys: np.ndarray, ranks: np.ndarray) -> None:
+        """Keep a stored `pair_table()` (checked: as many pairs as rules have keys, sorted)."""
+        if len(keys) != len(self.ranks) or len(ranks) != len(keys) or (len(keys) > 1 and bool((keys[1:] <= keys[:-1]).any())):
+            raise ValueError("the stored pair table does not match the rules")
+        self._pairs = (keys, ranks)
+
+    def merge_many(self, symbols: np.ndarray, ends: Sequence[int]) -> list[list[int]]:
+        """`merge` of many words at once: `symbols` their symbols in a row (int64, each below the
+        shift), `ends` where each word ends. The first rank of every neighbouring pair is looked up
+        in one numpy pass (`pair_table`), then each word is merged on its own; the same results as
+        `merge` of each. Falls back to `merge` one by one when there is no pair table."""
+        table = self.pair_table()
+        flat = symbols.tolist()
+        bounds = list(zip([0, *ends[:-1]], ends))
+        if table is None or not len(table[0]) or len(flat) < 2:
+            return [self.merge(flat[a:b]) for a, b in bounds]
+        keys, ranks = table
+        wanted = symbols[:-1] * self.shift + symbols[1:]
+        at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+        first = np.where(keys[at] == wanted, ranks[at], INF).tolist()  # (pairs across two words: unused)
+        out: list[list[int]] = []
+        for a, b in bounds:
+            if b - a > SHORT_WORD:
+                out.append(self._merge_heap(flat[a:b], None))
+            else:
+                out.append(self._merge_ranked(flat[a:b], first[a:b - 1]))
+        return out
 
     def _merge_heap(self, syms: list[int], firings: list[Firing] | None) -> list[int]:
         get = self.ranks.get

@@ -12,6 +12,10 @@ pairs). For presets, prepared once at setup, this module writes one .npz:
   ids (read by slicing one string: several times faster than a JSON list of
   pairs, which took a third of gemma3's opening);
 - `edges`: where a long piece may be cut (hf/model.py, `_segments`);
+- `pair_keys`, `pair_ranks`, `char_table`: the tables that look many
+  pieces' first symbols and pair ranks up at once (`LibraryMerges.pair_table`,
+  `LibraryModel.char_table`; made with a sort that would add tens of
+  milliseconds to opening);
 - `whole`: one byte per id, 1 for a token whose own text encodes to it
   (`LibraryModel.find_whole`: such a piece is then a lookup, no merging);
 - `meta`: the rest of the `LoadedTokenizer` as JSON (byte level: its stored
@@ -46,7 +50,7 @@ from webapp.tokenizer.hf.encoding import attach_model, library_model
 from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
 
-LIBRARY_FORM_VERSION = 3
+LIBRARY_FORM_VERSION = 4
 
 
 def _json_array(value: Any) -> np.ndarray:
@@ -71,8 +75,12 @@ def dumps_library(tok: LoadedTokenizer) -> bytes:
                 "model": tok.model, "unk_id": tok.unk_id}
     texts = list(model.vocab)
     whole = model.whole if model.whole is not None else model.find_whole()
+    pair_table = model.merges.pair_table()
+    if pair_table is None:
+        raise ValueError("the rules' ids are too large for the precompiled form")
     out = io.BytesIO()
     np.savez(out, rules=rules, meta=_json_array(meta), edges=model.edge_array(),
+             pair_keys=pair_table[0], pair_ranks=pair_table[1], char_table=model.char_table(),
              whole=np.frombuffer(whole, dtype=np.uint8),
              token_text=np.frombuffer("".join(texts).encode("utf-8", "surrogatepass"), dtype=np.uint8),
              token_lengths=np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)),
@@ -102,6 +110,7 @@ def loads_library(data: bytes) -> LoadedTokenizer:
             ids = found["token_ids"]
             edges = found["edges"]
             whole = found["whole"].tobytes()
+            pair_keys, pair_ranks, char_table = found["pair_keys"], found["pair_ranks"], found["char_table"]
     except (OSError, KeyError, IndexError, UnicodeDecodeError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"the precompiled tokenizer cannot be read ({exc})") from None
     if (rules.ndim != 2 or rules.shape[1] != 3 or ids.ndim != 1 or lengths.shape != ids.shape
@@ -117,6 +126,8 @@ def loads_library(data: bytes) -> LoadedTokenizer:
             tok = _char_level(meta, vocab, rules, ids)
         model = LibraryModel(vocab, rules, tok.model, tok.unk_id, edges)
         model.whole = whole
+        model.merges.set_pair_table(pair_keys, pair_ranks)
+        model.set_char_table(char_table)
         attach_model(tok, model)
     return tok
 

@@ -387,7 +387,7 @@ def build_pre_tokenizer(desc: Any, *, final: bool = True) -> PreTokenizer:
     if kind == "Metaspace":
         return _metaspace(desc["replacement"], desc["prepend_scheme"], desc["split"])
     parts = desc["pretokenizers"]
-    fused, count = _known_run(parts)
+    fused, count = known_run(parts)
     steps = [_isolated_known(fused)] if fused is not None else []
     steps += [build_pre_tokenizer(p, final=final and i == len(parts) - 1) for i, p in enumerate(parts) if i >= count]
 
@@ -399,7 +399,7 @@ def build_pre_tokenizer(desc: Any, *, final: bool = True) -> PreTokenizer:
     return sequence
 
 
-def _isolated_split_regex(desc: Any) -> str | None:
+def isolated_split_regex(desc: Any) -> str | None:
     """The regex of an Isolated, not inverted Split step, else None."""
     if desc["type"] != "Split" or desc["behavior"] != "Isolated" or desc["invert"]:
         return None
@@ -407,12 +407,12 @@ def _isolated_split_regex(desc: Any) -> str | None:
     return value if pkind == "Regex" else None
 
 
-def _known_run(parts: list[Any]) -> tuple[ClassSplit | None, int]:
+def known_run(parts: list[Any]) -> tuple[ClassSplit | None, int]:
     """The longest run (two steps or more) of Isolated Split regexes at the start of a Sequence that
     class_split knows as one pass, and its length; (None, 0) if none."""
     patterns: list[str] = []
     for part in parts:
-        pattern = _isolated_split_regex(part)
+        pattern = isolated_split_regex(part)
         if pattern is None:
             break
         patterns.append(pattern)
@@ -429,7 +429,7 @@ def plain_class_split(desc: Any) -> ClassSplit | None:
     if desc is None or desc["type"] != "Sequence" or len(desc["pretokenizers"]) != 2:
         return None
     split, byte_level = desc["pretokenizers"]
-    pattern = _isolated_split_regex(split)
+    pattern = isolated_split_regex(split)
     if pattern is None or byte_level["type"] != "ByteLevel" or byte_level["add_prefix_space"] or byte_level["use_regex"]:
         return None
     return known_split((pattern,))

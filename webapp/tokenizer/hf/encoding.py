@@ -81,14 +81,16 @@ def _library_ids(tok: LoadedTokenizer, pipeline: hp.Pipeline, parts: list[hp.Par
     byte_level, spelt = pipeline.byte_level, pipeline.spelt_in_alphabet
     # The pieces of every run between added tokens go to the model together (a long text cut by
     # many added tokens, gemma3's newlines say, is then one batch), their ids put back in order.
-    runs = [None if added_id is not None else model_pieces(value, byte_level, spelt) for added_id, value in parts]
-    each = iter(model.piece_ids(list(chain.from_iterable(run for run in runs if run is not None))))
+    # (spelt for the model in one pass over all of them too)
+    pieces = model_pieces(list(chain.from_iterable(value for added_id, value in parts if added_id is None)),
+                          byte_level, spelt)
+    each = iter(model.piece_ids(pieces))
     out: list[tuple[int, ...]] = []
-    for (added_id, _value), run in zip(parts, runs):
-        if run is None:
-            out.append((added_id,))  # type: ignore[arg-type]
+    for added_id, value in parts:
+        if added_id is not None:
+            out.append((added_id,))
         else:
-            out.extend(islice(each, len(run)))
+            out.extend(islice(each, len(value)))
     return list(chain.from_iterable(out))
 
 

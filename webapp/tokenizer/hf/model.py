@@ -44,6 +44,10 @@ PIECE_CACHE_CHARS = 1_000_000
 PIECE_CACHE_MAX_CHARS = 256
 #: A piece longer than this is cut where no merge can join, and the parts merged (and cached) one by one.
 LONG_PIECE = 64
+#: From this many pieces to merge at once, their symbols and first pair ranks are looked up with numpy.
+BATCH_MERGE = 16
+#: Code points past this are never in `char_table` (their pieces take the one-by-one way).
+CHAR_TABLE_LIMIT = 0x30000
 _FALLBACK = tuple(f"<0x{b:02X}>" for b in range(256))
 
 
@@ -83,6 +87,7 @@ class LibraryModel:
         fallback = [vocab.get(code) for code in _FALLBACK] if opts["byte_fallback"] else []
         self.fallback: list[int | None] | None = fallback or None
         self._edge_array: np.ndarray | None = edges
+        self._char_table: np.ndarray | None = None
         #: By id: 1 when the token's own characters merge back into it (see `find_whole`), else 0; None until known.
         self.whole: bytes | None = None
         self.cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(
@@ -179,19 +184,18 @@ class LibraryModel:
                 made.update(zip(long, self._long_ids(long)))
             # What `tokenize` would still do for a missing piece when the pass above already took the
             # vocab's shortcut (ignore_merges or whole tokens) and the cache: merge it, and cache it.
-            shortcut_taken = self.ignore_merges or self.whole is not None
-            put, merge_segment = self.cache.put, self._merge_segment
+            if self.ignore_merges or self.whole is not None:
+                short = [p for p in dict.fromkeys(pieces[i] for i in missing) if p and p not in made]
+                made.update(zip(short, self._merge_segments(short)))
+                put = self.cache.put
+                for piece in short:
+                    if len(piece) <= PIECE_CACHE_MAX_CHARS:
+                        put(piece, made[piece])
             for i in missing:
                 piece = pieces[i]
                 ids = made.get(piece)
                 if ids is None:
-                    if shortcut_taken and piece:
-                        ids = merge_segment(piece)
-                        if len(piece) <= PIECE_CACHE_MAX_CHARS:
-                            put(piece, ids)
-                    else:
-                        ids = self.tokenize(piece)
-                    made[piece] = ids
+                    ids = made[piece] = self.tokenize(piece)
                 found[i] = ids
         return found  # type: ignore[return-value]
 
@@ -220,7 +224,12 @@ class LibraryModel:
         segments = list(chain.from_iterable(per_piece))
         found = list(map(self.cache.data.get, segments))  # (one C-level pass: most are cached)
         if None in found:
-            found = [ids if ids is not None else self._merged(seg) for ids, seg in zip(found, segments)]
+            new = list(dict.fromkeys(seg for ids, seg in zip(found, segments) if ids is None))
+            made = dict(zip(new, self._merge_segments(new)))
+            for seg in new:
+                if len(seg) <= PIECE_CACHE_MAX_CHARS:
+                    self.cache.put(seg, made[seg])
+            found = [ids if ids is not None else made[seg] for ids, seg in zip(found, segments)]
         if len(per_piece) == 1:
             return [tuple(chain.from_iterable(found))]  # type: ignore[arg-type]
         ends = list(accumulate(map(len, per_piece), initial=0))
@@ -257,6 +266,46 @@ class LibraryModel:
         except KeyError:
             ids = self.symbols(segment)[0]
         return tuple(self.merges.merge(ids))
+
+    def _merge_segments(self, segments: list[str]) -> list[tuple[int, ...]]:
+        """`_merge_segment` of each (non-empty) segment. From BATCH_MERGE of them, their characters'
+        ids (`char_table`) and the ranks of their first pairs are looked up in one numpy pass
+        (LibraryMerges.merge_many); a segment with a character that is no single-character token
+        (fallback bytes, the unknown token) or whose id is past the rules' shift goes one by one."""
+        if len(segments) < BATCH_MERGE or not all(segments):
+            return list(map(self._merge_segment, segments))
+        table = self.char_table()
+        lengths = list(map(len, segments))
+        codes = np.frombuffer("".join(segments).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        ids = table[np.minimum(codes, len(table) - 1)]
+        odd = np.logical_or.reduceat((ids < 0) | (ids >= self.merges.shift), [0, *accumulate(lengths[:-1])])
+        out: list[tuple[int, ...] | None] = [None] * len(segments)
+        if odd.any():
+            for i in np.flatnonzero(odd).tolist():
+                out[i] = self._merge_segment(segments[i])
+            ids = ids[np.repeat(~odd, lengths)]
+            lengths = [n for n, bad in zip(lengths, odd.tolist()) if not bad]
+        merged = iter(self.merges.merge_many(ids, list(accumulate(lengths))))
+        return [done if done is not None else tuple(next(merged)) for done in out]
+
+    def char_table(self) -> np.ndarray:
+        """By code point: the id of the character's single-character token, -1 when there is none
+        (int64 numpy, up to CHAR_TABLE_LIMIT; its last entry is -1: the code points past it are
+        clipped there). Made on first use; a preset's stored form brings it."""
+        if self._char_table is None:
+            singles = [(ord(token), i) for token, i in self.vocab.items() if len(token) == 1 and ord(token) < CHAR_TABLE_LIMIT]
+            table = np.full(max((code for code, _ in singles), default=0) + 2, -1, dtype=np.int64)
+            if singles:
+                codes, ids = zip(*singles)
+                table[list(codes)] = ids
+            self._char_table = table
+        return self._char_table
+
+    def set_char_table(self, table: np.ndarray) -> None:
+        """Keep a stored `char_table()`."""
+        if table.ndim != 1 or not len(table) or table[-1] != -1:
+            raise ValueError("the stored character table has the wrong shape")
+        self._char_table = table
 
     def _merged(self, segment: str) -> tuple[int, ...]:
         found = self.cache.data.get(segment)

@@ -36,6 +36,7 @@ import regex
 from webapp.tokenizer.hf import components as hc
 from webapp.tokenizer.hf.alphabet import token_to_bytes
 from webapp.tokenizer.hf.model import read_post_processor
+from webapp.tokenizer.hf.pre_runs import build_pre_tokenizer_runs
 from webapp.tokenizer.hf.text import WHITE_SPACE, bounded, check_growth, time_left
 from webapp.tokenizer.pretokenize.chunks import CLASS_SPLITS
 
@@ -243,7 +244,8 @@ class Pipeline:
         # Only Metaspace's prepend_scheme "first" asks where a piece started.
         self._asks_origin = '"prepend_scheme":"first"' in json.dumps(desc["pre_tokenizer"], separators=(",", ":"))
         pre = desc["pre_tokenizer"]
-        self.pre_tokenizer = hc.build_pre_tokenizer(pre) if pre else None
+        # (over all the runs between added tokens at once: a known split then makes one pass)
+        self.pre_tokenizer = build_pre_tokenizer_runs(pre) if pre else None
         # Pieces come out in GPT-2's byte alphabet only when a step runs after ByteLevel.
         self.spelt_in_alphabet = hc.maps_bytes(pre) and not hc.ends_with_byte_level(pre)
         self.byte_level = hc.maps_bytes(pre)
@@ -279,6 +281,7 @@ class Pipeline:
 
     def _parts(self, text: str, allowed: frozenset[str] | None) -> list[Part]:
         out: list[Part] = []
+        runs: list[list[hc.Piece]] = []  # the stretches between added tokens, pre-tokenized together below
         for token, start, end in self._raw.split(text, allowed):
             if token is not None:
                 out.append((token.id, text[start:end]))
@@ -295,12 +298,13 @@ class Pipeline:
                 if inner is not None:
                     out.append((inner.id, segment[s:e]))
                 elif e > s:
-                    pieces: list[hc.Piece] = [(segment[s:e], at_start and s == 0)]
-                    if self.pre_tokenizer is not None:
-                        pieces = self.pre_tokenizer(pieces)
-                    if pieces:
-                        out.append((None, [p for p, _ in pieces]))
-        return out
+                    out.append((None, len(runs)))  # (its pieces once the runs are pre-tokenized)
+                    runs.append([(segment[s:e], at_start and s == 0)])
+        if self.pre_tokenizer is not None:
+            runs = self.pre_tokenizer(runs)
+        pieces = [[p for p, _ in run] for run in runs]
+        return [(added, value) if added is not None else (None, pieces[value])
+                for added, value in out if added is not None or pieces[value]]
 
     def piece_bytes(self, piece: str) -> bytes:
         """A piece as the bytes the byte-level model sees."""
