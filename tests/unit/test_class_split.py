@@ -112,3 +112,11 @@ def test_a_sequence_starting_with_the_known_run_is_fused_and_the_rest_still_runs
             assert [p for p, _ in fused([(text, True)])] == expected
     # Two of the three are not a known run: done step by step.
     assert build_pre_tokenizer(describe_pre_tokenizer({"type": "Sequence", "pretokenizers": steps[:2]}))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(min_size=cs.NUMPY_CLASSES, max_size=3 * cs.NUMPY_CLASSES))
+def test_long_texts_get_the_same_class_letters_from_the_numpy_copy(text):
+    for split in cs.KNOWN:
+        table = split.table()
+        assert table.classes(text) == text.translate(table)

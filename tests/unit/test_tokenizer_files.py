@@ -89,6 +89,13 @@ def test_byte_alphabet_is_gpt2s():
     assert tokfiles.token_to_bytes("a b") is None  # a plain space is not in the alphabet
 
 
+@pytest.mark.parametrize("size", [0, 1, 127, 128, 129, 5000])
+def test_bytes_are_spelt_one_character_each_short_or_long(size):
+    """Short inputs are spelt with str.translate, long ones with numpy: the same characters."""
+    data = random.Random(size).randbytes(size)
+    assert tokfiles.bytes_to_token(data) == "".join(tokfiles.BYTE_ALPHABET[b] for b in data)
+
+
 # --------------------------------------------------------------------------
 # Hugging Face tokenizer.json
 

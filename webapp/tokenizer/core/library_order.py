@@ -150,12 +150,13 @@ class LibraryMerges:
         out: list[list[int]] = []
         for a, b in bounds:
             if b - a > SHORT_WORD:
-                out.append(self._merge_heap(flat[a:b], None))
+                out.append(self._merge_heap(flat[a:b], None, first[a:b - 1]))
             else:
                 out.append(self._merge_ranked(flat[a:b], first[a:b - 1]))
         return out
 
-    def _merge_heap(self, syms: list[int], firings: list[Firing] | None) -> list[int]:
+    def _merge_heap(self, syms: list[int], firings: list[Firing] | None, first: list[int] | None = None) -> list[int]:
+        """`syms` merged with a heap of (rank, position); `first`: the ranks of its pairs, if known."""
         get = self.ranks.get
         shift = self.shift
         news = self.news
@@ -164,7 +165,9 @@ class LibraryMerges:
         nxt[-1] = -1
         prv = list(range(-1, n - 1))
         alive = [True] * n
-        heap = [(r, i) for i in range(n - 1) if (r := get(syms[i] * shift + syms[i + 1], INF)) != INF]
+        if first is None:
+            first = [get(a * shift + b, INF) for a, b in zip(syms, syms[1:])]
+        heap = [(r, i) for i, r in enumerate(first) if r != INF]
         heapq.heapify(heap)
         pop, push = heapq.heappop, heapq.heappush
         while heap:

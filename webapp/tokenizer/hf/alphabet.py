@@ -2,10 +2,13 @@
 
 Hugging Face tokenizer.json and vocab.json + merges.txt files write every byte
 as one printable character; this module holds that table and the two
-conversions. What it does not do: read or write any file.
+conversions (long inputs spelt with numpy). What it does not do: read or write any file.
 """
 
 from __future__ import annotations
+
+import numpy as np
+
 
 def _build_byte_alphabet() -> list[str]:
     """GPT-2's printable stand-in character for each byte value.
@@ -45,6 +48,14 @@ def token_to_bytes(token: str) -> bytes | None:
         return None
 
 
+#: From this many bytes, `bytes_to_token` looks the characters up with numpy (str.translate with a
+#: dict costs about 13 ns a byte; the numpy lookup 1.5 us a call, then about 1 ns a byte).
+NUMPY_SPELL = 128
+_ALPHABET_CODES = np.array([ord(ch) for ch in BYTE_ALPHABET], dtype=np.uint32)
+
+
 def bytes_to_token(data: bytes) -> str:
     """The byte-level token string for some bytes (inverse of `token_to_bytes`)."""
+    if len(data) >= NUMPY_SPELL:
+        return _ALPHABET_CODES.take(np.frombuffer(data, dtype=np.uint8)).tobytes().decode("utf-32-le")
     return data.decode("latin-1").translate(_FROM_LATIN1)

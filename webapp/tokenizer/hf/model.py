@@ -162,8 +162,8 @@ class LibraryModel:
         return list(chain.from_iterable(self.piece_ids(pieces)))
 
     def piece_ids(self, pieces: list[str]) -> list[tuple[int, ...]]:
-        """The file's ids of each piece (`tokenize`): cached ones looked up in one pass, the long ones
-        missed cut all at once (`_long_ids`), each other one tokenized once."""
+        """The file's ids of each piece (`tokenize`): cached ones looked up in one pass, the missed
+        ones merged in one batch, long ones cut first (`_uncached_ids`)."""
         found: list[tuple[int, ...] | None]
         if self.ignore_merges:  # (a piece that is a vocab token is that token, never cached: one pass for them)
             whole = list(map(self.vocab.get, pieces))
@@ -178,19 +178,10 @@ class LibraryModel:
             found = list(map(self.cache.data.get, pieces))
         missing = [i for i, ids in enumerate(found) if ids is None]
         if missing:
-            made: dict[str, tuple[int, ...]] = {}
-            long = list(dict.fromkeys(pieces[i] for i in missing if len(pieces[i]) > LONG_PIECE))
-            if long:  # (one numpy pass finds where they all may be cut)
-                made.update(zip(long, self._long_ids(long)))
-            # What `tokenize` would still do for a missing piece when the pass above already took the
-            # vocab's shortcut (ignore_merges or whole tokens) and the cache: merge it, and cache it.
-            if self.ignore_merges or self.whole is not None:
-                short = [p for p in dict.fromkeys(pieces[i] for i in missing) if p and p not in made]
-                made.update(zip(short, self._merge_segments(short)))
-                put = self.cache.put
-                for piece in short:
-                    if len(piece) <= PIECE_CACHE_MAX_CHARS:
-                        put(piece, made[piece])
+            # What `tokenize` would still do for a short missing piece when the pass above already took
+            # the vocab's shortcut (ignore_merges or whole tokens) and the cache: merge it, and cache it.
+            made = self._uncached_ids(list(dict.fromkeys(pieces[i] for i in missing)),
+                                      merge_short=self.ignore_merges or self.whole is not None)
             for i in missing:
                 piece = pieces[i]
                 ids = made.get(piece)
@@ -214,26 +205,32 @@ class LibraryModel:
         found = self.cache.data.get(piece)
         if found is None:
             if len(piece) > LONG_PIECE:
-                return self._long_ids([piece])[0]
+                return self._uncached_ids([piece], merge_short=False)[piece]
             found = self._merged(piece)
         return found
 
-    def _long_ids(self, pieces: list[str]) -> list[tuple[int, ...]]:
-        """The ids of long pieces: each cut (`_segments_many`), the segments merged or read from the cache."""
-        per_piece = self._segments_many(pieces)
-        segments = list(chain.from_iterable(per_piece))
-        found = list(map(self.cache.data.get, segments))  # (one C-level pass: most are cached)
-        if None in found:
-            new = list(dict.fromkeys(seg for ids, seg in zip(found, segments) if ids is None))
-            made = dict(zip(new, self._merge_segments(new)))
-            for seg in new:
-                if len(seg) <= PIECE_CACHE_MAX_CHARS:
-                    self.cache.put(seg, made[seg])
-            found = [ids if ids is not None else made[seg] for ids, seg in zip(found, segments)]
-        if len(per_piece) == 1:
-            return [tuple(chain.from_iterable(found))]  # type: ignore[arg-type]
-        ends = list(accumulate(map(len, per_piece), initial=0))
-        return [tuple(chain.from_iterable(found[a:b])) for a, b in zip(ends, ends[1:])]  # type: ignore[arg-type]
+    def _uncached_ids(self, unique: list[str], merge_short: bool) -> dict[str, tuple[int, ...]]:
+        """The ids of distinct pieces missed by the cache, in one batch: the long ones cut
+        (`_segments_many`) and their cached segments read; their new segments, and the short pieces
+        when `merge_short`, merged together (`_merge_segments`) and cached. Short pieces are left out
+        of the answer when not `merge_short`."""
+        long = [p for p in unique if len(p) > LONG_PIECE]
+        per_piece = self._segments_many(long) if long else []
+        segments = list(dict.fromkeys(chain.from_iterable(per_piece)))
+        get = self.cache.data.get
+        # (read now: caching the batch below may evict them)
+        known = {seg: ids for seg in segments if (ids := get(seg)) is not None}
+        short = [p for p in unique if p and len(p) <= LONG_PIECE] if merge_short else []
+        batch = list(dict.fromkeys([*short, *(seg for seg in segments if seg not in known)]))
+        known.update(zip(batch, self._merge_segments(batch)))
+        put = self.cache.put
+        for seg in batch:
+            if len(seg) <= PIECE_CACHE_MAX_CHARS:
+                put(seg, known[seg])
+        out = {piece: known[piece] for piece in short}
+        for piece, segs in zip(long, per_piece):
+            out[piece] = tuple(chain.from_iterable(map(known.__getitem__, segs)))
+        return out
 
     def find_whole(self) -> bytes:
         """Which vocab tokens encode to themselves (by id, 1 or 0): such a piece is then one lookup.

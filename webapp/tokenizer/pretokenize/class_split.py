@@ -10,7 +10,7 @@ in. So:
 1. every character is replaced by a letter naming its class (`str.translate`
    with a table filled on demand, so a character's class is worked out once
    per process, with the `regex` package itself: the same Unicode tables as
-   the published pattern);
+   the published pattern; a long text is looked up in a numpy copy of it);
 2. the standard `re` module matches an equivalent pattern written over those
    letters (a class of the published pattern becomes the set of letters of
    the classes inside it); on an ASCII string `re` is fast;
@@ -74,6 +74,8 @@ import regex
 MAX_CLASSIFIED = 1 << 16
 #: From this many characters the pieces are cut with numpy rather than sliced one by one.
 NUMPY_CUT = 2048
+#: From this many characters a text's classes are looked up with numpy rather than str.translate.
+NUMPY_CLASSES = 256
 _OTHER = "x"
 
 
@@ -85,6 +87,8 @@ class ClassTable(dict[int, int]):
         # One alternative per class, in order: the first that matches names the character.
         self._find = regex.compile("|".join(f"({cls})" for _letter, cls in classes))
         self._letters = [ord(letter) for letter, _cls in classes]
+        # The Basic Multilingual Plane's letters, 0 until classified (`classes`).
+        self._letters_by_code = np.zeros(0x10000, dtype=np.uint8)
         for code in range(128):
             self[code]  # ASCII: classified now, so the table is never empty of the common case
 
@@ -94,6 +98,21 @@ class ClassTable(dict[int, int]):
         if len(self) < MAX_CLASSIFIED:
             self[code] = letter
         return letter
+
+    def classes(self, text: str) -> str:
+        """`text.translate(self)`; from NUMPY_CLASSES characters of the Basic Multilingual Plane, with a
+        numpy copy of the table (filled from the dict, so each character is still classified once)."""
+        if len(text) < NUMPY_CLASSES:
+            return text.translate(self)
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        if int(codes.max()) >= len(self._letters_by_code):
+            return text.translate(self)
+        letters = self._letters_by_code[codes]
+        if not letters.all():  # (characters not classified yet: 0 in the copy)
+            for code in np.unique(codes[letters == 0]).tolist():
+                self._letters_by_code[code] = self[code]
+            letters = self._letters_by_code[codes]
+        return letters.tobytes().decode("ascii")
 
 
 @dataclass
@@ -128,7 +147,7 @@ class ClassSplit:
         """`pieces` of each text, with one translation of them all and one `findall` call per text
         (`endpos` ends each: matching sees the end of its text there, as on the text alone)."""
         joined = "".join(texts)
-        classes = joined.translate(self.table())
+        classes = self.table().classes(joined)
         bounds = list(accumulate(map(len, texts), initial=0))
         found = list(map(self.compiled().findall, repeat(classes), bounds, bounds[1:]))
         ends = list(accumulate(map(len, chain.from_iterable(found))))
