@@ -188,6 +188,56 @@ def test_pieces_merged_in_a_batch_equal_one_by_one(rules, pieces, fallback):
     assert model.encode_pieces(list(pieces)) == expected
 
 
+def _model(rules: list[tuple[str, str]]) -> tuple[LibraryModel, dict[str, int]]:
+    doc = json.loads(_file(rules))
+    vocab = doc["model"]["vocab"]
+    options, _ = read_model_options(doc["model"])
+    return LibraryModel(vocab, [(vocab[a], vocab[b], vocab[a + b]) for a, b in doc["model"]["merges"]],
+                        options, None), vocab
+
+
+def _early_merged(model: LibraryModel, vocab: dict[str, int], word: str) -> list[int]:
+    """The word's symbols after its early pairs (core/early_pairs.py) merged."""
+    ids = np.array([vocab[ch] for ch in word], dtype=np.int64)
+    if not len(model.merges.pair_table()[0]) or len(ids) < 2:
+        return ids.tolist()
+    rank = model.merges._first_ranks(ids, model.merges.pair_table())
+    merged, _lengths = model.early_pairs().merge_early(ids, rank, np.array([len(ids)]))
+    return merged.tolist()
+
+
+def test_early_pairs_merge_first_only_when_nothing_can_take_their_symbols():
+    # (a, b) and (c, d): nothing else takes b or c; what they make is used only later
+    model, vocab = _model([("a", "b"), ("c", "d"), ("ab", "cd")])
+    assert _early_merged(model, vocab, "abcd") == [vocab["ab"], vocab["cd"]]
+    assert model._merge_segments(["abcd"] * BATCH_MERGE) == [(vocab["abcd"],)] * BATCH_MERGE
+    # (b, c) comes first and takes b: (a, b) is not early, and "abc" merges to a, bc as in the library
+    model, vocab = _model([("b", "c"), ("a", "b")])
+    assert _early_merged(model, vocab, "abc") == [vocab["a"], vocab["bc"]]
+    assert model._merge_segments(["abc"] * BATCH_MERGE) == [(vocab["a"], vocab["bc"])] * BATCH_MERGE
+    # what (a, b) makes is an operand of a rule listed before it: not early
+    vocab = {"a": 0, "b": 1, "c": 2, "ab": 3, "abc": 4}
+    model = LibraryModel(vocab, [(3, 2, 4), (0, 1, 3)], read_model_options({})[0], None)
+    assert _early_merged(model, vocab, "abc") == [0, 1, 2]
+    assert model._merge_segments(["abc"] * BATCH_MERGE) == [(4,)] * BATCH_MERGE
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(tokens, tokens), max_size=24),
+       st.lists(st.text(alphabet=LETTERS, min_size=1, max_size=SHORT_WORD + 8), min_size=1, max_size=8))
+def test_early_pairs_change_no_answer(rules, words):
+    """Early pairs merged first, then the rest: the literal order's answer, and the library's."""
+    model, vocab = _model(rules)
+    content = _file(rules)
+    library = Tokenizer.from_str(content)
+    rule_ids = [(vocab[a], vocab[b], vocab[a + b]) for a, b in json.loads(content)["model"]["merges"]]
+    for word in words:
+        expected = reference.library_order_merge([vocab[ch] for ch in word], rule_ids)
+        assert model.merges.merge(_early_merged(model, vocab, word)) == expected
+        assert expected == library.encode(word, add_special_tokens=False).ids
+    assert model._merge_segments(list(words) * BATCH_MERGE) == [model._merge_segment(w) for w in words] * BATCH_MERGE
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(max_size=6), max_size=8), st.booleans(), st.booleans())
 def test_model_pieces_spell_each_piece(pieces, byte_level, spelt):

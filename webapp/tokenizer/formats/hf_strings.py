@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.building import _order_notes, build_byte_level
 from webapp.tokenizer.formats.common import _is_int, _show
-from webapp.tokenizer.hf.alphabet import _CHAR_TO_BYTE, BYTE_ALPHABET, token_to_bytes
+from webapp.tokenizer.hf.alphabet import ALPHABET_BYTE, BYTE_ALPHABET, token_to_bytes
 from webapp.tokenizer.loaded import LoadedTokenizer
 
 
@@ -21,7 +21,7 @@ def _looks_byte_level(vocab: Mapping[str, Any]) -> bool:
     """For a bare vocab.json: every token in the byte alphabet, and 'Ġ' in use."""
     if not vocab:
         return False
-    alphabet = _CHAR_TO_BYTE
+    alphabet = ALPHABET_BYTE
     saw_space = False
     for token in vocab:
         for ch in token:
@@ -175,7 +175,7 @@ def _byte_level_from_strings(
         if data is None:
             if token in special or token == unk_token:
                 continue  # special tokens are written as themselves, not in the byte alphabet
-            bad = next(ch for ch in token if ch not in _CHAR_TO_BYTE)
+            bad = next(ch for ch in token if ch not in ALPHABET_BYTE)
             raise TokenizerError(
                 f"vocab: token {_show(token)} (id {tid}) has the character {_show(bad)}, which is not in "
                 "the byte-level alphabet, so this is not a byte-level vocab",

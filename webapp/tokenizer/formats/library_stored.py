@@ -12,10 +12,11 @@ pairs). For presets, prepared once at setup, this module writes one .npz:
   ids (read by slicing one string: several times faster than a JSON list of
   pairs, which took a third of gemma3's opening);
 - `edges`: where a long piece may be cut (hf/model.py, `_segments`);
-- `pair_keys`, `pair_ranks`, `char_table`: the tables that look many
-  pieces' first symbols and pair ranks up at once (`LibraryMerges.pair_table`,
-  `LibraryModel.char_table`; made with a sort that would add tens of
-  milliseconds to opening);
+- `pair_keys`, `pair_ranks`, `char_table`, `early_*`: the tables that look
+  many pieces' first symbols and pair ranks up at once and find their early
+  pairs (`LibraryMerges.pair_table`, `LibraryModel.char_table`,
+  core/early_pairs.py; made with a sort and a pass over the vocab that would
+  add tens of milliseconds to opening);
 - `whole`: one byte per id, 1 for a token whose own text encodes to it
   (`LibraryModel.find_whole`: such a piece is then a lookup, no merging);
 - `meta`: the rest of the `LoadedTokenizer` as JSON (byte level: its stored
@@ -44,6 +45,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from webapp.tokenizer.core.early_pairs import EarlyPairs
 from webapp.tokenizer.core.int_pool import interned
 from webapp.tokenizer.formats.stored import dumps_stored, loads_stored
 from webapp.tokenizer.hf.encoding import attach_model, library_model
@@ -51,6 +53,8 @@ from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
 
 LIBRARY_FORM_VERSION = 4
+#: The EarlyPairs tables stored (its `news` are the rules' third column).
+EARLY_TABLES = ("unit_of", "first_unit", "last_unit", "left_min", "right_min", "operand_min", "unit_rank")
 
 
 def _json_array(value: Any) -> np.ndarray:
@@ -76,11 +80,13 @@ def dumps_library(tok: LoadedTokenizer) -> bytes:
     texts = list(model.vocab)
     whole = model.whole if model.whole is not None else model.find_whole()
     pair_table = model.merges.pair_table()
-    if pair_table is None:
+    early = model.early_pairs()
+    if pair_table is None or early is None:
         raise ValueError("the rules' ids are too large for the precompiled form")
     out = io.BytesIO()
     np.savez(out, rules=rules, meta=_json_array(meta), edges=model.edge_array(),
              pair_keys=pair_table[0], pair_ranks=pair_table[1], char_table=model.char_table(),
+             **{f"early_{name}": getattr(early, name) for name in EARLY_TABLES},
              whole=np.frombuffer(whole, dtype=np.uint8),
              token_text=np.frombuffer("".join(texts).encode("utf-8", "surrogatepass"), dtype=np.uint8),
              token_lengths=np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)),
@@ -111,6 +117,7 @@ def loads_library(data: bytes) -> LoadedTokenizer:
             edges = found["edges"]
             whole = found["whole"].tobytes()
             pair_keys, pair_ranks, char_table = found["pair_keys"], found["pair_ranks"], found["char_table"]
+            early = {name: found[f"early_{name}"] for name in EARLY_TABLES}
     except (OSError, KeyError, IndexError, UnicodeDecodeError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"the precompiled tokenizer cannot be read ({exc})") from None
     if (rules.ndim != 2 or rules.shape[1] != 3 or ids.ndim != 1 or lengths.shape != ids.shape
@@ -128,6 +135,7 @@ def loads_library(data: bytes) -> LoadedTokenizer:
         model.whole = whole
         model.merges.set_pair_table(pair_keys, pair_ranks)
         model.set_char_table(char_table)
+        model.set_early_pairs(EarlyPairs(**early, news=np.ascontiguousarray(rules[:, 2], dtype=np.int64)))
         attach_model(tok, model)
     return tok
 

@@ -30,11 +30,12 @@ def _build_byte_alphabet() -> list[str]:
 
 
 BYTE_ALPHABET: tuple[str, ...] = tuple(_build_byte_alphabet())
-_CHAR_TO_BYTE: dict[str, int] = {ch: b for b, ch in enumerate(BYTE_ALPHABET)}
+#: Each alphabet character's byte.
+ALPHABET_BYTE: dict[str, int] = {ch: b for b, ch in enumerate(BYTE_ALPHABET)}
 # str.translate tables: alphabet char -> the Latin-1 char of its byte (then
 # .encode("latin-1") gives the bytes). Code points below 256 that are NOT in
 # the alphabet map to U+FFFF so that encoding fails instead of passing through.
-_TO_LATIN1 = {ord(ch): chr(b) for ch, b in _CHAR_TO_BYTE.items()}
+_TO_LATIN1 = {ord(ch): chr(b) for ch, b in ALPHABET_BYTE.items()}
 for _cp in range(256):
     _TO_LATIN1.setdefault(_cp, "\uffff")
 _FROM_LATIN1 = {b: ch for b, ch in enumerate(BYTE_ALPHABET)}

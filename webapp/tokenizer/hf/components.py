@@ -435,6 +435,22 @@ def plain_class_split(desc: Any) -> ClassSplit | None:
     return known_split((pattern,))
 
 
+def split_then_bytes(desc: Any) -> ClassSplit | None:
+    """The known split when the pre-tokenizer is a known run of Isolated Split regexes (or one) then,
+    last, a ByteLevel step without its regex or prefix space (Llama 3's, Qwen's, DeepSeek-V3's): its
+    pieces are then the split's pieces, spelt in bytes; else None."""
+    if desc is None or desc["type"] != "Sequence" or len(desc["pretokenizers"]) < 2:
+        return None
+    *splits, last = desc["pretokenizers"]
+    if last["type"] != "ByteLevel" or last["add_prefix_space"] or last["use_regex"]:
+        return None
+    if len(splits) == 1:
+        pattern = isolated_split_regex(splits[0])
+        return known_split((pattern,)) if pattern is not None else None
+    fused, count = known_run(splits)
+    return fused if count == len(splits) else None
+
+
 def maps_bytes(desc: Any) -> bool:
     """Does the pre-tokenizer end in the byte alphabet (a ByteLevel step anywhere)?"""
     if desc is None:

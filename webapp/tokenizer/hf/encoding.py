@@ -20,7 +20,7 @@ from webapp.tokenizer.core.char_level import compile_char_merges, encode_text_tr
 from webapp.tokenizer.hf import pipeline as hp
 from webapp.tokenizer.hf.alphabet import bytes_to_token
 from webapp.tokenizer.hf.library_trace import library_scheme_ids, library_trace
-from webapp.tokenizer.hf.model import LibraryModel, model_pieces
+from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace
 from webapp.tokenizer.pretokenize.textencode import encode_split
@@ -76,15 +76,12 @@ def _build_model(tok: LoadedTokenizer) -> LibraryModel:
     return LibraryModel(strings, rules, tok.model, tok.unk_id)
 
 
-def _library_ids(tok: LoadedTokenizer, pipeline: hp.Pipeline, parts: list[hp.Part]) -> list[int]:
-    model = library_model(tok)
-    byte_level, spelt = pipeline.byte_level, pipeline.spelt_in_alphabet
+def _library_ids(tok: LoadedTokenizer, parts: list[hp.Part]) -> list[int]:
+    """The ids of parts whose pieces are spelt for the model (`Pipeline.parts(for_model=True)`)."""
     # The pieces of every run between added tokens go to the model together (a long text cut by
     # many added tokens, gemma3's newlines say, is then one batch), their ids put back in order.
-    # (spelt for the model in one pass over all of them too)
-    pieces = model_pieces(list(chain.from_iterable(value for added_id, value in parts if added_id is None)),
-                          byte_level, spelt)
-    each = iter(model.piece_ids(pieces))
+    each = iter(library_model(tok).piece_ids(list(chain.from_iterable(
+        value for added_id, value in parts if added_id is None))))
     out: list[tuple[int, ...]] = []
     for added_id, value in parts:
         if added_id is not None:
@@ -104,9 +101,9 @@ def _pipeline_ids(tok: LoadedTokenizer, text: str, compiled: Any, allowed: froze
         # pieces below encoded one by one, through the split-text encoder and its caches.
         engine = compiled if compiled is not None else compile_byte_merges(list(tok.merges))
         return encode_split(engine, text, pipeline.plain_scheme, tok.id_map)
-    parts = pipeline.parts(text, allowed)
     if tok.model:
-        return _library_ids(tok, pipeline, parts)
+        return _library_ids(tok, pipeline.parts(text, allowed, for_model=True))
+    parts = pipeline.parts(text, allowed)
     if tok.level == "chars":
         merges = compiled if compiled is not None else compile_char_merges(list(tok.merges))
         return hp.encode_char_parts(pipeline, parts, merges.tokens, tok.vocab, tok.unk_id)

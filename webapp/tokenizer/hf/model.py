@@ -34,8 +34,9 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
+from webapp.tokenizer.core.early_pairs import UNITS, EarlyPairs
 from webapp.tokenizer.core.library_order import Firing, LibraryMerges
-from webapp.tokenizer.hf.alphabet import bytes_to_token
+from webapp.tokenizer.hf.alphabet import ALPHABET_BYTE, bytes_to_token
 
 MODEL_VERSION = 1
 #: Pieces cached per model, and their total characters (the cache joins the worker-wide LIST_BUDGET).
@@ -88,6 +89,7 @@ class LibraryModel:
         self.fallback: list[int | None] | None = fallback or None
         self._edge_array: np.ndarray | None = edges
         self._char_table: np.ndarray | None = None
+        self._early: EarlyPairs | None = None
         #: By id: 1 when the token's own characters merge back into it (see `find_whole`), else 0; None until known.
         self.whole: bytes | None = None
         self.cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(
@@ -282,8 +284,37 @@ class LibraryModel:
                 out[i] = self._merge_segment(segments[i])
             ids = ids[np.repeat(~odd, lengths)]
             lengths = [n for n, bad in zip(lengths, odd.tolist()) if not bad]
-        merged = iter(self.merges.merge_many(ids, list(accumulate(lengths))))
+        merged = iter(self.merges.merge_many(ids, list(accumulate(lengths)), self.early_pairs()))
         return [done if done is not None else tuple(next(merged)) for done in out]
+
+    def early_pairs(self) -> EarlyPairs | None:
+        """The tables that find the pairs a batch of pieces may merge first (core/early_pairs.py), its
+        units being the characters of GPT-2's byte alphabet. Made on first use (a pass over the vocab);
+        a preset's stored form brings them. None when the rules have no pair table."""
+        if self._early is None:
+            table = self.merges.pair_table()
+            if table is None:
+                return None
+            shift = self.merges.shift
+            units = np.full((3, shift), -1, dtype=np.int16)  # unit of a one-unit token, first unit, last unit
+            for token, i in self.vocab.items():
+                if token and i < shift:
+                    first, last = ALPHABET_BYTE.get(token[0], -1), ALPHABET_BYTE.get(token[-1], -1)
+                    units[1, i], units[2, i] = first, last
+                    if len(token) == 1:
+                        units[0, i] = first
+            self._early = EarlyPairs.build(table[0], table[1], shift, np.asarray(self.merges.news, dtype=np.int64),
+                                           units[0], units[1], units[2])
+        return self._early
+
+    def set_early_pairs(self, early: EarlyPairs) -> None:
+        """Keep stored `early_pairs()` tables (checked against the rules' sizes)."""
+        shift = self.merges.shift
+        if (any(len(a) != shift for a in (early.unit_of, early.first_unit, early.last_unit, early.operand_min))
+                or len(early.news) != len(self.merges.news)
+                or any(len(a) != UNITS * UNITS for a in (early.left_min, early.right_min, early.unit_rank))):
+            raise ValueError("the stored early-pair tables do not match the rules")
+        self._early = early
 
     def char_table(self) -> np.ndarray:
         """By code point: the id of the character's single-character token, -1 when there is none

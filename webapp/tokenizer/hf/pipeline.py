@@ -27,18 +27,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, islice
 from functools import lru_cache
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+import numpy as np
 import regex
 
 from webapp.tokenizer.hf import components as hc
-from webapp.tokenizer.hf.alphabet import token_to_bytes
-from webapp.tokenizer.hf.model import read_post_processor
+from webapp.tokenizer.hf.alphabet import bytes_to_token, token_to_bytes
+from webapp.tokenizer.hf.model import model_pieces, read_post_processor
 from webapp.tokenizer.hf.pre_runs import build_pre_tokenizer_runs
 from webapp.tokenizer.hf.text import WHITE_SPACE, bounded, check_growth, time_left
 from webapp.tokenizer.pretokenize.chunks import CLASS_SPLITS
+from webapp.tokenizer.pretokenize.class_split import ClassSplit
 
 PIPELINE_VERSION = 1
 MAX_ADDED_TOKENS = 20_000
@@ -246,6 +248,8 @@ class Pipeline:
         pre = desc["pre_tokenizer"]
         # (over all the runs between added tokens at once: a known split then makes one pass)
         self.pre_tokenizer = build_pre_tokenizer_runs(pre) if pre else None
+        # A known split then ByteLevel: the model's pieces are cut straight from the text's bytes.
+        self._split_then_bytes = hc.split_then_bytes(pre)
         # Pieces come out in GPT-2's byte alphabet only when a step runs after ByteLevel.
         self.spelt_in_alphabet = hc.maps_bytes(pre) and not hc.ends_with_byte_level(pre)
         self.byte_level = hc.maps_bytes(pre)
@@ -271,15 +275,17 @@ class Pipeline:
         self.plain_scheme = known.name if known is not None and known.name in CLASS_SPLITS else None
         self._normalized = _AddedSplitter([t for t in self.added if t.normalized], self.normalizer)
 
-    def parts(self, text: str, allowed: frozenset[str] | None = None) -> list[Part]:
+    def parts(self, text: str, allowed: frozenset[str] | None = None, for_model: bool = False) -> list[Part]:
         """The text cut into added tokens and pieces (bounded: see text.bounded).
 
         `allowed`: the special tokens to recognise (None: all, the library's default).
+        `for_model`: the pieces as the model reads them (`model_pieces`: spelt in the
+        byte alphabet for a byte-level pipeline), else as the pre-tokenizer gives them.
         """
         with bounded(len(text)):
-            return self._parts(text, allowed)
+            return self._parts(text, allowed, for_model)
 
-    def _parts(self, text: str, allowed: frozenset[str] | None) -> list[Part]:
+    def _parts(self, text: str, allowed: frozenset[str] | None, for_model: bool = False) -> list[Part]:
         out: list[Part] = []
         runs: list[list[hc.Piece]] = []  # the stretches between added tokens, pre-tokenized together below
         for token, start, end in self._raw.split(text, allowed):
@@ -300,11 +306,34 @@ class Pipeline:
                 elif e > s:
                     out.append((None, len(runs)))  # (its pieces once the runs are pre-tokenized)
                     runs.append([(segment[s:e], at_start and s == 0)])
-        if self.pre_tokenizer is not None:
-            runs = self.pre_tokenizer(runs)
-        pieces = [[p for p, _ in run] for run in runs]
+        if for_model and self._split_then_bytes is not None and not self.spelt_in_alphabet:
+            time_left()  # (the known patterns match in linear time; the budget is only checked)
+            pieces = self._spelt_pieces(self._split_then_bytes, [run[0][0] for run in runs])
+        else:
+            if self.pre_tokenizer is not None:
+                runs = self.pre_tokenizer(runs)
+            pieces = [[p for p, _ in run] for run in runs]
+            if for_model:
+                spelt = iter(model_pieces([p for run in pieces for p in run], self.byte_level, self.spelt_in_alphabet))
+                pieces = [list(islice(spelt, len(run))) for run in pieces]
         return [(added, value) if added is not None else (None, pieces[value])
                 for added, value in out if added is not None or pieces[value]]
+
+    @staticmethod
+    def _spelt_pieces(split: ClassSplit, texts: list[str]) -> list[list[str]]:
+        """Each text's pieces under a known split, spelt in the byte alphabet: the same as splitting,
+        then `model_pieces`, but cut straight from the joined text's spelling (its pieces' ends moved
+        from characters to UTF-8 bytes) with no string made per piece on the way."""
+        joined, ends, counts = split.piece_ends(texts)
+        data = joined.encode("utf-8", "surrogatepass")
+        if len(data) != len(joined):
+            codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+            width = 1 + (codes >= 0x80).astype(np.int64) + (codes >= 0x800) + (codes >= 0x10000)
+            ends = np.cumsum(width)[ends - 1]
+        stops = ends.tolist()
+        spelt = bytes_to_token(data)
+        flat = list(map(spelt.__getitem__, map(slice, [0, *stops[:-1]], stops)))
+        return [flat[a:b] for a, b in zip(counts, counts[1:])]
 
     def piece_bytes(self, piece: str) -> bytes:
         """A piece as the bytes the byte-level model sees."""

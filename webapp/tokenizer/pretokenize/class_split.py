@@ -158,6 +158,23 @@ class ClassSplit:
             counts = list(accumulate(map(len, found), initial=0))
         return [flat[a:b] for a, b in zip(counts, counts[1:])]
 
+    def piece_ends(self, texts: Sequence[str]) -> tuple[str, np.ndarray, list[int]]:
+        """`pieces_of` as offsets, for a caller that cuts another spelling of the text: (the texts
+        joined, where each piece ends in it (int64 character offsets, all texts' pieces in a row),
+        how many pieces come before each text, then in all)."""
+        joined = "".join(texts)
+        classes = self.table().classes(joined)
+        bounds = list(accumulate(map(len, texts), initial=0))
+        found = list(map(self.compiled().findall, repeat(classes), bounds, bounds[1:]))
+        ends = np.fromiter(accumulate(map(len, chain.from_iterable(found))), dtype=np.int64)
+        if self.singles and self.singles in classes:  # (each character of those runs a piece)
+            last = np.zeros(len(joined), dtype=bool)
+            last[ends - 1] = True
+            last |= np.frombuffer(classes.encode("ascii"), dtype=np.uint8) == ord(self.singles)
+            before = np.cumsum(last)
+            return joined, np.flatnonzero(last) + 1, [0, *(int(before[b - 1]) if b else 0 for b in bounds[1:])]
+        return joined, ends, list(accumulate(map(len, found), initial=0))
+
     def _cut(self, joined: str, classes: str, ends: list[int], bounds: list[int]) -> tuple[list[str], list[int]]:
         """The pieces (all texts' in a row) and where each text's start, from the matches' `ends`.
         Runs of the `singles` class were matched whole: each of their characters is a piece of its
