@@ -224,11 +224,9 @@ class LibraryModel:
         known = {seg: ids for seg in segments if (ids := get(seg)) is not None}
         short = [p for p in unique if p and len(p) <= LONG_PIECE] if merge_short else []
         batch = list(dict.fromkeys([*short, *(seg for seg in segments if seg not in known)]))
-        known.update(zip(batch, self._merge_segments(batch)))
-        put = self.cache.put
-        for seg in batch:
-            if len(seg) <= PIECE_CACHE_MAX_CHARS:
-                put(seg, known[seg])
+        merged = self._merge_segments(batch)
+        known.update(zip(batch, merged))
+        self.cache.put_many([item for item in zip(batch, merged) if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
         out = {piece: known[piece] for piece in short}
         for piece, segs in zip(long, per_piece):
             out[piece] = tuple(chain.from_iterable(map(known.__getitem__, segs)))

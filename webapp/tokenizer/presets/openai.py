@@ -201,12 +201,16 @@ def unknown_preset(name: object, presets: Mapping[str, object] | None = None) ->
                           field="tokenizer")
 
 
+#: The project's folder (resolved once: Counts asks whether each preset is installed on every count).
+PROJECT_DIR = Path(__file__).resolve().parents[3]
+
+
 def ranks_dir() -> Path:
     """Where js-tiktoken's rank files are: PLAYGROUND_JS_TIKTOKEN_RANKS, else the project's node_modules."""
     override = os.environ.get("PLAYGROUND_JS_TIKTOKEN_RANKS")
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[3] / "node_modules" / "js-tiktoken" / "dist" / "ranks"
+    return PROJECT_DIR / "node_modules" / "js-tiktoken" / "dist" / "ranks"
 
 
 def is_installed(name: str) -> bool:
