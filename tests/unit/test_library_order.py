@@ -202,6 +202,8 @@ def _early_merged(model: LibraryModel, vocab: dict[str, int], word: str) -> list
     if not len(model.merges.pair_table()[0]) or len(ids) < 2:
         return ids.tolist()
     rank = model.merges._first_ranks(ids, model.merges.pair_table())
+    from_table = model.early_pairs().unit_pair_ranks(ids)  # (-1: a pair the table does not hold)
+    assert all(t in (-1, r) for t, r in zip(from_table.tolist(), rank.tolist()))
     merged, _lengths = model.early_pairs().merge_early(ids, rank, np.array([len(ids)]))
     return merged.tolist()
 

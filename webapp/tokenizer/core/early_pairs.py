@@ -40,49 +40,59 @@ import numpy as np
 from webapp.tokenizer.core.engine import INF
 
 UNITS = 256
+#: Two more unit numbers: OTHER for a character that is no unit (or a token that is no one unit),
+#: NONE for "no neighbour" (a word's end). The tables are WIDTH x WIDTH, read at row * WIDTH + column.
+OTHER, NONE = UNITS, UNITS + 1
+WIDTH = UNITS + 2
 
 
 @dataclass(frozen=True)
 class EarlyPairs:
-    """The tables for one rule list (int64 numpy arrays; ids below the list's shift)."""
+    """The tables for one rule list (numpy arrays; ids below the list's shift)."""
 
-    unit_of: np.ndarray  # id -> its unit, if the token is one unit; else -1 (int16, as the next two)
-    first_unit: np.ndarray  # id -> the unit its text starts with; -1: another character
-    last_unit: np.ndarray  # id -> the unit its text ends with; -1: another character
-    left_min: np.ndarray  # unit X ends with * UNITS + unit -> lowest rank of a rule (X, that unit's token)
-    right_min: np.ndarray  # unit * UNITS + unit Y starts with -> lowest rank of a rule (that unit's token, Y)
+    unit_of: np.ndarray  # id -> its unit if the token is one unit, else OTHER (int16, as the next two)
+    first_unit: np.ndarray  # id -> the unit its text starts with (OTHER: another character)
+    last_unit: np.ndarray  # id -> the unit its text ends with (OTHER: another character)
+    # Unit X ends with * WIDTH + unit -> lowest rank of a rule (X, that unit's token); NONE rows: INF
+    # (nothing on the left), OTHER rows and the OTHER column: -1 (never early).
+    left_min: np.ndarray
+    # Unit * WIDTH + unit Y starts with -> lowest rank of a rule (that unit's token, Y); the same margins.
+    right_min: np.ndarray
     operand_min: np.ndarray  # id -> lowest rank of a rule with it as an operand (INF: none)
-    unit_rank: np.ndarray  # unit * UNITS + unit -> the rank of the pair of their tokens (INF: no rule)
+    unit_rank: np.ndarray  # unit * WIDTH + unit -> the rank of the pair of their tokens (INF: no rule; -1: OTHER)
     news: np.ndarray  # rank -> the id its rule makes
 
     @classmethod
     def build(cls, keys: np.ndarray, ranks: np.ndarray, shift: int, news: np.ndarray, unit_of: np.ndarray,
               first_unit: np.ndarray, last_unit: np.ndarray) -> EarlyPairs:
-        """From the rules' pair keys (left * shift + right) and ranks, and each id's units (arrays of `shift` ids)."""
+        """From the rules' pair keys (left * shift + right) and ranks, and each id's units (arrays of
+        `shift` ids, OTHER for none)."""
         left, right = keys // shift, keys % shift
         unit_of, first_unit, last_unit = (a.astype(np.int64) for a in (unit_of, first_unit, last_unit))
-        left_min = np.full(UNITS * UNITS, INF, dtype=np.int64)
         # (a rule whose X ends with no unit never applies: X's last character is s_i-1's, a unit's)
-        use = (unit_of[right] >= 0) & (last_unit[left] >= 0)
-        np.minimum.at(left_min, last_unit[left[use]] * UNITS + unit_of[right[use]], ranks[use])
-        right_min = np.full(UNITS * UNITS, INF, dtype=np.int64)
-        use = (unit_of[left] >= 0) & (first_unit[right] >= 0)
-        np.minimum.at(right_min, unit_of[left[use]] * UNITS + first_unit[right[use]], ranks[use])
+        left_min = _margins(np.full(WIDTH * WIDTH, INF, dtype=np.int64), rows_none=True)
+        use = (unit_of[right] < UNITS) & (last_unit[left] < UNITS)
+        np.minimum.at(left_min, last_unit[left[use]] * WIDTH + unit_of[right[use]], ranks[use])
+        right_min = _margins(np.full(WIDTH * WIDTH, INF, dtype=np.int64), rows_none=False)
+        use = (unit_of[left] < UNITS) & (first_unit[right] < UNITS)
+        np.minimum.at(right_min, unit_of[left[use]] * WIDTH + first_unit[right[use]], ranks[use])
         operand_min = np.full(shift, INF, dtype=np.int64)
         np.minimum.at(operand_min, left, ranks)
         np.minimum.at(operand_min, right, ranks)
-        unit_rank = np.full(UNITS * UNITS, INF, dtype=np.int64)
-        use = (unit_of[left] >= 0) & (unit_of[right] >= 0)
-        unit_rank[unit_of[left[use]] * UNITS + unit_of[right[use]]] = ranks[use]  # (one rank a pair)
+        square = np.full((WIDTH, WIDTH), INF, dtype=np.int64)
+        square[OTHER:, :] = square[:, OTHER:] = -1
+        unit_rank = square.reshape(-1)
+        use = (unit_of[left] < UNITS) & (unit_of[right] < UNITS)
+        unit_rank[unit_of[left[use]] * WIDTH + unit_of[right[use]]] = ranks[use]  # (one rank a pair)
         small = [a.astype(np.int16) for a in (unit_of, first_unit, last_unit)]
         return cls(small[0], small[1], small[2], left_min, right_min, operand_min, unit_rank, news)
 
     def unit_pair_ranks(self, ids: np.ndarray) -> np.ndarray:
         """The rank of each neighbouring pair of `ids` (each below the shift) when both are one-unit
-        tokens (INF: no rule), from a 256 x 256 table; -1 where either is not (look those up)."""
+        tokens (INF: no rule), from a table; -1 where either is not (look those up)."""
         unit = self.unit_of[ids].astype(np.int64)
-        both = (unit[:-1] >= 0) & (unit[1:] >= 0)
-        return np.where(both, self.unit_rank[np.maximum(unit[:-1], 0) * UNITS + np.maximum(unit[1:], 0)], -1)
+        found: np.ndarray = self.unit_rank[unit[:-1] * WIDTH + unit[1:]]
+        return found
 
     def merge_early(self, ids: np.ndarray, rank: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Every early pair of every word merged: (the ids after, each word's new length).
@@ -96,19 +106,18 @@ class EarlyPairs:
         if not len(at):
             return ids, lengths
         r = rank[at]
-        unit = self.unit_of[ids].astype(np.int64)
-        mine, theirs = unit[at], unit[at + 1]
-        early = (mine >= 0) & (theirs >= 0) & (self.operand_min[self.news[r]] > r)
         ends = np.cumsum(lengths)
-        first = np.zeros(n, dtype=bool)
-        first[ends - lengths] = True  # (a word's first position: no left neighbour)
-        last = np.zeros(n, dtype=bool)
-        last[ends - 1] = True
-        before = np.where(first[at], 0, self.last_unit[ids[at - 1]].astype(np.int64))  # (at - 1 is read only inside a word)
-        early &= first[at] | ((before >= 0) & (self.left_min[np.maximum(before, 0) * UNITS + mine] > r))
-        has_after = ~last[at + 1]
-        after = np.where(has_after, self.first_unit[ids[np.minimum(at + 2, n - 1)]].astype(np.int64), 0)
-        early &= ~has_after | ((after >= 0) & (self.right_min[theirs * UNITS + np.maximum(after, 0)] > r))
+        starts = ends - lengths
+        before = np.empty(n, dtype=np.int64)  # the unit the symbol on each one's left ends with
+        before[1:] = self.last_unit[ids[:-1]]
+        before[starts] = NONE
+        after = np.empty(n, dtype=np.int64)  # the unit the symbol on each one's right starts with
+        after[:-1] = self.first_unit[ids[1:]]
+        after[ends - 1] = NONE
+        unit = self.unit_of[ids].astype(np.int64)
+        early = ((self.left_min[before[at] * WIDTH + unit[at]] > r)
+                 & (self.right_min[unit[at + 1] * WIDTH + after[at + 1]] > r)
+                 & (self.operand_min[self.news[r]] > r))
         fire = at[early]
         if not len(fire):
             return ids, lengths
@@ -116,7 +125,22 @@ class EarlyPairs:
         merged[fire] = self.news[rank[fire]]
         keep = np.ones(n, dtype=bool)
         keep[fire + 1] = False
-        return merged[keep], np.add.reduceat(keep, ends - lengths).astype(np.int64)
+        return merged[keep], np.add.reduceat(keep, starts).astype(np.int64)
 
 
-__all__ = ["EarlyPairs", "UNITS"]
+def _margins(table: np.ndarray, rows_none: bool) -> np.ndarray:
+    """A WIDTH x WIDTH table's margins (flat): the OTHER row and column -1 (never early); the NONE
+    row (left table, `rows_none`) or column (right table) INF (no neighbour takes the symbol)."""
+    square = table.reshape(WIDTH, WIDTH)
+    if rows_none:
+        square[NONE, :] = INF
+        square[OTHER, :] = -1
+        square[:, OTHER:] = -1  # (the right operand is always one of the pair: never NONE)
+    else:
+        square[:, NONE] = INF
+        square[:, OTHER] = -1
+        square[OTHER:, :] = -1
+    return table
+
+
+__all__ = ["NONE", "OTHER", "UNITS", "WIDTH", "EarlyPairs"]

@@ -52,7 +52,7 @@ from webapp.tokenizer.hf.encoding import attach_model, library_model
 from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
 
-LIBRARY_FORM_VERSION = 4
+LIBRARY_FORM_VERSION = 5
 #: The EarlyPairs tables stored (its `news` are the rules' third column).
 EARLY_TABLES = ("unit_of", "first_unit", "last_unit", "left_min", "right_min", "operand_min", "unit_rank")
 

@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
-from webapp.tokenizer.core.early_pairs import UNITS, EarlyPairs
+from webapp.tokenizer.core.early_pairs import OTHER, WIDTH, EarlyPairs
 from webapp.tokenizer.core.library_order import Firing, LibraryMerges
 from webapp.tokenizer.hf.alphabet import ALPHABET_BYTE, bytes_to_token
 
@@ -294,10 +294,10 @@ class LibraryModel:
             if table is None:
                 return None
             shift = self.merges.shift
-            units = np.full((3, shift), -1, dtype=np.int16)  # unit of a one-unit token, first unit, last unit
+            units = np.full((3, shift), OTHER, dtype=np.int16)  # unit of a one-unit token, first unit, last unit
             for token, i in self.vocab.items():
                 if token and i < shift:
-                    first, last = ALPHABET_BYTE.get(token[0], -1), ALPHABET_BYTE.get(token[-1], -1)
+                    first, last = ALPHABET_BYTE.get(token[0], OTHER), ALPHABET_BYTE.get(token[-1], OTHER)
                     units[1, i], units[2, i] = first, last
                     if len(token) == 1:
                         units[0, i] = first
@@ -310,7 +310,7 @@ class LibraryModel:
         shift = self.merges.shift
         if (any(len(a) != shift for a in (early.unit_of, early.first_unit, early.last_unit, early.operand_min))
                 or len(early.news) != len(self.merges.news)
-                or any(len(a) != UNITS * UNITS for a in (early.left_min, early.right_min, early.unit_rank))):
+                or any(len(a) != WIDTH * WIDTH for a in (early.left_min, early.right_min, early.unit_rank))):
             raise ValueError("the stored early-pair tables do not match the rules")
         self._early = early
 
