@@ -76,7 +76,8 @@ def main() -> None:
     for owner, name, stage in [(chatting, "render_and_count", "ours: in all"), (chatting, "render_chat", "render"),
                                (Pipeline, "parts", "split and spell"), (LibraryModel, "piece_ids", "look up"),
                                (LibraryModel, "_uncached_ids", "merge new pieces"),
-                               (LibraryMerges, "_merge_ranked", "merge loops"), (LibraryMerges, "_merge_heap", "merge loops")]:
+                               (LibraryMerges, "_merge_ranked", "merge loops"),
+                               (LibraryMerges, "_merge_heap", "merge loops")]:
         timed_as(owner, name, stage)
     pool = bench.lines()
     app = create_app({"TESTING": True, "DATABASE_URL": default_sqlite_url(Path(tempfile.mkdtemp()))})

@@ -51,3 +51,28 @@ def test_each_run_gets_the_pieces_it_gets_alone(name, runs):
     alone, together = build_pre_tokenizer(desc), build_pre_tokenizer_runs(desc)
     with ht.bounded(sum(len(t) for run in runs for t, _ in run) + 1):
         assert together([list(run) for run in runs]) == [alone(list(run)) for run in runs]
+
+
+SPELT = ["qwen", "cl100k", "o200k", "deepseek_v3"]  # (known splits then ByteLevel: the spelt path)
+chat_texts = st.lists(st.sampled_from(list("ab AZ 09\n\t'sé東京・。,!ы٣ 👍") + ["<|x|>", "\ud800"]),
+                      max_size=150).map("".join)  # (up to ~700 characters: the numpy paths too)
+
+
+@pytest.mark.parametrize("name", SPELT + ["byte level with its regex", "metaspace"])
+@settings(max_examples=60, deadline=None)
+@given(chat_texts)
+def test_pieces_for_the_model_are_the_pieces_spelt(name, text):
+    """`parts(for_model=True)` (for a known split then ByteLevel: cut from the text's spelling, not
+    split then spelt) gives every piece as `model_pieces` spells it, and the added tokens in place."""
+    from webapp.tokenizer.hf.model import model_pieces
+    from webapp.tokenizer.hf.pipeline import Pipeline
+
+    desc = {"normalizer": None, "pre_tokenizer": describe_pre_tokenizer(PRE_TOKENIZERS[name]), "decoder": None,
+            "added_tokens": [["<|x|>", 7, True, False, False, False, False]]}
+    pipeline = Pipeline(desc)
+    assert (pipeline._split_then_bytes is not None) == (name in SPELT)
+    plain = pipeline.parts(text)
+    expected = [(added, value if added is not None else model_pieces(value, pipeline.byte_level,
+                                                                      pipeline.spelt_in_alphabet))
+                for added, value in plain]
+    assert pipeline.parts(text, for_model=True) == expected

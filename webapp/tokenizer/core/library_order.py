@@ -139,7 +139,8 @@ class LibraryMerges:
 
     def set_pair_table(self, keys: np.ndarray, ranks: np.ndarray) -> None:
         """Keep a stored `pair_table()` (checked: as many pairs as rules have keys, sorted)."""
-        if len(keys) != len(self.ranks) or len(ranks) != len(keys) or (len(keys) > 1 and bool((keys[1:] <= keys[:-1]).any())):
+        unsorted = len(keys) > 1 and bool((keys[1:] <= keys[:-1]).any())
+        if len(keys) != len(self.ranks) or len(ranks) != len(keys) or unsorted:
             raise ValueError("the stored pair table does not match the rules")
         self._pairs = (keys, ranks)
 

@@ -319,7 +319,8 @@ class LibraryModel:
         (int64 numpy, up to CHAR_TABLE_LIMIT; its last entry is -1: the code points past it are
         clipped there). Made on first use; a preset's stored form brings it."""
         if self._char_table is None:
-            singles = [(ord(token), i) for token, i in self.vocab.items() if len(token) == 1 and ord(token) < CHAR_TABLE_LIMIT]
+            singles = [(ord(token), i) for token, i in self.vocab.items()
+                       if len(token) == 1 and ord(token) < CHAR_TABLE_LIMIT]
             table = np.full(max((code for code, _ in singles), default=0) + 2, -1, dtype=np.int64)
             if singles:
                 codes, ids = zip(*singles)
