@@ -237,6 +237,22 @@ def test_a_template_that_runs_too_long_is_stopped() -> None:
     assert "took over 0.3 s" in err.message and "LIMIT_CHAT_SECONDS" in err.message and err.location == {"line": 2}
 
 
+def test_a_short_deadline_after_a_long_one_is_kept() -> None:
+    """The watchdog wakes for a new watch only when it would sleep past its deadline: one with a long
+    deadline first (it sleeps until then), then a rendering with a short one, stopped in time."""
+    from webapp.tokenizer.chat_watchdog import WATCHDOG
+
+    waiting = WATCHDOG.watch(time.monotonic() + 60)
+    try:
+        start = time.perf_counter()
+        err = failure("{% set r = range(100000)|list %}\n{% for i in r %}{% for j in r %}{% endfor %}{% endfor %}",
+                      ChatLimits(seconds=0.3))
+        assert time.perf_counter() - start < 1.5
+        assert "took over 0.3 s" in err.message
+    finally:
+        assert not WATCHDOG.release(waiting)
+
+
 def test_template_size_is_checked_before_compiling() -> None:
     err = failure("{{ x }}" * 100, ChatLimits(template_chars=50))
     assert "700 characters is over the limit of 50" in err.message
