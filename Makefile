@@ -44,7 +44,8 @@ node_modules/.installed: package.json package-lock.json
 PRESETS_DIR := instance/presets
 PRESET_SOURCES := webapp/tokenizer/presets/openai.py webapp/tokenizer/presets/open_models.py \
 	webapp/tokenizer/core/precompiled.py webapp/tokenizer/formats/stored.py \
-	webapp/tokenizer/formats/library_stored.py webapp/tokenizer/hf/model.py
+	webapp/tokenizer/formats/library_stored.py webapp/tokenizer/hf/model.py \
+	webapp/tokenizer/core/library_order.py webapp/tokenizer/core/early_pairs.py
 # mistral-common's wheel holds the Tekken file of the mistral_tekken preset; it is
 # downloaded, not installed (the package asks for an older numpy than the app pins).
 MISTRAL_COMMON := 1.13.1

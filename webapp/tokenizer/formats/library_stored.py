@@ -52,6 +52,9 @@ from webapp.tokenizer.hf.encoding import attach_model, library_model
 from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
 
+#: In the file names (open_models.cache_file_name): a file with the current name is read as it is,
+#: so this goes up whenever what a stored array means changes - here, or in the tables it keeps
+#: from core/library_order.py (the pair table) and core/early_pairs.py.
 LIBRARY_FORM_VERSION = 5
 #: The EarlyPairs tables stored (its `news` are the rules' third column).
 EARLY_TABLES = ("unit_of", "first_unit", "last_unit", "left_min", "right_min", "operand_min", "unit_rank")
