@@ -36,6 +36,7 @@ import http.client
 import json
 import os
 import random
+import secrets
 import signal
 import socket
 import statistics
@@ -278,7 +279,9 @@ def main() -> int:
     env = {**os.environ, "BIND": f"127.0.0.1:{port}", "ACCESS_LOG": str(folder / "access.log"), "RUN_DIR": str(folder / "run"),
            "PLAYGROUND_DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
            "PLAYGROUND_QUEUE_URL": f"sqlite:///{folder / 'queue.sqlite3'}",
-           "PLAYGROUND_CORPUS_DIR": str(folder / "corpora")}
+           "PLAYGROUND_CORPUS_DIR": str(folder / "corpora"),
+           # serve-prod.sh refuses to start with the development key
+           "PLAYGROUND_SECRET_KEY": os.environ.get("PLAYGROUND_SECRET_KEY") or secrets.token_hex(32)}
     log = open(folder / "server.log", "wb")
     server = subprocess.Popen(["bash", "scripts/serve-prod.sh", sys.executable], cwd=ROOT, env=env,
                               stdout=log, stderr=log, start_new_session=True)

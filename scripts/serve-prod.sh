@@ -15,6 +15,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 py="$1"
 bind="${BIND:-127.0.0.1:8000}"
+# Never in production with the development SECRET_KEY (it signs the session cookie that
+# holds the cancel tokens): stop here and say how to set one (webapp.config.secret_key_problem).
+if ! problem="$("$py" -c 'from webapp.config import secret_key_problem as p; print(p() or "")')"; then
+  echo "serve-prod: could not read the settings with $py" >&2; exit 1
+fi
+if [ -n "$problem" ]; then
+  echo "serve-prod: refusing to start: $problem" >&2
+  exit 2
+fi
 gunicorn=("$py" -m gunicorn -c gunicorn.conf.py wsgi:app)
 
 nginx_bin=""
@@ -89,6 +98,13 @@ http {
       # Replaced, never appended: a client cannot pass its own X-Forwarded-For.
       proxy_set_header X-Forwarded-For \$remote_addr;
       proxy_set_header X-Forwarded-Proto \$scheme;
+      # A client's own forwarded host, port, prefix and Forwarded header are dropped (an
+      # empty value is not sent): the app takes the host from Host, checked by TRUSTED_HOSTS.
+      proxy_set_header X-Forwarded-Host "";
+      proxy_set_header X-Forwarded-Port "";
+      proxy_set_header X-Forwarded-Prefix "";
+      proxy_set_header X-Forwarded-Server "";
+      proxy_set_header Forwarded "";
       proxy_request_buffering on;
       proxy_buffering on;
       proxy_read_timeout 120s;

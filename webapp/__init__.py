@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from flask import Flask
 
-from webapp.config import DEFAULT_CONFIG, PROJECT_ROOT, apply_cache_budget, env_overrides, host_list
+from webapp.config import DEFAULT_CONFIG, PROJECT_ROOT, apply_cache_budget, env_overrides, host_list, https_settings
 
 __all__ = ["DEFAULT_CONFIG", "PROJECT_ROOT", "create_app"]
 
@@ -34,6 +34,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     if config:
         app.config.update(config)
     app.config["TRUSTED_HOSTS"] = host_list(app.config.get("TRUSTED_HOSTS"))
+    app.config.update(https_settings(app.config))
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     apply_cache_budget(int(app.config["CACHE_BUDGET_MB"]))
 

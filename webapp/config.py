@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 from webapp.tokenizer import BUDGET_BYTES_PER_UNIT, LIST_BUDGET
 
 
@@ -62,8 +62,13 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # Host names the app answers (comma-separated in PLAYGROUND_TRUSTED_HOSTS; ".example.org"
     # takes its subdomains too); any other Host header is a 400. None: any host.
     "TRUSTED_HOSTS": None,
+    # Proxies in front (nginx: 1): the client's address and the scheme are taken from
+    # their X-Forwarded-For / X-Forwarded-Proto; the host and the path prefix never
+    # (X-Forwarded-Host / -Prefix are a client's to forge; webapp.infra.security).
     "TRUSTED_PROXIES": 0,
-    "SECURITY_HSTS_SECONDS": 0,
+    # Strict-Transport-Security max-age; None: a year when PUBLIC_URL is https, else none.
+    # An https PUBLIC_URL also makes the session cookie Secure (https_settings below).
+    "SECURITY_HSTS_SECONDS": None,
     # Writes (shares, jobs, uploads, opened files) per client address (webapp.infra.ratelimit):
     # "N/minute;M/hour" as the `limits` library reads it, "" for none; counted in
     # RATE_LIMIT_STORAGE_URL (empty: Redis when QUEUE_URL is Redis, else a SQLite file
@@ -142,6 +147,47 @@ def host_list(value: Any) -> list[str] | None:
         return None
     names = value.split(",") if isinstance(value, str) else list(value)
     return [str(name).strip() for name in names if str(name).strip()]
+
+
+#: Strict-Transport-Security's max-age when PUBLIC_URL is https and SECURITY_HSTS_SECONDS is not set.
+HSTS_DEFAULT_SECONDS = 365 * 24 * 3600
+
+
+def public_url(config: Mapping[str, Any]) -> str:
+    """PUBLIC_URL, or its older name SHARE_BASE_URL ("" when neither is set)."""
+    return str(config.get("PUBLIC_URL") or config.get("SHARE_BASE_URL") or "")
+
+
+def https_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """What an https PUBLIC_URL implies: Secure session cookies and an HSTS max-age
+    (SECURITY_HSTS_SECONDS when set, 0 included; else a year under https, 0 otherwise)."""
+    https = public_url(config).lower().startswith("https://")
+    raw = config.get("SECURITY_HSTS_SECONDS")
+    hsts = (HSTS_DEFAULT_SECONDS if https else 0) if raw is None or raw == "" else max(0, int(raw))
+    out: dict[str, Any] = {"SECURITY_HSTS_SECONDS": hsts}
+    if https:
+        out["SESSION_COOKIE_SECURE"] = True
+    return out
+
+
+def secret_key_problem(instance_path: str | Path | None = None) -> str | None:
+    """Why the SECRET_KEY the app would use is not fit for production (None when it is):
+    the defaults, instance/config.py, then PLAYGROUND_SECRET_KEY, as create_app reads them."""
+    key: Any = DEFAULT_CONFIG["SECRET_KEY"]
+    pyfile = Path(instance_path or PROJECT_ROOT / "instance") / "config.py"
+    if pyfile.is_file():
+        namespace: dict[str, Any] = {}
+        exec(compile(pyfile.read_text(encoding="utf-8"), str(pyfile), "exec"), namespace)  # as Flask's from_pyfile
+        key = namespace.get("SECRET_KEY", key)
+    key = os.environ.get("PLAYGROUND_SECRET_KEY", key)
+    how = ("set PLAYGROUND_SECRET_KEY to a long random value, made for example with\n"
+           "  python3 -c 'import secrets; print(secrets.token_hex(32))'\n"
+           "and give every web process and job worker the same one (or set SECRET_KEY in instance/config.py)")
+    if not key:
+        return f"the SECRET_KEY is empty: {how}"
+    if key == DEFAULT_CONFIG["SECRET_KEY"]:
+        return f"the SECRET_KEY is the development key, which anyone can read in the source: {how}"
+    return None
 
 
 def apply_cache_budget(megabytes: int) -> None:

@@ -53,7 +53,9 @@ class Production:
         self.env = {**os.environ, "BIND": f"127.0.0.1:{self.port}", "WEB_CONCURRENCY": "4", "ACCESS_LOG": "/dev/null",
                     "PLAYGROUND_DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
                     "PLAYGROUND_QUEUE_URL": f"sqlite:///{tmp_path / 'queue.sqlite3'}",
-                    "PLAYGROUND_CORPUS_DIR": str(tmp_path / "corpora"), "RUN_DIR": str(tmp_path / "run"), **env}
+                    "PLAYGROUND_CORPUS_DIR": str(tmp_path / "corpora"), "RUN_DIR": str(tmp_path / "run"),
+                    # serve-prod.sh refuses the development key (issue 28, row 10)
+                    "PLAYGROUND_SECRET_KEY": "test-secret-" + "0" * 40, **env}
         self.process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=self.env, stdout=open(self.log, "ab"),
                                         stderr=subprocess.STDOUT, start_new_session=True)
 

@@ -134,12 +134,14 @@ def test_not_found_page_escapes_the_id(sec_client):
     assert "&lt;script&gt;alert(1)&lt;\\script&gt;" in html
 
 
-def test_links_behind_a_trusted_proxy_use_its_scheme_and_host(tmp_path):
+def test_links_behind_a_trusted_proxy_use_its_scheme_and_the_host_header(tmp_path):
+    # The proxy passes the Host header on (TRUSTED_HOSTS checks it) and sets the scheme;
+    # X-Forwarded-Host is never trusted (issue 28, row 9: tests/security/test_deploy_settings.py).
     app = make_app(tmp_path, TRUSTED_PROXIES=1)
     made = app.test_client().post(
         "/api/share",
         json={"tool": "bytes", "text": "hi"},
-        headers={"X-Forwarded-Proto": "https", "X-Forwarded-Host": "bpe.example.org"},
+        headers={"Host": "bpe.example.org", "X-Forwarded-Proto": "https", "X-Forwarded-Host": "evil.example"},
     )
     assert made.get_json()["url"].startswith("https://bpe.example.org/s/")
 

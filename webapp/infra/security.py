@@ -4,9 +4,14 @@ What it does: `init_app(app)` adds an `after_request` hook that sets a strict
 Content-Security-Policy (scripts, styles, images, fonts and XHR from the app's
 own origin only; no inline script or style, no plugins, no framing, forms post
 only to the app), `X-Content-Type-Options: nosniff`, a same-origin referrer
-policy, `X-Frame-Options: DENY`, and, when SECURITY_HSTS_SECONDS is set (behind
-HTTPS), `Strict-Transport-Security`. With TRUSTED_PROXIES=n it wraps the app in
-Werkzeug's ProxyFix so URLs built for share links use the proxy's scheme/host.
+policy, `X-Frame-Options: DENY`, and `Strict-Transport-Security` when
+SECURITY_HSTS_SECONDS is above 0 (a year by default when PUBLIC_URL is https,
+webapp.config.https_settings). With TRUSTED_PROXIES=n it wraps the app in
+Werkzeug's ProxyFix for the client's address (X-Forwarded-For) and the scheme
+(X-Forwarded-Proto) only: the host is the request's Host header (which
+TRUSTED_HOSTS checks) and there is no path prefix, whatever X-Forwarded-Host
+or X-Forwarded-Prefix say, as a client can send those through a proxy that
+does not clear them.
 
 Cross-site requests: a request that may change state (any method but GET,
 HEAD, OPTIONS) sent by a browser from another site is refused with a 403
@@ -124,4 +129,6 @@ def init_app(app: Flask) -> None:
     proxies = int(app.config.get("TRUSTED_PROXIES", 0) or 0)
     if proxies > 0:
         wsgi: Any = app.wsgi_app
-        app.wsgi_app = ProxyFix(wsgi, x_for=proxies, x_proto=proxies, x_host=proxies, x_prefix=proxies)  # type: ignore[method-assign]
+        # Never x_host / x_port / x_prefix: links and the trusted-host check follow the Host header.
+        app.wsgi_app = ProxyFix(wsgi, x_for=proxies, x_proto=proxies, x_host=0, x_port=0,  # type: ignore[method-assign]
+                                x_prefix=0)
