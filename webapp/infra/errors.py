@@ -50,7 +50,11 @@ class ApiError(Exception):
 
     @classmethod
     def from_tokenizer(cls, exc: TokenizerError, status: int = 400) -> "ApiError":
-        return cls(exc.message, field=exc.field, status=status, location=exc.location)
+        """The error as an answer; an error that carries its own `http_status` (the storage's
+        503, webapp.infra.storage.StorageUnavailable) keeps it, and its `retry_after`."""
+        own = getattr(exc, "http_status", None)
+        return cls(exc.message, field=exc.field, status=own or status, location=exc.location,
+                   retry_after=getattr(exc, "retry_after", None) if own else None)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"message": _cap(self.message), "field": self.field}

@@ -33,6 +33,7 @@ from limits import RateLimitItem, parse_many
 from limits.storage import Storage
 
 from webapp.infra.errors import ApiError
+from webapp.infra.storage import StorageUnavailable
 
 EXTENSION_KEY = "playground_ratelimit"
 
@@ -137,6 +138,19 @@ def write_limits() -> list[RateLimitItem]:
     return parse_many(spec) if spec else []
 
 
+def _hit(strategy: Any, item: RateLimitItem, scope: str, key: str, cost: int = 1) -> bool:
+    """One hit of the fixed-window strategy; counters that cannot be written (a read-only
+    instance folder, Redis down) are the storage being unavailable: a 503, never a 500."""
+    try:
+        return bool(strategy.hit(item, scope, key, cost=cost))
+    except (sqlite3.Error, OSError) as exc:
+        raise StorageUnavailable(f"the rate-limit counters: {exc}") from None
+    except Exception as exc:
+        if type(exc).__module__.split(".")[0] in ("redis", "limits"):
+            raise StorageUnavailable(f"the rate-limit counters: {type(exc).__name__}") from None
+        raise
+
+
 def check_write() -> None:
     """Count this request as one write by its client; a 429 with Retry-After when over
     RATE_LIMIT_WRITES. Counted once per request, however many things it stores."""
@@ -150,7 +164,7 @@ def check_write() -> None:
     strategy = limiter.limiter
     key = client_key()
     for item in items:
-        if not strategy.hit(item, "writes", key):
+        if not _hit(strategy, item, "writes", key):
             reset = strategy.get_window_stats(item, "writes", key).reset_time
             retry = max(1, math.ceil(reset - time.time()))
             spec = current_app.config["RATE_LIMIT_WRITES"]

@@ -67,7 +67,11 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
+
+from webapp.infra.errors import ApiError, api_error
+from webapp.tokenizer import TokenizerError
 
 #: Length in characters of every blob id (10 bytes of SHA-256 in base32 = 80 bits).
 ID_LENGTH = 16
@@ -128,6 +132,31 @@ jobs = Table(
 
 class StorageError(RuntimeError):
     """The database cannot be used as asked (schema too new, id collision...)."""
+
+
+#: Seconds a client is told to wait (Retry-After) when the storage is unavailable.
+UNAVAILABLE_RETRY_SECONDS = 30
+
+
+class StorageUnavailable(TokenizerError):
+    """The database cannot be reached or written (a read-only file or folder, a full disk, a
+    server down): raised for every driver OperationalError (the engine's handle_error hook),
+    answered 503 with Retry-After (`http_status`); pages that catch TokenizerError show it
+    beside the form and keep what was typed."""
+
+    http_status = 503
+    retry_after = UNAVAILABLE_RETRY_SECONDS
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"storage: the storage is unavailable ({reason[:160]}); nothing was saved and "
+                         f"what you typed is kept: try again in a minute", field="storage")
+
+
+def _storage_unavailable(context: Any) -> None:
+    """SQLAlchemy's handle_error hook: an OperationalError becomes StorageUnavailable."""
+    if isinstance(context.sqlalchemy_exception, OperationalError):
+        raise StorageUnavailable(str(context.original_exception).splitlines()[0] if str(
+            context.original_exception) else type(context.original_exception).__name__)
 
 
 class BlobTooLarge(ValueError):
@@ -376,10 +405,14 @@ class Storage:
         return [KindUsage(kind, int(count), int(total)) for kind, count, total in rows]
 
     def ping(self) -> bool:
-        """True when the database answers a trivial query (for /healthz)."""
+        """True when the database can be written (for /healthz): an update that changes
+        nothing (the schema version set to itself), then rolled back, so a read-only
+        file, folder or server fails here and a healthy probe leaves nothing behind."""
         try:
             with self.engine.connect() as conn:
-                conn.execute(text("SELECT 1"))
+                with conn.begin() as transaction:
+                    conn.execute(schema_version.update().values(version=schema_version.c.version))
+                    transaction.rollback()
             return True
         except Exception:  # any driver error means "not healthy", never a 500
             return False
@@ -427,6 +460,12 @@ def _insert_ignoring_duplicates(dialect: str) -> Any:
 
 
 def _make_engine(url: str, *, pool: bool) -> Engine:
+    engine = _new_engine(url, pool=pool)
+    event.listen(engine, "handle_error", _storage_unavailable)
+    return engine
+
+
+def _new_engine(url: str, *, pool: bool) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database or ""
@@ -505,8 +544,14 @@ def init_app(app: Any) -> Storage:
     if app.config.get("DATABASE_AUTO_MIGRATE", True):
         storage.migrate()
     app.extensions[EXTENSION_KEY] = storage
+    # sqlite3 used directly (the job queue's and the rate limit's files) fails the same way
+    app.register_error_handler(sqlite3.OperationalError, _answer_unavailable)
     _register_cli(app)
     return storage
+
+
+def _answer_unavailable(exc: Exception) -> Any:
+    return api_error(ApiError.from_tokenizer(StorageUnavailable(str(exc) or type(exc).__name__)))
 
 
 def get_storage(app: Any = None) -> Storage:

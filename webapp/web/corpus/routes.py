@@ -201,7 +201,9 @@ def corpus_submit() -> Any:
         errors = {exc.field if exc.field in PAGE_FIELDS else "corpus": exc}
     if request.headers.get("HX-Request"):
         return render_template("partials/corpus_errors.html", errors=errors)
-    return _page(state, errors)
+    # the storage's own status (a 503 while it is unavailable), the page and what was typed kept
+    status = max([int(getattr(e, "http_status", 200) or 200) for e in errors.values()] or [200])
+    return _page(state, errors), status
 
 
 @bp.get("/corpus/jobs/<job_id>")

@@ -48,6 +48,7 @@ from webapp.web.playground.fields import chat_rows_json
 from webapp.web.playground.pages import PageExtras, render_tool_page
 from webapp.web.common.tools import TOOLS
 from webapp.infra.storage import BlobTooLarge, get_storage, is_valid_id
+from webapp.tokenizer import TokenizerError
 
 bp = Blueprint("share", __name__)
 
@@ -243,7 +244,8 @@ def create_from_form() -> ResponseReturnValue:
         if "chat_rows" in request.form:  # the Chat editor's rows are the `chat` field
             form = {**request.form.to_dict(), "chat": chat_rows_json(request.form)}
         share_id, _created, state = save_state(form, strict=False)
-    except ApiError as exc:
+    except (ApiError, TokenizerError) as caught:  # a TokenizerError here: the storage is unavailable (503)
+        exc = caught if isinstance(caught, ApiError) else ApiError.from_tokenizer(caught)
         if _is_htmx():
             # htmx swaps only 2xx answers by default; the message is the content.
             return render_template("partials/share_result.html", error=exc.message)
