@@ -9,7 +9,8 @@ with `JOB_WORKERS` threads; each job runs in its own child process
 (webapp.jobs.runner.run_in_child). Start as many workers as you like, on this or
 other machines, as long as they share the database and the queue.
 SIGINT stops it after the running jobs; SIGTERM stops it at once (the job
-processes die with it; their jobs are re-queued by the next worker start).
+processes die with it; their jobs stay unfinished, with their uploads, and
+the upkeep of the next worker queues them again).
 
 What it does not do: serve HTTP.
 """
@@ -21,6 +22,7 @@ import logging
 import threading
 
 from webapp import create_app
+from webapp.jobs import runner
 from webapp.jobs.queue import JobQueue, get_queue, set_worker_app
 
 log = logging.getLogger(__name__)
@@ -62,7 +64,10 @@ def main(argv: list[str] | None = None) -> None:
     upkeep_round(queue)
     start_upkeep(queue, max(0.5, float(app.config["JOB_UPKEEP_SECONDS"])))
     log.info("queue %s", queue.url.split("@")[-1])
-    queue.consumer(args.workers).run()
+    try:
+        queue.consumer(args.workers).run()
+    finally:
+        runner.STOPPING.set()  # job processes that end from now on were stopped with the worker
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ import logging
 import multiprocessing
 import os
 import resource
+import signal
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -41,11 +43,16 @@ log = logging.getLogger(__name__)
 # Running one job in a child process
 
 
+#: Set by the worker (webapp.worker) once it is shutting down: a job process that ends then
+#: was stopped with it, and its job is left for another attempt ("stopped" below).
+STOPPING = threading.Event()
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How a job process ended."""
 
-    state: str  # done, failed, cancelled
+    state: str  # done, failed, cancelled; stopped: its worker is stopping, the job is not finished
     result: bytes | None = None  # compressed JSON
     blobs: dict[str, bytes] | None = None
     error: str | None = None
@@ -55,6 +62,11 @@ class Outcome:
 def _child_main(conn: Any, kind: str, params: dict[str, Any], budgets: Budgets, stop: Any = None) -> None:
     """Inside the job process: lower priority, cap the address space, run, send the outcome."""
     die_with_parent()
+    # The worker's own handlers (Huey's, which only set a flag) were inherited by the fork: a
+    # SIGTERM (the worker's exit terminating its children) must end this process at once,
+    # running no `finally` of the job, so nothing a later attempt needs is cleaned up here.
+    for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
     try:
         os.nice(budgets.nice)
     except OSError:
@@ -139,6 +151,11 @@ def run_in_child(kind: str, params: dict[str, Any], budgets: Budgets,
             process.kill()
             process.join()
         receiver.close()
+    if outcome is None and (process.exitcode == -signal.SIGTERM or STOPPING.is_set()):
+        # The worker is stopping (its exit terminates the job processes): not the job's
+        # failure. Nothing is stored, so the job stays "running" until the upkeep of a worker
+        # queues it again (JOB_STALE_SECONDS), and its files stay for that next attempt.
+        outcome = Outcome("stopped", error="job: its worker stopped", field="job")
     if outcome is None:
         code = process.exitcode
         # Killed by a signal: the kernel's OOM killer, or a C allocation that
@@ -228,6 +245,8 @@ def execute(store: JobStore, job_id: str, budgets: Budgets) -> str | None:
             store.finish(job_id, "done", result_id=result_id, attempt=attempt)
             state = "done"
             return state
+        if outcome.state == "stopped":
+            return None  # left "running": the upkeep queues it again, with its files
         store.finish(job_id, outcome.state, error=outcome.error, error_field=outcome.field, attempt=attempt)
         state = outcome.state
         return state

@@ -14,11 +14,14 @@ This kind then
 4. measures bytes per token on the corpus (from the counts and the trained pre-tokens: exact,
    no encoding) and on the held-out text (encoded; beyond HELD_OUT_SAMPLE_CHARS characters, on
    evenly spaced stretches of it, so the summary costs a fraction of the training);
-5. deletes the uploaded files - and so does the job layer once the job has
-   ended however it ended (`remove_uploads`, the kind's `after` hook: killed
-   at a budget, cancelled while still queued, given up); a folder that no
-   live job owns (a web process killed while copying) is swept by the
-   workers' upkeep (`corpus_dir` is the kind's spool).
+5. leaves the uploaded files to the job layer, which removes them once the
+   job has reached a final state however it got there (`remove_uploads`, the
+   kind's `after` hook: done, failed, killed at a budget, cancelled, given
+   up), never while it may still run again (a worker stopped mid-job: the
+   job is queued again and its next attempt reads the same files); a folder
+   that no live job owns (a web process killed while copying) is swept by
+   the workers' upkeep (`corpus_dir` is the kind's spool). Files gone anyway
+   fail the job with a message naming the first missing one.
 
 What it does not do: read requests or render anything. The progress fraction
 is split 0-40 % counting (by bytes read), 40-97 % training (by merges done).
@@ -143,66 +146,75 @@ def _display(token: str | bytes) -> str:
 def run_corpus(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
     """Count, train, store; see the module docstring."""
     folder = Path(params["folder"])
+    # (the folder is the job's until the job ends: the `after` hook removes it, never this run)
+    options, limits = params["options"], params["limits"]
+    scheme, level = options["pretokenize"], options["level"]
+    paths = [(item["name"], folder / item["file"]) for item in params["files"]]
+    missing = [name for name, path in paths if not path.is_file()]
+    if missing:
+        raise TokenizerError(
+            f"corpus: the uploaded file {missing[0][:120]!r} of this job is no longer on the server "
+            f"({len(missing):,} of {len(paths):,} files missing from {corpus_label(folder)}); upload the "
+            f"files again", field="corpus", location={"file": missing[0][:200]})
+    started = time.monotonic()
     try:
-        options, limits = params["options"], params["limits"]
-        scheme, level = options["pretokenize"], options["level"]
-        paths = [(item["name"], folder / item["file"]) for item in params["files"]]
-        started = time.monotonic()
-        try:
-            # On every core the job process may use (forked counting processes, each under its memory limit).
-            counts = count_files(
-                paths, scheme, max_distinct=limits["corpus_distinct"],
-                progress=_phase(progress, 0.0, COUNT_SHARE, estimate=False), should_stop=cancelled,
-            )
-        except TrainingCancelled:
-            raise TokenizerError("job: cancelled while counting the corpus (no merges yet)", field="job") from None
-        count_seconds = time.monotonic() - started
-        progress(COUNT_SHARE, f"counted {counts.pretokens:,} pre-tokens ({len(counts.counts):,} distinct); training")
-        result = train_counts(counts.counts, level, options["num_merges"],
-                              progress=_phase(progress, COUNT_SHARE, TRAIN_SHARE, estimate=True), should_stop=cancelled)
-        progress(COUNT_SHARE + TRAIN_SHARE, "storing the tokenizer")
-        stored = time.monotonic()
-        tok = build_tokenizer(result, scheme)
-        data = zlib.compress(dumps_stored(tok), 6)
-        summarised = time.monotonic()
-        held_out = options.get("held_out") or ""
-        sample = held_out_sample(held_out)
-        held_tokens = held_out_tokens(sample, result, scheme)
-        held_bytes = len(sample.encode("utf-8"))
-        corpus_bytes = _pretoken_bytes(counts.counts)
-        finished = time.monotonic()
-        return JobOutput({
-            "tokenizer": content_id("tokenizer", data),
-            "level": level,
-            "pretokenize": scheme,
-            "num_merges": options["num_merges"],
-            "learned": len(result.pairs),
-            "stopped": result.stopped,
-            "vocab_size": tok.summary()["vocab"],
-            # "pieces": the pre-tokens counted, under the key stored results already use
-            "corpus": {"documents": counts.documents, "bytes": counts.bytes, "chars": counts.chars,
-                       "pieces": counts.pretokens, "distinct": len(counts.counts),
-                       "files": [name for name, _ in paths]},
-            "symbols": result.symbols,
-            "tokens": result.tokens,
-            "bytes_per_token": {
-                "corpus": round(corpus_bytes / result.tokens, 4) if result.tokens else None,
-                "held_out": round(held_bytes / held_tokens, 4) if held_tokens else None,
-            },
-            # bytes and tokens of the sample measured: the whole held-out text up to HELD_OUT_SAMPLE_CHARS
-            "held_out": {"bytes": held_bytes, "tokens": held_tokens, "chars": len(held_out),
-                         "sampled_chars": len(sample)},
-            "seconds": {"count": round(count_seconds, 3), "train": round(result.seconds, 3),
-                        "store": round(summarised - stored, 3), "summary": round(finished - summarised, 3)},
-            "steps": {
-                "left": [_display(a) for a, _ in result.pairs],
-                "right": [_display(b) for _, b in result.pairs],
-                "count": result.counts,
-                "runner_up": result.runner_up,
-            },
-        }, blobs={"tokenizer": data})
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        # On every core the job process may use (forked counting processes, each under its memory limit).
+        counts = count_files(
+            paths, scheme, max_distinct=limits["corpus_distinct"],
+            progress=_phase(progress, 0.0, COUNT_SHARE, estimate=False), should_stop=cancelled,
+        )
+    except TrainingCancelled:
+        raise TokenizerError("job: cancelled while counting the corpus (no merges yet)", field="job") from None
+    count_seconds = time.monotonic() - started
+    progress(COUNT_SHARE, f"counted {counts.pretokens:,} pre-tokens ({len(counts.counts):,} distinct); training")
+    result = train_counts(counts.counts, level, options["num_merges"],
+                          progress=_phase(progress, COUNT_SHARE, TRAIN_SHARE, estimate=True), should_stop=cancelled)
+    progress(COUNT_SHARE + TRAIN_SHARE, "storing the tokenizer")
+    stored = time.monotonic()
+    tok = build_tokenizer(result, scheme)
+    data = zlib.compress(dumps_stored(tok), 6)
+    summarised = time.monotonic()
+    held_out = options.get("held_out") or ""
+    sample = held_out_sample(held_out)
+    held_tokens = held_out_tokens(sample, result, scheme)
+    held_bytes = len(sample.encode("utf-8"))
+    corpus_bytes = _pretoken_bytes(counts.counts)
+    finished = time.monotonic()
+    return JobOutput({
+        "tokenizer": content_id("tokenizer", data),
+        "level": level,
+        "pretokenize": scheme,
+        "num_merges": options["num_merges"],
+        "learned": len(result.pairs),
+        "stopped": result.stopped,
+        "vocab_size": tok.summary()["vocab"],
+        # "pieces": the pre-tokens counted, under the key stored results already use
+        "corpus": {"documents": counts.documents, "bytes": counts.bytes, "chars": counts.chars,
+                   "pieces": counts.pretokens, "distinct": len(counts.counts),
+                   "files": [name for name, _ in paths]},
+        "symbols": result.symbols,
+        "tokens": result.tokens,
+        "bytes_per_token": {
+            "corpus": round(corpus_bytes / result.tokens, 4) if result.tokens else None,
+            "held_out": round(held_bytes / held_tokens, 4) if held_tokens else None,
+        },
+        # bytes and tokens of the sample measured: the whole held-out text up to HELD_OUT_SAMPLE_CHARS
+        "held_out": {"bytes": held_bytes, "tokens": held_tokens, "chars": len(held_out),
+                     "sampled_chars": len(sample)},
+        "seconds": {"count": round(count_seconds, 3), "train": round(result.seconds, 3),
+                    "store": round(summarised - stored, 3), "summary": round(finished - summarised, 3)},
+        "steps": {
+            "left": [_display(a) for a, _ in result.pairs],
+            "right": [_display(b) for _, b in result.pairs],
+            "count": result.counts,
+            "runner_up": result.runner_up,
+        },
+    }, blobs={"tokenizer": data})
+
+
+def corpus_label(folder: Path) -> str:
+    """How a message names an upload folder: the job's own sub-folder, never the server's paths."""
+    return f"upload folder {folder.name[:40]!r}"
 
 
 def _pretoken_bytes(counts: dict[str, int]) -> int:
