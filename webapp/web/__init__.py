@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from webapp.infra import body, errors, memory, ratelimit, security, storage
+from webapp.infra import body, errors, memory, ratelimit, security, storage, timebudget
 from webapp.jobs import queue, views as job_views
 from webapp.tokenizers import store as tokenizer_store
 from webapp.web.api import routes as api
@@ -38,7 +38,7 @@ UNROUTED_KINDS = (ops_kinds.run_sleep,)
 
 def init_app(app: Flask) -> None:
     """The hooks of the layers below (no routes), then every feature's blueprint."""
-    for module in (errors, body, security, storage, ratelimit, memory, tokenizer_store, queue):
+    for module in (errors, body, security, storage, ratelimit, timebudget, memory, tokenizer_store, queue):
         module.init_app(app)
     for blueprint in FEATURE_BLUEPRINTS:
         app.register_blueprint(blueprint)

@@ -43,6 +43,34 @@ REGEX_BUDGET_SECONDS = 2.0
 MIN_GROWTH_CAP = 65_536
 GROWTH_FACTOR = 4
 _DEADLINE: ContextVar[float | None] = ContextVar("hf_regex_deadline", default=None)
+#: The whole request's deadline and its length (the web layer sets it; jobs have their own budget).
+_REQUEST: ContextVar[tuple[float, float] | None] = ContextVar("request_deadline", default=None)
+
+
+class OutOfTime(TokenizerError):
+    """The request's time budget ran out (the caller names the tokenizer that was running)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"time: this request's time budget of {seconds:g} s ran out", field="text")
+        self.seconds = seconds
+
+
+def start_request_budget(seconds: float) -> object:
+    """From now on, in this context, every tokenizer file's regexes share one deadline
+    `seconds` away (with each encode's own REGEX_BUDGET_SECONDS); returns a token for
+    `end_request_budget`."""
+    return _REQUEST.set((time.monotonic() + seconds, seconds))
+
+
+def end_request_budget(token: object) -> None:
+    _REQUEST.reset(token)  # type: ignore[arg-type]
+
+
+def check_request_budget() -> None:
+    """Raise OutOfTime when the request's budget has run out (between two tokenizers)."""
+    budget = _REQUEST.get()
+    if budget is not None and time.monotonic() >= budget[0]:
+        raise OutOfTime(budget[1])
 _GROWTH_CAP: ContextVar[int | None] = ContextVar("hf_growth_cap", default=None)
 
 
@@ -51,11 +79,16 @@ def bounded(text_length: int) -> Iterator[None]:
     """Within: the file's regexes share REGEX_BUDGET_SECONDS, normalized text may
     reach max(GROWTH_FACTOR x `text_length`, MIN_GROWTH_CAP) characters."""
     seconds = REGEX_BUDGET_SECONDS
-    deadline = _DEADLINE.set(time.monotonic() + seconds)
+    budget = _REQUEST.get()
+    check_request_budget()
+    own = time.monotonic() + seconds
+    deadline = _DEADLINE.set(own if budget is None else min(own, budget[0]))
     cap = _GROWTH_CAP.set(max(GROWTH_FACTOR * text_length, MIN_GROWTH_CAP))
     try:
         yield
     except TimeoutError:
+        if budget is not None and budget[0] <= own and time.monotonic() >= budget[0] - 0.01:
+            raise OutOfTime(budget[1]) from None
         raise TokenizerError(
             f"text: the tokenizer file's patterns took over {seconds:g} s on this text, the limit for one encode",
             field="text",

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
+from webapp.infra import timebudget
 from webapp.tokenizers import active as act
-from webapp.tokenizer import PRESET_NAMES, TokenizerError, is_installed, is_preset
+from webapp.tokenizer import PRESET_NAMES, OutOfTime, TokenizerError, check_request_budget, is_installed, is_preset
 
 #: The columns the page sorts by (a leading "-" sorts in descending order).
 SORT_KEYS = ("name", "tokens", "chars_per_token", "bytes_per_token")
@@ -55,15 +56,26 @@ def count_one(ref: str, text: str, n_bytes: int) -> CountRow:
     try:
         entry = active.loaded()
         ids = act.byte_ids(active, text, None, entry.tok.pretokenize)
+    except OutOfTime:
+        raise
     except TokenizerError as exc:
         return CountRow(ref, None, None, None, error=exc.message)
     return CountRow(ref, len(ids), _ratio(len(text), len(ids)), _ratio(n_bytes, len(ids)))
 
 
 def count_all(text: str, refs: Iterable[str]) -> list[CountRow]:
-    """Each tokenizer's count of `text`, in the order given."""
+    """Each tokenizer's count of `text`, in the order given; the request's time budget
+    (webapp.infra.timebudget) is checked before each, and running out names the tokenizer."""
     n_bytes = len(text.encode("utf-8"))
-    return [count_one(ref, text, n_bytes) for ref in refs]
+    refs = list(refs)
+    rows = []
+    for index, ref in enumerate(refs):
+        try:
+            check_request_budget()
+            rows.append(count_one(ref, text, n_bytes))
+        except OutOfTime as exc:
+            raise timebudget.out_of_time(exc, ref, index, len(refs)) from None
+    return rows
 
 
 def read_sort(value: object) -> str:

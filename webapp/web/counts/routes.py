@@ -21,6 +21,7 @@ from flask import Blueprint, Response, jsonify, render_template, request
 
 from webapp.infra import inputs
 from webapp.infra.body import read_json_object
+from webapp.infra.errors import ApiError
 from webapp.web.counts.counting import SORT_KEYS, count_all, default_refs, read_sort, sorted_rows
 from webapp.tokenizer import TokenizerError
 
@@ -52,7 +53,7 @@ def _context(fields: Mapping[str, Any]) -> dict[str, Any]:
     try:
         text = inputs.read_text(text_field, limits, form=True)
         rows = sorted_rows(count_all(text, default_refs()), sort)
-    except TokenizerError as exc:
+    except (TokenizerError, ApiError) as exc:  # (an ApiError: the request's time budget ran out)
         error = exc.message
     linked = len(text) <= LINK_TEXT_CHARS
     return {

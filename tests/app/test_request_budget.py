@@ -1,0 +1,54 @@
+"""Issue 28, row 7: one time budget per request, shared by all its tokenizers.
+
+32 opened tokenizer.json files whose Split pattern `(?=(.*))(?:i)?` looks
+ahead over the rest of the text at every position (quadratic: about 0.2 s
+each on 20,000 characters here). Counting over all 32 used to take each
+its own 2 s regex budget in turn. Now the request's budget
+(LIMIT_REQUEST_SECONDS, 1 s in this test) is shared: the answer comes
+soon after it and names the tokenizer that ran out.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from tests.conftest import make_app
+from webapp.infra.storage import get_storage
+
+PATTERN = "(?=(.*))(?:i)?"
+
+
+def _tokenizer_json(salt: int) -> str:
+    vocab = {chr(c): c - 97 for c in range(97, 123)}
+    vocab[f"z{salt}"] = 26 + salt  # a different file (and id) for each
+    return json.dumps({
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+        "pre_tokenizer": {"type": "Split", "pattern": {"Regex": PATTERN}, "behavior": "Isolated",
+                          "invert": False},
+        "post_processor": None, "decoder": None,
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                  "vocab": vocab, "merges": []},
+    })
+
+
+def test_row7_the_request_budget_is_shared_and_names_the_tokenizer(tmp_path):
+    app = make_app(tmp_path, LIMIT_REQUEST_SECONDS=1, JOB_IMPORT_BYTES=1 << 30)
+    client = app.test_client()
+    ids = []
+    for salt in range(32):
+        opened = client.post("/api/import", json={"content": _tokenizer_json(salt), "format": "hf"})
+        assert opened.status_code == 200, opened.get_json()
+        ids.append(opened.get_json()["tokenizer"])
+    started = time.monotonic()
+    answer = client.post("/api/counts", json={"text": "a" * 20_000, "tokenizers": ids})
+    seconds = time.monotonic() - started
+    assert answer.status_code == 503, (answer.status_code, seconds)
+    error = answer.get_json()["error"]
+    assert error["field"] == "tokenizers"
+    ran_out = error["location"]["tokenizer"]
+    assert ran_out in ids and ran_out in error["message"]
+    assert "LIMIT_REQUEST_SECONDS" in error["message"]
+    assert seconds < 3, seconds  # the budget (1 s) plus the one regex call that overran it
+    get_storage(app).dispose()
