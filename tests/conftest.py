@@ -36,7 +36,7 @@ PG_SKIP_REASON = (
 
 #: Tests of other things run without the write rate limit (webapp.infra.ratelimit);
 #: the tests of the limit set RATE_LIMIT_WRITES themselves.
-NO_WRITE_LIMIT = {"RATE_LIMIT_WRITES": ""}
+NO_WRITE_LIMIT = {"RATE_LIMIT_WRITES": "", "RATE_LIMIT_WORK": ""}
 
 
 def make_app(tmp_path: Any, **config: Any) -> Flask:

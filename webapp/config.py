@@ -78,6 +78,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # beside the queue, shared by the processes of one machine; "memory://": per process).
     "RATE_LIMIT_WRITES": "20/minute;300/hour",
     "RATE_LIMIT_STORAGE_URL": "",
+    # Inline compute (Counts, chat, encode, compare) per client address, charged as
+    # characters x tokenizers before the work starts ("" for none; issue 28, row 6).
+    "RATE_LIMIT_WORK": "30000000/minute;300000000/hour",
     # Background jobs (webapp.jobs.queue): the queue, the budgets of one job, and what
     # goes to a job instead of running inside the request (measured thresholds,
     # see docs/limits.md).

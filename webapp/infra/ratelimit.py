@@ -14,8 +14,13 @@ process of every machine; otherwise a SQLite file beside the job queue
 (`SqliteStorage`, this module), shared by every web process of one machine;
 "memory://" counts per process.
 
-What it does not do: limit reads or page computations (the job queue's caps,
-webapp.jobs.queue, and the request limits bound those).
+Work (`charge_work`): the compute routes (Counts, chat, encode, compare)
+charge their characters x tokenizers to the client against
+`RATE_LIMIT_WORK` (default "30000000/minute;300000000/hour") in the same
+storage, before the work starts; past it a 429 with `Retry-After`.
+
+What it does not do: limit reads, or work that goes to a job (the job
+queue's caps, webapp.jobs.queue, bound those).
 """
 
 from __future__ import annotations
@@ -172,6 +177,33 @@ def check_write() -> None:
                            f"at most {item.amount} per {item.GRANULARITY.name} (setting RATE_LIMIT_WRITES = "
                            f"{spec!r}); try again in {retry:,} s", field="rate", status=429, retry_after=retry,
                            location={"retry_after": retry})
+
+
+def work_limits() -> list[RateLimitItem]:
+    spec = str(current_app.config.get("RATE_LIMIT_WORK") or "").strip()
+    return parse_many(spec) if spec else []
+
+
+def charge_work(chars: int, tokenizers: int = 1) -> None:
+    """Charge this request's work (characters x tokenizers) to its client before it starts;
+    a 429 with Retry-After when that would go over RATE_LIMIT_WORK (issue 28, row 6)."""
+    items = work_limits()
+    limiter: Limiter | None = current_app.extensions.get(EXTENSION_KEY)
+    units = max(0, int(chars)) * max(1, int(tokenizers))
+    if not items or limiter is None or units == 0:
+        return
+    strategy = limiter.limiter
+    key = client_key()
+    for item in items:
+        if not _hit(strategy, item, "work", key, cost=units):
+            reset = strategy.get_window_stats(item, "work", key).reset_time
+            retry = max(1, math.ceil(reset - time.time()))
+            spec = current_app.config["RATE_LIMIT_WORK"]
+            raise ApiError(f"rate: too much work from your address: this request is {units:,} units "
+                           f"({chars:,} characters x {tokenizers:,} tokenizers), over the budget of "
+                           f"{item.amount:,} per {item.GRANULARITY.name} (setting RATE_LIMIT_WORK = {spec!r}); "
+                           f"try again in {retry:,} s", field="rate", status=429, retry_after=retry,
+                           location={"retry_after": retry, "units": units})
 
 
 def init_app(app: Flask) -> None:

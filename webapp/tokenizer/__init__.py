@@ -111,7 +111,9 @@ from webapp.tokenizer.training.corpus import SCHEMES as CORPUS_SCHEMES
 from webapp.tokenizer.training.words import bpe_merges, train_trace, training_vocab
 from webapp.tokenizer.hf.encoding import char_pipeline_trace, decode_loaded, encode_loaded, post_process, uses_pipeline
 from webapp.tokenizer.hf.library_trace import loaded_byte_vocab
-from webapp.tokenizer.hf.text import OutOfTime, check_request_budget, end_request_budget, start_request_budget
+from webapp.tokenizer.hf.text import (
+    OutOfTime, check_request_budget, end_request_budget, start_request_budget,
+)
 from webapp.tokenizer.formats import (
     EXPORT_FORMATS,
     canonical_format,

@@ -43,8 +43,11 @@ REGEX_BUDGET_SECONDS = 2.0
 MIN_GROWTH_CAP = 65_536
 GROWTH_FACTOR = 4
 _DEADLINE: ContextVar[float | None] = ContextVar("hf_regex_deadline", default=None)
-#: The whole request's deadline and its length (the web layer sets it; jobs have their own budget).
-_REQUEST: ContextVar[tuple[float, float] | None] = ContextVar("request_deadline", default=None)
+_GROWTH_CAP: ContextVar[int | None] = ContextVar("hf_growth_cap", default=None)
+#: The request's budget for tokenizer-file regexes: [seconds left, seconds in all] (the web layer
+#: sets it; jobs have their own). Only time inside `bounded` counts: opening a tokenizer or a
+#: preset's first encode is not charged, the patterns a file brings are.
+_REQUEST: ContextVar[list[float] | None] = ContextVar("request_budget", default=None)
 
 
 class OutOfTime(TokenizerError):
@@ -56,10 +59,9 @@ class OutOfTime(TokenizerError):
 
 
 def start_request_budget(seconds: float) -> object:
-    """From now on, in this context, every tokenizer file's regexes share one deadline
-    `seconds` away (with each encode's own REGEX_BUDGET_SECONDS); returns a token for
-    `end_request_budget`."""
-    return _REQUEST.set((time.monotonic() + seconds, seconds))
+    """From now on, in this context, every tokenizer file's regexes share `seconds` in all
+    (each encode also keeps its own REGEX_BUDGET_SECONDS); a token for `end_request_budget`."""
+    return _REQUEST.set([float(seconds), float(seconds)])
 
 
 def end_request_budget(token: object) -> None:
@@ -67,33 +69,37 @@ def end_request_budget(token: object) -> None:
 
 
 def check_request_budget() -> None:
-    """Raise OutOfTime when the request's budget has run out (between two tokenizers)."""
+    """Raise OutOfTime when the request's budget is spent (before the next tokenizer)."""
     budget = _REQUEST.get()
-    if budget is not None and time.monotonic() >= budget[0]:
+    if budget is not None and budget[0] <= 0:
         raise OutOfTime(budget[1])
-_GROWTH_CAP: ContextVar[int | None] = ContextVar("hf_growth_cap", default=None)
 
 
 @contextmanager
 def bounded(text_length: int) -> Iterator[None]:
-    """Within: the file's regexes share REGEX_BUDGET_SECONDS, normalized text may
-    reach max(GROWTH_FACTOR x `text_length`, MIN_GROWTH_CAP) characters."""
+    """Within: the file's regexes share REGEX_BUDGET_SECONDS (and what is left of the request's
+    budget, when less), normalized text may reach max(GROWTH_FACTOR x `text_length`, MIN_GROWTH_CAP)
+    characters."""
     seconds = REGEX_BUDGET_SECONDS
     budget = _REQUEST.get()
     check_request_budget()
-    own = time.monotonic() + seconds
-    deadline = _DEADLINE.set(own if budget is None else min(own, budget[0]))
+    began = time.monotonic()
+    own = seconds if budget is None else min(seconds, budget[0])
+    deadline = _DEADLINE.set(began + own)
     cap = _GROWTH_CAP.set(max(GROWTH_FACTOR * text_length, MIN_GROWTH_CAP))
     try:
         yield
     except TimeoutError:
-        if budget is not None and budget[0] <= own and time.monotonic() >= budget[0] - 0.01:
+        if budget is not None and own < seconds:
+            budget[0] = 0.0
             raise OutOfTime(budget[1]) from None
         raise TokenizerError(
             f"text: the tokenizer file's patterns took over {seconds:g} s on this text, the limit for one encode",
             field="text",
         ) from None
     finally:
+        if budget is not None:
+            budget[0] -= time.monotonic() - began
         _DEADLINE.reset(deadline)
         _GROWTH_CAP.reset(cap)
 

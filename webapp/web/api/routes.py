@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from flask import Blueprint, Response, jsonify
 
-from webapp.infra import inputs
+from webapp.infra import inputs, ratelimit
 from webapp.jobs import views as jobs
 from webapp.web.api import kinds
 from webapp.web.api.answers import byte_tokens
@@ -64,6 +64,7 @@ def encode() -> Response:
         if errors:
             raise next(iter(errors.values()))
         text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
+        ratelimit.charge_work(len(text))
         ids = pretokenized_encode(text, merges, scheme)  # scheme "none" is the specified encode
         return {"ids": ids, "tokens": byte_tokens(text, ids, merges)}
 

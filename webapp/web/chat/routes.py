@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify
 
-from webapp.infra import inputs
+from webapp.infra import inputs, ratelimit
 from webapp.infra.body import read_json_object
 from webapp.infra.errors import ApiError
 from webapp.tokenizers.store import Loaded, load_tokenizer
@@ -41,5 +41,6 @@ def api_chat(tokenizer_id: str) -> Response:
     limits = inputs.current_limits()
     messages = inputs.read_messages(data["messages"], limits)
     prompt = inputs.read_flag(data.get("add_generation_prompt"), "add_generation_prompt", False)
+    ratelimit.charge_work(sum(len(m["role"]) + len(m["content"]) for m in messages))
     counted = render_and_count(entry, messages, prompt, limits)
     return jsonify({"text": counted.text, "ids": counted.ids, "count": counted.count})

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 from flask import Blueprint, Response, jsonify
 
 from webapp.infra import body, errors as http
-from webapp.infra import inputs
+from webapp.infra import inputs, ratelimit
 from webapp.jobs import queue
 from webapp.jobs import views as jobs
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
@@ -223,6 +223,7 @@ def api_compare() -> Response:
                 elif isinstance(spec.get("merges"), list) and len(spec["merges"]) > limits.rules:
                     inputs.read_tokenizer_spec(spec, name, limits)  # raises the limit's message
             return jobs.accepted(queue.submit("compare", {"body": dict(data), "limits": asdict(limits)}))
+        ratelimit.charge_work(len(inputs.read_text(data["text"], limits)), 2)
         return jsonify(compare_json(data, limits))
     except PresetMissing as exc:  # a preset this installation lacks: 503, the message says how to install it
         raise http.ApiError.from_tokenizer(exc, 503) from None

@@ -16,7 +16,9 @@ from typing import Iterable
 
 from webapp.infra import timebudget
 from webapp.tokenizers import active as act
-from webapp.tokenizer import PRESET_NAMES, OutOfTime, TokenizerError, check_request_budget, is_installed, is_preset
+from webapp.tokenizer import (
+    PRESET_NAMES, OutOfTime, TokenizerError, check_request_budget, is_installed, is_preset,
+)
 
 #: The columns the page sorts by (a leading "-" sorts in descending order).
 SORT_KEYS = ("name", "tokens", "chars_per_token", "bytes_per_token")

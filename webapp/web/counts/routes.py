@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 from flask import Blueprint, Response, jsonify, render_template, request
 
-from webapp.infra import inputs
+from webapp.infra import inputs, ratelimit
 from webapp.infra.body import read_json_object
 from webapp.infra.errors import ApiError
 from webapp.web.counts.counting import SORT_KEYS, count_all, default_refs, read_sort, sorted_rows
@@ -38,6 +38,7 @@ def api_counts() -> Response:
     limits = inputs.current_limits()
     text = inputs.read_text(data["text"], limits)
     refs = inputs.read_tokenizer_refs(data["tokenizers"]) if data.get("tokenizers") is not None else default_refs()
+    ratelimit.charge_work(len(text), len(refs))
     rows = count_all(text, refs)
     return jsonify({"chars": len(text), "bytes": len(text.encode("utf-8")), "counts": [r.to_dict() for r in rows]})
 
@@ -52,7 +53,9 @@ def _context(fields: Mapping[str, Any]) -> dict[str, Any]:
     text = ""
     try:
         text = inputs.read_text(text_field, limits, form=True)
-        rows = sorted_rows(count_all(text, default_refs()), sort)
+        refs = default_refs()
+        ratelimit.charge_work(len(text), len(refs))
+        rows = sorted_rows(count_all(text, refs), sort)
     except (TokenizerError, ApiError) as exc:  # (an ApiError: the request's time budget ran out)
         error = exc.message
     linked = len(text) <= LINK_TEXT_CHARS
