@@ -101,8 +101,9 @@ def self_ids(index: VocabIndex, encode: Callable[[str], list[int]], token_id: in
     return None if text is None else encode(text)
 
 
-def group_of(index: VocabIndex, view: TextView, token_id: int) -> str:
+def group_of(index: VocabIndex, tok: LoadedTokenizer, token_id: int, view: TextView | None = None) -> str:
     """The first group of GROUPS that holds for an unreachable token (see the module docstring)."""
+    view = view if view is not None else TextView(tok)
     if token_id in index.special:
         return "special"
     text = index.text(token_id) or ""
@@ -137,5 +138,5 @@ def unreachable(index: VocabIndex, tok: LoadedTokenizer, compiled: Any = None,
         got = encode(text)
         if len(got) != 1 or got[0] != token_id:
             ids.append(token_id)
-            groups[group_of(index, view, token_id)].append(token_id)
+            groups[group_of(index, tok, token_id, view)].append(token_id)
     return Reach(ids, partial, groups)
