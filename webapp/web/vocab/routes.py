@@ -24,6 +24,7 @@ from typing import Any, Mapping
 from urllib.parse import urlencode
 
 from flask import Blueprint, Response, jsonify, render_template, request
+from markupsafe import Markup
 
 from webapp.infra import inputs
 from webapp.infra.errors import ApiError
@@ -159,7 +160,7 @@ def _context(args: Mapping[str, str]) -> dict[str, Any]:
     linked = text and len(text) <= LINK_TEXT_CHARS
     out["bytes_url"] = "/bytes?" + urlencode({"tokenizer": entry.id, **({"text": text} if linked else {})})
     out["stats"] = stats_view(entry.id, index)
-    out["reach_html"] = _reach_html(entry, state)
+    out["reach_html"] = Markup(_reach_html(entry, state))  # (rendered by our own templates)
     return out
 
 
