@@ -19,7 +19,7 @@ fact the caller can check by replaying it (tests/unit/test_vocab.py does):
 - "added_inside": its text contains an added token that the pipeline cuts out;
 - "pre_tokenizer": the pre-tokenizer (or split pattern) cuts its text into several pieces;
 - "inside": its text is one piece and the merges of that piece end in other tokens, while
-  some rules take it as an operand: it is made only as a step inside longer tokens;
+  some rules take it as an operand (a longer token's rule uses it);
 - "unused": the same, and no rule takes it as an operand.
 
 What it does not do: decide when this runs as a job, or cache the answer (the web layer).
@@ -43,8 +43,8 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("normalizer", "changed by the normalizer: the file's normalizer rewrites their text"),
     ("added_inside", "an added token inside: the pipeline cuts an added token out of their text"),
     ("pre_tokenizer", "split by the pre-tokenizer: their text is cut into several pieces"),
-    ("inside", "made only inside longer tokens: their own text merges into other tokens, "
-               "but rules use them to build longer ones"),
+    ("inside", "steps toward longer tokens: their own text merges into other tokens, "
+               "but some rules take them as an operand"),
     ("unused", "never used: their own text merges into other tokens, and no rule uses them"),
 )
 GROUP_NAMES = tuple(name for name, _ in GROUPS)
