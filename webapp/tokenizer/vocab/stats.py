@@ -31,7 +31,7 @@ _WEAK = ("Common", "Inherited")
 @lru_cache(maxsize=1)
 def script_names() -> tuple[str, ...]:
     """Every value of the Script property, one name each (the long one, title case)."""
-    values = regex_core.PROPERTIES["SCRIPT"][1]
+    values = regex_core.PROPERTIES["SCRIPT"][1]  # type: ignore[attr-defined]  # (the package's own table)
     names: dict[int, list[str]] = {}
     for name, number in values.items():
         names.setdefault(number, []).append(name)
