@@ -49,6 +49,14 @@ def test_a_bad_query_is_a_400_naming_its_field(inline, query: str, field: str) -
     assert message.startswith(f"{field}: ")
 
 
+def test_the_api_doc_example_answers_as_shown(inline) -> None:
+    from webapp import PROJECT_ROOT
+    doc = (PROJECT_ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    shown = doc.split("curl -s 'localhost:5000/api/tokenizers/r50k_base/vocab?q=%20the&limit=1'\n# ", 1)[1].split("\n")[0]
+    answer = inline.get("/api/tokenizers/r50k_base/vocab?q=%20the&limit=1").get_data(as_text=True).rstrip("\n")
+    assert answer == shown
+
+
 def test_q_of_256_bytes_is_accepted(inline) -> None:
     assert inline.get("/api/tokenizers/r50k_base/vocab?q=" + "é" * 128).get_json()["total"] == 0
 
