@@ -557,10 +557,7 @@ def check_loaded_limits(merges: int, vocab: int, limits: Limits) -> None:
 
 #: A vocabulary search (`q`) is 1 to VOCAB_QUERY_BYTES bytes of UTF-8; a page of results
 #: holds 1 to VOCAB_PAGE_MAX tokens (VOCAB_PAGE_DEFAULT when not given). Fixed, not settings.
-VOCAB_QUERY_BYTES = 256
-VOCAB_PAGE_DEFAULT = 50
-VOCAB_PAGE_MAX = 200
-VOCAB_OFFSET_MAX = 10_000_000
+VOCAB_QUERY_BYTES, VOCAB_PAGE_DEFAULT, VOCAB_PAGE_MAX, VOCAB_OFFSET_MAX = 256, 50, 200, 10_000_000
 
 
 def read_vocab_query(value: Any) -> bytes | None:
@@ -569,13 +566,13 @@ def read_vocab_query(value: Any) -> bytes | None:
         return None
     if not isinstance(value, str):
         raise _wrong_type("q", "text", value)
-    data = value.encode("utf-8", "surrogatepass")
+    size = len(data := value.encode("utf-8", "surrogatepass"))
     if not data:
         raise TokenizerError(f"q: give 1 to {VOCAB_QUERY_BYTES} bytes of text to search for (it is empty)",
                              field="q", location={"bytes": 0})
-    if len(data) > VOCAB_QUERY_BYTES:
-        raise TokenizerError(f"q: {len(data):,} bytes is over the limit of {VOCAB_QUERY_BYTES} bytes "
-                             "(VOCAB_QUERY_BYTES, fixed)", field="q", location={"bytes": len(data), "limit": VOCAB_QUERY_BYTES})
+    if size > VOCAB_QUERY_BYTES:
+        raise TokenizerError(f"q: {size:,} bytes is over the limit of {VOCAB_QUERY_BYTES} bytes (VOCAB_QUERY_BYTES, "
+                             "fixed)", field="q", location={"bytes": size, "limit": VOCAB_QUERY_BYTES})
     return data
 
 
@@ -584,19 +581,16 @@ def read_count(value: Any, field: str, default: int, low: int, high: int) -> int
     if value is None or value == "":
         return default
     if isinstance(value, str):
-        text = value.strip()
-        if not text.isascii() or not text.isdigit() or len(text) > 12:
+        if not (text := value.strip()).isascii() or not text.isdigit() or len(text) > 12:
             raise TokenizerError(f"{field}: expected a whole number from {low:,} to {high:,}, got {value[:20]!r}",
                                  field=field)
-        number = int(text)
-    elif isinstance(value, int) and not isinstance(value, bool):
-        number = value
-    else:
+        value = int(text)
+    if not isinstance(value, int) or isinstance(value, bool):
         raise _wrong_type(field, "a whole number", value)
-    if not low <= number <= high:
-        raise TokenizerError(f"{field}: {number:,} is not from {low:,} to {high:,}", field=field,
+    if not low <= value <= high:
+        raise TokenizerError(f"{field}: {value:,} is not from {low:,} to {high:,}", field=field,
                              location={"min": low, "max": high})
-    return number
+    return value
 
 
 def read_vocab_page(offset: Any, limit: Any) -> tuple[int, int]:
