@@ -105,7 +105,8 @@ def test_the_page_works_without_javascript(browser: Browser, vocab_server: str) 
     context.close()
 
 
-def test_the_bytes_popover_links_to_the_card_and_back(page: Page, console: list[str], vocab_server: str) -> None:
+def test_the_bytes_popover_links_to_the_card_and_back(page: Page, console: list[str], screenshot: Any,
+                                                      vocab_server: str) -> None:
     page.set_viewport_size(SIZES["wide"])
     text = "I refrain from it"
     page.goto(f"{vocab_server}/bytes?tokenizer=r50k_base&text={text.replace(' ', '+')}")
@@ -113,6 +114,7 @@ def test_the_bytes_popover_links_to_the_card_and_back(page: Page, console: list[
     tok.hover()
     link = page.locator("#token-details [data-vocab-link] a")
     expect(link).to_be_visible()
+    screenshot("vocab-bytes-popover-wide-light")
     link.click()
     [token] = REFRAIN
     page.wait_for_url(re.compile(rf"/vocab\?.*token={token}\b"))
