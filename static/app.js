@@ -45,6 +45,13 @@
     });
     body.hidden = false;
     if (empty) { empty.hidden = true; }
+    // The token's card on the Vocabulary page (a preset or opened file: the area names the page).
+    var card = panel.querySelector("[data-vocab-link]");
+    if (card) {
+      var vocab = area.getAttribute("data-vocab");
+      card.hidden = !(vocab && tok.hasAttribute("data-token-id"));
+      if (!card.hidden) { card.querySelector("a").href = vocab + "&token=" + encodeURIComponent(tok.getAttribute("data-token-id")) + "#card"; }
+    }
     var previous = area.querySelector(".tok.is-active");
     if (previous && previous !== tok) { previous.classList.remove("is-active"); }
     tok.classList.add("is-active");

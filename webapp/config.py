@@ -114,6 +114,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "JOB_ENCODE_RULES": 100_000,
     "JOB_CHARS_TEXT": 20_000,
     "JOB_CHARS_RULES": 20_000,
+    # The Vocabulary: a tokenizer with more tokens finds its unreachable tokens as a job.
+    "JOB_VOCAB_TOKENS": 20_000,
     # Corpus training (webapp.web.corpus.routes): uploads in total, files, pasted text, distinct pre-tokens counted.
     "CORPUS_DIR": "",  # empty: instance/corpora; uploads wait there for their job (shared with remote workers)
     "LIMIT_CORPUS_BYTES": 256 * 1024 * 1024,

@@ -22,6 +22,9 @@ module from inside the package:
   GPT-2's byte alphabet, and encoding any loaded tokenizer in its file's ids
   (encoding)
 - formats/: readers and writers of tokenizer files, and the stored form
+- vocab/: a vocabulary explored (index: parents, children, merge trees, search; reach:
+  unreachable tokens and their groups; stats: token lengths, Unicode scripts); beside
+  presets/ at the top
 - presets/: the real OpenAI tokenizers (openai), the open models'
   tokenizer.json files (open_models), every preset by name (catalog), the tiktoken-like
   get_tokenizer handle the pages use (real), tiktoken's own Python API over
@@ -147,6 +150,11 @@ from webapp.tokenizer.presets.real import (
     register_resolver,
     split_special,
 )
+from webapp.tokenizer.vocab.index import VocabIndex, token_bytes_table
+from webapp.tokenizer.vocab.reach import GROUPS as VOCAB_GROUPS
+from webapp.tokenizer.vocab.reach import Reach, encoder, group_of, self_ids, unreachable
+from webapp.tokenizer.vocab.stats import PARTIAL as PARTIAL_SCRIPT
+from webapp.tokenizer.vocab.stats import length_histogram, script_counts
 from webapp.tokenizer.presets.tiktoken_api import (
     Encoding,
     encoding_for_model,
@@ -192,6 +200,9 @@ __all__ = [
     # chat templates (docs/chat.md)
     "DEFAULT_CHAT_LIMITS", "PRESET_CHAT_PACKAGES", "ChatLimits", "ChatTemplate", "chat_template_of",
     "parse_chat_config", "preset_chat_template", "render_chat", "validate_messages",
+    # a vocabulary explored: cards, unreachable tokens, statistics (docs/api.md#the-vocabulary)
+    "VocabIndex", "token_bytes_table", "VOCAB_GROUPS", "Reach", "encoder", "group_of", "self_ids", "unreachable",
+    "PARTIAL_SCRIPT", "length_histogram", "script_counts",
     # tiktoken's Python API (docs/tiktoken.md)
     "Encoding", "encoding_for_model", "encoding_name_for_model", "get_encoding", "list_encoding_names",
 ]

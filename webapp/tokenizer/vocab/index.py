@@ -1,0 +1,194 @@
+"""`VocabIndex`: every token of a loaded tokenizer, in the file's ids, with its rule and its uses.
+
+Built once from a `LoadedTokenizer` and its {file id: bytes} table (special and added
+tokens included). What it answers:
+
+- `search(q)`: the ids whose bytes contain the bytes `q` (all ids for None), in id order;
+- `rank(id)`: the index in the merge list of the first rule that makes the token (the list
+  index for list order, the merge rank for library order), None for a base token (a byte,
+  a character, a special token). tiktoken's rank files list no merges: the playground
+  recovers them when it converts the ranks (each token's rule is the split that rank-order
+  BPE of its own bytes makes with only lower ranks, formats/tiktoken_ranks.py), in rank
+  order, so for them tiktoken's rank of a merged token is `rank + 256` (the byte tokens
+  hold the ranks 0..255);
+- `made_from(id)`: the two tokens that rule joins;
+- `used_by(id)`: how many rules take the token as an operand, and which;
+- `tree(id)`: the whole merge tree down to base tokens.
+
+Decisions: when several rules make the same token (a pair listed twice, an odd list),
+the first one is its rule; a rule that would make a base token, or one whose operands
+are not tokens of the file, gives nobody parents; a tree never revisits a token it is
+already inside (an odd list can make a loop), so it always ends.
+
+What it does not do: encode (reach.py), count scripts (stats.py), or cache itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from webapp.tokenizer.loaded import LoadedTokenizer
+
+#: A rule as the answers show it: (index in the merge list, left id, right id, new id).
+Rule = tuple[int, int, int, int]
+
+
+def _byte_level_rules(tok: LoadedTokenizer) -> np.ndarray:
+    """The (left, right, new) rules in the file's ids (the playground numbers bytes 0..255 itself)."""
+    if not tok.merges:
+        return np.zeros((0, 3), dtype=np.int64)
+    rules = np.asarray(tok.merges, dtype=np.int64).reshape(-1, 3)
+    if tok.id_map:
+        top = int(max(int(rules.max()), max(tok.id_map))) + 1
+        relabel = np.arange(top, dtype=np.int64)
+        for pid, fid in tok.id_map.items():
+            relabel[pid] = fid
+        rules = relabel[rules]
+    return rules
+
+
+def _char_level_rules(tok: LoadedTokenizer) -> np.ndarray:
+    """String rules (left, right) -> (left id, right id, id of left + right); a rule naming a string
+    the vocab lacks cannot make a token of the file and is left out."""
+    vocab = tok.vocab
+    out: list[tuple[int, int, int]] = []
+    get = vocab.get
+    for index, (left, right) in enumerate(tok.merges):
+        a, b, c = get(left), get(right), get(left + right)
+        if a is None or b is None or c is None:
+            out.append((-1, -1, -1))  # (kept, so that row i is still rule i)
+        else:
+            out.append((a, b, c))
+    return np.asarray(out, dtype=np.int64).reshape(-1, 3)
+
+
+def token_bytes_table(tok: LoadedTokenizer, file_vocab: Mapping[int, bytes] | None) -> dict[int, bytes]:
+    """{file id: bytes} of every token, special tokens as their text."""
+    if file_vocab:
+        table = dict(file_vocab)
+    elif tok.level == "bytes":
+        table = tok.file_vocab()
+    else:
+        table = {i: t.encode("utf-8", "surrogatepass") for t, i in tok.vocab.items()}
+    for token, token_id in tok.special_tokens.items():
+        table.setdefault(token_id, token.encode("utf-8", "surrogatepass"))
+    return table
+
+
+@dataclass(frozen=True)
+class VocabIndex:
+    """See the module docstring. `ids` are sorted; arrays are indexed by file id."""
+
+    ids: tuple[int, ...]
+    data: dict[int, bytes]
+    rules: np.ndarray  # (n, 3): left, right, new in file ids; -1 rows make nothing
+    maker: np.ndarray  # id -> index of its rule, -1 for none
+    uses: np.ndarray  # id -> how many rules take it as an operand
+    first_use: np.ndarray  # id -> index of the first such rule, -1 for none
+    special: frozenset[int]
+    order: str  # "list" | "library"
+    level: str  # "bytes" | "chars"
+
+    @classmethod
+    def build(cls, tok: LoadedTokenizer, file_vocab: Mapping[int, bytes] | None = None) -> "VocabIndex":
+        data = token_bytes_table(tok, file_vocab)
+        rules = _byte_level_rules(tok) if tok.level == "bytes" else _char_level_rules(tok)
+        size = max([max(data, default=0), int(rules.max()) if rules.size else 0]) + 1
+        special = frozenset(tok.special_tokens.values())
+        base = np.zeros(size, dtype=bool)
+        if tok.level == "bytes":
+            for b in range(256):
+                if b not in tok.unknown_bytes:
+                    base[tok.id_map.get(b, b)] = True
+        for token_id in special:
+            base[token_id] = True
+        maker = np.full(size, -1, dtype=np.int64)
+        if rules.size:
+            valid = (rules[:, 2] >= 0) & ~base[np.maximum(rules[:, 2], 0)]
+            valid &= np.isin(rules[:, 0], list(data)) & np.isin(rules[:, 1], list(data))
+            made = np.nonzero(valid)[0]
+            first_made = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(first_made, rules[made, 2], made)  # the first rule of each token
+            maker = np.where(first_made == np.iinfo(np.int64).max, -1, first_made)
+            ops = np.concatenate([rules[valid, 0], rules[valid & (rules[:, 1] != rules[:, 0]), 1]])
+            uses = np.bincount(ops, minlength=size)[:size]
+            first_use = np.full(size, np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(first_use, rules[valid, 0], made)
+            np.minimum.at(first_use, rules[valid, 1], made)
+            first_use[first_use == np.iinfo(np.int64).max] = -1
+            rules = rules.copy()
+            rules[~valid] = -1
+        else:
+            uses = np.zeros(size, dtype=np.int64)
+            first_use = np.full(size, -1, dtype=np.int64)
+        return cls(tuple(sorted(data)), data, rules, maker, uses, first_use, special,
+                   "library" if tok.library_order else "list", tok.level)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def estimated_bytes(self) -> int:
+        """About what it holds beyond the shared bytes table (arrays and the id tuple)."""
+        return int(self.rules.nbytes + self.maker.nbytes + self.uses.nbytes + self.first_use.nbytes) + 8 * len(self.ids)
+
+    def __contains__(self, token_id: object) -> bool:
+        return isinstance(token_id, int) and not isinstance(token_id, bool) and token_id in self.data
+
+    # --- one token --------------------------------------------------------------------------
+
+    def text(self, token_id: int) -> str | None:
+        """The token's text, None when its bytes are not valid UTF-8 on their own."""
+        try:
+            return self.data[token_id].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def rank(self, token_id: int) -> int | None:
+        index = int(self.maker[token_id]) if token_id < len(self.maker) else -1
+        return index if index >= 0 else None
+
+    def rule(self, index: int) -> Rule:
+        left, right, new = (int(v) for v in self.rules[index])
+        return index, left, right, new
+
+    def made_from(self, token_id: int) -> tuple[int, int] | None:
+        index = self.rank(token_id)
+        if index is None:
+            return None
+        _, left, right, _ = self.rule(index)
+        return left, right
+
+    def used_by(self, token_id: int, some: int = 20) -> tuple[int, list[Rule]]:
+        """(how many rules take it as an operand, the first `some` of them in list order)."""
+        if token_id >= len(self.uses) or not self.uses[token_id]:
+            return 0, []
+        hits = np.nonzero((self.rules[:, 0] == token_id) | (self.rules[:, 1] == token_id))[0][:some]
+        return int(self.uses[token_id]), [self.rule(int(i)) for i in hits]
+
+    def tree(self, token_id: int) -> dict[str, Any]:
+        """{"id", "children": [left, right]} down to base tokens (no children)."""
+        root: dict[str, Any] = {"id": token_id, "children": []}
+        stack: list[tuple[dict[str, Any], frozenset[int]]] = [(root, frozenset((token_id,)))]
+        while stack:
+            node, inside = stack.pop()
+            parts = self.made_from(node["id"])
+            if parts is None or any(p in inside for p in parts):
+                continue
+            for part in parts:
+                child: dict[str, Any] = {"id": part, "children": []}
+                node["children"].append(child)
+                stack.append((child, inside | {part}))
+        return root
+
+    # --- many tokens ------------------------------------------------------------------------
+
+    def search(self, q: bytes | None) -> list[int]:
+        """The ids whose bytes contain `q`, in id order (every id for None)."""
+        if q is None:
+            return list(self.ids)
+        data = self.data
+        return [i for i in self.ids if q in data[i]]
+

@@ -1,0 +1,71 @@
+"""The Vocabulary's job kind ("vocab-unreachable") and the caches of its answers.
+
+- `index_of(entry)`: the tokenizer's `VocabIndex`, built once per process and kept in
+  `INDEXES` (bounded: 4 tokenizers, 256 MiB of their estimates).
+- `unreachable_of(entry)`: the unreachable tokens of a preset or opened file. A vocabulary
+  of at most `JOB_VOCAB_TOKENS` tokens (a setting, default 20,000: about 0.35 s at o200k_base's
+  rate on a 2-core machine, docs/limits.md) is answered inline; a larger one is a job, submitted once: the
+  job store is content-addressed, so the same tokenizer always finds the same job, and
+  once it is done every request (from any worker process) reads its stored result. Each
+  process also keeps the answer in `REACH` (bounded: 16 tokenizers, 4,000,000 ids in all).
+
+What it does not do: answer HTTP (routes.py) or build what the page shows (views.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webapp.jobs import queue
+from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
+from webapp.jobs.store import Job
+from webapp.tokenizers.store import Loaded, load_tokenizer
+from webapp.tokenizer import BoundedCache, VocabIndex, estimated_bytes, unreachable
+
+KIND = "vocab-unreachable"
+INDEXES: BoundedCache[str, VocabIndex] = BoundedCache(4, 256 * 2**20, weigh=estimated_bytes, name="vocab.indexes")
+REACH_IDS = 4_000_000
+REACH: BoundedCache[str, dict[str, Any]] = BoundedCache(
+    16, REACH_IDS, weigh=lambda _key, value: 1 + value["count"] + len(value["partial"]), name="vocab.unreachable")
+
+
+def index_of(entry: Loaded) -> VocabIndex:
+    hit = INDEXES.get(entry.id)
+    if hit is None:
+        hit = VocabIndex.build(entry.tok, entry.file_vocab)
+        INDEXES.put(entry.id, hit)
+    return hit
+
+
+def compute(entry: Loaded, progress: Progress | None = None) -> dict[str, Any]:
+    """The unreachable tokens, computed here and now (the job and the inline path)."""
+    def step(done: int, total: int) -> None:
+        if progress is not None:
+            progress(0.05 + 0.9 * done / max(total, 1), f"{done:,} of {total:,} tokens encoded from their own text")
+
+    return unreachable(index_of(entry), entry.tok, entry.compiled, progress=step).as_json()
+
+
+def unreachable_of(entry: Loaded) -> dict[str, Any] | Job:
+    """The answer when it is ready (computed inline for a small vocabulary), else the job computing it."""
+    hit = REACH.get(entry.id)
+    if hit is not None:
+        return hit
+    if len(index_of(entry)) <= queue.threshold("JOB_VOCAB_TOKENS"):
+        result = compute(entry)
+    else:
+        job = queue.submit(KIND, {"tokenizer": entry.id})
+        if job.state != "done":
+            return job
+        result = queue.get_queue().store.result(job)
+    REACH.put(entry.id, result)
+    return result
+
+
+@job_kind(KIND, label="Finding the unreachable tokens")
+def run_unreachable(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
+    """Every token of the tokenizer encoded from its own text (webapp.tokenizer.vocab.reach)."""
+    progress(0.01, "opening the tokenizer")
+    with queue.worker_app().app_context():  # (an opened file comes from the app's storage)
+        entry = load_tokenizer(params["tokenizer"])
+        return JobOutput(compute(entry, progress))
