@@ -44,7 +44,7 @@ def test_tap_on_a_phone_in_dark_mode(browser: Browser, base_url: str):
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(_url(base_url) + "&" + urlencode({"text": "lowest aaa"}))
+    page.goto(_url(base_url))
     page.locator("#tokens .gap").first.tap()
     expect(page.locator("#gap-details .gap-sentence")).to_have_text(SENTENCE)
     page.locator("#explain-toggle").check()
