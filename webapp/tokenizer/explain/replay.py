@@ -1,0 +1,185 @@
+"""One piece's merges replayed, recording every pair that met at every offset (for the boundary explanations).
+
+A piece (a pre-token, the text between two special tokens, or the whole text)
+starts as symbols: bytes, characters or a file's single-character tokens. The
+merges then join neighbours. Between two initial symbols lies an *offset*; at
+any moment one token ends there and one starts there, and that pair of tokens
+*meets* at the offset until a merge takes one of them (with its other
+neighbour) or joins the two (then the offset is no longer a boundary).
+
+`replay_list` replays the contract's list order (every rule visited once, in
+list order; a visit's products are not rescanned by it); `replay_library`
+replays the `tokenizers` library's order (the lowest-ranked pair present fires,
+the leftmost among equals). Both are the same algorithms as core/engine.py and
+core/library_order.py, written a second time so that each merge can be
+recorded; the tests assert that their final symbols equal the engines' (and
+the literal ones of reference.py) on random rule lists.
+
+For every offset that is still a boundary at the end, `Replay.meetings[p]`
+lists the pairs that met there, in time order, each a `Meeting`: its two
+tokens, when it began (the rule that made one side, or -1 from the start),
+which side that rule made, when it ended and which side the ending merge took.
+Time is the rule's list index (list order) or the firing's step number
+(library order; `Replay.fired` gives each step's rank).
+
+What it does not do: decide a boundary's cause (causes.py), text, offsets in
+bytes or characters, special tokens or pre-tokenization (stages.py).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from webapp.tokenizer.core.engine import INF, RuleTable
+from webapp.tokenizer.core.library_order import LibraryMerges
+
+#: Side names of a pair: the token ending at the offset ("left") or starting there ("right").
+LEFT, RIGHT = "left", "right"
+
+
+@dataclass
+class Meeting:
+    """Two tokens that were neighbours across one offset, and for how long."""
+
+    left: int
+    right: int
+    start: int  # the time of the merge that made one side (-1: both were initial symbols)
+    made: str | None  # which side that merge made (None from the start)
+    lstart: int = 0  # the initial symbol where the left token starts
+    rend: int = 0  # the initial symbol after the right token's end
+    end: int | None = None  # the time of the merge that took one side (None: they still meet at the end)
+    took: str | None = None  # which side that merge took
+    taker: tuple[int, int, int] | None = None  # that merge's operands as initial symbols: [a, b) and [b, c)
+
+
+@dataclass
+class Replay:
+    """A piece's final symbols, where each starts (index of its first initial symbol), and the meetings."""
+
+    symbols: list[int]
+    starts: list[int]
+    meetings: dict[int, list[Meeting]] = field(default_factory=dict)
+    fired: list[int] = field(default_factory=list)  # library order: the rank of each step; list order: unused
+
+
+def _start(n: int, symbols: Sequence[int]) -> tuple[list[int], list[int], list[int], dict[int, list[Meeting]]]:
+    nxt = list(range(1, n + 1))
+    nxt[-1] = -1
+    prv = list(range(-1, n - 1))
+    meetings = {p: [Meeting(symbols[p - 1], symbols[p], -1, None, p - 1, p + 1)] for p in range(1, n)}
+    return list(symbols), nxt, prv, meetings
+
+
+def _merged(
+    syms: list[int], nxt: list[int], prv: list[int], meetings: dict[int, list[Meeting]], i: int, j: int, new: int,
+    time: int,
+) -> int:
+    """Join the tokens at i and j (its right neighbour) into `new` at `time`; the offsets around record it.
+
+    Returns the position after the new token (-1 at the end)."""
+    del meetings[j]  # joined: no longer a boundary
+    k = nxt[j]
+    p = prv[i]
+    n = len(syms)
+    stop = k if k >= 0 else n
+    taker = (i, j, stop)
+    syms[i] = new
+    if p >= 0:
+        old = meetings[i][-1]
+        old.end, old.took, old.taker = time, RIGHT, taker
+        meetings[i].append(Meeting(syms[p], new, time, RIGHT, p, stop))
+    if k >= 0:
+        old = meetings[k][-1]
+        old.end, old.took, old.taker = time, LEFT, taker
+        after = nxt[k]
+        meetings[k].append(Meeting(new, syms[k], time, LEFT, i, after if after >= 0 else n))
+        prv[k] = i
+    nxt[i] = k
+    return k
+
+
+def _finish(syms: list[int], nxt: list[int], meetings: dict[int, list[Meeting]], fired: list[int]) -> Replay:
+    symbols, starts = [], []
+    i = 0
+    while i >= 0:
+        symbols.append(syms[i])
+        starts.append(i)
+        i = nxt[i]
+    return Replay(symbols, starts, meetings, fired)
+
+
+def replay_list(symbols: Sequence[int], table: RuleTable) -> Replay:
+    """The contract's list order over `symbols` (ids), recording the meetings; time = rule index."""
+    n = len(symbols)
+    if n < 2 or not table.count:
+        return Replay(list(symbols), list(range(n)), _start(n, symbols)[3] if n else {})
+    first, shift, top, news = table.first, table.shift, table.top, table.news
+
+    def rank(a: int, b: int, time: int) -> int:
+        if a > top or b > top:
+            return INF
+        key = a * shift + b
+        r = first.get(key, INF)
+        if r < time:
+            r = table.rank_after(key, time)
+        return r
+
+    syms, nxt, prv, meetings = _start(n, symbols)
+    born = [-1] * n
+    alive = [True] * n
+    heap = [(r, i) for i in range(n - 1) if (r := rank(syms[i], syms[i + 1], 0)) != INF]
+    heapq.heapify(heap)
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        r, i = pop(heap)
+        j = nxt[i] if alive[i] else -1
+        if j < 0 or born[i] >= r or born[j] >= r or rank(syms[i], syms[j], r) != r:
+            continue  # stale, or a product of this very visit (not rescanned by it)
+        alive[j] = False
+        born[i] = r
+        k = _merged(syms, nxt, prv, meetings, i, j, news[r], r)
+        p = prv[i]
+        if p >= 0 and (pr := rank(syms[p], syms[i], r + 1)) != INF:
+            push(heap, (pr, p))
+        if k >= 0 and (kr := rank(syms[i], syms[k], r + 1)) != INF:
+            push(heap, (kr, i))
+    return _finish(syms, nxt, meetings, [])
+
+
+def replay_library(symbols: Sequence[int], merges: LibraryMerges) -> Replay:
+    """The library's order over `symbols` (a file's ids), recording the meetings; time = step number."""
+    n = len(symbols)
+    if n < 2:
+        return Replay(list(symbols), list(range(n)), {})
+    get, shift, news = merges.ranks.get, merges.shift, merges.news
+
+    def rank(a: int, b: int) -> int:
+        if a >= shift or b >= shift:
+            return INF
+        return get(a * shift + b, INF)
+
+    syms, nxt, prv, meetings = _start(n, symbols)
+    alive = [True] * n
+    heap = [(r, i) for i in range(n - 1) if (r := rank(syms[i], syms[i + 1])) != INF]
+    heapq.heapify(heap)
+    pop, push = heapq.heappop, heapq.heappush
+    fired: list[int] = []
+    while heap:
+        r, i = pop(heap)
+        j = nxt[i] if alive[i] else -1
+        if j < 0 or rank(syms[i], syms[j]) != r:
+            continue  # stale: the pair at i changed since it was pushed
+        alive[j] = False
+        k = _merged(syms, nxt, prv, meetings, i, j, news[r], len(fired))
+        fired.append(r)
+        p = prv[i]
+        if p >= 0 and (pr := rank(syms[p], syms[i])) != INF:
+            push(heap, (pr, p))
+        if k >= 0 and (kr := rank(syms[i], syms[k])) != INF:
+            push(heap, (kr, i))
+    return _finish(syms, nxt, meetings, fired)
+
+
+__all__ = ["LEFT", "RIGHT", "Meeting", "Replay", "replay_library", "replay_list"]

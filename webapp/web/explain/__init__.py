@@ -1,0 +1,1 @@
+"""The explain feature: why each boundary of a text's tokens is there (docs/explain.md)."""

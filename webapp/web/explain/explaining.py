@@ -1,0 +1,75 @@
+"""Explaining a text with the page's or the request's tokenizer, within the explain limit.
+
+`check_size` refuses a text over `LIMIT_EXPLAIN_BYTES` (its UTF-8 size, counted
+before anything is built: an explanation holds one entry per boundary, at most
+one per byte); `read_story` reads the optional boundary whose story is wanted;
+`explain_active` explains with the tokenizer `webapp.tokenizers.active`
+resolved (typed merges, a preset or an opened file), through the tokenizer
+package's explainer, which checks its ids against the normal encode.
+
+What it does not do: routes (routes.py), the replay itself (webapp.tokenizer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app
+
+from webapp import tokenizer as tk
+from webapp.infra.errors import ApiError
+from webapp.tokenizers import active as act
+
+#: The default of LIMIT_EXPLAIN_BYTES (docs/limits.md).
+DEFAULT_EXPLAIN_BYTES = 65_536
+
+
+def explain_limit() -> int:
+    return int(current_app.config.get("LIMIT_EXPLAIN_BYTES", DEFAULT_EXPLAIN_BYTES))
+
+
+def check_size(text: str) -> None:
+    """400 naming `text` when its UTF-8 size is over the explain limit (before any work)."""
+    limit = explain_limit()
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise ApiError(
+            f"text: {size:,} bytes of UTF-8 is over the {limit:,} an explanation takes (LIMIT_EXPLAIN_BYTES); "
+            "explain a shorter part of the text", field="text", location={"bytes": size, "limit": limit})
+
+
+def read_story(value: Any) -> int | None:
+    """The boundary whose story is wanted (0-based), or None."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ApiError("story: expected the index of a boundary (a whole number from 0)", field="story")
+    return value
+
+
+def check_story(answer: dict[str, Any], story: int | None) -> None:
+    """404-free: a story index past the last boundary is a 400 naming `story` and the count."""
+    count = len(answer["boundaries"])
+    if story is not None and story >= count:
+        raise ApiError(f"story: boundary {story} does not exist; this text has {count:,} boundaries (0 to "
+                       f"{max(count - 1, 0):,})", field="story", location={"index": story, "boundaries": count})
+
+
+def explain_active(active: act.ActiveTokenizer, text: str, merges: Any, scheme: str | None,
+                   story: int | None = None, allowed: Any = None) -> dict[str, Any]:
+    """The explanation with `active` (typed merges: `merges` and `scheme`); `allowed` overrides the page's
+    special-token choice (the API's allowed_special)."""
+    check_size(text)
+    if active.typed:
+        answer = tk.explain_merges(text, merges, scheme or "none", story=story)
+    else:
+        entry = active.loaded()
+        special = tk.allowed_set(active.special if allowed is None else allowed, entry.tok.special_tokens)
+        answer = tk.explain_loaded(entry.tok, text, special, scheme=scheme, compiled=entry.compiled, story=story)
+    check_story(answer, story)
+    return answer
+
+
+__all__ = ["check_size", "check_story", "explain_active", "explain_limit", "read_story"]

@@ -1,0 +1,103 @@
+"""The explain routes: every boundary of a text's tokens explained (docs/explain.md).
+
+- `POST /api/tokenizers/<id>/explain` `{"text"[, "pretokenize", "allowed_special", "story"]}`:
+  a preset or an opened file, through its own stages;
+- `POST /api/explain` `{"text", "merges"[, "pretokenize", "story"]}`, or
+  `{"text", "merges", "vocab", "level": "chars"[, "story"]}`: typed rules;
+- `POST /fragments/explain`: the Bytes page's form (its text, tokenizer and
+  pre-tokenization, as the page encodes them), for static/explain.js.
+
+The answer: `{"ids", "tokens", "boundaries", "unit", "order"[, "model_text", "story"]}`.
+Every field is read by `webapp.infra.inputs`; problems are 4xx naming the
+field (`text` over LIMIT_EXPLAIN_BYTES, `story` past the last boundary, ...).
+What it does not do: explain (the tokenizer package does) or render pages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request
+
+from webapp import tokenizer as tk
+from webapp.infra import inputs
+from webapp.infra.body import read_json_object
+from webapp.infra.errors import ApiError
+from webapp.tokenizers import active as act
+from webapp.web.explain.explaining import check_size, check_story, explain_active, read_story
+
+bp = Blueprint("explain", __name__)
+
+
+@bp.post("/api/tokenizers/<tokenizer_id>/explain")
+def api_tokenizer_explain(tokenizer_id: str) -> Response:
+    data = read_json_object(("text", "pretokenize", "allowed_special", "story"), ("text",))
+    limits = inputs.current_limits()
+    text = inputs.read_text(data["text"], limits)
+    story = read_story(data.get("story"))
+    check_size(text)
+    active = act.of_ref(tokenizer_id)
+    if active.entry is None:
+        error = active.error or tk.TokenizerError("tokenizer: unknown", field="tokenizer")
+        raise ApiError.from_tokenizer(error, 503 if isinstance(error, tk.PresetMissing) else 404)
+    tok = active.entry.tok
+    scheme = inputs.read_pretokenize(data["pretokenize"]) if data.get("pretokenize") else None
+    raw = data.get("allowed_special")
+    if raw is None and tok.pipeline and (scheme is None or scheme == tok.pretokenize):
+        raw = "all"  # a tokenizer.json's default, as the library encodes (and /encode answers)
+    allowed = inputs.read_allowed_special(raw)
+    return jsonify(explain_active(active, text, None, scheme, story, allowed=allowed))
+
+
+@bp.post("/api/explain")
+def api_explain() -> Response:
+    data = read_json_object(("text", "merges", "pretokenize", "level", "vocab", "story"), ("text", "merges"))
+    limits = inputs.current_limits()
+    text = inputs.read_text(data["text"], limits)
+    story = read_story(data.get("story"))
+    level = data.get("level", "bytes")
+    if level not in ("bytes", "chars"):
+        raise ApiError('level: expected "bytes" or "chars"', field="level")
+    check_size(text)
+    if level == "chars":
+        if "pretokenize" in data:
+            raise ApiError("pretokenize: character-level rules are not pre-tokenized", field="pretokenize")
+        values, errors = inputs.collect({
+            "merges": lambda: inputs.read_char_merges(data["merges"], limits),
+            "vocab": lambda: inputs.read_char_vocab(data.get("vocab"), limits),
+        })
+        if errors:
+            raise next(iter(errors.values()))
+        answer = tk.explain_chars(text, values["vocab"], values["merges"], story=story)
+        check_story(answer, story)
+        return jsonify(answer)
+    if "vocab" in data:
+        raise ApiError('vocab: only character-level rules ("level": "chars") take a vocab', field="vocab")
+    values, errors = inputs.collect({
+        "merges": lambda: inputs.read_byte_merges(data["merges"], limits),
+        "pretokenize": lambda: inputs.read_pretokenize(data.get("pretokenize", "none")),
+    })
+    if errors:
+        raise next(iter(errors.values()))
+    return jsonify(explain_active(act.ActiveTokenizer("typed", "bytes"), text, values["merges"],
+                                  values["pretokenize"], story))
+
+
+@bp.post("/fragments/explain")
+def page_explain() -> Response:
+    """The Bytes page's state (the posted form) explained as the page encodes it."""
+    form = request.form
+    limits = inputs.current_limits()
+    active = act.resolve("bytes", form)
+    values, errors = inputs.collect({
+        "text": lambda: inputs.read_text(form.get("text", ""), limits, form=True),
+        "merges": (lambda: None) if not active.typed else (lambda: inputs.read_byte_merges(form.get("merges", ""), limits)),
+        "pretokenize": lambda: inputs.read_pretokenize(form.get("pretokenize", "none")),
+        "story": lambda: read_story(form.get("story")),
+    })
+    if errors:
+        raise next(iter(errors.values()))
+    scheme = values["pretokenize"]
+    answer = explain_active(active, values["text"], values["merges"], scheme, values["story"])
+    return jsonify({k: answer[k] for k in ("boundaries", "unit", "order", "story") if k in answer}
+                   | {"tokens": [{"start": t["start"], "end": t["end"]} for t in answer["tokens"]]})
