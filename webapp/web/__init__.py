@@ -24,13 +24,14 @@ from webapp.web.compare import routes as compare
 from webapp.web.counts import routes as counts
 from webapp.web.corpus import routes as corpus
 from webapp.web.files import routes as files
+from webapp.web.languages import routes as languages
 from webapp.web.ops import health, kinds as ops_kinds, vendor
 from webapp.web.playground import pages
 from webapp.web.presets import routes as presets
 from webapp.web.share import routes as share
 
 FEATURE_BLUEPRINTS = (health.bp, share.bp, vendor.bp, pages.bp, api.bp, files.bp, presets.bp, compare.bp, corpus.bp,
-                      chat.bp, counts.bp, job_views.bp)
+                      chat.bp, counts.bp, languages.bp, job_views.bp)
 #: Job kinds that no route submits (the tests and the load benchmark submit "sleep" from code);
 #: every other kind is registered by the feature module that submits it.
 UNROUTED_KINDS = (ops_kinds.run_sleep,)
