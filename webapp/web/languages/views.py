@@ -212,7 +212,7 @@ def scatter(rows: Sequence[Row]) -> dict[str, Any] | None:
     def at(value: float) -> float:
         return (math.log2(value) - low) / (high - low) * span
 
-    dots = []
+    dots: list[dict[str, Any]] = []
     for row in both:
         a, b = row.premium or 1.0, row.premium_b or 1.0
         side = "worse-b" if b >= a * OFF_DIAGONAL else "worse-a" if a >= b * OFF_DIAGONAL else "even"
