@@ -218,7 +218,12 @@ def scatter(rows: Sequence[Row]) -> dict[str, Any] | None:
         side = "worse-b" if b >= a * OFF_DIAGONAL else "worse-a" if a >= b * OFF_DIAGONAL else "even"
         dots.append({"x": round(SCATTER_PAD + at(a), 2), "y": round(SCATTER - SCATTER_PAD - at(b), 2),
                      "row": row, "side": side, "off": abs(math.log2(b / a))})
-    labelled = sorted((d for d in dots if d["side"] != "even"), key=lambda d: -float(d["off"]))[:LABELLED]
+    labelled: list[dict[str, Any]] = []
+    for dot in sorted((d for d in dots if d["side"] != "even"), key=lambda d: -float(d["off"])):
+        if len(labelled) == LABELLED:
+            break
+        if all(abs(dot["y"] - other["y"]) > 14 or abs(dot["x"] - other["x"]) > 90 for other in labelled):
+            labelled.append(dot)  # the farthest off the diagonal, each label clear of the others
     ticks = [{"at": round(at(2.0 ** k), 2), "label": _times(2.0 ** k)} for k in range(low, high + 1)]
     return {"dots": dots, "labelled": labelled, "ticks": ticks, "size": SCATTER, "pad": SCATTER_PAD,
             "worse_a": sum(1 for d in dots if d["side"] == "worse-a"),
