@@ -34,6 +34,8 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
     stripped = text.lstrip()
     if stripped.startswith("minbpe"):
         return "minbpe"
+    if _looks_wordpiece(text):
+        raise _file_error("this is a WordPiece vocab (vocab.txt); the playground opens BPE tokenizers")
     if stripped.startswith(("{", "[")):
         try:
             if json_depth(text) > MAX_JSON_DEPTH:
@@ -63,8 +65,6 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
     parts = first.split()
     if len(parts) == 2 and parts[1].isdigit() and _looks_base64(parts[0]):
         return "tiktoken"
-    if _looks_wordpiece(text):
-        raise _file_error("this is a WordPiece vocab (vocab.txt); the playground opens BPE tokenizers")
     raise _file_error(
         "not a tokenizer file this playground knows: expected a Hugging Face tokenizer.json, "
         "vocab.json + merges.txt, a tiktoken rank file (base64 token and rank per line), "
@@ -74,7 +74,7 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
 
 def _looks_wordpiece(text: str) -> bool:
     """A vocab.txt of WordPiece: one token a line, BERT's markers and many "##" continuations."""
-    lines = text.splitlines()[:50_000]
+    lines = text[:1_000_000].splitlines()[:50_000]
     marked = sum(1 for line in lines if line.startswith("##"))
     return "[UNK]" in lines and (marked >= 10 or "[CLS]" in lines)
 
