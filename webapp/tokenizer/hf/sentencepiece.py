@@ -181,6 +181,52 @@ class SpmNormalizer:
             return self._whitespace_only(text)
         return self._general(text.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
 
+    def alignment(self, text: str) -> tuple[str, list[int]]:
+        """(normalized text, for each of its UTF-8 byte offsets and its end the byte offset in `text`
+        it comes from): sentencepiece's `norm_to_orig`, step by step (no shortcut: for spans, not speed)."""
+        data = text.encode("utf-8", "surrogatepass")
+        opts = self.options
+        remove = opts.remove_extra_whitespaces
+        i = 0
+        if remove:
+            while i < len(data):
+                sp, used = self._prefix(data, i)
+                if sp != b" ":
+                    break
+                i += used
+        if i >= len(data):
+            return "", [len(data)]
+        space = SPACE_SYMBOL.encode("utf-8") if opts.escape_whitespaces else b" "
+        out = bytearray()
+        where: list[int] = []
+        if opts.add_dummy_prefix and not opts.treat_whitespace_as_suffix:
+            out += space
+            where += [i] * len(space)
+        is_prev_space = remove
+        while i < len(data):
+            sp, used = self._prefix(data, i)
+            while is_prev_space and sp.startswith(b" "):
+                sp = sp[1:]
+            if sp:
+                piece = sp.replace(b" ", space) if opts.escape_whitespaces else sp
+                out += piece
+                where += [i] * len(piece)
+                is_prev_space = sp.endswith(b" ")
+            i += used
+            if not remove:
+                is_prev_space = False
+        consumed = i
+        if remove:
+            while out.endswith(space):
+                del out[len(out) - len(space):]
+                consumed = where[len(out)]
+                del where[len(out):]
+        if opts.add_dummy_prefix and opts.treat_whitespace_as_suffix:
+            out += space
+            where += [consumed] * len(space)
+        where.append(consumed)
+        return bytes(out).decode("utf-8", "surrogatepass"), where
+
     def _whitespace_only(self, text: str) -> str:
         """The same steps when every character is its own prefix (no rules, no user-defined symbols)."""
         opts = self.options
