@@ -149,11 +149,16 @@ TRAINED = {
 }
 
 
+class Models(dict[str, bytes]):
+    def __repr__(self) -> str:  # (hypothesis prints its arguments: not the models' bytes)
+        return f"<{len(self)} trained models>"
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     tmp = tmp_path_factory.mktemp("spm")
     (tmp / "rules.tsv").write_text(RULE_TSV, encoding="utf-8")
-    out = {}
+    out = Models()
     for key, options in TRAINED.items():
         opts = dict(options)
         if opts.get("normalization_rule_tsv") == "RULES":
@@ -254,3 +259,34 @@ def test_presets_equal_sentencepiece_and_survive_their_stored_form(tmp_path: Pat
         assert enc.encode(TEXTS[0], add_special_tokens=True) == [sp.bos_id(), *sp.encode(TEXTS[0])]
     finally:
         open_models.clear_caches()
+
+
+# --------------------------------------------------------------------------
+# Export to tokenizer.json: `tokenizers` gives sentencepiece's ids
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXT)
+def test_exported_tokenizer_json_gives_sentencepieces_ids(trained: dict[str, bytes], text: str) -> None:
+    data = trained["fallback_identity"]  # (identity rules, extra spaces removed, byte fallback)
+    assert _exported(data).encode(text, add_special_tokens=False).ids == _processor(data).encode(text)
+
+
+@pytest.mark.parametrize("key", ["unk_nmt_nfkc", "keep_spaces", "fallback_nfkc_no_prefix"])
+def test_exported_charsmap_models_on_the_corpus(trained: dict[str, bytes], key: str) -> None:
+    # With a charsmap the written normalizer is tokenizers' Precompiled, which applies the rules per
+    # grapheme: a base character with a combining mark (ｶ + U+0301) can differ (docs/formats.md).
+    data = trained[key]
+    for line in CORPUS.splitlines()[:6] + ["  runs   of  spaces ", "Ｆｕｌｌ ① ﬁ"]:
+        assert _exported(data).encode(line, add_special_tokens=False).ids == _processor(data).encode(line), line
+
+
+@lru_cache(maxsize=None)
+def _exported(data: bytes) -> object:
+    from tokenizers import Tokenizer
+
+    from webapp.tokenizer import export_tokenizer
+
+    content, name, _ = export_tokenizer(opened(data), "hf")
+    assert name == "tokenizer.json"
+    return Tokenizer.from_str(content)

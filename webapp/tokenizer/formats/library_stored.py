@@ -87,7 +87,7 @@ def dumps_library(tok: LoadedTokenizer) -> bytes:
     whole = model.whole if model.whole is not None else model.find_whole()
     pair_table = model.merges.pair_table()
     early = model.early_pairs()
-    tables: dict[str, np.ndarray] = {}
+    tables: dict[str, Any] = {}
     if isinstance(model.merges, ScoreMerges):  # (a SentencePiece model's score order has no batch tables)
         meta["tables"] = False
     elif pair_table is None or early is None:

@@ -58,10 +58,10 @@ def looks_like_sentencepiece(content: str | bytes) -> bool:
 
 
 def _parse_proto(content: bytes) -> Any:
-    from google.protobuf.message import DecodeError  # (imported here: only a .model needs protobuf)
+    from google.protobuf.message import DecodeError  # type: ignore[import-untyped]  # (only a .model needs it)
     from sentencepiece import sentencepiece_model_pb2 as pb
 
-    model = pb.ModelProto()
+    model = pb.ModelProto()  # type: ignore[attr-defined]  # (generated code: no stubs)
     try:
         model.ParseFromString(content)
     except (DecodeError, RuntimeError, ValueError) as exc:
