@@ -45,8 +45,10 @@ PRESETS_DIR := instance/presets
 PRESET_SOURCES := webapp/tokenizer/presets/openai.py webapp/tokenizer/presets/open_models.py \
 	webapp/tokenizer/core/precompiled.py webapp/tokenizer/formats/stored.py \
 	webapp/tokenizer/formats/library_stored.py webapp/tokenizer/hf/model.py \
-	webapp/tokenizer/core/library_order.py webapp/tokenizer/core/early_pairs.py
-# mistral-common's wheel holds the Tekken file of the mistral_tekken preset; it is
+	webapp/tokenizer/core/library_order.py webapp/tokenizer/core/early_pairs.py \
+	webapp/tokenizer/core/score_order.py webapp/tokenizer/formats/sentencepiece.py
+# mistral-common's wheel holds the Tekken file of the mistral_tekken preset (and the
+# SentencePiece .model files of mistral_v1 / mistral_v3); it is
 # downloaded, not installed (the package asks for an older numpy than the app pins).
 MISTRAL_COMMON := 1.13.1
 PYPI_DIR := instance/pypi
@@ -55,7 +57,7 @@ $(MISTRAL_WHEEL): $(VENV)/.installed
 	$(PIP) download --quiet --disable-pip-version-check --no-deps --only-binary=:all: -d $(PYPI_DIR) mistral-common==$(MISTRAL_COMMON)
 
 OPENAI_PRESETS := r50k_base p50k_base cl100k_base o200k_base
-OPEN_PRESETS := llama3 llama2 qwen3 deepseek_v3 gemma3 gpt_oss mistral_tekken
+OPEN_PRESETS := llama3 llama2 qwen3 deepseek_v3 gemma3 gpt_oss mistral_tekken mistral_v1 mistral_v3
 # The OpenAI four before the server starts (seconds, as always); the open models
 # (about 40 s more on a fresh machine) in the background after `make run` starts
 # the server (their buttons say "preparing…" until each is ready, log in

@@ -308,7 +308,8 @@ def test_random_texts_and_special_sets_match_tiktoken(name, pieces, allowed, dis
 def test_registry_matches():
     assert list_encoding_names()[: len(tiktoken.list_encoding_names())] == tiktoken.list_encoding_names()
     assert list_encoding_names()[len(tiktoken.list_encoding_names()):] == [
-        "llama3", "llama2", "qwen3", "deepseek_v3", "gemma3", "gpt_oss", "mistral_tekken"]  # then the open models
+        "llama3", "llama2", "qwen3", "deepseek_v3", "gemma3", "gpt_oss", "mistral_tekken", "mistral_v1",
+        "mistral_v3"]  # then the open models
     assert get_encoding("cl100k_base") is get_encoding("cl100k_base")
     assert get_encoding("gpt2") is not get_encoding("r50k_base")
     assert get_encoding("gpt2").encode("hello world") == get_encoding("r50k_base").encode("hello world")

@@ -540,7 +540,7 @@ def test_refuses_non_utf8_bytes():
 
 
 def test_refuses_unknown_format_name():
-    err = _refused("x", fmt="sentencepiece")
+    err = _refused("x", fmt="wordpiece")
     assert err.field == "format" and "expected one of auto, hf" in err.message
 
 

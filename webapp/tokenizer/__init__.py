@@ -115,6 +115,7 @@ from webapp.tokenizer.training.corpus import LEVELS as CORPUS_LEVELS
 from webapp.tokenizer.training.corpus import SCHEMES as CORPUS_SCHEMES
 from webapp.tokenizer.training.words import bpe_merges, train_trace, training_vocab
 from webapp.tokenizer.hf.encoding import char_pipeline_trace, decode_loaded, encode_loaded, post_process, uses_pipeline
+from webapp.tokenizer.hf.encoding import special_default, typed_offsets
 from webapp.tokenizer.hf.library_trace import loaded_byte_vocab
 from webapp.tokenizer.hf.text import (
     OutOfTime, check_request_budget, end_request_budget, start_request_budget,
@@ -193,6 +194,8 @@ __all__ = [
     # loaded tokenizers: encoding in a file's ids
     "LoadedTokenizer", "char_pipeline_trace", "decode_loaded", "encode_loaded", "loaded_byte_vocab", "post_process",
     "uses_pipeline",
+    "special_default",
+    "typed_offsets",
     # file formats
     "EXPORT_FORMATS", "canonical_format", "dumps_stored", "export_playground_json", "export_tokenizer",
     "from_playground", "import_tokenizer", "loads_stored", "with_pretokenize",

@@ -37,6 +37,7 @@ from webapp.tokenizer import (
     pretokenized_encode_trace,
     split_text,
     uses_pipeline,
+    special_default,
 )
 
 
@@ -125,8 +126,10 @@ def _stored_ids(active: ActiveTokenizer, text: str, scheme: str | None) -> list[
     """All ids of `text` (the file's numbering), as the file's page encodes it."""
     entry = active.loaded()
     if entry.tok.level == "chars":
-        if uses_pipeline(entry.tok):
-            return encode_loaded(entry.tok, text)
+        if uses_pipeline(entry.tok):  # (a SentencePiece model's control pieces: as the page's checkbox says)
+            plain = special_default(entry.tok) == "none"
+            return encode_loaded(entry.tok, text, allowed_special=(
+                allowed_set(active.special, entry.tok.special_tokens) if plain else None))
         return tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
     allowed = allowed_set(active.special, entry.tok.special_tokens)
     return encode_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme)

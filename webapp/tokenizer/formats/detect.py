@@ -11,21 +11,31 @@ import binascii
 import json
 
 from webapp.tokenizer.formats.common import _as_text, _file_error, _is_int
+from webapp.tokenizer.formats.sentencepiece import looks_like_sentencepiece
 from webapp.tokenizer.formats.tekken import looks_like_tekken
 from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
 
 
 def detect_format(content: str | bytes, filename: str | None = None) -> str:
-    """Which import format `content` is in: hf, playground, vocab-merges, tiktoken, minbpe or tekken.
+    """Which import format `content` is in: hf, playground, vocab-merges, tiktoken, minbpe, tekken or sentencepiece.
 
     Decided by the content (the file name only breaks a tie); anything that
     matches no format is a TokenizerError saying what was expected.
     """
+    name = (filename or "").lower()
+    if isinstance(content, bytes) and looks_like_sentencepiece(content):  # (a binary protobuf)
+        try:
+            content.decode("utf-8")
+        except UnicodeDecodeError:
+            return "sentencepiece"
+        if name.endswith(".model"):
+            return "sentencepiece"
     text = _as_text(content)
     stripped = text.lstrip()
-    name = (filename or "").lower()
     if stripped.startswith("minbpe"):
         return "minbpe"
+    if _looks_wordpiece(text):
+        raise _file_error("this is a WordPiece vocab (vocab.txt); the playground opens BPE tokenizers")
     if stripped.startswith(("{", "[")):
         try:
             if json_depth(text) > MAX_JSON_DEPTH:
@@ -58,8 +68,15 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
     raise _file_error(
         "not a tokenizer file this playground knows: expected a Hugging Face tokenizer.json, "
         "vocab.json + merges.txt, a tiktoken rank file (base64 token and rank per line), "
-        "a minbpe .model file or a playground JSON file"
+        "a minbpe .model file, a SentencePiece .model file or a playground JSON file"
     )
+
+
+def _looks_wordpiece(text: str) -> bool:
+    """A vocab.txt of WordPiece: one token a line, BERT's markers and many "##" continuations."""
+    lines = text[:1_000_000].splitlines()[:50_000]
+    marked = sum(1 for line in lines if line.startswith("##"))
+    return "[UNK]" in lines and (marked >= 10 or "[CLS]" in lines)
 
 
 def _looks_base64(item: str) -> bool:

@@ -14,13 +14,14 @@ from webapp.tokenizer.formats.detect import detect_format
 from webapp.tokenizer.formats.hf_json import export_hf, parse_hf_tokenizer_json
 from webapp.tokenizer.formats.minbpe import export_minbpe, parse_minbpe
 from webapp.tokenizer.formats.playground import export_playground_json, parse_playground_json
+from webapp.tokenizer.formats.sentencepiece import SOURCE as SPM_SOURCE, export_sentencepiece_hf, parse_sentencepiece
 from webapp.tokenizer.formats.tekken import export_note, parse_tekken
 from webapp.tokenizer.formats.tiktoken_ranks import export_tiktoken, parse_tiktoken
 from webapp.tokenizer.formats.vocab_merges import parse_vocab_merges
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 
-FORMATS: tuple[str, ...] = ("auto", "hf", "vocab-merges", "tiktoken", "minbpe", "playground", "tekken")
+FORMATS: tuple[str, ...] = ("auto", "hf", "vocab-merges", "tiktoken", "minbpe", "playground", "tekken", "sentencepiece")
 EXPORT_FORMATS: tuple[str, ...] = ("playground", "hf", "minbpe", "tiktoken")
 #: Old format names still accepted: "seed" was the playground JSON's name
 #: before it was renamed, and links carrying it keep working.
@@ -90,6 +91,8 @@ def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, l
         return parse_minbpe(content, limits=limits)
     if fmt == "tekken":
         return parse_tekken(content)
+    if fmt == "sentencepiece":
+        return parse_sentencepiece(content)
     return parse_playground_json(content, limits=limits)
 
 
@@ -99,6 +102,11 @@ def export_tokenizer(tok: LoadedTokenizer, fmt: str, pretokenize: str | None = N
     refused = export_note(tok) if fmt in EXPORT_FORMATS else None
     if refused is not None:
         raise TokenizerError(refused, field="format")
+    if tok.source == SPM_SOURCE:  # (its own pipeline: only a tokenizer.json can hold it)
+        if fmt != "hf":
+            raise TokenizerError("export: a SentencePiece model exports as a tokenizer.json (format hf) only; "
+                                 "the other formats have no normalizer or score order", field="format")
+        return export_sentencepiece_hf(tok), "tokenizer.json", "application/json"
     if fmt == "playground":
         return export_playground_json(tok), "tokenizer.playground.json", "application/json"
     if fmt == "hf":

@@ -16,7 +16,9 @@ pairs). For presets, prepared once at setup, this module writes one .npz:
   many pieces' first symbols and pair ranks up at once and find their early
   pairs (`LibraryMerges.pair_table`, `LibraryModel.char_table`,
   core/early_pairs.py; made with a sort and a pass over the vocab that would
-  add tens of milliseconds to opening);
+  add tens of milliseconds to opening); a SentencePiece model's score order
+  (core/score_order.py) has no pair table or early pairs: `meta` then says
+  `"tables": false` and they are left out;
 - `whole`: one byte per id, 1 for a token whose own text encodes to it
   (`LibraryModel.find_whole`: such a piece is then a lookup, no merging);
 - `meta`: the rest of the `LoadedTokenizer` as JSON (byte level: its stored
@@ -47,6 +49,7 @@ import numpy as np
 
 from webapp.tokenizer.core.early_pairs import EarlyPairs
 from webapp.tokenizer.core.int_pool import interned
+from webapp.tokenizer.core.score_order import ScoreMerges
 from webapp.tokenizer.formats.stored import dumps_stored, loads_stored
 from webapp.tokenizer.hf.encoding import attach_model, library_model
 from webapp.tokenizer.hf.model import LibraryModel
@@ -84,12 +87,17 @@ def dumps_library(tok: LoadedTokenizer) -> bytes:
     whole = model.whole if model.whole is not None else model.find_whole()
     pair_table = model.merges.pair_table()
     early = model.early_pairs()
-    if pair_table is None or early is None:
+    tables: dict[str, Any] = {}
+    if isinstance(model.merges, ScoreMerges):  # (a SentencePiece model's score order has no batch tables)
+        meta["tables"] = False
+    elif pair_table is None or early is None:
         raise ValueError("the rules' ids are too large for the precompiled form")
+    else:
+        tables = {"pair_keys": pair_table[0], "pair_ranks": pair_table[1],
+                  **{f"early_{name}": getattr(early, name) for name in EARLY_TABLES}}
     out = io.BytesIO()
-    np.savez(out, rules=rules, meta=_json_array(meta), edges=model.edge_array(),
-             pair_keys=pair_table[0], pair_ranks=pair_table[1], char_table=model.char_table(),
-             **{f"early_{name}": getattr(early, name) for name in EARLY_TABLES},
+    np.savez(out, rules=rules, meta=_json_array(meta), edges=model.edge_array(), char_table=model.char_table(),
+             **tables,
              whole=np.frombuffer(whole, dtype=np.uint8),
              token_text=np.frombuffer("".join(texts).encode("utf-8", "surrogatepass"), dtype=np.uint8),
              token_lengths=np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)),
@@ -119,8 +127,10 @@ def loads_library(data: bytes) -> LoadedTokenizer:
             ids = found["token_ids"]
             edges = found["edges"]
             whole = found["whole"].tobytes()
-            pair_keys, pair_ranks, char_table = found["pair_keys"], found["pair_ranks"], found["char_table"]
-            early = {name: found[f"early_{name}"] for name in EARLY_TABLES}
+            char_table = found["char_table"]
+            with_tables = meta.get("tables", True)
+            pair_keys, pair_ranks = (found["pair_keys"], found["pair_ranks"]) if with_tables else (None, None)
+            early = {name: found[f"early_{name}"] for name in EARLY_TABLES} if with_tables else {}
     except (OSError, KeyError, IndexError, UnicodeDecodeError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"the precompiled tokenizer cannot be read ({exc})") from None
     if (rules.ndim != 2 or rules.shape[1] != 3 or ids.ndim != 1 or lengths.shape != ids.shape
@@ -136,9 +146,10 @@ def loads_library(data: bytes) -> LoadedTokenizer:
             tok = _char_level(meta, vocab, rules, ids)
         model = LibraryModel(vocab, rules, tok.model, tok.unk_id, edges)
         model.whole = whole
-        model.merges.set_pair_table(pair_keys, pair_ranks)
         model.set_char_table(char_table)
-        model.set_early_pairs(EarlyPairs(**early, news=np.ascontiguousarray(rules[:, 2], dtype=np.int64)))
+        if pair_keys is not None and pair_ranks is not None:
+            model.merges.set_pair_table(pair_keys, pair_ranks)
+            model.set_early_pairs(EarlyPairs(**early, news=np.ascontiguousarray(rules[:, 2], dtype=np.int64)))
         attach_model(tok, model)
     return tok
 

@@ -7,7 +7,8 @@ note (the caller then says the ids may differ). `describe_*` keeps only the
 fields that matter, so the stored form is small and canonical.
 
 - Normalizer: text -> text (NFC, NFD, NFKC, NFKD, Lowercase, Strip,
-  StripAccents, Replace, Prepend, Sequence).
+  StripAccents, Replace, Prepend, Sequence; and a SentencePiece model's own,
+  hf/sentencepiece.py, which only a .model file's pipeline names).
 - Pre-tokenizer: list of pieces -> list of pieces. A piece is (text, origin):
   `origin` says the piece starts at offset 0 of the original text, which
   Metaspace's prepend_scheme "first" asks. ByteLevel, Split, Whitespace,
@@ -16,7 +17,7 @@ fields that matter, so the stored form is small and canonical.
   the start of a Sequence) that pretokenize/class_split.py knows is done in
   one pass over character classes, with the same pieces.
 - Decoder: list of token strings -> list of strings (ByteLevel, Metaspace,
-  Replace, Strip, Fuse, ByteFallback, Sequence).
+  Replace, Strip, Fuse, ByteFallback, Sequence; SentencePiece's for a .model).
 
 What it does not do: added tokens, the BPE model, or reading whole files
 (pipeline.py); offsets (only the pieces' text matters for ids).
@@ -26,11 +27,12 @@ from __future__ import annotations
 
 import unicodedata
 from itertools import repeat
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import regex
 
 from webapp.tokenizer.hf import text as ht
+from webapp.tokenizer.hf.sentencepiece import SpmNormalizer, options_from_description, spm_decoder
 from webapp.tokenizer.hf.alphabet import bytes_to_token, token_to_bytes
 from webapp.tokenizer.pretokenize.class_split import ClassSplit, known_split
 
@@ -167,6 +169,8 @@ def build_normalizer(desc: Any) -> Normalizer:
     if kind == "Prepend":
         prefix = desc["prepend"]
         return lambda text: prefix + text if text else text
+    if kind == "SentencePiece":  # (a .model file's: formats/sentencepiece.py)
+        return SpmNormalizer(options_from_description(desc))
     steps = [build_normalizer(p) for p in desc["normalizers"]]
 
     def sequence(text: str) -> str:
@@ -542,6 +546,8 @@ def build_decoder(desc: Any) -> Decoder:
         return lambda tokens: ["".join(tokens)]
     if kind == "ByteFallback":
         return _byte_fallback_decode
+    if kind == "SentencePiece":
+        return cast(Decoder, spm_decoder(desc))
     if kind == "Metaspace":
         rep, keep_first = desc["replacement"], desc["prepend_scheme"] == "never"
         # The first token loses every replacement character (not only a leading one), as in the library.

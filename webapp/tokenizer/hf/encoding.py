@@ -46,6 +46,26 @@ def uses_pipeline(tok: LoadedTokenizer, scheme: str | None = None) -> bool:
     return bool(tok.pipeline) and (scheme is None or scheme == tok.pretokenize)
 
 
+def special_default(tok: LoadedTokenizer, scheme: str | None = None) -> str:
+    """The API's default for `allowed_special`: "all" for a tokenizer.json's pipeline (the library splits its
+    added tokens out), "none" otherwise and for a SentencePiece model (its `encode` reads control pieces'
+    text as plain text; user-defined pieces are not special and always match)."""
+    if not uses_pipeline(tok, scheme) or '"type":"SentencePiece"' in tok.pipeline:
+        return "none"
+    return "all"
+
+
+def typed_offsets(tok: LoadedTokenizer, text: str) -> list[int] | None:
+    """For a SentencePiece model's pipeline: for each UTF-8 byte offset of the text its model sees (and its
+    end), the byte offset in `text` it comes from, as sentencepiece's `norm_to_orig` (a token's span in the
+    typed text is then [offsets[start], offsets[end])). None for other tokenizers."""
+    if not uses_pipeline(tok) or '"type":"SentencePiece"' not in tok.pipeline:
+        return None
+    normalizer = hp.compile_pipeline(tok.pipeline).normalizer
+    alignment = getattr(normalizer, "alignment", None)
+    return alignment(validate_text(text))[1] if alignment is not None else None
+
+
 def library_model(tok: LoadedTokenizer) -> LibraryModel:
     """The file's model in the library's order (made once per loaded tokenizer, kept with it)."""
     found = tok.__dict__.get("_library_model")

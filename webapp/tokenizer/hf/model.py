@@ -36,6 +36,7 @@ import numpy as np
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
 from webapp.tokenizer.core.early_pairs import OTHER, WIDTH, EarlyPairs
 from webapp.tokenizer.core.library_order import Firing, LibraryMerges
+from webapp.tokenizer.core.score_order import ScoreMerges, levels_from_runs
 from webapp.tokenizer.hf.alphabet import ALPHABET_BYTE, bytes_to_token
 
 MODEL_VERSION = 1
@@ -79,7 +80,9 @@ class LibraryModel:
     ) -> None:
         opts = json.loads(options)
         self.vocab = vocab
-        self.merges = LibraryMerges(rules)
+        # (a SentencePiece model's rules fire by piece score, leftmost on ties: core/score_order.py)
+        self.merges = (ScoreMerges(rules, levels_from_runs(opts["level_runs"])) if opts.get("order") == "score"
+                       else LibraryMerges(rules))
         self.ignore_merges = bool(opts["ignore_merges"])
         self.fuse_unk = bool(opts["fuse_unk"])
         self.unk_id = unk_id  # (the file's unk_token's id, read with the vocab)

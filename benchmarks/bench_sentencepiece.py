@@ -1,0 +1,88 @@
+"""SentencePiece .model files: opening one, and encoding never-seen text, next to `sentencepiece` itself.
+
+Usage (from the repository root, after `make setup` downloaded mistral-common's wheel):
+
+    .venv/bin/python benchmarks/bench_sentencepiece.py [--files v1,v3] [--words 20000] [--reps 5]
+
+- open: the file's bytes read from the wheel, then `import_tokenizer` (parse with
+  sentencepiece_model_pb2, rules by score, pipeline) in this process, beside
+  `SentencePieceProcessor(model_proto=...)`: the best of `--reps` of each;
+  the target is ours under 1 s;
+- encode: texts no cache has seen (words of several scripts, each with a random
+  tag, so every word is new to the piece cache) encoded once by the playground
+  (`encode_loaded`, a fresh tokenizer opened for the round so its caches are
+  empty) and once by `SentencePieceProcessor.encode`, `--reps` rounds with new
+  text: the best time of each and the median of the rounds' ratios (ours over
+  sentencepiece's); the target is a ratio of at most 1.5. The ids are checked
+  equal in every round.
+
+Ratios are measured in the same run; only they mean anything across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import sentencepiece as spm  # noqa: E402
+
+from webapp.tokenizer import import_tokenizer  # noqa: E402
+from webapp.tokenizer.hf.encoding import encode_loaded  # noqa: E402
+from webapp.tokenizer.presets.open_models import pypi_dir  # noqa: E402
+
+FILES = {"v1": "tokenizer.model.v1", "v2": "mistral_instruct_tokenizer_240216.model.v2",
+         "v3": "mistral_instruct_tokenizer_240323.model.v3", "v7": "mistral_instruct_tokenizer_241114.model.v7"}
+WORDS = ("the quick brown fox jumps over lazy dogs while tokenizers split text into pieces "
+         "Tiếng Việt ngôn ngữ русский текст über straße 東京 日本語 北京 한국어 العربية हिन्दी 1234 3.14").split()
+
+
+def never_seen(count: int, rng: random.Random) -> str:
+    return " ".join(f"{rng.choice(WORDS)}{rng.randrange(36 ** 3):x}" for _ in range(count))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", default="v1,v3")
+    parser.add_argument("--words", type=int, default=20000)
+    parser.add_argument("--reps", type=int, default=5)
+    args = parser.parse_args()
+    wheel = zipfile.ZipFile(pypi_dir() / "mistral_common-1.13.1-py3-none-any.whl")
+    print(f"{'file':<6} {'open ours':>10} {'open spm':>9} {'encode ours':>12} {'encode spm':>11} {'ratio (median)':>15}")
+    for key in args.files.split(","):
+        data = wheel.read(f"mistral_common/data/{FILES[key]}")
+        opens, spm_opens, ours, theirs, ratios = [], [], [], [], []
+        rng = random.Random(f"bench-{key}")
+        for _ in range(args.reps):
+            t0 = time.perf_counter()
+            tok = import_tokenizer(data, filename="tokenizer.model")
+            t1 = time.perf_counter()
+            sp = spm.SentencePieceProcessor(model_proto=data)
+            t2 = time.perf_counter()
+            opens.append(t1 - t0)
+            spm_opens.append(t2 - t1)
+            text = never_seen(args.words, rng)
+            t0 = time.perf_counter()
+            mine = encode_loaded(tok, text, allowed_special=frozenset())
+            t1 = time.perf_counter()
+            ref = sp.encode(text)
+            t2 = time.perf_counter()
+            if mine != ref:
+                print(f"{key}: ids differ from sentencepiece's", file=sys.stderr)
+                return 1
+            ours.append(t1 - t0)
+            theirs.append(t2 - t1)
+            ratios.append((t1 - t0) / (t2 - t1))
+        print(f"{key:<6} {min(opens):>9.3f}s {min(spm_opens):>8.3f}s {min(ours):>11.3f}s {min(theirs):>10.3f}s "
+              f"{statistics.median(ratios):>14.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""SentencePiece `.model` files (BPE type): import, and export to tokenizer.json.
+
+The file is a protobuf `ModelProto`, read with the `sentencepiece` package's
+own definition (`sentencepiece_model_pb2`, on the `protobuf` runtime); the
+encoding is the playground's, so the Trace can show it:
+
+- the normalizer spec becomes the pipeline's SentencePiece normalizer
+  (hf/sentencepiece.py: the file's precompiled charsmap, add_dummy_prefix,
+  remove_extra_whitespaces, escape_whitespaces);
+- user-defined pieces are added tokens matched by their own text in the
+  normalized text, longest first (sentencepiece freezes them: they never
+  merge); control pieces (`<s>`, `[INST]`) are special added tokens, plain text
+  unless recognised (sentencepiece's `encode` never recognises them);
+- the BPE: one rule per way of splitting a normal (or unused) piece into two
+  pieces that are not user-defined, listed by the piece's score, best first,
+  with a level per score (core/score_order.py: the best score fires first, the
+  leftmost among equal scores), then byte fallback (`<0xXX>` pieces) or the
+  unknown piece, consecutive unknown characters fused into one, as
+  sentencepiece does;
+- the decoder is sentencepiece's `Decode` (hf/sentencepiece.py).
+
+Refused with a message: Unigram, word and char models ("this is a Unigram
+model; the playground opens BPE tokenizers"), files that are not a model
+(protobuf does not parse them), and models sentencepiece itself would not load
+(no unknown piece, a repeated or empty piece, byte pieces without all 256).
+
+What it does not do: unused pieces' resegmentation (sentencepiece splits an
+unused piece the merges made back into the pair it last saw for it; a note
+says when a file has such pieces), the denormalizer spec, BPE dropout,
+`treat_whitespace_as_suffix` splitting rules other than where the space goes
+(a note says so).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.formats.common import _file_error, _show
+from webapp.tokenizer.hf.sentencepiece import (
+    DEFAULT_UNK_SURFACE, Charsmap, CharsmapError, SpmOptions, describe_spm_decoder, describe_spm_normalizer,
+)
+from webapp.tokenizer.loaded import LoadedTokenizer
+
+MAX_PIECES = 1_000_000
+#: Ways of splitting pieces in two, in all, that an import may look at (each a dict lookup).
+MAX_SPLITS = 8_000_000
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+MODEL_TYPES = {1: "Unigram", 2: "BPE", 3: "word", 4: "char"}
+SOURCE = "sentencepiece"
+
+
+def looks_like_sentencepiece(content: str | bytes) -> bool:
+    """Bytes that start like a ModelProto: field 1 (pieces) or 2/3 (specs), length-delimited."""
+    return isinstance(content, bytes) and len(content) > 2 and content[0] in (0x0A, 0x12, 0x1A)
+
+
+def _parse_proto(content: bytes) -> Any:
+    from google.protobuf.message import DecodeError  # type: ignore[import-untyped]  # (only a .model needs it)
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    model = pb.ModelProto()  # type: ignore[attr-defined]  # (generated code: no stubs)
+    try:
+        model.ParseFromString(content)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise _file_error(f"this is not a SentencePiece .model file (protobuf cannot read it: {_show(str(exc))})"
+                          ) from None
+    return model
+
+
+def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
+    """A SentencePiece BPE model as the `sentencepiece` library encodes with it (see the module doc)."""
+    if isinstance(content, str):
+        raise _file_error("a SentencePiece .model file is binary; upload the file itself, not its text")
+    model = _parse_proto(content)
+    pieces = list(model.pieces)
+    if not pieces:
+        raise _file_error("this is not a SentencePiece .model file: it has no pieces")
+    kind = int(model.trainer_spec.model_type)
+    if kind != 2:
+        name = MODEL_TYPES.get(kind, f"type {kind}")
+        raise _file_error(f"this is a {name} model; the playground opens BPE tokenizers")
+    if len(pieces) > MAX_PIECES:
+        raise _file_error(f"the model has {len(pieces):,} pieces, over the {MAX_PIECES:,} allowed")
+    vocab: dict[str, int] = {}
+    types: list[int] = []
+    scores: list[float] = []
+    for index, sp in enumerate(pieces):
+        piece, ptype = sp.piece, int(sp.type)
+        if not piece:
+            raise TokenizerError(f"pieces: piece {index} is empty", field="pieces", location={"index": index})
+        if piece in vocab:
+            raise TokenizerError(f"pieces: piece {index} ({_show(piece)}) is already piece {vocab[piece]}",
+                                 field="pieces", location={"index": index})
+        if ptype not in (NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE):
+            raise TokenizerError(f"pieces: piece {index} has an unknown type {ptype}", field="pieces",
+                                 location={"index": index})
+        vocab[piece] = index
+        types.append(ptype)
+        scores.append(float(sp.score))
+    unknown = [i for i, t in enumerate(types) if t == UNKNOWN]
+    if len(unknown) != 1:
+        raise _file_error(f"a SentencePiece model has exactly one unknown piece; this one has {len(unknown)}")
+    byte_fallback = bool(model.trainer_spec.byte_fallback)
+    byte_pieces = {p for p, i in vocab.items() if types[i] == BYTE}
+    expected_bytes = {f"<0x{b:02X}>" for b in range(256)}
+    if byte_pieces - expected_bytes:
+        raise _file_error(f"byte piece {_show(sorted(byte_pieces - expected_bytes)[0])} is not <0x00>..<0xFF>")
+    if byte_pieces and not byte_fallback:
+        raise _file_error("the model has byte pieces although its byte_fallback is off")
+    if byte_fallback and byte_pieces != expected_bytes:
+        raise _file_error(f"byte_fallback is on but the model has {len(byte_pieces)} of the 256 byte pieces")
+    spec = model.normalizer_spec
+    charsmap = bytes(spec.precompiled_charsmap)
+    try:
+        if charsmap:
+            Charsmap(charsmap)
+    except CharsmapError as exc:
+        raise TokenizerError(f"normalizer_spec: {exc}", field="normalizer_spec") from None
+    user_defined = [p for p, i in vocab.items() if types[i] == USER_DEFINED]
+    controls = {p: i for p, i in vocab.items() if types[i] == CONTROL}
+    rules, runs = score_rules(vocab, types, scores)
+    suffix = bool(model.trainer_spec.treat_whitespace_as_suffix)
+    options = SpmOptions(charsmap, bool(spec.add_dummy_prefix), bool(spec.remove_extra_whitespaces),
+                         bool(spec.escape_whitespaces), suffix, tuple(user_defined))
+    unk_piece = pieces[unknown[0]].piece
+    unk_surface = model.trainer_spec.unk_surface if model.trainer_spec.HasField("unk_surface") else DEFAULT_UNK_SURFACE
+    added = [[p, i, False, True, False, False, False] for p, i in vocab.items() if types[i] == USER_DEFINED]
+    added += [[p, i, True, True, False, False, False] for p, i in controls.items()]
+    bos = int(model.trainer_spec.bos_id)
+    post = [[bos] if 0 <= bos < len(types) and types[bos] == CONTROL else [], []]
+    pipeline = {
+        "v": 1, "normalizer": describe_spm_normalizer(options), "pre_tokenizer": None,
+        "decoder": describe_spm_decoder(controls=list(controls), unk=unk_piece, unk_surface=unk_surface,
+                                        byte_fallback=byte_fallback, add_dummy_prefix=options.add_dummy_prefix,
+                                        remove_extra_whitespaces=options.remove_extra_whitespaces),
+        "added_tokens": added, "fuse_unk": True, "post": post,
+    }
+    model_options = {"v": 1, "order": "score", "ignore_merges": False, "byte_fallback": byte_fallback,
+                     "fuse_unk": True, "unk_token": unk_piece, "level_runs": runs}
+    notes = [f"SentencePiece BPE: {len(pieces):,} pieces, {len(rules):,} ways to join two of them, fired by "
+             "the joined piece's score (the leftmost on equal scores)",
+             f"normalizer {spec.name or 'unnamed'}" + (" (its precompiled charsmap)" if charsmap else "")]
+    unused = sum(1 for t in types if t == UNUSED)
+    if unused:
+        notes.append(f"{unused:,} unused piece(s): merged into as sentencepiece does, but not split back into "
+                     "their parts (its resegmentation), so ids may differ where one forms")
+    if model.HasField("denormalizer_spec") and model.denormalizer_spec.precompiled_charsmap:
+        notes.append("the model's denormalizer (applied after decoding) is not applied")
+    if suffix:
+        notes.append("treat_whitespace_as_suffix: the space symbol goes at the end of the text")
+    loaded = LoadedTokenizer(
+        level="chars", merges=tuple(rules), vocab=vocab, source=SOURCE, pretokenize="none",
+        unk_id=unknown[0], special_tokens=controls, notes=tuple(notes),
+        pipeline=json.dumps(pipeline, ensure_ascii=False, sort_keys=True, separators=(",", ":")),
+        model=json.dumps(model_options, sort_keys=True, separators=(",", ":")),
+    )
+    return replace(loaded)
+
+
+def score_rules(vocab: dict[str, int], types: list[int], scores: list[float]) -> tuple[list[tuple[str, str]], list[int]]:
+    """Every (left, right) whose join is a normal or unused piece, both sides pieces that can be symbols,
+    in score order (best first; the longer left side first among equal scores), and how many rules each
+    score level has."""
+    joinable = {p for p, i in vocab.items() if types[i] in (NORMAL, UNUSED)}
+    total = sum(len(p) - 1 for p in joinable)
+    if total > MAX_SPLITS:
+        raise _file_error(f"the model's pieces can be split in two {total:,} ways, over the {MAX_SPLITS:,} "
+                          "an import looks at")
+    # (a side may be any piece that a symbol can be: a single character, or a piece merges make)
+    operand = {p for p, i in vocab.items() if types[i] in (NORMAL, UNUSED) or (len(p) == 1 and types[i] != USER_DEFINED)}
+    found: list[tuple[float, int, int, str, str]] = []
+    for piece in joinable:
+        pid = vocab[piece]
+        for k in range(1, len(piece)):
+            left, right = piece[:k], piece[k:]
+            if left in operand and right in operand:
+                found.append((-scores[pid], -k, pid, left, right))
+    found.sort()
+    runs: list[int] = []
+    last: float | None = None
+    for neg_score, *_ in found:
+        if neg_score != last:
+            runs.append(0)
+            last = neg_score
+        runs[-1] += 1
+    return [(left, right) for *_, left, right in found], runs
+
+
+def export_sentencepiece_hf(tok: LoadedTokenizer) -> str:
+    """A tokenizer.json for `tokenizers` with the model's pieces, rules (in score order), normalizer and decoder."""
+    desc = json.loads(tok.pipeline)
+    norm = desc["normalizer"]
+    model = json.loads(tok.model)
+    if norm["treat_whitespace_as_suffix"] or not norm["escape_whitespaces"]:
+        raise TokenizerError(
+            "export: this SentencePiece model's normalizer (spaces not escaped as ▁, or the space symbol at the "
+            "end) has no tokenizers normalizer the playground writes; keep the .model file", field="format")
+    steps: list[dict[str, Any]] = []
+    if norm["charsmap"]:
+        steps.append({"type": "Precompiled", "precompiled_charsmap": norm["charsmap"]})
+    remove = norm["remove_extra_whitespaces"]
+    if remove:  # (leading spaces dropped, runs of them made one)
+        steps += [{"type": "Replace", "pattern": {"Regex": r"\A +"}, "content": ""},
+                  {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "}]
+    steps.append({"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"})
+    if norm["add_dummy_prefix"]:
+        steps.append({"type": "Prepend", "prepend": "\u2581"})
+    if remove:  # (trailing space symbols dropped, the dummy prefix too when nothing else is left)
+        steps.append({"type": "Replace", "pattern": {"Regex": "\u2581+\\z"}, "content": ""})
+    added = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": special} for c, i, special, *_ in desc["added_tokens"]]
+    document = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+        "normalizer": {"type": "Sequence", "normalizers": steps}, "pre_tokenizer": None, "post_processor": None,
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+            {"type": "ByteFallback"}, {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        "model": {"type": "BPE", "dropout": None, "unk_token": model["unk_token"], "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": model["byte_fallback"],
+                  "ignore_merges": False, "vocab": dict(sorted(tok.vocab.items(), key=lambda kv: kv[1])),
+                  "merges": [[a, b] for a, b in tok.merges]},
+    }
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
+
+__all__ = ["SOURCE", "export_sentencepiece_hf", "looks_like_sentencepiece", "parse_sentencepiece", "score_rules"]

@@ -1,0 +1,377 @@
+"""A SentencePiece model's normalizer and decoder, done as the `sentencepiece` library does them.
+
+The normalizer (`SpmNormalizer`) follows sentencepiece's `normalizer.cc`
+step by step, over the UTF-8 bytes of the text:
+
+- at each position, a user-defined symbol (longest match) is copied as it is;
+  else the longest rule of the precompiled charsmap that the file carries
+  (a Darts double-array trie over byte strings, with its replacement strings
+  after it, `Charsmap`) gives the replacement; else one UTF-8 character is
+  copied;
+- `remove_extra_whitespaces`: spaces (U+0020, after the rules: a rule may make
+  one) at the start are dropped, a replacement starting with spaces right
+  after a space loses them, and trailing space symbols are dropped at the end;
+- `escape_whitespaces`: every space becomes U+2581 (`▁`);
+- `add_dummy_prefix`: one space symbol in front (at the end with
+  `treat_whitespace_as_suffix`), unless the text is only spaces.
+
+`charsmap` is parsed here, not approximated with `unicodedata`, so nmt_nfkc,
+nfkc and custom rule sets (a model trained with a rule TSV carries its rules
+compiled into the same charsmap) all normalize as the file says.
+
+The decoder (`spm_decode`) is sentencepiece's `Decode` on piece strings:
+control pieces decode to nothing, the unknown piece to the file's
+`unk_surface` (" ⁇ " by default), runs of byte pieces `<0xXX>` to their UTF-8
+text with one U+FFFD per byte that is not part of a valid character, `▁` to a
+space, and the first piece's leading `▁` (every leading one with
+`remove_extra_whitespaces`) is dropped.
+
+What it does not do: the BPE (hf/model.py with core/score_order.py), reading
+the .model file (formats/sentencepiece.py), the denormalizer spec (noted on
+import), offsets back into the raw text.
+"""
+
+from __future__ import annotations
+
+import base64
+import codecs
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import regex
+
+SPACE_SYMBOL = "\u2581"
+DEFAULT_UNK_SURFACE = " \u2047 "
+_BYTE_PIECE = regex.compile(r"<0x([0-9A-F]{2})>")
+
+
+class CharsmapError(ValueError):
+    """A precompiled charsmap that cannot be read (the message says where)."""
+
+
+def _spm_bytes(error: UnicodeError) -> tuple[str, int]:
+    # sentencepiece replaces an invalid byte by U+FFFD and goes on at the next byte
+    assert isinstance(error, UnicodeDecodeError)
+    return "\ufffd", error.start + 1
+
+
+codecs.register_error("spm-byte-replace", _spm_bytes)
+
+
+def decode_spm_bytes(data: bytes) -> str:
+    """Bytes as sentencepiece decodes a run of byte pieces: one U+FFFD per invalid byte."""
+    return data.decode("utf-8", "spm-byte-replace")
+
+
+class Charsmap:
+    """A precompiled charsmap: `<trie size: uint32 LE><double-array units><replacements, NUL-ended>`."""
+
+    def __init__(self, blob: bytes) -> None:
+        if len(blob) <= 4:
+            raise CharsmapError("the precompiled charsmap is shorter than its 4-byte header")
+        size = int.from_bytes(blob[:4], "little")
+        if size >= len(blob) or size % 4:
+            raise CharsmapError(f"the precompiled charsmap says its trie has {size:,} bytes, "
+                                f"but the blob has {len(blob):,} (and a trie is whole 4-byte units)")
+        self.units: list[int] = np.frombuffer(blob[4:4 + size], dtype="<u4").tolist()
+        self.normalized = blob[4 + size:]
+        if not self.units:
+            raise CharsmapError("the precompiled charsmap's trie is empty")
+        first = self.units[0]
+        self._root = self._offset(first)
+        # (the bytes that start some rule: every other byte is copied without a trie walk)
+        self.starts = frozenset(c for c in range(1, 256) if self._child(self._root, c) is not None)
+
+    @staticmethod
+    def _offset(unit: int) -> int:
+        return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+    def _child(self, base: int, byte: int) -> int | None:
+        pos = base ^ byte
+        if pos >= len(self.units) or (self.units[pos] & ((1 << 31) | 0xFF)) != byte:
+            return None
+        return pos
+
+    def longest(self, data: bytes, start: int) -> tuple[int, bytes] | None:
+        """(bytes matched, replacement) of the longest rule at `start`, or None (Darts' commonPrefixSearch)."""
+        units = self.units
+        base = self._root
+        best: tuple[int, bytes] | None = None
+        for i in range(start, len(data)):
+            byte = data[i]
+            pos = base ^ byte
+            if pos >= len(units):
+                break
+            unit = units[pos]
+            if (unit & ((1 << 31) | 0xFF)) != byte:
+                break
+            base = pos ^ self._offset(unit)
+            if (unit >> 8) & 1:
+                if base >= len(units):
+                    raise CharsmapError(f"the precompiled charsmap's trie points past its end at unit {base:,}")
+                value = units[base] & ((1 << 31) - 1)
+                end = self.normalized.find(b"\0", value)
+                if value >= len(self.normalized) or end < 0:
+                    raise CharsmapError(f"the precompiled charsmap's rule at unit {base:,} points past its "
+                                        f"replacement strings (offset {value:,})")
+                best = (i + 1 - start, self.normalized[value:end])
+        return best
+
+
+def _char_len(data: bytes, i: int) -> int:
+    """The length of the UTF-8 character at i (input text is valid UTF-8: Python encoded it)."""
+    lead = data[i]
+    return 1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+
+
+@dataclass(frozen=True)
+class SpmOptions:
+    charsmap: bytes
+    add_dummy_prefix: bool
+    remove_extra_whitespaces: bool
+    escape_whitespaces: bool
+    treat_whitespace_as_suffix: bool
+    user_defined: tuple[str, ...]
+
+
+def describe_spm_normalizer(options: SpmOptions) -> dict[str, Any]:
+    """The pipeline's JSON description of the normalizer (canonical, stored with the tokenizer)."""
+    return {
+        "type": "SentencePiece",
+        "charsmap": base64.b64encode(options.charsmap).decode("ascii"),
+        "add_dummy_prefix": options.add_dummy_prefix,
+        "remove_extra_whitespaces": options.remove_extra_whitespaces,
+        "escape_whitespaces": options.escape_whitespaces,
+        "treat_whitespace_as_suffix": options.treat_whitespace_as_suffix,
+        "user_defined": list(options.user_defined),
+    }
+
+
+def options_from_description(desc: Mapping[str, Any]) -> SpmOptions:
+    return SpmOptions(
+        base64.b64decode(desc["charsmap"]), bool(desc["add_dummy_prefix"]), bool(desc["remove_extra_whitespaces"]),
+        bool(desc["escape_whitespaces"]), bool(desc["treat_whitespace_as_suffix"]), tuple(desc["user_defined"]),
+    )
+
+
+class SpmNormalizer:
+    """sentencepiece's `Normalizer::Normalize` (see the module doc) as a text -> text function."""
+
+    #: Added tokens (user-defined and control pieces) are matched by their own text in the normalized
+    #: text, as sentencepiece matches them: hf/pipeline.py does not normalize their contents.
+    added_verbatim = True
+
+    def __init__(self, options: SpmOptions) -> None:
+        self.options = options
+        self.charsmap = Charsmap(options.charsmap) if options.charsmap else None
+        self.user: dict[bytes, None] = {s.encode("utf-8"): None for s in options.user_defined if s}
+        self.user_longest = max(map(len, self.user), default=0)
+        starts = set(self.charsmap.starts) if self.charsmap is not None else set()
+        starts.update(s[0] for s in self.user)
+        self._plain = not starts
+        # (a run of bytes none of which starts a rule or a user-defined symbol: characters copied as they are)
+        self._special = regex.compile(b"[" + b"".join(regex.escape(bytes([b])) for b in sorted(starts)) + b"]"
+                                      ) if starts else None
+
+    def __call__(self, text: str) -> str:
+        if not text:
+            return text
+        if self._plain:
+            return self._whitespace_only(text)
+        return self._general(text.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
+
+    def alignment(self, text: str) -> tuple[str, list[int]]:
+        """(normalized text, for each of its UTF-8 byte offsets and its end the byte offset in `text`
+        it comes from): sentencepiece's `norm_to_orig`, step by step (no shortcut: for spans, not speed)."""
+        data = text.encode("utf-8", "surrogatepass")
+        opts = self.options
+        remove = opts.remove_extra_whitespaces
+        i = 0
+        if remove:
+            while i < len(data):
+                sp, used = self._prefix(data, i)
+                if sp != b" ":
+                    break
+                i += used
+        if i >= len(data):
+            return "", [len(data)]
+        space = SPACE_SYMBOL.encode("utf-8") if opts.escape_whitespaces else b" "
+        out = bytearray()
+        where: list[int] = []
+        if opts.add_dummy_prefix and not opts.treat_whitespace_as_suffix:
+            out += space
+            where += [i] * len(space)
+        is_prev_space = remove
+        while i < len(data):
+            sp, used = self._prefix(data, i)
+            while is_prev_space and sp.startswith(b" "):
+                sp = sp[1:]
+            if sp:
+                piece = sp.replace(b" ", space) if opts.escape_whitespaces else sp
+                out += piece
+                where += [i] * len(piece)
+                is_prev_space = sp.endswith(b" ")
+            i += used
+            if not remove:
+                is_prev_space = False
+        consumed = i
+        if remove:
+            while out.endswith(space):
+                del out[len(out) - len(space):]
+                consumed = where[len(out)]
+                del where[len(out):]
+        if opts.add_dummy_prefix and opts.treat_whitespace_as_suffix:
+            out += space
+            where += [consumed] * len(space)
+        where.append(consumed)
+        return bytes(out).decode("utf-8", "surrogatepass"), where
+
+    def _whitespace_only(self, text: str) -> str:
+        """The same steps when every character is its own prefix (no rules, no user-defined symbols)."""
+        opts = self.options
+        if opts.remove_extra_whitespaces:
+            text = text.lstrip(" ")
+            if not text:
+                return ""
+            text = regex.sub(" {2,}", " ", text)
+        space = SPACE_SYMBOL if opts.escape_whitespaces else " "
+        if opts.escape_whitespaces:
+            text = text.replace(" ", SPACE_SYMBOL)
+        if opts.add_dummy_prefix and not opts.treat_whitespace_as_suffix:
+            text = space + text
+        if opts.remove_extra_whitespaces:
+            text = text.rstrip(space)
+        if opts.add_dummy_prefix and opts.treat_whitespace_as_suffix:
+            text = text + space
+        return text
+
+    def _prefix(self, data: bytes, i: int) -> tuple[bytes, int]:
+        """(what the prefix at i normalizes to, bytes consumed): sentencepiece's NormalizePrefix."""
+        if self.user:
+            for size in range(min(self.user_longest, len(data) - i), 0, -1):
+                if data[i:i + size] in self.user:
+                    return data[i:i + size], size
+        if self.charsmap is not None:
+            found = self.charsmap.longest(data, i)
+            if found is not None:
+                return found[1], found[0]
+        size = _char_len(data, i)
+        return data[i:i + size], size
+
+    def _general(self, data: bytes) -> bytes:
+        opts = self.options
+        remove = opts.remove_extra_whitespaces
+        i = 0
+        if remove:
+            while i < len(data):
+                sp, used = self._prefix(data, i)
+                if sp != b" ":
+                    break
+                i += used
+        if i >= len(data):
+            return b""
+        space = SPACE_SYMBOL.encode("utf-8") if opts.escape_whitespaces else b" "
+        out = bytearray()
+        if opts.add_dummy_prefix and not opts.treat_whitespace_as_suffix:
+            out += space
+        is_prev_space = remove
+        special = self._special
+        assert special is not None
+        while i < len(data):
+            found = special.search(data, i)
+            stop = found.start() if found is not None else len(data)
+            if stop > i:  # (plain characters: each its own prefix)
+                run = data[i:stop]
+                if remove:
+                    if is_prev_space:
+                        run = run.lstrip(b" ")
+                    if run:
+                        run = regex.sub(b" {2,}", b" ", run)
+                if run:
+                    out += run.replace(b" ", space) if opts.escape_whitespaces else run
+                    is_prev_space = run.endswith(b" ")
+                if not remove:
+                    is_prev_space = False
+                i = stop
+                continue
+            sp, used = self._prefix(data, i)
+            while is_prev_space and sp.startswith(b" "):
+                sp = sp[1:]
+            if sp:
+                out += sp.replace(b" ", space) if opts.escape_whitespaces else sp
+                is_prev_space = sp.endswith(b" ")
+            i += used
+            if not remove:
+                is_prev_space = False
+        if remove:
+            while out.endswith(space):
+                del out[len(out) - len(space):]
+        if opts.add_dummy_prefix and opts.treat_whitespace_as_suffix:
+            out += space
+        return bytes(out)
+
+
+# --------------------------------------------------------------------------
+# Decoding
+
+
+def describe_spm_decoder(*, controls: Sequence[str], unk: str, unk_surface: str, byte_fallback: bool,
+                         add_dummy_prefix: bool, remove_extra_whitespaces: bool) -> dict[str, Any]:
+    return {
+        "type": "SentencePiece", "controls": sorted(controls), "unk": unk, "unk_surface": unk_surface,
+        "byte_fallback": byte_fallback, "add_dummy_prefix": add_dummy_prefix,
+        "remove_extra_whitespaces": remove_extra_whitespaces,
+    }
+
+
+def spm_decoder(desc: Mapping[str, Any]) -> Any:
+    """The decoder of a description (`describe_spm_decoder`): piece strings -> [text]."""
+    controls = frozenset(desc["controls"])
+    unk, surface, fallback = desc["unk"], desc["unk_surface"], bool(desc["byte_fallback"])
+    strip_first = bool(desc["add_dummy_prefix"]) or bool(desc["remove_extra_whitespaces"])
+    strip_all = bool(desc["remove_extra_whitespaces"])
+
+    def decode(tokens: list[str]) -> list[str]:
+        return [spm_decode(tokens, controls, unk, surface, fallback, strip_first, strip_all)]
+
+    return decode
+
+
+def spm_decode(tokens: Sequence[str], controls: frozenset[str], unk: str, unk_surface: str, byte_fallback: bool,
+               strip_first: bool, strip_all: bool) -> str:
+    """sentencepiece's `Decode` over piece strings (see the module doc)."""
+    text: list[str] = []
+    run = bytearray()
+    is_bos_ws = True
+    bos_ws_seen = False
+    for piece in tokens:
+        byte = _BYTE_PIECE.fullmatch(piece) if byte_fallback and len(piece) == 6 else None
+        if byte is not None:
+            run.append(int(byte.group(1), 16))
+            continue
+        if run:
+            text.append(decode_spm_bytes(bytes(run)))
+            run.clear()
+        if is_bos_ws and (bos_ws_seen or any(text)):
+            is_bos_ws = False
+        bos_ws_seen = False
+        if piece in controls:
+            continue
+        if piece == unk:
+            text.append(unk_surface)
+            continue
+        if is_bos_ws and strip_first and piece.startswith(SPACE_SYMBOL):
+            piece = piece[1:]
+            bos_ws_seen = not strip_all
+        text.append(piece.replace(SPACE_SYMBOL, " "))
+    if run:
+        text.append(decode_spm_bytes(bytes(run)))
+    return "".join(text)
+
+
+__all__ = [
+    "Charsmap", "CharsmapError", "DEFAULT_UNK_SURFACE", "SPACE_SYMBOL", "SpmNormalizer", "SpmOptions",
+    "decode_spm_bytes", "describe_spm_decoder", "describe_spm_normalizer", "options_from_description",
+    "spm_decoder", "spm_decode",
+]
