@@ -42,115 +42,261 @@ collects them all.
 """
 
 
-from webapp.tokenizer.chat import (
-    DEFAULT_CHAT_LIMITS,
-    PRESET_CHAT_PACKAGES,
-    ChatLimits,
-    ChatTemplate,
-    chat_template_of,
-    parse_chat_config,
-    preset_chat_template,
-    render_chat,
-    validate_messages,
-)
-from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET, BoundedCache, estimated_bytes
-from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
-from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
-from webapp.tokenizer.processes import die_with_parent, vm_size_bytes
-from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.textformats import (
-    MAX_JSON_DEPTH,
-    format_byte_vocab,
-    format_char_merges,
-    format_char_vocab,
-    format_ids,
-    json_depth,
-    parse_byte_merges,
-    parse_byte_vocab,
-    parse_char_merges,
-    parse_char_vocab,
-    parse_ids,
-    parse_num_merges,
-    parse_words,
-    plain_rule_lines,
-)
-from webapp.tokenizer.token_sizes import ImpliedVocab, SizeLimits
-from webapp.tokenizer.traces import EncodeTrace, MergeNode, PairCount, TrainingStep, TrainingTrace
-from webapp.tokenizer.validation import (
-    validate_byte_merges,
-    validate_byte_vocab,
-    validate_char_merges,
-    validate_char_vocab,
-    validate_ids,
-    validate_num_merges,
-    validate_text,
-    validate_words,
-)
-from webapp.tokenizer.core.byte_decode import decode
-from webapp.tokenizer.core.byte_level import (
-    CompiledByteMerges,
-    compile_byte_merges,
-    compiled_from_key,
-    encode,
-    encode_trace,
-    implied_byte_vocab,
-)
-from webapp.tokenizer.core.char_level import (
-    CompiledCharMerges,
-    bpe_encode_text,
-    char_tokens,
-    compile_char_merges,
-    encode_text_trace,
-)
-from webapp.tokenizer.pretokenize.patterns import SCHEMES, check_scheme
-from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace, split_text
-from webapp.tokenizer.training.corpus import CorpusTraining, TrainingCancelled, count_streams, train_counts
-from webapp.tokenizer.training.shards import count_files
-from webapp.tokenizer.training.corpus import LEVELS as CORPUS_LEVELS
-from webapp.tokenizer.training.corpus import SCHEMES as CORPUS_SCHEMES
-from webapp.tokenizer.training.words import bpe_merges, train_trace, training_vocab
-from webapp.tokenizer.hf.encoding import char_pipeline_trace, decode_loaded, encode_loaded, post_process, uses_pipeline
-from webapp.tokenizer.hf.library_trace import loaded_byte_vocab
-from webapp.tokenizer.formats import (
-    EXPORT_FORMATS,
-    canonical_format,
-    dumps_stored,
-    export_playground_json,
-    export_tokenizer,
-    from_playground,
-    import_tokenizer,
-    loads_stored,
-    with_pretokenize,
-)
-from webapp.tokenizer.presets.openai import INSTALL_HINT, PresetMissing, load_ranks, set_cache_dir
-from webapp.tokenizer.presets.catalog import (
-    PRESET_NAMES,
-    PRESET_RULES,
-    PRESETS,
-    VENDORS,
-    get_preset,
-    is_installed,
-    is_preparing,
-    is_preset,
-    load_compiled,
-    load_preset,
-)
-from webapp.tokenizer.presets.real import (
-    Tokenizer,
-    allowed_set,
-    encode_special,
-    encode_trace_special,
-    get_tokenizer,
-    register_resolver,
-    split_special,
-)
-from webapp.tokenizer.presets.tiktoken_api import (
-    Encoding,
-    encoding_for_model,
-    encoding_name_for_model,
-    get_encoding,
-    list_encoding_names,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
+    from webapp.tokenizer.chat import (
+        DEFAULT_CHAT_LIMITS,
+        PRESET_CHAT_PACKAGES,
+        ChatLimits,
+        ChatTemplate,
+        chat_template_of,
+        parse_chat_config,
+        preset_chat_template,
+        render_chat,
+        validate_messages,
+    )
+    from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET, BoundedCache, estimated_bytes
+    from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
+    from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
+    from webapp.tokenizer.processes import die_with_parent, vm_size_bytes
+    from webapp.tokenizer.loaded import LoadedTokenizer
+    from webapp.tokenizer.textformats import (
+        MAX_JSON_DEPTH,
+        format_byte_vocab,
+        format_char_merges,
+        format_char_vocab,
+        format_ids,
+        json_depth,
+        parse_byte_merges,
+        parse_byte_vocab,
+        parse_char_merges,
+        parse_char_vocab,
+        parse_ids,
+        parse_num_merges,
+        parse_words,
+        plain_rule_lines,
+    )
+    from webapp.tokenizer.token_sizes import ImpliedVocab, SizeLimits
+    from webapp.tokenizer.traces import EncodeTrace, MergeNode, PairCount, TrainingStep, TrainingTrace
+    from webapp.tokenizer.validation import (
+        validate_byte_merges,
+        validate_byte_vocab,
+        validate_char_merges,
+        validate_char_vocab,
+        validate_ids,
+        validate_num_merges,
+        validate_text,
+        validate_words,
+    )
+    from webapp.tokenizer.core.byte_decode import decode
+    from webapp.tokenizer.core.byte_level import (
+        CompiledByteMerges,
+        compile_byte_merges,
+        compiled_from_key,
+        encode,
+        encode_trace,
+        implied_byte_vocab,
+    )
+    from webapp.tokenizer.core.char_level import (
+        CompiledCharMerges,
+        bpe_encode_text,
+        char_tokens,
+        compile_char_merges,
+        encode_text_trace,
+    )
+    from webapp.tokenizer.pretokenize.patterns import SCHEMES, check_scheme
+    from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace, split_text
+    from webapp.tokenizer.training.corpus import CorpusTraining, TrainingCancelled, count_streams, train_counts
+    from webapp.tokenizer.training.shards import count_files
+    from webapp.tokenizer.training.corpus import LEVELS as CORPUS_LEVELS
+    from webapp.tokenizer.training.corpus import SCHEMES as CORPUS_SCHEMES
+    from webapp.tokenizer.training.words import bpe_merges, train_trace, training_vocab
+    from webapp.tokenizer.hf.encoding import char_pipeline_trace, decode_loaded, encode_loaded, post_process, uses_pipeline
+    from webapp.tokenizer.hf.library_trace import loaded_byte_vocab
+    from webapp.tokenizer.formats import (
+        EXPORT_FORMATS,
+        canonical_format,
+        dumps_stored,
+        export_playground_json,
+        export_tokenizer,
+        from_playground,
+        import_tokenizer,
+        loads_stored,
+        with_pretokenize,
+    )
+    from webapp.tokenizer.presets.openai import INSTALL_HINT, PresetMissing, load_ranks, set_cache_dir
+    from webapp.tokenizer.presets.catalog import (
+        PRESET_NAMES,
+        PRESET_RULES,
+        PRESETS,
+        VENDORS,
+        get_preset,
+        is_installed,
+        is_preparing,
+        is_preset,
+        load_compiled,
+        load_preset,
+    )
+    from webapp.tokenizer.presets.real import (
+        Tokenizer,
+        allowed_set,
+        encode_special,
+        encode_trace_special,
+        get_tokenizer,
+        register_resolver,
+        split_special,
+    )
+    from webapp.tokenizer.presets.tiktoken_api import (
+        Encoding,
+        encoding_for_model,
+        encoding_name_for_model,
+        get_encoding,
+        list_encoding_names,
+    )
+
+
+#: Every exported name -> (the module that defines it, its name there). A name is imported on first
+#: use (PEP 562 `__getattr__` below), so `from webapp.tokenizer import get_encoding` loads only what
+#: tiktoken's API needs, not the training, chat, file-format and trace modules (docs/tiktoken.md).
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "DEFAULT_CHAT_LIMITS": ("webapp.tokenizer.chat", "DEFAULT_CHAT_LIMITS"),
+    "PRESET_CHAT_PACKAGES": ("webapp.tokenizer.chat", "PRESET_CHAT_PACKAGES"),
+    "ChatLimits": ("webapp.tokenizer.chat", "ChatLimits"),
+    "ChatTemplate": ("webapp.tokenizer.chat", "ChatTemplate"),
+    "chat_template_of": ("webapp.tokenizer.chat", "chat_template_of"),
+    "parse_chat_config": ("webapp.tokenizer.chat", "parse_chat_config"),
+    "preset_chat_template": ("webapp.tokenizer.chat", "preset_chat_template"),
+    "render_chat": ("webapp.tokenizer.chat", "render_chat"),
+    "validate_messages": ("webapp.tokenizer.chat", "validate_messages"),
+    "BUDGET_BYTES_PER_UNIT": ("webapp.tokenizer.caches", "BUDGET_BYTES_PER_UNIT"),
+    "LIST_BUDGET": ("webapp.tokenizer.caches", "LIST_BUDGET"),
+    "BoundedCache": ("webapp.tokenizer.caches", "BoundedCache"),
+    "estimated_bytes": ("webapp.tokenizer.caches", "estimated_bytes"),
+    "SpanComparison": ("webapp.tokenizer.compare", "SpanComparison"),
+    "compare_spans": ("webapp.tokenizer.compare", "compare_spans"),
+    "spans_from_lengths": ("webapp.tokenizer.compare", "spans_from_lengths"),
+    "TokenizerError": ("webapp.tokenizer.errors", "TokenizerError"),
+    "json_type": ("webapp.tokenizer.errors", "json_type"),
+    "short_repr": ("webapp.tokenizer.errors", "short_repr"),
+    "die_with_parent": ("webapp.tokenizer.processes", "die_with_parent"),
+    "vm_size_bytes": ("webapp.tokenizer.processes", "vm_size_bytes"),
+    "LoadedTokenizer": ("webapp.tokenizer.loaded", "LoadedTokenizer"),
+    "MAX_JSON_DEPTH": ("webapp.tokenizer.textformats", "MAX_JSON_DEPTH"),
+    "format_byte_vocab": ("webapp.tokenizer.textformats", "format_byte_vocab"),
+    "format_char_merges": ("webapp.tokenizer.textformats", "format_char_merges"),
+    "format_char_vocab": ("webapp.tokenizer.textformats", "format_char_vocab"),
+    "format_ids": ("webapp.tokenizer.textformats", "format_ids"),
+    "json_depth": ("webapp.tokenizer.textformats", "json_depth"),
+    "parse_byte_merges": ("webapp.tokenizer.textformats", "parse_byte_merges"),
+    "parse_byte_vocab": ("webapp.tokenizer.textformats", "parse_byte_vocab"),
+    "parse_char_merges": ("webapp.tokenizer.textformats", "parse_char_merges"),
+    "parse_char_vocab": ("webapp.tokenizer.textformats", "parse_char_vocab"),
+    "parse_ids": ("webapp.tokenizer.textformats", "parse_ids"),
+    "parse_num_merges": ("webapp.tokenizer.textformats", "parse_num_merges"),
+    "parse_words": ("webapp.tokenizer.textformats", "parse_words"),
+    "plain_rule_lines": ("webapp.tokenizer.textformats", "plain_rule_lines"),
+    "ImpliedVocab": ("webapp.tokenizer.token_sizes", "ImpliedVocab"),
+    "SizeLimits": ("webapp.tokenizer.token_sizes", "SizeLimits"),
+    "EncodeTrace": ("webapp.tokenizer.traces", "EncodeTrace"),
+    "MergeNode": ("webapp.tokenizer.traces", "MergeNode"),
+    "PairCount": ("webapp.tokenizer.traces", "PairCount"),
+    "TrainingStep": ("webapp.tokenizer.traces", "TrainingStep"),
+    "TrainingTrace": ("webapp.tokenizer.traces", "TrainingTrace"),
+    "validate_byte_merges": ("webapp.tokenizer.validation", "validate_byte_merges"),
+    "validate_byte_vocab": ("webapp.tokenizer.validation", "validate_byte_vocab"),
+    "validate_char_merges": ("webapp.tokenizer.validation", "validate_char_merges"),
+    "validate_char_vocab": ("webapp.tokenizer.validation", "validate_char_vocab"),
+    "validate_ids": ("webapp.tokenizer.validation", "validate_ids"),
+    "validate_num_merges": ("webapp.tokenizer.validation", "validate_num_merges"),
+    "validate_text": ("webapp.tokenizer.validation", "validate_text"),
+    "validate_words": ("webapp.tokenizer.validation", "validate_words"),
+    "decode": ("webapp.tokenizer.core.byte_decode", "decode"),
+    "CompiledByteMerges": ("webapp.tokenizer.core.byte_level", "CompiledByteMerges"),
+    "compile_byte_merges": ("webapp.tokenizer.core.byte_level", "compile_byte_merges"),
+    "compiled_from_key": ("webapp.tokenizer.core.byte_level", "compiled_from_key"),
+    "encode": ("webapp.tokenizer.core.byte_level", "encode"),
+    "encode_trace": ("webapp.tokenizer.core.byte_level", "encode_trace"),
+    "implied_byte_vocab": ("webapp.tokenizer.core.byte_level", "implied_byte_vocab"),
+    "CompiledCharMerges": ("webapp.tokenizer.core.char_level", "CompiledCharMerges"),
+    "bpe_encode_text": ("webapp.tokenizer.core.char_level", "bpe_encode_text"),
+    "char_tokens": ("webapp.tokenizer.core.char_level", "char_tokens"),
+    "compile_char_merges": ("webapp.tokenizer.core.char_level", "compile_char_merges"),
+    "encode_text_trace": ("webapp.tokenizer.core.char_level", "encode_text_trace"),
+    "SCHEMES": ("webapp.tokenizer.pretokenize.patterns", "SCHEMES"),
+    "check_scheme": ("webapp.tokenizer.pretokenize.patterns", "check_scheme"),
+    "pretokenized_encode": ("webapp.tokenizer.pretokenize.pretokenized", "pretokenized_encode"),
+    "pretokenized_encode_trace": ("webapp.tokenizer.pretokenize.pretokenized", "pretokenized_encode_trace"),
+    "split_text": ("webapp.tokenizer.pretokenize.pretokenized", "split_text"),
+    "CorpusTraining": ("webapp.tokenizer.training.corpus", "CorpusTraining"),
+    "TrainingCancelled": ("webapp.tokenizer.training.corpus", "TrainingCancelled"),
+    "count_streams": ("webapp.tokenizer.training.corpus", "count_streams"),
+    "train_counts": ("webapp.tokenizer.training.corpus", "train_counts"),
+    "CORPUS_LEVELS": ("webapp.tokenizer.training.corpus", "LEVELS"),
+    "CORPUS_SCHEMES": ("webapp.tokenizer.training.corpus", "SCHEMES"),
+    "count_files": ("webapp.tokenizer.training.shards", "count_files"),
+    "bpe_merges": ("webapp.tokenizer.training.words", "bpe_merges"),
+    "train_trace": ("webapp.tokenizer.training.words", "train_trace"),
+    "training_vocab": ("webapp.tokenizer.training.words", "training_vocab"),
+    "char_pipeline_trace": ("webapp.tokenizer.hf.encoding", "char_pipeline_trace"),
+    "decode_loaded": ("webapp.tokenizer.hf.encoding", "decode_loaded"),
+    "encode_loaded": ("webapp.tokenizer.hf.encoding", "encode_loaded"),
+    "post_process": ("webapp.tokenizer.hf.encoding", "post_process"),
+    "uses_pipeline": ("webapp.tokenizer.hf.encoding", "uses_pipeline"),
+    "loaded_byte_vocab": ("webapp.tokenizer.hf.library_trace", "loaded_byte_vocab"),
+    "EXPORT_FORMATS": ("webapp.tokenizer.formats", "EXPORT_FORMATS"),
+    "canonical_format": ("webapp.tokenizer.formats", "canonical_format"),
+    "dumps_stored": ("webapp.tokenizer.formats", "dumps_stored"),
+    "export_playground_json": ("webapp.tokenizer.formats", "export_playground_json"),
+    "export_tokenizer": ("webapp.tokenizer.formats", "export_tokenizer"),
+    "from_playground": ("webapp.tokenizer.formats", "from_playground"),
+    "import_tokenizer": ("webapp.tokenizer.formats", "import_tokenizer"),
+    "loads_stored": ("webapp.tokenizer.formats", "loads_stored"),
+    "with_pretokenize": ("webapp.tokenizer.formats", "with_pretokenize"),
+    "INSTALL_HINT": ("webapp.tokenizer.presets.openai", "INSTALL_HINT"),
+    "PresetMissing": ("webapp.tokenizer.presets.openai", "PresetMissing"),
+    "load_ranks": ("webapp.tokenizer.presets.openai", "load_ranks"),
+    "set_cache_dir": ("webapp.tokenizer.presets.openai", "set_cache_dir"),
+    "PRESET_NAMES": ("webapp.tokenizer.presets.catalog", "PRESET_NAMES"),
+    "PRESET_RULES": ("webapp.tokenizer.presets.catalog", "PRESET_RULES"),
+    "PRESETS": ("webapp.tokenizer.presets.catalog", "PRESETS"),
+    "VENDORS": ("webapp.tokenizer.presets.catalog", "VENDORS"),
+    "get_preset": ("webapp.tokenizer.presets.catalog", "get_preset"),
+    "is_installed": ("webapp.tokenizer.presets.catalog", "is_installed"),
+    "is_preparing": ("webapp.tokenizer.presets.catalog", "is_preparing"),
+    "is_preset": ("webapp.tokenizer.presets.catalog", "is_preset"),
+    "load_compiled": ("webapp.tokenizer.presets.catalog", "load_compiled"),
+    "load_preset": ("webapp.tokenizer.presets.catalog", "load_preset"),
+    "Tokenizer": ("webapp.tokenizer.presets.real", "Tokenizer"),
+    "allowed_set": ("webapp.tokenizer.presets.real", "allowed_set"),
+    "encode_special": ("webapp.tokenizer.presets.real", "encode_special"),
+    "encode_trace_special": ("webapp.tokenizer.presets.real", "encode_trace_special"),
+    "get_tokenizer": ("webapp.tokenizer.presets.real", "get_tokenizer"),
+    "register_resolver": ("webapp.tokenizer.presets.real", "register_resolver"),
+    "split_special": ("webapp.tokenizer.presets.real", "split_special"),
+    "Encoding": ("webapp.tokenizer.presets.tiktoken_api", "Encoding"),
+    "encoding_for_model": ("webapp.tokenizer.presets.tiktoken_api", "encoding_for_model"),
+    "encoding_name_for_model": ("webapp.tokenizer.presets.tiktoken_api", "encoding_name_for_model"),
+    "get_encoding": ("webapp.tokenizer.presets.tiktoken_api", "get_encoding"),
+    "list_encoding_names": ("webapp.tokenizer.presets.tiktoken_api", "list_encoding_names"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, imported now and kept in this module (later uses are plain attribute reads)."""
+    found = _EXPORTS.get(name)
+    if found is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = found
+    from importlib import import_module
+
+    value = getattr(import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
 
 __all__ = [
     # errors, caches and the shapes of traces (shared leaf modules)

@@ -77,9 +77,9 @@ def find_whole_tokens(compiled: CompiledByteMerges) -> dict[str, tuple[int, ...]
     return whole
 
 
-def precompiled_arrays(compiled: CompiledByteMerges) -> dict[str, np.ndarray]:
+def precompiled_arrays(compiled: CompiledByteMerges) -> dict[str, Any]:
     """The arrays of the precompiled form (see `dumps_precompiled`), for a caller's own .npz."""
-    if not compiled.well_formed or compiled._flat is None:
+    if not compiled.well_formed or compiled._flat is None or compiled.splits is None:
         raise ValueError("only well-formed merge lists are precompiled")
     whole = compiled.whole if compiled.whole is not None else find_whole_tokens(compiled)
     keys, first_rank, _news = compiled._batch_index()

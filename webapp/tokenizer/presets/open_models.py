@@ -42,8 +42,6 @@ from typing import Any
 from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.core.byte_level import compile_byte_merges
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.hf_json import parse_hf_tokenizer_json
-from webapp.tokenizer.formats.tekken import parse_tekken
 from webapp.tokenizer.formats.library_stored import LIBRARY_FORM_VERSION, dumps_library, loads_library
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
 from webapp.tokenizer.hf.model import MODEL_VERSION
@@ -206,7 +204,15 @@ def convert(name: str) -> LoadedTokenizer:
     """The preset opened from its checked file (seconds for the large ones)."""
     preset = OPEN_MODELS[name]
     content = file_bytes(name)
-    tok = parse_tekken(content) if preset.kind == "tekken" else parse_hf_tokenizer_json(content)
+    # (the readers are imported here: a process that reads the prepared forms never needs them)
+    if preset.kind == "tekken":
+        from webapp.tokenizer.formats.tekken import parse_tekken
+
+        tok = parse_tekken(content)
+    else:
+        from webapp.tokenizer.formats.hf_json import parse_hf_tokenizer_json
+
+        tok = parse_hf_tokenizer_json(content)
     note = f"{name}: {preset.package} {preset.version}, {preset.path} (SHA-256 checked)"
     return LoadedTokenizer(**{**tok.__dict__, "source": "preset", "notes": (note, *tok.notes)})
 

@@ -37,6 +37,7 @@ import json
 import os
 import threading
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, TypeVar
@@ -397,8 +398,8 @@ def _read_form(preset: Preset, path: Path) -> tuple[LoadedTokenizer, CompiledByt
     try:
         return loads_preset_form(data, preset.name, preset.sha256, preset.special_tokens, preset.n_ranks - 256,
                                  preset.scheme)
-    except ValueError:
-        return None
+    except (ValueError, KeyError, TypeError, IndexError, OSError, EOFError, zipfile.BadZipFile):
+        return None  # (ValueError: what the form's reader says; the others: what a damaged zip can raise)
 
 
 # Compiled preset lists: the same bound as _RANKS / _LOADED (one per preset, every
