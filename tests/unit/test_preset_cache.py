@@ -183,3 +183,25 @@ def test_a_filled_read_only_folder_is_read_without_a_warning(tmp_path, fresh):
         warnings.simplefilter("error")
         tok, compiled = presets._load("r50k_base", tmp_path)
     assert compiled is not None and "_makers" in tok.__dict__
+
+
+def test_the_deferred_whole_token_table_gives_the_same_ids_and_is_made_when_worth_it(tmp_path, fresh):
+    from webapp.tokenizer.hf.encoding import encode_loaded
+    from webapp.tokenizer.pretokenize import textencode
+
+    presets.load_compiled("r50k_base", tmp_path)
+    presets.clear_caches()
+    tok, compiled = presets._load("r50k_base", tmp_path)
+    assert compiled is not None and compiled.whole_deferred
+    assert encode_loaded(tok, TEXT, compiled=compiled) == expected_ids()
+    assert compiled.whole_deferred  # a short text: not made
+    words = " ".join(f"w{i} word{i % 97}" for i in range(textencode.WHOLE_TABLE_AFTER))
+    assert encode_loaded(tok, words, compiled=compiled) == expected_ids(words)
+    assert not compiled.whole_deferred and compiled.whole  # made once enough pre-tokens missed
+
+
+def test_the_web_app_keeps_a_presets_tables_ready(fresh):
+    from webapp.tokenizers import store
+
+    entry = store.preset_entry("r50k_base")
+    assert not entry.compiled.whole_deferred and entry.compiled.whole

@@ -195,6 +195,10 @@ def preset_entry(name: str) -> Loaded:
         hit = PRESET_ENTRIES.get(canonical)
         if hit is None:
             hit = make_entry(canonical, load_preset(canonical), load_compiled(canonical))
+            if getattr(hit.compiled, "whole_deferred", False):
+                # The Python API leaves a preset's whole-token table to first use; a server makes it now,
+                # once (before gunicorn forks, through warm_preset), as it did before that deferral.
+                _ = hit.compiled.whole
             PRESET_ENTRIES.put(canonical, hit)
     return hit
 

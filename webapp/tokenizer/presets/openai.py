@@ -355,6 +355,7 @@ def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) ->
     tok, compiled = _load(preset.name, cache_dir)
     if compiled is None:
         compiled = compile_byte_merges(list(tok.merges))
+        compiled.share_rules(tok.merges)  # (one tuple of rules for both)
     with _LOCK:
         _COMPILED.put(preset.name, compiled)
     return compiled
