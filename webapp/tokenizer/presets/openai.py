@@ -16,11 +16,13 @@ What this module gives:
 - `PRESETS`: every name (aliases included) -> its `Preset` (pattern, special
   tokens with ids, expected hash); `PRESET_NAMES` the canonical names;
 - `load_ranks(name)` -> {token bytes: rank}, checked, cached per process;
-- `load_preset(name, cache_dir=None)` (default dir: `set_cache_dir`) -> a `LoadedTokenizer` (the merges the
+- `load_preset(name, cache_dir=None)` -> a `LoadedTokenizer` (the merges the
   ranks imply, the ranks as ids, the pattern's scheme, the special tokens).
-  Recovering 200,000 merges takes about a second, so the converted form is
-  kept in `cache_dir` (if given) under a name that holds the rank file's hash:
-  content-addressed, so a changed package can never serve stale merges.
+  Recovering 200,000 merges and precompiling them takes seconds, so the result
+  is kept in the preset cache folder (`cache_dir`, else cache.py's choice) as
+  one file (openai_form.py) under a name that holds the rank file's hash:
+  content-addressed, so a changed package can never serve stale merges;
+  `load_compiled(name)` gives the precompiled list from the same file.
 - `prepare(cache_dir)`: every preset converted and precompiled ahead of time
   (the set-up step `python -m webapp.tokenizer.presets.prepare`).
 
