@@ -138,6 +138,7 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
         load_compiled,
         load_preset,
     )
+    from webapp.tokenizer.presets.catalog import make_tables as make_preset_tables
     from webapp.tokenizer.presets.real import (
         Tokenizer,
         allowed_set,
@@ -267,6 +268,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "is_preset": ("webapp.tokenizer.presets.catalog", "is_preset"),
     "load_compiled": ("webapp.tokenizer.presets.catalog", "load_compiled"),
     "load_preset": ("webapp.tokenizer.presets.catalog", "load_preset"),
+    "make_preset_tables": ("webapp.tokenizer.presets.catalog", "make_tables"),
     "Tokenizer": ("webapp.tokenizer.presets.real", "Tokenizer"),
     "allowed_set": ("webapp.tokenizer.presets.real", "allowed_set"),
     "encode_special": ("webapp.tokenizer.presets.real", "encode_special"),
@@ -328,7 +330,7 @@ __all__ = [
     "from_playground", "import_tokenizer", "loads_stored", "with_pretokenize",
     # presets and the tiktoken-like handle
     "INSTALL_HINT", "PRESETS", "PRESET_NAMES", "PRESET_RULES", "VENDORS", "PresetMissing", "get_preset", "is_installed", "is_preparing", "is_preset",
-    "load_compiled", "load_preset", "load_ranks", "set_cache_dir",
+    "load_compiled", "load_preset", "load_ranks", "make_preset_tables", "set_cache_dir",
     "Tokenizer", "allowed_set", "encode_special", "encode_trace_special", "get_tokenizer", "register_resolver",
     "split_special",
     # chat templates (docs/chat.md)

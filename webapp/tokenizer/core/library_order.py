@@ -43,10 +43,11 @@ SHORT_WORD = 48
 #: From this many pair keys, a lookup sorts them first.
 SORTED_SEARCH = 256
 
-#: A list read from a stored pair table merges this many words one by one (a short first encode's)
-#: with binary searches in that table before it makes its pair map (LibraryMerges._lookups): a search
-#: costs a few µs a pair, the map a third of a second for gemma3's 514,906 rules.
-SEARCHED_WORDS = 2_000
+#: A list read from a stored pair table merges this many words (a first encode's) with binary
+#: searches in that table before it makes its pair map (LibraryMerges._lookups): a search costs a
+#: few µs a pair, the map a third of a second for gemma3's 514,906 rules, so the map is made once
+#: about as much time went into searching as making it costs.
+SEARCHED_WORDS = 20_000
 
 
 class _Column:
@@ -164,12 +165,12 @@ class LibraryMerges:
         shift = self.shift
         return self._merge_ranked([(syms, [get(a * shift + b, INF) for a, b in zip(syms, syms[1:])])], (get, news))[0]
 
-    def _lookups(self) -> Lookups:
+    def _lookups(self, words: int = 1) -> Lookups:
         """How one word merged on its own finds pair ranks and new ids: the pair map and the new ids,
         or, for the first SEARCHED_WORDS words of a list read from a stored pair table, binary
         searches in that table and the rules' array (the same answers, without making the map)."""
         if self._ranks is None and self._flat is not None:
-            self._searched_words += 1
+            self._searched_words += words
             if self._searched_words <= SEARCHED_WORDS:
                 return self._searched_rank, _Column(self._flat[:, 2])
         return self.ranks.get, self.news
@@ -252,9 +253,15 @@ class LibraryMerges:
                 rank = self._first_ranks(symbols, table)
         flat, first = symbols.tolist(), rank.tolist()  # (pairs across two words: never read)
         bounds = list(zip([0, *ends[:-1]], ends))
-        short = iter(self._merge_ranked((flat[a:b], first[a:b - 1]) for a, b in bounds if b - a <= SHORT_WORD))
-        return [next(short) if b - a <= SHORT_WORD else self._merge_heap(flat[a:b], None, first[a:b - 1])
+        lookups = self._lookups(len(bounds))
+        short = iter(self._merge_ranked(((flat[a:b], first[a:b - 1]) for a, b in bounds if b - a <= SHORT_WORD),
+                                        lookups))
+        return [next(short) if b - a <= SHORT_WORD else self._merge_heap(flat[a:b], None, first[a:b - 1], lookups)
                 for a, b in bounds]
+
+    def make_tables(self) -> None:
+        """Make the pair map and the new ids now (a server, before it serves: see `_lookups`)."""
+        _ = self.ranks, self.news
 
     def _first_ranks(self, symbols: np.ndarray, table: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         """The rank of each neighbouring pair of `symbols` (INF: no rule), looked up in the pair table."""
