@@ -43,6 +43,7 @@ node_modules/.installed: package.json package-lock.json
 # a package or the code that writes the files changes.
 PRESETS_DIR := instance/presets
 PRESET_SOURCES := webapp/tokenizer/presets/openai.py webapp/tokenizer/presets/open_models.py \
+	webapp/tokenizer/presets/openai_form.py \
 	webapp/tokenizer/core/precompiled.py webapp/tokenizer/formats/stored.py \
 	webapp/tokenizer/formats/library_stored.py webapp/tokenizer/hf/model.py \
 	webapp/tokenizer/core/library_order.py webapp/tokenizer/core/early_pairs.py \

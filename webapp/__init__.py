@@ -11,17 +11,22 @@ layers and the path of one request.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping
-
-from flask import Flask
+from typing import TYPE_CHECKING, Any, Mapping
 
 from webapp.config import DEFAULT_CONFIG, PROJECT_ROOT, apply_cache_budget, env_overrides, host_list, https_settings
+
+if TYPE_CHECKING:
+    from flask import Flask
 
 __all__ = ["DEFAULT_CONFIG", "PROJECT_ROOT", "create_app"]
 
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Application factory: `flask --app webapp run`, the worker and the tests call this."""
+    # Flask is imported here, not at the top: `from webapp.tokenizer import get_encoding` runs this
+    # package's __init__ first, and a script using only the tokenizer should not load a web framework.
+    from flask import Flask
+
     app = Flask(
         __name__,
         instance_relative_config=True,
@@ -38,7 +43,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     apply_cache_budget(int(app.config["CACHE_BUDGET_MB"]))
 
-    # Late, the app's one import inside a function: `import webapp.tokenizer`
+    # Late too: `import webapp.tokenizer`
     # (pure Python, no Flask) runs this package's __init__ first, and must not
     # load Flask's views with it.
     from webapp import web

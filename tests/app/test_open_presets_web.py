@@ -95,12 +95,12 @@ def test_presets_being_prepared_say_so(client, monkeypatch, tmp_path):
     import os
 
     from webapp.tokenizer import TokenizerError
-    from webapp.tokenizer.presets import catalog, openai
+    from webapp.tokenizer.presets import cache as preset_cache, catalog, openai
     from webapp.tokenizers import store as tokenizer_store
 
     # a set-up step (here: this test's parent process, alive) preparing into an empty cache folder
     (tmp_path / catalog.PREPARING_MARKER).write_text(str(os.getppid()))
-    monkeypatch.setattr(openai, "_CACHE_DIR", [tmp_path])
+    monkeypatch.setattr(preset_cache, "_CHOSEN", [tmp_path])
     monkeypatch.setattr(open_models, "_LOADED", type(open_models._LOADED)(8, 10**7, weigh=open_models._LOADED.weigh))
     monkeypatch.setattr(tokenizer_store, "PRESET_ENTRIES",
                         type(tokenizer_store.PRESET_ENTRIES)(16, 10**8, weigh=tokenizer_store.PRESET_ENTRIES.weigh))

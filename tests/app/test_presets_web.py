@@ -176,7 +176,10 @@ def test_missing_preset_says_how_to_install(client, monkeypatch, tmp_path):
     for name in ("_LOADED", "_RANKS"):
         cache = getattr(presets, name)
         monkeypatch.setattr(presets, name, BoundedCache(cache.max_entries, cache.max_weight, weigh=cache.weigh))
-    monkeypatch.setattr(presets, "_CACHE_DIR", [None])
+    from webapp.tokenizer.presets import cache as preset_cache
+
+    monkeypatch.setattr(preset_cache, "_CHOSEN", [None])  # no folder chosen, and none by default: memory only
+    monkeypatch.setenv(preset_cache.CACHE_ENV, "")
     for name in ("p50k_base", "gemma3"):
         response = client.post(f"/api/tokenizers/{name}/encode", json={"text": "x"})
         assert response.status_code == 503

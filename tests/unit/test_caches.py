@@ -230,7 +230,9 @@ def test_the_preset_caches_hold_every_preset_once(monkeypatch):
     assert handles.max_weight == catalog.PRESET_RULES == 400_790 + sum(p.rules for p in open_models.OPEN_MODEL_LIST)
     if not all(presets.is_installed(n) and presets.is_prepared(prepare.DEFAULT_CACHE_DIR, n) for n in names):
         pytest.skip("the presets are not installed and prepared (make setup)")
-    monkeypatch.setattr(presets, "_CACHE_DIR", [prepare.DEFAULT_CACHE_DIR])
+    from webapp.tokenizer.presets import cache as preset_cache
+
+    monkeypatch.setattr(preset_cache, "_CHOSEN", [prepare.DEFAULT_CACHE_DIR])
     for name in presets.PRESETS:  # aliases too: they share their preset's entries
         presets.load_ranks(name)
         presets.load_compiled(name)

@@ -48,7 +48,7 @@ def test_prepare_writes_files_that_load_without_converting(tmp_path, fresh, monk
 def test_prepare_writes_where_the_app_reads(tmp_path, monkeypatch):
     app = make_app(tmp_path)
     assert Path(app.instance_path) / "presets" == prepare_presets.DEFAULT_CACHE_DIR
-    assert presets._CACHE_DIR[0] == prepare_presets.DEFAULT_CACHE_DIR
+    assert presets.get_cache_dir() == prepare_presets.DEFAULT_CACHE_DIR
     makefile = (PROJECT_ROOT / "Makefile").read_text()
     step = re.search(r"^\t\$\(PY\) -m webapp\.tokenizer\.presets\.prepare (\S+) --only \$\(OPENAI_PRESETS\)$",
                      makefile, re.M)

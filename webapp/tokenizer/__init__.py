@@ -25,14 +25,16 @@ module from inside the package:
 - vocab/: a vocabulary explored (index: parents, children, merge trees, search; reach:
   unreachable tokens and their groups; stats: token lengths, Unicode scripts); beside
   presets/ at the top
+- explain/: why each boundary of a text's tokens is there (every stage's part
+  and a replay of each piece's merges; docs/explain.md)
+- languages/: the udhr declarations extracted and counted under a tokenizer
+  (docs/languages.md)
 - presets/: the real OpenAI tokenizers (openai), the open models'
   tokenizer.json files (open_models), every preset by name (catalog), the tiktoken-like
   get_tokenizer handle the pages use (real), tiktoken's own Python API over
   every preset and opened file (tiktoken_api: get_encoding,
   encoding_for_model, list_encoding_names, Encoding) and the set-up step
   (prepare)
-- explain/: why each boundary of a text's tokens is there (every stage's part
-  and a replay of each piece's merges; docs/explain.md)
 
 Shared modules at the top, which any layer may import: errors, caches (the one
 cache class), chat and chat_watchdog (chat templates: reading, sandboxed and
@@ -47,129 +49,341 @@ collects them all.
 """
 
 
-from webapp.tokenizer.chat import (
-    DEFAULT_CHAT_LIMITS,
-    PRESET_CHAT_PACKAGES,
-    ChatLimits,
-    ChatTemplate,
-    chat_template_of,
-    parse_chat_config,
-    preset_chat_template,
-    render_chat,
-    validate_messages,
-)
-from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET, BoundedCache, estimated_bytes
-from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
-from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
-from webapp.tokenizer.processes import die_with_parent, vm_size_bytes
-from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.textformats import (
-    MAX_JSON_DEPTH,
-    format_byte_vocab,
-    format_char_merges,
-    format_char_vocab,
-    format_ids,
-    json_depth,
-    parse_byte_merges,
-    parse_byte_vocab,
-    parse_char_merges,
-    parse_char_vocab,
-    parse_ids,
-    parse_num_merges,
-    parse_words,
-    plain_rule_lines,
-)
-from webapp.tokenizer.token_sizes import ImpliedVocab, SizeLimits
-from webapp.tokenizer.traces import EncodeTrace, MergeNode, PairCount, TrainingStep, TrainingTrace
-from webapp.tokenizer.validation import (
-    validate_byte_merges,
-    validate_byte_vocab,
-    validate_char_merges,
-    validate_char_vocab,
-    validate_ids,
-    validate_num_merges,
-    validate_text,
-    validate_words,
-)
-from webapp.tokenizer.core.byte_decode import decode
-from webapp.tokenizer.core.byte_level import (
-    CompiledByteMerges,
-    compile_byte_merges,
-    compiled_from_key,
-    encode,
-    encode_trace,
-    implied_byte_vocab,
-)
-from webapp.tokenizer.core.char_level import (
-    CompiledCharMerges,
-    bpe_encode_text,
-    char_tokens,
-    compile_char_merges,
-    encode_text_trace,
-)
-from webapp.tokenizer.pretokenize.patterns import SCHEMES, check_scheme
-from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace, split_text
-from webapp.tokenizer.training.corpus import CorpusTraining, TrainingCancelled, count_streams, train_counts
-from webapp.tokenizer.training.shards import count_files
-from webapp.tokenizer.training.corpus import LEVELS as CORPUS_LEVELS
-from webapp.tokenizer.training.corpus import SCHEMES as CORPUS_SCHEMES
-from webapp.tokenizer.training.words import bpe_merges, train_trace, training_vocab
-from webapp.tokenizer.hf.encoding import char_pipeline_trace, decode_loaded, encode_loaded, post_process, uses_pipeline
-from webapp.tokenizer.hf.encoding import special_default, typed_offsets
-from webapp.tokenizer.hf.library_trace import loaded_byte_vocab
-from webapp.tokenizer.hf.text import (
-    OutOfTime, check_request_budget, end_request_budget, start_request_budget,
-)
-from webapp.tokenizer.formats import (
-    EXPORT_FORMATS,
-    canonical_format,
-    dumps_stored,
-    export_playground_json,
-    export_tokenizer,
-    from_playground,
-    import_tokenizer,
-    loads_stored,
-    with_pretokenize,
-)
-from webapp.tokenizer.presets.openai import INSTALL_HINT, PresetMissing, load_ranks, set_cache_dir
-from webapp.tokenizer.presets.catalog import (
-    PRESET_NAMES,
-    PRESET_RULES,
-    PRESETS,
-    VENDORS,
-    get_preset,
-    is_installed,
-    is_preparing,
-    is_preset,
-    load_compiled,
-    load_preset,
-)
-from webapp.tokenizer.presets.real import (
-    Tokenizer,
-    allowed_set,
-    encode_special,
-    encode_trace_special,
-    get_tokenizer,
-    register_resolver,
-    split_special,
-)
-from webapp.tokenizer.vocab.index import VocabIndex, token_bytes_table
-from webapp.tokenizer.vocab.reach import GROUPS as VOCAB_GROUPS
-from webapp.tokenizer.vocab.reach import Reach, encoder, group_of, self_ids, unreachable
-from webapp.tokenizer.vocab.stats import PARTIAL as PARTIAL_SCRIPT
-from webapp.tokenizer.vocab.stats import length_histogram, script_counts
-from webapp.tokenizer.explain import CAUSES as EXPLAIN_CAUSES
-from webapp.tokenizer.explain import explain_chars, explain_loaded, explain_merges
-from webapp.tokenizer.presets.tiktoken_api import (
-    Encoding,
-    encoding_for_model,
-    encoding_name_for_model,
-    get_encoding,
-    list_encoding_names,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
+    from webapp.tokenizer.chat import (
+        DEFAULT_CHAT_LIMITS,
+        PRESET_CHAT_PACKAGES,
+        ChatLimits,
+        ChatTemplate,
+        chat_template_of,
+        parse_chat_config,
+        preset_chat_template,
+        render_chat,
+        validate_messages,
+    )
+    from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET, BoundedCache, estimated_bytes
+    from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
+    from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
+    from webapp.tokenizer.processes import die_with_parent, vm_size_bytes
+    from webapp.tokenizer.loaded import LoadedTokenizer
+    from webapp.tokenizer.textformats import (
+        MAX_JSON_DEPTH,
+        format_byte_vocab,
+        format_char_merges,
+        format_char_vocab,
+        format_ids,
+        json_depth,
+        parse_byte_merges,
+        parse_byte_vocab,
+        parse_char_merges,
+        parse_char_vocab,
+        parse_ids,
+        parse_num_merges,
+        parse_words,
+        plain_rule_lines,
+    )
+    from webapp.tokenizer.token_sizes import ImpliedVocab, SizeLimits
+    from webapp.tokenizer.traces import EncodeTrace, MergeNode, PairCount, TrainingStep, TrainingTrace
+    from webapp.tokenizer.validation import (
+        validate_byte_merges,
+        validate_byte_vocab,
+        validate_char_merges,
+        validate_char_vocab,
+        validate_ids,
+        validate_num_merges,
+        validate_text,
+        validate_words,
+    )
+    from webapp.tokenizer.core.byte_decode import decode
+    from webapp.tokenizer.core.byte_level import (
+        CompiledByteMerges,
+        compile_byte_merges,
+        compiled_from_key,
+        encode,
+        encode_trace,
+        implied_byte_vocab,
+    )
+    from webapp.tokenizer.core.char_level import (
+        CompiledCharMerges,
+        bpe_encode_text,
+        char_tokens,
+        compile_char_merges,
+        encode_text_trace,
+    )
+    from webapp.tokenizer.pretokenize.patterns import SCHEMES, check_scheme
+    from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace, split_text
+    from webapp.tokenizer.training.corpus import CorpusTraining, TrainingCancelled, count_streams, train_counts
+    from webapp.tokenizer.training.shards import count_files
+    from webapp.tokenizer.training.corpus import LEVELS as CORPUS_LEVELS
+    from webapp.tokenizer.training.corpus import SCHEMES as CORPUS_SCHEMES
+    from webapp.tokenizer.training.words import bpe_merges, train_trace, training_vocab
+    from webapp.tokenizer.hf.encoding import char_pipeline_trace, decode_loaded, encode_loaded, post_process, uses_pipeline
+    from webapp.tokenizer.hf.library_trace import loaded_byte_vocab
+    from webapp.tokenizer.formats import (
+        EXPORT_FORMATS,
+        canonical_format,
+        dumps_stored,
+        export_playground_json,
+        export_tokenizer,
+        from_playground,
+        import_tokenizer,
+        loads_stored,
+        with_pretokenize,
+    )
+    from webapp.tokenizer.presets.openai import INSTALL_HINT, PresetMissing, load_ranks, set_cache_dir
+    from webapp.tokenizer.presets.catalog import (
+        PRESET_NAMES,
+        PRESET_RULES,
+        PRESETS,
+        VENDORS,
+        get_preset,
+        is_installed,
+        is_preparing,
+        is_preset,
+        load_compiled,
+        load_preset,
+    )
+    from webapp.tokenizer.presets.catalog import make_tables as make_preset_tables
+    from webapp.tokenizer.presets.real import (
+        Tokenizer,
+        allowed_set,
+        encode_special,
+        encode_trace_special,
+        get_tokenizer,
+        register_resolver,
+        split_special,
+    )
+    from webapp.tokenizer.presets.tiktoken_api import (
+        Encoding,
+        encoding_for_model,
+        encoding_name_for_model,
+        get_encoding,
+        list_encoding_names,
+    )
+
+
+#: Every exported name -> (the module that defines it, its name there). A name is imported on first
+#: use (PEP 562 `__getattr__` below), so `from webapp.tokenizer import get_encoding` loads only what
+#: tiktoken's API needs, not the training, chat, file-format and trace modules (docs/tiktoken.md).
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "DEFAULT_CHAT_LIMITS": ("webapp.tokenizer.chat", "DEFAULT_CHAT_LIMITS"),
+    "PRESET_CHAT_PACKAGES": ("webapp.tokenizer.chat", "PRESET_CHAT_PACKAGES"),
+    "ChatLimits": ("webapp.tokenizer.chat", "ChatLimits"),
+    "ChatTemplate": ("webapp.tokenizer.chat", "ChatTemplate"),
+    "chat_template_of": ("webapp.tokenizer.chat", "chat_template_of"),
+    "parse_chat_config": ("webapp.tokenizer.chat", "parse_chat_config"),
+    "preset_chat_template": ("webapp.tokenizer.chat", "preset_chat_template"),
+    "render_chat": ("webapp.tokenizer.chat", "render_chat"),
+    "validate_messages": ("webapp.tokenizer.chat", "validate_messages"),
+    "BUDGET_BYTES_PER_UNIT": ("webapp.tokenizer.caches", "BUDGET_BYTES_PER_UNIT"),
+    "LIST_BUDGET": ("webapp.tokenizer.caches", "LIST_BUDGET"),
+    "BoundedCache": ("webapp.tokenizer.caches", "BoundedCache"),
+    "estimated_bytes": ("webapp.tokenizer.caches", "estimated_bytes"),
+    "SpanComparison": ("webapp.tokenizer.compare", "SpanComparison"),
+    "compare_spans": ("webapp.tokenizer.compare", "compare_spans"),
+    "spans_from_lengths": ("webapp.tokenizer.compare", "spans_from_lengths"),
+    "TokenizerError": ("webapp.tokenizer.errors", "TokenizerError"),
+    "json_type": ("webapp.tokenizer.errors", "json_type"),
+    "short_repr": ("webapp.tokenizer.errors", "short_repr"),
+    "die_with_parent": ("webapp.tokenizer.processes", "die_with_parent"),
+    "vm_size_bytes": ("webapp.tokenizer.processes", "vm_size_bytes"),
+    "LoadedTokenizer": ("webapp.tokenizer.loaded", "LoadedTokenizer"),
+    "MAX_JSON_DEPTH": ("webapp.tokenizer.textformats", "MAX_JSON_DEPTH"),
+    "format_byte_vocab": ("webapp.tokenizer.textformats", "format_byte_vocab"),
+    "format_char_merges": ("webapp.tokenizer.textformats", "format_char_merges"),
+    "format_char_vocab": ("webapp.tokenizer.textformats", "format_char_vocab"),
+    "format_ids": ("webapp.tokenizer.textformats", "format_ids"),
+    "json_depth": ("webapp.tokenizer.textformats", "json_depth"),
+    "parse_byte_merges": ("webapp.tokenizer.textformats", "parse_byte_merges"),
+    "parse_byte_vocab": ("webapp.tokenizer.textformats", "parse_byte_vocab"),
+    "parse_char_merges": ("webapp.tokenizer.textformats", "parse_char_merges"),
+    "parse_char_vocab": ("webapp.tokenizer.textformats", "parse_char_vocab"),
+    "parse_ids": ("webapp.tokenizer.textformats", "parse_ids"),
+    "parse_num_merges": ("webapp.tokenizer.textformats", "parse_num_merges"),
+    "parse_words": ("webapp.tokenizer.textformats", "parse_words"),
+    "plain_rule_lines": ("webapp.tokenizer.textformats", "plain_rule_lines"),
+    "ImpliedVocab": ("webapp.tokenizer.token_sizes", "ImpliedVocab"),
+    "SizeLimits": ("webapp.tokenizer.token_sizes", "SizeLimits"),
+    "EncodeTrace": ("webapp.tokenizer.traces", "EncodeTrace"),
+    "MergeNode": ("webapp.tokenizer.traces", "MergeNode"),
+    "PairCount": ("webapp.tokenizer.traces", "PairCount"),
+    "TrainingStep": ("webapp.tokenizer.traces", "TrainingStep"),
+    "TrainingTrace": ("webapp.tokenizer.traces", "TrainingTrace"),
+    "validate_byte_merges": ("webapp.tokenizer.validation", "validate_byte_merges"),
+    "validate_byte_vocab": ("webapp.tokenizer.validation", "validate_byte_vocab"),
+    "validate_char_merges": ("webapp.tokenizer.validation", "validate_char_merges"),
+    "validate_char_vocab": ("webapp.tokenizer.validation", "validate_char_vocab"),
+    "validate_ids": ("webapp.tokenizer.validation", "validate_ids"),
+    "validate_num_merges": ("webapp.tokenizer.validation", "validate_num_merges"),
+    "validate_text": ("webapp.tokenizer.validation", "validate_text"),
+    "validate_words": ("webapp.tokenizer.validation", "validate_words"),
+    "decode": ("webapp.tokenizer.core.byte_decode", "decode"),
+    "CompiledByteMerges": ("webapp.tokenizer.core.byte_level", "CompiledByteMerges"),
+    "compile_byte_merges": ("webapp.tokenizer.core.byte_level", "compile_byte_merges"),
+    "compiled_from_key": ("webapp.tokenizer.core.byte_level", "compiled_from_key"),
+    "encode": ("webapp.tokenizer.core.byte_level", "encode"),
+    "encode_trace": ("webapp.tokenizer.core.byte_level", "encode_trace"),
+    "implied_byte_vocab": ("webapp.tokenizer.core.byte_level", "implied_byte_vocab"),
+    "CompiledCharMerges": ("webapp.tokenizer.core.char_level", "CompiledCharMerges"),
+    "bpe_encode_text": ("webapp.tokenizer.core.char_level", "bpe_encode_text"),
+    "char_tokens": ("webapp.tokenizer.core.char_level", "char_tokens"),
+    "compile_char_merges": ("webapp.tokenizer.core.char_level", "compile_char_merges"),
+    "encode_text_trace": ("webapp.tokenizer.core.char_level", "encode_text_trace"),
+    "SCHEMES": ("webapp.tokenizer.pretokenize.patterns", "SCHEMES"),
+    "check_scheme": ("webapp.tokenizer.pretokenize.patterns", "check_scheme"),
+    "pretokenized_encode": ("webapp.tokenizer.pretokenize.pretokenized", "pretokenized_encode"),
+    "pretokenized_encode_trace": ("webapp.tokenizer.pretokenize.pretokenized", "pretokenized_encode_trace"),
+    "split_text": ("webapp.tokenizer.pretokenize.pretokenized", "split_text"),
+    "CorpusTraining": ("webapp.tokenizer.training.corpus", "CorpusTraining"),
+    "TrainingCancelled": ("webapp.tokenizer.training.corpus", "TrainingCancelled"),
+    "count_streams": ("webapp.tokenizer.training.corpus", "count_streams"),
+    "train_counts": ("webapp.tokenizer.training.corpus", "train_counts"),
+    "CORPUS_LEVELS": ("webapp.tokenizer.training.corpus", "LEVELS"),
+    "CORPUS_SCHEMES": ("webapp.tokenizer.training.corpus", "SCHEMES"),
+    "count_files": ("webapp.tokenizer.training.shards", "count_files"),
+    "bpe_merges": ("webapp.tokenizer.training.words", "bpe_merges"),
+    "train_trace": ("webapp.tokenizer.training.words", "train_trace"),
+    "training_vocab": ("webapp.tokenizer.training.words", "training_vocab"),
+    "char_pipeline_trace": ("webapp.tokenizer.hf.encoding", "char_pipeline_trace"),
+    "decode_loaded": ("webapp.tokenizer.hf.encoding", "decode_loaded"),
+    "encode_loaded": ("webapp.tokenizer.hf.encoding", "encode_loaded"),
+    "post_process": ("webapp.tokenizer.hf.encoding", "post_process"),
+    "uses_pipeline": ("webapp.tokenizer.hf.encoding", "uses_pipeline"),
+    "loaded_byte_vocab": ("webapp.tokenizer.hf.library_trace", "loaded_byte_vocab"),
+    "EXPORT_FORMATS": ("webapp.tokenizer.formats", "EXPORT_FORMATS"),
+    "canonical_format": ("webapp.tokenizer.formats", "canonical_format"),
+    "dumps_stored": ("webapp.tokenizer.formats", "dumps_stored"),
+    "export_playground_json": ("webapp.tokenizer.formats", "export_playground_json"),
+    "export_tokenizer": ("webapp.tokenizer.formats", "export_tokenizer"),
+    "from_playground": ("webapp.tokenizer.formats", "from_playground"),
+    "import_tokenizer": ("webapp.tokenizer.formats", "import_tokenizer"),
+    "loads_stored": ("webapp.tokenizer.formats", "loads_stored"),
+    "with_pretokenize": ("webapp.tokenizer.formats", "with_pretokenize"),
+    "INSTALL_HINT": ("webapp.tokenizer.presets.openai", "INSTALL_HINT"),
+    "PresetMissing": ("webapp.tokenizer.presets.openai", "PresetMissing"),
+    "load_ranks": ("webapp.tokenizer.presets.openai", "load_ranks"),
+    "set_cache_dir": ("webapp.tokenizer.presets.openai", "set_cache_dir"),
+    "PRESET_NAMES": ("webapp.tokenizer.presets.catalog", "PRESET_NAMES"),
+    "PRESET_RULES": ("webapp.tokenizer.presets.catalog", "PRESET_RULES"),
+    "PRESETS": ("webapp.tokenizer.presets.catalog", "PRESETS"),
+    "VENDORS": ("webapp.tokenizer.presets.catalog", "VENDORS"),
+    "get_preset": ("webapp.tokenizer.presets.catalog", "get_preset"),
+    "is_installed": ("webapp.tokenizer.presets.catalog", "is_installed"),
+    "is_preparing": ("webapp.tokenizer.presets.catalog", "is_preparing"),
+    "is_preset": ("webapp.tokenizer.presets.catalog", "is_preset"),
+    "load_compiled": ("webapp.tokenizer.presets.catalog", "load_compiled"),
+    "load_preset": ("webapp.tokenizer.presets.catalog", "load_preset"),
+    "make_preset_tables": ("webapp.tokenizer.presets.catalog", "make_tables"),
+    "Tokenizer": ("webapp.tokenizer.presets.real", "Tokenizer"),
+    "allowed_set": ("webapp.tokenizer.presets.real", "allowed_set"),
+    "encode_special": ("webapp.tokenizer.presets.real", "encode_special"),
+    "encode_trace_special": ("webapp.tokenizer.presets.real", "encode_trace_special"),
+    "get_tokenizer": ("webapp.tokenizer.presets.real", "get_tokenizer"),
+    "register_resolver": ("webapp.tokenizer.presets.real", "register_resolver"),
+    "split_special": ("webapp.tokenizer.presets.real", "split_special"),
+    "Encoding": ("webapp.tokenizer.presets.tiktoken_api", "Encoding"),
+    "encoding_for_model": ("webapp.tokenizer.presets.tiktoken_api", "encoding_for_model"),
+    "encoding_name_for_model": ("webapp.tokenizer.presets.tiktoken_api", "encoding_name_for_model"),
+    "get_encoding": ("webapp.tokenizer.presets.tiktoken_api", "get_encoding"),
+    "list_encoding_names": ("webapp.tokenizer.presets.tiktoken_api", "list_encoding_names"),
+}
+
+# The exports the later features added (request time budget, offsets of typed text, boundary
+# explanations, the vocabulary, the languages): imported on first use like the rest.
+if TYPE_CHECKING:
+    from webapp.tokenizer.hf.encoding import special_default
+    from webapp.tokenizer.hf.encoding import typed_offsets
+    from webapp.tokenizer.hf.text import OutOfTime
+    from webapp.tokenizer.hf.text import check_request_budget
+    from webapp.tokenizer.hf.text import end_request_budget
+    from webapp.tokenizer.hf.text import start_request_budget
+    from webapp.tokenizer.vocab.index import VocabIndex
+    from webapp.tokenizer.vocab.index import token_bytes_table
+    from webapp.tokenizer.vocab.reach import GROUPS as VOCAB_GROUPS
+    from webapp.tokenizer.vocab.reach import Reach
+    from webapp.tokenizer.vocab.reach import encoder
+    from webapp.tokenizer.vocab.reach import group_of
+    from webapp.tokenizer.vocab.reach import self_ids
+    from webapp.tokenizer.vocab.reach import unreachable
+    from webapp.tokenizer.vocab.stats import PARTIAL as PARTIAL_SCRIPT
+    from webapp.tokenizer.vocab.stats import length_histogram
+    from webapp.tokenizer.vocab.stats import script_counts
+    from webapp.tokenizer.explain import CAUSES as EXPLAIN_CAUSES
+    from webapp.tokenizer.explain import explain_chars
+    from webapp.tokenizer.explain import explain_loaded
+    from webapp.tokenizer.explain import explain_merges
+    from webapp.tokenizer.languages.counting import RESULT_VERSION as LANGUAGES_VERSION
+    from webapp.tokenizer.languages.counting import catalog as language_catalog
+    from webapp.tokenizer.languages.counting import count_languages
+    from webapp.tokenizer.languages.declarations import ENGLISH as LANGUAGES_ENGLISH
+    from webapp.tokenizer.languages.declarations import UDHR_VERSION
+    from webapp.tokenizer.languages.declarations import Declaration
+    from webapp.tokenizer.languages.declarations import by_code as declarations_by_code
+    from webapp.tokenizer.languages.declarations import is_installed as udhr_installed
+    from webapp.tokenizer.languages.declarations import load_all as load_declarations
+    from webapp.tokenizer.languages.declarations import texts_of as language_texts
+    from webapp.tokenizer.languages.stored import load_data as load_languages
+    from webapp.tokenizer.languages.stored import read_stored as read_languages_stored
+    from webapp.tokenizer.languages.stored import result_of as languages_result
+
+_EXPORTS.update({
+    "special_default": ("webapp.tokenizer.hf.encoding", "special_default"),
+    "typed_offsets": ("webapp.tokenizer.hf.encoding", "typed_offsets"),
+    "OutOfTime": ("webapp.tokenizer.hf.text", "OutOfTime"),
+    "check_request_budget": ("webapp.tokenizer.hf.text", "check_request_budget"),
+    "end_request_budget": ("webapp.tokenizer.hf.text", "end_request_budget"),
+    "start_request_budget": ("webapp.tokenizer.hf.text", "start_request_budget"),
+    "VocabIndex": ("webapp.tokenizer.vocab.index", "VocabIndex"),
+    "token_bytes_table": ("webapp.tokenizer.vocab.index", "token_bytes_table"),
+    "VOCAB_GROUPS": ("webapp.tokenizer.vocab.reach", "GROUPS"),
+    "Reach": ("webapp.tokenizer.vocab.reach", "Reach"),
+    "encoder": ("webapp.tokenizer.vocab.reach", "encoder"),
+    "group_of": ("webapp.tokenizer.vocab.reach", "group_of"),
+    "self_ids": ("webapp.tokenizer.vocab.reach", "self_ids"),
+    "unreachable": ("webapp.tokenizer.vocab.reach", "unreachable"),
+    "PARTIAL_SCRIPT": ("webapp.tokenizer.vocab.stats", "PARTIAL"),
+    "length_histogram": ("webapp.tokenizer.vocab.stats", "length_histogram"),
+    "script_counts": ("webapp.tokenizer.vocab.stats", "script_counts"),
+    "EXPLAIN_CAUSES": ("webapp.tokenizer.explain", "CAUSES"),
+    "explain_chars": ("webapp.tokenizer.explain", "explain_chars"),
+    "explain_loaded": ("webapp.tokenizer.explain", "explain_loaded"),
+    "explain_merges": ("webapp.tokenizer.explain", "explain_merges"),
+    "LANGUAGES_VERSION": ("webapp.tokenizer.languages.counting", "RESULT_VERSION"),
+    "language_catalog": ("webapp.tokenizer.languages.counting", "catalog"),
+    "count_languages": ("webapp.tokenizer.languages.counting", "count_languages"),
+    "LANGUAGES_ENGLISH": ("webapp.tokenizer.languages.declarations", "ENGLISH"),
+    "UDHR_VERSION": ("webapp.tokenizer.languages.declarations", "UDHR_VERSION"),
+    "Declaration": ("webapp.tokenizer.languages.declarations", "Declaration"),
+    "declarations_by_code": ("webapp.tokenizer.languages.declarations", "by_code"),
+    "udhr_installed": ("webapp.tokenizer.languages.declarations", "is_installed"),
+    "load_declarations": ("webapp.tokenizer.languages.declarations", "load_all"),
+    "language_texts": ("webapp.tokenizer.languages.declarations", "texts_of"),
+    "load_languages": ("webapp.tokenizer.languages.stored", "load_data"),
+    "read_languages_stored": ("webapp.tokenizer.languages.stored", "read_stored"),
+    "languages_result": ("webapp.tokenizer.languages.stored", "result_of"),
+})
+
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, imported now and kept in this module (later uses are plain attribute reads)."""
+    found = _EXPORTS.get(name)
+    if found is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = found
+    from importlib import import_module
+
+    value = getattr(import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
 
 __all__ = [
-    "OutOfTime", "check_request_budget", "end_request_budget", "start_request_budget",
     # errors, caches and the shapes of traces (shared leaf modules)
     "TokenizerError", "json_type", "short_repr", "die_with_parent", "vm_size_bytes",
     "BUDGET_BYTES_PER_UNIT", "LIST_BUDGET", "BoundedCache", "estimated_bytes",
@@ -194,44 +408,19 @@ __all__ = [
     # loaded tokenizers: encoding in a file's ids
     "LoadedTokenizer", "char_pipeline_trace", "decode_loaded", "encode_loaded", "loaded_byte_vocab", "post_process",
     "uses_pipeline",
-    "special_default",
-    "typed_offsets",
     # file formats
     "EXPORT_FORMATS", "canonical_format", "dumps_stored", "export_playground_json", "export_tokenizer",
     "from_playground", "import_tokenizer", "loads_stored", "with_pretokenize",
     # presets and the tiktoken-like handle
     "INSTALL_HINT", "PRESETS", "PRESET_NAMES", "PRESET_RULES", "VENDORS", "PresetMissing", "get_preset", "is_installed", "is_preparing", "is_preset",
-    "load_compiled", "load_preset", "load_ranks", "set_cache_dir",
+    "load_compiled", "load_preset", "load_ranks", "make_preset_tables", "set_cache_dir",
     "Tokenizer", "allowed_set", "encode_special", "encode_trace_special", "get_tokenizer", "register_resolver",
     "split_special",
-    # boundary explanations (docs/explain.md)
-    "EXPLAIN_CAUSES", "explain_chars", "explain_loaded", "explain_merges",
     # chat templates (docs/chat.md)
     "DEFAULT_CHAT_LIMITS", "PRESET_CHAT_PACKAGES", "ChatLimits", "ChatTemplate", "chat_template_of",
     "parse_chat_config", "preset_chat_template", "render_chat", "validate_messages",
-    # a vocabulary explored: cards, unreachable tokens, statistics (docs/api.md#the-vocabulary)
-    "VocabIndex", "token_bytes_table", "VOCAB_GROUPS", "Reach", "encoder", "group_of", "self_ids", "unreachable",
-    "PARTIAL_SCRIPT", "length_histogram", "script_counts",
     # tiktoken's Python API (docs/tiktoken.md)
     "Encoding", "encoding_for_model", "encoding_name_for_model", "get_encoding", "list_encoding_names",
-]
-
-# The languages (docs/languages.md): the declarations of the udhr package, counted under a tokenizer.
-from webapp.tokenizer.languages.counting import RESULT_VERSION as LANGUAGES_VERSION
-from webapp.tokenizer.languages.counting import catalog as language_catalog
-from webapp.tokenizer.languages.counting import count_languages
-from webapp.tokenizer.languages.declarations import ENGLISH as LANGUAGES_ENGLISH
-from webapp.tokenizer.languages.declarations import UDHR_VERSION, Declaration
-from webapp.tokenizer.languages.declarations import by_code as declarations_by_code
-from webapp.tokenizer.languages.declarations import is_installed as udhr_installed
-from webapp.tokenizer.languages.declarations import load_all as load_declarations
-from webapp.tokenizer.languages.declarations import texts_of as language_texts
-from webapp.tokenizer.languages.stored import load_data as load_languages
-from webapp.tokenizer.languages.stored import read_stored as read_languages_stored
-from webapp.tokenizer.languages.stored import result_of as languages_result
-
-__all__ += [
-    "LANGUAGES_ENGLISH", "LANGUAGES_VERSION", "UDHR_VERSION", "Declaration", "count_languages", "declarations_by_code",
-    "language_catalog", "language_texts", "languages_result", "load_declarations", "load_languages", "read_languages_stored",
-    "udhr_installed",
+    # added by later features: request budget, typed offsets, explanations, vocabulary, languages
+    "special_default", "typed_offsets", "OutOfTime", "check_request_budget", "end_request_budget", "start_request_budget", "VocabIndex", "token_bytes_table", "VOCAB_GROUPS", "Reach", "encoder", "group_of", "self_ids", "unreachable", "PARTIAL_SCRIPT", "length_histogram", "script_counts", "EXPLAIN_CAUSES", "explain_chars", "explain_loaded", "explain_merges", "LANGUAGES_VERSION", "language_catalog", "count_languages", "LANGUAGES_ENGLISH", "UDHR_VERSION", "Declaration", "declarations_by_code", "udhr_installed", "load_declarations", "language_texts", "load_languages", "read_languages_stored", "languages_result",
 ]

@@ -18,8 +18,13 @@ loaded as one (presets/). What it does not do: parse, export, encode or store.
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+#: The two fields a stored form may leave to be made on first use (`LoadedTokenizer.deferred`).
+DEFERRABLE = ("merges", "vocab")
+_DEFER_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -60,13 +65,52 @@ class LoadedTokenizer:
         """Do the merges fire in the library's order (a Hugging Face file) rather than list order?"""
         return bool(self.model)
 
+    @classmethod
+    def deferred(
+        cls, makers: dict[str, Callable[[], Any]], rule_count: int, **fields: Any
+    ) -> "LoadedTokenizer":
+        """A tokenizer whose `merges` and / or `vocab` (the keys of `makers`) are made on first use.
+
+        For the stored forms of presets (a preset's first encode needs neither:
+        it runs on the precompiled tables), so a fresh process does not build
+        hundreds of thousands of tuples it may never read. Each maker runs at
+        most once, under a lock; its value is then an ordinary field, so
+        equality, `dataclasses.replace`, pickling and every reader see the
+        same tokenizer as an eagerly built one. `rule_count` is the number of
+        merges (read by the caches' weights without building them).
+        """
+        unknown = set(makers) - set(DEFERRABLE)
+        if unknown:
+            raise ValueError(f"only {', '.join(DEFERRABLE)} can be deferred, not {', '.join(sorted(unknown))}")
+        made = cls(**{"merges": (), "vocab": {}, **fields})
+        for name in makers:
+            del made.__dict__[name]
+        made.__dict__["_makers"] = dict(makers)
+        made.__dict__["_rule_count"] = rule_count
+        return made
+
+    if not TYPE_CHECKING:  # (at run time only: to mypy a missing attribute stays an error)
+
+        def __getattr__(self, name: str) -> Any:
+            """A deferred field, made now (only called when the instance has no such attribute)."""
+            makers = self.__dict__.get("_makers")
+            if not makers or name not in makers:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            with _DEFER_LOCK:
+                if name not in self.__dict__:
+                    self.__dict__[name] = makers[name]()
+            return self.__dict__[name]
+
     def __getstate__(self) -> dict[str, Any]:
         """Pickle the fields only: what encoding builds and keeps on the instance ("_" names) is made again."""
+        for name in DEFERRABLE:
+            getattr(self, name)  # (a deferred field is made first)
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
     @property
     def rule_count(self) -> int:
-        return len(self.merges)
+        count = self.__dict__.get("_rule_count")
+        return count if isinstance(count, int) else len(self.merges)
 
     def file_ids(self, ids: Iterable[int]) -> list[int]:
         """Playground ids -> the file's ids (bytes it has no token for: unk or dropped)."""

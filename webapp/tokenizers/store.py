@@ -41,6 +41,7 @@ from webapp.tokenizer import (
     is_preset,
     load_compiled,
     load_preset,
+    make_preset_tables,
     loads_stored,
     register_resolver,
     set_cache_dir,
@@ -195,6 +196,7 @@ def preset_entry(name: str) -> Loaded:
         hit = PRESET_ENTRIES.get(canonical)
         if hit is None:
             hit = make_entry(canonical, load_preset(canonical), load_compiled(canonical))
+            make_preset_tables(hit.tok, hit.compiled)  # (made now, once, as before the API deferred them)
             PRESET_ENTRIES.put(canonical, hit)
     return hit
 

@@ -140,7 +140,7 @@ def pair_ranks(compiled: CompiledByteMerges) -> PairRanks:
     found: PairRanks | None = compiled.__dict__.get("_pair_rank_lookup")
     if found is None:
         keys, first_rank, _news = compiled._batch_index()
-        eager = compiled.whole is not None  # precompiled (precompiled.py): a list kept to serve
+        eager = compiled.whole_deferred or compiled.whole is not None  # precompiled (precompiled.py): a list kept to serve
         found = compiled.__dict__.setdefault("_pair_rank_lookup", PairRanks(keys, first_rank, eager))
     return found
 

@@ -59,6 +59,7 @@ What it does not do: pre-tokenization, special tokens, size limits.
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_left
 from itertools import chain
 from collections.abc import Callable, Mapping, Sequence
@@ -92,6 +93,7 @@ FIXED_BYTES = 1 << 20
 WHOLE_TEXT_RANKS = 32_768  # up to this many bytes, pair ranks become one Python list per text
 DEFAULT_MAX_TREE_NODES = 100_000
 _SINGLE_IDS = [(b,) for b in range(256)]  # the ids of a one-byte segment
+_WHOLE_LOCK = threading.Lock()  # (a deferred whole-token table is made once)
 
 
 class CompiledByteMerges:
@@ -108,10 +110,12 @@ class CompiledByteMerges:
         self._setup(rules, rules_array(rules) if rules else None)
 
     @classmethod
-    def _from_array(cls, flat: np.ndarray) -> CompiledByteMerges:
-        """From validated rules as an n x 3 int64 array (n >= 1); `rules` is made on first use."""
+    def _from_array(cls, flat: np.ndarray, splits: np.ndarray | None = None) -> CompiledByteMerges:
+        """From validated rules as an n x 3 int64 array (n >= 1); `rules` is made on first use.
+
+        `splits`: the list's split table of a well-formed list as precompiled.py stored it (not made again)."""
         self = cls.__new__(cls)
-        self._setup(None, flat)
+        self._setup(None, flat, splits)
         return self
 
     @property
@@ -138,15 +142,21 @@ class CompiledByteMerges:
             if as_array is not None and np.array_equal(as_array, flat):
                 self._rules = rules
 
-    def _setup(self, rules: tuple[ByteRule, ...] | None, flat: np.ndarray | None) -> None:
-        """`rules` and / or `flat` (at least one; `flat` None when an id does not fit in 64 bits)."""
+    def _setup(
+        self, rules: tuple[ByteRule, ...] | None, flat: np.ndarray | None, stored_splits: np.ndarray | None = None
+    ) -> None:
+        """`rules` and / or `flat` (at least one; `flat` None when an id does not fit in 64 bits);
+        `stored_splits`: a well-formed list's split table, read back (see `_from_array`)."""
         self._rules = rules
         self._flat = flat
         self.key: CompiledKey | None = None  # set by compile_byte_merges: its key in the cache of compiled lists
         self._batch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._count = count = len(flat) if flat is not None else len(rules)  # type: ignore[arg-type]
         self.table = RuleTable(rules, 255, flat)
-        splits = _split_table_well_formed(rules, flat) if count else None  # type: ignore[arg-type]
+        if stored_splits is not None and count:
+            splits: np.ndarray | None = stored_splits
+        else:
+            splits = _split_table_well_formed(rules, flat) if count else None  # type: ignore[arg-type]
         # Well-formed (see _split_table_well_formed): ranks never go stale, so encode may skip those checks.
         self.well_formed = splits is not None
         if splits is None and count:
@@ -157,8 +167,10 @@ class CompiledByteMerges:
         self.segment_cache: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(
             SEGMENT_CACHE_ENTRIES, SEGMENT_CACHE_WEIGHT, budget=LIST_BUDGET
         )
-        # {token text: (id,)} of tokens known to encode to themselves (precompiled.py), or None.
-        self.whole: dict[str, tuple[int, ...]] | None = None
+        # {token text: (id,)} of tokens known to encode to themselves (precompiled.py), or None;
+        # a precompiled form read back may leave it to be made on first use (`defer_whole`).
+        self._whole: dict[str, tuple[int, ...]] | None = None
+        self._whole_maker: Callable[[], dict[str, tuple[int, ...]]] | None = None
         self._pair_ranks: np.ndarray | None = None
         if flat is not None:
             # The first rank of each pair of two bytes, straight from the array.
@@ -166,6 +178,32 @@ class CompiledByteMerges:
             table = np.full(65536, INF, dtype=np.int64)
             np.minimum.at(table, flat[byte_rules, 0] * 256 + flat[byte_rules, 1], byte_rules)
             self._pair_ranks = table
+
+    @property
+    def whole(self) -> dict[str, tuple[int, ...]] | None:
+        """The whole-token table (see precompiled.py), made now if it was deferred; None if there is none."""
+        if self._whole is None and self._whole_maker is not None:
+            with _WHOLE_LOCK:
+                maker = self._whole_maker
+                if self._whole is None and maker is not None:
+                    self._whole = maker()
+                self._whole_maker = None
+        return self._whole
+
+    @whole.setter
+    def whole(self, table: dict[str, tuple[int, ...]] | None) -> None:
+        self._whole = table
+        self._whole_maker = None
+
+    def defer_whole(self, maker: Callable[[], dict[str, tuple[int, ...]]]) -> None:
+        """Let `maker()` make the whole-token table when it is first wanted (a precompiled form read back)."""
+        self._whole = None
+        self._whole_maker = maker
+
+    @property
+    def whole_deferred(self) -> bool:
+        """Is there a whole-token table not made yet? (An encoder may pass on it for a few pre-tokens.)"""
+        return self._whole is None and self._whole_maker is not None
 
     def __len__(self) -> int:
         return self._count

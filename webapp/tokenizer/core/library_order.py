@@ -29,7 +29,7 @@ fallback, unknown token), pre-tokenization, dropout.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -43,6 +43,31 @@ SHORT_WORD = 48
 #: From this many pair keys, a lookup sorts them first.
 SORTED_SEARCH = 256
 
+#: A list read from a stored pair table merges this many words (a first encode's) with binary
+#: searches in that table before it makes its pair map (LibraryMerges._lookups): a search costs a
+#: few µs a pair, the map a third of a second for gemma3's 514,906 rules, so the map is made once
+#: about as much time went into searching as making it costs.
+SEARCHED_WORDS = 20_000
+
+
+class _Column:
+    """A column of the rules' array read as Python ints (the new ids, before `LibraryMerges.news` is made)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+
+    def __getitem__(self, index: int) -> int:
+        return int(self.values[index])
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
+#: How a word merged on its own finds a pair's rank and a rule's new id (`LibraryMerges._lookups`).
+Lookups = tuple[Callable[[int, int], int], list[int] | _Column]
+
 #: One merge as it fired: (rank, left symbol index, right symbol index), indices into the initial symbols.
 Firing = tuple[int, int, int]
 
@@ -50,27 +75,65 @@ Firing = tuple[int, int, int]
 class LibraryMerges:
     """Rules (left, right, new) as the library's pair map: pair -> rank (its last listing) and new id."""
 
-    __slots__ = ("shift", "ranks", "news", "count", "_pairs")
+    __slots__ = ("shift", "_ranks", "_news", "count", "_pairs", "_flat", "_searched_words")
 
-    def __init__(self, rules: Iterable[Sequence[int]] | np.ndarray) -> None:
-        """`rules`: (left, right, new) triples of non-negative ids, or an n x 3 integer array of them."""
+    def __init__(
+        self, rules: Iterable[Sequence[int]] | np.ndarray, pair_table: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> None:
+        """`rules`: (left, right, new) triples of non-negative ids, or an n x 3 integer array of them.
+
+        `pair_table`: the rules' `pair_table()` as a stored form kept it (checked: sorted, one rank per
+        key, at most one key per rule); the pair map and the new ids are then made from the arrays on
+        first use (`ranks`, `news`), not here: a first encode whose pieces are all whole tokens never
+        reads them, and making them is most of the time a stored form takes to read."""
         flat = rules if isinstance(rules, np.ndarray) else np.array(list(rules), dtype=object).reshape(-1, 3)
         self.count = count = len(flat)
         # (over the new ids too: a merged symbol is then always below the shift, so only the
         # initial symbols need checking before their pair key is made)
         top = int(flat.max()) if count else 0
         self.shift = shift = 1 << max(1, top.bit_length())
+        self._ranks: dict[int, int] | None = None
+        self._news: list[int] | None = None
+        self._pairs: tuple[np.ndarray, np.ndarray] | None = None
+        self._flat: np.ndarray | None = None
+        self._searched_words = 0
+        if pair_table is not None and top < 1 << 31:
+            keys, ranks = pair_table
+            unsorted = len(keys) > 1 and bool((keys[1:] <= keys[:-1]).any())
+            if len(ranks) != len(keys) or len(keys) > count or (count and not len(keys)) or unsorted:
+                raise ValueError("the stored pair table does not match the rules")
+            self._pairs = (keys, ranks)
+            self._flat = flat
+            return
         if top < 1 << 31:  # the usual case: keys fit in int64, made by numpy
             narrow = flat.astype(np.int64)
-            keys = (narrow[:, 0] * shift + narrow[:, 1]).tolist()
-            self.news: list[int] = interned(narrow[:, 2].tolist())
+            keys_list = (narrow[:, 0] * shift + narrow[:, 1]).tolist()
+            self._news = interned(narrow[:, 2].tolist())
         else:
-            keys = [int(a) * shift + int(b) for a, b, _ in flat.tolist()]
-            self.news = [int(n) for n in flat[:, 2].tolist()]
+            keys_list = [int(a) * shift + int(b) for a, b, _ in flat.tolist()]
+            self._news = [int(n) for n in flat[:, 2].tolist()]
         # dict() keeps the last value of a repeated key: the last listing of a pair wins, as in the library.
         # The ranks are the shared int objects 0..count-1 (core/int_pool.py): one set for every list.
-        self.ranks: dict[int, int] = dict(zip(keys, shared_range(count)))
-        self._pairs: tuple[np.ndarray, np.ndarray] | None = None
+        self._ranks = dict(zip(keys_list, shared_range(count)))
+
+    @property
+    def ranks(self) -> dict[int, int]:
+        """The library's pair map: pair key (a * shift + b) -> rank of the pair's last listing."""
+        ranks = self._ranks
+        if ranks is None:  # (from a stored pair table: the same map; two threads may both make it)
+            keys, values = self._pairs  # type: ignore[misc]
+            ranks = self._ranks = dict(zip(keys.tolist(), interned(values.tolist())))
+        return ranks
+
+    @property
+    def news(self) -> list[int]:
+        """Each rule's new id, by rank."""
+        news = self._news
+        if news is None:
+            flat = self._flat
+            assert flat is not None  # (kept exactly when the new ids are made on first use)
+            news = self._news = interned(flat[:, 2].astype(np.int64).tolist())
+        return news
 
     def __len__(self) -> int:
         return self.count
@@ -84,7 +147,7 @@ class LibraryMerges:
         if max(syms) < shift:  # (the usual case: every pair key a * shift + b is then a rule's key or no key)
             if len(syms) <= SHORT_WORD and firings is None:
                 return self._merge_short(syms)
-            return self._merge_heap(syms, firings)
+            return self._merge_heap(syms, firings, None, self._lookups())
         # A symbol no rule names (at or above the shift: every rule's ids are below it, see __init__)
         # is moved past shift**2 for the merging, so that any key made with it is above every rule's
         # key (below shift**2), and moved back after.
@@ -95,18 +158,40 @@ class LibraryMerges:
     def _merge(self, syms: list[int], firings: list[Firing] | None) -> list[int]:
         if len(syms) <= SHORT_WORD and firings is None:
             return self._merge_short(syms)
-        return self._merge_heap(syms, firings)
+        return self._merge_heap(syms, firings, None, self._lookups())
 
     def _merge_short(self, syms: list[int]) -> list[int]:
-        get, shift = self.ranks.get, self.shift
-        return self._merge_ranked([(syms, [get(a * shift + b, INF) for a, b in zip(syms, syms[1:])])])[0]
-
-    def _merge_ranked(self, words: Iterable[tuple[list[int], list[int]]]) -> list[list[int]]:
-        """Each word's symbols merged, given the ranks of its neighbouring pairs (INF: no rule): a scan
-        per merge. (One loop for many words: a call per word measured 14% slower on a chat's words.)"""
-        get = self.ranks.get
+        get, news = self._lookups()
         shift = self.shift
-        news = self.news
+        return self._merge_ranked([(syms, [get(a * shift + b, INF) for a, b in zip(syms, syms[1:])])], (get, news))[0]
+
+    def _lookups(self, words: int = 1) -> Lookups:
+        """How one word merged on its own finds pair ranks and new ids: the pair map and the new ids,
+        or, for the first SEARCHED_WORDS words of a list read from a stored pair table, binary
+        searches in that table and the rules' array (the same answers, without making the map)."""
+        if self._ranks is None and self._flat is not None:
+            self._searched_words += words
+            if self._searched_words <= SEARCHED_WORDS:
+                return self._searched_rank, _Column(self._flat[:, 2])
+        return self.ranks.get, self.news
+
+    def _searched_rank(self, key: int, default: int) -> int:
+        """`ranks.get(key, default)` by a binary search in the stored pair table."""
+        if key >= self.shift * self.shift:  # (no rule's key: see `merge`)
+            return default
+        keys, ranks = self._pairs  # type: ignore[misc]
+        at = int(keys.searchsorted(key))
+        return int(ranks[at]) if at < len(keys) and int(keys[at]) == key else default
+
+    def _merge_ranked(
+        self, words: Iterable[tuple[list[int], list[int]]],
+        lookups: Lookups | None = None,
+    ) -> list[list[int]]:
+        """Each word's symbols merged, given the ranks of its neighbouring pairs (INF: no rule): a scan
+        per merge. (One loop for many words: a call per word measured 14% slower on a chat's words.)
+        `lookups`: (pair rank lookup, new ids) when not the pair map's (`_lookups`)."""
+        get, news = lookups if lookups is not None else (self.ranks.get, self.news)
+        shift = self.shift
         out = []
         for syms, ranks in words:
             left = len(ranks)  # (pairs left)
@@ -140,7 +225,7 @@ class LibraryMerges:
     def set_pair_table(self, keys: np.ndarray, ranks: np.ndarray) -> None:
         """Keep a stored `pair_table()` (checked: as many pairs as rules have keys, sorted)."""
         unsorted = len(keys) > 1 and bool((keys[1:] <= keys[:-1]).any())
-        if len(keys) != len(self.ranks) or len(ranks) != len(keys) or unsorted:
+        if (self._ranks is not None and len(keys) != len(self._ranks)) or len(ranks) != len(keys) or unsorted:
             raise ValueError("the stored pair table does not match the rules")
         self._pairs = (keys, ranks)
 
@@ -168,9 +253,15 @@ class LibraryMerges:
                 rank = self._first_ranks(symbols, table)
         flat, first = symbols.tolist(), rank.tolist()  # (pairs across two words: never read)
         bounds = list(zip([0, *ends[:-1]], ends))
-        short = iter(self._merge_ranked((flat[a:b], first[a:b - 1]) for a, b in bounds if b - a <= SHORT_WORD))
-        return [next(short) if b - a <= SHORT_WORD else self._merge_heap(flat[a:b], None, first[a:b - 1])
+        lookups = self._lookups(len(bounds))
+        short = iter(self._merge_ranked(((flat[a:b], first[a:b - 1]) for a, b in bounds if b - a <= SHORT_WORD),
+                                        lookups))
+        return [next(short) if b - a <= SHORT_WORD else self._merge_heap(flat[a:b], None, first[a:b - 1], lookups)
                 for a, b in bounds]
+
+    def make_tables(self) -> None:
+        """Make the pair map and the new ids now (a server, before it serves: see `_lookups`)."""
+        _ = self.ranks, self.news
 
     def _first_ranks(self, symbols: np.ndarray, table: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         """The rank of each neighbouring pair of `symbols` (INF: no rule), looked up in the pair table."""
@@ -187,11 +278,14 @@ class LibraryMerges:
             return found
         return _searched(keys, ranks, wanted)
 
-    def _merge_heap(self, syms: list[int], firings: list[Firing] | None, first: list[int] | None = None) -> list[int]:
-        """`syms` merged with a heap of (rank, position); `first`: the ranks of its pairs, if known."""
-        get = self.ranks.get
+    def _merge_heap(
+        self, syms: list[int], firings: list[Firing] | None, first: list[int] | None = None,
+        lookups: Lookups | None = None,
+    ) -> list[int]:
+        """`syms` merged with a heap of (rank, position); `first`: the ranks of its pairs, if known;
+        `lookups` as for `_merge_ranked`."""
+        get, news = lookups if lookups is not None else (self.ranks.get, self.news)
         shift = self.shift
-        news = self.news
         n = len(syms)
         nxt = list(range(1, n + 1))
         nxt[-1] = -1

@@ -15,7 +15,9 @@ What it does:
   int64 array, the sorted pair index the batch encoder searches, and the
   whole-token table, as numpy arrays in one `.npz` blob (no pickle). Loading
   skips validation (the blob is ours, written from a validated list) and
-  the sort.
+  the sort, and leaves the whole-token table's dict to be made on first use.
+  `precompiled_arrays` / `compiled_from_arrays` are the same arrays for a
+  caller that writes them into a .npz of its own (presets/openai_form.py).
 
 What it does not do: decide where the blob is kept (presets/openai.py / files.py
 do), or anything for merge lists that are not well-formed (they are not
@@ -34,7 +36,8 @@ from webapp.tokenizer.core import engine
 from webapp.tokenizer.core.byte_level import CompiledByteMerges
 from webapp.tokenizer.core.int_pool import interned
 
-PRECOMPILED_VERSION = 1
+#: 2 adds the split table (`splits`: 256 x 256, made with numpy on reading in version 1).
+PRECOMPILED_VERSION = 2
 
 
 def token_bytes(compiled: CompiledByteMerges) -> dict[int, bytes]:
@@ -74,52 +77,81 @@ def find_whole_tokens(compiled: CompiledByteMerges) -> dict[str, tuple[int, ...]
     return whole
 
 
-def dumps_precompiled(compiled: CompiledByteMerges) -> bytes:
-    """The compiled list, its batch index and whole-token table as one .npz blob."""
-    if not compiled.well_formed or compiled._flat is None:
+def precompiled_arrays(compiled: CompiledByteMerges) -> dict[str, Any]:
+    """The arrays of the precompiled form (see `dumps_precompiled`), for a caller's own .npz."""
+    if not compiled.well_formed or compiled._flat is None or compiled.splits is None:
         raise ValueError("only well-formed merge lists are precompiled")
     whole = compiled.whole if compiled.whole is not None else find_whole_tokens(compiled)
     keys, first_rank, _news = compiled._batch_index()
     texts = list(whole)
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    arrays: dict[str, Any] = {
+    return {
         "version": np.array([PRECOMPILED_VERSION], dtype=np.int64),
         "rules": compiled._flat,
+        "splits": compiled.splits,
         "pair_keys": keys,
         "pair_first": first_rank,
         "whole_ids": np.fromiter((ids[0] for ids in whole.values()), dtype=np.int64, count=len(whole)),
         "whole_lengths": lengths,
         "whole_text": np.frombuffer("".join(texts).encode("utf-8"), dtype=np.uint8),
     }
+
+
+def dumps_precompiled(compiled: CompiledByteMerges) -> bytes:
+    """The compiled list, its batch index and whole-token table as one .npz blob."""
     out = io.BytesIO()
-    np.savez(out, **arrays)
+    np.savez(out, **precompiled_arrays(compiled))
     return out.getvalue()
+
+
+def compiled_from_arrays(found: Any) -> CompiledByteMerges:
+    """The inverse of `precompiled_arrays` (`found`: an open .npz or a dict of its arrays; ValueError if unusable).
+
+    The whole-token table is made on first use (`CompiledByteMerges.defer_whole`):
+    building its dict of ~200,000 entries is a third of the reading, and a
+    short first encode does not need it (textencode.py decides when it is worth it).
+    """
+    try:
+        if int(found["version"][0]) != PRECOMPILED_VERSION:
+            raise ValueError("another precompiled version")
+        rules = found["rules"].astype(np.int64, copy=False)
+        splits = found["splits"]
+        keys = found["pair_keys"]
+        first_rank = found["pair_first"]
+        whole_ids = found["whole_ids"]
+        lengths = found["whole_lengths"]
+        data = found["whole_text"].tobytes()
+    except (OSError, KeyError, IndexError, UnicodeDecodeError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"the precompiled tokenizer cannot be read ({exc})") from None
+    if (rules.ndim != 2 or rules.shape[1] != 3 or not len(rules) or whole_ids.shape != lengths.shape
+            or whole_ids.ndim != 1 or splits.shape != (256, 256) or splits.dtype != np.bool_):
+        raise ValueError("the precompiled tokenizer has the wrong shape")
+    compiled = CompiledByteMerges._from_array(rules, splits)
+    compiled._batch = (keys, first_rank, rules[:, 2])
+
+    def make_whole() -> dict[str, tuple[int, ...]]:
+        text = data.decode("utf-8")  # (valid: written from str; a damaged file fails its zip CRC when read)
+        if int(lengths.sum()) != len(text):
+            raise ValueError("the precompiled whole-token table has the wrong shape")
+        ids = interned(whole_ids.tolist())  # (one object per id: core/int_pool.py)
+        ends = np.cumsum(lengths).tolist()
+        starts = [0, *ends[:-1]]
+        return dict(zip(map(text.__getitem__, map(slice, starts, ends)), zip(ids)))
+
+    compiled.defer_whole(make_whole)
+    return compiled
 
 
 def loads_precompiled(data: bytes) -> CompiledByteMerges:
     """The inverse of `dumps_precompiled`: a ready CompiledByteMerges (ValueError if unreadable)."""
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as blob:
-            if int(blob["version"][0]) != PRECOMPILED_VERSION:
-                raise ValueError("another precompiled version")
-            rules = blob["rules"].astype(np.int64, copy=False)
-            keys = blob["pair_keys"]
-            first_rank = blob["pair_first"]
-            ids = interned(blob["whole_ids"].tolist())  # (one object per id: core/int_pool.py)
-            lengths = blob["whole_lengths"]
-            text = blob["whole_text"].tobytes().decode("utf-8")
-    except (OSError, KeyError, IndexError, UnicodeDecodeError, EOFError, zipfile.BadZipFile) as exc:
+            return compiled_from_arrays(blob)
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"the precompiled tokenizer cannot be read ({exc})") from None
-    if rules.ndim != 2 or rules.shape[1] != 3 or not len(rules) or len(ids) != len(lengths):
-        raise ValueError("the precompiled tokenizer has the wrong shape")
-    compiled = CompiledByteMerges._from_array(rules)
-    if not compiled.well_formed:
-        raise ValueError("the precompiled tokenizer is not a well-formed merge list")
-    compiled._batch = (keys, first_rank, rules[:, 2])
-    ends = np.cumsum(lengths).tolist()
-    starts = [0, *ends[:-1]]
-    compiled.whole = dict(zip(map(text.__getitem__, map(slice, starts, ends)), zip(ids)))
-    return compiled
 
 
-__all__ = ["PRECOMPILED_VERSION", "dumps_precompiled", "find_whole_tokens", "loads_precompiled", "token_bytes"]
+__all__ = [
+    "PRECOMPILED_VERSION", "compiled_from_arrays", "dumps_precompiled", "find_whole_tokens", "loads_precompiled",
+    "precompiled_arrays", "token_bytes",
+]

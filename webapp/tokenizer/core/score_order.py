@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from webapp.tokenizer.core.engine import INF
-from webapp.tokenizer.core.library_order import Firing, LibraryMerges
+from webapp.tokenizer.core.library_order import Firing, LibraryMerges, Lookups
 
 
 class ScoreMerges(LibraryMerges):
@@ -49,8 +49,13 @@ class ScoreMerges(LibraryMerges):
     def pair_table(self) -> tuple[np.ndarray, np.ndarray] | None:
         return None  # (no batch tables: see the module doc)
 
-    def _merge_ranked(self, words: Iterable[tuple[list[int], list[int]]]) -> list[list[int]]:
-        """Each word merged by a scan per merge over its pairs' levels (the ranks given are turned into levels)."""
+    def _merge_ranked(
+        self, words: Iterable[tuple[list[int], list[int]]], lookups: Lookups | None = None,
+    ) -> list[list[int]]:
+        """Each word merged by a scan per merge over its pairs' levels (the ranks given are turned into levels).
+
+        `lookups` is taken for the base class's calls and not used: this order has no stored pair
+        table, so the pair map is always made (the same answers)."""
         get, shift, news, levels = self.ranks.get, self.shift, self.news, self.levels
         out = []
         for syms, ranks in words:
@@ -77,8 +82,12 @@ class ScoreMerges(LibraryMerges):
             out.append(syms)
         return out
 
-    def _merge_heap(self, syms: list[int], firings: list[Firing] | None, first: list[int] | None = None) -> list[int]:
-        """`syms` merged with a heap of (level, position); `firings` records (rank, left, right) of each merge."""
+    def _merge_heap(
+        self, syms: list[int], firings: list[Firing] | None, first: list[int] | None = None,
+        lookups: Lookups | None = None,
+    ) -> list[int]:
+        """`syms` merged with a heap of (level, position); `firings` records (rank, left, right) of each merge
+        (`lookups`: as for `_merge_ranked`, not used)."""
         get, shift, news, levels = self.ranks.get, self.shift, self.news, self.levels
         n = len(syms)
         nxt = list(range(1, n + 1))

@@ -18,38 +18,94 @@ through a tokenizer.json's own pipeline where it has one) is
 `webapp.tokenizer.hf.encoding`. Formats sit above both (and above the
 engine, pre-tokenization and training); only presets sit above formats.
 
-This module only re-exports the public names (and the alphabet's and
+This module only re-exports the public names, each imported on first use (and the alphabet's and
 `LoadedTokenizer`), so callers write `formats.import_tokenizer(...)`. What
 the package does not do: encode, Flask or HTTP.
 Every problem is a `TokenizerError` with `field="file"` (or "merges" /
 "vocab" where one part is at fault) and a location (line, rule, key).
 """
 
-from webapp.tokenizer.formats.building import build_byte_level
-from webapp.tokenizer.formats.detect import detect_format
-from webapp.tokenizer.formats.dispatch import (
-    EXPORT_FORMATS,
-    FORMAT_ALIASES,
-    FORMATS,
-    canonical_format,
-    export_tokenizer,
-    import_tokenizer,
-)
-from webapp.tokenizer.formats.export_checks import char_merges_to_bytes
-from webapp.tokenizer.formats.hf_json import export_hf, parse_hf_tokenizer_json
-from webapp.tokenizer.formats.minbpe import export_minbpe, parse_minbpe
-from webapp.tokenizer.formats.playground import (
-    PLAYGROUND_FORMAT_NAME,
-    export_playground_json,
-    from_playground,
-    parse_playground_json,
-    with_pretokenize,
-)
-from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
-from webapp.tokenizer.formats.tiktoken_ranks import export_tiktoken, parse_tiktoken, recover_rank_merges
-from webapp.tokenizer.formats.vocab_merges import parse_vocab_merges
-from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token, token_to_bytes
-from webapp.tokenizer.loaded import LoadedTokenizer
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
+    from webapp.tokenizer.formats.building import build_byte_level
+    from webapp.tokenizer.formats.detect import detect_format
+    from webapp.tokenizer.formats.dispatch import (
+        EXPORT_FORMATS,
+        FORMAT_ALIASES,
+        FORMATS,
+        canonical_format,
+        export_tokenizer,
+        import_tokenizer,
+    )
+    from webapp.tokenizer.formats.export_checks import char_merges_to_bytes
+    from webapp.tokenizer.formats.hf_json import export_hf, parse_hf_tokenizer_json
+    from webapp.tokenizer.formats.minbpe import export_minbpe, parse_minbpe
+    from webapp.tokenizer.formats.playground import (
+        PLAYGROUND_FORMAT_NAME,
+        export_playground_json,
+        from_playground,
+        parse_playground_json,
+        with_pretokenize,
+    )
+    from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
+    from webapp.tokenizer.formats.tiktoken_ranks import export_tiktoken, parse_tiktoken, recover_rank_merges
+    from webapp.tokenizer.formats.vocab_merges import parse_vocab_merges
+    from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token, token_to_bytes
+    from webapp.tokenizer.loaded import LoadedTokenizer
+
+
+#: Every exported name -> (the module that defines it, its name there). A name is imported on first
+#: use (PEP 562 `__getattr__` below), so that reading one format (or the presets'
+#: stored forms) does not import every reader, the chat templates and their template engine.
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "build_byte_level": ("webapp.tokenizer.formats.building", "build_byte_level"),
+    "detect_format": ("webapp.tokenizer.formats.detect", "detect_format"),
+    "EXPORT_FORMATS": ("webapp.tokenizer.formats.dispatch", "EXPORT_FORMATS"),
+    "FORMAT_ALIASES": ("webapp.tokenizer.formats.dispatch", "FORMAT_ALIASES"),
+    "FORMATS": ("webapp.tokenizer.formats.dispatch", "FORMATS"),
+    "canonical_format": ("webapp.tokenizer.formats.dispatch", "canonical_format"),
+    "export_tokenizer": ("webapp.tokenizer.formats.dispatch", "export_tokenizer"),
+    "import_tokenizer": ("webapp.tokenizer.formats.dispatch", "import_tokenizer"),
+    "char_merges_to_bytes": ("webapp.tokenizer.formats.export_checks", "char_merges_to_bytes"),
+    "export_hf": ("webapp.tokenizer.formats.hf_json", "export_hf"),
+    "parse_hf_tokenizer_json": ("webapp.tokenizer.formats.hf_json", "parse_hf_tokenizer_json"),
+    "export_minbpe": ("webapp.tokenizer.formats.minbpe", "export_minbpe"),
+    "parse_minbpe": ("webapp.tokenizer.formats.minbpe", "parse_minbpe"),
+    "PLAYGROUND_FORMAT_NAME": ("webapp.tokenizer.formats.playground", "PLAYGROUND_FORMAT_NAME"),
+    "export_playground_json": ("webapp.tokenizer.formats.playground", "export_playground_json"),
+    "from_playground": ("webapp.tokenizer.formats.playground", "from_playground"),
+    "parse_playground_json": ("webapp.tokenizer.formats.playground", "parse_playground_json"),
+    "with_pretokenize": ("webapp.tokenizer.formats.playground", "with_pretokenize"),
+    "STORED_VERSION": ("webapp.tokenizer.formats.stored", "STORED_VERSION"),
+    "dumps_stored": ("webapp.tokenizer.formats.stored", "dumps_stored"),
+    "loads_stored": ("webapp.tokenizer.formats.stored", "loads_stored"),
+    "export_tiktoken": ("webapp.tokenizer.formats.tiktoken_ranks", "export_tiktoken"),
+    "parse_tiktoken": ("webapp.tokenizer.formats.tiktoken_ranks", "parse_tiktoken"),
+    "recover_rank_merges": ("webapp.tokenizer.formats.tiktoken_ranks", "recover_rank_merges"),
+    "parse_vocab_merges": ("webapp.tokenizer.formats.vocab_merges", "parse_vocab_merges"),
+    "BYTE_ALPHABET": ("webapp.tokenizer.hf.alphabet", "BYTE_ALPHABET"),
+    "bytes_to_token": ("webapp.tokenizer.hf.alphabet", "bytes_to_token"),
+    "token_to_bytes": ("webapp.tokenizer.hf.alphabet", "token_to_bytes"),
+    "LoadedTokenizer": ("webapp.tokenizer.loaded", "LoadedTokenizer"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """An exported name, imported now and kept in this module (later uses are plain attribute reads)."""
+    found = _EXPORTS.get(name)
+    if found is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = found
+    from importlib import import_module
+
+    value = getattr(import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
 
 __all__ = [
     "BYTE_ALPHABET", "EXPORT_FORMATS", "FORMAT_ALIASES", "FORMATS", "LoadedTokenizer", "PLAYGROUND_FORMAT_NAME",

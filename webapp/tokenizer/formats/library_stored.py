@@ -144,7 +144,8 @@ def loads_library(data: bytes) -> LoadedTokenizer:
             tok = loads_stored(meta["stored"].encode("utf-8"))
         else:
             tok = _char_level(meta, vocab, rules, ids)
-        model = LibraryModel(vocab, rules, tok.model, tok.unk_id, edges)
+        pairs = (pair_keys, pair_ranks) if pair_keys is not None and pair_ranks is not None else None
+        model = LibraryModel(vocab, rules, tok.model, tok.unk_id, edges, pairs)
         model.whole = whole
         model.set_char_table(char_table)
         if pair_keys is not None and pair_ranks is not None:
@@ -155,19 +156,27 @@ def loads_library(data: bytes) -> LoadedTokenizer:
 
 
 def _char_level(meta: dict[str, Any], vocab: dict[str, int], rules: np.ndarray, ids: np.ndarray) -> LoadedTokenizer:
-    """A character-level tokenizer: its merges are the rules' operands spelt as tokens."""
-    names: list[str | None] = [None] * (int(ids.max()) + 1 if len(ids) else 0)
-    for token, i in vocab.items():
-        names[i] = token
+    """A character-level tokenizer: its merges are the rules' operands spelt as tokens (made on first use:
+    encoding runs on the model's arrays, and half a million string pairs take a third of a second)."""
+    size = int(ids.max()) + 1 if len(ids) else 0
     operands = rules[:, :2]
-    present = np.zeros(len(names) + 1, dtype=bool)
+    present = np.zeros(size + 1, dtype=bool)
     present[ids] = True  # (the last slot stays False: where an id out of range is sent)
-    if len(operands) and not present[np.where((operands >= 0) & (operands < len(names)), operands, -1)].all():
+    if len(operands) and not present[np.where((operands >= 0) & (operands < size), operands, -1)].all():
         raise ValueError("the precompiled tokenizer has a rule whose ids are not tokens")
-    pairs = tuple(zip(map(names.__getitem__, operands[:, 0].tolist()), map(names.__getitem__, operands[:, 1].tolist())))
+
+    def make_merges() -> tuple[tuple[str, str], ...]:
+        names: list[str | None] = [None] * size
+        for token, i in vocab.items():
+            names[i] = token
+        with _collector_paused(collect=False):
+            pairs = zip(map(names.__getitem__, operands[:, 0].tolist()), map(names.__getitem__, operands[:, 1].tolist()))
+            return tuple(pairs)  # type: ignore[arg-type]  # (every operand is a token: checked above)
+
     unk = meta["unk_id"]
-    return LoadedTokenizer(
-        level="chars", merges=pairs, vocab=vocab, source=str(meta["source"]), pretokenize=meta["pretokenize"],
+    return LoadedTokenizer.deferred(
+        {"merges": make_merges}, len(rules),
+        level="chars", vocab=vocab, source=str(meta["source"]), pretokenize=meta["pretokenize"],
         special_tokens={str(k): int(v) for k, v in meta["special_tokens"].items()},
         notes=tuple(meta["notes"]), pipeline=meta["pipeline"], model=meta["model"],
         unk_id=None if unk is None else int(unk),
@@ -175,11 +184,13 @@ def _char_level(meta: dict[str, Any], vocab: dict[str, int], rules: np.ndarray, 
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def _collector_paused(collect: bool = True) -> Iterator[None]:
     """The cyclic garbage collector off while building (see the module doc); on again after, if it was.
 
-    Then one full collection: the objects just made would otherwise trigger it in the first
-    encode (the collector counts them all the same), which the library's first encode does not pay.
+    Then one full collection (unless `collect` is false: a table made on first use, during
+    an encode, leaves its collection to the collector's own schedule): the objects just made
+    would otherwise trigger it in the first encode (the collector counts them all the same),
+    which the library's first encode does not pay.
     """
     was_on = gc.isenabled()
     gc.disable()
@@ -188,7 +199,8 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
-            gc.collect()
+            if collect:
+                gc.collect()
 
 
 __all__ = ["LIBRARY_FORM_VERSION", "dumps_library", "loads_library"]

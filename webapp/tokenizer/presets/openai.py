@@ -16,11 +16,13 @@ What this module gives:
 - `PRESETS`: every name (aliases included) -> its `Preset` (pattern, special
   tokens with ids, expected hash); `PRESET_NAMES` the canonical names;
 - `load_ranks(name)` -> {token bytes: rank}, checked, cached per process;
-- `load_preset(name, cache_dir=None)` (default dir: `set_cache_dir`) -> a `LoadedTokenizer` (the merges the
+- `load_preset(name, cache_dir=None)` -> a `LoadedTokenizer` (the merges the
   ranks imply, the ranks as ids, the pattern's scheme, the special tokens).
-  Recovering 200,000 merges takes about a second, so the converted form is
-  kept in `cache_dir` (if given) under a name that holds the rank file's hash:
-  content-addressed, so a changed package can never serve stale merges.
+  Recovering 200,000 merges and precompiling them takes seconds, so the result
+  is kept in the preset cache folder (`cache_dir`, else cache.py's choice) as
+  one file (openai_form.py) under a name that holds the rank file's hash:
+  content-addressed, so a changed package can never serve stale merges;
+  `load_compiled(name)` gives the precompiled list from the same file.
 - `prepare(cache_dir)`: every preset converted and precompiled ahead of time
   (the set-up step `python -m webapp.tokenizer.presets.prepare`).
 
@@ -37,24 +39,20 @@ import json
 import os
 import threading
 import time
-import zlib
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, TypeVar
 
 from webapp.tokenizer.caches import BoundedCache, value_length
 from webapp.tokenizer.core.byte_level import CompiledByteMerges, compile_byte_merges
-from webapp.tokenizer.core.precompiled import (
-    PRECOMPILED_VERSION,
-    dumps_precompiled,
-    find_whole_tokens,
-    loads_precompiled,
-)
+from webapp.tokenizer.core.precompiled import PRECOMPILED_VERSION, find_whole_tokens
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.building import build_byte_level
-from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
 from webapp.tokenizer.formats.tiktoken_ranks import recover_rank_merges
 from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.presets.cache import get_cache_dir, resolve, set_cache_dir, write_atomic
+from webapp.tokenizer.presets.openai_form import FORM_VERSION, dumps_preset_form, loads_preset_form
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 
 ENDOFTEXT = "<|endoftext|>"
@@ -287,19 +285,6 @@ _RANKS: BoundedCache[str, dict[bytes, int]] = BoundedCache(
 _LOADED: BoundedCache[str, LoadedTokenizer] = BoundedCache(
     len(PRESET_NAMES), PRESET_RANKS, weigh=lambda _name, tok: tok.rule_count, name="presets.loaded"
 )
-_CACHE_DIR: list[Path | None] = [None]
-
-
-def set_cache_dir(path: str | os.PathLike[str] | None) -> None:
-    """Where `load_preset` keeps converted presets when not told (the web app: instance/presets)."""
-    _CACHE_DIR[0] = Path(path) if path else None
-
-
-def get_cache_dir() -> Path | None:
-    """The directory `set_cache_dir` chose, or None."""
-    return _CACHE_DIR[0]
-
-
 def load_ranks(name: str) -> dict[bytes, int]:
     """{token bytes: rank} of a preset (or alias), checked against tiktoken's hash; cached.
 
@@ -321,9 +306,9 @@ def load_ranks(name: str) -> dict[bytes, int]:
 
 
 def cache_file_name(name: str) -> str:
-    """The converted form's file name: the preset, the rank file's hash and our storage version."""
+    """The converted form's file name (openai_form.py): the preset, its rank file's hash, the form versions."""
     preset = get_preset(name)
-    return f"preset-{preset.name}-{preset.sha256[:16]}-v{STORED_VERSION}.json.z"
+    return f"preset-{preset.name}-{preset.sha256[:16]}-c{PRECOMPILED_VERSION}-f{FORM_VERSION}.npz"
 
 
 def convert_preset(name: str) -> LoadedTokenizer:
@@ -344,33 +329,80 @@ def convert_preset(name: str) -> LoadedTokenizer:
 
 
 def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> LoadedTokenizer:
-    """A preset as a LoadedTokenizer, converted once per process and, with `cache_dir`, once per machine.
+    """A preset as a LoadedTokenizer, converted once per process and, with a cache folder, once per machine.
 
-    The cache file is only a faster copy: if it is missing or unreadable the
-    preset is converted again from the checked ranks (and the file rewritten).
+    The folder is `cache_dir`, else the preset cache's (cache.py: set_cache_dir,
+    PLAYGROUND_PRESET_CACHE, the checkout's instance/presets, the user's cache
+    folder). The file there is only a faster copy: missing, damaged or stale
+    (another version, preset or rank file), the preset is converted again from
+    the checked ranks and the file written again; a folder that cannot be
+    written leaves it in this process's memory (with a warning).
+    """
+    return _load(name, cache_dir)[0]
+
+
+def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) -> CompiledByteMerges:
+    """The preset's compiled merge list, once per process; with a cache folder, precompiled once per machine.
+
+    From the cache folder's file (see `load_preset`) it comes precompiled
+    (core/precompiled.py: rule arrays, pair index, whole-token table, the last
+    made on first use). Without a folder the list is only compiled (no
+    whole-token table: the same ids, a little slower on new text).
     """
     preset = get_preset(name)
     with _LOCK:
-        hit = _LOADED.get(preset.name)
+        hit = _COMPILED.get(preset.name)
     if hit is not None:
         return hit
-    tok: LoadedTokenizer | None = None
-    where = Path(cache_dir) if cache_dir else _CACHE_DIR[0]
+    tok, compiled = _load(preset.name, cache_dir)
+    if compiled is None:
+        compiled = compile_byte_merges(list(tok.merges))
+        compiled.share_rules(tok.merges)  # (one tuple of rules for both)
+    with _LOCK:
+        _COMPILED.put(preset.name, compiled)
+    return compiled
+
+
+def _load(name: str, cache_dir: str | os.PathLike[str] | None) -> tuple[LoadedTokenizer, CompiledByteMerges | None]:
+    """The preset's tokenizer and, when read or written as a file, its precompiled list (kept in memory)."""
+    preset = get_preset(name)
+    with _LOCK:
+        tok = _LOADED.get(preset.name)
+        compiled = _COMPILED.get(preset.name)
+    if tok is not None:
+        return tok, compiled
+    where = resolve(cache_dir)
     path = where / cache_file_name(preset.name) if where is not None else None
-    if path is not None and path.is_file():
-        if not (ranks_dir() / f"{preset.rank_file or preset.name}.js").is_file():
-            rank_file_bytes(preset.name)  # raises PresetMissing: the package is the source of truth
-        try:
-            tok = loads_stored(zlib.decompress(path.read_bytes()))
-        except (OSError, zlib.error, TokenizerError):
-            tok = None
-    if tok is None:
+    found = _read_form(preset, path) if path is not None else None
+    if found is not None:
+        tok, compiled = found
+    else:
         tok = convert_preset(preset.name)
-        if path is not None:
-            write_atomic(path, zlib.compress(dumps_stored(tok), 6))
+        if path is not None:  # precompiled once, for every later process
+            compiled = compile_byte_merges(list(tok.merges))
+            find_whole_tokens(compiled)
+            compiled.share_rules(tok.merges)
+            write_atomic(path, dumps_preset_form(tok, compiled, preset.name, preset.sha256))
     with _LOCK:
         _LOADED.put(preset.name, tok)
-    return tok
+        if compiled is not None and _COMPILED.get(preset.name) is None:
+            _COMPILED.put(preset.name, compiled)
+    return tok, compiled
+
+
+def _read_form(preset: Preset, path: Path) -> tuple[LoadedTokenizer, CompiledByteMerges] | None:
+    """The preset's form from `path`; None when it is missing, damaged or stale (it is then made again)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if not (ranks_dir() / f"{preset.rank_file or preset.name}.js").is_file():
+        rank_file_bytes(preset.name)  # raises PresetMissing: the package is the source of truth
+    try:
+        return loads_preset_form(data, preset.name, preset.sha256, preset.special_tokens, preset.n_ranks - 256,
+                                 preset.scheme)
+    except (ValueError, KeyError, TypeError, IndexError, OSError, EOFError, zipfile.BadZipFile):
+        return None  # (ValueError: what the form's reader says; the others: what a damaged zip can raise)
 
 
 # Compiled preset lists: the same bound as _RANKS / _LOADED (one per preset, every
@@ -381,55 +413,8 @@ _COMPILED: BoundedCache[str, CompiledByteMerges] = BoundedCache(
 
 
 def compiled_file_name(name: str) -> str:
-    """The precompiled form's file name: preset, rank file hash, storage and precompiled versions."""
-    preset = get_preset(name)
-    return f"preset-{preset.name}-{preset.sha256[:16]}-v{STORED_VERSION}-c{PRECOMPILED_VERSION}.npz"
-
-
-def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) -> CompiledByteMerges:
-    """The preset's compiled merge list, once per process; with a cache dir, precompiled once per machine.
-
-    With a cache dir (default: `set_cache_dir`'s) the precompiled form
-    (webapp.tokenizer.core.precompiled: rule arrays, pair index, whole-token
-    table) is read from there, or made - about a second for o200k - and
-    written for the next process. Without one, the list is only compiled
-    (no whole-token table: the same ids, a little slower on new text).
-    """
-    preset = get_preset(name)
-    with _LOCK:
-        hit = _COMPILED.get(preset.name)
-    if hit is not None:
-        return hit
-    tok = load_preset(preset.name, cache_dir)
-    where = Path(cache_dir) if cache_dir else _CACHE_DIR[0]
-    path = where / compiled_file_name(preset.name) if where is not None else None
-    compiled = None
-    if path is not None and path.is_file():
-        try:
-            compiled = loads_precompiled(path.read_bytes())
-        except (OSError, ValueError):
-            compiled = None
-        if compiled is not None and len(compiled) != len(tok.merges):
-            compiled = None  # not this preset's list: made again below
-    if compiled is None:
-        compiled = compile_byte_merges(list(tok.merges))
-        if path is not None:
-            find_whole_tokens(compiled)
-            write_atomic(path, dumps_precompiled(compiled))
-    with _LOCK:
-        _COMPILED.put(preset.name, compiled)
-    return compiled
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write via a temporary file and rename, so readers never see half a file."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache that cannot be written only costs time
+    """The precompiled form's file name: the same file as the converted form (openai_form.py holds both)."""
+    return cache_file_name(name)
 
 
 def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = None) -> dict[str, float]:
@@ -445,16 +430,15 @@ def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = N
     for name in names or PRESET_NAMES:
         canonical = get_preset(name).name
         started = time.perf_counter()
-        load_compiled(canonical, cache_dir)  # writes the converted form and the precompiled one
+        load_compiled(canonical, cache_dir)  # writes the converted and precompiled form
         spent[canonical] = time.perf_counter() - started
         clear_caches()
     return spent
 
 
 def is_prepared(cache_dir: str | os.PathLike[str], name: str) -> bool:
-    """Are the preset's converted and precompiled files in `cache_dir` (under today's names)?"""
-    where = Path(cache_dir)
-    return (where / cache_file_name(name)).is_file() and (where / compiled_file_name(name)).is_file()
+    """Is the preset's converted and precompiled file in `cache_dir` (under today's name)?"""
+    return (Path(cache_dir) / cache_file_name(name)).is_file()
 
 
 def clear_caches() -> None:

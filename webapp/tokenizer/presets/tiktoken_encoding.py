@@ -575,4 +575,8 @@ def hand_over_registry(get_encoding: Callable[[str], Encoding]) -> None:
 
 def registered(name: str) -> Encoding:
     """A named encoding again (unpickling): the registry's get_encoding."""
+    if not _GET_ENCODING:  # (a fresh process unpickling: the package's names are imported on first use)
+        from importlib import import_module
+
+        import_module("webapp.tokenizer.presets.tiktoken_api")  # it hands its get_encoding over on import
     return _GET_ENCODING[0](name)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import operator
 import re
 from dataclasses import replace
-from pathlib import Path
 from typing import AbstractSet, Any, Collection, Literal, Mapping, Sequence, Union
 
 import numpy as np
@@ -247,13 +246,6 @@ def with_special(loaded: LoadedTokenizer, special: Mapping[str, int], scheme: st
     return replace(loaded, special_tokens=dict(special), pretokenize=scheme or loaded.pretokenize)
 
 
-def project_presets_dir() -> Path | None:
-    """The project's instance/presets (`make setup` fills it), if it is there."""
-    where = Path(__file__).resolve().parents[2] / "instance" / "presets"
-    return where if where.is_dir() else None
-
-
 def preset_parts(name: str) -> tuple[LoadedTokenizer, Any]:
-    """A preset's loaded tokenizer and compiled merges, from the precompiled files where there are some."""
-    where = presets.get_cache_dir() or project_presets_dir()
-    return catalog.load_preset(name, where), catalog.load_compiled(name, where)
+    """A preset's loaded tokenizer and compiled merges, from the preset cache (presets/cache.py) where it has them."""
+    return catalog.load_preset(name), catalog.load_compiled(name)

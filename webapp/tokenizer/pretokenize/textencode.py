@@ -118,8 +118,20 @@ def relabel_for(mapping: Mapping[int, int]) -> Relabel:
     return relabel
 
 
-def _whole_table(compiled: CompiledByteMerges, relabel: Relabel | None) -> dict[str, tuple[int, ...]]:
-    """The compiled list's whole-token table in output ids (made once per map; {} when there is none)."""
+#: A deferred whole-token table (core/precompiled.py) is made once this many pre-tokens have missed
+#: the caches of its list: making it costs about as much as encoding a few thousand new pre-tokens
+#: without it (0.1 s for o200k_base), so a short first encode goes without (the same ids either way).
+WHOLE_TABLE_AFTER = 2_000
+
+
+def _whole_table(compiled: CompiledByteMerges, relabel: Relabel | None, wanted: int = 0) -> dict[str, tuple[int, ...]]:
+    """The compiled list's whole-token table in output ids (made once per map; {} when there is none,
+    or while a deferred one is not worth making yet: `wanted` pre-tokens are to be looked up now)."""
+    if compiled.whole_deferred:
+        store = compiled.__dict__
+        store["_whole_wanted"] = seen = store.get("_whole_wanted", 0) + wanted
+        if seen < WHOLE_TABLE_AFTER:
+            return _NO_WHOLE
     whole = compiled.whole
     if whole is None:
         return _NO_WHOLE
@@ -219,7 +231,7 @@ def _fill_chunks(
     # First the whole-token table (core/precompiled.py): for real vocabularies most
     # pre-tokens are tokens that encode to themselves, one dict lookup each. A list
     # without one (a Tekken file's, compiled when opened) starts from the pre-token cache.
-    table = _whole_table(compiled, relabel)
+    table = _whole_table(compiled, relabel, len(pretokens))
     values: list[tuple[int, ...] | None] = list(map((table or pretoken_cache.data).get, pretokens))
     if None in values:
         misses = list(compress(range(len(values)), map(not_, values)))  # where the table had nothing
