@@ -79,6 +79,8 @@ class Limits:
     chat_template_chars: int = 100_000
     chat_rendered_chars: int = 1_000_000
     chat_seconds: float = 2.0
+    chat_built_chars: int = 16_000_000
+    chat_memory_mb: int = 256
 
     @property
     def sizes(self) -> SizeLimits:
@@ -89,7 +91,8 @@ class Limits:
     def chat(self) -> ChatLimits:
         """The bounds on a conversation and on rendering its template (message text counts as text)."""
         return ChatLimits(template_chars=self.chat_template_chars, rendered_chars=self.chat_rendered_chars,
-                          seconds=self.chat_seconds, messages=self.chat_messages, message_chars=self.text_chars)
+                          seconds=self.chat_seconds, messages=self.chat_messages, message_chars=self.text_chars,
+                          built_chars=self.chat_built_chars, memory_mb=self.chat_memory_mb)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "Limits":
@@ -117,6 +120,8 @@ class Limits:
             chat_template_chars=int(config.get("LIMIT_CHAT_TEMPLATE_CHARS", defaults.chat_template_chars)),
             chat_rendered_chars=int(config.get("LIMIT_CHAT_RENDERED_CHARS", defaults.chat_rendered_chars)),
             chat_seconds=float(config.get("LIMIT_CHAT_SECONDS", defaults.chat_seconds)),
+            chat_built_chars=int(config.get("LIMIT_CHAT_BUILT_CHARS", defaults.chat_built_chars)),
+            chat_memory_mb=int(config.get("LIMIT_CHAT_MEMORY_MB", defaults.chat_memory_mb)),
         )
 
 

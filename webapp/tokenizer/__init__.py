@@ -53,6 +53,7 @@ from webapp.tokenizer.chat import (
     render_chat,
     validate_messages,
 )
+from webapp.tokenizer.chat_process import render_chat_isolated
 from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET, BoundedCache, estimated_bytes
 from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
 from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
@@ -187,7 +188,7 @@ __all__ = [
     "split_special",
     # chat templates (docs/chat.md)
     "DEFAULT_CHAT_LIMITS", "PRESET_CHAT_PACKAGES", "ChatLimits", "ChatTemplate", "chat_template_of",
-    "parse_chat_config", "preset_chat_template", "render_chat", "validate_messages",
+    "parse_chat_config", "preset_chat_template", "render_chat", "render_chat_isolated", "validate_messages",
     # tiktoken's Python API (docs/tiktoken.md)
     "Encoding", "encoding_for_model", "encoding_name_for_model", "get_encoding", "list_encoding_names",
 ]

@@ -30,6 +30,7 @@ from webapp.tokenizer import (
     is_preset,
     preset_chat_template,
     render_chat,
+    render_chat_isolated,
     split_special,
 )
 
@@ -84,7 +85,10 @@ def render_and_count(entry: Loaded, messages: Sequence[Mapping[str, str]], add_g
                      limits: inputs.Limits) -> ChatCount:
     """Render with the entry's template (sandboxed, bounded), encode as apply_chat_template does."""
     template, origin = template_for(entry)
-    text = render_chat(template, messages, add_generation_prompt=add_generation_prompt, limits=limits.chat)
+    # An opened template is untrusted code: it renders in a child process with a memory and a hard time
+    # limit. A preset's template ships with the app's packages and renders in-process (docs/chat.md).
+    render = render_chat_isolated if entry.tok.chat else render_chat
+    text = render(template, messages, add_generation_prompt=add_generation_prompt, limits=limits.chat)
     ids = act.chat_ids(entry, text)
     return ChatCount(text, ids, frozenset(entry.tok.special_tokens), origin)
 
