@@ -32,12 +32,10 @@ from webapp.tokenizer import (
     CORPUS_LEVELS,
     CORPUS_SCHEMES,
     ChatLimits,
-    MAX_JSON_DEPTH,
     SCHEMES,
     SizeLimits,
     TokenizerError,
     compiled_from_key,
-    json_depth,
     parse_byte_merges,
     parse_byte_vocab,
     parse_char_merges,
@@ -317,10 +315,7 @@ def read_messages(value: Any, limits: Limits, *, form: bool = False) -> tuple[di
             return ()
         if len(value) > 2 * limits.text_chars:
             raise _over("chat", "characters", len(value), 2 * limits.text_chars, "LIMIT_TEXT_CHARS")
-        try:
-            value = json.loads(value) if json_depth(value) <= MAX_JSON_DEPTH else None
-        except ValueError as exc:
-            raise TokenizerError(f"chat: the messages are not valid JSON ({exc})", field="chat") from None
+        value = tk.parse_json(value, "chat")
         return tk.validate_messages(value, limits.chat, field="chat")
     return tk.validate_messages(value, limits.chat)
 

@@ -48,6 +48,7 @@ from webapp.tokenizer.chat import (
     ChatLimits,
     ChatTemplate,
     chat_template_of,
+    check_rendered,
     parse_chat_config,
     preset_chat_template,
     render_chat,
@@ -61,6 +62,9 @@ from webapp.tokenizer.processes import die_with_parent, vm_size_bytes
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.textformats import (
     MAX_JSON_DEPTH,
+    JsonProblem,
+    load_json,
+    parse_json,
     format_byte_vocab,
     format_char_merges,
     format_char_vocab,
@@ -165,7 +169,7 @@ __all__ = [
     # token sizes, comparing tokenizations, text boxes, validation
     "ImpliedVocab", "SizeLimits",
     "SpanComparison", "compare_spans", "spans_from_lengths",
-    "MAX_JSON_DEPTH", "json_depth", "format_byte_vocab", "format_char_merges", "format_char_vocab", "format_ids",
+    "MAX_JSON_DEPTH", "JsonProblem", "json_depth", "load_json", "parse_json", "format_byte_vocab", "format_char_merges", "format_char_vocab", "format_ids",
     "parse_byte_merges", "parse_byte_vocab", "parse_char_merges", "parse_char_vocab", "parse_ids", "parse_num_merges",
     "parse_words", "plain_rule_lines",
     "validate_byte_merges", "validate_byte_vocab", "validate_char_merges", "validate_char_vocab", "validate_ids",
@@ -187,7 +191,7 @@ __all__ = [
     "Tokenizer", "allowed_set", "encode_special", "encode_trace_special", "get_tokenizer", "register_resolver",
     "split_special",
     # chat templates (docs/chat.md)
-    "DEFAULT_CHAT_LIMITS", "PRESET_CHAT_PACKAGES", "ChatLimits", "ChatTemplate", "chat_template_of",
+    "DEFAULT_CHAT_LIMITS", "PRESET_CHAT_PACKAGES", "ChatLimits", "ChatTemplate", "chat_template_of", "check_rendered",
     "parse_chat_config", "preset_chat_template", "render_chat", "render_chat_isolated", "validate_messages",
     # tiktoken's Python API (docs/tiktoken.md)
     "Encoding", "encoding_for_model", "encoding_name_for_model", "get_encoding", "list_encoding_names",

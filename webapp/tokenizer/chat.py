@@ -54,6 +54,7 @@ from webapp.tokenizer import chat_bounds as bounds_
 from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.chat_watchdog import TEMPLATE_FILE, WATCHDOG, Timeout, raw_template_line
 from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
+from webapp.tokenizer.textformats import JsonProblem, load_json
 
 FIELD = "chat_template"
 
@@ -89,7 +90,12 @@ class ChatTemplate:
 
     @classmethod
     def from_json(cls, text: str) -> "ChatTemplate":
-        doc = json.loads(text)
+        try:
+            doc = load_json(text)
+            return cls(str(doc["template"]), _opt_str(doc.get("bos_token")), _opt_str(doc.get("eos_token")))
+        except (JsonProblem, TypeError, KeyError, AttributeError):
+            raise TokenizerError("chat_template: the stored template cannot be read; open the tokenizer_config.json "
+                                 "again", field=FIELD) from None
         return cls(str(doc["template"]), _opt_str(doc.get("bos_token")), _opt_str(doc.get("eos_token")))
 
 
@@ -137,11 +143,10 @@ def chat_template_of(doc: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> Chat
 def parse_chat_config(text: str | bytes, limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> ChatTemplate | None:
     """A tokenizer_config.json's text -> its chat template (None: it has none)."""
     try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        where = {"line": exc.lineno, "column": exc.colno} if isinstance(exc, json.JSONDecodeError) else {}
-        raise TokenizerError(f"config: tokenizer_config.json is not valid JSON ({exc})", field="config",
-                             location=where) from None
+        doc = load_json(text)
+    except JsonProblem as exc:
+        raise TokenizerError(f"config: tokenizer_config.json is not valid JSON ({exc.reason})", field="config",
+                             location=exc.location) from None
     return chat_template_of(doc, limits)
 
 
@@ -215,6 +220,8 @@ def validate_messages(value: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS,
             if not isinstance(message[key], str):
                 raise TokenizerError(f"{field}[{index}].{key}: expected a string, got {json_type(message[key])}",
                                      field=field, location={**where, "key": key})
+        for key in ("role", "content"):
+            _check_surrogates(message, key, field, index)
         total += len(message["content"]) + len(message["role"])
         if total > limits.message_chars:
             raise TokenizerError(f"{field}: the messages hold over {limits.message_chars:,} characters, the limit "
@@ -222,6 +229,32 @@ def validate_messages(value: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS,
                                  location={**where, "limit": limits.message_chars})
         out.append({"role": message["role"], "content": message["content"]})
     return tuple(out)
+
+
+def _check_surrogates(message: Mapping[str, str], key: str, field: str, index: int) -> None:
+    """A lone surrogate (possible in JSON, never text) named by its message, that message's role and its offset."""
+    value = message[key]
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        role = message["role"]
+        named = f" (role {role[:40]})" if key == "content" and role.isprintable() else ""
+        raise TokenizerError(
+            f"{field}[{index}].{key}{named}: a lone surrogate U+{ord(value[exc.start]):04X} at offset {exc.start} "
+            f"(characters from the start of the {key}), which is not text and cannot be encoded as UTF-8",
+            field=field, location={"index": index, "key": key, "offset": exc.start}) from None
+
+
+def check_rendered(text: str) -> str:
+    """The rendered text, encodable: a lone surrogate the template itself wrote is the template's fault."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise TokenizerError(
+            f"chat_template: the rendered text has a lone surrogate U+{ord(text[exc.start]):04X} at offset "
+            f"{exc.start}, written by the template (not by a message); it cannot be encoded as UTF-8",
+            field=FIELD, location={"offset": exc.start}) from None
+    return text
 
 
 # --- rendering ------------------------------------------------------------------

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 
 from webapp.tokenizer.formats.common import _as_text, _file_error, _is_int
 from webapp.tokenizer.formats.tekken import looks_like_tekken
-from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
+from webapp.tokenizer.textformats import JsonProblem, load_json
 
 
 def detect_format(content: str | bytes, filename: str | None = None) -> str:
@@ -28,10 +27,8 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
         return "minbpe"
     if stripped.startswith(("{", "[")):
         try:
-            if json_depth(text) > MAX_JSON_DEPTH:
-                raise RecursionError
-            data = json.loads(text)
-        except (ValueError, RecursionError):  # (the parser then says what is wrong)
+            data = load_json(text)
+        except JsonProblem:  # (the parser then says what is wrong)
             return "hf" if name.endswith("tokenizer.json") else "playground"
         if isinstance(data, dict):
             # (a vocab.json may well hold the tokens "model" or "merges": look at the values)

@@ -25,9 +25,12 @@ from webapp.tokenizers import active as act
 from webapp.tokenizers.store import Loaded
 from webapp.tokenizer import (
     ChatTemplate,
+    JsonProblem,
     PRESET_CHAT_PACKAGES,
     TokenizerError,
+    check_rendered,
     is_preset,
+    load_json,
     preset_chat_template,
     render_chat,
     render_chat_isolated,
@@ -88,7 +91,7 @@ def render_and_count(entry: Loaded, messages: Sequence[Mapping[str, str]], add_g
     # An opened template is untrusted code: it renders in a child process with a memory and a hard time
     # limit. A preset's template ships with the app's packages and renders in-process (docs/chat.md).
     render = render_chat_isolated if entry.tok.chat else render_chat
-    text = render(template, messages, add_generation_prompt=add_generation_prompt, limits=limits.chat)
+    text = check_rendered(render(template, messages, add_generation_prompt=add_generation_prompt, limits=limits.chat))
     ids = act.chat_ids(entry, text)
     return ChatCount(text, ids, frozenset(entry.tok.special_tokens), origin)
 
@@ -105,8 +108,8 @@ def starter_messages(text: str) -> str:
 def rows_of(state: Mapping[str, str]) -> list[dict[str, str]]:
     """The message rows the editor shows: the `chat` field's messages, as far as they are rows of strings."""
     try:
-        value = json.loads(state.get("chat") or "[]")
-    except ValueError:
+        value = load_json(state.get("chat") or "[]")
+    except JsonProblem:  # (the Chat view says what is wrong with the field)
         return []
     if not isinstance(value, list):
         return []
