@@ -475,6 +475,8 @@ def _template_error(exc: BaseException, what: str) -> TokenizerError:
         message = f"chat_template: refused{where}: {exc}"
     else:
         detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        if isinstance(exc, SyntaxError) and not isinstance(exc, jinja2.exceptions.TemplateSyntaxError):
+            detail = exc.msg  # (Python's compile of the generated code: its line is not the template's)
         message = f"chat_template: the template {what}{where}: {short_repr(detail, 200)}"
     return TokenizerError(message, field=FIELD, location={"line": line} if line is not None else {})
 
