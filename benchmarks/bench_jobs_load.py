@@ -265,6 +265,96 @@ def heavy_jobs(port: int, args: argparse.Namespace) -> bool:
     return ok
 
 
+# --- issue 28 rows 1-3: the worst opened chat template of each kind -------------------------
+
+#: The worst template of each kind (issue 28 rows 1-3); each is opened with a small tokenizer.json, then chatted.
+HOSTILE_TEMPLATES = {
+    "~ doubling x28": "{% set ns = namespace(s='ab') %}{% for i in range(28) %}{% set ns.s = ns.s ~ ns.s %}"
+                      "{% endfor %}{{ ns.s|length }}",
+    "~ doubling x40": "{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}"
+                      "{% endfor %}{{ ns.s|length }}",
+    "lipsum n=1000 max=100000": "{{ lipsum(n=1000, min=99999, max=100000)|length }}",
+    "center width x1000": "{{ range(1000)|map('center', 999999)|list|length }}",
+    "format widths": "{{ ('{0:{1}}' * 50).format('x', 999999)|length }}",
+    "indent width": "{{ ('a\\n' * 1000)|indent(999999)|length }}",
+    "tojson indent, 20 nested": "{% set ns = namespace(v=1) %}{% for i in range(20) %}{% set ns.v = [ns.v, ns.v] %}"
+                                "{% endfor %}{{ ns.v|tojson(indent=999999)|length }}",
+    "join of a repeated list": "{{ (['x' * 999999] * 1000)|join|length }}",
+    "* of a list, stringified": "{{ ([['x' * 999999] * 1000] * 1000)|string|length }}",
+    "a loop past the time limit": "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}",
+}
+_SMALL_TOKENIZER = json.dumps({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}})
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def gunicorn_workers(session: int) -> list[int]:
+    """The gunicorn workers of the server's session (processes whose parent is the gunicorn master)."""
+    found: dict[int, tuple[int, str]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[3]) == session and "gunicorn" in cmdline:
+            found[int(entry)] = (int(fields[1]), cmdline)
+    return [pid for pid, (parent, _) in found.items() if parent in found]
+
+
+def hostile_templates(port: int, session: int) -> bool:
+    """Each worst template: the chat request's status and time, and the workers' memory after it (the
+    largest growth of any worker, VmRSS), against an opened harmless template's chat measured in the
+    same run (the fork's cost) and llama3's in-process one."""
+    print("hostile opened chat templates (issue 28 rows 1-3): one chat request each")
+    refs: dict[str, str] = {}
+    for client, (name, template) in enumerate({"harmless": "{% for m in messages %}{{ m.content }}{% endfor %}",
+                                               **HOSTILE_TEMPLATES}.items(), start=100):
+        status, data, _, _ = request(port, "POST", "/api/import", json.dumps({
+            "content": _SMALL_TOKENIZER, "config": json.dumps({"chat_template": template})}).encode(), client=client)
+        if status != 200:
+            print(f"  {name}: open refused {status} {data[:120]!r}")
+            continue
+        refs[name] = json.loads(data)["tokenizer"]
+    body = json.dumps({"messages": [{"role": "user", "content": "abab"}]}).encode()
+    reference = {}
+    for name, ref in (("llama3 (preset, in-process)", "llama3"), ("harmless (opened, child)", refs.get("harmless"))):
+        if ref is None:
+            continue
+        times = [request(port, "POST", f"/api/tokenizers/{ref}/chat", body, client=99)[2] for _ in range(20)]
+        reference[name] = statistics.median(times)
+        print(f"  {name}: median {reference[name] * 1000:.1f} ms over 20 requests")
+    if len(reference) == 2:
+        first, second = reference.values()
+        print(f"  an opened template's child process costs {second / first:.2f}x the in-process preset's request")
+    workers = gunicorn_workers(session)
+    ok = True
+    for name in HOSTILE_TEMPLATES:
+        if name not in refs:
+            ok = False
+            continue
+        before = {pid: _rss_kb(pid) for pid in workers}
+        status, data, seconds, _ = request(port, "POST", f"/api/tokenizers/{refs[name]}/chat", body, client=98)
+        grown = max((_rss_kb(pid) - kb for pid, kb in before.items()), default=0)
+        message = json.loads(data).get("error", {}).get("message", "") if status == 400 else data[:80].decode()
+        print(f"  {name:28s} {status} in {seconds:.2f} s, worker RSS +{grown / 1024:.1f} MB: {message[:110]}")
+        ok = ok and status == 400 and seconds < 3.0 and grown < 64 * 1024
+    print("  target: each one 400 within 3 s, no worker grows by 64 MB:", "met" if ok else "MISSED")
+    return ok
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--slow-seconds", type=float, default=30, help="how long each slow upload takes to send")
@@ -272,6 +362,7 @@ def main() -> int:
     parser.add_argument("--words", type=int, default=170_000, help="training words per job (under LIMIT_TEXT_CHARS)")
     parser.add_argument("--merges", type=int, default=20_000, help="merges per job")
     parser.add_argument("--reference-seconds", type=float, default=5)
+    parser.add_argument("--only", choices=["templates"], help="run one section only")
     args = parser.parse_args()
 
     folder = Path(tempfile.mkdtemp(prefix="bench-jobs-"))
@@ -299,13 +390,17 @@ def main() -> int:
         nginx = b"nginx on" in (folder / "server.log").read_bytes()
         print(f"production command: scripts/serve-prod.sh ({'nginx + ' if nginx else 'NO nginx: '}gunicorn + "
               f"job worker), defaults; files in {folder}")
+        templates_ok = hostile_templates(port, server.pid)
+        if args.only == "templates":
+            return 0 if templates_ok else 1
         share_burst(port, folder)
         slow_ok = slow_uploads(port, args.slow_seconds)
         flood_and_wait(port)
         load_ok = heavy_jobs(port, args)
         print("targets: /healthz max < 1 s under slow uploads:", "met" if slow_ok else "MISSED",
               "| p99 <= 100 ms under heavy jobs:", "met" if load_ok else "MISSED")
-        return 0 if slow_ok and load_ok else 1
+        print("target: hostile templates refused in time, workers not grown:", "met" if templates_ok else "MISSED")
+        return 0 if slow_ok and load_ok and templates_ok else 1
     finally:
         try:
             os.kill(server.pid, signal.SIGTERM)  # the script stops nginx, gunicorn and the worker

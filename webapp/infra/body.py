@@ -4,8 +4,9 @@
   body, with a Content-Length or chunked, is a 413.
 - `read_json_object(allowed, required)` - the body as a JSON object: 415 when
   it is not JSON, 400 naming the line and column of a syntax error, a
-  nesting depth over MAX_JSON_DEPTH (64: checked before parsing, by the same
-  scan the typed fields use), an unknown or a missing field.
+  nesting depth over MAX_JSON_DEPTH (64: checked before parsing, by the one
+  JSON reader every JSON field uses, webapp.tokenizer.load_json), an unknown
+  or a missing field.
 - `bound_request_head()` - a URL over LIMIT_URL_BYTES is a 414, more header
   fields than LIMIT_HEADER_FIELDS or a longer header line than
   LIMIT_HEADER_BYTES a 431: all below gunicorn's own limits, so the app
@@ -33,7 +34,7 @@ from werkzeug.wrappers import Response
 from werkzeug.wsgi import LimitedStream
 
 from webapp.infra.errors import QUOTE_CHARS, ApiError, cut, quote, too_large
-from webapp.tokenizer import MAX_JSON_DEPTH, json_depth
+from webapp.tokenizer import JsonProblem, load_json
 
 
 def read_body() -> bytes:
@@ -57,27 +58,12 @@ def read_body() -> bytes:
     return data
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def parse_json(source: str) -> Any:
-    """JSON text to a value, or an ApiError that says where it breaks."""
-    if json_depth(source) > MAX_JSON_DEPTH:
-        raise ApiError(
-            f"body: JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)", location={"limit": MAX_JSON_DEPTH}
-        )
+    """JSON text to a value (the one reader, webapp.tokenizer.load_json), or an ApiError that says where it breaks."""
     try:
-        return json.loads(source, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise ApiError(
-            f"body: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-            location={"line": exc.lineno, "column": exc.colno},
-        ) from None
-    except RecursionError:
-        raise ApiError("body: JSON nested too deeply") from None
-    except ValueError as exc:  # NaN / Infinity, or an integer of over 4,300 digits
-        raise ApiError(f"body: invalid JSON: {str(exc)[:200]}") from None
+        return load_json(source)
+    except JsonProblem as exc:
+        raise ApiError(f"body: {exc.reason}", location=exc.location) from None
 
 
 def is_json_request() -> bool:

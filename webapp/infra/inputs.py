@@ -32,12 +32,10 @@ from webapp.tokenizer import (
     CORPUS_LEVELS,
     CORPUS_SCHEMES,
     ChatLimits,
-    MAX_JSON_DEPTH,
     SCHEMES,
     SizeLimits,
     TokenizerError,
     compiled_from_key,
-    json_depth,
     parse_byte_merges,
     parse_byte_vocab,
     parse_char_merges,
@@ -79,6 +77,8 @@ class Limits:
     chat_template_chars: int = 100_000
     chat_rendered_chars: int = 1_000_000
     chat_seconds: float = 2.0
+    chat_built_chars: int = 16_000_000
+    chat_memory_mb: int = 256
 
     @property
     def sizes(self) -> SizeLimits:
@@ -89,7 +89,8 @@ class Limits:
     def chat(self) -> ChatLimits:
         """The bounds on a conversation and on rendering its template (message text counts as text)."""
         return ChatLimits(template_chars=self.chat_template_chars, rendered_chars=self.chat_rendered_chars,
-                          seconds=self.chat_seconds, messages=self.chat_messages, message_chars=self.text_chars)
+                          seconds=self.chat_seconds, messages=self.chat_messages, message_chars=self.text_chars,
+                          built_chars=self.chat_built_chars, memory_mb=self.chat_memory_mb)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "Limits":
@@ -117,6 +118,8 @@ class Limits:
             chat_template_chars=int(config.get("LIMIT_CHAT_TEMPLATE_CHARS", defaults.chat_template_chars)),
             chat_rendered_chars=int(config.get("LIMIT_CHAT_RENDERED_CHARS", defaults.chat_rendered_chars)),
             chat_seconds=float(config.get("LIMIT_CHAT_SECONDS", defaults.chat_seconds)),
+            chat_built_chars=int(config.get("LIMIT_CHAT_BUILT_CHARS", defaults.chat_built_chars)),
+            chat_memory_mb=int(config.get("LIMIT_CHAT_MEMORY_MB", defaults.chat_memory_mb)),
         )
 
 
@@ -312,10 +315,7 @@ def read_messages(value: Any, limits: Limits, *, form: bool = False) -> tuple[di
             return ()
         if len(value) > 2 * limits.text_chars:
             raise _over("chat", "characters", len(value), 2 * limits.text_chars, "LIMIT_TEXT_CHARS")
-        try:
-            value = json.loads(value) if json_depth(value) <= MAX_JSON_DEPTH else None
-        except ValueError as exc:
-            raise TokenizerError(f"chat: the messages are not valid JSON ({exc})", field="chat") from None
+        value = tk.parse_json(value, "chat")
         return tk.validate_messages(value, limits.chat, field="chat")
     return tk.validate_messages(value, limits.chat)
 

@@ -21,6 +21,7 @@ import secrets
 from flask import g, has_request_context, request, session
 
 from webapp.jobs.store import Job
+from webapp.tokenizer import JsonProblem, load_json
 
 #: The session keeps the tokens of this many newest jobs (the cookie stays small).
 SESSION_JOBS = 16
@@ -63,7 +64,10 @@ def _offered(job_id: str) -> list[str]:
     """Every token this request carries for the job: header, form or JSON field, session."""
     offered = [request.headers.get(HEADER, ""), request.form.get(FIELD, "") if request.form else ""]
     if request.is_json:
-        body = request.get_json(silent=True)
+        try:
+            body = load_json(request.get_data(cache=True))  # (the one reader: a deep body is no RecursionError)
+        except JsonProblem:
+            body = None
         if isinstance(body, dict) and isinstance(body.get(FIELD), str):
             offered.append(body[FIELD])
     offered.append(str((session.get(SESSION_KEY) or {}).get(job_id, "")))

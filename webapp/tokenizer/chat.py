@@ -44,14 +44,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 import jinja2
+import jinja2.compiler
 import jinja2.debug  # imported now: Jinja imports it when a template fails, and a deadline may fire then
 import jinja2.ext
 import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from webapp.tokenizer import chat_bounds as bounds_
 from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.chat_watchdog import TEMPLATE_FILE, WATCHDOG, Timeout, raw_template_line
 from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
+from webapp.tokenizer.textformats import JsonProblem, load_json
 
 FIELD = "chat_template"
 
@@ -65,6 +68,8 @@ class ChatLimits:
     seconds: float = 2.0  # wall time of one rendering
     messages: int = 1_000  # messages in one conversation
     message_chars: int = 1_000_000  # characters of all the messages' contents together
+    built_chars: int = 16_000_000  # characters (or list items) one rendering builds, all values added up
+    memory_mb: int = 256  # what an opened template's rendering process may map on top of the worker's own
 
 
 DEFAULT_CHAT_LIMITS = ChatLimits()
@@ -85,7 +90,12 @@ class ChatTemplate:
 
     @classmethod
     def from_json(cls, text: str) -> "ChatTemplate":
-        doc = json.loads(text)
+        try:
+            doc = load_json(text)
+            return cls(str(doc["template"]), _opt_str(doc.get("bos_token")), _opt_str(doc.get("eos_token")))
+        except (JsonProblem, TypeError, KeyError, AttributeError):
+            raise TokenizerError("chat_template: the stored template cannot be read; open the tokenizer_config.json "
+                                 "again", field=FIELD) from None
         return cls(str(doc["template"]), _opt_str(doc.get("bos_token")), _opt_str(doc.get("eos_token")))
 
 
@@ -125,6 +135,7 @@ def chat_template_of(doc: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> Chat
         raise TokenizerError(f"config: chat_template should be a string, got {short_repr(raw)}",
                              field="config", location={"key": "chat_template"})
     check_template_size(raw, limits)
+    check_compiles(raw, limits)
     return ChatTemplate(raw, _token_text(doc.get("bos_token"), "bos_token"),
                         _token_text(doc.get("eos_token"), "eos_token"))
 
@@ -132,11 +143,10 @@ def chat_template_of(doc: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> Chat
 def parse_chat_config(text: str | bytes, limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> ChatTemplate | None:
     """A tokenizer_config.json's text -> its chat template (None: it has none)."""
     try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        where = {"line": exc.lineno, "column": exc.colno} if isinstance(exc, json.JSONDecodeError) else {}
-        raise TokenizerError(f"config: tokenizer_config.json is not valid JSON ({exc})", field="config",
-                             location=where) from None
+        doc = load_json(text)
+    except JsonProblem as exc:
+        raise TokenizerError(f"config: tokenizer_config.json is not valid JSON ({exc.reason})", field="config",
+                             location=exc.location) from None
     return chat_template_of(doc, limits)
 
 
@@ -210,6 +220,8 @@ def validate_messages(value: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS,
             if not isinstance(message[key], str):
                 raise TokenizerError(f"{field}[{index}].{key}: expected a string, got {json_type(message[key])}",
                                      field=field, location={**where, "key": key})
+        for key in ("role", "content"):
+            _check_surrogates(message, key, field, index)
         total += len(message["content"]) + len(message["role"])
         if total > limits.message_chars:
             raise TokenizerError(f"{field}: the messages hold over {limits.message_chars:,} characters, the limit "
@@ -219,143 +231,128 @@ def validate_messages(value: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS,
     return tuple(out)
 
 
+def _check_surrogates(message: Mapping[str, str], key: str, field: str, index: int) -> None:
+    """A lone surrogate (possible in JSON, never text) named by its message, that message's role and its offset."""
+    value = message[key]
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        role = message["role"]
+        named = f" (role {role[:40]})" if key == "content" and role.isprintable() else ""
+        raise TokenizerError(
+            f"{field}[{index}].{key}{named}: a lone surrogate U+{ord(value[exc.start]):04X} at offset {exc.start} "
+            f"(characters from the start of the {key}), which is not text and cannot be encoded as UTF-8",
+            field=field, location={"index": index, "key": key, "offset": exc.start}) from None
+
+
+def check_rendered(text: str) -> str:
+    """The rendered text, encodable: a lone surrogate the template itself wrote is the template's fault."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise TokenizerError(
+            f"chat_template: the rendered text has a lone surrogate U+{ord(text[exc.start]):04X} at offset "
+            f"{exc.start}, written by the template (not by a message); it cannot be encoded as UTF-8",
+            field=FIELD, location={"offset": exc.start}) from None
+    return text
+
+
 # --- rendering ------------------------------------------------------------------
-
-
-class _Refused(jinja2.exceptions.TemplateError):
-    """A limit stopped the rendering (the message says which)."""
 
 
 class _Raised(jinja2.exceptions.TemplateError):
     """The template called raise_exception(message)."""
 
 
+_Refused = bounds_.Refused
 
 
-class _Bounds:
-    """The running rendering's deadline and size bound (one per render, kept on the environment's globals)."""
+class _CodeGenerator(jinja2.compiler.CodeGenerator):
+    """Jinja's code generator, with `~` sent through the environment's bounded concat (Jinja joins it
+    with a plain str_join, which no sandbox hook sees)."""
 
-    def __init__(self, limits: ChatLimits) -> None:
-        self.limits = limits
-        self.deadline = time.monotonic() + limits.seconds
-
-    def size(self, n: int, what: str) -> None:
-        if n > self.limits.rendered_chars:
-            raise _Refused(f"{what} would make {n:,} characters, over the limit of {self.limits.rendered_chars:,} "
-                           "(setting LIMIT_CHAT_RENDERED_CHARS)")
-
-    def clock(self) -> None:
-        if time.monotonic() > self.deadline:
-            raise _Refused(f"rendering took over {self.limits.seconds:g} s, the limit (setting LIMIT_CHAT_SECONDS)")
-
-
-_RENDERING = threading.local()  # this thread's rendering in progress: its _Bounds
-
-
-def _bounds() -> _Bounds | None:
-    return getattr(_RENDERING, "bounds", None)
-
-
-def _length(value: Any) -> int | None:
-    return len(value) if isinstance(value, (str, list, tuple, dict)) else None
-
-
-def _check_args(bounds: _Bounds, args: Iterable[Any], what: str) -> None:
-    for arg in args:
-        if isinstance(arg, int) and not isinstance(arg, bool) and abs(arg) > bounds.limits.rendered_chars:
-            bounds.size(abs(arg), what)
+    def visit_Concat(self, node: jinja2.nodes.Concat, frame: jinja2.compiler.Frame) -> None:
+        self.write("environment.concat((")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
 
 
 class _Sandbox(ImmutableSandboxedEnvironment):
-    """Jinja's immutable sandbox, with every operator, filter and call that can grow a value bounded."""
+    """Jinja's immutable sandbox, with every operator, filter and call that can grow a value bounded
+    before it runs (webapp/tokenizer/chat_bounds.py)."""
 
     intercepted_binops = frozenset(["*", "+", "**", "%"])
+    code_generator_class = _CodeGenerator
+    concat = staticmethod(bounds_.bounded_concat)
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        bounds = _bounds()
+        bounds = bounds_.current()
         if bounds is not None:
             bounds.clock()
             if operator == "+":  # (the common one: each length taken once)
-                left_size, right_size = _length(left), _length(right)
+                left_size, right_size = bounds_.length(left), bounds_.length(right)
                 if left_size is not None and right_size is not None:
-                    bounds.size(left_size + right_size, "`+`")
+                    bounds.build(left_size + right_size, "`+`")
             elif operator == "*":
-                size, times = (left, right) if _length(left) is not None else (right, left)
-                if _length(size) is not None and isinstance(times, int):
-                    bounds.size((_length(size) or 0) * max(times, 0), "`*`")
+                size, times = (left, right) if bounds_.length(left) is not None else (right, left)
+                if bounds_.length(size) is not None and isinstance(times, int):
+                    bounds.build((bounds_.length(size) or 0) * max(times, 0), "`*`")
                 elif isinstance(left, int) and isinstance(right, int):
                     bounds.size(max(left.bit_length(), right.bit_length()) // 3, "`*`")
             elif operator == "**" and isinstance(left, (int, float)) and isinstance(right, (int, float)):
                 if abs(right) > 64 and abs(left) > 1:
                     raise _Refused(f"`**` with an exponent of {short_repr(right)} is refused (at most 64)")
             elif operator == "%" and isinstance(left, str):
-                _check_format_spec(bounds, left)
+                values = right if isinstance(right, tuple) else (right,)
+                bounds.build(bounds_.format_size(bounds, left, values, "`%`"), "`%`")
         return super().call_binop(context, operator, left, right)
 
-    def getattr(self, obj: Any, attribute: str) -> Any:
-        if attribute in ("format", "format_map") and isinstance(obj, str):  # (the cheap test first: every read)
-            bounds = _bounds()
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        wrapped = super().wrap_str_format(value)
+        if wrapped is None:
+            return None
+        fmt = value.__self__
+
+        @functools.wraps(wrapped)
+        def bounded(*args: Any, **kwargs: Any) -> str:
+            bounds = bounds_.current()
             if bounds is not None:
-                _check_format_spec(bounds, obj)  # Jinja wraps str.format: the call below no longer shows its string
-        return super().getattr(obj, attribute)
+                values = list(args) + list(kwargs.values())
+                if len(args) == 1 and isinstance(args[0], dict) and not kwargs:  # format_map
+                    values = list(args[0].values())
+                bounds.build(bounds_.format_size(bounds, fmt, values, "`format`"), "`format`")
+            return wrapped(*args, **kwargs)
+
+        return bounded
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 (Jinja's signature)
-        bounds = _bounds()
+        bounds = bounds_.current()
         if bounds is not None:
             bounds.clock()
             name = getattr(__obj, "__name__", "a call")
-            _check_args(bounds, list(args) + list(kwargs.values()), f"`{name}`")
+            bounds_.check_int_args(bounds, list(args) + list(kwargs.values()), f"`{name}`")
             owner = getattr(__obj, "__self__", None)
             if isinstance(owner, str):
                 if name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
                     parts = len(owner) + 1 if not args[0] else owner.count(args[0]) + 1
-                    bounds.size(len(owner) + parts * len(args[1]), "`replace`")
-                elif name == "join":
-                    bounds.size(sum(_length(a) or 0 for a in args[0]) if isinstance(args[0], (list, tuple)) else 0
-                                + len(owner) * max((_length(args[0]) or 1) - 1, 0), "`join`")
+                    bounds.build(len(owner) + parts * len(args[1]), "`replace`")
+                elif name == "join" and args:
+                    items = list(args[0])
+                    bounds.build(bounds_.predict_join(bounds, items, owner, "`join`"), "`join`")
+                    args = (items, *args[1:])
+                elif name == "expandtabs":
+                    tab = args[0] if args and isinstance(args[0], int) else int(kwargs.get("tabsize", 8) or 0)
+                    bounds.build(len(owner) + owner.count("\t") * max(tab, 0), "`expandtabs`")
+                elif name in ("center", "ljust", "rjust", "zfill") and args and isinstance(args[0], int):
+                    bounds.build(max(len(owner), args[0]), f"`{name}`")
         result = super().call(__context, __obj, *args, **kwargs)
         if bounds is not None:
-            n = _length(result)
+            n = bounds_.length(result)
             if n is not None:
                 bounds.size(n, "a call")
         return result
-
-
-def _check_format_spec(bounds: _Bounds, fmt: str) -> None:
-    """A width or precision in a format string ("%999999999s", "{:>999999999}") over the size bound is refused."""
-    digits = 0
-    for ch in fmt:
-        if ch.isdigit():
-            digits += 1
-            if digits > len(str(bounds.limits.rendered_chars)):
-                bounds.size(10 ** (digits - 1), "a format width")
-        else:
-            digits = 0
-
-
-def _bounded_filter(name: str, func: Callable[..., Any]) -> Callable[..., Any]:
-    """A filter whose integer arguments and result are held to the size bound."""
-
-    @functools.wraps(func)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        bounds = _bounds()
-        if bounds is not None:
-            bounds.clock()
-            _check_args(bounds, list(args) + list(kwargs.values()), f"`|{name}`")
-            if name == "replace":
-                values = [a for a in args if isinstance(a, str)]
-                if len(values) >= 3:
-                    subject, old, new = values[-3:]
-                    parts = len(subject) + 1 if not old else subject.count(old) + 1
-                    bounds.size(len(subject) + parts * len(new), "`|replace`")
-        result = func(*args, **kwargs)
-        if bounds is not None:
-            n = _length(result)
-            if n is not None:
-                bounds.size(n, f"`|{name}`")
-        return result
-
-    return run
 
 
 def _raise_exception(message: Any) -> None:
@@ -405,7 +402,9 @@ class _TemplateNamespace(jinja2.utils.Namespace):
 def _environment() -> _Sandbox:
     env = _Sandbox(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
     env.filters["tojson"] = _tojson
-    env.filters = {name: _bounded_filter(name, func) for name, func in env.filters.items()}
+    env.filters = {name: bounds_.bounded_filter(name, func) for name, func in env.filters.items()}
+    env.finalize = bounds_.finalize
+    env.globals["lipsum"] = bounds_.bounded_lipsum
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
     env.globals["dict"] = _TemplateDict()
@@ -417,6 +416,12 @@ def _environment() -> _Sandbox:
 #: bounds live in a thread-local, so threads share them).
 COMPILED: BoundedCache[str, jinja2.Template] = BoundedCache(32, 2_000_000, weigh=lambda key, value: len(key),
                                                       name="chat.compiled")
+
+
+def forget_compiled_in_child() -> None:
+    """In a forked child: a cache of its own (another thread of the parent may have held the lock at the fork)."""
+    global COMPILED
+    COMPILED = BoundedCache(32, 2_000_000, weigh=lambda key, value: len(key))
 
 
 def _line_of(exc: BaseException) -> int | None:
@@ -446,11 +451,19 @@ def _compile(template: str) -> jinja2.Template:
         compiled = _ENV[0].from_string(template)
     except jinja2.exceptions.TemplateSyntaxError as exc:
         raise _template_error(exc, "does not parse") from None
-    except (jinja2.exceptions.TemplateError, ArithmeticError, TypeError, ValueError, LookupError,
-            AttributeError, RecursionError, MemoryError) as exc:
+    except (Exception, RecursionError) as exc:  # Python's own compile too: "too many statically nested blocks"
         raise _template_error(exc, "does not compile") from None
     COMPILED.put(template, compiled)
     return compiled
+
+
+def check_compiles(template: str, limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> None:
+    """Compile a template now (when it is opened), so one that cannot compile is refused then, naming it."""
+    bounds_.enter(bounds_.Bounds(limits.rendered_chars, limits.built_chars, limits.seconds))
+    try:
+        _compile(template)
+    finally:
+        bounds_.enter(None)
 
 
 def _template_error(exc: BaseException, what: str) -> TokenizerError:
@@ -462,6 +475,8 @@ def _template_error(exc: BaseException, what: str) -> TokenizerError:
         message = f"chat_template: refused{where}: {exc}"
     else:
         detail = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        if isinstance(exc, SyntaxError) and not isinstance(exc, jinja2.exceptions.TemplateSyntaxError):
+            detail = exc.msg  # (Python's compile of the generated code: its line is not the template's)
         message = f"chat_template: the template {what}{where}: {short_repr(detail, 200)}"
     return TokenizerError(message, field=FIELD, location={"line": line} if line is not None else {})
 
@@ -470,12 +485,12 @@ def render_chat(template: ChatTemplate, messages: Iterable[Mapping[str, str]], *
                 limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> str:
     """The conversation as the template writes it (a TokenizerError naming the template's line when it fails)."""
     check_template_size(template.template, limits)
-    bounds = _Bounds(limits)
+    bounds = bounds_.Bounds(limits.rendered_chars, limits.built_chars, limits.seconds)
     context = {"messages": [dict(m) for m in messages], "add_generation_prompt": bool(add_generation_prompt),
                "bos_token": template.bos_token or "", "eos_token": template.eos_token or ""}
     parts: list[str] = []
     size = 0
-    _RENDERING.bounds = bounds
+    bounds_.enter(bounds)
     compiled: jinja2.Template | None = None
     try:
         compiled = _compile(template.template)  # (bounded by the template's size; constant folding is bounded)
@@ -497,9 +512,10 @@ def render_chat(template: ChatTemplate, messages: Iterable[Mapping[str, str]], *
             "the limit (setting LIMIT_CHAT_SECONDS)", field=FIELD, location={"line": line} if line else {}) from None
     except TokenizerError:
         raise
-    except (jinja2.exceptions.TemplateError, ArithmeticError, TypeError, ValueError, LookupError, AttributeError,
-            RecursionError, MemoryError) as exc:
+    except MemoryError:  # (an opened template's child reports it with its limit: chat_process.py)
+        raise
+    except Exception as exc:  # whatever a template's code raises is the template's failure, never a 500
         raise _template_error(exc, "failed") from None
     finally:
-        _RENDERING.bounds = None
+        bounds_.enter(None)
     return "".join(parts)

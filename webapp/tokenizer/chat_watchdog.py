@@ -56,6 +56,14 @@ class _Watchdog:
         # When the thread wakes next on its own (monotonic time; set under the lock before it waits).
         self.wake_at = 0.0
 
+    def reset_after_fork(self) -> None:
+        """In a forked child: a new lock and no watches (the parent's thread may have held the lock at the
+        fork, and it does not run here); the next `watch` starts this process's own thread."""
+        self.cond = threading.Condition()
+        self.watches = []
+        self.pid = 0
+        self.wake_at = 0.0
+
     def watch(self, deadline: float) -> _Watch:
         item = _Watch(threading.get_ident(), deadline)
         with self.cond:

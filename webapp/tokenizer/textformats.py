@@ -34,6 +34,8 @@ from webapp.tokenizer.errors import TokenizerError
 
 __all__ = [
     "looks_like_json",
+    "JsonProblem",
+    "load_json",
     "parse_json",
     "plain_rule_lines",
     "parse_byte_merges",
@@ -89,25 +91,52 @@ def json_depth(source: str) -> int:
     return int(np.cumsum(np.where((codes == 0x5B) | (codes == 0x7B), 1, -1)).max())
 
 
-def parse_json(source: str, field: str) -> Any:
-    """`json.loads` with errors that name the field, line and column."""
+class JsonProblem(ValueError):
+    """JSON the one reader refuses: `reason` says why (line and column where known; `deep` for nesting)."""
+
+    def __init__(self, reason: str, line: int | None = None, column: int | None = None, deep: bool = False,
+                 detail: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.detail = detail or reason  # (a syntax error: the parser's message alone, without its place)
+        self.line = line
+        self.column = column
+        self.deep = deep
+
+    @property
+    def location(self) -> dict[str, int]:
+        if self.deep:
+            return {"limit": MAX_JSON_DEPTH}
+        return {"line": self.line, "column": self.column} if self.line is not None and self.column is not None else {}
+
+
+def load_json(source: str | bytes) -> Any:
+    """The one JSON reader for whatever a user sent, typed, shared or opened: the nesting depth checked
+    (MAX_JSON_DEPTH) before parsing, NaN and Infinity refused; a JsonProblem saying where it breaks."""
+    if isinstance(source, bytes):
+        try:
+            source = source.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JsonProblem(f"not valid UTF-8 at byte offset {exc.start}") from None
     if json_depth(source) > MAX_JSON_DEPTH:
-        raise TokenizerError(
-            f"{field}: JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)",
-            field=field, location={"limit": MAX_JSON_DEPTH},
-        )
+        raise JsonProblem(f"JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)", deep=True)
     try:
         return json.loads(source, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise TokenizerError(
-            f"{field}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-            field=field,
-            location={"line": exc.lineno, "column": exc.colno},
-        ) from None
+        raise JsonProblem(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+                          exc.lineno, exc.colno, detail=exc.msg) from None
     except RecursionError:
-        raise TokenizerError(f"{field}: JSON nested too deeply", field=field) from None
+        raise JsonProblem(f"JSON nested too deeply (more than {MAX_JSON_DEPTH} levels)", deep=True) from None
     except ValueError as exc:  # NaN/Infinity, or an integer with too many digits
-        raise TokenizerError(f"{field}: invalid JSON: {exc}", field=field) from None
+        raise JsonProblem(f"invalid JSON: {str(exc)[:200]}") from None
+
+
+def parse_json(source: str, field: str) -> Any:
+    """`load_json` with errors that name the field, line and column."""
+    try:
+        return load_json(source)
+    except JsonProblem as exc:
+        raise TokenizerError(f"{field}: {exc.reason}", field=field, location=exc.location) from None
 
 
 def _lines(source: str) -> Iterator[tuple[int, str]]:

@@ -9,7 +9,7 @@ import json
 from typing import Any, Mapping
 
 from webapp.tokenizer.errors import TokenizerError, short_repr
-from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
+from webapp.tokenizer.textformats import MAX_JSON_DEPTH, JsonProblem, load_json
 
 ByteRule = tuple[int, int, int]
 CharRule = tuple[str, str]
@@ -41,18 +41,15 @@ def _as_text(content: str | bytes, what: str = "file") -> str:
 
 def _load_json(content: str | bytes, what: str) -> Any:
     text = _as_text(content, what)
-    if json_depth(text) > MAX_JSON_DEPTH:
-        raise _file_error(f"{what} is nested more than {MAX_JSON_DEPTH} levels deep; no tokenizer file is")
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _file_error(
-            f"{what} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-            line=exc.lineno,
-            column=exc.colno,
-        ) from None
-    except RecursionError:
-        raise _file_error(f"{what} is nested too deeply to be a tokenizer file") from None
+        return load_json(text)  # (the one reader: depth checked before parsing)
+    except JsonProblem as exc:
+        if exc.deep:
+            raise _file_error(f"{what} is nested more than {MAX_JSON_DEPTH} levels deep; no tokenizer file is") from None
+        if exc.line is not None:
+            raise _file_error(f"{what} is not valid JSON: {exc.detail} at line {exc.line} column {exc.column}",
+                              line=exc.line, column=exc.column) from None
+        raise _file_error(f"{what} is not valid JSON: {exc.reason}") from None
     except ValueError as exc:  # an integer of over 4,300 digits
         raise _file_error(f"{what} is not valid JSON: {short_repr(str(exc))}") from None
 

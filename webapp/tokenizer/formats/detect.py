@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 
 from webapp.tokenizer.formats.common import _as_text, _file_error, _is_int
 from webapp.tokenizer.formats.sentencepiece import looks_like_sentencepiece
 from webapp.tokenizer.formats.tekken import looks_like_tekken
-from webapp.tokenizer.textformats import MAX_JSON_DEPTH, json_depth
+from webapp.tokenizer.textformats import JsonProblem, load_json
 
 
 def detect_format(content: str | bytes, filename: str | None = None) -> str:
@@ -38,10 +37,8 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
         raise _file_error("this is a WordPiece vocab (vocab.txt); the playground opens BPE tokenizers")
     if stripped.startswith(("{", "[")):
         try:
-            if json_depth(text) > MAX_JSON_DEPTH:
-                raise RecursionError
-            data = json.loads(text)
-        except (ValueError, RecursionError):  # (the parser then says what is wrong)
+            data = load_json(text)
+        except JsonProblem:  # (the parser then says what is wrong)
             return "hf" if name.endswith("tokenizer.json") else "playground"
         if isinstance(data, dict):
             # (a vocab.json may well hold the tokens "model" or "merges": look at the values)

@@ -25,11 +25,15 @@ from webapp.tokenizers import active as act
 from webapp.tokenizers.store import Loaded
 from webapp.tokenizer import (
     ChatTemplate,
+    JsonProblem,
     PRESET_CHAT_PACKAGES,
     TokenizerError,
+    check_rendered,
     is_preset,
+    load_json,
     preset_chat_template,
     render_chat,
+    render_chat_isolated,
     split_special,
 )
 
@@ -84,7 +88,10 @@ def render_and_count(entry: Loaded, messages: Sequence[Mapping[str, str]], add_g
                      limits: inputs.Limits) -> ChatCount:
     """Render with the entry's template (sandboxed, bounded), encode as apply_chat_template does."""
     template, origin = template_for(entry)
-    text = render_chat(template, messages, add_generation_prompt=add_generation_prompt, limits=limits.chat)
+    # An opened template is untrusted code: it renders in a child process with a memory and a hard time
+    # limit. A preset's template ships with the app's packages and renders in-process (docs/chat.md).
+    render = render_chat_isolated if entry.tok.chat else render_chat
+    text = check_rendered(render(template, messages, add_generation_prompt=add_generation_prompt, limits=limits.chat))
     ids = act.chat_ids(entry, text)
     return ChatCount(text, ids, frozenset(entry.tok.special_tokens), origin)
 
@@ -101,8 +108,8 @@ def starter_messages(text: str) -> str:
 def rows_of(state: Mapping[str, str]) -> list[dict[str, str]]:
     """The message rows the editor shows: the `chat` field's messages, as far as they are rows of strings."""
     try:
-        value = json.loads(state.get("chat") or "[]")
-    except ValueError:
+        value = load_json(state.get("chat") or "[]")
+    except JsonProblem:  # (the Chat view says what is wrong with the field)
         return []
     if not isinstance(value, list):
         return []

@@ -47,7 +47,7 @@ from webapp.tokenizers.store import Loaded, load_tokenizer
 from webapp.tokenizer import (
     EXPORT_FORMATS,
     LoadedTokenizer,
-    MAX_JSON_DEPTH,
+    JsonProblem,
     PresetMissing,
     TokenizerError,
     allowed_set,
@@ -60,7 +60,7 @@ from webapp.tokenizer import (
     export_tokenizer,
     from_playground,
     is_preset,
-    json_depth,
+    load_json,
     short_repr,
     uses_pipeline,
     special_default,
@@ -252,8 +252,8 @@ def _guess_level(merges: Any) -> str:
         stripped = merges.strip()
         if stripped.startswith("["):
             try:
-                value = json.loads(stripped) if json_depth(stripped) <= MAX_JSON_DEPTH else None
-            except (ValueError, RecursionError):
+                value = load_json(stripped)
+            except JsonProblem:
                 return "bytes"  # the byte-level parser reports where the JSON breaks
         else:
             first = stripped.split("\n", 1)[0].split()

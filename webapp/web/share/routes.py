@@ -48,7 +48,7 @@ from webapp.web.playground.fields import chat_rows_json
 from webapp.web.playground.pages import PageExtras, render_tool_page
 from webapp.web.common.tools import TOOLS
 from webapp.infra.storage import BlobTooLarge, get_storage, is_valid_id
-from webapp.tokenizer import TokenizerError
+from webapp.tokenizer import TokenizerError, load_json
 
 bp = Blueprint("share", __name__)
 
@@ -161,7 +161,7 @@ def encode_state(state: Mapping[str, str]) -> bytes:
 
 def decode_state(data: bytes) -> dict[str, str]:
     """The inverse of `encode_state`."""
-    state: dict[str, str] = json.loads(data.decode("ascii"))
+    state: dict[str, str] = load_json(data)  # (the one reader: its depth checked like any JSON a user sent)
     return state
 
 
