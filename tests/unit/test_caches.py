@@ -226,7 +226,7 @@ def test_the_preset_caches_hold_every_preset_once(monkeypatch):
         assert cache.max_entries == len(names) == 4
         assert cache.max_weight == presets.PRESET_RANKS == sum(presets.get_preset(n).n_ranks for n in names) == 400_790
     handles = NAMED["real.handles"]  # every preset, the open models' too
-    assert handles.max_entries == len(catalog.PRESET_NAMES) == 11
+    assert handles.max_entries == len(catalog.PRESET_NAMES) == 13
     assert handles.max_weight == catalog.PRESET_RULES == 400_790 + sum(p.rules for p in open_models.OPEN_MODEL_LIST)
     if not all(presets.is_installed(n) and presets.is_prepared(prepare.DEFAULT_CACHE_DIR, n) for n in names):
         pytest.skip("the presets are not installed and prepared (make setup)")
