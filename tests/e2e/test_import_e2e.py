@@ -141,6 +141,11 @@ def test_open_a_file_while_the_page_holds_a_lot_of_text(page: Page, console, tmp
         page.set_input_files("#f-tokenizer-file", str(path))
         page.locator(".open-tokenizer-button").click()
         expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_contain_text("minbpe")
+    # The page keeps one request in flight and replaces a superseded one; on a busy machine the
+    # result refresh after Open can supersede another, and htmx logs that abort as two console
+    # errors (htmx:sendAbort, then htmx:afterRequest). Those two are expected; anything else fails.
+    if any(m.startswith("htmx:sendAbort") for m in console):
+        console[:] = [m for m in console if not m.startswith(("htmx:sendAbort", "htmx:afterRequest"))]
 
 
 def test_a_file_over_the_size_limit_says_so_in_the_page(page: Page, tmp_path: Path):

@@ -43,6 +43,9 @@ def test_share_link_opens_identically_in_another_browser_after_restart(
     page.fill('#tool-form [name="vocab"]', '{"256": [104, 101], "257": [108, 108], "258": [104, 101, 108, 108]}')
     page.locator('#results [data-token-id="258"]:visible').first.wait_for()
     page.locator("#results label.tab", has_text="Trace").click()  # the chosen view is shared too
+    # (the trace comes when its view is chosen: wait for it, not only for a quiet network, which a
+    # busy machine can reach before the request starts)
+    page.locator("#results .view-trace .trace-pending").wait_for(state="detached")
     page.wait_for_load_state("networkidle")
     page.locator(".share-button").click()
     url = page.locator(".share-url").input_value(timeout=10_000)

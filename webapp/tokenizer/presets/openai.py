@@ -359,7 +359,8 @@ def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) ->
         compiled = compile_byte_merges(list(tok.merges))
         compiled.share_rules(tok.merges)  # (one tuple of rules for both)
     with _LOCK:
-        _COMPILED.put(preset.name, compiled)
+        if _COMPILED.get(preset.name) is not compiled:  # (`_load` may have stored it: a second store of a
+            _COMPILED.put(preset.name, compiled)         # full cache's key would evict another preset)
     return compiled
 
 
