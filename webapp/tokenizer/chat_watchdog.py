@@ -125,7 +125,8 @@ def raw_template_line(exc: BaseException, compiled: jinja2.Template | None) -> i
     line = None
     tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == TEMPLATE_FILE and compiled is not None:
+        # (an exception delivered asynchronously can land on an instruction with no line: tb_lineno is None)
+        if tb.tb_frame.f_code.co_filename == TEMPLATE_FILE and compiled is not None and tb.tb_lineno is not None:
             line = compiled.get_corresponding_lineno(tb.tb_lineno)
         tb = tb.tb_next
     return line
