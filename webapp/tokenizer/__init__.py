@@ -49,7 +49,9 @@ collects them all.
 """
 
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from webapp.tokenizer.lazy import lazy_exports
 
 if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
     from webapp.tokenizer.chat import (
@@ -376,23 +378,8 @@ _EXPORTS.update({
     "languages_result": ("webapp.tokenizer.languages.stored", "result_of"),
 })
 
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    """An exported name, imported now and kept in this module (later uses are plain attribute reads)."""
-    found = _EXPORTS.get(name)
-    if found is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = found
-    from importlib import import_module
-
-    value = getattr(import_module(module), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
 
 __all__ = [
     # errors, caches and the shapes of traces (shared leaf modules)

@@ -25,7 +25,9 @@ Every problem is a `TokenizerError` with `field="file"` (or "merges" /
 "vocab" where one part is at fault) and a location (line, rule, key).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from webapp.tokenizer.lazy import lazy_exports
 
 if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
     from webapp.tokenizer.formats.building import build_byte_level
@@ -90,22 +92,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "LoadedTokenizer": ("webapp.tokenizer.loaded", "LoadedTokenizer"),
 }
 
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
-def __getattr__(name: str) -> Any:
-    """An exported name, imported now and kept in this module (later uses are plain attribute reads)."""
-    found = _EXPORTS.get(name)
-    if found is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = found
-    from importlib import import_module
-
-    value = getattr(import_module(module), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
 
 __all__ = [
     "BYTE_ALPHABET", "EXPORT_FORMATS", "FORMAT_ALIASES", "FORMATS", "LoadedTokenizer", "PLAYGROUND_FORMAT_NAME",
