@@ -154,10 +154,6 @@ class JobQueue:
             clean_up_job(self.store, job)
         return self.store.request_cancel(job_id) if job is not None else None
 
-    def requeue_stale(self) -> list[str]:
-        """Put running jobs whose worker died back on the queue (or end them; webapp.jobs.upkeep)."""
-        return self.upkeep.dead_jobs()
-
     def consumer(self, workers: int | None = None) -> Any:
         """A Huey consumer running jobs with `workers` threads (each forks a job process).
 

@@ -76,10 +76,6 @@ class SpanComparison:
     def a_differing(self) -> int:
         return sum(self.a_differs)
 
-    @property
-    def b_differing(self) -> int:
-        return sum(self.b_differs)
-
 
 def compare_spans(a: Sequence[Span], b: Sequence[Span], length: int) -> SpanComparison:
     """Compare two tokenizations (spans in the same unit) of a text `length` units long."""
