@@ -15,8 +15,9 @@ What it does:
   ordered migrations below, under a lock so several workers starting at once
   migrate exactly once. A database newer than the code is refused clearly.
 
-What it does not do: interpret the bytes (share.py turns states into
-canonical JSON, the import/export code stores tokenizer files), delete or
+What it does not do: interpret the bytes (web/share/routes.py turns states
+into canonical JSON, webapp/tokenizers/store.py stores opened tokenizer
+files, webapp/jobs/store.py job parameters and results), delete or
 expire anything, or know about HTTP beyond `init_app` / `get_storage`.
 
 Public API for other modules (inside a request or app context)::

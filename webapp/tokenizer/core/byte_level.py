@@ -556,7 +556,7 @@ def implied_byte_vocab(merges: Any, limits: SizeLimits = DEFAULT_SIZE_LIMITS) ->
     """The vocab a merge list implies: 0..255, then each rule's new = left + right (first definition wins).
 
     The tokens' lengths are checked against `limits` first (a TokenizerError
-    naming the rule); only the pages' few tokens go through `token_sizes.implied_bytes`.
+    naming the rule); only the pages' few tokens go through `token_sizes.ImpliedVocab.bytes_for`.
     """
     compiled = compile_byte_merges(merges)
     check_sizes(compiled.rules, limits, "implied")

@@ -19,8 +19,8 @@ What it does:
   `precompiled_arrays` / `compiled_from_arrays` are the same arrays for a
   caller that writes them into a .npz of its own (presets/openai_form.py).
 
-What it does not do: decide where the blob is kept (presets/openai.py / files.py
-do), or anything for merge lists that are not well-formed (they are not
+What it does not do: decide where the arrays are kept (presets/openai_form.py
+writes them into a preset's file, presets/cache.py picks its folder), or anything for merge lists that are not well-formed (they are not
 precompiled; `dumps_precompiled` refuses them).
 """
 

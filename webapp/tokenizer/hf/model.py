@@ -18,7 +18,8 @@ so such a piece is one lookup; `piece_ids` looks a row of pieces up in
 the piece cache in one pass, cuts the long ones it misses all at once and
 tokenizes each other missing one once.
 
-`post_ids` is the post-processor's part (what `add_special_tokens` adds).
+`read_post_processor` reads the post-processor's part (the ids `add_special_tokens`
+adds; hf/encoding.py's `post_process` adds them).
 What it does not do: dropout (a random order; a note says it is left out),
 continuing_subword_prefix / end_of_word_suffix (refused when importing),
 normalizers and pre-tokenizers (pipeline.py).

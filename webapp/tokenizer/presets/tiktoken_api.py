@@ -16,7 +16,7 @@ presets' ranks and merges with their own name or special tokens, so they
 load no more than r50k_base, p50k_base and o200k_base do. Other names go to
 the other presets (the open models, whose `encode` follows their library)
 and to the files the web layer registers. The `Encoding` class is in
-tiktoken_encoding.py, the text and special-token helpers in tiktoken_text.py.
+tiktoken_encoding.py, the text and special-token helpers in tiktoken_parts.py.
 
 What it does not do: encode (tiktoken_encoding.Encoding does), network
 access, or the web's friendlier defaults (the pages and the JSON API keep
