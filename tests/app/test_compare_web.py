@@ -115,7 +115,8 @@ def test_an_opened_file_against_a_preset(client):
         ({"text": "x", "a": {"tokenizer": "gpt2"}, "b": {"tokenizer": "gpt5"}}, "b.tokenizer", "b.tokenizer: no tokenizer is stored"),
         ({"text": "x", "a": {"tokenizer": "gpt2"}, "b": {"tokenizer": 5}}, "b.tokenizer", "b.tokenizer: expected"),
         ({"text": "x", "a": {"tokenizer": "gpt2"}, "b": {}}, "b.tokenizer", "b.tokenizer: missing"),
-        ({"text": "x", "a": {"tokenizer": "gpt2", "merges": []}, "b": {"tokenizer": "gpt2"}}, "a.merges", "not both"),
+        ({"text": "x", "a": {"tokenizer": "gpt2", "merges": []}, "b": {"tokenizer": "gpt2"}}, "a.merges",
+         "a.merges: give either tokenizer or merges, not both"),
         ({"text": "x", "a": {"tokenizer": "gpt2", "colour": 1}, "b": {"tokenizer": "gpt2"}}, "a.colour", "a.colour: unknown field"),
         ({"text": "x", "a": {"tokenizer": "gpt2", "pretokenize": "bert"}, "b": {"tokenizer": "gpt2"}}, "a.pretokenize", "a.pretokenize: expected one of"),
         ({"text": "x", "a": {"tokenizer": "gpt2"}, "b": {"tokenizer": "gpt2", "allowed_special": ["<|nope|>"]}},
@@ -131,7 +132,8 @@ def test_errors_name_the_field_inside_the_spec(client, body, field, message):
     assert response.status_code == 400
     error = response.get_json()["error"]
     assert error["field"] == field
-    assert error["message"].startswith(message) or message in error["message"], error
+    # the message names the field first, then says what is wrong there
+    assert error["message"].startswith(f"{field}: ") and error["message"].startswith(message), error
     if field == "a.merges" and "line" in message:
         assert error["location"]["line"] == 2
 
