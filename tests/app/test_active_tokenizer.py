@@ -1,4 +1,4 @@
-"""webapp/active.py: one active tokenizer per page, and the prefix trace used while typing into long texts."""
+"""webapp/tokenizers/active.py: one active tokenizer per page, and the prefix trace used while typing into long texts."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from tests.conftest import make_app
 
 PAGES = ["/bytes", "/chars", "/train"]
 
-# The policy written out by hand: a change to webapp/security.py must change
+# The policy written out by hand: a change to webapp/infra/security.py must change
 # this line too, on purpose (test_csp_browser.py checks that browsers obey it).
 EXPECTED_CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "

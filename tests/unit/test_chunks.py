@@ -1,7 +1,7 @@
 """Fast pre-tokenized encoding: chunk cuts, the ASCII split forms, caches, the whole-token table.
 
 Oracles: the published patterns run by the `regex` package over the whole
-text (for the split), and the literal algorithm (tests/reference.py) run on
+text (for the split), and the literal algorithm (webapp/tokenizer/reference.py) run on
 every pre-token of that split, concatenated (for the ids).
 """
 

@@ -218,7 +218,7 @@ def scheme_of(pat_str: Any) -> str:
             return scheme
     raise ValueError(
         "pat_str: the playground splits text with GPT-2's, cl100k's or o200k's pattern only "
-        "(as tiktoken publishes them, or as in webapp.tokenizer.pretokenize.PATTERNS); this one is none of them"
+        "(as tiktoken publishes them, or as in webapp.tokenizer.pretokenize.patterns.PATTERNS); this one is none of them"
     )
 
 

@@ -5,7 +5,7 @@ Routes:
   merges, an optional held-out text);
 - `POST /corpus`: the form's submit. The uploads are streamed to a folder in
   the instance folder (never held in memory; werkzeug spools each part to a
-  temporary file), the job is submitted (kind "corpus", webapp.web.corpus.jobs),
+  temporary file), the job is submitted (kind "corpus", webapp.web.corpus.kinds),
   and the page shows the job panel (progress, time left, Cancel);
 - `GET /corpus/jobs/<job>`: the results page (summary, chart, step table with
   `?page=`, downloads in the header), or the panel while the job runs;
