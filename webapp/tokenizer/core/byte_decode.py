@@ -19,7 +19,17 @@ _SINGLE_BYTES = [bytes((b,)) for b in range(256)]
 
 
 def decode(ids: Any, vocab: Any) -> str:
-    """Byte-level decode (docs/algorithms.md, section 2): all ids' bytes, then strict UTF-8."""
+    """Byte-level decode (docs/algorithms.md, section 2): all ids' bytes, then strict UTF-8.
+
+    Ids 0..255 are their byte unless the vocab says otherwise:
+
+    >>> from webapp.tokenizer import decode
+    >>> decode([257, 32, 256], {256: [104, 105], 257: [104, 105, 33]})
+    'hi! hi'
+    >>> decode([195], {})  # half of "é"
+    Traceback (most recent call last):
+    webapp.tokenizer.errors.TokenizerError: ids: the bytes are not valid UTF-8 at byte offset 0 ...
+    """
     ids = validate_ids(ids)
     table = validate_byte_vocab(vocab)
     parts: list[bytes | None] = list(map(table.get, ids))

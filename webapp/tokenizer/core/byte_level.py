@@ -499,7 +499,18 @@ def clear_caches() -> None:
 
 
 def encode(text: str, merges: Any) -> list[int]:
-    """Byte-level encode (docs/algorithms.md, section 1). `merges` is a list of [left, right, new] or compiled."""
+    """Byte-level encode (docs/algorithms.md, section 1). `merges` is a list of [left, right, new] or compiled.
+
+    The text's UTF-8 bytes are the first ids; each rule, in list order, joins
+    every `left, right` neighbour pair into `new`:
+
+    >>> from webapp.tokenizer import encode
+    >>> encode("hi! hi", [[104, 105, 256], [256, 33, 257]])  # h+i -> 256, then 256+! -> 257
+    [257, 32, 256]
+    >>> encode("hi", [[104, 105]])
+    Traceback (most recent call last):
+    webapp.tokenizer.errors.TokenizerError: merges: rule 1 should be three non-negative integers ...
+    """
     text = validate_text(text)
     compiled = compile_byte_merges(merges)
     return compiled.encode_bytes(text.encode("utf-8"))

@@ -306,6 +306,15 @@ class Tokenizer:
 
         `add_special_tokens`: what a tokenizer.json's post-processor adds around
         the text (`<s>`, `<bos>`, ...), as the library's argument of that name.
+        Special-token text not allowed is plain text (tiktoken's own `encode`
+        refuses it instead):
+
+        >>> from webapp.tokenizer import get_tokenizer
+        >>> tok = get_tokenizer("cl100k_base")
+        >>> tok.encode("hello world")
+        [15339, 1917]
+        >>> tok.encode("<|endoftext|>"), tok.encode("<|endoftext|>", allowed_special="all")
+        ([27, 91, 8862, 728, 428, 91, 29], [100257])
         """
         allowed = allowed_set(allowed_special, self.loaded.special_tokens)
         if self.loaded.level == "chars" and not uses_pipeline(self.loaded):
@@ -315,10 +324,21 @@ class Tokenizer:
         return post_process(self.loaded, ids) if add_special_tokens else ids
 
     def encode_ordinary(self, text: str) -> list[int]:
+        """Ids of `text`, special-token text as plain text (`encode` with nothing allowed).
+
+        >>> from webapp.tokenizer import get_tokenizer
+        >>> get_tokenizer("cl100k_base").encode_ordinary("hello <|endoftext|>")
+        [15339, 83739, 8862, 728, 428, 91, 29]
+        """
         return self.encode(text)
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The tokens' bytes joined (special tokens as their text)."""
+        """The tokens' bytes joined (special tokens as their text).
+
+        >>> from webapp.tokenizer import get_tokenizer
+        >>> get_tokenizer("cl100k_base").decode_bytes([71, 19010, 385, 100257])
+        b'h\xc3\xa9llo<|endoftext|>'
+        """
         table = self._id_bytes()
         out: list[bytes] = []
         for index, token_id in enumerate(ids):
@@ -333,7 +353,16 @@ class Tokenizer:
         return b"".join(out)
 
     def decode(self, ids: Iterable[int]) -> str:
-        """Text of `ids`, invalid UTF-8 replaced by U+FFFD (as tiktoken's decode)."""
+        """Text of `ids`, invalid UTF-8 replaced by U+FFFD (as tiktoken's decode).
+
+        >>> from webapp.tokenizer import get_tokenizer
+        >>> tok = get_tokenizer("cl100k_base")
+        >>> tok.decode([15339, 1917])
+        'hello world'
+        >>> tok.decode([999999])
+        Traceback (most recent call last):
+        webapp.tokenizer.errors.TokenizerError: ids: id 999999 at position 1 is not in cl100k_base's vocab
+        """
         return self.decode_bytes(ids).decode("utf-8", errors="replace")
 
     def _id_bytes(self) -> dict[int, bytes]:
@@ -372,7 +401,16 @@ def register_resolver(resolver: Resolver) -> None:
 
 
 def get_tokenizer(name_or_id: str) -> Tokenizer:
-    """A preset by name ("cl100k_base", "gpt2", ...) or an opened file by its id."""
+    """A preset by name ("cl100k_base", "gpt2", ...) or an opened file by its id.
+
+    >>> from webapp.tokenizer import get_tokenizer
+    >>> tok = get_tokenizer("cl100k_base")
+    >>> tok.name, tok.level, tok.n_vocab
+    ('cl100k_base', 'bytes', 100277)
+    >>> get_tokenizer("gpt5")
+    Traceback (most recent call last):
+    webapp.tokenizer.errors.TokenizerError: tokenizer: no preset is called 'gpt5'; ...
+    """
     if presets.is_preset(name_or_id):
         canonical = presets.get_preset(name_or_id).name
         with _HANDLES_LOCK:

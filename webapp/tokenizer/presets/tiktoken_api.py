@@ -162,6 +162,16 @@ def get_encoding(encoding_name: str) -> Encoding:
 
     Named encodings are made once per process and shared (they are
     read-only); ValueError for a name that is not a string or not known.
+
+    >>> from webapp.tokenizer import get_encoding
+    >>> enc = get_encoding("cl100k_base")
+    >>> enc, enc.n_vocab, enc.eot_token
+    (<Encoding 'cl100k_base'>, 100277, 100257)
+    >>> get_encoding("cl100k_base") is enc
+    True
+    >>> get_encoding("gpt5")
+    Traceback (most recent call last):
+    ValueError: get_encoding: there is no encoding called 'gpt5'; ...
     """
     if not isinstance(encoding_name, str):
         raise ValueError(f"get_encoding takes an encoding name (a str), got {type(encoding_name).__name__}")

@@ -108,7 +108,15 @@ class _Tables(NamedTuple):
 
 
 class Encoding:
-    """A tokenizer with tiktoken's `Encoding` API (see the module docstring)."""
+    """A tokenizer with tiktoken's `Encoding` API (see the module docstring).
+
+    >>> from webapp.tokenizer import get_encoding
+    >>> enc = get_encoding("cl100k_base")
+    >>> enc.encode("hello world")
+    [15339, 1917]
+    >>> enc.decode([15339, 1917])
+    'hello world'
+    """
 
     name: str
     _loaded: LoadedTokenizer
@@ -267,7 +275,12 @@ class Encoding:
         return out
 
     def encode_ordinary(self, text: str) -> list[int]:
-        """Ids of `text`, special-token text encoded as plain text."""
+        """Ids of `text`, special-token text encoded as plain text.
+
+        >>> from webapp.tokenizer import get_encoding
+        >>> get_encoding("cl100k_base").encode_ordinary("hello <|endoftext|>")
+        [15339, 83739, 8862, 728, 428, 91, 29]
+        """
         if not isinstance(text, str):
             raise TypeError(f"encode_ordinary: the text should be a str, got {type(text).__name__}")
         return self._encode_text(text, frozenset())
@@ -279,7 +292,18 @@ class Encoding:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialCollection = "all",
     ) -> list[int]:
-        """Ids of `text`. Special-token text is an error unless allowed (then one id) or not disallowed (text)."""
+        """Ids of `text`. Special-token text is an error unless allowed (then one id) or not disallowed (text).
+
+        >>> from webapp.tokenizer import get_encoding
+        >>> enc = get_encoding("cl100k_base")
+        >>> enc.encode("hello <|endoftext|>", allowed_special={"<|endoftext|>"})
+        [15339, 220, 100257]
+        >>> enc.encode("<|endoftext|>", disallowed_special=())
+        [27, 91, 8862, 728, 428, 91, 29]
+        >>> enc.encode("<|endoftext|>")
+        Traceback (most recent call last):
+        ValueError: encode: the text holds '<|endoftext|>', which disallowed_special forbids ...
+        """
         allowed = resolve_special(text, allowed_special, disallowed_special, self._special)
         return self._encode_text(text, allowed)
 
@@ -312,7 +336,12 @@ class Encoding:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialCollection = "all",
     ) -> list[list[int]]:
-        """`encode` of each text with the same special-token arguments (all encoded together)."""
+        """`encode` of each text with the same special-token arguments (all encoded together).
+
+        >>> from webapp.tokenizer import get_encoding
+        >>> get_encoding("cl100k_base").encode_batch(["hello world", "<|endoftext|>"], allowed_special="all")
+        [[15339, 1917], [100257]]
+        """
         check_threads(num_threads)
         texts = list(text)
         if not isinstance(disallowed_special, Iterable):  # (tiktoken's batch takes even a falsy one as a collection)
@@ -328,7 +357,16 @@ class Encoding:
         return self._encode_texts(texts, allowed)
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
-        """The id of a token given as its text or bytes (special tokens too); KeyError if there is none."""
+        """The id of a token given as its text or bytes (special tokens too); KeyError if there is none.
+
+        >>> from webapp.tokenizer import get_encoding
+        >>> enc = get_encoding("cl100k_base")
+        >>> enc.encode_single_token("hello"), enc.encode_single_token(b" world"), enc.encode_single_token("<|endoftext|>")
+        (15339, 1917, 100257)
+        >>> enc.encode_single_token("hello world")
+        Traceback (most recent call last):
+        KeyError: b'hello world'
+        """
         if isinstance(text_or_bytes, str):
             text_or_bytes = text_or_bytes.encode("utf-8")
         if not isinstance(text_or_bytes, bytes):
@@ -433,7 +471,12 @@ class Encoding:
     # Decoding
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
-        """The tokens' bytes joined (special tokens as their text). KeyError for an unknown id."""
+        """The tokens' bytes joined (special tokens as their text). KeyError for an unknown id.
+
+        >>> from webapp.tokenizer import get_encoding
+        >>> get_encoding("cl100k_base").decode_bytes([71, 19010, 385, 100257])
+        b'h\xc3\xa9llo<|endoftext|>'
+        """
         ids = token_list(tokens)
         decoder = self._token_tables().decoder
         try:
@@ -446,11 +489,27 @@ class Encoding:
         raise KeyError(f"{missing} is not a token id of {self.name}")
 
     def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
-        """The text of the tokens; bytes that are not UTF-8 per `errors` (default: U+FFFD)."""
+        """The text of the tokens; bytes that are not UTF-8 per `errors` (default: U+FFFD).
+
+        >>> from webapp.tokenizer import get_encoding
+        >>> enc = get_encoding("cl100k_base")
+        >>> enc.decode([71, 19010, 385])
+        'héllo'
+        >>> enc.decode([71, 127]) == "h\\ufffd"  # 127 is the byte 0xc3 alone: half of "é"
+        True
+        >>> enc.decode([71, 127], errors="strict")
+        Traceback (most recent call last):
+        UnicodeDecodeError: 'utf-8' codec can't decode byte 0xc3 in position 1: unexpected end of data
+        """
         return self.decode_bytes(tokens).decode("utf-8", errors=errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
-        """One token's bytes (special tokens too). KeyError for an unknown id."""
+        """One token's bytes (special tokens too). KeyError for an unknown id.
+
+        >>> from webapp.tokenizer import get_encoding
+        >>> get_encoding("cl100k_base").decode_single_token_bytes(19010)
+        b'\xc3\xa9l'
+        """
         value = token_index(token)
         found = self._token_tables().decoder.get(value)
         if found is None:
@@ -458,11 +517,21 @@ class Encoding:
         return found
 
     def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
-        """Each token's bytes."""
+        """Each token's bytes.
+
+        >>> from webapp.tokenizer import get_encoding
+        >>> get_encoding("cl100k_base").decode_tokens_bytes([15339, 1917])
+        [b'hello', b' world']
+        """
         return [self.decode_single_token_bytes(token) for token in tokens]
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
-        """The text and where each token starts in it (characters). UnicodeDecodeError if not UTF-8."""
+        """The text and where each token starts in it (characters). UnicodeDecodeError if not UTF-8.
+
+        >>> from webapp.tokenizer import get_encoding
+        >>> get_encoding("cl100k_base").decode_with_offsets([71, 19010, 385])
+        ('héllo', [0, 1, 3])
+        """
         parts = self.decode_tokens_bytes(tokens)
         offsets = char_offsets(parts)
         return b"".join(parts).decode("utf-8", errors="strict"), offsets

@@ -480,7 +480,12 @@ def train_trace(
 
 
 def bpe_merges(words: Sequence[str], num_merges: int) -> list[str]:
-    """Training (docs/algorithms.md, section 4): the merged token of each learned rule, in order."""
+    """Training (docs/algorithms.md, section 4): the merged token of each learned rule, in order.
+
+    >>> from webapp.tokenizer import bpe_merges
+    >>> bpe_merges(["low", "lower", "lowest"], 3)  # "lo" is in all three words
+    ['lo', 'low', 'lowe']
+    """
     return train_trace(words, num_merges, runners_up=0, max_steps=0).merges
 
 
