@@ -1,6 +1,13 @@
-"""Browser fixtures: the app served on loopback for Playwright (the Chromium
-launch settings are in tests/conftest.py). Screenshots go
-to test-artifacts/screenshots/ (git-ignored) for a person to look at.
+"""Browser fixtures and helpers shared by every browser test (defined here once).
+
+Fixtures: `live_server` / `base_url` (the app served on loopback for
+Playwright; the Chromium launch settings are in tests/conftest.py),
+`corpus_server` (an app with a job worker, for the corpus page), `open_page`
+(a fresh page at a named size and colour scheme), `screenshot` and `console`.
+Helpers to import: `shot` (a screenshot by name), `watch_console`, `tokens` /
+`token_ids` (the Bytes page's tokens), `in_viewport` and `tiktoken_oracle`.
+Screenshots go to test-artifacts/screenshots/ (git-ignored) for a person to
+look at.
 """
 
 from __future__ import annotations
@@ -9,13 +16,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
-from playwright.sync_api import ConsoleMessage, Page
+from playwright.sync_api import Browser, Locator, Page
+from tests.jobhelpers import JobWorker
 from tests.serving import serve_app
 
 from webapp import PROJECT_ROOT, create_app
 from webapp.infra.storage import default_sqlite_url
 
 SCREENSHOTS = PROJECT_ROOT / "test-artifacts" / "screenshots"
+
+#: The sizes the pages are checked at: a 1366x900 laptop and a 390x844 phone.
+VIEWPORTS = {"laptop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -53,16 +64,93 @@ def screenshot(page: Any) -> Callable[[str], Path]:
     return take
 
 
+def watch_console(page: Page) -> list[str]:
+    """A list that collects the page's console errors, CSP reports and uncaught exceptions."""
+    seen: list[str] = []
+    page.on("console", lambda m: seen.append(m.text) if m.type == "error" or "Content Security Policy" in m.text
+            else None)
+    page.on("pageerror", lambda exc: seen.append(str(exc)))
+    return seen
+
+
 @pytest.fixture
 def console(page: Page) -> Iterator[list[str]]:
     """Console errors and CSP reports seen during the test; none are allowed."""
-    seen: list[str] = []
-
-    def record(msg: ConsoleMessage) -> None:
-        if msg.type == "error" or "Content Security Policy" in msg.text:
-            seen.append(msg.text)
-
-    page.on("console", record)
-    page.on("pageerror", lambda exc: seen.append(str(exc)))
+    seen = watch_console(page)
     yield seen
     assert seen == [], seen
+
+
+@pytest.fixture
+def open_page(browser: Browser, base_url: str) -> Iterator[Any]:
+    """open_page(size, scheme, **context options) -> a fresh page in its own context, at
+    VIEWPORTS[size] ("laptop" or "phone": touch and mobile) in "light" or "dark";
+    console errors on any of them fail the test."""
+    contexts: list[tuple[Any, list[str]]] = []
+
+    def make(size: str = "laptop", scheme: str = "light", **extra: Any) -> Page:
+        phone = size == "phone"
+        context = browser.new_context(base_url=base_url, viewport=VIEWPORTS[size], color_scheme=scheme,
+                                      is_mobile=phone, has_touch=phone, **extra)
+        page = context.new_page()
+        contexts.append((context, watch_console(page)))
+        return page
+
+    yield make
+    for context, seen in contexts:
+        context.close()
+        assert seen == [], seen
+
+
+def shot(page: Page, name: str, full: bool = False) -> Path:
+    """Save test-artifacts/screenshots/<name>.png: the viewport as a person sees it (full=True: the whole page)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full)
+    return path
+
+
+@pytest.fixture(scope="module")
+def corpus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The app with its own database, queue and a job worker, for the tests of a module that train corpora."""
+    folder = tmp_path_factory.mktemp("corpus-e2e")
+    settings = {"DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}", "QUEUE_URL": f"sqlite:///{folder / 'q.sqlite3'}",
+                "CORPUS_DIR": str(folder / "corpora")}
+    app = create_app({"TESTING": True, **settings})
+    worker = JobWorker(settings, folder / "worker.log").start()
+    try:
+        with serve_app(app, "corpus-e2e") as url:
+            yield url
+    finally:
+        worker.kill()
+
+
+def tokens(page: Page) -> Locator:
+    """The token spans of the Bytes or Characters page."""
+    return page.locator("#tokens .tok")
+
+
+def token_ids(page: Page) -> list[int]:
+    """The ids of the page's token spans, in order."""
+    return [int(x) for x in tokens(page).evaluate_all("els => els.map(e => e.dataset.tokenId)")]
+
+
+def in_viewport(page: Page, selector: str) -> bool:
+    """Whether the element is there and its whole box lies inside the window without scrolling."""
+    return page.evaluate(
+        """sel => { const e = document.querySelector(sel); if (!e) return false;
+                    const r = e.getBoundingClientRect();
+                    return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth && r.height > 0; }""",
+        selector,
+    )
+
+
+def tiktoken_oracle(name: str) -> Any:
+    """tiktoken itself over an OpenAI preset's published ranks: the answer the page must show."""
+    import tiktoken
+
+    from webapp.tokenizer import get_tokenizer, load_ranks
+
+    ours = get_tokenizer(name)
+    return tiktoken.Encoding(name=f"e2e-{name}", pat_str=ours.pattern, mergeable_ranks=load_ranks(name),
+                             special_tokens=ours.special_tokens)

@@ -19,6 +19,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.conftest import INLINE_ONLY
+from tests.e2e.conftest import VIEWPORTS
 from tests.serving import serve_app
 from webapp import create_app
 from webapp.infra.storage import default_sqlite_url
@@ -29,7 +30,6 @@ tokenizers = pytest.importorskip("tokenizers")
 
 QWEN = preset_config_path("qwen3")
 assert QWEN is not None
-SIZES = {"wide": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +72,7 @@ def count(page: Page) -> int:
 
 def test_chat_view_renders_counts_and_edits_messages(page: Page, console: list[str], screenshot: Any,
                                                      chat_server: str) -> None:
-    page.set_viewport_size(SIZES["wide"])
+    page.set_viewport_size(VIEWPORTS["laptop"])
     open_qwen(page, chat_server)
     page.locator('label[for="view-chat"]').click()
     expect(page.locator("#chat-editor")).to_be_visible()
@@ -122,7 +122,7 @@ def test_chat_view_renders_counts_and_edits_messages(page: Page, console: list[s
     expect(page.locator("#error-chat")).to_contain_text("chat: 5 messages is over the limit of 4 messages")
     expect(page.locator(".chat-content").nth(0)).to_have_value(messages[1][1])
 
-    page.set_viewport_size(SIZES["phone"])
+    page.set_viewport_size(VIEWPORTS["phone"])
     page.locator('button[value="chat-remove-4"]').click()
     expect(page.locator(".chat-row")).to_have_count(4)
     expect(page.locator("#error-chat")).to_have_text("")
@@ -134,7 +134,7 @@ def test_chat_view_renders_counts_and_edits_messages(page: Page, console: list[s
 
 
 def test_chat_view_without_javascript(browser: Browser, chat_server: str, screenshot: Any) -> None:
-    context = browser.new_context(java_script_enabled=False, viewport=SIZES["wide"])
+    context = browser.new_context(java_script_enabled=False, viewport=VIEWPORTS["laptop"])
     page = context.new_page()
     try:
         config = QWEN.read_text(encoding="utf-8")
@@ -158,7 +158,7 @@ def test_chat_view_without_javascript(browser: Browser, chat_server: str, screen
 
 
 def test_counts_sorts_and_opens_a_model(page: Page, console: list[str], screenshot: Any, chat_server: str) -> None:
-    page.set_viewport_size(SIZES["wide"])
+    page.set_viewport_size(VIEWPORTS["laptop"])
     page.goto(f"{chat_server}/counts")
     text = "Tokenizers disagree: naïve café, 東京, and    spaces."
     page.fill("#f-text", text)
@@ -177,7 +177,7 @@ def test_counts_sorts_and_opens_a_model(page: Page, console: list[str], screensh
     counts = [int(c) for c in page.locator('td[data-col="tokens"]').all_inner_texts()]
     assert counts == sorted(counts, reverse=True)
     screenshot("counts-wide")
-    page.set_viewport_size(SIZES["phone"])
+    page.set_viewport_size(VIEWPORTS["phone"])
     screenshot("counts-phone")
 
     name = page.locator("#counts-table tbody tr").first.get_attribute("data-tokenizer")

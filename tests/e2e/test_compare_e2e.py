@@ -13,27 +13,18 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
-from tests.e2e.conftest import SCREENSHOTS
+from tests.e2e.conftest import SCREENSHOTS, tiktoken_oracle
 
-from webapp.tokenizer import get_tokenizer, load_ranks
-
-tiktoken = pytest.importorskip("tiktoken")
+pytest.importorskip("tiktoken")  # (the oracle: tests.e2e.conftest.tiktoken_oracle)
 
 TEXT = "Unbelievably, the tokenizer grew: Привет, мир!"
-
-
-def _oracle(name: str):
-    ours = get_tokenizer(name)
-    return tiktoken.Encoding(
-        name=f"e2e-cmp-{name}", pat_str=ours.pattern, mergeable_ranks=load_ranks(name), special_tokens=ours.special_tokens
-    )
 
 
 def _expected() -> dict:
     """Per side: ids and, per token, whether one of its inner edges is missing on the other side."""
     sides = {}
     for key, name in (("a", "cl100k_base"), ("b", "o200k_base")):
-        enc = _oracle(name)
+        enc = tiktoken_oracle(name)
         ids = enc.encode_ordinary(TEXT)
         ends, offset = [], 0
         for token_id in ids:

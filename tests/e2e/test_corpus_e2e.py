@@ -11,15 +11,10 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
-from typing import Iterator
 
-import pytest
 import regex
-from jobhelpers import JobWorker
 from playwright.sync_api import Page, expect
-from serving import serve_app
 
-from webapp import create_app
 from webapp.tokenizer import reference
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 
@@ -28,20 +23,6 @@ CORPUS = ("the lower the newest, the wider the widest: lowering lowers the lowes
           + "Zürich, Köln und München: schöne Städte.\n" * 5
           + " ".join("".join(_rnd.choice("etaoinshrdlucmwf") for _ in range(_rnd.randint(3, 9))) for _ in range(1200)))
 MERGES = 260
-
-
-@pytest.fixture(scope="module")
-def corpus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    folder = tmp_path_factory.mktemp("corpus-e2e")
-    settings = {"DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}", "QUEUE_URL": f"sqlite:///{folder / 'q.sqlite3'}",
-                "CORPUS_DIR": str(folder / "corpora")}
-    app = create_app({"TESTING": True, **settings})
-    worker = JobWorker(settings, folder / "worker.log").start()
-    try:
-        with serve_app(app, "corpus-e2e") as url:
-            yield url
-    finally:
-        worker.kill()
 
 
 def test_upload_train_read_the_results_and_open_on_bytes(page: Page, console, screenshot, corpus_server: str,

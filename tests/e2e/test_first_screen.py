@@ -4,71 +4,19 @@ Each test runs in real Chromium at the sizes the issue was found on (a
 1366x900 laptop and a 390x844 phone, light and dark where it matters) and
 saves screenshots of the states it checks under test-artifacts/screenshots/
 (`first-<point>-<state>.png`) for a person to look at. Console errors and CSP
-violations fail the tests (the `console` fixture or `_watch`).
+violations fail the tests (the `console` and `open_page` fixtures of conftest.py).
 """
 
 from __future__ import annotations
 
 import re
 import time
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
-
-from webapp import PROJECT_ROOT
-
-SCREENSHOTS = PROJECT_ROOT / "test-artifacts" / "screenshots"
-
-LAPTOP = {"width": 1366, "height": 900}
-PHONE = {"width": 390, "height": 844}
-VIEWPORTS = {"laptop": LAPTOP, "phone": PHONE}
-
-
-def _watch(page: Page) -> list[str]:
-    seen: list[str] = []
-    page.on("console", lambda m: seen.append(m.text) if m.type == "error" or "Content Security Policy" in m.text else None)
-    page.on("pageerror", lambda exc: seen.append(str(exc)))
-    return seen
-
-
-@pytest.fixture
-def open_page(browser: Browser, base_url: str) -> Iterator[Any]:
-    """open_page(size, scheme) -> a fresh page in its own context (console errors fail the test)."""
-    contexts: list[tuple[Any, list[str]]] = []
-
-    def make(size: str = "laptop", scheme: str = "light", **extra: Any) -> Page:
-        phone = size == "phone"
-        context = browser.new_context(base_url=base_url, viewport=VIEWPORTS[size], color_scheme=scheme,
-                                      is_mobile=phone, has_touch=phone, **extra)
-        page = context.new_page()
-        contexts.append((context, _watch(page)))
-        return page
-
-    yield make
-    for context, seen in contexts:
-        context.close()
-        assert seen == [], seen
-
-
-def shot(page: Page, name: str, full: bool = False) -> None:
-    """The viewport as a person sees it (full=True: the whole page)."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"first-{name}.png"), full_page=full)
-
-
-def tokens(page: Page):
-    return page.locator("#tokens .tok")
-
-
-def in_viewport(page: Page, selector: str) -> bool:
-    """Whether the element's whole box lies inside the window without scrolling."""
-    return page.evaluate(
-        """sel => { const r = document.querySelector(sel).getBoundingClientRect();
-                    return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth && r.height > 0; }""",
-        selector,
-    )
+from playwright.sync_api import Page, expect
+from tests.e2e.conftest import in_viewport, shot, tokens
 
 
 # --- 1. the output above the fold ---------------------------------------------------
@@ -91,7 +39,7 @@ def test_1_typing_shows_tokens_and_count_without_scrolling(open_page, size: str,
         first = tokens(page).first.bounding_box()
         assert first["x"] > text_box["x"] + text_box["width"]
         assert first["y"] < 500
-    shot(page, f"1-above-the-fold-{size}-{scheme}")
+    shot(page, f"first-1-above-the-fold-{size}-{scheme}")
 
 
 def test_1_secondary_panels_collapse_and_keep_their_state(open_page):
@@ -108,7 +56,7 @@ def test_1_secondary_panels_collapse_and_keep_their_state(open_page):
     page.reload()
     expect(page.locator("#f-text")).to_have_value("low low")
     expect(page.locator("#f-merges")).to_be_hidden()
-    shot(page, "1-merges-collapsed")
+    shot(page, "first-1-merges-collapsed")
     page.locator("#panel-merges > summary").click()
     expect(page.locator("#f-merges")).to_be_visible()
 
@@ -139,7 +87,7 @@ def test_2_landing_opens_a_working_playground_on_a_real_tokenizer(open_page, siz
     assert text  # an example sentence is there
     ids = [int(x) for x in tokens(page).evaluate_all("els => els.map(e => e.dataset.tokenId)")]
     assert ids == oracle.encode_ordinary(text)
-    shot(page, f"2-landing-{size}")
+    shot(page, f"first-2-landing-{size}")
     assert in_viewport(page, "#tokens .tok")
     # typing keeps using the preset
     page.fill("#f-text", "Hello world")
@@ -183,7 +131,7 @@ def test_3_an_opened_file_owns_encode_decode_and_fill_decode(open_page, tmp_path
     assert any(i < 256 for i in expected)
     expect(page.locator("#decoded-text")).to_have_text(text.replace(" ", "·"))
     expect(page.locator("#error-ids")).to_be_empty()
-    shot(page, "3-file-owns-decode", full=True)
+    shot(page, "first-3-file-owns-decode", full=True)
     # closing the file makes the typed fields active again
     page.locator(".open-tokenizer-close").click()
     expect(page.locator("#f-merges")).not_to_have_attribute("readonly", "")
@@ -213,7 +161,7 @@ def test_3_characters_download_ids_uses_the_opened_file(open_page):
         page.locator("[data-download]").click()
     downloaded = open(info.value.path(), encoding="utf-8").read().strip()
     assert downloaded == shown
-    shot(page, "3-chars-download-ids")
+    shot(page, "first-3-chars-download-ids")
 
 
 # --- 4. an input error keeps the last good result, dimmed and labelled ----------------------
@@ -238,7 +186,7 @@ def test_4_an_error_keeps_the_last_good_result_dimmed_and_labelled(open_page, sc
     page.fill("#f-merges", "108 111 256\n256 119 x")
     expect(page.locator("#error-merges")).to_contain_text("line 2")
     expect(page.locator(".stale-slot .result.is-stale .tok")).to_have_count(5)
-    shot(page, f"4-stale-result-{scheme}")
+    shot(page, f"first-4-stale-result-{scheme}")
     page.fill("#f-merges", "108 111 256\n256 119 257")
     expect(tokens(page)).to_have_count(5)
     expect(page.locator(".is-stale")).to_have_count(0)
@@ -266,7 +214,7 @@ def test_5_reload_and_back_keep_the_typed_state(open_page):
     expect(tokens(page)).to_have_count(6)
     query = parse_qs(urlparse(page.url).query)
     assert query["text"] == ["slow lowest"]  # the URL is the state: it can be bookmarked
-    shot(page, "5-after-back")
+    shot(page, "first-5-after-back")
 
 
 def test_5_a_large_state_is_kept_as_a_local_draft(open_page):
@@ -279,7 +227,7 @@ def test_5_a_large_state_is_kept_as_a_local_draft(open_page):
     page.reload()
     expect(page.locator("#f-text")).to_have_value(big)
     expect(page.locator('[data-stat="chars"] dd')).to_have_text(f"{len(big):,}")
-    shot(page, "5-draft-restored")
+    shot(page, "first-5-draft-restored")
 
 
 # --- 6. tokens ----------------------------------------------------------------------------
@@ -300,7 +248,7 @@ def test_6_hex_byte_tokens_are_never_split_across_lines(open_page):
     # and the text inside a hex box is never cut: each hex box is one line high
     heights = page.locator("#tokens .hex").evaluate_all("els => els.map(e => e.getClientRects().length)")
     assert set(heights) == {1}
-    shot(page, "6-hex-tokens-phone")
+    shot(page, "first-6-hex-tokens-phone")
 
 
 def test_6_group_labels_do_not_cover_other_tokens(open_page):
@@ -322,7 +270,7 @@ def test_6_group_labels_do_not_cover_other_tokens(open_page):
         }"""
     )
     assert overlaps == 0
-    shot(page, "6-group-labels-phone")
+    shot(page, "first-6-group-labels-phone")
 
 
 def test_6_neighbouring_tokens_never_share_a_hue(open_page):
@@ -335,7 +283,7 @@ def test_6_neighbouring_tokens_never_share_a_hue(open_page):
     assert all(a != b for a, b in zip(hues, hues[1:])), hues
     colors = tokens(page).evaluate_all("els => els.map(e => getComputedStyle(e).backgroundColor)")
     assert all(a != b for a, b in zip(colors, colors[1:]))
-    shot(page, "6-neighbour-hues")
+    shot(page, "first-6-neighbour-hues")
 
 
 def _contrast(page: Page, selector: str) -> list[float]:
@@ -368,7 +316,7 @@ def test_6_whitespace_marks_have_enough_contrast_on_every_hue(open_page, scheme:
     ratios = _contrast(page, "#tokens .tok .mark")
     assert len(ratios) == 14
     assert min(ratios) >= 4.5, ratios
-    shot(page, f"6-whitespace-marks-{scheme}")
+    shot(page, f"first-6-whitespace-marks-{scheme}")
 
 
 # --- 7. phone and keyboard ------------------------------------------------------------------
@@ -388,7 +336,7 @@ def test_7_tapping_a_token_shows_its_details_next_to_it(open_page):
     assert in_viewport(page, "#token-details")
     # right under (or over) the token, not below every token
     assert abs(box["y"] - (tok["y"] + tok["height"])) < 20 or abs((box["y"] + box["height"]) - tok["y"]) < 20
-    shot(page, "7-details-popover-phone")
+    shot(page, "first-7-details-popover-phone")
     page.locator(".details-close").tap()
     expect(details).to_be_hidden()
 
@@ -400,7 +348,7 @@ def test_7_keyboard_reaches_the_first_token_in_two_keys(open_page):
     page.keyboard.press("Tab")
     expect(page.locator("[data-skip-tokens]")).to_be_focused()
     expect(page.locator("[data-skip-tokens]")).to_be_visible()
-    shot(page, "7-skip-link")
+    shot(page, "first-7-skip-link")
     page.keyboard.press("Enter")
     expect(tokens(page).first).to_be_focused()
     details = page.locator("#token-details")
@@ -426,7 +374,7 @@ def test_8_one_drop_zone_opens_a_file_at_once_with_progress(open_page, tmp_path)
     expect(zone).to_be_visible()
     native = page.locator("#f-tokenizer-file").bounding_box()
     assert native["width"] <= 1 and native["height"] <= 1  # no unstyled native control
-    shot(page, "8-drop-zone")
+    shot(page, "first-8-drop-zone")
 
     # a slow server (a big file): the progress bar shows while it works
     def slow(route):
@@ -437,7 +385,7 @@ def test_8_one_drop_zone_opens_a_file_at_once_with_progress(open_page, tmp_path)
     page.set_input_files("#f-tokenizer-file", str(path))
     expect(page.locator(".open-progress")).to_be_visible()
     expect(page.locator(".open-progress-note")).not_to_be_empty()
-    shot(page, "8-progress")
+    shot(page, "first-8-progress")
     expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_be_visible()
     expect(page.locator(".open-progress")).to_be_hidden()
     page.unroute("**/files/open/bytes")
@@ -456,7 +404,7 @@ def test_8_one_drop_zone_opens_a_file_at_once_with_progress(open_page, tmp_path)
         content,
     )
     expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_contain_text("tokenizer.json")
-    shot(page, "8-dropped")
+    shot(page, "first-8-dropped")
 
 
 # --- 9. big results -------------------------------------------------------------------------
@@ -482,7 +430,7 @@ def test_9_train_keeps_its_actions_on_top_and_long_lists_collapsed(open_page):
     expect(page.locator("#steps-table tbody tr:visible")).to_have_count(25)
     height = page.evaluate("document.documentElement.scrollHeight")
     assert height < 4000, height
-    shot(page, "9-train-200-merges", full=True)
+    shot(page, "first-9-train-200-merges", full=True)
     page.locator("label[for=show-all-steps]").click()
     expect(page.locator("#steps-table tbody tr:visible")).to_have_count(200)
     # "Open in Characters" is a link: the URL holds the state, a reload asks nothing
@@ -512,7 +460,7 @@ def test_9_a_long_trace_shows_windows_around_what_each_pass_changed(open_page):
         expect(row.locator(".window-note")).to_contain_text("around byte")
         assert row.locator(".chip-changed").count() >= 1  # what this pass made is marked
         assert row.locator(".chip").count() <= 25
-    shot(page, "9-trace-windows")
+    shot(page, "first-9-trace-windows")
 
 
 # --- 10. small things ------------------------------------------------------------------------
@@ -528,7 +476,7 @@ def test_10_chart_ticks_bars_and_phone_labels(open_page):
     assert len(widths) == 2 and max(widths) <= 36
     label_px = page.locator(".chart text.axis").first.evaluate("e => e.getBoundingClientRect().height")
     assert label_px >= 9, label_px  # readable once the chart is scaled to a phone
-    shot(page, "10-chart-phone", full=True)
+    shot(page, "first-10-chart-phone", full=True)
 
 
 def test_10_error_messages_show_code_not_backticks(open_page):
@@ -539,7 +487,7 @@ def test_10_error_messages_show_code_not_backticks(open_page):
     expect(error).to_contain_text("expected three numbers")
     expect(error.locator("code").first).to_have_text("108 111 256")
     assert "`" not in error.inner_text()
-    shot(page, "10-error-code")
+    shot(page, "first-10-error-code")
 
 
 # --- 11. speed: no request storms --------------------------------------------------------------
@@ -563,7 +511,7 @@ def test_11_fast_typing_sends_few_requests_one_at_a_time(open_page):
     # No debounce any more (issue #20): a key pressed while an update is in flight
     # waits, and only the last one waiting is sent, so never more requests than keys.
     assert sent <= 18, sent
-    shot(page, "11-after-fast-typing")
+    shot(page, "first-11-after-fast-typing")
 
 
 # --- 4b. a view picked while an answer is in flight stays picked -----------------
@@ -590,4 +538,4 @@ def test_4_a_view_picked_while_an_update_is_in_flight_survives_the_swap(open_pag
     page.unroute("**/fragments/bytes")
     expect(page.locator("#tokens")).to_contain_text("world")
     expect(page.locator('#results input.tab-radio[value="trace"]')).to_be_checked()
-    shot(page, "4-view-kept-after-swap")
+    shot(page, "first-4-view-kept-after-swap")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.e2e.conftest import token_ids
 from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
 from playwright.sync_api import Page, expect
 from tokenizers import Tokenizer
@@ -19,10 +20,6 @@ from tokenizers import Tokenizer
 @pytest.fixture(scope="module")
 def byte_tok() -> Tokenizer:
     return byte_level_tokenizer(SAMPLE_CORPUS)
-
-
-def _ids(page: Page) -> list[int]:
-    return [int(x) for x in page.locator("#tokens .tok").evaluate_all("els => els.map(e => e.dataset.tokenId)")]
 
 
 def test_upload_a_tokenizer_json_and_see_its_tokens(page: Page, console, screenshot, byte_tok, tmp_path: Path):
@@ -42,14 +39,14 @@ def test_upload_a_tokenizer_json_and_see_its_tokens(page: Page, console, screens
     expect(page.locator("#f-pretokenize")).to_have_value("gpt2")
     expected = byte_tok.encode(text).ids
     expect(page.locator("#tokens .tok")).to_have_count(len(expected))
-    assert _ids(page) == expected
+    assert token_ids(page) == expected
     screenshot("bytes-opened-tokenizer")
 
     # typing keeps using the file (only its id travels with the form)
     page.fill("#f-text", "the widest widths")
     expected = byte_tok.encode("the widest widths").ids
     expect(page.locator("#tokens .tok")).to_have_count(len(expected))
-    assert _ids(page) == expected
+    assert token_ids(page) == expected
 
     # closing the file goes back to the Merges field
     page.locator(".open-tokenizer-close").click()
@@ -76,7 +73,7 @@ def test_download_tokenizer_json_from_characters_page(page: Page, console, scree
     download = info.value
     assert download.suggested_filename == "tokenizer.json"
     library = Tokenizer.from_file(str(download.path()))
-    shown = _ids(page)
+    shown = token_ids(page)
     assert library.encode("lower").ids == shown
     # the page was not replaced by the download
     expect(page.locator("#f-text")).to_have_value("lower")

@@ -12,50 +12,17 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
-from typing import Any, Iterator
 from urllib.parse import quote
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 from tokenizers import AddedToken
 
+from tests.e2e.conftest import in_viewport, shot
 from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tokenizer
-from tests.jobhelpers import JobWorker
-from tests.serving import serve_app
-from webapp import create_app
-from webapp import PROJECT_ROOT
 from webapp.tokenizer import PRESET_NAMES
 
-SCREENSHOTS = PROJECT_ROOT / "test-artifacts" / "screenshots"
-VIEWPORTS = {"laptop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
 TEXT = "Hello world! The quick brown fox, 1234567 naïve 東京"
-
-
-@pytest.fixture
-def open_page(browser: Browser, base_url: str) -> Iterator[Any]:
-    """open_page(size, scheme) -> a fresh page in its own context (console errors fail the test)."""
-    contexts: list[tuple[Any, list[str]]] = []
-
-    def make(size: str = "laptop", scheme: str = "light") -> Page:
-        phone = size == "phone"
-        context = browser.new_context(base_url=base_url, viewport=VIEWPORTS[size], color_scheme=scheme,
-                                      is_mobile=phone, has_touch=phone)
-        page = context.new_page()
-        seen: list[str] = []
-        page.on("console", lambda m: seen.append(m.text) if m.type == "error" or "Content Security Policy" in m.text else None)
-        page.on("pageerror", lambda exc: seen.append(str(exc)))
-        contexts.append((context, seen))
-        return page
-
-    yield make
-    for context, seen in contexts:
-        context.close()
-        assert seen == [], seen
-
-
-def shot(page: Page, name: str, full: bool = False) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"issue20-{name}.png"), full_page=full)
 
 
 def token_ids_and_texts(page: Page) -> tuple[list[int], list[str]]:
@@ -88,7 +55,7 @@ def test_1_trace_last_row_equals_the_tokens_for_every_preset(open_page, name: st
     start = page.locator(".view-trace tbody tr").first.locator(".chip")
     # (a SentencePiece-style file sees the text with a leading "▁", as its Tokens view shows)
     assert "".join(start.evaluate_all("els => els.map(e => e.firstChild.textContent)")).lstrip("\u2581").startswith("Hello")
-    shot(page, f"1-trace-{name}")
+    shot(page, f"issue20-1-trace-{name}")
 
 
 def test_1_the_landing_page_trace_is_cl100ks_tokens(open_page):
@@ -99,7 +66,7 @@ def test_1_the_landing_page_trace_is_cl100ks_tokens(open_page):
     show_trace(page)
     assert last_trace_row(page) == (ids, texts)
     expect(page.locator(".view-trace tbody tr").first).not_to_contain_text("<DC>")
-    shot(page, "1-trace-landing")
+    shot(page, "issue20-1-trace-landing")
 
 
 def test_1_trace_of_an_opened_tokenizer_json(open_page, tmp_path: Path):
@@ -121,7 +88,7 @@ def test_1_trace_of_an_opened_tokenizer_json(open_page, tmp_path: Path):
     first = "".join(page.locator(".view-trace tbody tr").first.locator(".chip").evaluate_all(
         "els => els.map(e => e.firstChild.textContent)"))
     assert first.startswith("Hello")
-    shot(page, "1-trace-opened-file")
+    shot(page, "issue20-1-trace-opened-file")
 
 
 # --- 2. an input error keeps the last good tokens VISIBLE ------------------------------
@@ -143,7 +110,7 @@ def test_2_the_kept_result_shows_its_tokens(open_page, view: str):
     expect(shown.first).to_be_visible()
     box = shown.first.bounding_box()
     assert box is not None and box["height"] > 5 and box["width"] > 5
-    shot(page, f"2-kept-result-{view}")
+    shot(page, f"issue20-2-kept-result-{view}")
     page.fill("#f-merges", "108 111 256\n256 119 257")
     expect(page.locator("#tokens .tok")).to_have_count(5)
     expect(page.locator(f"#view-{view}")).to_be_checked()  # the live tabs kept the chosen view
@@ -164,7 +131,7 @@ def test_5_a_preset_with_another_split_says_its_ids_are_not_the_presets(open_pag
     expect(note).to_contain_text("These are not cl100k_base's ids")
     expect(note).to_contain_text("cl100k")
     assert page.locator("#tokens .tok").evaluate_all("els => els.map(e => e.dataset.text)") == ["123", "45", "67"]
-    shot(page, "5-preset-other-split")
+    shot(page, "issue20-5-preset-other-split")
     note.locator("label").click()  # the label leads to the select
     expect(page.locator("#f-pretokenize")).to_be_focused()
     page.select_option("#f-pretokenize", "cl100k")
@@ -173,26 +140,6 @@ def test_5_a_preset_with_another_split_says_its_ids_are_not_the_presets(open_pag
 
 
 # --- 3. corpus: the job's progress comes into view, with one estimate --------------------
-
-
-@pytest.fixture(scope="module")
-def corpus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    folder = tmp_path_factory.mktemp("issue20-corpus")
-    settings = {"DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}", "QUEUE_URL": f"sqlite:///{folder / 'q.sqlite3'}",
-                "CORPUS_DIR": str(folder / "corpora")}
-    app = create_app({"TESTING": True, **settings})
-    worker = JobWorker(settings, folder / "worker.log").start()
-    try:
-        with serve_app(app, "issue20-corpus") as url:
-            yield url
-    finally:
-        worker.kill()
-
-
-def _in_view(page: Page, selector: str) -> bool:
-    return page.evaluate("""sel => { const e = document.querySelector(sel); if (!e) return false;
-        const r = e.getBoundingClientRect();
-        return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight; }""", selector)
 
 
 def test_3_train_brings_the_progress_into_view_with_one_estimate(open_page, corpus_server: str, tmp_path: Path):
@@ -211,19 +158,19 @@ def test_3_train_brings_the_progress_into_view_with_one_estimate(open_page, corp
     texts: list[str] = []
     while page.locator("#corpus-open-results").count() == 0:
         if page.locator("#results .job-progress").count():
-            assert _in_view(page, "#results .job-progress"), "the progress bar is below the fold"
-            assert _in_view(page, "#results .job-cancel")
+            assert in_viewport(page, "#results .job-progress"), "the progress bar is below the fold"
+            assert in_viewport(page, "#results .job-cancel")
             text = page.locator("#results .job-progress-text").text_content() or ""
             texts.append(text)
             if len(texts) == 3:
-                shot(page, "3-corpus-running")
+                shot(page, "issue20-3-corpus-running")
         page.wait_for_timeout(150)
     for text in texts:
         assert len(re.findall(r"s left", text)) <= 1, text
     assert any("s left" in t for t in texts), texts
     expect(page.locator("#corpus-open-results")).to_be_visible()
-    assert _in_view(page, "#corpus-open-results")
-    shot(page, "3-corpus-done")
+    assert in_viewport(page, "#corpus-open-results")
+    shot(page, "issue20-3-corpus-done")
 
 
 # --- 6. smaller things ----------------------------------------------------------------------
@@ -240,7 +187,7 @@ def test_6_escape_on_the_popovers_close_button_closes_it(open_page):
     page.keyboard.press("Escape")
     expect(details).not_to_have_class(re.compile(r"\bis-open\b"))
     expect(first).to_be_focused()  # focus goes back to the token
-    shot(page, "6-popover-closed")
+    shot(page, "issue20-6-popover-closed")
 
 
 def test_6_a_rule_naming_an_id_not_made_yet_is_noted(open_page):
@@ -252,7 +199,7 @@ def test_6_a_rule_naming_an_id_not_made_yet_is_noted(open_page):
     page.locator("label[for=view-trace]").click()
     expect(page.locator("#trace-unmade")).to_be_visible()
     expect(page.locator("#trace-unmade")).to_contain_text("names id 999, which no earlier rule makes")
-    shot(page, "6-unmade-id")
+    shot(page, "issue20-6-unmade-id")
     page.fill("#f-merges", "108 111 256\n256 119 257")
     expect(page.locator("#unmade-note")).to_have_count(0)
 
@@ -275,7 +222,7 @@ def test_6_compare_shows_as_tokens_once_and_says_what_b_splits_with(open_page):
     expect(page.locator('.compare-side[data-side="a"] .tok')).to_have_count(0)
     labels = page.locator("#f-compare-pretokenize option").all_text_contents()
     assert "its own (typed: none)" not in labels and labels[0] == "B's own pattern (none for typed merges)"
-    shot(page, "6-compare", full=True)
+    shot(page, "issue20-6-compare", full=True)
 
 
 def test_6_stats_pretoken_count_and_one_heading(open_page):
@@ -323,7 +270,7 @@ def test_6_a_character_level_file_on_bytes_says_so_by_the_drop_zone(open_page, t
     drop = page.locator("#panel-file .dropzone").first.bounding_box()
     box = error.bounding_box()
     assert drop and box and 0 <= drop["y"] - (box["y"] + box["height"]) < 60  # right above the drop zone
-    shot(page, "6-char-file-on-bytes")
+    shot(page, "issue20-6-char-file-on-bytes")
     error.locator("a.open-elsewhere").click()
     expect(page).to_have_url(re.compile(r"/chars\?"))
     expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_be_visible()
@@ -347,7 +294,7 @@ def test_6_corpus_steps_show_the_margin_not_a_badge_on_every_row(open_page, corp
     badges = page.locator("#corpus-steps .tag").count()
     assert badges <= rows.count() // 4, (badges, rows.count())
     expect(page.locator("#corpus-steps thead")).to_contain_text("margin")
-    shot(page, "6-corpus-steps", full=False)
+    shot(page, "issue20-6-corpus-steps", full=False)
 
 
 # --- 4. phone (390x844) ------------------------------------------------------------------
@@ -378,7 +325,7 @@ def test_4_phone_nav_and_presets_fit_and_three_rows_of_tokens_show(open_page, sc
         .filter(t => t.getBoundingClientRect().bottom <= innerHeight)
         .map(t => Math.round(t.getBoundingClientRect().top))).size""")
     assert rows >= 3, rows
-    shot(page, f"4-phone-first-screen-{scheme}")
+    shot(page, f"issue20-4-phone-first-screen-{scheme}")
 
 
 def test_4_phone_examples_that_scroll_sideways_show_a_cue(open_page):
@@ -390,7 +337,7 @@ def test_4_phone_examples_that_scroll_sideways_show_a_cue(open_page):
     row.evaluate("e => { e.scrollLeft = e.scrollWidth; }")
     expect(row).not_to_have_class(re.compile(r"\bmore-right\b"))
     expect(row).to_have_class(re.compile(r"\bmore-left\b"))
-    shot(page, "4-phone-examples-scrolled")
+    shot(page, "issue20-4-phone-examples-scrolled")
 
 
 def test_4_phone_corpus_chart_labels_are_whole(open_page, corpus_server: str, tmp_path: Path):
@@ -414,7 +361,7 @@ def test_4_phone_corpus_chart_labels_are_whole(open_page, corpus_server: str, tm
     labels = chart.locator("text.axis").all_text_contents()
     assert any(label.endswith("k") for label in labels), labels  # 1k, 10k: not ",000"
     chart.scroll_into_view_if_needed()
-    shot(page, "4-phone-corpus-chart")
+    shot(page, "issue20-4-phone-corpus-chart")
 
 
 # --- typing: send only what is shown -------------------------------------------------------
@@ -440,7 +387,7 @@ def test_typing_sends_only_what_is_shown_and_views_come_when_chosen(open_page):
     page.keyboard.type("!")  # typing while the Trace is shown keeps it up to date
     expect(page.locator('[data-stat="chars"] dd')).to_have_text("45")
     expect(page.locator(".view-trace table.trace")).to_be_visible()
-    shot(page, "typing-trace-on-demand")
+    shot(page, "issue20-typing-trace-on-demand")
 
 
 def test_a_long_text_shows_one_page_of_tokens_and_pages_on(open_page):
@@ -462,4 +409,4 @@ def test_a_long_text_shows_one_page_of_tokens_and_pages_on(open_page):
     assert all_ids[:250] == first_ids
     ids, _ = token_ids_and_texts(page)
     assert ids == all_ids[250:500]
-    shot(page, "typing-paged-tokens")
+    shot(page, "issue20-typing-paged-tokens")

@@ -13,9 +13,9 @@ from typing import Any, Callable
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.e2e.conftest import VIEWPORTS
 from webapp.tokenizer import get_encoding, is_installed
 
-SIZES = {"wide": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
 
 pytestmark = pytest.mark.skipif(not (is_installed("cl100k_base") and is_installed("o200k_base")),
                                 reason="the OpenAI presets are not installed (make setup)")
@@ -107,15 +107,15 @@ def test_keyboard_sorts_and_opens(page: Page, base_url: str, console: list[str])
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_screenshots(browser: Browser, base_url: str, screenshot: Callable[..., Any], size: str,
                      scheme: str) -> None:
-    context = browser.new_context(viewport=SIZES[size], color_scheme=scheme)  # type: ignore[arg-type]
+    context = browser.new_context(viewport=VIEWPORTS[size], color_scheme=scheme)  # type: ignore[arg-type]
     page = context.new_page()
     page.goto(f"{base_url}/languages?tokenizer=cl100k_base&compare=o200k_base&complete=1")
     expect(page.locator("#languages-scatter")).to_be_visible()
     width = page.evaluate("document.documentElement.scrollWidth")
-    assert width <= SIZES[size]["width"], f"the page scrolls sideways at {size}: {width}px"
+    assert width <= VIEWPORTS[size]["width"], f"the page scrolls sideways at {size}: {width}px"
     full = screenshot(f"languages-{size}-{scheme}", page)  # the whole page, every row of the table
     page.screenshot(path=str(full.with_name(f"languages-{size}-{scheme}-top.png")))  # the first screen
     for part in ("chart", "map", "scatter"):

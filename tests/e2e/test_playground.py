@@ -11,12 +11,9 @@ import re
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
+from tests.e2e.conftest import tokens
 
 SEED_CHAR_MERGES = '[["l", "o"], ["e", "r"], ["lo", "w"], ["low", "er"]]'
-
-
-def tokens(page: Page):
-    return page.locator("#tokens .tok")
 
 
 def test_type_text_and_see_spans_appear(page: Page, console, screenshot):

@@ -10,27 +10,15 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Page, expect
+from tests.e2e.conftest import tiktoken_oracle, token_ids
 
-from webapp.tokenizer import get_tokenizer, load_ranks
-
-tiktoken = pytest.importorskip("tiktoken")
+pytest.importorskip("tiktoken")  # (the oracle: tests.e2e.conftest.tiktoken_oracle)
 
 TEXT = "Hello<|endoftext|> world, naïve 東京"
 
 
-def _ids(page: Page) -> list[int]:
-    return [int(x) for x in page.locator("#tokens .tok").evaluate_all("els => els.map(e => e.dataset.tokenId)")]
-
-
-def _oracle(name: str):
-    ours = get_tokenizer(name)
-    return tiktoken.Encoding(
-        name=f"e2e-{name}", pat_str=ours.pattern, mergeable_ranks=load_ranks(name), special_tokens=ours.special_tokens
-    )
-
-
 def test_choose_a_preset_and_toggle_special_tokens(page: Page, console, screenshot):
-    enc = _oracle("cl100k_base")
+    enc = tiktoken_oracle("cl100k_base")
     page.goto("/bytes")
     page.fill("#f-text", TEXT)
     page.locator('button[name="tokenizer_preset"][value="cl100k_base"]').click()
@@ -39,32 +27,32 @@ def test_choose_a_preset_and_toggle_special_tokens(page: Page, console, screensh
     expect(page.locator('button[name="tokenizer_preset"][value="cl100k_base"]')).to_have_attribute("aria-pressed", "true")
     expected = enc.encode_ordinary(TEXT)
     expect(page.locator("#tokens .tok")).to_have_count(len(expected))
-    assert _ids(page) == expected
+    assert token_ids(page) == expected
     expect(page.locator("#tokens .tok-special")).to_have_count(0)
 
     page.locator('input[name="special"]').check()
     expected = enc.encode(TEXT, allowed_special="all")
     expect(page.locator("#tokens .tok")).to_have_count(len(expected))
-    assert _ids(page) == expected
+    assert token_ids(page) == expected
     special = page.locator("#tokens .tok-special")
     expect(special).to_have_count(1)
     expect(special).to_have_attribute("data-token-id", "100257")
     screenshot("bytes-preset-special-tokens")
 
     # another preset: its own pattern and ids
-    enc = _oracle("o200k_base")
+    enc = tiktoken_oracle("o200k_base")
     page.locator('button[name="tokenizer_preset"][value="o200k_base"]').click()
     expect(page.locator("#f-pretokenize")).to_have_value("o200k")
     expect(page.locator('button[name="tokenizer_preset"][value="cl100k_base"]')).to_have_attribute("aria-pressed", "false")
     expected = enc.encode_ordinary(TEXT)
     expect(page.locator("#tokens .tok")).to_have_count(len(expected))
-    assert _ids(page) == expected
+    assert token_ids(page) == expected
 
 
 def test_preset_from_the_url(page: Page, console):
-    enc = _oracle("r50k_base")
+    enc = tiktoken_oracle("r50k_base")
     page.goto("/bytes?tokenizer=gpt2&special=all&text=" + "a%3C%7Cendoftext%7C%3Eb")
     expected = enc.encode("a<|endoftext|>b", allowed_special="all")
     expect(page.locator("#tokens .tok")).to_have_count(len(expected))
-    assert _ids(page) == expected
+    assert token_ids(page) == expected
     expect(page.locator('input[name="special"]')).to_be_checked()

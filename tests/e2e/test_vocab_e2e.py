@@ -14,13 +14,13 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.e2e.conftest import VIEWPORTS, shot
 from tests.serving import serve_app
 from webapp import create_app
 from webapp.infra.storage import default_sqlite_url
 from webapp.tokenizer import get_encoding, is_installed
 
 pytestmark = pytest.mark.skipif(not is_installed("r50k_base"), reason="the r50k_base preset is not installed")
-SIZES = {"wide": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
 REFRAIN = get_encoding("r50k_base").encode(" refrain") if is_installed("r50k_base") else []
 
 
@@ -38,7 +38,7 @@ def card_url(server: str, token: int, **extra: str) -> str:
 
 
 def test_hover_and_keyboard_on_a_token_card(page: Page, console: list[str], vocab_server: str) -> None:
-    page.set_viewport_size(SIZES["wide"])
+    page.set_viewport_size(VIEWPORTS["laptop"])
     [token] = REFRAIN
     page.goto(card_url(vocab_server, token))
     card = page.locator("#card")
@@ -70,7 +70,7 @@ def test_hover_and_keyboard_on_a_token_card(page: Page, console: list[str], voca
 
 
 def test_tap_shows_the_preview_then_opens_the_card(browser: Browser, vocab_server: str) -> None:
-    context = browser.new_context(viewport=SIZES["phone"], has_touch=True, is_mobile=True)
+    context = browser.new_context(viewport=VIEWPORTS["phone"], has_touch=True, is_mobile=True)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -89,7 +89,7 @@ def test_tap_shows_the_preview_then_opens_the_card(browser: Browser, vocab_serve
 
 
 def test_the_page_works_without_javascript(browser: Browser, vocab_server: str) -> None:
-    context = browser.new_context(java_script_enabled=False, viewport=SIZES["wide"])
+    context = browser.new_context(java_script_enabled=False, viewport=VIEWPORTS["laptop"])
     page = context.new_page()
     page.goto(f"{vocab_server}/vocab?tokenizer=r50k_base")
     page.fill("#f-q", "refrain")
@@ -107,7 +107,7 @@ def test_the_page_works_without_javascript(browser: Browser, vocab_server: str) 
 
 def test_the_bytes_popover_links_to_the_card_and_back(page: Page, console: list[str], screenshot: Any,
                                                       vocab_server: str) -> None:
-    page.set_viewport_size(SIZES["wide"])
+    page.set_viewport_size(VIEWPORTS["laptop"])
     text = "I refrain from it"
     page.goto(f"{vocab_server}/bytes?tokenizer=r50k_base&text={text.replace(' ', '+')}")
     tok = page.locator("#tokens .tok").nth(1)
@@ -125,16 +125,14 @@ def test_the_bytes_popover_links_to_the_card_and_back(page: Page, console: list[
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("size", ["wide", "phone"])
+@pytest.mark.parametrize("size", list(VIEWPORTS))
 def test_screenshots(browser: Browser, vocab_server: str, size: str, scheme: str) -> None:
-    context = browser.new_context(viewport=SIZES[size], color_scheme=scheme)  # type: ignore[arg-type]
+    context = browser.new_context(viewport=VIEWPORTS[size], color_scheme=scheme)  # type: ignore[arg-type]
     page = context.new_page()
     [token] = REFRAIN
     page.goto(card_url(vocab_server, token, text="I+refrain+from+refraining"))
     expect(page.locator("#unreachable")).to_be_visible()
     page.locator('#card [data-fact="parents"] .vchip').first.hover()
-    from tests.e2e.conftest import SCREENSHOTS
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"vocab-{size}-{scheme}.png"), full_page=False)
-    page.screenshot(path=str(SCREENSHOTS / f"vocab-{size}-{scheme}-full.png"), full_page=True)
+    shot(page, f"vocab-{size}-{scheme}")
+    shot(page, f"vocab-{size}-{scheme}-full", full=True)
     context.close()
