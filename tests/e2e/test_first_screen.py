@@ -1,5 +1,8 @@
 """The first screen a newcomer meets (issue "The first screen"), one test per point.
 
+The test names say what they check; each section's comment gives the
+issue's point number.
+
 Each test runs in real Chromium at the sizes the issue was found on (a
 1366x900 laptop and a 390x844 phone, light and dark where it matters) and
 saves screenshots of the states it checks under test-artifacts/screenshots/
@@ -24,7 +27,7 @@ from tests.e2e.conftest import in_viewport, shot, tokens
 
 @pytest.mark.parametrize("size", ["laptop", "phone"])
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_1_typing_shows_tokens_and_count_without_scrolling(open_page, size: str, scheme: str):
+def test_typing_shows_tokens_and_count_without_scrolling(open_page, size: str, scheme: str):
     page = open_page(size, scheme)
     page.goto("/bytes")
     page.fill("#f-text", "lower lowest")
@@ -42,7 +45,7 @@ def test_1_typing_shows_tokens_and_count_without_scrolling(open_page, size: str,
     shot(page, f"first-1-above-the-fold-{size}-{scheme}")
 
 
-def test_1_secondary_panels_collapse_and_keep_their_state(open_page):
+def test_secondary_panels_collapse_and_keep_their_state(open_page):
     page = open_page("laptop")
     page.goto("/bytes")
     merges = page.locator("#panel-merges")
@@ -78,7 +81,7 @@ def _cl100k_oracle():
 
 
 @pytest.mark.parametrize("size", ["laptop", "phone"])
-def test_2_landing_opens_a_working_playground_on_a_real_tokenizer(open_page, size: str):
+def test_landing_opens_a_working_playground_on_a_real_tokenizer(open_page, size: str):
     oracle = _cl100k_oracle()
     page = open_page(size)
     page.goto("/")
@@ -103,7 +106,7 @@ def test_2_landing_opens_a_working_playground_on_a_real_tokenizer(open_page, siz
 # --- 3. one active tokenizer, no stale state ------------------------------------------------
 
 
-def test_3_an_opened_file_owns_encode_decode_and_fill_decode(open_page, tmp_path):
+def test_an_opened_file_owns_encode_decode_and_fill_decode(open_page, tmp_path):
     from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
 
     tok = byte_level_tokenizer(SAMPLE_CORPUS)
@@ -138,7 +141,7 @@ def test_3_an_opened_file_owns_encode_decode_and_fill_decode(open_page, tmp_path
     expect(page.locator("#inactive-merges")).to_be_hidden()
 
 
-def test_3_characters_download_ids_uses_the_opened_file(open_page):
+def test_characters_download_ids_uses_the_opened_file(open_page):
     page = open_page("laptop")
     page.goto("/chars")
     exported = page.request.post("/files/export/chars?format=playground", form={
@@ -168,7 +171,7 @@ def test_3_characters_download_ids_uses_the_opened_file(open_page):
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_4_an_error_keeps_the_last_good_result_dimmed_and_labelled(open_page, scheme: str):
+def test_an_error_keeps_the_last_good_result_dimmed_and_labelled(open_page, scheme: str):
     page = open_page("laptop", scheme)
     page.goto("/bytes")
     page.fill("#f-text", "low lower")
@@ -196,7 +199,7 @@ def test_4_an_error_keeps_the_last_good_result_dimmed_and_labelled(open_page, sc
 # --- 5. reload and Back keep what was typed ------------------------------------------------
 
 
-def test_5_reload_and_back_keep_the_typed_state(open_page):
+def test_reload_and_back_keep_the_typed_state(open_page):
     page = open_page("laptop")
     page.goto("/bytes")
     page.fill("#f-text", "slow lowest")
@@ -217,7 +220,7 @@ def test_5_reload_and_back_keep_the_typed_state(open_page):
     shot(page, "first-5-after-back")
 
 
-def test_5_a_large_state_is_kept_as_a_local_draft(open_page):
+def test_a_large_state_is_kept_as_a_local_draft(open_page):
     page = open_page("laptop")
     page.goto("/bytes")
     big = "the lowest lower slow " * 150  # 3,300 characters: too long for a URL
@@ -237,7 +240,7 @@ def _boxes_per_token(page: Page) -> list[int]:
     return tokens(page).evaluate_all("els => els.map(e => e.getClientRects().length)")
 
 
-def test_6_hex_byte_tokens_are_never_split_across_lines(open_page):
+def test_hex_byte_tokens_are_never_split_across_lines(open_page):
     page = open_page("phone")
     page.goto("/bytes")
     page.fill("#f-merges", "")
@@ -251,7 +254,7 @@ def test_6_hex_byte_tokens_are_never_split_across_lines(open_page):
     shot(page, "first-6-hex-tokens-phone")
 
 
-def test_6_group_labels_do_not_cover_other_tokens(open_page):
+def test_group_labels_do_not_cover_other_tokens(open_page):
     page = open_page("phone")
     page.goto("/bytes?example=split-char")
     page.fill("#f-text", "café crème " * 8)
@@ -273,7 +276,7 @@ def test_6_group_labels_do_not_cover_other_tokens(open_page):
     shot(page, "first-6-group-labels-phone")
 
 
-def test_6_neighbouring_tokens_never_share_a_hue(open_page):
+def test_neighbouring_tokens_never_share_a_hue(open_page):
     page = open_page("laptop")
     page.goto("/bytes")
     page.fill("#f-merges", "")
@@ -303,7 +306,7 @@ def _contrast(page: Page, selector: str) -> list[float]:
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_6_whitespace_marks_have_enough_contrast_on_every_hue(open_page, scheme: str):
+def test_whitespace_marks_have_enough_contrast_on_every_hue(open_page, scheme: str):
     page = open_page("laptop", scheme)
     page.goto("/bytes")
     # twelve rules " a", " b", ... make ids 256..267, which cover all twelve hues
@@ -322,7 +325,7 @@ def test_6_whitespace_marks_have_enough_contrast_on_every_hue(open_page, scheme:
 # --- 7. phone and keyboard ------------------------------------------------------------------
 
 
-def test_7_tapping_a_token_shows_its_details_next_to_it(open_page):
+def test_tapping_a_token_shows_its_details_next_to_it(open_page):
     page = open_page("phone")
     page.goto("/bytes")
     page.fill("#f-text", "low lower lowest low lower lowest")
@@ -341,7 +344,7 @@ def test_7_tapping_a_token_shows_its_details_next_to_it(open_page):
     expect(details).to_be_hidden()
 
 
-def test_7_keyboard_reaches_the_first_token_in_two_keys(open_page):
+def test_keyboard_reaches_the_first_token_in_two_keys(open_page):
     page = open_page("laptop")
     page.goto("/bytes?text=low+low&merges=108+111+256")
     expect(tokens(page)).to_have_count(5)  # lo w · lo w
@@ -362,7 +365,7 @@ def test_7_keyboard_reaches_the_first_token_in_two_keys(open_page):
 # --- 8. opening a file ------------------------------------------------------------------------
 
 
-def test_8_one_drop_zone_opens_a_file_at_once_with_progress(open_page, tmp_path):
+def test_one_drop_zone_opens_a_file_at_once_with_progress(open_page, tmp_path):
     from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
 
     path = tmp_path / "tokenizer.json"
@@ -418,7 +421,7 @@ def _corpus(n: int) -> str:
     return " ".join("".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))) for _ in range(n))
 
 
-def test_9_train_keeps_its_actions_on_top_and_long_lists_collapsed(open_page):
+def test_train_keeps_its_actions_on_top_and_long_lists_collapsed(open_page):
     page = open_page("laptop")
     page.goto("/train")
     page.fill("#f-words", _corpus(3000))
@@ -442,7 +445,7 @@ def test_9_train_keeps_its_actions_on_top_and_long_lists_collapsed(open_page):
     expect(tokens(page)).to_have_count(count)
 
 
-def test_9_a_long_trace_shows_windows_around_what_each_pass_changed(open_page):
+def test_a_long_trace_shows_windows_around_what_each_pass_changed(open_page):
     page = open_page("laptop")
     text = "the lower slow lowest tower " * 1850  # 49,950 characters
     page.goto("/bytes")
@@ -466,7 +469,7 @@ def test_9_a_long_trace_shows_windows_around_what_each_pass_changed(open_page):
 # --- 10. small things ------------------------------------------------------------------------
 
 
-def test_10_chart_ticks_bars_and_phone_labels(open_page):
+def test_chart_ticks_bars_and_phone_labels(open_page):
     page = open_page("phone")
     page.goto("/train?example=low")
     ticks = page.locator(".chart text.axis").evaluate_all("els => els.map(e => e.textContent)")
@@ -479,7 +482,7 @@ def test_10_chart_ticks_bars_and_phone_labels(open_page):
     shot(page, "first-10-chart-phone", full=True)
 
 
-def test_10_error_messages_show_code_not_backticks(open_page):
+def test_error_messages_show_code_not_backticks(open_page):
     page = open_page("laptop")
     page.goto("/bytes")
     page.fill("#f-merges", "108 111")
@@ -493,7 +496,7 @@ def test_10_error_messages_show_code_not_backticks(open_page):
 # --- 11. speed: no request storms --------------------------------------------------------------
 
 
-def test_11_fast_typing_sends_few_requests_one_at_a_time(open_page):
+def test_fast_typing_sends_few_requests_one_at_a_time(open_page):
     page = open_page("laptop")
     page.goto("/bytes")
     page.evaluate(
@@ -517,7 +520,7 @@ def test_11_fast_typing_sends_few_requests_one_at_a_time(open_page):
 # --- 4b. a view picked while an answer is in flight stays picked -----------------
 
 
-def test_4_a_view_picked_while_an_update_is_in_flight_survives_the_swap(open_page):
+def test_a_view_picked_while_an_update_is_in_flight_survives_the_swap(open_page):
     """Typing sends the state with the Tokens view; clicking Trace before that
     answer lands must not be undone when it is swapped in."""
     page = open_page()

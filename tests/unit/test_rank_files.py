@@ -57,7 +57,7 @@ def test_whisper_empty_token_line_is_accepted_and_noted(tmp_path):
     assert tokfiles.loads_stored(tokfiles.dumps_stored(loaded)).file_vocab()[258] == b""
 
 
-def test_export_repro_from_the_issue_is_refused():
+def test_export_refuses_a_rule_making_a_lower_id_than_an_earlier_rule():
     loaded = tokfiles.from_playground(level="bytes", merges=[[98, 99, 257], [97, 98, 256]])
     with pytest.raises(TokenizerError) as info:
         tokfiles.export_tiktoken(loaded)

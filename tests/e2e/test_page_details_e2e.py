@@ -1,6 +1,8 @@
-"""Issue #20, one test per point: the Trace of real tokenizers, the kept result,
-presets and pre-tokenize, the corpus progress, small fixes, the phone layout
-and what a keystroke's answer carries.
+"""What the pages show, in detail: the Trace of real tokenizers, the result kept
+beside an input error, a preset under another pre-tokenizer, the corpus
+job's progress, the popover, notes and hints, the phone layout, and what a
+keystroke's answer carries. These were the points of issue #20; each
+section's comment gives its point's number, the test names say what they check.
 
 Each test runs in real Chromium (1366x900 laptop or 390x844 phone) and saves
 screenshots of what it checks under test-artifacts/screenshots/issue20-*.png
@@ -45,7 +47,7 @@ def show_trace(page: Page) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(set(PRESET_NAMES)))
-def test_1_trace_last_row_equals_the_tokens_for_every_preset(open_page, name: str):
+def test_trace_last_row_equals_the_tokens_for_every_preset(open_page, name: str):
     page = open_page()
     page.goto(f"/bytes?tokenizer={name}&text={quote(TEXT)}")
     expect(page.locator("#tokens .tok").first).to_be_visible()
@@ -58,7 +60,7 @@ def test_1_trace_last_row_equals_the_tokens_for_every_preset(open_page, name: st
     shot(page, f"issue20-1-trace-{name}")
 
 
-def test_1_the_landing_page_trace_is_cl100ks_tokens(open_page):
+def test_the_landing_page_trace_is_cl100ks_tokens(open_page):
     page = open_page()
     page.goto("/")
     expect(page.locator("#tokens .tok").first).to_be_visible()
@@ -69,7 +71,7 @@ def test_1_the_landing_page_trace_is_cl100ks_tokens(open_page):
     shot(page, "issue20-1-trace-landing")
 
 
-def test_1_trace_of_an_opened_tokenizer_json(open_page, tmp_path: Path):
+def test_trace_of_an_opened_tokenizer_json(open_page, tmp_path: Path):
     path = tmp_path / "tokenizer.json"
     hf = byte_level_tokenizer(SAMPLE_CORPUS)
     path.write_text(hf.to_str(), encoding="utf-8")
@@ -95,7 +97,7 @@ def test_1_trace_of_an_opened_tokenizer_json(open_page, tmp_path: Path):
 
 
 @pytest.mark.parametrize("view", ["tokens", "ids"])
-def test_2_the_kept_result_shows_its_tokens(open_page, view: str):
+def test_the_kept_result_shows_its_tokens(open_page, view: str):
     page = open_page("laptop", "dark")
     page.goto("/bytes")
     page.fill("#f-text", "low lower")
@@ -119,7 +121,7 @@ def test_2_the_kept_result_shows_its_tokens(open_page, view: str):
 # --- 5. pre-tokenize does not quietly change a preset -----------------------------------
 
 
-def test_5_a_preset_with_another_split_says_its_ids_are_not_the_presets(open_page):
+def test_a_preset_with_another_split_says_its_ids_are_not_the_presets(open_page):
     page = open_page()
     page.goto("/bytes?tokenizer=cl100k_base&text=1234567")
     expect(page.locator("#tokens .tok")).to_have_count(3)
@@ -142,7 +144,7 @@ def test_5_a_preset_with_another_split_says_its_ids_are_not_the_presets(open_pag
 # --- 3. corpus: the job's progress comes into view, with one estimate --------------------
 
 
-def test_3_train_brings_the_progress_into_view_with_one_estimate(open_page, corpus_server: str, tmp_path: Path):
+def test_train_brings_the_progress_into_view_with_one_estimate(open_page, corpus_server: str, tmp_path: Path):
     rnd = random.Random(20)
     words = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(4, 14))) for _ in range(40_000)]
     path = tmp_path / "corpus.txt"
@@ -176,7 +178,7 @@ def test_3_train_brings_the_progress_into_view_with_one_estimate(open_page, corp
 # --- 6. smaller things ----------------------------------------------------------------------
 
 
-def test_6_escape_on_the_popovers_close_button_closes_it(open_page):
+def test_escape_on_the_popovers_close_button_closes_it(open_page):
     page = open_page("laptop", "dark")
     page.goto("/bytes?text=low%20lower")
     first = page.locator("#tokens .tok").first
@@ -190,7 +192,7 @@ def test_6_escape_on_the_popovers_close_button_closes_it(open_page):
     shot(page, "issue20-6-popover-closed")
 
 
-def test_6_a_rule_naming_an_id_not_made_yet_is_noted(open_page):
+def test_a_rule_naming_an_id_not_made_yet_is_noted(open_page):
     page = open_page()
     page.goto("/bytes")
     page.fill("#f-text", "low lower")
@@ -204,7 +206,7 @@ def test_6_a_rule_naming_an_id_not_made_yet_is_noted(open_page):
     expect(page.locator("#unmade-note")).to_have_count(0)
 
 
-def test_6_decode_hint_names_the_open_preset(open_page):
+def test_decode_hint_names_the_open_preset(open_page):
     page = open_page()
     page.goto("/bytes?tokenizer=cl100k_base&text=hi")
     page.locator("#panel-decode > summary, details:has(#f-ids) > summary").first.click()
@@ -213,7 +215,7 @@ def test_6_decode_hint_names_the_open_preset(open_page):
     expect(hint).not_to_contain_text("0–255")
 
 
-def test_6_compare_shows_as_tokens_once_and_says_what_b_splits_with(open_page):
+def test_compare_shows_as_tokens_once_and_says_what_b_splits_with(open_page):
     page = open_page()
     page.goto("/bytes?tokenizer=cl100k_base&text=" + quote("Hello world, 1234567") + "&compare=o200k_base")
     expect(page.locator("#compare-tokens-b .tok").first).to_be_visible()
@@ -225,7 +227,7 @@ def test_6_compare_shows_as_tokens_once_and_says_what_b_splits_with(open_page):
     shot(page, "issue20-6-compare", full=True)
 
 
-def test_6_stats_pretoken_count_and_one_heading(open_page):
+def test_stats_pretoken_count_and_one_heading(open_page):
     page = open_page()
     text = "word " * 6000  # long: the Trace is computed on demand, the rules-fired stat is not known
     page.goto("/bytes")
@@ -241,7 +243,7 @@ def test_6_stats_pretoken_count_and_one_heading(open_page):
     assert headings[0] == headings[1], headings
 
 
-def test_6_an_opened_file_starts_with_special_tokens_as_text_like_a_preset(open_page, tmp_path: Path):
+def test_an_opened_file_starts_with_special_tokens_as_text_like_a_preset(open_page, tmp_path: Path):
     tok = byte_level_tokenizer(SAMPLE_CORPUS)
     tok.add_special_tokens([AddedToken("<|sp|>", special=True)])
     path = tmp_path / "tokenizer.json"
@@ -256,7 +258,7 @@ def test_6_an_opened_file_starts_with_special_tokens_as_text_like_a_preset(open_
     expect(page.locator('input[name="special"]')).not_to_be_checked()
 
 
-def test_6_a_character_level_file_on_bytes_says_so_by_the_drop_zone(open_page, tmp_path: Path):
+def test_a_character_level_file_on_bytes_says_so_by_the_drop_zone(open_page, tmp_path: Path):
     path = tmp_path / "tokenizer.json"
     path.write_text(char_level_tokenizer(SAMPLE_CORPUS).to_str(), encoding="utf-8")
     page = open_page()
@@ -278,7 +280,7 @@ def test_6_a_character_level_file_on_bytes_says_so_by_the_drop_zone(open_page, t
     assert page.locator("#f-text").input_value().strip() == "lower"
 
 
-def test_6_corpus_steps_show_the_margin_not_a_badge_on_every_row(open_page, corpus_server: str, tmp_path: Path):
+def test_corpus_steps_show_the_margin_not_a_badge_on_every_row(open_page, corpus_server: str, tmp_path: Path):
     rnd = random.Random(6)
     words = ["".join(rnd.choice("etaoinshrdlu") for _ in range(rnd.randint(3, 9))) for _ in range(20_000)]
     path = tmp_path / "corpus.txt"
@@ -308,7 +310,7 @@ def _fits(page: Page, selector: str) -> list[str]:
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_4_phone_nav_and_presets_fit_and_three_rows_of_tokens_show(open_page, scheme: str):
+def test_phone_nav_and_presets_fit_and_three_rows_of_tokens_show(open_page, scheme: str):
     page = open_page("phone", scheme)
     page.goto("/")
     expect(page.locator("#tokens .tok").first).to_be_visible()
@@ -328,7 +330,7 @@ def test_4_phone_nav_and_presets_fit_and_three_rows_of_tokens_show(open_page, sc
     shot(page, f"issue20-4-phone-first-screen-{scheme}")
 
 
-def test_4_phone_examples_that_scroll_sideways_show_a_cue(open_page):
+def test_phone_examples_that_scroll_sideways_show_a_cue(open_page):
     page = open_page("phone")
     page.goto("/bytes")
     row = page.locator(".intro .examples")
@@ -340,7 +342,7 @@ def test_4_phone_examples_that_scroll_sideways_show_a_cue(open_page):
     shot(page, "issue20-4-phone-examples-scrolled")
 
 
-def test_4_phone_corpus_chart_labels_are_whole(open_page, corpus_server: str, tmp_path: Path):
+def test_phone_corpus_chart_labels_are_whole(open_page, corpus_server: str, tmp_path: Path):
     rnd = random.Random(4)
     text = " ".join("".join(rnd.choice("etaoinsh") for _ in range(rnd.randint(2, 7))) for _ in range(60_000))
     path = tmp_path / "corpus.txt"
