@@ -1,7 +1,9 @@
 // Boundary explanations on the Bytes page (docs/explain.md): the gap between two
 // token spans becomes a target (hover, focus with the arrow keys, tap) that says
 // in one sentence why the two tokens are not one, with both rules and the
-// boundary's story; "Outline boundaries" outlines every gap by its cause.
+// boundary's story ("Open the Trace at this boundary": the Trace view with the
+// page's `story` field set, rendered by the server); "Outline boundaries"
+// outlines every gap by its cause.
 // The explanation is asked for only when a gap is opened or the outlines are on
 // (POST /fragments/explain with the page's form), never per keystroke.
 (function () {
@@ -88,24 +90,71 @@
       line(box, "p", b.cause.replace("_", " "), "gap-cause cause-" + b.cause);
       line(box, "p", b.sentence, "gap-sentence");
       var list = document.createElement("ul");
-      if (b.would_join) { line(list, "li", "Would join: " + ruleText(b.would_join)); }
-      if (b.taken_by) { line(list, "li", "Took " + b.taken_by.took + " first: " + ruleText(b.taken_by)); }
-      if (b.made_by) { line(list, "li", "Made later by: " + ruleText(b.made_by)); }
+      var canTrace = !!document.getElementById("view-trace") && !!document.getElementById("story-field");
+      // Each rule links to its place in the Trace (the story's row of the pair it would join; the pass
+      // where the other rule fired) and, for a preset or opened file, to its token's Vocabulary card.
+      [["would", "Would join: ", b.would_join], ["taker", "Took " + (b.taken_by ? b.taken_by.took : "") + " first: ", b.taken_by],
+       ["maker", "Made later by: ", b.made_by]].forEach(function (item) {
+        if (!item[2]) { return; }
+        var li = line(list, "li", item[1]);
+        if (canTrace) {
+          var open = line(li, "button", ruleText(item[2]), "linkish");
+          open.type = "button";
+          open.setAttribute("data-story-open", item[0]);
+          open.addEventListener("click", function () { openStory(index, item[0]); });
+        } else { li.appendChild(document.createTextNode(ruleText(item[2]))); }
+        var vocab = cardBase();
+        if (vocab) {
+          li.appendChild(document.createTextNode(" · "));
+          var a = line(li, "a", "card");
+          a.href = vocab + "&token=" + encodeURIComponent(item[2].new) + "#card";
+          a.title = "The Vocabulary card of " + item[2].text[2];
+        }
+      });
       if (list.childElementCount) { box.appendChild(list); }
-      var view = document.getElementById("view-trace");
-      if (view) {
-        var link = document.createElement("button");
+      if (canTrace) {
+        var link = line(box, "button", "Open the Trace at this boundary", "small");
         link.type = "button";
-        link.className = "small";
-        link.textContent = "Open the Trace";
-        link.addEventListener("click", function () { view.checked = true; view.dispatchEvent(new Event("change", { bubbles: true })); });
-        box.appendChild(link);
+        link.id = "gap-open-trace";
+        link.addEventListener("click", function () { openStory(index, "story"); });
       }
       place(box, gap);
     }, function (err) {
       box.textContent = "";
       line(box, "p", (err && err.error && err.error.message) || "The explanation could not be made.", "error");
     });
+  }
+
+  function cardBase() {
+    var area = document.querySelector(".token-area[data-vocab]");
+    return area ? area.getAttribute("data-vocab") : null;
+  }
+
+  // The Trace with boundary `index`'s story: the page's `story` field set, the Trace view chosen
+  // (its tabs ask the server again); once the answer is in, `target` is scrolled to and focused.
+  var pending = null;
+  function openStory(index, target) {
+    var field = document.getElementById("story-field");
+    var view = document.getElementById("view-trace");
+    if (!field || !view) { return; }
+    field.value = String(index);
+    pending = target;
+    panel().hidden = true;
+    if (view.checked) { view.dispatchEvent(new Event("change", { bubbles: true })); return; }
+    view.checked = true;
+    view.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+
+  function reveal() {
+    var target = pending;
+    pending = null;
+    var story = document.getElementById("trace-story");
+    if (!target || !story) { return; }
+    var el = story;
+    var link = target === "story" ? null : story.querySelector('[data-story-rule="' + target + '"] a[href^="#"]');
+    if (link) { el = document.getElementById(link.getAttribute("href").slice(1)) || story; }
+    el.scrollIntoView({ block: "center" });
+    el.focus({ preventScroll: true });
   }
 
   function place(box, gap) {
@@ -168,5 +217,11 @@
     if (next) { e.preventDefault(); e.stopPropagation(); g.tabIndex = -1; next.tabIndex = 0; next.focus(); }
   }, true);
   document.addEventListener("htmx:afterSwap", function () { cache = null; setUp(); });
+  document.addEventListener("htmx:afterSettle", reveal);
+  // A story belongs to the text it was told for: typing into the text or the merges forgets it.
+  document.addEventListener("input", function (e) {
+    var t = e.target;
+    if (t && (t.name === "text" || t.name === "merges")) { var f = document.getElementById("story-field"); if (f) { f.value = ""; } }
+  }, true);
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", setUp); } else { setUp(); }
 })();

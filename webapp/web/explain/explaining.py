@@ -53,8 +53,8 @@ def check_story(answer: dict[str, Any], story: int | None) -> None:
     """404-free: a story index past the last boundary is a 400 naming `story` and the count."""
     count = len(answer["boundaries"])
     if story is not None and story >= count:
-        raise ApiError(f"story: boundary {story} does not exist; this text has {count:,} boundaries (0 to "
-                       f"{max(count - 1, 0):,})", field="story", location={"index": story, "boundaries": count})
+        raise ApiError(f"story: boundary {story} does not exist; this text has {count:,} "
+                       f"{'boundary' if count == 1 else 'boundaries'}" + (f" (0 to {count - 1:,})" if count else ""), field="story", location={"index": story, "boundaries": count})
 
 
 def explain_active(active: act.ActiveTokenizer, text: str, merges: Any, scheme: str | None,
