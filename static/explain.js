@@ -66,6 +66,20 @@
     return el;
   }
 
+  // A sentence whose `quoted` parts are tokens: each becomes a <code> (text nodes only, never markup).
+  function codeLine(parent, text, cls) {
+    var el = document.createElement("p");
+    el.className = cls;
+    var parts = String(text).split("`");
+    if (parts.length % 2 === 0) { el.textContent = text; parent.appendChild(el); return el; }
+    parts.forEach(function (part, i) {
+      if (i % 2) { var c = document.createElement("code"); c.textContent = part; el.appendChild(c); }
+      else if (part) { el.appendChild(document.createTextNode(part)); }
+    });
+    parent.appendChild(el);
+    return el;
+  }
+
   function ruleText(rule) {
     if (!rule) { return ""; }
     var n = rule.rank !== undefined ? "rank " + rule.rank.toLocaleString("en") : "rule " + (rule.index + 1).toLocaleString("en");
@@ -88,12 +102,12 @@
       box.textContent = "";
       if (!b) { line(box, "p", "No boundary here.", "muted"); return; }
       line(box, "p", b.cause.replace("_", " "), "gap-cause cause-" + b.cause);
-      line(box, "p", b.sentence, "gap-sentence");
+      codeLine(box, b.sentence, "gap-sentence");
       var list = document.createElement("ul");
       var canTrace = !!document.getElementById("view-trace") && !!document.getElementById("story-field");
       // Each rule links to its place in the Trace (the story's row of the pair it would join; the pass
       // where the other rule fired) and, for a preset or opened file, to its token's Vocabulary card.
-      [["would", "Would join: ", b.would_join], ["taker", "Took " + (b.taken_by ? b.taken_by.took : "") + " first: ", b.taken_by],
+      [["would", "Would join: ", b.would_join], ["taker", "Took the " + (b.taken_by ? b.taken_by.took : "") + " token first: ", b.taken_by],
        ["maker", "Made later by: ", b.made_by]].forEach(function (item) {
         if (!item[2]) { return; }
         var li = line(list, "li", item[1]);
@@ -163,6 +177,12 @@
     box.style.width = width + "px";
     box.style.left = Math.max(8, Math.min(window.scrollX + r.left - width / 2, window.scrollX + window.innerWidth - width - 8)) + "px";
     box.style.top = (window.scrollY + r.bottom + 8) + "px";
+    // Never past the bottom of the screen (a phone): above the gap when it fits there, else scrolled to.
+    var height = box.offsetHeight;
+    if (r.bottom + 8 + height > window.innerHeight) {
+      if (r.top - 8 - height >= 0) { box.style.top = (window.scrollY + r.top - 8 - height) + "px"; }
+      else if (box.scrollIntoView) { box.scrollIntoView({ block: "nearest" }); }
+    }
   }
 
   function outline(on) {
@@ -201,16 +221,34 @@
 
   document.addEventListener("change", function (e) { if (e.target && e.target.id === "explain-toggle") { outline(e.target.checked); } });
   document.addEventListener("mouseover", function (e) { var g = e.target.closest && e.target.closest(".gap"); if (g) { show(g); } });
-  document.addEventListener("focusin", function (e) { var g = e.target.closest && e.target.closest(".gap"); if (g) { show(g); } });
+  var quiet = false;  // focus handed back to a gap by Escape: keep its popover closed
+  document.addEventListener("focusin", function (e) {
+    var g = e.target.closest && e.target.closest(".gap");
+    if (g && quiet) { quiet = false; return; }
+    if (g) { show(g); }
+  });
   document.addEventListener("click", function (e) {
     var g = e.target.closest && e.target.closest(".gap");
     if (g) { show(g); return; }
     if (!(e.target.closest && e.target.closest("#gap-details"))) { var p = document.getElementById("gap-details"); if (p) { p.hidden = true; } }
   });
+  var opener = null;  // the gap whose popover the keyboard entered
   document.addEventListener("keydown", function (e) {
+    var inside = e.target.closest && e.target.closest("#gap-details");
+    if (inside && e.key === "Escape") { panel().hidden = true; if (opener) { quiet = true; opener.focus(); } return; }
     var g = e.target.closest && e.target.closest(".gap");
     if (!g) { return; }
     if (e.key === "Escape") { panel().hidden = true; return; }
+    if (e.key === "Enter" || e.key === " ") {
+      // a gap is a button: Enter moves into its popover (its rule links and the Trace button)
+      e.preventDefault();
+      opener = g;
+      explanation().then(function () {
+        var first = document.querySelector("#gap-details button, #gap-details a");
+        if (first) { first.focus(); }
+      });
+      return;
+    }
     if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") { return; }
     var all = Array.prototype.slice.call(document.querySelectorAll("#tokens .gap"));
     var next = all[all.indexOf(g) + (e.key === "ArrowRight" ? 1 : -1)];
