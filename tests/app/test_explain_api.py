@@ -63,6 +63,8 @@ def test_presets_agree_with_their_encode_route(client, name):
     ({"text": "ab", "merges": [], "story": 5}, "story", 400),
     ({"text": "ab", "merges": [], "story": -1}, "story", 400),
     ({"text": "ab", "merges": [], "story": True}, "story", 400),
+    ({"text": "ab", "merges": [], "story": "\u00b2"}, "story", 400),  # a digit to str.isdigit, not to int
+    ({"text": "ab", "merges": [], "story": "9" * 5000}, "story", 400),  # over int()'s digit limit
     ({"text": "ab", "merges": [], "level": "words"}, "level", 400),
     ({"text": "ab", "merges": [], "vocab": {}}, "vocab", 400),
     ({"text": "ab", "merges": [["a", "b"]], "vocab": {"a": 0}, "level": "chars"}, "vocab", 400),

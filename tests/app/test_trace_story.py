@@ -213,7 +213,8 @@ def test_a_plain_link_shows_the_story_without_javascript(client):
 
 
 def test_bad_story_values_are_told_inline_and_nothing_is_lost(client):
-    for value, words in (("7", "boundary 7 does not exist"), ("x", "story: expected the index")):
+    for value, words in (("7", "boundary 7 does not exist"), ("x", "story: expected the index"),
+                         ("\u00b2", "story: expected the index"), ("9" * 5000, "at most 12 digits")):
         r = client.get("/bytes", query_string={"text": "lowest", "merges": LOWEST, "view": "trace", "story": value})
         page = r.get_data(as_text=True)
         assert r.status_code == 200 and 'id="story-error"' in page and words in page
