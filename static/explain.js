@@ -154,9 +154,10 @@
     field.value = String(index);
     pending = target;
     panel().hidden = true;
-    if (view.checked) { view.dispatchEvent(new Event("change", { bubbles: true })); return; }
     view.checked = true;
-    view.dispatchEvent(new Event("change", { bubbles: true }));
+    var tabs = view.closest("[hx-post]");
+    if (tabs) { view.dispatchEvent(new Event("change", { bubbles: true })); return; }  // the tabs ask again
+    if (window.htmx) { window.htmx.trigger(form(), "submit"); }  // tabs that do not: the form does
   }
 
   function reveal() {
