@@ -3,7 +3,8 @@
 The Bytes page with `view=trace&story=<n>` shows boundary n's story (webapp.web.explain.story). Here
 the piece around the boundary is replayed again, literally, from the tokenizer's own rule list
 (list order: one visit per rule, left to right; library order: the lowest rank present fires, the
-leftmost among equals), every snapshot kept. For each pair that stood across the boundary between
+leftmost among equals), every snapshot kept: typed merges (odd ones too), cl100k_base, r50k_base,
+llama3, and the SentencePiece presets mistral_v1 / mistral_v3 over their characters. For each pair that stood across the boundary between
 two snapshots, the story must show exactly that pair, in that order: the rule that made one of its
 tokens (none from the start), the rule that took one of them and which one (none at the end), the
 pair's own rule; and every link to a Trace row must land on the row where that very rule fired
@@ -227,3 +228,55 @@ def test_a_preset_story_links_to_vocabulary_cards(client):
     r = client.get("/bytes", query_string={"text": " distinctively", "tokenizer": "cl100k_base", "view": "trace", "story": "0"})
     page = r.get_data(as_text=True)
     assert re.search(r'href="/vocab\?tokenizer=cl100k_base&amp;token=\d+#card" class="story-card"', page)
+
+
+@pytest.mark.parametrize("name", ["mistral_v1", "mistral_v3"])
+def test_sentencepiece_story_is_the_literal_replay(app, name):
+    """mistral_v1 / mistral_v3 (SentencePiece, the library's order over characters, one piece: no
+    pre-tokenizer): the text the model sees (spaces as ▁, a ▁ in front) replayed over its characters
+    with the file's own string rules; each story step and each linked Trace row checked."""
+    if not is_installed(name):
+        pytest.skip(f"{name} is not installed here")
+    tok = get_tokenizer(name)
+    loaded = tok.loaded
+    assert loaded.library_order and loaded.level == "chars"
+    text = " lowest distinctively unbelievable"
+    seen = "\u2581" + text.replace(" ", "\u2581")  # the model's text: add_dummy_prefix, spaces as ▁
+    rules = [(a, b, a + b) for a, b in loaded.merges]
+    snaps, fired = literal_library(list(seen), rules)  # type: ignore[arg-type]
+    final = len(snaps) - 1
+    count = len(tok.encode(text)) - 1
+    assert [seen[s:e] for _t, s, e in snaps[-1]] == [loaded_names(loaded)[i] for i in tok.encode(text)]
+    own_rank: dict[tuple[str, str], int] = {}
+    for r, (a, b, _n) in enumerate(rules):
+        own_rank.setdefault((a, b), r)
+    checked = 0
+    for index in range(count):
+        story, rows = page_story(app, {"text": text, "tokenizer": name, "story": str(index)})
+        assert story.error is None, story.error
+        at = len(seen.encode("utf-8")[:story.at].decode("utf-8"))  # bytes of the model text -> characters
+        expected = meetings(snaps, at)
+        assert len(story.steps) == len(expected)
+        piece_rows = [n for n, row in enumerate(rows) if row.rule_index is not None and row.piece_at == 0]
+        for step, (first, last, (left, right)) in zip(story.steps, expected):
+            assert (step.left, step.right) == (seen[left[1]:left[2]], seen[right[1]:right[2]])
+            assert number(step.own.text if step.own else None, "library") == own_rank.get((left[0], right[0]))
+            assert (step.began is None) == (first == 0)
+            if step.began is not None:
+                assert number(step.began.text, "library") == fired[first - 1]
+            assert (step.ended is None) == (last == final)
+            if step.ended is not None:
+                assert number(step.ended.text, "library") == fired[last]
+                gone = [side for side, t in (("left", left), ("right", right)) if t not in snaps[last + 1]]
+                assert gone == [step.took]
+            for link, time in ((step.began, first - 1), (step.ended, last)):
+                if link is not None:
+                    assert link.row is not None
+                    row = rows[int(link.row.rsplit("-", 1)[1])]
+                    assert row.rule_index == fired[time] and piece_rows.index(rows.index(row)) == time
+            checked += 1
+    assert checked > count
+
+
+def loaded_names(loaded: Any) -> dict[int, str]:
+    return {i: t for t, i in loaded.vocab.items()}
