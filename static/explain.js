@@ -1,7 +1,9 @@
 // Boundary explanations on the Bytes page (docs/explain.md): the gap between two
 // token spans becomes a target (hover, focus with the arrow keys, tap) that says
 // in one sentence why the two tokens are not one, with both rules and the
-// boundary's story; "Outline boundaries" outlines every gap by its cause.
+// boundary's story ("Open the Trace at this boundary": the Trace view with the
+// page's `story` field set, rendered by the server); "Outline boundaries"
+// outlines every gap by its cause.
 // The explanation is asked for only when a gap is opened or the outlines are on
 // (POST /fragments/explain with the page's form), never per keystroke.
 (function () {
@@ -64,6 +66,20 @@
     return el;
   }
 
+  // A sentence whose `quoted` parts are tokens: each becomes a <code> (text nodes only, never markup).
+  function codeLine(parent, text, cls) {
+    var el = document.createElement("p");
+    el.className = cls;
+    var parts = String(text).split("`");
+    if (parts.length % 2 === 0) { el.textContent = text; parent.appendChild(el); return el; }
+    parts.forEach(function (part, i) {
+      if (i % 2) { var c = document.createElement("code"); c.textContent = part; el.appendChild(c); }
+      else if (part) { el.appendChild(document.createTextNode(part)); }
+    });
+    parent.appendChild(el);
+    return el;
+  }
+
   function ruleText(rule) {
     if (!rule) { return ""; }
     var n = rule.rank !== undefined ? "rank " + rule.rank.toLocaleString("en") : "rule " + (rule.index + 1).toLocaleString("en");
@@ -86,20 +102,35 @@
       box.textContent = "";
       if (!b) { line(box, "p", "No boundary here.", "muted"); return; }
       line(box, "p", b.cause.replace("_", " "), "gap-cause cause-" + b.cause);
-      line(box, "p", b.sentence, "gap-sentence");
+      codeLine(box, b.sentence, "gap-sentence");
       var list = document.createElement("ul");
-      if (b.would_join) { line(list, "li", "Would join: " + ruleText(b.would_join)); }
-      if (b.taken_by) { line(list, "li", "Took " + b.taken_by.took + " first: " + ruleText(b.taken_by)); }
-      if (b.made_by) { line(list, "li", "Made later by: " + ruleText(b.made_by)); }
+      var canTrace = !!document.getElementById("view-trace") && !!document.getElementById("story-field");
+      // Each rule links to its place in the Trace (the story's row of the pair it would join; the pass
+      // where the other rule fired) and, for a preset or opened file, to its token's Vocabulary card.
+      [["would", "Would join: ", b.would_join], ["taker", "Took the " + (b.taken_by ? b.taken_by.took : "") + " token first: ", b.taken_by],
+       ["maker", "Made later by: ", b.made_by]].forEach(function (item) {
+        if (!item[2]) { return; }
+        var li = line(list, "li", item[1]);
+        if (canTrace) {
+          var open = line(li, "button", ruleText(item[2]), "linkish");
+          open.type = "button";
+          open.setAttribute("data-story-open", item[0]);
+          open.addEventListener("click", function () { openStory(index, item[0]); });
+        } else { li.appendChild(document.createTextNode(ruleText(item[2]))); }
+        var vocab = cardBase();
+        if (vocab) {
+          li.appendChild(document.createTextNode(" · "));
+          var a = line(li, "a", "card");
+          a.href = vocab + "&token=" + encodeURIComponent(item[2].new) + "#card";
+          a.title = "The Vocabulary card of " + item[2].text[2];
+        }
+      });
       if (list.childElementCount) { box.appendChild(list); }
-      var view = document.getElementById("view-trace");
-      if (view) {
-        var link = document.createElement("button");
+      if (canTrace) {
+        var link = line(box, "button", "Open the Trace at this boundary", "small");
         link.type = "button";
-        link.className = "small";
-        link.textContent = "Open the Trace";
-        link.addEventListener("click", function () { view.checked = true; view.dispatchEvent(new Event("change", { bubbles: true })); });
-        box.appendChild(link);
+        link.id = "gap-open-trace";
+        link.addEventListener("click", function () { openStory(index, "story"); });
       }
       place(box, gap);
     }, function (err) {
@@ -108,12 +139,51 @@
     });
   }
 
+  function cardBase() {
+    var area = document.querySelector(".token-area[data-vocab]");
+    return area ? area.getAttribute("data-vocab") : null;
+  }
+
+  // The Trace with boundary `index`'s story: the page's `story` field set, the Trace view chosen
+  // (its tabs ask the server again); once the answer is in, `target` is scrolled to and focused.
+  var pending = null;
+  function openStory(index, target) {
+    var field = document.getElementById("story-field");
+    var view = document.getElementById("view-trace");
+    if (!field || !view) { return; }
+    field.value = String(index);
+    pending = target;
+    panel().hidden = true;
+    view.checked = true;
+    var tabs = view.closest("[hx-post]");
+    if (tabs) { view.dispatchEvent(new Event("change", { bubbles: true })); return; }  // the tabs ask again
+    if (window.htmx) { window.htmx.trigger(form(), "submit"); }  // tabs that do not: the form does
+  }
+
+  function reveal() {
+    var target = pending;
+    pending = null;
+    var story = document.getElementById("trace-story");
+    if (!target || !story) { return; }
+    var el = story;
+    var link = target === "story" ? null : story.querySelector('[data-story-rule="' + target + '"] a[href^="#"]');
+    if (link) { el = document.getElementById(link.getAttribute("href").slice(1)) || story; }
+    el.scrollIntoView({ block: "center" });
+    el.focus({ preventScroll: true });
+  }
+
   function place(box, gap) {
     var r = gap.getBoundingClientRect();
     var width = Math.min(360, window.innerWidth - 16);
     box.style.width = width + "px";
     box.style.left = Math.max(8, Math.min(window.scrollX + r.left - width / 2, window.scrollX + window.innerWidth - width - 8)) + "px";
     box.style.top = (window.scrollY + r.bottom + 8) + "px";
+    // Never past the bottom of the screen (a phone): above the gap when it fits there, else scrolled to.
+    var height = box.offsetHeight;
+    if (r.bottom + 8 + height > window.innerHeight) {
+      if (r.top - 8 - height >= 0) { box.style.top = (window.scrollY + r.top - 8 - height) + "px"; }
+      else if (box.scrollIntoView) { box.scrollIntoView({ block: "nearest" }); }
+    }
   }
 
   function outline(on) {
@@ -152,21 +222,45 @@
 
   document.addEventListener("change", function (e) { if (e.target && e.target.id === "explain-toggle") { outline(e.target.checked); } });
   document.addEventListener("mouseover", function (e) { var g = e.target.closest && e.target.closest(".gap"); if (g) { show(g); } });
-  document.addEventListener("focusin", function (e) { var g = e.target.closest && e.target.closest(".gap"); if (g) { show(g); } });
+  var quiet = false;  // focus handed back to a gap by Escape: keep its popover closed
+  document.addEventListener("focusin", function (e) {
+    var g = e.target.closest && e.target.closest(".gap");
+    if (g && quiet) { quiet = false; return; }
+    if (g) { show(g); }
+  });
   document.addEventListener("click", function (e) {
     var g = e.target.closest && e.target.closest(".gap");
     if (g) { show(g); return; }
     if (!(e.target.closest && e.target.closest("#gap-details"))) { var p = document.getElementById("gap-details"); if (p) { p.hidden = true; } }
   });
+  var opener = null;  // the gap whose popover the keyboard entered
   document.addEventListener("keydown", function (e) {
+    var inside = e.target.closest && e.target.closest("#gap-details");
+    if (inside && e.key === "Escape") { panel().hidden = true; if (opener) { quiet = true; opener.focus(); } return; }
     var g = e.target.closest && e.target.closest(".gap");
     if (!g) { return; }
     if (e.key === "Escape") { panel().hidden = true; return; }
+    if (e.key === "Enter" || e.key === " ") {
+      // a gap is a button: Enter moves into its popover (its rule links and the Trace button)
+      e.preventDefault();
+      opener = g;
+      explanation().then(function () {
+        var first = document.querySelector("#gap-details button, #gap-details a");
+        if (first) { first.focus(); }
+      });
+      return;
+    }
     if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") { return; }
     var all = Array.prototype.slice.call(document.querySelectorAll("#tokens .gap"));
     var next = all[all.indexOf(g) + (e.key === "ArrowRight" ? 1 : -1)];
     if (next) { e.preventDefault(); e.stopPropagation(); g.tabIndex = -1; next.tabIndex = 0; next.focus(); }
   }, true);
   document.addEventListener("htmx:afterSwap", function () { cache = null; setUp(); });
+  document.addEventListener("htmx:afterSettle", reveal);
+  // A story belongs to the text it was told for: typing into the text or the merges forgets it.
+  document.addEventListener("input", function (e) {
+    var t = e.target;
+    if (t && (t.name === "text" || t.name === "merges")) { var f = document.getElementById("story-field"); if (f) { f.value = ""; } }
+  }, true);
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", setUp); } else { setUp(); }
 })();

@@ -27,11 +27,14 @@ def test_aaa_is_an_overlap_and_the_story_is_told(client):
     body = r.get_json()
     assert body["ids"] == [256, 97]
     assert body["boundaries"][0]["cause"] == "overlap"
+    rule = {"index": 0, "left": 97, "right": 97, "new": 256, "text": ["a", "a", "aa"]}
     assert body["story"] == [
         {"text": ["a", "a"], "left": 97, "right": 97, "from": -1, "made": None, "until": 0, "took": "left",
-         "taken_text": ["a", "a"]},
-        {"text": ["aa", "a"], "left": 256, "right": 97, "from": 0, "made": "left", "until": None, "took": None},
+         "taken_text": ["a", "a"], "rule": rule, "taken_by": rule, "candidate": True},
+        {"text": ["aa", "a"], "left": 256, "right": 97, "from": 0, "made": "left", "until": None, "took": None,
+         "rule": None, "made_by": rule},
     ]
+    assert body["story_piece"] == {"start": 0, "end": 3}
 
 
 def test_characters_are_explained_in_code_points(client):
@@ -60,6 +63,8 @@ def test_presets_agree_with_their_encode_route(client, name):
     ({"text": "ab", "merges": [], "story": 5}, "story", 400),
     ({"text": "ab", "merges": [], "story": -1}, "story", 400),
     ({"text": "ab", "merges": [], "story": True}, "story", 400),
+    ({"text": "ab", "merges": [], "story": "\u00b2"}, "story", 400),  # a digit to str.isdigit, not to int
+    ({"text": "ab", "merges": [], "story": "9" * 5000}, "story", 400),  # over int()'s digit limit
     ({"text": "ab", "merges": [], "level": "words"}, "level", 400),
     ({"text": "ab", "merges": [], "vocab": {}}, "vocab", 400),
     ({"text": "ab", "merges": [["a", "b"]], "vocab": {"a": 0}, "level": "chars"}, "vocab", 400),

@@ -23,11 +23,14 @@ TEXTS = [
     "<|endoftext|>lowest<|endoftext|> x<|fim_prefix|>y",
     "aaaaaaa bbbb 0000000 ????!!!! \t\t tab",
     "ÿþ ŀ \u200b zero‑width ﬁ ligature ＡＢＣ",
+    # characters no SentencePiece vocab here has (an emoji of Unicode 15, a rare CJK extension B
+    # ideograph, a private-use character): byte fallback in mistral_v1 / mistral_v3 / llama2
+    "shaking \U0001fae8 face, 𠜎 and \ue000 here",
     "",
     "x",
 ]
 PRESETS = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base", "llama3", "llama2", "qwen3", "deepseek_v3",
-           "gemma3", "gpt_oss", "mistral_tekken"]
+           "gemma3", "gpt_oss", "mistral_tekken", "mistral_v1", "mistral_v3"]
 
 
 def _rules_of(tok):
@@ -82,7 +85,7 @@ def test_explanations_agree_with_the_encode(name):
             shown = answer.get("model_text", text).encode("utf-8", "surrogatepass")
             check_answer(answer, shown, _rules_of(tok), answer["order"])
             seen.update(b["cause"] for b in answer["boundaries"])
-    assert "pre_tokenizer" in seen or name in ("llama2", "gemma3")  # (no pre-tokenizer cut: none, or its split char is normalized away)
+    assert "pre_tokenizer" in seen or name in ("llama2", "gemma3", "mistral_v1", "mistral_v3")  # (no pre-tokenizer cut: none, or its split char is normalized away)
     # (a Tekken file's special tokens are never cut out of text, as mistral-common encodes it)
     assert "special" in seen or name == "mistral_tekken"
 
@@ -117,3 +120,38 @@ def test_typed_merges_and_characters_agree():
     assert [b["cause"] for b in chars["boundaries"]] == ["blocked", "no_rule"]
     assert chars["boundaries"][0]["sentence"] == (
         "`lo`+`w` → `low` (rule 3) would have joined them, but `w`+`e` → `we` (rule 2) took `w` first.")
+
+
+FALLBACK_TEXT = "a\U0001fae8b 𠜎\ue000 ok \U0001fae8"
+
+
+@pytest.mark.parametrize("name", ["mistral_v1", "mistral_v3", "llama2"])
+def test_byte_fallback_boundaries_are_true(name):
+    """SentencePiece files with byte_fallback: every `byte_fallback` boundary has a `<0xXX>` token on one
+    side, and no pair that met there (its story, in the file's own token strings) is one of the
+    file's merges; the fallback characters' byte tokens spell their UTF-8."""
+    if not is_installed(name):
+        pytest.skip(f"{name} is not installed here (make setup prepares the presets)")
+    tok = get_tokenizer(name)
+    loaded = tok.loaded
+    assert loaded.library_order and loaded.level == "chars"
+    names = {i: t for t, i in loaded.vocab.items()}
+    merges = {(a, b) for a, b in loaded.merges}
+    byte_token = regex.compile(r"<0x[0-9A-F]{2}>")
+    answer = explain_loaded(loaded, FALLBACK_TEXT, frozenset(), compiled=None)
+    assert answer["ids"] == tok.encode(FALLBACK_TEXT, allowed_special=frozenset())
+    fallback = [n for n, b in enumerate(answer["boundaries"]) if b["cause"] == "byte_fallback"]
+    assert len(fallback) >= 3 * 4  # three characters outside the vocab, four bytes each at least once
+    for n in fallback:
+        b = answer["boundaries"][n]
+        sides = [names[answer["ids"][b["left"]]], names[answer["ids"][b["right"]]]]
+        assert any(byte_token.fullmatch(side) for side in sides), sides
+        story = explain_loaded(loaded, FALLBACK_TEXT, frozenset(), compiled=None, story=n)["story"]
+        assert story, "a byte_fallback boundary lies inside a piece: pairs met there"
+        for m in story:
+            pair = (names[m["left"]], names[m["right"]])
+            assert pair not in merges and m["rule"] is None, pair
+    # the byte tokens of 🫨 (U+1FAE8) are its four UTF-8 bytes, in order
+    spelled = [names[i] for i in answer["ids"]]
+    want = ["<0x%02X>" % x for x in "\U0001fae8".encode("utf-8")]
+    assert any(spelled[i:i + 4] == want for i in range(len(spelled)))

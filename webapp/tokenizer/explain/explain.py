@@ -39,6 +39,11 @@ class Model:
     decide: Callable[[Sequence[Meeting], Replay], PieceCause]
     out_id: Callable[[int], int]  # replay id -> the id the encode answers
     fallback: frozenset[int] = frozenset()  # byte-fallback token ids (replay ids)
+    # For the story: the rule of a pair (earliest index / lowest rank, or None), a rule by index or
+    # rank, and the rule that fired at a replay time (list order: the time is the index).
+    pair_rule: Callable[[int, int], int | None] = lambda _a, _b: None
+    rule_at: Callable[[int], Rule] = lambda i: (i, -1, -1, -1)
+    fired_at: Callable[[Replay, int], int] = lambda _replay, time: time
 
 
 def list_model(table: RuleTable, rule_of: Callable[[int], Sequence[int]], out_id: Callable[[int], int]) -> Model:
@@ -58,8 +63,13 @@ def list_model(table: RuleTable, rule_of: Callable[[int], Sequence[int]], out_id
         left, right, new = rule_of(index)
         return (index, left, right, new)
 
+    def pair_rule(a: int, b: int) -> int | None:
+        found = indices(a, b)
+        return found[0] if found else None
+
     return Model("list", lambda symbols: replay_list(symbols, table),
-                 lambda meetings, _replay: list_cause(meetings, indices, rule_at), out_id)
+                 lambda meetings, _replay: list_cause(meetings, indices, rule_at), out_id,
+                 pair_rule=pair_rule, rule_at=rule_at)
 
 
 def library_model_of(merges: Any, rule_of: Callable[[int], Sequence[int]], fallback: frozenset[int]) -> Model:
@@ -78,7 +88,8 @@ def library_model_of(merges: Any, rule_of: Callable[[int], Sequence[int]], fallb
 
     return Model("library", lambda symbols: replay_library(symbols, merges),
                  lambda meetings, replay: library_cause(meetings, rank_of, rule_at, replay.fired),
-                 lambda i: i, fallback)
+                 lambda i: i, fallback, pair_rule=rank_of, rule_at=rule_at,
+                 fired_at=lambda replay, time: replay.fired[time])
 
 
 def _number(value: int) -> str:
@@ -94,6 +105,7 @@ class _Builder:
         self.tokens: list[dict[str, Any]] = []
         self.boundaries: list[dict[str, Any]] = []
         self.story: list[dict[str, Any]] | None = None
+        self.story_piece: dict[str, int] | None = None
         self._memo: dict[tuple[int, ...], tuple[Replay, dict[int, PieceCause]]] = {}
         self._last: Piece | Special | None = None
 
@@ -200,7 +212,10 @@ class _Builder:
             return span(m.lstart, p), span(p, m.rend)
 
         if self.story_at == len(self.boundaries):
-            self.story = [self._told(m, met(m), span) for m in meetings]
+            self.story = [self._told(replay, meetings, k, met(m), span) for k, m in enumerate(meetings)]
+            self.story_piece = {"start": offsets[0], "end": offsets[-1]}
+            if cause.would_join is not None:
+                self.story[cause.meeting]["candidate"] = True  # the meeting whose pair would_join names
         if cause.cause == "no_rule":
             final = meetings[-1]
             fallback = self.model.fallback
@@ -245,14 +260,25 @@ class _Builder:
                         f"({self.label(cause.taken_by[0])}) took `{took_text}` first.")
         self.boundary(cause.cause, would_join=would, taken_by=taken, sentence=sentence)
 
-    def _told(self, m: Meeting, texts: tuple[str, str], span: Callable[[int, int], str]) -> dict[str, Any]:
-        """One meeting of the story, with the rules of its pair and what ended it."""
-        out: dict[str, Any] = {"text": list(texts), "left": self.model.out_id(m.left),
-                               "right": self.model.out_id(m.right), "from": m.start, "made": m.made,
+    def _told(self, replay: Replay, meetings: Sequence[Meeting], k: int, texts: tuple[str, str],
+              span: Callable[[int, int], str]) -> dict[str, Any]:
+        """Meeting k of the story: its pair, the pair's own rule, the merge that began it and the one that ended it."""
+        m = meetings[k]
+        model = self.model
+        out: dict[str, Any] = {"text": list(texts), "left": model.out_id(m.left),
+                               "right": model.out_id(m.right), "from": m.start, "made": m.made,
                                "until": m.end, "took": m.took}
-        if m.taker is not None:
+        own = model.pair_rule(m.left, m.right)
+        out["rule"] = self.rule(model.rule_at(own), texts) if own is not None else None
+        if m.start >= 0:
+            before = meetings[k - 1].taker  # the merge that ended the meeting before made one side of this one
+            assert before is not None
+            out["made_by"] = self.rule(model.rule_at(model.fired_at(replay, m.start)),
+                                       (span(before[0], before[1]), span(before[1], before[2])))
+        if m.taker is not None and m.end is not None:
             a, b, c = m.taker
             out["taken_text"] = [span(a, b), span(b, c)]
+            out["taken_by"] = self.rule(model.rule_at(model.fired_at(replay, m.end)), (span(a, b), span(b, c)))
         return out
 
     def answer(self) -> dict[str, Any]:
@@ -260,6 +286,7 @@ class _Builder:
                                "boundaries": self.boundaries, "unit": self.unit, "order": self.model.order}
         if self.story_at is not None:
             out["story"] = self.story
+            out["story_piece"] = self.story_piece
         return out
 
 

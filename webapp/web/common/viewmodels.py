@@ -14,7 +14,7 @@ always shows as text. It does not call the engine except for small helpers
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 from webapp.tokenizer import BoundedCache, EncodeTrace, MergeNode
 
@@ -376,6 +376,10 @@ class TraceRow:
     window_at: int | None = None  # chips are a window of a long sequence, from this text offset
     more: tuple[bool, bool] = (False, False)  # more of the sequence before / after the window
     rule_tokens: str = ""  # the rule in the tokenizer's tokens, when its ids are not bytes
+    rule_index: int | None = None  # the step's rule (list index or rank); None for start / result rows
+    piece_at: int | None = None  # the step's window start (a library-order step: its piece's start)
+    anchor: str = ""  # the row's id, when a boundary's story links to rows
+    story_notes: list[str] = field(default_factory=list)  # what this row did at the story's boundary
 
 
 def _step_chips(step: Any, chip: Callable[[Any], Chip]) -> tuple[list[Chip] | None, int | None, tuple[bool, bool]]:
@@ -440,7 +444,8 @@ def byte_trace_rows(trace: EncodeTrace, text: str | None = None,
         spelled = f"{name(step.left)} + {name(step.right)} → {name(step.new)}" if own else ""
         chips, at, more = _step_chips(step, chip)
         rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
-                             len(step.sequence) if step.sequence is not None else None, at, more, spelled))
+                             len(step.sequence) if step.sequence is not None else None, at, more, spelled,
+                             rule_index=step.rule, piece_at=step.window_start))
     if _ends_short(trace, trace.ids):
         rows.append(_result_row(trace, lambda t: Chip(
             t.id, hue_class(t.id), spell(t.value) if isinstance(t.value, bytes) else str(t.id),

@@ -22,6 +22,8 @@ from webapp.tokenizers import active as act
 
 #: The default of LIMIT_EXPLAIN_BYTES (docs/limits.md).
 DEFAULT_EXPLAIN_BYTES = 65_536
+#: Digits a `story` given as a string may have (read before any work).
+STORY_DIGITS = 12
 
 
 def explain_limit() -> int:
@@ -42,8 +44,14 @@ def read_story(value: Any) -> int | None:
     """The boundary whose story is wanted (0-based), or None."""
     if value is None or value == "":
         return None
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
+    if isinstance(value, str):
+        raw = value.strip()
+        # ASCII digits only ("²" is a digit to str.isdigit, not to int), and few of them: a
+        # boundary index has at most as many digits as the longest text has bytes' count
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= STORY_DIGITS):
+            raise ApiError(f"story: expected the index of a boundary (a whole number from 0, at most "
+                           f"{STORY_DIGITS} digits)", field="story")
+        value = int(raw)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ApiError("story: expected the index of a boundary (a whole number from 0)", field="story")
     return value
@@ -53,8 +61,8 @@ def check_story(answer: dict[str, Any], story: int | None) -> None:
     """404-free: a story index past the last boundary is a 400 naming `story` and the count."""
     count = len(answer["boundaries"])
     if story is not None and story >= count:
-        raise ApiError(f"story: boundary {story} does not exist; this text has {count:,} boundaries (0 to "
-                       f"{max(count - 1, 0):,})", field="story", location={"index": story, "boundaries": count})
+        raise ApiError(f"story: boundary {story} does not exist; this text has {count:,} "
+                       f"{'boundary' if count == 1 else 'boundaries'}" + (f" (0 to {count - 1:,})" if count else ""), field="story", location={"index": story, "boundaries": count})
 
 
 def explain_active(active: act.ActiveTokenizer, text: str, merges: Any, scheme: str | None,

@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping
 from webapp.tokenizers import active as act
 from webapp.web.chat import chatting
 from webapp.web.compare import routes as compare
+from webapp.web.explain.story import page_story
 from webapp.infra import inputs
 from webapp import tokenizer as tk
 from webapp.web.common import train_views as tv
@@ -164,6 +165,8 @@ def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
                 "foreign_split": _foreign_split(active, scheme),
                 "unmade": unmade_ids(merges.rules) if active.typed else [],
             }
+            # one boundary's story, from the replay of the explainer (only while the Trace is shown)
+            result["story"] = page_story(state, active, text, merges, scheme, result["rows"]) if with_steps else None
     decoded = compute_decode(state, limits, errors, active)
     chat, chat_errors = chatting.page_chat(state, active)  # the Chat view (webapp.web.chat.chatting)
     errors.update(chat_errors)

@@ -23,8 +23,9 @@ TOOL_TITLES = {"bytes": "Bytes", "chars": "Characters", "train": "Train"}
 FIELDS: dict[str, tuple[str, ...]] = {
     "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view", "tokenizer", "special",
               "compare", "compare_merges", "compare_pretokenize", "compare_special",  # compare_*: webapp.web.compare.routes
-              "tokens_from", "chat", "chat_prompt"),  # tokens_from: the page of spans shown (compute.token_window);
-    # chat, chat_prompt: the Chat view (webapp.web.chat.chatting): messages as JSON, "on"
+              "tokens_from", "chat", "chat_prompt", "story"),  # tokens_from: the page of spans shown (compute.token_window);
+    # chat, chat_prompt: the Chat view (webapp.web.chat.chatting): messages as JSON, "on";
+    # story: the boundary (from 0) whose story the Trace view shows (webapp.web.explain.story)
     "chars": ("text", "merges", "vocab", "view", "tokenizer", "tokens_from"),
     "train": ("words", "num_merges", "view"),
 }
@@ -45,7 +46,7 @@ ERROR_FIELDS: dict[str, tuple[str, ...]] = {
 DEFAULT_STATE: dict[str, dict[str, str]] = {
     "bytes": {"text": "", "merges": "", "pretokenize": "none", "ids": "", "vocab": "", "view": "tokens", "tokenizer": "",
               "special": "", "compare": "", "compare_merges": "", "compare_pretokenize": "", "compare_special": "",
-              "tokens_from": "", "chat": "", "chat_prompt": ""},
+              "tokens_from": "", "chat": "", "chat_prompt": "", "story": ""},
     "chars": {"text": "", "merges": "", "vocab": "", "view": "tokens", "tokenizer": "", "tokens_from": ""},
     "train": {"words": "", "num_merges": "10", "view": "steps"},
 }
