@@ -159,10 +159,20 @@ def test_train_brings_the_progress_into_view_with_one_estimate(open_page, corpus
     page.wait_for_timeout(400)  # the smooth scroll, if any
     texts: list[str] = []
     while page.locator("#corpus-open-results").count() == 0:
-        if page.locator("#results .job-progress").count():
-            assert in_viewport(page, "#results .job-progress"), "the progress bar is below the fold"
-            assert in_viewport(page, "#results .job-cancel")
-            text = page.locator("#results .job-progress-text").text_content() or ""
+        # one snapshot per poll: the panel can be swapped for the results between two separate queries
+        state = page.evaluate(
+            """() => { const panel = document.querySelector('#results .job-progress');
+                       if (!panel) return null;
+                       const inView = e => { if (!e) return false; const r = e.getBoundingClientRect();
+                         return r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth
+                                && r.height > 0; };
+                       const text = document.querySelector('#results .job-progress-text');
+                       return {panel: inView(panel), cancel: inView(document.querySelector('#results .job-cancel')),
+                               text: text ? text.textContent : ''}; }""")
+        if state is not None:
+            assert state["panel"], "the progress bar is below the fold"
+            assert state["cancel"], "the cancel button is below the fold"
+            text = state["text"] or ""
             texts.append(text)
             if len(texts) == 3:
                 shot(page, "issue20-3-corpus-running")

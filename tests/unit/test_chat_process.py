@@ -21,6 +21,9 @@ MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "conten
 
 #: The first line off: only the child's memory and time limits remain.
 NO_PREDICTIONS = dict(rendered_chars=10**12, built_chars=10**15)
+#: Time allowed beyond the limit and its grace for forking, killing and reaping the child on a loaded
+#: machine (CI shares two cores); far below the 30 s the template would otherwise take.
+STARTUP_SLACK = 1.5
 
 
 def rss_bytes() -> int:
@@ -58,7 +61,8 @@ def test_the_hard_time_limit_holds_inside_c_code() -> None:
         run_isolated(lambda: time.sleep(30), seconds=0.3, memory_mb=64, max_bytes=1000)
     took = time.perf_counter() - start
     assert caught.value.kind == "time"
-    assert 0.3 <= took < 0.3 + GRACE_SECONDS + 0.5, took
+    # (the slack covers starting and reaping the child on a busy machine; the sleep itself is 30 s)
+    assert 0.3 <= took < 0.3 + GRACE_SECONDS + STARTUP_SLACK, took
 
 
 def test_the_hard_time_limit_holds_inside_lipsum_with_the_predictions_off() -> None:
@@ -69,7 +73,7 @@ def test_the_hard_time_limit_holds_inside_lipsum_with_the_predictions_off() -> N
                              limits=ChatLimits(seconds=0.5, **NO_PREDICTIONS))
     took = time.perf_counter() - start
     assert "took over 0.5 s" in caught.value.message and "LIMIT_CHAT_SECONDS" in caught.value.message
-    assert took < 0.5 + GRACE_SECONDS + 0.5, took
+    assert took < 0.5 + GRACE_SECONDS + STARTUP_SLACK, took
 
 
 def test_the_memory_limit_ends_the_child_never_the_caller() -> None:
