@@ -116,6 +116,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "JOB_ENCODE_RULES": 100_000,
     "JOB_CHARS_TEXT": 20_000,
     "JOB_CHARS_RULES": 20_000,
+    # Counts (webapp.web.counts.kinds): characters x tokenizers over this is a job
+    # (about 0.4 s inline at 0.75 us per character per preset; docs/limits.md).
+    "JOB_COUNTS_WORK": 500_000,
     # The Vocabulary: a tokenizer with more tokens finds its unreachable tokens as a job.
     "JOB_VOCAB_TOKENS": 20_000,
     # Corpus training (webapp.web.corpus.routes): uploads in total, files, pasted text, distinct pre-tokens counted.
