@@ -34,7 +34,8 @@ def _tokenizer_json(salt: int) -> str:
 
 
 def test_row7_the_request_budget_is_shared_and_names_the_tokenizer(tmp_path):
-    app = make_app(tmp_path, LIMIT_REQUEST_SECONDS=1, JOB_IMPORT_BYTES=1 << 30)
+    # (inline: 32 x 20,000 characters is over JOB_COUNTS_WORK, which would make it a job)
+    app = make_app(tmp_path, LIMIT_REQUEST_SECONDS=1, JOB_IMPORT_BYTES=1 << 30, JOB_COUNTS_WORK=1 << 30)
     client = app.test_client()
     ids = []
     for salt in range(32):
