@@ -53,3 +53,30 @@ def test_row7_the_request_budget_is_shared_and_names_the_tokenizer(tmp_path):
     assert "LIMIT_REQUEST_SECONDS" in error["message"]
     assert seconds < 3, seconds  # the budget (1 s) plus the one regex call that overran it
     get_storage(app).dispose()
+
+
+def test_row7_the_whole_encode_is_charged_not_only_file_regexes(tmp_path):
+    """The built-in engine's patterns and merge loops count against the budget too: an inline count
+    over the four OpenAI presets (rank files: no tokenizer-file pipeline, so nothing of theirs was
+    charged before, and this answered 200 however long it took) that takes longer than
+    LIMIT_REQUEST_SECONDS stops before the next tokenizer, naming the one that spent it."""
+    import random
+
+    app = make_app(tmp_path, LIMIT_REQUEST_SECONDS=0.05, JOB_COUNTS_WORK=1 << 30, RATE_LIMIT_WORK="")
+    client = app.test_client()
+    client.post("/api/counts", json={"text": "open every preset first"})  # (opening is not charged)
+    rnd = random.Random(28)
+    words = ["budget", "request", "tokenizer", "encode", "Straße", "日本語", "naïve", "count", "1234", "x=y;"]
+    text = " ".join(rnd.choice(words) + str(rnd.randrange(1000)) for _ in range(8_000))  # ~80,000 characters
+    started = time.monotonic()
+    openai = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
+    answer = client.post("/api/counts", json={"text": text, "tokenizers": openai})
+    seconds = time.monotonic() - started
+    assert answer.status_code == 503, (answer.status_code, seconds)
+    error = answer.get_json()["error"]
+    assert error["field"] == "tokenizers" and "LIMIT_REQUEST_SECONDS" in error["message"]
+    assert error["location"]["index"] >= 1  # the first tokenizer ran whole; a later one found the budget spent
+    assert error["location"]["tokenizer"] in error["message"]
+    # a small text still fits the same budget
+    assert client.post("/api/counts", json={"text": "a short text", "tokenizers": openai}).status_code == 200
+    get_storage(app).dispose()

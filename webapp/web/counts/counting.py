@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Mapping
 from webapp.infra import timebudget
 from webapp.tokenizers import active as act
 from webapp.tokenizer import (
-    PRESET_NAMES, OutOfTime, TokenizerError, check_request_budget, is_installed, is_preset,
+    PRESET_NAMES, OutOfTime, TokenizerError, charged, check_request_budget, is_installed, is_preset,
 )
 
 #: The columns the page sorts by (a leading "-" sorts in descending order).
@@ -56,8 +56,9 @@ def count_one(ref: str, text: str, n_bytes: int) -> CountRow:
         return CountRow(ref, None, None, None, error=f"{ref} is not installed on this server")
     active = act.of_ref(ref)
     try:
-        entry = active.loaded()
-        ids = act.byte_ids(active, text, None, entry.tok.pretokenize)
+        entry = active.loaded()  # (opening is not charged: a cold process's presets are not the text's work)
+        with charged():  # the whole encode counts against the request's budget, not only file regexes
+            ids = act.byte_ids(active, text, None, entry.tok.pretokenize)
     except OutOfTime:
         raise
     except TokenizerError as exc:
@@ -67,8 +68,9 @@ def count_one(ref: str, text: str, n_bytes: int) -> CountRow:
 
 def count_all(text: str, refs: Iterable[str],
               on_row: Callable[[int, int, str], None] | None = None) -> list[CountRow]:
-    """Each tokenizer's count of `text`, in the order given; the request's time budget
-    (webapp.infra.timebudget) is checked before each, and running out names the tokenizer.
+    """Each tokenizer's count of `text`, in the order given; each whole encode is charged to the
+    request's time budget (webapp.infra.timebudget), which is checked before each tokenizer, and
+    running out names the tokenizer.
     `on_row(done, total, name)` is told before each tokenizer starts (a job's progress)."""
     n_bytes = len(text.encode("utf-8"))
     refs = list(refs)
