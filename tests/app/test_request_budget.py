@@ -55,19 +55,29 @@ def test_row7_the_request_budget_is_shared_and_names_the_tokenizer(tmp_path):
     get_storage(app).dispose()
 
 
+def _random_words(n: int) -> str:
+    """`n` characters of random lowercase words (about 0.75 us per character per preset to count)."""
+    import random
+
+    rnd = random.Random()
+    out: list[str] = []
+    size = 0
+    while size < n:
+        word = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randrange(2, 12)))
+        out.append(word)
+        size += len(word) + 1
+    return " ".join(out)[:n]
+
+
 def test_row7_the_whole_encode_is_charged_not_only_file_regexes(tmp_path):
     """The built-in engine's patterns and merge loops count against the budget too: an inline count
     over the four OpenAI presets (rank files: no tokenizer-file pipeline, so nothing of theirs was
     charged before, and this answered 200 however long it took) that takes longer than
     LIMIT_REQUEST_SECONDS stops before the next tokenizer, naming the one that spent it."""
-    import random
-
-    app = make_app(tmp_path, LIMIT_REQUEST_SECONDS=0.05, JOB_COUNTS_WORK=1 << 30, RATE_LIMIT_WORK="")
+    app = make_app(tmp_path, LIMIT_REQUEST_SECONDS=0.02, JOB_COUNTS_WORK=1 << 30, RATE_LIMIT_WORK="")
     client = app.test_client()
     client.post("/api/counts", json={"text": "open every preset first"})  # (opening is not charged)
-    rnd = random.Random(28)
-    words = ["budget", "request", "tokenizer", "encode", "Straße", "日本語", "naïve", "count", "1234", "x=y;"]
-    text = " ".join(rnd.choice(words) + str(rnd.randrange(1000)) for _ in range(8_000))  # ~80,000 characters
+    text = _random_words(80_000)  # new words each run: no cached piece makes it quick
     started = time.monotonic()
     openai = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
     answer = client.post("/api/counts", json={"text": text, "tokenizers": openai})
@@ -75,8 +85,25 @@ def test_row7_the_whole_encode_is_charged_not_only_file_regexes(tmp_path):
     assert answer.status_code == 503, (answer.status_code, seconds)
     error = answer.get_json()["error"]
     assert error["field"] == "tokenizers" and "LIMIT_REQUEST_SECONDS" in error["message"]
-    assert error["location"]["index"] >= 1  # the first tokenizer ran whole; a later one found the budget spent
+    # named: the tokenizer whose encode spent it, refused before the next one (never after the last)
+    assert error["location"]["index"] < len(openai) - 1
+    assert error["location"]["tokenizer"] == openai[error["location"]["index"]]
     assert error["location"]["tokenizer"] in error["message"]
     # a small text still fits the same budget
     assert client.post("/api/counts", json={"text": "a short text", "tokenizers": openai}).status_code == 200
+    get_storage(app).dispose()
+
+
+def test_row7_a_comparison_is_refused_before_its_second_side_once_the_first_spent_the_budget(tmp_path):
+    app = make_app(tmp_path, LIMIT_REQUEST_SECONDS=0.02, RATE_LIMIT_WORK="")
+    client = app.test_client()
+    spec = {"a": {"tokenizer": "o200k_base"}, "b": {"tokenizer": "cl100k_base"}}
+    client.post("/api/compare", json={"text": "open both first", **spec})
+    text = _random_words(90_000)
+    answer = client.post("/api/compare", json={"text": text, **spec})
+    assert answer.status_code == 503, answer.status_code
+    error = answer.get_json()["error"]
+    assert error["field"] == "tokenizers" and "LIMIT_REQUEST_SECONDS" in error["message"]
+    assert error["location"] == {"tokenizer": "o200k_base", "index": 0} and "o200k_base" in error["message"]
+    assert client.post("/api/compare", json={"text": "a short text", **spec}).status_code == 200
     get_storage(app).dispose()

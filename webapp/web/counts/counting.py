@@ -81,6 +81,8 @@ def count_all(text: str, refs: Iterable[str],
         try:
             check_request_budget()
             rows.append(count_one(ref, text, n_bytes))
+            if index + 1 < len(refs):
+                check_request_budget()  # spent by this one's encode: it is the one named, not the next
         except OutOfTime as exc:
             raise timebudget.out_of_time(exc, ref, index, len(refs)) from None
     return rows
