@@ -30,8 +30,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # Flask's default of 500 kB would refuse a pasted tokenizer.json.
     "MAX_FORM_MEMORY_SIZE": 32 * 1024 * 1024,
     "LIMIT_TEXT_CHARS": 1_000_000,
-    # Wall time of one request's tokenizer-file regexes, shared by all its tokenizers
-    # (webapp.infra.timebudget); well under gunicorn's 60 s timeout.
+    # Wall time of one request's tokenizer-file regexes (and, on Counts and compare, of each
+    # tokenizer's whole encode), shared by all its tokenizers (webapp.infra.timebudget);
+    # well under gunicorn's 60 s timeout.
     "LIMIT_REQUEST_SECONDS": 10,
     "LIMIT_RULES": 300_000,
     # An opened tokenizer file's merges (import jobs; gemma3's tokenizer.json has 514,906).
