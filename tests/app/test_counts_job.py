@@ -172,3 +172,18 @@ def test_the_counts_page_shows_the_job_panel_then_the_inline_table(setup, tmp_pa
     # the full page (no JavaScript) keeps the text in its field and shows the panel's link to the job page
     full = client.post("/counts", data={"text": text + "!"}).get_data(as_text=True)
     assert 'class="job-panel"' in full and "/jobs/" in full and (text + "!") in full.replace("&#39;", "'")
+
+
+def test_a_refused_count_says_why_in_the_live_update(tmp_path):
+    # htmx swaps only the results section: a 429 there must say so, and the text stays in the form
+    app = make_app(tmp_path, **_settings(tmp_path, RATE_LIMIT_WORK="3000/minute"))
+    client = app.test_client()
+    headers = {"HX-Request": "true"}
+    first = client.post("/fragments/counts", data={"text": "d" * 200}, headers=headers)  # 2,600: a job
+    assert first.status_code == 200 and 'class="job-panel"' in first.get_data(as_text=True)
+    second = client.post("/fragments/counts", data={"text": "e" * 200}, headers=headers)
+    page = second.get_data(as_text=True)
+    assert second.status_code == 200 and 'id="counts-error"' in page and "RATE_LIMIT_WORK" in page
+    full = client.post("/counts", data={"text": "f" * 200}).get_data(as_text=True)
+    assert "f" * 200 in full and "RATE_LIMIT_WORK" in full and 'id="counts-error"' not in full
+    get_storage(app).dispose()

@@ -108,7 +108,8 @@ def counts_page() -> str:
 
 @bp.post("/fragments/counts")
 def counts_fragment() -> str:
-    return render_template("partials/counts_results.html", **_context(request.form))
+    context = _context(request.form)
+    return render_template("partials/counts_results.html", fragment_error=context["error"], **context)
 
 
 def _shown_sort() -> str:
