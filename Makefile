@@ -174,7 +174,8 @@ bench: setup $(VENV)/.installed-test
 
 # The production command (serve-prod.sh) under load on loopback: 8 heavy jobs
 # queued, a client queueing 50 uploads beside a second client, 8 slow uploads,
-# a burst of 50 shares; latencies and what each client got (benchmarks/bench_jobs_load.py).
+# a burst of 50 shares; first issue 28's: the worst opened chat templates, /healthz while hostile
+# renders and big counts run, the work one client gets through (benchmarks/bench_jobs_load.py).
 bench-jobs: setup nginx
 	$(PY) benchmarks/bench_jobs_load.py
 

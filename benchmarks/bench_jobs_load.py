@@ -18,12 +18,24 @@ after another (issue 17's rows):
 4. 8 heavy training jobs queued, /healthz and a small /api/encode probed until
    they finish (issue 8): p50 / p99 / max against a reference without jobs.
 
+And issue 28's figures, first: the worst opened chat template of each kind
+(rows 1-3: a worker's time and memory); /healthz p50 / p99 / max while 4
+hostile chat renders and 4 big Counts requests (1,000,000 characters over
+every preset: jobs now, row 6) run at once; and the work one client gets
+through before RATE_LIMIT_WORK refuses it (characters x tokenizers
+accepted, the Retry-After, and whether a second client is still served).
+
 Every request goes to 127.0.0.1 (from 127.0.0.x source addresses); counts
 and times are bounded; the server is stopped with SIGTERM at the end, as a
 supervisor would. The exit code is 1 if /healthz's max under slow uploads is
-1 s or more, or a p99 under load is over 100 ms.
+1 s or more, a p99 under load is over 100 ms, a hostile template is not
+refused in time, /healthz's max under hostile renders and big counts is 1 s
+or more, or the work budget does not refuse the first client while serving
+the second.
 
     .venv/bin/python benchmarks/bench_jobs_load.py [--slow-seconds 30] [--jobs 8] [--merges 20000]
+        [--only templates|hostile-load|work|issue28] [--counts-chars 1000000] [--work-chars 38000]
+        [--load-seconds 60] [--load-renders 4]
 
 The probe client shares the machine's cores with the server and the jobs,
 so the figures are a floor for a real deployment.
@@ -314,11 +326,8 @@ def gunicorn_workers(session: int) -> list[int]:
     return [pid for pid, (parent, _) in found.items() if parent in found]
 
 
-def hostile_templates(port: int, session: int) -> bool:
-    """Each worst template: the chat request's status and time, and the workers' memory after it (the
-    largest growth of any worker, VmRSS), against an opened harmless template's chat measured in the
-    same run (the fork's cost) and llama3's in-process one."""
-    print("hostile opened chat templates (issue 28 rows 1-3): one chat request each")
+def open_templates(port: int) -> dict[str, str]:
+    """Open the harmless template and each hostile one with a small tokenizer.json: name -> its id."""
     refs: dict[str, str] = {}
     for client, (name, template) in enumerate({"harmless": "{% for m in messages %}{{ m.content }}{% endfor %}",
                                                **HOSTILE_TEMPLATES}.items(), start=100):
@@ -328,7 +337,18 @@ def hostile_templates(port: int, session: int) -> bool:
             print(f"  {name}: open refused {status} {data[:120]!r}")
             continue
         refs[name] = json.loads(data)["tokenizer"]
-    body = json.dumps({"messages": [{"role": "user", "content": "abab"}]}).encode()
+    return refs
+
+
+CHAT_BODY = json.dumps({"messages": [{"role": "user", "content": "abab"}]}).encode()
+
+
+def hostile_templates(port: int, session: int, refs: dict[str, str]) -> bool:
+    """Each worst template: the chat request's status and time, and the workers' memory after it (the
+    largest growth of any worker, VmRSS), against an opened harmless template's chat measured in the
+    same run (the fork's cost) and llama3's in-process one."""
+    print("hostile opened chat templates (issue 28 rows 1-3): one chat request each")
+    body = CHAT_BODY
     reference = {}
     for name, ref in (("llama3 (preset, in-process)", "llama3"), ("harmless (opened, child)", refs.get("harmless"))):
         if ref is None:
@@ -355,6 +375,115 @@ def hostile_templates(port: int, session: int) -> bool:
     return ok
 
 
+# --- issue 28 rows 2 and 6: /healthz while hostile renders and big counts run -----------------
+
+#: The four hostile renders run at once (each from its own client, each again as soon as it is answered).
+LOAD_TEMPLATES = ("lipsum n=1000 max=100000", "a loop past the time limit", "center width x1000", "~ doubling x40")
+
+
+def _render_loop(port: int, ref: str, client: int, stop: threading.Event, out: list[tuple[int, float]]) -> None:
+    while not stop.is_set():
+        status, _data, seconds, _h = request(port, "POST", f"/api/tokenizers/{ref}/chat", CHAT_BODY, client=client)
+        out.append((status, seconds))
+
+
+def _count_once(port: int, text: str, client: int, out: list[tuple[int, float, dict]]) -> None:
+    status, data, seconds, _h = request(port, "POST", "/api/counts", json.dumps({"text": text}).encode(),
+                                        client=client)
+    out.append((status, seconds, json.loads(data) if status == 202 else {}))
+
+
+def hostile_load(port: int, refs: dict[str, str], args: argparse.Namespace) -> bool:
+    """4 hostile chat renders looping and 4 big Counts requests sent at once (each client its own
+    address, each text its own so no job is shared); /healthz probed every 0.1 s from another client
+    for --load-seconds while the renders loop and the counts jobs are queued or running; then the
+    renders stop and the counts jobs still going are cancelled with their tokens (so later sections
+    run on a quiet server), their progress reported."""
+    names = [n for n in LOAD_TEMPLATES if n in refs][:args.load_renders]
+    # four texts of exactly --counts-chars, each its own (a shared text would be one shared job)
+    base = english_text(1, args.counts_chars)
+    texts = [(f"counts client {i}: " + base * (args.counts_chars // max(1, len(base)) + 1))[:args.counts_chars]
+             for i in range(4)]
+    print(f"issue 28 rows 2 + 6: {len(names)} hostile chat renders and 4 Counts of {args.counts_chars:,} characters "
+          f"over every preset at once; /healthz from another client for {args.load_seconds:g} s")
+    stop = threading.Event()
+    renders: list[tuple[int, float]] = []
+    counted: list[tuple[int, float, dict]] = []
+    threads = [threading.Thread(target=_render_loop, args=(port, refs[n], 70 + i, stop, renders))
+               for i, n in enumerate(names)]
+    threads += [threading.Thread(target=_count_once, args=(port, texts[i], 80 + i, counted)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    probes: list[float] = []
+    deadline = time.monotonic() + args.load_seconds
+    while time.monotonic() < deadline:
+        probes.append(request(port, "GET", "/healthz", client=2)[2])
+        time.sleep(0.1)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    jobs = [job_state(port, body["url"]) for _st, _s, body in counted if body.get("url")]
+    for _st, _s, body in counted:
+        if body.get("url") and body.get("cancel_token"):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("POST", body["url"] + "/cancel", headers={"X-Cancel-Token": body["cancel_token"]})
+            conn.getresponse().read()
+            conn.close()
+    print(f"  Counts answers: {dict(Counter(status for status, _s, _b in counted))} in "
+          f"{', '.join(f'{s:.2f}' for _st, s, _b in sorted(counted, key=lambda c: c[1]))} s; after "
+          f"{args.load_seconds:g} s the jobs were: "
+          + "; ".join(f"{job['state']} {job['progress']['fraction']:.0%}" for job in jobs)
+          + " (then cancelled)")
+    render_times = sorted(s for _st, s in renders)
+    print(f"  hostile renders: {len(renders)} answered {dict(Counter(st for st, _s in renders))}, "
+          f"median {statistics.median(render_times):.2f} s, max {max(render_times):.2f} s" if renders else
+          "  hostile renders: none answered")
+    print("  " + summary("healthz", probes))
+    ok = (bool(probes) and max(probes) < 1.0 and len(jobs) == 4
+          and all(status == 202 for status, _s, _b in counted))
+    print("  target: /healthz max < 1 s, the 4 counts handed to jobs (202):", "met" if ok else "MISSED")
+    return ok
+
+
+# --- issue 28 row 6: what one client gets through before RATE_LIMIT_WORK refuses it ----------
+
+def work_budget(port: int, args: argparse.Namespace) -> bool:
+    """One client counts the same text over every preset (inline: under JOB_COUNTS_WORK) until a 429;
+    the characters x tokenizers accepted, the Retry-After, then one request from a second client."""
+    text = english_text(0, args.work_chars + 100)[:args.work_chars]
+    body = json.dumps({"text": text}).encode()
+    status, data, _s, _h = request(port, "POST", "/api/counts", body, client=90)
+    if status != 200:
+        print(f"work budget: the first count answered {status}: {data[:160]!r}")
+        return False
+    presets = len(json.loads(data)["counts"])
+    accepted, answers, retry, message = 1, [0.0], "", ""
+    started = time.monotonic()
+    while time.monotonic() - started < 300:
+        status, data, seconds, headers = request(port, "POST", "/api/counts", body, client=90)
+        if status == 429:
+            retry = headers.get("Retry-After", "")
+            message = json.loads(data)["error"]["message"]
+            break
+        if status != 200:
+            print(f"work budget: answered {status}: {data[:160]!r}")
+            return False
+        accepted += 1
+        answers.append(seconds)
+    took = time.monotonic() - started
+    units = accepted * len(text) * presets
+    other, _d, other_s, _h = request(port, "POST", "/api/counts", body, client=91)
+    print(f"issue 28 row 6: one client counts {len(text):,} characters over {presets} presets "
+          f"({len(text) * presets:,} characters x tokenizers a request, inline) until refused")
+    print(f"  {accepted} answered 200 ({units:,} characters x tokenizers) in {took:.1f} s, median "
+          f"{statistics.median(answers[1:] or [0]) * 1000:.0f} ms each; then 429, Retry-After {retry or '-'} s: "
+          f"{message[:150]}")
+    print(f"  a second client meanwhile: {other} in {other_s * 1000:.0f} ms")
+    ok = bool(retry) and other == 200
+    print("  target: the first client refused with Retry-After, the second served:", "met" if ok else "MISSED")
+    return ok
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--slow-seconds", type=float, default=30, help="how long each slow upload takes to send")
@@ -362,7 +491,17 @@ def main() -> int:
     parser.add_argument("--words", type=int, default=170_000, help="training words per job (under LIMIT_TEXT_CHARS)")
     parser.add_argument("--merges", type=int, default=20_000, help="merges per job")
     parser.add_argument("--reference-seconds", type=float, default=5)
-    parser.add_argument("--only", choices=["templates"], help="run one section only")
+    parser.add_argument("--only", choices=["templates", "hostile-load", "work", "issue28"],
+                        help="run one section only (issue28: the three issue-28 sections, not issue 17's)")
+    parser.add_argument("--counts-chars", type=int, default=1_000_000,
+                        help="characters of each big Counts request (issue 28 row 6; LIMIT_TEXT_CHARS at most)")
+    parser.add_argument("--load-renders", type=int, default=4,
+                        help="hostile renders looping beside the big counts (0: the counts alone, for comparison)")
+    parser.add_argument("--load-seconds", type=float, default=60,
+                        help="how long /healthz is probed while the hostile renders and big counts run")
+    parser.add_argument("--work-chars", type=int, default=38_000,
+                        help="characters of each count in the work-budget section (x 13 presets: under "
+                             "JOB_COUNTS_WORK, so inline)")
     args = parser.parse_args()
 
     folder = Path(tempfile.mkdtemp(prefix="bench-jobs-"))
@@ -390,17 +529,30 @@ def main() -> int:
         nginx = b"nginx on" in (folder / "server.log").read_bytes()
         print(f"production command: scripts/serve-prod.sh ({'nginx + ' if nginx else 'NO nginx: '}gunicorn + "
               f"job worker), defaults; files in {folder}")
-        templates_ok = hostile_templates(port, server.pid)
+        refs = open_templates(port)
+        templates_ok = True if args.only in ("hostile-load", "work") else hostile_templates(port, server.pid, refs)
         if args.only == "templates":
             return 0 if templates_ok else 1
+        load28_ok = True if args.only == "work" else hostile_load(port, refs, args)
+        if args.only == "hostile-load":
+            return 0 if load28_ok else 1
+        work_ok = work_budget(port, args)
+        if args.only in ("work", "issue28"):
+            print("targets (issue 28): hostile templates refused in time, workers not grown:",
+                  "met" if templates_ok else "MISSED", "| /healthz max < 1 s under hostile renders and big counts:",
+                  "met" if load28_ok else "MISSED", "| the work budget refuses one client, serves another:",
+                  "met" if work_ok else "MISSED")
+            return 0 if templates_ok and load28_ok and work_ok else 1
         share_burst(port, folder)
         slow_ok = slow_uploads(port, args.slow_seconds)
         flood_and_wait(port)
         load_ok = heavy_jobs(port, args)
         print("targets: /healthz max < 1 s under slow uploads:", "met" if slow_ok else "MISSED",
               "| p99 <= 100 ms under heavy jobs:", "met" if load_ok else "MISSED")
-        print("target: hostile templates refused in time, workers not grown:", "met" if templates_ok else "MISSED")
-        return 0 if slow_ok and load_ok and templates_ok else 1
+        print("target: hostile templates refused in time, workers not grown:", "met" if templates_ok else "MISSED",
+              "| /healthz max < 1 s under hostile renders and big counts:", "met" if load28_ok else "MISSED",
+              "| the work budget refuses one client, serves another:", "met" if work_ok else "MISSED")
+        return 0 if slow_ok and load_ok and templates_ok and load28_ok and work_ok else 1
     finally:
         try:
             os.kill(server.pid, signal.SIGTERM)  # the script stops nginx, gunicorn and the worker

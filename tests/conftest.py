@@ -63,7 +63,7 @@ def client(app: Flask) -> FlaskClient:
 INLINE_ONLY = {
     "JOB_IMPORT_BYTES": 1 << 40, "JOB_TRAIN_CHARS": 1 << 40, "JOB_TRAIN_MERGES": 1 << 40,
     "JOB_ENCODE_CHARS": 1 << 40, "JOB_ENCODE_RULES": 1 << 40,
-    "JOB_CHARS_TEXT": 1 << 40, "JOB_CHARS_RULES": 1 << 40,
+    "JOB_CHARS_TEXT": 1 << 40, "JOB_CHARS_RULES": 1 << 40, "JOB_COUNTS_WORK": 1 << 40,
 }
 
 

@@ -30,8 +30,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # Flask's default of 500 kB would refuse a pasted tokenizer.json.
     "MAX_FORM_MEMORY_SIZE": 32 * 1024 * 1024,
     "LIMIT_TEXT_CHARS": 1_000_000,
-    # Wall time of one request's tokenizer-file regexes, shared by all its tokenizers
-    # (webapp.infra.timebudget); well under gunicorn's 60 s timeout.
+    # Wall time of one request's tokenizer-file regexes (and, on Counts and compare, of each
+    # tokenizer's whole encode), shared by all its tokenizers (webapp.infra.timebudget);
+    # well under gunicorn's 60 s timeout.
     "LIMIT_REQUEST_SECONDS": 10,
     "LIMIT_RULES": 300_000,
     # An opened tokenizer file's merges (import jobs; gemma3's tokenizer.json has 514,906).
@@ -116,6 +117,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "JOB_ENCODE_RULES": 100_000,
     "JOB_CHARS_TEXT": 20_000,
     "JOB_CHARS_RULES": 20_000,
+    # Counts (webapp.web.counts.kinds): characters x tokenizers over this is a job
+    # (about 0.4 s inline at 0.75 us per character per preset; docs/limits.md).
+    "JOB_COUNTS_WORK": 500_000,
     # The Vocabulary: a tokenizer with more tokens finds its unreachable tokens as a job.
     "JOB_VOCAB_TOKENS": 20_000,
     # Corpus training (webapp.web.corpus.routes): uploads in total, files, pasted text, distinct pre-tokens counted.

@@ -34,7 +34,8 @@ def _tokenizer_json(salt: int) -> str:
 
 
 def test_row7_the_request_budget_is_shared_and_names_the_tokenizer(tmp_path):
-    app = make_app(tmp_path, LIMIT_REQUEST_SECONDS=1, JOB_IMPORT_BYTES=1 << 30)
+    # (inline: 32 x 20,000 characters is over JOB_COUNTS_WORK, which would make it a job)
+    app = make_app(tmp_path, LIMIT_REQUEST_SECONDS=1, JOB_IMPORT_BYTES=1 << 30, JOB_COUNTS_WORK=1 << 30)
     client = app.test_client()
     ids = []
     for salt in range(32):
@@ -51,4 +52,58 @@ def test_row7_the_request_budget_is_shared_and_names_the_tokenizer(tmp_path):
     assert ran_out in ids and ran_out in error["message"]
     assert "LIMIT_REQUEST_SECONDS" in error["message"]
     assert seconds < 3, seconds  # the budget (1 s) plus the one regex call that overran it
+    get_storage(app).dispose()
+
+
+def _random_words(n: int) -> str:
+    """`n` characters of random lowercase words (about 0.75 us per character per preset to count)."""
+    import random
+
+    rnd = random.Random()
+    out: list[str] = []
+    size = 0
+    while size < n:
+        word = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randrange(2, 12)))
+        out.append(word)
+        size += len(word) + 1
+    return " ".join(out)[:n]
+
+
+def test_row7_the_whole_encode_is_charged_not_only_file_regexes(tmp_path):
+    """The built-in engine's patterns and merge loops count against the budget too: an inline count
+    over the four OpenAI presets (rank files: no tokenizer-file pipeline, so nothing of theirs was
+    charged before, and this answered 200 however long it took) that takes longer than
+    LIMIT_REQUEST_SECONDS stops before the next tokenizer, naming the one that spent it."""
+    app = make_app(tmp_path, LIMIT_REQUEST_SECONDS=0.02, JOB_COUNTS_WORK=1 << 30, RATE_LIMIT_WORK="")
+    client = app.test_client()
+    client.post("/api/counts", json={"text": "open every preset first"})  # (opening is not charged)
+    text = _random_words(80_000)  # new words each run: no cached piece makes it quick
+    started = time.monotonic()
+    openai = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
+    answer = client.post("/api/counts", json={"text": text, "tokenizers": openai})
+    seconds = time.monotonic() - started
+    assert answer.status_code == 503, (answer.status_code, seconds)
+    error = answer.get_json()["error"]
+    assert error["field"] == "tokenizers" and "LIMIT_REQUEST_SECONDS" in error["message"]
+    # named: the tokenizer whose encode spent it, refused before the next one (never after the last)
+    assert error["location"]["index"] < len(openai) - 1
+    assert error["location"]["tokenizer"] == openai[error["location"]["index"]]
+    assert error["location"]["tokenizer"] in error["message"]
+    # a small text still fits the same budget
+    assert client.post("/api/counts", json={"text": "a short text", "tokenizers": openai}).status_code == 200
+    get_storage(app).dispose()
+
+
+def test_row7_a_comparison_is_refused_before_its_second_side_once_the_first_spent_the_budget(tmp_path):
+    app = make_app(tmp_path, LIMIT_REQUEST_SECONDS=0.02, RATE_LIMIT_WORK="")
+    client = app.test_client()
+    spec = {"a": {"tokenizer": "o200k_base"}, "b": {"tokenizer": "cl100k_base"}}
+    client.post("/api/compare", json={"text": "open both first", **spec})
+    text = _random_words(90_000)
+    answer = client.post("/api/compare", json={"text": text, **spec})
+    assert answer.status_code == 503, answer.status_code
+    error = answer.get_json()["error"]
+    assert error["field"] == "tokenizers" and "LIMIT_REQUEST_SECONDS" in error["message"]
+    assert error["location"] == {"tokenizer": "o200k_base", "index": 0} and "o200k_base" in error["message"]
+    assert client.post("/api/compare", json={"text": "a short text", **spec}).status_code == 200
     get_storage(app).dispose()

@@ -1,6 +1,8 @@
 """Background jobs in the browser: the Train page's job panel polls, shows
 progress, can be cancelled, and turns into the usual result (a real worker
-process runs the jobs; thresholds are set low so the input stays small)."""
+process runs the jobs; thresholds are set low so the input stays small).
+The Counts page's job (a text over JOB_COUNTS_WORK) does the same: its panel,
+then the table the inline path shows, with its sort buttons working."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from webapp.infra.storage import default_sqlite_url
 def job_server(tmp_path_factory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("e2e-jobs")
     settings = {"DATABASE_URL": default_sqlite_url(folder), "QUEUE_URL": f"sqlite:///{folder / 'queue.sqlite3'}",
-                "JOB_TRAIN_MERGES": 5, "JOB_TIME_SECONDS": 20}
+                "JOB_TRAIN_MERGES": 5, "JOB_TIME_SECONDS": 60, "JOB_COUNTS_WORK": 10_000}
     app = create_app({"TESTING": True, **settings})
     worker = JobWorker(settings, folder / "worker.log").start()
     try:
@@ -46,3 +48,26 @@ def test_train_job_panel_becomes_the_result(page: Page, console, screenshot, job
     expected = literal_bpe_merges(words.split(), 8)
     assert all(m in s for m, s in zip(expected, shown)), (expected, shown)
     screenshot("train-job-done")
+
+
+def test_counts_job_panel_becomes_the_table(page: Page, console, screenshot, job_server):
+    page.goto(job_server + "/counts")
+    expect(page.locator("#counts-table")).to_be_visible()  # the example text: inline, under the threshold
+    text = "Counted as a background job: every preset over this line. " * 15  # 885 x 13 presets > 10,000
+    page.fill("#f-text", text)
+    panel = page.locator(".job-panel")
+    expect(panel).to_be_visible()
+    expect(panel.locator("progress")).to_be_attached()
+    expect(panel.locator(".job-cancel")).to_be_visible()
+    screenshot("counts-job-running")
+    # the worker opens the presets, counts, and the poll swaps the panel for the table
+    rows = page.locator("#counts-table tbody tr")
+    expect(rows).to_have_count(13, timeout=60_000)
+    expect(page.locator(".job-panel")).to_have_count(0)
+    expect(page.locator("#counts-summary")).to_contain_text(f"{len(text):,} characters")
+    assert page.input_value("#f-text") == text  # what the user typed stays
+    page.locator('button[data-sort="tokens"]').click()
+    expect(page.locator('th[aria-sort="ascending"] button[data-sort="tokens"]')).to_be_visible()
+    counts = [int(t.replace(",", "")) for t in page.locator('td[data-col="tokens"]').all_inner_texts()]
+    assert len(counts) >= 4 and counts == sorted(counts), counts  # (a preset not installed has no count)
+    screenshot("counts-job-done")

@@ -86,3 +86,27 @@ def test_an_opened_file_traces_in_its_own_tokens(fmt: str) -> None:
     assert [c.id for c in rows[-1].chips or []] == real.encode_special(tok, text, frozenset())
     if fmt == "hf-json":
         assert [c.id for c in rows[-1].chips or []] == hf.encode(text).ids
+
+
+def test_a_long_piece_in_the_library_order_is_traced_in_windows() -> None:
+    """gemma3 takes a run of letters as one piece. Each step used to carry the whole piece (and the
+    live symbols were kept by removing from a list per merge: quadratic, a 200,000-letter piece took
+    minutes inline, past gunicorn's timeout). A step now shows a window of WINDOW_RADIUS symbols
+    on each side, as the seed order's traces do; the ids are still the whole encode."""
+    import random
+
+    from webapp.tokenizer.core.tracing import WINDOW_RADIUS
+
+    tok = get_tokenizer("gemma3")
+    if not tok.loaded.library_order:
+        pytest.skip("gemma3 is not in the library order here")
+    rnd = random.Random(4)
+    text = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(3_000))
+    trace, _ = real.encode_trace_special(tok.loaded, text, frozenset(), scheme=None, max_steps=200)
+    assert trace.ids == tok.encode_ordinary(text) and trace.steps_truncated
+    assert len(trace.steps) == 200
+    assert all(step.window is not None and len(step.window) <= 2 * WINDOW_RADIUS + 1 for step in trace.steps)
+    # merges fire anywhere in the 3,000 letters: nearly all of them with more of the piece on both sides
+    assert sum(step.window_more == (True, True) for step in trace.steps) >= 180
+    first = trace.steps[0]
+    assert first.window is not None and first.window[first.changed[0]] == first.new

@@ -4,8 +4,9 @@
 (webapp.tokenizer's `start_request_budget`): every tokenizer file's regexes
 in the request then stop at the one deadline (the `regex` package's
 `timeout=` interrupts even a pattern that looks ahead over the rest of the
-text), and the routes that loop over tokenizers (Counts) check it between
-them and name the tokenizer that ran out (`out_of_time`). The default, 10 s,
+text), and the routes that run several tokenizers (Counts, compare) charge
+each one's whole encode to it (`charged`), check it after each one but the
+last and name the tokenizer that spent it (`out_of_time`). The default, 10 s,
 is well under gunicorn's 60 s timeout; inline work is bounded by size before
 it starts (the JOB_* thresholds), so this is the last guard, for what a size
 cannot predict (a user-supplied pattern).
@@ -32,8 +33,8 @@ def out_of_time(exc: OutOfTime, tokenizer: str, index: int, total: int) -> ApiEr
     """The 503 that names the tokenizer that was running when the budget ran out."""
     return ApiError(
         f"tokenizers: this request's time budget of {exc.seconds:g} s (setting LIMIT_REQUEST_SECONDS) ran out "
-        f"while {tokenizer} was encoding (tokenizer {index + 1:,} of {total:,}); its pre-tokenizer pattern is "
-        f"slow on this text: use fewer tokenizers or a shorter text",
+        f"while {tokenizer} was encoding (tokenizer {index + 1:,} of {total:,}): use fewer tokenizers or a "
+        f"shorter text",
         field="tokenizers", status=503, location={"tokenizer": tokenizer, "index": index})
 
 

@@ -298,6 +298,7 @@ if TYPE_CHECKING:
     from webapp.tokenizer.hf.encoding import special_default
     from webapp.tokenizer.hf.encoding import typed_offsets
     from webapp.tokenizer.hf.text import OutOfTime
+    from webapp.tokenizer.hf.text import charged
     from webapp.tokenizer.hf.text import check_request_budget
     from webapp.tokenizer.hf.text import end_request_budget
     from webapp.tokenizer.hf.text import start_request_budget
@@ -345,6 +346,7 @@ _EXPORTS.update({
     "special_default": ("webapp.tokenizer.hf.encoding", "special_default"),
     "typed_offsets": ("webapp.tokenizer.hf.encoding", "typed_offsets"),
     "OutOfTime": ("webapp.tokenizer.hf.text", "OutOfTime"),
+    "charged": ("webapp.tokenizer.hf.text", "charged"),
     "check_request_budget": ("webapp.tokenizer.hf.text", "check_request_budget"),
     "end_request_budget": ("webapp.tokenizer.hf.text", "end_request_budget"),
     "start_request_budget": ("webapp.tokenizer.hf.text", "start_request_budget"),
@@ -420,7 +422,7 @@ __all__ = [
     # tiktoken's Python API (docs/tiktoken.md)
     "Encoding", "encoding_for_model", "encoding_name_for_model", "get_encoding", "list_encoding_names",
     # added by later features: request budget, typed offsets, explanations, vocabulary, languages
-    "special_default", "typed_offsets", "OutOfTime", "check_request_budget", "end_request_budget", "start_request_budget", "VocabIndex", "token_bytes_table", "VOCAB_GROUPS", "Reach", "encoder", "group_of", "self_ids", "unreachable", "PARTIAL_SCRIPT", "length_histogram", "script_counts", "EXPLAIN_CAUSES", "explain_chars", "explain_loaded", "explain_merges", "LANGUAGES_VERSION", "language_catalog", "count_languages", "LANGUAGES_ENGLISH", "UDHR_VERSION", "Declaration", "declarations_by_code", "udhr_installed", "load_declarations", "language_texts", "load_languages", "read_languages_stored", "languages_result",
+    "special_default", "typed_offsets", "OutOfTime", "charged", "check_request_budget", "end_request_budget", "start_request_budget", "VocabIndex", "token_bytes_table", "VOCAB_GROUPS", "Reach", "encoder", "group_of", "self_ids", "unreachable", "PARTIAL_SCRIPT", "length_histogram", "script_counts", "EXPLAIN_CAUSES", "explain_chars", "explain_loaded", "explain_merges", "LANGUAGES_VERSION", "language_catalog", "count_languages", "LANGUAGES_ENGLISH", "UDHR_VERSION", "Declaration", "declarations_by_code", "udhr_installed", "load_declarations", "language_texts", "load_languages", "read_languages_stored", "languages_result",
     # untrusted chat templates and the one JSON reader
     "check_rendered", "render_chat_isolated", "JsonProblem", "load_json", "parse_json",
 ]

@@ -18,8 +18,9 @@ What it does not do: the seed order's traces (core/tracing.py).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
+from webapp.tokenizer.core.tracing import WINDOW_RADIUS
 from webapp.tokenizer.hf import pipeline as hp
 from webapp.tokenizer.hf.alphabet import bytes_to_token
 from webapp.tokenizer.hf.model import LibraryModel, model_piece
@@ -114,7 +115,10 @@ def library_trace(
         if whole:  # ignore_merges: the piece is one vocab token, no merge fired
             current = [model.vocab[piece]]
             nodes = [MergeNode(symbol=show(current[0]), start=start, end=end)]
-        alive = list(range(len(symbols)))
+        # The live symbols' indices, kept only while steps are recorded: after that nothing reads
+        # them, and removing from a list per firing made a long piece quadratic (a 200,000-letter
+        # piece took minutes).
+        alive: list[int] | None = list(range(len(symbols))) if len(steps) < max_steps else None
         for rank, left, right in firings:
             new = model.merges.news[rank]
             left_node, right_node = nodes[left], nodes[right]
@@ -123,17 +127,14 @@ def library_trace(
                                     children=(left_node, right_node))
             nodes[right] = None
             fired.add(rank)
-            if len(steps) < max_steps:
-                position = alive.index(left)
-                steps.append(TraceStep(
-                    rule=rank, left=show(current[left]), right=show(current[right]), new=show(new), matches=1,
-                    window=tuple(show(current[i]) if i != left else show(new) for i in alive if i != right),
-                    window_start=start, changed=(position,),
-                ))
+            if alive is not None and len(steps) < max_steps:
+                steps.append(_step(rank, left, right, new, alive, current, nodes, show))
             else:
                 steps_truncated = True
+                alive = None
             current[left] = new
-            alive.remove(right)
+            if alive is not None:
+                alive.remove(right)
         for node, token_id in zip(nodes, current):
             if node is not None and len(tokens) < max_tokens:
                 tokens.append(Token(id=token_id, value=value(node.start, node.end),
@@ -149,6 +150,24 @@ def library_trace(
         steps=steps, steps_truncated=steps_truncated, rules_fired=len(fired),
         rules_idle=len(model.merges) - len(fired),
         pretokens=sorted([*spans, *((s, e) for s, e, _ in added)]), text=shown,
+    )
+
+
+def _step(rank: int, left: int, right: int, new: int, alive: list[int], current: list[int],
+          nodes: list[MergeNode | None], show: Callable[[int], Any]) -> TraceStep:
+    """One firing as a step: the piece's live symbols right after it, or, for a long piece, a
+    window of WINDOW_RADIUS of them on each side (as the seed order's traces show a long
+    sequence), so a step costs at most that much whatever the piece's length."""
+    position = alive.index(left)
+    lo = max(0, position - WINDOW_RADIUS)
+    hi = min(len(alive), position + WINDOW_RADIUS + 2)  # (+2: the left symbol and the right one, dropped)
+    shown = [i for i in alive[lo:hi] if i != right]
+    first = nodes[shown[0]]
+    assert first is not None
+    return TraceStep(
+        rule=rank, left=show(current[left]), right=show(current[right]), new=show(new), matches=1,
+        window=tuple(show(current[i]) if i != left else show(new) for i in shown),
+        window_start=first.start, changed=(position - lo,), window_more=(lo > 0, hi < len(alive)),
     )
 
 

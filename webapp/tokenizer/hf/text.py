@@ -76,6 +76,24 @@ def check_request_budget() -> None:
 
 
 @contextmanager
+def charged() -> Iterator[None]:
+    """Within: all the time taken is charged to the request's budget, not only the file regexes'
+    time inside `bounded` (which it then counts once). For a whole encode, so the model's own
+    loops count too; its caller checks the budget before the next tokenizer. No budget: nothing."""
+    budget = _REQUEST.get()
+    if budget is None:
+        yield
+        return
+    before = budget[0]
+    began = time.monotonic()
+    try:
+        yield
+    finally:
+        # (min: a regex that ran out inside has already set it to 0)
+        budget[0] = min(budget[0], before - (time.monotonic() - began))
+
+
+@contextmanager
 def bounded(text_length: int) -> Iterator[None]:
     """Within: the file's regexes share REGEX_BUDGET_SECONDS (and what is left of the request's
     budget, when less), normalized text may reach max(GROWTH_FACTOR x `text_length`, MIN_GROWTH_CAP)

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 from flask import Blueprint, Response, jsonify
 
 from webapp.infra import body, errors as http
-from webapp.infra import inputs, ratelimit
+from webapp.infra import inputs, ratelimit, timebudget
 from webapp.jobs import queue
 from webapp.jobs import views as jobs
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
@@ -39,10 +39,13 @@ from webapp.tokenizers.store import OpenedStatus
 from webapp.tokenizer import (
     EncodeTrace,
     ImpliedVocab,
+    OutOfTime,
     PresetMissing,
     SpanComparison,
     TokenizerError,
     allowed_set,
+    charged,
+    check_request_budget,
     compare_spans,
     encode_trace_special,
     get_preset,
@@ -184,9 +187,14 @@ def compare_json(data: Mapping[str, Any], limits: inputs.Limits) -> dict[str, An
     specs = {name: inputs.read_tokenizer_spec(data[name], name, limits) for name in ("a", "b")}
     size = len(text.encode("utf-8"))
     sides = {}
-    for name, spec in specs.items():
+    for index, (name, spec) in enumerate(specs.items()):
         try:
-            sides[name] = encode_side(spec, text, size + 1)
+            with charged():  # the whole side counts against the request's time budget (timebudget)
+                sides[name] = encode_side(spec, text, size + 1)
+            if index == 0:
+                check_request_budget()  # spent by side a: refused before side b, naming a
+        except OutOfTime as exc:
+            raise timebudget.out_of_time(exc, spec.tokenizer or "typed merges", index, 2) from None
         except TokenizerError as exc:
             raise inputs.within(name, exc) from None
     result = compare_sides(sides["a"], sides["b"], size)

@@ -12,12 +12,12 @@ templates (webapp.web.counts.routes).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from webapp.infra import timebudget
 from webapp.tokenizers import active as act
 from webapp.tokenizer import (
-    PRESET_NAMES, OutOfTime, TokenizerError, check_request_budget, is_installed, is_preset,
+    PRESET_NAMES, OutOfTime, TokenizerError, charged, check_request_budget, is_installed, is_preset,
 )
 
 #: The columns the page sorts by (a leading "-" sorts in descending order).
@@ -56,8 +56,9 @@ def count_one(ref: str, text: str, n_bytes: int) -> CountRow:
         return CountRow(ref, None, None, None, error=f"{ref} is not installed on this server")
     active = act.of_ref(ref)
     try:
-        entry = active.loaded()
-        ids = act.byte_ids(active, text, None, entry.tok.pretokenize)
+        entry = active.loaded()  # (opening is not charged: a cold process's presets are not the text's work)
+        with charged():  # the whole encode counts against the request's budget, not only file regexes
+            ids = act.byte_ids(active, text, None, entry.tok.pretokenize)
     except OutOfTime:
         raise
     except TokenizerError as exc:
@@ -65,19 +66,37 @@ def count_one(ref: str, text: str, n_bytes: int) -> CountRow:
     return CountRow(ref, len(ids), _ratio(len(text), len(ids)), _ratio(n_bytes, len(ids)))
 
 
-def count_all(text: str, refs: Iterable[str]) -> list[CountRow]:
-    """Each tokenizer's count of `text`, in the order given; the request's time budget
-    (webapp.infra.timebudget) is checked before each, and running out names the tokenizer."""
+def count_all(text: str, refs: Iterable[str],
+              on_row: Callable[[int, int, str], None] | None = None) -> list[CountRow]:
+    """Each tokenizer's count of `text`, in the order given; each whole encode is charged to the
+    request's time budget (webapp.infra.timebudget), which is checked before each tokenizer, and
+    running out names the tokenizer.
+    `on_row(done, total, name)` is told before each tokenizer starts (a job's progress)."""
     n_bytes = len(text.encode("utf-8"))
     refs = list(refs)
     rows = []
     for index, ref in enumerate(refs):
+        if on_row is not None:
+            on_row(index, len(refs), ref)
         try:
             check_request_budget()
             rows.append(count_one(ref, text, n_bytes))
+            if index + 1 < len(refs):
+                check_request_budget()  # spent by this one's encode: it is the one named, not the next
         except OutOfTime as exc:
             raise timebudget.out_of_time(exc, ref, index, len(refs)) from None
     return rows
+
+
+def counts_json(text: str, rows: list[CountRow]) -> dict[str, Any]:
+    """The `POST /api/counts` answer (and a counts job's result: the same dict)."""
+    return {"chars": len(text), "bytes": len(text.encode("utf-8")), "counts": [r.to_dict() for r in rows]}
+
+
+def rows_of(result: Mapping[str, Any]) -> list[CountRow]:
+    """The rows back from a `counts_json` answer (a finished job's result, for the page)."""
+    return [CountRow(str(c["tokenizer"]), c.get("tokens"), c.get("chars_per_token"), c.get("bytes_per_token"),
+                     error=c.get("error")) for c in result["counts"]]
 
 
 def read_sort(value: object) -> str:

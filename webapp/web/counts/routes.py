@@ -9,20 +9,32 @@
   `POST /fragments/counts` is its live update (htmx). State lives in the form
   and the URL (`?text=...&sort=-tokens`), so it works without JavaScript.
 
+Characters x tokenizers over `JOB_COUNTS_WORK` is counted by a job
+(webapp.web.counts.kinds): the API answers 202 with the job, the page shows
+the job panel, replaced by the same table once the job is done (the "counts"
+done view below). Either way the client is charged the work first.
+
 What it does not do: encode (webapp.web.counts.counting).
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from flask import Blueprint, Response, jsonify, render_template, request
+from markupsafe import Markup
 
 from webapp.infra import inputs, ratelimit
 from webapp.infra.body import read_json_object
 from webapp.infra.errors import ApiError
-from webapp.web.counts.counting import SORT_KEYS, count_all, default_refs, read_sort, sorted_rows
+from webapp.jobs import views as job_views
+from webapp.jobs.registry import done_view
+from webapp.jobs.store import Job
+from webapp.web.counts.counting import (
+    SORT_KEYS, CountRow, count_all, counts_json, default_refs, read_sort, rows_of, sorted_rows,
+)
+from webapp.web.counts.kinds import KIND, counts_job
 from webapp.tokenizer import TokenizerError
 
 bp = Blueprint("counts", __name__)
@@ -47,9 +59,22 @@ def api_counts() -> Response:
     limits = inputs.current_limits()
     text = inputs.read_text(data["text"], limits)
     refs = inputs.read_tokenizer_refs(data["tokenizers"]) if data.get("tokenizers") is not None else default_refs()
+    job = counts_job(text, refs)  # over JOB_COUNTS_WORK: charged, then 202 and a job
+    if job is not None:
+        return job_views.accepted(job)
     ratelimit.charge_work(len(text), len(refs))
-    rows = count_all(text, refs)
-    return jsonify({"chars": len(text), "bytes": len(text.encode("utf-8")), "counts": [r.to_dict() for r in rows]})
+    return jsonify(counts_json(text, count_all(text, refs)))
+
+
+def _table(text: str, rows: list[CountRow], sort: str) -> dict[str, Any]:
+    """What the results table shows of counted rows (inline or from a job)."""
+    linked = len(text) <= LINK_TEXT_CHARS
+    return {
+        "rows": sorted_rows(rows, sort), "sort": sort, "sort_keys": SORT_KEYS,
+        "chars": len(text), "n_bytes": len(text.encode("utf-8")),
+        "open_link": lambda name: "/bytes?" + urlencode({"tokenizer": name, **({"text": text} if linked else {})}),
+        "link_has_text": linked,
+    }
 
 
 def _context(fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -58,22 +83,22 @@ def _context(fields: Mapping[str, Any]) -> dict[str, Any]:
     sort = read_sort(fields.get("sort_by") or fields.get("sort"))
     limits = inputs.current_limits()
     error = None
-    rows = []
+    rows: list[CountRow] = []
     text = ""
+    panel = None
     try:
         text = inputs.read_text(text_field, limits, form=True)
         refs = default_refs()
-        ratelimit.charge_work(len(text), len(refs))
-        rows = sorted_rows(count_all(text, refs), sort)
-    except (TokenizerError, ApiError) as exc:  # (an ApiError: the request's time budget ran out)
+        job = counts_job(text, refs)  # a long text: charged, then the job's panel in the results
+        if job is not None:
+            panel = Markup(job_views.render_panel(job, KIND))
+        else:
+            ratelimit.charge_work(len(text), len(refs))
+            rows = count_all(text, refs)
+    except (TokenizerError, ApiError) as exc:  # (an ApiError: the time budget ran out, or a 429)
         error = exc.message
-    linked = len(text) <= LINK_TEXT_CHARS
-    return {
-        "tool": "counts", "title": "Counts", "state": {"text": text_field, "sort": sort}, "rows": rows,
-        "error": error, "sort": sort, "sort_keys": SORT_KEYS, "chars": len(text), "n_bytes": len(text.encode("utf-8")),
-        "open_link": lambda name: "/bytes?" + urlencode({"tokenizer": name, **({"text": text} if linked else {})}),
-        "link_has_text": linked,
-    }
+    return {"tool": "counts", "title": "Counts", "state": {"text": text_field, "sort": sort}, "error": error,
+            "job_panel": panel, **_table(text, rows, sort)}
 
 
 @bp.route("/counts", methods=["GET", "POST"])
@@ -83,4 +108,21 @@ def counts_page() -> str:
 
 @bp.post("/fragments/counts")
 def counts_fragment() -> str:
-    return render_template("partials/counts_results.html", **_context(request.form))
+    context = _context(request.form)
+    return render_template("partials/counts_results.html", fragment_error=context["error"], **context)
+
+
+def _shown_sort() -> str:
+    """The sort of the page a finished job shows on: the form's (a sort click that found the
+    job done), else the page URL's (htmx sends it while the panel polls), else by name."""
+    if request.values.get("sort_by") or request.values.get("sort"):
+        return read_sort(request.values.get("sort_by") or request.values.get("sort"))
+    query = parse_qs(urlsplit(request.headers.get("HX-Current-URL", "")).query)
+    return read_sort((query.get("sort") or [""])[0])
+
+
+@done_view(KIND, kinds=(KIND,), back=("counts.counts_page", "Counts"))
+def _counted(job: Job, result: Any, params: dict[str, Any]) -> str:
+    """A finished counts job: the table the inline path renders for the same text."""
+    return render_template("partials/counts_results.html",
+                           job_panel=None, **_table(str(params["text"]), rows_of(result), _shown_sort()))
