@@ -34,8 +34,8 @@ says when a file has such pieces), the denormalizer spec, BPE dropout,
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-from typing import Any
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.common import _file_error, _show
@@ -44,12 +44,24 @@ from webapp.tokenizer.hf.sentencepiece import (
 )
 from webapp.tokenizer.loaded import LoadedTokenizer
 
+if TYPE_CHECKING:  # (numpy and the model are imported when a file is parsed: detection needs neither)
+    import numpy as np
+
 MAX_PIECES = 1_000_000
 #: Ways of splitting pieces in two, in all, that an import may look at (each a dict lookup).
 MAX_SPLITS = 8_000_000
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 MODEL_TYPES = {1: "Unigram", 2: "BPE", 3: "word", 4: "char"}
 SOURCE = "sentencepiece"
+
+
+class ScoreRules(NamedTuple):
+    """`score_rules`' answer: the rules as piece pairs, the number of rules per score level, and the
+    rules as (left id, right id, joined piece id) rows (int64), in the same order."""
+
+    pairs: list[tuple[str, str]]
+    runs: list[int]
+    ids: np.ndarray
 
 
 def looks_like_sentencepiece(content: str | bytes) -> bool:
@@ -121,7 +133,7 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
         raise TokenizerError(f"normalizer_spec: {exc}", field="normalizer_spec") from None
     user_defined = [p for p, i in vocab.items() if types[i] == USER_DEFINED]
     controls = {p: i for p, i in vocab.items() if types[i] == CONTROL}
-    rules, runs = score_rules(vocab, types, scores)
+    rules, runs, rule_ids = score_rules(vocab, types, scores)
     suffix = bool(model.trainer_spec.treat_whitespace_as_suffix)
     options = SpmOptions(charsmap, bool(spec.add_dummy_prefix), bool(spec.remove_extra_whitespaces),
                          bool(spec.escape_whitespaces), suffix, tuple(user_defined))
@@ -157,36 +169,55 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
         pipeline=json.dumps(pipeline, ensure_ascii=False, sort_keys=True, separators=(",", ":")),
         model=json.dumps(model_options, sort_keys=True, separators=(",", ":")),
     )
-    return replace(loaded)
+    # The model that encodes, built now from the ids score_rules already has (as sentencepiece builds its
+    # tables when it loads a model), with the tables a first encode reads: the rules' pair map, where a
+    # long text may be cut, each character's piece. Made lazily from the string merges (a tokenizer read
+    # back from its stored form) it is the same model, only slower to build.
+    from webapp.tokenizer.hf.encoding import attach_model
+    from webapp.tokenizer.hf.model import LibraryModel
+
+    model = LibraryModel(dict(vocab), rule_ids, loaded.model, loaded.unk_id)
+    model.edge_array()
+    model.char_table()
+    attach_model(loaded, model)
+    return loaded
 
 
-def score_rules(vocab: dict[str, int], types: list[int], scores: list[float]) -> tuple[list[tuple[str, str]], list[int]]:
+def score_rules(vocab: dict[str, int], types: list[int], scores: list[float]) -> ScoreRules:
     """Every (left, right) whose join is a normal or unused piece, both sides pieces that can be symbols,
     in score order (best first; the longer left side first among equal scores), and how many rules each
     score level has."""
-    joinable = {p for p, i in vocab.items() if types[i] in (NORMAL, UNUSED)}
-    total = sum(len(p) - 1 for p in joinable)
+    joinable = [(p, i) for p, i in vocab.items() if types[i] in (NORMAL, UNUSED)]
+    total = sum(len(p) - 1 for p, _ in joinable)
     if total > MAX_SPLITS:
         raise _file_error(f"the model's pieces can be split in two {total:,} ways, over the {MAX_SPLITS:,} "
                           "an import looks at")
     # (a side may be any piece that a symbol can be: a single character, or a piece merges make)
     operand = {p for p, i in vocab.items() if types[i] in (NORMAL, UNUSED) or (len(p) == 1 and types[i] != USER_DEFINED)}
     found: list[tuple[float, int, int, str, str]] = []
-    for piece in joinable:
-        pid = vocab[piece]
+    add = found.append
+    for piece, pid in joinable:
+        score = -scores[pid]
         for k in range(1, len(piece)):
-            left, right = piece[:k], piece[k:]
-            if left in operand and right in operand:
-                found.append((-scores[pid], -k, pid, left, right))
+            left = piece[:k]
+            if left in operand:
+                right = piece[k:]
+                if right in operand:
+                    add((score, -k, pid, left, right))
     found.sort()
     runs: list[int] = []
     last: float | None = None
-    for neg_score, *_ in found:
+    for neg_score in map(itemgetter(0), found):
         if neg_score != last:
             runs.append(0)
             last = neg_score
         runs[-1] += 1
-    return [(left, right) for *_, left, right in found], runs
+    import numpy as np
+
+    pairs = [(f[3], f[4]) for f in found]
+    get = vocab.__getitem__
+    ids = np.array([(get(f[3]), get(f[4]), f[2]) for f in found], dtype=np.int64).reshape(-1, 3)
+    return ScoreRules(pairs, runs, ids)
 
 
 def export_sentencepiece_hf(tok: LoadedTokenizer) -> str:
