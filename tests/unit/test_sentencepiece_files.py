@@ -290,3 +290,51 @@ def _exported(data: bytes) -> object:
     content, name, _ = export_tokenizer(opened(data), "hf")
     assert name == "tokenizer.json"
     return Tokenizer.from_str(content)
+
+
+# --------------------------------------------------------------------------
+# The encoding model built when the file opens, and the fast path of long pieces
+
+
+def test_the_model_is_built_when_the_file_opens_and_equals_the_one_made_later(trained: dict[str, bytes]) -> None:
+    import numpy as np
+
+    from webapp.tokenizer.hf.encoding import _build_model
+
+    config = '{"chat_template": "{{ messages[0].content }}"}'
+    for data in [*trained.values(), mistral_file(MISTRAL[0])]:
+        for tok in (import_tokenizer(data, filename="tokenizer.model"),
+                    import_tokenizer(data, filename="tokenizer.model", config=config)):
+            built = tok.__dict__.get("_library_model")
+            assert built is not None  # (opening built it, with its tables)
+            assert built._edge_array is not None and built._char_table is not None
+            later = _build_model(tok)  # (what a tokenizer read back from its stored form makes on first use)
+            assert built.vocab == later.vocab and built.unk_id == later.unk_id and built.fallback == later.fallback
+            assert built.merges.ranks == later.merges.ranks and built.merges.news == later.merges.news
+            assert built.merges.levels == later.merges.levels and built.merges.shift == later.merges.shift
+            assert np.array_equal(built.edge_array(), later.edge_array())
+            assert np.array_equal(built.char_table(), later.char_table())
+
+
+LONG_ALPHABET = st.sampled_from(list("the quick brown fox 0123456789 abcdef ABC ▁▁ ß日本語①ﬁ,.'") +
+                                ["▁the", "▁▁▁▁", "ꙮ", "😀", "\u0301", "\x00", "𓀀", "\U0010fffd", "the", "  "])
+LONG_TEXT = st.lists(LONG_ALPHABET, min_size=30, max_size=160).map("".join).filter(lambda t: len(t) > 64)
+
+
+@pytest.mark.parametrize("key", ["fallback_identity", "unk_nmt_nfkc", "symbols"])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(LONG_TEXT, min_size=1, max_size=3), text=LONG_TEXT)
+def test_long_pieces_fast_path_equals_merging_them_whole(trained: dict[str, bytes], key: str, texts: list[str],
+                                                         text: str) -> None:
+    # Long pieces are cut and their one-character segments read from the character table (hf/model.py's
+    # `_long_ids`): the ids of each piece equal merging the piece whole (no cuts, no cache), and the
+    # encode of a long text equals sentencepiece's.
+    from webapp.tokenizer.hf.encoding import _build_model
+
+    data = trained[key]
+    model = _build_model(opened(data))  # (a model of its own: an empty cache)
+    pieces = list(dict.fromkeys(texts))
+    found = model._uncached_ids(pieces, merge_short=False)
+    for piece in pieces:
+        assert found[piece] == model._merge_segment(piece), piece
+    assert encode_loaded(opened(data), text, allowed_special=frozenset()) == _processor(data).encode(text)
