@@ -17,7 +17,8 @@ encoding is the playground's, so the Trace can show it:
   leftmost among equal scores), then byte fallback (`<0xXX>` pieces) or the
   unknown piece, consecutive unknown characters fused into one, as
   sentencepiece does;
-- the decoder is sentencepiece's `Decode` (hf/sentencepiece.py).
+- the decoder is sentencepiece's `Decode` (hf/sentencepiece.py), the
+  denormalizer spec's rules applied after it when the model has them.
 
 Refused with a message: Unigram, word and char models ("this is a Unigram
 model; the playground opens BPE tokenizers"), files that are not a model
@@ -26,7 +27,7 @@ model; the playground opens BPE tokenizers"), files that are not a model
 
 What it does not do: unused pieces' resegmentation (sentencepiece splits an
 unused piece the merges made back into the pair it last saw for it; a note
-says when a file has such pieces), the denormalizer spec, BPE dropout,
+says when a file has such pieces), BPE dropout,
 `treat_whitespace_as_suffix` splitting rules other than where the space goes
 (a note says so).
 """
@@ -137,6 +138,15 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
     suffix = bool(model.trainer_spec.treat_whitespace_as_suffix)
     options = SpmOptions(charsmap, bool(spec.add_dummy_prefix), bool(spec.remove_extra_whitespaces),
                          bool(spec.escape_whitespaces), suffix, tuple(user_defined))
+    denormalizer = None
+    if model.HasField("denormalizer_spec") and model.denormalizer_spec.precompiled_charsmap:
+        denorm = model.denormalizer_spec
+        try:
+            Charsmap(bytes(denorm.precompiled_charsmap))
+        except CharsmapError as exc:
+            raise TokenizerError(f"denormalizer_spec: {exc}", field="denormalizer_spec") from None
+        denormalizer = SpmOptions(bytes(denorm.precompiled_charsmap), bool(denorm.add_dummy_prefix),
+                                  bool(denorm.remove_extra_whitespaces), bool(denorm.escape_whitespaces), False, ())
     unk_piece = pieces[unknown[0]].piece
     unk_surface = model.trainer_spec.unk_surface if model.trainer_spec.HasField("unk_surface") else DEFAULT_UNK_SURFACE
     added = [[p, i, False, True, False, False, False] for p, i in vocab.items() if types[i] == USER_DEFINED]
@@ -147,7 +157,8 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
         "v": 1, "normalizer": describe_spm_normalizer(options), "pre_tokenizer": None,
         "decoder": describe_spm_decoder(controls=list(controls), unk=unk_piece, unk_surface=unk_surface,
                                         byte_fallback=byte_fallback, add_dummy_prefix=options.add_dummy_prefix,
-                                        remove_extra_whitespaces=options.remove_extra_whitespaces),
+                                        remove_extra_whitespaces=options.remove_extra_whitespaces,
+                                        denormalizer=denormalizer),
         "added_tokens": added, "fuse_unk": True, "post": post,
     }
     model_options = {"v": 1, "order": "score", "ignore_merges": False, "byte_fallback": byte_fallback,
@@ -159,8 +170,8 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
     if unused:
         notes.append(f"{unused:,} unused piece(s): merged into as sentencepiece does, but not split back into "
                      "their parts (its resegmentation), so ids may differ where one forms")
-    if model.HasField("denormalizer_spec") and model.denormalizer_spec.precompiled_charsmap:
-        notes.append("the model's denormalizer (applied after decoding) is not applied")
+    if denormalizer is not None:
+        notes.append("the model's denormalizer rules are applied to decoded text, as sentencepiece applies them")
     if suffix:
         notes.append("treat_whitespace_as_suffix: the space symbol goes at the end of the text")
     loaded = LoadedTokenizer(
