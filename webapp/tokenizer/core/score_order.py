@@ -38,13 +38,14 @@ class ScoreMerges(LibraryMerges):
 
     __slots__ = ("levels",)
 
-    def __init__(self, rules: Iterable[Sequence[int]] | np.ndarray, levels: Sequence[int]) -> None:
+    def __init__(self, rules: Iterable[Sequence[int]] | np.ndarray, levels: Sequence[int] | np.ndarray) -> None:
         super().__init__(rules)
-        if len(levels) != self.count or any(b < a for a, b in zip(levels, levels[1:])):
+        steps = np.asarray(levels, dtype=np.int64)
+        if len(steps) != self.count or (len(steps) > 1 and bool((steps[1:] < steps[:-1]).any())):
             raise ValueError("score order: one level per rule, never decreasing")
         if len(self.ranks) != self.count:
             raise ValueError("score order: a pair is listed twice")
-        self.levels: list[int] = list(levels)
+        self.levels: list[int] = steps.tolist()
 
     def pair_table(self) -> tuple[np.ndarray, np.ndarray] | None:
         return None  # (no batch tables: see the module doc)
@@ -123,12 +124,12 @@ class ScoreMerges(LibraryMerges):
         return [s for s, keep in zip(syms, alive) if keep]
 
 
-def levels_from_runs(runs: Sequence[int]) -> list[int]:
-    """Levels per rule from the number of rules at each level, in order."""
-    out: list[int] = []
-    for level, count in enumerate(runs):
-        out.extend([level] * count)
-    return out
+def levels_from_runs(runs: Sequence[int]) -> np.ndarray:
+    """Levels per rule (int64) from the number of rules at each level, in order."""
+    counts = np.asarray(runs, dtype=np.int64)
+    if len(counts) and int(counts.min()) < 0:
+        raise ValueError("score order: a level has a negative number of rules")
+    return np.repeat(np.arange(len(counts), dtype=np.int64), counts)
 
 
 __all__ = ["ScoreMerges", "levels_from_runs"]

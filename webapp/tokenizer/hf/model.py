@@ -418,9 +418,9 @@ class LibraryModel:
         single = (bounds[1:] - starts == 1) & (first >= 0)
         others = np.flatnonzero(~single)
         texts = list(map(joined.__getitem__, map(slice, starts[others].tolist(), bounds[others + 1].tolist())))
-        index: dict[str, int] = {}
-        which = np.fromiter((index.setdefault(text, len(index)) for text in texts), dtype=np.int64, count=len(texts))
-        distinct = list(index)
+        distinct = list(dict.fromkeys(texts))
+        index = dict(zip(distinct, range(len(distinct))))
+        which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
         piece_segments = np.searchsorted(starts, ends)  # (segments starting before each piece's end)
 
         def assemble(found: Mapping[str, tuple[int, ...]]) -> list[tuple[int, ...]]:
