@@ -152,6 +152,11 @@ class ScoreMerges(LibraryMerges):
                                          np.asarray(self.news, dtype=np.int64)[by_rank[order]])
         return table
 
+    def make_tables(self) -> None:
+        """The pair map, the new ids and `level_table` made now (a server, before it serves)."""
+        super().make_tables()
+        self.level_table()
+
     def merge_many(self, symbols: np.ndarray, ends: Sequence[int], early: EarlyPairs | None = None) -> list[list[int]]:
         """`merge` of many words at once (`symbols` in a row, int64, each below the shift; `ends` where each
         word ends), in rounds over all of them with numpy. Every neighbouring pair's level and new id

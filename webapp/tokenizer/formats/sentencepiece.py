@@ -181,18 +181,16 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
         model=json.dumps(model_options, sort_keys=True, separators=(",", ":")),
     )
     # The model that encodes, built now from the ids score_rules already has (as sentencepiece builds its
-    # tables when it loads a model), with the tables a first encode reads: the rules' pair map, where a
-    # long text may be cut, each character's piece. Made lazily from the string merges (a tokenizer read
+    # tables when it loads a model), with the tables a first encode reads: the rules' pair map and level
+    # table, where a long text may be cut, each character's piece. Made lazily from the string merges (a tokenizer read
     # back from its stored form) it is the same model, only slower to build.
-    from webapp.tokenizer.core.score_order import ScoreMerges
     from webapp.tokenizer.hf.encoding import attach_model
     from webapp.tokenizer.hf.model import LibraryModel
 
     model = LibraryModel(dict(vocab), rule_ids, loaded.model, loaded.unk_id)
     model.edge_array()
     model.char_table()
-    if isinstance(model.merges, ScoreMerges):  # (it is: the file's order is by score)
-        model.merges.level_table()
+    model.merges.make_tables()  # (ScoreMerges: with its level table)
     attach_model(loaded, model)
     return loaded
 
