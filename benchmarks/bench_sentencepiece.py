@@ -2,19 +2,27 @@
 
 Usage (from the repository root, after `make setup` downloaded mistral-common's wheel):
 
-    .venv/bin/python benchmarks/bench_sentencepiece.py [--files v1,v3] [--words 20000] [--reps 5]
+    .venv/bin/python benchmarks/bench_sentencepiece.py [--files v1,v3] [--words 20000] [--reps 5] [--tags hex]
 
 - open: the file's bytes read from the wheel, then `import_tokenizer` (parse with
-  sentencepiece_model_pb2, rules by score, pipeline) in this process, beside
-  `SentencePieceProcessor(model_proto=...)`: the best of `--reps` of each;
-  the target is ours under 1 s;
+  sentencepiece_model_pb2, rules by score, pipeline, and the model that encodes:
+  the rules as ids, the edge and character tables) in this process, beside
+  `SentencePieceProcessor(model_proto=...)`, which also builds its tables when it
+  loads: the best of `--reps` of each; the target is ours under 1 s;
 - encode: texts no cache has seen (words of several scripts, each with a random
-  tag, so every word is new to the piece cache) encoded once by the playground
+  tag, so every word is new to the piece cache; `--tags letters` makes the tag
+  three letters instead of hex digits, so that every word is a new piece to
+  merge, not mostly one-digit pieces) encoded once by the playground
   (`encode_loaded`, a fresh tokenizer opened for the round so its caches are
   empty) and once by `SentencePieceProcessor.encode`, `--reps` rounds with new
   text: the best time of each and the median of the rounds' ratios (ours over
   sentencepiece's); the target is a ratio of at most 1.5. The ids are checked
-  equal in every round.
+  equal in every round;
+- read back (last column, no target): the same round's text encoded by a copy of
+  the tokenizer read back from its stored form (`loads_stored`, what the web app
+  does when its cache of opened tokenizers lost one), whose first encode also
+  builds the model from the string merges: the median ratio of that encode over
+  sentencepiece's.
 
 Ratios are measured in the same run; only they mean anything across machines.
 """
@@ -24,6 +32,7 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import string
 import sys
 import time
 import zipfile
@@ -34,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import sentencepiece as spm  # noqa: E402
 
 from webapp.tokenizer import import_tokenizer  # noqa: E402
+from webapp.tokenizer.formats.stored import dumps_stored, loads_stored  # noqa: E402
 from webapp.tokenizer.hf.encoding import encode_loaded  # noqa: E402
 from webapp.tokenizer.presets.open_models import pypi_dir  # noqa: E402
 
@@ -43,7 +53,11 @@ WORDS = ("the quick brown fox jumps over lazy dogs while tokenizers split text i
          "Tiếng Việt ngôn ngữ русский текст über straße 東京 日本語 北京 한국어 العربية हिन्दी 1234 3.14").split()
 
 
-def never_seen(count: int, rng: random.Random) -> str:
+def never_seen(count: int, rng: random.Random, tags: str = "hex") -> str:
+    """`count` words, each with a random tag: hex digits ("hex"; the Mistral files split digits, so much of
+    such text is one-character pieces) or three lowercase letters ("letters": whole new words to merge)."""
+    if tags == "letters":
+        return " ".join(rng.choice(WORDS) + "".join(rng.choices(string.ascii_lowercase, k=3)) for _ in range(count))
     return " ".join(f"{rng.choice(WORDS)}{rng.randrange(36 ** 3):x}" for _ in range(count))
 
 
@@ -52,12 +66,16 @@ def main() -> int:
     parser.add_argument("--files", default="v1,v3")
     parser.add_argument("--words", type=int, default=20000)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--tags", choices=("hex", "letters"), default="hex",
+                        help="the random tag on each word: hex digits (the default) or three letters")
     args = parser.parse_args()
     wheel = zipfile.ZipFile(pypi_dir() / "mistral_common-1.13.1-py3-none-any.whl")
-    print(f"{'file':<6} {'open ours':>10} {'open spm':>9} {'encode ours':>12} {'encode spm':>11} {'ratio (median)':>15}")
+    print(f"{'file':<6} {'open ours':>10} {'open spm':>9} {'encode ours':>12} {'encode spm':>11} {'ratio (median)':>15}"
+          f" {'read back':>10}")
     for key in args.files.split(","):
         data = wheel.read(f"mistral_common/data/{FILES[key]}")
-        opens, spm_opens, ours, theirs, ratios = [], [], [], [], []
+        opens, spm_opens, ours, theirs, ratios, read_back = [], [], [], [], [], []
+        stored = dumps_stored(import_tokenizer(data, filename="tokenizer.model"))
         rng = random.Random(f"bench-{key}")
         for _ in range(args.reps):
             t0 = time.perf_counter()
@@ -67,7 +85,7 @@ def main() -> int:
             t2 = time.perf_counter()
             opens.append(t1 - t0)
             spm_opens.append(t2 - t1)
-            text = never_seen(args.words, rng)
+            text = never_seen(args.words, rng, args.tags)
             t0 = time.perf_counter()
             mine = encode_loaded(tok, text, allowed_special=frozenset())
             t1 = time.perf_counter()
@@ -79,8 +97,16 @@ def main() -> int:
             ours.append(t1 - t0)
             theirs.append(t2 - t1)
             ratios.append((t1 - t0) / (t2 - t1))
+            copy = loads_stored(stored)
+            t3 = time.perf_counter()
+            again = encode_loaded(copy, text, allowed_special=frozenset())
+            t4 = time.perf_counter()
+            if again != ref:
+                print(f"{key}: the read-back copy's ids differ from sentencepiece's", file=sys.stderr)
+                return 1
+            read_back.append((t4 - t3) / (t2 - t1))
         print(f"{key:<6} {min(opens):>9.3f}s {min(spm_opens):>8.3f}s {min(ours):>11.3f}s {min(theirs):>10.3f}s "
-              f"{statistics.median(ratios):>14.2f}x")
+              f"{statistics.median(ratios):>14.2f}x {statistics.median(read_back):>9.2f}x")
     return 0
 
 

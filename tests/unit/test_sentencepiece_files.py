@@ -126,6 +126,7 @@ CORPUS = ("The quick brown fox jumps over the lazy dog.\nA stitch in time saves 
           "numbers 123 4567 89.01 and more numbers 2026\n") * 40
 
 RULE_TSV = "41\t61\n61 62\t78\n20 20\t20\n"  # A -> a, "ab" -> x, two spaces -> one
+DENORM_TSV = "61\t41\n62 63\t5A\n"  # after decoding: a -> A, "bc" -> Z
 
 
 def _train(tmp: Path, name: str, **options: object) -> bytes:
@@ -146,6 +147,7 @@ TRAINED = {
     "symbols": dict(byte_fallback=False, user_defined_symbols=["<sep>", "fox", "▁the"],
                     control_symbols=["<ctl>", "[X]"], normalization_rule_name="nmt_nfkc_cf"),
     "custom_tsv": dict(byte_fallback=True, normalization_rule_tsv="RULES"),
+    "denormalized": dict(byte_fallback=True, normalization_rule_name="identity", denormalization_rule_tsv="DENORM"),
 }
 
 
@@ -163,6 +165,9 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
         opts = dict(options)
         if opts.get("normalization_rule_tsv") == "RULES":
             opts["normalization_rule_tsv"] = str(tmp / "rules.tsv")
+        if opts.get("denormalization_rule_tsv") == "DENORM":
+            (tmp / "denorm.tsv").write_text(DENORM_TSV, encoding="utf-8")
+            opts["denormalization_rule_tsv"] = str(tmp / "denorm.tsv")
         out[key] = _train(tmp, key, **opts)
     return out
 
@@ -203,6 +208,34 @@ def test_custom_rules_are_applied(trained: dict[str, bytes]) -> None:
     sp = _processor(trained["custom_tsv"])
     assert sp.normalize("AB ab") == "▁aB▁x"  # (the oracle applies the rules A -> a, ab -> x: so do we, below)
     assert encode_loaded(tok, "AB ab", allowed_special=frozenset()) == sp.encode("AB ab")
+
+
+def test_a_stored_copy_reads_back_and_gives_sentencepieces_ids(trained: dict[str, bytes]) -> None:
+    # (the web app keeps an opened file in its stored form and reads it back when its cache lost it)
+    from webapp.tokenizer.formats.stored import dumps_stored, loads_stored
+
+    for data in [trained["symbols"], trained["fallback_identity"], mistral_file(MISTRAL[2])]:
+        again = loads_stored(dumps_stored(opened(data)))
+        assert "_library_model" not in again.__dict__  # (built on first use, from the string merges)
+        for text in TEXTS + CORPUS.splitlines()[:6]:
+            ids = encode_loaded(again, text, allowed_special=frozenset())
+            assert ids == _processor(data).encode(text), text
+            assert decode_loaded(again, ids) == _processor(data).decode(ids)
+
+
+def test_the_denormalizer_is_applied_to_decoded_text(trained: dict[str, bytes]) -> None:
+    from webapp.tokenizer.formats.stored import dumps_stored, loads_stored
+
+    data = trained["denormalized"]
+    sp = _processor(data)
+    tok = opened(data)
+    ids = sp.encode("a bc abc the lazy dog")
+    assert sp.decode(ids) == "A Z AZ the lAzy dog"  # (the oracle applies a -> A, bc -> Z after decoding)
+    assert encode_loaded(tok, "a bc abc the lazy dog", allowed_special=frozenset()) == ids
+    assert decode_loaded(tok, ids) == sp.decode(ids)
+    assert decode_loaded(loads_stored(dumps_stored(tok)), ids) == sp.decode(ids)  # (kept in the stored form)
+    plain = opened(trained["fallback_identity"])  # (no denormalizer: the description is what it was)
+    assert "denormalizer" not in plain.pipeline and "denormalizer" in tok.pipeline
 
 
 # --------------------------------------------------------------------------
@@ -290,3 +323,53 @@ def _exported(data: bytes) -> object:
     content, name, _ = export_tokenizer(opened(data), "hf")
     assert name == "tokenizer.json"
     return Tokenizer.from_str(content)
+
+
+# --------------------------------------------------------------------------
+# The encoding model built when the file opens, and the fast path of long pieces
+
+
+def test_the_model_is_built_when_the_file_opens_and_equals_the_one_made_later(trained: dict[str, bytes]) -> None:
+    import numpy as np
+
+    from webapp.tokenizer.hf.encoding import _build_model
+
+    config = '{"chat_template": "{{ messages[0].content }}"}'
+    for data in [*trained.values(), mistral_file(MISTRAL[0])]:
+        for tok in (import_tokenizer(data, filename="tokenizer.model"),
+                    import_tokenizer(data, filename="tokenizer.model", config=config)):
+            built = tok.__dict__.get("_library_model")
+            assert built is not None  # (opening built it, with its tables)
+            assert built._edge_array is not None and built._char_table is not None
+            assert built.merges._level_table is not None
+            later = _build_model(tok)  # (what a tokenizer read back from its stored form makes on first use)
+            assert built.vocab == later.vocab and built.unk_id == later.unk_id and built.fallback == later.fallback
+            assert built.merges.ranks == later.merges.ranks and built.merges.news == later.merges.news
+            assert built.merges.levels == later.merges.levels and built.merges.shift == later.merges.shift
+            assert np.array_equal(built.edge_array(), later.edge_array())
+            assert np.array_equal(built.char_table(), later.char_table())
+            assert all(np.array_equal(a, b) for a, b in zip(built.merges.level_table(), later.merges.level_table()))
+
+
+LONG_ALPHABET = st.sampled_from(list("the quick brown fox 0123456789 abcdef ABC ▁▁ ß日本語①ﬁ,.'") +
+                                ["▁the", "▁▁▁▁", "ꙮ", "😀", "\u0301", "\x00", "𓀀", "\U0010fffd", "the", "  "])
+LONG_TEXT = st.lists(LONG_ALPHABET, min_size=30, max_size=160).map("".join).filter(lambda t: len(t) > 64)
+
+
+@pytest.mark.parametrize("key", ["fallback_identity", "unk_nmt_nfkc", "symbols"])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(LONG_TEXT, min_size=1, max_size=3), text=LONG_TEXT)
+def test_long_pieces_fast_path_equals_merging_them_whole(trained: dict[str, bytes], key: str, texts: list[str],
+                                                         text: str) -> None:
+    # Long pieces are cut and their one-character segments read from the character table (hf/model.py's
+    # `_long_ids`): the ids of each piece equal merging the piece whole (no cuts, no cache), and the
+    # encode of a long text equals sentencepiece's.
+    from webapp.tokenizer.hf.encoding import _build_model
+
+    data = trained[key]
+    model = _build_model(opened(data))  # (a model of its own: an empty cache)
+    pieces = list(dict.fromkeys(texts))
+    found = model._uncached_ids(pieces, merge_short=False)
+    for piece in pieces:
+        assert found[piece] == model._merge_segment(piece), piece
+    assert encode_loaded(opened(data), text, allowed_special=frozenset()) == _processor(data).encode(text)

@@ -69,7 +69,15 @@ def import_tokenizer(
         fmt = "vocab-merges" if merges_txt is not None else detect_format(content, filename)
     try:
         tok = _import_as(fmt, content, merges_txt, limits)
-        return dataclasses.replace(tok, chat=template.to_json()) if template is not None else tok
+        if template is None:
+            return tok
+        with_chat = dataclasses.replace(tok, chat=template.to_json())
+        model = tok.__dict__.get("_library_model")
+        if model is not None:  # (built with the file, a SentencePiece model's: the chat template is no part of it)
+            from webapp.tokenizer.hf.encoding import attach_model
+
+            attach_model(with_chat, model)
+        return with_chat
     except (TypeError, AttributeError, KeyError, IndexError) as exc:
         # A file's structure the parsers did not foresee (a number where a list
         # belongs, deep inside): still the file's fault, said as such, never a 500.

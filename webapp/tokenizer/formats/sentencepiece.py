@@ -17,7 +17,8 @@ encoding is the playground's, so the Trace can show it:
   leftmost among equal scores), then byte fallback (`<0xXX>` pieces) or the
   unknown piece, consecutive unknown characters fused into one, as
   sentencepiece does;
-- the decoder is sentencepiece's `Decode` (hf/sentencepiece.py).
+- the decoder is sentencepiece's `Decode` (hf/sentencepiece.py), the
+  denormalizer spec's rules applied after it when the model has them.
 
 Refused with a message: Unigram, word and char models ("this is a Unigram
 model; the playground opens BPE tokenizers"), files that are not a model
@@ -26,7 +27,7 @@ model; the playground opens BPE tokenizers"), files that are not a model
 
 What it does not do: unused pieces' resegmentation (sentencepiece splits an
 unused piece the merges made back into the pair it last saw for it; a note
-says when a file has such pieces), the denormalizer spec, BPE dropout,
+says when a file has such pieces), BPE dropout,
 `treat_whitespace_as_suffix` splitting rules other than where the space goes
 (a note says so).
 """
@@ -34,8 +35,8 @@ says when a file has such pieces), the denormalizer spec, BPE dropout,
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-from typing import Any
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.common import _file_error, _show
@@ -44,12 +45,24 @@ from webapp.tokenizer.hf.sentencepiece import (
 )
 from webapp.tokenizer.loaded import LoadedTokenizer
 
+if TYPE_CHECKING:  # (numpy and the model are imported when a file is parsed: detection needs neither)
+    import numpy as np
+
 MAX_PIECES = 1_000_000
 #: Ways of splitting pieces in two, in all, that an import may look at (each a dict lookup).
 MAX_SPLITS = 8_000_000
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 MODEL_TYPES = {1: "Unigram", 2: "BPE", 3: "word", 4: "char"}
 SOURCE = "sentencepiece"
+
+
+class ScoreRules(NamedTuple):
+    """`score_rules`' answer: the rules as piece pairs, the number of rules per score level, and the
+    rules as (left id, right id, joined piece id) rows (int64), in the same order."""
+
+    pairs: list[tuple[str, str]]
+    runs: list[int]
+    ids: np.ndarray
 
 
 def looks_like_sentencepiece(content: str | bytes) -> bool:
@@ -121,10 +134,19 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
         raise TokenizerError(f"normalizer_spec: {exc}", field="normalizer_spec") from None
     user_defined = [p for p, i in vocab.items() if types[i] == USER_DEFINED]
     controls = {p: i for p, i in vocab.items() if types[i] == CONTROL}
-    rules, runs = score_rules(vocab, types, scores)
+    rules, runs, rule_ids = score_rules(vocab, types, scores)
     suffix = bool(model.trainer_spec.treat_whitespace_as_suffix)
     options = SpmOptions(charsmap, bool(spec.add_dummy_prefix), bool(spec.remove_extra_whitespaces),
                          bool(spec.escape_whitespaces), suffix, tuple(user_defined))
+    denormalizer = None
+    if model.HasField("denormalizer_spec") and model.denormalizer_spec.precompiled_charsmap:
+        denorm = model.denormalizer_spec
+        try:
+            Charsmap(bytes(denorm.precompiled_charsmap))
+        except CharsmapError as exc:
+            raise TokenizerError(f"denormalizer_spec: {exc}", field="denormalizer_spec") from None
+        denormalizer = SpmOptions(bytes(denorm.precompiled_charsmap), bool(denorm.add_dummy_prefix),
+                                  bool(denorm.remove_extra_whitespaces), bool(denorm.escape_whitespaces), False, ())
     unk_piece = pieces[unknown[0]].piece
     unk_surface = model.trainer_spec.unk_surface if model.trainer_spec.HasField("unk_surface") else DEFAULT_UNK_SURFACE
     added = [[p, i, False, True, False, False, False] for p, i in vocab.items() if types[i] == USER_DEFINED]
@@ -135,7 +157,8 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
         "v": 1, "normalizer": describe_spm_normalizer(options), "pre_tokenizer": None,
         "decoder": describe_spm_decoder(controls=list(controls), unk=unk_piece, unk_surface=unk_surface,
                                         byte_fallback=byte_fallback, add_dummy_prefix=options.add_dummy_prefix,
-                                        remove_extra_whitespaces=options.remove_extra_whitespaces),
+                                        remove_extra_whitespaces=options.remove_extra_whitespaces,
+                                        denormalizer=denormalizer),
         "added_tokens": added, "fuse_unk": True, "post": post,
     }
     model_options = {"v": 1, "order": "score", "ignore_merges": False, "byte_fallback": byte_fallback,
@@ -147,8 +170,8 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
     if unused:
         notes.append(f"{unused:,} unused piece(s): merged into as sentencepiece does, but not split back into "
                      "their parts (its resegmentation), so ids may differ where one forms")
-    if model.HasField("denormalizer_spec") and model.denormalizer_spec.precompiled_charsmap:
-        notes.append("the model's denormalizer (applied after decoding) is not applied")
+    if denormalizer is not None:
+        notes.append("the model's denormalizer rules are applied to decoded text, as sentencepiece applies them")
     if suffix:
         notes.append("treat_whitespace_as_suffix: the space symbol goes at the end of the text")
     loaded = LoadedTokenizer(
@@ -157,36 +180,59 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
         pipeline=json.dumps(pipeline, ensure_ascii=False, sort_keys=True, separators=(",", ":")),
         model=json.dumps(model_options, sort_keys=True, separators=(",", ":")),
     )
-    return replace(loaded)
+    # The model that encodes, built now from the ids score_rules already has (as sentencepiece builds its
+    # tables when it loads a model), with the tables a first encode reads: the rules' pair map and level
+    # table, where a long text may be cut, each character's piece. Made lazily from the string merges (a tokenizer read
+    # back from its stored form) it is the same model, only slower to build.
+    from webapp.tokenizer.hf.encoding import attach_model
+    from webapp.tokenizer.hf.model import LibraryModel
+
+    model = LibraryModel(dict(vocab), rule_ids, loaded.model, loaded.unk_id)
+    model.edge_array()
+    model.char_table()
+    model.merges.make_tables()  # (ScoreMerges: with its level table)
+    attach_model(loaded, model)
+    return loaded
 
 
-def score_rules(vocab: dict[str, int], types: list[int], scores: list[float]) -> tuple[list[tuple[str, str]], list[int]]:
+def score_rules(vocab: dict[str, int], types: list[int], scores: list[float]) -> ScoreRules:
     """Every (left, right) whose join is a normal or unused piece, both sides pieces that can be symbols,
     in score order (best first; the longer left side first among equal scores), and how many rules each
     score level has."""
-    joinable = {p for p, i in vocab.items() if types[i] in (NORMAL, UNUSED)}
-    total = sum(len(p) - 1 for p in joinable)
+    joinable = [(p, i) for p, i in vocab.items() if types[i] in (NORMAL, UNUSED)]
+    total = sum(len(p) - 1 for p, _ in joinable)
     if total > MAX_SPLITS:
         raise _file_error(f"the model's pieces can be split in two {total:,} ways, over the {MAX_SPLITS:,} "
                           "an import looks at")
     # (a side may be any piece that a symbol can be: a single character, or a piece merges make)
     operand = {p for p, i in vocab.items() if types[i] in (NORMAL, UNUSED) or (len(p) == 1 and types[i] != USER_DEFINED)}
     found: list[tuple[float, int, int, str, str]] = []
-    for piece in joinable:
-        pid = vocab[piece]
+    add = found.append
+    for piece, pid in joinable:
+        score = -scores[pid]
         for k in range(1, len(piece)):
-            left, right = piece[:k], piece[k:]
-            if left in operand and right in operand:
-                found.append((-scores[pid], -k, pid, left, right))
+            left = piece[:k]
+            if left in operand:
+                right = piece[k:]
+                if right in operand:
+                    add((score, -k, pid, left, right))
     found.sort()
     runs: list[int] = []
     last: float | None = None
-    for neg_score, *_ in found:
+    for neg_score in map(itemgetter(0), found):
         if neg_score != last:
             runs.append(0)
             last = neg_score
         runs[-1] += 1
-    return [(left, right) for *_, left, right in found], runs
+    import numpy as np
+
+    lefts, rights = list(map(itemgetter(3), found)), list(map(itemgetter(4), found))
+    get, count = vocab.__getitem__, len(found)
+    ids = np.empty((count, 3), dtype=np.int64)  # (each column made by a C-level loop)
+    ids[:, 0] = np.fromiter(map(get, lefts), dtype=np.int64, count=count)
+    ids[:, 1] = np.fromiter(map(get, rights), dtype=np.int64, count=count)
+    ids[:, 2] = np.fromiter(map(itemgetter(2), found), dtype=np.int64, count=count)
+    return ScoreRules(list(zip(lefts, rights)), runs, ids)
 
 
 def export_sentencepiece_hf(tok: LoadedTokenizer) -> str:

@@ -88,7 +88,8 @@ def _stored_chat(value: Any) -> str:
 def _stored_model(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError("model")
-    if value and json.loads(value).get("order") != "library":
+    # (the library's order, or a SentencePiece model's score order: core/score_order.py)
+    if value and json.loads(value).get("order") not in ("library", "score"):
         raise ValueError("model order")
     return value
 

@@ -10,10 +10,13 @@ character-level encoding without a pipeline (`bpe_encode_text` does that).
 
 from __future__ import annotations
 
+import operator
 import threading
 from dataclasses import replace
 from itertools import chain, islice
 from typing import Any, Sequence
+
+import numpy as np
 
 from webapp.tokenizer.core.byte_level import compile_byte_merges, encode_trace
 from webapp.tokenizer.core.char_level import compile_char_merges, encode_text_trace
@@ -89,7 +92,16 @@ def attach_model(tok: LoadedTokenizer, model: LibraryModel) -> None:
 def _build_model(tok: LoadedTokenizer) -> LibraryModel:
     if tok.level == "chars":
         vocab = dict(tok.vocab)
-        return LibraryModel(vocab, [(vocab[a], vocab[b], vocab[a + b]) for a, b in tok.merges], tok.model, tok.unk_id)
+        if max(vocab.values(), default=0) >= 1 << 62:  # (ids past int64: Python ints)
+            return LibraryModel(vocab, [(vocab[a], vocab[b], vocab[a + b]) for a, b in tok.merges], tok.model,
+                                tok.unk_id)
+        # (the usual case: the three columns looked up in C-level loops, into one int64 array)
+        lefts, rights = zip(*tok.merges) if tok.merges else ((), ())
+        get = vocab.__getitem__
+        table = np.empty((len(lefts), 3), dtype=np.int64)
+        for column, names in enumerate((lefts, rights, map(operator.add, lefts, rights))):
+            table[:, column] = np.fromiter(map(get, names), dtype=np.int64, count=len(lefts))
+        return LibraryModel(vocab, table, tok.model, tok.unk_id)
     fid = tok.id_map.get
     strings = {bytes_to_token(data): i for i, data in tok.file_vocab().items()}
     rules = [(fid(a, a), fid(b, b), fid(n, n)) for a, b, n in tok.merges]

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from itertools import accumulate, chain
 from operator import methodcaller
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -52,6 +52,11 @@ BATCH_MERGE = 16
 #: Code points past this are never in `char_table` (their pieces take the one-by-one way).
 CHAR_TABLE_LIMIT = 0x30000
 _FALLBACK = tuple(f"<0x{b:02X}>" for b in range(256))
+
+
+def _code_points(text: str) -> np.ndarray:
+    """The text's code points (int64; lone surrogates too)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
 
 
 def read_model_options(model: Mapping[str, Any]) -> tuple[str, list[str]]:
@@ -218,12 +223,11 @@ class LibraryModel:
 
     def _uncached_ids(self, unique: list[str], merge_short: bool) -> dict[str, tuple[int, ...]]:
         """The ids of distinct pieces missed by the cache, in one batch: the long ones cut
-        (`_segments_many`) and their cached segments read; their new segments, and the short pieces
+        (`_long_ids`) and their cached segments read; their new segments, and the short pieces
         when `merge_short`, merged together (`_merge_segments`) and cached. Short pieces are left out
         of the answer when not `merge_short`."""
         long = [p for p in unique if len(p) > LONG_PIECE]
-        per_piece = self._segments_many(long) if long else []
-        segments = list(dict.fromkeys(chain.from_iterable(per_piece)))
+        segments, assemble = self._long_ids(long) if long else ([], None)
         get = self.cache.data.get
         # (read now: caching the batch below may evict them)
         known = {seg: ids for seg in segments if (ids := get(seg)) is not None}
@@ -233,8 +237,8 @@ class LibraryModel:
         known.update(zip(batch, merged))
         self.cache.put_many([item for item in zip(batch, merged) if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
         out = {piece: known[piece] for piece in short}
-        for piece, segs in zip(long, per_piece):
-            out[piece] = tuple(chain.from_iterable(map(known.__getitem__, segs)))
+        if assemble is not None:
+            out.update(zip(long, assemble(known)))
         return out
 
     def find_whole(self) -> bytes:
@@ -351,25 +355,40 @@ class LibraryModel:
         return self._segments_many([piece])[0]
 
     def _segments_many(self, pieces: list[str]) -> list[list[str]]:
-        """Long pieces, each cut where no merge can ever join (exact: the parts then merge independently).
-
-        Between two characters that are vocab tokens, a merge can join only if some rule's
-        left token ends with the first and its right token starts with the second; at
-        any other pair of neighbours the piece is cut. (Never beside a character that is
-        not in the vocab: its fallback bytes or unknown token stay with their neighbours.)
-        The neighbour pairs of all the pieces (joined, then cut again where each ends) are
-        looked up at once in the sorted edge array (numpy), not one by one.
-        """
-        edges = self.edge_array()
+        """Long pieces, each cut where no merge can ever join (exact: the parts then merge independently;
+        where: `_cuts`)."""
         joined = "".join(pieces)
-        codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+        codes = _code_points(joined)
+        ends = list(accumulate(map(len, pieces)))
+        bounds = self._cuts(codes, ends).tolist()
+        segments = [joined[a:b] for a, b in zip(bounds, bounds[1:])]
+        if len(pieces) == 1:
+            return [segments]
+        counts = [0, *np.searchsorted(np.array(bounds[:-1]), ends).tolist()]  # (segments starting before each end)
+        return [segments[a:b] for a, b in zip(counts, counts[1:])]
+
+    def _cuts(self, codes: np.ndarray, ends: list[int], char_ids: np.ndarray | None = None) -> np.ndarray:
+        """Where pieces in a row (their code points, int64, and where each ends) are cut: 0, each cut,
+        the end (int64). Between two characters that are vocab tokens, a merge can join only if some
+        rule's left token ends with the first and its right token starts with the second; at any other
+        pair of neighbours the piece is cut, and where one piece ends and the next starts. (Never beside
+        a character that is not in the vocab: its fallback bytes or unknown token stay with their
+        neighbours.) The neighbour pairs are looked up at once in the sorted edge array (numpy).
+        `char_ids`: `char_table()` read at each code point, if the caller has it."""
+        edges = self.edge_array()
         pairs = (codes[:-1] << 21) | codes[1:]
         if len(edges):
             cut = edges[np.minimum(np.searchsorted(edges, pairs), len(edges) - 1)] != pairs
         else:
             cut = np.ones(len(pairs), dtype=bool)
+        if char_ids is None:
+            table = self.char_table()
+            char_ids = table[np.minimum(codes, len(table) - 1)]
+        # (a character with no single-character token in the table may still be a vocab token: past
+        # CHAR_TABLE_LIMIT; the few distinct ones are asked of the vocab)
         vocab = self.vocab
-        unknown = [ord(ch) for ch in set(joined) if ch not in vocab]
+        odd = np.unique(codes[char_ids < 0]).tolist()
+        unknown = [code for code in odd if chr(code) not in vocab]
         if unknown:
             if len(unknown) > 8:
                 known = ~np.isin(codes, unknown)
@@ -378,15 +397,54 @@ class LibraryModel:
                 for code in unknown[1:]:
                     known &= codes != code
             cut &= known[:-1] & known[1:]
-        if len(pieces) > 1:
-            ends = list(accumulate(map(len, pieces)))
+        if len(ends) > 1:
             cut[np.array(ends[:-1], dtype=np.int64) - 1] = True  # (where one piece ends and the next starts)
-        bounds = [0, *(np.flatnonzero(cut) + 1).tolist(), len(joined)]
-        segments = [joined[a:b] for a, b in zip(bounds, bounds[1:])]
-        if len(pieces) == 1:
-            return [segments]
-        counts = [0, *np.searchsorted(np.array(bounds[:-1]), ends).tolist()]  # (segments starting before each end)
-        return [segments[a:b] for a, b in zip(counts, counts[1:])]
+        return np.concatenate(([0], np.flatnonzero(cut) + 1, [len(codes)])).astype(np.int64)
+
+    def _long_ids(self, pieces: list[str]) -> tuple[list[str], Callable[[Mapping[str, tuple[int, ...]]], list[tuple[int, ...]]]]:
+        """The ids of long pieces, in two steps: (the distinct segments of two or more characters, or of
+        one that is no single-character token, and a function that, given those segments' ids, gives
+        each piece's ids). The pieces are cut as `_segments_many` cuts them; a segment of one character
+        with a single-character token is that token (what merging it gives), read from `char_table`
+        with numpy, so that only the other segments become strings; the ids are put in order with
+        numpy too."""
+        joined = "".join(pieces)
+        codes = _code_points(joined)
+        ends = list(accumulate(map(len, pieces)))
+        table = self.char_table()
+        char_ids = table[np.minimum(codes, len(table) - 1)]
+        bounds = self._cuts(codes, ends, char_ids)
+        starts = bounds[:-1]
+        first = char_ids[starts]
+        single = (bounds[1:] - starts == 1) & (first >= 0)
+        others = np.flatnonzero(~single)
+        texts = list(map(joined.__getitem__, map(slice, starts[others].tolist(), bounds[others + 1].tolist())))
+        distinct = list(dict.fromkeys(texts))
+        index = dict(zip(distinct, range(len(distinct))))
+        which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
+        piece_segments = np.searchsorted(starts, ends)  # (segments starting before each piece's end)
+
+        def assemble(found: Mapping[str, tuple[int, ...]]) -> list[tuple[int, ...]]:
+            merged = [found[text] for text in distinct]
+            sizes = np.fromiter(map(len, merged), dtype=np.int64, count=len(merged))
+            counts = np.ones(len(starts), dtype=np.int64)
+            counts[others] = sizes[which]
+            out_ends = np.cumsum(counts)
+            out_starts = out_ends - counts
+            out = np.empty(int(out_ends[-1]) if len(out_ends) else 0, dtype=np.int64)
+            singles = np.flatnonzero(single)
+            out[out_starts[singles]] = first[singles]
+            if len(others):  # (each other segment's ids copied from its distinct segment's: one gather)
+                flat = np.fromiter(chain.from_iterable(merged), dtype=np.int64, count=int(sizes.sum()))
+                repeat = sizes[which]
+                within = np.arange(int(repeat.sum()), dtype=np.int64) - np.repeat(np.cumsum(repeat) - repeat, repeat)
+                source = np.repeat((np.cumsum(sizes) - sizes)[which], repeat) + within
+                out[np.repeat(out_starts[others], repeat) + within] = flat[source]
+            ids = out.tolist()
+            cuts = [0, *np.concatenate(([0], out_ends))[piece_segments].tolist()]
+            return [tuple(ids[a:b]) for a, b in zip(cuts, cuts[1:])]
+
+        return distinct, assemble
 
     def edge_array(self) -> np.ndarray:
         """(last character of a rule's left token, first of its right token) of every rule, packed

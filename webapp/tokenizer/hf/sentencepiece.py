@@ -24,11 +24,12 @@ control pieces decode to nothing, the unknown piece to the file's
 `unk_surface` (" ⁇ " by default), runs of byte pieces `<0xXX>` to their UTF-8
 text with one U+FFFD per byte that is not part of a valid character, `▁` to a
 space, and the first piece's leading `▁` (every leading one with
-`remove_extra_whitespaces`) is dropped.
+`remove_extra_whitespaces`) is dropped; then, when the model has a
+denormalizer spec with rules, the text goes through it (`SpmNormalizer` with
+that spec, as sentencepiece's `Decode` does).
 
 What it does not do: the BPE (hf/model.py with core/score_order.py), reading
-the .model file (formats/sentencepiece.py), the denormalizer spec (noted on
-import), offsets back into the raw text.
+the .model file (formats/sentencepiece.py), offsets back into the raw text.
 """
 
 from __future__ import annotations
@@ -317,12 +318,18 @@ class SpmNormalizer:
 
 
 def describe_spm_decoder(*, controls: Sequence[str], unk: str, unk_surface: str, byte_fallback: bool,
-                         add_dummy_prefix: bool, remove_extra_whitespaces: bool) -> dict[str, Any]:
-    return {
+                         add_dummy_prefix: bool, remove_extra_whitespaces: bool,
+                         denormalizer: SpmOptions | None = None) -> dict[str, Any]:
+    """`denormalizer`: the model's denormalizer spec, when it has rules (the key is left out otherwise, so
+    that the description of a model without one is what it always was)."""
+    desc = {
         "type": "SentencePiece", "controls": sorted(controls), "unk": unk, "unk_surface": unk_surface,
         "byte_fallback": byte_fallback, "add_dummy_prefix": add_dummy_prefix,
         "remove_extra_whitespaces": remove_extra_whitespaces,
     }
+    if denormalizer is not None:
+        desc["denormalizer"] = describe_spm_normalizer(denormalizer)
+    return desc
 
 
 def spm_decoder(desc: Mapping[str, Any]) -> Any:
@@ -331,9 +338,13 @@ def spm_decoder(desc: Mapping[str, Any]) -> Any:
     unk, surface, fallback = desc["unk"], desc["unk_surface"], bool(desc["byte_fallback"])
     strip_first = bool(desc["add_dummy_prefix"]) or bool(desc["remove_extra_whitespaces"])
     strip_all = bool(desc["remove_extra_whitespaces"])
+    # (sentencepiece runs the decoded text through the denormalizer, a normalizer of its own spec: its
+    # rules and flags, no user-defined symbols, the space symbol never moved to the end)
+    denormalize = SpmNormalizer(options_from_description(desc["denormalizer"])) if desc.get("denormalizer") else None
 
     def decode(tokens: list[str]) -> list[str]:
-        return [spm_decode(tokens, controls, unk, surface, fallback, strip_first, strip_all)]
+        text = spm_decode(tokens, controls, unk, surface, fallback, strip_first, strip_all)
+        return [denormalize(text) if denormalize is not None else text]
 
     return decode
 

@@ -232,7 +232,14 @@ def convert(name: str) -> LoadedTokenizer:
 
         tok = parse_hf_tokenizer_json(content)
     note = f"{name}: {preset.package} {preset.version}, {preset.path} (SHA-256 checked)"
-    return LoadedTokenizer(**{**tok.__dict__, "source": "preset", "notes": (note, *tok.notes)})
+    fields = {key: value for key, value in tok.__dict__.items() if not key.startswith("_")}
+    out = LoadedTokenizer(**{**fields, "source": "preset", "notes": (note, *tok.notes)})
+    model = tok.__dict__.get("_library_model")
+    if model is not None:  # (built with the file: a SentencePiece model's; it reads neither field changed here)
+        from webapp.tokenizer.hf.encoding import attach_model
+
+        attach_model(out, model)
+    return out
 
 
 def load(name: str, cache_dir: str | os.PathLike[str] | None = None) -> LoadedTokenizer:
