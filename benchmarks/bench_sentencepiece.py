@@ -2,7 +2,7 @@
 
 Usage (from the repository root, after `make setup` downloaded mistral-common's wheel):
 
-    .venv/bin/python benchmarks/bench_sentencepiece.py [--files v1,v3] [--words 20000] [--reps 5] [--tags hex]
+    .venv/bin/python benchmarks/bench_sentencepiece.py [--files v1,v3] [--words 20000] [--reps 5] [--tags letters|hex]
 
 - open: the file's bytes read from the wheel, then `import_tokenizer` (parse with
   sentencepiece_model_pb2, rules by score, pipeline, and the model that encodes:
@@ -10,9 +10,10 @@ Usage (from the repository root, after `make setup` downloaded mistral-common's 
   `SentencePieceProcessor(model_proto=...)`, which also builds its tables when it
   loads: the best of `--reps` of each; the target is ours under 1 s;
 - encode: texts no cache has seen (words of several scripts, each with a random
-  tag, so every word is new to the piece cache; `--tags letters` makes the tag
-  three letters instead of hex digits, so that every word is a new piece to
-  merge, not mostly one-digit pieces) encoded once by the playground
+  tag, so every word is new to the piece cache; by default the tag is three
+  letters, so that every word is a new piece to merge; `--tags hex` makes it hex
+  digits, which the Mistral files split off as one-digit pieces, so that much
+  of such text is one-character pieces and the words before them repeat) encoded once by the playground
   (`encode_loaded`, a fresh tokenizer opened for the round so its caches are
   empty) and once by `SentencePieceProcessor.encode`, `--reps` rounds with new
   text: the best time of each and the median of the rounds' ratios (ours over
@@ -53,7 +54,7 @@ WORDS = ("the quick brown fox jumps over lazy dogs while tokenizers split text i
          "Tiếng Việt ngôn ngữ русский текст über straße 東京 日本語 北京 한국어 العربية हिन्दी 1234 3.14").split()
 
 
-def never_seen(count: int, rng: random.Random, tags: str = "hex") -> str:
+def never_seen(count: int, rng: random.Random, tags: str = "letters") -> str:
     """`count` words, each with a random tag: hex digits ("hex"; the Mistral files split digits, so much of
     such text is one-character pieces) or three lowercase letters ("letters": whole new words to merge)."""
     if tags == "letters":
@@ -66,8 +67,8 @@ def main() -> int:
     parser.add_argument("--files", default="v1,v3")
     parser.add_argument("--words", type=int, default=20000)
     parser.add_argument("--reps", type=int, default=5)
-    parser.add_argument("--tags", choices=("hex", "letters"), default="hex",
-                        help="the random tag on each word: hex digits (the default) or three letters")
+    parser.add_argument("--tags", choices=("letters", "hex"), default="letters",
+                        help="the random tag on each word: three letters (the default: every word new) or hex digits")
     args = parser.parse_args()
     wheel = zipfile.ZipFile(pypi_dir() / "mistral_common-1.13.1-py3-none-any.whl")
     print(f"{'file':<6} {'open ours':>10} {'open spm':>9} {'encode ours':>12} {'encode spm':>11} {'ratio (median)':>15}"
