@@ -70,6 +70,8 @@ class TraceStep:
     window: tuple[Symbol, ...] | None = None
     window_start: int | None = None
     window_more: tuple[bool, bool] = (False, False)
+    # A library-order step: the text offset where its piece starts (its window may start later).
+    piece_start: int | None = None
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,7 @@ def library_trace(
             nodes[right] = None
             fired.add(rank)
             if alive is not None and len(steps) < max_steps:
-                steps.append(_step(rank, left, right, new, alive, current, nodes, show))
+                steps.append(_step(rank, left, right, new, alive, current, nodes, show, start))
             else:
                 steps_truncated = True
                 alive = None
@@ -154,7 +154,7 @@ def library_trace(
 
 
 def _step(rank: int, left: int, right: int, new: int, alive: list[int], current: list[int],
-          nodes: list[MergeNode | None], show: Callable[[int], Any]) -> TraceStep:
+          nodes: list[MergeNode | None], show: Callable[[int], Any], piece_start: int) -> TraceStep:
     """One firing as a step: the piece's live symbols right after it, or, for a long piece, a
     window of WINDOW_RADIUS of them on each side (as the seed order's traces show a long
     sequence), so a step costs at most that much whatever the piece's length."""
@@ -168,6 +168,7 @@ def _step(rank: int, left: int, right: int, new: int, alive: list[int], current:
         rule=rank, left=show(current[left]), right=show(current[right]), new=show(new), matches=1,
         window=tuple(show(current[i]) if i != left else show(new) for i in shown),
         window_start=first.start, changed=(position - lo,), window_more=(lo > 0, hi < len(alive)),
+        piece_start=piece_start,
     )
 
 

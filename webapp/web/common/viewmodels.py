@@ -377,7 +377,7 @@ class TraceRow:
     more: tuple[bool, bool] = (False, False)  # more of the sequence before / after the window
     rule_tokens: str = ""  # the rule in the tokenizer's tokens, when its ids are not bytes
     rule_index: int | None = None  # the step's rule (list index or rank); None for start / result rows
-    piece_at: int | None = None  # the step's window start (a library-order step: its piece's start)
+    piece_at: int | None = None  # a library-order step: its piece's start (else the step's window start)
     anchor: str = ""  # the row's id, when a boundary's story links to rows
     story_notes: list[str] = field(default_factory=list)  # what this row did at the story's boundary
 
@@ -445,7 +445,8 @@ def byte_trace_rows(trace: EncodeTrace, text: str | None = None,
         chips, at, more = _step_chips(step, chip)
         rows.append(TraceRow(f"pass {n}", rule, step.matches, chips,
                              len(step.sequence) if step.sequence is not None else None, at, more, spelled,
-                             rule_index=step.rule, piece_at=step.window_start))
+                             rule_index=step.rule,
+                             piece_at=step.piece_start if step.piece_start is not None else step.window_start))
     if _ends_short(trace, trace.ids):
         rows.append(_result_row(trace, lambda t: Chip(
             t.id, hue_class(t.id), spell(t.value) if isinstance(t.value, bytes) else str(t.id),
