@@ -72,7 +72,7 @@ class Limits:
     corpus_paste_bytes: int = 16 * 1024 * 1024
     corpus_distinct: int = 1_000_000
     corpus_held_out_chars: int = 1_000_000
-    # Chat templates (webapp.tokenizer.chat, docs/chat.md): messages, template size, rendered size, render time.
+    # Chat templates (webapp.tokenizer.chat.templates, docs/chat.md): messages, template size, rendered size, render time.
     chat_messages: int = 1_000
     chat_template_chars: int = 100_000
     chat_rendered_chars: int = 1_000_000

@@ -36,9 +36,12 @@ module from inside the package:
   encoding_for_model, list_encoding_names, Encoding) and the set-up step
   (prepare)
 
+- chat/: chat templates (templates: reading and sandboxed, bounded rendering;
+  bounds: the size predictions; watchdog: the time limit's thread; process:
+  rendering an opened template in a forked child)
+
 Shared modules at the top, which any layer may import: errors, caches (the one
-cache class), chat and chat_watchdog (chat templates: reading, sandboxed and
-bounded rendering), traces (trace data shapes), validation, token_sizes, loaded
+cache class), traces (trace data shapes), validation, token_sizes, loaded
 (`LoadedTokenizer`), textformats (the text boxes' formats), compare (token
 boundaries of two tokenizations), processes (what forked workers need) and reference.
 
@@ -54,7 +57,7 @@ from typing import TYPE_CHECKING
 from webapp.tokenizer.lazy import lazy_exports
 
 if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
-    from webapp.tokenizer.chat import (
+    from webapp.tokenizer.chat.templates import (
         DEFAULT_CHAT_LIMITS,
         PRESET_CHAT_PACKAGES,
         ChatLimits,
@@ -170,15 +173,15 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
 #: use (PEP 562 `__getattr__` below), so `from webapp.tokenizer import get_encoding` loads only what
 #: tiktoken's API needs, not the training, chat, file-format and trace modules (docs/tiktoken.md).
 _EXPORTS: dict[str, tuple[str, str]] = {
-    "DEFAULT_CHAT_LIMITS": ("webapp.tokenizer.chat", "DEFAULT_CHAT_LIMITS"),
-    "PRESET_CHAT_PACKAGES": ("webapp.tokenizer.chat", "PRESET_CHAT_PACKAGES"),
-    "ChatLimits": ("webapp.tokenizer.chat", "ChatLimits"),
-    "ChatTemplate": ("webapp.tokenizer.chat", "ChatTemplate"),
-    "chat_template_of": ("webapp.tokenizer.chat", "chat_template_of"),
-    "parse_chat_config": ("webapp.tokenizer.chat", "parse_chat_config"),
-    "preset_chat_template": ("webapp.tokenizer.chat", "preset_chat_template"),
-    "render_chat": ("webapp.tokenizer.chat", "render_chat"),
-    "validate_messages": ("webapp.tokenizer.chat", "validate_messages"),
+    "DEFAULT_CHAT_LIMITS": ("webapp.tokenizer.chat.templates", "DEFAULT_CHAT_LIMITS"),
+    "PRESET_CHAT_PACKAGES": ("webapp.tokenizer.chat.templates", "PRESET_CHAT_PACKAGES"),
+    "ChatLimits": ("webapp.tokenizer.chat.templates", "ChatLimits"),
+    "ChatTemplate": ("webapp.tokenizer.chat.templates", "ChatTemplate"),
+    "chat_template_of": ("webapp.tokenizer.chat.templates", "chat_template_of"),
+    "parse_chat_config": ("webapp.tokenizer.chat.templates", "parse_chat_config"),
+    "preset_chat_template": ("webapp.tokenizer.chat.templates", "preset_chat_template"),
+    "render_chat": ("webapp.tokenizer.chat.templates", "render_chat"),
+    "validate_messages": ("webapp.tokenizer.chat.templates", "validate_messages"),
     "BUDGET_BYTES_PER_UNIT": ("webapp.tokenizer.caches", "BUDGET_BYTES_PER_UNIT"),
     "LIST_BUDGET": ("webapp.tokenizer.caches", "LIST_BUDGET"),
     "BoundedCache": ("webapp.tokenizer.caches", "BoundedCache"),
@@ -331,15 +334,15 @@ if TYPE_CHECKING:
     from webapp.tokenizer.languages.stored import read_stored as read_languages_stored
     from webapp.tokenizer.languages.stored import result_of as languages_result
 
-    from webapp.tokenizer.chat import check_rendered
-    from webapp.tokenizer.chat_process import render_chat_isolated
+    from webapp.tokenizer.chat.templates import check_rendered
+    from webapp.tokenizer.chat.process import render_chat_isolated
     from webapp.tokenizer.textformats import JsonProblem
     from webapp.tokenizer.textformats import load_json
     from webapp.tokenizer.textformats import parse_json
 
 _EXPORTS.update({
-    "check_rendered": ("webapp.tokenizer.chat", "check_rendered"),
-    "render_chat_isolated": ("webapp.tokenizer.chat_process", "render_chat_isolated"),
+    "check_rendered": ("webapp.tokenizer.chat.templates", "check_rendered"),
+    "render_chat_isolated": ("webapp.tokenizer.chat.process", "render_chat_isolated"),
     "JsonProblem": ("webapp.tokenizer.textformats", "JsonProblem"),
     "load_json": ("webapp.tokenizer.textformats", "load_json"),
     "parse_json": ("webapp.tokenizer.textformats", "parse_json"),
