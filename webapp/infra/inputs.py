@@ -4,7 +4,7 @@ Pages (form fields: always strings, typed by people) and the JSON API (parsed
 JSON values, or the same typed strings) both go through the `read_*`
 functions here. Each one
 
-1. parses typed text with `webapp.tokenizer.textformats` (line/column errors),
+1. parses typed text with `webapp.tokenizer.formats.textformats` (line/column errors),
 2. applies the configurable limits from `app.config` (`LIMIT_*`) with a
    message that states the limit, before any expensive work,
 3. hands the value to the engine's `validate_*` / `compile_byte_merges`,

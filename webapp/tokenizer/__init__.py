@@ -21,7 +21,8 @@ module from inside the package:
 - hf/: Hugging Face tokenizer.json pipelines (text, components, pipeline),
   GPT-2's byte alphabet, and encoding any loaded tokenizer in its file's ids
   (encoding)
-- formats/: readers and writers of tokenizer files, and the stored form
+- formats/: readers and writers of tokenizer files, and the stored form; also
+  textformats, the text boxes' formats (a leaf: it imports only errors)
 - vocab/: a vocabulary explored (index: parents, children, merge trees, search; reach:
   unreachable tokens and their groups; stats: token lengths, Unicode scripts); beside
   presets/ at the top
@@ -42,7 +43,7 @@ module from inside the package:
 
 Shared modules at the top, which any layer may import: errors, caches (the one
 cache class), traces (trace data shapes), validation, token_sizes, loaded
-(`LoadedTokenizer`), textformats (the text boxes' formats), compare (token
+(`LoadedTokenizer`), compare (token
 boundaries of two tokenizations), processes (what forked workers need) and reference.
 
 The contract is docs/algorithms.md; `reference` writes it down literally (the
@@ -73,7 +74,7 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
     from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
     from webapp.tokenizer.processes import die_with_parent, vm_size_bytes
     from webapp.tokenizer.loaded import LoadedTokenizer
-    from webapp.tokenizer.textformats import (
+    from webapp.tokenizer.formats.textformats import (
         MAX_JSON_DEPTH,
         format_byte_vocab,
         format_char_merges,
@@ -195,20 +196,20 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "die_with_parent": ("webapp.tokenizer.processes", "die_with_parent"),
     "vm_size_bytes": ("webapp.tokenizer.processes", "vm_size_bytes"),
     "LoadedTokenizer": ("webapp.tokenizer.loaded", "LoadedTokenizer"),
-    "MAX_JSON_DEPTH": ("webapp.tokenizer.textformats", "MAX_JSON_DEPTH"),
-    "format_byte_vocab": ("webapp.tokenizer.textformats", "format_byte_vocab"),
-    "format_char_merges": ("webapp.tokenizer.textformats", "format_char_merges"),
-    "format_char_vocab": ("webapp.tokenizer.textformats", "format_char_vocab"),
-    "format_ids": ("webapp.tokenizer.textformats", "format_ids"),
-    "json_depth": ("webapp.tokenizer.textformats", "json_depth"),
-    "parse_byte_merges": ("webapp.tokenizer.textformats", "parse_byte_merges"),
-    "parse_byte_vocab": ("webapp.tokenizer.textformats", "parse_byte_vocab"),
-    "parse_char_merges": ("webapp.tokenizer.textformats", "parse_char_merges"),
-    "parse_char_vocab": ("webapp.tokenizer.textformats", "parse_char_vocab"),
-    "parse_ids": ("webapp.tokenizer.textformats", "parse_ids"),
-    "parse_num_merges": ("webapp.tokenizer.textformats", "parse_num_merges"),
-    "parse_words": ("webapp.tokenizer.textformats", "parse_words"),
-    "plain_rule_lines": ("webapp.tokenizer.textformats", "plain_rule_lines"),
+    "MAX_JSON_DEPTH": ("webapp.tokenizer.formats.textformats", "MAX_JSON_DEPTH"),
+    "format_byte_vocab": ("webapp.tokenizer.formats.textformats", "format_byte_vocab"),
+    "format_char_merges": ("webapp.tokenizer.formats.textformats", "format_char_merges"),
+    "format_char_vocab": ("webapp.tokenizer.formats.textformats", "format_char_vocab"),
+    "format_ids": ("webapp.tokenizer.formats.textformats", "format_ids"),
+    "json_depth": ("webapp.tokenizer.formats.textformats", "json_depth"),
+    "parse_byte_merges": ("webapp.tokenizer.formats.textformats", "parse_byte_merges"),
+    "parse_byte_vocab": ("webapp.tokenizer.formats.textformats", "parse_byte_vocab"),
+    "parse_char_merges": ("webapp.tokenizer.formats.textformats", "parse_char_merges"),
+    "parse_char_vocab": ("webapp.tokenizer.formats.textformats", "parse_char_vocab"),
+    "parse_ids": ("webapp.tokenizer.formats.textformats", "parse_ids"),
+    "parse_num_merges": ("webapp.tokenizer.formats.textformats", "parse_num_merges"),
+    "parse_words": ("webapp.tokenizer.formats.textformats", "parse_words"),
+    "plain_rule_lines": ("webapp.tokenizer.formats.textformats", "plain_rule_lines"),
     "ImpliedVocab": ("webapp.tokenizer.token_sizes", "ImpliedVocab"),
     "SizeLimits": ("webapp.tokenizer.token_sizes", "SizeLimits"),
     "EncodeTrace": ("webapp.tokenizer.traces", "EncodeTrace"),
@@ -336,16 +337,16 @@ if TYPE_CHECKING:
 
     from webapp.tokenizer.chat.templates import check_rendered
     from webapp.tokenizer.chat.process import render_chat_isolated
-    from webapp.tokenizer.textformats import JsonProblem
-    from webapp.tokenizer.textformats import load_json
-    from webapp.tokenizer.textformats import parse_json
+    from webapp.tokenizer.formats.textformats import JsonProblem
+    from webapp.tokenizer.formats.textformats import load_json
+    from webapp.tokenizer.formats.textformats import parse_json
 
 _EXPORTS.update({
     "check_rendered": ("webapp.tokenizer.chat.templates", "check_rendered"),
     "render_chat_isolated": ("webapp.tokenizer.chat.process", "render_chat_isolated"),
-    "JsonProblem": ("webapp.tokenizer.textformats", "JsonProblem"),
-    "load_json": ("webapp.tokenizer.textformats", "load_json"),
-    "parse_json": ("webapp.tokenizer.textformats", "parse_json"),
+    "JsonProblem": ("webapp.tokenizer.formats.textformats", "JsonProblem"),
+    "load_json": ("webapp.tokenizer.formats.textformats", "load_json"),
+    "parse_json": ("webapp.tokenizer.formats.textformats", "parse_json"),
     "special_default": ("webapp.tokenizer.hf.encoding", "special_default"),
     "typed_offsets": ("webapp.tokenizer.hf.encoding", "typed_offsets"),
     "OutOfTime": ("webapp.tokenizer.hf.text", "OutOfTime"),

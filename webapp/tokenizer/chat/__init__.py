@@ -9,9 +9,10 @@
 - process: an opened (untrusted) template rendered in a forked child with
   memory and time limits
 
-Beside the other shared modules of `webapp.tokenizer` (it imports errors,
-caches and textformats, nothing of the engine); formats/ keeps a template
-beside a tokenizer.json, the web layer renders and encodes. Import names from
+Beside the other shared modules of `webapp.tokenizer`: it imports errors,
+caches and the JSON reader of formats/textformats.py (a leaf), nothing of the
+engine; formats/ keeps a template beside a tokenizer.json, the web layer
+renders and encodes. Import names from
 the modules (or the public ones from `webapp.tokenizer`); this module exports
 nothing. What it does not do: encode.
 """
