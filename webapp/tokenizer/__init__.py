@@ -44,7 +44,9 @@ module from inside the package:
 Shared modules at the top, which any layer may import: errors, caches (the one
 cache class), traces (trace data shapes), validation, token_sizes, loaded
 (`LoadedTokenizer`), compare (token
-boundaries of two tokenizations), processes (what forked workers need) and reference.
+boundaries of two tokenizations) and reference. What forked workers need
+(their address space, dying with their parent) is `webapp.system.processes`,
+below this package.
 
 The contract is docs/algorithms.md; `reference` writes it down literally (the
 test oracle, and the place to start reading). Each module's docstring lists
@@ -72,7 +74,6 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
     from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET, BoundedCache, estimated_bytes
     from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
     from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
-    from webapp.tokenizer.processes import die_with_parent, vm_size_bytes
     from webapp.tokenizer.loaded import LoadedTokenizer
     from webapp.tokenizer.formats.textformats import (
         MAX_JSON_DEPTH,
@@ -193,8 +194,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "TokenizerError": ("webapp.tokenizer.errors", "TokenizerError"),
     "json_type": ("webapp.tokenizer.errors", "json_type"),
     "short_repr": ("webapp.tokenizer.errors", "short_repr"),
-    "die_with_parent": ("webapp.tokenizer.processes", "die_with_parent"),
-    "vm_size_bytes": ("webapp.tokenizer.processes", "vm_size_bytes"),
     "LoadedTokenizer": ("webapp.tokenizer.loaded", "LoadedTokenizer"),
     "MAX_JSON_DEPTH": ("webapp.tokenizer.formats.textformats", "MAX_JSON_DEPTH"),
     "format_byte_vocab": ("webapp.tokenizer.formats.textformats", "format_byte_vocab"),
@@ -389,7 +388,7 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 __all__ = [
     # errors, caches and the shapes of traces (shared leaf modules)
-    "TokenizerError", "json_type", "short_repr", "die_with_parent", "vm_size_bytes",
+    "TokenizerError", "json_type", "short_repr",
     "BUDGET_BYTES_PER_UNIT", "LIST_BUDGET", "BoundedCache", "estimated_bytes",
     "EncodeTrace", "MergeNode", "PairCount", "TrainingStep", "TrainingTrace",
     # the engine: byte level, character level, decoding

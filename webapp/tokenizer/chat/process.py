@@ -36,7 +36,7 @@ from typing import Any, Callable, Iterable, Mapping
 from webapp.tokenizer.chat import templates, watchdog
 from webapp.tokenizer.chat.templates import DEFAULT_CHAT_LIMITS, FIELD, ChatLimits, ChatTemplate
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.processes import die_with_parent, vm_size_bytes
+from webapp.system.processes import die_with_parent, vm_size_bytes
 
 #: How long after the rendering's own deadline the worker kills the child (the child's watchdog,
 #: which names the template's line, normally stops it first).
