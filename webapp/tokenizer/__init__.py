@@ -18,7 +18,8 @@ module from inside the package:
   pretokenized_encode(_trace) / split_text (pretokenized)
 - training/: learning merges from words (words) and from a corpus (corpus; shards: counting it on
   several cores)
-- hf/: Hugging Face tokenizer.json pipelines (text, components, pipeline),
+- hf/: Hugging Face tokenizer.json pipelines (text; normalizers, pre_tokenizers,
+  decoders and the fields they read; pipeline),
   GPT-2's byte alphabet, and encoding any loaded tokenizer in its file's ids
   (encoding)
 - formats/: readers and writers of tokenizer files, and the stored form; also
