@@ -35,6 +35,7 @@ from webapp.tokenizer import (
     SCHEMES,
     SizeLimits,
     TokenizerError,
+    TraceLimits,
     compiled_from_key,
     parse_byte_merges,
     parse_byte_vocab,
@@ -91,6 +92,12 @@ class Limits:
         return ChatLimits(template_chars=self.chat_template_chars, rendered_chars=self.chat_rendered_chars,
                           seconds=self.chat_seconds, messages=self.chat_messages, message_chars=self.text_chars,
                           built_chars=self.chat_built_chars, memory_mb=self.chat_memory_mb)
+
+    def trace(self, max_tokens: int, *, with_steps: bool) -> TraceLimits:
+        """What a page's trace records: `max_tokens` token spans (the page's window), sequences up to
+        `trace_max_sequence`, and `trace_max_steps` steps only when the Trace view asks for them."""
+        return TraceLimits(max_steps=self.trace_max_steps if with_steps else 0, max_tokens=max_tokens,
+                           max_sequence=self.trace_max_sequence)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "Limits":

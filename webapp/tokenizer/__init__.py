@@ -93,7 +93,7 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
         plain_rule_lines,
     )
     from webapp.tokenizer.token_sizes import ImpliedVocab, SizeLimits
-    from webapp.tokenizer.traces import EncodeTrace, MergeNode, PairCount, TrainingStep, TrainingTrace
+    from webapp.tokenizer.traces import EncodeTrace, MergeNode, PairCount, TraceLimits, TrainingStep, TrainingTrace
     from webapp.tokenizer.validation import (
         validate_byte_merges,
         validate_byte_vocab,
@@ -213,6 +213,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ImpliedVocab": ("webapp.tokenizer.token_sizes", "ImpliedVocab"),
     "SizeLimits": ("webapp.tokenizer.token_sizes", "SizeLimits"),
     "EncodeTrace": ("webapp.tokenizer.traces", "EncodeTrace"),
+    "TraceLimits": ("webapp.tokenizer.traces", "TraceLimits"),
     "MergeNode": ("webapp.tokenizer.traces", "MergeNode"),
     "PairCount": ("webapp.tokenizer.traces", "PairCount"),
     "TrainingStep": ("webapp.tokenizer.traces", "TrainingStep"),
@@ -391,7 +392,7 @@ __all__ = [
     # errors, caches and the shapes of traces (shared leaf modules)
     "TokenizerError", "json_type", "short_repr",
     "BUDGET_BYTES_PER_UNIT", "LIST_BUDGET", "BoundedCache", "estimated_bytes",
-    "EncodeTrace", "MergeNode", "PairCount", "TrainingStep", "TrainingTrace",
+    "EncodeTrace", "MergeNode", "PairCount", "TraceLimits", "TrainingStep", "TrainingTrace",
     # the engine: byte level, character level, decoding
     "CompiledByteMerges", "compile_byte_merges", "compiled_from_key", "encode", "encode_trace", "implied_byte_vocab",
     "CompiledCharMerges", "bpe_encode_text", "char_tokens", "compile_char_merges", "encode_text_trace",
