@@ -37,17 +37,17 @@ module from inside the package:
   every preset and opened file (tiktoken_api: get_encoding,
   encoding_for_model, list_encoding_names, Encoding) and the set-up step
   (prepare)
-
 - chat/: chat templates (templates: reading and sandboxed, bounded rendering;
   bounds: the size predictions; watchdog: the time limit's thread; process:
-  rendering an opened template in a forked child)
+  rendering an opened template in a forked child); shared like the modules
+  below, used by formats/ (which keeps a template beside a file); it reads JSON with
+  formats/textformats.py, a leaf
 
 Shared modules at the top, which any layer may import: errors, caches (the one
-cache class), traces (trace data shapes), validation, token_sizes, loaded
-(`LoadedTokenizer`), compare (token
-boundaries of two tokenizations) and reference. What forked workers need
-(their address space, dying with their parent) is `webapp.system.processes`,
-below this package.
+cache class), traces (trace data shapes and `TraceLimits`), validation,
+token_sizes, loaded (`LoadedTokenizer`), compare (token boundaries of two
+tokenizations) and reference. What forked workers need (their address space,
+dying with their parent) is `webapp.system.processes`, below this package.
 
 The contract is docs/algorithms.md; `reference` writes it down literally (the
 test oracle, and the place to start reading). Each module's docstring lists
