@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
-from webapp.tokenizer import encode_trace
+from webapp.tokenizer import TraceLimits, encode_trace
 from webapp.tokenizer.pretokenize import pretokenized as pt
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TraceStep
 
@@ -66,7 +66,7 @@ def trace_by_pretokens(
     """
     if scheme == "none":
         return encode_trace(
-            text, compiled, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence
+            text, compiled, limits=TraceLimits(max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence)
         )
     pretokens = pt.split_text(text, scheme)
     spans = pt.split_pretokens(text, scheme)
@@ -81,9 +81,8 @@ def trace_by_pretokens(
             traces[pretoken] = encode_trace(
                 pretoken,
                 compiled,
-                max_steps=max(len(compiled), 1),
-                max_tokens=max(max_tokens, 1),
-                max_sequence=max_sequence if record_sequence else 0,
+                limits=TraceLimits(max_steps=max(len(compiled), 1), max_tokens=max(max_tokens, 1),
+                                   max_sequence=max_sequence if record_sequence else 0),
             )
 
     ids: list[int] = []

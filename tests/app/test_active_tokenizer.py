@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from webapp.tokenizer import TraceLimits
 from webapp.tokenizers import active as act
 
 
@@ -37,9 +38,9 @@ def test_prefix_trace_spans_and_ids_equal_the_whole_trace(app, seed: int, specia
     text = _text(seed, 12_000)
     with app.test_request_context():
         active = act.resolve("bytes", {"tokenizer": "cl100k_base", "special": special})
-        quick = act.prefix_byte_trace(active, text, "cl100k", max_tokens=500, max_sequence=0)
-        whole, _, whole_specials = act.byte_trace(active, text, None, "cl100k", max_steps=0, max_tokens=500,
-                                                  max_sequence=0)
+        quick = act.prefix_byte_trace(active, text, "cl100k", limits=TraceLimits.tokens_only(500))
+        whole, _, whole_specials = act.byte_trace(active, text, None, "cl100k",
+                                                  limits=TraceLimits.tokens_only(500))
     assert quick is not None
     trace, _, specials = quick
     assert trace.ids == whole.ids  # every id, from the fast encoder
@@ -51,9 +52,9 @@ def test_prefix_trace_spans_and_ids_equal_the_whole_trace(app, seed: int, specia
 def test_prefix_trace_is_not_used_for_typed_merges_or_short_texts(app):
     with app.test_request_context():
         typed = act.resolve("bytes", {"merges": "108 111 256"})
-        assert act.prefix_byte_trace(typed, "low " * 3000, "gpt2", max_tokens=100, max_sequence=0) is None
+        assert act.prefix_byte_trace(typed, "low " * 3000, "gpt2", limits=TraceLimits.tokens_only(100)) is None
         preset = act.resolve("bytes", {"tokenizer": "cl100k_base"})
-        assert act.prefix_byte_trace(preset, "low " * 100, "cl100k", max_tokens=100, max_sequence=0) is None
+        assert act.prefix_byte_trace(preset, "low " * 100, "cl100k", limits=TraceLimits.tokens_only(100)) is None
 
 
 def test_a_keystroke_loads_its_tokenizer_once(app, monkeypatch):
@@ -78,9 +79,9 @@ def test_special_tokens_styled_are_the_ones_the_trace_recognised(app):
     with app.test_request_context():
         plain = act.resolve("bytes", {"tokenizer": "cl100k_base", "special": ""})
         allowed = act.resolve("bytes", {"tokenizer": "cl100k_base", "special": "all"})
-        _, _, none = act.byte_trace(plain, "a<|endoftext|>b", None, "cl100k", max_steps=0, max_tokens=50,
-                                    max_sequence=0)
-        _, _, some = act.byte_trace(allowed, "a<|endoftext|>b", None, "cl100k", max_steps=0, max_tokens=50,
-                                    max_sequence=0)
+        _, _, none = act.byte_trace(plain, "a<|endoftext|>b", None, "cl100k",
+                                    limits=TraceLimits.tokens_only(50))
+        _, _, some = act.byte_trace(allowed, "a<|endoftext|>b", None, "cl100k",
+                                    limits=TraceLimits.tokens_only(50))
     assert none == frozenset()
     assert some == frozenset({100257})

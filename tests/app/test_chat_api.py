@@ -22,7 +22,7 @@ from tests.conftest import INLINE_ONLY, make_app
 from tests.unit.test_chat_templates import MESSAGES, WRITTEN
 from webapp.infra.storage import get_storage
 from webapp.tokenizer import PRESET_NAMES, get_encoding, is_installed, is_preset
-from webapp.tokenizer.chat import preset_chat_template, preset_config_path
+from webapp.tokenizer.chat.templates import preset_chat_template, preset_config_path
 
 ENCODED_MODELS = ["qwen3", "deepseek_v3"]
 

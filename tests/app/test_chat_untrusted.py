@@ -117,7 +117,7 @@ def test_a_template_that_cannot_compile_is_refused_when_opened(client: FlaskClie
 def test_a_stored_template_that_cannot_compile_never_500s(client: FlaskClient,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A tokenizer stored before the check at opening: the API is a 400, the page and a share a message."""
-    from webapp.tokenizer import chat as chat_module
+    from webapp.tokenizer.chat import templates as chat_module
 
     monkeypatch.setattr(chat_module, "check_compiles", lambda *args: None)
     ref = opened(client, NESTED_FOR)

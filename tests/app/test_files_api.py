@@ -15,6 +15,7 @@ from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tok
 from tokenizers import Tokenizer, models
 
 from webapp.tokenizers import store as tokenizer_store
+from webapp.tokenizer import TraceLimits
 from webapp.tokenizer import formats as tokfiles
 
 TEXT = "Hello there, the lowest newer München 東京"
@@ -405,11 +406,11 @@ def test_page_hooks_refuse_the_other_level(app, byte_tok, char_tok):
             tokfiles.from_playground(level="chars", merges=[["l", "o"]], vocab={"l": 0, "o": 1, "lo": 2})).id
         bytes_id = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(byte_tok.to_str())).id
         with pytest.raises(TokenizerError, match="this is a character-level tokenizer; open it on the Characters page"):
-            act.byte_trace(act.of_ref(chars), "x", None, "none", max_steps=0, max_tokens=5, max_sequence=0)
+            act.byte_trace(act.of_ref(chars), "x", None, "none", limits=TraceLimits.tokens_only(5))
         # a character-level tokenizer.json (merges in the library's order) shows on the Bytes page too
         hf_chars = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(char_tok.to_str())).id
-        trace, _vocab, _special = act.byte_trace(act.of_ref(hf_chars), "lower", None, "none", max_steps=5,
-                                                 max_tokens=5, max_sequence=10)
+        trace, _vocab, _special = act.byte_trace(act.of_ref(hf_chars), "lower", None, "none",
+                                                 limits=TraceLimits(max_steps=5, max_tokens=5, max_sequence=10))
         assert trace.ids == char_tok.encode("lower").ids
         with pytest.raises(TokenizerError, match="this is a byte-level tokenizer; open it on the Bytes page"):
             act.char_parts(act.of_ref(bytes_id, "chars"))

@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import make_app
 from webapp.infra import inputs
-from webapp.tokenizer import TokenizerError
+from webapp.tokenizer import TokenizerError, TraceLimits
 
 
 @pytest.fixture
@@ -107,3 +107,11 @@ def test_rule_errors_in_the_plain_form_also_name_the_line(small):
     with pytest.raises(TokenizerError) as info:
         inputs.read_byte_merges("[[1, 2, 256], [1, -2, 257]]", small)
     assert info.value.location == {"rule": 2}  # JSON: the rule number says it
+
+
+def test_a_pages_trace_limits_record_steps_only_when_the_trace_view_asks():
+    limits = inputs.Limits(trace_max_steps=7, trace_max_sequence=9)
+    assert limits.trace(30, with_steps=True) == TraceLimits(max_steps=7, max_tokens=30, max_sequence=9)
+    assert limits.trace(30, with_steps=False) == TraceLimits(max_steps=0, max_tokens=30, max_sequence=9)
+    # (the tree budget is the package's default: the pages never set one)
+    assert limits.trace(30, with_steps=True).max_tree_nodes == TraceLimits().max_tree_nodes

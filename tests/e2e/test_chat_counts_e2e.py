@@ -24,7 +24,7 @@ from tests.serving import serve_app
 from webapp import create_app
 from webapp.infra.storage import default_sqlite_url
 from webapp.tokenizer import PRESET_NAMES, get_encoding, is_installed
-from webapp.tokenizer.chat import preset_config_path
+from webapp.tokenizer.chat.templates import preset_config_path
 
 tokenizers = pytest.importorskip("tokenizers")
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.tokenizer import reference
-from webapp.tokenizer import TokenizerError, bpe_encode_text, char_tokens, encode_text_trace
+from webapp.tokenizer import TokenizerError, TraceLimits, bpe_encode_text, char_tokens, encode_text_trace
 from webapp.tokenizer.core import engine
 from webapp.tokenizer.traces import MergeNode, Token, TraceStep
 
@@ -107,7 +107,7 @@ def test_char_tokens_match_the_literal_algorithm(text, merges):
 def test_trace_matches_the_literal_steps(text, merges, max_steps, max_sequence):
     tokens = reference.char_tokens(text, merges)
     vocab = {token: i for i, token in enumerate(sorted(set(tokens)))}
-    trace = encode_text_trace(text, vocab, merges, max_steps=max_steps, max_sequence=max_sequence)
+    trace = encode_text_trace(text, vocab, merges, limits=TraceLimits(max_steps=max_steps, max_sequence=max_sequence))
     literal = reference.steps(list(text), [(left, right, left + right) for left, right in merges])
     assert trace.ids == reference.bpe_encode_text(text, vocab, merges)
     assert trace.rules_fired == len(literal)

@@ -1,6 +1,6 @@
-"""The child process an opened chat template renders in (webapp/tokenizer/chat_process.py).
+"""The child process an opened chat template renders in (webapp/tokenizer/chat/process.py).
 
-The size predictions of chat_bounds.py are the first line; these tests turn
+The size predictions of chat/bounds.py are the first line; these tests turn
 them off (limits far above anything the machine has) to show the second
 line on its own: the hard time limit holds inside C code and inside Jinja's
 own Python loops, the memory limit ends the child and never the caller, and
@@ -15,7 +15,7 @@ import time
 import pytest
 
 from webapp.tokenizer import ChatLimits, ChatTemplate, TokenizerError, preset_chat_template, render_chat
-from webapp.tokenizer.chat_process import GRACE_SECONDS, IsolatedFailure, render_chat_isolated, run_isolated
+from webapp.tokenizer.chat.process import GRACE_SECONDS, IsolatedFailure, render_chat_isolated, run_isolated
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi <b>!"}]
 

@@ -1,4 +1,4 @@
-"""Chat templates (webapp/tokenizer/chat.py): reading tokenizer_config.json, rendering, limits, errors.
+"""Chat templates (webapp/tokenizer/chat/templates.py): reading tokenizer_config.json, rendering, limits, errors.
 
 The expected renderings are written out here, by hand, from each model's
 published format (not by running any template); transformers, where
@@ -26,7 +26,7 @@ from webapp.tokenizer import (
     render_chat,
     validate_messages,
 )
-from webapp.tokenizer.chat import preset_config_path
+from webapp.tokenizer.chat.templates import preset_config_path
 
 MESSAGES = [
     {"role": "system", "content": "Be brief."},
@@ -240,7 +240,7 @@ def test_a_template_that_runs_too_long_is_stopped() -> None:
 def test_a_short_deadline_after_a_long_one_is_kept() -> None:
     """The watchdog wakes for a new watch only when it would sleep past its deadline: one with a long
     deadline first (it sleeps until then), then a rendering with a short one, stopped in time."""
-    from webapp.tokenizer.chat_watchdog import WATCHDOG
+    from webapp.tokenizer.chat.watchdog import WATCHDOG
 
     waiting = WATCHDOG.watch(time.monotonic() + 60)
     try:

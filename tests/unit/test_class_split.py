@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.tokenizer.hf import text as ht
-from webapp.tokenizer.hf.components import build_pre_tokenizer, compile_file_regex, describe_pre_tokenizer
+from webapp.tokenizer.hf.fields import compile_file_regex
+from webapp.tokenizer.hf.pre_tokenizers import build_pre_tokenizer, describe_pre_tokenizer
 from webapp.tokenizer.presets import open_models
 from webapp.tokenizer.pretokenize import class_split as cs
 from webapp.tokenizer.pretokenize.patterns import CL100K_PATTERN, O200K_PATTERN

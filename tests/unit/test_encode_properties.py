@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.tokenizer import reference
-from webapp.tokenizer import compile_byte_merges, decode, encode, encode_trace, implied_byte_vocab
+from webapp.tokenizer import TraceLimits, compile_byte_merges, decode, encode, encode_trace, implied_byte_vocab
 from webapp.tokenizer.traces import MergeNode
 
 ALPHABET = "ab é日"
@@ -99,7 +99,7 @@ def _check_tree(node: MergeNode, data: bytes, rules) -> None:
 @given(text=texts, merges=odd_rules, max_steps=st.integers(0, 8), max_sequence=st.integers(0, 60))
 def test_trace_matches_the_literal_steps(text, merges, max_steps, max_sequence):
     data = text.encode()
-    trace = encode_trace(text, merges, max_steps=max_steps, max_sequence=max_sequence)
+    trace = encode_trace(text, merges, limits=TraceLimits(max_steps=max_steps, max_sequence=max_sequence))
     literal = reference.steps(list(data), merges)
     assert trace.ids == reference.encode(text, merges)
     assert trace.rules_fired == len(literal)

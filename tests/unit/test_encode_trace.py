@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from webapp.tokenizer import encode, encode_trace
+from webapp.tokenizer import TraceLimits, encode, encode_trace
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TraceStep
 
 LOW = [[108, 111, 256], [256, 119, 257], [120, 121, 258]]
@@ -43,7 +43,7 @@ def test_token_value_is_the_covered_input_bytes():
 
 def test_caps_and_truncation_flags():
     text = "low " * 50
-    trace = encode_trace(text, LOW, max_steps=1, max_tokens=5, max_sequence=10)
+    trace = encode_trace(text, LOW, limits=TraceLimits(max_steps=1, max_tokens=5, max_sequence=10))
     assert trace.ids == encode(text, LOW)
     assert len(trace.steps) == 1 and trace.steps_truncated
     assert trace.steps[0].sequence is None  # 150 symbols > 10
@@ -54,13 +54,13 @@ def test_caps_and_truncation_flags():
 def test_sequences_recorded_once_short_enough():
     text = "aaaaaaaa"
     merges = [[97, 97, 256], [256, 256, 257], [257, 257, 258]]
-    trace = encode_trace(text, merges, max_sequence=2)
+    trace = encode_trace(text, merges, limits=TraceLimits(max_sequence=2))
     assert [s.sequence for s in trace.steps] == [None, (257, 257), (258,)]
 
 
 def test_tree_budget_drops_trees_not_tokens():
     merges = [[97, 97, 256], [256, 256, 257], [257, 257, 258]]
-    trace = encode_trace("aaaaaaaa" * 3, merges, max_tree_nodes=20)
+    trace = encode_trace("aaaaaaaa" * 3, merges, limits=TraceLimits(max_tree_nodes=20))
     assert [t.id for t in trace.tokens] == [258, 258, 258]
     assert [t.tree is not None for t in trace.tokens] == [True, False, False]
 
@@ -77,7 +77,7 @@ def test_large_rule_list_on_long_text_stays_bounded():
     merges += [[1000 + i, 1001 + i, 60_000 + i] for i in range(50_000 - len(merges))]
     text = "a" * 100_000 + " " + "ab" * 20_000
     start = time.perf_counter()
-    trace = encode_trace(text, merges, max_steps=10, max_tokens=50, max_sequence=100)
+    trace = encode_trace(text, merges, limits=TraceLimits(max_steps=10, max_tokens=50, max_sequence=100))
     elapsed = time.perf_counter() - start
     assert trace.ids == encode(text, merges)
     assert trace.rules_fired == 16 and trace.rules_idle == 50_000 - 16

@@ -95,7 +95,7 @@ def test_counts_equal_tiktoken(declarations, name: str) -> None:
 
 def test_counts_equal_the_tokenizers_library(declarations) -> None:
     tokenizers = pytest.importorskip("tokenizers")
-    from webapp.tokenizer.chat import preset_config_path
+    from webapp.tokenizer.chat.templates import preset_config_path
     path = preset_config_path("qwen3")
     if path is None or not is_installed("qwen3"):
         pytest.skip("qwen3 is not installed")

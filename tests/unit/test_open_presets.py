@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from tokenizers import Tokenizer
 
-from webapp.tokenizer import get_encoding, get_tokenizer
+from webapp.tokenizer import TraceLimits, get_encoding, get_tokenizer
 from webapp.tokenizer.hf.alphabet import token_to_bytes
 from webapp.tokenizer.hf.encoding import encode_loaded, encode_loaded_trace
 from webapp.tokenizer.presets import open_models
@@ -100,7 +100,7 @@ def test_a_sample_of_vocab_entries_typed_alone(preset):
 def test_the_trace_covers_the_text_and_gives_the_ids(preset):
     name, ours, library = preset
     for text in MIXED[:9]:
-        trace = encode_loaded_trace(ours.loaded, text, max_steps=50, max_tokens=5000, max_sequence=100)
+        trace = encode_loaded_trace(ours.loaded, text, limits=TraceLimits(max_steps=50, max_tokens=5000, max_sequence=100))
         assert trace.ids == library.encode(text, add_special_tokens=False).ids
         shown = trace.text.encode("utf-8", "surrogatepass")
         assert b"".join(t.value for t in trace.tokens) == shown[: trace.tokens[-1].end] if trace.tokens else True

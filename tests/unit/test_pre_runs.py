@@ -2,7 +2,7 @@
 
 A rendered chat's runs between special tokens go through the pre-tokenizer
 together, so a known split makes one pass over all of them. The oracle is
-`components.build_pre_tokenizer` applied to each run on its own; the
+`pre_tokenizers.build_pre_tokenizer` applied to each run on its own; the
 pre-tokenizers are the open models' (every known split, fused DeepSeek-V3
 steps), plus steps that are not known splits before and after one.
 """
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.tokenizer.hf import text as ht
-from webapp.tokenizer.hf.components import build_pre_tokenizer, describe_pre_tokenizer
+from webapp.tokenizer.hf.pre_tokenizers import build_pre_tokenizer, describe_pre_tokenizer
 from webapp.tokenizer.hf.pre_runs import build_pre_tokenizer_runs
 from webapp.tokenizer.pretokenize import class_split as cs
 

@@ -16,7 +16,7 @@ from tokenizers import Regex, pre_tokenizers
 
 from tests import reference_pretokenize
 from webapp.tokenizer import reference
-from webapp.tokenizer import TokenizerError, compile_byte_merges, encode, encode_trace
+from webapp.tokenizer import TokenizerError, TraceLimits, compile_byte_merges, encode, encode_trace
 from webapp.tokenizer.pretokenize import patterns
 from webapp.tokenizer.pretokenize import pretokenized as pt
 
@@ -143,7 +143,7 @@ def test_fast_trace_equals_the_per_pretoken_trace_property(text, scheme, caps):
     max_steps, max_tokens, max_sequence = caps
     compiled = compile_byte_merges(MERGES)
     fast = pt.pretokenized_encode_trace(
-        text, MERGES, scheme, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence
+        text, MERGES, scheme, limits=TraceLimits(max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence)
     )
     slow = reference_pretokenize.trace_by_pretokens(
         text, compiled, scheme, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence

@@ -13,7 +13,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webapp.tokenizer import encode_trace
+from webapp.tokenizer import TraceLimits, encode_trace
 from webapp.tokenizer.core.tracing import WINDOW_RADIUS
 
 
@@ -43,13 +43,13 @@ def literal_passes(data: bytes, merges: list[list[int]]) -> list[tuple[int, list
 
 def check(text: str, merges: list[list[int]]) -> None:
     passes = literal_passes(text.encode(), merges)
-    whole = encode_trace(text, merges, max_steps=1000, max_sequence=10_000)
+    whole = encode_trace(text, merges, limits=TraceLimits(max_steps=1000, max_sequence=10_000))
     assert [s.rule for s in whole.steps] == [p[0] for p in passes]
     for step, (_rule, seq, _offs, made) in zip(whole.steps, passes):
         assert step.sequence == tuple(seq)
         assert step.changed == tuple(made)
         assert step.window is None
-    windowed = encode_trace(text, merges, max_steps=1000, max_sequence=0)
+    windowed = encode_trace(text, merges, limits=TraceLimits(max_steps=1000, max_sequence=0))
     for step, (_rule, seq, offs, made) in zip(windowed.steps, passes):
         assert step.sequence is None
         lo = max(0, made[0] - WINDOW_RADIUS)

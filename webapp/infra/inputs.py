@@ -4,7 +4,7 @@ Pages (form fields: always strings, typed by people) and the JSON API (parsed
 JSON values, or the same typed strings) both go through the `read_*`
 functions here. Each one
 
-1. parses typed text with `webapp.tokenizer.textformats` (line/column errors),
+1. parses typed text with `webapp.tokenizer.formats.textformats` (line/column errors),
 2. applies the configurable limits from `app.config` (`LIMIT_*`) with a
    message that states the limit, before any expensive work,
 3. hands the value to the engine's `validate_*` / `compile_byte_merges`,
@@ -35,6 +35,7 @@ from webapp.tokenizer import (
     SCHEMES,
     SizeLimits,
     TokenizerError,
+    TraceLimits,
     compiled_from_key,
     parse_byte_merges,
     parse_byte_vocab,
@@ -72,7 +73,7 @@ class Limits:
     corpus_paste_bytes: int = 16 * 1024 * 1024
     corpus_distinct: int = 1_000_000
     corpus_held_out_chars: int = 1_000_000
-    # Chat templates (webapp.tokenizer.chat, docs/chat.md): messages, template size, rendered size, render time.
+    # Chat templates (webapp.tokenizer.chat.templates, docs/chat.md): messages, template size, rendered size, render time.
     chat_messages: int = 1_000
     chat_template_chars: int = 100_000
     chat_rendered_chars: int = 1_000_000
@@ -91,6 +92,12 @@ class Limits:
         return ChatLimits(template_chars=self.chat_template_chars, rendered_chars=self.chat_rendered_chars,
                           seconds=self.chat_seconds, messages=self.chat_messages, message_chars=self.text_chars,
                           built_chars=self.chat_built_chars, memory_mb=self.chat_memory_mb)
+
+    def trace(self, max_tokens: int, *, with_steps: bool) -> TraceLimits:
+        """What a page's trace records: `max_tokens` token spans (the page's window), sequences up to
+        `trace_max_sequence`, and `trace_max_steps` steps only when the Trace view asks for them."""
+        return TraceLimits(max_steps=self.trace_max_steps if with_steps else 0, max_tokens=max_tokens,
+                           max_sequence=self.trace_max_sequence)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> "Limits":

@@ -35,7 +35,8 @@ from webapp.jobs.store import (
     with_eta,
 )
 from webapp.infra.storage import BlobTooLarge
-from webapp.tokenizer import TokenizerError, die_with_parent, vm_size_bytes
+from webapp.system.processes import die_with_parent, vm_size_bytes
+from webapp.tokenizer import TokenizerError
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,12 @@ module from inside the package:
   pretokenized_encode(_trace) / split_text (pretokenized)
 - training/: learning merges from words (words) and from a corpus (corpus; shards: counting it on
   several cores)
-- hf/: Hugging Face tokenizer.json pipelines (text, components, pipeline),
+- hf/: Hugging Face tokenizer.json pipelines (text; normalizers, pre_tokenizers,
+  decoders and the fields they read; pipeline),
   GPT-2's byte alphabet, and encoding any loaded tokenizer in its file's ids
   (encoding)
-- formats/: readers and writers of tokenizer files, and the stored form
+- formats/: readers and writers of tokenizer files, and the stored form; also
+  textformats, the text boxes' formats (a leaf: it imports only errors)
 - vocab/: a vocabulary explored (index: parents, children, merge trees, search; reach:
   unreachable tokens and their groups; stats: token lengths, Unicode scripts); beside
   presets/ at the top
@@ -35,12 +37,17 @@ module from inside the package:
   every preset and opened file (tiktoken_api: get_encoding,
   encoding_for_model, list_encoding_names, Encoding) and the set-up step
   (prepare)
+- chat/: chat templates (templates: reading and sandboxed, bounded rendering;
+  bounds: the size predictions; watchdog: the time limit's thread; process:
+  rendering an opened template in a forked child); shared like the modules
+  below, used by formats/ (which keeps a template beside a file); it reads JSON with
+  formats/textformats.py, a leaf
 
 Shared modules at the top, which any layer may import: errors, caches (the one
-cache class), chat and chat_watchdog (chat templates: reading, sandboxed and
-bounded rendering), traces (trace data shapes), validation, token_sizes, loaded
-(`LoadedTokenizer`), textformats (the text boxes' formats), compare (token
-boundaries of two tokenizations), processes (what forked workers need) and reference.
+cache class), traces (trace data shapes and `TraceLimits`), validation,
+token_sizes, loaded (`LoadedTokenizer`), compare (token boundaries of two
+tokenizations) and reference. What forked workers need (their address space,
+dying with their parent) is `webapp.system.processes`, below this package.
 
 The contract is docs/algorithms.md; `reference` writes it down literally (the
 test oracle, and the place to start reading). Each module's docstring lists
@@ -54,7 +61,7 @@ from typing import TYPE_CHECKING
 from webapp.tokenizer.lazy import lazy_exports
 
 if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
-    from webapp.tokenizer.chat import (
+    from webapp.tokenizer.chat.templates import (
         DEFAULT_CHAT_LIMITS,
         PRESET_CHAT_PACKAGES,
         ChatLimits,
@@ -68,9 +75,8 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
     from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET, BoundedCache, estimated_bytes
     from webapp.tokenizer.compare import SpanComparison, compare_spans, spans_from_lengths
     from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
-    from webapp.tokenizer.processes import die_with_parent, vm_size_bytes
     from webapp.tokenizer.loaded import LoadedTokenizer
-    from webapp.tokenizer.textformats import (
+    from webapp.tokenizer.formats.textformats import (
         MAX_JSON_DEPTH,
         format_byte_vocab,
         format_char_merges,
@@ -87,7 +93,7 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
         plain_rule_lines,
     )
     from webapp.tokenizer.token_sizes import ImpliedVocab, SizeLimits
-    from webapp.tokenizer.traces import EncodeTrace, MergeNode, PairCount, TrainingStep, TrainingTrace
+    from webapp.tokenizer.traces import EncodeTrace, MergeNode, PairCount, TraceLimits, TrainingStep, TrainingTrace
     from webapp.tokenizer.validation import (
         validate_byte_merges,
         validate_byte_vocab,
@@ -170,15 +176,15 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
 #: use (PEP 562 `__getattr__` below), so `from webapp.tokenizer import get_encoding` loads only what
 #: tiktoken's API needs, not the training, chat, file-format and trace modules (docs/tiktoken.md).
 _EXPORTS: dict[str, tuple[str, str]] = {
-    "DEFAULT_CHAT_LIMITS": ("webapp.tokenizer.chat", "DEFAULT_CHAT_LIMITS"),
-    "PRESET_CHAT_PACKAGES": ("webapp.tokenizer.chat", "PRESET_CHAT_PACKAGES"),
-    "ChatLimits": ("webapp.tokenizer.chat", "ChatLimits"),
-    "ChatTemplate": ("webapp.tokenizer.chat", "ChatTemplate"),
-    "chat_template_of": ("webapp.tokenizer.chat", "chat_template_of"),
-    "parse_chat_config": ("webapp.tokenizer.chat", "parse_chat_config"),
-    "preset_chat_template": ("webapp.tokenizer.chat", "preset_chat_template"),
-    "render_chat": ("webapp.tokenizer.chat", "render_chat"),
-    "validate_messages": ("webapp.tokenizer.chat", "validate_messages"),
+    "DEFAULT_CHAT_LIMITS": ("webapp.tokenizer.chat.templates", "DEFAULT_CHAT_LIMITS"),
+    "PRESET_CHAT_PACKAGES": ("webapp.tokenizer.chat.templates", "PRESET_CHAT_PACKAGES"),
+    "ChatLimits": ("webapp.tokenizer.chat.templates", "ChatLimits"),
+    "ChatTemplate": ("webapp.tokenizer.chat.templates", "ChatTemplate"),
+    "chat_template_of": ("webapp.tokenizer.chat.templates", "chat_template_of"),
+    "parse_chat_config": ("webapp.tokenizer.chat.templates", "parse_chat_config"),
+    "preset_chat_template": ("webapp.tokenizer.chat.templates", "preset_chat_template"),
+    "render_chat": ("webapp.tokenizer.chat.templates", "render_chat"),
+    "validate_messages": ("webapp.tokenizer.chat.templates", "validate_messages"),
     "BUDGET_BYTES_PER_UNIT": ("webapp.tokenizer.caches", "BUDGET_BYTES_PER_UNIT"),
     "LIST_BUDGET": ("webapp.tokenizer.caches", "LIST_BUDGET"),
     "BoundedCache": ("webapp.tokenizer.caches", "BoundedCache"),
@@ -189,26 +195,25 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "TokenizerError": ("webapp.tokenizer.errors", "TokenizerError"),
     "json_type": ("webapp.tokenizer.errors", "json_type"),
     "short_repr": ("webapp.tokenizer.errors", "short_repr"),
-    "die_with_parent": ("webapp.tokenizer.processes", "die_with_parent"),
-    "vm_size_bytes": ("webapp.tokenizer.processes", "vm_size_bytes"),
     "LoadedTokenizer": ("webapp.tokenizer.loaded", "LoadedTokenizer"),
-    "MAX_JSON_DEPTH": ("webapp.tokenizer.textformats", "MAX_JSON_DEPTH"),
-    "format_byte_vocab": ("webapp.tokenizer.textformats", "format_byte_vocab"),
-    "format_char_merges": ("webapp.tokenizer.textformats", "format_char_merges"),
-    "format_char_vocab": ("webapp.tokenizer.textformats", "format_char_vocab"),
-    "format_ids": ("webapp.tokenizer.textformats", "format_ids"),
-    "json_depth": ("webapp.tokenizer.textformats", "json_depth"),
-    "parse_byte_merges": ("webapp.tokenizer.textformats", "parse_byte_merges"),
-    "parse_byte_vocab": ("webapp.tokenizer.textformats", "parse_byte_vocab"),
-    "parse_char_merges": ("webapp.tokenizer.textformats", "parse_char_merges"),
-    "parse_char_vocab": ("webapp.tokenizer.textformats", "parse_char_vocab"),
-    "parse_ids": ("webapp.tokenizer.textformats", "parse_ids"),
-    "parse_num_merges": ("webapp.tokenizer.textformats", "parse_num_merges"),
-    "parse_words": ("webapp.tokenizer.textformats", "parse_words"),
-    "plain_rule_lines": ("webapp.tokenizer.textformats", "plain_rule_lines"),
+    "MAX_JSON_DEPTH": ("webapp.tokenizer.formats.textformats", "MAX_JSON_DEPTH"),
+    "format_byte_vocab": ("webapp.tokenizer.formats.textformats", "format_byte_vocab"),
+    "format_char_merges": ("webapp.tokenizer.formats.textformats", "format_char_merges"),
+    "format_char_vocab": ("webapp.tokenizer.formats.textformats", "format_char_vocab"),
+    "format_ids": ("webapp.tokenizer.formats.textformats", "format_ids"),
+    "json_depth": ("webapp.tokenizer.formats.textformats", "json_depth"),
+    "parse_byte_merges": ("webapp.tokenizer.formats.textformats", "parse_byte_merges"),
+    "parse_byte_vocab": ("webapp.tokenizer.formats.textformats", "parse_byte_vocab"),
+    "parse_char_merges": ("webapp.tokenizer.formats.textformats", "parse_char_merges"),
+    "parse_char_vocab": ("webapp.tokenizer.formats.textformats", "parse_char_vocab"),
+    "parse_ids": ("webapp.tokenizer.formats.textformats", "parse_ids"),
+    "parse_num_merges": ("webapp.tokenizer.formats.textformats", "parse_num_merges"),
+    "parse_words": ("webapp.tokenizer.formats.textformats", "parse_words"),
+    "plain_rule_lines": ("webapp.tokenizer.formats.textformats", "plain_rule_lines"),
     "ImpliedVocab": ("webapp.tokenizer.token_sizes", "ImpliedVocab"),
     "SizeLimits": ("webapp.tokenizer.token_sizes", "SizeLimits"),
     "EncodeTrace": ("webapp.tokenizer.traces", "EncodeTrace"),
+    "TraceLimits": ("webapp.tokenizer.traces", "TraceLimits"),
     "MergeNode": ("webapp.tokenizer.traces", "MergeNode"),
     "PairCount": ("webapp.tokenizer.traces", "PairCount"),
     "TrainingStep": ("webapp.tokenizer.traces", "TrainingStep"),
@@ -331,18 +336,18 @@ if TYPE_CHECKING:
     from webapp.tokenizer.languages.stored import read_stored as read_languages_stored
     from webapp.tokenizer.languages.stored import result_of as languages_result
 
-    from webapp.tokenizer.chat import check_rendered
-    from webapp.tokenizer.chat_process import render_chat_isolated
-    from webapp.tokenizer.textformats import JsonProblem
-    from webapp.tokenizer.textformats import load_json
-    from webapp.tokenizer.textformats import parse_json
+    from webapp.tokenizer.chat.templates import check_rendered
+    from webapp.tokenizer.chat.process import render_chat_isolated
+    from webapp.tokenizer.formats.textformats import JsonProblem
+    from webapp.tokenizer.formats.textformats import load_json
+    from webapp.tokenizer.formats.textformats import parse_json
 
 _EXPORTS.update({
-    "check_rendered": ("webapp.tokenizer.chat", "check_rendered"),
-    "render_chat_isolated": ("webapp.tokenizer.chat_process", "render_chat_isolated"),
-    "JsonProblem": ("webapp.tokenizer.textformats", "JsonProblem"),
-    "load_json": ("webapp.tokenizer.textformats", "load_json"),
-    "parse_json": ("webapp.tokenizer.textformats", "parse_json"),
+    "check_rendered": ("webapp.tokenizer.chat.templates", "check_rendered"),
+    "render_chat_isolated": ("webapp.tokenizer.chat.process", "render_chat_isolated"),
+    "JsonProblem": ("webapp.tokenizer.formats.textformats", "JsonProblem"),
+    "load_json": ("webapp.tokenizer.formats.textformats", "load_json"),
+    "parse_json": ("webapp.tokenizer.formats.textformats", "parse_json"),
     "special_default": ("webapp.tokenizer.hf.encoding", "special_default"),
     "typed_offsets": ("webapp.tokenizer.hf.encoding", "typed_offsets"),
     "OutOfTime": ("webapp.tokenizer.hf.text", "OutOfTime"),
@@ -385,9 +390,9 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 __all__ = [
     # errors, caches and the shapes of traces (shared leaf modules)
-    "TokenizerError", "json_type", "short_repr", "die_with_parent", "vm_size_bytes",
+    "TokenizerError", "json_type", "short_repr",
     "BUDGET_BYTES_PER_UNIT", "LIST_BUDGET", "BoundedCache", "estimated_bytes",
-    "EncodeTrace", "MergeNode", "PairCount", "TrainingStep", "TrainingTrace",
+    "EncodeTrace", "MergeNode", "PairCount", "TraceLimits", "TrainingStep", "TrainingTrace",
     # the engine: byte level, character level, decoding
     "CompiledByteMerges", "compile_byte_merges", "compiled_from_key", "encode", "encode_trace", "implied_byte_vocab",
     "CompiledCharMerges", "bpe_encode_text", "char_tokens", "compile_char_merges", "encode_text_trace",

@@ -53,7 +53,7 @@ class LoadedTokenizer:
     # A tokenizer.json's normalizer / pre-tokenizer / decoder / added tokens as
     # hf/pipeline.py describes them (canonical JSON; "" for other formats).
     pipeline: str = ""
-    # A tokenizer_config.json's chat template opened beside the file (webapp/tokenizer/chat.py's
+    # A tokenizer_config.json's chat template opened beside the file (webapp/tokenizer/chat/templates.py's
     # ChatTemplate as canonical JSON; "" for none).
     chat: str = ""
     # A tokenizer.json's BPE model options (hf/model.py, canonical JSON): its merges follow the

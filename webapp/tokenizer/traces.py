@@ -75,6 +75,40 @@ class TraceStep:
 
 
 @dataclass(frozen=True)
+class TraceLimits:
+    """How much of one encoding a trace records; the ids are always complete.
+
+    `max_steps` rules with their steps, `max_tokens` tokens with spans,
+    whole sequences of at most `max_sequence` symbols, and merge trees while
+    `max_tree_nodes` nodes last. One value for every trace function, so the
+    bounds a page sets travel as one argument. The defaults are the ones
+    the trace functions have always had; the web pages set their own
+    (`webapp.infra.inputs.Limits.trace`).
+
+    >>> from webapp.tokenizer import TraceLimits, encode_trace
+    >>> TraceLimits.tokens_only(10)
+    TraceLimits(max_steps=0, max_tokens=10, max_sequence=0, max_tree_nodes=100000)
+    >>> trace = encode_trace("lower lower", [[108, 111, 256]], limits=TraceLimits(max_steps=0, max_tokens=2))
+    >>> len(trace.ids), len(trace.tokens), trace.tokens_truncated, trace.steps
+    (9, 2, True, [])
+    """
+
+    max_steps: int = 200
+    max_tokens: int = 3000
+    max_sequence: int = 2000
+    max_tree_nodes: int = 100_000
+
+    @classmethod
+    def tokens_only(cls, max_tokens: int) -> "TraceLimits":
+        """Tokens with spans only: no steps and no sequences (when only the tokens are shown)."""
+        return cls(max_steps=0, max_tokens=max_tokens, max_sequence=0)
+
+
+#: The defaults of every trace function.
+DEFAULT_TRACE_LIMITS = TraceLimits()
+
+
+@dataclass(frozen=True)
 class EncodeTrace:
     """Everything the Bytes / Characters pages show about one encoding."""
 

@@ -11,7 +11,7 @@ Conventions: rules, ids, positions, words and characters count from 1 in
 messages and in `location` (rule 3 is the third rule); byte offsets count from
 0. Booleans are never accepted as integers. Arguments are never modified.
 
-What it does not do: parse text formats (see `textformats.py`), enforce size
+What it does not do: parse text formats (see `formats/textformats.py`), enforce size
 limits (the web layer's configuration does that), or judge whether odd but
 well-typed input makes sense (a rule naming a token made only later, a
 repeated pair, a `new` below 256 are all valid: the algorithms take rules

@@ -27,6 +27,7 @@ from webapp.tokenizers import store as tokenizer_store
 from webapp import tokenizer as tk
 from webapp.tokenizer import (
     TokenizerError,
+    TraceLimits,
     allowed_set,
     char_pipeline_trace,
     encode_loaded,
@@ -112,13 +113,13 @@ def _byte_level(active: ActiveTokenizer) -> tokenizer_store.Loaded:
     return entry
 
 
-def _stored_byte_trace(active: ActiveTokenizer, text: str, scheme: str | None, **caps: int) -> ByteTrace:
+def _stored_byte_trace(active: ActiveTokenizer, text: str, scheme: str | None, limits: TraceLimits) -> ByteTrace:
     """The trace in the file's ids, its decode vocab (special tokens included) and the special
     ids among the recorded tokens. Allowed special tokens: "all" or a list; none by default."""
     entry = _byte_level(active)
     allowed = allowed_set(active.special, entry.tok.special_tokens)
     trace, special_at = encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
-                                                  **caps)
+                                             limits=limits)
     return trace, entry.file_vocab or {}, frozenset(trace.tokens[i].id for i in special_at)
 
 
@@ -138,18 +139,14 @@ def _stored_ids(active: ActiveTokenizer, text: str, scheme: str | None) -> list[
 # --- byte level --------------------------------------------------------------
 
 
-def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, *,
-               max_steps: int, max_tokens: int, max_sequence: int) -> ByteTrace:
+def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, *, limits: TraceLimits) -> ByteTrace:
     """The encode trace, the vocab a preset's or file's ids decode with (None: typed merges),
     and the ids of the special tokens among the recorded tokens (styled apart)."""
-    caps = {"max_steps": max_steps, "max_tokens": max_tokens, "max_sequence": max_sequence}
     if not active.typed:  # webapp.tokenizers.store serves presets by name and opened files by id
-        return _stored_byte_trace(active, text, scheme, **caps)
+        return _stored_byte_trace(active, text, scheme, limits)
     if scheme != "none":
-        return pretokenized_encode_trace(text, merges, scheme, max_steps=max_steps, max_tokens=max_tokens,
-                                         max_sequence=max_sequence), None, frozenset()
-    return (tk.encode_trace(text, merges, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence),
-            None, frozenset())
+        return pretokenized_encode_trace(text, merges, scheme, limits=limits), None, frozenset()
+    return tk.encode_trace(text, merges, limits=limits), None, frozenset()
 
 
 # Typing into a long text with a preset or file, while the Trace view is not
@@ -161,9 +158,11 @@ PREFIX_TRACE_MIN_CHARS = 5000
 _PREFIX_MARGIN = 64  # extra tokens traced past the last one shown
 
 
-def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *,
-                      max_tokens: int, max_sequence: int) -> ByteTrace | None:
-    """(trace with all ids but spans of a prefix, vocab, special ids), or None when that would not help or not match."""
+def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *, limits: TraceLimits) -> ByteTrace | None:
+    """(trace with all ids but spans of a prefix, vocab, special ids), or None when that would not help or not match.
+
+    Only `limits.max_tokens` and `max_sequence` are read: a prefix records no steps."""
+    max_tokens = limits.max_tokens
     if active.typed or scheme == "none" or len(text) < PREFIX_TRACE_MIN_CHARS:
         return None
     ids = byte_ids(active, text, None, scheme)
@@ -176,8 +175,8 @@ def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *,
             cut += len(pretoken)
             if cut >= size:
                 break
-        trace, vocab, specials = _stored_byte_trace(active, text[:cut], scheme, max_steps=0,
-                                                    max_tokens=max_tokens + _PREFIX_MARGIN, max_sequence=max_sequence)
+        trace, vocab, specials = _stored_byte_trace(active, text[:cut], scheme, dataclasses.replace(
+            limits, max_steps=0, max_tokens=max_tokens + _PREFIX_MARGIN))
         if len(trace.ids) >= max_tokens + _PREFIX_MARGIN:
             shown = trace.tokens[:max_tokens]
             if [t.id for t in shown] != ids[: len(shown)]:
@@ -226,15 +225,14 @@ def char_parts(active: ActiveTokenizer) -> tuple[Any, dict[str, int]]:
     return entry.tok.merges, entry.tok.vocab
 
 
-def char_trace(active: ActiveTokenizer, text: str, *, max_steps: int, max_tokens: int, max_sequence: int) -> Any:
+def char_trace(active: ActiveTokenizer, text: str, *, limits: TraceLimits) -> Any:
     """An opened tokenizer.json's own pipeline trace (normalizer, pre-tokenizer, added tokens), or None."""
     if active.typed:
         return None
     entry = active.loaded()
     if entry.tok.level != "chars" or not uses_pipeline(entry.tok):
         return None
-    return char_pipeline_trace(entry.tok, text, max_steps=max_steps, max_tokens=max_tokens,
-                                  max_sequence=max_sequence)
+    return char_pipeline_trace(entry.tok, text, limits=limits)
 
 
 def char_ids(active: ActiveTokenizer, text: str) -> list[int]:

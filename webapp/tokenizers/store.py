@@ -220,11 +220,11 @@ def warm_preset(name: str) -> Loaded:
     tk.get_tokenizer(name).encode(WARM_TEXT)
     allowed = frozenset(tok.special_tokens)
     if tok.level == "chars" and tk.uses_pipeline(tok):
-        tk.char_pipeline_trace(tok, WARM_TEXT, allowed_special=allowed, max_steps=0,
-                               max_tokens=len(WARM_TEXT) + 1, max_sequence=0)
+        tk.char_pipeline_trace(tok, WARM_TEXT, allowed_special=allowed,
+                               limits=tk.TraceLimits.tokens_only(len(WARM_TEXT) + 1))
     elif tok.level == "bytes":
         tk.encode_trace_special(tok, WARM_TEXT, allowed, compiled=entry.compiled, scheme=tok.pretokenize,
-                                max_steps=0, max_tokens=len(WARM_TEXT.encode("utf-8")) + 1, max_sequence=0)
+                                limits=tk.TraceLimits.tokens_only(len(WARM_TEXT.encode("utf-8")) + 1))
     return entry
 
 

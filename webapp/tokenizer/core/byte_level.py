@@ -73,7 +73,7 @@ from webapp.tokenizer.core.byte_splits import _split_table_fixpoint, _split_tabl
 from webapp.tokenizer.core.engine import INF, RuleTable
 from webapp.tokenizer.core.tracing import build_trace, run_segments
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
-from webapp.tokenizer.traces import EncodeTrace
+from webapp.tokenizer.traces import DEFAULT_TRACE_LIMITS, EncodeTrace, TraceLimits
 from webapp.tokenizer.validation import ByteRule, plain_byte_values, validate_byte_merges, validate_text
 
 # Bounds on memory: segments per compiled list, longest segment cached, compiled lists kept.
@@ -91,7 +91,6 @@ COMPILED_CACHE_BYTES = 256 * 2**20
 RULE_BYTES = 400
 FIXED_BYTES = 1 << 20
 WHOLE_TEXT_RANKS = 32_768  # up to this many bytes, pair ranks become one Python list per text
-DEFAULT_MAX_TREE_NODES = 100_000
 _SINGLE_IDS = [(b,) for b in range(256)]  # the ids of a one-byte segment
 _WHOLE_LOCK = threading.Lock()  # (a deferred whole-token table is made once)
 
@@ -520,10 +519,7 @@ def encode_trace(
     text: str,
     merges: Any,
     *,
-    max_steps: int = 200,
-    max_tokens: int = 3000,
-    max_sequence: int = 2000,
-    max_tree_nodes: int = DEFAULT_MAX_TREE_NODES,
+    limits: TraceLimits = DEFAULT_TRACE_LIMITS,
     cuts: Sequence[int] = (),
     relabel: Mapping[int, int] | None = None,
 ) -> EncodeTrace:
@@ -555,10 +551,7 @@ def encode_trace(
         ids=ids,
         show=show,
         value=lambda start, end: data[start:end],
-        max_steps=max_steps,
-        max_tokens=max_tokens,
-        max_sequence=max_sequence,
-        max_tree_nodes=max_tree_nodes,
+        limits=limits,
     )
 
 

@@ -37,7 +37,7 @@ from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache, estimated_bytes
 from webapp.tokenizer.core.engine import RuleTable
 from webapp.tokenizer.core.tracing import build_trace, run_segments
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.traces import EncodeTrace
+from webapp.tokenizer.traces import DEFAULT_TRACE_LIMITS, EncodeTrace, TraceLimits
 from webapp.tokenizer.validation import CharRule, validate_char_merges, validate_char_vocab, validate_text
 
 SEGMENT_CACHE_ENTRIES = 65_536
@@ -51,7 +51,6 @@ COMPILED_CACHE_BYTES = 288 * 2**20
 #: bytes for 300,304 rules of fresh two-character tokens, 236 for gemma3's merges, with a margin.
 RULE_BYTES = 500
 FIXED_BYTES = 64 * 1024
-DEFAULT_MAX_TREE_NODES = 100_000
 _UNICODE = 0x110000  # ids of multi-character strings start here
 
 
@@ -200,10 +199,7 @@ def encode_text_trace(
     vocab: Any,
     merges: Any,
     *,
-    max_steps: int = 200,
-    max_tokens: int = 3000,
-    max_sequence: int = 2000,
-    max_tree_nodes: int = DEFAULT_MAX_TREE_NODES,
+    limits: TraceLimits = DEFAULT_TRACE_LIMITS,
     cuts: Sequence[int] = (),
 ) -> EncodeTrace:
     """`bpe_encode_text` plus a bounded record of how it happened (see tracing.py).
@@ -228,8 +224,5 @@ def encode_text_trace(
         ids=ids,
         show=string,
         value=lambda start, end: text[start:end],
-        max_steps=max_steps,
-        max_tokens=max_tokens,
-        max_sequence=max_sequence,
-        max_tree_nodes=max_tree_nodes,
+        limits=limits,
     )

@@ -7,7 +7,8 @@ firing order. From those alone this module rebuilds, for the WHOLE text:
 * `steps`: every rule that fired, in rule order (the global order in which
   the literal algorithm's visits changed something), with its total match
   count over all segments (a segment that occurs 5 times counts 5 times);
-  at most `max_steps` are recorded, `rules_fired` / `rules_idle` are complete;
+  at most `limits.max_steps` are recorded, `rules_fired` / `rules_idle` are
+  complete (`limits` is a `TraceLimits`, webapp/tokenizer/traces.py);
 * each step's whole sequence, only while it is at most `max_sequence` long
   (lengths only shrink, so recording starts at the first short enough step);
 * the first `max_tokens` output tokens with their spans, and their merge trees
@@ -26,7 +27,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from webapp.tokenizer.core.engine import Event
-from webapp.tokenizer.traces import EncodeTrace, MergeNode, Symbol, Token, TraceStep
+from webapp.tokenizer.traces import EncodeTrace, MergeNode, Symbol, Token, TraceLimits, TraceStep
 
 
 def run_segments(
@@ -261,10 +262,7 @@ def build_trace(
     ids: list[int],
     show: Callable[[int], Symbol],
     value: Callable[[int, int], bytes | str],
-    max_steps: int,
-    max_tokens: int,
-    max_sequence: int,
-    max_tree_nodes: int,
+    limits: TraceLimits,
 ) -> EncodeTrace:
     """The trace of one encoding: `bounds` are segment starts plus the end, `keys[i]` segment i's cache key."""
     occurrences = Counter(keys)
@@ -272,8 +270,8 @@ def build_trace(
     # Each fired rule's new id (only those: a preset has 100,000 rules, and a list of
     # all of them cost more than the rest of a short text's trace).
     news = {rule: rules[rule][2] for rule in counts}
-    recorded = fired[:max_steps]
-    sequences = _sequences(initial, bounds, keys, events, news, recorded, counts, show, max_sequence)
+    recorded = fired[:limits.max_steps]
+    sequences = _sequences(initial, bounds, keys, events, news, recorded, counts, show, limits.max_sequence)
     changes = _changes(initial, bounds, keys, events, news, recorded, sequences, show)
     steps = [
         TraceStep(
@@ -290,12 +288,12 @@ def build_trace(
         )
         for rule, sequence, (changed, window, window_start, more) in zip(recorded, sequences, changes)
     ]
-    tokens = _tokens(initial, bounds, keys, events, news, ids, show, value, max_tokens, max_tree_nodes)
+    tokens = _tokens(initial, bounds, keys, events, news, ids, show, value, limits.max_tokens, limits.max_tree_nodes)
     return EncodeTrace(
         ids=ids,
         tokens=tokens,
         tokens_truncated=len(ids) > len(tokens),
-        initial=tuple(show(s) for s in initial) if len(initial) <= max_sequence else None,
+        initial=tuple(show(s) for s in initial) if len(initial) <= limits.max_sequence else None,
         steps=steps,
         steps_truncated=len(fired) > len(steps),
         rules_fired=len(fired),

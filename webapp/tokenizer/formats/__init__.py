@@ -11,6 +11,9 @@ package only reads and writes files, one module per job:
   Face and rank formats share; common the readers' helpers; export_checks
   what every exporter refuses)
 - stored: the compact canonical bytes kept in the content-addressed store
+- textformats: what people type into the playground's text boxes (merges, vocab,
+  ids, words) and the one bounded JSON reader; a leaf that imports only
+  errors, so the shared modules (chat/) may use it
 
 GPT-2's byte <-> character table is `webapp.tokenizer.hf.alphabet`;
 encoding, tracing and decoding with a loaded tokenizer (in the file's ids,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from webapp.tokenizer.chat import DEFAULT_CHAT_LIMITS, ChatLimits, parse_chat_config
+from webapp.tokenizer.chat.templates import DEFAULT_CHAT_LIMITS, ChatLimits, parse_chat_config
 from webapp.tokenizer.errors import TokenizerError, short_repr
 from webapp.tokenizer.formats.common import _file_error
 from webapp.tokenizer.formats.detect import detect_format
@@ -57,7 +57,7 @@ def import_tokenizer(
     `merges_txt` the merges file (fmt "vocab-merges", or "auto" with both given).
 
     `config`, a tokenizer_config.json opened beside the file, gives the
-    tokenizer its chat template (`LoadedTokenizer.chat`; webapp/tokenizer/chat.py).
+    tokenizer its chat template (`LoadedTokenizer.chat`; webapp/tokenizer/chat/templates.py).
     """
     fmt = canonical_format(fmt)
     if fmt not in FORMATS:

@@ -28,7 +28,7 @@ from webapp.tokenizer.formats.export_checks import _check_well_formed_bytes, _ch
 from webapp.tokenizer.formats.hf_strings import _byte_level_from_strings, _char_level_from_strings, _check_vocab
 from webapp.tokenizer.formats.hf_strings import _split_merge_line
 from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token
-from webapp.tokenizer.hf.components import maps_bytes
+from webapp.tokenizer.hf.pre_tokenizers import maps_bytes
 from webapp.tokenizer.hf.model import read_model_options
 from webapp.tokenizer.hf.pipeline import read_pipeline
 from webapp.tokenizer.loaded import LoadedTokenizer

@@ -79,7 +79,7 @@ def _stored_chat(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError("chat")
     if value:
-        from webapp.tokenizer.chat import ChatTemplate  # (here: the template engine only for a stored chat template)
+        from webapp.tokenizer.chat.templates import ChatTemplate  # (here: the template engine only for a stored chat template)
 
         ChatTemplate.from_json(value)  # (fails here if it cannot be read)
     return value

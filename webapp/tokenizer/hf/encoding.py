@@ -27,7 +27,7 @@ from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode, pretokenized_encode_trace
 from webapp.tokenizer.pretokenize.textencode import encode_split
-from webapp.tokenizer.traces import Token
+from webapp.tokenizer.traces import DEFAULT_TRACE_LIMITS, Token, TraceLimits
 from webapp.tokenizer.validation import validate_text
 
 
@@ -212,9 +212,7 @@ def encode_loaded_trace(
     scheme: str | None = None,
     *,
     compiled: Any = None,
-    max_steps: int = 200,
-    max_tokens: int = 3000,
-    max_sequence: int = 2000,
+    limits: TraceLimits = DEFAULT_TRACE_LIMITS,
     allowed_special: frozenset[str] | None = None,
 ) -> Any:
     """`pretokenized_encode_trace` shown in the file's ids (tokens, steps and sequences too);
@@ -224,19 +222,16 @@ def encode_loaded_trace(
     if tok.library_order:
         ids = encode_loaded(tok, text, scheme, allowed_special=allowed_special)
         return library_trace(tok, library_model(tok), validate_text(text), ids, unit="bytes", allowed=allowed_special,
-                             scheme=scheme, max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence)
+                             scheme=scheme, limits=limits)
     if tok.level != "bytes":
         raise ValueError("encode_loaded_trace is for byte-level tokenizers")
     if uses_pipeline(tok, scheme):
-        return _pipeline_trace(tok, text, compiled, dict(max_steps=max_steps, max_tokens=max_tokens,
-                                                          max_sequence=max_sequence), allowed_special)
+        return _pipeline_trace(tok, text, compiled, limits, allowed_special)
     trace = pretokenized_encode_trace(
         text,
         compiled if compiled is not None else tok.merges,
         scheme or tok.pretokenize,
-        max_steps=max_steps,
-        max_tokens=max_tokens,
-        max_sequence=max_sequence,
+        limits=limits,
         relabel=relabel_map(tok),
     )
     if tok.unknown_bytes and tok.unk_id is None:
@@ -249,7 +244,7 @@ def encode_loaded_trace(
 
 
 def _pipeline_trace(
-    tok: LoadedTokenizer, text: str, compiled: Any, caps: dict[str, int], allowed: frozenset[str] | None = None
+    tok: LoadedTokenizer, text: str, compiled: Any, limits: TraceLimits, allowed: frozenset[str] | None = None
 ) -> Any:
     """The trace of the text the model sees (normalized, prefixed), in the file's ids.
 
@@ -268,7 +263,7 @@ def _pipeline_trace(
     for start, end, _ in added:
         cuts.extend(range(start, end))
     trace = encode_trace(shown, compiled if compiled is not None else tok.merges,
-                            cuts=sorted(cuts), relabel=relabel_map(tok), **caps)
+                            cuts=sorted(cuts), relabel=relabel_map(tok), limits=limits)
     at = {start: (end, aid) for start, end, aid in added}
     tokens: list[Any] = []
     skip_to = -1
@@ -287,7 +282,8 @@ def _pipeline_trace(
 
 
 def char_pipeline_trace(
-    tok: LoadedTokenizer, text: str, *, allowed_special: frozenset[str] | None = None, **caps: int
+    tok: LoadedTokenizer, text: str, *, allowed_special: frozenset[str] | None = None,
+    limits: TraceLimits = DEFAULT_TRACE_LIMITS,
 ) -> Any:
     """For the Characters page: the trace of what the model sees, in the file's ids (see _pipeline_trace)."""
 
@@ -295,8 +291,7 @@ def char_pipeline_trace(
     if tok.library_order:
         ids = encode_loaded(tok, text, allowed_special=allowed_special)
         return library_trace(tok, library_model(tok), text, ids, unit="chars", allowed=allowed_special, scheme=None,
-                             max_steps=caps.get("max_steps", 200), max_tokens=caps.get("max_tokens", 3000),
-                             max_sequence=caps.get("max_sequence", 2000))
+                             limits=limits)
     pipeline = hp.compile_pipeline(tok.pipeline)
     vocab = dict(tok.vocab)
     parts = pipeline.parts(text, allowed_special)
@@ -313,7 +308,7 @@ def char_pipeline_trace(
         cuts.extend(range(start, end))
         for ch in shown[start:end]:
             vocab.setdefault(ch, aid)  # (shown as one token below; the lookup must not fail)
-    trace = encode_text_trace(shown, vocab, list(tok.merges), cuts=sorted(cuts), **caps)
+    trace = encode_text_trace(shown, vocab, list(tok.merges), cuts=sorted(cuts), limits=limits)
     at = {start: (end, aid) for start, end, aid in added}
     tokens: list[Any] = []
     skip_to = -1

@@ -26,7 +26,7 @@ from webapp.tokenizer.hf.alphabet import bytes_to_token
 from webapp.tokenizer.hf.model import LibraryModel, model_piece
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.pretokenized import split_text
-from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TraceStep
+from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TraceLimits, TraceStep
 
 _BYTE_TOKEN = re.compile(r"<0x([0-9A-F]{2})>")
 
@@ -59,7 +59,7 @@ def library_scheme_ids(model: LibraryModel, tok: LoadedTokenizer, text: str, sch
 
 def library_trace(
     tok: LoadedTokenizer, model: LibraryModel, text: str, ids: list[int], *, unit: str,
-    allowed: frozenset[str] | None, scheme: str | None, max_steps: int, max_tokens: int, max_sequence: int,
+    allowed: frozenset[str] | None, scheme: str | None, limits: TraceLimits,
 ) -> EncodeTrace:
     """The trace of `text` (see the module doc); `ids` are the complete ids, computed by the caller.
 
@@ -101,7 +101,7 @@ def library_trace(
         # added tokens that stand before this piece
         for a_start in sorted(s for s in added_at if s < start):
             a_end, aid = added_at.pop(a_start)
-            if len(tokens) < max_tokens:
+            if len(tokens) < limits.max_tokens:
                 tokens.append(Token(id=aid, value=value(a_start, a_end), start=a_start, end=a_end))
             initial.append(show(aid))
         symbols, sizes, firings, whole = model.tokenize_trace(piece, symbol_unit)
@@ -118,7 +118,7 @@ def library_trace(
         # The live symbols' indices, kept only while steps are recorded: after that nothing reads
         # them, and removing from a list per firing made a long piece quadratic (a 200,000-letter
         # piece took minutes).
-        alive: list[int] | None = list(range(len(symbols))) if len(steps) < max_steps else None
+        alive: list[int] | None = list(range(len(symbols))) if len(steps) < limits.max_steps else None
         for rank, left, right in firings:
             new = model.merges.news[rank]
             left_node, right_node = nodes[left], nodes[right]
@@ -127,7 +127,7 @@ def library_trace(
                                     children=(left_node, right_node))
             nodes[right] = None
             fired.add(rank)
-            if alive is not None and len(steps) < max_steps:
+            if alive is not None and len(steps) < limits.max_steps:
                 steps.append(_step(rank, left, right, new, alive, current, nodes, show, start))
             else:
                 steps_truncated = True
@@ -136,17 +136,17 @@ def library_trace(
             if alive is not None:
                 alive.remove(right)
         for node, token_id in zip(nodes, current):
-            if node is not None and len(tokens) < max_tokens:
+            if node is not None and len(tokens) < limits.max_tokens:
                 tokens.append(Token(id=token_id, value=value(node.start, node.end),
                                     start=node.start, end=node.end, tree=node))
     for a_start in sorted(added_at):
         a_end, aid = added_at[a_start]
-        if len(tokens) < max_tokens:
+        if len(tokens) < limits.max_tokens:
             tokens.append(Token(id=aid, value=value(a_start, a_end), start=a_start, end=a_end))
         initial.append(show(aid))
     return EncodeTrace(
         ids=ids, tokens=tokens, tokens_truncated=len(ids) > len(tokens),
-        initial=tuple(initial) if len(initial) <= max_sequence else None,
+        initial=tuple(initial) if len(initial) <= limits.max_sequence else None,
         steps=steps, steps_truncated=steps_truncated, rules_fired=len(fired),
         rules_idle=len(model.merges) - len(fired),
         pretokens=sorted([*spans, *((s, e) for s, e, _ in added)]), text=shown,

@@ -34,7 +34,10 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 import regex
 
-from webapp.tokenizer.hf import components as hc
+from webapp.tokenizer.hf import decoders as hd
+from webapp.tokenizer.hf import normalizers as hn
+from webapp.tokenizer.hf import pre_tokenizers as hp
+from webapp.tokenizer.hf.fields import Unsupported
 from webapp.tokenizer.hf.alphabet import bytes_to_token, token_to_bytes
 from webapp.tokenizer.hf.model import model_pieces, read_post_processor
 from webapp.tokenizer.hf.pre_runs import build_pre_tokenizer_runs
@@ -110,13 +113,13 @@ def _read_lenient(node: Any, describe: Callable[[Any], Any], key: str, what: str
         for child in node[key]:
             try:
                 kept.append(describe(child))
-            except hc.Unsupported as exc:
+            except Unsupported as exc:
                 notes.append(f"the file's {what} includes {exc}, which the playground leaves out, "
                              "so ids may differ from the library's on some texts")
         return {"type": "Sequence", key: kept}
     try:
         return describe(node)
-    except hc.Unsupported as exc:
+    except Unsupported as exc:
         notes.append(f"the file's {what} is {exc}, which the playground leaves out, "
                      "so ids may differ from the library's on some texts")
         return None
@@ -129,10 +132,10 @@ def read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
     model: Mapping[str, Any] = model_node if isinstance(model_node, dict) else {}
     desc = {
         "v": PIPELINE_VERSION,
-        "normalizer": _read_lenient(data.get("normalizer"), hc.describe_normalizer, "normalizers", "normalizer", notes),
+        "normalizer": _read_lenient(data.get("normalizer"), hn.describe_normalizer, "normalizers", "normalizer", notes),
         "pre_tokenizer": _read_lenient(
-            data.get("pre_tokenizer"), hc.describe_pre_tokenizer, "pretokenizers", "pre-tokenizer", notes),
-        "decoder": _read_lenient(data.get("decoder"), hc.describe_decoder, "decoders", "decoder", notes),
+            data.get("pre_tokenizer"), hp.describe_pre_tokenizer, "pretokenizers", "pre-tokenizer", notes),
+        "decoder": _read_lenient(data.get("decoder"), hd.describe_decoder, "decoders", "decoder", notes),
         "added_tokens": _read_added(data.get("added_tokens"), notes),
         "fuse_unk": bool(model.get("fuse_unk", False)),
     }
@@ -241,7 +244,7 @@ class Pipeline:
     """A compiled description: `parts(text)` for encoding, `decode(tokens)` for decoding."""
 
     def __init__(self, desc: Mapping[str, Any]) -> None:
-        self.normalizer = hc.build_normalizer(desc["normalizer"]) if desc["normalizer"] else None
+        self.normalizer = hn.build_normalizer(desc["normalizer"]) if desc["normalizer"] else None
         self._normalizer_desc = desc["normalizer"]
         # Only Metaspace's prepend_scheme "first" asks where a piece started.
         self._asks_origin = '"prepend_scheme":"first"' in json.dumps(desc["pre_tokenizer"], separators=(",", ":"))
@@ -249,11 +252,11 @@ class Pipeline:
         # (over all the runs between added tokens at once: a known split then makes one pass)
         self.pre_tokenizer = build_pre_tokenizer_runs(pre) if pre else None
         # A known split then ByteLevel: the model's pieces are cut straight from the text's bytes.
-        self._split_then_bytes = hc.split_then_bytes(pre)
+        self._split_then_bytes = hp.split_then_bytes(pre)
         # Pieces come out in GPT-2's byte alphabet only when a step runs after ByteLevel.
-        self.spelt_in_alphabet = hc.maps_bytes(pre) and not hc.ends_with_byte_level(pre)
-        self.byte_level = hc.maps_bytes(pre)
-        self.decoder = hc.build_decoder(desc["decoder"]) if desc["decoder"] else None
+        self.spelt_in_alphabet = hp.maps_bytes(pre) and not hp.ends_with_byte_level(pre)
+        self.byte_level = hp.maps_bytes(pre)
+        self.decoder = hd.build_decoder(desc["decoder"]) if desc["decoder"] else None
         self.added = [AddedToken(*row) for row in desc["added_tokens"]]
         self.fuse_unk = bool(desc.get("fuse_unk", False))
         self.by_id = {t.id: t for t in self.added}
@@ -273,7 +276,7 @@ class Pipeline:
         # A pipeline that is only a known split (no normalizer, no added tokens; a Tekken file's):
         # its name as a scheme of pretokenize/chunks.py, so a byte-level model can encode the text
         # with the playground's own split-text encoder (chunk and pre-token caches, whole tokens).
-        known = hc.plain_class_split(pre) if self.normalizer is None and not self.added else None
+        known = hp.plain_class_split(pre) if self.normalizer is None and not self.added else None
         self.plain_scheme = known.name if known is not None and known.name in CLASS_SPLITS else None
         self._normalized = _AddedSplitter([t for t in self.added if t.normalized], content_normalizer)
 
@@ -289,7 +292,7 @@ class Pipeline:
 
     def _parts(self, text: str, allowed: frozenset[str] | None, for_model: bool = False) -> list[Part]:
         out: list[Part] = []
-        runs: list[list[hc.Piece]] = []  # the stretches between added tokens, pre-tokenized together below
+        runs: list[list[hp.Piece]] = []  # the stretches between added tokens, pre-tokenized together below
         for token, start, end in self._raw.split(text, allowed):
             if token is not None:
                 out.append((token.id, text[start:end]))
@@ -298,7 +301,7 @@ class Pipeline:
                 continue
             segment = text[start:end]
             # (a piece is "at the start" only if its first character is the text's first one)
-            at_start = start == 0 and (not self._asks_origin or hc.keeps_start(self._normalizer_desc, segment))
+            at_start = start == 0 and (not self._asks_origin or hn.keeps_start(self._normalizer_desc, segment))
             if self.normalizer is not None:
                 segment = self.normalizer(segment)
                 check_growth(len(segment))

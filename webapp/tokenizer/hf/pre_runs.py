@@ -5,11 +5,11 @@ is pre-tokenized on its own (a piece never crosses an added token), but a
 known split (pretokenize/class_split.py) can do all of them in one pass:
 one translation to class letters and one `findall` per run over the joined
 text. `build_pre_tokenizer_runs(desc)` gives, for each run, exactly the
-pieces `components.build_pre_tokenizer(desc)` gives for that run alone:
+pieces `pre_tokenizers.build_pre_tokenizer(desc)` gives for that run alone:
 its known-split steps go through `ClassSplit.pieces_of` (which matches each
 text as if alone, see there), every other step runs on each run in turn.
 
-What it does not do: the steps themselves (components.py), added tokens or
+What it does not do: the steps themselves (pre_tokenizers.py), added tokens or
 normalization (pipeline.py).
 """
 
@@ -19,7 +19,7 @@ from itertools import repeat
 from typing import Any, Callable
 
 from webapp.tokenizer.hf import text as ht
-from webapp.tokenizer.hf.components import Piece, PreTokenizer, build_pre_tokenizer, isolated_split_regex, known_run
+from webapp.tokenizer.hf.pre_tokenizers import Piece, PreTokenizer, build_pre_tokenizer, isolated_split_regex, known_run
 from webapp.tokenizer.pretokenize.class_split import ClassSplit, known_split
 
 Run = list[Piece]

@@ -47,7 +47,7 @@ from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.presets import catalog as presets
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.pretokenize.pretokenized import split_pretokens
-from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token
+from webapp.tokenizer.traces import DEFAULT_TRACE_LIMITS, EncodeTrace, MergeNode, Token, TraceLimits
 
 AllowedSpecial = Union[Literal["all"], AbstractSet[str], Sequence[str]]
 Resolver = Callable[[str], Any]  # id -> LoadedTokenizer, or None when unknown
@@ -157,9 +157,7 @@ def encode_trace_special(
     *,
     compiled: Any = None,
     scheme: str | None = None,
-    max_steps: int = 200,
-    max_tokens: int = 3000,
-    max_sequence: int = 2000,
+    limits: TraceLimits = DEFAULT_TRACE_LIMITS,
 ) -> tuple[EncodeTrace, list[int]]:
     """The byte-level trace with allowed special tokens, and which recorded tokens are special.
 
@@ -174,8 +172,7 @@ def encode_trace_special(
     """
     if uses_pipeline(tok, scheme) or tok.library_order:  # a tokenizer.json cuts out its added tokens itself
         trace = encode_loaded_trace(
-            tok, text, scheme, compiled=compiled, max_steps=max_steps, max_tokens=max_tokens,
-            max_sequence=max_sequence, allowed_special=allowed,
+            tok, text, scheme, compiled=compiled, limits=limits, allowed_special=allowed,
         )
         added = set(tok.special_tokens.values())
         return trace, [i for i, t in enumerate(trace.tokens) if t.id in added]
@@ -183,8 +180,7 @@ def encode_trace_special(
     parts = split_special(text, allowed)
     if not any(special for _, special in parts):
         trace = encode_loaded_trace(
-            tok, text, scheme, compiled=compiled,
-            max_steps=max_steps, max_tokens=max_tokens, max_sequence=max_sequence,
+            tok, text, scheme, compiled=compiled, limits=limits,
         )
         return trace, []
     pretokens: list[tuple[int, int]] = []  # in the ordinary text's byte offsets
@@ -203,7 +199,7 @@ def encode_trace_special(
             offset += size
         full += size
     ordinary_text = "".join(part for part, special in parts if not special)
-    trace = _trace_with_pretokens(tok, ordinary_text, pretokens, compiled, max_steps, max_tokens, max_sequence)
+    trace = _trace_with_pretokens(tok, ordinary_text, pretokens, compiled, limits)
 
     def delta_at(position: int) -> int:
         """Bytes of the special tokens that stand before ordinary offset `position`."""
@@ -234,7 +230,7 @@ def encode_trace_special(
     if not trace.tokens_truncated:
         for item in waiting:
             put_special(item)
-    tokens = tokens[:max_tokens]
+    tokens = tokens[:limits.max_tokens]
     special_index = [i for i in special_index if i < len(tokens)]
     # The complete ids, specials in place (cheap: the segments are cached by now).
     ids = encode_special(tok, text, allowed, compiled=compiled, scheme=scheme)
@@ -246,15 +242,13 @@ def encode_trace_special(
 
 
 def _trace_with_pretokens(
-    tok: Any, text: str, pretokens: list[tuple[int, int]], compiled: Any, max_steps: int, max_tokens: int, max_sequence: int
+    tok: Any, text: str, pretokens: list[tuple[int, int]], compiled: Any, limits: TraceLimits
 ) -> EncodeTrace:
     """encode_loaded_trace with given pre-tokens (their starts as cuts) instead of the scheme's split."""
     trace = encode_trace(
         text,
         compiled if compiled is not None else tok.merges,
-        max_steps=max_steps,
-        max_tokens=max_tokens,
-        max_sequence=max_sequence,
+        limits=limits,
         cuts=[start for start, _ in pretokens],
         relabel=relabel_map(tok),
     )

@@ -29,7 +29,7 @@ from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.pretokenize.chunks import split_text as fast_split
 from webapp.tokenizer.pretokenize.patterns import check_scheme
 from webapp.tokenizer.pretokenize.textencode import encode_split
-from webapp.tokenizer.traces import EncodeTrace
+from webapp.tokenizer.traces import DEFAULT_TRACE_LIMITS, EncodeTrace, TraceLimits
 
 
 def split_text(text: str, scheme: str) -> list[str]:
@@ -79,9 +79,7 @@ def pretokenized_encode_trace(
     merges: Any,
     scheme: str,
     *,
-    max_steps: int = 200,
-    max_tokens: int = 3000,
-    max_sequence: int = 2000,
+    limits: TraceLimits = DEFAULT_TRACE_LIMITS,
     relabel: Mapping[int, int] | None = None,
 ) -> EncodeTrace:
     """One trace for the whole text, each pre-token encoded on its own.
@@ -99,9 +97,7 @@ def pretokenized_encode_trace(
     trace = byte_level.encode_trace(
         text,
         merges,
-        max_steps=max_steps,
-        max_tokens=max_tokens,
-        max_sequence=max_sequence,
+        limits=limits,
         cuts=[start for start, _ in spans],
         relabel=relabel,
     )

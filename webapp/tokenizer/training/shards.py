@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.processes import die_with_parent, vm_size_bytes
+from webapp.system.processes import die_with_parent, vm_size_bytes
 from webapp.tokenizer.training.corpus import (
     CUT_SAFE,
     DEFAULT_BLOCK_BYTES,

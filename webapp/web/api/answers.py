@@ -26,7 +26,7 @@ def byte_tokens(text: str, ids: list[int], merges: Any) -> list[dict[str, Any]]:
         vocab = implied.bytes_for(ids, len(data)) or {}
         token_bytes = [vocab.get(i) for i in ids]
     if any(p is None for p in token_bytes) or b"".join(token_bytes) != data:  # type: ignore[arg-type]
-        trace = tk.encode_trace(text, merges, max_steps=0, max_tokens=len(ids), max_sequence=0)
+        trace = tk.encode_trace(text, merges, limits=tk.TraceLimits.tokens_only(len(ids)))
         token_bytes = [t.value for t in trace.tokens]  # type: ignore[misc]
     shown_of: dict[bytes, tuple[str | None, list[int]]] = {}  # tokens repeat: decode each once
     out = []

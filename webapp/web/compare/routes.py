@@ -43,6 +43,7 @@ from webapp.tokenizer import (
     PresetMissing,
     SpanComparison,
     TokenizerError,
+    TraceLimits,
     allowed_set,
     charged,
     check_request_budget,
@@ -122,7 +123,7 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
         def run(cap: int) -> tuple[EncodeTrace, list[int]]:
             # No per-rule steps or sequences: the comparison shows tokens only.
             return encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
-                                             max_steps=0, max_tokens=cap, max_sequence=0)
+                                        limits=TraceLimits.tokens_only(cap))
 
         trace, special_index = run(max_tokens)
         offsets = typed_offsets(entry.tok, text) if trace.text is not None and trace.text != text else None
@@ -147,7 +148,7 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
     merges = spec.merges
 
     def run_typed(cap: int) -> EncodeTrace:
-        return pretokenized_encode_trace(text, merges, scheme, max_steps=0, max_tokens=cap, max_sequence=0)
+        return pretokenized_encode_trace(text, merges, scheme, limits=TraceLimits.tokens_only(cap))
 
     trace = run_typed(max_tokens)
     # Only the ids used, and only if their bytes fit in the text: a few rules can

@@ -50,6 +50,7 @@ from webapp.tokenizer import (
     JsonProblem,
     PresetMissing,
     TokenizerError,
+    TraceLimits,
     allowed_set,
     canonical_format,
     char_pipeline_trace,
@@ -137,8 +138,8 @@ def _encode_answer(entry: Any, data: dict[str, Any], text: str) -> Response:
         allowed = allowed_set(
             inputs.read_allowed_special(data.get("allowed_special", special_default(entry.tok))),
             entry.tok.special_tokens)
-        char_trace = char_pipeline_trace(entry.tok, text, allowed_special=allowed, max_steps=0,
-                                                  max_tokens=len(text) + 1, max_sequence=0)
+        char_trace = char_pipeline_trace(entry.tok, text, allowed_special=allowed,
+                                         limits=TraceLimits.tokens_only(len(text) + 1))
         return jsonify({"ids": char_trace.ids, "tokens": [str(t.value) for t in char_trace.tokens],
                         "model_text": char_trace.text})
     if entry.tok.level == "chars":
@@ -151,7 +152,7 @@ def _encode_answer(entry: Any, data: dict[str, Any], text: str) -> Response:
     allowed = allowed_set(inputs.read_allowed_special(raw_allowed), entry.tok.special_tokens)
     trace, special_index = encode_trace_special(
         entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
-        max_steps=0, max_tokens=len(text.encode("utf-8")) + 1, max_sequence=0,
+        limits=TraceLimits.tokens_only(len(text.encode("utf-8")) + 1),
     )
     tokens = []
     specials = set(special_index)

@@ -135,13 +135,11 @@ def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
         text, merges, scheme = values["text"], values["merges"], values["pretokenize"]
         with_steps = trace_wanted(state)
         first, upto = token_window(state, limits)
-        caps: dict[str, Any] = dict(max_steps=limits.trace_max_steps if with_steps else 0, max_tokens=upto,
-                    max_sequence=limits.trace_max_sequence)
+        trace_limits = limits.trace(upto, with_steps=with_steps)
         try:
-            quick = None if with_steps else act.prefix_byte_trace(
-                active, text, scheme, max_tokens=upto, max_sequence=limits.trace_max_sequence)
+            quick = None if with_steps else act.prefix_byte_trace(active, text, scheme, limits=trace_limits)
             trace, file_vocab, special_ids = (quick if quick is not None
-                                              else act.byte_trace(active, text, merges, scheme, **caps))
+                                              else act.byte_trace(active, text, merges, scheme, limits=trace_limits))
         except TokenizerError as exc:
             errors["merges" if exc.field == "tokenizer" else exc.field] = exc
         else:
@@ -328,13 +326,11 @@ def compute_chars(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
         with_steps = trace_wanted(state)
         first, upto = token_window(state, limits)
         try:
-            caps = {"max_steps": limits.trace_max_steps if with_steps else 0, "max_tokens": upto,
-                    "max_sequence": limits.trace_max_sequence}
+            trace_limits = limits.trace(upto, with_steps=with_steps)
             # an opened tokenizer.json applies its own normalizer / pre-tokenizer / added tokens
-            trace = act.char_trace(active, text, **caps)
+            trace = act.char_trace(active, text, limits=trace_limits)
             if trace is None:
-                trace = tk.encode_text_trace(text, vocab, merges, max_steps=caps["max_steps"],
-                                             max_tokens=caps["max_tokens"], max_sequence=caps["max_sequence"])
+                trace = tk.encode_text_trace(text, vocab, merges, limits=trace_limits)
         except TokenizerError as exc:
             errors[exc.field] = exc
             if exc.field == "vocab":

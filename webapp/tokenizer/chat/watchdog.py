@@ -5,7 +5,7 @@ after it (True: the deadline fired, the rendering is refused). The watchdog
 raises `Timeout` in the rendering's thread (CPython's
 PyThreadState_SetAsyncExc), only while that thread runs the template's own
 code. `raw_template_line` finds the template line a Timeout stopped at.
-A leaf used by webapp/tokenizer/chat.py only. What it does not do: render.
+A leaf used by webapp/tokenizer/chat/templates.py only. What it does not do: render.
 """
 
 from __future__ import annotations

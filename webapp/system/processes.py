@@ -1,7 +1,8 @@
 """Two facts about the current process that forked workers need: its address space, and dying with its parent.
 
-Used by the corpus counter's forked shards (training/shards.py) and by the
-job runner's forked job processes (webapp.jobs.runner), which set memory
+Used by the corpus counter's forked shards (webapp/tokenizer/training/shards.py),
+the child an opened chat template renders in (webapp/tokenizer/chat/process.py)
+and the job runner's forked job processes (webapp.jobs.runner), which set memory
 limits relative to what is already mapped. Linux only where it matters; elsewhere
 they do nothing. What it does not do: fork, or set limits.
 """

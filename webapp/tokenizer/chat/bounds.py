@@ -17,8 +17,8 @@ would make, walked with an early stop, so a list holding itself 2**30 times
 through sharing (`[v, v]` doubled) costs at most the budget to measure.
 
 What it does not do: the sandbox's attribute rules or the time limit
-(webapp/tokenizer/chat.py and chat_watchdog.py), or kill anything - the child
-process of chat_process.py is the second line, for whatever these predictions
+(webapp/tokenizer/chat/templates.py and watchdog.py), or kill anything - the child
+process of process.py is the second line, for whatever these predictions
 miss.
 """
 

