@@ -291,8 +291,15 @@ class LibraryModel:
                 out[i] = self._merge_segment(segments[i])
             ids = ids[np.repeat(~odd, lengths)]
             lengths = [n for n, bad in zip(lengths, odd.tolist()) if not bad]
-        merged = iter(self.merges.merge_many(ids, list(accumulate(lengths)), self.early_pairs()))
-        return [done if done is not None else tuple(next(merged)) for done in out]
+        merged: Iterable[tuple[int, ...]]
+        if isinstance(self.merges, ScoreMerges):  # (they come in a row: each piece's tuple sliced from it, no list)
+            flat, sizes = self.merges.merge_many_flat(ids, list(accumulate(lengths)))
+            row, bounds = tuple(flat.tolist()), [0, *accumulate(sizes.tolist())]
+            merged = map(row.__getitem__, map(slice, bounds, bounds[1:]))
+        else:
+            merged = map(tuple, self.merges.merge_many(ids, list(accumulate(lengths)), self.early_pairs()))
+        each = iter(merged)
+        return [done if done is not None else next(each) for done in out]
 
     def early_pairs(self) -> EarlyPairs | None:
         """The tables that find the pairs a batch of pieces may merge first (core/early_pairs.py), its
