@@ -346,6 +346,11 @@ class PairIndex:
         packed = self._packed(pairs)
         return packed >> 32, packed & 0xFFFFFFFF
 
+    def has(self, pairs: np.ndarray) -> np.ndarray:
+        """Whether each pair key (int64) is one of the index's keys (bool)."""
+        found: np.ndarray = self._packed(pairs) != self.missing  # (a key's level is below `none`: never `missing`)
+        return found
+
     def _packed(self, pairs: np.ndarray) -> np.ndarray:
         if self.sorted_keys is not None:
             keys, packed = self.sorted_keys

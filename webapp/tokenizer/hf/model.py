@@ -37,7 +37,7 @@ import numpy as np
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
 from webapp.tokenizer.core.early_pairs import OTHER, WIDTH, EarlyPairs
 from webapp.tokenizer.core.library_order import Firing, LibraryMerges
-from webapp.tokenizer.core.score_order import ScoreMerges, levels_from_runs
+from webapp.tokenizer.core.score_order import PairIndex, ScoreMerges, levels_from_runs
 from webapp.tokenizer.hf.alphabet import ALPHABET_BYTE, bytes_to_token
 
 MODEL_VERSION = 1
@@ -98,6 +98,7 @@ class LibraryModel:
         fallback = [vocab.get(code) for code in _FALLBACK] if opts["byte_fallback"] else []
         self.fallback: list[int | None] | None = fallback or None
         self._edge_array: np.ndarray | None = edges
+        self._edge_index: PairIndex | None = None
         self._char_table: np.ndarray | None = None
         self._early: EarlyPairs | None = None
         #: By id: 1 when the token's own characters merge back into it (see `find_whole`), else 0; None until known.
@@ -228,14 +229,16 @@ class LibraryModel:
         of the answer when not `merge_short`."""
         long = [p for p in unique if len(p) > LONG_PIECE]
         segments, assemble = self._long_ids(long) if long else ([], None)
-        get = self.cache.data.get
-        # (read now: caching the batch below may evict them)
-        known = {seg: ids for seg in segments if (ids := get(seg)) is not None}
+        hits = list(map(self.cache.data.get, segments))  # (read now: caching the batch below may evict them)
+        known = ({seg: ids for seg, ids in zip(segments, hits) if ids is not None}
+                 if hits.count(None) < len(hits) else {})
+        fresh = [seg for seg, ids in zip(segments, hits) if ids is None] if known else segments  # (distinct)
         short = [p for p in unique if p and len(p) <= LONG_PIECE] if merge_short else []
-        batch = list(dict.fromkeys([*short, *(seg for seg in segments if seg not in known)]))
+        batch = list(dict.fromkeys([*short, *fresh])) if short else fresh
         merged = self._merge_segments(batch)
         known.update(zip(batch, merged))
-        self.cache.put_many([item for item in zip(batch, merged) if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
+        self.cache.put_many(list(zip(batch, merged)) if max(map(len, batch), default=0) <= PIECE_CACHE_MAX_CHARS
+                            else [item for item in zip(batch, merged) if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
         out = {piece: known[piece] for piece in short}
         if assemble is not None:
             out.update(zip(long, assemble(known)))
@@ -286,7 +289,8 @@ class LibraryModel:
         ids = table[np.minimum(codes, len(table) - 1)]
         odd = np.logical_or.reduceat((ids < 0) | (ids >= self.merges.shift), [0, *accumulate(lengths[:-1])])
         out: list[tuple[int, ...] | None] = [None] * len(segments)
-        if odd.any():
+        any_odd = bool(odd.any())
+        if any_odd:
             for i in np.flatnonzero(odd).tolist():
                 out[i] = self._merge_segment(segments[i])
             ids = ids[np.repeat(~odd, lengths)]
@@ -298,6 +302,8 @@ class LibraryModel:
             merged = map(row.__getitem__, map(slice, bounds, bounds[1:]))
         else:
             merged = map(tuple, self.merges.merge_many(ids, list(accumulate(lengths)), self.early_pairs()))
+        if not any_odd:
+            return list(merged)
         each = iter(merged)
         return [done if done is not None else next(each) for done in out]
 
@@ -380,14 +386,10 @@ class LibraryModel:
         rule's left token ends with the first and its right token starts with the second; at any other
         pair of neighbours the piece is cut, and where one piece ends and the next starts. (Never beside
         a character that is not in the vocab: its fallback bytes or unknown token stay with their
-        neighbours.) The neighbour pairs are looked up at once in the sorted edge array (numpy).
+        neighbours.) The neighbour pairs are looked up at once in the edge array's hash table (`edge_index`).
         `char_ids`: `char_table()` read at each code point, if the caller has it."""
-        edges = self.edge_array()
         pairs = (codes[:-1] << 21) | codes[1:]
-        if len(edges):
-            cut = edges[np.minimum(np.searchsorted(edges, pairs), len(edges) - 1)] != pairs
-        else:
-            cut = np.ones(len(pairs), dtype=bool)
+        cut = ~self.edge_index().has(pairs)
         if char_ids is None:
             table = self.char_table()
             char_ids = table[np.minimum(codes, len(table) - 1)]
@@ -452,6 +454,15 @@ class LibraryModel:
             return [tuple(ids[a:b]) for a, b in zip(cuts, cuts[1:])]
 
         return distinct, assemble
+
+    def edge_index(self) -> PairIndex:
+        """`edge_array()` in a hash table (core/score_order.py's PairIndex: one slot read per lookup
+        where a binary search reads a dozen), made on first use."""
+        if self._edge_index is None:
+            edges = self.edge_array()
+            zeros = np.zeros(len(edges), dtype=np.int64)
+            self._edge_index = PairIndex(edges, zeros, zeros, 1)
+        return self._edge_index
 
     def edge_array(self) -> np.ndarray:
         """(last character of a rule's left token, first of its right token) of every rule, packed
