@@ -249,15 +249,15 @@ def _merge_round(
     nothing else fires until all of S has, and the word is then what this round makes of it. When
     `block` is at or below the best level, S is the best pair alone: one literal merge.
     """
-    n = len(syms)
     none = index.none
-    top = np.array([np.iinfo(np.int64).max])
-    candidate = (key < np.concatenate((top, key[:-1]))) & (key < np.concatenate((key[1:], top))) & (level < none)
+    rising = key[:-1] < key[1:]  # (keys are distinct: a position each)
+    candidate = level < none
+    candidate[:-1] &= rising
+    candidate[1:] &= ~rising
     c = np.flatnonzero(candidate)
-    head = np.zeros(n + 1, dtype=bool)  # (a word's first symbol, and the end)
-    head[starts] = True
-    head[n] = True
-    has_left, has_right = ~head[c], ~head[c + 2]  # (a symbol before the pair, one after it, in its word)
+    word = np.searchsorted(starts, c, side="right") - 1
+    # (a symbol before the pair in its word, and one after it)
+    has_left, has_right = c > starts[word], c + 2 < starts[word] + lengths[word]
     adjacent = has_right[:-1] & (c[1:] - c[:-1] == 2)  # (candidates j and j + 1 one symbol apart)
     made = new[c]
     left, right, both = np.flatnonzero(has_left), np.flatnonzero(has_right), np.flatnonzero(adjacent)
@@ -280,7 +280,6 @@ def _merge_round(
     blocking = np.where(near, none, level)
     blocking[c] = np.minimum(np.minimum(left_level, right_level), both_level)
     block = np.minimum.reduceat(blocking, starts)
-    word = np.searchsorted(starts, c, side="right") - 1
     fire = (level[c] < block[word]) | (key[c] == best[word])
     fired = c[fire]
     with_next = np.append(fire[1:] & adjacent, False)  # (the new piece after it is made too: their pair)
