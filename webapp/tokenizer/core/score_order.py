@@ -47,7 +47,7 @@ BATCH_WORDS = 64
 ROUNDS_FEW_LEFT = 8
 #: A `PairIndex` whose keys crowd its hash table more than this keeps them sorted instead.
 PROBE_LIMIT = 32
-_FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # (2**64 over the golden ratio: spreads nearby keys apart)
+_FIBONACCI = np.int64(0x9E3779B97F4A7C15 - (1 << 64))  # (2**64 over the golden ratio, as int64: spreads keys apart)
 
 
 class ScoreMerges(LibraryMerges):
@@ -338,7 +338,10 @@ class PairIndex:
         self.slots, self.values = slots, values
 
     def _home(self, keys: np.ndarray) -> np.ndarray:
-        return ((keys.astype(np.uint64) * _FIBONACCI) >> np.uint64(64 - self.bits)).astype(np.int64)
+        # (the top `bits` bits of key * _FIBONACCI mod 2**64, in int64: the product wraps the same way,
+        # and the mask drops what the arithmetic shift copies of the sign)
+        home: np.ndarray = ((keys * _FIBONACCI) >> (64 - self.bits)) & ((1 << self.bits) - 1)
+        return home
 
     def look_up(self, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(level, new id) of each pair key (int64): `none` and an id no rule makes when no rule has it."""

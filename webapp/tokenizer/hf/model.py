@@ -434,7 +434,7 @@ class LibraryModel:
         piece_segments = np.searchsorted(starts, ends)  # (segments starting before each piece's end)
 
         def assemble(found: Mapping[str, tuple[int, ...]]) -> list[tuple[int, ...]]:
-            merged = [found[text] for text in distinct]
+            merged = list(map(found.__getitem__, distinct))
             sizes = np.fromiter(map(len, merged), dtype=np.int64, count=len(merged))
             counts = np.ones(len(starts), dtype=np.int64)
             counts[others] = sizes[which]
