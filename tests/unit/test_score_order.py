@@ -86,14 +86,13 @@ def one_round(merges: ScoreMerges, words: list[list[int]]) -> list[list[int]]:
     index, shift = merges.level_table(), merges.shift
     lengths = np.array(list(map(len, words)), dtype=np.int64)
     syms = np.array([s for w in words for s in w], dtype=np.int64)
-    level, new = index.look_up(syms[:-1] * shift + syms[1:])
-    level, new = np.append(level, index.none), np.append(new, -1)
-    level[np.cumsum(lengths)[:-1] - 1] = index.none
+    pair = np.append(index.packed(syms[:-1] * shift + syms[1:]), index.missing)
+    pair[np.cumsum(lengths)[:-1] - 1] = index.missing
     starts = np.cumsum(lengths) - lengths
-    key = level * len(syms) + np.arange(len(syms))
+    key = (pair >> 32) * len(syms) + np.arange(len(syms))
     best = np.minimum.reduceat(key, starts)
     done = np.zeros(len(words), dtype=bool)
-    syms, _, _, lengths = _merge_round(syms, level, new, lengths, starts, key, best, done, index, shift)
+    syms, _, lengths = _merge_round(syms, pair, lengths, starts, key, best, done, index, shift)
     flat, bounds = syms.tolist(), [0, *accumulate(lengths.tolist())]
     return [flat[a:b] for a, b in zip(bounds, bounds[1:])]
 

@@ -191,14 +191,14 @@ class ScoreMerges(LibraryMerges):
         origin = bounds - lengths  # (where each active word starts in `result`)
         sizes = lengths.copy()
         word = np.arange(count, dtype=np.int64)  # (which word each active word is)
-        # By symbol: the level and new id of the pair it starts (none at a word's last symbol).
-        level, new = index.look_up(syms[:-1] * shift + syms[1:])
-        level, new = np.append(level, none), np.append(new, -1)
-        level[bounds[:-1] - 1] = none
+        # By symbol: the pair it starts, as its level << 32 | its new id (`index.missing` at a word's last
+        # symbol and where no rule has the pair): one array for both, moved and compared as one.
+        pair = np.append(index.packed(syms[:-1] * shift + syms[1:]), index.missing)
+        pair[bounds[:-1] - 1] = index.missing
         while True:
             n = len(syms)
             starts = np.cumsum(lengths) - lengths
-            key = level * n + np.arange(n, dtype=np.int64)  # ((level, position): the literal order's key)
+            key = (pair >> 32) * n + np.arange(n, dtype=np.int64)  # ((level, position): the literal order's key)
             best = np.minimum.reduceat(key, starts)
             done = best >= none * n
             if done.any():  # (words with no pair left: written out and taken out)
@@ -215,8 +215,7 @@ class ScoreMerges(LibraryMerges):
                     result[to:to + len(done_word)] = done_word
                     sizes[w] = len(done_word)
                 break
-            syms, level, new, lengths = _merge_round(syms, level, new, lengths, starts, key, best, done, index,
-                                                     shift)
+            syms, pair, lengths = _merge_round(syms, pair, lengths, starts, key, best, done, index, shift)
             lengths, word, origin = lengths[going], word[going], origin[going]
         packed = np.cumsum(sizes) - sizes  # (where each word's merged symbols go once packed)
         within = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(packed, sizes)
@@ -224,13 +223,13 @@ class ScoreMerges(LibraryMerges):
 
 
 def _merge_round(
-    syms: np.ndarray, level: np.ndarray, new: np.ndarray, lengths: np.ndarray, starts: np.ndarray,
+    syms: np.ndarray, pair: np.ndarray, lengths: np.ndarray, starts: np.ndarray,
     key: np.ndarray, best: np.ndarray, done: np.ndarray, index: PairIndex, shift: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One round of `merge_many_flat` over words in a row: (symbols, levels, new ids, lengths) after it,
-    the done words' symbols taken out (their lengths stay: the caller drops them).
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One round of `merge_many_flat` over words in a row: (symbols, pairs, lengths) after it, the done
+    words' symbols taken out (their lengths stay: the caller drops them).
 
-    By symbol, `level` and `new` are those of the pair it starts (`index.none` at a word's last
+    By symbol, `pair` is the pair it starts, level << 32 | new id (`index.missing` at a word's last
     symbol), `key` is level * n + position (the literal order: least level, then leftmost), `best`
     each word's least key, `done` the words with no pair left.
 
@@ -249,9 +248,9 @@ def _merge_round(
     nothing else fires until all of S has, and the word is then what this round makes of it. When
     `block` is at or below the best level, S is the best pair alone: one literal merge.
     """
-    none = index.none
+    missing = index.missing
     rising = key[:-1] < key[1:]  # (keys are distinct: a position each)
-    candidate = level < none
+    candidate = pair < (index.none << 32)  # (a pair some rule has)
     candidate[:-1] &= rising
     candidate[1:] &= ~rising
     c = np.flatnonzero(candidate)
@@ -259,39 +258,33 @@ def _merge_round(
     # (a symbol before the pair in its word, and one after it)
     has_left, has_right = c > starts[word], c + 2 < starts[word] + lengths[word]
     adjacent = has_right[:-1] & (c[1:] - c[:-1] == 2)  # (candidates j and j + 1 one symbol apart)
-    made = new[c]
+    made = pair[c] & 0xFFFFFFFF
     left, right, both = np.flatnonzero(has_left), np.flatnonzero(has_right), np.flatnonzero(adjacent)
-    levels, news = index.look_up(np.concatenate((
+    found = index.packed(np.concatenate((
         syms[c[left] - 1] * shift + made[left], made[right] * shift + syms[c[right] + 2],
         made[both] * shift + made[both + 1])))
-    parts = np.cumsum([0, len(left), len(right)])
-
-    def by_candidate(which: np.ndarray, part: int) -> tuple[np.ndarray, np.ndarray]:
-        """(level, new id) per candidate of one kind of pair it can make (none, -1: it makes none)."""
-        lv, nw = np.full(len(c), none, dtype=np.int64), np.full(len(c), -1, dtype=np.int64)
-        lv[which], nw[which] = levels[parts[part]:parts[part] + len(which)], news[parts[part]:parts[part] + len(which)]
-        return lv, nw
-
-    (left_level, left_new), (right_level, right_new), (both_level, both_new) = (
-        by_candidate(left, 0), by_candidate(right, 1), by_candidate(both, 2))
+    # Per candidate, each pair its merge can make (`missing` where it makes none), packed as `pair`.
+    left_pair, right_pair, both_pair = (np.full(len(c), missing, dtype=np.int64) for _ in range(3))
+    left_pair[left] = found[:len(left)]
+    right_pair[right] = found[len(left):len(left) + len(right)]
+    both_pair[both] = found[len(left) + len(right):]
     near = candidate.copy()  # (a candidate or next to one)
     near[1:] |= candidate[:-1]
     near[:-1] |= candidate[1:]
-    blocking = np.where(near, none, level)
-    blocking[c] = np.minimum(np.minimum(left_level, right_level), both_level)
-    block = np.minimum.reduceat(blocking, starts)
-    fire = (level[c] < block[word]) | (key[c] == best[word])
+    blocking = np.where(near, missing, pair)
+    blocking[c] = np.minimum(np.minimum(left_pair, right_pair), both_pair)  # (least packed: least level)
+    block = np.minimum.reduceat(blocking, starts) >> 32
+    fire = ((pair[c] >> 32) < block[word]) | (key[c] == best[word])
     fired = c[fire]
     with_next = np.append(fire[1:] & adjacent, False)  # (the new piece after it is made too: their pair)
     with_prev = np.concatenate(([False], fire[:-1] & adjacent))
     syms[fired] = made[fire]
-    level[fired] = np.where(with_next, both_level, right_level)[fire]
-    new[fired] = np.where(with_next, both_new, right_new)[fire]
+    pair[fired] = np.where(with_next, both_pair, right_pair)[fire]
     before = fire & has_left & ~with_prev  # (the pair ending at the new piece; a new piece before: done above)
-    level[c[before] - 1], new[c[before] - 1] = left_level[before], left_new[before]
+    pair[c[before] - 1] = left_pair[before]
     keep = np.repeat(~done, lengths)
     keep[fired + 1] = False
-    return syms[keep], level[keep], new[keep], lengths - np.bincount(word[fire], minlength=len(lengths))
+    return syms[keep], pair[keep], lengths - np.bincount(word[fire], minlength=len(lengths))
 
 
 class PairIndex:
@@ -345,15 +338,16 @@ class PairIndex:
 
     def look_up(self, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(level, new id) of each pair key (int64): `none` and an id no rule makes when no rule has it."""
-        packed = self._packed(pairs)
+        packed = self.packed(pairs)
         return packed >> 32, packed & 0xFFFFFFFF
 
     def has(self, pairs: np.ndarray) -> np.ndarray:
         """Whether each pair key (int64) is one of the index's keys (bool)."""
-        found: np.ndarray = self._packed(pairs) != self.missing  # (a key's level is below `none`: never `missing`)
+        found: np.ndarray = self.packed(pairs) != self.missing  # (a key's level is below `none`: never `missing`)
         return found
 
-    def _packed(self, pairs: np.ndarray) -> np.ndarray:
+    def packed(self, pairs: np.ndarray) -> np.ndarray:
+        """level << 32 | new id of each pair key (int64); `missing` when no rule has it."""
         if self.sorted_keys is not None:
             keys, packed = self.sorted_keys
             if not len(keys):
