@@ -235,13 +235,16 @@ class LibraryModel:
         fresh = [seg for seg, ids in zip(segments, hits) if ids is None] if known else segments  # (distinct)
         short = [p for p in unique if p and len(p) <= LONG_PIECE] if merge_short else []
         batch = list(dict.fromkeys([*short, *fresh])) if short else fresh
-        merged = self._merge_segments(batch)
-        known.update(zip(batch, merged))
+        merged, row = self._merge_segments_row(batch)
         self.cache.put_many(list(zip(batch, merged)) if max(map(len, batch), default=0) <= PIECE_CACHE_MAX_CHARS
                             else [item for item in zip(batch, merged) if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
+        if assemble is not None and batch is segments and row is not None:
+            # (every segment was new and merged in one row, in the order `assemble` wants: it reads the row)
+            return dict(zip(long, assemble({}, row)))
+        known.update(zip(batch, merged))
         out = {piece: known[piece] for piece in short}
         if assemble is not None:
-            out.update(zip(long, assemble(known)))
+            out.update(zip(long, assemble(known, None)))
         return out
 
     def find_whole(self) -> bytes:
@@ -281,8 +284,15 @@ class LibraryModel:
         ids (`char_table`) and the ranks of their first pairs are looked up in one numpy pass
         (LibraryMerges.merge_many); a segment with a character that is no single-character token
         (fallback bytes, the unknown token) or whose id is past the rules' shift goes one by one."""
+        return self._merge_segments_row(segments)[0]
+
+    def _merge_segments_row(
+        self, segments: list[str],
+    ) -> tuple[list[tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None]:
+        """(`_merge_segments`, and when the score order merged all of them in one batch, their ids in a
+        row with each one's count: `ScoreMerges.merge_many_flat`'s answer, else None)."""
         if len(segments) < BATCH_MERGE or not all(segments):
-            return list(map(self._merge_segment, segments))
+            return list(map(self._merge_segment, segments)), None
         table = self.char_table()
         lengths = list(map(len, segments))
         codes = np.frombuffer("".join(segments).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
@@ -296,16 +306,17 @@ class LibraryModel:
             ids = ids[np.repeat(~odd, lengths)]
             lengths = [n for n, bad in zip(lengths, odd.tolist()) if not bad]
         merged: Iterable[tuple[int, ...]]
+        row: tuple[np.ndarray, np.ndarray] | None = None
         if isinstance(self.merges, ScoreMerges):  # (they come in a row: each piece's tuple sliced from it, no list)
-            flat, sizes = self.merges.merge_many_flat(ids, list(accumulate(lengths)))
-            row, bounds = tuple(flat.tolist()), [0, *accumulate(sizes.tolist())]
-            merged = map(row.__getitem__, map(slice, bounds, bounds[1:]))
+            row = self.merges.merge_many_flat(ids, list(accumulate(lengths)))
+            flat, bounds = tuple(row[0].tolist()), [0, *accumulate(row[1].tolist())]
+            merged = map(flat.__getitem__, map(slice, bounds, bounds[1:]))
         else:
             merged = map(tuple, self.merges.merge_many(ids, list(accumulate(lengths)), self.early_pairs()))
         if not any_odd:
-            return list(merged)
+            return list(merged), row
         each = iter(merged)
-        return [done if done is not None else next(each) for done in out]
+        return [done if done is not None else next(each) for done in out], None
 
     def early_pairs(self) -> EarlyPairs | None:
         """The tables that find the pairs a batch of pieces may merge first (core/early_pairs.py), its
@@ -410,7 +421,9 @@ class LibraryModel:
             cut[np.array(ends[:-1], dtype=np.int64) - 1] = True  # (where one piece ends and the next starts)
         return np.concatenate(([0], np.flatnonzero(cut) + 1, [len(codes)])).astype(np.int64)
 
-    def _long_ids(self, pieces: list[str]) -> tuple[list[str], Callable[[Mapping[str, tuple[int, ...]]], list[tuple[int, ...]]]]:
+    def _long_ids(self, pieces: list[str]) -> tuple[
+        list[str], Callable[[Mapping[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None], list[tuple[int, ...]]],
+    ]:
         """The ids of long pieces, in two steps: (the distinct segments of two or more characters, or of
         one that is no single-character token, and a function that, given those segments' ids, gives
         each piece's ids). The pieces are cut as `_segments_many` cuts them; a segment of one character
@@ -433,9 +446,15 @@ class LibraryModel:
         which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
         piece_segments = np.searchsorted(starts, ends)  # (segments starting before each piece's end)
 
-        def assemble(found: Mapping[str, tuple[int, ...]]) -> list[tuple[int, ...]]:
-            merged = list(map(found.__getitem__, distinct))
-            sizes = np.fromiter(map(len, merged), dtype=np.int64, count=len(merged))
+        def assemble(found: Mapping[str, tuple[int, ...]], row: tuple[np.ndarray, np.ndarray] | None
+                     ) -> list[tuple[int, ...]]:
+            """Each piece's ids, given the distinct segments' ids: in `found`, or, when `row` is given, in
+            a row in the order of the distinct segments (their ids in a row, each one's count)."""
+            if row is not None:
+                flat, sizes = row
+            else:
+                merged = list(map(found.__getitem__, distinct))
+                sizes = np.fromiter(map(len, merged), dtype=np.int64, count=len(merged))
             counts = np.ones(len(starts), dtype=np.int64)
             counts[others] = sizes[which]
             out_ends = np.cumsum(counts)
@@ -444,7 +463,8 @@ class LibraryModel:
             singles = np.flatnonzero(single)
             out[out_starts[singles]] = first[singles]
             if len(others):  # (each other segment's ids copied from its distinct segment's: one gather)
-                flat = np.fromiter(chain.from_iterable(merged), dtype=np.int64, count=int(sizes.sum()))
+                if row is None:
+                    flat = np.fromiter(chain.from_iterable(merged), dtype=np.int64, count=int(sizes.sum()))
                 repeat = sizes[which]
                 within = np.arange(int(repeat.sum()), dtype=np.int64) - np.repeat(np.cumsum(repeat) - repeat, repeat)
                 source = np.repeat((np.cumsum(sizes) - sizes)[which], repeat) + within
