@@ -17,13 +17,14 @@ so the pair fired is the one with the best (level, position), as in
 sentencepiece, whose check (the two symbols' lengths add up to the pair's) accepts
 the same pairs.
 
-Many words at once (`merge_many`, what a batch of new pieces takes) merge in
-rounds with numpy over all of them, with a table of every rule's pair key,
-level and new id (`level_table`): one merge per word and round, the best pair
-of each word. The batch tables of LibraryMerges are not used (its pair table
-and early pairs give a rank, and its merging reads a rule's new id by rank:
-here one level is shared by several pairs, so the new id is read by pair;
-`pair_table()` is None).
+Many words at once (`merge_many_flat`, what a batch of new pieces takes)
+merge in rounds with numpy over all of them, with every rule's pair key,
+level and new id in a hash table (`level_table`, a `PairIndex`): in each round
+every word's best pair fires, and with it every other pair that the literal
+order provably fires next (`_merge_round` gives the argument). The batch
+tables of LibraryMerges are not used (its pair table and early pairs give a
+rank, and its merging reads a rule's new id by rank: here one level is shared
+by several pairs, so the new id is read by pair; `pair_table()` is None).
 
 What it does not do: map text to symbols (hf/model.py).
 """
@@ -170,7 +171,8 @@ class ScoreMerges(LibraryMerges):
 
     def merge_many_flat(self, symbols: np.ndarray, ends: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """`merge` of many words at once: (every word's merged symbols in a row, int64; each word's count
-        of them). `symbols`: the words in a row (int64, each below the shift), `ends`: where each ends.
+        of them). `symbols`: the words in a row (int64, each below the shift), `ends`: where each ends
+        (every word non-empty).
 
         From BATCH_WORDS words they merge in rounds over all of them with numpy (`_merge_round`: in each
         word its best pair, and with it every other pair it proves the literal order fires next); once
