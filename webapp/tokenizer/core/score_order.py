@@ -17,13 +17,14 @@ so the pair fired is the one with the best (level, position), as in
 sentencepiece, whose check (the two symbols' lengths add up to the pair's) accepts
 the same pairs.
 
-Many words at once (`merge_many`, what a batch of new pieces takes) merge in
-rounds with numpy over all of them, with a table of every rule's pair key,
-level and new id (`level_table`): one merge per word and round, the best pair
-of each word. The batch tables of LibraryMerges are not used (its pair table
-and early pairs give a rank, and its merging reads a rule's new id by rank:
-here one level is shared by several pairs, so the new id is read by pair;
-`pair_table()` is None).
+Many words at once (`merge_many_flat`, what a batch of new pieces takes)
+merge in rounds with numpy over all of them, with every rule's pair key,
+level and new id in a hash table (`level_table`, a `PairIndex`): in each round
+every word's best pair fires, and with it every other pair that the literal
+order provably fires next (`_merge_round` gives the argument). The batch
+tables of LibraryMerges are not used (its pair table and early pairs give a
+rank, and its merging reads a rule's new id by rank: here one level is shared
+by several pairs, so the new id is read by pair; `pair_table()` is None).
 
 What it does not do: map text to symbols (hf/model.py).
 """
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Sequence
-from itertools import accumulate
+from itertools import accumulate, chain
 
 import numpy as np
 
@@ -45,6 +46,9 @@ from webapp.tokenizer.core.library_order import Firing, LibraryMerges, Lookups
 BATCH_WORDS = 64
 #: A batch's rounds stop once this few words still merge: those are finished one by one.
 ROUNDS_FEW_LEFT = 8
+#: A `PairIndex` whose keys crowd its hash table more than this keeps them sorted instead.
+PROBE_LIMIT = 32
+_FIBONACCI = np.int64(0x9E3779B97F4A7C15 - (1 << 64))  # (2**64 over the golden ratio, as int64: spreads keys apart)
 
 
 class ScoreMerges(LibraryMerges):
@@ -60,7 +64,7 @@ class ScoreMerges(LibraryMerges):
         if len(self.ranks) != self.count:
             raise ValueError("score order: a pair is listed twice")
         self.levels: list[int] = steps.tolist()
-        self._level_table: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._level_table: PairIndex | None = None
 
     def pair_table(self) -> tuple[np.ndarray, np.ndarray] | None:
         return None  # (no batch tables: see the module doc)
@@ -139,17 +143,17 @@ class ScoreMerges(LibraryMerges):
         return [s for s, keep in zip(syms, alive) if keep]
 
 
-    def level_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every rule's pair key (a * shift + b) sorted, with its level and its new id beside it (int64,
-        made on first use): for looking many pairs up at once (`merge_many`)."""
+    def level_table(self) -> PairIndex:
+        """Every rule's pair key (a * shift + b) with its level and its new id, in a `PairIndex` (made
+        on first use): for looking many pairs up at once (`merge_many`)."""
         table = self._level_table
         if table is None:
             ranks = self.ranks
             keys = np.fromiter(ranks.keys(), dtype=np.int64, count=len(ranks))
             by_rank = np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks))
-            order = np.argsort(keys)
-            table = self._level_table = (keys[order], np.asarray(self.levels, dtype=np.int64)[by_rank[order]],
-                                         np.asarray(self.news, dtype=np.int64)[by_rank[order]])
+            table = self._level_table = PairIndex(keys, np.asarray(self.levels, dtype=np.int64)[by_rank],
+                                                  np.asarray(self.news, dtype=np.int64)[by_rank],
+                                                  self.levels[-1] + 1 if self.levels else 0)
         return table
 
     def make_tables(self) -> None:
@@ -159,69 +163,214 @@ class ScoreMerges(LibraryMerges):
 
     def merge_many(self, symbols: np.ndarray, ends: Sequence[int], early: EarlyPairs | None = None) -> list[list[int]]:
         """`merge` of many words at once (`symbols` in a row, int64, each below the shift; `ends` where each
-        word ends), in rounds over all of them with numpy. Every neighbouring pair's level and new id
-        are looked up in `level_table`; in each round, in every word that still has a pair, the best
-        one ((level, position) least) fires, and a word with no pair left is done. That is `merge` of
-        each word, one merge a round: the words are independent, and after a round the two pairs beside
-        each new piece are looked up again, the only pairs a merge changes, so no level is stale. Once
-        ROUNDS_FEW_LEFT words or fewer still merge, they are finished one by one (a long word would cost
-        a round of numpy calls per merge). Fewer than BATCH_WORDS words go one by one. `early`: unused
-        (this order has no early pairs)."""
+        word ends): `merge_many_flat`, as one list per word. `early`: unused (this order has no early pairs)."""
+        flat, sizes = self.merge_many_flat(symbols, ends)
+        ids = flat.tolist()
+        bounds = [0, *accumulate(sizes.tolist())]
+        return [ids[a:b] for a, b in zip(bounds, bounds[1:])]
+
+    def merge_many_flat(self, symbols: np.ndarray, ends: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """`merge` of many words at once: (every word's merged symbols in a row, int64; each word's count
+        of them). `symbols`: the words in a row (int64, each below the shift), `ends`: where each ends
+        (every word non-empty).
+
+        From BATCH_WORDS words they merge in rounds over all of them with numpy (`_merge_round`: in each
+        word its best pair, and with it every other pair it proves the literal order fires next); once
+        ROUNDS_FEW_LEFT words or fewer still merge, those are finished one by one (a long word of one
+        repeated pair needs a round per merge). Fewer words go one by one."""
         count = len(ends)
+        bounds = np.asarray(ends, dtype=np.int64)
+        lengths = np.diff(bounds, prepend=0)
         if count < BATCH_WORDS or self.shift > 1 << 31 or not self.count:
-            flat = symbols.tolist()
-            return [self.merge(flat[a:b]) for a, b in zip([0, *ends[:-1]], ends)]
-        keys, levels, news = self.level_table()
-        shift, none = self.shift, self.levels[-1] + 1  # (`none`: above every level, a pair with no rule)
-
-        def look_up(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            """(level, new id) of each pair of symbols (none, -1: no rule)."""
-            pair = left * shift + right
-            # (not sorted first, as LibraryMerges' big lookups are: tried on 15,762 words with the Mistral v1
-            # model's 58,980 rules, the sort cost more than it saved)
-            at = np.minimum(np.searchsorted(keys, pair), len(keys) - 1)
-            hit = keys[at] == pair
-            return np.where(hit, levels[at], none), np.where(hit, news[at], -1)
-
-        out: list[list[int] | None] = [None] * count
+            flat = np.asarray(symbols, dtype=np.int64).tolist()
+            merged = [self.merge(flat[a:b]) for a, b in zip([0, *bounds[:-1].tolist()], bounds.tolist())]
+            sizes = np.fromiter(map(len, merged), dtype=np.int64, count=count)
+            return np.fromiter(chain.from_iterable(merged), dtype=np.int64, count=int(sizes.sum())), sizes
+        index, shift = self.level_table(), self.shift
+        none = index.none
         syms = np.array(symbols, dtype=np.int64)  # (a copy: merging writes into it)
-        lengths: np.ndarray = np.diff(np.asarray(ends, dtype=np.int64), prepend=0).astype(np.int64)
+        result = syms.copy()  # (each finished word's symbols, written at its first symbol's place)
+        origin = bounds - lengths  # (where each active word starts in `result`)
+        sizes = lengths.copy()
         word = np.arange(count, dtype=np.int64)  # (which word each active word is)
-        # By symbol: the level and new id of the pair it starts (none at a word's last symbol).
-        level, new = look_up(syms[:-1], syms[1:])
-        level, new = np.append(level, none), np.append(new, -1)
-        level[np.cumsum(lengths)[:-1] - 1] = none
+        # By symbol: the pair it starts, as its level << 32 | its new id (`index.missing` at a word's last
+        # symbol and where no rule has the pair): one array for both, moved and compared as one.
+        pair = np.append(index.packed(syms[:-1] * shift + syms[1:]), index.missing)
+        pair[bounds[:-1] - 1] = index.missing
         while True:
             n = len(syms)
             starts = np.cumsum(lengths) - lengths
-            best = np.minimum.reduceat(level * n + np.arange(n, dtype=np.int64), starts)
+            key = (pair >> 32) * n + np.arange(n, dtype=np.int64)  # ((level, position): the literal order's key)
+            best = np.minimum.reduceat(key, starts)
             done = best >= none * n
-            if done.any():  # (words with no pair left: taken out)
+            if done.any():  # (words with no pair left: written out and taken out)
                 finished = np.flatnonzero(done)
-                flat, sizes = syms[np.repeat(done, lengths)].tolist(), lengths[finished].tolist()
-                bounds = [0, *accumulate(sizes)]
-                for w, a, b in zip(word[finished].tolist(), bounds, bounds[1:]):
-                    out[w] = flat[a:b]
+                at = np.flatnonzero(np.repeat(done, lengths))
+                result[at + np.repeat(origin[finished] - starts[finished], lengths[finished])] = syms[at]
+                sizes[word[finished]] = lengths[finished]
             going = np.flatnonzero(~done)
             if len(going) <= ROUNDS_FEW_LEFT:
                 flat = syms.tolist()
-                for w, a, size in zip(word[going].tolist(), starts[going].tolist(), lengths[going].tolist()):
-                    out[w] = self.merge(flat[a:a + size])
+                for w, a, size, to in zip(word[going].tolist(), starts[going].tolist(), lengths[going].tolist(),
+                                          origin[going].tolist()):
+                    done_word = self.merge(flat[a:a + size])
+                    result[to:to + len(done_word)] = done_word
+                    sizes[w] = len(done_word)
                 break
-            fire = best[going] % n  # (the left symbol of each word's best pair: it becomes the new piece)
-            syms[fire] = new[fire]
-            keep = np.repeat(~done, lengths)
-            keep[fire + 1] = False
-            merged = (np.cumsum(keep) - 1)[fire]  # (where each new piece is once the arrays are packed)
-            syms, level, new = syms[keep], level[keep], new[keep]
-            lengths, word = lengths[going] - 1, word[going]
-            first = np.cumsum(lengths) - lengths
-            # Only the pairs beside each new piece changed: looked up again (the one it starts, unless it
-            # is its word's last symbol now; the one before it, unless it is its word's first).
-            level[merged] = none
-            changed = np.concatenate((merged[merged < first + lengths - 1], merged[merged > first] - 1))
-            level[changed], new[changed] = look_up(syms[changed], syms[changed + 1])
-        return out  # type: ignore[return-value]  # (every word was given its symbols)
+            syms, pair, lengths = _merge_round(syms, pair, lengths, starts, key, best, done, index, shift)
+            lengths, word, origin = lengths[going], word[going], origin[going]
+        packed = np.cumsum(sizes) - sizes  # (where each word's merged symbols go once packed)
+        within = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(packed, sizes)
+        return result[np.repeat(bounds - np.diff(bounds, prepend=0), sizes) + within], sizes
+
+
+def _merge_round(
+    syms: np.ndarray, pair: np.ndarray, lengths: np.ndarray, starts: np.ndarray,
+    key: np.ndarray, best: np.ndarray, done: np.ndarray, index: PairIndex, shift: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One round of `merge_many_flat` over words in a row: (symbols, pairs, lengths) after it, the done
+    words' symbols taken out (their lengths stay: the caller drops them).
+
+    By symbol, `pair` is the pair it starts, level << 32 | new id (`index.missing` at a word's last
+    symbol), `key` is level * n + position (the literal order: least level, then leftmost), `best`
+    each word's least key, `done` the words with no pair left.
+
+    Which pairs fire. A candidate is a pair whose key is below both neighbouring pairs' keys (a local
+    minimum; two candidates never share a symbol). Let `block` be, in its word, the least level of
+    (a) the pairs that are no candidate and share no symbol with one, and (b) every pair a
+    candidate's merge can make: its new piece with the symbol before and with the one after it, and,
+    where two candidates are one symbol apart, the two new pieces together. Every candidate whose
+    level is below `block` fires, and the word's best pair always does. Why that is the literal
+    order, one merge at a time: with m = block - 1 and S the candidates at level m or below, after
+    any part of S has fired, each pair present is (1) a pair of S not fired yet, at level m or below;
+    (2) a pair made by a merge of S: level above m, by (b), whatever order the others fired in;
+    (3) a pair of the start next to a pair of S not fired yet: that one's key is lower (it is a local
+    minimum); (4) any other pair of the start: level above m, by (a) or because it was next to a
+    candidate above m, whose level is then below its own. So the next merge is always a pair of S,
+    nothing else fires until all of S has, and the word is then what this round makes of it. When
+    `block` is at or below the best level, S is the best pair alone: one literal merge.
+    """
+    missing = index.missing
+    rising = key[:-1] < key[1:]  # (keys are distinct: a position each)
+    candidate = pair < (index.none << 32)  # (a pair some rule has)
+    candidate[:-1] &= rising
+    candidate[1:] &= ~rising
+    c = np.flatnonzero(candidate)
+    word = np.searchsorted(starts, c, side="right") - 1
+    # (a symbol before the pair in its word, and one after it)
+    has_left, has_right = c > starts[word], c + 2 < starts[word] + lengths[word]
+    adjacent = has_right[:-1] & (c[1:] - c[:-1] == 2)  # (candidates j and j + 1 one symbol apart)
+    made = pair[c] & 0xFFFFFFFF
+    left, right, both = np.flatnonzero(has_left), np.flatnonzero(has_right), np.flatnonzero(adjacent)
+    found = index.packed(np.concatenate((
+        syms[c[left] - 1] * shift + made[left], made[right] * shift + syms[c[right] + 2],
+        made[both] * shift + made[both + 1])))
+    # Per candidate, each pair its merge can make (`missing` where it makes none), packed as `pair`.
+    left_pair, right_pair, both_pair = (np.full(len(c), missing, dtype=np.int64) for _ in range(3))
+    left_pair[left] = found[:len(left)]
+    right_pair[right] = found[len(left):len(left) + len(right)]
+    both_pair[both] = found[len(left) + len(right):]
+    near = candidate.copy()  # (a candidate or next to one)
+    near[1:] |= candidate[:-1]
+    near[:-1] |= candidate[1:]
+    blocking = np.where(near, missing, pair)
+    blocking[c] = np.minimum(np.minimum(left_pair, right_pair), both_pair)  # (least packed: least level)
+    block = np.minimum.reduceat(blocking, starts) >> 32
+    fire = ((pair[c] >> 32) < block[word]) | (key[c] == best[word])
+    fired = c[fire]
+    with_next = np.append(fire[1:] & adjacent, False)  # (the new piece after it is made too: their pair)
+    with_prev = np.concatenate(([False], fire[:-1] & adjacent))
+    syms[fired] = made[fire]
+    pair[fired] = np.where(with_next, both_pair, right_pair)[fire]
+    before = fire & has_left & ~with_prev  # (the pair ending at the new piece; a new piece before: done above)
+    pair[c[before] - 1] = left_pair[before]
+    keep = np.repeat(~done, lengths)
+    keep[fired + 1] = False
+    return syms[keep], pair[keep], lengths - np.bincount(word[fire], minlength=len(lengths))
+
+
+class PairIndex:
+    """Pair keys (int64, not negative) -> (level, new id), looked up many at a time with numpy.
+
+    An open-addressing hash table (a key's home slot from Fibonacci hashing, then the next slots in
+    turn), four to eight slots a key: most lookups read one slot, where a binary search in the
+    sorted keys reads about 16 scattered ones. When the keys crowd it (a key placed PROBE_LIMIT slots
+    or more past its home, or PROBE_LIMIT slots in a row taken: keys a file could choose), it keeps
+    the sorted keys instead, so that no lookup costs more than PROBE_LIMIT passes.
+    """
+
+    __slots__ = ("none", "bits", "slots", "values", "sorted_keys", "missing")
+
+    def __init__(self, keys: np.ndarray, levels: np.ndarray, news: np.ndarray, none: int) -> None:
+        """`none`: the level answered for a key that is not there (above every level)."""
+        self.none = none
+        self.missing = (none << 32) | 0xFFFFFFFF
+        packed = (levels.astype(np.int64) << 32) | news.astype(np.int64)  # (levels and ids below 2**31)
+        self.bits = max(4, len(keys).bit_length() + 2)
+        size = (1 << self.bits) + PROBE_LIMIT + 1  # (room past the last home slot: probes never wrap)
+        slots = np.full(size, -1, dtype=np.int64)
+        values = np.full(size, self.missing, dtype=np.int64)
+        pending = np.arange(len(keys), dtype=np.int64)
+        at = self._home(keys)
+        for _ in range(PROBE_LIMIT):  # (each pass, every key still waiting takes its slot if free and first)
+            if not len(pending):
+                break
+            where = at[pending]
+            free = slots[where] < 0
+            slot, first = np.unique(where[free], return_index=True)
+            won = pending[free][first]
+            slots[slot], values[slot] = keys[won], packed[won]
+            placed = np.zeros(len(keys), dtype=bool)
+            placed[won] = True
+            pending = pending[~placed[pending]]
+            at[pending] += 1
+        runs = np.flatnonzero(np.diff(np.concatenate(([0], (slots >= 0).view(np.int8), [0]))))
+        longest = int((runs[1::2] - runs[::2]).max(initial=0))
+        self.sorted_keys: tuple[np.ndarray, np.ndarray] | None = None
+        if len(pending) or longest >= PROBE_LIMIT:
+            order = np.argsort(keys)
+            self.sorted_keys = (keys[order], packed[order])
+        self.slots, self.values = slots, values
+
+    def _home(self, keys: np.ndarray) -> np.ndarray:
+        # (the top `bits` bits of key * _FIBONACCI mod 2**64, in int64: the product wraps the same way,
+        # and the mask drops what the arithmetic shift copies of the sign)
+        home: np.ndarray = ((keys * _FIBONACCI) >> (64 - self.bits)) & ((1 << self.bits) - 1)
+        return home
+
+    def look_up(self, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(level, new id) of each pair key (int64): `none` and an id no rule makes when no rule has it."""
+        packed = self.packed(pairs)
+        return packed >> 32, packed & 0xFFFFFFFF
+
+    def has(self, pairs: np.ndarray) -> np.ndarray:
+        """Whether each pair key (int64) is one of the index's keys (bool)."""
+        found: np.ndarray = self.packed(pairs) != self.missing  # (a key's level is below `none`: never `missing`)
+        return found
+
+    def packed(self, pairs: np.ndarray) -> np.ndarray:
+        """level << 32 | new id of each pair key (int64); `missing` when no rule has it."""
+        if self.sorted_keys is not None:
+            keys, packed = self.sorted_keys
+            if not len(keys):
+                return np.full(len(pairs), self.missing, dtype=np.int64)
+            at = np.minimum(np.searchsorted(keys, pairs), len(keys) - 1)
+            return np.where(keys[at] == pairs, packed[at], self.missing)
+        slots, values = self.slots, self.values
+        at = self._home(pairs)
+        found = slots[at]
+        out = values[at]
+        miss = found != pairs
+        out[miss] = self.missing
+        pending = np.flatnonzero(miss & (found >= 0))  # (another key in its home slot: the next ones)
+        where = at[pending] + 1
+        while len(pending):  # (at most PROBE_LIMIT passes: no run of taken slots is that long)
+            found = slots[where]
+            hit = found == pairs[pending]
+            out[pending[hit]] = values[where[hit]]
+            go = ~hit & (found >= 0)
+            pending, where = pending[go], where[go] + 1
+        return out
 
 
 def levels_from_runs(runs: Sequence[int]) -> np.ndarray:
@@ -232,4 +381,4 @@ def levels_from_runs(runs: Sequence[int]) -> np.ndarray:
     return np.repeat(np.arange(len(counts), dtype=np.int64), counts)
 
 
-__all__ = ["ScoreMerges", "levels_from_runs"]
+__all__ = ["PairIndex", "ScoreMerges", "levels_from_runs"]

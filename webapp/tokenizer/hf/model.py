@@ -37,7 +37,7 @@ import numpy as np
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
 from webapp.tokenizer.core.early_pairs import OTHER, WIDTH, EarlyPairs
 from webapp.tokenizer.core.library_order import Firing, LibraryMerges
-from webapp.tokenizer.core.score_order import ScoreMerges, levels_from_runs
+from webapp.tokenizer.core.score_order import PairIndex, ScoreMerges, levels_from_runs
 from webapp.tokenizer.hf.alphabet import ALPHABET_BYTE, bytes_to_token
 
 MODEL_VERSION = 1
@@ -98,6 +98,7 @@ class LibraryModel:
         fallback = [vocab.get(code) for code in _FALLBACK] if opts["byte_fallback"] else []
         self.fallback: list[int | None] | None = fallback or None
         self._edge_array: np.ndarray | None = edges
+        self._edge_index: PairIndex | None = None
         self._char_table: np.ndarray | None = None
         self._early: EarlyPairs | None = None
         #: By id: 1 when the token's own characters merge back into it (see `find_whole`), else 0; None until known.
@@ -228,17 +229,22 @@ class LibraryModel:
         of the answer when not `merge_short`."""
         long = [p for p in unique if len(p) > LONG_PIECE]
         segments, assemble = self._long_ids(long) if long else ([], None)
-        get = self.cache.data.get
-        # (read now: caching the batch below may evict them)
-        known = {seg: ids for seg in segments if (ids := get(seg)) is not None}
+        hits = list(map(self.cache.data.get, segments))  # (read now: caching the batch below may evict them)
+        known = ({seg: ids for seg, ids in zip(segments, hits) if ids is not None}
+                 if hits.count(None) < len(hits) else {})
+        fresh = [seg for seg, ids in zip(segments, hits) if ids is None] if known else segments  # (distinct)
         short = [p for p in unique if p and len(p) <= LONG_PIECE] if merge_short else []
-        batch = list(dict.fromkeys([*short, *(seg for seg in segments if seg not in known)]))
-        merged = self._merge_segments(batch)
+        batch = list(dict.fromkeys([*short, *fresh])) if short else fresh
+        merged, row = self._merge_segments_row(batch)
+        self.cache.put_many(list(zip(batch, merged)) if max(map(len, batch), default=0) <= PIECE_CACHE_MAX_CHARS
+                            else [item for item in zip(batch, merged) if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
+        if assemble is not None and batch is segments and row is not None:
+            # (every segment was new and merged in one row, in the order `assemble` wants: it reads the row)
+            return dict(zip(long, assemble({}, row)))
         known.update(zip(batch, merged))
-        self.cache.put_many([item for item in zip(batch, merged) if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
         out = {piece: known[piece] for piece in short}
         if assemble is not None:
-            out.update(zip(long, assemble(known)))
+            out.update(zip(long, assemble(known, None)))
         return out
 
     def find_whole(self) -> bytes:
@@ -278,21 +284,39 @@ class LibraryModel:
         ids (`char_table`) and the ranks of their first pairs are looked up in one numpy pass
         (LibraryMerges.merge_many); a segment with a character that is no single-character token
         (fallback bytes, the unknown token) or whose id is past the rules' shift goes one by one."""
+        return self._merge_segments_row(segments)[0]
+
+    def _merge_segments_row(
+        self, segments: list[str],
+    ) -> tuple[list[tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None]:
+        """(`_merge_segments`, and when the score order merged all of them in one batch, their ids in a
+        row with each one's count: `ScoreMerges.merge_many_flat`'s answer, else None)."""
         if len(segments) < BATCH_MERGE or not all(segments):
-            return list(map(self._merge_segment, segments))
+            return list(map(self._merge_segment, segments)), None
         table = self.char_table()
         lengths = list(map(len, segments))
         codes = np.frombuffer("".join(segments).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         ids = table[np.minimum(codes, len(table) - 1)]
         odd = np.logical_or.reduceat((ids < 0) | (ids >= self.merges.shift), [0, *accumulate(lengths[:-1])])
         out: list[tuple[int, ...] | None] = [None] * len(segments)
-        if odd.any():
+        any_odd = bool(odd.any())
+        if any_odd:
             for i in np.flatnonzero(odd).tolist():
                 out[i] = self._merge_segment(segments[i])
             ids = ids[np.repeat(~odd, lengths)]
             lengths = [n for n, bad in zip(lengths, odd.tolist()) if not bad]
-        merged = iter(self.merges.merge_many(ids, list(accumulate(lengths)), self.early_pairs()))
-        return [done if done is not None else tuple(next(merged)) for done in out]
+        merged: Iterable[tuple[int, ...]]
+        row: tuple[np.ndarray, np.ndarray] | None = None
+        if isinstance(self.merges, ScoreMerges):  # (they come in a row: each piece's tuple sliced from it, no list)
+            row = self.merges.merge_many_flat(ids, list(accumulate(lengths)))
+            flat, bounds = tuple(row[0].tolist()), [0, *accumulate(row[1].tolist())]
+            merged = map(flat.__getitem__, map(slice, bounds, bounds[1:]))
+        else:
+            merged = map(tuple, self.merges.merge_many(ids, list(accumulate(lengths)), self.early_pairs()))
+        if not any_odd:
+            return list(merged), row
+        each = iter(merged)
+        return [done if done is not None else next(each) for done in out], None
 
     def early_pairs(self) -> EarlyPairs | None:
         """The tables that find the pairs a batch of pieces may merge first (core/early_pairs.py), its
@@ -373,14 +397,10 @@ class LibraryModel:
         rule's left token ends with the first and its right token starts with the second; at any other
         pair of neighbours the piece is cut, and where one piece ends and the next starts. (Never beside
         a character that is not in the vocab: its fallback bytes or unknown token stay with their
-        neighbours.) The neighbour pairs are looked up at once in the sorted edge array (numpy).
+        neighbours.) The neighbour pairs are looked up at once in the edge array's hash table (`edge_index`).
         `char_ids`: `char_table()` read at each code point, if the caller has it."""
-        edges = self.edge_array()
         pairs = (codes[:-1] << 21) | codes[1:]
-        if len(edges):
-            cut = edges[np.minimum(np.searchsorted(edges, pairs), len(edges) - 1)] != pairs
-        else:
-            cut = np.ones(len(pairs), dtype=bool)
+        cut = ~self.edge_index().has(pairs)
         if char_ids is None:
             table = self.char_table()
             char_ids = table[np.minimum(codes, len(table) - 1)]
@@ -401,7 +421,9 @@ class LibraryModel:
             cut[np.array(ends[:-1], dtype=np.int64) - 1] = True  # (where one piece ends and the next starts)
         return np.concatenate(([0], np.flatnonzero(cut) + 1, [len(codes)])).astype(np.int64)
 
-    def _long_ids(self, pieces: list[str]) -> tuple[list[str], Callable[[Mapping[str, tuple[int, ...]]], list[tuple[int, ...]]]]:
+    def _long_ids(self, pieces: list[str]) -> tuple[
+        list[str], Callable[[Mapping[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None], list[tuple[int, ...]]],
+    ]:
         """The ids of long pieces, in two steps: (the distinct segments of two or more characters, or of
         one that is no single-character token, and a function that, given those segments' ids, gives
         each piece's ids). The pieces are cut as `_segments_many` cuts them; a segment of one character
@@ -424,9 +446,15 @@ class LibraryModel:
         which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
         piece_segments = np.searchsorted(starts, ends)  # (segments starting before each piece's end)
 
-        def assemble(found: Mapping[str, tuple[int, ...]]) -> list[tuple[int, ...]]:
-            merged = [found[text] for text in distinct]
-            sizes = np.fromiter(map(len, merged), dtype=np.int64, count=len(merged))
+        def assemble(found: Mapping[str, tuple[int, ...]], row: tuple[np.ndarray, np.ndarray] | None
+                     ) -> list[tuple[int, ...]]:
+            """Each piece's ids, given the distinct segments' ids: in `found`, or, when `row` is given, in
+            a row in the order of the distinct segments (their ids in a row, each one's count)."""
+            if row is not None:
+                flat, sizes = row
+            else:
+                merged = list(map(found.__getitem__, distinct))
+                sizes = np.fromiter(map(len, merged), dtype=np.int64, count=len(merged))
             counts = np.ones(len(starts), dtype=np.int64)
             counts[others] = sizes[which]
             out_ends = np.cumsum(counts)
@@ -435,7 +463,8 @@ class LibraryModel:
             singles = np.flatnonzero(single)
             out[out_starts[singles]] = first[singles]
             if len(others):  # (each other segment's ids copied from its distinct segment's: one gather)
-                flat = np.fromiter(chain.from_iterable(merged), dtype=np.int64, count=int(sizes.sum()))
+                if row is None:
+                    flat = np.fromiter(chain.from_iterable(merged), dtype=np.int64, count=int(sizes.sum()))
                 repeat = sizes[which]
                 within = np.arange(int(repeat.sum()), dtype=np.int64) - np.repeat(np.cumsum(repeat) - repeat, repeat)
                 source = np.repeat((np.cumsum(sizes) - sizes)[which], repeat) + within
@@ -445,6 +474,15 @@ class LibraryModel:
             return [tuple(ids[a:b]) for a, b in zip(cuts, cuts[1:])]
 
         return distinct, assemble
+
+    def edge_index(self) -> PairIndex:
+        """`edge_array()` in a hash table (core/score_order.py's PairIndex: one slot read per lookup
+        where a binary search reads a dozen), made on first use."""
+        if self._edge_index is None:
+            edges = self.edge_array()
+            zeros = np.zeros(len(edges), dtype=np.int64)
+            self._edge_index = PairIndex(edges, zeros, zeros, 1)
+        return self._edge_index
 
     def edge_array(self) -> np.ndarray:
         """(last character of a rule's left token, first of its right token) of every rule, packed

@@ -174,11 +174,15 @@ class SpmNormalizer:
         # (a run of bytes none of which starts a rule or a user-defined symbol: characters copied as they are)
         self._special = regex.compile(b"[" + b"".join(regex.escape(bytes([b])) for b in sorted(starts)) + b"]"
                                       ) if starts else None
+        # (when every such byte is ASCII, the same search over the text itself: a text with none of them
+        # is all plain characters, the case of `_whitespace_only`, without a trip through its UTF-8 bytes)
+        self._special_text = regex.compile("[" + "".join(regex.escape(chr(b)) for b in sorted(starts)) + "]"
+                                           ) if starts and max(starts) < 0x80 else None
 
     def __call__(self, text: str) -> str:
         if not text:
             return text
-        if self._plain:
+        if self._plain or (self._special_text is not None and self._special_text.search(text) is None):
             return self._whitespace_only(text)
         return self._general(text.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
 
