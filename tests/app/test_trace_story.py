@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.literal_replay import literal_library, literal_list
 from webapp.tokenizer import get_tokenizer, is_installed, split_text
 from webapp.tokenizers import active as act
 from webapp.web.playground.compute import compute_bytes
@@ -31,40 +32,12 @@ LOWEST = "108 111 256\n119 101 257\n257 115 258\n258 116 259\n256 119 260"
 ODD = "257 97 300\n97 97 256\n98 99 257\n97 97 258\n256 98 259\n259 99 260\n98 98 261"
 
 
-def literal_list(data: bytes, rules: list[tuple[int, int, int]]) -> list[list[Token]]:
-    """snapshots[t + 1]: the tokens after visiting rule t."""
-    tokens: list[Token] = [(b, i, i + 1) for i, b in enumerate(data)]
-    snaps = [tokens]
-    for left, right, new in rules:
-        out: list[Token] = []
-        i = 0
-        while i < len(tokens):
-            if i + 1 < len(tokens) and tokens[i][0] == left and tokens[i + 1][0] == right:
-                out.append((new, tokens[i][1], tokens[i + 1][2]))
-                i += 2
-            else:
-                out.append(tokens[i])
-                i += 1
-        tokens = out
-        snaps.append(tokens)
-    return snaps
-
-
-def literal_library(data: bytes, rules: list[tuple[int, int, int]]) -> tuple[list[list[Token]], list[int]]:
-    """snapshots[s + 1]: the tokens after firing s, and the rank of each firing."""
-    rank: dict[tuple[int, int], int] = {}
+def first_ranks(rules: list[tuple[Any, Any, Any]]) -> dict[tuple[Any, Any], int]:
+    """pair -> the first rule that joins it (a pair listed twice keeps its first rank)."""
+    rank: dict[tuple[Any, Any], int] = {}
     for r, (a, b, _new) in enumerate(rules):
         rank.setdefault((a, b), r)
-    tokens: list[Token] = [(b, i, i + 1) for i, b in enumerate(data)]
-    snaps, fired = [tokens], []
-    while True:
-        present = [(rank[(x[0], y[0])], i) for i, (x, y) in enumerate(zip(tokens, tokens[1:])) if (x[0], y[0]) in rank]
-        if not present:
-            return snaps, fired
-        r, i = min(present)
-        tokens = [*tokens[:i], (rules[r][2], tokens[i][1], tokens[i + 1][2]), *tokens[i + 2:]]
-        snaps.append(tokens)
-        fired.append(r)
+    return rank
 
 
 def meetings(snaps: list[list[Token]], offset: int) -> list[tuple[int, int, tuple[Token, Token]]]:
@@ -118,7 +91,7 @@ def check_story(app: Any, state: dict[str, str], text: str, index: int, rules: l
     if order == "list":
         snaps, fired = literal_list(piece_bytes, rules), list(range(len(rules)))
     else:
-        snaps, fired = literal_library(piece_bytes, rules)
+        snaps, fired = literal_library(piece_bytes, rules, first_ranks(rules))
     final = len(snaps) - 1
     expected = meetings(snaps, at - start)
     # list order: a pair made and taken by one rule visit never stood between two visits
@@ -243,7 +216,7 @@ def test_sentencepiece_story_is_the_literal_replay(app, name):
     text = " lowest distinctively unbelievable"
     seen = "\u2581" + text.replace(" ", "\u2581")  # the model's text: add_dummy_prefix, spaces as ▁
     rules = [(a, b, a + b) for a, b in loaded.merges]
-    snaps, fired = literal_library(list(seen), rules)  # type: ignore[arg-type]
+    snaps, fired = literal_library(list(seen), rules, first_ranks(rules))
     final = len(snaps) - 1
     count = len(tok.encode(text)) - 1
     assert [seen[s:e] for _t, s, e in snaps[-1]] == [loaded_names(loaded)[i] for i in tok.encode(text)]

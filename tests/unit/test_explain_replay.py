@@ -30,6 +30,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.literal_replay import literal_library, literal_list
 from webapp.tokenizer import reference
 from webapp.tokenizer.core.engine import RuleTable
 from webapp.tokenizer.core.library_order import LibraryMerges
@@ -61,42 +62,8 @@ def explain_library(word: list[int], rules: list[tuple[int, int, int]]) -> dict[
 # --- the literal replays, every snapshot kept ----------------------------------------
 
 
-def literal_list(word: list[int], rules: list[tuple[int, int, int]]) -> list[list[Token]]:
-    """snapshots[t + 1]: the tokens after visiting rule t (snapshots[0]: the start)."""
-    tokens: list[Token] = [(s, i, i + 1) for i, s in enumerate(word)]
-    snaps = [tokens]
-    for left, right, new in rules:
-        out: list[Token] = []
-        i = 0
-        while i < len(tokens):
-            if i + 1 < len(tokens) and tokens[i][0] == left and tokens[i + 1][0] == right:
-                out.append((new, tokens[i][1], tokens[i + 1][2]))
-                i += 2
-            else:
-                out.append(tokens[i])
-                i += 1
-        tokens = out
-        snaps.append(tokens)
-    return snaps
-
-
 def library_ranks(rules: list[tuple[int, int, int]]) -> dict[tuple[int, int], int]:
     return {(a, b): r for r, (a, b, _n) in enumerate(rules)}
-
-
-def literal_library(word: list[int], rules: list[tuple[int, int, int]]) -> tuple[list[list[Token]], list[int]]:
-    """snapshots[s + 1]: the tokens after firing s; and the rank of each firing."""
-    rank = library_ranks(rules)
-    tokens: list[Token] = [(s, i, i + 1) for i, s in enumerate(word)]
-    snaps, fired = [tokens], []
-    while True:
-        present = [(rank[(a[0], b[0])], i) for i, (a, b) in enumerate(zip(tokens, tokens[1:])) if (a[0], b[0]) in rank]
-        if not present:
-            return snaps, fired
-        r, i = min(present)
-        tokens = [*tokens[:i], (rules[r][2], tokens[i][1], tokens[i + 1][2]), *tokens[i + 2:]]
-        snaps.append(tokens)
-        fired.append(r)
 
 
 def _literal_ids(word: list[int], rules: list[tuple[int, int, int]]) -> list[int]:
@@ -176,7 +143,7 @@ def check_list(word: list[int], rules: list[tuple[int, int, int]]) -> list[str]:
 
 def check_library(word: list[int], rules: list[tuple[int, int, int]]) -> list[str]:
     answer = explain_library(word, rules)
-    snaps, fired = literal_library(word, rules)
+    snaps, fired = literal_library(word, rules, library_ranks(rules))
     assert answer["ids"] == [t[0] for t in snaps[-1]] == reference.library_order_merge(word, rules)
     rank = library_ranks(rules)
     for b in answer["boundaries"]:
