@@ -12,6 +12,7 @@ look at.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -116,10 +117,17 @@ def corpus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("corpus-e2e")
     settings = {"DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}", "QUEUE_URL": f"sqlite:///{folder / 'q.sqlite3'}",
                 "CORPUS_DIR": str(folder / "corpora")}
+    with served_with_worker(settings, folder, "corpus-e2e") as url:
+        yield url
+
+
+@contextmanager
+def served_with_worker(settings: dict[str, Any], folder: Path, name: str) -> Iterator[str]:
+    """The app with `settings` served on loopback, and a job worker sharing its database and queue."""
     app = create_app({"TESTING": True, **settings})
     worker = JobWorker(settings, folder / "worker.log").start()
     try:
-        with serve_app(app, "corpus-e2e") as url:
+        with serve_app(app, name) as url:
             yield url
     finally:
         worker.kill()

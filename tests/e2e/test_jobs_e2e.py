@@ -10,11 +10,9 @@ import re
 from typing import Iterator
 
 import pytest
-from jobhelpers import JobWorker
 from playwright.sync_api import Page, expect
-from serving import serve_app
 
-from webapp import create_app
+from tests.e2e.conftest import served_with_worker
 from webapp.tokenizer.reference import bpe_merges as literal_bpe_merges
 from webapp.infra.storage import default_sqlite_url
 
@@ -24,13 +22,8 @@ def job_server(tmp_path_factory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("e2e-jobs")
     settings = {"DATABASE_URL": default_sqlite_url(folder), "QUEUE_URL": f"sqlite:///{folder / 'queue.sqlite3'}",
                 "JOB_TRAIN_MERGES": 5, "JOB_TIME_SECONDS": 60, "JOB_COUNTS_WORK": 10_000}
-    app = create_app({"TESTING": True, **settings})
-    worker = JobWorker(settings, folder / "worker.log").start()
-    try:
-        with serve_app(app, "e2e-jobs") as url:
-            yield url
-    finally:
-        worker.kill()
+    with served_with_worker(settings, folder, "e2e-jobs") as url:
+        yield url
 
 
 def test_train_job_panel_becomes_the_result(page: Page, console, screenshot, job_server):

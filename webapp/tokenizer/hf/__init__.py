@@ -3,9 +3,9 @@
 - alphabet: GPT-2's byte <-> character table (ByteLevel's, and how byte-level
   files write bytes as text)
 - text: the character classes and the `split` primitive of `tokenizers`
-- normalizers, pre_tokenizers, decoders: a tokenizer.json's stages of those
-  kinds, one module each (fields: what their readers share); the
-  post-processor's ids are read with the model (model: `read_post_processor`)
+- normalizers, pre_tokenizers, post_processors, decoders: a tokenizer.json's
+  stages of those kinds, one module each (fields: what the readers of the
+  normalizers, pre-tokenizers and decoders share)
 - pipeline: what a tokenizer.json does around its BPE model (added tokens,
   normalizer, pre-tokenizer, decoder), read and compiled
 - encoding: a `LoadedTokenizer`'s ids, traces and decoding in the file's ids,

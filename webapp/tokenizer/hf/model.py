@@ -18,9 +18,7 @@ so such a piece is one lookup; `piece_ids` looks a row of pieces up in
 the piece cache in one pass, cuts the long ones it misses all at once and
 tokenizes each other missing one once.
 
-`read_post_processor` reads the post-processor's part (the ids `add_special_tokens`
-adds; hf/encoding.py's `post_process` adds them).
-What it does not do: dropout (a random order; a note says it is left out),
+What it does not do: the post-processor (post_processors.py), dropout (a random order; a note says it is left out),
 continuing_subword_prefix / end_of_word_suffix (refused when importing),
 normalizers and pre-tokenizers (pipeline.py).
 """
@@ -534,68 +532,4 @@ def model_pieces(pieces: list[str], byte_level: bool, spelt_in_alphabet: bool) -
     return list(map(spelt.__getitem__, map(slice, [0, *ends[:-1]], ends)))
 
 
-# --------------------------------------------------------------------------
-# Post-processors
-
-
-def read_post_processor(node: Any, notes: list[str]) -> list[list[int]] | None:
-    """[ids before, ids after] the sequence for a single text, or None when nothing is added."""
-    before: list[int] = []
-    after: list[int] = []
-    if not _post(node, before, after):
-        notes.append("the file's post-processor is not one the playground has; add_special_tokens adds nothing")
-        return None
-    return [before, after] if before or after else None
-
-
-def _post(node: Any, before: list[int], after: list[int]) -> bool:
-    if node is None:
-        return True
-    if not isinstance(node, dict):
-        return False
-    kind = node.get("type")
-    if kind == "ByteLevel":
-        return True  # offsets only
-    if kind == "Sequence" and isinstance(node.get("processors"), list):
-        return all(_post(child, before, after) for child in node["processors"])
-    if kind in ("RobertaProcessing", "BertProcessing"):
-        cls, sep = node.get("cls"), node.get("sep")
-        if not (isinstance(cls, list) and isinstance(sep, list) and len(cls) == 2 and len(sep) == 2
-                and _is_id(cls[1]) and _is_id(sep[1])):
-            return False
-        before.append(cls[1])
-        after.append(sep[1])
-        return True
-    if kind == "TemplateProcessing":
-        return _template(node, before, after)
-    return False
-
-
-def _is_id(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _template(node: Mapping[str, Any], before: list[int], after: list[int]) -> bool:
-    single = node.get("single")
-    specials = node.get("special_tokens")
-    if not isinstance(single, list) or not isinstance(specials, dict):
-        return False
-    seen_sequence = False
-    for item in single:
-        if not isinstance(item, dict) or len(item) != 1:
-            return False
-        if "Sequence" in item:
-            seen_sequence = True
-            continue
-        special = item.get("SpecialToken")
-        if not isinstance(special, dict):
-            return False
-        entry = specials.get(special.get("id"))
-        ids = entry.get("ids") if isinstance(entry, dict) else None
-        if not isinstance(ids, list) or not all(_is_id(i) for i in ids):
-            return False
-        (after if seen_sequence else before).extend(ids)
-    return True
-
-
-__all__ = ["LibraryModel", "model_piece", "model_pieces", "read_model_options", "read_post_processor"]
+__all__ = ["LibraryModel", "model_piece", "model_pieces", "read_model_options"]

@@ -39,7 +39,8 @@ from webapp.tokenizer.hf import normalizers as hn
 from webapp.tokenizer.hf import pre_tokenizers as hp
 from webapp.tokenizer.hf.fields import Unsupported
 from webapp.tokenizer.hf.alphabet import bytes_to_token, token_to_bytes
-from webapp.tokenizer.hf.model import model_pieces, read_post_processor
+from webapp.tokenizer.hf.model import model_pieces
+from webapp.tokenizer.hf.post_processors import read_post_processor
 from webapp.tokenizer.hf.pre_runs import build_pre_tokenizer_runs
 from webapp.tokenizer.hf.text import WHITE_SPACE, bounded, check_growth, time_left
 from webapp.tokenizer.pretokenize.chunks import CLASS_SPLITS

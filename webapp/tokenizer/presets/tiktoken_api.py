@@ -16,7 +16,8 @@ presets' ranks and merges with their own name or special tokens, so they
 load no more than r50k_base, p50k_base and o200k_base do. Other names go to
 the other presets (the open models, whose `encode` follows their library)
 and to the files the web layer registers. The `Encoding` class is in
-tiktoken_encoding.py, the text and special-token helpers in tiktoken_parts.py.
+tiktoken_encoding.py (the open models' in open_model_encoding.py), the text
+and special-token helpers in tiktoken_parts.py.
 
 What it does not do: encode (tiktoken_encoding.Encoding does), network
 access, or the web's friendlier defaults (the pages and the JSON API keep
@@ -35,13 +36,8 @@ from webapp.tokenizer.presets import openai as presets
 from webapp.tokenizer.presets import real
 
 from webapp.tokenizer.presets.tiktoken_parts import preset_parts, with_special
-from webapp.tokenizer.presets.tiktoken_encoding import (
-    REGISTRY,
-    Encoding,
-    OpenModelEncoding,
-    encoding_for_loaded,
-    hand_over_registry,
-)
+from webapp.tokenizer.presets.open_model_encoding import OpenModelEncoding, encoding_for_loaded
+from webapp.tokenizer.presets.tiktoken_encoding import REGISTRY, Encoding, hand_over_registry
 
 # --------------------------------------------------------------------------
 # The OpenAI encodings tiktoken 0.14.0 lists, as presets plus special tokens

@@ -21,7 +21,7 @@ What it does:
   and error types. Its constructor takes tiktoken's arguments (ranks,
   pattern, special tokens), so the "extend an encoding with special tokens"
   recipe works; the pattern must be GPT-2's, cl100k's or o200k's.
-- `OpenModelEncoding` (for a Hugging Face tokenizer.json, from
+- `OpenModelEncoding` (open_model_encoding.py, for a Hugging Face tokenizer.json, from
   `encoding_for_loaded`): the same methods, but `encode` follows the
   `tokenizers` library: added tokens in the text are split out by default
   (`allowed_special="all"`, nothing raises) and `add_special_tokens` is
@@ -55,8 +55,6 @@ import numpy as np
 from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.core.byte_level import compile_byte_merges
 from webapp.tokenizer.core.char_level import bpe_encode_text, compile_char_merges
-from webapp.tokenizer.hf import pipeline as hf_pipeline
-from webapp.tokenizer.hf.encoding import post_process
 from webapp.tokenizer.hf.text import WHITE_SPACE
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.presets import real
@@ -547,80 +545,9 @@ class Encoding:
         return [self.decode_bytes(tokens) for tokens in batch]
 
 
-class OpenModelEncoding(Encoding):
-    """An open model's tokenizer.json with the Encoding API; `encode` follows the `tokenizers` library.
-
-    By default every added token found in the text is one id (the library's
-    default) and nothing raises; `allowed_special` / `disallowed_special`
-    work as in tiktoken when given (special tokens not allowed stay text, as
-    with the library's `encode_special_tokens`; added tokens that are not
-    special are always split out, as in the library). `add_special_tokens`
-    is the library's argument: the playground applies no post-processor, so
-    it adds nothing (see `notes` for what the file has that is left out).
-    """
-
-    def __init__(self, name: str, loaded: LoadedTokenizer) -> None:  # noqa: D107 - not tiktoken's signature
-        if not loaded.pipeline:
-            raise ValueError("OpenModelEncoding is for a tokenizer.json with its pipeline; use encoding_for_loaded")
-        self._setup(name, loaded, None)
-
-    def _setup(self, name: str, loaded: LoadedTokenizer, compiled: Any) -> None:
-        super()._setup(name, loaded, compiled)
-        added = hf_pipeline.compile_pipeline(loaded.pipeline).added
-        self._special = frozenset(token.content for token in added if token.special)
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """What the playground leaves out of the file (post-processor, unsupported steps)."""
-        return self._loaded.notes
-
-    def encode(  # (the library's arguments and defaults)
-        self,
-        text: str,
-        *,
-        add_special_tokens: bool = True,
-        allowed_special: SpecialSet = "all",
-        disallowed_special: SpecialCollection = (),
-    ) -> list[int]:
-        """The library's ids for `text` (`tokenizers.Tokenizer.encode(text, add_special_tokens=...).ids`)."""
-        _check_add_special(add_special_tokens)
-        ids = super().encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-        return post_process(self._loaded, ids) if add_special_tokens else ids
-
-    def encode_batch(
-        self,
-        text: Iterable[str],
-        *,
-        num_threads: int = 8,
-        add_special_tokens: bool = True,
-        allowed_special: SpecialSet = "all",
-        disallowed_special: SpecialCollection = (),
-    ) -> list[list[int]]:
-        _check_add_special(add_special_tokens)
-        batch = super().encode_batch(
-            text, num_threads=num_threads, allowed_special=allowed_special, disallowed_special=disallowed_special
-        )
-        return [post_process(self._loaded, ids) for ids in batch] if add_special_tokens else batch
-
-
-def _check_add_special(value: Any) -> None:
-    if not isinstance(value, bool):
-        raise TypeError(f"add_special_tokens should be True or False, got {type(value).__name__}")
-
-
 def _restore(cls: type[Encoding], name: str, loaded: LoadedTokenizer) -> Encoding:
     """Unpickle an encoding that is not in the registry."""
     return cls._from_loaded(name, loaded)
-
-
-# --------------------------------------------------------------------------
-# Building encodings
-
-
-def encoding_for_loaded(loaded: LoadedTokenizer, name: str = "loaded", *, compiled: Any = None) -> Encoding:
-    """An Encoding for any loaded tokenizer: OpenModelEncoding for a tokenizer.json with its pipeline."""
-    cls = OpenModelEncoding if loaded.pipeline else Encoding
-    return cls._from_loaded(name, loaded, compiled)
 
 
 # --------------------------------------------------------------------------

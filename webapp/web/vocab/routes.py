@@ -26,7 +26,7 @@ from urllib.parse import urlencode
 from flask import Blueprint, Response, jsonify, render_template, request
 from markupsafe import Markup
 
-from webapp.infra import inputs
+from webapp.infra import inputs, vocab_inputs
 from webapp.infra.errors import ApiError
 from webapp.jobs import views as jobs
 from webapp.jobs.registry import done_view
@@ -53,8 +53,8 @@ def _entry(tokenizer_id: str) -> Loaded:
 
 @bp.get("/api/tokenizers/<tokenizer_id>/vocab")
 def api_vocab(tokenizer_id: str) -> Response:
-    q = inputs.read_vocab_query(request.args.get("q"))
-    offset, limit = inputs.read_vocab_page(request.args.get("offset"), request.args.get("limit"))
+    q = vocab_inputs.read_vocab_query(request.args.get("q"))
+    offset, limit = vocab_inputs.read_vocab_page(request.args.get("offset"), request.args.get("limit"))
     entry = _entry(tokenizer_id)
     return jsonify(search_json(kinds.index_of(entry), q, offset, limit))
 
@@ -128,11 +128,11 @@ def _context(args: Mapping[str, str]) -> dict[str, Any]:
     q: bytes | None = None
     offset = 0
     try:
-        q = inputs.read_vocab_query(raw_q) if raw_q else None
+        q = vocab_inputs.read_vocab_query(raw_q) if raw_q else None
     except TokenizerError as exc:
         errors["q"] = exc.message
     try:
-        offset, _ = inputs.read_vocab_page(args.get("offset"), None)
+        offset, _ = vocab_inputs.read_vocab_page(args.get("offset"), None)
     except TokenizerError as exc:
         errors["offset"] = exc.message
     try:
@@ -150,7 +150,7 @@ def _context(args: Mapping[str, str]) -> dict[str, Any]:
     out["size"] = len(index)
     out["order"] = index.order
     if "q" not in errors:
-        out["listing"] = listing_view(index, q, offset, inputs.VOCAB_PAGE_DEFAULT)
+        out["listing"] = listing_view(index, q, offset, vocab_inputs.VOCAB_PAGE_DEFAULT)
     if state["token"]:
         try:
             token_id = find_token(index, state["token"])
