@@ -76,6 +76,11 @@ def test_chat_view_renders_counts_and_edits_messages(page: Page, console: list[s
     open_qwen(page, chat_server)
     page.locator('label[for="view-chat"]').click()
     expect(page.locator("#chat-editor")).to_be_visible()
+    # The first render compiles the opened file's rules (slow on a busy machine); its answer replaces
+    # the editor, so an edit made while it is in flight would be sent again from the old editor
+    # (a known gap, docs/chat.md "Known gaps"): wait until no request is in flight before typing.
+    expect(page.locator("#chat-count")).to_be_visible(timeout=30_000)
+    page.wait_for_function("() => !document.querySelector('.htmx-request')", timeout=30_000)
     page.locator(".chat-content").nth(1).fill("What is BPE?")  # the first conversation: the page's text as the user's
     messages = [("system", "You are a helpful assistant."), ("user", "What is BPE?")]
     # The first answer compiles the opened file's 151k rules in the server: allow a busy machine its time.
