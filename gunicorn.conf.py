@@ -58,7 +58,7 @@ def when_ready(server):  # noqa: ANN001 - gunicorn's hook
 
     from webapp.tokenizer import PRESET_NAMES, set_cache_dir
     from webapp.tokenizer.presets.catalog import is_installed, is_prepared
-    from webapp.tokenizers.store import warm_preset
+    from webapp.opened.store import warm_preset
 
     folder = Path(__file__).resolve().parent / "instance" / "presets"
     set_cache_dir(folder)

@@ -56,7 +56,7 @@ from webapp.tokenizer import get_encoding, is_installed, preset_chat_template  #
 from webapp.tokenizer.chat.templates import preset_config_path  # noqa: E402
 from webapp.tokenizer.hf.encoding import library_model  # noqa: E402
 from webapp.tokenizer.pretokenize.textencode import clear_text_caches  # noqa: E402
-from webapp.tokenizers.store import preset_entry  # noqa: E402
+from webapp.opened.store import preset_entry  # noqa: E402
 from webapp.web.chat.chatting import render_and_count  # noqa: E402
 from webapp.web.counts.counting import count_all, default_refs  # noqa: E402
 

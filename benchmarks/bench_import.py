@@ -101,7 +101,7 @@ def main() -> None:
         print(f"note: the corpus gave only {n_rules:,} merges")
 
     from webapp import create_app
-    from webapp.tokenizers import store as tokenizer_store
+    from webapp.opened import store as tokenizer_store
     from webapp.tokenizer.core import byte_level
     from webapp.infra.storage import default_sqlite_url, get_storage
 

@@ -37,7 +37,7 @@ from webapp.tokenizer import presets
 import tiktoken
 app = create_app({"TESTING": True, "DATABASE_URL": "sqlite://"})
 presets.set_cache_dir(sys.argv[3])
-from webapp.tokenizers.store import preset_entry
+from webapp.opened.store import preset_entry
 name = sys.argv[2]
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter(); preset_entry(name); ours = time.perf_counter() - t

@@ -45,7 +45,7 @@ from webapp.tokenizer.chat.templates import preset_config_path  # noqa: E402
 from webapp.tokenizer.core.library_order import LibraryMerges  # noqa: E402
 from webapp.tokenizer.hf.model import LibraryModel  # noqa: E402
 from webapp.tokenizer.hf.pipeline import Pipeline  # noqa: E402
-from webapp.tokenizers.store import preset_entry  # noqa: E402
+from webapp.opened.store import preset_entry  # noqa: E402
 from webapp.web.chat import chatting  # noqa: E402
 
 SPENT: dict[str, float] = defaultdict(float)

@@ -85,7 +85,7 @@ def opened_tokenizer() -> dict[str, float]:
 
     Each rule joins its own pair of bytes (short tokens, as in real files).
     """
-    from webapp.tokenizers import store as tokenizer_store
+    from webapp.opened import store as tokenizer_store
     from webapp.tokenizer import formats
 
     count = 300_000

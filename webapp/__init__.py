@@ -2,7 +2,7 @@
 
 `create_app()` builds the Flask app: the settings (webapp.config), then the
 layers from the bottom up: the infrastructure hooks (webapp.infra), the
-opened-tokenizer service (webapp.tokenizers), the job queue (webapp.jobs),
+opened-tokenizer service (webapp.opened), the job queue (webapp.jobs),
 and the features' blueprints (webapp.web). The tokenizer itself lives in
 `webapp.tokenizer` and knows nothing of Flask. docs/architecture.md draws the
 layers and the path of one request.

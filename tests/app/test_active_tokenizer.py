@@ -1,4 +1,4 @@
-"""webapp/tokenizers/active.py: one active tokenizer per page, and the prefix trace used while typing into long texts."""
+"""webapp/opened/active.py: one active tokenizer per page, and the prefix trace used while typing into long texts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 import pytest
 
 from webapp.tokenizer import TraceLimits
-from webapp.tokenizers import active as act
+from webapp.opened import active as act
 
 
 def test_resolve_picks_exactly_one_source(app):

@@ -14,7 +14,7 @@ import re
 import pytest
 from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tokenizer
 
-from webapp.tokenizers import store as tokenizer_store
+from webapp.opened import store as tokenizer_store
 from webapp.tokenizer import encode, get_tokenizer
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode
 

@@ -14,7 +14,7 @@ import pytest
 from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tokenizer
 from tokenizers import Tokenizer, models
 
-from webapp.tokenizers import store as tokenizer_store
+from webapp.opened import store as tokenizer_store
 from webapp.tokenizer import TraceLimits
 from webapp.tokenizer import formats as tokfiles
 
@@ -399,7 +399,7 @@ def test_damaged_stored_tokenizer(app):
 
 def test_page_hooks_refuse_the_other_level(app, byte_tok, char_tok):
     from webapp.tokenizer import TokenizerError
-    from webapp.tokenizers import active as act
+    from webapp.opened import active as act
 
     with app.app_context():
         chars = tokenizer_store.store_tokenizer(

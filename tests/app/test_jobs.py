@@ -19,7 +19,7 @@ from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
 from jobhelpers import JobWorker, wait_job
 
 from tests.conftest import make_app
-from webapp.tokenizers import store as tokenizer_store
+from webapp.opened import store as tokenizer_store
 from webapp.tokenizer.reference import bpe_merges as literal_bpe_merges
 from webapp.tokenizer.reference import encode as literal_encode
 from webapp.jobs import tokens

@@ -96,7 +96,7 @@ def test_presets_being_prepared_say_so(client, monkeypatch, tmp_path):
 
     from webapp.tokenizer import TokenizerError
     from webapp.tokenizer.presets import cache as preset_cache, catalog, openai
-    from webapp.tokenizers import store as tokenizer_store
+    from webapp.opened import store as tokenizer_store
 
     # a set-up step (here: this test's parent process, alive) preparing into an empty cache folder
     (tmp_path / catalog.PREPARING_MARKER).write_text(str(os.getppid()))

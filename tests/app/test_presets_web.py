@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from webapp.tokenizers import store as tokenizer_store
+from webapp.opened import store as tokenizer_store
 from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer import load_ranks
 from webapp.tokenizer.presets import catalog, open_models

@@ -21,7 +21,7 @@ import pytest
 
 from tests.literal_replay import literal_library, literal_list
 from webapp.tokenizer import get_tokenizer, is_installed, split_text
-from webapp.tokenizers import active as act
+from webapp.opened import active as act
 from webapp.web.playground.compute import compute_bytes
 from webapp.web.playground.fields import normalize_state
 

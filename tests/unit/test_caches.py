@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from webapp.infra import inputs
-from webapp.tokenizers import store as tokenizer_store
+from webapp.opened import store as tokenizer_store
 from webapp.web.common import viewmodels
 from webapp.tokenizer.core import byte_level, char_level
 from webapp.tokenizer.caches import NAMED, BoundedCache, estimated_bytes

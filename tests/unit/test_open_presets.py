@@ -215,7 +215,7 @@ def test_warming_a_preset_builds_its_first_use_indexes_and_keeps_one_tuple_of_ru
     """What gunicorn's master does before forking (gunicorn.conf.py): after `warm_preset`, a list-order
     preset's trace indexes exist and its compiled list's rules are its tokenizer's own tuple (no copy)."""
     from webapp.tokenizer.presets import catalog
-    from webapp.tokenizers import store
+    from webapp.opened import store
 
     if not (catalog.is_installed("r50k_base") and catalog.is_installed("mistral_tekken")):
         pytest.skip("the presets are not installed (make setup-test)")

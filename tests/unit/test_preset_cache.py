@@ -201,7 +201,7 @@ def test_the_deferred_whole_token_table_gives_the_same_ids_and_is_made_when_wort
 
 
 def test_the_web_app_keeps_a_presets_tables_ready(fresh):
-    from webapp.tokenizers import store
+    from webapp.opened import store
 
     entry = store.preset_entry("r50k_base")
     assert not entry.compiled.whole_deferred and entry.compiled.whole

@@ -16,7 +16,7 @@ What it does:
   migrate exactly once. A database newer than the code is refused clearly.
 
 What it does not do: interpret the bytes (web/share/routes.py turns states
-into canonical JSON, webapp/tokenizers/store.py stores opened tokenizer
+into canonical JSON, webapp/opened/store.py stores opened tokenizer
 files, webapp/jobs/store.py job parameters and results), delete or
 expire anything, or know about HTTP beyond `init_app` / `get_storage`.
 

@@ -20,7 +20,7 @@ from flask import Flask
 
 from webapp.infra import body, errors, memory, ratelimit, security, storage, timebudget
 from webapp.jobs import queue, views as job_views
-from webapp.tokenizers import store as tokenizer_store
+from webapp.opened import store as tokenizer_store
 from webapp.web.api import routes as api
 from webapp.web.chat import routes as chat
 from webapp.web.compare import routes as compare

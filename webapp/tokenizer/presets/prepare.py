@@ -3,7 +3,7 @@
     python -m webapp.tokenizer.presets.prepare [CACHE_DIR] [--only NAME ...]
 
 CACHE_DIR defaults to `instance/presets` of the project, the folder the web
-app reads (webapp.tokenizers.store.init_app points the cache there: `<instance>/presets`).
+app reads (webapp.opened.store.init_app points the cache there: `<instance>/presets`).
 Without this step the first use of cl100k_base or o200k_base in a fresh
 install converts js-tiktoken's ranks and precompiles them inside that request
 (seconds), and the first use of an open model opens its tokenizer.json there

@@ -5,7 +5,7 @@
   own (webapp.tokenizer.preset_chat_template, keyed by preset name).
 - `render_and_count(entry, messages, add_generation_prompt)`: the rendered
   text (transformers' way, in the sandbox, under the limits), its ids as
-  `apply_chat_template` tokenizes (webapp.tokenizers.active.chat_ids) and the
+  `apply_chat_template` tokenizes (webapp.opened.active.chat_ids) and the
   text cut into plain parts and special tokens (what the Chat view boxes).
 - `page_chat(state, active)`: the Bytes page's Chat view for one page state.
 
@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from webapp.infra import inputs
-from webapp.tokenizers import active as act
-from webapp.tokenizers.store import Loaded
+from webapp.opened import active as act
+from webapp.opened.store import Loaded
 from webapp.tokenizer import (
     ChatTemplate,
     JsonProblem,

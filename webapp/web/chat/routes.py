@@ -19,7 +19,7 @@ from flask import Blueprint, Response, jsonify
 from webapp.infra import inputs, ratelimit
 from webapp.infra.body import read_json_object
 from webapp.infra.errors import ApiError
-from webapp.tokenizers.store import Loaded, load_tokenizer
+from webapp.opened.store import Loaded, load_tokenizer
 from webapp.web.chat.chatting import render_and_count
 from webapp.tokenizer import PresetMissing, TokenizerError
 

@@ -33,9 +33,9 @@ from webapp.jobs import queue
 from webapp.jobs import views as jobs
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
 from webapp.jobs.thresholds import rule_count, text_chars
-from webapp.tokenizers import active as act
+from webapp.opened import active as act
 from webapp.web.common import viewmodels as vm
-from webapp.tokenizers.store import OpenedStatus
+from webapp.opened.store import OpenedStatus
 from webapp.tokenizer import (
     EncodeTrace,
     ImpliedVocab,

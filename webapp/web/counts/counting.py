@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from webapp.infra import timebudget
-from webapp.tokenizers import active as act
+from webapp.opened import active as act
 from webapp.tokenizer import (
     PRESET_NAMES, OutOfTime, TokenizerError, charged, check_request_budget, is_installed, is_preset,
 )

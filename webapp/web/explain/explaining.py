@@ -3,7 +3,7 @@
 `check_size` refuses a text over `LIMIT_EXPLAIN_BYTES` (its UTF-8 size, counted
 before anything is built: an explanation holds one entry per boundary, at most
 one per byte); `read_story` reads the optional boundary whose story is wanted;
-`explain_active` explains with the tokenizer `webapp.tokenizers.active`
+`explain_active` explains with the tokenizer `webapp.opened.active`
 resolved (typed merges, a preset or an opened file), through the tokenizer
 package's explainer, which checks its ids against the normal encode.
 
@@ -18,7 +18,7 @@ from flask import current_app
 
 from webapp import tokenizer as tk
 from webapp.infra.errors import ApiError
-from webapp.tokenizers import active as act
+from webapp.opened import active as act
 
 #: The default of LIMIT_EXPLAIN_BYTES (docs/limits.md).
 DEFAULT_EXPLAIN_BYTES = 65_536

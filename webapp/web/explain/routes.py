@@ -23,7 +23,7 @@ from webapp import tokenizer as tk
 from webapp.infra import inputs
 from webapp.infra.body import read_json_object
 from webapp.infra.errors import ApiError
-from webapp.tokenizers import active as act
+from webapp.opened import active as act
 from webapp.web.explain.explaining import check_size, check_story, explain_active, read_story
 
 bp = Blueprint("explain", __name__)

@@ -29,7 +29,7 @@ from flask import url_for
 
 from webapp import tokenizer as tk
 from webapp.infra.errors import ApiError
-from webapp.tokenizers import active as act
+from webapp.opened import active as act
 from webapp.web.explain.explaining import explain_active, read_story
 
 

@@ -7,7 +7,7 @@ the opened file in the page's Open status once it is done (or say that the
 file belongs on the other page).
 
 What it does not do: read the request (webapp.web.files.reading) or keep
-opened tokenizers (webapp.tokenizers.store).
+opened tokenizers (webapp.opened.store).
 """
 
 from __future__ import annotations

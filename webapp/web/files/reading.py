@@ -2,7 +2,7 @@
 
 `import_from_request()` reads the file (and format hint), hands a big one
 to a background job (webapp.jobs.thresholds) and otherwise parses it, checks the
-limits and stores it (webapp.tokenizers.store). What it does not do: routes
+limits and stores it (webapp.opened.store). What it does not do: routes
 (webapp.web.files.routes) or parse formats (webapp.tokenizer.formats).
 """
 
@@ -17,7 +17,7 @@ from webapp.infra import inputs, ratelimit
 from webapp.web.files.kinds import import_job
 from webapp.infra.errors import quote
 from webapp.infra.body import is_json_request, read_body, read_json_object
-from webapp.tokenizers.store import store_tokenizer
+from webapp.opened.store import store_tokenizer
 from webapp.tokenizer import TokenizerError, import_tokenizer
 
 

@@ -22,7 +22,7 @@ Routes (blueprint `files`):
   or the download.
 
 What it does not do: keep opened tokenizers or give the pages their hooks
-(webapp.tokenizers.store), read an import request (webapp.web.files.reading), parse
+(webapp.opened.store), read an import request (webapp.web.files.reading), parse
 file formats (webapp.tokenizer.formats), render tokens (the pages do), or
 keep anything in the browser.
 """
@@ -43,7 +43,7 @@ from webapp.infra.errors import ApiError, cut, not_found, quote
 from webapp.infra.body import is_json_request, read_json_object
 from webapp.web.common.tools import FILE_TOOLS, TOOLS
 from webapp.web.playground.fields import TOOL_TITLES
-from webapp.tokenizers.store import Loaded, load_tokenizer
+from webapp.opened.store import Loaded, load_tokenizer
 from webapp.tokenizer import (
     EXPORT_FORMATS,
     LoadedTokenizer,

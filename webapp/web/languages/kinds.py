@@ -26,7 +26,7 @@ from webapp.infra import inputs
 from webapp.jobs import queue
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
 from webapp.jobs.store import Job
-from webapp.tokenizers import active as act
+from webapp.opened import active as act
 from webapp.tokenizer import (
     LANGUAGES_VERSION,
     UDHR_VERSION,

@@ -1,7 +1,7 @@
 """Computing a tool page: from a page's state to what its templates show.
 
 `COMPUTE[tool](state)` parses the fields (webapp.infra.inputs), runs the engine
-with the active tokenizer (webapp.tokenizers.active) and shapes the result
+with the active tokenizer (webapp.opened.active) and shapes the result
 (webapp.web.common.viewmodels), errors kept beside their fields; `apply_action` applies
 the buttons that change fields first (Add missing tokens, Decode these ids,
 Swap). What it does not do: routes or rendering (webapp.web.playground.pages).
@@ -13,7 +13,7 @@ import json
 from urllib.parse import urlencode
 from typing import Any, Callable, Mapping
 
-from webapp.tokenizers import active as act
+from webapp.opened import active as act
 from webapp.web.chat import chatting
 from webapp.web.compare import routes as compare
 from webapp.web.explain.story import page_story

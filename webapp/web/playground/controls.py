@@ -13,7 +13,7 @@ from typing import Mapping
 from flask import render_template, request
 
 from webapp.web.playground import pages
-from webapp.tokenizers import store as tokenizer_store
+from webapp.opened import store as tokenizer_store
 
 
 def is_htmx() -> bool:

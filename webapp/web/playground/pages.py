@@ -11,7 +11,7 @@ computed the same way whichever way it arrives:
 - `render_tool_page(tool, state)` (share links at /s/<id>).
 
 One request: the fields are normalized (webapp.web.playground.fields), the
-active tokenizer is resolved and loaded once (webapp.tokenizers.active), a
+active tokenizer is resolved and loaded once (webapp.opened.active), a
 state over its job threshold becomes a job whose panel shows
 (webapp.web.playground.kinds), else webapp.web.playground.compute parses the
 fields (webapp.infra.inputs), runs the engine and shapes the result
@@ -30,7 +30,7 @@ from flask import Blueprint, Response, redirect, render_template, request, url_f
 from werkzeug.wrappers import Response as BaseResponse
 from markupsafe import Markup, escape
 
-from webapp.tokenizers import active as act
+from webapp.opened import active as act
 from webapp.web.compare import routes as compare
 from webapp.infra.errors import not_found
 from webapp.infra import inputs

@@ -8,7 +8,7 @@
 
 A preset is used everywhere an opened file's id is accepted, by its name
 (`/api/tokenizers/cl100k_base/encode`, `/bytes?tokenizer=o200k_base`, share
-links): `webapp.tokenizers.store.load_tokenizer` opens preset names (`preset_entry`).
+links): `webapp.opened.store.load_tokenizer` opens preset names (`preset_entry`).
 
 What it does not do: read rank files (webapp.tokenizer.presets.openai) or encode
 (webapp.tokenizer.presets.real).
@@ -22,7 +22,7 @@ from flask import Blueprint, Response, jsonify, request
 
 from webapp.infra.errors import not_found
 from webapp.web.playground.controls import full_page, is_htmx, page_state, status
-from webapp.tokenizers.store import preset_entry
+from webapp.opened.store import preset_entry
 from webapp.tokenizer import (
     INSTALL_HINT,
     PRESETS,

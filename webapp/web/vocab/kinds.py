@@ -19,7 +19,7 @@ from typing import Any
 from webapp.jobs import queue
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
 from webapp.jobs.store import Job
-from webapp.tokenizers.store import Loaded, load_tokenizer
+from webapp.opened.store import Loaded, load_tokenizer
 from webapp.tokenizer import BoundedCache, VocabIndex, estimated_bytes, unreachable
 
 KIND = "vocab-unreachable"

@@ -31,7 +31,7 @@ from webapp.infra.errors import ApiError
 from webapp.jobs import views as jobs
 from webapp.jobs.registry import done_view
 from webapp.jobs.store import Job
-from webapp.tokenizers.store import Loaded, load_tokenizer
+from webapp.opened.store import Loaded, load_tokenizer
 from webapp.tokenizer import PRESET_NAMES, PresetMissing, TokenizerError, encoder, is_installed, is_preset
 from webapp.web.vocab import kinds
 from webapp.web.vocab.views import (

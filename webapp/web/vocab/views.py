@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from webapp.tokenizers.store import Loaded
+from webapp.opened.store import Loaded
 from webapp.tokenizer import (
     BoundedCache,
     VOCAB_GROUPS,

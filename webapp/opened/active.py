@@ -13,7 +13,7 @@ say). When a preset or file is active, the typed fields are inactive: the
 templates show them so and nothing reads them.
 
 This module only dispatches; parsing stays in `webapp.infra.inputs`, stored files in
-`webapp.tokenizers.store`, presets in `webapp.tokenizer.presets.openai`.
+`webapp.opened.store`, presets in `webapp.tokenizer.presets.openai`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from webapp.infra import inputs
-from webapp.tokenizers import store as tokenizer_store
+from webapp.opened import store as tokenizer_store
 from webapp import tokenizer as tk
 from webapp.tokenizer import (
     TokenizerError,
@@ -142,7 +142,7 @@ def _stored_ids(active: ActiveTokenizer, text: str, scheme: str | None) -> list[
 def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, *, limits: TraceLimits) -> ByteTrace:
     """The encode trace, the vocab a preset's or file's ids decode with (None: typed merges),
     and the ids of the special tokens among the recorded tokens (styled apart)."""
-    if not active.typed:  # webapp.tokenizers.store serves presets by name and opened files by id
+    if not active.typed:  # webapp.opened.store serves presets by name and opened files by id
         return _stored_byte_trace(active, text, scheme, limits)
     if scheme != "none":
         return pretokenized_encode_trace(text, merges, scheme, limits=limits), None, frozenset()

@@ -11,7 +11,7 @@
 - `init_app(app)` points the preset cache at `instance/presets` and lets
   `webapp.tokenizer.get_tokenizer` open stored files by id.
 
-What it does not do: encode (webapp.tokenizers.active does, with the entry a
+What it does not do: encode (webapp.opened.active does, with the entry a
 request resolved once), routes (webapp.web.files.routes, webapp.web.presets.routes), read
 requests (webapp.web.files.reading) or parse file formats (webapp.tokenizer.formats).
 """
