@@ -41,7 +41,7 @@ import corpus  # noqa: E402
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 
 from webapp.tokenizer import formats as tokfiles  # noqa: E402
-from webapp.tokenizer.hf.encoding import encode_loaded  # noqa: E402
+from webapp.tokenizer.stages import tokenizer_of  # noqa: E402
 
 
 def best_of(runs: int, work: Callable[[], Any]) -> tuple[float, Any]:
@@ -138,8 +138,8 @@ def main() -> None:
 
         entry = opened["tokenizer.json"]
         print()
-        first_s, ids = best_of(1, lambda: encode_loaded(entry.tok, text, "gpt2", compiled=entry.compiled))
-        again_s, ids_again = best_of(3, lambda: encode_loaded(entry.tok, text, "gpt2", compiled=entry.compiled))
+        first_s, ids = best_of(1, lambda: tokenizer_of(entry.tok, "gpt2", entry.compiled).encode(text))
+        again_s, ids_again = best_of(3, lambda: tokenizer_of(entry.tok, "gpt2", entry.compiled).encode(text))
         library_s, library_ids = best_of(3, lambda: tok.encode(text).ids)
         assert ids == ids_again == expected == library_ids, "ids differ from the library's"
         print(f"encode {len(text):,} chars (gpt2 pre-tokenization) with the opened tokenizer.json: "

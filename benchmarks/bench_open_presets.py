@@ -10,7 +10,7 @@ Usage (from the repository root, after `make setup` prepared the presets):
   memory (VmHWM: ru_maxrss would carry the parent's over exec);
 - encode: texts no cache has seen (words of several scripts with a random
   tag each, so every pre-token is new) encoded once by the playground
-  (`encode_loaded`) and once by `tokenizers.Tokenizer.encode_batch` of one
+  (`tokenizer_of(tok).encode`) and once by `tokenizers.Tokenizer.encode_batch` of one
   text at a time (`encode`; for mistral_tekken: tiktoken over the Tekken
   file's ranks and pattern, which is what mistral-common's Tekkenizer runs);
   both in this process, `--reps` rounds (each with new text, ours then
@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from tokenizers import Tokenizer  # noqa: E402
 
 from webapp.tokenizer import get_tokenizer, set_cache_dir  # noqa: E402
-from webapp.tokenizer.hf.encoding import encode_loaded  # noqa: E402
+from webapp.tokenizer.stages import tokenizer_of  # noqa: E402
 from webapp.tokenizer.presets import open_models  # noqa: E402
 
 LIBRARY_CHILD = r"""
@@ -115,7 +115,7 @@ def time_encode(name: str, library: Any, words: int, reps: int) -> tuple[float, 
     for _ in range(reps):
         text_a, text_b = fresh_text(rng, words), fresh_text(rng, words)
         started = time.perf_counter()
-        ours = encode_loaded(loaded, text_a)
+        ours = tokenizer_of(loaded).encode(text_a)
         ours_times.append(time.perf_counter() - started)
         started = time.perf_counter()
         theirs = library.encode(text_b, add_special_tokens=False).ids

@@ -74,7 +74,7 @@ import tiktoken  # noqa: E402
 from webapp.tokenizer.core import byte_level  # noqa: E402
 from webapp.tokenizer.presets import openai as presets  # noqa: E402
 from webapp.tokenizer import formats as tokfiles  # noqa: E402
-from webapp.tokenizer.hf.encoding import encode_loaded  # noqa: E402
+from webapp.tokenizer.stages import build_tokenizer, tokenizer_of  # noqa: E402
 from webapp.tokenizer.core.precompiled import loads_precompiled  # noqa: E402
 from webapp.tokenizer.pretokenize.patterns import PATTERNS  # noqa: E402
 from webapp.tokenizer.pretokenize import chunks, textencode  # noqa: E402
@@ -155,7 +155,7 @@ class Ours:
         self.compiled = compiled
 
     def encode(self, text: str) -> list[int]:
-        return encode_loaded(self.tok, text, compiled=self.compiled)
+        return tokenizer_of(self.tok, compiled=self.compiled).encode(text)
 
     def forget_text(self) -> None:
         """Empty every cache that text fills (segments by bytes, pre-tokens by text, chunks)."""
@@ -308,9 +308,9 @@ def main() -> int:
             gc.collect()
             theirs_s, (theirs, their_ids) = timed(lambda: (t := build_theirs(), t.encode_ordinary(text)))
             gc.collect()
-            ours_s, (cold, ids) = timed(lambda: (c := fresh_compile(merge_list), encode_loaded(tok, text, compiled=c)))
+            ours_s, (cold, ids) = timed(lambda: (c := fresh_compile(merge_list), build_tokenizer(tok, compiled=c).encode(text)))
             gc.collect()
-            pre_s, (pre, pre_ids) = timed(lambda: (c := loads_precompiled(blob), encode_loaded(tok, text, compiled=c)))
+            pre_s, (pre, pre_ids) = timed(lambda: (c := loads_precompiled(blob), build_tokenizer(tok, compiled=c).encode(text)))
             if not (ids == pre_ids == their_ids == expected):
                 ok = False
                 print("  MISMATCH: cold ids differ from tiktoken's")
@@ -350,9 +350,9 @@ def main() -> int:
             presets.clear_caches()
             gc.collect()
             reopen_s, ids = timed(
-                lambda: encode_loaded(
-                    presets.load_preset(name, cache_dir), "Hello, world!", compiled=presets.load_compiled(name, cache_dir)
-                )
+                lambda: build_tokenizer(
+                    presets.load_preset(name, cache_dir), compiled=presets.load_compiled(name, cache_dir)
+                ).encode("Hello, world!")
             )
             reopen.append(reopen_s)
         if ids != theirs.encode_ordinary("Hello, world!"):

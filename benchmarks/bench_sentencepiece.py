@@ -14,7 +14,7 @@ Usage (from the repository root, after `make setup` downloaded mistral-common's 
   letters, so that every word is a new piece to merge; `--tags hex` makes it hex
   digits, which the Mistral files split off as one-digit pieces, so that much
   of such text is one-character pieces and the words before them repeat) encoded once by the playground
-  (`encode_loaded`, a fresh tokenizer opened for the round so its caches are
+  (`tokenizer_of(tok).encode`, a fresh tokenizer opened for the round so its caches are
   empty) and once by `SentencePieceProcessor.encode`, `--reps` rounds with new
   text: the best time of each and the median of the rounds' ratios (ours over
   sentencepiece's); the target is a ratio of at most 1.5. The ids are checked
@@ -45,7 +45,7 @@ import sentencepiece as spm  # noqa: E402
 
 from webapp.tokenizer import import_tokenizer  # noqa: E402
 from webapp.tokenizer.formats.stored import dumps_stored, loads_stored  # noqa: E402
-from webapp.tokenizer.hf.encoding import encode_loaded  # noqa: E402
+from webapp.tokenizer.stages import tokenizer_of  # noqa: E402
 from webapp.tokenizer.presets.open_models import pypi_dir  # noqa: E402
 
 FILES = {"v1": "tokenizer.model.v1", "v2": "mistral_instruct_tokenizer_240216.model.v2",
@@ -88,7 +88,7 @@ def main() -> int:
             spm_opens.append(t2 - t1)
             text = never_seen(args.words, rng, args.tags)
             t0 = time.perf_counter()
-            mine = encode_loaded(tok, text, allowed_special=frozenset())
+            mine = tokenizer_of(tok).encode(text, frozenset())
             t1 = time.perf_counter()
             ref = sp.encode(text)
             t2 = time.perf_counter()
@@ -100,7 +100,7 @@ def main() -> int:
             ratios.append((t1 - t0) / (t2 - t1))
             copy = loads_stored(stored)
             t3 = time.perf_counter()
-            again = encode_loaded(copy, text, allowed_special=frozenset())
+            again = tokenizer_of(copy).encode(text, frozenset())
             t4 = time.perf_counter()
             if again != ref:
                 print(f"{key}: the read-back copy's ids differ from sentencepiece's", file=sys.stderr)

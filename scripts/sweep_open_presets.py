@@ -24,7 +24,7 @@ from tokenizers import Tokenizer  # noqa: E402
 
 from webapp.tokenizer import get_tokenizer  # noqa: E402
 from webapp.tokenizer.hf.alphabet import token_to_bytes  # noqa: E402
-from webapp.tokenizer.hf.encoding import encode_loaded  # noqa: E402
+from webapp.tokenizer.stages import tokenizer_of  # noqa: E402
 from webapp.tokenizer.presets import open_models  # noqa: E402
 from webapp.tokenizer.presets.openai import set_cache_dir  # noqa: E402
 
@@ -52,7 +52,7 @@ def sweep(name: str) -> int:
         chunk = texts[at : at + BATCH]
         expected = [e.ids for e in library.encode_batch(chunk, add_special_tokens=False)]
         for text, want in zip(chunk, expected):
-            got = encode_loaded(ours, text)
+            got = tokenizer_of(ours).encode(text)
             if got != want:
                 bad.append((text, got, want))
     spent = time.perf_counter() - started

@@ -63,7 +63,7 @@ def test_a_small_cache_loses_one_entry_at_a_time():
 def test_every_cache_of_the_app_is_named_with_both_bounds():
     assert set(NAMED) >= {
         "byte_level.compiled", "char_level.compiled", "inputs.merges_keys", "tokenizer_store.loaded",
-        "presets.ranks", "presets.loaded", "presets.compiled", "real.handles", "real.special_regexes",
+        "presets.ranks", "presets.loaded", "presets.compiled", "real.handles", "special.regexes",
         "textencode.relabels", "tokenizer_store.presets", "tokenizer_store.fallback_blobs", "viewmodels.printable",
         "viewmodels.printable_bytes",
     }
@@ -244,9 +244,9 @@ def test_the_preset_caches_hold_every_preset_once(monkeypatch):
 
 
 def test_special_token_regexes_stay_within_their_bounds(monkeypatch):
-    from webapp.tokenizer.presets import real
+    from webapp.tokenizer.stages import special as real
 
-    cache = NAMED["real.special_regexes"]
+    cache = NAMED["special.regexes"]
     assert (cache.max_entries, cache.max_weight) == (real.SPECIAL_RE_ENTRIES, real.SPECIAL_RE_CHARS) == (64, 4_000_000)
     monkeypatch.setattr(cache, "max_weight", 400)
     cache.clear()

@@ -16,7 +16,7 @@ import regex
 
 from webapp.tokenizer import get_tokenizer, is_installed
 from webapp.tokenizer.explain import CAUSES, explain_chars, explain_loaded, explain_merges
-from webapp.tokenizer.hf.encoding import library_model
+from webapp.tokenizer.stages.models import library_model
 
 TEXTS = [
     "Hello lowest world! 12345 6789, it's   fine\n\n  naïve café 🙂 北京欢迎你",
@@ -80,7 +80,7 @@ def test_explanations_agree_with_the_encode(name):
     first = sorted(allowed)[0] if allowed else ""
     for text in [*TEXTS, f"say{first}this {first}{first} x"]:
         for special in (allowed, frozenset()):
-            answer = explain_loaded(tok.loaded, text, special, compiled=tok._compiled())
+            answer = explain_loaded(tok.tokenizer, text, special)
             assert answer["ids"] == tok.encode(text, allowed_special=special)
             shown = answer.get("model_text", text).encode("utf-8", "surrogatepass")
             check_answer(answer, shown, _rules_of(tok), answer["order"])
@@ -92,7 +92,7 @@ def test_explanations_agree_with_the_encode(name):
 
 def test_cl100k_lowest_is_explained_in_the_issue_words():
     tok = get_tokenizer("cl100k_base")
-    answer = explain_loaded(tok.loaded, " lowest", frozenset(), compiled=tok._compiled())
+    answer = explain_loaded(tok.tokenizer, " lowest", frozenset())
     assert answer["ids"] == tok.encode(" lowest")
     assert all(b["cause"] in ("blocked", "no_rule", "made_later", "overlap") for b in answer["boundaries"])
 
@@ -102,7 +102,7 @@ def test_llama2_byte_fallback_is_named():
         pytest.skip("llama2 is not installed here")
     tok = get_tokenizer("llama2")
     assert library_model(tok.loaded).fallback is not None
-    answer = explain_loaded(tok.loaded, "a\U0001fae8b", frozenset(), compiled=None)
+    answer = explain_loaded(tok.tokenizer, "a\U0001fae8b", frozenset())
     assert answer["ids"] == tok.encode("a\U0001fae8b")
     assert "byte_fallback" in {b["cause"] for b in answer["boundaries"]}
 
@@ -138,7 +138,7 @@ def test_byte_fallback_boundaries_are_true(name):
     names = {i: t for t, i in loaded.vocab.items()}
     merges = {(a, b) for a, b in loaded.merges}
     byte_token = regex.compile(r"<0x[0-9A-F]{2}>")
-    answer = explain_loaded(loaded, FALLBACK_TEXT, frozenset(), compiled=None)
+    answer = explain_loaded(tok.tokenizer, FALLBACK_TEXT, frozenset())
     assert answer["ids"] == tok.encode(FALLBACK_TEXT, allowed_special=frozenset())
     fallback = [n for n, b in enumerate(answer["boundaries"]) if b["cause"] == "byte_fallback"]
     assert len(fallback) >= 3 * 4  # three characters outside the vocab, four bytes each at least once
@@ -146,7 +146,7 @@ def test_byte_fallback_boundaries_are_true(name):
         b = answer["boundaries"][n]
         sides = [names[answer["ids"][b["left"]]], names[answer["ids"][b["right"]]]]
         assert any(byte_token.fullmatch(side) for side in sides), sides
-        story = explain_loaded(loaded, FALLBACK_TEXT, frozenset(), compiled=None, story=n)["story"]
+        story = explain_loaded(tok.tokenizer, FALLBACK_TEXT, frozenset(), story=n)["story"]
         assert story, "a byte_fallback boundary lies inside a piece: pairs met there"
         for m in story:
             pair = (names[m["left"]], names[m["right"]])

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer.hf.encoding import encode_loaded
+from tests.loaded_calls import encode_loaded
 from webapp.tokenizer.presets.tiktoken_api import encoding_for_loaded
 
 LETTERS = "abc▁é"

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
 from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer.hf.encoding import char_pipeline_trace, decode_loaded, encode_loaded, encode_loaded_trace, uses_pipeline
+from tests.loaded_calls import char_pipeline_trace, decode_loaded, encode_loaded, encode_loaded_trace, uses_pipeline
 from webapp.tokenizer.pretokenize.patterns import CL100K_PATTERN
 
 CORPUS = [

@@ -21,7 +21,7 @@ from tokenizers import Tokenizer
 
 from webapp.tokenizer import TraceLimits, get_encoding, get_tokenizer
 from webapp.tokenizer.hf.alphabet import token_to_bytes
-from webapp.tokenizer.hf.encoding import encode_loaded, encode_loaded_trace
+from tests.loaded_calls import encode_loaded, encode_loaded_trace
 from webapp.tokenizer.presets import open_models
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -223,4 +223,4 @@ def test_warming_a_preset_builds_its_first_use_indexes_and_keeps_one_tuple_of_ru
         entry = store.warm_preset(name)
         assert entry.compiled.table.built
         assert entry.compiled.rules is entry.tok.merges
-    assert store.warm_preset("llama2").tok.__dict__.get("_library_model") is not None
+    assert store.warm_preset("llama2").tok.built.peek("library_model") is not None

@@ -138,7 +138,7 @@ def test_a_damaged_or_stale_file_is_rebuilt(tmp_path, fresh, damage):
     tok = presets.load_preset("r50k_base", tmp_path)
     compiled = presets.load_compiled("r50k_base", tmp_path)
     assert len(tok.merges) == len(compiled) == presets.get_preset("r50k_base").n_ranks - 256
-    from webapp.tokenizer.hf.encoding import encode_loaded
+    from tests.loaded_calls import encode_loaded
 
     assert encode_loaded(tok, TEXT, compiled=compiled) == expected_ids()
     assert path.read_bytes() != b"" and path.stat().st_size > 1000  # written again
@@ -157,7 +157,7 @@ def test_a_folder_that_cannot_be_written_falls_back_to_memory_with_one_warning(t
         compiled = presets.load_compiled("r50k_base")
         presets.load_preset("p50k_base")  # the same folder: no second warning
     assert len(caught) == 1 and str(folder) in str(caught[0].message)
-    from webapp.tokenizer.hf.encoding import encode_loaded
+    from tests.loaded_calls import encode_loaded
 
     assert encode_loaded(tok, TEXT, compiled=compiled) == expected_ids()
     assert presets.load_preset("r50k_base") is tok  # kept in memory
@@ -186,7 +186,7 @@ def test_a_filled_read_only_folder_is_read_without_a_warning(tmp_path, fresh):
 
 
 def test_the_deferred_whole_token_table_gives_the_same_ids_and_is_made_when_worth_it(tmp_path, fresh):
-    from webapp.tokenizer.hf.encoding import encode_loaded
+    from tests.loaded_calls import encode_loaded
     from webapp.tokenizer.pretokenize import textencode
 
     presets.load_compiled("r50k_base", tmp_path)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from webapp.tokenizer import TokenizerError, encode
 from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer.hf.encoding import encode_loaded
+from tests.loaded_calls import encode_loaded
 
 tiktoken = pytest.importorskip("tiktoken")
 from tiktoken.load import load_tiktoken_bpe  # noqa: E402

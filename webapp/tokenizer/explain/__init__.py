@@ -1,8 +1,8 @@
 """Boundary explanations: why each pair of neighbouring tokens is not one token (docs/explain.md).
 
-- `explain_loaded(tok, text, ...)`: a preset or an opened file, through the
-  same stages as its encode (special tokens, its pipeline or scheme, its merge
-  order);
+- `explain_loaded(tokenizer, text, ...)`: a preset or an opened file, through
+  the same stages as its encode (stages/: special tokens, its pipeline or scheme,
+  its merge order), each replayed by the stage kind it holds;
 - `explain_merges(text, merges, scheme)`: typed byte-level rules in list order;
 - `explain_chars(text, vocab, merges)`: typed character-level rules.
 
@@ -23,9 +23,9 @@ from webapp.tokenizer.core.char_level import bpe_encode_text, compile_char_merge
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.explain.explain import explain_stages, library_model_of, list_model, relabel
 from webapp.tokenizer.explain.stages import char_stages, pipeline_stages, scheme_stages
-from webapp.tokenizer.hf.encoding import encode_loaded, library_model, uses_pipeline
-from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.presets.real import encode_special
+from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes
+from webapp.tokenizer.stages.splitters import FilePipeline, PlaygroundSplit, WholeText
+from webapp.tokenizer.stages.tokenizer import Tokenizer
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode
 from webapp.tokenizer.validation import validate_text
 
@@ -53,15 +53,15 @@ def explain_chars(text: str, vocab: Mapping[str, int], merges: Any, *, story: in
     return answer
 
 
-def explain_loaded(tok: LoadedTokenizer, text: str, allowed: frozenset[str], *, scheme: str | None = None,
-                   compiled: Any = None, story: int | None = None) -> dict[str, Any]:
-    """A preset or an opened file: its stages, its order; ids as `encode_special` gives them."""
+def explain_loaded(stages_: Tokenizer, text: str, allowed: frozenset[str], *,
+                   story: int | None = None) -> dict[str, Any]:
+    """A preset or an opened file, as the stages of `stages_` run it; ids as its `encode` gives them."""
     text = validate_text(text)
-    if tok.level == "chars" and not tok.pipeline:
+    tok, split, model_stage = stages_.loaded, stages_.split, stages_.model
+    if isinstance(split, WholeText):
         return explain_chars(text, tok.vocab, list(tok.merges), story=story)
-    pipeline = uses_pipeline(tok, scheme)
-    if tok.library_order:
-        model_ = library_model(tok)
+    if isinstance(model_stage, LibraryOrder):
+        model_ = model_stage.library
         if tok.level == "chars":
             vocab = tok.vocab
             rule_of = lambda r: (vocab[tok.merges[r][0]], vocab[tok.merges[r][1]],  # noqa: E731
@@ -71,28 +71,25 @@ def explain_loaded(tok: LoadedTokenizer, text: str, allowed: frozenset[str], *, 
             rule_of = lambda r: tuple(fid(x, x) for x in tok.merges[r])  # noqa: E731
         fallback = frozenset(i for i in (model_.fallback or ()) if i is not None)
         model = library_model_of(model_.merges, rule_of, fallback)
-    else:
-        if tok.level != "bytes":
-            raise _not_covered("a character-level file in list order with a pipeline")
-        engine = compiled if compiled is not None else compile_byte_merges(list(tok.merges))
+    elif isinstance(model_stage, ListOrderBytes):
         mapping = dict(tok.id_map)
         for b in tok.unknown_bytes:
             if tok.unk_id is not None:
                 mapping[b] = tok.unk_id
-        model = list_model(engine.table, tok.merges.__getitem__, relabel(mapping))
-        if tok.unknown_bytes and not pipeline:
+        model = list_model(model_stage.compiled.table, tok.merges.__getitem__, relabel(mapping))
+        if tok.unknown_bytes and isinstance(split, PlaygroundSplit):
             raise _not_covered("a file with bytes it has no token for, split by a playground scheme")
-    if pipeline:
+    else:
+        raise _not_covered("a character-level file in list order with a pipeline")
+    ids = stages_.encode(text, allowed)
+    if isinstance(split, FilePipeline):
         stages = pipeline_stages(tok, text, allowed)
-        ids = encode_loaded(tok, text, compiled=compiled, allowed_special=allowed)
-    elif tok.library_order:
+    elif isinstance(model_stage, LibraryOrder):
         raise _not_covered("a Hugging Face file split by a playground scheme instead of its own pre-tokenizer")
     else:
-        scheme = scheme or tok.pretokenize
-        stages = scheme_stages(text, scheme, allowed, tok.special_tokens)
-        ids = encode_special(tok, text, allowed, compiled=compiled, scheme=scheme)
+        stages = scheme_stages(text, split.scheme, allowed, tok.special_tokens)
     answer = explain_stages(stages, model, "bytes", ids, story)
-    if pipeline:
+    if isinstance(split, FilePipeline):
         answer["model_text"] = stages.text
     return answer
 

@@ -27,12 +27,12 @@ from typing import Any
 
 from webapp.tokenizer.explain.alternatives import alternative_at
 from webapp.tokenizer.hf import pipeline as hp
-from webapp.tokenizer.hf.encoding import library_model
 from webapp.tokenizer.hf.model import model_piece
 from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.presets.real import split_special
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.pretokenize.pretokenized import split_text
+from webapp.tokenizer.stages.models import library_model
+from webapp.tokenizer.stages.special import split_special
 
 
 @dataclass

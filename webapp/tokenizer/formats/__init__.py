@@ -17,8 +17,8 @@ package only reads and writes files, one module per job:
 
 GPT-2's byte <-> character table is `webapp.tokenizer.hf.alphabet`;
 encoding, tracing and decoding with a loaded tokenizer (in the file's ids,
-through a tokenizer.json's own pipeline where it has one) is
-`webapp.tokenizer.hf.encoding`. Formats sit above both (and above the
+through a tokenizer.json's own pipeline where it has one) is its stages,
+`webapp.tokenizer.stages`. Formats sit above both (and above the
 engine, pre-tokenization and training); only presets sit above formats.
 
 This module only re-exports the public names, each imported on first use (and the alphabet's and

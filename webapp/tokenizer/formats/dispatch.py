@@ -72,11 +72,9 @@ def import_tokenizer(
         if template is None:
             return tok
         with_chat = dataclasses.replace(tok, chat=template.to_json())
-        model = tok.__dict__.get("_library_model")
+        model = tok.built.peek("library_model")
         if model is not None:  # (built with the file, a SentencePiece model's: the chat template is no part of it)
-            from webapp.tokenizer.hf.encoding import attach_model
-
-            attach_model(with_chat, model)
+            with_chat.built.keep("library_model", model)
         return with_chat
     except (TypeError, AttributeError, KeyError, IndexError) as exc:
         # A file's structure the parsers did not foresee (a number where a list

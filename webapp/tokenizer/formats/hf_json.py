@@ -2,7 +2,7 @@
 
 Import reads the BPE model's vocab and merges; the normalizer, pre-tokenizer,
 decoder and added tokens are read by hf/pipeline.py and stored with the tokenizer
-(`LoadedTokenizer.pipeline`), which hf/encoding.py applies. Export writes a
+(`LoadedTokenizer.pipeline`), which the stages (stages/) apply. Export writes a
 file the `tokenizers` library loads and that gives the same ids.
 
 The merges follow the `tokenizers` library's order (hf/model.py,
@@ -155,7 +155,7 @@ def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
         if isinstance(t, dict) and isinstance(t.get("content"), str) and _is_int(t.get("id"))
     }
     scheme, _scheme_notes = _hf_pretokenize(data)
-    pipeline, notes = read_pipeline(data)  # applied by encode_loaded; notes name what is left out
+    pipeline, notes = read_pipeline(data)  # applied by the stages (stages/); notes name what is left out
     model_options, model_notes = read_model_options(model)
     notes += model_notes
     unk_token = model.get("unk_token")

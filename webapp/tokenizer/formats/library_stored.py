@@ -51,9 +51,9 @@ from webapp.tokenizer.core.early_pairs import EarlyPairs
 from webapp.tokenizer.core.int_pool import interned
 from webapp.tokenizer.core.score_order import ScoreMerges
 from webapp.tokenizer.formats.stored import dumps_stored, loads_stored
-from webapp.tokenizer.hf.encoding import attach_model, library_model
 from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.stages.models import library_model
 
 #: In the file names (open_models.cache_file_name): a file with the current name is read as it is,
 #: so this goes up whenever what a stored array means changes - here, or in the tables it keeps
@@ -151,7 +151,7 @@ def loads_library(data: bytes) -> LoadedTokenizer:
         if pair_keys is not None and pair_ranks is not None:
             model.merges.set_pair_table(pair_keys, pair_ranks)
             model.set_early_pairs(EarlyPairs(**early, news=np.ascontiguousarray(rules[:, 2], dtype=np.int64)))
-        attach_model(tok, model)
+        tok.built.keep("library_model", model)  # (what stages.models.library_model gives back)
     return tok
 
 

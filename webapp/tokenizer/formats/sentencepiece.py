@@ -184,14 +184,13 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
     # tables when it loads a model), with the tables a first encode reads: the rules' pair map and level
     # table, where a long text may be cut, each character's piece. Made lazily from the string merges (a tokenizer read
     # back from its stored form) it is the same model, only slower to build.
-    from webapp.tokenizer.hf.encoding import attach_model
     from webapp.tokenizer.hf.model import LibraryModel
 
     model = LibraryModel(dict(vocab), rule_ids, loaded.model, loaded.unk_id)
     model.edge_array()
     model.char_table()
     model.merges.make_tables()  # (ScoreMerges: with its level table)
-    attach_model(loaded, model)
+    loaded.built.keep("library_model", model)  # (what stages.models.library_model gives back)
     return loaded
 
 

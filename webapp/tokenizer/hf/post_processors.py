@@ -3,7 +3,7 @@
 `read_post_processor(node, notes)` reads the kinds the playground applies
 (ByteLevel, which only moves offsets; RobertaProcessing and BertProcessing;
 TemplateProcessing's `single` template; a Sequence of these) into
-[ids before, ids after]; hf/encoding.py's `post_process` adds them. Any
+[ids before, ids after]; stages/tokenizer.py's `Tokenizer.post_process` adds them. Any
 other kind adds nothing, and a note says so.
 
 What it does not do: pairs of sequences (the `pair` template), offsets,

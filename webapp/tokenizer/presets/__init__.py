@@ -3,8 +3,8 @@
 - openai: the presets (r50k_base / gpt2, p50k_base, cl100k_base, o200k_base):
   js-tiktoken's ranks, checked against tiktoken's hashes, converted to merges
   and precompiled, cached on disk
-- real: `get_tokenizer(name or opened file id)` -> a tiktoken-like `Tokenizer`;
-  special tokens in text (`allowed_set`, `encode_special`, `encode_trace_special`)
+- real: `get_tokenizer(name or opened file id)` -> a tiktoken-like `TokenizerHandle`
+  (its encode goes through the tokenizer's stages, stages/)
 - prepare: the set-up step `python -m webapp.tokenizer.presets.prepare`
 
 The top layer of the package: it may import every other one (formats, hf,

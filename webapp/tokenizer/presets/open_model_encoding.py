@@ -8,7 +8,7 @@ playground applies one). `encoding_for_loaded` picks between the two
 classes for any loaded tokenizer.
 
 What it does not do: the registry of named encodings (tiktoken_api.py), the
-encode itself (tiktoken_encoding.py and the hf/ pipeline).
+encode itself (the tokenizer's stages, stages/).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from webapp.tokenizer.hf import pipeline as hf_pipeline
-from webapp.tokenizer.hf.encoding import post_process
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.presets.tiktoken_encoding import Encoding, SpecialCollection, SpecialSet
 
@@ -59,7 +58,7 @@ class OpenModelEncoding(Encoding):
         """The library's ids for `text` (`tokenizers.Tokenizer.encode(text, add_special_tokens=...).ids`)."""
         _check_add_special(add_special_tokens)
         ids = super().encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-        return post_process(self._loaded, ids) if add_special_tokens else ids
+        return self._tokenizer.post_process(ids) if add_special_tokens else ids
 
     def encode_batch(
         self,
@@ -74,7 +73,7 @@ class OpenModelEncoding(Encoding):
         batch = super().encode_batch(
             text, num_threads=num_threads, allowed_special=allowed_special, disallowed_special=disallowed_special
         )
-        return [post_process(self._loaded, ids) for ids in batch] if add_special_tokens else batch
+        return [self._tokenizer.post_process(ids) for ids in batch] if add_special_tokens else batch
 
 
 def _check_add_special(value: Any) -> None:

@@ -27,7 +27,7 @@ fraction of a second) is kept in the presets' cache folder under a name that
 holds the file's hash (content-addressed: a changed package never
 serves stale merges), with a small description beside it for listings.
 
-What this module does not do: encode (hf/encoding.py), the OpenAI presets
+What this module does not do: encode (stages/), the OpenAI presets
 (openai.py), or any network access.
 """
 
@@ -232,13 +232,11 @@ def convert(name: str) -> LoadedTokenizer:
 
         tok = parse_hf_tokenizer_json(content)
     note = f"{name}: {preset.package} {preset.version}, {preset.path} (SHA-256 checked)"
-    fields = {key: value for key, value in tok.__dict__.items() if not key.startswith("_")}
+    fields = {key: value for key, value in tok.__dict__.items() if not key.startswith("_") and key != "built"}
     out = LoadedTokenizer(**{**fields, "source": "preset", "notes": (note, *tok.notes)})
-    model = tok.__dict__.get("_library_model")
+    model = tok.built.peek("library_model")
     if model is not None:  # (built with the file: a SentencePiece model's; it reads neither field changed here)
-        from webapp.tokenizer.hf.encoding import attach_model
-
-        attach_model(out, model)
+        out.built.keep("library_model", model)
     return out
 
 

@@ -26,7 +26,7 @@ What this module gives:
 - `prepare(cache_dir)`: every preset converted and precompiled ahead of time
   (the set-up step `python -m webapp.tokenizer.presets.prepare`).
 
-What it does not do: encode (see `real.py` / `hf.encoding.encode_loaded`),
+What it does not do: encode (see stages/ and `real.py`),
 Flask, or any network access.
 """
 

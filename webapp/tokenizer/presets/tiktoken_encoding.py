@@ -53,14 +53,12 @@ from typing import AbstractSet, Any, Callable, Collection, Iterable, Literal, Na
 import numpy as np
 
 from webapp.tokenizer.caches import BoundedCache
-from webapp.tokenizer.core.byte_level import compile_byte_merges
-from webapp.tokenizer.core.char_level import bpe_encode_text, compile_char_merges
 from webapp.tokenizer.hf.text import WHITE_SPACE
 from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.presets import real
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.pretokenize.pretokenized import split_text
-from webapp.tokenizer.pretokenize.textencode import encode_split_batch
+from webapp.tokenizer.stages.special import split_special
+from webapp.tokenizer.stages.tokenizer import Tokenizer, tokenizer_of
 from webapp.tokenizer.presets.tiktoken_parts import (
     allowed_tokens,
     char_offsets,
@@ -118,7 +116,7 @@ class Encoding:
 
     name: str
     _loaded: LoadedTokenizer
-    _merges_compiled: Any
+    _tokenizer: Tokenizer
     _special_tokens: dict[str, int]
 
     def __init__(
@@ -156,7 +154,7 @@ class Encoding:
     def _setup(self, name: str, loaded: LoadedTokenizer, compiled: Any) -> None:
         self.name = name
         self._loaded = loaded
-        self._merges_compiled = compiled
+        self._tokenizer = tokenizer_of(loaded, compiled=compiled)
         self._special_tokens = dict(loaded.special_tokens)
         self._special = frozenset(self._special_tokens)  # the names encode's special-token arguments are about
         self._tables: _Tables | None = None
@@ -182,17 +180,9 @@ class Encoding:
     def _mergeable_ranks(self) -> dict[bytes, int]:
         return dict(self._token_tables().encoder)
 
-    def _merges(self) -> Any:
-        if self._merges_compiled is None and not self._loaded.library_order:  # (the library's order needs none)
-            rules = list(self._loaded.merges)
-            self._merges_compiled = compile_byte_merges(rules) if self._loaded.level == "bytes" else compile_char_merges(rules)
-        return self._merges_compiled
-
     def _ordinary_bytes(self) -> dict[int, bytes]:
         """{id: bytes} of the tokens text is merged into (no special tokens)."""
-        if self._loaded.level == "bytes":
-            return self._loaded.file_vocab()
-        return {token_id: token.encode("utf-8", "surrogatepass") for token, token_id in self._loaded.vocab.items()}
+        return self._tokenizer.ordinary_bytes()
 
     def _token_tables(self) -> _Tables:
         tables = self._tables
@@ -243,34 +233,11 @@ class Encoding:
 
     def _encode_text(self, text: str, allowed: frozenset[str]) -> list[int]:
         """Ids of checked text, the `allowed` special tokens as their ids."""
-        text = replace_surrogates(text)
-        loaded = self._loaded
-        if loaded.level == "chars" and not loaded.pipeline:
-            return bpe_encode_text(text, loaded.vocab, self._merges())
-        return real.encode_special(loaded, text, allowed, compiled=self._merges())
+        return self._tokenizer.encode(replace_surrogates(text), allowed)
 
     def _encode_texts(self, texts: list[str], allowed: frozenset[str]) -> list[list[int]]:
-        """`_encode_text` of each text; for split byte-level text, all of them together."""
-        loaded = self._loaded
-        batched = (
-            loaded.level == "bytes" and not loaded.pipeline and not loaded.unknown_bytes
-            and loaded.pretokenize in PATTERNS and len(texts) > 1
-        )
-        if not batched:
-            return [self._encode_text(text, allowed) for text in texts]
-        split = [real.split_special(replace_surrogates(text), allowed) for text in texts]
-        ordinary = [part for parts in split for part, special in parts if not special]
-        encoded = iter(encode_split_batch(self._merges(), ordinary, loaded.pretokenize, loaded.id_map))
-        out: list[list[int]] = []
-        for parts in split:
-            ids: list[int] = []
-            for part, special in parts:
-                if special:
-                    ids.append(self._special_tokens[part])
-                else:
-                    ids.extend(next(encoded))
-            out.append(ids)
-        return out
+        """`_encode_text` of each text (split byte-level text: all of them together)."""
+        return self._tokenizer.encode_batch([replace_surrogates(text) for text in texts], allowed)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Ids of `text`, special-token text encoded as plain text.
@@ -418,7 +385,7 @@ class Encoding:
 
     def _last_piece_tokens(self, text: str, allowed: frozenset[str]) -> int:
         """How many ids the last pre-token of the text took (0 if the text ends with a special token)."""
-        parts = real.split_special(text, allowed)
+        parts = split_special(text, allowed)
         if not parts or parts[-1][1]:
             return 0
         scheme = self._loaded.pretokenize
@@ -427,7 +394,7 @@ class Encoding:
 
     def _bpe(self, data: bytes) -> list[int]:
         """The ids of bytes merged as one piece (no split)."""
-        return self._loaded.file_ids(self._merges().encode_bytes(data))
+        return self._tokenizer.model.merge_bytes(data)
 
     def _completions(self, end: bytes) -> set[tuple[int, ...]]:
         decoder, encoder = self._token_tables()[:2]

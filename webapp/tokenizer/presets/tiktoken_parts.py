@@ -28,7 +28,7 @@ from webapp.tokenizer.formats.tiktoken_ranks import recover_rank_merges
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.presets import catalog
 from webapp.tokenizer.presets import openai as presets
-from webapp.tokenizer.presets.real import special_regex
+from webapp.tokenizer.stages.special import special_regex
 from webapp.tokenizer.pretokenize.patterns import scheme_for_pattern
 from webapp.tokenizer.pretokenize.pretokenized import split_text
 
@@ -58,7 +58,7 @@ def _token_chars(tokens: frozenset[str], _value: Any) -> int:
 
 
 # Per set of listed tokens (special or added), their first characters: 128 sets and 4,000,000
-# characters of tokens at most. The regex that finds them is real.special_regex's (cached there).
+# characters of tokens at most. The regex that finds them is stages/special.py's special_regex (cached there).
 _FIRST_CHARS: BoundedCache[frozenset[str], frozenset[str]] = BoundedCache(128, 4_000_000, weigh=_token_chars,
                                                                           name="tiktoken_api.first_chars")
 

@@ -3,7 +3,7 @@
 Exact by construction: each token's text (its bytes decoded as UTF-8) is encoded through
 the tokenizer's whole pipeline - the file's normalizer, added tokens and pre-tokenizer,
 or the preset's split pattern, then the merges - with no special token recognised, the
-same `Tokenizer.encode` the API's tiktoken-like handle uses, and the ids compared with
+same stages' `Tokenizer.encode` the API's tiktoken-like handle uses, and the ids compared with
 `[id]`. Nothing is estimated or sampled: every token is encoded, one call each (the
 encoders' caches make a 200,000-token vocabulary a few seconds; docs/performance.md).
 
@@ -30,10 +30,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from webapp.tokenizer.hf.encoding import uses_pipeline
 from webapp.tokenizer.hf.pipeline import Pipeline, compile_pipeline
 from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.presets.real import Tokenizer
+from webapp.tokenizer.stages.tokenizer import tokenizer_of
 from webapp.tokenizer.pretokenize.pretokenized import split_text
 from webapp.tokenizer.vocab.index import VocabIndex
 
@@ -70,7 +69,7 @@ class TextView:
 
     def __init__(self, tok: LoadedTokenizer) -> None:
         self.tok = tok
-        self.pipeline: Pipeline | None = compile_pipeline(tok.pipeline) if uses_pipeline(tok) else None
+        self.pipeline: Pipeline | None = compile_pipeline(tok.pipeline) if tok.pipeline else None
         self.scheme = tok.pretokenize if tok.level == "bytes" else "none"
 
     def normalized(self, text: str) -> str:
@@ -92,7 +91,9 @@ class TextView:
 
 def encoder(tok: LoadedTokenizer, compiled: Any = None) -> Callable[[str], list[int]]:
     """The whole pipeline's encode with no special tokens (the tiktoken-like handle's `encode`)."""
-    return Tokenizer("vocab", tok, compiled).encode
+    stages = tokenizer_of(tok, compiled=compiled)
+    nothing: frozenset[str] = frozenset()
+    return lambda text: stages.encode(text, nothing)
 
 
 def self_ids(index: VocabIndex, encode: Callable[[str], list[int]], token_id: int) -> list[int] | None:

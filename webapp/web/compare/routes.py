@@ -48,13 +48,10 @@ from webapp.tokenizer import (
     charged,
     check_request_budget,
     compare_spans,
-    encode_trace_special,
     get_preset,
     is_preset,
     pretokenized_encode_trace,
     spans_from_lengths,
-    special_default,
-    typed_offsets,
 )
 
 bp = Blueprint("compare", __name__)
@@ -109,24 +106,24 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
     data = text.encode("utf-8")
     if spec.tokenizer:
         entry = act.of_ref(spec.tokenizer).loaded()
-        if entry.tok.level != "bytes" and not entry.tok.library_order:
+        if not entry.stages().on_bytes_page:
             raise TokenizerError(
                 "tokenizer: this is a character-level tokenizer; comparisons are between byte-level ones",
                 field="tokenizer",
             )
         scheme = spec.pretokenize or entry.tok.pretokenize
+        stages = entry.stages(scheme)
         special = spec.special
         if special is None:  # a tokenizer.json recognises its special tokens by default, as the library does
-            special = "all" if special_default(entry.tok, scheme) == "all" else ()
+            special = "all" if stages.special_default == "all" else ()
         allowed = allowed_set(special, entry.tok.special_tokens)
 
         def run(cap: int) -> tuple[EncodeTrace, list[int]]:
             # No per-rule steps or sequences: the comparison shows tokens only.
-            return encode_trace_special(entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
-                                        limits=TraceLimits.tokens_only(cap))
+            return stages.trace(text, allowed, TraceLimits.tokens_only(cap))
 
         trace, special_index = run(max_tokens)
-        offsets = typed_offsets(entry.tok, text) if trace.text is not None and trace.text != text else None
+        offsets = stages.typed_offsets(text) if trace.text is not None and trace.text != text else None
         if offsets is not None and trace.text is not None:  # (a SentencePiece model: spans mapped back to the text)
             shown = trace.text.encode("utf-8", "surrogatepass")
             spans = _full_spans(trace, lambda: None, shown, lambda: run(len(shown) + 1)[0])

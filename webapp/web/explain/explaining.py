@@ -75,7 +75,7 @@ def explain_active(active: act.ActiveTokenizer, text: str, merges: Any, scheme: 
     else:
         entry = active.loaded()
         special = tk.allowed_set(active.special if allowed is None else allowed, entry.tok.special_tokens)
-        answer = tk.explain_loaded(entry.tok, text, special, scheme=scheme, compiled=entry.compiled, story=story)
+        answer = tk.explain_loaded(entry.stages(scheme), text, special, story=story)
     check_story(answer, story)
     return answer
 

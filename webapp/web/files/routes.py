@@ -53,18 +53,13 @@ from webapp.tokenizer import (
     TraceLimits,
     allowed_set,
     canonical_format,
-    char_pipeline_trace,
     check_scheme,
-    decode_loaded,
-    encode_trace_special,
     export_playground_json,
     export_tokenizer,
     from_playground,
     is_preset,
     load_json,
     short_repr,
-    uses_pipeline,
-    special_default,
     with_pretokenize,
 )
 
@@ -128,32 +123,30 @@ def api_tokenizer_encode(tokenizer_id: str) -> Response:
     response = _encode_answer(entry, data, text)
     if add:  # what the file's post-processor adds around the text (the library's add_special_tokens)
         body = response.get_json()
-        body["ids"] = tk.post_process(entry.tok, body["ids"])
+        body["ids"] = entry.stages().post_process(body["ids"])
         return jsonify(body)
     return response
 
 
 def _encode_answer(entry: Any, data: dict[str, Any], text: str) -> Response:
-    if entry.tok.level == "chars" and uses_pipeline(entry.tok):
+    own = entry.stages()
+    if own.on_chars_page:
         allowed = allowed_set(
-            inputs.read_allowed_special(data.get("allowed_special", special_default(entry.tok))),
+            inputs.read_allowed_special(data.get("allowed_special", own.special_default)),
             entry.tok.special_tokens)
-        char_trace = char_pipeline_trace(entry.tok, text, allowed_special=allowed,
-                                         limits=TraceLimits.tokens_only(len(text) + 1))
+        char_trace = own.trace_chars(text, allowed, TraceLimits.tokens_only(len(text) + 1))
         return jsonify({"ids": char_trace.ids, "tokens": [str(t.value) for t in char_trace.tokens],
                         "model_text": char_trace.text})
     if entry.tok.level == "chars":
         ids = tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
         return jsonify({"ids": ids, "tokens": tk.char_tokens(text, list(entry.tok.merges))})
     scheme = inputs.read_pretokenize(data.get("pretokenize") or entry.tok.pretokenize)
+    stages = entry.stages(scheme)
     raw_allowed = data.get("allowed_special")
     if raw_allowed is None:
-        raw_allowed = special_default(entry.tok, scheme)  # a tokenizer.json's "all", as the library encodes
+        raw_allowed = stages.special_default  # a tokenizer.json's "all", as the library encodes
     allowed = allowed_set(inputs.read_allowed_special(raw_allowed), entry.tok.special_tokens)
-    trace, special_index = encode_trace_special(
-        entry.tok, text, allowed, compiled=entry.compiled, scheme=scheme,
-        limits=TraceLimits.tokens_only(len(text.encode("utf-8")) + 1),
-    )
+    trace, special_index = stages.trace(text, allowed, TraceLimits.tokens_only(len(text.encode("utf-8")) + 1))
     tokens = []
     specials = set(special_index)
     for index, token in enumerate(trace.tokens):
@@ -187,7 +180,7 @@ def api_tokenizer_decode(tokenizer_id: str) -> Response:
     skip = inputs.read_flag(data.get("skip_special_tokens"), "skip_special_tokens", True)
     tok = entry.tok
     if tok.pipeline:
-        text = decode_loaded(tok, ids, skip_special=skip)
+        text = entry.stages().decode(ids, skip_special=skip)
     elif tok.level == "bytes":
         text = tk.decode(list(ids), {i: entry.file_vocab[i] for i in set(ids) if entry.file_vocab and i in entry.file_vocab})
     else:

@@ -1,0 +1,374 @@
+"""The model stage: how a tokenizer's merges turn pieces into ids, one class per merge order.
+
+- `ListOrderBytes`: byte-level rules in list order (the seeds' algorithm;
+  OpenAI presets, typed and minbpe files, a Tekken file), ids in the file's
+  numbering through its id map;
+- `ListOrderChars`: character-level rules in list order with a `{token: id}`
+  vocab;
+- `LibraryOrder`: a Hugging Face file's ranks as `tokenizers` (or
+  SentencePiece, by score) fires them (hf/model.py's `LibraryModel`, built
+  once per loaded tokenizer and kept with it).
+
+Each model has the same methods, so the stage before it (splitters.py) never
+asks which one it holds: `encode_pieces` (a playground scheme's pieces),
+`encode_parts` (a tokenizer.json pipeline's parts), `trace_scheme` and
+`trace_parts` (the same, recorded step by step for the Trace; byte offsets,
+or code points for `unit="chars"`). What a model cannot do (a character-level
+file split by a playground scheme) is a ValueError naming it.
+
+What it does not do: split text (splitters.py), choose the model
+(tokenizer.py's `tokenizer_of` does, once), parse files or HTTP.
+"""
+
+from __future__ import annotations
+
+import operator
+import threading
+from dataclasses import replace
+from itertools import chain, islice
+from typing import Any, Mapping
+
+import numpy as np
+
+from webapp.tokenizer.core.byte_level import CompiledByteMerges, compile_byte_merges, encode_trace
+from webapp.tokenizer.core.char_level import CompiledCharMerges, bpe_encode_text, compile_char_merges, encode_text_trace
+from webapp.tokenizer.hf import pipeline as hp
+from webapp.tokenizer.hf.alphabet import bytes_to_token
+from webapp.tokenizer.hf.library_trace import library_scheme_ids, library_trace
+from webapp.tokenizer.hf.model import LibraryModel
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.stages.special import trace_with_specials
+from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode
+from webapp.tokenizer.pretokenize.patterns import PATTERNS
+from webapp.tokenizer.pretokenize.textencode import encode_split, encode_split_batch
+from webapp.tokenizer.traces import EncodeTrace, Token, TraceLimits
+from webapp.tokenizer.validation import validate_text
+
+
+#: Stands for a byte the file has no token for, when the file has no unknown
+#: token either: the library drops such bytes, and so do the models here.
+DROPPED = -1
+
+
+def relabel_map(tok: LoadedTokenizer) -> dict[int, int]:
+    """Playground id -> file id for a trace: the id map, and unknown bytes as unk_id or DROPPED."""
+    mapping = dict(tok.id_map)
+    for b in tok.unknown_bytes:
+        mapping[b] = tok.unk_id if tok.unk_id is not None else DROPPED
+    return mapping
+
+
+def ordinary_bytes(tok: LoadedTokenizer) -> dict[int, bytes]:
+    """{id: bytes} of a loaded tokenizer's ordinary tokens, in the file's ids (a character-level vocab's
+    tokens as their UTF-8)."""
+    if tok.level == "bytes":
+        return tok.file_vocab()
+    return {token_id: token.encode("utf-8", "surrogatepass") for token, token_id in tok.vocab.items()}
+
+
+class ListOrderBytes:
+    """Byte-level rules in list order; the compiled list is given (a preset's precompiled form) or made once."""
+
+    kind = "list order, bytes"
+
+    def __init__(self, tok: LoadedTokenizer, compiled: CompiledByteMerges | None = None) -> None:
+        self.tok = tok
+        self._compiled = compiled
+        self._lock = threading.Lock()
+
+    def offer(self, compiled: CompiledByteMerges) -> None:
+        """Use `compiled` (the same rules, already compiled: a preset's precompiled form) if none is made yet."""
+        if self._compiled is None:
+            with self._lock:
+                if self._compiled is None:
+                    self._compiled = compiled
+
+    @property
+    def compiled(self) -> CompiledByteMerges:
+        """The compiled rule list (equal lists share one: compile_byte_merges keeps them by content)."""
+        if self._compiled is None:
+            with self._lock:
+                if self._compiled is None:
+                    self._compiled = compile_byte_merges(list(self.tok.merges))
+        return self._compiled
+
+    def ordinary_bytes(self) -> dict[int, bytes]:
+        return self.tok.file_vocab()
+
+    def encode_pieces(self, text: str, scheme: str) -> list[int]:
+        """The file's ids for special-token-free `text` split by a playground scheme, each piece merged alone."""
+        tok = self.tok
+        if not tok.unknown_bytes:  # the usual case: the file's ids straight from the encoder
+            return pretokenized_encode(text, self.compiled, scheme, tok.id_map)
+        return tok.file_ids(pretokenized_encode(text, self.compiled, scheme))
+
+    def encode_pieces_batch(self, texts: list[str], scheme: str) -> list[list[int]]:
+        """`encode_pieces` of each text; split by a pattern, all texts' new pre-tokens merged in one batch."""
+        tok = self.tok
+        if tok.unknown_bytes or scheme not in PATTERNS or len(texts) < 2:
+            return [self.encode_pieces(text, scheme) for text in texts]
+        return encode_split_batch(self.compiled, texts, scheme, tok.id_map)
+
+    def merge_bytes(self, data: bytes) -> list[int]:
+        """The file's ids of `data` merged as one piece (no split)."""
+        return self.tok.file_ids(self.compiled.encode_bytes(data))
+
+    def trace_pieces(self, text: str, spans: list[tuple[int, int]], limits: TraceLimits) -> EncodeTrace:
+        """The trace of `text` cut at each span's start (its pre-tokens), in the file's ids."""
+        tok = self.tok
+        trace = encode_trace(text, self.compiled, limits=limits, cuts=[start for start, _ in spans],
+                             relabel=relabel_map(tok))
+        if tok.unknown_bytes and tok.unk_id is None:
+            trace = replace(
+                trace,
+                ids=[i for i in trace.ids if i != DROPPED],
+                tokens=[t for t in trace.tokens if t.id != DROPPED],
+            )
+        return replace(trace, pretokens=spans)
+
+    def encode_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None) -> list[int]:
+        """The file's ids for `text` through its pipeline: added tokens as their ids, pieces merged alone."""
+        tok = self.tok
+        if pipeline.plain_scheme is not None and not tok.unknown_bytes:
+            # Only a known split (a Tekken file): the same ids as the pieces below encoded one by
+            # one, through the split-text encoder and its caches.
+            return encode_split(self.compiled, text, pipeline.plain_scheme, tok.id_map)
+        parts = pipeline.parts(text, allowed)
+        drop = tok.unknown_bytes if tok.unk_id is None else frozenset()
+        return hp.encode_byte_parts(pipeline, parts, self._encode_runs, drop)
+
+    def _encode_runs(self, runs: list[tuple[bytes, list[int]]]) -> list[list[int]]:
+        """Each run's file ids, merged in one call: the runs joined, cut where each ends (no merge crosses a
+        cut), the ids split back by their tokens' byte lengths."""
+        tok = self.tok
+        engine = self.compiled
+        if len(runs) == 1:
+            data, cuts = runs[0]
+            return [tok.file_ids(engine.encode_bytes(data, cuts))]
+        all_cuts: list[int] = []
+        offset = 0
+        for data, cuts in runs:
+            all_cuts.extend(offset + c for c in cuts)
+            offset += len(data)
+            all_cuts.append(offset)
+        ids = engine.encode_bytes(b"".join(data for data, _ in runs), all_cuts)
+        vocab = tok.vocab
+        out: list[list[int]] = []
+        at = 0
+        for data, _ in runs:
+            start, need = at, len(data)
+            while need > 0:
+                token = ids[at]
+                need -= 1 if token < 256 else len(vocab[token])
+                at += 1
+            out.append(tok.file_ids(ids[start:at]))
+        return out
+
+    def trace_scheme(self, text: str, scheme: str, allowed: frozenset[str],
+                     limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
+        """The trace of `text` split by a playground scheme, the `allowed` special tokens as one token each
+        (their indexes among the recorded tokens are the second value)."""
+        return trace_with_specials(text, allowed, self.tok.special_tokens, scheme, self.trace_pieces,
+                                   lambda part: self.encode_pieces(part, scheme), limits)
+
+    def trace_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None, limits: TraceLimits,
+                    unit: str = "bytes") -> EncodeTrace:
+        """The trace of the text the model sees (normalized, prefixed), in the file's ids.
+
+        Spans index `trace.text` (the pipeline's output), not the typed text.
+        Added tokens get a cut at every byte (so no rule touches them) and are
+        shown as one token each; `ids` are the complete ids (`encode_parts`'s).
+        """
+        if unit != "bytes":
+            raise ValueError("a byte-level file in list order is traced in bytes")
+        text = validate_text(text)
+        ids = self.encode_parts(pipeline, text, allowed)
+        parts = pipeline.parts(text, allowed)
+        shown, pretokens, added = hp.layout(pipeline, parts, unit="bytes")
+        cuts = [start for start, _ in pretokens]
+        for start, end, _ in added:
+            cuts.extend(range(start, end))
+        trace = encode_trace(shown, self.compiled, cuts=sorted(cuts), relabel=relabel_map(self.tok), limits=limits)
+        data = shown.encode("utf-8", "surrogatepass")
+        tokens = _added_as_one(trace.tokens, added, lambda start, end: data[start:end], keep_dropped=False)
+        return replace(trace, ids=ids, tokens=tokens, pretokens=pretokens, text=shown)
+
+
+class ListOrderChars:
+    """Character-level rules in list order with the file's (or the typed) `{token: id}` vocab."""
+
+    kind = "list order, characters"
+
+    def __init__(self, tok: LoadedTokenizer) -> None:
+        self.tok = tok
+        self._compiled: CompiledCharMerges | None = None
+
+    @property
+    def compiled(self) -> CompiledCharMerges:
+        if self._compiled is None:  # (two threads may both compile: equal lists, one kept)
+            self._compiled = compile_char_merges(list(self.tok.merges))
+        return self._compiled
+
+    def ordinary_bytes(self) -> dict[int, bytes]:
+        return ordinary_bytes(self.tok)
+
+    def encode_whole(self, text: str) -> list[int]:
+        """The ids of `text` as one piece (a character-level file without a pipeline: no split, no specials)."""
+        return bpe_encode_text(text, self.tok.vocab, self.compiled)
+
+    def encode_pieces(self, text: str, scheme: str) -> list[int]:
+        raise ValueError("a character-level file encodes through its own pipeline, not a playground scheme")
+
+    def encode_pieces_batch(self, texts: list[str], scheme: str) -> list[list[int]]:
+        return [self.encode_pieces(text, scheme) for text in texts]
+
+    def merge_bytes(self, data: bytes) -> list[int]:
+        raise ValueError("character-level rules merge characters, not bytes")
+
+    def trace_scheme(self, text: str, scheme: str, allowed: frozenset[str],
+                     limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
+        raise ValueError("a character-level file is traced through its own pipeline, not a playground scheme")
+
+    def encode_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None) -> list[int]:
+        tok = self.tok
+        return hp.encode_char_parts(pipeline, pipeline.parts(text, allowed), self.compiled.tokens, tok.vocab,
+                                    tok.unk_id)
+
+    def trace_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None, limits: TraceLimits,
+                    unit: str = "chars") -> EncodeTrace:
+        """For the Characters page: the trace of what the model sees, code point offsets, in the file's ids."""
+        if unit != "chars":
+            raise ValueError("a character-level file in list order is traced in characters")
+        tok = self.tok
+        text = validate_text(text)
+        ids = self.encode_parts(pipeline, text, allowed)
+        vocab = dict(tok.vocab)
+        parts = pipeline.parts(text, allowed)
+        if tok.unk_id is None:  # the library leaves unknown characters out before merging
+            parts = [p if p[0] is not None else (None, ["".join(ch for ch in piece if ch in vocab) for piece in p[1]])
+                     for p in parts]
+        shown, pretokens, added = hp.layout(pipeline, parts, unit="chars")
+        pretokens = [(s, e) for s, e in pretokens if e > s]
+        cuts = [start for start, _ in pretokens]
+        if tok.unk_id is not None:
+            for ch in set(shown).difference(vocab):
+                vocab[ch] = tok.unk_id
+        for start, end, aid in added:
+            cuts.extend(range(start, end))
+            for ch in shown[start:end]:
+                vocab.setdefault(ch, aid)  # (shown as one token below; the lookup must not fail)
+        trace = encode_text_trace(shown, vocab, list(tok.merges), cuts=sorted(cuts), limits=limits)
+        tokens = _added_as_one(trace.tokens, added, lambda start, end: shown[start:end], keep_dropped=True)
+        return replace(trace, ids=ids, tokens=tokens, pretokens=pretokens, text=shown)
+
+
+def _added_as_one(tokens: list[Token], added: list[tuple[int, int, int]], value: Any, *,
+                  keep_dropped: bool) -> list[Token]:
+    """A trace's tokens with each added token's span (cut at every unit) shown as one token with its id."""
+    at = {start: (end, aid) for start, end, aid in added}
+    out: list[Token] = []
+    skip_to = -1
+    for token in tokens:
+        if token.start < skip_to:
+            continue
+        if token.start in at:
+            end, aid = at[token.start]
+            out.append(Token(id=aid, value=value(token.start, end), start=token.start, end=end))
+            skip_to = end
+        elif keep_dropped or token.id != DROPPED:
+            out.append(token)
+    return out
+
+
+class LibraryOrder:
+    """A Hugging Face file's merges in the library's order; its `LibraryModel` is made once per loaded tokenizer."""
+
+    kind = "library order"
+
+    def __init__(self, tok: LoadedTokenizer) -> None:
+        self.tok = tok
+
+    @property
+    def library(self) -> LibraryModel:
+        """The file's model (kept with the loaded tokenizer: a preset's stored form brings it built)."""
+        return library_model(self.tok)
+
+    def ordinary_bytes(self) -> dict[int, bytes]:
+        return ordinary_bytes(self.tok)
+
+    def encode_pieces(self, text: str, scheme: str) -> list[int]:
+        """Ids of `text` split by a playground scheme, each piece through the file's model."""
+        return library_scheme_ids(self.library, self.tok, validate_text(text), scheme)
+
+    def encode_pieces_batch(self, texts: list[str], scheme: str) -> list[list[int]]:
+        return [self.encode_pieces(text, scheme) for text in texts]
+
+    def merge_bytes(self, data: bytes) -> list[int]:
+        raise ValueError("a file in the library's order merges its own symbols, not raw bytes")
+
+    def trace_scheme(self, text: str, scheme: str, allowed: frozenset[str],
+                     limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
+        """The trace of `text` split by a playground scheme (the whole text's pieces: no special token is
+        split out, as its ids say), merges in the order they fire; special tokens found by id."""
+        text = validate_text(text)
+        ids = self.encode_pieces(text, scheme)
+        trace = library_trace(self.tok, self.library, text, ids, unit="bytes", allowed=allowed, scheme=scheme,
+                              limits=limits)
+        return trace, special_positions(trace, self.tok.special_tokens)
+
+    def trace_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None, limits: TraceLimits,
+                    unit: str = "bytes") -> EncodeTrace:
+        """The trace of the text the file's pipeline gives the model (`unit` "bytes" for the Bytes page,
+        "chars" for the Characters page), merges in the order they fire."""
+        text = validate_text(text)
+        ids = self.encode_parts(pipeline, text, allowed)
+        return library_trace(self.tok, self.library, text, ids, unit=unit, allowed=allowed, scheme=None,
+                             limits=limits)
+
+    def encode_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None) -> list[int]:
+        """The ids of parts whose pieces are spelt for the model (`Pipeline.parts(for_model=True)`)."""
+        parts = pipeline.parts(text, allowed, for_model=True)
+        # The pieces of every run between added tokens go to the model together (a long text cut by
+        # many added tokens, gemma3's newlines say, is then one batch), their ids put back in order.
+        each = iter(self.library.piece_ids(list(chain.from_iterable(
+            value for added_id, value in parts if added_id is None))))
+        out: list[tuple[int, ...]] = []
+        for added_id, value in parts:
+            if added_id is not None:
+                out.append((added_id,))
+            else:
+                out.extend(islice(each, len(value)))
+        return list(chain.from_iterable(out))
+
+
+def special_positions(trace: EncodeTrace, special_tokens: Mapping[str, int]) -> list[int]:
+    """The indexes of the recorded tokens whose id is a special token's."""
+    ids = set(special_tokens.values())
+    return [i for i, t in enumerate(trace.tokens) if t.id in ids]
+
+
+def library_model(tok: LoadedTokenizer) -> LibraryModel:
+    """The file's model in the library's order (made once per loaded tokenizer, kept in its `built` holder)."""
+    return tok.built.get("library_model", lambda: _build_model(tok))
+
+
+def _build_model(tok: LoadedTokenizer) -> LibraryModel:
+    if tok.level == "chars":
+        vocab = dict(tok.vocab)
+        if max(vocab.values(), default=0) >= 1 << 62:  # (ids past int64: Python ints)
+            return LibraryModel(vocab, [(vocab[a], vocab[b], vocab[a + b]) for a, b in tok.merges], tok.model,
+                                tok.unk_id)
+        # (the usual case: the three columns looked up in C-level loops, into one int64 array)
+        lefts, rights = zip(*tok.merges) if tok.merges else ((), ())
+        get = vocab.__getitem__
+        table = np.empty((len(lefts), 3), dtype=np.int64)
+        for column, names in enumerate((lefts, rights, map(operator.add, lefts, rights))):
+            table[:, column] = np.fromiter(map(get, names), dtype=np.int64, count=len(lefts))
+        return LibraryModel(vocab, table, tok.model, tok.unk_id)
+    fid = tok.id_map.get
+    strings = {bytes_to_token(data): i for i, data in tok.file_vocab().items()}
+    rules = [(fid(a, a), fid(b, b), fid(n, n)) for a, b, n in tok.merges]
+    return LibraryModel(strings, rules, tok.model, tok.unk_id)
+
+
+__all__ = ["DROPPED", "special_positions", "LibraryOrder", "ListOrderBytes", "ListOrderChars", "library_model", "relabel_map"]

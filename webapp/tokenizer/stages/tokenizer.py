@@ -1,0 +1,199 @@
+"""`Tokenizer`: one loaded tokenizer made of its stages, and `tokenizer_of`, the one place that chooses them.
+
+A `Tokenizer` is what every holder keeps (`get_tokenizer`'s handle, the
+tiktoken-style `Encoding`, an opened file's entry, a page's active
+tokenizer) and what every encode goes through:
+
+    text -> split (special tokens, normalizer, pre-tokenizer: splitters.py)
+         -> model (the merges in list or library order: models.py)
+         -> ids -> post-processor (`post_process`) ; ids -> decoder (`decode`)
+
+`tokenizer_of(tok, scheme)` reads the loaded tokenizer's fields once and
+builds the stages (kept with the tokenizer in its `built` holder, one per
+scheme). After that no caller asks which kind of file it holds: the stages
+answer for themselves. Each stage reports what it is in `stages()`; the
+Trace (`trace`, `trace_chars`) records what the model did with offsets, and
+the boundary explanations (explain/) replay the same calls.
+
+What it does not do: parse files (formats/), HTTP, or the tiktoken API's
+argument checks (presets/tiktoken_encoding.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence, Union
+
+from webapp.tokenizer.hf import pipeline as hp
+from webapp.tokenizer.hf.alphabet import bytes_to_token
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.pretokenize.patterns import check_scheme
+from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes, ListOrderChars
+from webapp.tokenizer.stages.splitters import FilePipeline, PlaygroundSplit, WholeText
+from webapp.tokenizer.traces import EncodeTrace, TraceLimits
+from webapp.tokenizer.validation import validate_text
+
+Model = Union[ListOrderBytes, ListOrderChars, LibraryOrder]
+Splitter = Union[PlaygroundSplit, FilePipeline, WholeText]
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """A loaded tokenizer's stages: `split` (holding the `model`), the post-processor and the decoder."""
+
+    loaded: LoadedTokenizer
+    split: Splitter
+    model: Model
+    pipeline: hp.Pipeline | None  # a tokenizer.json's (its post-processor and decoder), None for other files
+
+    def encode(self, text: str, allowed: frozenset[str] | None = None) -> list[int]:
+        """The file's ids for `text`; `allowed`: the special tokens split out (None: the file's default,
+        every added token of a tokenizer.json, none otherwise; a character-level file without a
+        pipeline has none).
+
+        >>> from webapp.tokenizer import load_preset, tokenizer_of
+        >>> tokenizer_of(load_preset("cl100k_base")).encode("hello <|endoftext|>", frozenset({"<|endoftext|>"}))
+        [15339, 220, 100257]
+        """
+        return self.split.encode(text, allowed)
+
+    def encode_batch(self, texts: list[str], allowed: frozenset[str] | None = None) -> list[list[int]]:
+        """`encode` of each text (split byte-level text: all of them together, which is faster than a loop)."""
+        return self.split.encode_batch(texts, allowed)
+
+    def trace(self, text: str, allowed: frozenset[str] | None, limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
+        """The Bytes page's trace (byte offsets; of the text the model sees, for a tokenizer.json) and
+        the indexes of the special tokens among its recorded tokens."""
+        return self.split.trace(text, allowed, limits)
+
+    def trace_chars(self, text: str, allowed: frozenset[str] | None, limits: TraceLimits) -> EncodeTrace:
+        """The Characters page's trace of a tokenizer.json (code point offsets of the text the model sees)."""
+        return self.split.trace_chars(text, allowed, limits)
+
+    @property
+    def on_bytes_page(self) -> bool:
+        """Can the Bytes page show it (byte-level rules, or any file in the library's order)?"""
+        return self.loaded.level == "bytes" or isinstance(self.model, LibraryOrder)
+
+    @property
+    def on_chars_page(self) -> bool:
+        """Is it a character-level file the Characters page traces through the file's own pipeline?"""
+        return self.loaded.level == "chars" and isinstance(self.split, FilePipeline)
+
+    def post_process(self, ids: list[int]) -> list[int]:
+        """What the file's post-processor adds around a single text's ids (the library's add_special_tokens)."""
+        if self.pipeline is None or not (self.pipeline.post_before or self.pipeline.post_after):
+            return ids
+        return [*self.pipeline.post_before, *ids, *self.pipeline.post_after]
+
+    def decode(self, ids: Sequence[int], *, skip_special: bool = True) -> str:
+        """The library's `decode(ids, skip_special_tokens=skip_special)` through the file's decoder."""
+        if self.pipeline is None:
+            raise ValueError("decode through a decoder needs a tokenizer.json pipeline")
+        tok = self.loaded
+        if tok.level == "chars":
+            inverse = {v: k for k, v in tok.vocab.items()}
+            return hp.decode_ids(self.pipeline, ids, inverse.get, skip_special=skip_special)
+        by_id = tok.file_vocab()
+        return hp.decode_ids(self.pipeline, ids, lambda i: bytes_to_token(by_id[i]) if i in by_id else None,
+                             skip_special=skip_special)
+
+    def ordinary_bytes(self) -> dict[int, bytes]:
+        """{id: bytes} of the tokens text is merged into (no special tokens), made once."""
+        return self.loaded.built.get("ordinary_bytes", self.model.ordinary_bytes)
+
+    @property
+    def sentencepiece(self) -> bool:
+        """Is the file's model a SentencePiece model (scores, control pieces)?"""
+        return '"type":"SentencePiece"' in self.loaded.pipeline
+
+    @property
+    def special_default(self) -> str:
+        """The API's default for `allowed_special`: "all" for a tokenizer.json's pipeline (the library splits
+        its added tokens out), "none" otherwise and for a SentencePiece model (its `encode` reads control
+        pieces' text as plain text; user-defined pieces are not special and always match)."""
+        if not isinstance(self.split, FilePipeline) or self.sentencepiece:
+            return "none"
+        return "all"
+
+    def typed_offsets(self, text: str) -> list[int] | None:
+        """For a SentencePiece model's pipeline: for each UTF-8 byte offset of the text its model sees (and
+        its end), the byte offset in `text` it comes from, as sentencepiece's `norm_to_orig` (a token's span
+        in the typed text is then [offsets[start], offsets[end])). None for other tokenizers."""
+        if not isinstance(self.split, FilePipeline) or not self.sentencepiece:
+            return None
+        alignment = getattr(self.split.pipeline.normalizer, "alignment", None)
+        return alignment(validate_text(text))[1] if alignment is not None else None
+
+    def stages(self) -> dict[str, str]:
+        """What each stage is, by name (the page's status line and the explanations name them)."""
+        pipeline = self.pipeline
+        split = self.split
+        return {
+            "special_tokens": "the file's added tokens" if pipeline is not None else
+                              ("none" if isinstance(split, WholeText) else "split out when allowed"),
+            "normalizer": type(pipeline.normalizer).__name__ if pipeline is not None and pipeline.normalizer else "none",
+            "pre_tokenizer": ("the file's own" if pipeline is not None else
+                              split.scheme if isinstance(split, PlaygroundSplit) else "none"),
+            "model": self.model.kind,
+            "post_processor": "adds ids" if pipeline is not None and (pipeline.post_before or pipeline.post_after)
+                              else "none",
+            "decoder": "the file's own" if pipeline is not None and pipeline.decoder else "bytes joined",
+        }
+
+
+def tokenizer_of(tok: LoadedTokenizer, scheme: str | None = None, compiled: Any = None) -> Tokenizer:
+    """The stages of `tok`, split by its own pipeline or scheme, or by the playground `scheme` chosen instead.
+
+    Made once per tokenizer and scheme and kept with it. `compiled`, when
+    given, is its compiled rule list (a preset's precompiled form), used
+    instead of compiling the rules. The one place that reads which kind of
+    tokenizer this is:
+
+    >>> from webapp.tokenizer import load_preset, tokenizer_of
+    >>> tokenizer_of(load_preset("cl100k_base")).stages()["model"]
+    'list order, bytes'
+    """
+    own = scheme is None or scheme == tok.pretokenize
+    if not own:
+        check_scheme(scheme)  # (before it becomes a key: only the few known schemes are ever kept)
+    model = tok.built.get("model", lambda: _model_of(tok, compiled))
+    if compiled is not None and isinstance(model, ListOrderBytes):
+        model.offer(compiled)
+    return tok.built.get(("tokenizer", None if own else scheme), lambda: _stages_of(tok, model, None if own else scheme))
+
+
+def build_tokenizer(tok: LoadedTokenizer, scheme: str | None = None, compiled: Any = None) -> Tokenizer:
+    """`tokenizer_of` made anew, kept nowhere: a model of its own (for benchmarks that time a cold model)."""
+    own = scheme is None or scheme == tok.pretokenize
+    if not own:
+        check_scheme(scheme)
+    return _stages_of(tok, _model_of(tok, compiled), None if own else scheme)
+
+
+def needs_compiled(tok: LoadedTokenizer) -> bool:
+    """Does this tokenizer's model run on a compiled rule list (byte-level rules in list order)?"""
+    return not tok.model and tok.level == "bytes"
+
+
+def _model_of(tok: LoadedTokenizer, compiled: Any) -> Model:
+    if tok.model:  # a Hugging Face file's options: the library's order
+        return LibraryOrder(tok)
+    if needs_compiled(tok):
+        return ListOrderBytes(tok, compiled)
+    return ListOrderChars(tok)
+
+
+def _stages_of(tok: LoadedTokenizer, model: Model, scheme: str | None) -> Tokenizer:
+    pipeline = hp.compile_pipeline(tok.pipeline) if tok.pipeline else None
+    split: Splitter
+    if pipeline is not None and scheme is None:
+        split = FilePipeline(model, pipeline, tok.special_tokens)
+    elif isinstance(model, ListOrderChars) and pipeline is None:
+        split = WholeText(model)
+    else:
+        split = PlaygroundSplit(model, scheme or tok.pretokenize, tok.special_tokens)
+    return Tokenizer(tok, split, model, pipeline)
+
+
+__all__ = ["Model", "Splitter", "Tokenizer", "build_tokenizer", "needs_compiled", "tokenizer_of"]
