@@ -1,4 +1,4 @@
-"""The batch encoder's own figures, quoted in core/batch.py, pretokenize/textencode.py, docs/performance.md and docs/limits.md.
+"""The batch encoder's own figures, quoted in core/list_order/batch.py, pretokenize/textencode.py, docs/performance.md and docs/limits.md.
 
 Usage (from the repository root):
 
@@ -36,11 +36,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_real_tokenizers as real  # noqa: E402
 
-from webapp.tokenizer.core import batch  # noqa: E402
+from webapp.tokenizer.core.list_order import batch  # noqa: E402
 from webapp.tokenizer.presets import openai as presets  # noqa: E402
 from webapp.tokenizer.pretokenize import textencode  # noqa: E402
 from webapp.tokenizer.pretokenize.chunks import split_text  # noqa: E402
-from webapp.tokenizer.core.engine import INF  # noqa: E402
+from webapp.tokenizer.core.ranks import INF  # noqa: E402
 
 CACHE = ROOT / "instance" / "presets"
 

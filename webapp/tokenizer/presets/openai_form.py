@@ -6,7 +6,7 @@ process (`get_encoding("o200k_base")`) reads one file in one go and builds
 only what its first encode needs. The .npz (numpy's zip of arrays, no pickle)
 holds:
 
-- the precompiled list's arrays (core/precompiled.py: the rules, the pair
+- the precompiled list's arrays (core/list_order/precompiled.py: the rules, the pair
   index, the whole-token table), so `loads_precompiled` reads this file too;
 - `vocab_ids`, `vocab_lengths`, `vocab_bytes`: the LoadedTokenizer's vocab,
   its tokens' bytes joined (slicing one bytes object is several times faster
@@ -33,9 +33,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from webapp.tokenizer.core.byte_level import CompiledByteMerges
+from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges
 from webapp.tokenizer.core.int_pool import interned
-from webapp.tokenizer.core.precompiled import compiled_from_arrays, precompiled_arrays
+from webapp.tokenizer.core.list_order.precompiled import compiled_from_arrays, precompiled_arrays
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 

@@ -37,8 +37,8 @@ from typing import AbstractSet, Any, Callable, Iterable, Literal, Mapping, Seque
 import regex
 
 from webapp.tokenizer.caches import BoundedCache
-from webapp.tokenizer.core.byte_level import compile_byte_merges, encode_trace
-from webapp.tokenizer.core.char_level import bpe_encode_text
+from webapp.tokenizer.core.list_order.byte_level import compile_byte_merges, encode_trace
+from webapp.tokenizer.core.list_order.char_level import bpe_encode_text
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.hf.encoding import (
     DROPPED, encode_loaded, encode_loaded_trace, post_process, relabel_map, uses_pipeline,

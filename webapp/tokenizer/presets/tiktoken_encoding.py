@@ -53,8 +53,8 @@ from typing import AbstractSet, Any, Callable, Collection, Iterable, Literal, Na
 import numpy as np
 
 from webapp.tokenizer.caches import BoundedCache
-from webapp.tokenizer.core.byte_level import compile_byte_merges
-from webapp.tokenizer.core.char_level import bpe_encode_text, compile_char_merges
+from webapp.tokenizer.core.list_order.byte_level import compile_byte_merges
+from webapp.tokenizer.core.list_order.char_level import bpe_encode_text, compile_char_merges
 from webapp.tokenizer.hf.text import WHITE_SPACE
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.presets import real

@@ -68,10 +68,11 @@ from typing import Any, Union
 import numpy as np
 
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache, estimated_bytes
-from webapp.tokenizer.core import batch, engine
-from webapp.tokenizer.core.byte_splits import _split_table_fixpoint, _split_table_well_formed, rules_array
-from webapp.tokenizer.core.engine import INF, RuleTable
-from webapp.tokenizer.core.tracing import build_trace, run_segments
+from webapp.tokenizer.core.list_order import batch, engine
+from webapp.tokenizer.core.list_order.byte_splits import _split_table_fixpoint, _split_table_well_formed, rules_array
+from webapp.tokenizer.core.list_order.engine import RuleTable
+from webapp.tokenizer.core.list_order.tracing import build_trace, run_segments
+from webapp.tokenizer.core.ranks import INF
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 from webapp.tokenizer.traces import DEFAULT_TRACE_LIMITS, EncodeTrace, TraceLimits
 from webapp.tokenizer.validation import ByteRule, plain_byte_values, validate_byte_merges, validate_text

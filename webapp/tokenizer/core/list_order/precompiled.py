@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from webapp.tokenizer.core import engine
-from webapp.tokenizer.core.byte_level import CompiledByteMerges
+from webapp.tokenizer.core.list_order import engine
+from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges
 from webapp.tokenizer.core.int_pool import interned
 
 #: 2 adds the split table (`splits`: 256 x 256, made with numpy on reading in version 1).

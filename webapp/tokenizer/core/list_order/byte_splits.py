@@ -7,7 +7,7 @@ small fixpoint over the list, order ignored, so a safe over-approximation even
 for odd lists); `split_table` turns that into a 256 x 256 table of the byte
 pairs a merge can join. Wherever two neighbouring bytes of a text form no such
 pair the text splits into segments that encode independently
-(`webapp.tokenizer.core.byte_level` does the cutting and the encoding).
+(`webapp.tokenizer.core.list_order.byte_level` does the cutting and the encoding).
 
 It does not encode, validate or cache anything.
 """

@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from webapp.tokenizer.core.engine import INF
+from webapp.tokenizer.core.ranks import INF
 
 if TYPE_CHECKING:  # byte_level imports this module
-    from webapp.tokenizer.core.byte_level import CompiledByteMerges
+    from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges
 
 # A batch with a round limit hands its segments to the engine once this few still merge.
 BATCH_FEW_LEFT = 8
