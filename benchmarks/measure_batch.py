@@ -62,7 +62,7 @@ def memory(name: str) -> None:
     start = time.perf_counter()
     slots, values, _, _ = lookup._table if lookup._table is not None else lookup._build()
     built = time.perf_counter() - start
-    as_left, as_right = compiled._operand_ranks()
+    as_left, as_right = compiled.batch_tables().operand_ranks.get()
     translated = textencode._whole_table(compiled, textencode.relabel_for(tok.id_map))
     print(f"{name}: {len(lookup.keys) - 1:,} pairs; hash table {(slots.nbytes + values.nbytes) / 1e6:.1f} MB "
           f"(built in {built * 1e3:.0f} ms); operand ranks {(as_left.nbytes + as_right.nbytes) / 1e6:.1f} MB; "

@@ -94,7 +94,7 @@ def loads_preset_form(
         return dict(zip(interned(vocab_ids.tolist()), map(blob.__getitem__, map(slice, [0, *ends[:-1]], ends))))
 
     def make_merges() -> tuple[tuple[int, int, int], ...]:
-        flat = compiled._flat
+        flat = compiled.flat
         assert flat is not None  # (compiled_from_arrays made it from the array)
         values = iter(interned(flat.reshape(-1).tolist()))  # (one object per id: core/int_pool.py)
         merges: tuple[tuple[int, int, int], ...] = tuple(zip(values, values, values))

@@ -315,7 +315,7 @@ def _encode_pretokens(compiled: CompiledByteMerges, pretokens: list[str], relabe
         else:
             lengths = list(map(len, map(str.encode, pretokens)))
         table = relabel.table(compiled.table.top) if relabel is not None else None
-        return batch.encode_pieces(compiled, data, lengths, BATCH_ROUNDS, table)
+        return batch.encode_pieces(compiled.batch_tables(), data, lengths, BATCH_ROUNDS, table)
     return list(map(relabel.ids, encoded)) if relabel is not None else encoded
 
 
