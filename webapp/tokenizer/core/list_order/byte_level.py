@@ -69,7 +69,7 @@ import numpy as np
 
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache, estimated_bytes
 from webapp.tokenizer.core.list_order import batch, engine
-from webapp.tokenizer.core.list_order.byte_splits import _split_table_fixpoint, _split_table_well_formed, rules_array
+from webapp.tokenizer.core.list_order.byte_splits import split_table_fixpoint, split_table_well_formed, rules_array
 from webapp.tokenizer.core.list_order.engine import RuleTable
 from webapp.tokenizer.core.list_order.tracing import build_trace, run_segments
 from webapp.tokenizer.core.ranks import INF
@@ -168,11 +168,11 @@ class CompiledByteMerges:
         if stored_splits is not None and count:
             splits: np.ndarray | None = stored_splits
         else:
-            splits = _split_table_well_formed(rules, flat) if count else None  # type: ignore[arg-type]
-        # Well-formed (see _split_table_well_formed): ranks never go stale, so encode may skip those checks.
+            splits = split_table_well_formed(rules, flat) if count else None  # type: ignore[arg-type]
+        # Well-formed (see split_table_well_formed): ranks never go stale, so encode may skip those checks.
         self.well_formed = splits is not None
         if splits is None and count:
-            splits = _split_table_fixpoint(self.rules)
+            splits = split_table_fixpoint(self.rules)
         self.splits = splits
         # Flattened for a single take() per text: index = x * 256 + y.
         self.splits_flat = splits.reshape(-1) if splits is not None else None  # None exactly when count == 0
