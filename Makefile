@@ -44,10 +44,10 @@ node_modules/.installed: package.json package-lock.json
 PRESETS_DIR := instance/presets
 PRESET_SOURCES := webapp/tokenizer/presets/openai.py webapp/tokenizer/presets/open_models.py \
 	webapp/tokenizer/presets/openai_form.py \
-	webapp/tokenizer/core/precompiled.py webapp/tokenizer/formats/stored.py \
+	webapp/tokenizer/core/list_order/precompiled.py webapp/tokenizer/formats/stored.py \
 	webapp/tokenizer/formats/library_stored.py webapp/tokenizer/hf/model.py \
-	webapp/tokenizer/core/library_order.py webapp/tokenizer/core/early_pairs.py \
-	webapp/tokenizer/core/score_order.py webapp/tokenizer/formats/sentencepiece.py
+	webapp/tokenizer/core/library_order/merges.py webapp/tokenizer/core/library_order/early_pairs.py \
+	webapp/tokenizer/core/library_order/score_order.py webapp/tokenizer/formats/sentencepiece.py
 # mistral-common's wheel holds the Tekken file of the mistral_tekken preset (and the
 # SentencePiece .model files of mistral_v1 / mistral_v3); it is
 # downloaded, not installed (the package asks for an older numpy than the app pins).

@@ -62,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # corpus.py
 
 import corpus  # noqa: E402
 
-import webapp.tokenizer.core.byte_level as byte_level  # noqa: E402
+import webapp.tokenizer.core.list_order.byte_level as byte_level  # noqa: E402
 from webapp.tokenizer import reference  # noqa: E402
 from webapp.tokenizer import (  # noqa: E402
     bpe_encode_text,

@@ -102,7 +102,7 @@ def main() -> None:
 
     from webapp import create_app
     from webapp.opened import store as tokenizer_store
-    from webapp.tokenizer.core import byte_level
+    from webapp.tokenizer.core.list_order import byte_level
     from webapp.infra.storage import default_sqlite_url, get_storage
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -71,11 +71,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
 import tiktoken  # noqa: E402
 
-from webapp.tokenizer.core import byte_level  # noqa: E402
+from webapp.tokenizer.core.list_order import byte_level  # noqa: E402
 from webapp.tokenizer.presets import openai as presets  # noqa: E402
 from webapp.tokenizer import formats as tokfiles  # noqa: E402
 from webapp.tokenizer.stages import build_tokenizer, tokenizer_of  # noqa: E402
-from webapp.tokenizer.core.precompiled import loads_precompiled  # noqa: E402
+from webapp.tokenizer.core.list_order.precompiled import loads_precompiled  # noqa: E402
 from webapp.tokenizer.pretokenize.patterns import PATTERNS  # noqa: E402
 from webapp.tokenizer.pretokenize import chunks, textencode  # noqa: E402
 from webapp.tokenizer.pretokenize.textencode import clear_text_caches  # noqa: E402

@@ -1,4 +1,4 @@
-"""The batch encoder's own figures, quoted in core/batch.py, pretokenize/textencode.py, docs/performance.md and docs/limits.md.
+"""The batch encoder's own figures, quoted in core/list_order/batch.py, pretokenize/textencode.py, docs/performance.md and docs/limits.md.
 
 Usage (from the repository root):
 
@@ -36,11 +36,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_real_tokenizers as real  # noqa: E402
 
-from webapp.tokenizer.core import batch  # noqa: E402
+from webapp.tokenizer.core.list_order import batch  # noqa: E402
 from webapp.tokenizer.presets import openai as presets  # noqa: E402
 from webapp.tokenizer.pretokenize import textencode  # noqa: E402
 from webapp.tokenizer.pretokenize.chunks import split_text  # noqa: E402
-from webapp.tokenizer.core.engine import INF  # noqa: E402
+from webapp.tokenizer.core.ranks import INF  # noqa: E402
 
 CACHE = ROOT / "instance" / "presets"
 
@@ -62,7 +62,7 @@ def memory(name: str) -> None:
     start = time.perf_counter()
     slots, values, _, _ = lookup._table if lookup._table is not None else lookup._build()
     built = time.perf_counter() - start
-    as_left, as_right = compiled._operand_ranks()
+    as_left, as_right = compiled.batch_tables().operand_ranks.get()
     translated = textencode._whole_table(compiled, textencode.relabel_for(tok.id_map))
     print(f"{name}: {len(lookup.keys) - 1:,} pairs; hash table {(slots.nbytes + values.nbytes) / 1e6:.1f} MB "
           f"(built in {built * 1e3:.0f} ms); operand ranks {(as_left.nbytes + as_right.nbytes) / 1e6:.1f} MB; "

@@ -36,7 +36,7 @@ def segment_cache() -> dict[str, float]:
     """
     import random
 
-    from webapp.tokenizer.core import byte_level
+    from webapp.tokenizer.core.list_order import byte_level
 
     compiled = byte_level.compile_byte_merges([[97, 98, 256]])
     cache = compiled.segment_cache
@@ -51,7 +51,7 @@ def segment_cache() -> dict[str, float]:
 
 def compiled_chars() -> dict[str, float]:
     """A compiled character-level list of 300,000 rules (distinct two-character tokens and their joins)."""
-    from webapp.tokenizer.core import char_level
+    from webapp.tokenizer.core.list_order import char_level
 
     count = 300_000
     before = rss_mb()
@@ -66,7 +66,7 @@ def compiled_rules() -> dict[str, float]:
     """A compiled well-formed list of 300,000 rules (the default LIMIT_RULES)."""
     import numpy as np
 
-    from webapp.tokenizer.core import byte_level
+    from webapp.tokenizer.core.list_order import byte_level
 
     count = 300_000
     before = rss_mb()
@@ -107,7 +107,7 @@ def text_caches() -> dict[str, float]:
     """
     import random
 
-    from webapp.tokenizer.core import byte_level
+    from webapp.tokenizer.core.list_order import byte_level
     from webapp.tokenizer.pretokenize import textencode
 
     compiled = byte_level.compile_byte_merges([[97, 98, 256]])
@@ -131,7 +131,7 @@ def list_budget() -> dict[str, float]:
     """
     import random
 
-    from webapp.tokenizer.core import byte_level
+    from webapp.tokenizer.core.list_order import byte_level
     from webapp.tokenizer import caches
     from webapp.tokenizer.pretokenize import textencode
 

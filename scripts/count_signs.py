@@ -13,6 +13,17 @@ with the imports under `if TYPE_CHECKING:`. An import names its module, or
 the submodule when the imported name is one; a package's `__init__` that
 runs first is not counted as an edge.
 
+Reads of another module's private attribute, in webapp/ (and in
+webapp/tokenizer/core/ alone), with the files that have any. Which class
+an object belongs to is hard to know statically, so the rule is a simple
+one, read from the syntax tree: an attribute access `x._name` (read,
+write or delete; `_name` starts with an underscore and is not a dunder
+`__name__`) whose `x` is not the name `self` or `cls` or a call `super()`, and every name
+`_name` in a `from m import ...`. It over-counts a method reading the
+privates of another instance of its own class (`other._count`), and
+under-counts privates reached through `getattr` or `__dict__`; both are
+rare here.
+
 What it does not do: change anything, or judge the figures (the issue states
 the targets).
 """
@@ -125,6 +136,29 @@ def occurrences(root: Path, files: list[Path], pattern: str, exclude: tuple[str,
     return count
 
 
+def is_private(name: str) -> bool:
+    """`_name` or `__name` (not a dunder such as `__init__`)."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def is_super(node: ast.AST) -> bool:
+    """`super()`: the object itself, seen through its base class."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def private_reads(path: Path) -> list[tuple[int, str]]:
+    """(line, what) of every `x._name` with x not self / cls, and every `from m import _name`, in one file."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and is_private(node.attr):
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")) and not is_super(node.value):
+                found.append((node.lineno, f"{ast.unparse(node.value)}.{node.attr}"))
+        elif isinstance(node, ast.ImportFrom):
+            found.extend((node.lineno, f"from {node.module} import {alias.name}")
+                         for alias in node.names if is_private(alias.name))
+    return sorted(found)
+
+
 def line_count(path: Path) -> int:
     with path.open(encoding="utf-8") as lines:
         return sum(1 for _ in lines)
@@ -147,6 +181,13 @@ def main() -> None:
     print("uses_pipeline(:", occurrences(root, files, r"uses_pipeline\("))
     print("isinstance(..., OpenModelPreset):", occurrences(root, files, r"isinstance\([^)]*OpenModelPreset"))
     print("__dict__[ / object.__setattr__:", occurrences(root, files, r"__dict__\[|object\.__setattr__"))
+    reads = {path.relative_to(root).as_posix(): private_reads(path) for path in files}
+    in_core = sum(len(found) for name, found in reads.items() if name.startswith("webapp/tokenizer/core/"))
+    print(f"reads of another module's private attribute: {sum(map(len, reads.values()))} in webapp/ "
+          f"({in_core} in webapp/tokenizer/core/)")
+    for name, found in reads.items():
+        if found:
+            print(f"  {len(found):4d} {name}: {', '.join(sorted({what for _, what in found}))}")
     for with_type_checking in (False, True):
         groups = cycles(import_graph(root, files, with_type_checking))
         print(f"import cycles {'with' if with_type_checking else 'without'} TYPE_CHECKING imports: {len(groups)}")

@@ -1,4 +1,4 @@
-"""The batch encoder (webapp/tokenizer/core/batch.py) and ids given in a file's own numbering.
+"""The batch encoder (webapp/tokenizer/core/list_order/batch.py) and ids given in a file's own numbering.
 
 Oracles: the literal algorithm on every pre-token (as in test_chunks.py),
 a plain binary search for the pair lookup, and tiktoken on a real vocabulary.
@@ -17,11 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webapp.tokenizer.core import batch, precompiled
+from webapp.tokenizer.core.list_order import batch, precompiled
 from webapp.tokenizer import compile_byte_merges
 from webapp.tokenizer.presets import openai as presets
 from webapp.tokenizer.pretokenize import textencode
-from webapp.tokenizer.core.engine import INF
+from webapp.tokenizer.core.ranks import INF
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode
 from tests.unit.test_chunks import SCHEMES, by_pretokens, texts, well_formed_merges
@@ -143,7 +143,7 @@ def test_a_real_vocabulary_over_long_texts_equals_tiktoken(tmp_path):
     scheme = presets.get_preset("cl100k_base").scheme
     theirs = tiktoken.Encoding("oracle", pat_str=PATTERNS[scheme], mergeable_ranks=ranks, special_tokens={})
     multilingual = (ROOT / "benchmarks" / "data" / "non_latin.txt").read_text(encoding="utf-8")
-    code = (ROOT / "webapp" / "tokenizer" / "core" / "batch.py").read_text(encoding="utf-8")
+    code = (ROOT / "webapp" / "tokenizer" / "core" / "list_order" / "batch.py").read_text(encoding="utf-8")
     for text in (multilingual * 3, code * 2, (multilingual + code)[::-1]):
         textencode.clear_text_caches(compiled)
         compiled.segment_cache.clear()

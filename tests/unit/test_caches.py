@@ -12,7 +12,7 @@ import pytest
 from webapp.infra import inputs
 from webapp.opened import store as tokenizer_store
 from webapp.web.common import viewmodels
-from webapp.tokenizer.core import byte_level, char_level
+from webapp.tokenizer.core.list_order import byte_level, char_level
 from webapp.tokenizer.caches import NAMED, BoundedCache, estimated_bytes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -173,7 +173,7 @@ def test_a_full_segment_cache_costs_what_the_readme_says():
     script = textwrap.dedent(
         """
         import random
-        from webapp.tokenizer.core import byte_level
+        from webapp.tokenizer.core.list_order import byte_level
 
         def rss():
             with open("/proc/self/status") as status:
@@ -357,7 +357,7 @@ def test_the_worker_budget_holds_rss_as_the_readme_says():
         """
         import random
         from webapp.tokenizer import caches
-        from webapp.tokenizer.core import byte_level
+        from webapp.tokenizer.core.list_order import byte_level
 
         def rss():
             with open("/proc/self/status") as status:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from webapp.tokenizer import reference
 from webapp.tokenizer import TokenizerError, TraceLimits, bpe_encode_text, char_tokens, encode_text_trace
-from webapp.tokenizer.core import engine
+from webapp.tokenizer.core.list_order import engine
 from webapp.tokenizer.traces import MergeNode, Token, TraceStep
 
 LOWER = [["l", "o"], ["e", "r"], ["lo", "w"], ["low", "er"]]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from webapp.tokenizer import reference
 from webapp.tokenizer import compile_byte_merges
-from webapp.tokenizer.core import batch, precompiled
+from webapp.tokenizer.core.list_order import batch, precompiled
 from webapp.tokenizer.pretokenize import chunks, textencode
 from webapp.tokenizer.pretokenize.class_split import TEKKEN_PATTERN
 from webapp.tokenizer.pretokenize.patterns import _COMPILED

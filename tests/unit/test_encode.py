@@ -8,7 +8,7 @@ import pytest
 
 from webapp.tokenizer import reference
 from webapp.tokenizer import TokenizerError, compile_byte_merges, encode, implied_byte_vocab
-from webapp.tokenizer.core import engine
+from webapp.tokenizer.core.list_order import engine
 
 LOW = [[108, 111, 256], [256, 119, 257]]
 
@@ -148,7 +148,7 @@ def test_implied_vocab_odd_lists():
 
 
 def test_edge_bytes_fixpoint_handles_forward_references():
-    from webapp.tokenizer.core.byte_splits import edge_bytes, split_table
+    from webapp.tokenizer.core.list_order.byte_splits import edge_bytes, split_table
 
     rules = ((256, 99, 257), (97, 98, 256))
     first, last, one_pass = edge_bytes(rules)
@@ -160,7 +160,7 @@ def test_edge_bytes_fixpoint_handles_forward_references():
 
 
 def test_split_table_of_a_well_formed_list():
-    from webapp.tokenizer.core.byte_splits import split_table
+    from webapp.tokenizer.core.list_order.byte_splits import split_table
 
     table = split_table(((108, 111, 256), (256, 119, 257)))
     assert not table[108, 111] and not table[111, 119]

@@ -127,10 +127,10 @@ def test_trace_matches_the_literal_steps(text, merges, max_steps, max_sequence):
 def test_numpy_split_table_equals_the_fixpoint(merges):
     import numpy as np
 
-    from webapp.tokenizer.core import byte_splits
+    from webapp.tokenizer.core.list_order import byte_splits
 
     rules = tuple(map(tuple, merges))
-    fast = byte_splits._split_table_well_formed(rules) if rules else None
+    fast = byte_splits.split_table_well_formed(rules) if rules else None
     first, last, _ = byte_splits.edge_bytes(rules)
     joinable = np.zeros((256, 256), dtype=bool)
     for left, right, _new in rules:

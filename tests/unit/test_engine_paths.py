@@ -16,9 +16,9 @@ import random
 
 from hypothesis import given, settings, strategies as st
 
-from webapp.tokenizer.core import byte_level, engine
+from webapp.tokenizer.core.list_order import byte_level, engine
 from webapp.tokenizer import reference
-from webapp.tokenizer.core.byte_level import compile_byte_merges, encode
+from webapp.tokenizer.core.list_order.byte_level import compile_byte_merges, encode
 
 ALPHABET = (97, 98, 99)  # "abc": few symbols, so long segments repeat their pairs
 

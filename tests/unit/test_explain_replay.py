@@ -32,8 +32,8 @@ from hypothesis import strategies as st
 
 from tests.literal_replay import literal_library, literal_list
 from webapp.tokenizer import reference
-from webapp.tokenizer.core.engine import RuleTable
-from webapp.tokenizer.core.library_order import LibraryMerges
+from webapp.tokenizer.core.list_order.engine import RuleTable
+from webapp.tokenizer.core.library_order.merges import LibraryMerges
 from webapp.tokenizer.explain.explain import explain_stages, library_model_of, list_model
 from webapp.tokenizer.explain.stages import Piece, Stages
 

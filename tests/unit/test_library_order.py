@@ -1,4 +1,4 @@
-"""The library-order engine (core/library_order.py) against its literal statement and the library itself.
+"""The library-order engine (core/library_order/merges.py) against its literal statement and the library itself.
 
 `reference.library_order_merge` is the order written literally (lowest rank
 present fires, leftmost among equals, one occurrence at a time). The engine
@@ -20,7 +20,7 @@ from tokenizers import Tokenizer
 from webapp.tokenizer import reference
 import numpy as np
 
-from webapp.tokenizer.core.library_order import SHORT_WORD, LibraryMerges
+from webapp.tokenizer.core.library_order.merges import SHORT_WORD, LibraryMerges
 from webapp.tokenizer.hf.model import BATCH_MERGE, LibraryModel, model_piece, model_pieces, read_model_options
 
 ids = st.integers(min_value=0, max_value=7)
@@ -197,7 +197,7 @@ def _model(rules: list[tuple[str, str]]) -> tuple[LibraryModel, dict[str, int]]:
 
 
 def _early_merged(model: LibraryModel, vocab: dict[str, int], word: str) -> list[int]:
-    """The word's symbols after its early pairs (core/early_pairs.py) merged."""
+    """The word's symbols after its early pairs (core/library_order/early_pairs.py) merged."""
     ids = np.array([vocab[ch] for ch in word], dtype=np.int64)
     if not len(model.merges.pair_table()[0]) or len(ids) < 2:
         return ids.tolist()

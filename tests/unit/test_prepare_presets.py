@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import make_app
 from webapp import PROJECT_ROOT
 from webapp.tokenizer.caches import BoundedCache
-from webapp.tokenizer.core import byte_level
+from webapp.tokenizer.core.list_order import byte_level
 from webapp.tokenizer.presets import openai as presets, prepare as prepare_presets
 
 

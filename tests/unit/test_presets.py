@@ -38,7 +38,7 @@ ENGLISH = (
 MULTILINGUAL = (ROOT / "benchmarks" / "data" / "non_latin.txt").read_text(encoding="utf-8")[:6000] + (
     " Ünïcödé façade naïve coöperate — straße ΑΒΓ αβγ Ελληνικά русский текст עברית العربية हिन्दी"
 )
-CODE = (ROOT / "webapp" / "tokenizer" / "core" / "engine.py").read_text(encoding="utf-8")[:8000]
+CODE = (ROOT / "webapp" / "tokenizer" / "core" / "list_order" / "engine.py").read_text(encoding="utf-8")[:8000]
 EMOJI_CJK = "😀🎉👩‍👩‍👧‍👦 🇫🇷 日本語のテキストです。中文文本，한국어 텍스트 ｆｕｌｌｗｉｄｔｈ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 e\u0301 a\u0308"
 WHITESPACE = "a  b   c\t\td\n\n\ne \r\n\r\n  f  \n  \n\t \u00a0\u3000 g" + " " * 17 + "\n" * 5 + "\t end   "
 SPECIALS = (

@@ -1,4 +1,4 @@
-"""SentencePiece's score order (core/score_order.py): the batch of many words against the literal order.
+"""SentencePiece's score order (core/library_order/score_order.py): the batch of many words against the literal order.
 
 The literal statement (written here): in a word, the pair whose rule has the
 least level fires, the leftmost among equal levels, even when the tied pairs
@@ -16,7 +16,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webapp.tokenizer.core.score_order import BATCH_WORDS, ROUNDS_FEW_LEFT, PairIndex, ScoreMerges, _merge_round
+from webapp.tokenizer.core.library_order.score_order import BATCH_WORDS, ROUNDS_FEW_LEFT, PairIndex, ScoreMerges, _merge_round
 
 ids = st.integers(min_value=0, max_value=6)
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from webapp.tokenizer import TraceLimits, encode_trace
-from webapp.tokenizer.core.tracing import WINDOW_RADIUS
+from webapp.tokenizer.core.list_order.tracing import WINDOW_RADIUS
 
 
 def literal_passes(data: bytes, merges: list[list[int]]) -> list[tuple[int, list[int], list[int], list[int]]]:

@@ -95,7 +95,7 @@ def test_a_long_piece_in_the_library_order_is_traced_in_windows() -> None:
     on each side, as the seed order's traces do; the ids are still the whole encode."""
     import random
 
-    from webapp.tokenizer.core.tracing import WINDOW_RADIUS
+    from webapp.tokenizer.core.list_order.tracing import WINDOW_RADIUS
 
     tok = get_tokenizer("gemma3")
     if not tok.loaded.library_order:

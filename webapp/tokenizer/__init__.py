@@ -111,7 +111,7 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
         validate_words,
     )
     from webapp.tokenizer.core.byte_decode import decode
-    from webapp.tokenizer.core.byte_level import (
+    from webapp.tokenizer.core.list_order.byte_level import (
         CompiledByteMerges,
         compile_byte_merges,
         compiled_from_key,
@@ -119,7 +119,7 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
         encode_trace,
         implied_byte_vocab,
     )
-    from webapp.tokenizer.core.char_level import (
+    from webapp.tokenizer.core.list_order.char_level import (
         CompiledCharMerges,
         bpe_encode_text,
         char_tokens,
@@ -225,17 +225,17 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "validate_text": ("webapp.tokenizer.validation", "validate_text"),
     "validate_words": ("webapp.tokenizer.validation", "validate_words"),
     "decode": ("webapp.tokenizer.core.byte_decode", "decode"),
-    "CompiledByteMerges": ("webapp.tokenizer.core.byte_level", "CompiledByteMerges"),
-    "compile_byte_merges": ("webapp.tokenizer.core.byte_level", "compile_byte_merges"),
-    "compiled_from_key": ("webapp.tokenizer.core.byte_level", "compiled_from_key"),
-    "encode": ("webapp.tokenizer.core.byte_level", "encode"),
-    "encode_trace": ("webapp.tokenizer.core.byte_level", "encode_trace"),
-    "implied_byte_vocab": ("webapp.tokenizer.core.byte_level", "implied_byte_vocab"),
-    "CompiledCharMerges": ("webapp.tokenizer.core.char_level", "CompiledCharMerges"),
-    "bpe_encode_text": ("webapp.tokenizer.core.char_level", "bpe_encode_text"),
-    "char_tokens": ("webapp.tokenizer.core.char_level", "char_tokens"),
-    "compile_char_merges": ("webapp.tokenizer.core.char_level", "compile_char_merges"),
-    "encode_text_trace": ("webapp.tokenizer.core.char_level", "encode_text_trace"),
+    "CompiledByteMerges": ("webapp.tokenizer.core.list_order.byte_level", "CompiledByteMerges"),
+    "compile_byte_merges": ("webapp.tokenizer.core.list_order.byte_level", "compile_byte_merges"),
+    "compiled_from_key": ("webapp.tokenizer.core.list_order.byte_level", "compiled_from_key"),
+    "encode": ("webapp.tokenizer.core.list_order.byte_level", "encode"),
+    "encode_trace": ("webapp.tokenizer.core.list_order.byte_level", "encode_trace"),
+    "implied_byte_vocab": ("webapp.tokenizer.core.list_order.byte_level", "implied_byte_vocab"),
+    "CompiledCharMerges": ("webapp.tokenizer.core.list_order.char_level", "CompiledCharMerges"),
+    "bpe_encode_text": ("webapp.tokenizer.core.list_order.char_level", "bpe_encode_text"),
+    "char_tokens": ("webapp.tokenizer.core.list_order.char_level", "char_tokens"),
+    "compile_char_merges": ("webapp.tokenizer.core.list_order.char_level", "compile_char_merges"),
+    "encode_text_trace": ("webapp.tokenizer.core.list_order.char_level", "encode_text_trace"),
     "SCHEMES": ("webapp.tokenizer.pretokenize.patterns", "SCHEMES"),
     "check_scheme": ("webapp.tokenizer.pretokenize.patterns", "check_scheme"),
     "pretokenized_encode": ("webapp.tokenizer.pretokenize.pretokenized", "pretokenized_encode"),

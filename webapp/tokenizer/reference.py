@@ -1,13 +1,13 @@
 """The four algorithms of docs/algorithms.md, written literally: start reading here.
 
 (Section 6 adds the order the `tokenizers` library applies a Hugging Face file's
-merges in, for the files in that format; see core/library_order.py.)
+merges in, for the files in that format; see core/library_order/merges.py.)
 
 Each function is the contract as the document states it, with no shortcut:
 every merge rule is one full left-to-right pass over the whole sequence, and
 every training step recounts every pair of every word. That makes this module
 slow (a pass per rule) and easy to check by eye, which is its job: it is the
-oracle the fast engine (`core/engine.py`, `core/byte_level.py`, `core/char_level.py`,
+oracle the fast engine (`core/list_order/engine.py`, `core/list_order/byte_level.py`, `core/list_order/char_level.py`,
 `training/words.py`) is tested against, and the benchmarks' baseline.
 
 What it does not do: validate input types or sizes (the public functions in

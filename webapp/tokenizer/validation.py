@@ -40,7 +40,7 @@ ByteRule = tuple[int, int, int]
 CharRule = tuple[str, str]
 
 
-def _show(value: Any, limit: int = 60, depth: int = 0) -> str:
+def show_value(value: Any, limit: int = 60, depth: int = 0) -> str:
     """A short JSON-like rendering of a bad value for a message (nested lists
     past a few levels are shown as [...]: the value may be nested very deeply)."""
     if isinstance(value, tuple):
@@ -54,7 +54,7 @@ def _show(value: Any, limit: int = 60, depth: int = 0) -> str:
     elif isinstance(value, list) and depth >= 4:
         text = "[...]"
     elif isinstance(value, list):
-        text = "[" + ", ".join(_show(v, limit, depth + 1) for v in value[:8]) + (", ..." if len(value) > 8 else "") + "]"
+        text = "[" + ", ".join(show_value(v, limit, depth + 1) for v in value[:8]) + (", ..." if len(value) > 8 else "") + "]"
     elif isinstance(value, int) and value.bit_length() > 1000:
         text = f"{'-' if value < 0 else ''}<an integer of {value.bit_length()} bits>"  # repr() may refuse it
     else:
@@ -64,7 +64,7 @@ def _show(value: Any, limit: int = 60, depth: int = 0) -> str:
 
 def _key_text(key: Any) -> str:
     """A dict key as `location` shows it: the string itself, or a safe rendering."""
-    return key if isinstance(key, str) else _show(key, 200)
+    return key if isinstance(key, str) else show_value(key, 200)
 
 
 def _kind(value: Any) -> str:
@@ -120,7 +120,7 @@ def validate_byte_merges(merges: Any) -> tuple[ByteRule, ...]:
         ):
             raise TokenizerError(
                 f"merges: rule {number} should be three non-negative integers "
-                f"[left, right, new], got {_show(rule)}",
+                f"[left, right, new], got {show_value(rule)}",
                 field="merges",
                 location={"rule": number},
             )
@@ -166,7 +166,7 @@ def _byte_vocab_key(key: Any) -> int:
     if isinstance(key, str) and key.isascii() and key.isdigit() and len(key) <= 4000:
         return int(key)
     raise TokenizerError(
-        f"vocab: key {_show(key)} should be a token id, a non-negative integer "
+        f"vocab: key {show_value(key)} should be a token id, a non-negative integer "
         f'(or its decimal digits as a string, like "256")',
         field="vocab",
         location={"key": _key_text(key)},
@@ -185,7 +185,7 @@ def validate_byte_vocab(vocab: Any) -> dict[int, bytes]:
         token_id = _byte_vocab_key(key)
         if token_id in out:
             raise TokenizerError(
-                f"vocab: id {_show(token_id)} is listed twice (key {_show(key)})",
+                f"vocab: id {show_value(token_id)} is listed twice (key {show_value(key)})",
                 field="vocab",
                 location={"key": _key_text(key)},
             )
@@ -194,7 +194,7 @@ def validate_byte_vocab(vocab: Any) -> dict[int, bytes]:
             continue
         if not _is_seq(value) or not all(_is_int(b) and 0 <= b <= 255 for b in value):
             raise TokenizerError(
-                f"vocab: token {_show(token_id)} should be a list of byte values 0..255, got {_show(value)}",
+                f"vocab: token {show_value(token_id)} should be a list of byte values 0..255, got {show_value(value)}",
                 field="vocab",
                 location={"key": _key_text(key)},
             )
@@ -214,7 +214,7 @@ def validate_ids(ids: Any) -> tuple[int, ...]:
     for index, value in enumerate(ids, start=1):
         if not (_is_int(value) and value >= 0):
             raise TokenizerError(
-                f"ids: position {index} should be a token id (a non-negative integer), got {_show(value)}",
+                f"ids: position {index} should be a token id (a non-negative integer), got {show_value(value)}",
                 field="ids",
                 location={"index": index},
             )
@@ -235,7 +235,7 @@ def validate_char_merges(merges: Any) -> tuple[CharRule, ...]:
     for number, rule in enumerate(merges, start=1):
         if not _is_seq(rule) or len(rule) != 2 or not all(isinstance(v, str) and v for v in rule):
             raise TokenizerError(
-                f"merges: rule {number} should be two non-empty strings [left, right], got {_show(rule)}",
+                f"merges: rule {number} should be two non-empty strings [left, right], got {show_value(rule)}",
                 field="merges",
                 location={"rule": number},
             )
@@ -274,13 +274,13 @@ def validate_char_vocab(vocab: Any) -> dict[str, int]:
     for key, value in vocab.items():
         if not isinstance(key, str):
             raise TokenizerError(
-                f"vocab: key {_show(key)} should be a token (a string), got {_kind(key)}",
+                f"vocab: key {show_value(key)} should be a token (a string), got {_kind(key)}",
                 field="vocab",
                 location={"key": _key_text(key)},
             )
         if not (_is_int(value) and value >= 0):
             raise TokenizerError(
-                f"vocab: token {_show(key)} should map to an id (a non-negative integer), got {_show(value)}",
+                f"vocab: token {show_value(key)} should map to an id (a non-negative integer), got {show_value(value)}",
                 field="vocab",
                 location={"key": key},
             )
@@ -325,7 +325,7 @@ def validate_words(words: Any) -> tuple[str, ...]:
     for index, word in enumerate(words, start=1):
         if not isinstance(word, str):
             raise TokenizerError(
-                f"words: word {index} should be a string, got {_show(word)}",
+                f"words: word {index} should be a string, got {show_value(word)}",
                 field="words",
                 location={"index": index},
             )
@@ -337,7 +337,7 @@ def validate_num_merges(num_merges: Any) -> int:
     """How many merges to learn: a non-negative integer."""
     if not (_is_int(num_merges) and num_merges >= 0):
         raise TokenizerError(
-            f"num_merges: should be a non-negative integer, got {_show(num_merges)}",
+            f"num_merges: should be a non-negative integer, got {show_value(num_merges)}",
             field="num_merges",
         )
     return int(num_merges)

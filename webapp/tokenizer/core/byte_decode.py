@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.validation import _show, validate_byte_vocab, validate_ids
+from webapp.tokenizer.validation import show_value, validate_byte_vocab, validate_ids
 
 
 _SINGLE_BYTES = [bytes((b,)) for b in range(256)]
@@ -39,7 +39,7 @@ def decode(ids: Any, vocab: Any) -> str:
                 token_id = ids[index]
                 if token_id > 255:
                     raise TokenizerError(
-                        f"ids: id {_show(token_id)} at position {index + 1} is not in the vocab "
+                        f"ids: id {show_value(token_id)} at position {index + 1} is not in the vocab "
                         f"(and is not a single byte 0..255)",
                         field="ids",
                         location={"index": index + 1},
@@ -64,7 +64,7 @@ def _utf8_error(exc: UnicodeDecodeError, data: bytes, ids: tuple[int, ...], part
     what = "an unfinished character at the end" if exc.reason == "unexpected end of data" else exc.reason
     return TokenizerError(
         f"ids: the bytes are not valid UTF-8 at byte offset {offset} (byte 0x{data[offset]:02x}: {what}); "
-        f"that byte belongs to the token at position {index} (id {_show(ids[index - 1])})",
+        f"that byte belongs to the token at position {index} (id {show_value(ids[index - 1])})",
         field="ids",
         location={"index": index, "offset": offset},
     )

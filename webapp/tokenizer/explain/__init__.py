@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from webapp.tokenizer.core.byte_level import compile_byte_merges
-from webapp.tokenizer.core.char_level import bpe_encode_text, compile_char_merges
+from webapp.tokenizer.core.list_order.byte_level import compile_byte_merges
+from webapp.tokenizer.core.list_order.char_level import bpe_encode_text, compile_char_merges
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.explain.explain import explain_stages, library_model_of, list_model, relabel
 from webapp.tokenizer.explain.stages import char_stages, pipeline_stages, scheme_stages

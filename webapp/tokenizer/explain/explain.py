@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from webapp.tokenizer.core.engine import RuleTable
+from webapp.tokenizer.core.list_order.engine import RuleTable
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.explain.causes import PieceCause, Rule, library_cause, list_cause
 from webapp.tokenizer.explain.replay import LEFT, Meeting, Replay, replay_library, replay_list

@@ -10,8 +10,8 @@ neighbour) or joins the two (then the offset is no longer a boundary).
 `replay_list` replays the contract's list order (every rule visited once, in
 list order; a visit's products are not rescanned by it); `replay_library`
 replays the `tokenizers` library's order (the lowest-ranked pair present fires,
-the leftmost among equals). Both are the same algorithms as core/engine.py and
-core/library_order.py, written a second time so that each merge can be
+the leftmost among equals). Both are the same algorithms as core/list_order/engine.py and
+core/library_order/merges.py, written a second time so that each merge can be
 recorded; the tests assert that their final symbols equal the engines' (and
 the literal ones of reference.py) on random rule lists.
 
@@ -32,8 +32,9 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from webapp.tokenizer.core.engine import INF, RuleTable
-from webapp.tokenizer.core.library_order import LibraryMerges
+from webapp.tokenizer.core.list_order.engine import RuleTable
+from webapp.tokenizer.core.ranks import INF
+from webapp.tokenizer.core.library_order.merges import LibraryMerges
 
 #: Side names of a pair: the token ending at the offset ("left") or starting there ("right").
 LEFT, RIGHT = "left", "right"

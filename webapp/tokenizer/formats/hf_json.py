@@ -6,7 +6,7 @@ decoder and added tokens are read by hf/pipeline.py and stored with the tokenize
 file the `tokenizers` library loads and that gives the same ids.
 
 The merges follow the `tokenizers` library's order (hf/model.py,
-core/library_order.py: the lowest-ranked pair present fires), with the
+core/library_order/merges.py: the lowest-ranked pair present fires), with the
 model's ignore_merges, byte_fallback and unknown token; the post-processor's
 added ids are kept in the pipeline.
 

@@ -15,9 +15,9 @@ pairs). For presets, prepared once at setup, this module writes one .npz:
 - `pair_keys`, `pair_ranks`, `char_table`, `early_*`: the tables that look
   many pieces' first symbols and pair ranks up at once and find their early
   pairs (`LibraryMerges.pair_table`, `LibraryModel.char_table`,
-  core/early_pairs.py; made with a sort and a pass over the vocab that would
+  core/library_order/early_pairs.py; made with a sort and a pass over the vocab that would
   add tens of milliseconds to opening); a SentencePiece model's score order
-  (core/score_order.py) has no pair table or early pairs: `meta` then says
+  (core/library_order/score_order.py) has no pair table or early pairs: `meta` then says
   `"tables": false` and they are left out;
 - `whole`: one byte per id, 1 for a token whose own text encodes to it
   (`LibraryModel.find_whole`: such a piece is then a lookup, no merging);
@@ -47,9 +47,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from webapp.tokenizer.core.early_pairs import EarlyPairs
+from webapp.tokenizer.core.library_order.early_pairs import EarlyPairs
 from webapp.tokenizer.core.int_pool import interned
-from webapp.tokenizer.core.score_order import ScoreMerges
+from webapp.tokenizer.core.library_order.score_order import ScoreMerges
 from webapp.tokenizer.formats.stored import dumps_stored, loads_stored
 from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
@@ -57,7 +57,7 @@ from webapp.tokenizer.stages.models import library_model
 
 #: In the file names (open_models.cache_file_name): a file with the current name is read as it is,
 #: so this goes up whenever what a stored array means changes - here, or in the tables it keeps
-#: from core/library_order.py (the pair table) and core/early_pairs.py.
+#: from core/library_order/merges.py (the pair table) and core/library_order/early_pairs.py.
 LIBRARY_FORM_VERSION = 5
 #: The EarlyPairs tables stored (its `news` are the rules' third column).
 EARLY_TABLES = ("unit_of", "first_unit", "last_unit", "left_min", "right_min", "operand_min", "unit_rank")

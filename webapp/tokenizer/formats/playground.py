@@ -11,7 +11,7 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
-from webapp.tokenizer.core.byte_level import implied_byte_vocab
+from webapp.tokenizer.core.list_order.byte_level import implied_byte_vocab
 from webapp.tokenizer.formats.common import _bytes_of_or_empty, _file_error, _is_int, _load_json, _show
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import check_scheme

@@ -13,7 +13,7 @@ encoding is the playground's, so the Trace can show it:
   unless recognised (sentencepiece's `encode` never recognises them);
 - the BPE: one rule per way of splitting a normal (or unused) piece into two
   pieces that are not user-defined, listed by the piece's score, best first,
-  with a level per score (core/score_order.py: the best score fires first, the
+  with a level per score (core/library_order/score_order.py: the best score fires first, the
   leftmost among equal scores), then byte fallback (`<0xXX>` pieces) or the
   unknown piece, consecutive unknown characters fused into one, as
   sentencepiece does;

@@ -88,7 +88,7 @@ def _stored_chat(value: Any) -> str:
 def _stored_model(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError("model")
-    # (the library's order, or a SentencePiece model's score order: core/score_order.py)
+    # (the library's order, or a SentencePiece model's score order: core/library_order/score_order.py)
     if value and json.loads(value).get("order") not in ("library", "score"):
         raise ValueError("model order")
     return value

@@ -12,7 +12,7 @@
   character-level one (SentencePiece style: `▁` is a space, `<0xXX>` a byte),
   for the Bytes page's decoding.
 
-What it does not do: the seed order's traces (core/tracing.py).
+What it does not do: the seed order's traces (core/list_order/tracing.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from webapp.tokenizer.core.tracing import WINDOW_RADIUS
+from webapp.tokenizer.core.list_order.tracing import WINDOW_RADIUS
 from webapp.tokenizer.hf import pipeline as hp
 from webapp.tokenizer.hf.alphabet import bytes_to_token
 from webapp.tokenizer.hf.model import LibraryModel, model_piece

@@ -10,7 +10,7 @@ into the file's ids:
    its UTF-8 bytes' `<0xXX>` tokens (`byte_fallback`, when the vocab has all
    of them), else the unknown token (runs of them fused with `fuse_unk`), else
    it is left out;
-3. the symbols merge in the library's order (core/library_order.py).
+3. the symbols merge in the library's order (core/library_order/merges.py).
 
 Two shortcuts give the same ids faster: `whole` (made by `find_whole`, stored
 with a preset) marks the vocab tokens whose own text merges back into them,
@@ -33,9 +33,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
-from webapp.tokenizer.core.early_pairs import OTHER, WIDTH, EarlyPairs
-from webapp.tokenizer.core.library_order import Firing, LibraryMerges
-from webapp.tokenizer.core.score_order import PairIndex, ScoreMerges, levels_from_runs
+from webapp.tokenizer.core.library_order.early_pairs import OTHER, WIDTH, EarlyPairs
+from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges
+from webapp.tokenizer.core.library_order.score_order import PairIndex, ScoreMerges, levels_from_runs
 from webapp.tokenizer.hf.alphabet import ALPHABET_BYTE, bytes_to_token
 
 MODEL_VERSION = 1
@@ -85,7 +85,7 @@ class LibraryModel:
         """`edges`, `pair_table`: what a stored form kept of `edge_array()` and the rules' `pair_table()`."""
         opts = json.loads(options)
         self.vocab = vocab
-        # (a SentencePiece model's rules fire by piece score, leftmost on ties: core/score_order.py)
+        # (a SentencePiece model's rules fire by piece score, leftmost on ties: core/library_order/score_order.py)
         self.merges = (ScoreMerges(rules, levels_from_runs(opts["level_runs"])) if opts.get("order") == "score"
                        else LibraryMerges(rules, pair_table))
         self.ignore_merges = bool(opts["ignore_merges"])
@@ -317,7 +317,7 @@ class LibraryModel:
         return [done if done is not None else next(each) for done in out], None
 
     def early_pairs(self) -> EarlyPairs | None:
-        """The tables that find the pairs a batch of pieces may merge first (core/early_pairs.py), its
+        """The tables that find the pairs a batch of pieces may merge first (core/library_order/early_pairs.py), its
         units being the characters of GPT-2's byte alphabet. Made on first use (a pass over the vocab);
         a preset's stored form brings them. None when the rules have no pair table."""
         if self._early is None:
@@ -474,7 +474,7 @@ class LibraryModel:
         return distinct, assemble
 
     def edge_index(self) -> PairIndex:
-        """`edge_array()` in a hash table (core/score_order.py's PairIndex: one slot read per lookup
+        """`edge_array()` in a hash table (core/library_order/score_order.py's PairIndex: one slot read per lookup
         where a binary search reads a dozen), made on first use."""
         if self._edge_index is None:
             edges = self.edge_array()

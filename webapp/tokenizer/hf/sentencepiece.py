@@ -28,7 +28,7 @@ space, and the first piece's leading `▁` (every leading one with
 denormalizer spec with rules, the text goes through it (`SpmNormalizer` with
 that spec, as sentencepiece's `Decode` does).
 
-What it does not do: the BPE (hf/model.py with core/score_order.py), reading
+What it does not do: the BPE (hf/model.py with core/library_order/score_order.py), reading
 the .model file (formats/sentencepiece.py), offsets back into the raw text.
 """
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from webapp.tokenizer.caches import BoundedCache
-from webapp.tokenizer.core.byte_level import compile_byte_merges
+from webapp.tokenizer.core.list_order.byte_level import compile_byte_merges
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.library_stored import LIBRARY_FORM_VERSION, dumps_library, loads_library
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored

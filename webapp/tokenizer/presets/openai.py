@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import Mapping, TypeVar
 
 from webapp.tokenizer.caches import BoundedCache, value_length
-from webapp.tokenizer.core.byte_level import CompiledByteMerges, compile_byte_merges
-from webapp.tokenizer.core.precompiled import PRECOMPILED_VERSION, find_whole_tokens
+from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, compile_byte_merges
+from webapp.tokenizer.core.list_order.precompiled import PRECOMPILED_VERSION, find_whole_tokens
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.building import build_byte_level
 from webapp.tokenizer.formats.tiktoken_ranks import recover_rank_merges
@@ -345,7 +345,7 @@ def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) ->
     """The preset's compiled merge list, once per process; with a cache folder, precompiled once per machine.
 
     From the cache folder's file (see `load_preset`) it comes precompiled
-    (core/precompiled.py: rule arrays, pair index, whole-token table, the last
+    (core/list_order/precompiled.py: rule arrays, pair index, whole-token table, the last
     made on first use). Without a folder the list is only compiled (no
     whole-token table: the same ids, a little slower on new text).
     """

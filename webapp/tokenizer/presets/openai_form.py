@@ -6,7 +6,7 @@ process (`get_encoding("o200k_base")`) reads one file in one go and builds
 only what its first encode needs. The .npz (numpy's zip of arrays, no pickle)
 holds:
 
-- the precompiled list's arrays (core/precompiled.py: the rules, the pair
+- the precompiled list's arrays (core/list_order/precompiled.py: the rules, the pair
   index, the whole-token table), so `loads_precompiled` reads this file too;
 - `vocab_ids`, `vocab_lengths`, `vocab_bytes`: the LoadedTokenizer's vocab,
   its tokens' bytes joined (slicing one bytes object is several times faster
@@ -33,9 +33,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from webapp.tokenizer.core.byte_level import CompiledByteMerges
+from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges
 from webapp.tokenizer.core.int_pool import interned
-from webapp.tokenizer.core.precompiled import compiled_from_arrays, precompiled_arrays
+from webapp.tokenizer.core.list_order.precompiled import compiled_from_arrays, precompiled_arrays
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 
@@ -94,7 +94,7 @@ def loads_preset_form(
         return dict(zip(interned(vocab_ids.tolist()), map(blob.__getitem__, map(slice, [0, *ends[:-1]], ends))))
 
     def make_merges() -> tuple[tuple[int, int, int], ...]:
-        flat = compiled._flat
+        flat = compiled.flat
         assert flat is not None  # (compiled_from_arrays made it from the array)
         values = iter(interned(flat.reshape(-1).tolist()))  # (one object per id: core/int_pool.py)
         merges: tuple[tuple[int, int, int], ...] = tuple(zip(values, values, values))

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping
 
-from webapp.tokenizer.core import byte_level
+from webapp.tokenizer.core.list_order import byte_level
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.pretokenize.chunks import split_text as fast_split
 from webapp.tokenizer.pretokenize.patterns import check_scheme

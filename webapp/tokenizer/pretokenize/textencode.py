@@ -12,7 +12,7 @@ concatenating them (pretokenized.py's contract), with three layers of reuse:
    form) and each distinct pre-token is looked up in a bounded cache keyed by
    the pre-token's text, so no bytes object is built for a pre-token seen before.
 3. The rest. A pre-token that is a token known to encode to itself (the
-   precompiled whole-token table, see core/precompiled.py) takes that token
+   precompiled whole-token table, see core/list_order/precompiled.py) takes that token
    without BPE. All pre-tokens that still miss, from all missed chunks of
    the call, are encoded together: for a well-formed list in one numpy
    batch straight from their joined UTF-8 bytes (batch.encode_pieces); any
@@ -38,8 +38,8 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
-from webapp.tokenizer.core import batch
-from webapp.tokenizer.core.byte_level import CompiledByteMerges
+from webapp.tokenizer.core.list_order import batch
+from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges
 from webapp.tokenizer.pretokenize.chunks import chunk_bounds, split_chunks
 from webapp.tokenizer.validation import validate_text
 
@@ -118,7 +118,7 @@ def relabel_for(mapping: Mapping[int, int]) -> Relabel:
     return relabel
 
 
-#: A deferred whole-token table (core/precompiled.py) is made once this many pre-tokens have missed
+#: A deferred whole-token table (core/list_order/precompiled.py) is made once this many pre-tokens have missed
 #: the caches of its list: making it costs about as much as encoding a few thousand new pre-tokens
 #: without it (0.1 s for o200k_base), so a short first encode goes without (the same ids either way).
 WHOLE_TABLE_AFTER = 2_000
@@ -228,7 +228,7 @@ def _fill_chunks(
     missing = list(dict.fromkeys(wanted))
     split = split_chunks(missing, scheme)
     pretokens = list(chain.from_iterable(split))
-    # First the whole-token table (core/precompiled.py): for real vocabularies most
+    # First the whole-token table (core/list_order/precompiled.py): for real vocabularies most
     # pre-tokens are tokens that encode to themselves, one dict lookup each. A list
     # without one (a Tekken file's, compiled when opened) starts from the pre-token cache.
     table = _whole_table(compiled, relabel, len(pretokens))
@@ -315,7 +315,7 @@ def _encode_pretokens(compiled: CompiledByteMerges, pretokens: list[str], relabe
         else:
             lengths = list(map(len, map(str.encode, pretokens)))
         table = relabel.table(compiled.table.top) if relabel is not None else None
-        return batch.encode_pieces(compiled, data, lengths, BATCH_ROUNDS, table)
+        return batch.encode_pieces(compiled.batch_tables(), data, lengths, BATCH_ROUNDS, table)
     return list(map(relabel.ids, encoded)) if relabel is not None else encoded
 
 

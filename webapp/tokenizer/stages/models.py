@@ -30,8 +30,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from webapp.tokenizer.core.byte_level import CompiledByteMerges, compile_byte_merges, encode_trace
-from webapp.tokenizer.core.char_level import CompiledCharMerges, bpe_encode_text, compile_char_merges, encode_text_trace
+from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, compile_byte_merges, encode_trace
+from webapp.tokenizer.core.list_order.char_level import CompiledCharMerges, bpe_encode_text, compile_char_merges, encode_text_trace
 from webapp.tokenizer.hf import pipeline as hp
 from webapp.tokenizer.hf.alphabet import bytes_to_token
 from webapp.tokenizer.hf.library_trace import library_scheme_ids, library_trace

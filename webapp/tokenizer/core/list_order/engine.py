@@ -47,9 +47,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from webapp.tokenizer.core.int_pool import interned, shared_range
+from webapp.tokenizer.core.ranks import INF
 
-
-INF = 1 << 62  # "no rule left for this pair"; larger than any rule index
 _DEAD = -1  # rank of a position that a merge consumed
 # Segments up to this many symbols use the list-rebuild loop; longer ones the heap.
 SMALL_SEGMENT = 32

@@ -1,12 +1,19 @@
 """The batch encoder: many segments of a well-formed byte-level merge list at once, with numpy.
 
 What it does:
-* `encode_pieces(compiled, data, piece_lengths, ...)` - the ids of each
+* `encode_pieces(tables, data, piece_lengths, ...)` - the ids of each
   piece (pre-token) of a joined byte string, every piece encoded on its own:
   what pretokenize/textencode.py hands over for the pre-tokens of new text.
-* `merge_segments(compiled, tok, lengths, ...)` - the rounds themselves, for
-  segments given as one array of bytes (CompiledByteMerges._encode_batch,
+* `merge_segments(tables, tok, lengths, ...)` - the rounds themselves, for
+  segments given as one array of bytes (CompiledByteMerges.encode_batch,
   the cold path, uses it too).
+* `BatchTables` - everything the batch reads of a compiled list, as one
+  value: the sorted pair keys and their first ranks, every rule's new id,
+  the 256 x 256 byte-pair rank table, the operand ranks (made on the first
+  big batch), the pair lookup, the split table and the engine that finishes
+  capped batches. `make_batch_tables` builds it from a list's arrays;
+  `CompiledByteMerges.batch_tables()` makes its own once and keeps it, so
+  this module never reaches into a compiled list (nor imports byte_level.py).
 * `PairRanks` - a pair's first rule, for thousands of pairs at once: a
   search in the sorted pair keys, or an open-addressing hash table once
   the batch is big enough for that to pay.
@@ -15,7 +22,7 @@ Why it is exact (a well-formed list: every new id >= 256, made by one rule,
 its operands bytes or made earlier) is said where each step is taken:
 `merge_segments` (the rounds, one rule per segment and round plus the pairs
 that cannot be disturbed, and the hand-over to the engine) and
-`CompiledByteMerges._operand_ranks`.
+`OperandRanks`.
 
 What it does not do: lists that are not well-formed (the engine takes those,
 segment by segment), caching (byte_level.py and pretokenize/textencode.py keep the
@@ -24,14 +31,14 @@ results), traces.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+import threading
+from dataclasses import dataclass
+from typing import Protocol, Sequence
 
 import numpy as np
 
-from webapp.tokenizer.core.engine import INF
-
-if TYPE_CHECKING:  # byte_level imports this module
-    from webapp.tokenizer.core.byte_level import CompiledByteMerges
+from webapp.tokenizer.core.list_order.engine import RuleTable
+from webapp.tokenizer.core.ranks import INF
 
 # A batch with a round limit hands its segments to the engine once this few still merge.
 BATCH_FEW_LEFT = 8
@@ -135,18 +142,122 @@ class PairRanks:
         return table
 
 
-def pair_ranks(compiled: CompiledByteMerges) -> PairRanks:
-    """The compiled list's PairRanks (made once; its hash table on first big lookup)."""
-    found: PairRanks | None = compiled.__dict__.get("_pair_rank_lookup")
-    if found is None:
-        keys, first_rank, _news = compiled._batch_index()
-        eager = compiled.whole_deferred or compiled.whole is not None  # precompiled (precompiled.py): a list kept to serve
-        found = compiled.__dict__.setdefault("_pair_rank_lookup", PairRanks(keys, first_rank, eager))
-    return found
+class OperandRanks:
+    """For every id, the first rule that has it as left operand, and as right operand (made on first use, once).
+
+    int32 (4 bytes an id); an id no rule takes has the int32 maximum, above
+    every rule index (a list has far fewer than 2^31 rules) and below INF,
+    so a pair ranked INF is never taken for safe.
+
+    A pair (x, y) of rank r whose x no rule before r takes as right
+    operand, and whose y no rule before r takes as left operand, fires
+    at r whatever happens around it: nothing before r can take x or y
+    away, and the token it makes only enters rules after r. Merging it
+    early changes no other merge (exact), and saves the batch a round.
+    Only a big batch fires such pairs, so only a big batch makes them
+    (1.6 MB for o200k: a list never encoded in bulk does without).
+    """
+
+    def __init__(self, flat: np.ndarray, size: int) -> None:
+        """`flat`: the rules as an n x 3 int64 array; `size`: one more than the highest id."""
+        self._flat = flat
+        self._size = size
+        self._ranks: tuple[np.ndarray, np.ndarray] | None = None
+        self._lock = threading.Lock()  # (two threads' first big batches make them once)
+
+    def get(self) -> tuple[np.ndarray, np.ndarray]:
+        """(as_left, as_right): by id, the first rule taking it as left / right operand."""
+        found = self._ranks
+        if found is None:
+            with self._lock:
+                found = self._ranks
+                if found is None:
+                    found = self._ranks = _operand_ranks(self._flat, self._size)
+        return found
+
+
+def _operand_ranks(flat: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    never = np.iinfo(np.int32).max
+    as_left = np.full(size, never, dtype=np.int32)
+    as_right = np.full(size, never, dtype=np.int32)
+    order = np.arange(len(flat), dtype=np.int32)
+    np.minimum.at(as_left, flat[:, 0], order)
+    np.minimum.at(as_right, flat[:, 1], order)
+    return as_left, as_right
+
+
+@dataclass(frozen=True, eq=False)
+class BatchTables:
+    """What the batch reads of one well-formed compiled list (see `make_batch_tables`)."""
+
+    #: Sorted distinct pair keys (left * shift + right), then a sentinel above every key.
+    pair_keys: np.ndarray
+    #: Each key's first rule (INF for the sentinel).
+    first_ranks: np.ndarray
+    #: Every rule's new id, by rule index.
+    news: np.ndarray
+    #: The first rank of every byte pair (x, y) at index x * 256 + y, INF if none.
+    byte_pair_ranks: np.ndarray
+    #: By id, the first rule taking it as left / right operand (made on the first big batch).
+    operand_ranks: OperandRanks
+    #: The first rule of many pair keys at once (search, or its hash table once that pays).
+    pairs: PairRanks
+    #: The key multiplier: a pair key is left * shift + right.
+    shift: int
+    #: The split table flattened (index x * 256 + y): True where no merge can join the two bytes.
+    splits_flat: np.ndarray | None
+    #: The list's engine, which finishes the segments of a capped batch.
+    engine: RuleTable
+
+
+def sorted_pair_index(flat: np.ndarray, shift: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct pair keys then a sentinel, each one's first rule then INF) of rules `flat` (n x 3 int64)."""
+    keys = flat[:, 0] * shift + flat[:, 1]
+    count = len(keys)
+    if int(keys.max()) < (1 << 62) // count:
+        # key * count + index: distinct values, so a plain sort orders by key, then by index.
+        both = np.sort(keys * count + np.arange(count))
+        ordered, order = np.divmod(both, count)
+    else:
+        order = np.argsort(keys, kind="stable")
+        ordered = keys[order]
+    first = np.ones(count + 1, dtype=bool)
+    first[1:-1] = ordered[1:] != ordered[:-1]
+    # A sentinel key above every real key, so a search never runs off the end.
+    ordered = np.append(ordered, np.iinfo(np.int64).max)
+    order = np.append(order, INF)
+    return ordered[first], order[first]
+
+
+def make_batch_tables(
+    flat: np.ndarray, engine: RuleTable, byte_pair_ranks: np.ndarray, splits_flat: np.ndarray | None,
+    pair_index: tuple[np.ndarray, np.ndarray] | None = None, eager: bool = False,
+) -> BatchTables:
+    """The batch's tables of a well-formed list: its rules `flat` (n x 3 int64, n >= 1), its `engine`,
+    byte-pair rank table and flattened split table; `pair_index`: (keys, first ranks) as
+    `sorted_pair_index` makes them, when read back (precompiled.py), else sorted now; `eager`: build the
+    pair hash table at the first big lookup (a list kept to serve many requests, see `PairRanks`)."""
+    keys, first_ranks = pair_index if pair_index is not None else sorted_pair_index(flat, engine.shift)
+    return BatchTables(
+        pair_keys=keys, first_ranks=first_ranks, news=flat[:, 2], byte_pair_ranks=byte_pair_ranks,
+        operand_ranks=OperandRanks(flat, int(engine.top) + 1), pairs=PairRanks(keys, first_ranks, eager),
+        shift=engine.shift, splits_flat=splits_flat, engine=engine,
+    )
+
+
+class HasBatchTables(Protocol):
+    """Anything that keeps batch tables (a `CompiledByteMerges`)."""
+
+    def batch_tables(self) -> BatchTables: ...
+
+
+def pair_ranks(source: HasBatchTables) -> PairRanks:
+    """The PairRanks of a compiled list's batch tables (made once; its hash table on first big lookup)."""
+    return source.batch_tables().pairs
 
 
 def encode_pieces(
-    compiled: CompiledByteMerges, data: bytes, piece_lengths: Sequence[int], max_rounds: int | None = None,
+    tables: BatchTables, data: bytes, piece_lengths: Sequence[int], max_rounds: int | None = None,
     relabel: np.ndarray | None = None,
 ) -> list[tuple[int, ...]]:
     """The ids of each piece of `data` (its pieces, in order, are `piece_lengths` bytes long), well-formed lists only.
@@ -162,12 +273,12 @@ def encode_pieces(
     piece_ends = np.cumsum(np.fromiter(piece_lengths, dtype=np.intp, count=len(piece_lengths)))
     # A segment ends after position i when the split table cuts pair (i, i + 1) or a piece ends at i.
     ends_at = np.zeros(size, dtype=bool)
-    if size > 1 and compiled.splits_flat is not None:
-        ends_at[:-1] = compiled.splits_flat[(tok[:-1] << 8) | tok[1:]]
+    if size > 1 and tables.splits_flat is not None:
+        ends_at[:-1] = tables.splits_flat[(tok[:-1] << 8) | tok[1:]]
     ends_at[piece_ends - 1] = True
     segment_ends = np.flatnonzero(ends_at)
     segment_ends += 1
-    ids, counts = merge_segments(compiled, tok, np.diff(segment_ends, prepend=0), max_rounds)
+    ids, counts = merge_segments(tables, tok, np.diff(segment_ends, prepend=0), max_rounds)
     # Tokens per piece: its segments' counts summed (a piece starts where one of its segments does).
     first_segments = np.searchsorted(segment_ends, piece_ends, side="left")
     per_piece = np.diff(np.cumsum(counts)[first_segments], prepend=0)
@@ -177,7 +288,7 @@ def encode_pieces(
 
 
 def merge_segments(
-    compiled: CompiledByteMerges, tok: np.ndarray, lengths: np.ndarray, max_rounds: int | None = None
+    tables: BatchTables, tok: np.ndarray, lengths: np.ndarray, max_rounds: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Merge every segment of `tok` (bytes as int64; segment i is `lengths[i]` >= 1 long) side by side.
 
@@ -200,7 +311,7 @@ def merge_segments(
       other position fires;
     * in a big batch, so does every *safe* pair: one of rank r whose left token no rule
       before r takes as its right operand and whose right token no rule
-      before r takes as its left operand (CompiledByteMerges._operand_ranks).
+      before r takes as its left operand (`OperandRanks`).
       Nothing before r can take either token away, so the pair is still
       there at r and fires then whatever else happens; the token it makes
       only enters rules after r, so firing it early changes no other merge.
@@ -222,13 +333,13 @@ def merge_segments(
     own rank undisturbed), so BPE from here applies exactly the rules that
     were still to come.
     """
-    news = compiled._batch_index()[2]
+    news = tables.news
     count = len(lengths)
     finished: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (segments, their counts, their ids)
     ends = np.cumsum(lengths)
     starts = ends - lengths
     rank = np.empty(len(tok), dtype=np.int64)
-    rank[:-1] = compiled._byte_pair_ranks()[(tok[:-1] << 8) | tok[1:]]
+    rank[:-1] = tables.byte_pair_ranks[(tok[:-1] << 8) | tok[1:]]
     rank[ends - 1] = INF  # a segment's last position has no pair
     # Segments of one or two bytes take at most one rule, their pair's first: no rounds.
     short = lengths <= 2 if len(tok) >= BIG_BATCH else np.zeros(len(lengths), dtype=bool)
@@ -246,22 +357,22 @@ def merge_segments(
         rank = rank[~in_short]
         lengths = lengths[~short]
     if len(lengths):
-        finished.extend((origin[part[0]], part[1], part[2]) for part in _merge_rounds(compiled, tok, rank, lengths, max_rounds))
+        finished.extend((origin[part[0]], part[1], part[2]) for part in _merge_rounds(tables, tok, rank, lengths, max_rounds))
     return gather_segments(finished, count)
 
 
 def _merge_rounds(
-    compiled: CompiledByteMerges, tok: np.ndarray, rank: np.ndarray, lengths: np.ndarray, max_rounds: int | None
+    tables: BatchTables, tok: np.ndarray, rank: np.ndarray, lengths: np.ndarray, max_rounds: int | None
 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """The rounds of `merge_segments` over segments of any ids (`rank`: each position's pair rank, INF at ends).
 
     Returns parts of (segment indexes, their counts, their ids) covering every segment.
     """
-    news = compiled._batch_index()[2]
-    pairs = pair_ranks(compiled)
-    shift = compiled.table.shift
+    news = tables.news
+    pairs = tables.pairs
+    shift = tables.shift
     # Only a big batch fires safe pairs, so only a big batch makes the list's operand ranks.
-    operands = compiled._operand_ranks() if len(tok) >= BIG_BATCH else None
+    operands = tables.operand_ranks.get() if len(tok) >= BIG_BATCH else None
     finished: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     origin = np.arange(len(lengths))
     rounds = 0
@@ -277,7 +388,7 @@ def _merge_rounds(
         prv[starts] = -1
         alive = np.ones(size, dtype=bool)
         seg = np.repeat(np.arange(len(lengths)), lengths)  # the segment of each position
-        # Pairs that fire whatever happens around them (see _operand_ranks), kept up to date
+        # Pairs that fire whatever happens around them (see OperandRanks), kept up to date
         # wherever a rank changes: a rank of INF (a segment's end, a dead position) is never safe.
         safe = None
         if operands is not None and size >= BIG_BATCH:
@@ -290,7 +401,7 @@ def _merge_rounds(
             n_done = int(np.count_nonzero(done))
             left = len(lowest) - n_done
             stop = not left or (max_rounds is not None and (
-                rounds >= max_rounds or (left <= BATCH_FEW_LEFT and compiled.table.built)))
+                rounds >= max_rounds or (left <= BATCH_FEW_LEFT and tables.engine.built)))
             if stop or (big and n_done * 2 >= len(lowest)):
                 # Set the done segments aside (and, at a stop, finish the others in the engine).
                 sizes = np.add.reduceat(alive, starts)
@@ -298,7 +409,7 @@ def _merge_rounds(
                 finished.append((origin[done], sizes[done], tok[in_done & alive]))
                 if stop:
                     if left:
-                        finished.append(_finish_in_engine(compiled, tok, alive, ~done, sizes, origin))
+                        finished.append(_finish_in_engine(tables.engine, tok, alive, ~done, sizes, origin))
                     lengths = lengths[:0]
                 else:
                     keep = alive & ~in_done
@@ -349,12 +460,12 @@ def _merge_rounds(
 
 
 def _finish_in_engine(
-    compiled: CompiledByteMerges, tok: np.ndarray, live: np.ndarray, busy: np.ndarray, sizes: np.ndarray, origin: np.ndarray
+    engine: RuleTable, tok: np.ndarray, live: np.ndarray, busy: np.ndarray, sizes: np.ndarray, origin: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The busy segments' live ids run through the engine: (their segments, counts, ids)."""
     ids = tok[live].tolist()
     ends = np.cumsum(sizes).tolist()
-    run = compiled.table.run
+    run = engine.run
     out_ids: list[int] = []
     out_counts: list[int] = []
     for index in np.flatnonzero(busy).tolist():
@@ -382,4 +493,7 @@ def gather_segments(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], coun
     return ids, counts
 
 
-__all__ = ["BATCH_FEW_LEFT", "HASH_MIN_KEYS", "PairRanks", "encode_pieces", "merge_segments", "pair_ranks"]
+__all__ = [
+    "BATCH_FEW_LEFT", "HASH_MIN_KEYS", "BatchTables", "HasBatchTables", "OperandRanks", "PairRanks", "encode_pieces",
+    "make_batch_tables", "merge_segments", "pair_ranks", "sorted_pair_index",
+]

@@ -7,7 +7,7 @@ small fixpoint over the list, order ignored, so a safe over-approximation even
 for odd lists); `split_table` turns that into a 256 x 256 table of the byte
 pairs a merge can join. Wherever two neighbouring bytes of a text form no such
 pair the text splits into segments that encode independently
-(`webapp.tokenizer.core.byte_level` does the cutting and the encoding).
+(`webapp.tokenizer.core.list_order.byte_level` does the cutting and the encoding).
 
 It does not encode, validate or cache anything.
 """
@@ -99,7 +99,7 @@ def rules_array(rules: tuple[ByteRule, ...]) -> np.ndarray | None:
         return None
 
 
-def _split_table_well_formed(rules: tuple[ByteRule, ...], flat: np.ndarray | None = None) -> np.ndarray | None:
+def split_table_well_formed(rules: tuple[ByteRule, ...], flat: np.ndarray | None = None) -> np.ndarray | None:
     """`split_table` with numpy for a well-formed list, None for any other list.
 
     Well-formed: every `new` is >= 256 and made by one rule only, and both
@@ -148,13 +148,13 @@ def split_table(rules: tuple[ByteRule, ...], flat: np.ndarray | None = None) -> 
 
     `flat` is `rules_array(rules)` when the caller already has it.
     """
-    fast = _split_table_well_formed(rules, flat) if rules else None
+    fast = split_table_well_formed(rules, flat) if rules else None
     if fast is not None:
         return fast
-    return _split_table_fixpoint(rules)
+    return split_table_fixpoint(rules)
 
 
-def _split_table_fixpoint(rules: tuple[ByteRule, ...]) -> np.ndarray:
+def split_table_fixpoint(rules: tuple[ByteRule, ...]) -> np.ndarray:
     """`split_table` for any list, from the `edge_bytes` fixpoint."""
     first, last, starts_after = edge_bytes(rules)
     if starts_after is None:

@@ -34,8 +34,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache, estimated_bytes
-from webapp.tokenizer.core.engine import RuleTable
-from webapp.tokenizer.core.tracing import build_trace, run_segments
+from webapp.tokenizer.core.list_order.engine import RuleTable
+from webapp.tokenizer.core.list_order.tracing import build_trace, run_segments
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.traces import DEFAULT_TRACE_LIMITS, EncodeTrace, TraceLimits
 from webapp.tokenizer.validation import CharRule, validate_char_merges, validate_char_vocab, validate_text

@@ -68,10 +68,11 @@ from typing import Any, Union
 import numpy as np
 
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache, estimated_bytes
-from webapp.tokenizer.core import batch, engine
-from webapp.tokenizer.core.byte_splits import _split_table_fixpoint, _split_table_well_formed, rules_array
-from webapp.tokenizer.core.engine import INF, RuleTable
-from webapp.tokenizer.core.tracing import build_trace, run_segments
+from webapp.tokenizer.core.list_order import batch, engine
+from webapp.tokenizer.core.list_order.byte_splits import split_table_fixpoint, split_table_well_formed, rules_array
+from webapp.tokenizer.core.list_order.engine import RuleTable
+from webapp.tokenizer.core.list_order.tracing import build_trace, run_segments
+from webapp.tokenizer.core.ranks import INF
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 from webapp.tokenizer.traces import DEFAULT_TRACE_LIMITS, EncodeTrace, TraceLimits
 from webapp.tokenizer.validation import ByteRule, plain_byte_values, validate_byte_merges, validate_text
@@ -93,6 +94,7 @@ FIXED_BYTES = 1 << 20
 WHOLE_TEXT_RANKS = 32_768  # up to this many bytes, pair ranks become one Python list per text
 _SINGLE_IDS = [(b,) for b in range(256)]  # the ids of a one-byte segment
 _WHOLE_LOCK = threading.Lock()  # (a deferred whole-token table is made once)
+_TABLES_LOCK = threading.Lock()  # (a list's batch tables are made once, whichever thread asks first)
 
 
 class CompiledByteMerges:
@@ -109,13 +111,22 @@ class CompiledByteMerges:
         self._setup(rules, rules_array(rules) if rules else None)
 
     @classmethod
-    def _from_array(cls, flat: np.ndarray, splits: np.ndarray | None = None) -> CompiledByteMerges:
+    def from_array(
+        cls, flat: np.ndarray, splits: np.ndarray | None = None, pair_index: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> CompiledByteMerges:
         """From validated rules as an n x 3 int64 array (n >= 1); `rules` is made on first use.
 
-        `splits`: the list's split table of a well-formed list as precompiled.py stored it (not made again)."""
+        `splits`: the split table of a well-formed list as precompiled.py stored it (not made again);
+        `pair_index`: its batch pair index as stored (`batch.sorted_pair_index`; not sorted again)."""
         self = cls.__new__(cls)
         self._setup(None, flat, splits)
+        self._stored_pair_index = pair_index
         return self
+
+    @property
+    def flat(self) -> np.ndarray | None:
+        """The rules as an n x 3 int64 array (None when an id does not fit in 64 bits). Not to be written."""
+        return self._flat
 
     @property
     def rules(self) -> tuple[ByteRule, ...]:
@@ -145,21 +156,23 @@ class CompiledByteMerges:
         self, rules: tuple[ByteRule, ...] | None, flat: np.ndarray | None, stored_splits: np.ndarray | None = None
     ) -> None:
         """`rules` and / or `flat` (at least one; `flat` None when an id does not fit in 64 bits);
-        `stored_splits`: a well-formed list's split table, read back (see `_from_array`)."""
+        `stored_splits`: a well-formed list's split table, read back (see `from_array`)."""
         self._rules = rules
         self._flat = flat
         self.key: CompiledKey | None = None  # set by compile_byte_merges: its key in the cache of compiled lists
-        self._batch: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # The batch encoder's tables (`batch_tables`), and a pair index read back to build them from.
+        self._batch_tables: batch.BatchTables | None = None
+        self._stored_pair_index: tuple[np.ndarray, np.ndarray] | None = None
         self._count = count = len(flat) if flat is not None else len(rules)  # type: ignore[arg-type]
         self.table = RuleTable(rules, 255, flat)
         if stored_splits is not None and count:
             splits: np.ndarray | None = stored_splits
         else:
-            splits = _split_table_well_formed(rules, flat) if count else None  # type: ignore[arg-type]
-        # Well-formed (see _split_table_well_formed): ranks never go stale, so encode may skip those checks.
+            splits = split_table_well_formed(rules, flat) if count else None  # type: ignore[arg-type]
+        # Well-formed (see split_table_well_formed): ranks never go stale, so encode may skip those checks.
         self.well_formed = splits is not None
         if splits is None and count:
-            splits = _split_table_fixpoint(self.rules)
+            splits = split_table_fixpoint(self.rules)
         self.splits = splits
         # Flattened for a single take() per text: index = x * 256 + y.
         self.splits_flat = splits.reshape(-1) if splits is not None else None  # None exactly when count == 0
@@ -329,7 +342,7 @@ class CompiledByteMerges:
         found.update(long_segments)
         # Every missed segment up to SMALL_SEGMENT bytes (single bytes too) goes to the batch.
         batch = [segment for segment, ids in zip(distinct, cached) if ids is None and len(segment) <= small]
-        made = list(zip(batch, self._encode_batch(batch))) if batch else []
+        made = list(zip(batch, self.encode_batch(batch))) if batch else []
         found.update(made)
         self.segment_cache.put_many(made)  # all short enough for the cache
         if cached.count(None) > len(batch):  # a segment longer than SMALL_SEGMENT missed
@@ -341,31 +354,28 @@ class CompiledByteMerges:
         out.extend(chain.from_iterable(map(found.__getitem__, segments)))  # type: ignore[arg-type]
         return out
 
-    def _batch_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """For `_encode_batch` (made once): sorted distinct pair keys (then a sentinel),
-        each one's first rule (INF for the sentinel), and every rule's new id."""
-        index = self._batch
-        if index is None:
-            flat = self._flat
-            shift = self.table.shift
-            keys = flat[:, 0] * shift + flat[:, 1]  # type: ignore[index]
-            count = len(keys)
-            if int(keys.max()) < (1 << 62) // count:
-                # key * count + index: distinct values, so a plain sort orders by key, then by index.
-                both = np.sort(keys * count + np.arange(count))
-                ordered, order = np.divmod(both, count)
-            else:
-                order = np.argsort(keys, kind="stable")
-                ordered = keys[order]
-            first = np.ones(count + 1, dtype=bool)
-            first[1:-1] = ordered[1:] != ordered[:-1]
-            # A sentinel key above every real key, so a search never runs off the end.
-            ordered = np.append(ordered, np.iinfo(np.int64).max)
-            order = np.append(order, INF)
-            index = self._batch = (ordered[first], order[first], flat[:, 2])  # type: ignore[index]
-        return index
+    def batch_tables(self) -> batch.BatchTables:
+        """The tables the batch encoder reads (batch.py), made once, on first use; well-formed lists only.
 
-    def _encode_batch(self, segments: list[bytes], max_rounds: int | None = None) -> list[tuple[int, ...]]:
+        The pair index comes from the precompiled form when this list was read back
+        (`from_array`); the pair hash table is built eagerly when the list is kept to
+        serve (a precompiled list: it has, or defers, a whole-token table)."""
+        tables = self._batch_tables
+        if tables is None:
+            with _TABLES_LOCK:
+                tables = self._batch_tables
+                if tables is None:
+                    flat = self._flat
+                    if flat is None or not self.well_formed:
+                        raise ValueError("only a well-formed merge list with an int64 array has batch tables")
+                    eager = self.whole_deferred or self.whole is not None
+                    tables = self._batch_tables = batch.make_batch_tables(
+                        flat, self.table, self._byte_pair_ranks(), self.splits_flat, self._stored_pair_index, eager
+                    )
+                    self._stored_pair_index = None  # (the tables hold it now)
+        return tables
+
+    def encode_batch(self, segments: list[bytes], max_rounds: int | None = None) -> list[tuple[int, ...]]:
         """Encode many segments (any length; meant for 1..SMALL_SEGMENT bytes) of a well-formed list at once.
 
         See batch.merge_segments; with `max_rounds`, the segments still merging
@@ -373,37 +383,10 @@ class CompiledByteMerges:
         """
         tok = np.frombuffer(b"".join(segments), dtype=np.uint8).astype(np.int64)
         lengths = np.fromiter(map(len, segments), dtype=np.intp, count=len(segments))
-        ids, counts = batch.merge_segments(self, tok, lengths, max_rounds)
+        ids, counts = batch.merge_segments(self.batch_tables(), tok, lengths, max_rounds)
         ends = np.cumsum(counts).tolist()
         flat = ids.tolist()
         return list(map(tuple, map(flat.__getitem__, map(slice, [0, *ends[:-1]], ends))))
-
-    def _operand_ranks(self) -> tuple[np.ndarray, np.ndarray]:
-        """For every id, the first rule that has it as left operand, and as right operand (made once).
-
-        int32 (4 bytes an id); an id no rule takes has the int32 maximum, above
-        every rule index (a list has far fewer than 2^31 rules) and below INF,
-        so a pair ranked INF is never taken for safe.
-
-        A pair (x, y) of rank r whose x no rule before r takes as right
-        operand, and whose y no rule before r takes as left operand, fires
-        at r whatever happens around it: nothing before r can take x or y
-        away, and the token it makes only enters rules after r. Merging it
-        early changes no other merge (exact), and saves the batch a round.
-        """
-        found = self.__dict__.get("_operand_ranks_cache")
-        if found is None:
-            flat = self._flat
-            assert flat is not None  # well-formed lists have their array
-            size = int(self.table.top) + 1
-            never = np.iinfo(np.int32).max
-            as_left = np.full(size, never, dtype=np.int32)
-            as_right = np.full(size, never, dtype=np.int32)
-            order = np.arange(len(flat), dtype=np.int32)
-            np.minimum.at(as_left, flat[:, 0], order)
-            np.minimum.at(as_right, flat[:, 1], order)
-            found = self.__dict__["_operand_ranks_cache"] = (as_left, as_right)
-        return found
 
     def _byte_pair_ranks(self) -> np.ndarray:
         """The first rank of every byte pair (x, y) at index x * 256 + y, INF if none (made once)."""
@@ -460,7 +443,7 @@ def compile_byte_merges(merges: Any) -> CompiledByteMerges:
         key = flat.tobytes()
         compiled = _compiled.get(key)
         if compiled is None:
-            compiled = _keep(key, CompiledByteMerges._from_array(flat))
+            compiled = _keep(key, CompiledByteMerges.from_array(flat))
         return compiled
     rules = validate_byte_merges(merges)
     compiled = _compiled.get(rules)
@@ -485,7 +468,7 @@ def compiled_from_key(key: CompiledKey) -> CompiledByteMerges:
     compiled = _compiled.get(key)
     if compiled is None:
         if isinstance(key, bytes):  # (read-only view of the key's bytes: nothing writes to the rule array)
-            compiled = CompiledByteMerges._from_array(np.frombuffer(key, dtype=np.int64).reshape(-1, 3))
+            compiled = CompiledByteMerges.from_array(np.frombuffer(key, dtype=np.int64).reshape(-1, 3))
         else:
             compiled = CompiledByteMerges(key)
         compiled = _keep(key, compiled)

@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
-from webapp.tokenizer.core.engine import Event
+from webapp.tokenizer.core.list_order.engine import Event
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, Symbol, Token, TraceLimits, TraceStep
 
 

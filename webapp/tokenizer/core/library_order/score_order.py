@@ -37,9 +37,9 @@ from itertools import accumulate, chain
 
 import numpy as np
 
-from webapp.tokenizer.core.early_pairs import EarlyPairs
-from webapp.tokenizer.core.engine import INF
-from webapp.tokenizer.core.library_order import Firing, LibraryMerges, Lookups
+from webapp.tokenizer.core.library_order.early_pairs import EarlyPairs
+from webapp.tokenizer.core.ranks import INF
+from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges, Lookups
 
 
 #: From this many words, `ScoreMerges.merge_many` merges them in rounds with numpy (fewer: one by one).

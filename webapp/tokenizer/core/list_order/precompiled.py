@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from webapp.tokenizer.core import engine
-from webapp.tokenizer.core.byte_level import CompiledByteMerges
+from webapp.tokenizer.core.list_order import engine
+from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges
 from webapp.tokenizer.core.int_pool import interned
 
 #: 2 adds the split table (`splits`: 256 x 256, made with numpy on reading in version 1).
@@ -69,7 +69,7 @@ def find_whole_tokens(compiled: CompiledByteMerges) -> dict[str, tuple[int, ...]
         ids.append(token)
         texts.append(text)
         datas.append(data)
-    encoded = compiled._encode_batch(datas) if datas else []
+    encoded = compiled.encode_batch(datas) if datas else []
     whole: dict[str, tuple[int, ...]] = {text: got for text, token, got in zip(texts, ids, encoded) if got == (token,)}
     # Single characters that are one byte (ASCII) encode to their byte: a lookup as well.
     whole.update((chr(b), (b,)) for b in range(128))
@@ -79,18 +79,19 @@ def find_whole_tokens(compiled: CompiledByteMerges) -> dict[str, tuple[int, ...]
 
 def precompiled_arrays(compiled: CompiledByteMerges) -> dict[str, Any]:
     """The arrays of the precompiled form (see `dumps_precompiled`), for a caller's own .npz."""
-    if not compiled.well_formed or compiled._flat is None or compiled.splits is None:
+    flat = compiled.flat
+    if not compiled.well_formed or flat is None or compiled.splits is None:
         raise ValueError("only well-formed merge lists are precompiled")
     whole = compiled.whole if compiled.whole is not None else find_whole_tokens(compiled)
-    keys, first_rank, _news = compiled._batch_index()
+    tables = compiled.batch_tables()
     texts = list(whole)
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     return {
         "version": np.array([PRECOMPILED_VERSION], dtype=np.int64),
-        "rules": compiled._flat,
+        "rules": flat,
         "splits": compiled.splits,
-        "pair_keys": keys,
-        "pair_first": first_rank,
+        "pair_keys": tables.pair_keys,
+        "pair_first": tables.first_ranks,
         "whole_ids": np.fromiter((ids[0] for ids in whole.values()), dtype=np.int64, count=len(whole)),
         "whole_lengths": lengths,
         "whole_text": np.frombuffer("".join(texts).encode("utf-8"), dtype=np.uint8),
@@ -126,8 +127,7 @@ def compiled_from_arrays(found: Any) -> CompiledByteMerges:
     if (rules.ndim != 2 or rules.shape[1] != 3 or not len(rules) or whole_ids.shape != lengths.shape
             or whole_ids.ndim != 1 or splits.shape != (256, 256) or splits.dtype != np.bool_):
         raise ValueError("the precompiled tokenizer has the wrong shape")
-    compiled = CompiledByteMerges._from_array(rules, splits)
-    compiled._batch = (keys, first_rank, rules[:, 2])
+    compiled = CompiledByteMerges.from_array(rules, splits, (keys, first_rank))
 
     def make_whole() -> dict[str, tuple[int, ...]]:
         text = data.decode("utf-8")  # (valid: written from str; a damaged file fails its zip CRC when read)

@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from webapp.tokenizer.core.early_pairs import EarlyPairs
-from webapp.tokenizer.core.engine import INF
+from webapp.tokenizer.core.library_order.early_pairs import EarlyPairs
+from webapp.tokenizer.core.ranks import INF
 from webapp.tokenizer.core.int_pool import interned, shared_range
 
 #: Up to this many symbols a word is merged by scanning its list of pair ranks.
@@ -232,7 +232,7 @@ class LibraryMerges:
     def merge_many(self, symbols: np.ndarray, ends: Sequence[int], early: EarlyPairs | None = None) -> list[list[int]]:
         """`merge` of many words at once: `symbols` their symbols in a row (int64, each below the
         shift), `ends` where each word ends. The first rank of every neighbouring pair is looked up
-        in one numpy pass (`pair_table`) and, given `early` (core/early_pairs.py), every word's early
+        in one numpy pass (`pair_table`) and, given `early` (core/library_order/early_pairs.py), every word's early
         pairs are merged at once; then each word is merged on its own. The same results as `merge`
         of each. Falls back to `merge` one by one when there is no pair table."""
         table = self.pair_table()

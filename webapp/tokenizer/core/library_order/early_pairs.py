@@ -1,6 +1,6 @@
 """Pairs of a word's first symbols that may be merged before anything else: fewer steps in the merge loop.
 
-In the library's order (core/library_order.py) the lowest-ranked pair present
+In the library's order (core/library_order/merges.py) the lowest-ranked pair present
 fires, the leftmost among equal ones, until no pair has a rule. Take a word's
 first symbols s_0 .. s_n-1 and a pair p = (s_i, s_i+1) whose rule, of rank
 r, makes the token T. Call p *early* when
@@ -28,7 +28,7 @@ is one character, and which units its text starts and ends with.
 `benchmarks/bench_chat_counts.py` chats: about 57% of the merges of words
 never seen before are early ones, done here with numpy.
 
-What it does not do: the merging itself (library_order.py), or text.
+What it does not do: the merging itself (merges.py), or text.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from webapp.tokenizer.core.engine import INF
+from webapp.tokenizer.core.ranks import INF
 
 UNITS = 256
 #: Two more unit numbers: OTHER for a character that is no unit (or a token that is no one unit),
