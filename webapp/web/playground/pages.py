@@ -100,6 +100,17 @@ def render_tool_page(tool: str, state: Mapping[str, str], extras: PageExtras = P
     return render_template(f"{tool}.html", **_context(tool, full, extras))
 
 
+def full_page(tool: str, state: Mapping[str, str], *, open_error: str | None = None, open_job: str | None = None,
+              open_elsewhere: str | None = None) -> str:
+    """The whole page, with why opening failed (and where it opens) or the panel of the job opening a big file.
+
+    What the page controls answer a plain form post (webapp.web.files.routes,
+    webapp.web.presets.routes); their htmx answers are in webapp.web.common.htmx.
+    """
+    return render_tool_page(tool, state, PageExtras(open_error=open_error, open_job=open_job,
+                                                    open_elsewhere=open_elsewhere))
+
+
 def render_fragment(tool: str, state: Mapping[str, str], *, inline: bool = False) -> str:
     """The htmx response: the results partial and the error slots (out of band).
 
