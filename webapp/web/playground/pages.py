@@ -31,7 +31,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from markupsafe import Markup, escape
 
 from webapp.opened import active as act
-from webapp.web.compare import routes as compare
+from webapp.web.compare import page as compare
 from webapp.infra.errors import not_found
 from webapp.infra import inputs
 from webapp.jobs import queue

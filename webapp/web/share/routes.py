@@ -68,7 +68,7 @@ STATE_FIELDS = (
     "pretokenize",
     "tokenizer",
     "special",
-    # side B of the Bytes page's comparison (webapp.web.compare.routes)
+    # side B of the Bytes page's comparison (webapp.web.compare.page)
     "compare",
     "compare_merges",
     "compare_pretokenize",
