@@ -4,7 +4,7 @@ Each feature folder holds its routes, its view models and its job kinds
 (registered in webapp.jobs.registry when the feature is imported). Features
 may use the features listed before them, never one after:
 
-    common (tools, token views) <- api <- compare <- chat <- explain <- playground <- files, presets, share,
+    common (tools, token views, the htmx helpers) <- api <- compare <- chat <- explain <- playground <- files, presets, share,
     corpus, counts, ops, vocab, languages
 
 (explain before playground: the Bytes page's Trace shows a boundary's story.)

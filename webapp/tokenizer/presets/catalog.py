@@ -7,39 +7,35 @@ The one registry the rest of the package and the web app ask: `PRESETS`
 presets in list order; None for the open models whose merges follow the
 library's order and need none) and `prepare` (the set-up step).
 
+Every preset is a protocol.CatalogPreset: these functions find it by name
+and call its methods, never asking which kind of preset it is.
+
 What it does not do: read any file itself, or encode.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Union
+from typing import Any, Iterator
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.presets import open_models, openai
-from webapp.tokenizer.presets.open_models import OpenModelPreset
-from webapp.tokenizer.presets.openai import Preset, PresetMissing
-
-AnyPreset = Union[Preset, OpenModelPreset]
+from webapp.tokenizer.presets.openai import PresetMissing
+from webapp.tokenizer.presets.protocol import CatalogPreset
 
 PRESET_NAMES: tuple[str, ...] = (*openai.PRESET_NAMES, *open_models.OPEN_MODELS)
-PRESETS: dict[str, AnyPreset] = {**openai.PRESETS, **open_models.OPEN_MODELS}
+PRESETS: dict[str, CatalogPreset] = {**openai.PRESETS, **open_models.OPEN_MODELS}
 #: Every preset's rules once (the bound of the caches that keep every preset).
 PRESET_RULES = openai.PRESET_RANKS + open_models.OPEN_MODEL_RULES
 
 
-def vendor_of(preset: AnyPreset) -> str:
-    return preset.vendor if isinstance(preset, OpenModelPreset) else "OpenAI"
-
-
 #: (vendor, canonical names) in the order the buttons show them.
 VENDORS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
-    (vendor, tuple(n for n in PRESET_NAMES if vendor_of(PRESETS[n]) == vendor))
-    for vendor in dict.fromkeys(vendor_of(PRESETS[n]) for n in PRESET_NAMES)
+    (vendor, tuple(n for n in PRESET_NAMES if PRESETS[n].vendor == vendor))
+    for vendor in dict.fromkeys(PRESETS[n].vendor for n in PRESET_NAMES)
 )
 
 
@@ -51,7 +47,7 @@ def is_open_model(name: object) -> bool:
     return isinstance(name, str) and name in open_models.OPEN_MODELS
 
 
-def get_preset(name: object) -> AnyPreset:
+def get_preset(name: object) -> CatalogPreset:
     """The preset for a name or alias, or a TokenizerError listing the names."""
     return openai.find_preset(name, PRESETS)
 
@@ -62,10 +58,7 @@ def unknown_preset(name: object) -> TokenizerError:
 
 
 def is_installed(name: str) -> bool:
-    preset = get_preset(name)
-    if isinstance(preset, OpenModelPreset):
-        return open_models.is_installed(preset.name)
-    return openai.is_installed(preset.rank_file or preset.name)
+    return get_preset(name).installed()
 
 
 PREPARING_MARKER = ".preparing"  # in the cache folder: the pid of a set-up step still preparing presets
@@ -120,39 +113,24 @@ def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> L
         raise PresetPreparing(
             f"tokenizer: the preset {preset.name} is still being prepared by the set-up step (it runs in the "
             "background after the server starts); it is ready in a minute or two", field="tokenizer")
-    if isinstance(preset, OpenModelPreset):
-        return open_models.load(preset.name, cache_dir)
-    return openai.load_preset(preset.name, cache_dir)
+    return preset.loaded(cache_dir)
 
 
 def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) -> Any:
-    """An OpenAI preset's compiled list (precompiled when the cache has it); None for an open model."""
-    preset = get_preset(name)
-    if isinstance(preset, OpenModelPreset):
-        return open_models.load_compiled(preset.name, cache_dir)
-    return openai.load_compiled(preset.name, cache_dir)
+    """A list-order preset's compiled list (precompiled when the cache has it); None for the library's order."""
+    return get_preset(name).compiled(cache_dir)
 
 
 def is_prepared(cache_dir: str | os.PathLike[str], name: str) -> bool:
-    preset = get_preset(name)
-    if isinstance(preset, OpenModelPreset):
-        return open_models.is_prepared(cache_dir, preset.name)
-    return openai.is_prepared(cache_dir, preset.name)
+    return get_preset(name).prepared_in(cache_dir)
 
 
 def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = None) -> dict[str, float]:
-    """Every preset (or `names`) converted into `cache_dir`; seconds per preset (see openai.prepare)."""
+    """Every preset (or `names`) converted into `cache_dir`; seconds per preset (see openai.prepare and
+    open_models.prepare: each holds one preset at a time)."""
     spent: dict[str, float] = {}
     for name in names or PRESET_NAMES:
-        preset = get_preset(name)
-        if isinstance(preset, OpenModelPreset):
-            started = time.perf_counter()
-            open_models.clear_caches()  # (one opened earlier in this process may come from another folder)
-            open_models.load(preset.name, cache_dir)
-            spent[preset.name] = time.perf_counter() - started
-            open_models.clear_caches()
-        else:
-            spent.update(openai.prepare(cache_dir, (preset.name,)))
+        spent.update(get_preset(name).prepare_in(cache_dir))
     return spent
 
 
@@ -173,7 +151,7 @@ def clear_caches() -> None:
 
 
 __all__ = [
-    "AnyPreset", "PREPARING_MARKER", "PRESETS", "PRESET_NAMES", "PRESET_RULES", "PresetPreparing", "VENDORS",
+    "CatalogPreset", "PREPARING_MARKER", "PRESETS", "PRESET_NAMES", "PRESET_RULES", "PresetPreparing", "VENDORS",
     "clear_caches", "get_preset", "make_tables", "is_installed", "is_open_model", "is_prepared", "is_preparing", "is_preset",
-    "load_compiled", "load_preset", "marked_preparing", "prepare", "unknown_preset", "vendor_of",
+    "load_compiled", "load_preset", "marked_preparing", "prepare", "unknown_preset",
 ]

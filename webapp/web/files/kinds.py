@@ -23,7 +23,7 @@ from webapp.infra.storage import content_id
 from webapp.jobs import queue
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, done_view, job_kind, pack_bytes, unpack_bytes
 from webapp.jobs.store import Job
-from webapp.web.playground.controls import status
+from webapp.web.common.htmx import status
 from webapp.tokenizer import dumps_stored, import_tokenizer
 
 

@@ -38,7 +38,8 @@ from webapp.infra import inputs
 from webapp.jobs import views as jobs
 from webapp import tokenizer as tk
 from webapp.web.files.reading import import_from_request
-from webapp.web.playground.controls import full_page, is_htmx, page_state, status
+from webapp.web.common.htmx import is_htmx, page_state, status
+from webapp.web.playground.pages import full_page
 from webapp.infra.errors import ApiError, cut, not_found, quote
 from webapp.infra.body import is_json_request, read_json_object
 from webapp.web.common.tools import FILE_TOOLS, TOOLS

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 from webapp.opened import active as act
 from webapp.web.chat import chatting
-from webapp.web.compare import routes as compare
+from webapp.web.compare import page as compare
 from webapp.web.explain.story import page_story
 from webapp.infra import inputs
 from webapp import tokenizer as tk
@@ -169,7 +169,7 @@ def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
     chat, chat_errors = chatting.page_chat(state, active)  # the Chat view (webapp.web.chat.chatting)
     errors.update(chat_errors)
     comparison = None
-    if result is not None:  # "Compare with…": side B beside this result (webapp.web.compare.routes)
+    if result is not None:  # "Compare with…": side B beside this result (webapp.web.compare.page)
         comparison, compare_errors = compare.page_compare(state)
         errors.update(compare_errors)
         if comparison and "a_differs" in comparison:  # A's tokens are these: outline where they differ

@@ -22,7 +22,7 @@ TOOL_TITLES = {"bytes": "Bytes", "chars": "Characters", "train": "Train"}
 # The form fields of each tool page, i.e. what a page's state is made of.
 FIELDS: dict[str, tuple[str, ...]] = {
     "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view", "tokenizer", "special",
-              "compare", "compare_merges", "compare_pretokenize", "compare_special",  # compare_*: webapp.web.compare.routes
+              "compare", "compare_merges", "compare_pretokenize", "compare_special",  # compare_*: webapp.web.compare.page
               "tokens_from", "chat", "chat_prompt", "story"),  # tokens_from: the page of spans shown (compute.token_window);
     # chat, chat_prompt: the Chat view (webapp.web.chat.chatting): messages as JSON, "on";
     # story: the boundary (from 0) whose story the Trace view shows (webapp.web.explain.story)

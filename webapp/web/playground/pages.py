@@ -31,7 +31,7 @@ from werkzeug.wrappers import Response as BaseResponse
 from markupsafe import Markup, escape
 
 from webapp.opened import active as act
-from webapp.web.compare import routes as compare
+from webapp.web.compare import page as compare
 from webapp.infra.errors import not_found
 from webapp.infra import inputs
 from webapp.jobs import queue
@@ -98,6 +98,17 @@ def render_tool_page(tool: str, state: Mapping[str, str], extras: PageExtras = P
     full = normalize_state(tool, state)
     apply_action(tool, full, state)
     return render_template(f"{tool}.html", **_context(tool, full, extras))
+
+
+def full_page(tool: str, state: Mapping[str, str], *, open_error: str | None = None, open_job: str | None = None,
+              open_elsewhere: str | None = None) -> str:
+    """The whole page, with why opening failed (and where it opens) or the panel of the job opening a big file.
+
+    What the page controls answer a plain form post (webapp.web.files.routes,
+    webapp.web.presets.routes); their htmx answers are in webapp.web.common.htmx.
+    """
+    return render_tool_page(tool, state, PageExtras(open_error=open_error, open_job=open_job,
+                                                    open_elsewhere=open_elsewhere))
 
 
 def render_fragment(tool: str, state: Mapping[str, str], *, inline: bool = False) -> str:

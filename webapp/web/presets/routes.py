@@ -21,7 +21,8 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from webapp.infra.errors import not_found
-from webapp.web.playground.controls import full_page, is_htmx, page_state, status
+from webapp.web.common.htmx import is_htmx, page_state, status
+from webapp.web.playground.pages import full_page
 from webapp.opened.store import preset_entry
 from webapp.tokenizer import (
     INSTALL_HINT,

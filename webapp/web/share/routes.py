@@ -46,6 +46,7 @@ from webapp.infra.errors import ApiError, not_found
 from webapp.infra.body import read_json_object
 from webapp.web.playground.fields import chat_rows_json
 from webapp.web.playground.pages import PageExtras, render_tool_page
+from webapp.web.common.htmx import is_htmx
 from webapp.web.common.tools import TOOLS
 from webapp.infra.storage import BlobTooLarge, get_storage, is_valid_id
 from webapp.tokenizer import TokenizerError, load_json
@@ -67,7 +68,7 @@ STATE_FIELDS = (
     "pretokenize",
     "tokenizer",
     "special",
-    # side B of the Bytes page's comparison (webapp.web.compare.routes)
+    # side B of the Bytes page's comparison (webapp.web.compare.page)
     "compare",
     "compare_merges",
     "compare_pretokenize",
@@ -232,10 +233,6 @@ def _share_info(share_id: str, tool: str) -> dict[str, str]:
 # Routes
 
 
-def _is_htmx() -> bool:
-    return request.headers.get("HX-Request") == "true"
-
-
 @bp.post("/share")
 def create_from_form() -> ResponseReturnValue:
     """The Share button: the whole form is the state."""
@@ -246,12 +243,12 @@ def create_from_form() -> ResponseReturnValue:
         share_id, _created, state = save_state(form, strict=False)
     except (ApiError, TokenizerError) as caught:  # a TokenizerError here: the storage is unavailable (503)
         exc = caught if isinstance(caught, ApiError) else ApiError.from_tokenizer(caught)
-        if _is_htmx():
+        if is_htmx():
             # htmx swaps only 2xx answers by default; the message is the content.
             return render_template("partials/share_result.html", error=exc.message)
         headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else {}
         return render_template("share_error.html", error=exc.message), exc.status, headers
-    if _is_htmx():
+    if is_htmx():
         return render_template("partials/share_result.html", share=_share_info(share_id, state["tool"]))
     return redirect(url_for("share.show", share_id=share_id), code=303)
 

@@ -1,22 +1,32 @@
-"""What the page controls (open / close a tokenizer file, choose a preset) answer.
+"""What the page controls (open / close a tokenizer file, choose a preset) answer, shared by the features.
 
 An htmx request gets the status fragment (partials/open_tokenizer_status.html),
-a plain form post the whole tool page with the page's fields kept. Used by
-webapp.web.files.routes, webapp.web.presets.routes and webapp.jobs.thresholds (a finished open job).
-What it does not do: open or store anything.
+a plain form post the whole tool page with the page's fields kept.
+`is_htmx` tells the two apart, `page_state` keeps the posted page fields,
+`status` renders the fragment. Used by webapp.web.files.routes and
+webapp.web.presets.routes (the controls), webapp.web.files.kinds (a finished
+open job's status) and webapp.web.share.routes (is_htmx).
+
+The whole page is not rendered here: it is the playground's tool page, and
+webapp.web.common sits below every feature (webapp.web lists the order), so
+it must not import webapp.web.playground. The controls' features come after
+the playground in that order and call `webapp.web.playground.pages.full_page`
+directly; a renderer registered here at start-up would only hide that
+dependency behind a global.
+
+What it does not do: open or store anything (webapp.opened.store), or render
+the tool page.
 """
 
 from __future__ import annotations
 
-from typing import Mapping
-
 from flask import render_template, request
 
-from webapp.web.playground import pages
 from webapp.opened import store as tokenizer_store
 
 
 def is_htmx() -> bool:
+    """Did htmx send this request (it then swaps the fragment answered into the page)?"""
     return request.headers.get("HX-Request") == "true"
 
 
@@ -25,13 +35,6 @@ def page_state(tool: str, tokenizer_id: str) -> dict[str, str]:
     state = {k: v for k, v in request.form.items() if not k.startswith("tokenizer_")}
     state["tokenizer"] = tokenizer_id
     return state
-
-
-def full_page(tool: str, state: Mapping[str, str], *, open_error: str | None = None, open_job: str | None = None,
-              open_elsewhere: str | None = None) -> str:
-    """The whole page, with why opening failed (and where it opens) or the panel of the job opening a big file."""
-    return pages.render_tool_page(tool, state, pages.PageExtras(open_error=open_error, open_job=open_job,
-                                                                open_elsewhere=open_elsewhere))
 
 
 def status(
