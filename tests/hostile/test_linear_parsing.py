@@ -73,8 +73,8 @@ def test_a_merges_line_of_300k_tokens_has_no_reading():
 
 def test_a_line_with_several_spaces_still_finds_its_one_reading():
     vocab = {"a": 0, " ": 1, "a ": 2, "b": 3, "a b": 4, "  ": 5}
-    assert hf_strings._split_merge_line("a  b", vocab) == ("a ", "b")
-    assert hf_strings._split_merge_line("a b c", vocab) is None
+    assert hf_strings.split_merge_line("a  b", vocab) == ("a ", "b")
+    assert hf_strings.split_merge_line("a b c", vocab) is None
 
 
 @pytest.mark.parametrize(

@@ -312,7 +312,7 @@ class Storage:
         runs in one transaction holding an exclusive lock (PostgreSQL advisory
         lock, SQLite `BEGIN IMMEDIATE`); DDL is transactional in both.
         """
-        with self._write() as conn:
+        with self.writing() as conn:
             if self.dialect == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
             current = _read_version(conn)
@@ -345,7 +345,7 @@ class Storage:
             "size": len(data),
             "created_at": datetime.now(timezone.utc),
         }
-        with self._write() as conn:
+        with self.writing() as conn:
             # RETURNING gives a row only when the insert happened (rowcount is
             # not reliable across drivers for ON CONFLICT DO NOTHING).
             created = conn.execute(insert.values(**row).returning(blobs.c.id)).first() is not None
@@ -425,7 +425,7 @@ class Storage:
     # -- internals ---------------------------------------------------------
 
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
+    def writing(self) -> Iterator[Connection]:
         """A transaction that takes the write lock up front on SQLite.
 
         A deferred SQLite transaction that reads and then writes can fail with

@@ -208,7 +208,7 @@ class JobStore:
             "created_at": now, "updated_at": now, "attempts": 0, "cancel_hash": cancel_hash,
             "client": client, "upload_bytes": upload_bytes or None,
         }
-        with self.storage._write() as conn:
+        with self.storage.writing() as conn:
             if client is not None and caps is not None:
                 if self.storage.dialect == "postgresql":  # one admission at a time, like SQLite's write lock
                     conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _ADMISSION_LOCK})
@@ -256,13 +256,13 @@ class JobStore:
             statement = statement.where(jobs_table.c.state.in_(where_state))
         if attempt is not None:  # the lease: only the worker that claimed this attempt
             statement = statement.where(jobs_table.c.attempts == attempt)
-        with self.storage._write() as conn:
+        with self.storage.writing() as conn:
             return conn.execute(statement.values(updated_at=_now(), **values)).rowcount == 1
 
     def claim(self, job_id: str) -> int | None:
         """queued -> running: the attempt number this worker now holds, None if the
         job was cancelled meanwhile or another worker has it."""
-        with self.storage._write() as conn:
+        with self.storage.writing() as conn:
             attempts = conn.execute(
                 select(jobs_table.c.attempts).where(jobs_table.c.id == job_id, jobs_table.c.state == "queued")
             ).scalar_one_or_none()

@@ -91,7 +91,7 @@ class BoundedCache(Generic[K, V]):
         if name is not None:
             NAMED[name] = self
         self.budget = budget
-        self._budget_key = 0
+        self.budget_key = 0
         if budget is not None:
             budget.join(self)
 
@@ -178,7 +178,7 @@ class BoundedCache(Generic[K, V]):
             ):
                 self._drop_oldest_quarter(weighed=limit is not None)
 
-    def _shed(self, weight: int) -> int:
+    def shed(self, weight: int) -> int:
         """Drop the oldest entries, a quarter at a time, until `weight` is gone or nothing is left; the weight dropped."""
         data = self.data
         with self._lock:
@@ -234,13 +234,13 @@ class CacheBudget:
         self.evictions = 0
 
     def join(self, cache: BoundedCache[Any, Any]) -> None:
-        key = cache._budget_key = next(self._keys)
+        key = cache.budget_key = next(self._keys)
         dead = self._dead
         self._order[key] = weakref.ref(cache, lambda _ref: dead.append(key))
 
     def touch(self, cache: BoundedCache[Any, Any]) -> None:
         try:
-            self._order.move_to_end(cache._budget_key)  # one C call: atomic under the GIL
+            self._order.move_to_end(cache.budget_key)  # one C call: atomic under the GIL
         except KeyError:  # swept meanwhile
             pass
 
@@ -248,7 +248,7 @@ class CacheBudget:
         """`cache` changed by `delta` weight and is now the most recently used; evict if over."""
         self.total += delta
         try:
-            self._order.move_to_end(cache._budget_key)
+            self._order.move_to_end(cache.budget_key)
         except KeyError:
             pass
         limit = self.limit
@@ -275,7 +275,7 @@ class CacheBudget:
             for cache in live:  # least recently used first
                 if excess <= 0:
                     break
-                dropped = cache._shed(excess)
+                dropped = cache.shed(excess)
                 excess -= dropped
                 self.total -= dropped
 

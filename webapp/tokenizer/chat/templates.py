@@ -379,6 +379,12 @@ class _TemplateDict:
         return dict.fromkeys(*args, **kwargs)
 
 
+def _check_namespace_name(name: Any) -> None:
+    # A function, not a method: jinja's Namespace answers every attribute read from its own dict.
+    if isinstance(name, str) and name.startswith("_"):
+        raise jinja2.exceptions.SecurityError(f"namespace attribute {name!r}: underscore names are refused")
+
+
 class _TemplateNamespace(jinja2.utils.Namespace):
     """`namespace(...)`, refusing underscore-prefixed names (as transformers does)."""
 
@@ -386,17 +392,13 @@ class _TemplateNamespace(jinja2.utils.Namespace):
         self, rest = args[0], args[1:]
         attrs = dict(*rest, **kwargs)
         for name in attrs:
-            _TemplateNamespace._check_name(name)
+            _check_namespace_name(name)
         jinja2.utils.Namespace.__init__(self, attrs)
 
     def __setitem__(self, name: str, value: Any) -> None:
-        _TemplateNamespace._check_name(name)
+        _check_namespace_name(name)
         jinja2.utils.Namespace.__setitem__(self, name, value)
 
-    @staticmethod
-    def _check_name(name: Any) -> None:
-        if isinstance(name, str) and name.startswith("_"):
-            raise jinja2.exceptions.SecurityError(f"namespace attribute {name!r}: underscore names are refused")
 
 
 def _environment() -> _Sandbox:

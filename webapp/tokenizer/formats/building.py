@@ -12,7 +12,7 @@ from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.loaded import LoadedTokenizer
 
 
-def _order_notes(rules: Iterable[tuple[Any, Any, Any]], is_base: Any) -> list[str]:
+def order_notes(rules: Iterable[tuple[Any, Any, Any]], is_base: Any) -> list[str]:
     """Rules whose operand only a later rule makes: the library would still apply them.
 
     `rules` are (left, right, made) triples; `is_base` says which operands
@@ -82,7 +82,7 @@ def build_byte_level(
     if unknown:
         what = "use the unknown token" if unk_id is not None else "are dropped, as the library does"
         notes.append(f"{len(unknown)} byte values have no token in the file; they {what}")
-    notes += _order_notes(merges, lambda i: i < 256)
+    notes += order_notes(merges, lambda i: i < 256)
     return LoadedTokenizer(
         level="bytes",
         merges=merges,

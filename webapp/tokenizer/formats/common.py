@@ -15,48 +15,48 @@ ByteRule = tuple[int, int, int]
 CharRule = tuple[str, str]
 
 
-def _file_error(message: str, **location: Any) -> TokenizerError:
+def file_error(message: str, **location: Any) -> TokenizerError:
     return TokenizerError(f"file: {message}", field="file", location=location or None)
 
 
-def _show(value: Any, limit: int = 40) -> str:
+def shown_value(value: Any, limit: int = 40) -> str:
     text = json.dumps(value, ensure_ascii=False) if not isinstance(value, bytes) else repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _as_text(content: str | bytes, what: str = "file") -> str:
+def file_text(content: str | bytes, what: str = "file") -> str:
     if isinstance(content, str):
         return content
     try:
         return content.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise _file_error(
+        raise file_error(
             f"the {what} is not UTF-8 text (invalid byte at offset {exc.start})", offset=exc.start
         ) from None
 
 
-def _load_json(content: str | bytes, what: str) -> Any:
-    text = _as_text(content, what)
+def parse_json_file(content: str | bytes, what: str) -> Any:
+    text = file_text(content, what)
     try:
         return load_json(text)  # (the one reader: depth checked before parsing)
     except JsonProblem as exc:
         if exc.deep:
-            raise _file_error(f"{what} is nested more than {MAX_JSON_DEPTH} levels deep; no tokenizer file is") from None
+            raise file_error(f"{what} is nested more than {MAX_JSON_DEPTH} levels deep; no tokenizer file is") from None
         if exc.line is not None:
-            raise _file_error(f"{what} is not valid JSON: {exc.detail} at line {exc.line} column {exc.column}",
+            raise file_error(f"{what} is not valid JSON: {exc.detail} at line {exc.line} column {exc.column}",
                               line=exc.line, column=exc.column) from None
-        raise _file_error(f"{what} is not valid JSON: {exc.reason}") from None
+        raise file_error(f"{what} is not valid JSON: {exc.reason}") from None
     except ValueError as exc:  # an integer of over 4,300 digits
-        raise _file_error(f"{what} is not valid JSON: {short_repr(str(exc))}") from None
+        raise file_error(f"{what} is not valid JSON: {short_repr(str(exc))}") from None
 
 
-def _bytes_of(token: int, vocab: Mapping[int, bytes]) -> bytes:
+def bytes_of(token: int, vocab: Mapping[int, bytes]) -> bytes:
     return bytes([token]) if token < 256 else vocab[token]
 
 
-def _bytes_of_or_empty(token: int, made: Mapping[int, bytes]) -> bytes:
+def bytes_of_or_empty(token: int, made: Mapping[int, bytes]) -> bytes:
     return bytes([token]) if token < 256 else made.get(token, b"")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-from webapp.tokenizer.formats.common import _as_text, _file_error, _is_int
+from webapp.tokenizer.formats.common import file_text, file_error, is_int
 from webapp.tokenizer.formats.sentencepiece import looks_like_sentencepiece
 from webapp.tokenizer.formats.tekken import looks_like_tekken
 from webapp.tokenizer.formats.textformats import JsonProblem, load_json
@@ -29,12 +29,12 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
             return "sentencepiece"
         if name.endswith(".model"):
             return "sentencepiece"
-    text = _as_text(content)
+    text = file_text(content)
     stripped = text.lstrip()
     if stripped.startswith("minbpe"):
         return "minbpe"
     if _looks_wordpiece(text):
-        raise _file_error("this is a WordPiece vocab (vocab.txt); the playground opens BPE tokenizers")
+        raise file_error("this is a WordPiece vocab (vocab.txt); the playground opens BPE tokenizers")
     if stripped.startswith(("{", "[")):
         try:
             data = load_json(text)
@@ -48,21 +48,21 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
                 return "tekken"
             if isinstance(data.get("merges"), list):
                 return "playground"
-            if data and all(isinstance(k, str) and _is_int(v) for k, v in data.items()):
-                raise _file_error(
+            if data and all(isinstance(k, str) and is_int(v) for k, v in data.items()):
+                raise file_error(
                     "this looks like a vocab.json on its own; add its merges.txt to import the pair"
                 )
-        raise _file_error(
+        raise file_error(
             "this JSON is not a tokenizer file: expected a Hugging Face tokenizer.json "
             '(with "model"), a Tekken file (with "config" and "vocab") or a playground JSON file (with "merges")'
         )
     if stripped.startswith("#version") or name.endswith("merges.txt"):
-        raise _file_error("this looks like a merges.txt on its own; add its vocab.json to import the pair")
+        raise file_error("this looks like a merges.txt on its own; add its vocab.json to import the pair")
     first = next((line for line in text.splitlines() if line.strip()), "")
     parts = first.split()
     if len(parts) == 2 and parts[1].isdigit() and _looks_base64(parts[0]):
         return "tiktoken"
-    raise _file_error(
+    raise file_error(
         "not a tokenizer file this playground knows: expected a Hugging Face tokenizer.json, "
         "vocab.json + merges.txt, a tiktoken rank file (base64 token and rank per line), "
         "a minbpe .model file, a SentencePiece .model file or a playground JSON file"

@@ -9,7 +9,7 @@ import dataclasses
 
 from webapp.tokenizer.chat.templates import DEFAULT_CHAT_LIMITS, ChatLimits, parse_chat_config
 from webapp.tokenizer.errors import TokenizerError, short_repr
-from webapp.tokenizer.formats.common import _file_error
+from webapp.tokenizer.formats.common import file_error
 from webapp.tokenizer.formats.detect import detect_format
 from webapp.tokenizer.formats.hf_json import export_hf, parse_hf_tokenizer_json
 from webapp.tokenizer.formats.minbpe import export_minbpe, parse_minbpe
@@ -79,7 +79,7 @@ def import_tokenizer(
     except (TypeError, AttributeError, KeyError, IndexError) as exc:
         # A file's structure the parsers did not foresee (a number where a list
         # belongs, deep inside): still the file's fault, said as such, never a 500.
-        raise _file_error(
+        raise file_error(
             f"this {fmt} file has an unexpected structure ({type(exc).__name__}: {short_repr(str(exc))})"
         ) from None
 
@@ -89,7 +89,7 @@ def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, l
         return parse_hf_tokenizer_json(content)
     if fmt == "vocab-merges":
         if merges_txt is None:
-            raise _file_error("the vocab.json + merges.txt format needs both files; merges.txt is missing")
+            raise file_error("the vocab.json + merges.txt format needs both files; merges.txt is missing")
         return parse_vocab_merges(content, merges_txt)
     if fmt == "tiktoken":
         return parse_tiktoken(content, limits=limits)

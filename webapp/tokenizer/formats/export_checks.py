@@ -12,15 +12,15 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.common import ByteRule, CharRule, _show
+from webapp.tokenizer.formats.common import ByteRule, CharRule, shown_value
 from webapp.tokenizer.loaded import LoadedTokenizer
 
 
-def _export_error(message: str, **location: Any) -> TokenizerError:
+def export_error(message: str, **location: Any) -> TokenizerError:
     return TokenizerError(f"merges: {message}", field="merges", location=location or None)
 
 
-def _check_well_formed_bytes(tok: LoadedTokenizer) -> dict[int, bytes]:
+def check_well_formed_bytes(tok: LoadedTokenizer) -> dict[int, bytes]:
     """Byte-level rules a rank-based library applies the same way: every id's bytes.
 
     Each rule must use only bytes or tokens earlier rules made, make an id
@@ -31,13 +31,13 @@ def _check_well_formed_bytes(tok: LoadedTokenizer) -> dict[int, bytes]:
     for number, (left, right, new) in enumerate(tok.merges, start=1):
         for side in (left, right):
             if side >= 256 and side not in made:
-                raise _export_error(
+                raise export_error(
                     f"rule {number} uses token {side}, which no earlier rule makes; a rank-based "
                     "library would apply it anyway, so this list cannot be exported with the same ids",
                     rule=number,
                 )
         if new < 256:
-            raise _export_error(
+            raise export_error(
                 f"rule {number} makes id {new}, a byte id (0-255); the library keeps one token per "
                 "byte there, so this list cannot be exported",
                 rule=number,
@@ -45,13 +45,13 @@ def _check_well_formed_bytes(tok: LoadedTokenizer) -> dict[int, bytes]:
         data = (bytes([left]) if left < 256 else made[left]) + (bytes([right]) if right < 256 else made[right])
         if new in made:
             if made[new] != data:
-                raise _export_error(
+                raise export_error(
                     f"rule {number} gives id {new} to other bytes than an earlier rule did", rule=number
                 )
             continue
         if data in owner:
-            raise _export_error(
-                f"rule {number} makes {_show(data)} as id {new}, but id {owner[data]} already stands for it; "
+            raise export_error(
+                f"rule {number} makes {shown_value(data)} as id {new}, but id {owner[data]} already stands for it; "
                 "the library allows one id per token",
                 rule=number,
             )
@@ -60,27 +60,27 @@ def _check_well_formed_bytes(tok: LoadedTokenizer) -> dict[int, bytes]:
     return made
 
 
-def _check_well_formed_chars(tok: LoadedTokenizer) -> None:
+def check_well_formed_chars(tok: LoadedTokenizer) -> None:
     produced: set[str] = set()
     vocab = tok.vocab
     for number, (left, right) in enumerate(tok.merges, start=1):
         for side in (left, right):
             if len(side) != 1 and side not in produced:
-                raise _export_error(
-                    f"rule {number} uses {_show(side)}, which no earlier rule makes; a rank-based "
+                raise export_error(
+                    f"rule {number} uses {shown_value(side)}, which no earlier rule makes; a rank-based "
                     "library would apply it anyway, so this list cannot be exported with the same ids",
                     rule=number,
                 )
             if side not in vocab:
                 raise TokenizerError(
-                    f"vocab: rule {number} uses {_show(side)}, which is not in the vocab; the "
+                    f"vocab: rule {number} uses {shown_value(side)}, which is not in the vocab; the "
                     "tokenizers library needs every token a rule uses or makes in its vocab",
                     field="vocab",
                     location={"rule": number},
                 )
         if left + right not in vocab:
             raise TokenizerError(
-                f"vocab: rule {number} makes {_show(left + right)}, which is not in the vocab; the "
+                f"vocab: rule {number} makes {shown_value(left + right)}, which is not in the vocab; the "
                 "tokenizers library needs every token a rule uses or makes in its vocab",
                 field="vocab",
                 location={"rule": number},
@@ -116,13 +116,13 @@ def char_merges_to_bytes(merges: Sequence[CharRule]) -> tuple[list[ByteRule], li
                     rules.append((ids[current], data[k], ids[nxt]))
                 current = nxt
             return ids[data]
-        raise _export_error(f"{_show(token)} is used before any rule makes it")
+        raise export_error(f"{shown_value(token)} is used before any rule makes it")
 
     for left, right in merges:
         a, b = ensure(left), ensure(right)
         data = (left + right).encode("utf-8")
         if data in ids:
-            raise _export_error(f"{_show(left + right)} is made twice; minbpe numbering needs one rule per token")
+            raise export_error(f"{shown_value(left + right)} is made twice; minbpe numbering needs one rule per token")
         ids[data] = 256 + len(rules)
         rules.append((a, b, ids[data]))
     if any(len(t.encode("utf-8")) > 1 for rule in merges for t in rule if len(t) == 1):

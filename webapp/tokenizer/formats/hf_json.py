@@ -23,10 +23,10 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.common import _bytes_of, _file_error, _is_int, _load_json, _show
-from webapp.tokenizer.formats.export_checks import _check_well_formed_bytes, _check_well_formed_chars
-from webapp.tokenizer.formats.hf_strings import _byte_level_from_strings, _char_level_from_strings, _check_vocab
-from webapp.tokenizer.formats.hf_strings import _split_merge_line
+from webapp.tokenizer.formats.common import bytes_of, file_error, is_int, parse_json_file, shown_value
+from webapp.tokenizer.formats.export_checks import check_well_formed_bytes, check_well_formed_chars
+from webapp.tokenizer.formats.hf_strings import byte_level_from_strings, char_level_from_strings, check_vocab
+from webapp.tokenizer.formats.hf_strings import split_merge_line
 from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token
 from webapp.tokenizer.hf.pre_tokenizers import maps_bytes
 from webapp.tokenizer.hf.model import read_model_options
@@ -43,7 +43,7 @@ def _components(node: Any) -> list[dict[str, Any]]:
     for key in ("pretokenizers", "decoders", "normalizers", "processors"):
         children = node.get(key)
         if children is not None and not isinstance(children, list):
-            raise _file_error(f'"{key}" should be a list, got {_show(children)}')
+            raise file_error(f'"{key}" should be a list, got {shown_value(children)}')
         for child in children or []:
             out.extend(_components(child))
     return out
@@ -104,10 +104,10 @@ def _hf_merge_pairs(merges: Any, what: str, vocab: Mapping[str, int]) -> list[tu
     made: set[str] = set()
     for number, item in enumerate(merges, start=1):
         if isinstance(item, str):
-            pair = _split_merge_line(item, vocab, made)
+            pair = split_merge_line(item, vocab, made)
             if pair is None:
                 raise TokenizerError(
-                    f'merges: rule {number} should be two tokens separated by one space, got {_show(item)}',
+                    f'merges: rule {number} should be two tokens separated by one space, got {shown_value(item)}',
                     field="merges",
                     location={"rule": number},
                 )
@@ -123,7 +123,7 @@ def _hf_merge_pairs(merges: Any, what: str, vocab: Mapping[str, int]) -> list[tu
             made.add(item[0] + item[1])
         else:
             raise TokenizerError(
-                f'merges: rule {number} should be "left right" or ["left", "right"], got {_show(item)}',
+                f'merges: rule {number} should be "left right" or ["left", "right"], got {shown_value(item)}',
                 field="merges",
                 location={"rule": number},
             )
@@ -132,27 +132,27 @@ def _hf_merge_pairs(merges: Any, what: str, vocab: Mapping[str, int]) -> list[tu
 
 def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
     """A Hugging Face tokenizer.json with a BPE model."""
-    data = _load_json(content, "tokenizer.json")
+    data = parse_json_file(content, "tokenizer.json")
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
-        raise _file_error('this is not a Hugging Face tokenizer.json: there is no "model" object')
+        raise file_error('this is not a Hugging Face tokenizer.json: there is no "model" object')
     model = data["model"]
     kind = model.get("type")
     if kind is not None and kind != "BPE":
-        raise _file_error(
+        raise file_error(
             f"this tokenizer.json holds a {kind} model; the playground can only represent BPE "
             "(ordered merge rules), not WordPiece, Unigram or WordLevel"
         )
     if "vocab" not in model or "merges" not in model:
-        raise _file_error('this tokenizer.json\'s model has no "vocab" and "merges", so it is not BPE')
-    vocab = _check_vocab(model["vocab"], "model.vocab")
+        raise file_error('this tokenizer.json\'s model has no "vocab" and "merges", so it is not BPE')
+    vocab = check_vocab(model["vocab"], "model.vocab")
     pairs = _hf_merge_pairs(model["merges"], "model.merges", vocab)
     added = data.get("added_tokens")
     if added is not None and not isinstance(added, list):
-        raise _file_error(f'"added_tokens" should be a list, got {_show(added)}')
+        raise file_error(f'"added_tokens" should be a list, got {shown_value(added)}')
     special = {
         t["content"]: t["id"]
         for t in added or []
-        if isinstance(t, dict) and isinstance(t.get("content"), str) and _is_int(t.get("id"))
+        if isinstance(t, dict) and isinstance(t.get("content"), str) and is_int(t.get("id"))
     }
     scheme, _scheme_notes = _hf_pretokenize(data)
     pipeline, notes = read_pipeline(data)  # applied by the stages (stages/); notes name what is left out
@@ -161,25 +161,25 @@ def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
     unk_token = model.get("unk_token")
     if _is_byte_level(data, vocab):
         if model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
-            raise _file_error(
+            raise file_error(
                 "this byte-level tokenizer marks word boundaries (continuing_subword_prefix / "
                 "end_of_word_suffix), which playground merges cannot represent"
             )
         if not maps_bytes(json.loads(pipeline)["pre_tokenizer"]):
             notes.append("the file's byte-level model gets text without a ByteLevel pre-tokenizer, "
                          "so characters outside its byte alphabet are unknown to it, as in the library")
-        loaded = _byte_level_from_strings(
+        loaded = byte_level_from_strings(
             vocab, pairs, source="hf", pretokenize=scheme, notes=notes,
             special=special, unk_token=unk_token, all_tokens=True,
         )
         return replace(loaded, pipeline=pipeline, model=model_options, notes=_library_notes(loaded.notes))
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
-            raise _file_error(
-                f"this tokenizer marks word boundaries ({key} {_show(model[key])}); the playground's "
+            raise file_error(
+                f"this tokenizer marks word boundaries ({key} {shown_value(model[key])}); the playground's "
                 "character-level encoder has no words, so it cannot represent them"
             )
-    loaded = _char_level_from_strings(vocab, pairs, source="hf", notes=notes, special=special)
+    loaded = char_level_from_strings(vocab, pairs, source="hf", notes=notes, special=special)
     unk_id = vocab.get(unk_token) if isinstance(unk_token, str) else None
     return replace(loaded, pipeline=pipeline, unk_id=unk_id, model=model_options,
                    notes=_library_notes(loaded.notes))
@@ -210,13 +210,13 @@ def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
         "ignore_merges": False,
     }
     if tok.level == "chars":
-        _check_well_formed_chars(tok)
+        check_well_formed_chars(tok)
         model["vocab"] = dict(sorted(tok.vocab.items(), key=lambda kv: kv[1]))
         model["merges"] = [[a, b] for a, b in tok.merges]
         pre_tokenizer: dict[str, Any] | None = None
         decoder: Any = {"type": "Fuse"}
     else:
-        made = _check_well_formed_bytes(tok)
+        made = check_well_formed_bytes(tok)
         fmap = tok.id_map
         vocab_ids: dict[str, int] = {}
         for b in range(256):
@@ -226,7 +226,7 @@ def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
             vocab_ids[bytes_to_token(data)] = fmap.get(pid, pid)
         model["vocab"] = dict(sorted(vocab_ids.items(), key=lambda kv: kv[1]))
         model["merges"] = [
-            [bytes_to_token(_bytes_of(a, made)), bytes_to_token(_bytes_of(b, made))] for a, b, _ in tok.merges
+            [bytes_to_token(bytes_of(a, made)), bytes_to_token(bytes_of(b, made))] for a, b, _ in tok.merges
         ]
         byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
                       "use_regex": scheme == "gpt2"}

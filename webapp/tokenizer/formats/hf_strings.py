@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.building import _order_notes, build_byte_level
-from webapp.tokenizer.formats.common import _is_int, _show
+from webapp.tokenizer.formats.building import order_notes, build_byte_level
+from webapp.tokenizer.formats.common import is_int, shown_value
 from webapp.tokenizer.hf.alphabet import ALPHABET_BYTE, BYTE_ALPHABET, token_to_bytes
 from webapp.tokenizer.loaded import LoadedTokenizer
 
 
-def _looks_byte_level(vocab: Mapping[str, Any]) -> bool:
+def looks_byte_level(vocab: Mapping[str, Any]) -> bool:
     """For a bare vocab.json: every token in the byte alphabet, and 'Ġ' in use."""
     if not vocab:
         return False
@@ -31,7 +31,7 @@ def _looks_byte_level(vocab: Mapping[str, Any]) -> bool:
     return saw_space or all(ch in vocab for ch in BYTE_ALPHABET)
 
 
-def _check_vocab(vocab: Any, what: str) -> dict[str, int]:
+def check_vocab(vocab: Any, what: str) -> dict[str, int]:
     if not isinstance(vocab, dict):
         raise TokenizerError(
             f"vocab: {what} should be an object {{token: id}}, got {type(vocab).__name__}",
@@ -39,15 +39,15 @@ def _check_vocab(vocab: Any, what: str) -> dict[str, int]:
         )
     seen: dict[int, str] = {}
     for token, tid in vocab.items():
-        if not _is_int(tid) or tid < 0:
+        if not is_int(tid) or tid < 0:
             raise TokenizerError(
-                f"vocab: token {_show(token)} should have a non-negative integer id, got {_show(tid)}",
+                f"vocab: token {shown_value(token)} should have a non-negative integer id, got {shown_value(tid)}",
                 field="vocab",
                 location={"key": token},
             )
         if tid in seen:
             raise TokenizerError(
-                f"vocab: tokens {_show(seen[tid])} and {_show(token)} both have id {tid}",
+                f"vocab: tokens {shown_value(seen[tid])} and {shown_value(token)} both have id {tid}",
                 field="vocab",
                 location={"key": token},
             )
@@ -55,7 +55,7 @@ def _check_vocab(vocab: Any, what: str) -> dict[str, int]:
     return vocab
 
 
-def _split_merge_line(
+def split_merge_line(
     line: str, vocab: Mapping[str, int], made: set[str] | None = None
 ) -> tuple[str, str] | None:
     """ "left right" -> (left, right).
@@ -86,9 +86,9 @@ def _split_merge_line(
     if len(found) > 1 and made is not None:
         found = [(a, b) for a, b in found if (len(a) == 1 or a in made) and (len(b) == 1 or b in made)]
     if len(found) > 1:
-        readings = " or ".join(f"{_show(a)} + {_show(b)}" for a, b in found[:3])
+        readings = " or ".join(f"{shown_value(a)} + {shown_value(b)}" for a, b in found[:3])
         raise TokenizerError(
-            f"merges: {_show(line)} can be read as {readings}; tokens that hold spaces make this "
+            f"merges: {shown_value(line)} can be read as {readings}; tokens that hold spaces make this "
             "line ambiguous (tokenizer.json's [left, right] form is not)",
             field="merges",
         )
@@ -125,25 +125,25 @@ def _check_pairs_in_vocab(pairs: Sequence[tuple[str, str]], vocab: Mapping[str, 
         for side in (left, right):
             if side not in vocab:
                 raise TokenizerError(
-                    f"merges: rule {number} uses {_show(side)}, which is not in the vocab",
+                    f"merges: rule {number} uses {shown_value(side)}, which is not in the vocab",
                     field="merges",
                     location={"rule": number},
                 )
         if left + right not in vocab:
             raise TokenizerError(
-                f"merges: rule {number} joins {_show(left)} and {_show(right)} into "
-                f"{_show(left + right)}, which is not in the vocab",
+                f"merges: rule {number} joins {shown_value(left)} and {shown_value(right)} into "
+                f"{shown_value(left + right)}, which is not in the vocab",
                 field="merges",
                 location={"rule": number},
             )
 
 
-def _char_level_from_strings(
+def char_level_from_strings(
     vocab: dict[str, int], pairs: list[tuple[str, str]], *, source: str, notes: list[str],
     special: Mapping[str, int] | None = None,
 ) -> LoadedTokenizer:
     _check_pairs_in_vocab(pairs, vocab)
-    notes = notes + _order_notes(((a, b, a + b) for a, b in pairs), lambda s: len(s) == 1)
+    notes = notes + order_notes(((a, b, a + b) for a, b in pairs), lambda s: len(s) == 1)
     return LoadedTokenizer(
         level="chars",
         merges=tuple(pairs),
@@ -155,7 +155,7 @@ def _char_level_from_strings(
     )
 
 
-def _byte_level_from_strings(
+def byte_level_from_strings(
     vocab: dict[str, int],
     pairs: list[tuple[str, str]],
     *,
@@ -177,7 +177,7 @@ def _byte_level_from_strings(
                 continue  # special tokens are written as themselves, not in the byte alphabet
             bad = next(ch for ch in token if ch not in ALPHABET_BYTE)
             raise TokenizerError(
-                f"vocab: token {_show(token)} (id {tid}) has the character {_show(bad)}, which is not in "
+                f"vocab: token {shown_value(token)} (id {tid}) has the character {shown_value(bad)}, which is not in "
                 "the byte-level alphabet, so this is not a byte-level vocab",
                 field="vocab",
                 location={"key": token},

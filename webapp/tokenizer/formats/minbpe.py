@@ -9,8 +9,8 @@ from __future__ import annotations
 
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.common import ByteRule, _as_text, _bytes_of, _file_error, _show
-from webapp.tokenizer.formats.export_checks import _check_well_formed_bytes, char_merges_to_bytes
+from webapp.tokenizer.formats.common import ByteRule, file_text, bytes_of, file_error, shown_value
+from webapp.tokenizer.formats.export_checks import check_well_formed_bytes, char_merges_to_bytes
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import PATTERNS, check_scheme, scheme_for_pattern
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
@@ -23,23 +23,23 @@ def _is_digits(text: str) -> bool:
 
 def parse_minbpe(content: str | bytes, *, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> LoadedTokenizer:
     """minbpe's `.model`: "minbpe v1", the split pattern, special tokens, then "idx1 idx2" per merge."""
-    text = _as_text(content, "model file")
+    text = file_text(content, "model file")
     lines = text.split("\n")
     if not lines or lines[0].strip() != "minbpe v1":
-        raise _file_error(f'a minbpe .model starts with "minbpe v1", got {_show(lines[0] if lines else "")}', line=1)
+        raise file_error(f'a minbpe .model starts with "minbpe v1", got {shown_value(lines[0] if lines else "")}', line=1)
     if len(lines) < 3:
-        raise _file_error("the minbpe .model ends before its special-token count", line=len(lines))
+        raise file_error("the minbpe .model ends before its special-token count", line=len(lines))
     pattern = lines[1].rstrip("\r")
     count_text = lines[2].strip()
     if not _is_digits(count_text):
-        raise _file_error(f"line 3 of a minbpe .model should be the number of special tokens, got {_show(count_text)}", line=3)
+        raise file_error(f"line 3 of a minbpe .model should be the number of special tokens, got {shown_value(count_text)}", line=3)
     count = int(count_text)
     special: dict[str, int] = {}
     for offset in range(count):
         line_no = 4 + offset
         parts = lines[line_no - 1].split() if line_no - 1 < len(lines) else []
         if len(parts) != 2 or not _is_digits(parts[1]):
-            raise _file_error(f"line {line_no} should be a special token and its id", line=line_no)
+            raise file_error(f"line {line_no} should be a special token and its id", line=line_no)
         special[parts[0]] = int(parts[1])
     merges: list[ByteRule] = []
     for index, raw in enumerate(lines[3 + count :]):
@@ -49,7 +49,7 @@ def parse_minbpe(content: str | bytes, *, limits: SizeLimits = DEFAULT_SIZE_LIMI
         parts = raw.split()
         new = 256 + len(merges)
         if len(parts) != 2 or not all(_is_digits(p) for p in parts):
-            raise _file_error(f"line {line_no} should be two token ids, got {_show(raw.strip())}", line=line_no)
+            raise file_error(f"line {line_no} should be two token ids, got {shown_value(raw.strip())}", line=line_no)
         left, right = int(parts[0]), int(parts[1])
         for side in (left, right):
             if side >= new:
@@ -62,7 +62,7 @@ def parse_minbpe(content: str | bytes, *, limits: SizeLimits = DEFAULT_SIZE_LIMI
     check_sizes(merges, limits, "first")  # lengths first: 40 lines can ask for 2^40 bytes
     vocab: dict[int, bytes] = {}
     for left, right, new in merges:
-        vocab[new] = _bytes_of(left, vocab) + _bytes_of(right, vocab)
+        vocab[new] = bytes_of(left, vocab) + bytes_of(right, vocab)
     notes: list[str] = []
     if pattern:
         scheme = scheme_for_pattern(pattern)
@@ -80,7 +80,7 @@ def parse_minbpe(content: str | bytes, *, limits: SizeLimits = DEFAULT_SIZE_LIMI
 def _minbpe_rules(tok: LoadedTokenizer) -> list[ByteRule]:
     if tok.level == "chars":
         return char_merges_to_bytes(tok.merges)[0]
-    _check_well_formed_bytes(tok)  # refuse what a rank-based encoder would read differently
+    check_well_formed_bytes(tok)  # refuse what a rank-based encoder would read differently
     # minbpe numbers merged tokens 256, 257, ... in rule order: renumber.
     renum: dict[int, int] = {b: b for b in range(256)}
     rules: list[ByteRule] = []

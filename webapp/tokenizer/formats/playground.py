@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from webapp.tokenizer.core.list_order.byte_level import implied_byte_vocab
-from webapp.tokenizer.formats.common import _bytes_of_or_empty, _file_error, _is_int, _load_json, _show
+from webapp.tokenizer.formats.common import bytes_of_or_empty, file_error, is_int, parse_json_file, shown_value
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import check_scheme
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
@@ -35,9 +35,9 @@ def parse_playground_json(
 ) -> LoadedTokenizer:
     """`{"merges": [...], "vocab": {...}}` as the pages use, plus optional extras we export."""
 
-    data = content if isinstance(content, Mapping) else _load_json(content, "playground JSON")
+    data = content if isinstance(content, Mapping) else parse_json_file(content, "playground JSON")
     if not isinstance(data, Mapping) or "merges" not in data:
-        raise _file_error('a playground JSON file is a JSON object with "merges" (and "vocab")')
+        raise file_error('a playground JSON file is a JSON object with "merges" (and "vocab")')
     merges = data["merges"]
     level = data.get("level")
     if level is None:
@@ -50,7 +50,7 @@ def parse_playground_json(
         char_vocab = validate_char_vocab(data.get("vocab") or {})
         return LoadedTokenizer(level="chars", merges=tuple(char_rules), vocab=char_vocab, source=PLAYGROUND_JSON_SOURCE)
     if level != "bytes":
-        raise _file_error(f'"level" should be "bytes" or "chars", got {_show(level)}')
+        raise file_error(f'"level" should be "bytes" or "chars", got {shown_value(level)}')
     rules = validate_byte_merges(merges)
     vocab_given = validate_byte_vocab(data.get("vocab") or {})
     implied = implied_byte_vocab(rules, limits)
@@ -60,11 +60,11 @@ def parse_playground_json(
             vocab[i] = b
     id_map = _int_map(data.get("id_map") or {}, "id_map")
     unknown = data.get("unknown_bytes") or []
-    if not isinstance(unknown, list) or not all(_is_int(b) and 0 <= b < 256 for b in unknown):
-        raise _file_error('"unknown_bytes" should be a list of byte values 0..255')
+    if not isinstance(unknown, list) or not all(is_int(b) and 0 <= b < 256 for b in unknown):
+        raise file_error('"unknown_bytes" should be a list of byte values 0..255')
     unk_id = data.get("unk_id")
-    if unk_id is not None and not _is_int(unk_id):
-        raise _file_error('"unk_id" should be an integer or null')
+    if unk_id is not None and not is_int(unk_id):
+        raise file_error('"unk_id" should be an integer or null')
     return LoadedTokenizer(
         level="bytes", merges=tuple(rules), vocab=vocab, source=PLAYGROUND_JSON_SOURCE, pretokenize=scheme,
         id_map=id_map, unknown_bytes=frozenset(unknown), unk_id=unk_id,
@@ -73,15 +73,15 @@ def parse_playground_json(
 
 def _int_map(raw: Any, what: str) -> dict[int, int]:
     if not isinstance(raw, Mapping):
-        raise _file_error(f'"{what}" should be an object {{"id": id}}')
+        raise file_error(f'"{what}" should be an object {{"id": id}}')
     out: dict[int, int] = {}
     for key, value in raw.items():
         try:
             number = int(key)
         except (TypeError, ValueError):
             number = -1
-        if number < 0 or not _is_int(value) or value < 0:
-            raise _file_error(f'"{what}": entry {_show(key)}: {_show(value)} should map an id to an id')
+        if number < 0 or not is_int(value) or value < 0:
+            raise file_error(f'"{what}": entry {shown_value(key)}: {shown_value(value)} should map an id to an id')
         out[number] = value
     return out
 
@@ -123,7 +123,7 @@ def from_playground(
     for left, right, new in rules:
         if new >= 256:
             # odd lists (operands made only later) get no bytes here; export refuses them
-            made[new] = _bytes_of_or_empty(left, made) + _bytes_of_or_empty(right, made)
+            made[new] = bytes_of_or_empty(left, made) + bytes_of_or_empty(right, made)
     return LoadedTokenizer(
         level="bytes", merges=rules, vocab={i: b for i, b in made.items() if b},
         source="playground", pretokenize=pretokenize,

@@ -39,7 +39,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.common import _file_error, _show
+from webapp.tokenizer.formats.common import file_error, shown_value
 from webapp.tokenizer.hf.sentencepiece import (
     DEFAULT_UNK_SURFACE, Charsmap, CharsmapError, SpmOptions, describe_spm_decoder, describe_spm_normalizer,
 )
@@ -78,7 +78,7 @@ def _parse_proto(content: bytes) -> Any:
     try:
         model.ParseFromString(content)
     except (DecodeError, RuntimeError, ValueError) as exc:
-        raise _file_error(f"this is not a SentencePiece .model file (protobuf cannot read it: {_show(str(exc))})"
+        raise file_error(f"this is not a SentencePiece .model file (protobuf cannot read it: {shown_value(str(exc))})"
                           ) from None
     return model
 
@@ -86,17 +86,17 @@ def _parse_proto(content: bytes) -> Any:
 def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
     """A SentencePiece BPE model as the `sentencepiece` library encodes with it (see the module doc)."""
     if isinstance(content, str):
-        raise _file_error("a SentencePiece .model file is binary; upload the file itself, not its text")
+        raise file_error("a SentencePiece .model file is binary; upload the file itself, not its text")
     model = _parse_proto(content)
     pieces = list(model.pieces)
     if not pieces:
-        raise _file_error("this is not a SentencePiece .model file: it has no pieces")
+        raise file_error("this is not a SentencePiece .model file: it has no pieces")
     kind = int(model.trainer_spec.model_type)
     if kind != 2:
         name = MODEL_TYPES.get(kind, f"type {kind}")
-        raise _file_error(f"this is a {name} model; the playground opens BPE tokenizers")
+        raise file_error(f"this is a {name} model; the playground opens BPE tokenizers")
     if len(pieces) > MAX_PIECES:
-        raise _file_error(f"the model has {len(pieces):,} pieces, over the {MAX_PIECES:,} allowed")
+        raise file_error(f"the model has {len(pieces):,} pieces, over the {MAX_PIECES:,} allowed")
     vocab: dict[str, int] = {}
     types: list[int] = []
     scores: list[float] = []
@@ -105,7 +105,7 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
         if not piece:
             raise TokenizerError(f"pieces: piece {index} is empty", field="pieces", location={"index": index})
         if piece in vocab:
-            raise TokenizerError(f"pieces: piece {index} ({_show(piece)}) is already piece {vocab[piece]}",
+            raise TokenizerError(f"pieces: piece {index} ({shown_value(piece)}) is already piece {vocab[piece]}",
                                  field="pieces", location={"index": index})
         if ptype not in (NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE):
             raise TokenizerError(f"pieces: piece {index} has an unknown type {ptype}", field="pieces",
@@ -115,16 +115,16 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
         scores.append(float(sp.score))
     unknown = [i for i, t in enumerate(types) if t == UNKNOWN]
     if len(unknown) != 1:
-        raise _file_error(f"a SentencePiece model has exactly one unknown piece; this one has {len(unknown)}")
+        raise file_error(f"a SentencePiece model has exactly one unknown piece; this one has {len(unknown)}")
     byte_fallback = bool(model.trainer_spec.byte_fallback)
     byte_pieces = {p for p, i in vocab.items() if types[i] == BYTE}
     expected_bytes = {f"<0x{b:02X}>" for b in range(256)}
     if byte_pieces - expected_bytes:
-        raise _file_error(f"byte piece {_show(sorted(byte_pieces - expected_bytes)[0])} is not <0x00>..<0xFF>")
+        raise file_error(f"byte piece {shown_value(sorted(byte_pieces - expected_bytes)[0])} is not <0x00>..<0xFF>")
     if byte_pieces and not byte_fallback:
-        raise _file_error("the model has byte pieces although its byte_fallback is off")
+        raise file_error("the model has byte pieces although its byte_fallback is off")
     if byte_fallback and byte_pieces != expected_bytes:
-        raise _file_error(f"byte_fallback is on but the model has {len(byte_pieces)} of the 256 byte pieces")
+        raise file_error(f"byte_fallback is on but the model has {len(byte_pieces)} of the 256 byte pieces")
     spec = model.normalizer_spec
     charsmap = bytes(spec.precompiled_charsmap)
     try:
@@ -201,7 +201,7 @@ def score_rules(vocab: dict[str, int], types: list[int], scores: list[float]) ->
     joinable = [(p, i) for p, i in vocab.items() if types[i] in (NORMAL, UNUSED)]
     total = sum(len(p) - 1 for p, _ in joinable)
     if total > MAX_SPLITS:
-        raise _file_error(f"the model's pieces can be split in two {total:,} ways, over the {MAX_SPLITS:,} "
+        raise file_error(f"the model's pieces can be split in two {total:,} ways, over the {MAX_SPLITS:,} "
                           "an import looks at")
     # (a side may be any piece that a symbol can be: a single character, or a piece merges make)
     operand = {p for p, i in vocab.items() if types[i] in (NORMAL, UNUSED) or (len(p) == 1 and types[i] != USER_DEFINED)}

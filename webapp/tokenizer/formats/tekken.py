@@ -32,7 +32,7 @@ import regex
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.building import build_byte_level
-from webapp.tokenizer.formats.common import _file_error, _is_int, _load_json, _show
+from webapp.tokenizer.formats.common import file_error, is_int, parse_json_file, shown_value
 from webapp.tokenizer.formats.tiktoken_ranks import recover_rank_merges
 from webapp.tokenizer.hf.pipeline import read_pipeline
 from webapp.tokenizer.loaded import LoadedTokenizer
@@ -50,46 +50,46 @@ def looks_like_tekken(data: Any) -> bool:
 
 def _config_int(config: dict[str, Any], key: str, default: int) -> int:
     value: Any = config.get(key, default)
-    if not _is_int(value) or value < 0:
-        raise _file_error(f"Tekken config: {key} should be a non-negative integer, got {_show(value)}")
+    if not is_int(value) or value < 0:
+        raise file_error(f"Tekken config: {key} should be a non-negative integer, got {shown_value(value)}")
     return int(value)
 
 
 def parse_tekken(content: str | bytes) -> LoadedTokenizer:
     """A Tekken JSON file as mistral-common's Tekkenizer reads it (see the module doc)."""
-    data = _load_json(content, "Tekken file")
+    data = parse_json_file(content, "Tekken file")
     if not looks_like_tekken(data):
-        raise _file_error('this is not a Tekken file: expected "config" with a "pattern" and a "vocab" list')
+        raise file_error('this is not a Tekken file: expected "config" with a "pattern" and a "vocab" list')
     config = data["config"]
     pattern = config["pattern"]
     if not isinstance(pattern, str) or not pattern:
-        raise _file_error(f"Tekken config: pattern should be a regex string, got {_show(pattern)}")
+        raise file_error(f"Tekken config: pattern should be a regex string, got {shown_value(pattern)}")
     try:
         regex.compile(pattern)
     except (regex.error, RecursionError, OverflowError) as exc:
-        raise _file_error(f"Tekken config: the pattern does not compile ({_show(str(exc))})") from None
+        raise file_error(f"Tekken config: the pattern does not compile ({shown_value(str(exc))})") from None
     vocab = data["vocab"]
     num_special = _config_int(config, "default_num_special_tokens", 0)
     size = _config_int(config, "default_vocab_size", len(vocab) + num_special)
     if num_special > MAX_SPECIAL:
-        raise _file_error(f"Tekken config: {num_special:,} special tokens is over {MAX_SPECIAL:,}")
+        raise file_error(f"Tekken config: {num_special:,} special tokens is over {MAX_SPECIAL:,}")
     inner = size - num_special
     if inner < 256 or inner > len(vocab):
-        raise _file_error(
+        raise file_error(
             f"Tekken config: default_vocab_size {size:,} with {num_special:,} special tokens needs "
             f"{inner:,} vocab entries (at least 256), and the file has {len(vocab):,}")
     ranks: dict[bytes, int] = {}
     for index, item in enumerate(vocab[:inner]):
         if not isinstance(item, dict) or item.get("rank") != index or not isinstance(item.get("token_bytes"), str):
             raise TokenizerError(f"vocab: entry {index + 1} should be {{rank: {index}, token_bytes: base64}}, "
-                                 f"got {_show(item)}", field="vocab", location={"index": index + 1})
+                                 f"got {shown_value(item)}", field="vocab", location={"index": index + 1})
         try:
             token = base64.b64decode(item["token_bytes"], validate=True)
         except (binascii.Error, ValueError):
             raise TokenizerError(f"vocab: entry {index + 1} has token_bytes that are not base64",
                                  field="vocab", location={"index": index + 1}) from None
         if (index < 256 and token != bytes([index])) or not token or token in ranks:
-            raise TokenizerError(f"vocab: entry {index + 1} ({_show(item['token_bytes'])}) is not a valid rank: "
+            raise TokenizerError(f"vocab: entry {index + 1} ({shown_value(item['token_bytes'])}) is not a valid rank: "
                                  "ranks 0-255 are the single bytes, and every token appears once",
                                  field="vocab", location={"index": index + 1})
         ranks[token] = index
@@ -116,7 +116,7 @@ def _special_tokens(items: Any, count: int) -> dict[str, int]:
     named: dict[int, str] = {}
     if isinstance(items, list):
         for item in items:
-            if isinstance(item, dict) and _is_int(item.get("rank")) and isinstance(item.get("token_str"), str):
+            if isinstance(item, dict) and is_int(item.get("rank")) and isinstance(item.get("token_str"), str):
                 if 0 <= item["rank"] < count:
                     named[item["rank"]] = item["token_str"]
     out: dict[str, int] = {}

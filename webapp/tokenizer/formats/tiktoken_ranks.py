@@ -17,14 +17,14 @@ from typing import Mapping
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.building import build_byte_level
-from webapp.tokenizer.formats.common import _as_text, _file_error, _show
-from webapp.tokenizer.formats.export_checks import _check_well_formed_bytes, _export_error, char_merges_to_bytes
+from webapp.tokenizer.formats.common import file_text, file_error, shown_value
+from webapp.tokenizer.formats.export_checks import check_well_formed_bytes, export_error, char_merges_to_bytes
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 
 
 def _tiktoken_lines(content: str | bytes, max_token_bytes: int) -> list[tuple[int, bytes, int]]:
-    text = _as_text(content, "rank file")
+    text = file_text(content, "rank file")
     # base64 of n bytes is 4 * ceil(n / 3) characters: longer is refused before decoding.
     max_chars = 4 * -(-max_token_bytes // 3)
     out: list[tuple[int, bytes, int]] = []
@@ -34,12 +34,12 @@ def _tiktoken_lines(content: str | bytes, max_token_bytes: int) -> list[tuple[in
             continue
         parts = line.split()
         if len(parts) != 2 or not parts[1].isdigit():
-            raise _file_error(
-                f"line {line_no} of the rank file should be a base64 token and a rank, got {_show(line)}",
+            raise file_error(
+                f"line {line_no} of the rank file should be a base64 token and a rank, got {shown_value(line)}",
                 line=line_no,
             )
         if len(parts[0]) > max_chars:
-            raise _file_error(
+            raise file_error(
                 f"line {line_no} of the rank file: a token of about {len(parts[0]) * 3 // 4:,} bytes is over the "
                 f"limit of {max_token_bytes:,} bytes per token (setting LIMIT_TOKEN_BYTES)",
                 line=line_no, limit=max_token_bytes,
@@ -49,16 +49,16 @@ def _tiktoken_lines(content: str | bytes, max_token_bytes: int) -> list[tuple[in
             # token: tiktoken's own loader reads it as b"".
             token = b"" if parts[0].strip("=") == "" else base64.b64decode(parts[0], validate=True)
         except (binascii.Error, ValueError):
-            raise _file_error(
-                f"line {line_no} of the rank file: {_show(parts[0])} is not valid base64", line=line_no
+            raise file_error(
+                f"line {line_no} of the rank file: {shown_value(parts[0])} is not valid base64", line=line_no
             ) from None
         if len(parts[1]) > 18:  # int() refuses over 4300 digits; no real rank is near 10**18
-            raise _file_error(
-                f"line {line_no} of the rank file: rank {_show(parts[1])} is too large", line=line_no
+            raise file_error(
+                f"line {line_no} of the rank file: rank {shown_value(parts[1])} is too large", line=line_no
             )
         out.append((line_no, token, int(parts[1])))
     if not out:
-        raise _file_error("the rank file is empty")
+        raise file_error("the rank file is empty")
     return out
 
 
@@ -76,7 +76,7 @@ def recover_rank_merges(ranks: Mapping[bytes, int]) -> list[tuple[bytes, bytes, 
         parts = _merge_below(token, rank, ranks)
         if len(parts) != 2:
             raise TokenizerError(
-                f"file: token {_show(token)} (rank {rank}) cannot be made by merging two tokens of lower "
+                f"file: token {shown_value(token)} (rank {rank}) cannot be made by merging two tokens of lower "
                 "rank, so these ranks are not a BPE merge list",
                 field="file",
                 location={"rank": rank},
@@ -190,22 +190,22 @@ def parse_tiktoken(
     empty: tuple[int, int] | None = None  # (line, rank) of the empty token, if listed
     for line_no, token, rank in lines:
         if token in ranks:
-            raise _file_error(f"line {line_no}: token {_show(token)} is listed twice", line=line_no)
+            raise file_error(f"line {line_no}: token {shown_value(token)} is listed twice", line=line_no)
         if rank in by_rank:
-            raise _file_error(
+            raise file_error(
                 f"line {line_no}: rank {rank} is already given to the token on line {by_rank[rank]}",
                 line=line_no,
             )
         by_rank[rank] = line_no
         if not token:
             if empty is not None:
-                raise _file_error(f"line {line_no}: token b'' is listed twice", line=line_no)
+                raise file_error(f"line {line_no}: token b'' is listed twice", line=line_no)
             empty = (line_no, rank)
             continue
         ranks[token] = rank
     total = sum(map(len, ranks))
     if total > limits.vocab_bytes:  # before replaying merges, which costs per byte
-        raise _file_error(
+        raise file_error(
             f"the rank file's tokens hold {total:,} bytes in all, over the limit of {limits.vocab_bytes:,} "
             "bytes (setting LIMIT_VOCAB_BYTES)",
             limit=limits.vocab_bytes,
@@ -248,7 +248,7 @@ def export_tiktoken(tok: LoadedTokenizer) -> str:
     if tok.level == "chars":
         rules = char_merges_to_bytes(tok.merges)[0]
         tok = LoadedTokenizer(level="bytes", merges=tuple(rules), vocab={}, source=tok.source)
-    made = _check_well_formed_bytes(tok)
+    made = check_well_formed_bytes(tok)
     entries: list[tuple[int, bytes]] = []
     for b in range(256):
         if b not in tok.unknown_bytes:
@@ -277,7 +277,7 @@ def _check_rank_order(tok: LoadedTokenizer, made: Mapping[int, bytes], ranks: Ma
         seen.add(new)
         rank = id_map.get(new, new)
         if rank <= highest:
-            raise _export_error(
+            raise export_error(
                 f"rule {number} makes id {rank}, but the earlier rule {highest_rule} makes id {highest}; "
                 "a tiktoken file ranks tokens by id and tiktoken merges the lowest rank first, so it would "
                 f"apply rule {number} earlier and give other ids. Number the new ids in rule order, or "
@@ -290,7 +290,7 @@ def _check_rank_order(tok: LoadedTokenizer, made: Mapping[int, bytes], ranks: Ma
         wanted = [bytes([left]) if left < 256 else made[left], bytes([right]) if right < 256 else made[right]]
         if parts != wanted:
             shown = " + ".join(repr(p) for p in parts) or "no two tokens"
-            raise _export_error(
+            raise export_error(
                 f"rule {number} makes {data!r} from {wanted[0]!r} + {wanted[1]!r}, but tiktoken, merging "
                 f"by rank, would make it from {shown}; this list cannot be exported as a rank file "
                 "with the same ids",

@@ -33,6 +33,7 @@ import os
 import threading
 import warnings
 from pathlib import Path
+from typing import Mapping
 
 #: The environment variable naming the preset cache folder ("" = memory only).
 CACHE_ENV = "PLAYGROUND_PRESET_CACHE"
@@ -61,7 +62,7 @@ def is_checkout(project: Path = PROJECT_DIR) -> bool:
     return (project / "Makefile").is_file() and (project / "webapp" / "__init__.py").is_file()
 
 
-def user_cache_dir(environ: os._Environ[str] | dict[str, str] | None = None) -> Path:
+def user_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """`$XDG_CACHE_HOME/bpe-playground/presets`, else `~/.cache/bpe-playground/presets`."""
     env = os.environ if environ is None else environ
     base = env.get("XDG_CACHE_HOME", "")
@@ -69,7 +70,7 @@ def user_cache_dir(environ: os._Environ[str] | dict[str, str] | None = None) -> 
     return root / USER_CACHE_SUBDIR
 
 
-def default_cache_dir(environ: os._Environ[str] | dict[str, str] | None = None,
+def default_cache_dir(environ: Mapping[str, str] | None = None,
                       project: Path = PROJECT_DIR) -> Path | None:
     """The folder without `set_cache_dir`: the environment variable, the checkout's, or the user's; None = memory."""
     env = os.environ if environ is None else environ

@@ -35,10 +35,10 @@ class OpenModelEncoding(Encoding):
     def __init__(self, name: str, loaded: LoadedTokenizer) -> None:  # noqa: D107 - not tiktoken's signature
         if not loaded.pipeline:
             raise ValueError("OpenModelEncoding is for a tokenizer.json with its pipeline; use encoding_for_loaded")
-        self._setup(name, loaded, None)
+        self.setup_from(name, loaded, None)
 
-    def _setup(self, name: str, loaded: LoadedTokenizer, compiled: Any) -> None:
-        super()._setup(name, loaded, compiled)
+    def setup_from(self, name: str, loaded: LoadedTokenizer, compiled: Any) -> None:
+        super().setup_from(name, loaded, compiled)
         added = hf_pipeline.compile_pipeline(loaded.pipeline).added
         self._special = frozenset(token.content for token in added if token.special)
 
@@ -84,4 +84,4 @@ def _check_add_special(value: Any) -> None:
 def encoding_for_loaded(loaded: LoadedTokenizer, name: str = "loaded", *, compiled: Any = None) -> Encoding:
     """An Encoding for any loaded tokenizer: OpenModelEncoding for a tokenizer.json with its pipeline."""
     cls = OpenModelEncoding if loaded.pipeline else Encoding
-    return cls._from_loaded(name, loaded, compiled)
+    return cls.from_loaded(name, loaded, compiled)

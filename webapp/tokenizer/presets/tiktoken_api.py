@@ -148,7 +148,7 @@ def _build(name: str) -> Encoding:
         loaded, compiled = preset_parts(preset)
         if special is not None:
             loaded = with_special(loaded, special)
-        return Encoding._from_loaded(name, loaded, compiled)
+        return Encoding.from_loaded(name, loaded, compiled)
     loaded, compiled = preset_parts(name)
     return encoding_for_loaded(loaded, name, compiled=compiled)
 

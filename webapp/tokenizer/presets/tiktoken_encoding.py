@@ -137,7 +137,7 @@ class Encoding:
         if not mergeable_ranks:
             raise ValueError("mergeable_ranks is empty: an encoding needs at least the single bytes")
         loaded, compiled = from_ranks(mergeable_ranks, scheme, dict(special_tokens))
-        self._setup(name, loaded, compiled)
+        self.setup_from(name, loaded, compiled)
         if explicit_n_vocab:
             if len(mergeable_ranks) + len(special_tokens) != explicit_n_vocab or self.n_vocab != explicit_n_vocab:
                 raise _VocabSizeMismatch(
@@ -146,12 +146,12 @@ class Encoding:
                 )
 
     @classmethod
-    def _from_loaded(cls, name: str, loaded: LoadedTokenizer, compiled: Any = None) -> "Encoding":
+    def from_loaded(cls, name: str, loaded: LoadedTokenizer, compiled: Any = None) -> "Encoding":
         made = cls.__new__(cls)
-        made._setup(name, loaded, compiled)
+        made.setup_from(name, loaded, compiled)
         return made
 
-    def _setup(self, name: str, loaded: LoadedTokenizer, compiled: Any) -> None:
+    def setup_from(self, name: str, loaded: LoadedTokenizer, compiled: Any) -> None:
         self.name = name
         self._loaded = loaded
         self._tokenizer = tokenizer_of(loaded, compiled=compiled)
@@ -514,7 +514,7 @@ class Encoding:
 
 def _restore(cls: type[Encoding], name: str, loaded: LoadedTokenizer) -> Encoding:
     """Unpickle an encoding that is not in the registry."""
-    return cls._from_loaded(name, loaded)
+    return cls.from_loaded(name, loaded)
 
 
 # --------------------------------------------------------------------------

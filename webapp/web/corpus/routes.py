@@ -25,9 +25,10 @@ from __future__ import annotations
 import secrets
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from flask import Blueprint, Response, current_app, render_template, request, url_for
+from werkzeug.datastructures import FileStorage, ImmutableMultiDict
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from webapp.web.corpus.kinds import corpus_dir, submit_corpus
@@ -91,7 +92,8 @@ def _read_form() -> None:
     parser = request.make_form_data_parser()
     parser.silent = False
     try:
-        data = parser.parse(request._get_stream_for_parsing(), request.mimetype, request.content_length,
+        # (request.stream: nothing reads the body before the form is parsed here)
+        data = parser.parse(request.stream, request.mimetype, request.content_length,
                             request.mimetype_params)
     except UnicodeDecodeError as exc:
         header = bytes(exc.object)[:200].decode("utf-8", "replace") if isinstance(exc.object, bytes) else ""
@@ -102,7 +104,12 @@ def _read_form() -> None:
     except ValueError as exc:
         raise TokenizerError(f"corpus: the upload is not a well-formed multipart form ({str(exc)[:120]})",
                              field="corpus") from None
-    request.__dict__["stream"], request.__dict__["form"], request.__dict__["files"] = data
+    # werkzeug's cached properties take a set value, as its own form parsing leaves them; the parser
+    # made the request's own (immutable) dict class, typed by werkzeug as its MultiDict base
+    stream, form, files = data
+    request.stream = stream
+    request.form = cast("ImmutableMultiDict[str, str]", form)
+    request.files = cast("ImmutableMultiDict[str, FileStorage]", files)
 
 
 def _refused_body(limits: inputs.Limits) -> tuple[TokenizerError, int]:
