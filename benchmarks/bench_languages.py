@@ -22,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from webapp.tokenizer import PRESET_NAMES, get_encoding, load_ranks, set_cache_dir  # noqa: E402
+from webapp.tokenizer import PRESET_NAMES, get_encoding, set_cache_dir  # noqa: E402
+from webapp.tokenizer.presets.openai import load_ranks  # noqa: E402
 from webapp.tokenizer.chat.templates import preset_config_path  # noqa: E402
 from webapp.tokenizer.languages import declarations as decl  # noqa: E402
 from webapp.tokenizer.languages.counting import count_languages  # noqa: E402

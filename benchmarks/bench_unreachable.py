@@ -11,7 +11,7 @@ starts it), then, for each preset asked for (default o200k_base):
    process's own cache: the median of 20 requests each;
 3. the reference, measured in the same run: tiktoken's `encode_ordinary` of every token's
    text (when tiktoken is installed; OpenAI presets only), and the playground's own
-   whole-pipeline encode of the same texts in this process (`webapp.tokenizer.unreachable`
+   whole-pipeline encode of the same texts in this process (`webapp.tokenizer.vocab.reach.unreachable`
    on a warm tokenizer), so the job's time shows as a ratio to both.
 
 The target (issue 29): ready within 30 s of the first request, and instant after that.
@@ -34,7 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from webapp import create_app  # noqa: E402
-from webapp.tokenizer import VocabIndex, load_compiled, load_preset, set_cache_dir, unreachable  # noqa: E402
+from webapp.tokenizer import VocabIndex, load_preset, set_cache_dir  # noqa: E402
+from webapp.tokenizer.presets.catalog import load_compiled  # noqa: E402
+from webapp.tokenizer.vocab.reach import unreachable  # noqa: E402
 from webapp.web.vocab import kinds  # noqa: E402
 
 
@@ -60,7 +62,8 @@ def reference_seconds(name: str) -> tuple[float | None, float]:
     theirs = None
     try:
         import tiktoken
-        from webapp.tokenizer import load_ranks, get_tokenizer
+        from webapp.tokenizer import get_tokenizer
+        from webapp.tokenizer.presets.openai import load_ranks
         handle = get_tokenizer(name)
         enc = tiktoken.Encoding(name=f"bench-{name}", pat_str=handle.pattern or r"[\s\S]+",
                                 mergeable_ranks=dict(load_ranks(name)), special_tokens=handle.special_tokens)

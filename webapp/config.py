@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any, Mapping
-from webapp.tokenizer import BUDGET_BYTES_PER_UNIT, LIST_BUDGET
+from webapp.tokenizer.caches import BUDGET_BYTES_PER_UNIT, LIST_BUDGET
 
 
 #: The repository's root: templates/, static/ and node_modules/ are found from here.
@@ -42,7 +42,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "LIMIT_WORDS": 500_000,
     "LIMIT_NUM_MERGES": 50_000,
     # Bytes a merge list's tokens may stand for (one token / all of them): checked
-    # as lengths before any vocab is built (webapp.tokenizer.token_sizes).
+    # as lengths before any vocab is built (webapp.tokenizer.core.token_sizes).
     "LIMIT_TOKEN_BYTES": 65_536,
     "LIMIT_VOCAB_BYTES": 8 * 1024 * 1024,
     # A text's UTF-8 bytes an explanation takes (webapp.web.explain; docs/explain.md).

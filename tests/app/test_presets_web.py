@@ -14,7 +14,7 @@ import pytest
 
 from webapp.opened import store as tokenizer_store
 from webapp.tokenizer.caches import BoundedCache
-from webapp.tokenizer import load_ranks
+from webapp.tokenizer.presets.openai import load_ranks
 from webapp.tokenizer.presets import catalog, open_models
 from webapp.tokenizer.presets import openai as presets
 

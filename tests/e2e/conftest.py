@@ -157,7 +157,8 @@ def tiktoken_oracle(name: str) -> Any:
     """tiktoken itself over an OpenAI preset's published ranks: the answer the page must show."""
     import tiktoken
 
-    from webapp.tokenizer import get_tokenizer, load_ranks
+    from webapp.tokenizer import get_tokenizer
+    from webapp.tokenizer.presets.openai import load_ranks
 
     ours = get_tokenizer(name)
     return tiktoken.Encoding(name=f"e2e-{name}", pat_str=ours.pattern, mergeable_ranks=load_ranks(name),

@@ -71,7 +71,7 @@ def _cl100k_oracle():
     """tiktoken's own cl100k_base constructor fed our checked ranks (no download)."""
     tiktoken = pytest.importorskip("tiktoken")
     openai_public = pytest.importorskip("tiktoken_ext.openai_public")
-    from webapp.tokenizer import load_ranks
+    from webapp.tokenizer.presets.openai import load_ranks
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(openai_public, "load_tiktoken_bpe", lambda url, expected_hash=None: dict(load_ranks("cl100k_base")))

@@ -22,7 +22,7 @@ import pytest
 from webapp import PROJECT_ROOT
 from webapp.tokenizer import TokenizerError, implied_byte_vocab
 from webapp.tokenizer import formats as tokfiles
-from webapp.tokenizer.token_sizes import ImpliedVocab, SizeLimits, check_sizes
+from webapp.tokenizer.core.token_sizes import ImpliedVocab, SizeLimits, check_sizes
 
 DOUBLING = [[97, 97, 256]] + [[255 + i, 255 + i, 256 + i] for i in range(1, 40)]
 #: 300,000 rules, each adding one byte to the last token: about 45 GB in all.

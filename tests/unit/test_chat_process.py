@@ -14,7 +14,8 @@ import time
 
 import pytest
 
-from webapp.tokenizer import ChatLimits, ChatTemplate, TokenizerError, preset_chat_template, render_chat
+from webapp.tokenizer import ChatTemplate, TokenizerError, preset_chat_template, render_chat
+from webapp.tokenizer.chat.templates import ChatLimits
 from webapp.tokenizer.chat.process import GRACE_SECONDS, IsolatedFailure, render_chat_isolated, run_isolated
 
 MESSAGES = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi <b>!"}]

@@ -15,17 +15,15 @@ from typing import Any
 import pytest
 
 from webapp.tokenizer import (
-    ChatLimits,
     ChatTemplate,
     TokenizerError,
     dumps_stored,
     import_tokenizer,
     loads_stored,
-    parse_chat_config,
     preset_chat_template,
     render_chat,
-    validate_messages,
 )
+from webapp.tokenizer.chat.templates import ChatLimits, parse_chat_config, validate_messages
 from webapp.tokenizer.chat.templates import preset_config_path
 
 MESSAGES = [

@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from webapp.tokenizer import TokenizerError, get_encoding, is_installed, load_ranks
+from webapp.tokenizer import TokenizerError, get_encoding, is_installed
+from webapp.tokenizer.presets.openai import load_ranks
 from webapp.tokenizer.languages import declarations as decl
 from webapp.tokenizer.languages.counting import catalog, count_languages, summarize
 from webapp.tokenizer.languages.scripts import main_script

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webapp.tokenizer import TokenizerError, get_tokenizer, load_ranks
+from webapp.tokenizer import TokenizerError, get_tokenizer
+from webapp.tokenizer.presets.openai import load_ranks
 from webapp.tokenizer.presets import openai as presets
 
 PRESET_NAMES = presets.PRESET_NAMES  # the OpenAI four: tiktoken is their oracle (the open models': test_open_presets.py)

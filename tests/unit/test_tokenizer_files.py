@@ -25,7 +25,7 @@ from webapp.tokenizer import reference
 from webapp.tokenizer import formats as tokfiles
 from tests.loaded_calls import encode_loaded, encode_loaded_trace
 from webapp.tokenizer.pretokenize.patterns import CL100K_PATTERN, GPT2_PATTERN
-from webapp.tokenizer.token_sizes import SizeLimits, check_sizes
+from webapp.tokenizer.core.token_sizes import SizeLimits, check_sizes
 
 CORPUS = [
     "The lower the newest, the wider the widest: lowering lowers the lowest newer widths.",

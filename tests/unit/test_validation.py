@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.tokenizer import (
-    TokenizerError,
-    validate_byte_merges,
+from webapp.tokenizer import TokenizerError, validate_byte_merges, validate_text
+from webapp.tokenizer.validation import (
     validate_byte_vocab,
     validate_char_merges,
     validate_char_vocab,
     validate_ids,
     validate_num_merges,
-    validate_text,
     validate_words,
 )
 

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 import regex
 
-from webapp.tokenizer import (
-    LoadedTokenizer, VocabIndex, group_of, length_histogram, load_compiled, load_preset, script_counts, self_ids,
-    encoder, is_installed, unreachable,
-)
+from webapp.tokenizer import LoadedTokenizer, VocabIndex, load_preset, is_installed
+from webapp.tokenizer.presets.catalog import load_compiled
+from webapp.tokenizer.vocab.reach import encoder, group_of, self_ids, unreachable
+from webapp.tokenizer.vocab.stats import length_histogram, script_counts
 from webapp.tokenizer import reference
 from webapp.tokenizer.presets import open_models
 
@@ -41,14 +41,14 @@ def need(name: str) -> None:
 def preset(name: str) -> tuple[LoadedTokenizer, Any, VocabIndex, dict[str, Any]]:
     tok = load_preset(name)
     compiled = load_compiled(name)
-    from webapp.tokenizer import loaded_byte_vocab
+    from webapp.tokenizer.hf.library_trace import loaded_byte_vocab
     index = VocabIndex.build(tok, loaded_byte_vocab(tok) if tok.library_order else None)
     return tok, compiled, index, unreachable(index, tok, compiled).as_json()
 
 
 def tiktoken_encoding(name: str) -> Any:
     """tiktoken's own definition of `name` (pattern, special tokens), its ranks loaded from ours."""
-    from webapp.tokenizer import load_ranks
+    from webapp.tokenizer.presets.openai import load_ranks
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(openai_public, "load_tiktoken_bpe", lambda *a, **k: dict(load_ranks(name)))
@@ -223,7 +223,7 @@ def lower_rank_split(token: bytes, ranks: dict[bytes, int]) -> list[bytes]:
 
 def test_made_from_is_the_lower_rank_split_of_a_rank_file() -> None:
     need("cl100k_base")
-    from webapp.tokenizer import load_ranks
+    from webapp.tokenizer.presets.openai import load_ranks
     ranks = dict(load_ranks("cl100k_base"))
     _, _, index, _ = preset("cl100k_base")
     for token in random.Random(29).sample(sorted(ranks), 1500):

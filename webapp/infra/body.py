@@ -34,7 +34,8 @@ from werkzeug.wrappers import Response
 from werkzeug.wsgi import LimitedStream
 
 from webapp.infra.errors import QUOTE_CHARS, ApiError, cut, quote, too_large
-from webapp.tokenizer import JsonProblem, load_json
+from webapp.tokenizer import load_json
+from webapp.tokenizer.formats.textformats import JsonProblem
 
 
 def read_body() -> bytes:

@@ -27,17 +27,14 @@ from typing import Any, Callable, Iterator, Mapping
 from flask import current_app
 
 from webapp import tokenizer as tk
-from webapp.tokenizer import (
-    json_type,
-    BoundedCache,
-    CORPUS_LEVELS,
-    CORPUS_SCHEMES,
-    ChatLimits,
-    SCHEMES,
-    SizeLimits,
-    TokenizerError,
-    TraceLimits,
-    compiled_from_key,
+from webapp.tokenizer import SCHEMES, TokenizerError, TraceLimits
+from webapp.tokenizer.caches import BoundedCache
+from webapp.tokenizer import validation
+from webapp.tokenizer.chat.templates import ChatLimits, validate_messages
+from webapp.tokenizer.core.list_order.byte_level import compiled_from_key
+from webapp.tokenizer.errors import json_type
+from webapp.tokenizer.formats.textformats import (
+    parse_json,
     parse_byte_merges,
     parse_byte_vocab,
     parse_char_merges,
@@ -47,6 +44,8 @@ from webapp.tokenizer import (
     parse_words,
     plain_rule_lines,
 )
+from webapp.tokenizer.core.token_sizes import SizeLimits
+from webapp.tokenizer.training.corpus import LEVELS as CORPUS_LEVELS, SCHEMES as CORPUS_SCHEMES
 
 PRETOKENIZE_SCHEMES = SCHEMES
 
@@ -270,7 +269,7 @@ def read_char_merges(value: Any, limits: Limits) -> tuple[tuple[str, str], ...]:
         raise _wrong_type("merges", 'a list of rules ["left", "right"]', merges)
     _check_len("merges", merges, "rules", limits.rules, "LIMIT_RULES")
     with _rule_lines(value):
-        return tk.validate_char_merges(merges)
+        return validation.validate_char_merges(merges)
 
 
 # --- vocabularies -----------------------------------------------------------
@@ -284,7 +283,7 @@ def read_byte_vocab(value: Any, limits: Limits) -> dict[int, bytes]:
     if not isinstance(vocab, dict):
         raise _wrong_type("vocab", 'an object {"id": [bytes]}', vocab)
     _check_len("vocab", vocab, "entries", limits.vocab, "LIMIT_VOCAB")
-    return tk.validate_byte_vocab(vocab)
+    return validation.validate_byte_vocab(vocab)
 
 
 def read_char_vocab(value: Any, limits: Limits) -> dict[str, int]:
@@ -295,7 +294,7 @@ def read_char_vocab(value: Any, limits: Limits) -> dict[str, int]:
     if not isinstance(vocab, dict):
         raise _wrong_type("vocab", 'an object {"token": id}', vocab)
     _check_len("vocab", vocab, "entries", limits.vocab, "LIMIT_VOCAB")
-    return tk.validate_char_vocab(vocab)
+    return validation.validate_char_vocab(vocab)
 
 
 # --- ids, words, num_merges, options ----------------------------------------
@@ -309,7 +308,7 @@ def read_ids(value: Any, limits: Limits) -> tuple[int, ...]:
     if not isinstance(ids, list):
         raise _wrong_type("ids", "a list of ids", ids)
     _check_len("ids", ids, "ids", limits.ids, "LIMIT_IDS")
-    return tk.validate_ids(ids)
+    return validation.validate_ids(ids)
 
 
 def read_messages(value: Any, limits: Limits, *, form: bool = False) -> tuple[dict[str, str], ...]:
@@ -323,9 +322,9 @@ def read_messages(value: Any, limits: Limits, *, form: bool = False) -> tuple[di
             return ()
         if len(value) > 2 * limits.text_chars:
             raise _over("chat", "characters", len(value), 2 * limits.text_chars, "LIMIT_TEXT_CHARS")
-        value = tk.parse_json(value, "chat")
-        return tk.validate_messages(value, limits.chat, field="chat")
-    return tk.validate_messages(value, limits.chat)
+        value = parse_json(value, "chat")
+        return validate_messages(value, limits.chat, field="chat")
+    return validate_messages(value, limits.chat)
 
 
 MAX_COUNT_TOKENIZERS = 32
@@ -365,7 +364,7 @@ def read_words(value: Any, limits: Limits, *, form: bool = False) -> tuple[str, 
     total = sum(len(word) for word in words if isinstance(word, str))
     if total > limits.text_chars:
         raise _over("words", "characters", total, limits.text_chars, "LIMIT_TEXT_CHARS")
-    return tk.validate_words(words)
+    return validation.validate_words(words)
 
 
 def read_num_merges(value: Any, limits: Limits) -> int:
@@ -379,7 +378,7 @@ def read_num_merges(value: Any, limits: Limits) -> int:
             field="num_merges",
             location={"limit": limits.num_merges},
         )
-    return tk.validate_num_merges(number)
+    return validation.validate_num_merges(number)
 
 
 def read_pretokenize(value: Any) -> str:

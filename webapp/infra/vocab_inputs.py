@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from webapp.tokenizer import TokenizerError, json_type
+from webapp.tokenizer import TokenizerError
+from webapp.tokenizer.errors import json_type
 
 
 def wrong_type(field: str, expected: str, value: Any) -> TokenizerError:

@@ -21,7 +21,8 @@ import secrets
 from flask import g, has_request_context, request, session
 
 from webapp.jobs.store import Job
-from webapp.tokenizer import JsonProblem, load_json
+from webapp.tokenizer import load_json
+from webapp.tokenizer.formats.textformats import JsonProblem
 
 #: The session keeps the tokens of this many newest jobs (the cookie stays small).
 SESSION_JOBS = 16

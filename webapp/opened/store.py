@@ -29,24 +29,23 @@ from flask import Flask, current_app, has_app_context
 from webapp.infra import inputs
 from webapp.infra import storage
 from webapp import tokenizer as tk
+from webapp.tokenizer.hf.library_trace import loaded_byte_vocab
+from webapp.tokenizer.stages import needs_compiled
 from webapp.tokenizer import (
-    BoundedCache,
-    estimated_bytes,
     LoadedTokenizer,
     PRESET_NAMES,
-    PRESET_RULES,
     Tokenizer,
     TokenizerError,
     dumps_stored,
     get_preset,
     is_preset,
-    load_compiled,
     load_preset,
-    make_preset_tables,
     loads_stored,
-    register_resolver,
     set_cache_dir,
 )
+from webapp.tokenizer.caches import BoundedCache, estimated_bytes
+from webapp.tokenizer.presets.catalog import PRESET_RULES, load_compiled, make_tables as make_preset_tables
+from webapp.tokenizer.presets.real import register_resolver
 
 BLOB_KIND = "tokenizer"
 
@@ -134,7 +133,7 @@ def make_entry(blob_id: str, tok: LoadedTokenizer, compiled: Any = None) -> Load
     shows (byte level, or a character-level one in the library's order, SentencePiece
     style) gets a bytes vocab for decoding.
     """
-    if tk.needs_compiled(tok):
+    if needs_compiled(tok):
         if compiled is None:
             compiled = tk.compile_byte_merges(list(tok.merges))
         compiled.share_rules(tok.merges)  # (one tuple of rules, not a second one made for the first trace)
@@ -143,7 +142,7 @@ def make_entry(blob_id: str, tok: LoadedTokenizer, compiled: Any = None) -> Load
     tokenizer = tk.tokenizer_of(tok, compiled=compiled)
     if not tokenizer.on_bytes_page:
         return Loaded(blob_id, tok, None, None, tokenizer)
-    vocab = tk.loaded_byte_vocab(tok)
+    vocab = loaded_byte_vocab(tok)
     for token, token_id in tok.special_tokens.items():
         vocab.setdefault(token_id, token.encode("utf-8"))  # decoding shows a special token as its text
     return Loaded(blob_id, tok, compiled, vocab, tokenizer)

@@ -19,18 +19,20 @@ not where its level is):
   - early_pairs: pairs of a word's first symbols that provably fire first (fewer steps)
   - score_order: SentencePiece's order, the highest piece score first (built on `LibraryMerges`)
 
-And three modules shared by both, kept here:
+And four modules shared by both, kept here:
 
 - ranks: `INF`, the rank of a pair no rule has
+- token_sizes: the byte lengths a rule list implies for its tokens, checked
+  against limits before any vocabulary is built (`ImpliedVocab`, `check_sizes`)
 - int_pool: one shared int object per id or rank for the big tables
 - byte_decode: ids -> text through a byte vocab (it does not depend on how the ids were merged)
 
 Why this split: a newcomer changing how a file's merges fire reads one
-folder, and the two orders share nothing but the three modules above
+folder, and the two orders share nothing but the four modules above
 (library_order/ imports nothing from list_order/, nor the other way round).
 
 This package imports only the shared leaf modules of `webapp.tokenizer`
-(errors, caches, traces, validation, token_sizes), never pre-tokenization,
+(errors, caches, traces, validation), never pre-tokenization,
 training, Hugging Face pipelines, file formats or presets. Import names from
 the modules (or the public ones from `webapp.tokenizer`); this module and
 the two subpackages export nothing.

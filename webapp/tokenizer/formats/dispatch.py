@@ -19,7 +19,7 @@ from webapp.tokenizer.formats.tekken import export_note, parse_tekken
 from webapp.tokenizer.formats.tiktoken_ranks import export_tiktoken, parse_tiktoken
 from webapp.tokenizer.formats.vocab_merges import parse_vocab_merges
 from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
+from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 
 FORMATS: tuple[str, ...] = ("auto", "hf", "vocab-merges", "tiktoken", "minbpe", "playground", "tekken", "sentencepiece")
 EXPORT_FORMATS: tuple[str, ...] = ("playground", "hf", "minbpe", "tiktoken")

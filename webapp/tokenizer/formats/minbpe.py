@@ -13,7 +13,7 @@ from webapp.tokenizer.formats.common import ByteRule, file_text, bytes_of, file_
 from webapp.tokenizer.formats.export_checks import check_well_formed_bytes, char_merges_to_bytes
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import PATTERNS, check_scheme, scheme_for_pattern
-from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
+from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 
 
 def _is_digits(text: str) -> bool:

@@ -15,7 +15,7 @@ from webapp.tokenizer.core.list_order.byte_level import implied_byte_vocab
 from webapp.tokenizer.formats.common import bytes_of_or_empty, file_error, is_int, parse_json_file, shown_value
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import check_scheme
-from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
+from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 from webapp.tokenizer.validation import (
     validate_byte_merges,
     validate_byte_vocab,

@@ -20,7 +20,7 @@ from webapp.tokenizer.formats.common import ByteRule
 from webapp.tokenizer.hf import pipeline as hp
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import check_scheme
-from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
+from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 
 
 # Version 2 adds the tokenizer.json pipeline and the character level's

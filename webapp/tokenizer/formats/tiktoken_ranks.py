@@ -20,7 +20,7 @@ from webapp.tokenizer.formats.building import build_byte_level
 from webapp.tokenizer.formats.common import file_text, file_error, shown_value
 from webapp.tokenizer.formats.export_checks import check_well_formed_bytes, export_error, char_merges_to_bytes
 from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
+from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 
 
 def _tiktoken_lines(content: str | bytes, max_token_bytes: int) -> list[tuple[int, bytes, int]]:

@@ -37,7 +37,7 @@ from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges
 from webapp.tokenizer.core.int_pool import interned
 from webapp.tokenizer.core.list_order.precompiled import compiled_from_arrays, precompiled_arrays
 from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
+from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 
 #: In the file names (openai.cache_file_name): raised whenever what a stored array or field means changes.
 FORM_VERSION = 1

@@ -30,7 +30,8 @@ from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
 from webapp.jobs.store import Job
 from webapp.jobs.thresholds import entry_count, merge_count, rule_count, text_chars, word_chars
 from webapp.web.api.answers import byte_tokens
-from webapp.tokenizer import PairCount, TrainingStep, TrainingTrace, pretokenized_encode
+from webapp.tokenizer import TrainingTrace, pretokenized_encode
+from webapp.tokenizer.traces import PairCount, TrainingStep
 
 # --- encode -------------------------------------------------------------------------
 

@@ -25,17 +25,16 @@ from webapp.opened import active as act
 from webapp.opened.store import Loaded
 from webapp.tokenizer import (
     ChatTemplate,
-    JsonProblem,
-    PRESET_CHAT_PACKAGES,
     TokenizerError,
-    check_rendered,
     is_preset,
     load_json,
     preset_chat_template,
     render_chat,
-    render_chat_isolated,
-    split_special,
 )
+from webapp.tokenizer.chat.process import render_chat_isolated
+from webapp.tokenizer.chat.templates import PRESET_CHAT_PACKAGES, check_rendered
+from webapp.tokenizer.formats.textformats import JsonProblem
+from webapp.tokenizer.stages import split_special
 
 #: The roles the Chat view offers (any string is accepted).
 ROLES = ("system", "user", "assistant", "tool")

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
-from webapp.tokenizer import BoundedCache, EncodeTrace, MergeNode
+from webapp.tokenizer import EncodeTrace
+from webapp.tokenizer.caches import BoundedCache
+from webapp.tokenizer.traces import MergeNode
 
 
 HUE_COUNT = 12

@@ -27,18 +27,16 @@ from webapp.tokenizer import (
     EncodeTrace,
     ImpliedVocab,
     OutOfTime,
-    SpanComparison,
     TokenizerError,
     TraceLimits,
     allowed_set,
-    charged,
-    check_request_budget,
     compare_spans,
     get_preset,
     is_preset,
     pretokenized_encode_trace,
-    spans_from_lengths,
 )
+from webapp.tokenizer.compare import SpanComparison, spans_from_lengths
+from webapp.tokenizer.hf.text import charged, check_request_budget
 
 
 @dataclass(frozen=True)
@@ -125,7 +123,7 @@ def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
 
     trace = run_typed(max_tokens)
     # Only the ids used, and only if their bytes fit in the text: a few rules can
-    # imply tokens of terabytes (webapp.tokenizer.token_sizes).
+    # imply tokens of terabytes (webapp.tokenizer.core.token_sizes).
     spans = _full_spans(trace, lambda: ImpliedVocab(merges.rules).bytes_for(trace.ids, len(data)), data,
                         lambda: run_typed(len(data) + 1))
     return Side("typed merges", scheme, trace.ids, spans, trace, frozenset(), frozenset())

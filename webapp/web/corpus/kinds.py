@@ -43,17 +43,10 @@ from webapp.infra.storage import content_id
 from webapp.jobs import queue
 from webapp.jobs.store import Job, with_eta
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
-from webapp.tokenizer import (
-    CorpusTraining,
-    LoadedTokenizer,
-    TokenizerError,
-    TrainingCancelled,
-    count_files,
-    dumps_stored,
-    from_playground,
-    pretokenized_encode,
-    train_counts,
-)
+from webapp.tokenizer import LoadedTokenizer, TokenizerError, dumps_stored, pretokenized_encode, train_counts
+from webapp.tokenizer.formats import from_playground
+from webapp.tokenizer.training.corpus import CorpusTraining, TrainingCancelled
+from webapp.tokenizer.training.shards import count_files
 
 COUNT_SHARE = 0.40
 # Bytes per token on the held-out text is measured on at most this many characters of it

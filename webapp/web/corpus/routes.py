@@ -41,7 +41,8 @@ from webapp.jobs.store import Job
 from webapp.infra.errors import ApiError, not_found
 from webapp.infra.body import read_json_object
 from webapp.web.common.tools import PRETOKENIZE_CHOICES
-from webapp.tokenizer import CORPUS_LEVELS as LEVELS, CORPUS_SCHEMES as SCHEMES, TokenizerError
+from webapp.tokenizer import TokenizerError
+from webapp.tokenizer.training.corpus import LEVELS, SCHEMES
 
 bp = Blueprint("corpus", __name__)
 

@@ -16,9 +16,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 from webapp.infra import timebudget
 from webapp.opened import active as act
-from webapp.tokenizer import (
-    PRESET_NAMES, OutOfTime, TokenizerError, charged, check_request_budget, is_installed, is_preset,
-)
+from webapp.tokenizer import PRESET_NAMES, OutOfTime, TokenizerError, is_installed, is_preset
+from webapp.tokenizer.hf.text import charged, check_request_budget
 
 #: The columns the page sorts by (a leading "-" sorts in descending order).
 SORT_KEYS = ("name", "tokens", "chars_per_token", "bytes_per_token")

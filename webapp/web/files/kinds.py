@@ -18,6 +18,7 @@ from typing import Any
 from flask import url_for
 
 from webapp import tokenizer as tk
+from webapp.tokenizer.stages import needs_compiled
 from webapp.infra import inputs
 from webapp.infra.storage import content_id
 from webapp.jobs import queue
@@ -56,7 +57,7 @@ def run_import(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
     )
     progress(0.6, f"checking {len(tok.merges):,} rules against the limits")
     inputs.check_loaded_limits(len(tok.merges), len(tok.vocab), limits)
-    if tk.needs_compiled(tok):  # (only byte-level rules in list order run on a compiled list)
+    if needs_compiled(tok):  # (only byte-level rules in list order run on a compiled list)
         progress(0.75, f"compiling {len(tok.merges):,} rules")
         tk.compile_byte_merges(list(tok.merges))  # the same check the page's first encode makes
     progress(0.9, "storing the tokenizer")

@@ -48,21 +48,23 @@ from webapp.opened.store import Loaded, load_tokenizer
 from webapp.tokenizer import (
     EXPORT_FORMATS,
     LoadedTokenizer,
-    JsonProblem,
     PresetMissing,
     TokenizerError,
     TraceLimits,
     allowed_set,
-    canonical_format,
-    check_scheme,
-    export_playground_json,
     export_tokenizer,
-    from_playground,
     is_preset,
     load_json,
-    short_repr,
+)
+from webapp.tokenizer.errors import short_repr
+from webapp.tokenizer.formats import (
+    canonical_format,
+    export_playground_json,
+    from_playground,
     with_pretokenize,
 )
+from webapp.tokenizer.formats.textformats import JsonProblem
+from webapp.tokenizer.pretokenize.patterns import check_scheme
 
 bp = Blueprint("files", __name__)
 

@@ -27,18 +27,13 @@ from webapp.jobs import queue
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
 from webapp.jobs.store import Job
 from webapp.opened import active as act
-from webapp.tokenizer import (
-    LANGUAGES_VERSION,
-    UDHR_VERSION,
-    Declaration,
-    TokenizerError,
-    count_languages,
-    get_preset,
-    is_preset,
-    languages_result,
-    load_languages,
-    pretokenized_encode,
-    read_languages_stored,
+from webapp.tokenizer import TokenizerError, count_languages, get_preset, is_preset, pretokenized_encode
+from webapp.tokenizer.languages.counting import RESULT_VERSION as LANGUAGES_VERSION
+from webapp.tokenizer.languages.declarations import Declaration, UDHR_VERSION
+from webapp.tokenizer.languages.stored import (
+    load_data as load_languages,
+    read_stored as read_languages_stored,
+    result_of as languages_result,
 )
 
 KIND = "languages"

@@ -32,13 +32,12 @@ from webapp.jobs.store import Job
 from webapp.web.languages import views
 from webapp.web.languages.kinds import KIND, Found, find_counts, languages_data, typed_counts
 from webapp.web.playground.pages import render_tool_page
-from webapp.tokenizer import (
-    LANGUAGES_ENGLISH,
-    PRESET_NAMES,
-    UDHR_VERSION,
+from webapp.tokenizer import PRESET_NAMES, TokenizerError
+from webapp.tokenizer.languages.declarations import (
     Declaration,
-    TokenizerError,
-    language_texts,
+    ENGLISH as LANGUAGES_ENGLISH,
+    UDHR_VERSION,
+    texts_of as language_texts,
 )
 
 bp = Blueprint("languages", __name__)

@@ -21,15 +21,12 @@ from webapp.infra import inputs
 from webapp import tokenizer as tk
 from webapp.web.common import train_views as tv
 from webapp.web.common import viewmodels as vm
-from webapp.tokenizer import (
-    ImpliedVocab,
-    TokenizerError,
+from webapp.tokenizer import ImpliedVocab, TokenizerError, pretokenized_encode, split_text
+from webapp.tokenizer.formats.textformats import (
     format_byte_vocab,
     format_char_merges,
     format_char_vocab,
     format_ids,
-    pretokenized_encode,
-    split_text,
 )
 
 

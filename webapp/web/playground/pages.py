@@ -39,9 +39,17 @@ from webapp.web.playground import kinds
 from webapp import tokenizer as tk
 from webapp.web.playground.examples import EXAMPLES, LANDING_PRESET, LANDING_TEXT
 from webapp.web.playground.compute import COMPUTE, apply_action
-from webapp.web.playground.fields import ERROR_FIELDS, FIELDS, TOOL_TITLES, VIEWS, example_state, normalize_state
+from webapp.web.playground.fields import (
+    ERROR_FIELDS,
+    FIELDS,
+    TOOL_TITLES,
+    VIEWS,
+    example_state,
+    normalize_state,
+)
 from webapp.web.common.tools import FILE_TOOLS, TOOLS, template_constants
-from webapp.tokenizer import TokenizerError, format_ids, is_installed
+from webapp.tokenizer import TokenizerError, is_installed
+from webapp.tokenizer.formats.textformats import format_ids
 
 bp = Blueprint("pages", __name__)
 

@@ -24,16 +24,9 @@ from webapp.infra.errors import not_found
 from webapp.web.common.htmx import is_htmx, page_state, status
 from webapp.web.playground.pages import full_page
 from webapp.opened.store import preset_entry
-from webapp.tokenizer import (
-    INSTALL_HINT,
-    PRESETS,
-    PRESET_NAMES,
-    TokenizerError,
-    VENDORS,
-    get_preset,
-    is_installed,
-    is_preparing,
-)
+from webapp.tokenizer import PRESET_NAMES, TokenizerError, get_preset, is_installed
+from webapp.tokenizer.presets.catalog import PRESETS, VENDORS, is_preparing
+from webapp.tokenizer.presets.openai import INSTALL_HINT
 
 bp = Blueprint("presets", __name__)
 

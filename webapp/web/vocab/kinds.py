@@ -20,7 +20,9 @@ from webapp.jobs import queue
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
 from webapp.jobs.store import Job
 from webapp.opened.store import Loaded, load_tokenizer
-from webapp.tokenizer import BoundedCache, VocabIndex, estimated_bytes, unreachable
+from webapp.tokenizer import VocabIndex
+from webapp.tokenizer.caches import BoundedCache, estimated_bytes
+from webapp.tokenizer.vocab.reach import unreachable
 
 KIND = "vocab-unreachable"
 INDEXES: BoundedCache[str, VocabIndex] = BoundedCache(4, 256 * 2**20, weigh=estimated_bytes, name="vocab.indexes")

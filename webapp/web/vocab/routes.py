@@ -32,7 +32,8 @@ from webapp.jobs import views as jobs
 from webapp.jobs.registry import done_view
 from webapp.jobs.store import Job
 from webapp.opened.store import Loaded, load_tokenizer
-from webapp.tokenizer import PRESET_NAMES, PresetMissing, TokenizerError, encoder, is_installed, is_preset
+from webapp.tokenizer import PRESET_NAMES, PresetMissing, TokenizerError, is_installed, is_preset
+from webapp.tokenizer.vocab.reach import encoder
 from webapp.web.vocab import kinds
 from webapp.web.vocab.views import (
     card_json, card_view, find_token, listing_view, reach_view, search_json, stats_view,

@@ -14,17 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from webapp.opened.store import Loaded
-from webapp.tokenizer import (
-    BoundedCache,
-    VOCAB_GROUPS,
-    TokenizerError,
-    VocabIndex,
-    encoder,
-    group_of,
-    length_histogram,
-    script_counts,
-    self_ids,
-)
+from webapp.tokenizer import TokenizerError, VocabIndex
+from webapp.tokenizer.caches import BoundedCache
+from webapp.tokenizer.vocab.reach import GROUPS as VOCAB_GROUPS, encoder, group_of, self_ids
+from webapp.tokenizer.vocab.stats import length_histogram, script_counts
 from webapp.web.common.viewmodels import hex_bytes, hue_class, printable_bytes
 
 #: Rules listed on a card among the token's children (the count is always exact).

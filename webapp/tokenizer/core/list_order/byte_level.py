@@ -73,7 +73,7 @@ from webapp.tokenizer.core.list_order.byte_splits import split_table_fixpoint, s
 from webapp.tokenizer.core.list_order.engine import RuleTable
 from webapp.tokenizer.core.list_order.tracing import build_trace, run_segments
 from webapp.tokenizer.core.ranks import INF
-from webapp.tokenizer.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
+from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
 from webapp.tokenizer.traces import DEFAULT_TRACE_LIMITS, EncodeTrace, TraceLimits
 from webapp.tokenizer.validation import ByteRule, plain_byte_values, validate_byte_merges, validate_text
 
