@@ -54,7 +54,7 @@ from webapp.infra import inputs  # noqa: E402
 from webapp.infra.storage import default_sqlite_url  # noqa: E402
 from webapp.tokenizer import get_encoding, is_installed, preset_chat_template  # noqa: E402
 from webapp.tokenizer.chat.templates import preset_config_path  # noqa: E402
-from webapp.tokenizer.hf.encoding import library_model  # noqa: E402
+from webapp.tokenizer.stages.models import library_model  # noqa: E402
 from webapp.tokenizer.pretokenize.textencode import clear_text_caches  # noqa: E402
 from webapp.opened.store import preset_entry  # noqa: E402
 from webapp.web.chat.chatting import render_and_count  # noqa: E402

@@ -22,6 +22,11 @@ Usage (from the repository root, after `make setup` prepared the presets):
   after building its Encoding from the file); `--reps` pairs of fresh
   processes, the median of each and the median of the pairs' ratios.
 
+The default is every open model whose reference runs here: the tokenizer.json
+presets and mistral_tekken. The SentencePiece presets (mistral_v1, mistral_v3)
+have their own benchmark against the `sentencepiece` library
+(benchmarks/bench_sentencepiece.py); naming one in `--presets` is refused.
+
 Ratios are measured in the same run; only they mean anything across machines.
 On a shared machine read the medians of the ratios, not single times.
 """
@@ -159,7 +164,8 @@ class _Ids:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--presets", default=",".join(p.name for p in open_models.OPEN_MODEL_LIST))
+    parser.add_argument("--presets", default=",".join(p.name for p in open_models.OPEN_MODEL_LIST
+                                                      if p.kind in ("tokenizer.json", "tekken")))
     parser.add_argument("--words", type=int, default=20_000)
     parser.add_argument("--reps", type=int, default=5, help="rounds of encoding, and pairs of fresh processes")
     args = parser.parse_args()
@@ -170,6 +176,8 @@ def main() -> None:
     sample = fresh_text(random.Random("first"), 2000)
     for name in args.presets.split(","):
         preset = open_models.OPEN_MODELS[name]
+        if preset.kind not in ("tokenizer.json", "tekken"):
+            parser.error(f"--presets: {name} is a {preset.kind} preset; benchmarks/bench_sentencepiece.py times it")
         opened: list[dict[str, float]] = []
         libs: list[float] = []
         for _ in range(args.reps):
