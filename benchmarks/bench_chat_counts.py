@@ -54,7 +54,8 @@ from webapp.infra import inputs  # noqa: E402
 from webapp.infra.storage import default_sqlite_url  # noqa: E402
 from webapp.tokenizer import get_encoding, is_installed, preset_chat_template  # noqa: E402
 from webapp.tokenizer.chat.templates import preset_config_path  # noqa: E402
-from webapp.tokenizer.stages.models import library_model  # noqa: E402
+from webapp.tokenizer.stages import Tokenizer  # noqa: E402
+from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes  # noqa: E402
 from webapp.tokenizer.pretokenize.textencode import clear_text_caches  # noqa: E402
 from webapp.opened.store import preset_entry  # noqa: E402
 from webapp.web.chat.chatting import render_and_count  # noqa: E402
@@ -72,20 +73,20 @@ def forget(compiled: Any) -> None:
     clear_text_caches(compiled)
 
 
-def forget_loaded(tok: Any, compiled: Any) -> None:
-    """Our caches of encoded text for an opened tokenizer: its compiled list's, or its library-order pieces'."""
-    if compiled is not None:
-        forget(compiled)
-    if tok.model:
-        library_model(tok).cache.clear()
+def forget_tokenizer(tokenizer: Tokenizer) -> None:
+    """Our caches of encoded text for a tokenizer: its model's compiled list's, or its library-order pieces'."""
+    model = tokenizer.model
+    if isinstance(model, ListOrderBytes):
+        forget(model.compiled)
+    elif isinstance(model, LibraryOrder):
+        model.library.cache.clear()
 
 
 def forget_presets(refs: list[str], encodings: dict[str, Any]) -> None:
     """Both sides' caches: the app's preset entries (Counts) and the tiktoken-like encodings (single encodes)."""
     for name in refs:
-        entry = preset_entry(name)
-        forget_loaded(entry.tok, entry.compiled)
-        forget_loaded(encodings[name]._loaded, encodings[name]._merges())
+        forget_tokenizer(preset_entry(name).stages())
+        forget_tokenizer(encodings[name]._tokenizer)
 
 
 def freeze_as_served() -> None:
@@ -143,7 +144,7 @@ def bench_chat(model: str, reps: int, pool: list[str]) -> tuple[float, float, bo
     new, seen = [], []
     for rep in range(reps):
         messages = conversation(pool, rep)
-        forget_loaded(entry.tok, entry.compiled)
+        forget_tokenizer(entry.stages())
         library.backend_tokenizer.model._clear_cache()  # (theirs: the BPE model's word cache)
         if rep % 2:
             t_ours, ids_ours = timed(lambda: ours(messages))

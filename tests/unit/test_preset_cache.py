@@ -205,3 +205,23 @@ def test_the_web_app_keeps_a_presets_tables_ready(fresh):
 
     entry = store.preset_entry("r50k_base")
     assert not entry.compiled.whole_deferred and entry.compiled.whole
+
+
+def test_the_web_app_keeps_a_library_order_presets_pair_map_ready(monkeypatch):
+    """Read from its stored form, an open model's pair map is left to its first encodes (binary searches
+    until then); the app's preset entry makes it at once, before gunicorn forks (catalog.make_tables)."""
+    from webapp.opened import store
+    from webapp.tokenizer.presets import open_models
+    from webapp.tokenizer.stages.models import library_model
+
+    if not open_models.is_installed("qwen3"):
+        pytest.skip("the qwen3 preset is not installed (make setup installs it)")
+    monkeypatch.setattr(store, "PRESET_ENTRIES", BoundedCache(4, store.PRESET_RULES, weigh=store._rules_of))
+    open_models.clear_caches()
+    try:
+        assert not library_model(open_models.load("qwen3")).merges.tables_made  # (stored form: deferred)
+        open_models.clear_caches()
+        entry = store.preset_entry("qwen3")
+        assert library_model(entry.tok).merges.tables_made
+    finally:
+        open_models.clear_caches()

@@ -140,7 +140,7 @@ def make_tables(tok: LoadedTokenizer, compiled: Any = None) -> None:
     the pair map and new ids of a library-order model. The Python API leaves them to first use."""
     if compiled is not None and getattr(compiled, "whole_deferred", False):
         _ = compiled.whole
-    model = tok.__dict__.get("_library_model")
+    model = tok.built.peek("library_model")
     if model is not None:
         model.merges.make_tables()
 

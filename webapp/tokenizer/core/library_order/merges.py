@@ -263,6 +263,11 @@ class LibraryMerges:
         """Make the pair map and the new ids now (a server, before it serves: see `_lookups`)."""
         _ = self.ranks, self.news
 
+    @property
+    def tables_made(self) -> bool:
+        """Are the pair map and the new ids made (so no word is merged by binary searches)?"""
+        return self._ranks is not None and self._news is not None
+
     def _first_ranks(self, symbols: np.ndarray, table: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         """The rank of each neighbouring pair of `symbols` (INF: no rule), looked up in the pair table."""
         return self._ranks_of(symbols[:-1] * self.shift + symbols[1:], table)
