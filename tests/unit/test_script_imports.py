@@ -2,7 +2,7 @@
 
 The scripts run outside the test suite (`make bench`, by hand), so a module
 moved or renamed in the package would otherwise break them silently (seen:
-bench_chat_counts.py importing the removed hf/encoding.py). This reads their
+bench_chat_counts.py importing a module the stages replaced). This reads their
 import statements and imports each named module and name; it does not run
 the scripts.
 """
