@@ -37,6 +37,14 @@ def test_aaa_is_an_overlap_and_the_story_is_told(client):
     assert body["story_piece"] == {"start": 0, "end": 3}
 
 
+@pytest.mark.parametrize("level", [["chars"], {"chars": 1}, "words", 3])
+def test_a_level_other_than_bytes_or_chars_is_a_400_naming_the_field(client, level):
+    r = client.post("/api/explain", json={"text": "lowest", "merges": LOWEST, "level": level})
+    assert r.status_code == 400
+    assert r.get_json()["error"]["field"] == "level"
+    assert 'expected "bytes" or "chars"' in r.get_json()["error"]["message"]
+
+
 def test_characters_are_explained_in_code_points(client):
     vocab = {"l": 0, "o": 1, "w": 2, "lo": 3, "é": 4}
     r = client.post("/api/explain", json={"text": "éloé", "merges": [["l", "o"]], "vocab": vocab, "level": "chars"})

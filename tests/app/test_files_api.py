@@ -229,6 +229,9 @@ def test_export_merges_of_both_levels(client):
         ("format=hf", {}, 400, "merges: missing"),
         ("format=hf", {"tokenizer": "aaaaaaaaaaaaaaaa"}, 404, "no tokenizer is stored"),
         ("format=hf", {"merges": [["a", "b"]], "vocab": {"a": 0}}, 400, "vocab: rule 1 uses \"b\""),
+        # (a level that is not a string, even one no table could hold as a key, is a 400 naming the field)
+        ("format=hf", {"merges": [[97, 98, 256]], "level": ["bytes"]}, 400, 'level: expected "bytes" or "chars"'),
+        ("format=hf", {"merges": [[97, 98, 256]], "level": "words"}, 400, 'level: expected "bytes" or "chars"'),
     ],
 )
 def test_export_errors(client, query, body, status, message):

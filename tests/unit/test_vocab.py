@@ -41,8 +41,7 @@ def need(name: str) -> None:
 def preset(name: str) -> tuple[LoadedTokenizer, Any, VocabIndex, dict[str, Any]]:
     tok = load_preset(name)
     compiled = load_compiled(name)
-    from webapp.tokenizer.hf.library_trace import loaded_byte_vocab
-    index = VocabIndex.build(tok, loaded_byte_vocab(tok) if tok.library_order else None)
+    index = VocabIndex.build(tok, tok.unit.page_bytes(tok) if tok.library_order else None)
     return tok, compiled, index, unreachable(index, tok, compiled).as_json()
 
 

@@ -120,8 +120,7 @@ def _stored_byte_trace(active: ActiveTokenizer, text: str, scheme: str | None, l
 def _stored_ids(active: ActiveTokenizer, text: str, scheme: str | None) -> list[int]:
     """All ids of `text` (the file's numbering), as the file's page encodes it."""
     entry = active.loaded()
-    # (a character-level file is split by its own pipeline, or not at all, whatever scheme the page names)
-    tokenizer = entry.stages(scheme if entry.tok.level == "bytes" else None)
+    tokenizer = entry.stages(scheme if entry.stages().takes_page_scheme else None)
     return tokenizer.encode(text, page_allowed(active, tokenizer))
 
 
@@ -192,8 +191,7 @@ def byte_ids(active: ActiveTokenizer, text: str, merges: Any, scheme: str) -> li
 
 def spells_spaces_as_metaspace(active: ActiveTokenizer) -> bool:
     """A SentencePiece-style file (its text seen with spaces as "▁"): the trace spells its tokens so."""
-    entry = active.entry
-    return entry is not None and entry.tok.level == "chars" and "\u2581" in entry.tok.pipeline
+    return active.entry is not None and active.entry.stages().writes_metaspace
 
 
 def byte_vocab(active: ActiveTokenizer) -> dict[int, bytes]:
@@ -207,8 +205,7 @@ def own_pretokenize(active: ActiveTokenizer) -> str | None:
     """The pre-tokenization a byte-level preset or file comes with (None: typed merges, or unknown)."""
     if active.typed or active.entry is None:
         return None
-    tok = active.entry.tok
-    return tok.pretokenize if tok.level == "bytes" else None
+    return active.entry.tok.unit.own_scheme(active.entry.tok)
 
 
 # --- character level -----------------------------------------------------------
@@ -217,7 +214,7 @@ def own_pretokenize(active: ActiveTokenizer) -> str | None:
 def char_parts(active: ActiveTokenizer) -> tuple[Any, dict[str, int]]:
     """(merges, vocab) of an opened character-level file."""
     entry = active.loaded()
-    if entry.tok.level != "chars":
+    if not entry.stages().shows_on("chars"):
         raise TokenizerError("tokenizer: this is a byte-level tokenizer; open it on the Bytes page", field="tokenizer")
     return entry.tok.merges, entry.tok.vocab
 

@@ -29,7 +29,6 @@ from flask import Flask, current_app, has_app_context
 from webapp.infra import inputs
 from webapp.infra import storage
 from webapp import tokenizer as tk
-from webapp.tokenizer.hf.library_trace import loaded_byte_vocab
 from webapp.tokenizer.stages import needs_compiled
 from webapp.tokenizer import (
     LoadedTokenizer,
@@ -142,7 +141,7 @@ def make_entry(blob_id: str, tok: LoadedTokenizer, compiled: Any = None) -> Load
     tokenizer = tk.tokenizer_of(tok, compiled=compiled)
     if not tokenizer.on_bytes_page:
         return Loaded(blob_id, tok, None, None, tokenizer)
-    vocab = loaded_byte_vocab(tok)
+    vocab = tok.unit.page_bytes(tok)
     for token, token_id in tok.special_tokens.items():
         vocab.setdefault(token_id, token.encode("utf-8"))  # decoding shows a special token as its text
     return Loaded(blob_id, tok, compiled, vocab, tokenizer)

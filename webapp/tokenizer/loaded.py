@@ -10,22 +10,95 @@
 - Character level (Hugging Face BPE without the byte alphabet): string merges
   `(left, right)` and the file's `{token: id}` vocab, as `bpe_encode_text` takes.
 
-A shared leaf of the package (it imports nothing from it): file formats build
-it (formats/), its stages are built from it (stages/), presets are
-loaded as one (presets/). What it does not do: parse, export, encode or store.
+The two units differ in how ids, bytes and rules are read; `ByteUnit` and
+`CharUnit` hold those differences, and `LoadedTokenizer.unit` picks one, so
+the readers of a tokenizer ask it rather than branch on `level`.
+
+A shared leaf of the package (it imports only leaves: errors.py, the byte
+decode and the byte alphabet): file formats build it (formats/), its stages
+are built from it (stages/), presets are loaded as one (presets/). What it
+does not do: parse, export, encode or store.
 """
 
 from __future__ import annotations
 
 import json
+import operator
+import re
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, TypeVar, Union
+
+import numpy as np
+
+from webapp.tokenizer.core.byte_decode import decode
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.hf.alphabet import bytes_to_token
 
 _T = TypeVar("_T")
 #: The two fields a stored form may leave to be made on first use (`LoadedTokenizer.deferred`).
 DEFERRABLE = ("merges", "vocab")
-_DEFER_LOCK = threading.Lock()
+
+
+class Contents:
+    """The values of a tokenizer's `merges` and `vocab`, each given or made on first read.
+
+    A declared field of `LoadedTokenizer` (the first, so that it exists when
+    `__init__` sets the two). A stored form may leave either to a maker
+    (`defer`), run once, under a lock, on first read. Pickling and copying
+    make what is deferred and keep the values only.
+    """
+
+    __slots__ = ("_values", "_makers", "_lock", "rule_count")
+
+    def __init__(self, values: dict[str, Any] | None = None) -> None:
+        self._values: dict[str, Any] = dict(values or {})
+        self._makers: dict[str, Callable[[], Any]] = {}
+        self._lock = threading.Lock()
+        self.rule_count: int | None = None  # the number of merges, known before they are made (deferred only)
+
+    def get(self, name: str) -> Any:
+        if name not in self._values:
+            with self._lock:
+                if name not in self._values:
+                    self._values[name] = self._makers.pop(name)()
+        return self._values[name]
+
+    def set(self, name: str, value: Any) -> None:
+        self._values[name] = value
+
+    def defer(self, makers: dict[str, Callable[[], Any]], rule_count: int) -> None:
+        """Forget the given values of `makers`' fields: each is made by its maker when first read."""
+        for name in makers:
+            del self._values[name]
+        self._makers.update(makers)
+        self.rule_count = rule_count
+
+    def pending(self) -> frozenset[str]:
+        """The fields not made yet."""
+        return frozenset(self._makers)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Contents, ({name: self.get(name) for name in DEFERRABLE},))
+
+
+class _Deferrable:
+    """`merges` or `vocab` of a `LoadedTokenizer`: kept in its `contents` (see `Contents`).
+
+    A data descriptor: the dataclass's `__init__`, `replace`, equality and
+    `repr` read and set it as any field. It gives the class no default (the
+    field stays required)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            raise AttributeError(self.name)  # (read by the dataclass as "no default")
+        return obj.contents.get(self.name)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.contents.set(self.name, value)
 
 
 class Built:
@@ -81,9 +154,15 @@ class LoadedTokenizer:
     level "chars": `merges` are (left, right) strings; `vocab` is {token: id}.
     """
 
+    # (first, and not an argument: `__init__` sets `merges` and `vocab` into it)
+    contents: Contents = field(default_factory=Contents, init=False, compare=False, repr=False)
     level: str
-    merges: tuple[Any, ...]
-    vocab: dict[Any, Any]
+    if TYPE_CHECKING:
+        merges: tuple[Any, ...]
+        vocab: dict[Any, Any]
+    else:
+        merges: tuple[Any, ...] = _Deferrable()
+        vocab: dict[Any, Any] = _Deferrable()
     source: str = "seed"  # the playground JSON format's old name, kept in stored ids (see formats/playground.py)
     pretokenize: str = "none"
     id_map: dict[int, int] = field(default_factory=dict)
@@ -102,6 +181,11 @@ class LoadedTokenizer:
     model: str = ""
     # What encoding builds from the fields above (see Built).
     built: Built = field(default_factory=Built, init=False, compare=False, repr=False)
+
+    @property
+    def unit(self) -> Unit:
+        """What the rules work on, bytes or characters, with what differs between the two (`ByteUnit`)."""
+        return UNITS[self.level]
 
     @property
     def library_order(self) -> bool:
@@ -126,34 +210,13 @@ class LoadedTokenizer:
         if unknown:
             raise ValueError(f"only {', '.join(DEFERRABLE)} can be deferred, not {', '.join(sorted(unknown))}")
         made = cls(**{"merges": (), "vocab": {}, **fields})
-        for name in makers:
-            del made.__dict__[name]
-        made.__dict__["_makers"] = dict(makers)
-        made.__dict__["_rule_count"] = rule_count
+        made.contents.defer(makers, rule_count)  # (the placeholders above are forgotten)
         return made
-
-    if not TYPE_CHECKING:  # (at run time only: to mypy a missing attribute stays an error)
-
-        def __getattr__(self, name: str) -> Any:
-            """A deferred field, made now (only called when the instance has no such attribute)."""
-            makers = self.__dict__.get("_makers")
-            if not makers or name not in makers:
-                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-            with _DEFER_LOCK:
-                if name not in self.__dict__:
-                    self.__dict__[name] = makers[name]()
-            return self.__dict__[name]
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle the fields only: what encoding builds is made again (`built` pickles as an empty holder)."""
-        for name in DEFERRABLE:
-            getattr(self, name)  # (a deferred field is made first)
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
     @property
     def rule_count(self) -> int:
-        count = self.__dict__.get("_rule_count")
-        return count if isinstance(count, int) else len(self.merges)
+        count = self.contents.rule_count
+        return count if count is not None else len(self.merges)
 
     def file_ids(self, ids: Iterable[int]) -> list[int]:
         """Playground ids -> the file's ids (bytes it has no token for: unk or dropped)."""
@@ -172,15 +235,7 @@ class LoadedTokenizer:
 
     def file_vocab(self) -> dict[int, bytes]:
         """{file id: bytes} for the byte level: what `decode` needs for the file's ids."""
-        if self.level != "bytes":
-            raise ValueError("file_vocab is for byte-level tokenizers")
-        out: dict[int, bytes] = {}
-        for b in range(256):
-            if b not in self.unknown_bytes:
-                out[self.id_map.get(b, b)] = bytes([b])
-        for pid, data in self.vocab.items():
-            out[self.id_map.get(pid, pid)] = data
-        return out
+        return self.unit.file_vocab(self)
 
     def summary(self) -> dict[str, Any]:
         """A small JSON-able description for the UI and the API."""
@@ -188,7 +243,7 @@ class LoadedTokenizer:
             "level": self.level,
             "source": self.source,
             "rules": len(self.merges),
-            "vocab": len(self.vocab) + (256 - len(self.unknown_bytes) if self.level == "bytes" else 0),
+            "vocab": self.unit.vocab_size(self),
             "pretokenize": self.pretokenize,
             "relabelled_ids": len(self.id_map),
             "special_tokens": len(self.special_tokens),
@@ -199,6 +254,182 @@ class LoadedTokenizer:
         }
 
 
+# --- the unit a tokenizer's rules work on ------------------------------------------------
+
+
+class ByteUnit:
+    """Byte-level rules: the symbols are the 256 bytes, playground ids 0..255 (see the module doc).
+
+    Each method answers what the two units answer differently; `LoadedTokenizer.unit`
+    picks the unit, so no caller asks which one it holds."""
+
+    name = "bytes"
+    #: The pages whose model can run this unit's rules (a library-order model also shows on the Bytes page).
+    pages: tuple[str, ...] = ("bytes",)
+    #: Can a playground scheme split the text instead of the file's own pre-tokenization?
+    takes_page_scheme = True
+
+    def file_vocab(self, tok: LoadedTokenizer) -> dict[int, bytes]:
+        out = {tok.id_map.get(b, b): bytes([b]) for b in range(256) if b not in tok.unknown_bytes}
+        for pid, data in tok.vocab.items():
+            out[tok.id_map.get(pid, pid)] = data
+        return out
+
+    def ordinary_bytes(self, tok: LoadedTokenizer) -> dict[int, bytes]:
+        """{file id: bytes} of the tokens text is merged into."""
+        return tok.file_vocab()
+
+    def page_bytes(self, tok: LoadedTokenizer) -> dict[int, bytes]:
+        """{file id: bytes} the Bytes page decodes with."""
+        return tok.file_vocab()
+
+    def vocab_size(self, tok: LoadedTokenizer) -> int:
+        return len(tok.vocab) + 256 - len(tok.unknown_bytes)
+
+    def base_ids(self, tok: LoadedTokenizer) -> list[int]:
+        """The file ids of the tokens no rule makes (the bytes it has a token for)."""
+        return [tok.id_map.get(b, b) for b in range(256) if b not in tok.unknown_bytes]
+
+    def spell(self, piece: str) -> str:
+        """A piece of text as a library model's vocab spells it (GPT-2's byte alphabet)."""
+        return bytes_to_token(piece.encode("utf-8", "surrogatepass"))
+
+    def symbol_unit(self, offsets: str) -> str:
+        """How a library model's trace measures its first symbols, for a trace in `offsets` ("bytes" or "chars")."""
+        return "alphabet"
+
+    def token_names(self, tok: LoadedTokenizer) -> dict[int, str]:
+        """{file id: the token as the file's vocab spells it}."""
+        return {i: bytes_to_token(b) for i, b in tok.file_vocab().items()}
+
+    def name_lookup(self, tok: LoadedTokenizer) -> Callable[[int], str | None]:
+        """A file id's spelling (None for an id it lacks), spelt only for the ids asked (a decoder's)."""
+        by_id = tok.file_vocab()
+        return lambda i: bytes_to_token(by_id[i]) if i in by_id else None
+
+    def file_rule(self, tok: LoadedTokenizer, index: int) -> tuple[int, int, int]:
+        """Rule `index` as (left, right, new) file ids."""
+        fid = tok.id_map.get
+        left, right, new = tok.merges[index]
+        return fid(left, left), fid(right, right), fid(new, new)
+
+    def file_rule_rows(self, tok: LoadedTokenizer) -> np.ndarray:
+        """Every rule as a (left, right, new) row of file ids."""
+        if not tok.merges:
+            return np.zeros((0, 3), dtype=np.int64)
+        rules = np.asarray(tok.merges, dtype=np.int64).reshape(-1, 3)
+        if tok.id_map:
+            relabel = np.arange(int(max(int(rules.max()), max(tok.id_map))) + 1, dtype=np.int64)
+            for pid, fid in tok.id_map.items():
+                relabel[pid] = fid
+            rules = relabel[rules]
+        return rules
+
+    def library_parts(self, tok: LoadedTokenizer) -> tuple[dict[str, int], Any]:
+        """(vocab by spelling, rules as file-id triples): what a library-order model is built from."""
+        fid = tok.id_map.get
+        strings = {bytes_to_token(data): i for i, data in tok.file_vocab().items()}
+        return strings, [(fid(a, a), fid(b, b), fid(n, n)) for a, b, n in tok.merges]
+
+    def own_scheme(self, tok: LoadedTokenizer) -> str | None:
+        """The playground pre-tokenization the file comes with (None: it has none to offer)."""
+        return tok.pretokenize
+
+    def writes_metaspace(self, tok: LoadedTokenizer) -> bool:
+        """Does the file see spaces as "\u2581" (so a trace spells its tokens so)?"""
+        return False
+
+    def join_ids(self, tok: LoadedTokenizer, ids: list[int], file_vocab: dict[int, bytes]) -> str:
+        """The text of `ids` without a decoder: their bytes joined, then strict UTF-8."""
+        return decode(ids, {i: file_vocab[i] for i in set(ids) if i in file_vocab})
+
+
+class CharUnit:
+    """Character-level rules: string merges over the file's `{token: id}` vocab (see the module doc)."""
+
+    name = "chars"
+    pages: tuple[str, ...] = ("chars",)
+    takes_page_scheme = False  # (split by the file's own pipeline, or not at all)
+
+    def file_vocab(self, tok: LoadedTokenizer) -> dict[int, bytes]:
+        raise ValueError("file_vocab is for byte-level tokenizers")
+
+    def ordinary_bytes(self, tok: LoadedTokenizer) -> dict[int, bytes]:
+        return {token_id: token.encode("utf-8", "surrogatepass") for token, token_id in tok.vocab.items()}
+
+    def page_bytes(self, tok: LoadedTokenizer) -> dict[int, bytes]:
+        """SentencePiece style: "\u2581" is a space (when the file writes spaces so), `<0xXX>` a byte."""
+        spaces = self.writes_metaspace(tok)
+        out: dict[int, bytes] = {}
+        for token, token_id in tok.vocab.items():
+            code = _BYTE_TOKEN.fullmatch(token)
+            if code is not None:
+                out[token_id] = bytes([int(code.group(1), 16)])
+            else:
+                out[token_id] = (token.replace("\u2581", " ") if spaces else token).encode("utf-8", "surrogatepass")
+        return out
+
+    def vocab_size(self, tok: LoadedTokenizer) -> int:
+        return len(tok.vocab)
+
+    def base_ids(self, tok: LoadedTokenizer) -> list[int]:
+        return []  # (a character is a vocab entry like any other)
+
+    def spell(self, piece: str) -> str:
+        return piece
+
+    def symbol_unit(self, offsets: str) -> str:
+        return "utf8" if offsets == "bytes" else "chars"
+
+    def token_names(self, tok: LoadedTokenizer) -> dict[int, str]:
+        return {i: t for t, i in tok.vocab.items()}
+
+    def name_lookup(self, tok: LoadedTokenizer) -> Callable[[int], str | None]:
+        return self.token_names(tok).get  # (the vocab's own strings: nothing to spell)
+
+    def file_rule(self, tok: LoadedTokenizer, index: int) -> tuple[int, int, int]:
+        left, right = tok.merges[index]
+        return tok.vocab[left], tok.vocab[right], tok.vocab[left + right]
+
+    def file_rule_rows(self, tok: LoadedTokenizer) -> np.ndarray:
+        """A rule naming a string the vocab lacks cannot make a token of the file: its row is -1s (so
+        that row i is still rule i)."""
+        get = tok.vocab.get
+        rows = [(get(left), get(right), get(left + right)) for left, right in tok.merges]
+        return np.asarray([(-1, -1, -1) if None in row else row for row in rows], dtype=np.int64).reshape(-1, 3)
+
+    def library_parts(self, tok: LoadedTokenizer) -> tuple[dict[str, int], Any]:
+        vocab = dict(tok.vocab)
+        if max(vocab.values(), default=0) >= 1 << 62:  # (ids past int64: Python ints)
+            return vocab, [(vocab[a], vocab[b], vocab[a + b]) for a, b in tok.merges]
+        # (the usual case: the three columns looked up in C-level loops, into one int64 array)
+        lefts, rights = zip(*tok.merges) if tok.merges else ((), ())
+        get = vocab.__getitem__
+        table = np.empty((len(lefts), 3), dtype=np.int64)
+        for column, names in enumerate((lefts, rights, map(operator.add, lefts, rights))):
+            table[:, column] = np.fromiter(map(get, names), dtype=np.int64, count=len(lefts))
+        return vocab, table
+
+    def own_scheme(self, tok: LoadedTokenizer) -> str | None:
+        return None
+
+    def writes_metaspace(self, tok: LoadedTokenizer) -> bool:
+        return "\u2581" in tok.pipeline  # (a normalizer or decoder that writes spaces as it)
+
+    def join_ids(self, tok: LoadedTokenizer, ids: list[int], file_vocab: dict[int, bytes]) -> str:
+        """The tokens' strings joined; an id the vocab lacks is an error naming it."""
+        inverse = {v: k for k, v in tok.vocab.items()}
+        missing = next((i for i in ids if i not in inverse), None)
+        if missing is not None:
+            raise TokenizerError(f"ids: id {missing} is not in the tokenizer's vocab", field="ids")
+        return "".join(inverse[i] for i in ids)
+
+
+Unit = Union[ByteUnit, CharUnit]
+UNITS: dict[str, Unit] = {"bytes": ByteUnit(), "chars": CharUnit()}
+_BYTE_TOKEN = re.compile(r"<0x([0-9A-F]{2})>")
+
+
 def _pipeline_summary(pipeline: str) -> dict[str, Any] | None:
     """Which of the file's own steps encoding applies (component types only)."""
     if not pipeline:
@@ -206,11 +437,9 @@ def _pipeline_summary(pipeline: str) -> dict[str, Any] | None:
     desc = json.loads(pipeline)
 
     def name(node: Any, key: str) -> str | None:
-        if node is None:
-            return None
-        if node["type"] == "Sequence":
-            return "Sequence[" + ", ".join(name(c, key) or "" for c in node[key]) + "]"
-        return str(node["type"])
+        if node is None or node["type"] != "Sequence":
+            return None if node is None else str(node["type"])
+        return "Sequence[" + ", ".join(name(c, key) or "" for c in node[key]) + "]"
 
     return {
         "normalizer": name(desc["normalizer"], "normalizers"),

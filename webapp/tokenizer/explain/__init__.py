@@ -62,13 +62,7 @@ def explain_loaded(stages_: Tokenizer, text: str, allowed: frozenset[str], *,
         return explain_chars(text, tok.vocab, list(tok.merges), story=story)
     if isinstance(model_stage, LibraryOrder):
         model_ = model_stage.library
-        if tok.level == "chars":
-            vocab = tok.vocab
-            rule_of = lambda r: (vocab[tok.merges[r][0]], vocab[tok.merges[r][1]],  # noqa: E731
-                                 vocab[tok.merges[r][0] + tok.merges[r][1]])
-        else:
-            fid = tok.id_map.get
-            rule_of = lambda r: tuple(fid(x, x) for x in tok.merges[r])  # noqa: E731
+        rule_of = lambda r: tok.unit.file_rule(tok, r)  # noqa: E731
         fallback = frozenset(i for i in (model_.fallback or ()) if i is not None)
         model = library_model_of(model_.merges, rule_of, fallback)
     elif isinstance(model_stage, ListOrderBytes):

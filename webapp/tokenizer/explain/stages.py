@@ -136,7 +136,7 @@ def pipeline_stages(tok: LoadedTokenizer, text: str, allowed: frozenset[str] | N
     regexes = _split_regexes(desc.get("pre_tokenizer"))
     out = Stages(split=_pre_name(desc.get("pre_tokenizer")), pattern=regexes[0] if regexes else None)
     model = library_model(tok) if tok.library_order else None
-    unit = "alphabet" if tok.level == "bytes" else "utf8"
+    unit = tok.unit.symbol_unit("bytes")
     drop = tok.unknown_bytes if tok.unk_id is None else frozenset()
     texts: list[str] = []
     offset = 0

@@ -1,4 +1,4 @@
-"""Traces, other schemes and a bytes vocab for tokenizers whose merges follow the library's order.
+"""Traces and other schemes for tokenizers whose merges follow the library's order.
 
 - `library_trace`: what the Bytes and Characters pages show for a
   tokenizer.json in the library's order: the text the model sees, its pieces,
@@ -8,42 +8,24 @@
   piece's symbols right after it.
 - `library_scheme_ids`: ids when the page splits the text with one of the
   playground's schemes instead of the file's own pre-tokenizer.
-- `loaded_byte_vocab`: {id: bytes} of any loaded tokenizer, also a
-  character-level one (SentencePiece style: `▁` is a space, `<0xXX>` a byte),
-  for the Bytes page's decoding.
+
+What differs between byte-level and character-level files (how a piece is
+spelt for the model, how its symbols are measured, the tokens' names) is asked
+of the tokenizer's unit (loaded.py's `ByteUnit` and `CharUnit`).
 
 What it does not do: the seed order's traces (core/list_order/tracing.py).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 from webapp.tokenizer.core.list_order.tracing import WINDOW_RADIUS
 from webapp.tokenizer.hf import pipeline as hp
-from webapp.tokenizer.hf.alphabet import bytes_to_token
 from webapp.tokenizer.hf.model import LibraryModel, model_piece
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.pretokenized import split_text
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TraceLimits, TraceStep
-
-_BYTE_TOKEN = re.compile(r"<0x([0-9A-F]{2})>")
-
-
-def loaded_byte_vocab(tok: LoadedTokenizer) -> dict[int, bytes]:
-    """{file id: bytes} for decoding on the Bytes page."""
-    if tok.level == "bytes":
-        return tok.file_vocab()
-    spaces = "\u2581" in tok.pipeline  # (a normalizer or decoder that writes spaces as ▁)
-    out: dict[int, bytes] = {}
-    for token, token_id in tok.vocab.items():
-        code = _BYTE_TOKEN.fullmatch(token)
-        if code is not None:
-            out[token_id] = bytes([int(code.group(1), 16)])
-        else:
-            out[token_id] = (token.replace("\u2581", " ") if spaces else token).encode("utf-8", "surrogatepass")
-    return out
 
 
 def library_scheme_ids(model: LibraryModel, tok: LoadedTokenizer, text: str, scheme: str) -> list[int]:
@@ -51,9 +33,7 @@ def library_scheme_ids(model: LibraryModel, tok: LoadedTokenizer, text: str, sch
     ids: list[int] = []
     pieces = split_text(text, scheme) if scheme != "none" else [text]
     for piece in pieces:
-        if tok.level == "bytes":
-            piece = bytes_to_token(piece.encode("utf-8", "surrogatepass"))
-        ids.extend(model.tokenize(piece))
+        ids.extend(model.tokenize(tok.unit.spell(piece)))
     return ids
 
 
@@ -81,16 +61,15 @@ def library_trace(
             size = len(piece.encode("utf-8", "surrogatepass")) if unit == "bytes" else len(piece)
             spans.append((offset, offset + size))
             offset += size
-        model_pieces = [bytes_to_token(p.encode("utf-8", "surrogatepass")) if tok.level == "bytes" else p
-                        for p in pieces]
-    names = _names(tok) if unit == "chars" else None
+        model_pieces = [tok.unit.spell(p) for p in pieces]
+    names = tok.unit.token_names(tok) if unit == "chars" else None
     show = (lambda i: names.get(i, str(i))) if names is not None else (lambda i: i)  # noqa: E731
     data = shown.encode("utf-8", "surrogatepass")
 
     def value(start: int, end: int) -> Any:
         return data[start:end] if unit == "bytes" else shown[start:end]
 
-    symbol_unit = "alphabet" if tok.level == "bytes" else ("utf8" if unit == "bytes" else "chars")
+    symbol_unit = tok.unit.symbol_unit(unit)
     tokens: list[Token] = []
     steps: list[TraceStep] = []
     fired: set[int] = set()
@@ -172,10 +151,4 @@ def _step(rank: int, left: int, right: int, new: int, alive: list[int], current:
     )
 
 
-def _names(tok: LoadedTokenizer) -> dict[int, str]:
-    if tok.level == "chars":
-        return {i: t for t, i in tok.vocab.items()}
-    return {i: bytes_to_token(b) for i, b in tok.file_vocab().items()}
-
-
-__all__ = ["library_scheme_ids", "library_trace", "loaded_byte_vocab"]
+__all__ = ["library_scheme_ids", "library_trace"]

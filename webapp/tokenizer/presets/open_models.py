@@ -33,6 +33,7 @@ What this module does not do: encode (stages/), the OpenAI presets
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -251,7 +252,7 @@ def convert(name: str) -> LoadedTokenizer:
 
         tok = parse_hf_tokenizer_json(content)
     note = f"{name}: {preset.package} {preset.version}, {preset.path} (SHA-256 checked)"
-    fields = {key: value for key, value in tok.__dict__.items() if not key.startswith("_") and key != "built"}
+    fields = {f.name: getattr(tok, f.name) for f in dataclasses.fields(tok) if f.init}
     out = LoadedTokenizer(**{**fields, "source": "preset", "notes": (note, *tok.notes)})
     model = tok.built.peek("library_model")
     if model is not None:  # (built with the file: a SentencePiece model's; it reads neither field changed here)

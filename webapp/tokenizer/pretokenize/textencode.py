@@ -128,8 +128,8 @@ def _whole_table(compiled: CompiledByteMerges, relabel: Relabel | None, wanted: 
     """The compiled list's whole-token table in output ids (made once per map; {} when there is none,
     or while a deferred one is not worth making yet: `wanted` pre-tokens are to be looked up now)."""
     if compiled.whole_deferred:
-        store = compiled.__dict__
-        store["_whole_wanted"] = seen = store.get("_whole_wanted", 0) + wanted
+        store = compiled.text_caches
+        store["whole_wanted"] = seen = store.get("whole_wanted", 0) + wanted
         if seen < WHOLE_TABLE_AFTER:
             return _NO_WHOLE
     whole = compiled.whole
@@ -137,7 +137,7 @@ def _whole_table(compiled: CompiledByteMerges, relabel: Relabel | None, wanted: 
         return _NO_WHOLE
     if relabel is None:
         return whole
-    by_map = compiled.__dict__.setdefault("_whole_by_relabel", {})
+    by_map = compiled.text_caches.setdefault("whole_by_relabel", {})
     hit = by_map.get(relabel.key)
     if hit is not None and hit[0] is whole:
         return hit[1]  # type: ignore[no-any-return]
@@ -158,18 +158,18 @@ def _caches(
     compiled: CompiledByteMerges, scheme: str, key: bytes = b""
 ) -> tuple[BoundedCache[str, tuple[int, ...]], BoundedCache[str, tuple[int, ...]]]:
     """The pre-token cache and this scheme's chunk cache of a compiled list, for output ids `key` (made on first use)."""
-    store = compiled.__dict__
-    pretokens_by_key = store.get("_pretoken_cache")
+    store = compiled.text_caches
+    pretokens_by_key = store.get("pretoken_cache")
     if pretokens_by_key is None:
-        pretokens_by_key = store.setdefault("_pretoken_cache", {})
+        pretokens_by_key = store.setdefault("pretoken_cache", {})
     pretokens = pretokens_by_key.get(key)
     if pretokens is None:
         pretokens = pretokens_by_key.setdefault(
             key, BoundedCache(PRETOKEN_CACHE_ENTRIES, PRETOKEN_CACHE_WEIGHT, budget=LIST_BUDGET)
         )
-    chunks_by_scheme = store.get("_text_chunks")
+    chunks_by_scheme = store.get("text_chunks")
     if chunks_by_scheme is None:
-        chunks_by_scheme = store.setdefault("_text_chunks", {})
+        chunks_by_scheme = store.setdefault("text_chunks", {})
     chunks = chunks_by_scheme.get((scheme, key))
     if chunks is None:
         chunks = chunks_by_scheme.setdefault((scheme, key), BoundedCache(CHUNK_ENTRIES, CHUNK_WEIGHT, budget=LIST_BUDGET))
@@ -178,8 +178,8 @@ def _caches(
 
 def clear_text_caches(compiled: CompiledByteMerges) -> None:
     """Forget the pre-tokens and chunks this module cached for `compiled` (benchmarks: 'never seen')."""
-    compiled.__dict__.pop("_pretoken_cache", None)
-    compiled.__dict__.pop("_text_chunks", None)
+    compiled.text_caches.pop("pretoken_cache", None)
+    compiled.text_caches.pop("text_chunks", None)
 
 
 def encode_split(

@@ -61,15 +61,14 @@ def relabel_map(tok: LoadedTokenizer) -> dict[int, int]:
 def ordinary_bytes(tok: LoadedTokenizer) -> dict[int, bytes]:
     """{id: bytes} of a loaded tokenizer's ordinary tokens, in the file's ids (a character-level vocab's
     tokens as their UTF-8)."""
-    if tok.level == "bytes":
-        return tok.file_vocab()
-    return {token_id: token.encode("utf-8", "surrogatepass") for token, token_id in tok.vocab.items()}
+    return tok.unit.ordinary_bytes(tok)
 
 
 class ListOrderBytes:
     """Byte-level rules in list order; the compiled list is given (a preset's precompiled form) or made once."""
 
     kind = "list order, bytes"
+    pages: tuple[str, ...] = ("bytes",)  # (the pages that can show it: see `Tokenizer.shows_on`)
 
     def __init__(self, tok: LoadedTokenizer, compiled: CompiledByteMerges | None = None) -> None:
         self.tok = tok
@@ -198,6 +197,7 @@ class ListOrderChars:
     """Character-level rules in list order with the file's (or the typed) `{token: id}` vocab."""
 
     kind = "list order, characters"
+    pages: tuple[str, ...] = ("chars",)
 
     def __init__(self, tok: LoadedTokenizer) -> None:
         self.tok = tok
@@ -287,6 +287,8 @@ class LibraryOrder:
 
     def __init__(self, tok: LoadedTokenizer) -> None:
         self.tok = tok
+        # The Bytes page shows any file in the library's order; a character-level one also the Characters page.
+        self.pages: tuple[str, ...] = tuple(dict.fromkeys(("bytes", *tok.unit.pages)))
 
     @property
     def library(self) -> LibraryModel:
@@ -353,21 +355,7 @@ def library_model(tok: LoadedTokenizer) -> LibraryModel:
 
 
 def _build_model(tok: LoadedTokenizer) -> LibraryModel:
-    if tok.level == "chars":
-        vocab = dict(tok.vocab)
-        if max(vocab.values(), default=0) >= 1 << 62:  # (ids past int64: Python ints)
-            return LibraryModel(vocab, [(vocab[a], vocab[b], vocab[a + b]) for a, b in tok.merges], tok.model,
-                                tok.unk_id)
-        # (the usual case: the three columns looked up in C-level loops, into one int64 array)
-        lefts, rights = zip(*tok.merges) if tok.merges else ((), ())
-        get = vocab.__getitem__
-        table = np.empty((len(lefts), 3), dtype=np.int64)
-        for column, names in enumerate((lefts, rights, map(operator.add, lefts, rights))):
-            table[:, column] = np.fromiter(map(get, names), dtype=np.int64, count=len(lefts))
-        return LibraryModel(vocab, table, tok.model, tok.unk_id)
-    fid = tok.id_map.get
-    strings = {bytes_to_token(data): i for i, data in tok.file_vocab().items()}
-    rules = [(fid(a, a), fid(b, b), fid(n, n)) for a, b, n in tok.merges]
+    strings, rules = tok.unit.library_parts(tok)
     return LibraryModel(strings, rules, tok.model, tok.unk_id)
 
 

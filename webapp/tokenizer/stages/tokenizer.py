@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Any, Sequence, Union
 
 from webapp.tokenizer.hf import pipeline as hp
-from webapp.tokenizer.hf.alphabet import bytes_to_token
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import check_scheme
 from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes, ListOrderChars
@@ -70,15 +69,31 @@ class Tokenizer:
         """The Characters page's trace of a tokenizer.json (code point offsets of the text the model sees)."""
         return self.split.trace_chars(text, allowed, limits)
 
+    def shows_on(self, page: str) -> bool:
+        """Can the page ("bytes" or "chars") run its model (byte-level rules or any file in the library's
+        order on the Bytes page; character-level rules on the Characters page)?"""
+        return page in self.model.pages
+
     @property
     def on_bytes_page(self) -> bool:
-        """Can the Bytes page show it (byte-level rules, or any file in the library's order)?"""
-        return self.loaded.level == "bytes" or isinstance(self.model, LibraryOrder)
+        """Can the Bytes page show it?"""
+        return self.shows_on("bytes")
 
     @property
     def on_chars_page(self) -> bool:
         """Is it a character-level file the Characters page traces through the file's own pipeline?"""
-        return self.loaded.level == "chars" and isinstance(self.split, FilePipeline)
+        return self.shows_on("chars") and isinstance(self.split, FilePipeline)
+
+    @property
+    def takes_page_scheme(self) -> bool:
+        """Can a page's scheme split its text instead (byte-level rules)? A character-level file is split
+        by its own pipeline, or not at all, whatever scheme the page names."""
+        return self.loaded.unit.takes_page_scheme
+
+    @property
+    def writes_metaspace(self) -> bool:
+        """A SentencePiece-style file (its text seen with spaces as "\u2581"): a trace spells its tokens so."""
+        return self.loaded.unit.writes_metaspace(self.loaded)
 
     def post_process(self, ids: list[int]) -> list[int]:
         """What the file's post-processor adds around a single text's ids (the library's add_special_tokens)."""
@@ -90,13 +105,7 @@ class Tokenizer:
         """The library's `decode(ids, skip_special_tokens=skip_special)` through the file's decoder."""
         if self.pipeline is None:
             raise ValueError("decode through a decoder needs a tokenizer.json pipeline")
-        tok = self.loaded
-        if tok.level == "chars":
-            inverse = {v: k for k, v in tok.vocab.items()}
-            return hp.decode_ids(self.pipeline, ids, inverse.get, skip_special=skip_special)
-        by_id = tok.file_vocab()
-        return hp.decode_ids(self.pipeline, ids, lambda i: bytes_to_token(by_id[i]) if i in by_id else None,
-                             skip_special=skip_special)
+        return hp.decode_ids(self.pipeline, ids, self.loaded.unit.name_lookup(self.loaded), skip_special=skip_special)
 
     def ordinary_bytes(self) -> dict[int, bytes]:
         """{id: bytes} of the tokens text is merged into (no special tokens), made once."""

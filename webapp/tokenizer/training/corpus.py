@@ -57,10 +57,15 @@ from typing import BinaryIO
 
 import regex
 
+from webapp.tokenizer.core.list_order.char_level import char_tokens
 from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.formats.playground import from_playground
+from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.chunks import split_strided
+from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.training.flat import FlatTrainer
+from webapp.tokenizer.training.words import training_vocab
 from webapp.tokenizer.validation import validate_num_merges
 
 Progress = Callable[[int, int, str], None]
@@ -284,6 +289,14 @@ class CorpusTraining:
     symbols: int = 0  # symbols (bytes or characters) in all pre-tokens before training, repeats included
     tokens: int = 0  # tokens after the learned merges, repeats included
 
+    def as_tokenizer(self, scheme: str) -> LoadedTokenizer:
+        """The learned merges as a tokenizer (byte level: split by `scheme`)."""
+        return _UNITS[self.level].as_tokenizer(self, scheme)
+
+    def count_tokens(self, text: str, scheme: str) -> int:
+        """Tokens of `text` with the learned merges, as the Bytes / Characters page would encode it."""
+        return _UNITS[self.level].count_tokens(self, text, scheme) if text else 0
+
 
 class PretokenTrainer:
     """The incremental trainer over distinct pre-tokens, one step at a time (see `train_counts`)."""
@@ -292,11 +305,8 @@ class PretokenTrainer:
         if level not in LEVELS:
             raise TokenizerError(f"level: expected one of {', '.join(LEVELS)}, got {level!r}", field="level")
         self.level = level
-        if level == "bytes":
-            counts = _as_byte_strings(counts)
-        else:
-            _check_encodable(counts)
-        self._trainer = FlatTrainer(counts)  # it leaves out pre-tokens of fewer than two symbols
+        self.unit = _UNITS[level]
+        self._trainer = FlatTrainer(self.unit.engine_counts(counts))  # it leaves out pre-tokens of fewer than two symbols
 
     def step(self) -> tuple[tuple[str, str], int, int] | None:
         """Merge the best pair; its (pair, count, runner-up count), or None when no pair is left."""
@@ -344,17 +354,10 @@ def train_counts(
         runner_up.append(step[2])
         if progress is not None and (done + 1) % every == 0:
             progress(done + 1, num_merges, f"merge {done + 1:,} of {num_merges:,} (count {step[1]:,})")
-    alphabet = sorted({ch for pretoken in counts for ch in pretoken}) if level == "chars" else []
-    size = (lambda pretoken: len(_utf8(pretoken))) if level == "bytes" else len
+    size = trainer.unit.symbol_count
     symbols = sum(n * size(pretoken) for pretoken, n in counts.items())
-    tokens = trainer.token_count(symbols)
-    seconds = time.perf_counter() - started
-    if level == "bytes":
-        byte_pairs = [(a.encode("latin-1"), b.encode("latin-1")) for a, b in pairs]
-        return CorpusTraining(level, byte_pairs, winning, runner_up, byte_merge_rules(byte_pairs), stopped, [],
-                              seconds, symbols, tokens)
-    return CorpusTraining(level, pairs, winning, runner_up, [a + b for a, b in pairs], stopped, alphabet,
-                          seconds, symbols, tokens)
+    return trainer.unit.result(pairs, winning, runner_up, stopped, counts, time.perf_counter() - started,
+                               symbols, trainer.token_count(symbols))
 
 
 def byte_merge_rules(pairs: Iterable[tuple[bytes, bytes]]) -> list[list[int]]:
@@ -367,17 +370,57 @@ def byte_merge_rules(pairs: Iterable[tuple[bytes, bytes]]) -> list[list[int]]:
     return rules
 
 
-def _as_byte_strings(counts: Mapping[str, int]) -> dict[str, int]:
-    """Each pre-token's UTF-8 bytes as a latin-1 string (distinct pre-tokens stay distinct)."""
-    out: dict[str, int] = {}
-    for pretoken, n in counts.items():
-        out[_utf8(pretoken).decode("latin-1")] = n
-    return out
+class _ByteTraining:
+    """Training on bytes: the engine's symbols are each pre-token's UTF-8 bytes, one latin-1 character a byte."""
+
+    def engine_counts(self, counts: Mapping[str, int]) -> Mapping[str, int]:
+        """The counts as the engine takes them (distinct pre-tokens stay distinct)."""
+        return {_utf8(pretoken).decode("latin-1"): n for pretoken, n in counts.items()}
+
+    def symbol_count(self, pretoken: str) -> int:
+        return len(_utf8(pretoken))
+
+    def result(self, pairs: list[tuple[str, str]], winning: list[int], runner_up: list[int], stopped: str,
+               counts: Mapping[str, int], seconds: float, symbols: int, tokens: int) -> CorpusTraining:
+        byte_pairs = [(a.encode("latin-1"), b.encode("latin-1")) for a, b in pairs]
+        return CorpusTraining("bytes", byte_pairs, winning, runner_up, byte_merge_rules(byte_pairs), stopped, [],
+                              seconds, symbols, tokens)
+
+    def as_tokenizer(self, result: CorpusTraining, scheme: str) -> LoadedTokenizer:
+        return from_playground(level="bytes", merges=result.merges, pretokenize=scheme)
+
+    def count_tokens(self, result: CorpusTraining, text: str, scheme: str) -> int:
+        return len(pretokenized_encode(text, result.merges, scheme))
 
 
-def _check_encodable(counts: Mapping[str, int]) -> None:
-    for pretoken in counts:
-        _utf8(pretoken)
+class _CharTraining:
+    """Training on characters: the pre-tokens as they are (each must still be UTF-8-encodable)."""
+
+    def engine_counts(self, counts: Mapping[str, int]) -> Mapping[str, int]:
+        for pretoken in counts:
+            _utf8(pretoken)
+        return counts
+
+    symbol_count = staticmethod(len)  # (C-level: called once per distinct pre-token)
+
+    def result(self, pairs: list[tuple[str, str]], winning: list[int], runner_up: list[int], stopped: str,
+               counts: Mapping[str, int], seconds: float, symbols: int, tokens: int) -> CorpusTraining:
+        alphabet = sorted({ch for pretoken in counts for ch in pretoken})
+        return CorpusTraining("chars", pairs, winning, runner_up, [a + b for a, b in pairs], stopped, alphabet,
+                              seconds, symbols, tokens)
+
+    def as_tokenizer(self, result: CorpusTraining, scheme: str) -> LoadedTokenizer:
+        pairs = [(str(a), str(b)) for a, b in result.pairs]
+        vocab = training_vocab(result.alphabet, pairs)  # each distinct character is a "word"
+        return from_playground(level="chars", merges=pairs, vocab=vocab)
+
+    def count_tokens(self, result: CorpusTraining, text: str, scheme: str) -> int:
+        pairs = [list(p) for p in result.pairs]
+        return len(char_tokens(text, pairs)) if pairs else len(text)
+
+
+#: What differs between the two levels of `LEVELS`.
+_UNITS: dict[str, _ByteTraining | _CharTraining] = {"chars": _CharTraining(), "bytes": _ByteTraining()}
 
 
 def _utf8(pretoken: str) -> bytes:

@@ -36,43 +36,9 @@ from webapp.tokenizer.loaded import LoadedTokenizer
 Rule = tuple[int, int, int, int]
 
 
-def _byte_level_rules(tok: LoadedTokenizer) -> np.ndarray:
-    """The (left, right, new) rules in the file's ids (the playground numbers bytes 0..255 itself)."""
-    if not tok.merges:
-        return np.zeros((0, 3), dtype=np.int64)
-    rules = np.asarray(tok.merges, dtype=np.int64).reshape(-1, 3)
-    if tok.id_map:
-        top = int(max(int(rules.max()), max(tok.id_map))) + 1
-        relabel = np.arange(top, dtype=np.int64)
-        for pid, fid in tok.id_map.items():
-            relabel[pid] = fid
-        rules = relabel[rules]
-    return rules
-
-
-def _char_level_rules(tok: LoadedTokenizer) -> np.ndarray:
-    """String rules (left, right) -> (left id, right id, id of left + right); a rule naming a string
-    the vocab lacks cannot make a token of the file and is left out."""
-    vocab = tok.vocab
-    out: list[tuple[int, int, int]] = []
-    get = vocab.get
-    for index, (left, right) in enumerate(tok.merges):
-        a, b, c = get(left), get(right), get(left + right)
-        if a is None or b is None or c is None:
-            out.append((-1, -1, -1))  # (kept, so that row i is still rule i)
-        else:
-            out.append((a, b, c))
-    return np.asarray(out, dtype=np.int64).reshape(-1, 3)
-
-
 def token_bytes_table(tok: LoadedTokenizer, file_vocab: Mapping[int, bytes] | None) -> dict[int, bytes]:
     """{file id: bytes} of every token, special tokens as their text."""
-    if file_vocab:
-        table = dict(file_vocab)
-    elif tok.level == "bytes":
-        table = tok.file_vocab()
-    else:
-        table = {i: t.encode("utf-8", "surrogatepass") for t, i in tok.vocab.items()}
+    table = dict(file_vocab) if file_vocab else tok.unit.ordinary_bytes(tok)
     for token, token_id in tok.special_tokens.items():
         table.setdefault(token_id, token.encode("utf-8", "surrogatepass"))
     return table
@@ -95,14 +61,12 @@ class VocabIndex:
     @classmethod
     def build(cls, tok: LoadedTokenizer, file_vocab: Mapping[int, bytes] | None = None) -> "VocabIndex":
         data = token_bytes_table(tok, file_vocab)
-        rules = _byte_level_rules(tok) if tok.level == "bytes" else _char_level_rules(tok)
+        # (left, right, new) in file ids; a character-level rule naming a string the vocab lacks is a -1 row
+        rules = tok.unit.file_rule_rows(tok)
         size = max([max(data, default=0), int(rules.max()) if rules.size else 0]) + 1
         special = frozenset(tok.special_tokens.values())
         base = np.zeros(size, dtype=bool)
-        if tok.level == "bytes":
-            for b in range(256):
-                if b not in tok.unknown_bytes:
-                    base[tok.id_map.get(b, b)] = True
+        base[tok.unit.base_ids(tok)] = True  # (the bytes, at the byte level)
         for token_id in special:
             base[token_id] = True
         maker = np.full(size, -1, dtype=np.int64)

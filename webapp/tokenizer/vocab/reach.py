@@ -70,7 +70,7 @@ class TextView:
     def __init__(self, tok: LoadedTokenizer) -> None:
         self.tok = tok
         self.pipeline: Pipeline | None = compile_pipeline(tok.pipeline) if tok.pipeline else None
-        self.scheme = tok.pretokenize if tok.level == "bytes" else "none"
+        self.scheme = tok.unit.own_scheme(tok) or "none"
 
     def normalized(self, text: str) -> str:
         normalizer = self.pipeline.normalizer if self.pipeline is not None else None

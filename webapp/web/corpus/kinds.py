@@ -37,14 +37,12 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from webapp import tokenizer as tk
 from webapp.infra import inputs
 from webapp.infra.storage import content_id
 from webapp.jobs import queue
 from webapp.jobs.store import Job, with_eta
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
-from webapp.tokenizer import LoadedTokenizer, TokenizerError, dumps_stored, pretokenized_encode, train_counts
-from webapp.tokenizer.formats import from_playground
+from webapp.tokenizer import LoadedTokenizer, TokenizerError, dumps_stored, train_counts
 from webapp.tokenizer.training.corpus import CorpusTraining, TrainingCancelled
 from webapp.tokenizer.training.shards import count_files
 
@@ -85,13 +83,7 @@ def _phase(progress: Progress, start: float, share: float, estimate: bool) -> Ca
 
 def build_tokenizer(result: CorpusTraining, scheme: str) -> LoadedTokenizer:
     """The trained merges as an opened tokenizer the pages and exports understand."""
-    if result.level == "bytes":
-        tok = from_playground(level="bytes", merges=result.merges, pretokenize=scheme)
-    else:
-        pairs = [(str(a), str(b)) for a, b in result.pairs]
-        vocab = tk.training_vocab(result.alphabet, pairs)  # each distinct character is a "word"
-        tok = from_playground(level="chars", merges=pairs, vocab=vocab)
-    return replace(tok, source=SOURCE)  # how the pages name it: "Using a tokenizer trained on a corpus"
+    return replace(result.as_tokenizer(scheme), source=SOURCE)  # how the pages name it: "Using a tokenizer trained on a corpus"
 
 
 def held_out_sample(text: str, limit: int = HELD_OUT_SAMPLE_CHARS, windows: int = HELD_OUT_WINDOWS) -> str:
@@ -118,12 +110,7 @@ def held_out_sample(text: str, limit: int = HELD_OUT_SAMPLE_CHARS, windows: int 
 
 def held_out_tokens(text: str, result: CorpusTraining, scheme: str) -> int:
     """Tokens of the held-out text, encoded as the Bytes / Characters page would."""
-    if not text:
-        return 0
-    if result.level == "bytes":
-        return len(pretokenized_encode(text, result.merges, scheme))
-    pairs = [list(p) for p in result.pairs]
-    return len(tk.char_tokens(text, pairs)) if pairs else len(text)
+    return result.count_tokens(text, scheme)
 
 
 def _display(token: str | bytes) -> str:

@@ -15,7 +15,7 @@ What it does not do: explain (the tokenizer package does) or render pages.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from flask import Blueprint, Response, jsonify, request
 
@@ -56,21 +56,28 @@ def api_explain() -> Response:
     text = inputs.read_text(data["text"], limits)
     story = read_story(data.get("story"))
     level = data.get("level", "bytes")
-    if level not in ("bytes", "chars"):
+    explain_level = _EXPLAIN_BY_LEVEL.get(level) if isinstance(level, str) else None
+    if explain_level is None:
         raise ApiError('level: expected "bytes" or "chars"', field="level")
     check_size(text)
-    if level == "chars":
-        if "pretokenize" in data:
-            raise ApiError("pretokenize: character-level rules are not pre-tokenized", field="pretokenize")
-        values, errors = inputs.collect({
-            "merges": lambda: inputs.read_char_merges(data["merges"], limits),
-            "vocab": lambda: inputs.read_char_vocab(data.get("vocab"), limits),
-        })
-        if errors:
-            raise next(iter(errors.values()))
-        answer = tk.explain_chars(text, values["vocab"], values["merges"], story=story)
-        check_story(answer, story)
-        return jsonify(answer)
+    return jsonify(explain_level(data, text, story, limits))
+
+
+def _explain_char_rules(data: dict[str, Any], text: str, story: int | None, limits: Any) -> dict[str, Any]:
+    if "pretokenize" in data:
+        raise ApiError("pretokenize: character-level rules are not pre-tokenized", field="pretokenize")
+    values, errors = inputs.collect({
+        "merges": lambda: inputs.read_char_merges(data["merges"], limits),
+        "vocab": lambda: inputs.read_char_vocab(data.get("vocab"), limits),
+    })
+    if errors:
+        raise next(iter(errors.values()))
+    answer = tk.explain_chars(text, values["vocab"], values["merges"], story=story)
+    check_story(answer, story)
+    return answer
+
+
+def _explain_byte_rules(data: dict[str, Any], text: str, story: int | None, limits: Any) -> dict[str, Any]:
     if "vocab" in data:
         raise ApiError('vocab: only character-level rules ("level": "chars") take a vocab', field="vocab")
     values, errors = inputs.collect({
@@ -79,8 +86,12 @@ def api_explain() -> Response:
     })
     if errors:
         raise next(iter(errors.values()))
-    return jsonify(explain_active(act.ActiveTokenizer("typed", "bytes"), text, values["merges"],
-                                  values["pretokenize"], story))
+    return explain_active(act.ActiveTokenizer("typed", "bytes"), text, values["merges"], values["pretokenize"], story)
+
+
+#: The `level` field's readers: the typed rules, read and explained at that level.
+_EXPLAIN_BY_LEVEL: dict[str, Callable[[dict[str, Any], str, int | None, Any], dict[str, Any]]] = {
+    "bytes": _explain_byte_rules, "chars": _explain_char_rules}
 
 
 @bp.post("/fragments/explain")

@@ -30,7 +30,7 @@ keep anything in the browser.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from flask import Blueprint, Response, jsonify, request, url_for
 
@@ -95,7 +95,7 @@ def _describe(entry: Loaded, *, full: bool) -> dict[str, Any]:
         playground_json = json.loads(export_playground_json(tok))
         out["merges"] = playground_json["merges"]
         out["vocab"] = playground_json["vocab"]
-        if tok.level == "bytes":
+        if tok.unit.base_ids(tok):  # (a file that numbers its bytes: how its ids map to the playground's)
             out["id_map"] = playground_json.get("id_map", {})
     return out
 
@@ -140,7 +140,7 @@ def _encode_answer(entry: Any, data: dict[str, Any], text: str) -> Response:
         char_trace = own.trace_chars(text, allowed, TraceLimits.tokens_only(len(text) + 1))
         return jsonify({"ids": char_trace.ids, "tokens": [str(t.value) for t in char_trace.tokens],
                         "model_text": char_trace.text})
-    if entry.tok.level == "chars":
+    if not own.takes_page_scheme:  # (a character-level file without a pipeline: the whole text, no scheme)
         ids = tk.bpe_encode_text(text, entry.tok.vocab, list(entry.tok.merges))
         return jsonify({"ids": ids, "tokens": tk.char_tokens(text, list(entry.tok.merges))})
     scheme = inputs.read_pretokenize(data.get("pretokenize") or entry.tok.pretokenize)
@@ -184,14 +184,8 @@ def api_tokenizer_decode(tokenizer_id: str) -> Response:
     tok = entry.tok
     if tok.pipeline:
         text = entry.stages().decode(ids, skip_special=skip)
-    elif tok.level == "bytes":
-        text = tk.decode(list(ids), {i: entry.file_vocab[i] for i in set(ids) if entry.file_vocab and i in entry.file_vocab})
     else:
-        inverse = {v: k for k, v in tok.vocab.items()}
-        missing = next((i for i in ids if i not in inverse), None)
-        if missing is not None:
-            raise TokenizerError(f"ids: id {missing} is not in the tokenizer's vocab", field="ids")
-        text = "".join(inverse[i] for i in ids)
+        text = tok.unit.join_ids(tok, list(ids), entry.file_vocab or {})
     return jsonify({"text": text})
 
 
@@ -232,14 +226,26 @@ def tokenizer_from_fields(fields: Mapping[str, Any], *, level: str | None = None
         )
     if level is None:
         level = fields.get("level") or _guess_level(fields["merges"])
-    if level == "chars":
-        merges = inputs.read_char_merges(fields["merges"], limits)
-        vocab = inputs.read_char_vocab(fields.get("vocab", ""), limits)
-        return from_playground(level="chars", merges=merges, vocab=vocab)
-    if level != "bytes":
+    read_rules = _RULES_BY_LEVEL.get(level) if isinstance(level, str) else None
+    if read_rules is None:
         raise TokenizerError(f'level: expected "bytes" or "chars", got {cut(repr(level)) if isinstance(level, str) else quote(level)}', field="level")
+    return read_rules(fields, limits, scheme)
+
+
+def _char_rules(fields: Mapping[str, Any], limits: Any, scheme: str) -> LoadedTokenizer:
+    merges = inputs.read_char_merges(fields["merges"], limits)
+    vocab = inputs.read_char_vocab(fields.get("vocab", ""), limits)
+    return from_playground(level="chars", merges=merges, vocab=vocab)
+
+
+def _byte_rules(fields: Mapping[str, Any], limits: Any, scheme: str) -> LoadedTokenizer:
     compiled = inputs.read_byte_merges(fields["merges"], limits)
     return from_playground(level="bytes", merges=list(compiled.rules), pretokenize=scheme, limits=limits.sizes)
+
+
+#: The `level` field's readers of given merges [+ vocab].
+_RULES_BY_LEVEL: dict[str, Callable[[Mapping[str, Any], Any, str], LoadedTokenizer]] = {
+    "bytes": _byte_rules, "chars": _char_rules}
 
 
 def _guess_level(merges: Any) -> str:

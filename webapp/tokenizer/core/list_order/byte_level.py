@@ -179,6 +179,9 @@ class CompiledByteMerges:
         self.segment_cache: BoundedCache[bytes, tuple[int, ...]] = BoundedCache(
             SEGMENT_CACHE_ENTRIES, SEGMENT_CACHE_WEIGHT, budget=LIST_BUDGET
         )
+        # The text encoder's caches of this list (webapp/tokenizer/pretokenize/textencode.py: pre-tokens,
+        # chunks, the whole-token table in other ids), by name; made there on first use.
+        self.text_caches: dict[str, Any] = {}
         # {token text: (id,)} of tokens known to encode to themselves (precompiled.py), or None;
         # a precompiled form read back may leave it to be made on first use (`defer_whole`).
         self._whole: dict[str, tuple[int, ...]] | None = None
