@@ -155,3 +155,37 @@ def test_byte_fallback_boundaries_are_true(name):
     spelled = [names[i] for i in answer["ids"]]
     want = ["<0x%02X>" % x for x in "\U0001fae8".encode("utf-8")]
     assert any(spelled[i:i + 4] == want for i in range(len(spelled)))
+
+
+# --- each way the text reaches the model (the splitters' `visit`) ------------------------------
+
+
+def test_a_character_file_without_a_pipeline_is_explained_as_typed_character_rules():
+    from webapp.tokenizer import tokenizer_of
+    from webapp.tokenizer.formats import from_playground
+
+    vocab = {"l": 0, "o": 1, "w": 2, "e": 3, "s": 4, "t": 5, "lo": 6, "low": 7, "es": 8}
+    tok = from_playground(level="chars", merges=[("l", "o"), ("lo", "w"), ("e", "s")], vocab=vocab)
+    whole = tokenizer_of(tok)
+    answer = explain_loaded(whole, "lowest", frozenset())
+    assert answer == explain_chars("lowest", vocab, [("l", "o"), ("lo", "w"), ("e", "s")])
+    assert answer["ids"] == whole.encode("lowest") == [7, 8, 5]
+
+
+def test_a_list_order_file_split_by_another_scheme_is_explained_with_that_scheme():
+    from webapp.tokenizer import load_preset, tokenizer_of
+
+    split = tokenizer_of(load_preset("cl100k_base"), "none")  # (no pre-tokenization: one piece)
+    text = "hello    world"
+    answer = explain_loaded(split, text, frozenset())
+    assert answer["ids"] == split.encode(text, frozenset())
+    assert answer["ids"] != get_tokenizer("cl100k_base").encode(text)  # (the spaces merge with the word after them)
+    assert len(answer["boundaries"]) == len(answer["ids"]) - 1
+
+
+@pytest.mark.skipif(not is_installed("qwen3"), reason="the open-model presets are not installed")
+def test_a_library_order_file_split_by_a_playground_scheme_is_refused_by_name():
+    from webapp.tokenizer import TokenizerError, load_preset, tokenizer_of
+
+    with pytest.raises(TokenizerError, match="a Hugging Face file split by a playground scheme .* not explained yet"):
+        explain_loaded(tokenizer_of(load_preset("qwen3"), "gpt2"), "Hello world", frozenset())

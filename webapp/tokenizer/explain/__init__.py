@@ -2,7 +2,7 @@
 
 - `explain_loaded(tokenizer, text, ...)`: a preset or an opened file, through
   the same stages as its encode (stages/: special tokens, its pipeline or scheme,
-  its merge order), each replayed by the stage kind it holds;
+  its merge order), each stage answering through its `visit`;
 - `explain_merges(text, merges, scheme)`: typed byte-level rules in list order;
 - `explain_chars(text, vocab, merges)`: typed character-level rules.
 
@@ -21,9 +21,10 @@ from typing import Any, Mapping, Sequence
 from webapp.tokenizer.core.list_order.byte_level import compile_byte_merges
 from webapp.tokenizer.core.list_order.char_level import bpe_encode_text, compile_char_merges
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.explain.explain import explain_stages, library_model_of, list_model, relabel
+from webapp.tokenizer.explain.explain import Model, explain_stages, library_model_of, list_model, relabel
 from webapp.tokenizer.explain.stages import char_stages, pipeline_stages, scheme_stages
-from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes, ListOrderChars
 from webapp.tokenizer.stages.splitters import FilePipeline, PlaygroundSplit, WholeText
 from webapp.tokenizer.stages.tokenizer import Tokenizer
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode
@@ -55,37 +56,64 @@ def explain_chars(text: str, vocab: Mapping[str, int], merges: Any, *, story: in
 
 def explain_loaded(stages_: Tokenizer, text: str, allowed: frozenset[str], *,
                    story: int | None = None) -> dict[str, Any]:
-    """A preset or an opened file, as the stages of `stages_` run it; ids as its `encode` gives them."""
-    text = validate_text(text)
-    tok, split, model_stage = stages_.loaded, stages_.split, stages_.model
-    if isinstance(split, WholeText):
-        return explain_chars(text, tok.vocab, list(tok.merges), story=story)
-    if isinstance(model_stage, LibraryOrder):
-        model_ = model_stage.library
-        rule_of = lambda r: tok.unit.file_rule(tok, r)  # noqa: E731
-        fallback = frozenset(i for i in (model_.fallback or ()) if i is not None)
-        model = library_model_of(model_.merges, rule_of, fallback)
-    elif isinstance(model_stage, ListOrderBytes):
+    """A preset or an opened file, as the stages of `stages_` run it; ids as its `encode` gives them.
+
+    Each stage answers through its `visit` (no isinstance here): the splitter
+    says how the text reached the model, the model how its pieces merge."""
+    return stages_.split.visit(_LoadedExplainer(stages_, validate_text(text), allowed, story))
+
+
+class _LoadedExplainer:
+    """A `SplitVisitor`: the explanation of a text, for each way the text reaches the model."""
+
+    def __init__(self, tokenizer: Tokenizer, text: str, allowed: frozenset[str], story: int | None) -> None:
+        self.tokenizer, self.text, self.allowed, self.story = tokenizer, text, allowed, story
+
+    def whole_text(self, split: WholeText) -> dict[str, Any]:
+        tok = self.tokenizer.loaded
+        return explain_chars(self.text, tok.vocab, list(tok.merges), story=self.story)
+
+    def file_pipeline(self, split: FilePipeline) -> dict[str, Any]:
+        model = self.tokenizer.model.visit(_ReplayModel(self.tokenizer.loaded))
+        ids = self.tokenizer.encode(self.text, self.allowed)
+        stages = pipeline_stages(self.tokenizer.loaded, self.text, self.allowed)
+        answer = explain_stages(stages, model, "bytes", ids, self.story)
+        answer["model_text"] = stages.text
+        return answer
+
+    def playground_split(self, split: PlaygroundSplit) -> dict[str, Any]:
+        tok = self.tokenizer.loaded
+        model = self.tokenizer.model.visit(_ReplayModel(tok))
+        if model.order == "list" and tok.unknown_bytes:
+            raise _not_covered("a file with bytes it has no token for, split by a playground scheme")
+        ids = self.tokenizer.encode(self.text, self.allowed)
+        if model.order == "library":
+            raise _not_covered("a Hugging Face file split by a playground scheme instead of its own pre-tokenizer")
+        stages = scheme_stages(self.text, split.scheme, self.allowed, tok.special_tokens)
+        return explain_stages(stages, model, "bytes", ids, self.story)
+
+
+class _ReplayModel:
+    """A `ModelVisitor`: the explanations' replay of a model stage's merges, in the file's ids."""
+
+    def __init__(self, tok: LoadedTokenizer) -> None:
+        self.tok = tok
+
+    def in_library_order(self, model: LibraryOrder) -> Model:
+        tok = self.tok
+        fallback = frozenset(i for i in (model.library.fallback or ()) if i is not None)
+        return library_model_of(model.library.merges, lambda r: tok.unit.file_rule(tok, r), fallback)
+
+    def in_list_order_bytes(self, model: ListOrderBytes) -> Model:
+        tok = self.tok
         mapping = dict(tok.id_map)
         for b in tok.unknown_bytes:
             if tok.unk_id is not None:
                 mapping[b] = tok.unk_id
-        model = list_model(model_stage.compiled.table, tok.merges.__getitem__, relabel(mapping))
-        if tok.unknown_bytes and isinstance(split, PlaygroundSplit):
-            raise _not_covered("a file with bytes it has no token for, split by a playground scheme")
-    else:
+        return list_model(model.compiled.table, tok.merges.__getitem__, relabel(mapping))
+
+    def in_list_order_chars(self, model: ListOrderChars) -> Model:
         raise _not_covered("a character-level file in list order with a pipeline")
-    ids = stages_.encode(text, allowed)
-    if isinstance(split, FilePipeline):
-        stages = pipeline_stages(tok, text, allowed)
-    elif isinstance(model_stage, LibraryOrder):
-        raise _not_covered("a Hugging Face file split by a playground scheme instead of its own pre-tokenizer")
-    else:
-        stages = scheme_stages(text, split.scheme, allowed, tok.special_tokens)
-    answer = explain_stages(stages, model, "bytes", ids, story)
-    if isinstance(split, FilePipeline):
-        answer["model_text"] = stages.text
-    return answer
 
 
 def _not_covered(what: str) -> Exception:

@@ -26,7 +26,7 @@ import operator
 import threading
 from dataclasses import replace
 from itertools import chain, islice
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol, TypeVar
 
 import numpy as np
 
@@ -62,6 +62,17 @@ def ordinary_bytes(tok: LoadedTokenizer) -> dict[int, bytes]:
     """{id: bytes} of a loaded tokenizer's ordinary tokens, in the file's ids (a character-level vocab's
     tokens as their UTF-8)."""
     return tok.unit.ordinary_bytes(tok)
+
+
+_R = TypeVar("_R", covariant=True)
+
+
+class ModelVisitor(Protocol[_R]):
+    """One method per model kind, called by the model's `visit` (see splitters.SplitVisitor)."""
+
+    def in_list_order_bytes(self, model: "ListOrderBytes") -> _R: ...
+    def in_list_order_chars(self, model: "ListOrderChars") -> _R: ...
+    def in_library_order(self, model: "LibraryOrder") -> _R: ...
 
 
 class ListOrderBytes:
@@ -192,6 +203,9 @@ class ListOrderBytes:
         tokens = _added_as_one(trace.tokens, added, lambda start, end: data[start:end], keep_dropped=False)
         return replace(trace, ids=ids, tokens=tokens, pretokens=pretokens, text=shown)
 
+    def visit(self, visitor: ModelVisitor[_R]) -> _R:
+        return visitor.in_list_order_bytes(self)
+
 
 class ListOrderChars:
     """Character-level rules in list order with the file's (or the typed) `{token: id}` vocab."""
@@ -260,6 +274,9 @@ class ListOrderChars:
         trace = encode_text_trace(shown, vocab, list(tok.merges), cuts=sorted(cuts), limits=limits)
         tokens = _added_as_one(trace.tokens, added, lambda start, end: shown[start:end], keep_dropped=True)
         return replace(trace, ids=ids, tokens=tokens, pretokens=pretokens, text=shown)
+
+    def visit(self, visitor: ModelVisitor[_R]) -> _R:
+        return visitor.in_list_order_chars(self)
 
 
 def _added_as_one(tokens: list[Token], added: list[tuple[int, int, int]], value: Any, *,
@@ -342,6 +359,9 @@ class LibraryOrder:
                 out.extend(islice(each, len(value)))
         return list(chain.from_iterable(out))
 
+    def visit(self, visitor: ModelVisitor[_R]) -> _R:
+        return visitor.in_library_order(self)
+
 
 def special_positions(trace: EncodeTrace, special_tokens: Mapping[str, int]) -> list[int]:
     """The indexes of the recorded tokens whose id is a special token's."""
@@ -359,4 +379,4 @@ def _build_model(tok: LoadedTokenizer) -> LibraryModel:
     return LibraryModel(strings, rules, tok.model, tok.unk_id)
 
 
-__all__ = ["DROPPED", "special_positions", "LibraryOrder", "ListOrderBytes", "ListOrderChars", "library_model", "relabel_map"]
+__all__ = ["DROPPED", "ModelVisitor", "special_positions", "LibraryOrder", "ListOrderBytes", "ListOrderChars", "library_model", "relabel_map"]

@@ -21,7 +21,7 @@ What it does not do: merge (models.py), choose the splitter (tokenizer.py's
 
 from __future__ import annotations
 
-from typing import Mapping, Protocol
+from typing import Mapping, Protocol, TypeVar
 
 from webapp.tokenizer.hf import pipeline as hp
 from webapp.tokenizer.stages.models import ListOrderChars, special_positions
@@ -48,6 +48,20 @@ class PipelineModel(Protocol):
 
     def trace_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None, limits: TraceLimits,
                     unit: str = ...) -> EncodeTrace: ...
+
+
+_R = TypeVar("_R", covariant=True)
+
+
+class SplitVisitor(Protocol[_R]):
+    """One method per splitter: what a reader of the stages (the explanations) does with each kind.
+
+    A splitter calls its own method (`visit`), so a reader needs no isinstance, and a new kind of
+    splitter is a type error in every reader until the reader says what to do with it."""
+
+    def playground_split(self, split: "PlaygroundSplit") -> _R: ...
+    def file_pipeline(self, split: "FilePipeline") -> _R: ...
+    def whole_text(self, split: "WholeText") -> _R: ...
 
 
 class PlaygroundSplit:
@@ -85,6 +99,9 @@ class PlaygroundSplit:
     def trace_chars(self, text: str, allowed: frozenset[str] | None, limits: TraceLimits) -> EncodeTrace:
         raise ValueError("a playground scheme's trace is in bytes; the Characters page traces a file's pipeline")
 
+    def visit(self, visitor: SplitVisitor[_R]) -> _R:
+        return visitor.playground_split(self)
+
 
 class FilePipeline:
     """A tokenizer.json's normalizer, added tokens and pre-tokenizer, then its model on each piece."""
@@ -108,6 +125,9 @@ class FilePipeline:
     def trace_chars(self, text: str, allowed: frozenset[str] | None, limits: TraceLimits) -> EncodeTrace:
         return self.model.trace_parts(self.pipeline, text, allowed, limits, "chars")
 
+    def visit(self, visitor: SplitVisitor[_R]) -> _R:
+        return visitor.file_pipeline(self)
+
 
 class WholeText:
     """A character-level file without a pipeline: the whole text through its rules, no special tokens."""
@@ -127,5 +147,8 @@ class WholeText:
     def trace_chars(self, text: str, allowed: frozenset[str] | None, limits: TraceLimits) -> EncodeTrace:
         raise ValueError("a character-level file without a pipeline is traced by the Characters page's rules")
 
+    def visit(self, visitor: SplitVisitor[_R]) -> _R:
+        return visitor.whole_text(self)
 
-__all__ = ["FilePipeline", "PipelineModel", "PlaygroundSplit", "SchemeModel", "WholeText"]
+
+__all__ = ["FilePipeline", "PipelineModel", "PlaygroundSplit", "SchemeModel", "SplitVisitor", "WholeText"]
