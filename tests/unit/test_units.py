@@ -170,3 +170,19 @@ def test_only_merges_and_vocab_can_be_deferred() -> None:
         LoadedTokenizer.deferred({"level": lambda: "bytes"}, 0, level="bytes")
     with pytest.raises(TypeError):
         LoadedTokenizer("bytes")  # type: ignore[call-arg]  # (the two stay required arguments)
+
+
+def test_a_maker_that_raises_is_tried_again_on_the_next_read() -> None:
+    attempts: list[int] = []
+
+    def merges() -> tuple[tuple[int, int, int], ...]:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise MemoryError("the first try fails")
+        return ((104, 105, 256),)
+
+    tok = LoadedTokenizer.deferred({"merges": merges}, 1, level="bytes", vocab={256: b"hi"})
+    with pytest.raises(MemoryError):
+        tok.merges
+    assert tok.contents.pending() == {"merges"}
+    assert tok.merges == ((104, 105, 256),) and len(attempts) == 2 and tok.contents.pending() == frozenset()

@@ -61,7 +61,8 @@ class Contents:
         if name not in self._values:
             with self._lock:
                 if name not in self._values:
-                    self._values[name] = self._makers.pop(name)()
+                    self._values[name] = self._makers[name]()
+                    del self._makers[name]  # (only once made: a maker that raised is tried again)
         return self._values[name]
 
     def set(self, name: str, value: Any) -> None:

@@ -57,15 +57,10 @@ from typing import BinaryIO
 
 import regex
 
-from webapp.tokenizer.core.list_order.char_level import char_tokens
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.formats.playground import from_playground
-from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.chunks import split_strided
-from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.training.flat import FlatTrainer
-from webapp.tokenizer.training.words import training_vocab
 from webapp.tokenizer.validation import validate_num_merges
 
 Progress = Callable[[int, int, str], None]
@@ -289,14 +284,6 @@ class CorpusTraining:
     symbols: int = 0  # symbols (bytes or characters) in all pre-tokens before training, repeats included
     tokens: int = 0  # tokens after the learned merges, repeats included
 
-    def as_tokenizer(self, scheme: str) -> LoadedTokenizer:
-        """The learned merges as a tokenizer (byte level: split by `scheme`)."""
-        return _UNITS[self.level].as_tokenizer(self, scheme)
-
-    def count_tokens(self, text: str, scheme: str) -> int:
-        """Tokens of `text` with the learned merges, as the Bytes / Characters page would encode it."""
-        return _UNITS[self.level].count_tokens(self, text, scheme) if text else 0
-
 
 class PretokenTrainer:
     """The incremental trainer over distinct pre-tokens, one step at a time (see `train_counts`)."""
@@ -386,12 +373,6 @@ class _ByteTraining:
         return CorpusTraining("bytes", byte_pairs, winning, runner_up, byte_merge_rules(byte_pairs), stopped, [],
                               seconds, symbols, tokens)
 
-    def as_tokenizer(self, result: CorpusTraining, scheme: str) -> LoadedTokenizer:
-        return from_playground(level="bytes", merges=result.merges, pretokenize=scheme)
-
-    def count_tokens(self, result: CorpusTraining, text: str, scheme: str) -> int:
-        return len(pretokenized_encode(text, result.merges, scheme))
-
 
 class _CharTraining:
     """Training on characters: the pre-tokens as they are (each must still be UTF-8-encodable)."""
@@ -408,15 +389,6 @@ class _CharTraining:
         alphabet = sorted({ch for pretoken in counts for ch in pretoken})
         return CorpusTraining("chars", pairs, winning, runner_up, [a + b for a, b in pairs], stopped, alphabet,
                               seconds, symbols, tokens)
-
-    def as_tokenizer(self, result: CorpusTraining, scheme: str) -> LoadedTokenizer:
-        pairs = [(str(a), str(b)) for a, b in result.pairs]
-        vocab = training_vocab(result.alphabet, pairs)  # each distinct character is a "word"
-        return from_playground(level="chars", merges=pairs, vocab=vocab)
-
-    def count_tokens(self, result: CorpusTraining, text: str, scheme: str) -> int:
-        pairs = [list(p) for p in result.pairs]
-        return len(char_tokens(text, pairs)) if pairs else len(text)
 
 
 #: What differs between the two levels of `LEVELS`.

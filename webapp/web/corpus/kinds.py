@@ -45,6 +45,7 @@ from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
 from webapp.tokenizer import LoadedTokenizer, TokenizerError, dumps_stored, train_counts
 from webapp.tokenizer.training.corpus import CorpusTraining, TrainingCancelled
 from webapp.tokenizer.training.shards import count_files
+from webapp.tokenizer.training.trained import count_tokens, trained_tokenizer
 
 COUNT_SHARE = 0.40
 # Bytes per token on the held-out text is measured on at most this many characters of it
@@ -83,7 +84,7 @@ def _phase(progress: Progress, start: float, share: float, estimate: bool) -> Ca
 
 def build_tokenizer(result: CorpusTraining, scheme: str) -> LoadedTokenizer:
     """The trained merges as an opened tokenizer the pages and exports understand."""
-    return replace(result.as_tokenizer(scheme), source=SOURCE)  # how the pages name it: "Using a tokenizer trained on a corpus"
+    return replace(trained_tokenizer(result, scheme), source=SOURCE)  # how the pages name it: "Using a tokenizer trained on a corpus"
 
 
 def held_out_sample(text: str, limit: int = HELD_OUT_SAMPLE_CHARS, windows: int = HELD_OUT_WINDOWS) -> str:
@@ -110,7 +111,7 @@ def held_out_sample(text: str, limit: int = HELD_OUT_SAMPLE_CHARS, windows: int 
 
 def held_out_tokens(text: str, result: CorpusTraining, scheme: str) -> int:
     """Tokens of the held-out text, encoded as the Bytes / Characters page would."""
-    return result.count_tokens(text, scheme)
+    return count_tokens(result, text, scheme)
 
 
 def _display(token: str | bytes) -> str:
