@@ -22,18 +22,14 @@ What it does not do: split text (splitters.py), choose the model
 
 from __future__ import annotations
 
-import operator
 import threading
 from dataclasses import replace
 from itertools import chain, islice
 from typing import Any, Mapping, Protocol, TypeVar
 
-import numpy as np
-
 from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, compile_byte_merges, encode_trace
 from webapp.tokenizer.core.list_order.char_level import CompiledCharMerges, bpe_encode_text, compile_char_merges, encode_text_trace
 from webapp.tokenizer.hf import pipeline as hp
-from webapp.tokenizer.hf.alphabet import bytes_to_token
 from webapp.tokenizer.hf.library_trace import library_scheme_ids, library_trace
 from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
