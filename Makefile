@@ -10,12 +10,12 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 5000
 
-.PHONY: prepare-open-background prepare-languages-background run test typecheck setup setup-test browser nginx postgres postgres-stop bench bench-jobs load-test serve-prod db-upgrade clean
+.PHONY: prepare-open-background prepare-languages-background run test test-fast test-setup typecheck setup setup-test system-packages browser nginx postgres postgres-stop bench bench-jobs load-test serve-prod db-upgrade clean
 
 # Before any rule runs: PYTHON must be 3.11 or newer (said plainly here, not
 # deep inside pip), and a .venv made by another Python version is removed so
 # the rules below build it again (scripts/check-python.sh).
-ifneq ($(filter-out clean browser nginx postgres postgres-stop,$(or $(MAKECMDGOALS),run)),)
+ifneq ($(filter-out clean browser nginx system-packages postgres postgres-stop,$(or $(MAKECMDGOALS),run)),)
 ifneq ($(shell bash scripts/check-python.sh '$(PYTHON)' '$(VENV)' && echo ok),ok)
 $(error stopped: see the message above)
 endif
@@ -57,6 +57,7 @@ MISTRAL_WHEEL := $(PYPI_DIR)/mistral_common-$(MISTRAL_COMMON)-py3-none-any.whl
 $(MISTRAL_WHEEL): $(VENV)/.installed
 	$(PIP) download --quiet --disable-pip-version-check --no-deps --only-binary=:all: -d $(PYPI_DIR) mistral-common==$(MISTRAL_COMMON)
 
+upper = $(subst a,A,$(subst b,B,$(1)))
 OPENAI_PRESETS := r50k_base p50k_base cl100k_base o200k_base
 OPEN_PRESETS := llama3 llama2 qwen3 deepseek_v3 gemma3 gpt_oss mistral_tekken mistral_v1 mistral_v3
 # The OpenAI four before the server starts (seconds, as always); the open models
@@ -67,8 +68,14 @@ $(PRESETS_DIR)/.prepared: $(VENV)/.installed node_modules/.installed $(PRESET_SO
 	$(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR) --only $(OPENAI_PRESETS)
 	touch $@
 
-$(PRESETS_DIR)/.prepared-open: $(PRESETS_DIR)/.prepared $(MISTRAL_WHEEL) $(PRESET_SOURCES) webapp/tokenizer/formats/tekken.py
-	$(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR) --only $(OPEN_PRESETS)
+# In two halves of about the same time, so that `make -j` (make test) prepares them side by side.
+OPEN_PRESETS_A := gemma3 llama3 mistral_v1 mistral_v3 llama2
+OPEN_PRESETS_B := gpt_oss qwen3 deepseek_v3 mistral_tekken
+$(PRESETS_DIR)/.prepared-open-a $(PRESETS_DIR)/.prepared-open-b: $(PRESETS_DIR)/.prepared-open-%: $(PRESETS_DIR)/.prepared $(MISTRAL_WHEEL) $(PRESET_SOURCES) webapp/tokenizer/formats/tekken.py
+	$(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR) --only $(OPEN_PRESETS_$(call upper,$*))
+	touch $@
+
+$(PRESETS_DIR)/.prepared-open: $(PRESETS_DIR)/.prepared-open-a $(PRESETS_DIR)/.prepared-open-b
 	touch $@
 
 # (again when the code writing the files changed since: .prepared is then newer, and the files'
@@ -77,7 +84,7 @@ prepare-open-background: setup $(MISTRAL_WHEEL)
 	@if [ ! $(PRESETS_DIR)/.prepared-open -nt $(PRESETS_DIR)/.prepared ]; then \
 	  echo "Preparing the open-model presets in the background (instance/prepare.log)."; \
 	  ( $(PY) -m webapp.tokenizer.presets.prepare $(PRESETS_DIR) --only $(OPEN_PRESETS) > instance/prepare.log 2>&1 \
-	    && touch $(PRESETS_DIR)/.prepared-open ) & \
+	    && touch $(PRESETS_DIR)/.prepared-open-a $(PRESETS_DIR)/.prepared-open-b $(PRESETS_DIR)/.prepared-open ) & \
 	fi
 
 # The Languages page's counts of every preset (docs/languages.md): the declarations of the npm
@@ -86,8 +93,16 @@ prepare-open-background: setup $(MISTRAL_WHEEL)
 # ready (log in instance/languages.log); `make test` / `make serve-prod` before they start.
 LANGUAGES_DIR := instance/languages
 LANGUAGE_SOURCES := $(wildcard webapp/tokenizer/languages/*.py)
-$(LANGUAGES_DIR)/.prepared: $(PRESETS_DIR)/.prepared-open node_modules/.installed $(LANGUAGE_SOURCES)
-	$(PY) -m webapp.tokenizer.languages.prepare $(LANGUAGES_DIR) --presets-dir $(PRESETS_DIR)
+# In three parts, each as soon as its presets are ready (side by side under make -j).
+$(LANGUAGES_DIR)/.prepared-openai: $(PRESETS_DIR)/.prepared node_modules/.installed $(LANGUAGE_SOURCES)
+	$(PY) -m webapp.tokenizer.languages.prepare $(LANGUAGES_DIR) --presets-dir $(PRESETS_DIR) --only $(OPENAI_PRESETS)
+	touch $@
+
+$(LANGUAGES_DIR)/.prepared-open-a $(LANGUAGES_DIR)/.prepared-open-b: $(LANGUAGES_DIR)/.prepared-open-%: $(PRESETS_DIR)/.prepared-open-% node_modules/.installed $(LANGUAGE_SOURCES)
+	$(PY) -m webapp.tokenizer.languages.prepare $(LANGUAGES_DIR) --presets-dir $(PRESETS_DIR) --only $(OPEN_PRESETS_$(call upper,$*))
+	touch $@
+
+$(LANGUAGES_DIR)/.prepared: $(LANGUAGES_DIR)/.prepared-openai $(LANGUAGES_DIR)/.prepared-open-a $(LANGUAGES_DIR)/.prepared-open-b
 	touch $@
 
 prepare-languages-background: prepare-open-background
@@ -95,12 +110,21 @@ prepare-languages-background: prepare-open-background
 	  echo "Counting the languages under every preset in the background (instance/languages.log)."; \
 	  ( n=0; while [ ! $(PRESETS_DIR)/.prepared-open -nt $(PRESETS_DIR)/.prepared ] && [ $$n -lt 900 ]; do sleep 2; n=$$((n+1)); done; \
 	    $(PY) -m webapp.tokenizer.languages.prepare $(LANGUAGES_DIR) --presets-dir $(PRESETS_DIR) > instance/languages.log 2>&1 \
-	    && touch $(LANGUAGES_DIR)/.prepared ) & \
+	    && touch $(LANGUAGES_DIR)/.prepared-openai $(LANGUAGES_DIR)/.prepared-open-a $(LANGUAGES_DIR)/.prepared-open-b \
+	       $(LANGUAGES_DIR)/.prepared ) & \
 	fi
 
 setup: $(VENV)/.installed node_modules/.installed $(PRESETS_DIR)/.prepared
 
-setup-test: setup $(PRESETS_DIR)/.prepared-open $(LANGUAGES_DIR)/.prepared $(VENV)/.installed-test browser nginx
+setup-test: setup $(PRESETS_DIR)/.prepared-open $(LANGUAGES_DIR)/.prepared $(VENV)/.installed-test system-packages browser nginx
+
+# Chromium, nginx, PostgreSQL and Redis in one apt-get run, beside the Python steps under make -j;
+# browser and nginx below then only check (each says what is missing).
+system-packages:
+	@bash scripts/ensure-system-packages.sh
+
+# (after system-packages, which installs what they need in one go)
+browser nginx: | system-packages
 
 # Debian's chromium drives the Playwright tests; `playwright install` needs the
 # internet and is never used. CHROMIUM_PATH points at another browser.
@@ -119,27 +143,24 @@ run: setup prepare-open-background prepare-languages-background
 	@echo "BPE Playground: http://$(HOST):$(PORT)/"
 	@bash scripts/with-worker.sh $(PY) $(PY) -m flask --app webapp run --host $(HOST) --port $(PORT)
 
-# Type checking (mypy.ini) first, then pytest. The storage tests run against
-# SQLite always and against a throwaway PostgreSQL server on loopback (.pg/,
-# started by scripts/ensure-postgres.sh, which installs Debian's postgresql
-# when missing and root); likewise a throwaway Redis (.redis/,
-# scripts/ensure-redis.sh, Debian's redis-server) for the job-queue tests on
-# Redis. A server this run started is stopped at the end (also on failure or
-# Ctrl-C); one that already ran is left running. Servers of your own:
-# PLAYGROUND_TEST_POSTGRES_URL=postgresql://... PLAYGROUND_TEST_REDIS_URL=redis://... make test.
-test: setup-test typecheck
-	@stops=""; \
-	url="$${PLAYGROUND_TEST_POSTGRES_URL:-}"; \
-	if [ -z "$$url" ] && ! bash scripts/ensure-postgres.sh running; then stops="postgres"; fi; \
-	redis="$${PLAYGROUND_TEST_REDIS_URL:-}"; \
-	if [ -z "$$redis" ] && ! bash scripts/ensure-redis.sh running; then stops="$$stops redis"; fi; \
-	if [ -n "$$stops" ]; then \
-	  trap 'for s in $$stops; do echo "Stopping the $$s server this test run started."; bash scripts/ensure-$$s.sh stop; done' EXIT; \
-	  trap 'exit 130' INT TERM; \
-	fi; \
-	if [ -z "$$url" ]; then url="$$(bash scripts/ensure-postgres.sh)" || exit 1; fi; \
-	if [ -z "$$redis" ]; then redis="$$(bash scripts/ensure-redis.sh)" || exit 1; fi; \
-	PLAYGROUND_TEST_POSTGRES_URL="$$url" PLAYGROUND_TEST_REDIS_URL="$$redis" $(PY) -m pytest $(PYTEST_ARGS)
+# Every test (docs/testing.md). The set-up steps that do not depend on each other run side
+# by side (make -j3: the Debian packages, npm, the presets and the languages in parts, mypy),
+# each skipped when its inputs have not changed; then scripts/run-tests.sh starts throwaway
+# PostgreSQL and Redis servers on loopback (.pg/, .redis/; stopped again at the end) and runs
+# pytest: everything but the `alone` tests on two pytest-xdist workers, then those alone.
+# Servers of your own: PLAYGROUND_TEST_POSTGRES_URL=postgresql://... PLAYGROUND_TEST_REDIS_URL=redis://...
+# PYTEST_ARGS selects (paths, -k); PYTEST_WORKERS sets the number of workers.
+test:
+	@$(MAKE) --no-print-directory -j3 test-setup
+	@bash scripts/run-tests.sh $(PY) $(PYTEST_ARGS)
+
+test-setup: setup-test typecheck
+
+# The fast tier, for the loop of work (about 2 minutes once set up): the unit and app tests
+# that need no browser, no server process of their own and no database server.
+test-fast:
+	@$(MAKE) --no-print-directory -j3 setup $(PRESETS_DIR)/.prepared-open $(LANGUAGES_DIR)/.prepared $(VENV)/.installed-test
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(or $(PYTEST_WORKERS),2) --dist loadgroup tests/unit tests/app -m "not e2e and not server and not alone and not hostile and not slow" $(PYTEST_ARGS)
 
 typecheck: $(VENV)/.installed-test
 	$(PY) -m mypy

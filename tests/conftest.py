@@ -1,20 +1,24 @@
 """Shared fixtures for every test folder.
 
-`app` is built by the real factory with TESTING on and a fresh SQLite file
-per test (the share store needs one); `client` is Flask's test client.
-`serving.serve_app` serves an app on loopback for browser tests, and
-`browser_type_launch_args` makes pytest-playwright launch Debian's Chromium
-(`playwright install` needs the internet and is never used). `sqlite_url`,
-`postgres_url` and `db_url` give storage tests a fresh database: SQLite always,
-PostgreSQL when PLAYGROUND_TEST_POSTGRES_URL names a server (`make test`
-starts one with scripts/ensure-postgres.sh); without it those cases skip and
-say why.
+`app` is the worker's one app (built once per pytest-xdist worker: building
+one costs about 0.3 s, mostly werkzeug compiling its routes) with a fresh
+SQLite database, job queue and settings for every test (`fresh_state`);
+`client` is Flask's test client. `make_app` still builds a whole new app, for
+tests of settings that are read when the app is built. `serving.serve_app`
+serves an app on loopback for browser tests, and `browser_type_launch_args`
+makes pytest-playwright launch Debian's Chromium. `sqlite_url`,
+`postgres_url` and `db_url` give storage tests a fresh database (PostgreSQL
+only when PLAYGROUND_TEST_POSTGRES_URL names a server; else those cases skip).
+Markers, groups and Hypothesis profiles: docs/testing.md.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -24,7 +28,9 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from webapp import create_app
-from webapp.infra.storage import default_sqlite_url, get_storage, normalize_url
+from webapp.infra import storage as storage_layer
+from webapp.infra.storage import Storage, default_sqlite_url, get_storage, normalize_url
+from webapp.jobs import queue as queue_layer
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 PG_ENV = "PLAYGROUND_TEST_POSTGRES_URL"
@@ -46,11 +52,43 @@ def make_app(tmp_path: Any, **config: Any) -> Flask:
     return create_app(settings)
 
 
-@pytest.fixture
-def app(tmp_path) -> Iterator[Flask]:
-    application = make_app(tmp_path)
+@pytest.fixture(scope="session")
+def worker_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
+    """One app per test process, its database migrated once (the template `fresh_state` copies)."""
+    application = make_app(tmp_path_factory.mktemp("worker-app"))
+    get_storage(application).dispose()  # closed, so the file holds every migration (WAL checkpointed)
     yield application
     get_storage(application).dispose()
+
+
+@contextmanager
+def fresh_state(application: Flask, tmp_path: Path, **config: Any) -> Iterator[Flask]:
+    """`application` as a brand-new app would be for one test: a copy of the migrated
+    database in `tmp_path` (where make_app would put it), the job queue beside it,
+    `config` applied; afterwards its settings and services are put back as they were."""
+    saved_config = dict(application.config)
+    saved_extensions = dict(application.extensions)
+    template = get_storage(application).url[len("sqlite:///"):]
+    url = default_sqlite_url(tmp_path)
+    shutil.copyfile(template, url[len("sqlite:///"):])
+    application.config.update({"DATABASE_URL": url, **config})
+    storage = Storage(url, max_blob_bytes=application.config.get("LIMIT_BLOB_BYTES"))
+    application.extensions[storage_layer.EXTENSION_KEY] = storage
+    queue_layer.init_app(application)
+    try:
+        yield application
+    finally:
+        storage.dispose()
+        application.config.clear()
+        application.config.update(saved_config)
+        application.extensions.clear()
+        application.extensions.update(saved_extensions)
+
+
+@pytest.fixture
+def app(worker_app: Flask, tmp_path: Path) -> Iterator[Flask]:
+    with fresh_state(worker_app, tmp_path) as application:
+        yield application
 
 
 @pytest.fixture
@@ -68,11 +106,10 @@ INLINE_ONLY = {
 
 
 @pytest.fixture
-def inline_client(tmp_path) -> Iterator[FlaskClient]:
+def inline_client(worker_app: Flask, tmp_path: Path) -> Iterator[FlaskClient]:
     """A client of an app that never hands work to a background job."""
-    application = make_app(tmp_path, **INLINE_ONLY)
-    yield application.test_client()
-    get_storage(application).dispose()
+    with fresh_state(worker_app, tmp_path, **INLINE_ONLY) as application:
+        yield application.test_client()
 
 
 @pytest.fixture(scope="session")
@@ -125,3 +162,38 @@ def postgres_url() -> Iterator[str]:
 def db_url(request) -> str:
     """The same test against an embedded SQLite file and a real PostgreSQL."""
     return request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "postgres_url")
+
+
+# --------------------------------------------------------------------------
+# Markers and pytest-xdist groups (docs/testing.md, "Tiers, markers and groups")
+
+HERE = Path(__file__).parent
+#: Folders whose every test carries a marker: the browser tests and the production servers'.
+FOLDER_MARKERS = {"e2e": "e2e", "hostile": "hostile"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups into the test ids
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark by folder and by fixture, and keep a module's tests on one xdist worker
+    when they share a module- or class-scoped fixture (a server, an opened preset):
+    split across workers, each would build it again."""
+    for item in items:
+        path = Path(str(item.fspath))
+        folder = path.relative_to(HERE).parts[0] if HERE in path.parents else ""
+        if folder in FOLDER_MARKERS:
+            item.add_marker(FOLDER_MARKERS[folder])
+        if "page" in item.fixturenames:  # pytest-playwright's page: a real browser
+            item.add_marker("e2e")
+        if {"postgres_url", "db_url"} & set(item.fixturenames):
+            item.add_marker("server")
+        if _shares_a_module_fixture(item) and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(str(path.relative_to(HERE.parent))))
+
+
+def _shares_a_module_fixture(item: pytest.Item) -> bool:
+    # pytest has no public reader of an item's fixture definitions; _fixtureinfo is the one
+    # pytest-xdist and pytest's own --fixtures-per-test use.
+    infos = getattr(item, "_fixtureinfo", None)
+    if infos is None:
+        return False
+    return any(d.scope in ("module", "class") for defs in infos.name2fixturedefs.values() for d in defs)

@@ -173,7 +173,7 @@ def combined_sequences(
 
 def without_changes(trace: EncodeTrace) -> EncodeTrace:
     """The trace with what each step changed left out (the per-piece oracle does not
-    record it; tests/unit/test_trace_changes.py checks it against a literal replay)."""
+    record it; tests/unit/tokenizer/core/test_trace_changes.py checks it against a literal replay)."""
     import dataclasses
 
     steps = [dataclasses.replace(s, changed=(), window=None, window_start=None, window_more=(False, False)) for s in trace.steps]

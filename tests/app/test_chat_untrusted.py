@@ -80,6 +80,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.alone
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_a_hostile_template_is_refused_quickly_naming_the_template(client: FlaskClient, name: str) -> None:
     ref = opened(client, HOSTILE[name])

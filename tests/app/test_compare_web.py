@@ -335,6 +335,7 @@ def test_page_says_when_side_a_cannot_be_compared(client):
     assert 'id="tokens"' in page  # A's own result still shows
 
 
+@pytest.mark.server
 def test_a_long_text_is_a_job_with_the_inline_answer(tmp_path):
     """Over JOB_ENCODE_CHARS the comparison runs in a job (202), as /api/encode; its result is the inline one."""
     from jobhelpers import JobWorker, wait_job

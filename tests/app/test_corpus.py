@@ -20,6 +20,8 @@ from webapp.tokenizer import encode, reference
 from webapp.tokenizer.training.corpus import count_text, train_counts
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 
+pytestmark = pytest.mark.server
+
 literal_byte_train = reference.train_byte_steps
 literal_byte_rules = reference.byte_training_rules
 
@@ -207,6 +209,7 @@ def test_without_javascript_the_page_links_to_the_results(setup):
     assert f'id="corpus-languages" href="/languages?tokenizer={tokenizer}"' in result  # across languages
 
 
+@pytest.mark.alone
 def test_a_corpus_job_killed_at_its_time_budget_leaves_no_upload_folder(tmp_path, monkeypatch):
     # The job's process is really killed: the kind is replaced (before the fork) by one that
     # ignores the stop signal, so the runner kills it after the grace period and the job's own

@@ -21,6 +21,8 @@ from jobhelpers import JobWorker, wait_job
 from tests.conftest import make_app
 from webapp.infra.storage import get_storage
 
+pytestmark = pytest.mark.server
+
 TWO = ["r50k_base", "cl100k_base"]
 WORK = 1_000  # characters x tokenizers a request may count inline here
 

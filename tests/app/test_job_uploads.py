@@ -22,6 +22,8 @@ from jobhelpers import JobWorker, wait_job
 from webapp import create_app
 from webapp.infra.storage import get_storage
 
+pytestmark = pytest.mark.server
+
 
 @pytest.fixture
 def setup(tmp_path):

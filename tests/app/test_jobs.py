@@ -26,6 +26,8 @@ from webapp.jobs import tokens
 from webapp.jobs.queue import get_queue
 from webapp.infra.storage import get_storage
 
+pytestmark = pytest.mark.server
+
 LOW = {
     "JOB_TRAIN_MERGES": 5,
     "JOB_TRAIN_CHARS": 200,
@@ -176,6 +178,7 @@ def _mine(job_id):
     return {"X-Cancel-Token": TOKENS[job_id]}
 
 
+@pytest.mark.alone
 def test_cancel_a_running_job_and_a_queued_job(setup):
     _settings_, app, client, start_worker = setup
     running = _submit(app, "sleep", {"seconds": 30, "n": 1})
@@ -213,6 +216,7 @@ def test_time_budget_stops_a_job_with_a_message_naming_it(setup):
     assert "time budget of 1 s" in done["error"]["message"] and "JOB_TIME_SECONDS" in done["error"]["message"]
 
 
+@pytest.mark.xdist_group("memory")  # its own measure: RSS of its own processes, one at a time
 def test_memory_budget_stops_a_job_with_a_message_naming_it(setup):
     _settings_, app, client, start_worker = setup
     worker = start_worker(JOB_MEMORY_MB=64)
@@ -225,6 +229,7 @@ def test_memory_budget_stops_a_job_with_a_message_naming_it(setup):
     assert wait_job(lambda: _job(client, f"/api/jobs/{ok}"), timeout=30, worker=worker)["state"] == "done"
 
 
+@pytest.mark.alone
 def test_jobs_survive_a_web_restart_and_a_killed_worker(setup, tmp_path):
     settings, app, client, start_worker = setup
     # Queued while no worker runs, then the web app goes away.

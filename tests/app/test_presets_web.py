@@ -52,7 +52,7 @@ def test_listing_names_patterns_and_special_tokens(client, oracles):
     assert sorted(listing) == sorted(catalog.PRESET_NAMES)
     assert listing["r50k_base"]["aliases"] == ["gpt2"]
     assert listing["cl100k_base"]["special_tokens"]["<|fim_prefix|>"] == 100258
-    for name in open_models.OPEN_MODELS:  # (their oracle is the tokenizers library: tests/unit/test_open_presets.py)
+    for name in open_models.OPEN_MODELS:  # (their oracle is the tokenizers library: tests/unit/tokenizer/presets/test_open_presets.py)
         item = listing.pop(name)
         kind = open_models.OPEN_MODELS[name].kind
         assert item["installed"] is True and item["vendor"]

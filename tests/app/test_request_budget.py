@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from tests.conftest import make_app
 from webapp.infra.storage import get_storage
 
@@ -33,6 +35,7 @@ def _tokenizer_json(salt: int) -> str:
     })
 
 
+@pytest.mark.alone
 def test_row7_the_request_budget_is_shared_and_names_the_tokenizer(tmp_path):
     # (inline: 32 x 20,000 characters is over JOB_COUNTS_WORK, which would make it a job)
     app = make_app(tmp_path, LIMIT_REQUEST_SECONDS=1, JOB_IMPORT_BYTES=1 << 30, JOB_COUNTS_WORK=1 << 30)
@@ -69,6 +72,7 @@ def _random_words(n: int) -> str:
     return " ".join(out)[:n]
 
 
+@pytest.mark.alone
 def test_row7_the_whole_encode_is_charged_not_only_file_regexes(tmp_path):
     """The built-in engine's patterns and merge loops count against the budget too: an inline count
     over the four OpenAI presets (rank files: no tokenizer-file pipeline, so nothing of theirs was

@@ -4,7 +4,6 @@ tokens inline for a small vocabulary and as a job (once, then read back at once)
 from __future__ import annotations
 
 import pytest
-
 from jobhelpers import JobWorker, wait_job
 from tests.conftest import make_app
 from webapp.infra.storage import get_storage
@@ -97,6 +96,7 @@ def test_unreachable_inline(inline) -> None:
     assert len(body["partial"]) == 344
 
 
+@pytest.mark.server
 def test_unreachable_is_a_job_once_then_read_back(tmp_path) -> None:
     settings = {"DATABASE_URL": f"sqlite:///{tmp_path / 'jobs.sqlite3'}",
                 "QUEUE_URL": f"sqlite:///{tmp_path / 'queue.sqlite3'}", "JOB_VOCAB_TOKENS": 1000,

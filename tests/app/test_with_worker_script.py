@@ -19,6 +19,8 @@ import pytest
 
 from webapp import PROJECT_ROOT
 
+pytestmark = pytest.mark.server
+
 SCRIPT = PROJECT_ROOT / "scripts" / "with-worker.sh"
 
 

@@ -23,6 +23,7 @@ import tempfile
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.hypothesis_profiles import examples
 
 from tests.conftest import make_app
 from webapp.infra.storage import get_storage
@@ -246,7 +247,7 @@ def test_api_route_never_answers_500(fuzz_app, method, rule):
     known = st.sampled_from([saved, tokenizer])
 
     @settings(
-        max_examples=EXAMPLES_PER_ROUTE,
+        max_examples=examples(EXAMPLES_PER_ROUTE),
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
         database=None,

@@ -13,6 +13,7 @@ from urllib.parse import quote_from_bytes
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.hypothesis_profiles import examples
 
 from tests.conftest import make_app
 from webapp.infra.storage import get_storage
@@ -74,7 +75,7 @@ def test_form_route_never_answers_500(fuzz_app, rule):
     client = fuzz_app.test_client()
     seen: list[int] = []
 
-    @settings(max_examples=EXAMPLES_PER_ROUTE, deadline=None, database=None,
+    @settings(max_examples=examples(EXAMPLES_PER_ROUTE), deadline=None, database=None,
               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
     @given(body=form_bodies(), htmx=st.booleans(),
            tool=st.one_of(st.sampled_from(["bytes", "chars", "train"]), st.text(alphabet="abcxyz.%", min_size=1, max_size=8)))

@@ -50,6 +50,7 @@ def _submit(app, kind, params):
 
 # --- row 3: a job whose worker died is queued again (or ended) in bounded time -----------
 
+@pytest.mark.alone
 def test_row3_a_worker_killed_and_restarted_at_once_gets_its_job_back(setup):
     _settings, app, client, start_worker = setup
     first = start_worker()

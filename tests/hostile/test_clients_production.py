@@ -150,6 +150,7 @@ def test_row10_sigterm_stops_nginx_the_server_and_the_worker(production, how):
     _stops_entirely(server, how)
 
 
+@pytest.mark.alone
 def test_row10_a_dead_worker_is_started_again(production):
     server = production(GUNICORN_ONLY, PLAYGROUND_PROXY="none")
     workers = [pid for pid in server.pids() if b"webapp.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()]
@@ -194,6 +195,7 @@ def _slow_upload(port: int, seconds: float, answers: list, index: int) -> None:
         conn.close()
 
 
+@pytest.mark.alone
 @needs_nginx
 def test_row4_eight_slow_uploads_do_not_slow_healthz(production):
     server = production(SERVE_PROD, PLAYGROUND_RATE_LIMIT_WRITES="1000/minute", PLAYGROUND_JOB_CLIENT_LIMIT="20")

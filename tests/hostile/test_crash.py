@@ -8,8 +8,12 @@ import json
 import threading
 import time
 
+import pytest
+
 from webapp.web.share.routes import encode_state, normalize_state
 from webapp.infra.storage import Storage, content_id
+
+pytestmark = pytest.mark.alone
 
 WRITERS = 6
 

@@ -145,6 +145,7 @@ def test_hostile_request_gets_a_clear_answer_quickly(live_server, label, method,
     assert live_server.request("GET", "/healthz", timeout=10)[0] == 200
 
 
+@pytest.mark.alone
 def test_others_are_served_while_a_heavy_request_runs(live_server):
     """A worker busy with the heaviest legal request does not stop the others."""
     heavy_done = threading.Event()

@@ -15,10 +15,14 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
 from jobhelpers import JobWorker, wait_job
 
 from webapp.infra.storage import default_sqlite_url
+
+pytestmark = pytest.mark.alone
 
 
 def _rss_mb(pid: int, key: str = "VmRSS") -> int:

@@ -32,7 +32,7 @@ whitespace:
   its newline is one pre-token in both texts, and "\\n" then X starts the
   next chunk exactly as in the whole text.
 Matching at the start of a chunk never looks back (no lookbehind, \\b or ^
-in these patterns). tests/unit/test_chunks.py checks the claim with
+in these patterns). tests/unit/tokenizer/pretokenize/test_chunks.py checks the claim with
 hypothesis on texts full of whitespace, newlines and punctuation.
 
 Why the ASCII forms are exact: on ASCII text \\p{L} is [A-Za-z], \\p{N} is

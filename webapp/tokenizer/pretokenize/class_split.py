@@ -51,7 +51,7 @@ Known splits:
   gaps) are matched by gap alternatives that stay in one world, so a gap
   never crosses a piece boundary either.
 
-tests/unit/test_class_split.py checks every one against the published
+tests/unit/tokenizer/pretokenize/test_class_split.py checks every one against the published
 pattern(s) applied step by step with the `regex` package (hypothesis texts
 from every class, and every code point in order and shuffled).
 

@@ -11,7 +11,7 @@ A token whose bytes are not valid UTF-8 alone (half a character) has no text to 
 it is listed in `partial`, never in `ids`.
 
 Every unreachable token gets exactly one group, the first of these that holds; each is a
-fact the caller can check by replaying it (tests/unit/test_vocab.py does):
+fact the caller can check by replaying it (tests/unit/tokenizer/vocab/test_vocab.py does):
 
 - "special": a special or added token of the file; with special tokens off its text is
   encoded as ordinary text;

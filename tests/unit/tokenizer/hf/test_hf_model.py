@@ -1,0 +1,212 @@
+"""A tokenizer.json's model as the library runs it (hf/model.py), on small files, against `tokenizers`.
+
+ignore_merges, byte_fallback (whole and partial sets of <0xXX> tokens), the
+unknown token with and without fuse_unk, a file without one (unknown
+characters left out), rules listed out of order, and post-processors
+(TemplateProcessing, RobertaProcessing, Sequence): `encode_loaded` and
+`OpenModelEncoding.encode(add_special_tokens=...)` must give the library's ids.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.hypothesis_profiles import examples
+from tokenizers import Tokenizer
+
+from webapp.tokenizer import formats as tokfiles
+from tests.loaded_calls import encode_loaded
+from webapp.tokenizer.presets.tiktoken_api import encoding_for_loaded
+
+LETTERS = "abc▁é"
+
+
+def _document(model: dict[str, Any], **extra: Any) -> str:
+    doc: dict[str, Any] = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+        "pre_tokenizer": None, "post_processor": None, "decoder": None,
+    }
+    doc.update(extra)
+    base = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+            "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False}
+    base.update(model)
+    doc["model"] = base
+    return json.dumps(doc)
+
+
+def _vocab(tokens: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for token in tokens:
+        out.setdefault(token, len(out))
+    return out
+
+
+def _check(content: str, texts: list[str]) -> None:
+    library = Tokenizer.from_str(content)
+    loaded = tokfiles.import_tokenizer(content)
+    enc = encoding_for_loaded(loaded, "sample")
+    for text in texts:
+        expected = library.encode(text, add_special_tokens=False).ids if text else []
+        assert encode_loaded(loaded, text) == expected, text
+        for add in (True, False):
+            assert enc.encode(text, add_special_tokens=add) == library.encode(text, add_special_tokens=add).ids, text
+    again = pickle.loads(pickle.dumps(loaded))  # what encoding keeps on the tokenizer is not pickled
+    assert all(encode_loaded(again, t) == encode_loaded(loaded, t) for t in texts)
+
+
+MERGES = [["b", "c"], ["a", "b"], ["a", "bc"], ["ab", "c"], ["▁", "a"], ["▁a", "bc"]]
+MADE = ["bc", "ab", "abc", "▁a", "▁abc"]
+
+
+def test_ignore_merges_takes_a_vocab_piece_whole():
+    # "ac" is in the vocab but no rule makes it: only ignore_merges gives it
+    vocab = _vocab([*LETTERS, *MADE, "ac", "cab"])
+    pre = {"type": "Whitespace"}
+    for ignore in (True, False):
+        content = _document({"vocab": vocab, "merges": MERGES, "ignore_merges": ignore}, pre_tokenizer=pre)
+        _check(content, ["ac", "cab abc ac", "acac", "a b c", ""])
+
+
+@pytest.mark.parametrize("unk", [None, "<unk>"])
+@pytest.mark.parametrize("fuse", [False, True])
+@pytest.mark.parametrize("fallback", ["none", "all", "partial"])
+def test_byte_fallback_and_the_unknown_token(unk, fuse, fallback):
+    tokens = [*LETTERS, *MADE]
+    if unk:
+        tokens.insert(0, unk)
+    if fallback == "all":
+        tokens += [f"<0x{b:02X}>" for b in range(256)]
+    elif fallback == "partial":
+        tokens += ["<0xE4>", "<0xB8>", "<0x80>", "<0x0A>"]  # "一" and "\n" fall back, "é"-less others do not
+    content = _document({"vocab": _vocab(tokens), "merges": MERGES, "unk_token": unk, "fuse_unk": fuse,
+                         "byte_fallback": fallback != "none"})
+    _check(content, ["abc", "a\nb", "一二abc", "xyz", "axxbc一\n", "😀😀a", ""])
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.text(alphabet="abc▁é一x\n", max_size=30))
+def test_fallback_files_on_random_text(text):
+    tokens = ["<unk>", *LETTERS, *MADE, *(f"<0x{b:02X}>" for b in range(256)), "<0xE4><0xB8>"]
+    content = _document({"vocab": _vocab(tokens), "merges": MERGES + [["<0xE4>", "<0xB8>"]],
+                         "unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True})
+    library = Tokenizer.from_str(content)
+    assert encode_loaded(tokfiles.import_tokenizer(content), text) == (
+        library.encode(text, add_special_tokens=False).ids if text else [])
+
+
+def _with_specials(post: Any) -> str:
+    vocab = _vocab(["<s>", "</s>", "<bos>", *LETTERS, *MADE])
+    added = [{"id": vocab[t], "content": t, "special": True, "single_word": False, "lstrip": False,
+              "rstrip": False, "normalized": False} for t in ("<s>", "</s>", "<bos>")]
+    return _document({"vocab": vocab, "merges": MERGES}, added_tokens=added, post_processor=post)
+
+
+TEMPLATE = {
+    "type": "TemplateProcessing",
+    "single": [{"SpecialToken": {"id": "<bos>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+               {"SpecialToken": {"id": "</s>", "type_id": 0}}],
+    "pair": [{"Sequence": {"id": "A", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 1}}],
+    "special_tokens": {"<bos>": {"id": "<bos>", "ids": [2], "tokens": ["<bos>"]},
+                       "</s>": {"id": "</s>", "ids": [1], "tokens": ["</s>"]}},
+}
+ROBERTA = {"type": "RobertaProcessing", "sep": ["</s>", 1], "cls": ["<s>", 0], "trim_offsets": True,
+           "add_prefix_space": False}
+
+
+@pytest.mark.parametrize("post", [
+    None, TEMPLATE, ROBERTA, {"type": "Sequence", "processors": [
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}, TEMPLATE]},
+], ids=["none", "template", "roberta", "sequence"])
+def test_post_processors_add_what_the_library_adds(post):
+    _check(_with_specials(post), ["abc", "", "<s>abc</s>", "▁abc<bos>"])
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", "▁", "ab", "bc", "▁a"]),
+                          st.sampled_from(["a", "b", "c", "▁", "bc", "c▁"])), max_size=12),
+       st.text(alphabet="abc▁é一x", min_size=60, max_size=300))
+def test_long_pieces_cut_where_no_merge_joins(rules, text):
+    # a piece over LONG_PIECE characters is merged part by part: the same ids as the whole piece
+    tokens = ["<unk>", *LETTERS, *(f"<0x{b:02X}>" for b in range(256))]
+    kept = []
+    for a, b in rules:
+        if a in tokens and b in tokens:
+            tokens.append(a + b)
+            kept.append([a, b])
+    content = _document({"vocab": _vocab(tokens), "merges": kept, "unk_token": "<unk>", "fuse_unk": True,
+                         "byte_fallback": True})
+    assert encode_loaded(tokfiles.import_tokenizer(content), text) == Tokenizer.from_str(content).encode(
+        text, add_special_tokens=False).ids
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", "▁", "ab", "bc", "▁a"]),
+                          st.sampled_from(["a", "b", "c", "▁", "bc", "c▁"])), max_size=12),
+       st.lists(st.text(alphabet="abc▁é一", min_size=1, max_size=150), min_size=1, max_size=5),
+       st.booleans())
+def test_several_long_pieces_of_one_run_are_cut_together(rules, texts, unk):
+    # a Split makes several pieces, long and short, repeated or not: they are cut in one pass
+    tokens = (["<unk>"] if unk else []) + [*LETTERS, *(f"<0x{b:02X}>" for b in range(256))]
+    kept = []
+    for a, b in rules:
+        if a in tokens and b in tokens:
+            tokens.append(a + b)
+            kept.append([a, b])
+    content = _document({"vocab": _vocab(tokens), "merges": kept, "unk_token": "<unk>" if unk else None,
+                         "fuse_unk": unk, "byte_fallback": not unk},
+                        pre_tokenizer={"type": "Split", "pattern": {"String": "x"}, "behavior": "Isolated",
+                                       "invert": False})
+    text = "x".join(texts + texts[:1])
+    assert encode_loaded(tokfiles.import_tokenizer(content), text) == Tokenizer.from_str(content).encode(
+        text, add_special_tokens=False).ids
+
+
+@pytest.mark.parametrize("change", [
+    {"post_processor": {"type": "TemplateProcessing", "single": "nope", "special_tokens": {}}},
+    {"post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<x>"}}], "special_tokens": {}}},
+    {"post_processor": {"type": "Sequence", "processors": [{"type": "Weird"}]}},
+    {"post_processor": [1, 2]},
+    {"model_options": {"ignore_merges": "yes", "byte_fallback": 1, "fuse_unk": None, "dropout": "x", "unk_token": 5}},
+])
+def test_odd_model_options_and_post_processors_open_with_a_note_or_as_the_library_reads_them(change):
+    extra = {k: v for k, v in change.items() if k != "model_options"}
+    model = {"vocab": _vocab([*LETTERS, *MADE]), "merges": MERGES, **change.get("model_options", {})}
+    loaded = tokfiles.import_tokenizer(_document(model, **extra))
+    ids = encode_loaded(loaded, "abc ▁abc")
+    assert ids and all(isinstance(i, int) for i in ids)
+    if "post_processor" in change:
+        assert any("post-processor" in note for note in loaded.notes)
+
+
+def test_a_deeply_nested_post_processor_is_a_clear_error():
+    from webapp.tokenizer import TokenizerError
+
+    nested = '{"type": "Sequence", "processors": [' * 5000 + '{"type": "ByteLevel"}' + "]}" * 5000
+    content = _document({"vocab": _vocab([*LETTERS, *MADE]), "merges": MERGES}, post_processor="HERE")
+    content = content.replace('"HERE"', nested)
+    with pytest.raises(TokenizerError) as info:
+        tokfiles.import_tokenizer(content)
+    assert "deep" in info.value.message or "nest" in info.value.message
+
+
+def test_the_precompiled_library_form_round_trips_and_refuses_damage():
+    from webapp.tokenizer.formats.library_stored import LIBRARY_FORM_VERSION, dumps_library, loads_library
+
+    vocab = _vocab([*LETTERS, *MADE, "ac", "é\U0001F44D"])
+    content = _document({"vocab": vocab, "merges": MERGES, "ignore_merges": True}, pre_tokenizer={"type": "Whitespace"})
+    loaded = tokfiles.import_tokenizer(content)
+    data = dumps_library(loaded)
+    again = loaded_again = loads_library(data)
+    assert (again.merges, again.vocab, again.model, again.pipeline) == (
+        loaded.merges, loaded.vocab, loaded.model, loaded.pipeline)
+    for text in ["ac", "cab abc ac", "é\U0001F44D a"]:
+        assert encode_loaded(loaded_again, text) == encode_loaded(loaded, text)
+    version = f"\"v\": {LIBRARY_FORM_VERSION}".encode()
+    for damaged in (data[: len(data) // 2], b"not a zip file", data.replace(version, b"\"v\": 1")):
+        with pytest.raises(ValueError):
+            loads_library(damaged)
