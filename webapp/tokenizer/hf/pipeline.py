@@ -42,6 +42,7 @@ from webapp.tokenizer.hf.alphabet import bytes_to_token, token_to_bytes
 from webapp.tokenizer.hf.model import model_pieces
 from webapp.tokenizer.hf.post_processors import read_post_processor
 from webapp.tokenizer.hf.pre_runs import build_pre_tokenizer_runs
+from webapp.tokenizer.hf.regex_size import PatternTooLarge, file_patterns
 from webapp.tokenizer.hf.text import WHITE_SPACE, bounded, check_growth, time_left
 from webapp.tokenizer.pretokenize.chunks import CLASS_SPLITS
 from webapp.tokenizer.pretokenize.class_split import ClassSplit
@@ -106,7 +107,16 @@ def _read_added(items: Any, notes: list[str]) -> list[list[Any]]:
 
 
 def _read_lenient(node: Any, describe: Callable[[Any], Any], key: str, what: str, notes: list[str]) -> Any:
-    """Describe a component; in a top-level Sequence, leave out only the parts that fail."""
+    """Describe a component; in a top-level Sequence, leave out only the parts that fail. A pattern
+    too large to compile safely refuses the file (PatternTooLarge, naming the field)."""
+    field = {"normalizers": "normalizer", "pretokenizers": "pre_tokenizer", "decoders": "decoder"}[key]
+    try:
+        return _read_parts(node, describe, key, what, notes)
+    except PatternTooLarge as exc:
+        raise PatternTooLarge(f"{field}.pattern.Regex: {exc}", field=field) from None
+
+
+def _read_parts(node: Any, describe: Callable[[Any], Any], key: str, what: str, notes: list[str]) -> Any:
     if node is None:
         return None
     if isinstance(node, dict) and node.get("type") == "Sequence" and isinstance(node.get(key), list):
@@ -128,6 +138,11 @@ def _read_lenient(node: Any, describe: Callable[[Any], Any], key: str, what: str
 
 def read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
     """(canonical JSON description, notes) for a parsed tokenizer.json."""
+    with file_patterns():  # (all the file's regexes measured together)
+        return _read_pipeline(data)
+
+
+def _read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
     notes: list[str] = []
     model_node = data.get("model")
     model: Mapping[str, Any] = model_node if isinstance(model_node, dict) else {}
