@@ -39,6 +39,7 @@ from webapp.tokenizer.hf import normalizers as hn
 from webapp.tokenizer.hf import pre_tokenizers as hp
 from webapp.tokenizer.hf.fields import Unsupported
 from webapp.tokenizer.hf.alphabet import bytes_to_token, token_to_bytes
+from webapp.tokenizer.hf.longest_match import Keys
 from webapp.tokenizer.hf.model import model_pieces
 from webapp.tokenizer.hf.post_processors import read_post_processor
 from webapp.tokenizer.hf.pre_runs import build_pre_tokenizer_runs
@@ -165,43 +166,19 @@ def _read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
 # Added tokens
 
 
-_END = ""  # trie key that marks a whole token (no character is the empty string)
-
-
 class _AddedSplitter:
     """Cuts added tokens out of a text: leftmost match, longest first, then the token's rules.
 
-    The contents go into a character trie; candidate starts are found with a
-    character class of the tokens' first characters, and from each the trie
-    walk finds the longest token there (what the library's Aho-Corasick
-    automaton in leftmost-longest mode gives).
+    Candidate starts are found with a character class of the tokens' first
+    characters, and from each the longest token there (what the library's
+    Aho-Corasick automaton in leftmost-longest mode gives), in time linear in
+    the text whatever the tokens (hf/longest_match.py).
     """
 
     def __init__(self, tokens: Sequence[AddedToken], normalize: Callable[[str], str] | None) -> None:
-        self.trie: dict[str, Any] = {}
-        for token in tokens:
-            content = normalize(token.content) if normalize is not None else token.content
-            if not content:
-                continue
-            node = self.trie
-            for ch in content:
-                node = node.setdefault(ch, {})
-            node.setdefault(_END, token)
-        self.starts = regex.compile("[" + "".join(regex.escape(ch) for ch in self.trie) + "]") if self.trie else None
-
-    def _longest(self, text: str, start: int) -> tuple[AddedToken, int] | None:
-        node: dict[str, Any] = self.trie
-        best: tuple[AddedToken, int] | None = None
-        i = start
-        while i < len(text):
-            child = node.get(text[i])
-            if child is None:
-                break
-            node = child
-            i += 1
-            if _END in node:
-                best = (node[_END], i)
-        return best
+        self.keys = Keys((normalize(t.content) if normalize is not None else t.content, t) for t in tokens)
+        firsts = self.keys.first_items()
+        self.starts = regex.compile("[" + "".join(regex.escape(ch) for ch in firsts) + "]") if firsts else None
 
     def _matches(self, text: str) -> Iterator[tuple[int, int, AddedToken]]:
         position = 0
@@ -209,20 +186,21 @@ class _AddedSplitter:
         starts = self.starts
         if starts is None:
             return
+        scanner = self.keys.scanner(text)
         while True:
             candidate = starts.search(text, position)
             if candidate is None:
                 return
             start = candidate.start()
-            found = self._longest(text, start)
+            found = scanner.longest(start)
             checks += 1
             if checks % 4096 == 0:
-                time_left()  # (a long walk per start is possible: the time budget bounds it)
+                time_left()  # (the regex budget bounds the whole search too)
             if found is None:
                 position = start + 1
                 continue
-            yield start, found[1], found[0]
-            position = found[1]
+            yield start, start + found[0], found[1]
+            position = start + found[0]
 
     def split(self, text: str, allowed: frozenset[str] | None = None) -> list[tuple[AddedToken | None, int, int]]:
         """`allowed`: the special tokens to split out (None: all); added tokens that are
