@@ -245,6 +245,34 @@ def test_a_replacement_over_the_bound_is_refused_at_open() -> None:
 
 
 # --------------------------------------------------------------------------
+# Row 4: the opened-tokenizer cache weighs what an entry holds
+
+
+def test_an_opened_tokenizer_is_weighed_by_what_it_holds() -> None:
+    import gc
+
+    from webapp.opened.store import Loaded
+
+    data = trained_model(name="nmt_nfkc")
+    warm = import_tokenizer(trained_model(name="nfkc_cf"), filename="tokenizer.model")  # (imports, lazy tables)
+    encode_loaded(warm, "Hello wörld ｶﾀ ① aa")
+    del warm
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tok = import_tokenizer(data, filename="tokenizer.model")
+        encode_loaded(tok, "Hello wörld ｶﾀ ① aa")
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    weight = Loaded("x", tok, None).estimated_bytes()
+    # (the charsmap is 240 KB; the rules alone were weighed at 430 bytes each: 30 KB for this model)
+    assert held <= weight <= 3 * held, (held, weight)
+    assert weight >= 13 * len(charsmap_of(data))
+
+
+# --------------------------------------------------------------------------
 # Row 6: a damaged charsmap is refused when the file opens
 
 
