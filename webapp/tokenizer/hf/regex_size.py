@@ -24,6 +24,8 @@ from webapp.tokenizer.errors import TokenizerError
 MAX_PATTERN_UNITS = 20_000
 #: Units all patterns of one file may compile to together (its Splits, Replaces and decoders).
 MAX_FILE_UNITS = 100_000
+#: Patterns up to this size may stay in `regex`'s cache (every real tokenizer's is under 100 units).
+MAX_CACHED_UNITS = 1_000
 _FILE_UNITS: ContextVar[list[int] | None] = ContextVar("file_pattern_units", default=None)
 _REPEAT = regex.compile(r"\{(\d*)(?:(,)(\d*))?\}")
 _FLAGS = regex.compile(r"\(\?[a-zA-Z0-9^-]*x")
@@ -174,10 +176,11 @@ def file_patterns() -> Iterator[None]:
 
 
 def compile_file_pattern(pattern: str, flags: int = 0) -> regex.Pattern[str]:
-    """`pattern` compiled once it is measured (`check_pattern`), kept out of `regex`'s own cache of
-    compiled patterns (the caller keeps it: the opened tokenizers' cache weighs it)."""
-    check_pattern(pattern)
-    return regex.compile(pattern, flags, cache_pattern=False)
+    """`pattern` compiled once it is measured (`check_pattern`). Only a small one goes into `regex`'s own
+    cache of compiled patterns (500 of them): a large one is kept by its caller alone (the opened
+    tokenizers' cache weighs it)."""
+    units = check_pattern(pattern)
+    return regex.compile(pattern, flags, cache_pattern=units <= MAX_CACHED_UNITS)
 
 
 __all__ = ["MAX_FILE_UNITS", "MAX_PATTERN_UNITS", "PatternTooLarge", "check_pattern", "compile_file_pattern",
