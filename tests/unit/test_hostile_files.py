@@ -284,6 +284,21 @@ def test_a_charsmap_with_its_replacements_cut_short_is_refused_at_open() -> None
     assert error.field == "normalizer_spec" and "points past its replacement strings" in error.message
 
 
+def test_one_damaged_rule_deep_in_the_trie_is_found_at_open() -> None:
+    from webapp.tokenizer.hf.charsmap import Charsmap
+
+    data = trained_model(name="nmt_nfkc")
+    blob = bytearray(charsmap_of(data))
+    charsmap = Charsmap(bytes(blob))
+    base = charsmap._root
+    for byte in "ｶ".encode():  # (nmt_nfkc maps U+FF76 to U+30AB: the walk ends on that rule's leaf)
+        pos = base ^ byte
+        base = pos ^ charsmap._offset(charsmap.units[pos])
+    blob[4 + 4 * base:8 + 4 * base] = ((1 << 31) | (len(charsmap.normalized) + 5)).to_bytes(4, "little")
+    error = refused(edited(data, charsmap=bytes(blob)), filename="tokenizer.model")
+    assert error.field == "normalizer_spec" and "points past its replacement strings" in error.message
+
+
 # --------------------------------------------------------------------------
 # Row 7: opening is linear in the file's size
 

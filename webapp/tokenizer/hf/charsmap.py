@@ -66,7 +66,7 @@ def check_rules(units: np.ndarray, root: int, normalized: bytes) -> None:
         firsts = np.repeat(lo - (np.cumsum(counts) - counts), counts)
         found = np.unique(nodes[np.arange(total) + firsts])
         below = found ^ offsets[found]
-        _check_values(units, below[(units[found] >> 8) & 1 == 1], normalized, ends)
+        _check_values(units, below[((units[found] >> 8) & 1) == 1], normalized, ends)
         bases = np.unique(below)
 
 
