@@ -164,6 +164,19 @@ def test_a_tekken_pattern_bomb_is_refused() -> None:
     assert error.field == "config.pattern" and "30,000 units" in error.message
 
 
+def test_a_special_token_alternation_is_measured_before_it_is_compiled() -> None:
+    from webapp.tokenizer.stages.special import split_special
+
+    # (a file may bring 20,000 special tokens of 1,000 characters: 20,000,000 to compile, minutes)
+    allowed = frozenset(f"<{n:04d}" + "x" * 994 + ">" for n in range(300))
+    began = time.perf_counter()
+    with pytest.raises(TokenizerError) as info:
+        split_special("text", allowed)
+    assert time.perf_counter() - began < 0.5
+    assert info.value.field == "allowed_special" and "300,000 characters" in info.value.message
+    assert split_special("a<|x|>b", frozenset({"<|x|>"})) == [("a", False), ("<|x|>", True), ("b", False)]
+
+
 # --------------------------------------------------------------------------
 # Rows 2 and 3: SentencePiece normalizers in linear time, their output measured while it is built
 
