@@ -1,14 +1,13 @@
 """The longest of a set of keys starting at a position of a text, in time linear in the text.
 
-Added tokens and a SentencePiece model's user-defined symbols are matched
-longest first at each position a walk reaches. A trie walk from each position
-is fast on real texts, but a key of 19,999 `a` and a `b` makes every walk over
-a text of `a` as long as the key: quadratic. So `Keys.scanner(text)` walks the
-trie until its steps pass WALK_FACTOR per item of the text, and then answers
-from one table of the longest key at every position, built by one
-Aho-Corasick pass over the reversed text with the reversed keys: linear in
-the text whatever the keys. Texts are `str` or `bytes` (items: characters or
-byte values). What it does not do: choose where the walk goes.
+Added tokens and SentencePiece user-defined symbols are matched longest first
+where a walk lands. A trie walk from each position is fast on real texts, but
+a key of 19,999 `a` and a `b` makes each walk over `a`s as long as the key:
+quadratic. So `Keys.scanner(text)` walks the trie until its steps pass
+WALK_FACTOR per item of the text, then answers from a table of the longest key
+at every position, made by one Aho-Corasick pass over the reversed text with
+the reversed keys. Texts are `str` or `bytes`. What it does not do: choose
+where the walk goes.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ _END = object()  # (the trie key of a whole key: no item is this object)
 
 
 class Keys:
-    """A set of keys (see the module doc); `longest_of` of a key is what `value` says it stands for."""
+    """A set of keys, each with a value (what `Scanner.longest` answers with it); the first of equal keys wins."""
 
     def __init__(self, keys: Iterable[tuple[Sequence[Any], Any]]) -> None:
         self.trie: dict[Any, Any] = {}
