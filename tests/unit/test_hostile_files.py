@@ -84,7 +84,11 @@ def refused(content: Any, **kwargs: Any) -> TokenizerError:
 @pytest.mark.parametrize(("pattern", "units"), [
     ("(?:(?:a{1000}){1000}){5}", 5_000_000), ("a{1000}", 1000), ("a|b", 2), (r"\p{L}{1,3}", 3),
     ("(?:a|bc){10}", 30), ("[a{]{3}", 3), ("a{5,}", 5), ("a*b+c?", 3), ("(?P<x>ab)(?P=x)", 3),
-    ("(?x)(?:a {1000}) {5}", 5_001), ("(?=a{1000}){100}", 100_000), (r"\x{41}{3}", 3),
+    ("(?x)(?:a {1000}) {5}", 5_000), ("(?=a{1000}){100}", 100_000), (r"\x41{3}", 3),
+    # (read as regex reads them: a "[" in a VERSION0 set is a character, a VERSION1 set nests, a
+    # comment of a verbose group ends at its line; none hides a repeat)
+    ("[[](?:a{1000}){1000}]", 1_000_002), ("(?V1)(?:[[x])]a{1000}){1000}", 1_001_000),
+    ("(?x:#[\n)#(?:(?:a{1000}){1000}){5}]", 5_000_003), ("(?P<x>(?:a{10}){10})(?:(?&x)){1000}", 1_100),
 ])
 def test_pattern_units_write_nested_repeats_out(pattern: str, units: int) -> None:
     from webapp.tokenizer.hf import regex_size
