@@ -35,8 +35,9 @@ CORPUS = "the quick brown fox jumps over the lazy dog\n" * 50
 
 
 @lru_cache(maxsize=None)
-def trained_model(rules_tsv: str = "", name: str = "identity") -> bytes:
-    """A tiny BPE .model: with `rules_tsv`, its charsmap is those rules (sentencepiece compiles them)."""
+def trained_model(rules_tsv: str = "", name: str = "identity", denormalizer_tsv: str = "") -> bytes:
+    """A tiny BPE .model: with `rules_tsv`, its charsmap is those rules (sentencepiece compiles them);
+    with `denormalizer_tsv`, its denormalizer's."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -46,6 +47,9 @@ def trained_model(rules_tsv: str = "", name: str = "identity") -> bytes:
         if rules_tsv:
             (Path(tmp) / "rules.tsv").write_text(rules_tsv, encoding="utf-8")
             options = {"normalization_rule_tsv": str(Path(tmp) / "rules.tsv")}
+        if denormalizer_tsv:
+            (Path(tmp) / "denormalizer.tsv").write_text(denormalizer_tsv, encoding="utf-8")
+            options["denormalization_rule_tsv"] = str(Path(tmp) / "denormalizer.tsv")
         model = io.BytesIO()
         spm.SentencePieceTrainer.train(input=str(corpus), model_type="bpe", vocab_size=60, hard_vocab_limit=False,
                                        model_writer=model, minloglevel=2, num_threads=1, **options)
@@ -253,6 +257,24 @@ def test_charsmap_output_is_measured_while_it_is_built() -> None:
         tracemalloc.stop()
     assert info.value.field == "text" and "over 800,000 characters" in info.value.message
     assert peak < 40_000_000
+
+
+def test_the_denormalizer_output_is_measured_while_it_is_built() -> None:
+    from tests.loaded_calls import decode_loaded
+
+    data = trained_model(denormalizer_tsv="61\t" + " ".join(["62"] * 1_000) + "\n")  # a -> 1,000 b
+    tok = import_tokenizer(data, filename="tokenizer.model")
+    ids = encode_loaded(tok, "a" * 100)
+    assert decode_loaded(tok, ids) == "b" * 100_000  # (under 4 bytes a character of the 65,536 cap)
+    many = encode_loaded(tok, "a " * 50_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(TokenizerError) as info:
+            decode_loaded(tok, many)  # (would be 50,000,000 characters)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "characters long" in info.value.message and peak < 40_000_000
 
 
 def test_a_replacement_over_the_bound_is_refused_at_open() -> None:

@@ -43,7 +43,7 @@ import regex
 
 from webapp.tokenizer.hf.charsmap import Charsmap, CharsmapError
 from webapp.tokenizer.hf.longest_match import Keys, Scanner
-from webapp.tokenizer.hf.text import check_growth_bytes, growth_cap_bytes
+from webapp.tokenizer.hf.text import bounded, check_growth_bytes, growth_cap_bytes
 
 SPACE_SYMBOL = "\u2581"
 DEFAULT_UNK_SURFACE = " \u2047 "
@@ -300,7 +300,10 @@ def spm_decoder(desc: Mapping[str, Any]) -> Any:
 
     def decode(tokens: list[str]) -> list[str]:
         text = spm_decode(tokens, controls, unk, surface, fallback, strip_first, strip_all)
-        return [denormalize(text) if denormalize is not None else text]
+        if denormalize is None:
+            return [text]
+        with bounded(len(text)):  # (its rules may make the text longer: measured as it is built)
+            return [denormalize(text)]
 
     return decode
 
