@@ -80,7 +80,8 @@ def test_a_long_user_defined_symbol_holds_no_worker(server: Server) -> None:
     took = time.monotonic() - began
     prober.join()
     # (before: this ran until gunicorn killed the worker at 60 s)
-    assert status == 200 and took < 8, (status, took)
+    # (done, or on a loaded machine stopped by the encode's time budget: the worker is free either way)
+    assert took < 8 and (status == 200 or "took over" in answer["error"]["message"]), (status, took)
     assert health and health[0] < 5
 
 

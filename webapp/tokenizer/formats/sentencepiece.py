@@ -55,6 +55,9 @@ MAX_SPLITS = 8_000_000
 SHORT_PIECE = 64
 #: UTF-8 bytes of one piece (as LIMIT_TOKEN_BYTES' default for other files; real pieces are a few dozen).
 MAX_PIECE_BYTES = 65_536
+#: UTF-8 bytes of all user-defined and control pieces together: each byte is a trie node in the normalizer
+#: and the added-token splitter (about 420 bytes each with their automata, hf/longest_match.py).
+MAX_ADDED_PIECES_BYTES = 131_072
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 MODEL_TYPES = {1: "Unigram", 2: "BPE", 3: "word", 4: "char"}
 SOURCE = "sentencepiece"
@@ -142,6 +145,11 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
         raise TokenizerError(f"normalizer_spec: {exc}", field="normalizer_spec") from None
     user_defined = [p for p, i in vocab.items() if types[i] == USER_DEFINED]
     controls = {p: i for p, i in vocab.items() if types[i] == CONTROL}
+    added_bytes = sum(len(p.encode("utf-8", "surrogatepass")) for p in [*user_defined, *controls])
+    if added_bytes > MAX_ADDED_PIECES_BYTES:
+        raise TokenizerError(f"pieces: the user-defined and control pieces have {added_bytes:,} bytes together, "
+                             f"over the {MAX_ADDED_PIECES_BYTES:,} allowed (each is matched in a trie)",
+                             field="pieces")
     rules, runs, rule_ids = score_rules(vocab, types, scores)
     suffix = bool(model.trainer_spec.treat_whitespace_as_suffix)
     options = SpmOptions(charsmap, bool(spec.add_dummy_prefix), bool(spec.remove_extra_whitespaces),

@@ -20,8 +20,11 @@ from webapp.tokenizer.hf.regex_size import pattern_units
 CHARSMAP_BYTE_COST = 14
 #: Bytes a compiled regex holds per unit (hf/regex_size.py: about 270 measured while compiling).
 PATTERN_UNIT_COST = 300
-#: Bytes an added token holds beyond its text (its tuple, trie nodes, the special-token tables).
+#: Bytes an added token holds beyond its characters (its tuple, the special-token tables).
 ADDED_TOKEN_COST = 400
+#: Bytes a character of an added token or a user-defined symbol holds: a trie node (tracemalloc: 185)
+#: and its reversed automaton's node once walks run long (236), hf/longest_match.py.
+ADDED_CHAR_COST = 450
 
 
 def _nodes(node: Any) -> Iterator[dict[str, Any]]:
@@ -48,9 +51,11 @@ def pipeline_bytes(pipeline: str) -> int:
         pattern = node.get("Regex")
         if isinstance(pattern, str):
             total += pattern_units(pattern) * PATTERN_UNIT_COST
+        for symbol in node.get("user_defined") or () if node.get("type") == "SentencePiece" else ():
+            total += ADDED_CHAR_COST * len(str(symbol).encode("utf-8", "surrogatepass"))
     for item in desc.get("added_tokens") or ():
-        total += ADDED_TOKEN_COST + 8 * len(str(item[0]))
+        total += ADDED_TOKEN_COST + ADDED_CHAR_COST * len(str(item[0]))
     return total
 
 
-__all__ = ["ADDED_TOKEN_COST", "CHARSMAP_BYTE_COST", "PATTERN_UNIT_COST", "pipeline_bytes"]
+__all__ = ["ADDED_CHAR_COST", "ADDED_TOKEN_COST", "CHARSMAP_BYTE_COST", "PATTERN_UNIT_COST", "pipeline_bytes"]

@@ -51,6 +51,9 @@ from webapp.tokenizer.pretokenize.class_split import ClassSplit
 PIPELINE_VERSION = 1
 MAX_ADDED_TOKENS = 20_000
 MAX_ADDED_CONTENT = 1_000
+#: Characters of all added tokens together: each is a trie node (about 185 bytes) in the splitter, and
+#: another 236 in its automaton once walks run long (hf/longest_match.py); real files have under 70,000.
+MAX_ADDED_CHARS = 262_144
 _WORD_CHAR = regex.compile(r"\w")
 _WS = "".join(sorted(WHITE_SPACE))
 
@@ -89,11 +92,17 @@ def _read_added(items: Any, notes: list[str]) -> list[list[Any]]:
     if len(items) > MAX_ADDED_TOKENS:
         notes.append(f"the file has {len(items):,} added tokens; only the first {MAX_ADDED_TOKENS:,} are split out")
         items = items[:MAX_ADDED_TOKENS]
-    for item in items:
+    chars = 0
+    for index, item in enumerate(items):
         if not (isinstance(item, dict) and isinstance(item.get("content"), str)
                 and 0 < len(item["content"]) <= MAX_ADDED_CONTENT and _is_int(item.get("id")) and item["id"] >= 0):
             skipped += 1
             continue
+        chars += len(item["content"])
+        if chars > MAX_ADDED_CHARS:
+            notes.append(f"the file's added tokens have over {MAX_ADDED_CHARS:,} characters together; only the "
+                         f"first {index:,} are split out")
+            break
         special = bool(item.get("special", False))
         normalized = item.get("normalized")
         out.append([

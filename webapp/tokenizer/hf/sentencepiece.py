@@ -43,11 +43,12 @@ import regex
 
 from webapp.tokenizer.hf.charsmap import Charsmap, CharsmapError
 from webapp.tokenizer.hf.longest_match import Keys, Scanner
-from webapp.tokenizer.hf.text import bounded, check_growth_bytes, growth_cap_bytes
+from webapp.tokenizer.hf.text import bounded, check_growth_bytes, growth_cap_bytes, time_left
 
 SPACE_SYMBOL = "\u2581"
 DEFAULT_UNK_SURFACE = " \u2047 "
 _BYTE_PIECE = regex.compile(r"<0x([0-9A-F]{2})>")
+WALKS_PER_CHECK = 2_048  # (trie walks between two checks of the encode's time budget)
 
 
 def _spm_bytes(error: UnicodeError) -> tuple[str, int]:
@@ -156,6 +157,8 @@ class SpmNormalizer:
         cap = growth_cap_bytes()
         while i < len(data):
             sp, used = self._prefix(data, i, user)
+            if not len(where) % WALKS_PER_CHECK:
+                time_left()  # (as in _general)
             while is_prev_space and sp.startswith(b" "):
                 sp = sp[1:]
             if sp:
@@ -233,6 +236,7 @@ class SpmNormalizer:
         special = self._special
         assert special is not None
         cap = growth_cap_bytes()
+        walks = 0
         while i < len(data):
             if len(out) > cap:  # (measured while it is built: refused before it grows further)
                 check_growth_bytes(len(out))
@@ -253,6 +257,9 @@ class SpmNormalizer:
                 i = stop
                 continue
             sp, used = self._prefix(data, i, user)
+            walks += 1
+            if not walks % WALKS_PER_CHECK:
+                time_left()  # (each walk is at most MAX_RULE_BYTES steps: the encode's budget bounds them all)
             while is_prev_space and sp.startswith(b" "):
                 sp = sp[1:]
             if sp:
