@@ -345,6 +345,13 @@ def test_a_charsmap_with_its_replacements_cut_short_is_refused_at_open() -> None
     assert error.field == "normalizer_spec" and "points past its replacement strings" in error.message
 
 
+def test_a_charsmap_over_the_size_bound_is_refused_at_open() -> None:
+    # (the 20 MB charsmaps: three used once left the workers 366 MB larger)
+    blob = charsmap_of(trained_model(name="nmt_nfkc")) + b"z\0" * 600_000
+    error = refused(edited(trained_model(name="nmt_nfkc"), charsmap=blob), filename="tokenizer.model")
+    assert error.field == "normalizer_spec" and "over the 1,048,576 allowed" in error.message
+
+
 def test_one_damaged_rule_deep_in_the_trie_is_found_at_open() -> None:
     from webapp.tokenizer.hf.charsmap import Charsmap
 

@@ -16,8 +16,8 @@ import numpy as np
 
 from webapp.tokenizer.errors import TokenizerError
 
-#: A charsmap blob (sentencepiece's nmt_nfkc is 240 KB).
-MAX_CHARSMAP_BYTES = 4 * 1024 * 1024
+#: A charsmap blob (sentencepiece's nmt_nfkc is 240 KB, nfkc_cf 247 KB).
+MAX_CHARSMAP_BYTES = 1024 * 1024
 #: Bytes of a rule's source: each position's trie walk is at most this long (nmt_nfkc's longest: 12).
 MAX_RULE_BYTES = 32
 #: Bytes of one rule's replacement (NFKC's longest expansion is 18 characters, 54 bytes).
