@@ -155,9 +155,11 @@ class SpmNormalizer:
             where += [i] * len(space)
         is_prev_space = remove
         cap = growth_cap_bytes()
+        walks = 0
         while i < len(data):
             sp, used = self._prefix(data, i, user)
-            if not len(where) % WALKS_PER_CHECK:
+            walks += 1
+            if not walks % WALKS_PER_CHECK:
                 time_left()  # (as in _general)
             while is_prev_space and sp.startswith(b" "):
                 sp = sp[1:]
