@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any, Iterator
 
-from webapp.tokenizer.hf.regex_size import pattern_units
+import regex
+
+from webapp.tokenizer.hf.regex_size import MAX_PATTERN_UNITS, pattern_units
 
 #: Bytes held per byte of a charsmap: its blob twice (base64 in the description, decoded) and its
 #: trie units as a list of ints (tracemalloc: a nmt_nfkc model holds 13 bytes per charsmap byte after an encode).
@@ -38,6 +40,14 @@ def _nodes(node: Any) -> Iterator[dict[str, Any]]:
             stack.extend(item)
 
 
+def _units(pattern: str) -> int:
+    """A described pattern's units (one that does not parse weighs as much as a pattern may)."""
+    try:
+        return pattern_units(pattern)
+    except (regex.error, RecursionError, OverflowError):
+        return MAX_PATTERN_UNITS
+
+
 def pipeline_bytes(pipeline: str) -> int:
     """Estimated bytes the pipeline `pipeline` (its JSON description; "" for none) holds once built."""
     if not pipeline:
@@ -50,7 +60,7 @@ def pipeline_bytes(pipeline: str) -> int:
             total += len(charsmap) * 3 // 4 * CHARSMAP_BYTE_COST
         pattern = node.get("Regex")
         if isinstance(pattern, str):
-            total += pattern_units(pattern) * PATTERN_UNIT_COST
+            total += _units(pattern) * PATTERN_UNIT_COST
         for symbol in node.get("user_defined") or () if node.get("type") == "SentencePiece" else ():
             total += ADDED_CHAR_COST * len(str(symbol).encode("utf-8", "surrogatepass"))
     for item in desc.get("added_tokens") or ():
