@@ -51,9 +51,7 @@ from webapp.tokenizer.pretokenize.class_split import ClassSplit
 PIPELINE_VERSION = 1
 MAX_ADDED_TOKENS = 20_000
 MAX_ADDED_CONTENT = 1_000
-#: Characters of all added tokens together: each is a trie node (about 185 bytes) in the splitter, and
-#: another 236 in its automaton once walks run long (hf/longest_match.py); real files have under 70,000.
-MAX_ADDED_CHARS = 262_144
+MAX_ADDED_CHARS = 262_144  # (in all; each a trie node and an automaton node: hf/longest_match.py)
 _WORD_CHAR = regex.compile(r"\w")
 _WS = "".join(sorted(WHITE_SPACE))
 
@@ -178,10 +176,9 @@ def _read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
 class _AddedSplitter:
     """Cuts added tokens out of a text: leftmost match, longest first, then the token's rules.
 
-    Candidate starts are found with a character class of the tokens' first
-    characters, and from each the longest token there (what the library's
-    Aho-Corasick automaton in leftmost-longest mode gives), in time linear in
-    the text whatever the tokens (hf/longest_match.py).
+    Candidate starts are found with a character class of the tokens' first characters, and from
+    each the longest token there (the library's Aho-Corasick automaton in leftmost-longest mode),
+    in time linear in the text whatever the tokens (hf/longest_match.py).
     """
 
     def __init__(self, tokens: Sequence[AddedToken], normalize: Callable[[str], str] | None) -> None:
