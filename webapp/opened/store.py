@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 import zlib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from webapp.tokenizer import (
     set_cache_dir,
 )
 from webapp.tokenizer.caches import BoundedCache, estimated_bytes
+from webapp.tokenizer.hf.held import pipeline_bytes
 from webapp.tokenizer.presets.catalog import PRESET_RULES, load_compiled, make_tables as make_preset_tables
 from webapp.tokenizer.presets.real import register_resolver
 
@@ -77,9 +79,19 @@ class Loaded:
             return self.tokenizer
         return tk.tokenizer_of(self.tok, scheme, self.compiled)
 
+    @cached_property
+    def _estimate(self) -> int:
+        """What it holds (docs/limits.md#caches): about 430 bytes a rule (RSS growth of opening measured,
+        a vocab entry per rule included), the vocab entries beyond the rules, and what its pipeline
+        holds once built (a SentencePiece charsmap, compiled regexes, added tokens)."""
+        tok = self.tok
+        rules = tok.rule_count
+        entries = rules if "vocab" in tok.contents.pending() else len(tok.vocab)
+        return (rules * LOADED_RULE_BYTES + max(0, entries - rules) * LOADED_ENTRY_BYTES
+                + pipeline_bytes(tok.pipeline))
+
     def estimated_bytes(self) -> int:
-        """What it holds, about 430 bytes a rule (RSS growth of opening measured, docs/limits.md#caches)."""
-        return self.tok.rule_count * LOADED_RULE_BYTES
+        return self._estimate  # (worked out once: a cache's weight may not change)
 
 
 def _rules_of(key: str, entry: Loaded) -> int:
@@ -87,6 +99,8 @@ def _rules_of(key: str, entry: Loaded) -> int:
 
 
 LOADED_RULE_BYTES = 430
+#: A vocab entry that no rule makes (a SentencePiece piece nothing joins, say): its text, id and dict slot.
+LOADED_ENTRY_BYTES = 200
 #: Opened tokenizers by id, parsed and compiled: 8 of them, 256 MiB of their estimated bytes in all
 #: (one of any size up to 624,000 rules fits).
 LOADED_BYTES = 256 * 2**20

@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-import regex
+from webapp.tokenizer.hf.regex_size import compile_file_pattern
 
 
 def top_alternatives(pattern: str) -> tuple[str, ...]:
@@ -52,7 +52,8 @@ def top_alternatives(pattern: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=64)
 def _compiled(pattern: str) -> tuple[tuple[str, Any], ...]:
-    return tuple((alt, regex.compile(alt)) for alt in top_alternatives(pattern))
+    # (each alternative is part of a pattern already measured at open: measured again all the same)
+    return tuple((alt, compile_file_pattern(alt)) for alt in top_alternatives(pattern))
 
 
 def alternative_at(pattern: str, text: str, start: int, end: int) -> str | None:

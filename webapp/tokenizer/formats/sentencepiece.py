@@ -51,6 +51,13 @@ if TYPE_CHECKING:  # (numpy and the model are imported when a file is parsed: de
 MAX_PIECES = 1_000_000
 #: Ways of splitting pieces in two, in all, that an import may look at (each a dict lookup).
 MAX_SPLITS = 8_000_000
+#: Pieces longer than this (characters) find their two sides without a slice per split (`score_rules`).
+SHORT_PIECE = 64
+#: UTF-8 bytes of one piece (as LIMIT_TOKEN_BYTES' default for other files; real pieces are a few dozen).
+MAX_PIECE_BYTES = 65_536
+#: UTF-8 bytes of all user-defined and control pieces together: each byte is a trie node in the normalizer
+#: and the added-token splitter (about 420 bytes each with their automata, hf/longest_match.py).
+MAX_ADDED_PIECES_BYTES = 131_072
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 MODEL_TYPES = {1: "Unigram", 2: "BPE", 3: "word", 4: "char"}
 SOURCE = "sentencepiece"
@@ -104,6 +111,10 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
         piece, ptype = sp.piece, int(sp.type)
         if not piece:
             raise TokenizerError(f"pieces: piece {index} is empty", field="pieces", location={"index": index})
+        if len(piece) > MAX_PIECE_BYTES // 4 and len(piece.encode("utf-8", "surrogatepass")) > MAX_PIECE_BYTES:
+            raise TokenizerError(f"pieces: piece {index} has {len(piece.encode('utf-8', 'surrogatepass')):,} bytes, "
+                                 f"over the {MAX_PIECE_BYTES:,} a piece may have", field="pieces",
+                                 location={"index": index})
         if piece in vocab:
             raise TokenizerError(f"pieces: piece {index} ({shown_value(piece)}) is already piece {vocab[piece]}",
                                  field="pieces", location={"index": index})
@@ -134,6 +145,11 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
         raise TokenizerError(f"normalizer_spec: {exc}", field="normalizer_spec") from None
     user_defined = [p for p, i in vocab.items() if types[i] == USER_DEFINED]
     controls = {p: i for p, i in vocab.items() if types[i] == CONTROL}
+    added_bytes = sum(len(p.encode("utf-8", "surrogatepass")) for p in [*user_defined, *controls])
+    if added_bytes > MAX_ADDED_PIECES_BYTES:
+        raise TokenizerError(f"pieces: the user-defined and control pieces have {added_bytes:,} bytes together, "
+                             f"over the {MAX_ADDED_PIECES_BYTES:,} allowed (each is matched in a trie)",
+                             field="pieces")
     rules, runs, rule_ids = score_rules(vocab, types, scores)
     suffix = bool(model.trainer_spec.treat_whitespace_as_suffix)
     options = SpmOptions(charsmap, bool(spec.add_dummy_prefix), bool(spec.remove_extra_whitespaces),
@@ -205,10 +221,21 @@ def score_rules(vocab: dict[str, int], types: list[int], scores: list[float]) ->
                           "an import looks at")
     # (a side may be any piece that a symbol can be: a single character, or a piece merges make)
     operand = {p for p, i in vocab.items() if types[i] in (NORMAL, UNUSED) or (len(p) == 1 and types[i] != USER_DEFINED)}
+    # (a short piece tries each split, a slice each; a long one finds its sides in one sorted pass,
+    # as slicing it at every k would cost its length squared)
+    long = {p for p, _ in joinable if len(p) > SHORT_PIECE}
+    heads, tails = (_inner_operands(operand, long, False), _inner_operands(operand, long, True)) if long else ({}, {})
     found: list[tuple[float, int, int, str, str]] = []
     add = found.append
     for piece, pid in joinable:
         score = -scores[pid]
+        if piece in long:
+            tail_of = {len(t): t for t in tails.get(piece, ())}
+            for left in heads.get(piece, ()):
+                right = tail_of.get(len(piece) - len(left))
+                if right is not None:
+                    add((score, -len(left), pid, left, right))
+            continue
         for k in range(1, len(piece)):
             left = piece[:k]
             if left in operand:
@@ -232,6 +259,25 @@ def score_rules(vocab: dict[str, int], types: list[int], scores: list[float]) ->
     ids[:, 1] = np.fromiter(map(get, rights), dtype=np.int64, count=count)
     ids[:, 2] = np.fromiter(map(itemgetter(2), found), dtype=np.int64, count=count)
     return ScoreRules(list(zip(lefts, rights)), runs, ids)
+
+
+def _inner_operands(operands: set[str], wanted: set[str], suffixes: bool) -> dict[str, list[str]]:
+    """For each wanted piece, the operands that are its proper prefixes (or suffixes), shortest first.
+
+    One pass over the operands in sorted order (of their reversed text for suffixes) with a stack of
+    the operands that start the current one: each operand is pushed and popped once, so the cost is
+    the sort plus the answer, not a slice per way of splitting a piece (quadratic in a long piece).
+    """
+    forms = sorted(((op[::-1] if suffixes else op), op) for op in operands)
+    stack: list[tuple[str, str]] = []
+    out: dict[str, list[str]] = {}
+    for form, op in forms:
+        while stack and not form.startswith(stack[-1][0]):
+            stack.pop()
+        if stack and op in wanted:
+            out[op] = [inner for _form, inner in stack]
+        stack.append((form, op))
+    return out
 
 
 def export_sentencepiece_hf(tok: LoadedTokenizer) -> str:

@@ -35,6 +35,7 @@ from webapp.tokenizer.formats.building import build_byte_level
 from webapp.tokenizer.formats.common import file_error, is_int, parse_json_file, shown_value
 from webapp.tokenizer.formats.tiktoken_ranks import recover_rank_merges
 from webapp.tokenizer.hf.pipeline import read_pipeline
+from webapp.tokenizer.hf.regex_size import PatternTooLarge, compile_file_pattern
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import scheme_for_pattern
 
@@ -65,7 +66,9 @@ def parse_tekken(content: str | bytes) -> LoadedTokenizer:
     if not isinstance(pattern, str) or not pattern:
         raise file_error(f"Tekken config: pattern should be a regex string, got {shown_value(pattern)}")
     try:
-        regex.compile(pattern)
+        compile_file_pattern(pattern)
+    except PatternTooLarge as exc:
+        raise TokenizerError(f"config.pattern: {exc}", field="config.pattern") from None
     except (regex.error, RecursionError, OverflowError) as exc:
         raise file_error(f"Tekken config: the pattern does not compile ({shown_value(str(exc))})") from None
     vocab = data["vocab"]

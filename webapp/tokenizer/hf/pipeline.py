@@ -39,9 +39,11 @@ from webapp.tokenizer.hf import normalizers as hn
 from webapp.tokenizer.hf import pre_tokenizers as hp
 from webapp.tokenizer.hf.fields import Unsupported
 from webapp.tokenizer.hf.alphabet import bytes_to_token, token_to_bytes
+from webapp.tokenizer.hf.longest_match import Keys
 from webapp.tokenizer.hf.model import model_pieces
 from webapp.tokenizer.hf.post_processors import read_post_processor
 from webapp.tokenizer.hf.pre_runs import build_pre_tokenizer_runs
+from webapp.tokenizer.hf.regex_size import PatternTooLarge, file_patterns
 from webapp.tokenizer.hf.text import WHITE_SPACE, bounded, check_growth, time_left
 from webapp.tokenizer.pretokenize.chunks import CLASS_SPLITS
 from webapp.tokenizer.pretokenize.class_split import ClassSplit
@@ -49,6 +51,7 @@ from webapp.tokenizer.pretokenize.class_split import ClassSplit
 PIPELINE_VERSION = 1
 MAX_ADDED_TOKENS = 20_000
 MAX_ADDED_CONTENT = 1_000
+MAX_ADDED_CHARS = 262_144  # (in all; each a trie node and an automaton node: hf/longest_match.py)
 _WORD_CHAR = regex.compile(r"\w")
 _WS = "".join(sorted(WHITE_SPACE))
 
@@ -87,11 +90,17 @@ def _read_added(items: Any, notes: list[str]) -> list[list[Any]]:
     if len(items) > MAX_ADDED_TOKENS:
         notes.append(f"the file has {len(items):,} added tokens; only the first {MAX_ADDED_TOKENS:,} are split out")
         items = items[:MAX_ADDED_TOKENS]
-    for item in items:
+    chars = 0
+    for index, item in enumerate(items):
         if not (isinstance(item, dict) and isinstance(item.get("content"), str)
                 and 0 < len(item["content"]) <= MAX_ADDED_CONTENT and _is_int(item.get("id")) and item["id"] >= 0):
             skipped += 1
             continue
+        chars += len(item["content"])
+        if chars > MAX_ADDED_CHARS:
+            notes.append(f"the file's added tokens have over {MAX_ADDED_CHARS:,} characters together; only the "
+                         f"first {index:,} are split out")
+            break
         special = bool(item.get("special", False))
         normalized = item.get("normalized")
         out.append([
@@ -106,7 +115,16 @@ def _read_added(items: Any, notes: list[str]) -> list[list[Any]]:
 
 
 def _read_lenient(node: Any, describe: Callable[[Any], Any], key: str, what: str, notes: list[str]) -> Any:
-    """Describe a component; in a top-level Sequence, leave out only the parts that fail."""
+    """Describe a component; in a top-level Sequence, leave out only the parts that fail. A pattern
+    too large to compile safely refuses the file (PatternTooLarge, naming the field)."""
+    field = {"normalizers": "normalizer", "pretokenizers": "pre_tokenizer", "decoders": "decoder"}[key]
+    try:
+        return _read_parts(node, describe, key, what, notes)
+    except PatternTooLarge as exc:
+        raise PatternTooLarge(f"{field}.pattern.Regex: {exc}", field=field) from None
+
+
+def _read_parts(node: Any, describe: Callable[[Any], Any], key: str, what: str, notes: list[str]) -> Any:
     if node is None:
         return None
     if isinstance(node, dict) and node.get("type") == "Sequence" and isinstance(node.get(key), list):
@@ -128,6 +146,11 @@ def _read_lenient(node: Any, describe: Callable[[Any], Any], key: str, what: str
 
 def read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
     """(canonical JSON description, notes) for a parsed tokenizer.json."""
+    with file_patterns():  # (all the file's regexes measured together)
+        return _read_pipeline(data)
+
+
+def _read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
     notes: list[str] = []
     model_node = data.get("model")
     model: Mapping[str, Any] = model_node if isinstance(model_node, dict) else {}
@@ -150,43 +173,18 @@ def read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
 # Added tokens
 
 
-_END = ""  # trie key that marks a whole token (no character is the empty string)
-
-
 class _AddedSplitter:
     """Cuts added tokens out of a text: leftmost match, longest first, then the token's rules.
 
-    The contents go into a character trie; candidate starts are found with a
-    character class of the tokens' first characters, and from each the trie
-    walk finds the longest token there (what the library's Aho-Corasick
-    automaton in leftmost-longest mode gives).
+    Candidate starts are found with a character class of the tokens' first characters, and from
+    each the longest token there (the library's Aho-Corasick automaton in leftmost-longest mode),
+    in time linear in the text whatever the tokens (hf/longest_match.py).
     """
 
     def __init__(self, tokens: Sequence[AddedToken], normalize: Callable[[str], str] | None) -> None:
-        self.trie: dict[str, Any] = {}
-        for token in tokens:
-            content = normalize(token.content) if normalize is not None else token.content
-            if not content:
-                continue
-            node = self.trie
-            for ch in content:
-                node = node.setdefault(ch, {})
-            node.setdefault(_END, token)
-        self.starts = regex.compile("[" + "".join(regex.escape(ch) for ch in self.trie) + "]") if self.trie else None
-
-    def _longest(self, text: str, start: int) -> tuple[AddedToken, int] | None:
-        node: dict[str, Any] = self.trie
-        best: tuple[AddedToken, int] | None = None
-        i = start
-        while i < len(text):
-            child = node.get(text[i])
-            if child is None:
-                break
-            node = child
-            i += 1
-            if _END in node:
-                best = (node[_END], i)
-        return best
+        self.keys = Keys((normalize(t.content) if normalize is not None else t.content, t) for t in tokens)
+        firsts = self.keys.first_items()
+        self.starts = regex.compile("[" + "".join(regex.escape(ch) for ch in firsts) + "]") if firsts else None
 
     def _matches(self, text: str) -> Iterator[tuple[int, int, AddedToken]]:
         position = 0
@@ -194,20 +192,21 @@ class _AddedSplitter:
         starts = self.starts
         if starts is None:
             return
+        scanner = self.keys.scanner(text)
         while True:
             candidate = starts.search(text, position)
             if candidate is None:
                 return
             start = candidate.start()
-            found = self._longest(text, start)
+            found = scanner.longest(start)
             checks += 1
             if checks % 4096 == 0:
-                time_left()  # (a long walk per start is possible: the time budget bounds it)
+                time_left()  # (the regex budget bounds the whole search too)
             if found is None:
                 position = start + 1
                 continue
-            yield start, found[1], found[0]
-            position = found[1]
+            yield start, start + found[0], found[1]
+            position = start + found[0]
 
     def split(self, text: str, allowed: frozenset[str] | None = None) -> list[tuple[AddedToken | None, int, int]]:
         """`allowed`: the special tokens to split out (None: all); added tokens that are

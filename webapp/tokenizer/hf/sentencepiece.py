@@ -39,16 +39,16 @@ import codecs
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-import numpy as np
 import regex
+
+from webapp.tokenizer.hf.charsmap import Charsmap, CharsmapError
+from webapp.tokenizer.hf.longest_match import Keys, Scanner
+from webapp.tokenizer.hf.text import bounded, check_growth_bytes, growth_cap_bytes, time_left
 
 SPACE_SYMBOL = "\u2581"
 DEFAULT_UNK_SURFACE = " \u2047 "
 _BYTE_PIECE = regex.compile(r"<0x([0-9A-F]{2})>")
-
-
-class CharsmapError(ValueError):
-    """A precompiled charsmap that cannot be read (the message says where)."""
+WALKS_PER_CHECK = 2_048  # (trie walks between two checks of the encode's time budget)
 
 
 def _spm_bytes(error: UnicodeError) -> tuple[str, int]:
@@ -63,61 +63,6 @@ codecs.register_error("spm-byte-replace", _spm_bytes)
 def decode_spm_bytes(data: bytes) -> str:
     """Bytes as sentencepiece decodes a run of byte pieces: one U+FFFD per invalid byte."""
     return data.decode("utf-8", "spm-byte-replace")
-
-
-class Charsmap:
-    """A precompiled charsmap: `<trie size: uint32 LE><double-array units><replacements, NUL-ended>`."""
-
-    def __init__(self, blob: bytes) -> None:
-        if len(blob) <= 4:
-            raise CharsmapError("the precompiled charsmap is shorter than its 4-byte header")
-        size = int.from_bytes(blob[:4], "little")
-        if size >= len(blob) or size % 4:
-            raise CharsmapError(f"the precompiled charsmap says its trie has {size:,} bytes, "
-                                f"but the blob has {len(blob):,} (and a trie is whole 4-byte units)")
-        self.units: list[int] = np.frombuffer(blob[4:4 + size], dtype="<u4").tolist()
-        self.normalized = blob[4 + size:]
-        if not self.units:
-            raise CharsmapError("the precompiled charsmap's trie is empty")
-        first = self.units[0]
-        self._root = self._offset(first)
-        # (the bytes that start some rule: every other byte is copied without a trie walk)
-        self.starts = frozenset(c for c in range(1, 256) if self._child(self._root, c) is not None)
-
-    @staticmethod
-    def _offset(unit: int) -> int:
-        return (unit >> 10) << ((unit & (1 << 9)) >> 6)
-
-    def _child(self, base: int, byte: int) -> int | None:
-        pos = base ^ byte
-        if pos >= len(self.units) or (self.units[pos] & ((1 << 31) | 0xFF)) != byte:
-            return None
-        return pos
-
-    def longest(self, data: bytes, start: int) -> tuple[int, bytes] | None:
-        """(bytes matched, replacement) of the longest rule at `start`, or None (Darts' commonPrefixSearch)."""
-        units = self.units
-        base = self._root
-        best: tuple[int, bytes] | None = None
-        for i in range(start, len(data)):
-            byte = data[i]
-            pos = base ^ byte
-            if pos >= len(units):
-                break
-            unit = units[pos]
-            if (unit & ((1 << 31) | 0xFF)) != byte:
-                break
-            base = pos ^ self._offset(unit)
-            if (unit >> 8) & 1:
-                if base >= len(units):
-                    raise CharsmapError(f"the precompiled charsmap's trie points past its end at unit {base:,}")
-                value = units[base] & ((1 << 31) - 1)
-                end = self.normalized.find(b"\0", value)
-                if value >= len(self.normalized) or end < 0:
-                    raise CharsmapError(f"the precompiled charsmap's rule at unit {base:,} points past its "
-                                        f"replacement strings (offset {value:,})")
-                best = (i + 1 - start, self.normalized[value:end])
-        return best
 
 
 def _char_len(data: bytes, i: int) -> int:
@@ -166,10 +111,10 @@ class SpmNormalizer:
     def __init__(self, options: SpmOptions) -> None:
         self.options = options
         self.charsmap = Charsmap(options.charsmap) if options.charsmap else None
-        self.user: dict[bytes, None] = {s.encode("utf-8"): None for s in options.user_defined if s}
-        self.user_longest = max(map(len, self.user), default=0)
+        # (matched longest first at a position, in time linear in the text: hf/longest_match.py)
+        self.user = Keys((key, None) for key in (s.encode("utf-8") for s in options.user_defined if s))
         starts = set(self.charsmap.starts) if self.charsmap is not None else set()
-        starts.update(s[0] for s in self.user)
+        starts.update(self.user.first_items())
         self._plain = not starts
         # (a run of bytes none of which starts a rule or a user-defined symbol: characters copied as they are)
         self._special = regex.compile(b"[" + b"".join(regex.escape(bytes([b])) for b in sorted(starts)) + b"]"
@@ -190,12 +135,13 @@ class SpmNormalizer:
         """(normalized text, for each of its UTF-8 byte offsets and its end the byte offset in `text`
         it comes from): sentencepiece's `norm_to_orig`, step by step (no shortcut: for spans, not speed)."""
         data = text.encode("utf-8", "surrogatepass")
+        user = self.user.scanner(data)
         opts = self.options
         remove = opts.remove_extra_whitespaces
         i = 0
         if remove:
             while i < len(data):
-                sp, used = self._prefix(data, i)
+                sp, used = self._prefix(data, i, user)
                 if sp != b" ":
                     break
                 i += used
@@ -208,14 +154,21 @@ class SpmNormalizer:
             out += space
             where += [i] * len(space)
         is_prev_space = remove
+        cap = growth_cap_bytes()
+        walks = 0
         while i < len(data):
-            sp, used = self._prefix(data, i)
+            sp, used = self._prefix(data, i, user)
+            walks += 1
+            if not walks % WALKS_PER_CHECK:
+                time_left()  # (as in _general)
             while is_prev_space and sp.startswith(b" "):
                 sp = sp[1:]
             if sp:
                 piece = sp.replace(b" ", space) if opts.escape_whitespaces else sp
                 out += piece
                 where += [i] * len(piece)
+                if len(out) > cap:  # (measured while it is built: refused before it grows further)
+                    check_growth_bytes(len(out))
                 is_prev_space = sp.endswith(b" ")
             i += used
             if not remove:
@@ -251,12 +204,12 @@ class SpmNormalizer:
             text = text + space
         return text
 
-    def _prefix(self, data: bytes, i: int) -> tuple[bytes, int]:
+    def _prefix(self, data: bytes, i: int, user: Scanner) -> tuple[bytes, int]:
         """(what the prefix at i normalizes to, bytes consumed): sentencepiece's NormalizePrefix."""
         if self.user:
-            for size in range(min(self.user_longest, len(data) - i), 0, -1):
-                if data[i:i + size] in self.user:
-                    return data[i:i + size], size
+            found = user.longest(i)
+            if found is not None:
+                return data[i:i + found[0]], found[0]
         if self.charsmap is not None:
             found = self.charsmap.longest(data, i)
             if found is not None:
@@ -266,11 +219,12 @@ class SpmNormalizer:
 
     def _general(self, data: bytes) -> bytes:
         opts = self.options
+        user = self.user.scanner(data)
         remove = opts.remove_extra_whitespaces
         i = 0
         if remove:
             while i < len(data):
-                sp, used = self._prefix(data, i)
+                sp, used = self._prefix(data, i, user)
                 if sp != b" ":
                     break
                 i += used
@@ -283,7 +237,11 @@ class SpmNormalizer:
         is_prev_space = remove
         special = self._special
         assert special is not None
+        cap = growth_cap_bytes()
+        walks = 0
         while i < len(data):
+            if len(out) > cap:  # (measured while it is built: refused before it grows further)
+                check_growth_bytes(len(out))
             found = special.search(data, i)
             stop = found.start() if found is not None else len(data)
             if stop > i:  # (plain characters: each its own prefix)
@@ -300,7 +258,10 @@ class SpmNormalizer:
                     is_prev_space = False
                 i = stop
                 continue
-            sp, used = self._prefix(data, i)
+            sp, used = self._prefix(data, i, user)
+            walks += 1
+            if not walks % WALKS_PER_CHECK:
+                time_left()  # (each walk is at most MAX_RULE_BYTES steps: the encode's budget bounds them all)
             while is_prev_space and sp.startswith(b" "):
                 sp = sp[1:]
             if sp:
@@ -348,7 +309,10 @@ def spm_decoder(desc: Mapping[str, Any]) -> Any:
 
     def decode(tokens: list[str]) -> list[str]:
         text = spm_decode(tokens, controls, unk, surface, fallback, strip_first, strip_all)
-        return [denormalize(text) if denormalize is not None else text]
+        if denormalize is None:
+            return [text]
+        with bounded(len(text)):  # (its rules may make the text longer: measured as it is built)
+            return [denormalize(text)]
 
     return decode
 

@@ -12,6 +12,7 @@ What it does not do: read tokenizer.json (pipeline.py does) or encode.
 
 from __future__ import annotations
 
+import sys
 import time
 import unicodedata
 from contextlib import contextmanager
@@ -131,6 +132,24 @@ def time_left() -> float | None:
     if left <= 0:
         raise TimeoutError
     return left
+
+
+def growth_cap_bytes() -> int:
+    """UTF-8 bytes past which a normalizer's output is surely over the cap (4 bytes a character at
+    most): a normalizer building its output checks this as it goes (no cap outside `bounded`)."""
+    cap = _GROWTH_CAP.get()
+    return sys.maxsize if cap is None else 4 * cap
+
+
+def check_growth_bytes(size: int) -> None:
+    """Refuse a normalizer's output of `size` UTF-8 bytes, when that is over `growth_cap_bytes`."""
+    cap = _GROWTH_CAP.get()
+    if cap is not None and size > 4 * cap:
+        raise TokenizerError(
+            f"text: the tokenizer file's normalizer makes this text over {cap:,} characters long (it stopped "
+            f"at {size:,} bytes), the limit ({GROWTH_FACTOR}x the text or {MIN_GROWTH_CAP:,})",
+            field="text",
+        )
 
 
 def check_growth(length: int) -> None:

@@ -56,10 +56,14 @@ def _special_chars(allowed: frozenset[str], _compiled: Any) -> int:
 
 # Compiled special-token regexes by allowed set. Bound: 64 sets and 4,000,000 characters
 # of special tokens in all (a compiled alternation costs about 16 bytes per character,
-# tracemalloc: about 64 MB at most). A set over the weight on its own (20,000 tokens
-# of 200 characters) is compiled for each call instead of kept.
+# tracemalloc: about 64 MB at most). A set over SPECIAL_RE_MAX_CHARS is refused before it is
+# compiled.
 SPECIAL_RE_ENTRIES = 64
 SPECIAL_RE_CHARS = 4_000_000
+#: Characters of one allowed set, checked before its alternation is compiled: `regex` takes about
+#: 10 microseconds and 250 bytes a character to compile one (200,000: 2-3 s, +60 MB on a loaded
+#: 2-core machine), and a file may bring 20,000 special tokens of 1,000 characters.
+SPECIAL_RE_MAX_CHARS = 250_000
 _SPECIAL_RE_CACHE: BoundedCache[frozenset[str], Any] = BoundedCache(
     SPECIAL_RE_ENTRIES, SPECIAL_RE_CHARS, weigh=_special_chars, name="special.regexes"
 )
@@ -71,6 +75,12 @@ def special_regex(allowed: frozenset[str]) -> Any:
     with _SPECIAL_RE_LOCK:
         compiled = _SPECIAL_RE_CACHE.get(allowed)
         if compiled is None:
+            size = sum(map(len, allowed))
+            if size > SPECIAL_RE_MAX_CHARS:
+                raise TokenizerError(
+                    f"allowed_special: the {len(allowed):,} special tokens allowed have {size:,} characters "
+                    f"together, over the {SPECIAL_RE_MAX_CHARS:,} matched at once; allow fewer of them",
+                    field="allowed_special")
             # Longest first, so a special token that starts another never shadows it.
             ordered = sorted(allowed, key=lambda s: (-len(s), s))
             compiled = regex.compile("|".join(regex.escape(s) for s in ordered))
