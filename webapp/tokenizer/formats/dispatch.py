@@ -51,7 +51,8 @@ def import_tokenizer(
     """Parse a tokenizer file of the given format (or detect it).
 
     `limits` bound the bytes the merges may make tokens stand for (formats that
-    derive token bytes from the merges: minbpe, playground JSON).
+    derive token bytes from the merges: minbpe, playground JSON) and the bytes one
+    listed token may stand for (tiktoken ranks, tokenizer.json, vocab.json).
 
     For the vocab.json + merges.txt pair, `content` is vocab.json and
     `merges_txt` the merges file (fmt "vocab-merges", or "auto" with both given).
@@ -86,11 +87,11 @@ def import_tokenizer(
 
 def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, limits: SizeLimits) -> LoadedTokenizer:
     if fmt == "hf":
-        return parse_hf_tokenizer_json(content)
+        return parse_hf_tokenizer_json(content, limits)
     if fmt == "vocab-merges":
         if merges_txt is None:
             raise file_error("the vocab.json + merges.txt format needs both files; merges.txt is missing")
-        return parse_vocab_merges(content, merges_txt)
+        return parse_vocab_merges(content, merges_txt, limits=limits)
     if fmt == "tiktoken":
         return parse_tiktoken(content, limits=limits)
     if fmt == "minbpe":

@@ -26,12 +26,14 @@ from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.common import bytes_of, file_error, is_int, parse_json_file, shown_value
 from webapp.tokenizer.formats.export_checks import check_well_formed_bytes, check_well_formed_chars
 from webapp.tokenizer.formats.hf_strings import byte_level_from_strings, char_level_from_strings, check_vocab
+from webapp.tokenizer.formats.hf_strings import check_token_sizes
 from webapp.tokenizer.formats.hf_strings import split_merge_line
 from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token
 from webapp.tokenizer.hf.pre_tokenizers import maps_bytes
 from webapp.tokenizer.hf.model import read_model_options
 from webapp.tokenizer.hf.pipeline import read_pipeline
 from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 from webapp.tokenizer.pretokenize.patterns import PATTERNS, check_scheme, scheme_for_pattern
 
 
@@ -130,8 +132,8 @@ def _hf_merge_pairs(merges: Any, what: str, vocab: Mapping[str, int]) -> list[tu
     return pairs
 
 
-def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
-    """A Hugging Face tokenizer.json with a BPE model."""
+def parse_hf_tokenizer_json(content: str | bytes, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> LoadedTokenizer:
+    """A Hugging Face tokenizer.json with a BPE model (`limits.token_bytes`: each vocab entry's size)."""
     data = parse_json_file(content, "tokenizer.json")
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
         raise file_error('this is not a Hugging Face tokenizer.json: there is no "model" object')
@@ -159,7 +161,9 @@ def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
     model_options, model_notes = read_model_options(model)
     notes += model_notes
     unk_token = model.get("unk_token")
-    if _is_byte_level(data, vocab):
+    byte_level = _is_byte_level(data, vocab)
+    check_token_sizes(vocab, limits.token_bytes, byte_level=byte_level)
+    if byte_level:
         if model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
             raise file_error(
                 "this byte-level tokenizer marks word boundaries (continuing_subword_prefix / "
