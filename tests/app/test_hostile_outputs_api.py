@@ -114,3 +114,31 @@ def test_row5_a_tokenizer_json_vocab_entry_over_the_token_limit_is_refused(tmp_p
     assert "the entry with id 26" in message and "200,000 bytes" in message and "LIMIT_TOKEN_BYTES" in message
     assert len(message) < 500
     get_storage(app).dispose()
+
+
+# --- row 9: true messages ------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not is_installed("mistral_v3"), reason="the mistral_v3 preset is not installed")
+def test_row9_the_sentencepiece_preset_exports_a_tokenizer_json_the_library_loads(small) -> None:
+    from tokenizers import Tokenizer
+
+    answer = small.get("/api/export?format=hf&tokenizer=mistral_v3")
+    assert answer.status_code == 200, answer.get_data(as_text=True)[:300]
+    library = Tokenizer.from_str(answer.get_data(as_text=True))
+    ours = small.post("/api/tokenizers/mistral_v3/encode", json={"text": "the thing that thinks"}).get_json()["ids"]
+    assert library.encode("the thing that thinks", add_special_tokens=False).ids == ours
+
+
+@pytest.mark.skipif(not is_installed("mistral_v3"), reason="the mistral_v3 preset is not installed")
+def test_row9_a_model_with_a_piece_that_is_not_utf8_is_a_400_naming_it(small) -> None:
+    from webapp.tokenizer.presets import open_models
+
+    data = open_models.file_bytes("mistral_v3")
+    at = data.index(b"\x0a\x05" + "\u2581th".encode())
+    broken = data[:at + 2] + b"\xc3(th!" + data[at + 7:]
+    answer = small.post("/api/import?filename=tokenizer.model", data=broken, content_type="application/octet-stream")
+    message = error_of(answer, 400, "pieces")
+    assert message.startswith("pieces: piece 1074 is not valid UTF-8: byte 0xc3 at byte offset 0")
+    assert answer.get_json()["error"]["location"] == {"index": 1074, "offset": 0}
+    assert "ord()" not in message

@@ -50,3 +50,66 @@ def test_row5_a_tokenizer_json_vocab_entry_is_bounded_at_open() -> None:
     vocab_json = json.dumps({**letters, "a" * 70_000: 26})
     with pytest.raises(TokenizerError, match="70,000 bytes"):
         import_tokenizer(vocab_json, fmt="vocab-merges", merges_txt="#version: 0.2\n")
+
+
+# --- row 9 -----------------------------------------------------------------------------------
+
+from webapp.tokenizer import export_tokenizer, is_installed  # noqa: E402
+from webapp.tokenizer.formats import dispatch  # noqa: E402
+from webapp.tokenizer.presets import open_models  # noqa: E402
+
+
+def _installed(*names: str) -> pytest.MarkDecorator:
+    missing = [n for n in names if not is_installed(n)]
+    return pytest.mark.skipif(bool(missing), reason=f"presets not installed: {missing}")
+
+
+@_installed("mistral_v3", "llama2", "mistral_tekken")
+@pytest.mark.parametrize("name", ["mistral_v3", "llama2", "mistral_tekken"])
+def test_row9_a_preset_exports_as_its_file_does(name: str) -> None:
+    preset = open_models.load(name)
+    opened = import_tokenizer(open_models.file_bytes(name), filename=open_models.OPEN_MODELS[name].path)
+    if name == "mistral_tekken":  # the file refuses (its pattern has no export format): so does the preset
+        for tok in (preset, opened):
+            with pytest.raises(TokenizerError, match="Tekken tokenizer splits text with its own pattern"):
+                export_tokenizer(tok, "hf")
+        return
+    content, filename, _ = export_tokenizer(preset, "hf")
+    assert filename == "tokenizer.json" and content == export_tokenizer(opened, "hf")[0]
+
+
+def _broken_model() -> bytes:
+    data = open_models.file_bytes("mistral_v3")
+    needle = b"\x0a\x05" + "\u2581th".encode()  # piece 1074's string field: 5 bytes
+    at = data.index(needle)
+    return data[:at + 2] + b"\xc3(th!" + data[at + 7:]  # 0xc3 then "(": not UTF-8
+
+
+@_installed("mistral_v3")
+def test_row9_a_piece_that_is_not_utf8_is_named_with_its_byte_offset() -> None:
+    with pytest.raises(TokenizerError) as refused:
+        import_tokenizer(_broken_model(), filename="tokenizer.model")
+    error = refused.value
+    assert error.field == "pieces" and error.location == {"index": 1074, "offset": 0}
+    assert error.message.startswith("pieces: piece 1074 is not valid UTF-8: byte 0xc3 at byte offset 0")
+    assert "ord()" not in error.message
+
+
+def test_row9_an_unforeseen_structure_says_no_python_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_args: object) -> None:
+        raise TypeError("ord() expected string of length 1, but int found")
+
+    monkeypatch.setattr(dispatch, "_import_as", broken)
+    with pytest.raises(TokenizerError) as refused:
+        import_tokenizer("{}", fmt="hf")
+    assert "unexpected structure" in refused.value.message
+    assert "ord()" not in refused.value.message and "TypeError" not in refused.value.message
+
+
+def test_row9_an_hf_export_keeps_the_added_tokens() -> None:
+    letters = {chr(c): c - 97 for c in range(97, 123)}
+    added = [{"id": 100 + n, "content": f"<extra_{n}>", "special": n % 2 == 0, "normalized": False,
+              "lstrip": False, "rstrip": n == 1, "single_word": False} for n in range(20_000)]
+    content = json.dumps({**json.loads(_hf(letters)), "added_tokens": added})
+    exported = json.loads(export_tokenizer(import_tokenizer(content, fmt="hf"), "hf")[0])
+    assert exported["added_tokens"] == added

@@ -194,10 +194,22 @@ def _library_notes(notes: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(n for n in notes if "visits each rule once in order" not in n)
 
 
+def _added_tokens(tok: LoadedTokenizer) -> list[dict[str, Any]]:
+    """The tokenizer's added tokens as the library writes them, so an export drops none: a
+    tokenizer.json's own with their flags (its pipeline keeps them), then any other special token."""
+    rows = json.loads(tok.pipeline).get("added_tokens", []) if tok.pipeline else []
+    out = [{"id": i, "content": c, "single_word": word, "lstrip": left, "rstrip": right, "normalized": normalized,
+            "special": special} for c, i, special, normalized, left, right, word in rows]
+    written = {t["content"] for t in out}
+    out += [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+             "special": True} for c, i in tok.special_tokens.items() if c not in written]
+    return sorted(out, key=lambda t: t["id"])
+
+
 def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
     """A Hugging Face tokenizer.json that `tokenizers` loads and that gives the same ids.
 
-    Byte level: the GPT-2 alphabet, a ByteLevel pre-tokenizer without its regex
+    Added tokens and special tokens are written as added tokens. Byte level: the GPT-2 alphabet, a ByteLevel pre-tokenizer without its regex
     for "none", with it for "gpt2", a Split with the cl100k regex before it for
     "cl100k"; ids are the file ids (`file_ids`). Character level: no
     pre-tokenizer, the vocab as it is, a Fuse decoder.
@@ -250,7 +262,7 @@ def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
         "version": "1.0",
         "truncation": None,
         "padding": None,
-        "added_tokens": [],
+        "added_tokens": _added_tokens(tok),
         "normalizer": None,
         "pre_tokenizer": pre_tokenizer,
         "post_processor": None,
