@@ -142,3 +142,24 @@ def test_row9_a_model_with_a_piece_that_is_not_utf8_is_a_400_naming_it(small) ->
     assert message.startswith("pieces: piece 1074 is not valid UTF-8: byte 0xc3 at byte offset 0")
     assert answer.get_json()["error"]["location"] == {"index": 1074, "offset": 0}
     assert "ord()" not in message
+
+
+@pytest.mark.skipif(not is_installed("o200k_base"), reason="the o200k_base preset is not installed")
+def test_row5_many_ids_of_a_long_preset_token_are_refused_by_the_default_cap(tmp_path) -> None:
+    """The issue's 1,000,000 ids of a long o200k_base token (128 MB); here 100,000 of them (12.8 MB)."""
+    from webapp.opened.store import load_tokenizer
+
+    app = make_app(tmp_path)
+    client = app.test_client()
+    with app.app_context():
+        vocab = load_tokenizer("o200k_base").file_vocab or {}
+    longest = max(vocab, key=lambda i: len(vocab[i]))
+    size = len(vocab[longest])
+    ids = [longest] * 100_000
+    for path in ("/api/tokenizers/o200k_base/decode",):
+        message = error_of(client.post(path, json={"ids": ids}), 400, "ids")
+        _says_the_sizes(message, 100_000 * size, 8 * 1024 * 1024)
+    page = client.post("/fragments/bytes", data={"tokenizer": "o200k_base", "text": "",
+                                                  "ids": " ".join(map(str, ids))}).get_data(as_text=True)
+    assert f"gives {100_000 * size:,} bytes, over the limit of 8,388,608 bytes" in page
+    get_storage(app).dispose()
