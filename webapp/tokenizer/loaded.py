@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, TypeVar, Un
 
 import numpy as np
 
-from webapp.tokenizer.core.byte_decode import check_decoded_size, decode, decoded_size, utf8_size
+from webapp.tokenizer.core.byte_decode import decode, join_texts
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.hf.alphabet import bytes_to_token
 
@@ -421,13 +421,7 @@ class CharUnit:
     def join_ids(self, tok: LoadedTokenizer, ids: list[int], file_vocab: dict[int, bytes], *,
                  max_bytes: int | None = None) -> str:
         """The tokens' strings joined (their UTF-8 added up first: at most `max_bytes`); an unknown id is named."""
-        inverse = {v: k for k, v in tok.vocab.items()}
-        missing = next((i for i in ids if i not in inverse), None)
-        if missing is not None:
-            raise TokenizerError(f"ids: id {missing} is not in the tokenizer's vocab", field="ids")
-        if max_bytes is not None:
-            check_decoded_size(decoded_size(ids, lambda i: utf8_size(inverse[i])), len(ids), max_bytes)
-        return "".join(inverse[i] for i in ids)
+        return join_texts(ids, {v: k for k, v in tok.vocab.items()}, max_bytes=max_bytes)
 
 
 Unit = Union[ByteUnit, CharUnit]

@@ -1,19 +1,18 @@
-"""Byte-level decode (docs/algorithms.md, section 2): every id's bytes, then strict UTF-8.
+"""Decode (docs/algorithms.md, section 2): every id's bytes, then strict UTF-8; `join_texts` for
+character-level token strings.
 
-An id 0..255 the vocab does not list stands for its single byte; the vocab
-wins where it lists one. An unknown id or bytes that are not UTF-8 is a
-`TokenizerError` naming the position, the id and (for UTF-8) the byte offset.
-With `max_bytes` the output is added up from the tokens' lengths before
-anything is joined, and refused past it (`check_decoded_size`; the decoders of
-loaded tokenizers use the same check). It does not encode, and it knows
-nothing of merge lists (the vocab a merge list implies is
-`byte_level.implied_byte_vocab`).
+An id 0..255 the vocab does not list is its single byte; the vocab wins where
+it lists one. An unknown id or bytes that are not UTF-8 is a `TokenizerError`
+naming the position, the id and (for UTF-8) the byte offset. With `max_bytes`
+the output is added up from the tokens' sizes before anything is joined and
+refused past it (`check_decoded_size`, which the file decoders use too). It
+does not encode, nor know merge lists (`byte_level.implied_byte_vocab`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.validation import show_value, validate_byte_vocab, validate_ids
@@ -57,6 +56,17 @@ def decode(ids: Any, vocab: Any, *, max_bytes: int | None = None) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _utf8_error(exc, data, ids, parts) from None
+
+
+def join_texts(ids: Sequence[int], text_of: Mapping[int, str], *, max_bytes: int | None = None) -> str:
+    """Character-level decode: the ids' token strings joined; an id `text_of` lacks is named, and with
+    `max_bytes` their UTF-8 is added up first and a longer output refused."""
+    missing = next((i for i in ids if i not in text_of), None)
+    if missing is not None:
+        raise TokenizerError(f"ids: id {missing} is not in the tokenizer's vocab", field="ids")
+    if max_bytes is not None:
+        check_decoded_size(decoded_size(ids, lambda i: utf8_size(text_of[i])), len(ids), max_bytes)
+    return "".join(text_of[i] for i in ids)
 
 
 def decoded_size(ids: Sequence[int], size_of: Callable[[int], int]) -> int:

@@ -77,9 +77,9 @@ def _parse_proto(content: bytes) -> Any:
     model = pb.ModelProto()  # type: ignore[attr-defined]  # (generated code: no stubs)
     try:
         model.ParseFromString(content)
-    except (DecodeError, RuntimeError, ValueError) as exc:
-        raise file_error(f"this is not a SentencePiece .model file (protobuf cannot read it: {shown_value(str(exc))})"
-                          ) from None
+    except (DecodeError, RuntimeError, ValueError):  # (protobuf's own words name its code, not the file)
+        raise file_error("this is not a SentencePiece .model file: its bytes do not read as a ModelProto "
+                         "(protobuf cannot parse them)") from None
     return model
 
 

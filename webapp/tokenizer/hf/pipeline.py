@@ -463,11 +463,8 @@ def decode_ids(
     pipeline: Pipeline, ids: Sequence[int], token_of: Callable[[int], str | None], *, skip_special: bool = True,
     max_bytes: int | None = None,
 ) -> str:
-    """The library's `decode(ids, skip_special_tokens=...)`: ids -> token strings -> decoder.
-
-    With `max_bytes`, the token strings' UTF-8 bytes are added up per distinct id before the
-    decoder joins them, and a larger total is refused (the decoders shrink or keep that size,
-    but for a Replace step or a .model's denormalizer, docs/limits.md)."""
+    """The library's `decode(ids, skip_special_tokens=...)`: ids -> token strings -> decoder; with `max_bytes`
+    the strings' UTF-8 is added up first and a larger total refused (docs/limits.md: what that bounds)."""
     def text_of(i: int) -> str | None:
         added = pipeline.by_id.get(i)
         if added is not None:
