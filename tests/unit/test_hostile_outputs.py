@@ -113,3 +113,15 @@ def test_row9_an_hf_export_keeps_the_added_tokens() -> None:
     content = json.dumps({**json.loads(_hf(letters)), "added_tokens": added})
     exported = json.loads(export_tokenizer(import_tokenizer(content, fmt="hf"), "hf")[0])
     assert exported["added_tokens"] == added
+
+
+@_installed("o200k_base")
+def test_row9_an_o200k_export_keeps_its_split() -> None:
+    """An o200k-scheme tokenizer's tokenizer.json was written with a bare ByteLevel: its split dropped."""
+    from tokenizers import Tokenizer
+
+    from webapp.tokenizer import get_tokenizer, load_preset
+
+    text = "Hello world! The quick brown fox's 12345 jumps, don't  lazy dogs.\n\n Zürich 東京 ÄÖ 1234567"
+    library = Tokenizer.from_str(export_tokenizer(load_preset("o200k_base"), "hf")[0])
+    assert library.encode(text, add_special_tokens=False).ids == get_tokenizer("o200k_base").encode(text)

@@ -210,8 +210,8 @@ def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
     """A Hugging Face tokenizer.json that `tokenizers` loads and that gives the same ids.
 
     Added tokens and special tokens are written as added tokens. Byte level: the GPT-2 alphabet, a ByteLevel pre-tokenizer without its regex
-    for "none", with it for "gpt2", a Split with the cl100k regex before it for
-    "cl100k"; ids are the file ids (`file_ids`). Character level: no
+    for "none", with it for "gpt2", a Split with the cl100k / o200k regex before it for
+    "cl100k" / "o200k"; ids are the file ids (`file_ids`). Character level: no
     pre-tokenizer, the vocab as it is, a Fuse decoder.
     """
     scheme = check_scheme(pretokenize if pretokenize is not None else tok.pretokenize)
@@ -246,11 +246,11 @@ def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
         ]
         byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
                       "use_regex": scheme == "gpt2"}
-        if scheme == "cl100k":
+        if scheme in ("cl100k", "o200k"):  # (o200k was written as a plain ByteLevel, its split dropped)
             pre_tokenizer = {
                 "type": "Sequence",
                 "pretokenizers": [
-                    {"type": "Split", "pattern": {"Regex": PATTERNS["cl100k"]},
+                    {"type": "Split", "pattern": {"Regex": PATTERNS[scheme]},
                      "behavior": "Isolated", "invert": False},
                     dict(byte_level, use_regex=False),
                 ],
