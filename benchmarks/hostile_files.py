@@ -210,8 +210,29 @@ def _longest_id(port: int, ref: str) -> int:
     return int(max(vocab.items(), key=lambda item: len(item[0]))[1])
 
 
+def preset_decode(port: int, session: int, name: str = "o200k_base", count: int = 1_000_000) -> None:
+    """Row 5 without a file: `count` ids of a preset's longest token decoded (the issue's 128 MB)."""
+    vocab = json.loads(request(port, "GET", f"/api/tokenizers/{name}/vocab?limit=200&q=" + "%20" * 64,
+                               timeout=REQUEST_TIMEOUT)[1]).get("tokens") or []
+    if not vocab:
+        print(f"  {name}: no token of 64 spaces to decode")
+        return
+    token = max(vocab, key=lambda t: len(t["bytes"]))
+    body = json.dumps({"ids": [token["id"]] * count}).encode()
+    print(f"  {name}: {count:,} ids of its token {token['id']} ({len(token['bytes'])} bytes) decoded "
+          f"({len(body) / 2**20:.1f} MiB request)")
+    with Watch(port, session) as watch:
+        try:
+            status, data, seconds, _ = request(port, "POST", f"/api/tokenizers/{name}/decode", body, client=149,
+                                               timeout=REQUEST_TIMEOUT)
+        except OSError as exc:
+            status, data, seconds = 0, str(exc).encode(), REQUEST_TIMEOUT
+    size = f", {len(data) / 2**20:.1f} MiB answered" if status == 200 else ""
+    print(f"    use:  {status} in {seconds:.2f} s ({_message(status, data)}{size}); {watch.report()}")
+
+
 def measure_files(port: int, session: int) -> None:
-    """Open and use each worst file, one after another; print what each cost."""
+    """Open and use each worst file, one after another, then a preset's long decode; print what each cost."""
     print("issue 44: the worst tokenizer files, opened and used once each (refusals are expected)")
     for client, hostile in enumerate(HOSTILE_FILES, start=150):
         content, kind = hostile.build()
@@ -235,3 +256,4 @@ def measure_files(port: int, session: int) -> None:
                 status, data, seconds = 0, str(exc).encode(), REQUEST_TIMEOUT
         size = f", {len(data) / 2**20:.1f} MiB answered" if status == 200 else ""
         print(f"    use:  {status} in {seconds:.2f} s ({_message(status, data)}{size}); {watch.report()}")
+    preset_decode(port, session)
