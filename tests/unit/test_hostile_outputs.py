@@ -125,3 +125,15 @@ def test_row9_an_o200k_export_keeps_its_split() -> None:
     text = "Hello world! The quick brown fox's 12345 jumps, don't  lazy dogs.\n\n Zürich 東京 ÄÖ 1234567"
     library = Tokenizer.from_str(export_tokenizer(load_preset("o200k_base"), "hf")[0])
     assert library.encode(text, add_special_tokens=False).ids == get_tokenizer("o200k_base").encode(text)
+
+
+@_installed("llama2")
+def test_row9_a_tokenizer_json_export_keeps_its_own_steps_and_ids() -> None:
+    """llama2's export was written without its normalizer and byte fallback: other ids, without a word."""
+    from tokenizers import Tokenizer
+
+    from webapp.tokenizer import get_tokenizer
+
+    text = "Hello world! The quick brown fox's 12345 jumps,  don't.\n\n Zürich 東京 ☃ 𝒳"
+    library = Tokenizer.from_str(export_tokenizer(open_models.load("llama2"), "hf")[0])
+    assert library.encode(text, add_special_tokens=False).ids == get_tokenizer("llama2").encode(text)

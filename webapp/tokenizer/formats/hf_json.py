@@ -209,10 +209,12 @@ def _added_tokens(tok: LoadedTokenizer) -> list[dict[str, Any]]:
 def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
     """A Hugging Face tokenizer.json that `tokenizers` loads and that gives the same ids.
 
-    Added tokens and special tokens are written as added tokens. Byte level: the GPT-2 alphabet, a ByteLevel pre-tokenizer without its regex
-    for "none", with it for "gpt2", a Split with the cl100k / o200k regex before it for
-    "cl100k" / "o200k"; ids are the file ids (`file_ids`). Character level: no
-    pre-tokenizer, the vocab as it is, a Fuse decoder.
+    Added tokens and special tokens are written as added tokens. A tokenizer.json's merges
+    (library order) keep the file's own normalizer, pre-tokenizer, decoder and model options
+    unless another scheme is asked for (`_own_parts`). Otherwise byte level: the GPT-2
+    alphabet, a ByteLevel pre-tokenizer without its regex for "none", with it for "gpt2", a
+    Split with the cl100k / o200k regex before it for "cl100k" / "o200k"; ids are the file
+    ids (`file_ids`). Character level: no pre-tokenizer, the vocab as it is, a Fuse decoder.
     """
     scheme = check_scheme(pretokenize if pretokenize is not None else tok.pretokenize)
     model: dict[str, Any] = {
@@ -269,4 +271,30 @@ def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
         "decoder": decoder,
         "model": model,
     }
+    if pretokenize is None and tok.library_order and tok.pipeline:
+        parts, options = _own_parts(tok)
+        document.update(parts)
+        model.update(options)
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
+
+#: Fields the library needs that a step's description leaves out (they change no id), at its defaults.
+_LIBRARY_DEFAULTS: dict[str, dict[str, Any]] = {
+    "ByteLevel": {"add_prefix_space": True, "trim_offsets": True, "use_regex": True}}
+
+
+def _library_fields(node: Any) -> Any:
+    """A described step (and its Sequence's parts) with the fields the library's reader requires."""
+    if isinstance(node, list):
+        return [_library_fields(part) for part in node]
+    if not isinstance(node, dict):
+        return node
+    return {**_LIBRARY_DEFAULTS.get(node.get("type", ""), {}), **{k: _library_fields(v) for k, v in node.items()}}
+
+
+def _own_parts(tok: LoadedTokenizer) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A tokenizer.json's own steps (hf/pipeline.py keeps them in the library's own shape) and
+    its model's options, so its export gives its ids (the post-processor is not written back)."""
+    desc, options = json.loads(tok.pipeline), json.loads(tok.model)
+    parts = {key: _library_fields(desc[key]) for key in ("normalizer", "pre_tokenizer", "decoder")}
+    return parts, {key: options[key] for key in ("unk_token", "fuse_unk", "byte_fallback", "ignore_merges")}
