@@ -195,8 +195,9 @@ bench: setup $(VENV)/.installed-test
 
 # The production command (serve-prod.sh) under load on loopback: 8 heavy jobs
 # queued, a client queueing 50 uploads beside a second client, 8 slow uploads,
-# a burst of 50 shares; first issue 28's: the worst opened chat templates, /healthz while hostile
-# renders and big counts run, the work one client gets through (benchmarks/bench_jobs_load.py).
+# a burst of 50 shares; first issue 44's worst tokenizer files (benchmarks/hostile_files.py: time,
+# worker memory, /healthz meanwhile), then issue 28's: the worst opened chat templates, /healthz while
+# hostile renders and big counts run, the work one client gets through (benchmarks/bench_jobs_load.py).
 bench-jobs: setup nginx
 	$(PY) benchmarks/bench_jobs_load.py
 

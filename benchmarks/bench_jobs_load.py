@@ -18,7 +18,13 @@ after another (issue 17's rows):
 4. 8 heavy training jobs queued, /healthz and a small /api/encode probed until
    they finish (issue 8): p50 / p99 / max against a reference without jobs.
 
-And issue 28's figures, first: the worst opened chat template of each kind
+First, issue 44's worst tokenizer files (benchmarks/hostile_files.py): each
+opened and used once (a regex bomb in a tokenizer.json and in a Tekken file, a
+.model charsmap rule of 20,000 `a`, a user-defined piece of 19,999 `a` + `b`,
+3,000 ids of a 100,000-character piece decoded): time, worker memory growth
+(peak and kept) and /healthz meanwhile.
+
+And issue 28's figures, then: the worst opened chat template of each kind
 (rows 1-3: a worker's time and memory); /healthz p50 / p99 / max while 4
 hostile chat renders and 4 big Counts requests (1,000,000 characters over
 every preset: jobs now, row 6) run at once; and the work one client gets
@@ -34,7 +40,7 @@ or more, or the work budget does not refuse the first client while serving
 the second.
 
     .venv/bin/python benchmarks/bench_jobs_load.py [--slow-seconds 30] [--jobs 8] [--merges 20000]
-        [--only templates|hostile-load|work|issue28] [--counts-chars 1000000] [--work-chars 38000]
+        [--only templates|hostile-load|work|issue28|files] [--counts-chars 1000000] [--work-chars 38000]
         [--load-seconds 60] [--load-renders 4]
 
 The probe client shares the machine's cores with the server and the jobs,
@@ -491,8 +497,9 @@ def main() -> int:
     parser.add_argument("--words", type=int, default=170_000, help="training words per job (under LIMIT_TEXT_CHARS)")
     parser.add_argument("--merges", type=int, default=20_000, help="merges per job")
     parser.add_argument("--reference-seconds", type=float, default=5)
-    parser.add_argument("--only", choices=["templates", "hostile-load", "work", "issue28"],
-                        help="run one section only (issue28: the three issue-28 sections, not issue 17's)")
+    parser.add_argument("--only", choices=["templates", "hostile-load", "work", "issue28", "files"],
+                        help="run one section only (issue28: the three issue-28 sections, not issue 17's; "
+                             "files: issue 44's worst tokenizer files)")
     parser.add_argument("--counts-chars", type=int, default=1_000_000,
                         help="characters of each big Counts request (issue 28 row 6; LIMIT_TEXT_CHARS at most)")
     parser.add_argument("--load-renders", type=int, default=4,
@@ -529,6 +536,11 @@ def main() -> int:
         nginx = b"nginx on" in (folder / "server.log").read_bytes()
         print(f"production command: scripts/serve-prod.sh ({'nginx + ' if nginx else 'NO nginx: '}gunicorn + "
               f"job worker), defaults; files in {folder}")
+        from hostile_files import measure_files  # (it uses this module's helpers)
+
+        measure_files(port, server.pid)  # issue 44: the worst file of each kind, first on a fresh server
+        if args.only == "files":
+            return 0
         refs = open_templates(port)
         templates_ok = True if args.only in ("hostile-load", "work") else hostile_templates(port, server.pid, refs)
         if args.only == "templates":

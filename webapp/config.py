@@ -39,6 +39,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "LIMIT_FILE_RULES": 600_000,
     "LIMIT_VOCAB": 300_000,
     "LIMIT_IDS": 1_000_000,
+    # Bytes decoding ids may give, added up from the tokens' sizes before anything is joined
+    # (webapp.tokenizer.core.byte_decode; docs/limits.md): twice any text of LIMIT_TEXT_CHARS.
+    "LIMIT_DECODE_BYTES": 8 * 1024 * 1024,
     "LIMIT_WORDS": 500_000,
     "LIMIT_NUM_MERGES": 50_000,
     # Bytes a merge list's tokens may stand for (one token / all of them): checked

@@ -59,6 +59,7 @@ class Limits:
     vocab: int = 300_000
     file_rules: int = 600_000  # an opened tokenizer file's merges (gemma3 has 514,906); typed merges: `rules`
     ids: int = 1_000_000
+    decode_bytes: int = 8 * 1024 * 1024  # what decoding may give, checked before joining (issue 44, row 5)
     words: int = 500_000
     num_merges: int = 50_000
     render_max_tokens: int = 250  # spans per page (about a screenful: issue #20); all ids stay in the Ids view
@@ -108,6 +109,7 @@ class Limits:
             file_rules=int(config.get("LIMIT_FILE_RULES", defaults.file_rules)),
             vocab=int(config.get("LIMIT_VOCAB", defaults.vocab)),
             ids=int(config.get("LIMIT_IDS", defaults.ids)),
+            decode_bytes=int(config.get("LIMIT_DECODE_BYTES", defaults.decode_bytes)),
             words=int(config.get("LIMIT_WORDS", defaults.words)),
             num_merges=int(config.get("LIMIT_NUM_MERGES", defaults.num_merges)),
             render_max_tokens=int(config.get("RENDER_MAX_TOKENS", defaults.render_max_tokens)),

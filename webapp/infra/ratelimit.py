@@ -2,7 +2,8 @@
 
 Flask-Limiter (with the `limits` library's fixed-window strategy) counts one
 write per request that stores something - a share, a job submission (queued
-or answered from an earlier identical job), an opened tokenizer file, a
+or answered from an earlier identical job; for the reads that start a job, the
+unreachable tokens, only the one that starts it), an opened tokenizer file, a
 corpus upload - per client address (`request.remote_addr`: the real client
 behind nginx, TRUSTED_PROXIES=1). Over `RATE_LIMIT_WRITES` (default
 "20/minute;300/hour"; empty: no limit) the request is a 429 with

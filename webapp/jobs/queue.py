@@ -117,13 +117,20 @@ class JobQueue:
         except QueueFull as exc:
             raise self._full(exc) from None
 
-    def submit(self, kind: str, params: Mapping[str, Any], *, upload_bytes: int = 0) -> Job:
+    def submit(self, kind: str, params: Mapping[str, Any], *, upload_bytes: int = 0,
+               found_is_write: bool = True) -> Job:
         """Store a job and put it on the queue; a queue that is down fails the job clearly.
 
         From a request the submission counts as a write (webapp.infra.ratelimit) and
-        the job is the client's, under the caps (a 429 ApiError when over one)."""
+        the job is the client's, under the caps (a 429 ApiError when over one).
+        `found_is_write=False` is for reads that start a job on their first visit (the
+        unreachable tokens): finding the earlier job is free, only starting one is a write."""
         if kind not in registry.KINDS:
             raise ValueError(f"unknown job kind {kind!r}")
+        if not found_is_write:
+            earlier = self.store.existing(kind, params)
+            if earlier is not None:
+                return earlier
         client = None
         if has_request_context():
             ratelimit.check_write()
@@ -201,9 +208,9 @@ def get_queue(app: Any = None) -> JobQueue:
     return queue
 
 
-def submit(kind: str, params: Mapping[str, Any], *, upload_bytes: int = 0) -> Job:
+def submit(kind: str, params: Mapping[str, Any], *, upload_bytes: int = 0, found_is_write: bool = True) -> Job:
     """Submit a job from a request (the current app's queue)."""
-    return get_queue().submit(kind, params, upload_bytes=upload_bytes)
+    return get_queue().submit(kind, params, upload_bytes=upload_bytes, found_is_write=found_is_write)
 
 
 def threshold(name: str) -> int:

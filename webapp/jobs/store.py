@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from sqlalchemy import func, select, text
 
-from webapp.infra.storage import Storage, is_valid_id, jobs as jobs_table
+from webapp.infra.storage import Storage, content_id, is_valid_id, jobs as jobs_table
 from webapp.tokenizer import TokenizerError
 
 STATES = ("queued", "running", "done", "failed", "cancelled")
@@ -217,6 +217,10 @@ class JobStore:
         created = self.get(job_id)
         assert created is not None
         return created, True
+
+    def existing(self, kind: str, params: Mapping[str, Any]) -> Job | None:
+        """The job `create` would give back for these params, looked up without storing anything."""
+        return self.find(kind, content_id(PARAMS_KIND, pack_json(dict(params))))
 
     def find(self, kind: str, params_id: str) -> Job | None:
         """The newest queued, live running (heartbeat within the stale time) or done

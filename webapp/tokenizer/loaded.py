@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, TypeVar, Un
 
 import numpy as np
 
-from webapp.tokenizer.core.byte_decode import decode
+from webapp.tokenizer.core.byte_decode import decode, join_texts
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.hf.alphabet import bytes_to_token
 
@@ -340,9 +340,10 @@ class ByteUnit:
         """Does the file see spaces as "\u2581" (so a trace spells its tokens so)?"""
         return False
 
-    def join_ids(self, tok: LoadedTokenizer, ids: list[int], file_vocab: dict[int, bytes]) -> str:
-        """The text of `ids` without a decoder: their bytes joined, then strict UTF-8."""
-        return decode(ids, {i: file_vocab[i] for i in set(ids) if i in file_vocab})
+    def join_ids(self, tok: LoadedTokenizer, ids: list[int], file_vocab: dict[int, bytes], *,
+                 max_bytes: int | None = None) -> str:
+        """The text of `ids` without a decoder: their bytes joined (at most `max_bytes`), then strict UTF-8."""
+        return decode(ids, {i: file_vocab[i] for i in set(ids) if i in file_vocab}, max_bytes=max_bytes)
 
 
 class CharUnit:
@@ -417,13 +418,10 @@ class CharUnit:
     def writes_metaspace(self, tok: LoadedTokenizer) -> bool:
         return "\u2581" in tok.pipeline  # (a normalizer or decoder that writes spaces as it)
 
-    def join_ids(self, tok: LoadedTokenizer, ids: list[int], file_vocab: dict[int, bytes]) -> str:
-        """The tokens' strings joined; an id the vocab lacks is an error naming it."""
-        inverse = {v: k for k, v in tok.vocab.items()}
-        missing = next((i for i in ids if i not in inverse), None)
-        if missing is not None:
-            raise TokenizerError(f"ids: id {missing} is not in the tokenizer's vocab", field="ids")
-        return "".join(inverse[i] for i in ids)
+    def join_ids(self, tok: LoadedTokenizer, ids: list[int], file_vocab: dict[int, bytes], *,
+                 max_bytes: int | None = None) -> str:
+        """The tokens' strings joined (their UTF-8 added up first: at most `max_bytes`); an unknown id is named."""
+        return join_texts(ids, {v: k for k, v in tok.vocab.items()}, max_bytes=max_bytes)
 
 
 Unit = Union[ByteUnit, CharUnit]

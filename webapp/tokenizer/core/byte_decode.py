@@ -1,15 +1,18 @@
-"""Byte-level decode (docs/algorithms.md, section 2): every id's bytes, then strict UTF-8.
+"""Decode (docs/algorithms.md, section 2): every id's bytes, then strict UTF-8; `join_texts` for
+character-level token strings.
 
-An id 0..255 the vocab does not list stands for its single byte; the vocab
-wins where it lists one. An unknown id or bytes that are not UTF-8 is a
-`TokenizerError` naming the position, the id and (for UTF-8) the byte offset.
-It does not encode, and it knows nothing of merge lists (the vocab a merge
-list implies is `byte_level.implied_byte_vocab`).
+An id 0..255 the vocab does not list is its single byte; the vocab wins where
+it lists one. An unknown id or bytes that are not UTF-8 is a `TokenizerError`
+naming the position, the id and (for UTF-8) the byte offset. With `max_bytes`
+the output is added up from the tokens' sizes before anything is joined and
+refused past it (`check_decoded_size`, which the file decoders use too). It
+does not encode, nor know merge lists (`byte_level.implied_byte_vocab`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections import Counter
+from typing import Any, Callable, Mapping, Sequence
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.validation import show_value, validate_byte_vocab, validate_ids
@@ -18,10 +21,12 @@ from webapp.tokenizer.validation import show_value, validate_byte_vocab, validat
 _SINGLE_BYTES = [bytes((b,)) for b in range(256)]
 
 
-def decode(ids: Any, vocab: Any) -> str:
+def decode(ids: Any, vocab: Any, *, max_bytes: int | None = None) -> str:
     """Byte-level decode (docs/algorithms.md, section 2): all ids' bytes, then strict UTF-8.
 
-    Ids 0..255 are their byte unless the vocab says otherwise:
+    Ids 0..255 are their byte unless the vocab says otherwise. `max_bytes` (the
+    web routes' LIMIT_DECODE_BYTES; the library API has none) refuses a longer output
+    before it is built:
 
     >>> from webapp.tokenizer import decode
     >>> decode([257, 32, 256], {256: [104, 105], 257: [104, 105, 33]})
@@ -45,11 +50,44 @@ def decode(ids: Any, vocab: Any) -> str:
                         location={"index": index + 1},
                     )
                 parts[index] = _SINGLE_BYTES[token_id]
+    check_decoded_size(sum(map(len, parts)), len(ids), max_bytes)  # type: ignore[arg-type]
     data = b"".join(parts)  # type: ignore[arg-type]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _utf8_error(exc, data, ids, parts) from None
+
+
+def join_texts(ids: Sequence[int], text_of: Mapping[int, str], *, max_bytes: int | None = None) -> str:
+    """Character-level decode: the ids' token strings joined; an id `text_of` lacks is named, and with
+    `max_bytes` their UTF-8 is added up first and a longer output refused."""
+    missing = next((i for i in ids if i not in text_of), None)
+    if missing is not None:
+        raise TokenizerError(f"ids: id {missing} is not in the tokenizer's vocab", field="ids")
+    if max_bytes is not None:
+        check_decoded_size(decoded_size(ids, lambda i: utf8_size(text_of[i])), len(ids), max_bytes)
+    return "".join(text_of[i] for i in ids)
+
+
+def decoded_size(ids: Sequence[int], size_of: Callable[[int], int]) -> int:
+    """The size decoding `ids` gives, added up from each distinct id's size: nothing is joined."""
+    return sum(size_of(i) * count for i, count in Counter(ids).items())
+
+
+def utf8_size(token: str | None) -> int:
+    """A token string's UTF-8 bytes (0 for none): what it adds to a decoded text, at most."""
+    return 0 if token is None else len(token.encode("utf-8", "surrogatepass"))
+
+
+def check_decoded_size(size: int, count: int, max_bytes: int | None) -> None:
+    """Refuse a decode whose output would be over `max_bytes` (None: no bound), before it is built."""
+    if max_bytes is not None and size > max_bytes:
+        raise TokenizerError(
+            f"ids: decoding these {count:,} ids gives {size:,} bytes, over the limit of {max_bytes:,} bytes "
+            f"(setting LIMIT_DECODE_BYTES)",
+            field="ids",
+            location={"bytes": size, "limit": max_bytes},
+        )
 
 
 def _utf8_error(exc: UnicodeDecodeError, data: bytes, ids: tuple[int, ...], parts: list[Any]) -> TokenizerError:

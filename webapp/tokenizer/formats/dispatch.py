@@ -6,6 +6,7 @@ What it does not do: parse or write (each format's module does).
 from __future__ import annotations
 
 import dataclasses
+import logging
 
 from webapp.tokenizer.chat.templates import DEFAULT_CHAT_LIMITS, ChatLimits, parse_chat_config
 from webapp.tokenizer.errors import TokenizerError, short_repr
@@ -14,12 +15,14 @@ from webapp.tokenizer.formats.detect import detect_format
 from webapp.tokenizer.formats.hf_json import export_hf, parse_hf_tokenizer_json
 from webapp.tokenizer.formats.minbpe import export_minbpe, parse_minbpe
 from webapp.tokenizer.formats.playground import export_playground_json, parse_playground_json
-from webapp.tokenizer.formats.sentencepiece import SOURCE as SPM_SOURCE, export_sentencepiece_hf, parse_sentencepiece
+from webapp.tokenizer.formats.sentencepiece import export_sentencepiece_hf, is_sentencepiece, parse_sentencepiece
 from webapp.tokenizer.formats.tekken import export_note, parse_tekken
 from webapp.tokenizer.formats.tiktoken_ranks import export_tiktoken, parse_tiktoken
 from webapp.tokenizer.formats.vocab_merges import parse_vocab_merges
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
+
+log = logging.getLogger(__name__)
 
 FORMATS: tuple[str, ...] = ("auto", "hf", "vocab-merges", "tiktoken", "minbpe", "playground", "tekken", "sentencepiece")
 EXPORT_FORMATS: tuple[str, ...] = ("playground", "hf", "minbpe", "tiktoken")
@@ -51,7 +54,8 @@ def import_tokenizer(
     """Parse a tokenizer file of the given format (or detect it).
 
     `limits` bound the bytes the merges may make tokens stand for (formats that
-    derive token bytes from the merges: minbpe, playground JSON).
+    derive token bytes from the merges: minbpe, playground JSON) and the bytes one
+    listed token may stand for (tiktoken ranks, tokenizer.json, vocab.json).
 
     For the vocab.json + merges.txt pair, `content` is vocab.json and
     `merges_txt` the merges file (fmt "vocab-merges", or "auto" with both given).
@@ -76,21 +80,24 @@ def import_tokenizer(
         if model is not None:  # (built with the file, a SentencePiece model's: the chat template is no part of it)
             with_chat.built.keep("library_model", model)
         return with_chat
-    except (TypeError, AttributeError, KeyError, IndexError) as exc:
+    except (TypeError, AttributeError, KeyError, IndexError, UnicodeError):
         # A file's structure the parsers did not foresee (a number where a list
-        # belongs, deep inside): still the file's fault, said as such, never a 500.
+        # belongs, deep inside): still the file's fault, said as such, never a 500;
+        # Python's own words are logged, not shown (they name our code, not the file).
+        log.warning("an unforeseen %s file structure", fmt, exc_info=True)
         raise file_error(
-            f"this {fmt} file has an unexpected structure ({type(exc).__name__}: {short_repr(str(exc))})"
+            f"this {fmt} file has an unexpected structure: a value deep inside it is not of the kind the "
+            f"{fmt} format has there"
         ) from None
 
 
 def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, limits: SizeLimits) -> LoadedTokenizer:
     if fmt == "hf":
-        return parse_hf_tokenizer_json(content)
+        return parse_hf_tokenizer_json(content, limits)
     if fmt == "vocab-merges":
         if merges_txt is None:
             raise file_error("the vocab.json + merges.txt format needs both files; merges.txt is missing")
-        return parse_vocab_merges(content, merges_txt)
+        return parse_vocab_merges(content, merges_txt, limits=limits)
     if fmt == "tiktoken":
         return parse_tiktoken(content, limits=limits)
     if fmt == "minbpe":
@@ -108,7 +115,7 @@ def export_tokenizer(tok: LoadedTokenizer, fmt: str, pretokenize: str | None = N
     refused = export_note(tok) if fmt in EXPORT_FORMATS else None
     if refused is not None:
         raise TokenizerError(refused, field="format")
-    if tok.source == SPM_SOURCE:  # (its own pipeline: only a tokenizer.json can hold it)
+    if is_sentencepiece(tok):  # (a file or a preset; its own pipeline: only a tokenizer.json can hold it)
         if fmt != "hf":
             raise TokenizerError("export: a SentencePiece model exports as a tokenizer.json (format hf) only; "
                                  "the other formats have no normalizer or score order", field="format")

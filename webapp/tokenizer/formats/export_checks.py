@@ -2,7 +2,9 @@
 
 A rank-based library (tokenizers, tiktoken, minbpe) applies a rule list the
 way the playground does only when each rule uses tokens earlier rules made and
-each token has one id; these checks refuse the rest, naming the rule.
+each token has one id; these checks refuse the rest, naming the rule. Merges
+that already follow the library's order (a tokenizer.json, a preset made from
+one) may use later rules' tokens: that is how the library fires them.
 `char_merges_to_bytes` renumbers character-level rules as byte-level ones
 (minbpe's numbering). What it does not do: write any format.
 """
@@ -23,14 +25,18 @@ def export_error(message: str, **location: Any) -> TokenizerError:
 def check_well_formed_bytes(tok: LoadedTokenizer) -> dict[int, bytes]:
     """Byte-level rules a rank-based library applies the same way: every id's bytes.
 
-    Each rule must use only bytes or tokens earlier rules made, make an id
-    above 255 that is new, and no two ids may stand for the same bytes.
+    Each rule must use only bytes or tokens earlier rules made (list order; merges in
+    the library's order already fire as the library fires them, so there a rule may use
+    a later rule's token), make an id above 255 that is new, and no two ids may stand
+    for the same bytes.
     """
+    # (library order: every token's bytes are the file's own, known before any rule)
+    known: dict[int, bytes] = {i: b for i, b in tok.vocab.items() if i >= 256} if tok.library_order else {}
     made: dict[int, bytes] = {}
     owner: dict[bytes, int] = {}
     for number, (left, right, new) in enumerate(tok.merges, start=1):
         for side in (left, right):
-            if side >= 256 and side not in made:
+            if side >= 256 and side not in made and side not in known:
                 raise export_error(
                     f"rule {number} uses token {side}, which no earlier rule makes; a rank-based "
                     "library would apply it anyway, so this list cannot be exported with the same ids",
@@ -42,7 +48,7 @@ def check_well_formed_bytes(tok: LoadedTokenizer) -> dict[int, bytes]:
                 "byte there, so this list cannot be exported",
                 rule=number,
             )
-        data = (bytes([left]) if left < 256 else made[left]) + (bytes([right]) if right < 256 else made[right])
+        data = _bytes_of(left, made, known) + _bytes_of(right, made, known)
         if new in made:
             if made[new] != data:
                 raise export_error(
@@ -60,12 +66,18 @@ def check_well_formed_bytes(tok: LoadedTokenizer) -> dict[int, bytes]:
     return made
 
 
+def _bytes_of(token: int, made: dict[int, bytes], known: dict[int, bytes]) -> bytes:
+    return bytes([token]) if token < 256 else made.get(token) or known[token]
+
+
 def check_well_formed_chars(tok: LoadedTokenizer) -> None:
+    """Character-level rules the library applies the same way (list order: each operand made earlier)."""
     produced: set[str] = set()
     vocab = tok.vocab
+    later_ok = tok.library_order  # (the library's order: a rule may use a later rule's token)
     for number, (left, right) in enumerate(tok.merges, start=1):
         for side in (left, right):
-            if len(side) != 1 and side not in produced:
+            if len(side) != 1 and side not in produced and not later_ok:
                 raise export_error(
                     f"rule {number} uses {shown_value(side)}, which no earlier rule makes; a rank-based "
                     "library would apply it anyway, so this list cannot be exported with the same ids",

@@ -26,12 +26,14 @@ from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.common import bytes_of, file_error, is_int, parse_json_file, shown_value
 from webapp.tokenizer.formats.export_checks import check_well_formed_bytes, check_well_formed_chars
 from webapp.tokenizer.formats.hf_strings import byte_level_from_strings, char_level_from_strings, check_vocab
+from webapp.tokenizer.formats.hf_strings import check_token_sizes
 from webapp.tokenizer.formats.hf_strings import split_merge_line
 from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token
 from webapp.tokenizer.hf.pre_tokenizers import maps_bytes
 from webapp.tokenizer.hf.model import read_model_options
 from webapp.tokenizer.hf.pipeline import read_pipeline
 from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 from webapp.tokenizer.pretokenize.patterns import PATTERNS, check_scheme, scheme_for_pattern
 
 
@@ -130,8 +132,8 @@ def _hf_merge_pairs(merges: Any, what: str, vocab: Mapping[str, int]) -> list[tu
     return pairs
 
 
-def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
-    """A Hugging Face tokenizer.json with a BPE model."""
+def parse_hf_tokenizer_json(content: str | bytes, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> LoadedTokenizer:
+    """A Hugging Face tokenizer.json with a BPE model (`limits.token_bytes`: each vocab entry's size)."""
     data = parse_json_file(content, "tokenizer.json")
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
         raise file_error('this is not a Hugging Face tokenizer.json: there is no "model" object')
@@ -159,7 +161,9 @@ def parse_hf_tokenizer_json(content: str | bytes) -> LoadedTokenizer:
     model_options, model_notes = read_model_options(model)
     notes += model_notes
     unk_token = model.get("unk_token")
-    if _is_byte_level(data, vocab):
+    byte_level = _is_byte_level(data, vocab)
+    check_token_sizes(vocab, limits.token_bytes, byte_level=byte_level)
+    if byte_level:
         if model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
             raise file_error(
                 "this byte-level tokenizer marks word boundaries (continuing_subword_prefix / "
@@ -190,13 +194,27 @@ def _library_notes(notes: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(n for n in notes if "visits each rule once in order" not in n)
 
 
+def _added_tokens(tok: LoadedTokenizer) -> list[dict[str, Any]]:
+    """The tokenizer's added tokens as the library writes them, so an export drops none: a
+    tokenizer.json's own with their flags (its pipeline keeps them), then any other special token."""
+    rows = json.loads(tok.pipeline).get("added_tokens", []) if tok.pipeline else []
+    out = [{"id": i, "content": c, "single_word": word, "lstrip": left, "rstrip": right, "normalized": normalized,
+            "special": special} for c, i, special, normalized, left, right, word in rows]
+    written = {t["content"] for t in out}
+    out += [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+             "special": True} for c, i in tok.special_tokens.items() if c not in written]
+    return sorted(out, key=lambda t: t["id"])
+
+
 def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
     """A Hugging Face tokenizer.json that `tokenizers` loads and that gives the same ids.
 
-    Byte level: the GPT-2 alphabet, a ByteLevel pre-tokenizer without its regex
-    for "none", with it for "gpt2", a Split with the cl100k regex before it for
-    "cl100k"; ids are the file ids (`file_ids`). Character level: no
-    pre-tokenizer, the vocab as it is, a Fuse decoder.
+    Added tokens and special tokens are written as added tokens. A tokenizer.json's merges
+    (library order) keep the file's own normalizer, pre-tokenizer, decoder and model options
+    unless another scheme is asked for (`_own_parts`). Otherwise byte level: the GPT-2
+    alphabet, a ByteLevel pre-tokenizer without its regex for "none", with it for "gpt2", a
+    Split with the cl100k / o200k regex before it for "cl100k" / "o200k"; ids are the file
+    ids (`file_ids`). Character level: no pre-tokenizer, the vocab as it is, a Fuse decoder.
     """
     scheme = check_scheme(pretokenize if pretokenize is not None else tok.pretokenize)
     model: dict[str, Any] = {
@@ -230,11 +248,11 @@ def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
         ]
         byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
                       "use_regex": scheme == "gpt2"}
-        if scheme == "cl100k":
+        if scheme in ("cl100k", "o200k"):  # (o200k was written as a plain ByteLevel, its split dropped)
             pre_tokenizer = {
                 "type": "Sequence",
                 "pretokenizers": [
-                    {"type": "Split", "pattern": {"Regex": PATTERNS["cl100k"]},
+                    {"type": "Split", "pattern": {"Regex": PATTERNS[scheme]},
                      "behavior": "Isolated", "invert": False},
                     dict(byte_level, use_regex=False),
                 ],
@@ -246,11 +264,37 @@ def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
         "version": "1.0",
         "truncation": None,
         "padding": None,
-        "added_tokens": [],
+        "added_tokens": _added_tokens(tok),
         "normalizer": None,
         "pre_tokenizer": pre_tokenizer,
         "post_processor": None,
         "decoder": decoder,
         "model": model,
     }
+    if pretokenize is None and tok.library_order and tok.pipeline:
+        parts, options = _own_parts(tok)
+        document.update(parts)
+        model.update(options)
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
+
+#: Fields the library needs that a step's description leaves out (they change no id), at its defaults.
+_LIBRARY_DEFAULTS: dict[str, dict[str, Any]] = {
+    "ByteLevel": {"add_prefix_space": True, "trim_offsets": True, "use_regex": True}}
+
+
+def _library_fields(node: Any) -> Any:
+    """A described step (and its Sequence's parts) with the fields the library's reader requires."""
+    if isinstance(node, list):
+        return [_library_fields(part) for part in node]
+    if not isinstance(node, dict):
+        return node
+    return {**_LIBRARY_DEFAULTS.get(node.get("type", ""), {}), **{k: _library_fields(v) for k, v in node.items()}}
+
+
+def _own_parts(tok: LoadedTokenizer) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A tokenizer.json's own steps (hf/pipeline.py keeps them in the library's own shape) and
+    its model's options, so its export gives its ids (the post-processor is not written back)."""
+    desc, options = json.loads(tok.pipeline), json.loads(tok.model)
+    parts = {key: _library_fields(desc[key]) for key in ("normalizer", "pre_tokenizer", "decoder")}
+    return parts, {key: options[key] for key in ("unk_token", "fuse_unk", "byte_fallback", "ignore_merges")}

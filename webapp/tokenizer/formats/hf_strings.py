@@ -55,6 +55,23 @@ def check_vocab(vocab: Any, what: str) -> dict[str, int]:
     return vocab
 
 
+def check_token_sizes(vocab: Mapping[str, int], max_bytes: int, *, byte_level: bool) -> None:
+    """Refuse a vocab entry that stands for over `max_bytes` bytes (LIMIT_TOKEN_BYTES), naming it.
+
+    A byte-level token is one byte a character (the GPT-2 alphabet), any other its UTF-8."""
+    for token, tid in vocab.items():
+        if len(token) * (1 if byte_level else 4) <= max_bytes:
+            continue  # (too short to be over: nothing encoded)
+        size = len(token) if byte_level else len(token.encode("utf-8", "surrogatepass"))
+        if size > max_bytes:
+            raise TokenizerError(
+                f"vocab: the entry with id {tid} ({shown_value(token)}) stands for {size:,} bytes, over the limit of "
+                f"{max_bytes:,} bytes per token (setting LIMIT_TOKEN_BYTES)",
+                field="vocab",
+                location={"id": tid, "limit": max_bytes},
+            )
+
+
 def split_merge_line(
     line: str, vocab: Mapping[str, int], made: set[str] | None = None
 ) -> tuple[str, str] | None:

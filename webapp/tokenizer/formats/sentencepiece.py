@@ -84,10 +84,23 @@ def _parse_proto(content: bytes) -> Any:
     model = pb.ModelProto()  # type: ignore[attr-defined]  # (generated code: no stubs)
     try:
         model.ParseFromString(content)
-    except (DecodeError, RuntimeError, ValueError) as exc:
-        raise file_error(f"this is not a SentencePiece .model file (protobuf cannot read it: {shown_value(str(exc))})"
-                          ) from None
+    except (DecodeError, RuntimeError, ValueError):  # (protobuf's own words name its code, not the file)
+        raise file_error("this is not a SentencePiece .model file: its bytes do not read as a ModelProto "
+                         "(protobuf cannot parse them)") from None
     return model
+
+
+def _text(value: str | bytes, what: str, field: str, **location: int) -> str:
+    """A string field of the file; protobuf hands back bytes when they are not UTF-8, which is refused
+    naming the field and the byte offset (sentencepiece reads every piece as UTF-8 text)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TokenizerError(f"{what} is not valid UTF-8: byte 0x{value[exc.start]:02x} at byte offset {exc.start} "
+                             f"({shown_value(value[:40])}); sentencepiece reads it as UTF-8 text", field=field,
+                             location={**location, "offset": exc.start}) from None
 
 
 def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
@@ -108,7 +121,7 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
     types: list[int] = []
     scores: list[float] = []
     for index, sp in enumerate(pieces):
-        piece, ptype = sp.piece, int(sp.type)
+        piece, ptype = _text(sp.piece, f"pieces: piece {index}", "pieces", index=index), int(sp.type)
         if not piece:
             raise TokenizerError(f"pieces: piece {index} is empty", field="pieces", location={"index": index})
         if len(piece) > MAX_PIECE_BYTES // 4 and len(piece.encode("utf-8", "surrogatepass")) > MAX_PIECE_BYTES:
@@ -164,7 +177,8 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
         denormalizer = SpmOptions(bytes(denorm.precompiled_charsmap), bool(denorm.add_dummy_prefix),
                                   bool(denorm.remove_extra_whitespaces), bool(denorm.escape_whitespaces), False, ())
     unk_piece = pieces[unknown[0]].piece
-    unk_surface = model.trainer_spec.unk_surface if model.trainer_spec.HasField("unk_surface") else DEFAULT_UNK_SURFACE
+    unk_surface = (_text(model.trainer_spec.unk_surface, "trainer_spec: unk_surface", "trainer_spec")
+                   if model.trainer_spec.HasField("unk_surface") else DEFAULT_UNK_SURFACE)
     added = [[p, i, False, True, False, False, False] for p, i in vocab.items() if types[i] == USER_DEFINED]
     added += [[p, i, True, True, False, False, False] for p, i in controls.items()]
     bos = int(model.trainer_spec.bos_id)
@@ -280,6 +294,12 @@ def _inner_operands(operands: set[str], wanted: set[str], suffixes: bool) -> dic
     return out
 
 
+def is_sentencepiece(tok: LoadedTokenizer) -> bool:
+    """Was `tok` opened from a .model, as a file or as a preset (whose source says "preset")?
+    Its merges fire in score order, which only a .model's do."""
+    return tok.source == SOURCE or (bool(tok.model) and json.loads(tok.model).get("order") == "score")
+
+
 def export_sentencepiece_hf(tok: LoadedTokenizer) -> str:
     """A tokenizer.json for `tokenizers` with the model's pieces, rules (in score order), normalizer and decoder."""
     desc = json.loads(tok.pipeline)
@@ -318,4 +338,4 @@ def export_sentencepiece_hf(tok: LoadedTokenizer) -> str:
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
 
 
-__all__ = ["SOURCE", "export_sentencepiece_hf", "looks_like_sentencepiece", "parse_sentencepiece", "score_rules"]
+__all__ = ["SOURCE", "export_sentencepiece_hf", "is_sentencepiece", "looks_like_sentencepiece", "parse_sentencepiece", "score_rules"]

@@ -129,8 +129,11 @@ def _special_tokens(items: Any, count: int) -> dict[str, int]:
 
 
 def export_note(tok: LoadedTokenizer) -> str | None:
-    """Why a tokenizer cannot be written faithfully, or None (a Tekken file's pattern has no format here)."""
-    if tok.source == "tekken":
+    """Why a tokenizer cannot be written faithfully, or None (a Tekken file's pattern has no format here).
+
+    A Tekken file, or the preset made from one (source "preset"): its merges keep the list order
+    and it brings a pipeline of its own, which no other list-order tokenizer has."""
+    if tok.source == "tekken" or (bool(tok.pipeline) and not tok.library_order):
         return ("export: a Tekken tokenizer splits text with its own pattern, which none of the playground's "
                 "export formats can hold (a tiktoken rank file has no pattern, and a tokenizer.json is written "
                 "with the playground's schemes); keep the original Tekken file")

@@ -11,21 +11,27 @@ from webapp.tokenizer.formats.common import file_text, file_error, parse_json_fi
 from webapp.tokenizer.formats.hf_strings import (
     byte_level_from_strings,
     char_level_from_strings,
+    check_token_sizes,
     check_vocab,
     looks_byte_level,
     split_merge_line,
 )
 from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 
 
 def parse_vocab_merges(
-    vocab_json: str | bytes, merges_txt: str | bytes, *, level: str = "auto"
+    vocab_json: str | bytes, merges_txt: str | bytes, *, level: str = "auto",
+    limits: SizeLimits = DEFAULT_SIZE_LIMITS,
 ) -> LoadedTokenizer:
-    """The GPT-2 style pair: vocab.json {token: id} and merges.txt ("#version" header, "a b" lines)."""
+    """The GPT-2 style pair: vocab.json {token: id} and merges.txt ("#version" header, "a b" lines);
+    `limits.token_bytes` bounds each vocab entry."""
     vocab = parse_json_file(vocab_json, "vocab.json")
     if isinstance(vocab, dict) and isinstance(vocab.get("model"), dict):
         raise file_error("the vocab.json given is a whole tokenizer.json; import it on its own")
     vocab = check_vocab(vocab, "vocab.json")
+    byte_level = looks_byte_level(vocab) if level == "auto" else level == "bytes"
+    check_token_sizes(vocab, limits.token_bytes, byte_level=byte_level)
     text = file_text(merges_txt, "merges.txt")
     if text.lstrip().startswith("{") or text.lstrip().startswith("["):
         raise file_error("merges.txt holds JSON; expected one space-separated pair per line", line=1)
@@ -45,7 +51,6 @@ def parse_vocab_merges(
             )
         pairs.append(pair)
         made.add(pair[0] + pair[1])
-    byte_level = looks_byte_level(vocab) if level == "auto" else level == "bytes"
     if byte_level:
         return byte_level_from_strings(vocab, pairs, source="vocab-merges", pretokenize="gpt2", notes=[])
     return char_level_from_strings(vocab, pairs, source="vocab-merges", notes=[])

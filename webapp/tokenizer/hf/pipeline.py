@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 import regex
 
+from webapp.tokenizer.core.byte_decode import check_decoded_size, decoded_size, utf8_size
 from webapp.tokenizer.hf import decoders as hd
 from webapp.tokenizer.hf import normalizers as hn
 from webapp.tokenizer.hf import pre_tokenizers as hp
@@ -458,18 +459,17 @@ def layout(pipeline: Pipeline, parts: list[Part], *, unit: str) -> tuple[str, li
 
 
 def decode_ids(
-    pipeline: Pipeline, ids: Sequence[int], token_of: Callable[[int], str | None], *, skip_special: bool = True
+    pipeline: Pipeline, ids: Sequence[int], token_of: Callable[[int], str | None], *, skip_special: bool = True,
+    max_bytes: int | None = None,
 ) -> str:
-    """The library's `decode(ids, skip_special_tokens=...)`: ids -> token strings -> decoder."""
-    tokens: list[str] = []
-    for i in ids:
+    """The library's `decode(ids, skip_special_tokens=...)`: ids -> token strings -> decoder; with `max_bytes`
+    the strings' UTF-8 is added up first and a larger total refused (docs/limits.md: what that bounds)."""
+    def text_of(i: int) -> str | None:
         added = pipeline.by_id.get(i)
         if added is not None:
-            if skip_special and added.special:
-                continue
-            tokens.append(pipeline.token_text[i])
-            continue
-        token = token_of(i)
-        if token is not None:
-            tokens.append(token)
-    return pipeline.decode(tokens)
+            return None if skip_special and added.special else pipeline.token_text[i]
+        return token_of(i)
+
+    if max_bytes is not None:
+        check_decoded_size(decoded_size(ids, lambda i: utf8_size(text_of(i))), len(ids), max_bytes)
+    return pipeline.decode([token for token in map(text_of, ids) if token is not None])

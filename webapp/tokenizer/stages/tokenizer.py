@@ -101,11 +101,13 @@ class Tokenizer:
             return ids
         return [*self.pipeline.post_before, *ids, *self.pipeline.post_after]
 
-    def decode(self, ids: Sequence[int], *, skip_special: bool = True) -> str:
-        """The library's `decode(ids, skip_special_tokens=skip_special)` through the file's decoder."""
+    def decode(self, ids: Sequence[int], *, skip_special: bool = True, max_bytes: int | None = None) -> str:
+        """The library's `decode(ids, skip_special_tokens=skip_special)` through the file's decoder
+        (`max_bytes`: refuse a longer output before it is joined; the web routes' LIMIT_DECODE_BYTES)."""
         if self.pipeline is None:
             raise ValueError("decode through a decoder needs a tokenizer.json pipeline")
-        return hp.decode_ids(self.pipeline, ids, self.loaded.unit.name_lookup(self.loaded), skip_special=skip_special)
+        return hp.decode_ids(self.pipeline, ids, self.loaded.unit.name_lookup(self.loaded), skip_special=skip_special,
+                             max_bytes=max_bytes)
 
     def ordinary_bytes(self) -> dict[int, bytes]:
         """{id: bytes} of the tokens text is merged into (no special tokens), made once."""

@@ -76,7 +76,7 @@ def decode() -> Response:
     def work(data: dict[str, Any], limits: inputs.Limits) -> dict[str, Any]:
         ids = inputs.read_ids(data["ids"], limits)
         vocab = inputs.read_byte_vocab(data.get("vocab", {}), limits)
-        return {"text": tk.decode(ids, vocab)}
+        return {"text": tk.decode(ids, vocab, max_bytes=limits.decode_bytes)}
 
     return _handle(("ids", "vocab"), ("ids",), work)
 

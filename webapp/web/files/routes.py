@@ -179,13 +179,14 @@ def api_tokenizer_decode(tokenizer_id: str) -> Response:
     """
     entry = _load_or_status(tokenizer_id)
     data = read_json_object(("ids", "skip_special_tokens"), ("ids",))
-    ids = inputs.read_ids(data["ids"], inputs.current_limits())
+    limits = inputs.current_limits()
+    ids = inputs.read_ids(data["ids"], limits)
     skip = inputs.read_flag(data.get("skip_special_tokens"), "skip_special_tokens", True)
     tok = entry.tok
     if tok.pipeline:
-        text = entry.stages().decode(ids, skip_special=skip)
+        text = entry.stages().decode(ids, skip_special=skip, max_bytes=limits.decode_bytes)
     else:
-        text = tok.unit.join_ids(tok, list(ids), entry.file_vocab or {})
+        text = tok.unit.join_ids(tok, list(ids), entry.file_vocab or {}, max_bytes=limits.decode_bytes)
     return jsonify({"text": text})
 
 

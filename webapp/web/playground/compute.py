@@ -287,7 +287,7 @@ def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict
         decode_errors["ids"] = decode_errors.pop("tokenizer")
     if not decode_errors:
         try:
-            text = tk.decode(values["ids"], values["vocab"])
+            text = tk.decode(values["ids"], values["vocab"], max_bytes=limits.decode_bytes)
         except TokenizerError as exc:
             decode_errors[exc.field] = exc
         else:

@@ -5,7 +5,8 @@
 - `unreachable_of(entry)`: the unreachable tokens of a preset or opened file. A vocabulary
   of at most `JOB_VOCAB_TOKENS` tokens (a setting, default 20,000: about 0.35 s at o200k_base's
   rate on a 2-core machine, docs/limits.md) is answered inline; a larger one is a job, submitted once: the
-  job store is content-addressed, so the same tokenizer always finds the same job, and
+  job store is content-addressed, so the same tokenizer always finds the same job (only
+  starting it counts as a write against RATE_LIMIT_WRITES, finding it is a read), and
   once it is done every request (from any worker process) reads its stored result. Each
   process also keeps the answer in `REACH` (bounded: 16 tokenizers, 4,000,000 ids in all).
 
@@ -56,7 +57,8 @@ def unreachable_of(entry: Loaded) -> dict[str, Any] | Job:
     if len(index_of(entry)) <= queue.threshold("JOB_VOCAB_TOKENS"):
         result = compute(entry)
     else:
-        job = queue.submit(KIND, {"tokenizer": entry.id})
+        # a read: finding the job is free, starting it is one write per tokenizer (issue 44, row 8)
+        job = queue.submit(KIND, {"tokenizer": entry.id}, found_is_write=False)
         if job.state != "done":
             return job
         result = queue.get_queue().store.result(job)
