@@ -1,7 +1,7 @@
 """Hostile tokenizer files through the app (issue 44, rows 1, 2, 3, 6, 7): a 400 naming the field when the
 file opens, or an encode that stays fast and bounded; never a 200 followed by 500s.
 
-The files are made as in tests/unit/test_hostile_files.py (a tiny trained .model, edited).
+The files are made as in tests/unit/tokenizer/hf/test_hostile_files.py (a tiny trained .model, edited).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ def _error(answer) -> dict:
     return body["error"]
 
 
+@pytest.mark.alone
 def test_a_split_bomb_is_a_400_naming_the_field(client):
     began = time.perf_counter()
     answer = client.post("/api/import", json={"content": _hf_file(_split("(?:(?:a{1000}){1000}){5}")),
@@ -45,6 +46,7 @@ def test_a_damaged_charsmap_is_a_400_at_open_not_500s_later(client):
     assert error["field"] == "normalizer_spec" and "points past its replacement strings" in error["message"]
 
 
+@pytest.mark.alone
 def test_a_long_user_defined_symbol_encodes_in_linear_time(client):
     answer = _import_model(client, edited(trained_model(), [("a" * 19_999 + "b", 4)]))
     assert answer.status_code == 200, answer.get_json()
@@ -73,6 +75,7 @@ def test_the_issues_replacement_of_100000_characters_is_refused_at_open(client):
     assert answer.status_code == 400 and _error(answer)["field"] == "normalizer_spec"
 
 
+@pytest.mark.alone
 def test_a_long_piece_opens_fast(client):
     began = time.perf_counter()
     answer = _import_model(client, edited(trained_model(), [("q" * 60_000 + "r", 1), ("q" * 60_000 + "s", 1)]))

@@ -50,6 +50,7 @@ def _import_model(server: Server, data: bytes) -> tuple[int, dict]:
     return status, json.loads(body)
 
 
+@pytest.mark.alone
 def test_a_regex_bomb_is_refused_without_growing_a_worker(server: Server) -> None:
     before = _workers_rss(server)
     began = time.monotonic()
@@ -61,6 +62,7 @@ def test_a_regex_bomb_is_refused_without_growing_a_worker(server: Server) -> Non
     assert _workers_rss(server) - before < 100 * 2**20
 
 
+@pytest.mark.alone
 def test_a_long_user_defined_symbol_holds_no_worker(server: Server) -> None:
     status, body = _import_model(server, edited(trained_model(), [("a" * 19_999 + "b", 4)]))
     assert status == 200, body

@@ -156,6 +156,7 @@ def _split(pattern: str) -> dict[str, Any]:
     return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False}
 
 
+@pytest.mark.alone
 def test_a_split_pattern_bomb_is_refused_before_compiling_naming_the_field() -> None:
     # (100,000 units: today it compiles, 27 MB; the 5,000,000 took 3.6 s and 1.5 GB)
     began = time.perf_counter()
@@ -183,6 +184,7 @@ def test_a_tekken_pattern_bomb_is_refused() -> None:
     assert error.field == "config.pattern" and "30,000 units" in error.message
 
 
+@pytest.mark.alone
 def test_a_special_token_alternation_is_measured_before_it_is_compiled() -> None:
     from webapp.tokenizer.stages.special import split_special
 
@@ -206,6 +208,7 @@ def test_a_charsmap_rule_longer_than_the_bound_is_refused_at_open() -> None:
     assert error.field == "normalizer_spec" and f"longer than {MAX_RULE_BYTES} bytes" in error.message
 
 
+@pytest.mark.alone
 def test_a_charsmap_rule_at_the_bound_opens_and_normalizes_in_linear_time() -> None:
     data = trained_model(" ".join(["61"] * (MAX_RULE_BYTES - 1) + ["62"]) + "\t78\n")
     tok = import_tokenizer(data, filename="tokenizer.model")
@@ -213,6 +216,7 @@ def test_a_charsmap_rule_at_the_bound_opens_and_normalizes_in_linear_time() -> N
     assert bounded_encode(tok, "a" * 50_000) < 5
 
 
+@pytest.mark.alone
 def test_a_long_user_defined_symbol_does_not_make_encoding_quadratic() -> None:
     # (the 19,999 `a` + `b`: encoding 12,000 `a` ran past gunicorn's 60 s; here 4,000 took minutes)
     tok = import_tokenizer(edited(trained_model(), [("a" * 19_999 + "b", 4)]), filename="tokenizer.model")
@@ -253,6 +257,7 @@ def test_scanner_answers_the_longest_key_whichever_way_it_works() -> None:
                 assert (got[0] if got else 0) == want and (got is None or got[1] == text[i:i + want])
 
 
+@pytest.mark.alone
 def test_scanner_steps_stay_linear() -> None:
     from webapp.tokenizer.hf.longest_match import Keys
 
@@ -371,6 +376,7 @@ def test_one_damaged_rule_deep_in_the_trie_is_found_at_open() -> None:
 # Row 7: opening is linear in the file's size
 
 
+@pytest.mark.alone
 def test_long_pieces_open_in_linear_time() -> None:
     # (the 261,500 `q` took 10.1 s: a slice per split; 8 pieces of 60,000 took about as long)
     pieces = [("q" * 60_000 + chr(0x4E00 + n), 1) for n in range(8)]
