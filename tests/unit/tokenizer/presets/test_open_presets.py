@@ -180,8 +180,6 @@ def test_broken_tekken_files_get_a_clear_error(bad):
 
 
 def _measure_preset_memory(*args: str) -> str:
-    import sys
-
     from webapp.tokenizer.presets import catalog, prepare
 
     if not all(catalog.is_installed(n) and catalog.is_prepared(prepare.DEFAULT_CACHE_DIR, n)
