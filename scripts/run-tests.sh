@@ -6,8 +6,8 @@
 #    name servers of your own; a server this run started is stopped at the end
 #    (also on failure or Ctrl-C), one that already ran is left running.
 # 2. Every test not marked `alone` on PYTEST_WORKERS (default 2) pytest-xdist workers,
-#    a module's tests that share a server or an opened preset kept on one worker
-#    (--dist loadgroup; the groups are set in tests/conftest.py).
+#    each module's tests on one worker (--dist loadscope), so a server, a browser or an
+#    opened preset that a module's tests share is built once.
 # 3. The `alone` tests (time, memory, killed processes), one after another with the
 #    machine to themselves.
 # Exits non-zero when either run failed; the last line ("total: N passed, N failed, N skipped") sums both runs up.
@@ -36,7 +36,7 @@ run() {  # run NAME ARGS...: pytest with a JUnit report to count from
   local name="$1"; shift
   "$py" -m pytest --junitxml="$reports/$name.xml" "$@"
 }
-run parallel -n "${PYTEST_WORKERS:-2}" --dist loadgroup -m "not alone" "$@"; parallel=$?
+run parallel -n "${PYTEST_WORKERS:-2}" --dist loadscope -m "not alone" "$@"; parallel=$?
 echo
 echo "The tests marked alone, with the machine to themselves:"
 run alone -p no:xdist -m alone "$@"; alone=$?

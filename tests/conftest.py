@@ -165,18 +165,15 @@ def db_url(request) -> str:
 
 
 # --------------------------------------------------------------------------
-# Markers and pytest-xdist groups (docs/testing.md, "Tiers, markers and groups")
+# Markers (docs/testing.md, "Tiers, markers and workers")
 
 HERE = Path(__file__).parent
 #: Folders whose every test carries a marker: the browser tests and the production servers'.
 FOLDER_MARKERS = {"e2e": "e2e", "hostile": "hostile"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups into the test ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark by folder and by fixture, and keep a module's tests on one xdist worker
-    when they share a module- or class-scoped fixture (a server, an opened preset):
-    split across workers, each would build it again."""
+    """Mark by folder and by fixture."""
     for item in items:
         path = Path(str(item.fspath))
         folder = path.relative_to(HERE).parts[0] if HERE in path.parents else ""
@@ -186,14 +183,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker("e2e")
         if {"postgres_url", "db_url"} & set(item.fixturenames):
             item.add_marker("server")
-        if _shares_a_module_fixture(item) and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(str(path.relative_to(HERE.parent))))
-
-
-def _shares_a_module_fixture(item: pytest.Item) -> bool:
-    # pytest has no public reader of an item's fixture definitions; _fixtureinfo is the one
-    # pytest-xdist and pytest's own --fixtures-per-test use.
-    infos = getattr(item, "_fixtureinfo", None)
-    if infos is None:
-        return False
-    return any(d.scope in ("module", "class") for defs in infos.name2fixturedefs.values() for d in defs)

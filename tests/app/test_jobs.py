@@ -216,7 +216,6 @@ def test_time_budget_stops_a_job_with_a_message_naming_it(setup):
     assert "time budget of 1 s" in done["error"]["message"] and "JOB_TIME_SECONDS" in done["error"]["message"]
 
 
-@pytest.mark.xdist_group("memory")  # its own measure: RSS of its own processes, one at a time
 def test_memory_budget_stops_a_job_with_a_message_naming_it(setup):
     _settings_, app, client, start_worker = setup
     worker = start_worker(JOB_MEMORY_MB=64)

@@ -51,6 +51,9 @@ class Server:
             "PLAYGROUND_DATABASE_URL": self.database_url,
             "ACCESS_LOG": "/dev/null",
             "PLAYGROUND_RATE_LIMIT_WRITES": "",  # the tests of the limit set it (tests/hostile/test_clients.py)
+            # Opening every preset in the master (gunicorn.conf.py) costs seconds a start and changes
+            # only what the workers hold: the tests that measure that memory set PRESETS_PRELOAD=1.
+            "PRESETS_PRELOAD": "0",
             **self.extra_env,
         }
         log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL

@@ -55,7 +55,9 @@ class Production:
                     "PLAYGROUND_QUEUE_URL": f"sqlite:///{tmp_path / 'queue.sqlite3'}",
                     "PLAYGROUND_CORPUS_DIR": str(tmp_path / "corpora"), "RUN_DIR": str(tmp_path / "run"),
                     # serve-prod.sh refuses the development key (issue 28, row 10)
-                    "PLAYGROUND_SECRET_KEY": "test-secret-" + "0" * 40, **env}
+                    "PLAYGROUND_SECRET_KEY": "test-secret-" + "0" * 40,
+                    # (no test here is about what the master opens before forking: seconds a start saved)
+                    "PRESETS_PRELOAD": "0", **env}
         self.process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=self.env, stdout=open(self.log, "ab"),
                                         stderr=subprocess.STDOUT, start_new_session=True)
 

@@ -45,7 +45,8 @@ def _settings(tmp_path, **extra):
 
 
 def _env(settings):
-    return {f"PLAYGROUND_{k}": str(v) for k, v in settings.items() if k != "DATABASE_URL"}
+    # (the workers' memory is measured here: with the presets the master opens, as in production)
+    return {f"PLAYGROUND_{k}": str(v) for k, v in settings.items() if k != "DATABASE_URL"} | {"PRESETS_PRELOAD": "1"}
 
 
 def _get_json(server, path):

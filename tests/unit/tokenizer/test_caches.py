@@ -168,7 +168,6 @@ def test_a_segment_cache_stays_within_its_bounds_through_encoding(monkeypatch):
     assert estimated_bytes("k", compiled) == 2 * byte_level.RULE_BYTES + byte_level.FIXED_BYTES
 
 
-@pytest.mark.xdist_group("memory")  # its own measure: RSS of its own processes, one at a time
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="RSS is read from /proc")
 def test_a_full_segment_cache_costs_what_the_readme_says():
     """Filled far past its bounds with its worst entries, one list's piece cache grows RSS by under 40 MB."""
@@ -352,7 +351,6 @@ def test_the_app_sets_the_budget_from_its_setting(tmp_path):
         caches.LIST_BUDGET.limit = before
 
 
-@pytest.mark.xdist_group("memory")  # its own measure: RSS of its own processes, one at a time
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="RSS is read from /proc")
 def test_the_worker_budget_holds_rss_as_the_readme_says():
     """8 lists offered 4x a 600,000-unit budget of worst-case pieces grow RSS by under the budget x 100 bytes."""

@@ -79,7 +79,6 @@ def test_the_hard_time_limit_holds_inside_lipsum_with_the_predictions_off() -> N
     assert took < 0.5 + GRACE_SECONDS + STARTUP_SLACK, took
 
 
-@pytest.mark.xdist_group("memory")  # its own measure: RSS of its own processes, one at a time
 def test_the_memory_limit_ends_the_child_never_the_caller() -> None:
     before = rss_bytes()
     doubling = ("{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}"
@@ -91,7 +90,6 @@ def test_the_memory_limit_ends_the_child_never_the_caller() -> None:
     assert rss_bytes() - before < 32 * 1024 * 1024  # the caller did not build the string
 
 
-@pytest.mark.xdist_group("memory")  # its own measure: RSS of its own processes, one at a time
 def test_a_child_that_allocates_in_c_or_crashes_is_a_clear_failure() -> None:
     with pytest.raises(IsolatedFailure) as caught:
         run_isolated(lambda: len(bytearray(4 * 1024**3)), seconds=5, memory_mb=64, max_bytes=1000)

@@ -114,7 +114,6 @@ def test_a_stop_ends_the_children(tmp_path: Path) -> None:
         count_files(files, "gpt2", workers=2, min_parallel_bytes=0, block_bytes=1000, should_stop=lambda: True)
 
 
-@pytest.mark.xdist_group("memory")  # its own measure: RSS of its own processes, one at a time
 @pytest.mark.parametrize("failure", ["memory", "killed"])
 def test_a_child_out_of_memory_is_a_memory_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  failure: str) -> None:
