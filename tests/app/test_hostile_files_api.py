@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("sentencepiece")
 
-from tests.unit.test_hostile_files import _hf_file, _split, charsmap_of, edited, trained_model  # noqa: E402
+from tests.unit.tokenizer.hf.test_hostile_files import _hf_file, _split, charsmap_of, edited, trained_model  # noqa: E402
 
 
 def _import_model(client, data: bytes):

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("sentencepiece")
 
 from tests.hostile.conftest import Server, request  # noqa: E402
-from tests.unit.test_hostile_files import _hf_file, _split, charsmap_of, edited, trained_model  # noqa: E402
+from tests.unit.tokenizer.hf.test_hostile_files import _hf_file, _split, charsmap_of, edited, trained_model  # noqa: E402
 from webapp.infra.storage import default_sqlite_url  # noqa: E402
 
 
