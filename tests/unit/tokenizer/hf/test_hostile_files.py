@@ -118,6 +118,7 @@ def test_the_documented_bounds() -> None:
     assert (regex_size.MAX_PATTERN_UNITS, regex_size.MAX_FILE_UNITS) == (20_000, 100_000)
 
 
+@pytest.mark.slow
 def test_every_presets_pattern_is_far_below_the_bound() -> None:
     from webapp.tokenizer.hf import regex_size
     from webapp.tokenizer.presets import open_models
