@@ -1,0 +1,160 @@
+"""Can a token form at all? Its own symbols merged as one piece, with no neighbour: the proof's half.
+
+Merges never split a symbol, and a merge that fires inside a token's span is chosen the same
+way with or without neighbours, in list order (each rule's left-to-right visit enters the span
+afresh) and in the libraries' orders (the best pair of the whole piece is the best of the span
+when it lies inside it). So a token that appears in any text covers a span whose symbols,
+merged alone, end as that one token (docs/explain.md#what-is-proven-for-every-text). `former`
+answers per token: True (a spelling of it merged alone gives it), False (none does: no text
+gives it), None (not known: a spelling this module cannot list, or a whole-piece shortcut).
+"""
+
+from __future__ import annotations
+
+import codecs
+from typing import Callable, Iterable
+
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes, ListOrderChars
+from webapp.tokenizer.vocab.index import VocabIndex
+
+Former = Callable[[int], "bool | None"]
+#: At most this many byte strings are listed as one token's spellings (an odd rule list's), each this long.
+SPELLINGS = 64
+SPELLING_BYTES = 256
+
+
+def utf8_inside(data: bytes) -> bool:
+    """Can `data` occur inside the UTF-8 of some text (a whole character's bytes around it added)?"""
+    lead = len(data) - len(data.lstrip(bytes(range(0x80, 0xC0))))
+    if lead > 3:
+        return False
+    try:  # (an incomplete last character is fine; an impossible sequence raises)
+        codecs.getincrementaldecoder("utf-8")().decode(data[lead:], final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def spellings(rows: Iterable[tuple[int, int, int]], base: dict[int, bytes]) -> Callable[[int], set[bytes] | None]:
+    """Every byte string a symbol of this id can cover, made by any rules in any order (None: too many, or
+    endless). For a plain list (each new id made once, from bytes or earlier tokens) it is one string."""
+    makers: dict[int, list[tuple[int, int]]] = {}
+    for left, right, new in rows:
+        makers.setdefault(new, []).append((left, right))
+    memo: dict[int, set[bytes] | None] = {}
+
+    def spell(token: int, inside: frozenset[int]) -> set[bytes] | None:
+        if token in memo:
+            return memo[token]
+        if token in inside:
+            return None  # (a rule loop: a symbol may cover ever longer strings)
+        out = {base[token]} if token in base else set()
+        for left, right in makers.get(token, ()):
+            lefts, rights = spell(left, inside | {token}), spell(right, inside | {token})
+            if lefts is None or rights is None:
+                memo[token] = None
+                return None
+            out.update(a + b for a in lefts for b in rights)
+            if len(out) > SPELLINGS or any(len(s) > SPELLING_BYTES for s in out):
+                memo[token] = None
+                return None
+        memo[token] = out
+        return out
+
+    return lambda token: spell(token, frozenset())
+
+
+def plain(rows: list[tuple[int, int, int]], base: frozenset[int]) -> bool:
+    """Is every new id made once, not a base symbol, from base symbols or tokens made before it?"""
+    made: set[int] = set()
+    for left, right, new in rows:
+        if new in base or new in made or not all(o in base or o in made for o in (left, right)):
+            return False
+        made.add(new)
+    return True
+
+
+class _Alone:
+    """The model visitor: a `Former` for each kind of model (models.ModelVisitor)."""
+
+    def __init__(self, tok: LoadedTokenizer, index: VocabIndex) -> None:
+        self.tok = tok
+        self.index = index
+
+    def in_list_order_bytes(self, model: ListOrderBytes) -> Former:
+        tok, data = self.tok, self.index.data
+        rows = [tuple(int(v) for v in row) for row in tok.unit.file_rule_rows(tok).tolist()]
+        base = {tok.id_map.get(b, b): bytes([b]) for b in range(256)}
+        if plain(rows, frozenset(base)):  # type: ignore[arg-type]
+            def each(token: int) -> set[bytes] | None:
+                return {data[token]} if token in data else set()
+        else:
+            each = spellings(rows, base)  # type: ignore[arg-type]
+
+        def can(token: int) -> bool | None:
+            found = each(token)
+            if found is None:
+                return None
+            return any(utf8_inside(s) and model.merge_bytes(s) == [token] for s in found)
+        return can
+
+    def in_list_order_chars(self, model: ListOrderChars) -> Former:
+        names: dict[int, list[str]] = {}
+        for name, token_id in self.tok.vocab.items():
+            names.setdefault(token_id, []).append(name)
+
+        def alone(name: str) -> list[int] | None:
+            try:  # (a symbol the vocab lacks: the name did not end as one symbol)
+                return model.encode_whole(name)
+            except ValueError:
+                return None
+        # Character symbols are strings and a rule makes left + right: only the names of the id can form it.
+        return lambda token: any(name and alone(name) == [token] for name in names.get(token, ()))
+
+    def in_library_order(self, model: LibraryOrder) -> Former:
+        lib = model.library
+        names = self.tok.unit.token_names(self.tok)
+        unk = next((n for n, i in lib.vocab.items() if i == lib.unk_id), None) if lib.unk_id is not None else None
+        fallback = {code: b for b, code in enumerate(lib.fallback or ()) if code is not None}
+        maker = self.index.maker
+        byte_level = self.tok.level == "bytes"
+
+        def can(token: int) -> bool | None:
+            if token in fallback and (token >= len(maker) or maker[token] < 0):
+                return _falls_back(fallback[token], lib.vocab)
+            name, data = names.get(token), self.index.data.get(token, b"")
+            if not name or (fallback and "<0x" in name) or (unk and unk in name):
+                return None  # (first symbols other than characters could spell it)
+            if byte_level and not utf8_inside(data):
+                return False
+            # ignore_merges: a piece that is the token's own spelling is that token, merged or not
+            # (never so for half a character: a piece is whole characters)
+            whole = lib.ignore_merges and not (byte_level and not _valid(data))
+            symbols = [lib.vocab.get(ch) for ch in name]
+            if None not in symbols and list(lib.merges.merge(symbols)) == [token]:  # type: ignore[arg-type]
+                return True
+            return None if whole else False
+        return can
+
+
+def _valid(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _falls_back(byte: int, vocab: dict[str, int]) -> bool | None:
+    """A `<0xXX>` token comes only from a character the vocab lacks whose UTF-8 holds the byte."""
+    if byte < 0x80:
+        return chr(byte) not in vocab  # (the only character holding an ASCII byte)
+    if not utf8_inside(bytes([byte])):
+        return False
+    return None  # (many characters hold it: a witness decides)
+
+
+def former(tok: LoadedTokenizer, model: ListOrderBytes | ListOrderChars | LibraryOrder, index: VocabIndex) -> Former:
+    """Per token: can it form inside some piece (see the module docstring)?"""
+    return model.visit(_Alone(tok, index))
