@@ -10,6 +10,7 @@ when no tried text gives it (the caller then says "undecided" unless a proof say
 
 from __future__ import annotations
 
+import random
 from itertools import islice, product
 from typing import Callable, Iterator
 
@@ -23,7 +24,7 @@ AROUND: tuple[str, ...] = (
 #: The most texts tried for one token (about a millisecond each at worst).
 BUDGET = 8_000
 #: Cores (a half character's completions) tried in light contexts, and how many of them in all contexts.
-CORES = 4_096
+CORES = 3_000
 LIGHT_CORES = 64
 FULL_CORES = 2
 LIGHT: tuple[tuple[str, str], ...] = (("", ""), (" ", ""), ("", " "), ("a", ""), ("", "a"), ("1", ""), ("\n", ""))
@@ -46,26 +47,42 @@ def _needs(data: bytes) -> tuple[int, int]:
     return start, tail
 
 
-def completions(data: bytes) -> Iterator[str]:
-    """Texts of whole characters whose UTF-8 holds `data` (itself when it is whole), fewest bytes first."""
+def _char(rng: random.Random, size: int, lead: int | None = None) -> bytes:
+    """A random character's UTF-8 of `size` bytes (possibly invalid: the caller decodes)."""
+    first = lead if lead is not None else rng.choice(_LEADS[size])
+    return bytes([first, *(rng.choice(_CONT) for _ in range(size - 1))])
+
+
+def completions(data: bytes, seed: int = 0) -> Iterator[str]:
+    """Texts of whole characters whose UTF-8 holds `data`: itself when it is whole, else (half a
+    character at either end, or inside one) the missing bytes drawn at random, each character size
+    in turn; from the `CORES // 2`-th on, one more random character of the last one's size follows."""
     start, tail = _needs(data)
-    if start == len(data):  # (only continuation bytes: inside one character, anywhere after its lead)
-        heads = [(size, before) for size in (2, 3, 4) for before in range(size - start)]
+    if not start and not tail:
+        yield data.decode("utf-8")  # (whole characters, or bytes no text holds: the decode raises)
+        return
+    if start == len(data):  # only continuation bytes: inside one character, `before` of them ahead
+        heads = [(size, before, size - 1 - before - start) for size in (2, 3, 4) for before in range(size - start)]
+    elif start:
+        heads = [(size, size - 1 - start, tail) for size in (2, 3, 4) if size - 1 >= start]
     else:
-        heads = [(size, size - 1 - start) for size in (2, 3, 4) if size - 1 >= start] if start else [(0, 0)]
-    for size, before in heads:
-        after = tail if start < len(data) else size - 1 - before - start
-        if size and after < 0:
+        heads = [(0, 0, tail)]
+    rng = random.Random(seed or int.from_bytes(data[:8], "big"))
+    seen: set[str] = set()
+    for n in range(CORES):
+        size, before, after = heads[n % len(heads)]
+        front = _char(rng, size)[:1 + before] if size else b""
+        back = bytes(rng.choice(_CONT) for _ in range(after))
+        try:
+            text = (front + data + back).decode("utf-8")
+            if n >= CORES // 2:  # (the next character may take the last one's bytes before they merge)
+                size = len(text[-1].encode("utf-8"))
+                text += _char(rng, size).decode("utf-8") if size > 1 else rng.choice("aeinost")
+        except UnicodeDecodeError:
             continue
-        leads = _LEADS.get(size, [None])
-        for lead in leads:
-            for fill in product(_CONT, repeat=(before if size else 0) + after):
-                front = (bytes([lead]) if lead is not None else b"") + bytes(fill[:len(fill) - after])
-                back = bytes(fill[len(fill) - after:])
-                try:
-                    yield (front + data + back).decode("utf-8")
-                except UnicodeDecodeError:
-                    continue
+        if text not in seen:
+            seen.add(text)
+            yield text
 
 
 def cores(data: bytes, metaspace: bool) -> Iterator[str]:
@@ -94,14 +111,6 @@ def _texts(data: bytes, metaspace: bool) -> Iterator[str]:
     for core in some[:FULL_CORES]:
         for before, after in product(AROUND, AROUND):
             yield before + core + after
-    if _needs(data)[1]:
-        for core in some[:LIGHT_CORES]:
-            last = core[-1].encode("utf-8")
-            for cont in _CONT:
-                try:
-                    yield core + (last[:-1] + bytes([cont])).decode("utf-8")
-                except UnicodeDecodeError:
-                    continue
 
 
 def find_witness(encode: Encode, token_id: int, data: bytes, metaspace: bool = False,
