@@ -14,6 +14,8 @@ from __future__ import annotations
 import codecs
 from typing import Callable, Iterable
 
+import numpy as np
+
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes, ListOrderChars
 from webapp.tokenizer.vocab.index import VocabIndex
@@ -65,14 +67,23 @@ def spellings(rows: Iterable[tuple[int, int, int]], base: dict[int, bytes]) -> C
     return lambda token: spell(token, frozenset())
 
 
-def plain(rows: list[tuple[int, int, int]], base: frozenset[int]) -> bool:
-    """Is every new id made once, not a base symbol, from base symbols or tokens made before it?"""
-    made: set[int] = set()
-    for left, right, new in rows:
-        if new in base or new in made or not all(o in base or o in made for o in (left, right)):
-            return False
-        made.add(new)
-    return True
+def plain(rows: np.ndarray, base: frozenset[int]) -> bool:
+    """Is every new id made once, not a base symbol, from base symbols or tokens made before it?
+    `rows`: (left, right, new) per rule, in list order."""
+    if not len(rows):
+        return True
+    news = rows[:, 2]
+    if rows.min() < 0 or int(np.bincount(news).max()) > 1:
+        return False
+    size = int(rows.max()) + 1
+    is_base = np.zeros(size, dtype=bool)
+    is_base[[b for b in base if b < size]] = True
+    if is_base[news].any():
+        return False
+    made_at = np.full(size, len(rows), dtype=np.int64)
+    made_at[news] = np.arange(len(rows))
+    at = np.arange(len(rows))
+    return bool(all((is_base[rows[:, k]] | (made_at[rows[:, k]] < at)).all() for k in (0, 1)))
 
 
 class _Alone:
@@ -84,16 +95,18 @@ class _Alone:
 
     def in_list_order_bytes(self, model: ListOrderBytes) -> Former:
         tok, data = self.tok, self.index.data
-        rows = [tuple(int(v) for v in row) for row in tok.unit.file_rule_rows(tok).tolist()]
-        base = {tok.id_map.get(b, b): bytes([b]) for b in range(256)}
-        if plain(rows, frozenset(base)):  # type: ignore[arg-type]
-            def each(token: int) -> set[bytes] | None:
-                return {data[token]} if token in data else set()
-        else:
-            each = spellings(rows, base)  # type: ignore[arg-type]
+        each: list[Callable[[int], set[bytes] | None]] = []
+
+        def spelt(token: int) -> set[bytes] | None:
+            if not each:  # (made on first use: most vocabularies never ask)
+                rows = tok.unit.file_rule_rows(tok)
+                base = {tok.id_map.get(b, b): bytes([b]) for b in range(256)}
+                each.append((lambda t: {data[t]} if t in data else set()) if plain(rows, frozenset(base))
+                            else spellings([(int(a), int(b), int(c)) for a, b, c in rows.tolist()], base))
+            return each[0](token)
 
         def can(token: int) -> bool | None:
-            found = each(token)
+            found = spelt(token)
             if found is None:
                 return None
             return any(utf8_inside(s) and model.merge_bytes(s) == [token] for s in found)

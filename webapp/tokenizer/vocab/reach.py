@@ -94,6 +94,8 @@ class Decider:
         self.index = index
         self.encode = encoder(tok, compiled)
         stages = tokenizer_of(tok, compiled=compiled)
+        nothing: frozenset[str] = frozenset()
+        self.encode_batch: Callable[[list[str]], list[list[int]]] = lambda texts: stages.encode_batch(texts, nothing)
         self.forms = former(tok, stages.model, index)
         self.metaspace = stages.writes_metaspace
 
@@ -113,14 +115,15 @@ class Decider:
             return "byte_fallback"
         return "inside" if index.used_by(token_id, some=0)[0] else "unused"
 
-    def decide(self, token_id: int) -> Verdict:
+    def decide(self, token_id: int, own: list[int] | None = None) -> Verdict:
+        """The token's verdict; `own`: what its own text encodes to, when the caller has it already."""
         text = self.index.text(token_id)
-        if text is not None and self.encode(text) == [token_id]:
+        if text is not None and (own if own is not None else self.encode(text)) == [token_id]:
             return Verdict(REACHABLE, witness=text, own=True)
         group = self.reason(token_id)
         if group is not None:
             return Verdict(UNREACHABLE, group=group)
-        witness = find_witness(self.encode, token_id, self.index.data[token_id], self.metaspace)
+        witness = find_witness(self.encode_batch, token_id, self.index.data[token_id], self.metaspace)
         if witness is not None:
             return Verdict(REACHABLE, witness=witness)
         return Verdict(UNDECIDED)
@@ -141,18 +144,22 @@ def unreachable(index: VocabIndex, tok: LoadedTokenizer, compiled: Any = None,
     witnesses: dict[int, str] = {}
     groups: dict[str, list[int]] = {name: [] for name in GROUP_NAMES}
     total = len(index.ids)
-    for done, token_id in enumerate(index.ids):
-        if progress is not None and done % every == 0:
-            progress(done, total)
-        whole = index.text(token_id) is not None
-        if not whole:
-            partial.append(token_id)
-        verdict = decider.decide(token_id)
-        if verdict.status == UNREACHABLE:
-            ids.append(token_id)
-            groups[verdict.group or "unused"].append(token_id)
-        elif verdict.status == UNDECIDED:
-            undecided.append(token_id)
-        elif not verdict.own and verdict.witness is not None:
-            witnesses[token_id] = verdict.witness
+    for start in range(0, total, every):
+        if progress is not None:
+            progress(start, total)
+        chunk = index.ids[start:start + every]
+        texts = {t: text for t in chunk if (text := index.text(t)) is not None}
+        # (the tokens' own texts in one batch: most tokens are decided by this alone)
+        owns = dict(zip(texts, decider.encode_batch(list(texts.values()))))
+        for token_id in chunk:
+            if token_id not in texts:
+                partial.append(token_id)
+            verdict = decider.decide(token_id, owns.get(token_id))
+            if verdict.status == UNREACHABLE:
+                ids.append(token_id)
+                groups[verdict.group or "unused"].append(token_id)
+            elif verdict.status == UNDECIDED:
+                undecided.append(token_id)
+            elif not verdict.own and verdict.witness is not None:
+                witnesses[token_id] = verdict.witness
     return Reach(ids, partial, groups, witnesses, undecided)

@@ -1,6 +1,6 @@
 """Witnesses: a text whose encode holds a token that its own text does not give.
 
-`find_witness(encode, token_id, data)` tries texts made of the token's bytes - completed to
+`find_witness(encode_batch, token_id, data)` tries texts made of the token's bytes - completed to
 whole characters when they are half of one (`completions`) - between a few characters
 before and after (`AROUND`: a space, letters, digits, punctuation, line breaks, the
 characters the split patterns treat apart), and returns the first whose encode holds the
@@ -14,7 +14,7 @@ import random
 from itertools import islice, product
 from typing import Callable, Iterator
 
-Encode = Callable[[str], list[int]]
+EncodeBatch = Callable[[list[str]], list[list[int]]]
 
 #: The characters tried before and after a token's text, the likelier first.
 AROUND: tuple[str, ...] = (
@@ -113,17 +113,34 @@ def _texts(data: bytes, metaspace: bool) -> Iterator[str]:
             yield before + core + after
 
 
-def find_witness(encode: Encode, token_id: int, data: bytes, metaspace: bool = False,
+def find_witness(encode_batch: EncodeBatch, token_id: int, data: bytes, metaspace: bool = False,
                  budget: int = BUDGET) -> str | None:
-    """The first text tried whose encode holds the token (see the module docstring), or None."""
-    seen: set[str] = set()
-    for text in islice(_texts(data, metaspace), budget):
-        if text in seen:
-            continue
-        seen.add(text)
+    """The first text tried whose encode holds the token (see the module docstring), or None. The texts
+    are encoded in batches growing from one (most tokens take the first text or two)."""
+    texts = islice(_unique(_texts(data, metaspace)), budget)
+    size = 1
+    while batch := list(islice(texts, size)):
         try:
-            if token_id in encode(text):
+            got = encode_batch(batch)
+        except ValueError:  # (a character-level vocab that lacks a symbol of one text: one by one)
+            got = [_or_none(encode_batch, text) for text in batch]
+        for text, ids in zip(batch, got):
+            if token_id in ids:
                 return text
-        except ValueError:  # (a character-level vocab that lacks a symbol of this text)
-            continue
+        size = min(size * 8, 512)
     return None
+
+
+def _unique(texts: Iterator[str]) -> Iterator[str]:
+    seen: set[str] = set()
+    for text in texts:
+        if text not in seen:
+            seen.add(text)
+            yield text
+
+
+def _or_none(encode_batch: EncodeBatch, text: str) -> list[int]:
+    try:
+        return encode_batch([text])[0]
+    except ValueError:
+        return []
