@@ -12,6 +12,8 @@ gives it), None (not known: a spelling this module cannot list, or a whole-piece
 from __future__ import annotations
 
 import codecs
+import json
+from itertools import product
 from typing import Callable, Iterable
 
 import numpy as np
@@ -132,10 +134,11 @@ class _Alone:
         fallback = {code: b for b, code in enumerate(lib.fallback or ()) if code is not None}
         maker = self.index.maker
         byte_level = self.tok.level == "bytes"
+        gone = replaced_everywhere(self.tok.pipeline)
 
         def can(token: int) -> bool | None:
             if token in fallback and (token >= len(maker) or maker[token] < 0):
-                return _falls_back(fallback[token], lib.vocab)
+                return _falls_back(fallback[token], lib.vocab, gone)
             name, data = names.get(token), self.index.data.get(token, b"")
             if not name or (fallback and "<0x" in name) or (unk and unk in name):
                 return None  # (first symbols other than characters could spell it)
@@ -159,13 +162,47 @@ def _valid(data: bytes) -> bool:
     return True
 
 
-def _falls_back(byte: int, vocab: dict[str, int]) -> bool | None:
-    """A `<0xXX>` token comes only from a character the vocab lacks whose UTF-8 holds the byte."""
+def _falls_back(byte: int, vocab: dict[str, int], gone: frozenset[str]) -> bool | None:
+    """A `<0xXX>` token comes only from a character the vocab lacks whose UTF-8 holds the byte; `gone`:
+    characters the normalizer replaces in every text (they never reach the model)."""
     if byte < 0x80:
-        return chr(byte) not in vocab  # (the only character holding an ASCII byte)
+        return chr(byte) not in vocab and chr(byte) not in gone  # (the only character holding an ASCII byte)
     if not utf8_inside(bytes([byte])):
         return False
-    return None  # (many characters hold it: a witness decides)
+    if byte >= 0xC2:  # a lead byte: its characters are few enough to look up every one
+        size = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+        for tail in product(range(0x80, 0xC0), repeat=size - 1):
+            try:
+                ch = bytes([byte, *tail]).decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if ch not in vocab:
+                return None  # (a witness decides: this character may reach the model)
+        return False
+    return None  # (a continuation byte: many characters hold it, a witness decides)
+
+
+def replaced_everywhere(pipeline: str) -> frozenset[str]:
+    """Characters a tokenizer.json's normalizer replaces in every text: the last steps' `Replace` of one
+    character by a string without it (later steps adding none back), or SentencePiece's escaped spaces."""
+    desc = json.loads(pipeline).get("normalizer") if pipeline else None
+    steps = (desc.get("normalizers") or []) if isinstance(desc, dict) and desc.get("type") == "Sequence" else [desc]
+    gone: set[str] = set()
+    for step in steps:
+        if not isinstance(step, dict):
+            gone.clear()
+            continue
+        added = "".join(str(step.get(k) or "") for k in ("content", "prepend"))
+        gone = {ch for ch in gone if ch not in added}
+        pattern = step.get("pattern")
+        single = pattern.get("String") if isinstance(pattern, dict) else None
+        if step.get("type") == "Replace" and isinstance(single, str) and len(single) == 1 and single not in added:
+            gone.add(single)
+        elif step.get("type") == "SentencePiece" and step.get("escape_whitespaces"):
+            gone.add(" ")
+        elif step.get("type") not in ("Replace", "Prepend", "SentencePiece"):
+            gone.clear()  # (a step this reading does not follow: claim nothing)
+    return frozenset(gone)
 
 
 def former(tok: LoadedTokenizer, model: ListOrderBytes | ListOrderChars | LibraryOrder, index: VocabIndex) -> Former:

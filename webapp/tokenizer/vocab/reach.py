@@ -34,7 +34,8 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("special", "special or added tokens no rule makes: only an allowed special token gives them, "
                 "never ordinary text"),
     ("not_utf8", "bytes no UTF-8 text holds: every text is UTF-8, so no piece ever holds them"),
-    ("byte_fallback", "byte tokens never fallen back to: every character holding the byte is a vocab token"),
+    ("byte_fallback", "byte tokens never fallen back to: every character holding the byte is a vocab token "
+                      "(or one the normalizer replaces in every text)"),
     ("inside", "never formed: their own symbols, merged alone as one piece, end as other tokens, so no "
                "text gives them (rules take them as an operand, but never fire)"),
     ("unused", "never formed: their own symbols, merged alone as one piece, end as other tokens, so no "
