@@ -6,7 +6,8 @@ afresh) and in the libraries' orders (the best pair of the whole piece is the be
 when it lies inside it). So a token that appears in any text covers a span whose symbols,
 merged alone, end as that one token (docs/explain.md#what-is-proven-for-every-text). `former`
 answers per token: True (a spelling of it merged alone gives it), False (none does: no text
-gives it), None (not known: a spelling this module cannot list, or a whole-piece shortcut).
+gives it), NO_PIECE (some do, but no piece of any text holds them: pieces.py), None (not known:
+a spelling this module cannot list, or a whole-piece shortcut).
 """
 
 from __future__ import annotations
@@ -19,10 +20,14 @@ from typing import Callable, Iterable
 import numpy as np
 
 from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes, ListOrderChars
 from webapp.tokenizer.vocab.index import VocabIndex
+from webapp.tokenizer.vocab.pieces import inside_a_match
 
-Former = Callable[[int], "bool | None"]
+Former = Callable[[int], "bool | str | None"]
+#: What a Former answers for a token that merges alone but whose text no piece of any text holds (pieces.py).
+NO_PIECE = "no piece"
 #: At most this many byte strings are listed as one token's spellings (an odd rule list's), each this long.
 SPELLINGS = 64
 SPELLING_BYTES = 256
@@ -107,14 +112,23 @@ class _Alone:
                             else spellings([(int(a), int(b), int(c)) for a, b, c in rows.tolist()], base))
             return each[0](token)
 
-        def can(token: int) -> bool | None:
+        # (a playground scheme's pattern: its matches are the pieces; a file's own pipeline is not read here)
+        scheme = tok.unit.own_scheme(tok) if not tok.pipeline else None
+        inside = inside_a_match(PATTERNS[scheme]) if scheme in PATTERNS else None
+
+        def can(token: int) -> bool | str | None:
             found = spelt(token)
             if found is None:
                 return None
-            return any(utf8_inside(s) and model.merge_bytes(s) == [token] for s in found)
+            merging = [s for s in found if utf8_inside(s) and model.merge_bytes(s) == [token]]
+            if not merging:
+                return False
+            if inside is not None and all(_valid(s) and not inside(s.decode("utf-8")) for s in merging):
+                return NO_PIECE
+            return True
         return can
 
-    def in_list_order_chars(self, model: ListOrderChars) -> Former:
+    def in_list_order_chars(self, model: ListOrderChars) -> Former:  # (no playground scheme splits characters)
         names: dict[int, list[str]] = {}
         for name, token_id in self.tok.vocab.items():
             names.setdefault(token_id, []).append(name)

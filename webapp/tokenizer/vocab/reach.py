@@ -5,9 +5,10 @@ no special token recognised, the tiktoken-like handle's `encode`):
 
 1. its own text encodes to exactly `[id]`: reachable, its text is the witness;
 2. a reason that holds for every text (GROUPS, the first that holds): a special token no
-   rule makes; bytes no UTF-8 text holds; a `<0xXX>` byte no character falls back to; or
-   its own symbols, merged alone as one piece, do not end as it (forms.py: then no piece
-   of any text ends with it, whatever its neighbours; docs/explain.md gives the proof);
+   rule makes; bytes no UTF-8 text holds; a `<0xXX>` byte no character falls back to; text
+   no piece of the split pattern can hold (pieces.py); or its own symbols, merged alone as
+   one piece, do not end as it (forms.py: then no piece of any text ends with it, whatever
+   its neighbours; docs/explain.md gives the proof);
 3. a witness found by trying contexts around its text (witness.py), checked by encoding;
 4. else undecided.
 
@@ -25,7 +26,7 @@ from typing import Any, Callable
 
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.stages.tokenizer import tokenizer_of
-from webapp.tokenizer.vocab.forms import former, utf8_inside
+from webapp.tokenizer.vocab.forms import NO_PIECE, former, utf8_inside
 from webapp.tokenizer.vocab.index import VocabIndex
 from webapp.tokenizer.vocab.witness import find_witness
 
@@ -36,6 +37,8 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("not_utf8", "bytes no UTF-8 text holds: every text is UTF-8, so no piece ever holds them"),
     ("byte_fallback", "byte tokens never fallen back to: every character holding the byte is a vocab token "
                       "(or one the normalizer replaces in every text)"),
+    ("pre_tokenizer", "never inside one piece: no match of the split pattern can hold their text, and merges "
+                      "never cross pieces"),
     ("inside", "never formed: their own symbols, merged alone as one piece, end as other tokens, so no "
                "text gives them (rules take them as an operand, but never fire)"),
     ("unused", "never formed: their own symbols, merged alone as one piece, end as other tokens, so no "
@@ -108,6 +111,8 @@ class Decider:
         if token_id in index.special and not made:
             return "special"
         can = self.forms(token_id)
+        if can == NO_PIECE:
+            return "pre_tokenizer"
         if can is not False:
             return None
         if not utf8_inside(data):
