@@ -141,17 +141,21 @@ def test_a_pre_tokenized_tokenizer_agrees_with_brute_force(seed: int) -> None:
     check_against(answer, index, encode, seen_ids(encode, alphabet, longest), set(alphabet.encode()), longest)
 
 
-def test_a_token_that_forms_only_inside_a_longer_text() -> None:
-    """GPT-2's pattern keeps "a" and " ." apart, but "a." is one piece of "a.": made by 'a.' then split?
-    No: "a." is two pieces ("a", "."), so the token "a." is never made; " a" is made inside " a" alone."""
-    merges = [(97, 46, 256), (32, 97, 257)]
-    tok = typed(merges, "gpt2")
-    index = VocabIndex.build(tok)
-    answer = unreachable(index, tok)
-    encode = seed_encode(merges, "gpt2")
-    assert 257 not in answer.witnesses and 257 not in answer.ids  # its own text gives it
-    assert 256 in answer.undecided or 256 in answer.ids or 256 in answer.witnesses
-    assert 256 not in seen_ids(encode, "a .1", 5)
+def test_a_token_that_only_other_text_gives_and_one_no_piece_holds() -> None:
+    """o200k's pattern puts "\n//" in one piece only after punctuation ("<\n//"); GPT-2's never puts
+    "a." in one piece, so the token "a." never forms though its bytes merge into it alone."""
+    newline = [(10, 47, 256), (256, 47, 257)]
+    tok = typed(newline, "o200k")
+    answer = unreachable(VocabIndex.build(tok), tok)
+    witness = answer.witnesses[257]
+    assert witness != "\n//" and "\n//" in witness
+    from webapp.tokenizer.pretokenize.patterns import O200K_PATTERN
+    assert 257 in [i for piece in regex.findall(O200K_PATTERN, witness) for i in reference.encode(piece, newline)]
+    dot = [(97, 46, 256), (32, 97, 257)]
+    tok = typed(dot, "gpt2")
+    answer = unreachable(VocabIndex.build(tok), tok)
+    assert answer.groups["pre_tokenizer"] == [256] and 257 not in answer.witnesses and 257 not in answer.ids
+    assert 256 not in seen_ids(seed_encode(dot, "gpt2"), "a .1", 5)
 
 
 def test_the_reasons_replay_with_the_literal_reference() -> None:

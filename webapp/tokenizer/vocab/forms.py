@@ -15,7 +15,7 @@ from __future__ import annotations
 import codecs
 import json
 from itertools import product
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -176,7 +176,7 @@ def _valid(data: bytes) -> bool:
     return True
 
 
-def _falls_back(byte: int, vocab: dict[str, int], gone: frozenset[str]) -> bool | None:
+def _falls_back(byte: int, vocab: Mapping[str, int], gone: frozenset[str]) -> bool | None:
     """A `<0xXX>` token comes only from a character the vocab lacks whose UTF-8 holds the byte; `gone`:
     characters the normalizer replaces in every text (they never reach the model)."""
     if byte < 0x80:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, implied_byte_vocab
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.stages.tokenizer import tokenizer_of
 from webapp.tokenizer.vocab.forms import NO_PIECE, former, utf8_inside
@@ -133,6 +134,13 @@ class Decider:
         if witness is not None:
             return Verdict(REACHABLE, witness=witness)
         return Verdict(UNDECIDED)
+
+
+def typed_reach(compiled: CompiledByteMerges, scheme: str = "none") -> Reach:
+    """The answer for typed byte rules (list order, split by a playground scheme or not): made inline."""
+    tok = LoadedTokenizer(level="bytes", merges=compiled.rules, vocab=implied_byte_vocab(compiled),
+                          pretokenize=scheme, source="playground")
+    return unreachable(VocabIndex.build(tok), tok, compiled)
 
 
 def group_of(index: VocabIndex, tok: LoadedTokenizer, token_id: int) -> str | None:

@@ -67,6 +67,8 @@ def completions(data: bytes, seed: int = 0) -> Iterator[str]:
         heads = [(size, size - 1 - start, tail) for size in (2, 3, 4) if size - 1 >= start]
     else:
         heads = [(0, 0, tail)]
+    if not heads:
+        return  # (more continuation bytes than a character holds)
     rng = random.Random(seed or int.from_bytes(data[:8], "big"))
     seen: set[str] = set()
     for n in range(CORES):

@@ -7,6 +7,7 @@
 - `GET /api/tokenizers/<id>/unreachable` - `{"count", "ids", "partial", "groups", "witnesses",
   "undecided"}` (webapp.tokenizer.vocab.reach); a 202
   with the job while a large vocabulary's answer is being computed (webapp.web.vocab.kinds).
+- `POST /api/unreachable` `{"merges"[, "pretokenize"]}` - the same answer for typed byte rules, inline.
 - `GET /vocab?tokenizer=&q=&offset=&token=&text=` - the page: search, a token's card, the
   unreachable tokens grouped, token lengths, scripts. Everything is in the URL, so it works
   without JavaScript and a link shares it; `text` is the Bytes page's text, so the card can
@@ -28,12 +29,14 @@ from flask import Blueprint, Response, jsonify, render_template, request
 from markupsafe import Markup
 
 from webapp.infra import inputs, vocab_inputs
+from webapp.infra.body import read_json_object
 from webapp.infra.errors import ApiError
 from webapp.jobs import views as jobs
 from webapp.jobs.registry import done_view
 from webapp.jobs.store import Job
 from webapp.opened.store import Loaded, load_tokenizer
 from webapp.tokenizer import PRESET_NAMES, PresetMissing, TokenizerError, is_installed, is_preset
+from webapp.tokenizer.vocab.reach import typed_reach
 from webapp.web.vocab import kinds
 from webapp.web.vocab.views import (
     card_json, card_view, find_token, listing_view, reach_view, search_json, stats_view,
@@ -69,6 +72,20 @@ def api_vocab_token(tokenizer_id: str, token_id: str) -> Response:
     except TokenizerError as exc:
         raise ApiError.from_tokenizer(exc, 404) from None
     return jsonify(card_json(entry, index, found, kinds.decider_of(entry)))
+
+
+@bp.post("/api/unreachable")
+def api_typed_unreachable() -> Response:
+    """The same answer for typed byte rules (`{"merges"[, "pretokenize"]}`), always inline."""
+    data = read_json_object(("merges", "pretokenize"), ("merges",))
+    limits = inputs.current_limits()
+    values, errors = inputs.collect({
+        "merges": lambda: inputs.read_byte_merges(data["merges"], limits),
+        "pretokenize": lambda: inputs.read_pretokenize(data.get("pretokenize", "none")),
+    })
+    if errors:
+        raise next(iter(errors.values()))
+    return jsonify(typed_reach(values["merges"], values["pretokenize"]).as_json())
 
 
 @bp.get("/api/tokenizers/<tokenizer_id>/unreachable")
