@@ -6,7 +6,8 @@ afresh) and in the libraries' orders (the best pair of the whole piece is the be
 when it lies inside it). So a token that appears in any text covers a span whose symbols,
 merged alone, end as that one token (docs/explain.md#what-is-proven-for-every-text). `former`
 answers per token: True (a spelling of it merged alone gives it), False (none does: no text
-gives it), NO_PIECE (some do, but no piece of any text holds them: pieces.py), None (not known:
+gives it), NO_PIECE (some do, but no piece of any text holds them: pieces.py), TAKEN (it ends
+with a character's lead byte that character always takes first: edges.py), None (not known:
 a spelling this module cannot list, or a whole-piece shortcut).
 """
 
@@ -22,12 +23,15 @@ import numpy as np
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes, ListOrderChars
+from webapp.tokenizer.vocab.edges import LastByte
 from webapp.tokenizer.vocab.index import VocabIndex
 from webapp.tokenizer.vocab.pieces import inside_a_match
 
 Former = Callable[[int], "bool | str | None"]
 #: What a Former answers for a token that merges alone but whose text no piece of any text holds (pieces.py).
 NO_PIECE = "no piece"
+#: ... for a token whose last byte, a character's lead, that character always takes first (edges.py).
+TAKEN = "taken"
 #: At most this many byte strings are listed as one token's spellings (an odd rule list's), each this long.
 SPELLINGS = 64
 SPELLING_BYTES = 256
@@ -103,18 +107,20 @@ class _Alone:
     def in_list_order_bytes(self, model: ListOrderBytes) -> Former:
         tok, data = self.tok, self.index.data
         each: list[Callable[[int], set[bytes] | None]] = []
+        is_plain: list[bool] = []
+        # (a playground scheme's pattern: its matches are the pieces; a file's own pipeline is not read here)
+        scheme = tok.unit.own_scheme(tok) if not tok.pipeline else None
+        inside = inside_a_match(PATTERNS[scheme]) if scheme in PATTERNS else None
+        last_byte = LastByte(self.index, {b: tok.id_map.get(b, b) for b in range(256)}, inside)
 
         def spelt(token: int) -> set[bytes] | None:
             if not each:  # (made on first use: most vocabularies never ask)
                 rows = tok.unit.file_rule_rows(tok)
                 base = {tok.id_map.get(b, b): bytes([b]) for b in range(256)}
-                each.append((lambda t: {data[t]} if t in data else set()) if plain(rows, frozenset(base))
+                is_plain.append(plain(rows, frozenset(base)))
+                each.append((lambda t: {data[t]} if t in data else set()) if is_plain[0]
                             else spellings([(int(a), int(b), int(c)) for a, b, c in rows.tolist()], base))
             return each[0](token)
-
-        # (a playground scheme's pattern: its matches are the pieces; a file's own pipeline is not read here)
-        scheme = tok.unit.own_scheme(tok) if not tok.pipeline else None
-        inside = inside_a_match(PATTERNS[scheme]) if scheme in PATTERNS else None
 
         def can(token: int) -> bool | str | None:
             found = spelt(token)
@@ -125,6 +131,8 @@ class _Alone:
                 return False
             if inside is not None and all(_valid(s) and not inside(s.decode("utf-8")) for s in merging):
                 return NO_PIECE
+            if is_plain[0] and last_byte(token):
+                return TAKEN
             return True
         return can
 

@@ -27,7 +27,7 @@ from typing import Any, Callable
 from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, implied_byte_vocab
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.stages.tokenizer import tokenizer_of
-from webapp.tokenizer.vocab.forms import NO_PIECE, former, utf8_inside
+from webapp.tokenizer.vocab.forms import NO_PIECE, TAKEN, former, utf8_inside
 from webapp.tokenizer.vocab.index import VocabIndex
 from webapp.tokenizer.vocab.witness import find_witness
 
@@ -40,6 +40,8 @@ GROUPS: tuple[tuple[str, str], ...] = (
                       "(or one the normalizer replaces in every text)"),
     ("pre_tokenizer", "never inside one piece: no match of the split pattern can hold their text, and merges "
                       "never cross pieces"),
+    ("last_byte", "never formed: they end with a character's first byte, and whichever character follows, "
+                  "its own rule takes that byte before the token's rule can"),
     ("inside", "never formed: their own symbols, merged alone as one piece, end as other tokens, so no "
                "text gives them (rules take them as an operand, but never fire)"),
     ("unused", "never formed: their own symbols, merged alone as one piece, end as other tokens, so no "
@@ -114,6 +116,8 @@ class Decider:
         can = self.forms(token_id)
         if can == NO_PIECE:
             return "pre_tokenizer"
+        if can == TAKEN:
+            return "last_byte"
         if can is not False:
             return None
         if not utf8_inside(data):
