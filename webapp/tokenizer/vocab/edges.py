@@ -6,7 +6,9 @@ argument) its span evolves as its bytes merged alone, so L is a lone symbol unti
 that first merges it there (`free_until`, read from t's merge tree) and never pairs with c1.
 But the visit of a rule (L, c1) before that finds L lone and, unless c1 was already taken by
 a rule (c1, x) visited earlier (c1's left neighbour is L, so only such a rule can take it),
-merges L with c1 across the span's end: a contradiction. So when that holds for every c1
+merges L with c1 across the span's end: a contradiction. Or, later: once t is made, a rule
+(t, c1) visited before any rule (c1, x) finds both lone and side by side (unless t was taken
+already) and takes t: t is not a final token. So when one of the two holds for every c1
 that can follow (a character's second byte; with a split pattern, only those whose character
 can follow the token's text inside one piece), no text gives t. `LastByte(index, inside)(t)`.
 """
@@ -64,7 +66,14 @@ class LastByte:
                 # (a two-byte character: with a split pattern, only one that can follow the text in a piece)
                 if not self.inside(before + bytes([lead, second]).decode("utf-8")):
                     continue
-            at = pairs.get((self.byte_ids[lead], self.byte_ids[second]))
-            if at is None or at >= until or self._lefts.get(self.byte_ids[second], at) < at:
+            if not (self._taken_first(pairs.get((self.byte_ids[lead], self.byte_ids[second])), second, until)
+                    or self._taken_first(pairs.get((token, self.byte_ids[second])), second, None)):
                 return False
         return True
+
+    def _taken_first(self, at: int | None, second: int, until: int | None) -> bool:
+        """Does the rule visited at `at` (before `until`) find the byte `second` still lone?"""
+        if at is None or (until is not None and at >= until):
+            return False
+        first_use = self._lefts.get(self.byte_ids[second])
+        return first_use is None or first_use >= at
