@@ -10,12 +10,17 @@ merges L with c1 across the span's end: a contradiction. Or, later: once t is ma
 (t, c1) visited before any rule (c1, x) finds both lone and side by side (unless t was taken
 already) and takes t: t is not a final token. So when one of the two holds for every c1
 that can follow (a character's second byte; with a split pattern, only those whose character
-can follow the token's text inside one piece), no text gives t. `LastByte(index, inside)(t)`.
+can follow the token's text inside one piece), no text gives t. `LastByte(...)(t)`.
+
+The libraries' orders (tiktoken's and `tokenizers`' ranks) follow the same argument with
+"fires first" for "is visited first": the best pair present fires, so a present pair (L, c1)
+of a lower rank than the merge that takes L fires before it, and a rule (c1, x) of a higher
+rank cannot take c1 while (L, c1) or (t, c1) is present.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable, Mapping
 
 from webapp.tokenizer.vocab.index import VocabIndex
 
@@ -23,57 +28,115 @@ from webapp.tokenizer.vocab.index import VocabIndex
 _SECOND = {0xE0: range(0xA0, 0xC0), 0xED: range(0x80, 0xA0), 0xF0: range(0x90, 0xC0), 0xF4: range(0x80, 0x90)}
 
 
+# (pair -> when it fires; left operand -> [(when, right operand)] in firing order)
+Tables = tuple[dict[tuple[int, int], int], dict[int, list[tuple[int, int]]]]
+
+
+def list_order_tables(rules: Iterable[tuple[int, int, int]]) -> Tables:
+    """List order: each pair's and each left operand's first rule index (rows with new < 0 make nothing)."""
+    pairs: dict[tuple[int, int], int] = {}
+    for at, (left, right, new) in enumerate(rules):
+        if new >= 0:
+            pairs.setdefault((left, right), at)
+    return pairs, _by_left(pairs)
+
+
+def rank_tables(rules: Iterable[tuple[int, int, int]]) -> Tables:
+    """The libraries' ranks: a pair's last listing is its rank; a left operand's lowest rank."""
+    pairs: dict[tuple[int, int], int] = {}
+    for rank, (left, right, _) in enumerate(rules):
+        pairs[(int(left), int(right))] = rank
+    return pairs, _by_left(pairs)
+
+
+def _by_left(pairs: dict[tuple[int, int], int]) -> dict[int, list[tuple[int, int]]]:
+    lefts: dict[int, list[tuple[int, int]]] = {}
+    for (left, right), at in pairs.items():
+        lefts.setdefault(left, []).append((at, right))
+    for rules in lefts.values():
+        rules.sort()
+    return lefts
+
+
 class LastByte:
-    """`self(token)`: is the token's last byte always taken by its character first (module docstring)?"""
+    """`self(token)`: is the token's last byte always taken by its character first (module docstring)?
 
-    def __init__(self, index: VocabIndex, byte_ids: dict[int, int], inside: Callable[[str], bool] | None) -> None:
-        self.index = index
-        self.byte_ids = byte_ids  # byte -> its file id
+    `tables` makes (once, on first use) when each pair fires: list order's rule indexes or the
+    libraries' ranks (lower fires first; an equal one only for the same pair); `free_until(token)`
+    is when the token's bytes merged alone first take its last byte; `byte_ids` the first
+    symbol of each byte."""
+
+    def __init__(self, data: Mapping[int, bytes], byte_ids: Mapping[int, int], inside: Callable[[str], bool] | None,
+                 tables: Callable[[], Tables], free_until: Callable[[int], int | None]) -> None:
+        self.data = data
+        self.byte_ids = byte_ids
         self.inside = inside
-        self._pairs: dict[tuple[int, int], int] | None = None
-        self._lefts: dict[int, int] = {}
-
-    def _tables(self) -> dict[tuple[int, int], int]:
-        if self._pairs is None:  # (made on first use: the first rule index of each pair and of each left operand)
-            pairs: dict[tuple[int, int], int] = {}
-            for at, (left, right, new) in enumerate(self.index.rules.tolist()):
-                if new >= 0:
-                    pairs.setdefault((left, right), at)
-                    self._lefts.setdefault(left, at)
-            self._pairs = pairs
-        return self._pairs
-
-    def free_until(self, token: int) -> int | None:
-        """The visit that first merges the token's last byte with what is before it (its merge tree)."""
-        node = self.index.tree(token)
-        parent = None
-        while node["children"]:
-            parent, node = node, node["children"][-1]
-        return self.index.rank(parent["id"]) if parent is not None else None
+        self.make_tables = tables
+        self.free_until = free_until
+        self._tables: Tables | None = None
 
     def __call__(self, token: int) -> bool:
-        data = self.index.data[token]
+        data = self.data[token]
         lead = data[-1] if data else 0
-        if not 0xC2 <= lead <= 0xF4:
+        if not 0xC2 <= lead <= 0xF4 or lead not in self.byte_ids:
             return False
         until = self.free_until(token)
         if until is None:
             return False
-        pairs = self._tables()
+        if self._tables is None:
+            self._tables = self.make_tables()
+        pairs, lefts = self._tables
         before = data[:-1].decode("utf-8", "replace")
         for second in _SECOND.get(lead, range(0x80, 0xC0)):
-            if self.inside is not None and lead < 0xE0 and "\ufffd" not in before:
+            char = bytes([lead, second]).decode("utf-8") if lead < 0xE0 else None
+            if self.inside is not None and char is not None and "\ufffd" not in before:
                 # (a two-byte character: with a split pattern, only one that can follow the text in a piece)
-                if not self.inside(before + bytes([lead, second]).decode("utf-8")):
+                if not self.inside(before + char):
                     continue
-            if not (self._taken_first(pairs.get((self.byte_ids[lead], self.byte_ids[second])), second, until)
-                    or self._taken_first(pairs.get((token, self.byte_ids[second])), second, None)):
+            byte = self.byte_ids.get(second)
+            if byte is None:
+                return False
+            taken = self._takers(lefts.get(byte, ()), lead, before, char)
+            if not (_first(pairs.get((self.byte_ids[lead], byte)), taken, until)
+                    or _first(pairs.get((token, byte)), taken, None)):
                 return False
         return True
 
-    def _taken_first(self, at: int | None, second: int, until: int | None) -> bool:
-        """Does the rule visited at `at` (before `until`) find the byte `second` still lone?"""
-        if at is None or (until is not None and at >= until):
-            return False
-        first_use = self._lefts.get(self.byte_ids[second])
-        return first_use is None or first_use >= at
+    def _takers(self, rules: Iterable[tuple[int, int]], lead: int, before: str, char: str | None) -> int | None:
+        """When the first rule (second byte, y) that can meet its y fires: after a two-byte character's
+        second byte comes the next character's first byte (which the split pattern may rule out);
+        after a longer one's, another continuation byte."""
+        for at, right in rules:
+            follow = self.data.get(right, b"")
+            if not follow:
+                continue
+            if (0x80 <= follow[0] < 0xC0) != (char is None):
+                continue  # (that byte can never be there)
+            if char is not None and self.inside is not None and "\ufffd" not in before:
+                try:
+                    if not self.inside(before + char + follow.decode("utf-8")):
+                        continue
+                except UnicodeDecodeError:
+                    pass  # (half a character: it may follow)
+            return at
+        return None
+
+
+def _first(at: int | None, first_use: int | None, until: int | None) -> bool:
+    """Does the pair firing at `at` (before `until`) find its second byte still lone (no rule taking that
+    byte as a left operand fires before)?"""
+    if at is None or (until is not None and at >= until):
+        return False
+    return first_use is None or first_use >= at
+
+
+def tree_free_until(index: VocabIndex) -> Callable[[int], int | None]:
+    """List order, a plain list: the visit that first merges the token's last byte is its merge tree's
+    lowest node above that byte."""
+    def free_until(token: int) -> int | None:
+        node = index.tree(token)
+        parent = None
+        while node["children"]:
+            parent, node = node, node["children"][-1]
+        return index.rank(parent["id"]) if parent is not None else None
+    return free_until

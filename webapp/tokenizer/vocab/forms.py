@@ -20,10 +20,11 @@ from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
+from webapp.tokenizer.hf.alphabet import bytes_to_token
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes, ListOrderChars
-from webapp.tokenizer.vocab.edges import LastByte
+from webapp.tokenizer.vocab.edges import LastByte, list_order_tables, rank_tables, tree_free_until
 from webapp.tokenizer.vocab.index import VocabIndex
 from webapp.tokenizer.vocab.pieces import inside_a_match
 
@@ -111,7 +112,8 @@ class _Alone:
         # (a playground scheme's pattern: its matches are the pieces; a file's own pipeline is not read here)
         scheme = tok.unit.own_scheme(tok) if not tok.pipeline else None
         inside = inside_a_match(PATTERNS[scheme]) if scheme in PATTERNS else None
-        last_byte = LastByte(self.index, {b: tok.id_map.get(b, b) for b in range(256)}, inside)
+        last_byte = LastByte(data, {b: tok.id_map.get(b, b) for b in range(256)}, inside,
+                             lambda: list_order_tables(self.index.rules.tolist()), tree_free_until(self.index))
 
         def spelt(token: int) -> set[bytes] | None:
             if not each:  # (made on first use: most vocabularies never ask)
@@ -157,8 +159,9 @@ class _Alone:
         maker = self.index.maker
         byte_level = self.tok.level == "bytes"
         gone = replaced_everywhere(self.tok.pipeline)
+        last_byte = self._library_last_byte(model) if byte_level and '"order":"library"' in self.tok.model else None
 
-        def can(token: int) -> bool | None:
+        def can(token: int) -> bool | str | None:
             if token in fallback and (token >= len(maker) or maker[token] < 0):
                 return _falls_back(fallback[token], lib.vocab, gone)
             name, data = names.get(token), self.index.data.get(token, b"")
@@ -171,9 +174,25 @@ class _Alone:
             whole = lib.ignore_merges and not (byte_level and not _valid(data))
             symbols = [lib.vocab.get(ch) for ch in name]
             if None not in symbols and list(lib.merges.merge(symbols)) == [token]:  # type: ignore[arg-type]
-                return True
+                return TAKEN if last_byte is not None and last_byte(token) else True
             return None if whole else False
         return can
+
+    def _library_last_byte(self, model: LibraryOrder) -> LastByte:
+        """edges.py in rank order, for a byte-level file: its first symbols are the byte alphabet's."""
+        lib, tok = model.library, self.tok
+        byte_ids = {b: i for b in range(256) if (i := lib.vocab.get(bytes_to_token(bytes([b])))) is not None}
+        # (the split pattern the file was recognised by: any piece lies inside one of its matches)
+        inside = inside_a_match(PATTERNS[tok.pretokenize]) if tok.pretokenize in PATTERNS else None
+        names = tok.unit.token_names(tok)
+
+        def free_until(token: int) -> int | None:
+            symbols = [lib.vocab[ch] for ch in names[token]]
+            firings: list[tuple[int, int, int]] = []
+            lib.merges.merge(symbols, firings)
+            return next((rank for rank, _, right in firings if right == len(symbols) - 1), None)
+        return LastByte(self.index.data, byte_ids, inside, lambda: rank_tables(tok.unit.library_parts(tok)[1]),
+                        free_until)
 
 
 def _valid(data: bytes) -> bool:
