@@ -80,8 +80,8 @@ class LastByte:
         lead = data[-1] if data else 0
         if not 0xC2 <= lead <= 0xF4 or lead not in self.byte_ids:
             return False
-        until = self.free_until(token)
-        if until is None:
+        until = self.free_until(token)  # (None for the lone byte itself: it is never merged into it)
+        if until is None and len(data) > 1:
             return False
         if self._tables is None:
             self._tables = self.make_tables()
@@ -120,6 +120,25 @@ class LastByte:
                     pass  # (half a character: it may follow)
             return at
         return None
+
+
+    def hints(self, token: int, most: int = 64) -> list[str]:
+        """Texts where a rule takes the byte after the token's last one first (what keeps the proof
+        from holding): the token's bytes, that character, then what the rule joins it with."""
+        data = self.data[token]
+        if not data or not 0xC2 <= data[-1] <= 0xF4 or data[-1] not in self.byte_ids:
+            return []
+        if self._tables is None:
+            self._tables = self.make_tables()
+        _, lefts = self._tables
+        out: list[str] = []
+        for second in _SECOND.get(data[-1], range(0x80, 0xC0)):
+            for _, right in lefts.get(self.byte_ids.get(second, -1), ())[:4]:
+                try:
+                    out.append((data + bytes([second]) + self.data.get(right, b"")).decode("utf-8"))
+                except UnicodeDecodeError:
+                    continue
+        return out[:most]
 
 
 def _first(at: int | None, first_use: int | None, until: int | None) -> bool:

@@ -19,6 +19,7 @@ from itertools import product
 from typing import Callable, Iterable, Mapping
 
 import numpy as np
+import regex
 
 from webapp.tokenizer.hf.alphabet import bytes_to_token
 from webapp.tokenizer.loaded import LoadedTokenizer
@@ -26,7 +27,7 @@ from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes, ListOrderChars
 from webapp.tokenizer.vocab.edges import LastByte, list_order_tables, rank_tables, tree_free_until
 from webapp.tokenizer.vocab.index import VocabIndex
-from webapp.tokenizer.vocab.pieces import inside_a_match
+from webapp.tokenizer.vocab.pieces import gapless, inside_a_match
 
 Former = Callable[[int], "bool | str | None"]
 #: What a Former answers for a token that merges alone but whose text no piece of any text holds (pieces.py).
@@ -104,6 +105,8 @@ class _Alone:
     def __init__(self, tok: LoadedTokenizer, index: VocabIndex) -> None:
         self.tok = tok
         self.index = index
+        #: Texts worth trying as witnesses of a token the proofs leave open (edges.LastByte.hints).
+        self.hints: Callable[[int], list[str]] = lambda token: []
 
     def in_list_order_bytes(self, model: ListOrderBytes) -> Former:
         tok, data = self.tok, self.index.data
@@ -114,6 +117,7 @@ class _Alone:
         inside = inside_a_match(PATTERNS[scheme]) if scheme in PATTERNS else None
         last_byte = LastByte(data, {b: tok.id_map.get(b, b) for b in range(256)}, inside,
                              lambda: list_order_tables(self.index.rules.tolist()), tree_free_until(self.index))
+        self.hints = last_byte.hints
 
         def spelt(token: int) -> set[bytes] | None:
             if not each:  # (made on first use: most vocabularies never ask)
@@ -159,7 +163,11 @@ class _Alone:
         maker = self.index.maker
         byte_level = self.tok.level == "bytes"
         gone = replaced_everywhere(self.tok.pipeline)
-        last_byte = self._library_last_byte(model) if byte_level and '"order":"library"' in self.tok.model else None
+        inside = file_pieces(self.tok)
+        last_byte = (self._library_last_byte(model, inside) if byte_level and '"order":"library"' in self.tok.model
+                     else None)
+        if last_byte is not None:
+            self.hints = last_byte.hints
 
         def can(token: int) -> bool | str | None:
             if token in fallback and (token >= len(maker) or maker[token] < 0):
@@ -174,16 +182,16 @@ class _Alone:
             whole = lib.ignore_merges and not (byte_level and not _valid(data))
             symbols = [lib.vocab.get(ch) for ch in name]
             if None not in symbols and list(lib.merges.merge(symbols)) == [token]:  # type: ignore[arg-type]
+                if inside is not None and _valid(data) and not inside(data.decode("utf-8")):
+                    return NO_PIECE if not whole else None  # (with ignore_merges only a witness can tell)
                 return TAKEN if last_byte is not None and last_byte(token) else True
             return None if whole else False
         return can
 
-    def _library_last_byte(self, model: LibraryOrder) -> LastByte:
+    def _library_last_byte(self, model: LibraryOrder, inside: Callable[[str], bool] | None) -> LastByte:
         """edges.py in rank order, for a byte-level file: its first symbols are the byte alphabet's."""
         lib, tok = model.library, self.tok
         byte_ids = {b: i for b in range(256) if (i := lib.vocab.get(bytes_to_token(bytes([b])))) is not None}
-        # (the split pattern the file was recognised by: any piece lies inside one of its matches)
-        inside = inside_a_match(PATTERNS[tok.pretokenize]) if tok.pretokenize in PATTERNS else None
         names = tok.unit.token_names(tok)
 
         def free_until(token: int) -> int | None:
@@ -193,6 +201,24 @@ class _Alone:
             return next((rank for rank, _, right in firings if right == len(symbols) - 1), None)
         return LastByte(self.index.data, byte_ids, inside, lambda: rank_tables(tok.unit.library_parts(tok)[1]),
                         free_until)
+
+
+def file_pieces(tok: LoadedTokenizer) -> Callable[[str], bool] | None:
+    """A tokenizer.json's pieces as pieces.py reads them: its first `Split` by a regex (isolated, not
+    inverted), when every character of a text is in one of its matches; later steps only cut more."""
+    desc = json.loads(tok.pipeline).get("pre_tokenizer") if tok.pipeline else None
+    steps = (desc.get("pretokenizers") or []) if isinstance(desc, dict) and desc.get("type") == "Sequence" else [desc]
+    for step in steps:
+        if not isinstance(step, dict) or step.get("type") != "Split":
+            continue
+        pattern = (step.get("pattern") or {}).get("Regex")
+        if step.get("behavior") == "Isolated" and not step.get("invert") and isinstance(pattern, str):
+            try:
+                return inside_a_match(pattern) if gapless(pattern) else None
+            except (regex.error, ValueError, IndexError, KeyError):
+                return None  # (a pattern the reader does not follow: no claim)
+        return None
+    return None
 
 
 def _valid(data: bytes) -> bool:
@@ -246,6 +272,10 @@ def replaced_everywhere(pipeline: str) -> frozenset[str]:
     return frozenset(gone)
 
 
-def former(tok: LoadedTokenizer, model: ListOrderBytes | ListOrderChars | LibraryOrder, index: VocabIndex) -> Former:
-    """Per token: can it form inside some piece (see the module docstring)?"""
-    return model.visit(_Alone(tok, index))
+def former(tok: LoadedTokenizer, model: ListOrderBytes | ListOrderChars | LibraryOrder,
+           index: VocabIndex) -> tuple[Former, Callable[[int], list[str]]]:
+    """Per token: can it form inside some piece (see the module docstring)? And texts worth trying
+    as its witness when no proof holds."""
+    alone = _Alone(tok, index)
+    can = model.visit(alone)
+    return can, lambda token: alone.hints(token)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Callable
 
+import numpy as np
 import regex
 
 Pred = Callable[[str], bool]
@@ -22,6 +23,7 @@ class _Automaton:
     def __init__(self) -> None:
         self.eps: list[list[int]] = []
         self.moves: list[list[tuple[Pred, int]]] = []
+        self.atoms: set[tuple[str, bool]] = set()  # (each character class as written, case-folded?)
 
     def state(self) -> int:
         self.eps.append([])
@@ -127,6 +129,7 @@ class _Reader:
         else:
             self.i += 1
         pred = _pred(p[start:self.i], fold)
+        self.auto.atoms.add((p[start:self.i], fold))
         a, b = self.auto.state(), self.auto.state()
         self.auto.moves[a].append((pred, b))
         return a, b
@@ -151,6 +154,7 @@ def _closure(auto: _Automaton, states: set[int]) -> set[int]:
 @lru_cache(maxsize=8)
 def inside_a_match(pattern: str) -> Callable[[str], bool]:
     """`text` -> can it lie inside some match of `pattern` (False is proven; see the module docstring)?"""
+    _check_supported(pattern)
     auto = _Automaton()
     start, end = _Reader(pattern, auto).alt(False)
     back: dict[int, list[int]] = {}
@@ -174,3 +178,73 @@ def inside_a_match(pattern: str) -> Callable[[str], bool]:
                 return False
         return bool(current & finishing)
     return inside
+
+
+def _check_supported(pattern: str) -> None:
+    """A ValueError for anything outside the subset `_Reader` follows (anchors, lookbehinds, `.`, ...)."""
+    i, in_class = 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            if not in_class and pattern[i + 1:i + 2] in tuple("bBAzZG123456789"):
+                raise ValueError(f"pattern: {pattern[i:i + 2]} is not read")
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch in "^$.":
+            raise ValueError(f"pattern: {ch} is not read")
+        elif ch == "(" and pattern[i + 1:i + 2] == "?" and not pattern.startswith(("(?:", "(?i:", "(?!", "(?="), i):
+            raise ValueError("pattern: only (?: (?i: (?! (?= groups are read")
+        i += 1
+
+
+def _top_level(pattern: str) -> list[str]:
+    """The pattern's top-level alternatives (split at each `|` outside groups and classes)."""
+    parts, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return parts + [pattern[start:]]
+
+
+@lru_cache(maxsize=8)
+def gapless(pattern: str) -> bool:
+    """Is every character of every text inside some match (so the pieces are exactly the matches)?
+
+    Checked for one character of each kind the pattern can tell apart (the same answers to each of
+    its character classes): an alternative with no lookahead must match it alone, and so matches
+    it wherever it stands."""
+    auto = _Automaton()
+    _Reader(pattern, auto).alt(False)
+    plain = [alt for alt in _top_level(pattern) if "(?=" not in alt and "(?!" not in alt]
+    if not plain:
+        return False
+    compiled = regex.compile("|".join(f"(?:{alt})" for alt in plain))
+    codes = np.array([c for c in range(0x110000) if not 0xD800 <= c < 0xE000], dtype=np.uint32)
+    every = codes.tobytes().decode("utf-32-le")
+    kind = np.zeros(len(codes), dtype=object) if len(auto.atoms) > 62 else np.zeros(len(codes), dtype=np.int64)
+    for bit, (atom, fold) in enumerate(sorted(auto.atoms)):
+        runs = regex.compile(f"(?:{atom})+", regex.IGNORECASE if fold else 0)
+        mask = np.zeros(len(codes), dtype=bool)
+        for m in runs.finditer(every):
+            mask[m.start():m.end()] = True
+        kind[mask] += 1 << bit
+    _, first = np.unique(kind, return_index=True)
+    return all(compiled.match(every[i]) is not None for i in first.tolist())

@@ -103,7 +103,7 @@ class Decider:
         stages = tokenizer_of(tok, compiled=compiled)
         nothing: frozenset[str] = frozenset()
         self.encode_batch: Callable[[list[str]], list[list[int]]] = lambda texts: stages.encode_batch(texts, nothing)
-        self.forms = former(tok, stages.model, index)
+        self.forms, self.hints = former(tok, stages.model, index)
         self.metaspace = stages.writes_metaspace
 
     def reason(self, token_id: int) -> str | None:
@@ -134,7 +134,8 @@ class Decider:
         group = self.reason(token_id)
         if group is not None:
             return Verdict(UNREACHABLE, group=group)
-        witness = find_witness(self.encode_batch, token_id, self.index.data[token_id], self.metaspace)
+        witness = find_witness(self.encode_batch, token_id, self.index.data[token_id], self.metaspace,
+                               hints=self.hints(token_id))
         if witness is not None:
             return Verdict(REACHABLE, witness=witness)
         return Verdict(UNDECIDED)
