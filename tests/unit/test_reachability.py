@@ -273,6 +273,57 @@ def test_library_order_agrees_with_tokenizers_by_brute_force(rules: list[tuple[s
     assert answer.undecided == []
 
 
+def byte_level_file(merges: list[tuple[bytes, bytes]], pattern: str) -> str:
+    """A byte-level tokenizer.json: the 256 bytes in GPT-2's alphabet, `merges` (byte strings), split by
+    `pattern` then spelt by ByteLevel, as qwen3's and llama3's files are."""
+    from webapp.tokenizer.hf.alphabet import bytes_to_token
+    vocab = {bytes_to_token(bytes([b])): b for b in range(256)}
+    kept = []
+    for left, right in merges:
+        a, b = bytes_to_token(left), bytes_to_token(right)
+        if a in vocab and b in vocab and a + b not in vocab:
+            vocab[a + b] = len(vocab)
+            kept.append([a, b])
+    return json.dumps({
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
+        "post_processor": None, "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                                            "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                  "ignore_merges": False, "vocab": vocab, "merges": kept},
+    })
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_byte_level_file_with_its_own_split_agrees_with_tokenizers(seed: int) -> None:
+    """Library order over bytes, the file's own regex (qwen3's, which keeps digits apart): the
+    pattern proof and the last-byte proof in rank order, against `tokenizers` on every short text."""
+    rng = random.Random(7000 + seed)
+    alphabet = "аб1 a"
+    pieces = sorted({bytes([b]) for b in alphabet.encode()})
+    for _ in range(rng.randint(3, 12)):
+        pieces.append(rng.choice(pieces) + rng.choice(pieces))
+    merges = [(p[:k], p[k:]) for p in pieces[len(set(alphabet.encode())):] for k in [rng.randint(1, len(p) - 1)]]
+    qwen = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+            r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+    content = byte_level_file(merges, qwen)
+    library = tokenizers.Tokenizer.from_str(content)
+    tok = import_tokenizer(content)
+    index = VocabIndex.build(tok, tok.unit.page_bytes(tok))
+    answer = unreachable(index, tok)
+
+    def encode(text: str) -> list[int]:
+        return library.encode(text, add_special_tokens=False).ids
+
+    longest = 4
+    seen = seen_ids(encode, alphabet, longest)
+    check_against(answer, index, encode, seen, set(alphabet.encode()), longest, alphabet)
+    assert not set(answer.undecided) & seen
+
+
 # --- properties --------------------------------------------------------------------------------
 
 
@@ -293,6 +344,19 @@ def test_completions_hold_the_bytes_and_utf8_inside_says_when_some_exist(data: b
         assert utf8_inside(data)
     if not utf8_inside(data):
         assert not found
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from("e\u0301\u0302\u0323a\u1100\u1161\u11a8\uac00\u212b\uf900A\u030a "
+                                          "\u00e9\u00ea"), max_size=8), st.sampled_from(["NFC", "NFKC"]))
+def test_normalized_text_never_holds_what_normal_py_rules_out(text: str, form: str) -> None:
+    import unicodedata
+    from webapp.tokenizer.vocab.normal import never_normalized
+    never = never_normalized(form)
+    out = unicodedata.normalize(form, text).encode("utf-8")
+    for i in range(len(out)):
+        for j in range(i + 1, min(len(out), i + 9) + 1):
+            assert not never(out[i:j]), (text, out[i:j])
 
 
 def test_no_character_holds_the_bytes_called_not_utf8() -> None:

@@ -5,7 +5,7 @@ no special token recognised, the tiktoken-like handle's `encode`):
 
 1. its own text encodes to exactly `[id]`: reachable, its text is the witness;
 2. a reason that holds for every text (GROUPS, the first that holds): a special token no
-   rule makes; bytes no UTF-8 text holds; a `<0xXX>` byte no character falls back to; text
+   rule makes; text the NFC or NFKC normalizer never leaves (normal.py); bytes no UTF-8 text holds; a `<0xXX>` byte no character falls back to; text
    no piece of the split pattern can hold (pieces.py); or its own symbols, merged alone as
    one piece, do not end as it (forms.py: then no piece of any text ends with it, whatever
    its neighbours; docs/explain.md gives the proof);
@@ -29,12 +29,15 @@ from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.stages.tokenizer import tokenizer_of
 from webapp.tokenizer.vocab.forms import NO_PIECE, TAKEN, former, utf8_inside
 from webapp.tokenizer.vocab.index import VocabIndex
+from webapp.tokenizer.vocab.normal import never_normalized, normal_form
 from webapp.tokenizer.vocab.witness import find_witness
 
 #: The reasons, in the order they are tried, with what each says (shown on the page and the card).
 GROUPS: tuple[tuple[str, str], ...] = (
     ("special", "special or added tokens no rule makes: only an allowed special token gives them, "
                 "never ordinary text"),
+    ("normalizer", "never in normalized text: the file's NFC or NFKC normalizer always replaces a character "
+                   "of theirs, or joins two of them"),
     ("not_utf8", "bytes no UTF-8 text holds: every text is UTF-8, so no piece ever holds them"),
     ("byte_fallback", "byte tokens never fallen back to: every character holding the byte is a vocab token "
                       "(or one the normalizer replaces in every text)"),
@@ -105,6 +108,8 @@ class Decider:
         self.encode_batch: Callable[[list[str]], list[list[int]]] = lambda texts: stages.encode_batch(texts, nothing)
         self.forms, self.hints = former(tok, stages.model, index)
         self.metaspace = stages.writes_metaspace
+        form = normal_form(tok.pipeline)
+        self.never_normal = never_normalized(form) if form is not None else None
 
     def reason(self, token_id: int) -> str | None:
         """The first group of GROUPS that holds for the token, None when none is proven."""
@@ -113,6 +118,8 @@ class Decider:
         made = index.rank(token_id) is not None
         if token_id in index.special and not made:
             return "special"
+        if self.never_normal is not None and token_id not in index.special and self.never_normal(data):
+            return "normalizer"
         can = self.forms(token_id)
         if can == NO_PIECE:
             return "pre_tokenizer"
