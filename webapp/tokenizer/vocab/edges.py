@@ -1,7 +1,8 @@
-"""A token that ends with a character's lead byte: does that character always take the byte first?
+"""A token that ends inside a character: does that character always take its last byte first?
 
-List order, a plain rule list (forms.plain). If token t ends with a lead byte L, every text
-follows L with a continuation byte c1 of the same character. Say t appears: then (forms.py's
+List order, a plain rule list (forms.plain). If token t ends with a byte L of an unfinished
+character (its lead, or a continuation byte), every text follows L with a continuation byte
+c1 of the same character. Say t appears: then (forms.py's
 argument) its span evolves as its bytes merged alone, so L is a lone symbol until the visit
 that first merges it there (`free_until`, read from t's merge tree) and never pairs with c1.
 But the visit of a rule (L, c1) before that finds L lone and, unless c1 was already taken by
@@ -75,37 +76,55 @@ class LastByte:
         self.free_until = free_until
         self._tables: Tables | None = None
 
+    def _open_char(self, data: bytes) -> tuple[int, int, range] | None:
+        """(where the unfinished last character starts, bytes it still lacks, the next byte's values), or
+        None when the token ends with a whole character."""
+        cut = len(data) - 1
+        while cut >= 0 and len(data) - cut <= 4 and 0x80 <= data[cut] < 0xC0:
+            cut -= 1
+        if cut < 0 or not 0xC2 <= data[cut] <= 0xF4 or data[-1] not in self.byte_ids:
+            return None
+        lead = data[cut]
+        missing = (2 if lead < 0xE0 else 3 if lead < 0xF0 else 4) - (len(data) - cut)
+        if missing < 1:
+            return None
+        return cut, missing, _SECOND.get(lead, range(0x80, 0xC0)) if cut == len(data) - 1 else range(0x80, 0xC0)
+
     def __call__(self, token: int) -> bool:
         data = self.data[token]
-        lead = data[-1] if data else 0
-        if not 0xC2 <= lead <= 0xF4 or lead not in self.byte_ids:
+        opened = self._open_char(data) if data else None
+        if opened is None:
             return False
-        until = self.free_until(token)  # (None for the lone byte itself: it is never merged into it)
+        cut, missing, nexts = opened
+        until = self.free_until(token)  # (None for a lone byte: it is never merged into the token)
         if until is None and len(data) > 1:
             return False
         if self._tables is None:
             self._tables = self.make_tables()
         pairs, lefts = self._tables
-        before = data[:-1].decode("utf-8", "replace")
-        for second in _SECOND.get(lead, range(0x80, 0xC0)):
-            char = bytes([lead, second]).decode("utf-8") if lead < 0xE0 else None
+        before = data[:cut].decode("utf-8", "replace")
+        for second in nexts:
+            try:  # (the byte completes the character: the character is known)
+                char = (data[cut:] + bytes([second])).decode("utf-8") if missing == 1 else None
+            except UnicodeDecodeError:
+                continue  # (no character has these bytes)
             if self.inside is not None and char is not None and "\ufffd" not in before:
-                # (a two-byte character: with a split pattern, only one that can follow the text in a piece)
+                # (only a character that can follow the text before it in one piece)
                 if not self.inside(before + char):
                     continue
             byte = self.byte_ids.get(second)
             if byte is None:
                 return False
-            taken = self._takers(lefts.get(byte, ()), lead, before, char)
-            if not (_first(pairs.get((self.byte_ids[lead], byte)), taken, until)
+            taken = self._takers(lefts.get(byte, ()), before, char)
+            if not (_first(pairs.get((self.byte_ids[data[-1]], byte)), taken, until)
                     or _first(pairs.get((token, byte)), taken, None)):
                 return False
         return True
 
-    def _takers(self, rules: Iterable[tuple[int, int]], lead: int, before: str, char: str | None) -> int | None:
-        """When the first rule (second byte, y) that can meet its y fires: after a two-byte character's
-        second byte comes the next character's first byte (which the split pattern may rule out);
-        after a longer one's, another continuation byte."""
+    def _takers(self, rules: Iterable[tuple[int, int]], before: str, char: str | None) -> int | None:
+        """When the first rule (next byte, y) that can meet its y fires: after the byte that completes the
+        character comes the next character's first byte (which the split pattern may rule out);
+        else another continuation byte."""
         for at, right in rules:
             follow = self.data.get(right, b"")
             if not follow:
@@ -124,15 +143,16 @@ class LastByte:
 
     def hints(self, token: int, most: int = 64) -> list[str]:
         """Texts where a rule takes the byte after the token's last one first (what keeps the proof
-        from holding): the token's bytes, that character, then what the rule joins it with."""
+        from holding): the token's bytes, that byte, then what the rule joins it with."""
         data = self.data[token]
-        if not data or not 0xC2 <= data[-1] <= 0xF4 or data[-1] not in self.byte_ids:
+        opened = self._open_char(data) if data else None
+        if opened is None:
             return []
         if self._tables is None:
             self._tables = self.make_tables()
         _, lefts = self._tables
         out: list[str] = []
-        for second in _SECOND.get(data[-1], range(0x80, 0xC0)):
+        for second in opened[2]:
             for _, right in lefts.get(self.byte_ids.get(second, -1), ())[:4]:
                 try:
                     out.append((data + bytes([second]) + self.data.get(right, b"")).decode("utf-8"))

@@ -112,9 +112,9 @@ class _Alone:
         tok, data = self.tok, self.index.data
         each: list[Callable[[int], set[bytes] | None]] = []
         is_plain: list[bool] = []
-        # (a playground scheme's pattern: its matches are the pieces; a file's own pipeline is not read here)
+        # (a playground scheme's pattern, or a file's own split regex (a Tekken file's): pieces lie in its matches)
         scheme = tok.unit.own_scheme(tok) if not tok.pipeline else None
-        inside = inside_a_match(PATTERNS[scheme]) if scheme in PATTERNS else None
+        inside = inside_a_match(PATTERNS[scheme]) if scheme in PATTERNS else file_pieces(tok)
         last_byte = LastByte(data, {b: tok.id_map.get(b, b) for b in range(256)}, inside,
                              lambda: list_order_tables(self.index.rules.tolist()), tree_free_until(self.index))
         self.hints = last_byte.hints
