@@ -459,6 +459,7 @@ def test_sentencepiece_presets_witnesses_through_sentencepiece(name: str) -> Non
         assert token_id in got, (token_id, text)
     replay_reasons(index, answer, {i for i in range(sp.get_piece_size()) if sp.is_control(i) or sp.is_unknown(i)}
                    | set(tok.special_tokens.values()))
+    assert answer.groups["unknown"] in ([], [sp.unk_id()])
     for token_id in answer.groups["byte_fallback"]:  # every character holding the byte is a piece
         byte = index.data[token_id][0]
         if byte == 0x20:

@@ -32,6 +32,8 @@ from webapp.tokenizer.vocab.pieces import gapless, inside_a_match
 Former = Callable[[int], "bool | str | None"]
 #: What a Former answers for a token that merges alone but whose text no piece of any text holds (pieces.py).
 NO_PIECE = "no piece"
+#: ... for the unknown token of a file whose byte fallback covers every byte (the model never uses it).
+NEVER_UNKNOWN = "never unknown"
 #: ... for a token whose last byte, a character's lead, that character always takes first (edges.py).
 TAKEN = "taken"
 #: At most this many byte strings are listed as one token's spellings (an odd rule list's), each this long.
@@ -173,6 +175,9 @@ class _Alone:
             if token in fallback and (token >= len(maker) or maker[token] < 0):
                 return _falls_back(fallback[token], lib.vocab, gone)
             name, data = names.get(token), self.index.data.get(token, b"")
+            if token == lib.unk_id and lib.fallback is not None and None not in lib.fallback and (
+                    token >= len(maker) or maker[token] < 0):
+                return NEVER_UNKNOWN  # (every character the vocab lacks falls back to its bytes instead)
             if not name or (fallback and "<0x" in name) or (unk and unk in name):
                 return None  # (first symbols other than characters could spell it)
             if byte_level and not utf8_inside(data):

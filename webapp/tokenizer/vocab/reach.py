@@ -27,7 +27,7 @@ from typing import Any, Callable
 from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, implied_byte_vocab
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.stages.tokenizer import tokenizer_of
-from webapp.tokenizer.vocab.forms import NO_PIECE, TAKEN, former, utf8_inside
+from webapp.tokenizer.vocab.forms import NEVER_UNKNOWN, NO_PIECE, TAKEN, former, utf8_inside
 from webapp.tokenizer.vocab.index import VocabIndex
 from webapp.tokenizer.vocab.normal import never_normalized, normal_form
 from webapp.tokenizer.vocab.witness import find_witness
@@ -41,6 +41,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("not_utf8", "bytes no UTF-8 text holds: every text is UTF-8, so no piece ever holds them"),
     ("byte_fallback", "byte tokens never fallen back to: every character holding the byte is a vocab token "
                       "(or one the normalizer replaces in every text)"),
+    ("unknown", "the unknown token, never used: every character the vocab lacks falls back to its bytes"),
     ("pre_tokenizer", "never inside one piece: no match of the split pattern can hold their text, and merges "
                       "never cross pieces"),
     ("last_byte", "never formed: they end with a character's first byte, and whichever character follows, "
@@ -125,6 +126,8 @@ class Decider:
             return "pre_tokenizer"
         if can == TAKEN:
             return "last_byte"
+        if can == NEVER_UNKNOWN:
+            return "unknown"
         if can is not False:
             return None
         if not utf8_inside(data):
