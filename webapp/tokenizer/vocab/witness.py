@@ -11,8 +11,12 @@ when no tried text gives it (the caller then says "undecided" unless a proof say
 from __future__ import annotations
 
 import random
+import unicodedata
+from functools import lru_cache
 from itertools import islice, product
 from typing import Callable, Iterator, Sequence
+
+import regex
 
 EncodeBatch = Callable[[list[str]], list[list[int]]]
 
@@ -141,11 +145,21 @@ def _with_hints(texts: Iterator[str], hints: Sequence[str]) -> Iterator[str]:
 
 
 def _unique(texts: Iterator[str]) -> Iterator[str]:
+    """Each text once, and only texts of settled characters (`settled`)."""
     seen: set[str] = set()
     for text in texts:
-        if text not in seen:
+        if text not in seen and all(map(settled, text)):
             seen.add(text)
             yield text
+
+
+@lru_cache(maxsize=65_536)
+def settled(ch: str) -> bool:
+    """Is the character assigned in Python's Unicode data, with the same general category in `regex`'s
+    (often newer) data? A witness of other characters might split differently in a library built on
+    another Unicode version, so none is used."""
+    category = unicodedata.category(ch)
+    return category != "Cn" and regex.fullmatch(r"\p{" + category + "}", ch) is not None
 
 
 def _or_none(encode_batch: EncodeBatch, text: str) -> list[int]:
