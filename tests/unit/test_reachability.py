@@ -298,11 +298,12 @@ def byte_level_file(merges: list[tuple[bytes, bytes]], pattern: str) -> str:
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_a_byte_level_file_with_its_own_split_agrees_with_tokenizers(seed: int) -> None:
+@pytest.mark.parametrize("alphabet", ["аб1 a", "中文1a"])
+def test_a_byte_level_file_with_its_own_split_agrees_with_tokenizers(seed: int, alphabet: str) -> None:
     """Library order over bytes, the file's own regex (qwen3's, which keeps digits apart): the
-    pattern proof and the last-byte proof in rank order, against `tokenizers` on every short text."""
+    pattern proof and the last-byte proof in rank order (two- and three-byte characters), against
+    `tokenizers` on every short text."""
     rng = random.Random(7000 + seed)
-    alphabet = "аб1 a"
     pieces = sorted({bytes([b]) for b in alphabet.encode()})
     for _ in range(rng.randint(3, 12)):
         pieces.append(rng.choice(pieces) + rng.choice(pieces))

@@ -68,8 +68,12 @@ class LastByte:
     symbol of each byte."""
 
     def __init__(self, data: Mapping[int, bytes], byte_ids: Mapping[int, int], inside: Callable[[str], bool] | None,
-                 tables: Callable[[], Tables], free_until: Callable[[int], int | None]) -> None:
+                 tables: Callable[[], Tables], free_until: Callable[[int], int | None],
+                 starting: Callable[[bytes], list[str]] | None = None) -> None:
+        """`starting`: one character of each kind the split pattern tells apart, among those whose UTF-8
+        starts with given bytes (pieces.starting_with)."""
         self.data = data
+        self.starting = starting
         self.byte_ids = byte_ids
         self.inside = inside
         self.make_tables = tables
@@ -108,9 +112,11 @@ class LastByte:
                 char = (data[cut:] + bytes([second])).decode("utf-8") if missing == 1 else None
             except UnicodeDecodeError:
                 continue  # (no character has these bytes)
-            if self.inside is not None and char is not None and "\ufffd" not in before:
+            if self.inside is not None and "\ufffd" not in before:
                 # (only a character that can follow the text before it in one piece)
-                if not self.inside(before + char):
+                chars = [char] if char is not None else (
+                    self.starting(data[cut:] + bytes([second])) if self.starting is not None else None)
+                if chars is not None and not any(self.inside(before + ch) for ch in chars):
                     continue
             byte = self.byte_ids.get(second)
             if byte is None:

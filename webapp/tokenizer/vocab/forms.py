@@ -27,7 +27,7 @@ from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes, ListOrderChars
 from webapp.tokenizer.vocab.edges import LastByte, list_order_tables, rank_tables, tree_free_until
 from webapp.tokenizer.vocab.index import VocabIndex
-from webapp.tokenizer.vocab.pieces import gapless, inside_a_match
+from webapp.tokenizer.vocab.pieces import gapless, inside_a_match, starting_with
 
 Former = Callable[[int], "bool | str | None"]
 #: What a Former answers for a token that merges alone but whose text no piece of any text holds (pieces.py).
@@ -115,10 +115,11 @@ class _Alone:
         each: list[Callable[[int], set[bytes] | None]] = []
         is_plain: list[bool] = []
         # (a playground scheme's pattern, or a file's own split regex (a Tekken file's): pieces lie in its matches)
-        scheme = tok.unit.own_scheme(tok) if not tok.pipeline else None
-        inside = inside_a_match(PATTERNS[scheme]) if scheme in PATTERNS else file_pieces(tok)
+        pattern = split_pattern(tok)
+        inside = inside_a_match(pattern) if pattern is not None else None
         last_byte = LastByte(data, {b: tok.id_map.get(b, b) for b in range(256)}, inside,
-                             lambda: list_order_tables(self.index.rules.tolist()), tree_free_until(self.index))
+                             lambda: list_order_tables(self.index.rules.tolist()), tree_free_until(self.index),
+                             _starts(pattern))
         self.hints = last_byte.hints
 
         def spelt(token: int) -> set[bytes] | None:
@@ -165,8 +166,9 @@ class _Alone:
         maker = self.index.maker
         byte_level = self.tok.level == "bytes"
         gone = replaced_everywhere(self.tok.pipeline)
-        inside = file_pieces(self.tok)
-        last_byte = (self._library_last_byte(model, inside) if byte_level and '"order":"library"' in self.tok.model
+        pattern = file_pattern(self.tok)
+        inside = inside_a_match(pattern) if pattern is not None else None
+        last_byte = (self._library_last_byte(model, pattern) if byte_level and '"order":"library"' in self.tok.model
                      else None)
         if last_byte is not None:
             self.hints = last_byte.hints
@@ -193,7 +195,7 @@ class _Alone:
             return None if whole else False
         return can
 
-    def _library_last_byte(self, model: LibraryOrder, inside: Callable[[str], bool] | None) -> LastByte:
+    def _library_last_byte(self, model: LibraryOrder, pattern: str | None) -> LastByte:
         """edges.py in rank order, for a byte-level file: its first symbols are the byte alphabet's."""
         lib, tok = model.library, self.tok
         byte_ids = {b: i for b in range(256) if (i := lib.vocab.get(bytes_to_token(bytes([b])))) is not None}
@@ -204,13 +206,19 @@ class _Alone:
             firings: list[tuple[int, int, int]] = []
             lib.merges.merge(symbols, firings)
             return next((rank for rank, _, right in firings if right == len(symbols) - 1), None)
-        return LastByte(self.index.data, byte_ids, inside, lambda: rank_tables(tok.unit.library_parts(tok)[1]),
-                        free_until)
+        return LastByte(self.index.data, byte_ids, inside_a_match(pattern) if pattern is not None else None,
+                        lambda: rank_tables(tok.unit.library_parts(tok)[1]), free_until, _starts(pattern))
 
 
-def file_pieces(tok: LoadedTokenizer) -> Callable[[str], bool] | None:
-    """A tokenizer.json's pieces as pieces.py reads them: its first `Split` by a regex (isolated, not
-    inverted), when every character of a text is in one of its matches; later steps only cut more."""
+def split_pattern(tok: LoadedTokenizer) -> str | None:
+    """The pattern whose matches hold every piece: a playground scheme's (no file pipeline), or the file's."""
+    scheme = tok.unit.own_scheme(tok) if not tok.pipeline else None
+    return PATTERNS[scheme] if scheme in PATTERNS else file_pattern(tok)
+
+
+def file_pattern(tok: LoadedTokenizer) -> str | None:
+    """A tokenizer.json's first `Split` by a regex (isolated, not inverted), when every character of a
+    text is in one of its matches and pieces.py reads it; later steps only cut more."""
     desc = json.loads(tok.pipeline).get("pre_tokenizer") if tok.pipeline else None
     steps = (desc.get("pretokenizers") or []) if isinstance(desc, dict) and desc.get("type") == "Sequence" else [desc]
     for step in steps:
@@ -219,11 +227,16 @@ def file_pieces(tok: LoadedTokenizer) -> Callable[[str], bool] | None:
         pattern = (step.get("pattern") or {}).get("Regex")
         if step.get("behavior") == "Isolated" and not step.get("invert") and isinstance(pattern, str):
             try:
-                return inside_a_match(pattern) if gapless(pattern) else None
+                return pattern if gapless(pattern) and inside_a_match(pattern) is not None else None
             except (regex.error, ValueError, IndexError, KeyError):
                 return None  # (a pattern the reader does not follow: no claim)
         return None
     return None
+
+
+def _starts(pattern: str | None) -> Callable[[bytes], list[str]] | None:
+    """pieces.starting_with for the pattern, its table made on first use (a few seconds, rarely needed)."""
+    return (lambda start: starting_with(pattern)(start)) if pattern is not None else None
 
 
 def _valid(data: bytes) -> bool:

@@ -224,19 +224,13 @@ def _top_level(pattern: str) -> list[str]:
     return parts + [pattern[start:]]
 
 
-@lru_cache(maxsize=8)
-def gapless(pattern: str) -> bool:
-    """Is every character of every text inside some match (so the pieces are exactly the matches)?
-
-    Checked for one character of each kind the pattern can tell apart (the same answers to each of
-    its character classes): an alternative with no lookahead must match it alone, and so matches
-    it wherever it stands."""
+@lru_cache(maxsize=4)
+def _kinds(pattern: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """(every code point but the surrogates, its kind: which of the pattern's classes hold it, as bits,
+    those code points as one string)."""
+    _check_supported(pattern)
     auto = _Automaton()
     _Reader(pattern, auto).alt(False)
-    plain = [alt for alt in _top_level(pattern) if "(?=" not in alt and "(?!" not in alt]
-    if not plain:
-        return False
-    compiled = regex.compile("|".join(f"(?:{alt})" for alt in plain))
     codes = np.array([c for c in range(0x110000) if not 0xD800 <= c < 0xE000], dtype=np.uint32)
     every = codes.tobytes().decode("utf-32-le")
     kind = np.zeros(len(codes), dtype=object) if len(auto.atoms) > 62 else np.zeros(len(codes), dtype=np.int64)
@@ -246,5 +240,39 @@ def gapless(pattern: str) -> bool:
         for m in runs.finditer(every):
             mask[m.start():m.end()] = True
         kind[mask] += 1 << bit
+    return codes, kind, every
+
+
+@lru_cache(maxsize=8)
+def gapless(pattern: str) -> bool:
+    """Is every character of every text inside some match (so the pieces are exactly the matches)?
+
+    Checked for one character of each kind the pattern can tell apart (the same answers to each of
+    its character classes): an alternative with no lookahead must match it alone, and so matches
+    it wherever it stands."""
+    plain = [alt for alt in _top_level(pattern) if "(?=" not in alt and "(?!" not in alt]
+    if not plain:
+        return False
+    compiled = regex.compile("|".join(f"(?:{alt})" for alt in plain))
+    _, kind, every = _kinds(pattern)
     _, first = np.unique(kind, return_index=True)
     return all(compiled.match(every[i]) is not None for i in first.tolist())
+
+
+@lru_cache(maxsize=4)
+def _by_start(pattern: str) -> dict[bytes, list[str]]:
+    codes, kind, every = _kinds(pattern)
+    out: dict[bytes, dict[object, str]] = {}
+    for i in np.nonzero(codes >= 0x800)[0].tolist():
+        ch = every[i]
+        data = ch.encode("utf-8")
+        for size in range(2, len(data)):
+            out.setdefault(data[:size], {}).setdefault(kind[i], ch)
+    return {start: list(kinds.values()) for start, kinds in out.items()}
+
+
+def starting_with(pattern: str) -> Callable[[bytes], list[str]]:
+    """`start` (a character's first two or three UTF-8 bytes) -> one character of each kind (see
+    `_kinds`) among the characters whose UTF-8 starts so; none when no character does."""
+    table = _by_start(pattern)
+    return lambda start: table.get(start, [])
