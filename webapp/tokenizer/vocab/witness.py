@@ -155,11 +155,10 @@ def _unique(texts: Iterator[str]) -> Iterator[str]:
 
 @lru_cache(maxsize=65_536)
 def settled(ch: str) -> bool:
-    """Is the character assigned in Python's Unicode data, with the same general category in `regex`'s
-    (often newer) data? A witness of other characters might split differently in a library built on
-    another Unicode version, so none is used."""
-    category = unicodedata.category(ch)
-    return category != "Cn" and regex.fullmatch(r"\p{" + category + "}", ch) is not None
+    """Has the character the same general category in Python's Unicode data as in `regex`'s (often
+    newer) data (unassigned in both counts)? One assigned in between might split differently in a
+    library built on another Unicode version, so no witness holds one."""
+    return regex.fullmatch(r"\p{" + unicodedata.category(ch) + "}", ch) is not None
 
 
 def _or_none(encode_batch: EncodeBatch, text: str) -> list[int]:
