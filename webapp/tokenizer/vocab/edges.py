@@ -1,22 +1,12 @@
 """A token that ends inside a character: does that character always take its last byte first?
 
-List order, a plain rule list (forms.plain). If token t ends with a byte L of an unfinished
-character (its lead, or a continuation byte), every text follows L with a continuation byte
-c1 of the same character. Say t appears: then (forms.py's
-argument) its span evolves as its bytes merged alone, so L is a lone symbol until the visit
-that first merges it there (`free_until`, read from t's merge tree) and never pairs with c1.
-But the visit of a rule (L, c1) before that finds L lone and, unless c1 was already taken by
-a rule (c1, x) visited earlier (c1's left neighbour is L, so only such a rule can take it),
-merges L with c1 across the span's end: a contradiction. Or, later: once t is made, a rule
-(t, c1) visited before any rule (c1, x) finds both lone and side by side (unless t was taken
-already) and takes t: t is not a final token. So when one of the two holds for every c1
-that can follow (a character's second byte; with a split pattern, only those whose character
-can follow the token's text inside one piece), no text gives t. `LastByte(...)(t)`.
-
-The libraries' orders (tiktoken's and `tokenizers`' ranks) follow the same argument with
-"fires first" for "is visited first": the best pair present fires, so a present pair (L, c1)
-of a lower rank than the merge that takes L fires before it, and a rule (c1, x) of a higher
-rank cannot take c1 while (L, c1) or (t, c1) is present.
+Every text follows such a token's last byte L with a continuation byte c1. Were the token to
+appear, L would stay lone until its own first merge (forms.py); a rule (L, c1) firing before
+that, or (token, c1) after the token forms, with no rule (c1, y) that can meet c1's right
+neighbour firing first, takes L or the token: so when that holds for every c1 that can follow
+(in one piece of the split pattern), no text gives the token. List order fires by visit,
+the libraries' rank order by rank (the best pair present fires next). `LastByte(...)(token)`;
+the argument in full: docs/explain.md ("last_byte").
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
-"""Can a token form at all? Its own symbols merged as one piece, with no neighbour: the proof's half.
+"""Can a token form at all? Its own symbols merged as one piece, with no neighbour: the proof's core.
 
-Merges never split a symbol, and a merge that fires inside a token's span is chosen the same
-way with or without neighbours, in list order (each rule's left-to-right visit enters the span
-afresh) and in the libraries' orders (the best pair of the whole piece is the best of the span
-when it lies inside it). So a token that appears in any text covers a span whose symbols,
-merged alone, end as that one token (docs/explain.md#what-is-proven-for-every-text). `former`
-answers per token: True (a spelling of it merged alone gives it), False (none does: no text
-gives it), NO_PIECE (some do, but no piece of any text holds them: pieces.py), TAKEN (it ends
-with a character's lead byte that character always takes first: edges.py), None (not known:
-a spelling this module cannot list, or a whole-piece shortcut).
+Merges never split, and a merge inside a token's span is chosen alike with or without
+neighbours (list order: each visit enters the span afresh; the libraries' orders: the best
+pair of the piece is the best of the span), so a token in any text's encode covers a span
+whose symbols, merged alone, end as it (docs/explain.md#what-is-proven-for-every-text).
+`former` answers per token: True, False (no text gives it), NO_PIECE / TAKEN / NEVER_UNKNOWN
+(it forms alone, but pieces.py / edges.py / byte fallback rule it out), None (not known).
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
-"""Unreachable tokens, proven: for every token, a text that gives it, a reason no text does, or "undecided".
+"""Unreachable tokens, proven: for every token a witness text, a reason no text gives it, or "undecided".
 
-`Decider.decide(id)` answers one token, in this order (the same encode as everything else,
-no special token recognised, the tiktoken-like handle's `encode`):
-
-1. its own text encodes to exactly `[id]`: reachable, its text is the witness;
-2. a reason that holds for every text (GROUPS, the first that holds): a special token no
-   rule makes; text the NFC or NFKC normalizer never leaves (normal.py); bytes no UTF-8 text holds; a `<0xXX>` byte no character falls back to; text
-   no piece of the split pattern can hold (pieces.py); or its own symbols, merged alone as
-   one piece, do not end as it (forms.py: then no piece of any text ends with it, whatever
-   its neighbours; docs/explain.md gives the proof);
-3. a witness found by trying contexts around its text (witness.py), checked by encoding;
-4. else undecided.
-
-`unreachable` runs it over the vocabulary: `ids` the proven ones (half-character tokens
-included), `groups` each of them once, `witnesses` {id: text} for the reachable tokens
-whose own text does not give them (and every reachable half-character token), `partial`
-the half-character tokens, `undecided` the rest. What it does not do: decide when this
-runs as a job, or cache the answer (the web layer).
+`Decider.decide(id)`, with the same encode as everything else (no special tokens): its own
+text encodes to `[id]` (reachable); else the first reason of GROUPS that holds for every text
+(forms.py, pieces.py, edges.py, normal.py; docs/explain.md#what-is-proven-for-every-text);
+else a witness found by trying contexts and checked by encoding it (witness.py); else
+undecided. `unreachable` decides a whole vocabulary: `ids` (proven, half characters
+included), `groups`, `witnesses`, `partial` (half characters), `undecided`. What it does not
+do: decide when this runs as a job, or cache the answer (the web layer).
 """
 
 from __future__ import annotations
