@@ -38,6 +38,16 @@ def test_bad_typed_rules_are_400s_naming_the_field(inline, body, field) -> None:
     assert response.status_code == 400 and response.get_json()["error"]["field"] == field
 
 
+def test_typed_rules_past_the_inline_bound_are_refused(tmp_path) -> None:
+    app = make_app(tmp_path, JOB_VOCAB_TOKENS=3)
+    client = app.test_client()
+    rules = [[97, 98, 256], [256, 99, 257], [257, 100, 258], [258, 101, 259]]
+    response = client.post("/api/unreachable", json={"merges": rules})
+    assert response.status_code == 400 and response.get_json()["error"]["field"] == "merges"
+    assert client.post("/api/unreachable", json={"merges": rules[:3]}).status_code == 200
+    get_storage(app).dispose()
+
+
 @pytest.mark.skipif(not is_installed("o200k_base"), reason="the o200k_base preset is not installed")
 def test_a_card_shows_the_witness_and_links_it_to_bytes(inline) -> None:
     card = inline.get("/api/tokenizers/o200k_base/vocab/3413").get_json()  # b" I'"

@@ -31,7 +31,7 @@ from markupsafe import Markup
 from webapp.infra import inputs, vocab_inputs
 from webapp.infra.body import read_json_object
 from webapp.infra.errors import ApiError
-from webapp.jobs import views as jobs
+from webapp.jobs import queue, views as jobs
 from webapp.jobs.registry import done_view
 from webapp.jobs.store import Job
 from webapp.opened.store import Loaded, load_tokenizer
@@ -85,6 +85,10 @@ def api_typed_unreachable() -> Response:
     })
     if errors:
         raise next(iter(errors.values()))
+    most = queue.threshold("JOB_VOCAB_TOKENS")  # (inline only: a longer list is opened as a file, a job)
+    if len(values["merges"].rules) > most:
+        raise ApiError(f"merges: at most {most:,} rules are decided here; open them as a file for a job",
+                       field="merges")
     return jsonify(typed_reach(values["merges"], values["pretokenize"]).as_json())
 
 
