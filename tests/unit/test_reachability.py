@@ -398,7 +398,7 @@ def replay_reasons(index: VocabIndex, answer: Reach, specials: set[int]) -> None
         assert not utf8_inside(index.data[token_id])
 
 
-@pytest.mark.parametrize("name", ["r50k_base", "cl100k_base", "o200k_base"])
+@pytest.mark.parametrize("name", ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"])
 def test_openai_presets_witnesses_through_tiktoken(name: str) -> None:
     if not is_installed(name):
         pytest.skip(f"{name} is not installed")
