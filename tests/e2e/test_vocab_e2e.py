@@ -43,7 +43,7 @@ def test_hover_and_keyboard_on_a_token_card(page: Page, console: list[str], voca
     page.goto(card_url(vocab_server, token))
     card = page.locator("#card")
     expect(card.locator('[data-fact="id"]')).to_have_text(str(token))
-    expect(card.locator('[data-fact="self"] .badge')).to_have_text("reachable")
+    expect(card.locator('[data-fact="status"] .badge')).to_have_text("reachable")
     parents = card.locator('[data-fact="parents"] .vchip')
     expect(parents).to_have_count(2)
     # hover: the preview names the token under the pointer

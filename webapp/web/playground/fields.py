@@ -23,9 +23,10 @@ TOOL_TITLES = {"bytes": "Bytes", "chars": "Characters", "train": "Train"}
 FIELDS: dict[str, tuple[str, ...]] = {
     "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view", "tokenizer", "special",
               "compare", "compare_merges", "compare_pretokenize", "compare_special",  # compare_*: webapp.web.compare.page
-              "tokens_from", "chat", "chat_prompt", "story"),  # tokens_from: the page of spans shown (compute.token_window);
+              "tokens_from", "chat", "chat_prompt", "story", "mark"),  # tokens_from: the page of spans shown (compute.token_window);
     # chat, chat_prompt: the Chat view (webapp.web.chat.chatting): messages as JSON, "on";
-    # story: the boundary (from 0) whose story the Trace view shows (webapp.web.explain.story)
+    # story: the boundary (from 0) whose story the Trace view shows (webapp.web.explain.story);
+    # mark: a token id whose spans are outlined (the Vocabulary card's witness link)
     "chars": ("text", "merges", "vocab", "view", "tokenizer", "tokens_from"),
     "train": ("words", "num_merges", "view"),
 }
@@ -46,7 +47,7 @@ ERROR_FIELDS: dict[str, tuple[str, ...]] = {
 DEFAULT_STATE: dict[str, dict[str, str]] = {
     "bytes": {"text": "", "merges": "", "pretokenize": "none", "ids": "", "vocab": "", "view": "tokens", "tokenizer": "",
               "special": "", "compare": "", "compare_merges": "", "compare_pretokenize": "", "compare_special": "",
-              "tokens_from": "", "chat": "", "chat_prompt": "", "story": ""},
+              "tokens_from": "", "chat": "", "chat_prompt": "", "story": "", "mark": ""},
     "chars": {"text": "", "merges": "", "vocab": "", "view": "tokens", "tokenizer": "", "tokens_from": ""},
     "train": {"words": "", "num_merges": "10", "view": "steps"},
 }

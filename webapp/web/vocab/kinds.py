@@ -23,13 +23,14 @@ from webapp.jobs.store import Job
 from webapp.opened.store import Loaded, load_tokenizer
 from webapp.tokenizer import VocabIndex
 from webapp.tokenizer.caches import BoundedCache, estimated_bytes
-from webapp.tokenizer.vocab.reach import unreachable
+from webapp.tokenizer.vocab.reach import Decider, unreachable
 
 KIND = "vocab-unreachable"
 INDEXES: BoundedCache[str, VocabIndex] = BoundedCache(4, 256 * 2**20, weigh=estimated_bytes, name="vocab.indexes")
 REACH_IDS = 4_000_000
 REACH: BoundedCache[str, dict[str, Any]] = BoundedCache(
-    16, REACH_IDS, weigh=lambda _key, value: 1 + value["count"] + len(value["partial"]), name="vocab.unreachable")
+    16, REACH_IDS, weigh=lambda _key, value: 1 + value["count"] + len(value["partial"]) + len(value["witnesses"])
+    + len(value["undecided"]), name="vocab.unreachable")
 
 
 def index_of(entry: Loaded) -> VocabIndex:
@@ -40,11 +41,23 @@ def index_of(entry: Loaded) -> VocabIndex:
     return hit
 
 
+#: Each tokenizer's Decider (its encode and its rule facts, for the cards), made once per process.
+DECIDERS: BoundedCache[str, Decider] = BoundedCache(4, 4, weigh=lambda _key, _value: 1, name="vocab.deciders")
+
+
+def decider_of(entry: Loaded) -> Decider:
+    hit = DECIDERS.get(entry.id)
+    if hit is None:
+        hit = Decider(index_of(entry), entry.tok, entry.compiled)
+        DECIDERS.put(entry.id, hit)
+    return hit
+
+
 def compute(entry: Loaded, progress: Progress | None = None) -> dict[str, Any]:
     """The unreachable tokens, computed here and now (the job and the inline path)."""
     def step(done: int, total: int) -> None:
         if progress is not None:
-            progress(0.05 + 0.9 * done / max(total, 1), f"{done:,} of {total:,} tokens encoded from their own text")
+            progress(0.05 + 0.9 * done / max(total, 1), f"{done:,} of {total:,} tokens decided")
 
     return unreachable(index_of(entry), entry.tok, entry.compiled, progress=step).as_json()
 
@@ -66,9 +79,9 @@ def unreachable_of(entry: Loaded) -> dict[str, Any] | Job:
     return result
 
 
-@job_kind(KIND, label="Finding the unreachable tokens")
+@job_kind(KIND, label="Deciding which tokens no text gives")
 def run_unreachable(params: dict[str, Any], progress: Progress, cancelled: Cancelled) -> JobOutput:
-    """Every token of the tokenizer encoded from its own text (webapp.tokenizer.vocab.reach)."""
+    """Every token of the tokenizer decided: a witness, a reason, or undecided (webapp.tokenizer.vocab.reach)."""
     progress(0.01, "opening the tokenizer")
     with queue.worker_app().app_context():  # (an opened file comes from the app's storage)
         entry = load_tokenizer(params["tokenizer"])

@@ -3,9 +3,11 @@
 - `GET /api/tokenizers/<id>/vocab?q=&offset=&limit=` - the tokens whose bytes contain the
   UTF-8 bytes of `q` (all tokens without `q`), in id order, with `total`.
 - `GET /api/tokenizers/<id>/vocab/<token_id>` - one token's card: `made_from`, `tree`,
-  `used_by`, `self_ids`, `reachable`.
-- `GET /api/tokenizers/<id>/unreachable` - `{"count", "ids", "partial", "groups"}`; a 202
+  `used_by`, `self_ids`, and its verdict: `status`, `reachable`, `witness`, `own`, `group`, `reason`.
+- `GET /api/tokenizers/<id>/unreachable` - `{"count", "ids", "partial", "groups", "witnesses",
+  "undecided"}` (webapp.tokenizer.vocab.reach); a 202
   with the job while a large vocabulary's answer is being computed (webapp.web.vocab.kinds).
+- `POST /api/unreachable` `{"merges"[, "pretokenize"]}` - the same answer for typed byte rules, inline.
 - `GET /vocab?tokenizer=&q=&offset=&token=&text=` - the page: search, a token's card, the
   unreachable tokens grouped, token lengths, scripts. Everything is in the URL, so it works
   without JavaScript and a link shares it; `text` is the Bytes page's text, so the card can
@@ -27,13 +29,14 @@ from flask import Blueprint, Response, jsonify, render_template, request
 from markupsafe import Markup
 
 from webapp.infra import inputs, vocab_inputs
+from webapp.infra.body import read_json_object
 from webapp.infra.errors import ApiError
-from webapp.jobs import views as jobs
+from webapp.jobs import queue, views as jobs
 from webapp.jobs.registry import done_view
 from webapp.jobs.store import Job
 from webapp.opened.store import Loaded, load_tokenizer
 from webapp.tokenizer import PRESET_NAMES, PresetMissing, TokenizerError, is_installed, is_preset
-from webapp.tokenizer.vocab.reach import encoder
+from webapp.tokenizer.vocab.reach import typed_reach
 from webapp.web.vocab import kinds
 from webapp.web.vocab.views import (
     card_json, card_view, find_token, listing_view, reach_view, search_json, stats_view,
@@ -68,7 +71,25 @@ def api_vocab_token(tokenizer_id: str, token_id: str) -> Response:
         found = find_token(index, token_id)
     except TokenizerError as exc:
         raise ApiError.from_tokenizer(exc, 404) from None
-    return jsonify(card_json(entry, index, found))
+    return jsonify(card_json(entry, index, found, kinds.decider_of(entry)))
+
+
+@bp.post("/api/unreachable")
+def api_typed_unreachable() -> Response:
+    """The same answer for typed byte rules (`{"merges"[, "pretokenize"]}`), always inline."""
+    data = read_json_object(("merges", "pretokenize"), ("merges",))
+    limits = inputs.current_limits()
+    values, errors = inputs.collect({
+        "merges": lambda: inputs.read_byte_merges(data["merges"], limits),
+        "pretokenize": lambda: inputs.read_pretokenize(data.get("pretokenize", "none")),
+    })
+    if errors:
+        raise next(iter(errors.values()))
+    most = queue.threshold("JOB_VOCAB_TOKENS")  # (inline only: a longer list is opened as a file, a job)
+    if len(values["merges"].rules) > most:
+        raise ApiError(f"merges: at most {most:,} rules are decided here; open them as a file for a job",
+                       field="merges")
+    return jsonify(typed_reach(values["merges"], values["pretokenize"]).as_json())
 
 
 @bp.get("/api/tokenizers/<tokenizer_id>/unreachable")
@@ -96,7 +117,7 @@ def _reach_html(entry: Loaded, state: Mapping[str, str]) -> str:
     answer = kinds.unreachable_of(entry)
     if isinstance(answer, Job):
         return jobs.render_panel(answer, "vocab-unreachable")
-    return render_template("partials/vocab_reach.html", reach=reach_view(kinds.index_of(entry), answer),
+    return render_template("partials/vocab_reach.html", reach=reach_view(entry.id, kinds.index_of(entry), answer),
                            state=state, page_url=page_url)
 
 
@@ -105,7 +126,7 @@ def _reach_done(job: Job, result: Any, params: dict[str, Any]) -> str:
     entry = load_tokenizer(params["tokenizer"])
     kinds.REACH.put(entry.id, result)
     state = {"tokenizer": entry.id}
-    return render_template("partials/vocab_reach.html", reach=reach_view(kinds.index_of(entry), result),
+    return render_template("partials/vocab_reach.html", reach=reach_view(entry.id, kinds.index_of(entry), result),
                            state=state, page_url=page_url)
 
 
@@ -113,7 +134,7 @@ def _text_ids(entry: Loaded, text: str) -> list[int] | None:
     """The page's text encoded as the card's own `self_ids` are (no special tokens)."""
     if not text:
         return None
-    return encoder(entry.tok, entry.compiled)(text)
+    return kinds.decider_of(entry).encode(text)
 
 
 def _context(args: Mapping[str, str]) -> dict[str, Any]:
@@ -155,7 +176,7 @@ def _context(args: Mapping[str, str]) -> dict[str, Any]:
     if state["token"]:
         try:
             token_id = find_token(index, state["token"])
-            out["card"] = card_view(entry, index, token_id, text, _text_ids(entry, text))
+            out["card"] = card_view(entry, index, token_id, text, _text_ids(entry, text), kinds.decider_of(entry))
         except TokenizerError as exc:
             errors["token"] = exc.message
     linked = text and len(text) <= LINK_TEXT_CHARS

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Sequence
+from urllib.parse import urlencode
 
 from webapp.opened.store import Loaded
 from webapp.tokenizer import TokenizerError, VocabIndex
 from webapp.tokenizer.caches import BoundedCache
-from webapp.tokenizer.vocab.reach import GROUPS as VOCAB_GROUPS, encoder, group_of, self_ids
+from webapp.tokenizer.vocab.reach import GROUPS as VOCAB_GROUPS, Decider, self_ids
 from webapp.tokenizer.vocab.stats import length_histogram, script_counts
 from webapp.web.common.viewmodels import hex_bytes, hue_class, printable_bytes
 
@@ -26,6 +27,11 @@ CARD_CHILDREN = 20
 CARD_OCCURRENCES = 50
 #: Unreachable tokens listed per group on the page (the counts are exact; the API lists all).
 PAGE_GROUP_TOKENS = 60
+
+
+def witness_url(tokenizer_id: str, text: str, token_id: int) -> str:
+    """The Bytes page with the witness as its text and the token outlined (`mark`)."""
+    return "/bytes?" + urlencode({"tokenizer": tokenizer_id, "text": text, "mark": token_id})
 
 
 def token_json(index: VocabIndex, token_id: int) -> dict[str, Any]:
@@ -67,7 +73,10 @@ def find_token(index: VocabIndex, raw: str) -> int:
     return token_id
 
 
-def card_json(entry: Loaded, index: VocabIndex, token_id: int) -> dict[str, Any]:
+def card_json(entry: Loaded, index: VocabIndex, token_id: int, decider: Decider) -> dict[str, Any]:
+    """The card: the token, its rule and uses, what its own text encodes to, and its verdict: `status`
+    ("reachable", "unreachable", "undecided"), `witness` (a text whose encode holds it; `own`: its own
+    text), `group` and `reason` (why no text gives it)."""
     out = token_json(index, token_id)
     parts = index.made_from(token_id)
     out["made_from"] = [token_json(index, p) for p in parts] if parts is not None else None
@@ -75,11 +84,16 @@ def card_json(entry: Loaded, index: VocabIndex, token_id: int) -> dict[str, Any]
     count, rules = index.used_by(token_id, CARD_CHILDREN)
     out["used_by"] = {"count": count, "first": _rule_json(index, rules[0]) if rules else None,
                       "rules": [_rule_json(index, r) for r in rules]}
-    got = self_ids(index, encoder(entry.tok, entry.compiled), token_id)
+    got = self_ids(index, decider.encode, token_id)
+    verdict = decider.decide(token_id)
     out["self_ids"] = got
-    out["reachable"] = got == [token_id]
     out["partial"] = got is None
-    out["group"] = group_of(index, entry.tok, token_id) if got is not None and got != [token_id] else None
+    out["status"] = verdict.status
+    out["reachable"] = verdict.status == "reachable"
+    out["witness"] = verdict.witness
+    out["own"] = verdict.own
+    out["group"] = verdict.group
+    out["reason"] = dict(VOCAB_GROUPS).get(verdict.group) if verdict.group else None
     return out
 
 
@@ -132,10 +146,12 @@ class CardView:
     occurrences: tuple[Occurrence, ...] = ()
     occurrence_count: int = 0
     text_ids: int = 0
+    witness_url: str | None = None
 
 
-def card_view(entry: Loaded, index: VocabIndex, token_id: int, text: str, text_ids: Sequence[int] | None) -> CardView:
-    card = card_json(entry, index, token_id)
+def card_view(entry: Loaded, index: VocabIndex, token_id: int, text: str, text_ids: Sequence[int] | None,
+              decider: Decider) -> CardView:
+    card = card_json(entry, index, token_id, decider)
     labels = dict(VOCAB_GROUPS)
     _, rules = index.used_by(token_id, CARD_CHILDREN)
     occurrences: list[Occurrence] = []
@@ -163,6 +179,7 @@ def card_view(entry: Loaded, index: VocabIndex, token_id: int, text: str, text_i
         occurrences=tuple(occurrences),
         occurrence_count=count,
         text_ids=len(text_ids or ()),
+        witness_url=witness_url(entry.id, card["witness"], token_id) if card["witness"] is not None else None,
     )
 
 
@@ -211,20 +228,30 @@ class ReachGroup:
 
 @dataclass(frozen=True)
 class ReachView:
-    count: int
+    count: int  # proven unreachable
     partial: int
     groups: tuple[ReachGroup, ...]
-    partial_tokens: tuple[TokenChip, ...] = field(default=())
+    witnessed: int = 0  # reachable only inside other text (a witness)
+    witnessed_partial: int = 0  # of them, half-character tokens
+    undecided: int = 0
+    witness_tokens: tuple[tuple[TokenChip, str, str], ...] = field(default=())  # (chip, witness, its Bytes link)
+    undecided_tokens: tuple[TokenChip, ...] = field(default=())
 
 
-def reach_view(index: VocabIndex, answer: dict[str, Any]) -> ReachView:
+def reach_view(tokenizer_id: str, index: VocabIndex, answer: dict[str, Any]) -> ReachView:
     groups = tuple(
         ReachGroup(name, label, len(answer["groups"][name]),
                    tuple(chip(index, i) for i in answer["groups"][name][:PAGE_GROUP_TOKENS]))
         for name, label in VOCAB_GROUPS if answer["groups"].get(name)
     )
-    return ReachView(answer["count"], len(answer["partial"]), groups,
-                     tuple(chip(index, i) for i in answer["partial"][:PAGE_GROUP_TOKENS]))
+    witnesses = answer.get("witnesses", {})
+    partial = set(answer["partial"])
+    undecided = answer.get("undecided", [])
+    return ReachView(answer["count"], len(answer["partial"]), groups, len(witnesses),
+                     sum(1 for i in witnesses if int(i) in partial), len(undecided),
+                     tuple((chip(index, int(i)), text, witness_url(tokenizer_id, text, int(i)))
+                           for i, text in list(witnesses.items())[:PAGE_GROUP_TOKENS]),
+                     tuple(chip(index, i) for i in undecided[:PAGE_GROUP_TOKENS]))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,278 @@
+"""Can a text lie inside one piece of a split pattern? `inside_a_match(pattern)(text)`, proven when False.
+
+The pattern (GPT-2's, cl100k's, o200k's: every character of a text is in some match, so
+the pieces are exactly the matches) is read into a small automaton over character classes,
+with every lookahead dropped and possessive or lazy quantifiers read as plain ones: it then
+accepts every string any match can be, and more. `text` lies inside some match only if the
+automaton, started in any state, can read it and still reach its end; when it cannot, no
+piece of any text holds `text`, and merges never cross pieces.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Callable
+
+import numpy as np
+import regex
+
+Pred = Callable[[str], bool]
+
+
+class _Automaton:
+    def __init__(self) -> None:
+        self.eps: list[list[int]] = []
+        self.moves: list[list[tuple[Pred, int]]] = []
+        self.atoms: set[tuple[str, bool]] = set()  # (each character class as written, case-folded?)
+
+    def state(self) -> int:
+        self.eps.append([])
+        self.moves.append([])
+        return len(self.eps) - 1
+
+
+class _Reader:
+    """A recursive-descent reader of the patterns' regex subset, building `_Automaton` fragments."""
+
+    def __init__(self, pattern: str, auto: _Automaton) -> None:
+        self.p, self.i, self.auto = pattern, 0, auto
+
+    def alt(self, fold: bool) -> tuple[int, int]:
+        start, end = self.auto.state(), self.auto.state()
+        while True:
+            a, b = self.seq(fold)
+            self.auto.eps[start].append(a)
+            self.auto.eps[b].append(end)
+            if self.i < len(self.p) and self.p[self.i] == "|":
+                self.i += 1
+                continue
+            return start, end
+
+    def seq(self, fold: bool) -> tuple[int, int]:
+        start = cur = self.auto.state()
+        while self.i < len(self.p) and self.p[self.i] not in "|)":
+            a, b = self.quantified(fold)
+            self.auto.eps[cur].append(a)
+            cur = b
+        return start, cur
+
+    def quantified(self, fold: bool) -> tuple[int, int]:
+        at = self.i
+        a, b = self.atom(fold)
+        low, high = 1, 1
+        if self.i < len(self.p) and self.p[self.i] in "?*+{":
+            ch = self.p[self.i]
+            if ch == "{":
+                close = self.p.index("}", self.i)
+                parts = self.p[self.i + 1:close].split(",")
+                low = int(parts[0])
+                high = int(parts[-1]) if parts[-1] else -1
+                self.i = close + 1
+            else:
+                low, high = {"?": (0, 1), "*": (0, -1), "+": (1, -1)}[ch]
+                self.i += 1
+            if self.i < len(self.p) and self.p[self.i] in "?+":  # (lazy or possessive: read as plain)
+                self.i += 1
+        if (low, high) == (1, 1):
+            return a, b
+        end = self.i
+        copies = [(a, b)] + [self._again(at, fold) for _ in range(max(low, 1, high if high > 0 else 1) - 1)]
+        self.i = end
+        start = cur = self.auto.state()
+        for k, (x, y) in enumerate(copies):
+            if k >= low:
+                self.auto.eps[cur].append(y)  # (an optional copy may be skipped)
+            self.auto.eps[cur].append(x)
+            cur = y
+        if high < 0:
+            last = copies[-1]
+            self.auto.eps[last[1]].append(last[0])  # (unbounded: the last copy repeats)
+        if low == 0:
+            self.auto.eps[start].append(cur)
+        return start, cur
+
+    def _again(self, at: int, fold: bool) -> tuple[int, int]:
+        self.i = at
+        return self.atom(fold)
+
+    def atom(self, fold: bool) -> tuple[int, int]:
+        p = self.p
+        if p[self.i] == "(":
+            self.i += 1
+            look = False
+            if p.startswith("?:", self.i):
+                self.i += 2
+            elif p.startswith("?i:", self.i):
+                self.i += 3
+                fold = True
+            elif p[self.i:self.i + 2] in ("?!", "?="):
+                self.i += 2
+                look = True
+            a, b = self.alt(fold)
+            self.i += 1  # ")"
+            if look:  # (a lookahead is dropped: the language only grows)
+                s = self.auto.state()
+                return s, s
+            return a, b
+        start = self.i
+        if p[self.i] == "[":
+            self.i += 1
+            while p[self.i] != "]":
+                self.i += 2 if p[self.i] == "\\" else 1
+                if p[self.i - 1] == "p" and p[self.i - 2] == "\\" or p[self.i - 1] == "P" and p[self.i - 2] == "\\":
+                    self.i = p.index("}", self.i) + 1
+            self.i += 1
+        elif p[self.i] == "\\":
+            self.i += 2
+            if p[self.i - 1] in "pP":
+                self.i = p.index("}", self.i) + 1
+        else:
+            self.i += 1
+        pred = _pred(p[start:self.i], fold)
+        self.auto.atoms.add((p[start:self.i], fold))
+        a, b = self.auto.state(), self.auto.state()
+        self.auto.moves[a].append((pred, b))
+        return a, b
+
+
+@lru_cache(maxsize=256)
+def _pred(atom: str, fold: bool) -> Pred:
+    compiled = regex.compile(atom, regex.IGNORECASE if fold else 0)
+    return lambda ch: compiled.fullmatch(ch) is not None
+
+
+def _closure(auto: _Automaton, states: set[int]) -> set[int]:
+    stack, seen = list(states), set(states)
+    while stack:
+        for nxt in auto.eps[stack.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
+
+
+@lru_cache(maxsize=8)
+def inside_a_match(pattern: str) -> Callable[[str], bool]:
+    """`text` -> can it lie inside some match of `pattern` (False is proven; see the module docstring)?"""
+    _check_supported(pattern)
+    auto = _Automaton()
+    start, end = _Reader(pattern, auto).alt(False)
+    back: dict[int, list[int]] = {}
+    for q in range(len(auto.eps)):
+        for t in auto.eps[q] + [t for _, t in auto.moves[q]]:
+            back.setdefault(t, []).append(q)
+    finishing = {end}
+    stack = [end]
+    while stack:
+        for q in back.get(stack.pop(), ()):
+            if q not in finishing:
+                finishing.add(q)
+                stack.append(q)
+    everywhere = set(range(len(auto.eps)))
+
+    def inside(text: str) -> bool:
+        current = everywhere
+        for ch in text:
+            current = _closure(auto, {t for q in current for pred, t in auto.moves[q] if pred(ch)})
+            if not current:
+                return False
+        return bool(current & finishing)
+    return inside
+
+
+def _check_supported(pattern: str) -> None:
+    """A ValueError for anything outside the subset `_Reader` follows (anchors, lookbehinds, `.`, ...)."""
+    i, in_class = 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            if not in_class and pattern[i + 1:i + 2] in tuple("bBAzZG123456789"):
+                raise ValueError(f"pattern: {pattern[i:i + 2]} is not read")
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch in "^$.":
+            raise ValueError(f"pattern: {ch} is not read")
+        elif ch == "(" and pattern[i + 1:i + 2] == "?" and not pattern.startswith(("(?:", "(?i:", "(?!", "(?="), i):
+            raise ValueError("pattern: only (?: (?i: (?! (?= groups are read")
+        i += 1
+
+
+def _top_level(pattern: str) -> list[str]:
+    """The pattern's top-level alternatives (split at each `|` outside groups and classes)."""
+    parts, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return parts + [pattern[start:]]
+
+
+@lru_cache(maxsize=4)
+def _kinds(pattern: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """(every code point but the surrogates, its kind: which of the pattern's classes hold it, as bits,
+    those code points as one string)."""
+    _check_supported(pattern)
+    auto = _Automaton()
+    _Reader(pattern, auto).alt(False)
+    codes = np.array([c for c in range(0x110000) if not 0xD800 <= c < 0xE000], dtype=np.uint32)
+    every = codes.tobytes().decode("utf-32-le")
+    kind = np.zeros(len(codes), dtype=object) if len(auto.atoms) > 62 else np.zeros(len(codes), dtype=np.int64)
+    for bit, (atom, fold) in enumerate(sorted(auto.atoms)):
+        runs = regex.compile(f"(?:{atom})+", regex.IGNORECASE if fold else 0)
+        mask = np.zeros(len(codes), dtype=bool)
+        for m in runs.finditer(every):
+            mask[m.start():m.end()] = True
+        kind[mask] += 1 << bit
+    return codes, kind, every
+
+
+@lru_cache(maxsize=8)
+def gapless(pattern: str) -> bool:
+    """Is every character of every text inside some match (so the pieces are exactly the matches)?
+
+    Checked for one character of each kind the pattern can tell apart (the same answers to each of
+    its character classes): an alternative with no lookahead must match it alone, and so matches
+    it wherever it stands."""
+    plain = [alt for alt in _top_level(pattern) if "(?=" not in alt and "(?!" not in alt]
+    if not plain:
+        return False
+    compiled = regex.compile("|".join(f"(?:{alt})" for alt in plain))
+    _, kind, every = _kinds(pattern)
+    _, first = np.unique(kind, return_index=True)
+    return all(compiled.match(every[i]) is not None for i in first.tolist())
+
+
+@lru_cache(maxsize=4)
+def _by_start(pattern: str) -> dict[bytes, list[str]]:
+    codes, kind, every = _kinds(pattern)
+    out: dict[bytes, dict[object, str]] = {}
+    for i in np.nonzero(codes >= 0x800)[0].tolist():
+        ch = every[i]
+        data = ch.encode("utf-8")
+        for size in range(2, len(data)):
+            out.setdefault(data[:size], {}).setdefault(kind[i], ch)
+    return {start: list(kinds.values()) for start, kinds in out.items()}
+
+
+def starting_with(pattern: str) -> Callable[[bytes], list[str]]:
+    """`start` (a character's first two or three UTF-8 bytes) -> one character of each kind (see
+    `_kinds`) among the characters whose UTF-8 starts so; none when no character does."""
+    table = _by_start(pattern)
+    return lambda start: table.get(start, [])
