@@ -5,7 +5,9 @@
 #    ensure-redis.sh), unless PLAYGROUND_TEST_POSTGRES_URL / PLAYGROUND_TEST_REDIS_URL
 #    name servers of your own; a server this run started is stopped at the end
 #    (also on failure or Ctrl-C), one that already ran is left running.
-# 2. Every test not marked `alone` on PYTEST_WORKERS (default 2) pytest-xdist workers,
+# 2. Every test not marked `alone` on PYTEST_WORKERS (default 4) pytest-xdist workers
+#    (four on two cores: about half of a test's time is spent waiting for a server, a
+#    browser or a child process, and the other workers use the cores meanwhile),
 #    each module's tests on one worker (--dist loadscope), so a server, a browser or an
 #    opened preset that a module's tests share is built once.
 # 3. The `alone` tests (time, memory, killed processes), one after another with the
@@ -36,7 +38,7 @@ run() {  # run NAME ARGS...: pytest with a JUnit report to count from
   local name="$1"; shift
   "$py" -m pytest --junitxml="$reports/$name.xml" "$@"
 }
-run parallel -n "${PYTEST_WORKERS:-2}" --dist loadscope -m "not alone" "$@"; parallel=$?
+run parallel -n "${PYTEST_WORKERS:-4}" --dist loadscope -m "not alone" "$@"; parallel=$?
 echo
 echo "The tests marked alone, with the machine to themselves:"
 run alone -p no:xdist -m alone "$@"; alone=$?
