@@ -128,7 +128,10 @@ def _stops_entirely(server: Production, how: str) -> None:
         os.kill(server.process.pid, signal.SIGTERM)
     else:  # systemd's default KillMode=control-group: every process at once
         for pid in server.pids():
-            os.kill(pid, signal.SIGTERM)
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:  # (gone between the listing and the signal: one the others stopped)
+                pass
     deadline = time.monotonic() + 30  # below systemd's TimeoutStopSec (90 s)
     while server.pids() and time.monotonic() < deadline:
         time.sleep(0.2)
