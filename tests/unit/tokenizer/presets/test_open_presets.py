@@ -190,6 +190,7 @@ def _measure_preset_memory(*args: str) -> str:
     return out.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_one_worker_with_every_preset_open_stays_within_its_bound():
     """A worker that opens every preset itself (no preload): the measured figure (docs/limits.md,
     Every preset open: 879 MB PSS) with a margin, in a fresh process."""
@@ -198,6 +199,7 @@ def test_one_worker_with_every_preset_open_stays_within_its_bound():
     assert pss <= 950, last
 
 
+@pytest.mark.slow
 def test_a_worker_forked_after_the_preload_stays_within_its_share():
     """The wanted bound, 4 workers with every preset open in 1.5 GB of PSS, per worker: 375 MB.
 

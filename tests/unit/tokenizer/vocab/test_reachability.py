@@ -172,6 +172,7 @@ def test_half_characters_agree_with_brute_force(seed: int, pretokenize: str) -> 
         assert token_id not in seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pretokenize", ["none", "o200k"])
 def test_tokens_ending_with_a_lead_byte_agree_with_brute_force(pretokenize: str) -> None:
     """Lists where most lowercase Cyrillic letters D0 B0..D0 BF are made first, then tokens ending with
@@ -399,6 +400,7 @@ def replay_reasons(index: VocabIndex, answer: Reach, specials: set[int]) -> None
         assert not utf8_inside(index.data[token_id])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"])
 def test_openai_presets_witnesses_through_tiktoken(name: str) -> None:
     if not is_installed(name):
@@ -430,6 +432,7 @@ def characters_missing_by_byte(known: Callable[[str], bool]) -> dict[int, str]:
     return missing
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["qwen3", "llama3", "llama2", "gemma3", "deepseek_v3", "gpt_oss"])
 def test_open_presets_witnesses_through_tokenizers(name: str) -> None:
     if not is_installed(name):
@@ -456,6 +459,7 @@ def test_open_presets_witnesses_through_tokenizers(name: str) -> None:
     assert answer.undecided == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["mistral_v1", "mistral_v3"])
 def test_sentencepiece_presets_witnesses_through_sentencepiece(name: str) -> None:
     if not is_installed(name):
