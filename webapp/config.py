@@ -123,8 +123,10 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # Counts (webapp.web.counts.kinds): characters x tokenizers over this is a job
     # (about 0.4 s inline at 0.75 us per character per preset; docs/limits.md).
     "JOB_COUNTS_WORK": 500_000,
-    # The Vocabulary: a tokenizer with more tokens finds its unreachable tokens as a job.
-    "JOB_VOCAB_TOKENS": 20_000,
+    # The Vocabulary: a tokenizer with more tokens finds its unreachable tokens as a job (and
+    # POST /api/unreachable takes at most this many typed rules): a list whose tokens need proofs
+    # and witnesses took 0.5 s inline at 2,000 and 6-9 s at 20,000 (docs/limits.md).
+    "JOB_VOCAB_TOKENS": 2_000,
     # Corpus training (webapp.web.corpus.routes): uploads in total, files, pasted text, distinct pre-tokens counted.
     "CORPUS_DIR": "",  # empty: instance/corpora; uploads wait there for their job (shared with remote workers)
     "LIMIT_CORPUS_BYTES": 256 * 1024 * 1024,

@@ -3,8 +3,8 @@
 - `index_of(entry)`: the tokenizer's `VocabIndex`, built once per process and kept in
   `INDEXES` (bounded: 4 tokenizers, 256 MiB of their estimates).
 - `unreachable_of(entry)`: the unreachable tokens of a preset or opened file. A vocabulary
-  of at most `JOB_VOCAB_TOKENS` tokens (a setting, default 20,000: about 0.35 s at o200k_base's
-  rate on a 2-core machine, docs/limits.md) is answered inline; a larger one is a job, submitted once: the
+  of at most `JOB_VOCAB_TOKENS` tokens (a setting, default 2,000, docs/limits.md) is answered
+  inline; a larger one is a job, submitted once: the
   job store is content-addressed, so the same tokenizer always finds the same job (only
   starting it counts as a write against RATE_LIMIT_WRITES, finding it is a read), and
   once it is done every request (from any worker process) reads its stored result. Each
