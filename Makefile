@@ -157,7 +157,7 @@ test:
 test-setup: setup-test typecheck
 
 # The fast tier, for the loop of work (about 2 minutes once set up): the unit and app tests
-# that need no browser, no server process of their own and no database server.
+# that need no browser, no server process of their own and no database server, and none marked slow.
 test-fast:
 	@$(MAKE) --no-print-directory -j3 setup $(PRESETS_DIR)/.prepared-open $(LANGUAGES_DIR)/.prepared $(VENV)/.installed-test
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(or $(PYTEST_WORKERS),2) --dist loadscope tests/unit tests/app -m "not e2e and not server and not alone and not hostile and not slow" $(PYTEST_ARGS)
