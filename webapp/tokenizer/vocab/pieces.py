@@ -16,6 +16,8 @@ from typing import Callable
 import numpy as np
 import regex
 
+from webapp.tokenizer.explain.alternatives import top_alternatives
+
 Pred = Callable[[str], bool]
 
 
@@ -201,29 +203,6 @@ def _check_supported(pattern: str) -> None:
         i += 1
 
 
-def _top_level(pattern: str) -> list[str]:
-    """The pattern's top-level alternatives (split at each `|` outside groups and classes)."""
-    parts, depth, start, i, in_class = [], 0, 0, 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth == 0:
-            parts.append(pattern[start:i])
-            start = i + 1
-        i += 1
-    return parts + [pattern[start:]]
-
-
 @lru_cache(maxsize=4)
 def _kinds(pattern: str) -> tuple[np.ndarray, np.ndarray, str]:
     """(every code point but the surrogates, its kind: which of the pattern's classes hold it, as bits,
@@ -250,7 +229,7 @@ def gapless(pattern: str) -> bool:
     Checked for one character of each kind the pattern can tell apart (the same answers to each of
     its character classes): an alternative with no lookahead must match it alone, and so matches
     it wherever it stands."""
-    plain = [alt for alt in _top_level(pattern) if "(?=" not in alt and "(?!" not in alt]
+    plain = [alt for alt in top_alternatives(pattern) if "(?=" not in alt and "(?!" not in alt]
     if not plain:
         return False
     compiled = regex.compile("|".join(f"(?:{alt})" for alt in plain))
