@@ -32,12 +32,13 @@ from webapp.web.languages import routes as languages
 from webapp.web.ops import health, kinds as ops_kinds, vendor
 from webapp.web.playground import pages
 from webapp.web.presets import routes as presets
+from webapp.web.prompt import routes as prompt
 from webapp.web.share import routes as share
 from webapp.web.vocab import routes as vocab
 
 FEATURE_BLUEPRINTS = (health.bp, share.bp, vendor.bp, pages.bp, api.bp, files.bp, presets.bp, compare.bp, corpus.bp,
                       chat.bp, counts.bp, vocab.bp, languages.bp, job_views.bp,
-                      explain.bp)
+                      explain.bp, prompt.bp)
 #: Job kinds that no route submits (the tests and the load benchmark submit "sleep" from code);
 #: every other kind is registered by the feature module that submits it.
 UNROUTED_KINDS = (ops_kinds.run_sleep,)

@@ -220,6 +220,10 @@ class LibraryModel:
             found = self._merged(piece)
         return found
 
+    def merge_alone(self, piece: str) -> tuple[int, ...]:
+        """The rules alone on the piece's symbols: no vocab shortcut (ignore_merges), no cache."""
+        return self._merge_segment(piece) if piece else ()
+
     def _uncached_ids(self, unique: list[str], merge_short: bool) -> dict[str, tuple[int, ...]]:
         """The ids of distinct pieces missed by the cache, in one batch: the long ones cut
         (`_long_ids`) and their cached segments read; their new segments, and the short pieces

@@ -36,8 +36,9 @@ class _Automaton:
 class _Reader:
     """A recursive-descent reader of the patterns' regex subset, building `_Automaton` fragments."""
 
-    def __init__(self, pattern: str, auto: _Automaton) -> None:
+    def __init__(self, pattern: str, auto: _Automaton, reads: bool = False) -> None:
         self.p, self.i, self.auto = pattern, 0, auto
+        self.reads = reads  # keep what a lookahead reads, as a branch that never continues the match
 
     def alt(self, fold: bool) -> tuple[int, int]:
         start, end = self.auto.state(), self.auto.state()
@@ -112,6 +113,10 @@ class _Reader:
                 look = True
             a, b = self.alt(fold)
             self.i += 1  # ")"
+            if look and self.reads:  # (its characters are read, then the match goes on where it began)
+                s = self.auto.state()
+                self.auto.eps[s].append(a)
+                return s, s
             if look:  # (a lookahead is dropped: the language only grows)
                 s = self.auto.state()
                 return s, s
@@ -180,6 +185,102 @@ def inside_a_match(pattern: str) -> Callable[[str], bool]:
                 return False
         return bool(current & finishing)
     return inside
+
+
+#: The most (states, character) moves one pattern's `reach_of` keeps.
+STEPS_KEPT = 50_000
+
+
+class _Reach:
+    """The states a match attempt can be in, with their moves on a character made once each (memoised)."""
+
+    def __init__(self, pattern: str) -> None:
+        _check_supported(pattern)
+        self.auto = _Automaton()
+        start, _ = _Reader(pattern, self.auto, reads=True).alt(False)
+        self.start = frozenset(_closure(self.auto, {start}))
+        self.steps: dict[tuple[frozenset[int], str], frozenset[int]] = {}
+        self.moving: dict[frozenset[int], bool] = {}
+
+    def step(self, states: frozenset[int], ch: str) -> frozenset[int]:
+        found = self.steps.get((states, ch))
+        if found is None:
+            if len(self.steps) > STEPS_KEPT:  # (bounded: a text of many distinct characters starts afresh)
+                self.steps.clear()
+            moved = {t for q in states for pred, t in self.auto.moves[q] if pred(ch)}
+            found = self.steps[(states, ch)] = frozenset(_closure(self.auto, moved))
+        return found
+
+    def moves(self, states: frozenset[int]) -> bool:
+        found = self.moving.get(states)
+        if found is None:
+            found = self.moving[states] = any(self.auto.moves[q] for q in states)
+        return found
+
+    def stops_before(self, text: str, start: int, end: int) -> bool:
+        """Does every path of an attempt at `start` (lookaheads included) stop reading before `end`?"""
+        states, at = self.start, start
+        while self.moves(states):
+            if at >= end:
+                return False
+            states = self.step(states, text[at])
+            at += 1
+        return True
+
+
+class Prefixes:
+    """`prefixes(text)`: can some match of the pattern begin with `text`? (False is proven: lookaheads are
+    dropped, so the automaton accepts every match and more.) `after` and `step` expose its states."""
+
+    def __init__(self, pattern: str) -> None:
+        _check_supported(pattern)
+        self.auto = _Automaton()
+        start, _ = _Reader(pattern, self.auto).alt(False)
+        self.first = frozenset(_closure(self.auto, {start}))
+        self.steps: dict[tuple[frozenset[int], str], frozenset[int]] = {}
+
+    def step(self, states: frozenset[int], ch: str) -> frozenset[int]:
+        found = self.steps.get((states, ch))
+        if found is None:
+            if len(self.steps) > STEPS_KEPT:
+                self.steps.clear()
+            moved = {t for q in states for pred, t in self.auto.moves[q] if pred(ch)}
+            found = self.steps[(states, ch)] = frozenset(_closure(self.auto, moved))
+        return found
+
+    def after(self, text: str) -> frozenset[int]:
+        """The states after reading `text` from the start (empty: no match begins so)."""
+        states = self.first
+        for ch in text:
+            states = self.step(states, ch)
+            if not states:
+                break
+        return states
+
+    def __call__(self, text: str) -> bool:
+        return bool(self.after(text))
+
+
+@lru_cache(maxsize=8)
+def match_prefix(pattern: str) -> Prefixes:
+    """The `Prefixes` of `pattern`, made once."""
+    return Prefixes(pattern)
+
+
+def kinds_between(pattern: str, low: int, high: int) -> list[str]:
+    """One character of each kind `pattern` tells apart (see `_kinds`) among the code points low..high."""
+    codes, kind, every = _kinds(pattern)
+    a, b = np.searchsorted(codes, [low, high + 1]).tolist()
+    _, first = np.unique(kind[a:b], return_index=True)
+    return [every[a + i] for i in first.tolist()]
+
+
+@lru_cache(maxsize=8)
+def reach_of(pattern: str) -> Callable[[str, int, int], bool]:
+    """`(text, start, end)` -> True when a match attempt of `pattern` at `start` reads no character at or past
+    `end` (proven: the automaton keeps every path the engine may try and every character a lookahead
+    reads), so text appended at `end` cannot change what the attempt finds."""
+    return _Reach(pattern).stops_before
 
 
 def _check_supported(pattern: str) -> None:

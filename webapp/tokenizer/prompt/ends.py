@@ -1,0 +1,185 @@
+"""Where a prompt ends: which leading tokens no appended text can change, and a witness for each other one.
+
+`prompt_end(tokenizer, text)` traces the text once (special tokens are text, as in the other
+explanations), proves the stable tokens with the stage half (splits.py) and the model half
+(crossing.py), then looks for witnesses: appended texts, each checked by encoding text + it.
+A token neither proven nor witnessed is undecided. `healing` counts the vocabulary tokens a
+healed generation may choose from. What it does not do: read requests, bound the text (the
+web layer does), or cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from webapp.tokenizer.prompt.crossing import FINAL, Crossing, PieceModel, fits_shape, piece_model
+from webapp.tokenizer.prompt.splits import Settled, settled
+from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, implied_byte_vocab
+from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.stages.tokenizer import Tokenizer, tokenizer_of
+from webapp.tokenizer.traces import TraceLimits
+
+#: Continuations tried when the proof's own candidates change nothing (likelier first).
+TRIED: tuple[str, ...] = (
+    "s", " ", "a", "e", "zy", "x", "1", "0", ".", ",", "'", "'s", "\n", "-", "!", "_", "A", "\u0301",
+    "\u200d", "é", "中", "\U0001F642", "\t", "  ", "ing", "=", "/", "\"",
+)
+#: The most texts encoded in search of witnesses (each one encode of text + it).
+WITNESS_TRIES = 24
+#: Healing examples listed.
+EXAMPLES = 8
+
+
+@dataclass
+class PromptEnd:
+    """`stable`: leading tokens proven final; `unstable`: (index, witness) of every token from the first
+    witnessed one; `undecided`: the indexes between; `note`: what the proof could not follow."""
+
+    ids: list[int]
+    stable: int
+    unstable: list[tuple[int, str]] = field(default_factory=list)
+    undecided: list[int] = field(default_factory=list)
+    candidates: int = 0
+    examples: list[tuple[int, bytes]] = field(default_factory=list)
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    note: str = ""
+
+    @property
+    def end(self) -> str:
+        """Is the boundary at the text's end final ("final"), movable ("changeable") or "undecided"?"""
+        if self.stable == len(self.ids):
+            return "final"
+        return "changeable" if self.unstable and self.unstable[-1][0] == len(self.ids) - 1 else "undecided"
+
+    def answer(self) -> dict[str, Any]:
+        """The JSON answer of the prompt routes."""
+        return {
+            "ids": self.ids, "stable": self.stable,
+            "unstable": [{"index": i, "witness": w} for i, w in self.unstable],
+            "undecided": self.undecided, "end": self.end,
+            "healing": {"candidates": self.candidates, "examples": [
+                {"id": i, "text": data.decode("utf-8", "replace")} for i, data in self.examples]},
+        }
+
+
+def typed_tokenizer(compiled: CompiledByteMerges, scheme: str = "none") -> Tokenizer:
+    """The `Tokenizer` of typed byte rules (list order), split by a playground scheme or not."""
+    tok = LoadedTokenizer(level="bytes", merges=compiled.rules, vocab=implied_byte_vocab(compiled),
+                          pretokenize=scheme, source="playground")
+    return tokenizer_of(tok, scheme, compiled)
+
+
+def prompt_end(tokenizer: Tokenizer, text: str) -> PromptEnd:
+    """The prompt-end answer for `text` (see the module docstring)."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    trace, added_at = tokenizer.trace(text, frozenset(), TraceLimits.tokens_only(size + 1))
+    ids = list(trace.ids)
+    tokens = trace.tokens
+    out = PromptEnd(ids, len(ids), spans=[(t.start, t.end) for t in tokens])
+    if not ids:
+        return out
+    model = piece_model(tokenizer)
+    model_text = trace.text if trace.text is not None else text
+    # (the added tokens the split matched: always-matched ones standing as their own piece)
+    always = {t.id for t in tokenizer.pipeline.added if not t.special} if tokenizer.pipeline is not None else set()
+    pieces = set(trace.pretokens)
+    added = [(tokens[i].start, tokens[i].end) for i in added_at
+             if tokens[i].id in always and (tokens[i].start, tokens[i].end) in pieces]
+    found = settled(tokenizer, text, model_text, trace.pretokens, added)
+    out.note = found.note
+    stable = sum(1 for t in tokens if t.end <= found.until)
+    hints: list[bytes] = []
+    if found.keeps is not None:
+        stable, hints = _inside_piece(model, model_text, tokens, found, stable)
+    out.stable = stable
+    last = tokens[-1]
+    out.candidates, out.examples = _healing(model, model.spelling.get(last.id, b""))
+    if stable < len(ids):
+        _witness(tokenizer, text, out, _tried(model, hints, out.examples, tokenizer.writes_metaspace))
+    return out
+
+
+def _inside_piece(model: PieceModel, model_text: str, tokens: list[Any], found: Settled,
+                  stable: int) -> tuple[int, list[bytes]]:
+    """(stable tokens after the model half's verdicts, the appended bytes it found crossing a boundary)."""
+    data = model_text.encode("utf-8", "surrogatepass")
+    until, keeps = found.until, found.keeps or 0
+    piece = [t for t in tokens if t.start >= until]
+    short = found.short - until if found.short is not None else None
+    crossing = Crossing(model, data[until:keeps], [t.id for t in piece], [t.end - until for t in piece],
+                        fits_shape(found.shape, found.pattern), short)
+    verdicts = crossing.decide()
+    for verdict in verdicts:
+        if verdict != FINAL:
+            break
+        stable += 1
+    return stable, [crossing.candidates[b] for b in sorted(crossing.candidates)]
+
+
+def _healing(model: PieceModel, last: bytes) -> tuple[int, list[tuple[int, bytes]]]:
+    """(how many tokens' bytes start with the last token's, the first of them by id: the most common)."""
+    if not last:
+        return 0, []
+    count, ids = model.starting_with(last, EXAMPLES)
+    return count, [(i, model.spelling[i]) for i in ids]
+
+
+def _tried(model: PieceModel, hints: list[bytes], examples: list[tuple[int, bytes]],
+           metaspace: bool) -> Iterator[str]:
+    """Continuations to try, the proof's first, then the healing examples' tails, then TRIED."""
+    last = min((data for _, data in examples), key=len, default=b"")
+    tails = [data[len(last):] for _, data in examples if len(data) > len(last)]
+    seen: set[str] = set()
+    for data in [*hints, *tails]:
+        for typed in _completed(data):
+            if metaspace:
+                typed = typed.replace("\u2581", " ")
+            if typed and typed not in seen:
+                seen.add(typed)
+                yield typed
+    for typed in TRIED:
+        if typed not in seen:
+            seen.add(typed)
+            yield typed
+
+
+def _completed(data: bytes) -> list[str]:
+    """`data` as text: itself when it is UTF-8, else with its last character completed (a few ways)."""
+    try:
+        return [data.decode("utf-8")]
+    except UnicodeDecodeError:
+        pass
+    out = []
+    for extra in (b"\x80", b"\xa0", b"\xb0", b"\x80\x80", b"\xa0\x80", b"\x80\x80\x80"):
+        try:
+            out.append((data + extra).decode("utf-8"))
+        except UnicodeDecodeError:
+            continue
+        if len(out) == 2:
+            break
+    return out
+
+
+def _witness(tokenizer: Tokenizer, text: str, out: PromptEnd, tried: Iterator[str]) -> None:
+    """Fill `unstable` and `undecided`: each continuation is checked by encoding text + it."""
+    ids = out.ids
+    found: list[tuple[int, str]] = []  # (first changed index, witness)
+    for _, typed in zip(range(WITNESS_TRIES), tried):
+        other = tokenizer.encode(text + typed, frozenset())
+        same = 0
+        for a, b in zip(ids, other):
+            if a != b:
+                break
+            same += 1
+        if same < len(ids):
+            found.append((same, typed))
+            if same <= out.stable:
+                break
+    first = min((d for d, _ in found), default=len(ids))
+    out.stable = min(out.stable, first)  # (a witness is a fact: were a proof ever wrong, it gives way)
+    out.undecided = list(range(out.stable, first))
+    out.unstable = [(i, next(w for d, w in found if d <= i)) for i in range(first, len(ids))]
+
+
+__all__ = ["PromptEnd", "prompt_end", "typed_tokenizer"]

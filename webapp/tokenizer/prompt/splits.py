@@ -1,0 +1,350 @@
+"""The stage half of the prompt-end proof: which leading pieces no appended text can change.
+
+`settled(tokenizer, text, model_text)` follows the text's own stages: added tokens a longer text
+could complete, the normalizer's reach back (a combining mark joins the character before it),
+then each split pattern, whose match attempts are proven to read nothing past the text
+(vocab/pieces.reach_of). It answers where the first piece that may change starts, in UTF-8
+bytes of the model's text, and whether that piece is the last one and can only grow (the
+model half, crossing.py, then decides inside it). Anything it cannot follow proves nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import regex
+
+from webapp.tokenizer.explain.alternatives import alternative_at, top_alternatives
+from webapp.tokenizer.pretokenize.patterns import GPT2_PATTERN, PATTERNS
+from webapp.tokenizer.stages.splitters import FilePipeline, PlaygroundSplit
+from webapp.tokenizer.stages.tokenizer import Tokenizer
+from webapp.tokenizer.vocab.pieces import reach_of
+
+#: What an alternative may not hold (outside its character classes) for a match that ran to the text's end
+#: to be only lengthened by more text: a lookaround, an anchor, a lazy quantifier.
+_NOT_GROWING = re.compile(r"\(\?[=!<]|\\[bBAzZG]|[\^$]|[*+?}]\?")
+_CLASS = re.compile(r"\[(?:\\.|[^\]])*\]")
+
+CLOSED, GROWS, OPEN = "closed", "grows", "open"
+
+
+@dataclass(frozen=True)
+class Settled:
+    """`until`: every piece ending at or before this byte of the model's text is final; `keeps`: the piece
+    that starts there starts so in every longer text and holds the model's text up to this byte (None:
+    not proven); `note`: why nothing is proven (or "")."""
+
+    until: int
+    keeps: int | None
+    note: str = ""
+    shape: str | None = None  # a pattern every longer text's piece there matches (None: any text)
+    short: int | None = None  # or that piece ends at this byte, short of `keeps`
+    pattern: str | None = None  # the split pattern `shape` comes from
+
+
+@dataclass(frozen=True)
+class _Split:
+    pattern: str  # matches are pieces, and so are the stretches between them (the library's Isolated)
+
+
+def _split_plan(tokenizer: Tokenizer) -> list[_Split] | None:
+    """The pre-tokenizer as a list of regex splits, None when it is one this proof does not follow."""
+    split = tokenizer.split
+    if isinstance(split, PlaygroundSplit):
+        return [] if split.scheme == "none" else [_Split(PATTERNS[split.scheme])]
+    if not isinstance(split, FilePipeline):
+        return []  # (the whole text is one piece)
+    desc = json.loads(tokenizer.loaded.pipeline)
+    return _plan_of(desc.get("pre_tokenizer"), desc.get("normalizer"))
+
+
+def _plan_of(node: Any, normalizer: Any) -> list[_Split] | None:
+    if node is None:
+        return []
+    kind = node.get("type")
+    if kind == "Sequence":
+        plan: list[_Split] = []
+        for child in node.get("pretokenizers", []):
+            part = _plan_of(child, normalizer)
+            if part is None:
+                return None
+            plan += part
+        return plan
+    if kind == "ByteLevel":
+        return [_Split(GPT2_PATTERN)] if node.get("use_regex", True) else []
+    if kind == "Split" and not node.get("invert"):
+        pattern = node.get("pattern", {})
+        if "String" in pattern and _never_left(pattern["String"], normalizer):
+            return []
+        if node.get("behavior") != "Isolated":
+            return None
+        return [_Split(pattern["Regex"] if "Regex" in pattern else regex.escape(pattern["String"]))]
+    return None
+
+
+def _never_left(literal: str, normalizer: Any) -> bool:
+    """Does the normalizer replace every `literal` (a SentencePiece-style file's spaces), so a split on it
+    never cuts?"""
+    nodes = normalizer.get("normalizers", []) if normalizer and normalizer.get("type") == "Sequence" else [normalizer]
+    return any(n and n.get("type") == "Replace" and n.get("pattern") == {"String": literal}
+               and literal not in n.get("content", literal) for n in nodes)
+
+
+def _normalizer_reach(node: Any, text: str) -> int | None:
+    """How many characters at the end of `text` appended text could change through the normalizer
+    (None: a normalizer this proof does not follow)."""
+    if not node:
+        return 0
+    kind = node.get("type")
+    if kind in ("NFC", "NFD", "NFKC", "NFKD"):
+        at = _last_starter(text)
+        composes = kind in ("NFC", "NFKC") and at < len(text) and _composes_first(text[at])
+        return len(text) - at if composes else max(len(text) - at - 1, 0)
+    if kind in ("Lowercase", "Prepend"):
+        return 0
+    if kind == "Replace" and "String" in node.get("pattern", {}):
+        return max(len(node["pattern"]["String"]) - 1, 0)
+    if kind == "Strip" and not node.get("strip_right", True):
+        return 0
+    if kind == "SentencePiece" and not node.get("charsmap") and not node.get("remove_extra_whitespaces"):
+        return 0  # (escaping spaces and a dummy prefix change no character by what follows it)
+    if kind == "Sequence":
+        reaches = [_normalizer_reach(child, text) for child in node.get("normalizers", [])]
+        if any(r is None for r in reaches) or sum(1 for r in reaches if r) > 1:
+            return None
+        return max([r for r in reaches if r is not None], default=0)
+    return None
+
+
+def _last_starter(text: str) -> int:
+    """The text's last starter (combining class 0) that does not compose with its left neighbour: no
+    following character reorders anything before it, or composes with anything but it."""
+    at = len(text)
+    while at > 0:
+        at -= 1
+        ch = text[at]
+        if unicodedata.combining(ch) == 0 and (at == 0 or len(unicodedata.normalize("NFC", text[at - 1:at + 1])) == 2):
+            return at
+    return 0
+
+
+def _composes_first(ch: str) -> bool:
+    """Can `ch` be the first of two characters that compose (a following character then changes it)?"""
+    code = ord(ch)
+    if 0x1100 <= code <= 0x1112 or 0xAC00 <= code <= 0xD7A3 and (code - 0xAC00) % 28 == 0:
+        return True  # (a Hangul leading consonant takes a vowel; a syllable without a final takes one)
+    return ch in _composition_firsts()
+
+
+@lru_cache(maxsize=1)
+def _composition_firsts() -> frozenset[str]:
+    """Every character that begins a canonical composition (made once, from Python's Unicode tables)."""
+    firsts = set()
+    for code in range(0x110000):
+        ch = chr(code)
+        mapping = unicodedata.decomposition(ch)
+        if mapping and not mapping.startswith("<") and len(mapping.split()) == 2 \
+                and unicodedata.normalize("NFC", ch) == ch:  # (not excluded from composition)
+            firsts.add(chr(int(mapping.split()[0], 16)))
+    return frozenset(firsts)
+
+
+def _added_reach(tokenizer: Tokenizer, text: str) -> int:
+    """Characters at the end of `text` that could become the start of an added token matched in any text
+    (special tokens are text here, so only those the file always matches)."""
+    pipeline = tokenizer.pipeline
+    if pipeline is None:
+        return 0
+    contents = [t.content for t in pipeline.added if not t.special]
+    reach = 0
+    for content in contents:
+        for size in range(min(len(content) - 1, len(text)), reach, -1):
+            if content.startswith(text[len(text) - size:]):
+                reach = size
+                break
+    return reach
+
+
+@dataclass(frozen=True)
+class _Piece:
+    start: int
+    end: int
+    status: str
+    keep: int = 0  # (GROWS: every longer text's piece at `start` holds the characters up to here)
+    shape: str | None = None  # (GROWS: a pattern every such piece matches; None: any text)
+    short: int | None = None  # (GROWS: or that piece ends here, short of `keep`)
+    pattern: str | None = None  # (GROWS: the split pattern the shape comes from)
+
+
+def _pieces(plan: list[_Split], text: str, fixed: int, added: list[tuple[int, int]]) -> list[_Piece]:
+    """The pieces of `text` (character spans) with their status, split by each pattern in turn; `fixed`:
+    the characters of `text` every longer text keeps (the rest the normalizer may still change).
+
+    Each stretch between matched added tokens is split on its own; those before the last added token
+    are final (the added tokens that end in the kept text are: a longer one would start in the text's
+    last characters, which `fixed` leaves out), and so is such a token itself."""
+    runs: list[_Piece] = []
+    done = 0
+    for start, end in added:
+        if done < start:  # (it ends where an added token starts, in every longer text, if that is kept)
+            runs.append(_Piece(done, start, CLOSED if start <= fixed else OPEN))
+        runs.append(_Piece(start, end, CLOSED if end <= fixed else OPEN))
+        done = end
+    tail = [_Piece(done, len(text), GROWS, fixed)] if done < len(text) else []  # (a child past `fixed` is open)
+    out: list[_Piece] = []
+    for run in [*runs, *tail]:
+        if run.start in {s for s, _ in added}:
+            out.append(run)
+            continue
+        pieces = [run]
+        for split in plan:
+            compiled = regex.compile(split.pattern)
+            pieces = [child for piece in pieces for child in _split_piece(split.pattern, compiled, text, piece, fixed)]
+        out += pieces
+    return out
+
+
+def _char_spans(spans: list[tuple[int, int]], offsets: list[int]) -> list[tuple[int, int]]:
+    """Byte spans as character spans (`offsets`: each character's byte offset)."""
+    at = {offset: index for index, offset in enumerate(offsets)}
+    return [(at[s], at[e]) for s, e in spans if s in at and e in at]
+
+
+def _split_piece(pattern: str, compiled: Any, text: str, parent: _Piece, fixed: int) -> list[_Piece]:
+    spans: list[tuple[int, int, bool]] = []  # (start, end, a match?)
+    done = parent.start
+    for m in compiled.finditer(text, parent.start, parent.end):
+        if m.start() == m.end():
+            continue
+        if done < m.start():
+            spans.append((done, m.start(), False))
+        spans.append((m.start(), m.end(), True))
+        done = m.end()
+    if done < parent.end:
+        spans.append((done, parent.end, False))
+    if parent.status != GROWS:
+        return [_Piece(s, e, parent.status) for s, e, _ in spans]
+    reach = reach_of(pattern)
+    out: list[_Piece] = []
+    for s, e, is_match in spans:
+        if out and out[-1].status != CLOSED:
+            out.append(_Piece(s, e, OPEN))
+            continue
+        if is_match:
+            if reach(text, s, fixed):  # (the attempt found this match reading nothing appended text changes)
+                out.append(_Piece(s, e, CLOSED))
+            else:
+                out.append(_kept_match(pattern, compiled, text, s, e, fixed))
+            continue
+        # (a stretch between matches: every attempt in it failed, and fails whatever follows)
+        kept = all(reach(text, a, fixed) for a in range(s, min(e, fixed)))
+        if e < fixed and kept and (reach(text, e, fixed) or _persists(pattern, compiled, text, e, fixed)):
+            # (and the match after it starts where it did)
+            out.append(_Piece(s, e, CLOSED))
+        else:
+            out.append(_Piece(s, e, GROWS, fixed) if kept and s < fixed <= e else _Piece(s, e, OPEN))
+    return out
+
+
+#: The one lookahead of the published patterns: a run of spaces gives its last one to what follows.
+_SPACES_BUT_LAST = r"\s+(?!\S)"
+
+
+def _kept_match(pattern: str, compiled: Any, text: str, start: int, end: int, fixed: int) -> _Piece:
+    """The first match whose attempt reads past the kept text: what every longer text's match there holds.
+
+    The alternatives that may match there in a longer text are the chosen one and those before it
+    whose attempt on the kept text does not fail for good; when none of them looks ahead, anchors
+    or is lazy, a path that reads on consumes what it reads, so the match only grows
+    (docs/explain.md). `\s+(?!\S)` at the end of a run of two or more spaces holds the whole run
+    and more spaces, or gives the run's last space to what follows (`short`)."""
+    kept_text = text[:fixed]
+    if start >= fixed or end < fixed:
+        return _Piece(start, end, OPEN)
+    found = compiled.match(kept_text, start)
+    chosen = alternative_at(pattern, kept_text, start, fixed) if found is not None and found.end() == fixed else None
+    alternatives = top_alternatives(pattern)
+    if chosen is None or chosen not in alternatives:
+        return _Piece(start, end, OPEN)
+    keep, shape, short = fixed, chosen, None
+    if chosen == _SPACES_BUT_LAST:
+        if end - start < 2:
+            return _Piece(start, end, OPEN)
+        shape, short = r"\s+", end - 1
+    live = [alt for alt in alternatives[:alternatives.index(chosen)] if not _fails_for_good(alt, kept_text, start)]
+    if any(_NOT_GROWING.search(_CLASS.sub("C", alt)) for alt in [*live, shape]):
+        return _Piece(start, end, OPEN)
+    return _Piece(start, end, GROWS, keep, "|".join(f"(?:{alt})" for alt in [*live, shape]), short, pattern)
+
+
+def _persists(pattern: str, compiled: Any, text: str, start: int, fixed: int) -> bool:
+    """Does a match start at `start` in every longer text? It does on the kept text, by an alternative that,
+    like every one before it that may match there, neither looks ahead, anchors nor is lazy."""
+    kept_text = text[:fixed]
+    found = compiled.match(kept_text, start)
+    if found is None or found.end() == start:
+        return False
+    chosen = alternative_at(pattern, kept_text, start, found.end())
+    alternatives = top_alternatives(pattern)
+    if chosen is None or chosen not in alternatives:
+        return False
+    live = [alt for alt in alternatives[:alternatives.index(chosen)] if not _fails_for_good(alt, kept_text, start)]
+    return not any(_NOT_GROWING.search(_CLASS.sub("C", alt)) for alt in [*live, chosen])
+
+
+def _fails_for_good(alternative: str, text: str, start: int) -> bool:
+    """Does `alternative` fail at `start` reading nothing past `text`'s end (so it fails in any longer text)?"""
+    try:
+        reach = reach_of(alternative)
+    except ValueError:
+        return False
+    return regex.compile(alternative).match(text, start) is None and reach(text, start, len(text))
+
+
+def settled(tokenizer: Tokenizer, text: str, model_text: str, pretokens: list[tuple[int, int]],
+            added: list[tuple[int, int]] = ()) -> Settled:  # type: ignore[assignment]
+    """Where the first piece appended text may change starts (see the module docstring); `model_text`,
+    `pretokens` and `added` (the added tokens it matched) are the trace's UTF-8 byte spans."""
+    plan = _split_plan(tokenizer)
+    if plan is None:
+        return Settled(0, None, "its pre-tokenizer is not one this proof follows")
+    desc = json.loads(tokenizer.loaded.pipeline) if tokenizer.pipeline is not None else {}
+    reach = _normalizer_reach(desc.get("normalizer"), text)
+    if reach is None:
+        return Settled(0, None, "its normalizer is not one this proof follows")
+    reach = max(reach, _added_reach(tokenizer, text))
+    kept = text[:len(text) - reach]
+    normal = tokenizer.pipeline.normalizer if tokenizer.pipeline is not None else None
+    kept_model = normal(kept) if normal is not None and kept else kept
+    if not model_text.startswith(kept_model):
+        return Settled(0, None, "its normalizer's output could not be followed")
+    offsets = _byte_offsets(model_text)
+    pieces = _pieces(plan, model_text, len(kept_model), _char_spans(added, offsets))
+    spans = [(offsets[p.start], offsets[p.end]) for p in pieces]
+    if spans != pretokens and not (pretokens == [] and len(spans) <= 1):
+        return Settled(0, None, "its pieces could not be followed")
+    for piece, (start, _) in zip(pieces, spans):
+        if piece.status == GROWS:
+            short = offsets[piece.short] if piece.short is not None else None
+            return Settled(start, offsets[piece.keep], shape=piece.shape, short=short, pattern=piece.pattern)
+        if piece.status == OPEN:
+            return Settled(start, None)
+    return Settled(offsets[-1], None)
+
+
+def _byte_offsets(text: str) -> list[int]:
+    """The UTF-8 byte offset of each character of `text`, and of its end."""
+    out = [0]
+    total = 0
+    for ch in text:
+        total += len(ch.encode("utf-8", "surrogatepass"))
+        out.append(total)
+    return out
+
+
+__all__ = ["Settled", "settled"]

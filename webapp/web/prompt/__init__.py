@@ -1,0 +1,1 @@
+"""Where a prompt ends: the prompt routes (routes.py)."""

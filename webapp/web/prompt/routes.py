@@ -1,0 +1,84 @@
+"""The prompt routes: which tokens of a text are final, witnesses for the others, token healing.
+
+- `POST /api/tokenizers/<id>/prompt` `{"text"[, "pretokenize"]}`: a preset or an opened file;
+- `POST /api/prompt` `{"text", "merges"[, "pretokenize"]}`: typed byte-level rules;
+- `POST /fragments/prompt`: the Bytes page's form, as the page encodes it (static/prompt.js).
+
+The answer: `{"ids", "stable", "unstable": [{"index", "witness"}], "undecided", "end",
+"healing": {"candidates", "examples": [{"id", "text"}]}}` (the fragment adds each token's
+`start` / `end`). Texts over LIMIT_EXPLAIN_BYTES are a 400 naming `text`. What it does not
+do: decide anything (webapp.tokenizer.prompt does).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request
+
+from webapp import tokenizer as tk
+from webapp.infra import inputs
+from webapp.infra.body import read_json_object
+from webapp.infra.errors import ApiError
+from webapp.opened import active as act
+from webapp.tokenizer.prompt import PromptEnd, prompt_end, typed_tokenizer
+from webapp.web.explain.explaining import check_size
+
+bp = Blueprint("prompt", __name__)
+
+
+@bp.post("/api/tokenizers/<tokenizer_id>/prompt")
+def api_tokenizer_prompt(tokenizer_id: str) -> Response:
+    data = read_json_object(("text", "pretokenize"), ("text",))
+    text = inputs.read_text(data["text"], inputs.current_limits())
+    check_size(text)
+    active = act.of_ref(tokenizer_id)
+    if active.entry is None:
+        error = active.error or tk.TokenizerError("tokenizer: unknown", field="tokenizer")
+        raise ApiError.from_tokenizer(error, 503 if isinstance(error, tk.PresetMissing) else 404)
+    scheme = inputs.read_pretokenize(data["pretokenize"]) if data.get("pretokenize") else None
+    return jsonify(_answer(active, text, None, scheme).answer())
+
+
+@bp.post("/api/prompt")
+def api_prompt() -> Response:
+    data = read_json_object(("text", "merges", "pretokenize"), ("text", "merges"))
+    limits = inputs.current_limits()
+    values, errors = inputs.collect({
+        "text": lambda: inputs.read_text(data["text"], limits),
+        "merges": lambda: inputs.read_byte_merges(data["merges"], limits),
+        "pretokenize": lambda: inputs.read_pretokenize(data.get("pretokenize", "none")),
+    })
+    if errors:
+        raise next(iter(errors.values()))
+    check_size(values["text"])
+    typed = act.ActiveTokenizer("typed", "bytes")
+    return jsonify(_answer(typed, values["text"], values["merges"], values["pretokenize"]).answer())
+
+
+@bp.post("/fragments/prompt")
+def page_prompt() -> Response:
+    """The Bytes page's state (the posted form), with each token's span for the page to mark."""
+    form = request.form
+    limits = inputs.current_limits()
+    active = act.resolve("bytes", form)
+    values, errors = inputs.collect({
+        "text": lambda: inputs.read_text(form.get("text", ""), limits, form=True),
+        "merges": (lambda: None) if not active.typed else (lambda: inputs.read_byte_merges(form.get("merges", ""), limits)),
+        "pretokenize": lambda: inputs.read_pretokenize(form.get("pretokenize", "none")),
+    })
+    if errors:
+        raise next(iter(errors.values()))
+    check_size(values["text"])
+    found = _answer(active, values["text"], values["merges"], values["pretokenize"] if active.typed else None)
+    return jsonify(found.answer() | {"tokens": [{"start": s, "end": e} for s, e in found.spans]})
+
+
+def _answer(active: act.ActiveTokenizer, text: str, merges: Any, scheme: str | None) -> PromptEnd:
+    if active.typed:
+        return prompt_end(typed_tokenizer(merges, scheme or "none"), text)
+    tokenizer = active.loaded().stages(scheme)
+    if not tokenizer.on_bytes_page:
+        raise ApiError("tokenizer: a character-level file's prompt end is not shown (its rules merge "
+                       "characters, not bytes)", field="tokenizer")
+    return prompt_end(tokenizer, text)
