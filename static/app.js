@@ -321,6 +321,8 @@
         Array.prototype.forEach.call(field, function (radio) { radio.checked = radio.value === pair[1]; });
       } else if (field.type !== "file") {
         field.value = pair[1];
+        var folded = pair[1] && field.closest && field.closest("details.chat-tools");
+        if (folded) { folded.open = true; }  // the server drew the Tools box folded: it was empty then
       }
     });
     // Re-encode once htmx has set the form up (it starts on the same
