@@ -72,7 +72,7 @@ class ChatLimits:
     rendered_chars: int = 1_000_000  # the text the template makes (as much as one text box holds)
     seconds: float = 2.0  # wall time of one rendering
     messages: int = 1_000  # messages in one conversation
-    message_chars: int = 1_000_000  # characters of all the messages' contents together
+    message_chars: int = 1_000_000  # characters of all the messages (tool calls too); of the tools', on their own
     built_chars: int = 16_000_000  # characters (or list items) one rendering builds, all values added up
     memory_mb: int = 256  # what an opened template's rendering process may map on top of the worker's own
     tools: int = 128  # tool specs given to one rendering (OpenAI's API takes at most 128 functions too)
