@@ -276,8 +276,15 @@
       var value = data.get(name);
       if (name === "chat" && data.has("chat_rows")) {  // the Chat editor's rows are the messages
         var contents = data.getAll("chat_content");
+        var extras = data.getAll("chat_extra");  // a row's tool calls, carried along as JSON
         value = JSON.stringify(data.getAll("chat_role").map(function (role, i) {
-          return { role: role, content: String(contents[i] || "").replace(/\r\n/g, "\n") };
+          var message = { role: role, content: String(contents[i] || "").replace(/\r\n/g, "\n") };
+          var extra = null;
+          try { extra = extras[i] ? JSON.parse(extras[i]) : null; } catch (e) { extra = null; }
+          if (extra && typeof extra === "object") {
+            ["tool_calls", "tool_call_id"].forEach(function (key) { if (key in extra) { message[key] = extra[key]; } });
+          }
+          return message;
         }));
       }
       if (typeof value === "string") { out.push([name, value]); }
@@ -314,6 +321,8 @@
         Array.prototype.forEach.call(field, function (radio) { radio.checked = radio.value === pair[1]; });
       } else if (field.type !== "file") {
         field.value = pair[1];
+        var folded = pair[1] && field.closest && field.closest("details.chat-tools");
+        if (folded) { folded.open = true; }  // the server drew the Tools box folded: it was empty then
       }
     });
     // Re-encode once htmx has set the form up (it starts on the same

@@ -48,6 +48,7 @@ ROUTE_FIELDS = {
     "/api/export": ["tokenizer", "merges", "vocab", "level", "words", "num_merges", "format", "pretokenize"],
     "/api/tokenizers/<tokenizer_id>/encode": ["text", "pretokenize", "allowed_special"],
     "/api/tokenizers/<tokenizer_id>/decode": ["ids", "skip_special_tokens"],
+    "/api/tokenizers/<tokenizer_id>/chat": ["messages", "tools", "add_generation_prompt"],
     "/api/compare": ["text", "a", "b"],
 }
 

@@ -30,7 +30,7 @@ from webapp import tokenizer as tk
 from webapp.tokenizer import SCHEMES, TokenizerError, TraceLimits
 from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer import validation
-from webapp.tokenizer.chat.templates import ChatLimits, validate_messages
+from webapp.tokenizer.chat.templates import ChatLimits, validate_messages, validate_tools
 from webapp.tokenizer.core.list_order.byte_level import compiled_from_key
 from webapp.tokenizer.errors import json_type
 from webapp.tokenizer.formats.textformats import (
@@ -81,6 +81,7 @@ class Limits:
     chat_seconds: float = 2.0
     chat_built_chars: int = 16_000_000
     chat_memory_mb: int = 256
+    chat_tools: int = 128
 
     @property
     def sizes(self) -> SizeLimits:
@@ -92,7 +93,7 @@ class Limits:
         """The bounds on a conversation and on rendering its template (message text counts as text)."""
         return ChatLimits(template_chars=self.chat_template_chars, rendered_chars=self.chat_rendered_chars,
                           seconds=self.chat_seconds, messages=self.chat_messages, message_chars=self.text_chars,
-                          built_chars=self.chat_built_chars, memory_mb=self.chat_memory_mb)
+                          built_chars=self.chat_built_chars, memory_mb=self.chat_memory_mb, tools=self.chat_tools)
 
     def trace(self, max_tokens: int, *, with_steps: bool) -> TraceLimits:
         """What a page's trace records: `max_tokens` token spans (the page's window), sequences up to
@@ -129,6 +130,7 @@ class Limits:
             chat_seconds=float(config.get("LIMIT_CHAT_SECONDS", defaults.chat_seconds)),
             chat_built_chars=int(config.get("LIMIT_CHAT_BUILT_CHARS", defaults.chat_built_chars)),
             chat_memory_mb=int(config.get("LIMIT_CHAT_MEMORY_MB", defaults.chat_memory_mb)),
+            chat_tools=int(config.get("LIMIT_CHAT_TOOLS", defaults.chat_tools)),
         )
 
 
@@ -313,7 +315,7 @@ def read_ids(value: Any, limits: Limits) -> tuple[int, ...]:
     return validation.validate_ids(ids)
 
 
-def read_messages(value: Any, limits: Limits, *, form: bool = False) -> tuple[dict[str, str], ...]:
+def read_messages(value: Any, limits: Limits, *, form: bool = False) -> tuple[dict[str, Any], ...]:
     """A conversation: a list of {"role", "content"} strings (a page's `chat` field: that list as JSON text).
 
     The count and the characters are checked against the limits before anything is rendered."""
@@ -327,6 +329,23 @@ def read_messages(value: Any, limits: Limits, *, form: bool = False) -> tuple[di
         value = parse_json(value, "chat")
         return validate_messages(value, limits.chat, field="chat")
     return validate_messages(value, limits.chat)
+
+
+def read_tools(value: Any, limits: Limits, *, form: bool = False) -> tuple[dict[str, Any], ...] | None:
+    """The function specs a chat template is given; None: no tools (absent, null, or a page's empty
+    `chat_tools` box), which is not the same as `[]` for a template (transformers passes both as they are).
+
+    A page's `chat_tools` field is that list as JSON text, refused over twice LIMIT_TEXT_CHARS before it is
+    parsed (typed JSON is indented); the specs' compact JSON must then be within LIMIT_TEXT_CHARS."""
+    if form:
+        if not isinstance(value, str):
+            raise _wrong_type("chat_tools", "the tools as JSON text", value)
+        if not value.strip():
+            return None
+        if len(value) > 2 * limits.text_chars:
+            raise _over("chat_tools", "characters", len(value), 2 * limits.text_chars, "LIMIT_TEXT_CHARS")
+        return validate_tools(parse_json(value, "chat_tools"), limits.chat, field="chat_tools")
+    return None if value is None else validate_tools(value, limits.chat)
 
 
 MAX_COUNT_TOKENIZERS = 32

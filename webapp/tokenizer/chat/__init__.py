@@ -2,6 +2,8 @@
 
 - templates: reading a tokenizer_config.json, the presets' templates, checking
   messages, and rendering as transformers does, sandboxed and bounded
+- tools: the function specs a template is given (`tools`) and a message's
+  `tool_calls`, checked with their places and copied as plain JSON
 - bounds: the size a template's operators, filters and calls would build,
   predicted before they run
 - watchdog: the time limit, one thread per process that stops a rendering past

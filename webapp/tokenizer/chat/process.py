@@ -31,7 +31,7 @@ import resource
 import select
 import signal
 import time
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from webapp.tokenizer.chat import templates, watchdog
 from webapp.tokenizer.chat.templates import DEFAULT_CHAT_LIMITS, FIELD, ChatLimits, ChatTemplate
@@ -159,14 +159,15 @@ def _kill(pid: int) -> None:
         pass
 
 
-def render_chat_isolated(template: ChatTemplate, messages: Iterable[Mapping[str, str]], *,
-                         add_generation_prompt: bool = False, limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> str:
+def render_chat_isolated(template: ChatTemplate, messages: Iterable[Mapping[str, Any]], *,
+                         add_generation_prompt: bool = False, tools: Sequence[Mapping[str, Any]] | None = None,
+                         limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> str:
     """`render_chat` in a child process with a memory limit and a hard time limit (errors: field chat_template)."""
-    templates.check_template_size(template.template, limits)
+    templates.check_template_size(templates.source_for(template, tools), limits)
     listed = [dict(m) for m in messages]
     try:
         text = run_isolated(lambda: templates.render_chat(template, listed, add_generation_prompt=add_generation_prompt,
-                                                     limits=limits),
+                                                     tools=tools, limits=limits),
                             seconds=limits.seconds, memory_mb=limits.memory_mb,
                             max_bytes=12 * limits.rendered_chars + 65_536)
     except IsolatedFailure as exc:

@@ -9,13 +9,17 @@
   by preset name; None for a model without one (the OpenAI presets, gpt_oss,
   llama2).
 - `validate_messages(value)` checks a conversation: a list of
-  `{"role", "content"}` objects of strings, every problem named with its place.
-- `render_chat(template, messages, add_generation_prompt=...)` renders it the
-  way transformers' `apply_chat_template` does: an
+  `{"role", "content"}` objects of strings (an assistant's `tool_calls` and a
+  tool answer's `tool_call_id` too), every problem named with its place;
+  `validate_tools(value)` the function specs a template may be given
+  (chat/tools.py).
+- `render_chat(template, messages, add_generation_prompt=..., tools=...)`
+  renders it the way transformers' `apply_chat_template` does: an
   `ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)` with
   the `loopcontrols` extension, the `tojson` filter (no HTML escaping),
   `raise_exception`, `strftime_now`, `dict` and a `namespace` that refuses
-  underscore names; the template sees `messages`, `add_generation_prompt`,
+  underscore names; the template sees `messages`, `tools` (None when none are
+  given, as transformers passes it), `documents` (None), `add_generation_prompt`,
   `bos_token` and `eos_token`.
 
 A template is untrusted input. Beyond Jinja's sandbox, rendering is bounded
@@ -41,7 +45,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import jinja2
 import jinja2.compiler
@@ -51,6 +55,7 @@ import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from webapp.tokenizer.chat import bounds as bounds_
+from webapp.tokenizer.chat import tools as tools_
 from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.chat.watchdog import TEMPLATE_FILE, WATCHDOG, Timeout, raw_template_line
 from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
@@ -67,9 +72,10 @@ class ChatLimits:
     rendered_chars: int = 1_000_000  # the text the template makes (as much as one text box holds)
     seconds: float = 2.0  # wall time of one rendering
     messages: int = 1_000  # messages in one conversation
-    message_chars: int = 1_000_000  # characters of all the messages' contents together
+    message_chars: int = 1_000_000  # characters of all the messages (tool calls too); of the tools', on their own
     built_chars: int = 16_000_000  # characters (or list items) one rendering builds, all values added up
     memory_mb: int = 256  # what an opened template's rendering process may map on top of the worker's own
+    tools: int = 128  # tool specs given to one rendering (OpenAI's API takes at most 128 functions too)
 
 
 DEFAULT_CHAT_LIMITS = ChatLimits()
@@ -77,22 +83,28 @@ DEFAULT_CHAT_LIMITS = ChatLimits()
 
 @dataclass(frozen=True)
 class ChatTemplate:
-    """A Jinja chat template and the special tokens it is rendered with."""
+    """A Jinja chat template and the special tokens it is rendered with; `tool_use`: the config's template
+    named "tool_use", which transformers renders instead when tools are given."""
 
     template: str
     bos_token: str | None = None
     eos_token: str | None = None
+    tool_use: str | None = None
 
     def to_json(self) -> str:
-        """Canonical JSON (what a LoadedTokenizer keeps, and what the content-addressed id covers)."""
-        return json.dumps({"template": self.template, "bos_token": self.bos_token, "eos_token": self.eos_token},
-                          ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        """Canonical JSON (what a LoadedTokenizer keeps, and what the content-addressed id covers); "tool_use"
+        only when there is one, so a template stored before it existed keeps its id."""
+        doc = {"template": self.template, "bos_token": self.bos_token, "eos_token": self.eos_token}
+        if self.tool_use is not None:
+            doc["tool_use"] = self.tool_use
+        return json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> "ChatTemplate":
         try:
             doc = load_json(text)
-            return cls(str(doc["template"]), _opt_str(doc.get("bos_token")), _opt_str(doc.get("eos_token")))
+            return cls(str(doc["template"]), _opt_str(doc.get("bos_token")), _opt_str(doc.get("eos_token")),
+                       _opt_str(doc.get("tool_use")))
         except (JsonProblem, TypeError, KeyError, AttributeError):
             raise TokenizerError("chat_template: the stored template cannot be read; open the tokenizer_config.json "
                                  "again", field=FIELD) from None
@@ -125,19 +137,27 @@ def chat_template_of(doc: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> Chat
     raw = doc.get("chat_template")
     if raw is None:
         return None
+    tool_use = None
     if isinstance(raw, list):  # [{"name": "default", "template": ...}, {"name": "tool_use", ...}]
         named = {t.get("name"): t.get("template") for t in raw if isinstance(t, dict)}
         raw = named.get("default")
         if raw is None:
             raise TokenizerError("config: chat_template lists named templates but none is named \"default\"",
                                  field="config", location={"key": "chat_template"})
+        tool_use = named.get("tool_use")
+        if tool_use is not None:
+            _check_template_text(tool_use, limits)
+    _check_template_text(raw, limits)
+    return ChatTemplate(raw, _token_text(doc.get("bos_token"), "bos_token"),
+                        _token_text(doc.get("eos_token"), "eos_token"), tool_use)
+
+
+def _check_template_text(raw: Any, limits: ChatLimits) -> None:
     if not isinstance(raw, str):
         raise TokenizerError(f"config: chat_template should be a string, got {short_repr(raw)}",
                              field="config", location={"key": "chat_template"})
     check_template_size(raw, limits)
     check_compiles(raw, limits)
-    return ChatTemplate(raw, _token_text(doc.get("bos_token"), "bos_token"),
-                        _token_text(doc.get("eos_token"), "eos_token"))
 
 
 def parse_chat_config(text: str | bytes, limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> ChatTemplate | None:
@@ -193,45 +213,67 @@ def preset_chat_template(name: str) -> ChatTemplate | None:
 # --- messages -----------------------------------------------------------------
 
 
+#: What a message may hold besides role and content: an assistant's tool calls and the id a tool's answer
+#: refers to (null for either is as if it were absent: transformers drops keys whose value is None).
+MESSAGE_EXTRAS = ("tool_calls", "tool_call_id")
+
+
 def validate_messages(value: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS,
-                      field: str = "messages") -> tuple[dict[str, str], ...]:
-    """A conversation: a list of {"role": str, "content": str}; the count and sizes checked first."""
+                      field: str = "messages") -> tuple[dict[str, Any], ...]:
+    """A conversation: a list of {"role": str, "content": str[, "tool_calls": [...], "tool_call_id": str]};
+    the count and sizes checked first."""
     if not isinstance(value, list):
         raise TokenizerError(f"{field}: expected a list of {{\"role\", \"content\"}} objects, got "
                              f"{json_type(value)}", field=field)
     if len(value) > limits.messages:
         raise TokenizerError(f"{field}: {len(value):,} messages is over the limit of {limits.messages:,} messages "
                              "(setting LIMIT_CHAT_MESSAGES)", field=field, location={"limit": limits.messages})
-    out = []
-    total = 0
-    for index, message in enumerate(value):
-        where = {"index": index}
-        if not isinstance(message, dict):
-            raise TokenizerError(f"{field}[{index}]: expected an object with role and content, got "
-                                 f"{json_type(message)}", field=field, location=where)
-        extra = sorted(set(message) - {"role", "content"})
-        if extra:
-            raise TokenizerError(f"{field}[{index}]: unknown key {short_repr(extra[0])}; a message has role and "
-                                 "content", field=field, location={**where, "key": extra[0]})
-        for key in ("role", "content"):
-            if key not in message:
-                raise TokenizerError(f"{field}[{index}]: {key} is missing", field=field,
-                                     location={**where, "key": key})
-            if not isinstance(message[key], str):
-                raise TokenizerError(f"{field}[{index}].{key}: expected a string, got {json_type(message[key])}",
-                                     field=field, location={**where, "key": key})
-        for key in ("role", "content"):
-            _check_surrogates(message, key, field, index)
-        total += len(message["content"]) + len(message["role"])
-        if total > limits.message_chars:
-            raise TokenizerError(f"{field}: the messages hold over {limits.message_chars:,} characters, the limit "
-                                 "(setting LIMIT_TEXT_CHARS)", field=field,
-                                 location={**where, "limit": limits.message_chars})
-        out.append({"role": message["role"], "content": message["content"]})
-    return tuple(out)
+    budget = tools_.Budget(limits.message_chars, f"{field}: the messages hold over {limits.message_chars:,} "
+                                                 "characters, the limit (setting LIMIT_TEXT_CHARS)")
+    return tuple(_message(message, index, field, budget) for index, message in enumerate(value))
 
 
-def _check_surrogates(message: Mapping[str, str], key: str, field: str, index: int) -> None:
+def _message(message: Any, index: int, field: str, budget: tools_.Budget) -> dict[str, Any]:
+    where = {"index": index}
+    budget.location = where
+    if not isinstance(message, dict):
+        raise TokenizerError(f"{field}[{index}]: expected an object with role and content, got "
+                             f"{json_type(message)}", field=field, location=where)
+    extra = sorted(set(message) - {"role", "content", *MESSAGE_EXTRAS})
+    if extra:
+        raise TokenizerError(f"{field}[{index}]: unknown key {short_repr(extra[0])}; a message has role and "
+                             "content (and tool_calls, tool_call_id)", field=field, location={**where, "key": extra[0]})
+    for key in ("role", "content"):
+        if key not in message:
+            raise TokenizerError(f"{field}[{index}]: {key} is missing", field=field,
+                                 location={**where, "key": key})
+        if not isinstance(message[key], str):
+            raise TokenizerError(f"{field}[{index}].{key}: expected a string, got {json_type(message[key])}",
+                                 field=field, location={**where, "key": key})
+    for key in ("role", "content"):
+        _check_surrogates(message, key, field, index)
+    budget.spend(len(message["content"]) + len(message["role"]), field)
+    out: dict[str, Any] = {"role": message["role"], "content": message["content"]}
+    if message.get("tool_calls") is not None:
+        out["tool_calls"] = tools_.check_tool_calls(message["tool_calls"], f"{field}[{index}]", field, where, budget)
+    if message.get("tool_call_id") is not None:
+        if not isinstance(message["tool_call_id"], str):
+            raise TokenizerError(f"{field}[{index}].tool_call_id: expected a string, got "
+                                 f"{json_type(message['tool_call_id'])}", field=field,
+                                 location={**where, "key": "tool_call_id"})
+        out["tool_call_id"] = tools_.plain(message["tool_call_id"], f"{field}[{index}]", ["tool_call_id"], field,
+                                           where, budget)
+    return out
+
+
+def validate_tools(value: Any, limits: ChatLimits = DEFAULT_CHAT_LIMITS,
+                   field: str = "tools") -> tuple[dict[str, Any], ...]:
+    """The tools given to a template: at most `limits.tools` function specs, their JSON within
+    `limits.message_chars` characters (chat/tools.py says what a spec holds)."""
+    return tools_.check_tools(value, limits.tools, limits.message_chars, field)
+
+
+def _check_surrogates(message: Mapping[str, Any], key: str, field: str, index: int) -> None:
     """A lone surrogate (possible in JSON, never text) named by its message, that message's role and its offset."""
     value = message[key]
     try:
@@ -483,19 +525,31 @@ def _template_error(exc: BaseException, what: str) -> TokenizerError:
     return TokenizerError(message, field=FIELD, location={"line": line} if line is not None else {})
 
 
-def render_chat(template: ChatTemplate, messages: Iterable[Mapping[str, str]], *, add_generation_prompt: bool = False,
-                limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> str:
-    """The conversation as the template writes it (a TokenizerError naming the template's line when it fails)."""
-    check_template_size(template.template, limits)
+def source_for(template: ChatTemplate, tools: Sequence[Mapping[str, Any]] | None) -> str:
+    """The template text transformers renders: the "tool_use" one when tools are given (even an empty
+    list: it asks `tools is not None`) and the config names one, else the default."""
+    return template.tool_use if tools is not None and template.tool_use is not None else template.template
+
+
+def render_chat(template: ChatTemplate, messages: Iterable[Mapping[str, Any]], *, add_generation_prompt: bool = False,
+                tools: Sequence[Mapping[str, Any]] | None = None, limits: ChatLimits = DEFAULT_CHAT_LIMITS) -> str:
+    """The conversation as the template writes it (a TokenizerError naming the template's line when it fails).
+
+    `tools`: function specs as `validate_tools` gives them, or None for none. The template sees them as
+    transformers' `apply_chat_template(messages, tools=...)` passes them: `tools` is always defined, None
+    when none were given (a template may ask `tools is not none`), and `documents` is None."""
+    source = source_for(template, tools)
+    check_template_size(source, limits)
     bounds = bounds_.Bounds(limits.rendered_chars, limits.built_chars, limits.seconds)
     context = {"messages": [dict(m) for m in messages], "add_generation_prompt": bool(add_generation_prompt),
+               "tools": None if tools is None else [dict(t) for t in tools], "documents": None,
                "bos_token": template.bos_token or "", "eos_token": template.eos_token or ""}
     parts: list[str] = []
     size = 0
     bounds_.enter(bounds)
     compiled: jinja2.Template | None = None
     try:
-        compiled = _compile(template.template)  # (bounded by the template's size; constant folding is bounded)
+        compiled = _compile(source)  # (bounded by the template's size; constant folding is bounded)
         watch = WATCHDOG.watch(bounds.deadline)
         try:
             for part in compiled.generate(**context):

@@ -3,14 +3,17 @@
 - `template_for(entry)`: the template a preset or opened file has - the
   tokenizer_config.json opened beside its tokenizer.json, else the preset's
   own (webapp.tokenizer.preset_chat_template, keyed by preset name).
-- `render_and_count(entry, messages, add_generation_prompt)`: the rendered
-  text (transformers' way, in the sandbox, under the limits), its ids as
-  `apply_chat_template` tokenizes (webapp.opened.active.chat_ids) and the
-  text cut into plain parts and special tokens (what the Chat view boxes).
-- `page_chat(state, active)`: the Bytes page's Chat view for one page state.
+- `render_and_count(entry, messages, add_generation_prompt, limits, tools)`:
+  the rendered text (transformers' way, in the sandbox, under the limits),
+  its ids as `apply_chat_template` tokenizes (webapp.opened.active.chat_ids),
+  the text cut into plain parts and special tokens (what the Chat view
+  boxes), and with tools, the count without them: what the tools cost.
+- `page_chat(state, active)`: the Bytes page's Chat view for one page state;
+  `rows_of`, `message_of_row` and `chat_action`: its editor's rows.
 
-Every problem is a TokenizerError naming the field ("chat" on the page,
-"messages" in the API, "chat_template" for the template, with its line).
+Every problem is a TokenizerError naming the field ("chat" / "chat_tools" on
+the page, "messages" / "tools" in the API, "chat_template" for the template,
+with its line).
 What it does not do: routes (webapp.web.chat.routes) or templates.
 """
 
@@ -32,7 +35,8 @@ from webapp.tokenizer import (
     render_chat,
 )
 from webapp.tokenizer.chat.process import render_chat_isolated
-from webapp.tokenizer.chat.templates import PRESET_CHAT_PACKAGES, check_rendered
+from webapp.tokenizer.chat.tools import json_chars
+from webapp.tokenizer.chat.templates import MESSAGE_EXTRAS, PRESET_CHAT_PACKAGES, check_rendered
 from webapp.tokenizer.formats.textformats import JsonProblem
 from webapp.tokenizer.stages import split_special
 
@@ -48,10 +52,18 @@ class ChatCount:
     ids: list[int]
     specials: frozenset[str] = frozenset()
     origin: str = ""
+    tools: int | None = None  # how many tools were given (None: none, not even an empty list)
+    without_tools: int | None = None  # the count of the same conversation rendered without them
 
     @property
     def count(self) -> int:
         return len(self.ids)
+
+    @property
+    def tools_tokens(self) -> int | None:
+        """What the tools cost: the count with them less the count without (None: no tools, or the
+        template could not render the conversation without them)."""
+        return None if self.without_tools is None else self.count - self.without_tools
 
     @property
     def parts(self) -> list[tuple[str, bool]]:
@@ -83,16 +95,39 @@ def template_for(entry: Loaded) -> tuple[ChatTemplate, str]:
     raise TokenizerError(f"chat_template: {name} has no chat template; {how_to_get_one()}", field="chat_template")
 
 
-def render_and_count(entry: Loaded, messages: Sequence[Mapping[str, str]], add_generation_prompt: bool,
-                     limits: inputs.Limits) -> ChatCount:
-    """Render with the entry's template (sandboxed, bounded), encode as apply_chat_template does."""
+def render_and_count(entry: Loaded, messages: Sequence[Mapping[str, Any]], add_generation_prompt: bool,
+                     limits: inputs.Limits, tools: Sequence[Mapping[str, Any]] | None = None) -> ChatCount:
+    """Render with the entry's template (sandboxed, bounded), encode as apply_chat_template does; with
+    tools, also count the conversation without them (a second rendering), so their cost can be shown."""
     template, origin = template_for(entry)
     # An opened template is untrusted code: it renders in a child process with a memory and a hard time
     # limit. A preset's template ships with the app's packages and renders in-process (docs/chat.md).
     render = render_chat_isolated if entry.tok.chat else render_chat
-    text = check_rendered(render(template, messages, add_generation_prompt=add_generation_prompt, limits=limits.chat))
+
+    def rendered(given: Sequence[Mapping[str, Any]] | None) -> str:
+        return check_rendered(render(template, messages, add_generation_prompt=add_generation_prompt, tools=given,
+                                     limits=limits.chat))
+
+    text = rendered(tools)
     ids = act.chat_ids(entry, text)
-    return ChatCount(text, ids, frozenset(entry.tok.special_tokens), origin)
+    without = None
+    if tools is not None:
+        try:
+            without = len(act.chat_ids(entry, rendered(None)))
+        except TokenizerError:  # (a template that insists on tools: the count with them still stands)
+            without = None
+    return ChatCount(text, ids, frozenset(entry.tok.special_tokens), origin,
+                     None if tools is None else len(tools), without)
+
+
+def work_of(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None) -> tuple[int, int]:
+    """What a chat count is charged (RATE_LIMIT_WORK): the characters of the messages and tools, times
+    the renderings (two with tools: with and without them)."""
+    chars = sum(len(m["role"]) + len(m["content"]) for m in messages)
+    chars += sum(json_chars(m[key]) for m in messages for key in MESSAGE_EXTRAS if key in m)
+    if tools is None:
+        return chars, 1
+    return chars + json_chars(list(tools)), 2
 
 
 # --- the Bytes page's Chat view ------------------------------------------------------
@@ -104,16 +139,40 @@ def starter_messages(text: str) -> str:
                        {"role": "user", "content": text}], ensure_ascii=False)
 
 
-def rows_of(state: Mapping[str, str]) -> list[dict[str, str]]:
-    """The message rows the editor shows: the `chat` field's messages, as far as they are rows of strings."""
+def rows_of(state: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The message rows the editor shows: the `chat` field's messages, as far as they are rows of strings.
+    What a message holds besides role and content (its tool calls) rides along unedited as JSON in the
+    row's `extra`, with the called functions' names to show (`calls`)."""
     try:
         value = load_json(state.get("chat") or "[]")
     except JsonProblem:  # (the Chat view says what is wrong with the field)
         return []
     if not isinstance(value, list):
         return []
-    return [{"role": str(m.get("role", "")), "content": str(m.get("content", ""))}
-            for m in value if isinstance(m, dict)]
+    return [_row(m) for m in value if isinstance(m, dict)]
+
+
+def _row(message: Mapping[str, Any]) -> dict[str, Any]:
+    extra = {key: message[key] for key in MESSAGE_EXTRAS if message.get(key) is not None}
+    calls = extra.get("tool_calls")
+    names = [str(c["function"].get("name", "?")) for c in calls if isinstance(c, dict) and isinstance(
+        c.get("function"), dict)] if isinstance(calls, list) else []
+    return {"role": str(message.get("role", "")), "content": str(message.get("content", "")),
+            "extra": json.dumps(extra, ensure_ascii=False) if extra else "", "calls": names}
+
+
+def message_of_row(role: str, content: str, extra: str) -> dict[str, Any]:
+    """A message from an editor row: its role, its content and what its `extra` JSON carried along
+    (only the keys a message may hold besides those two; anything unreadable is dropped)."""
+    message: dict[str, Any] = {"role": role, "content": content}
+    if extra.strip():
+        try:
+            carried = load_json(extra)
+        except JsonProblem:  # (the server wrote it: only a hand-made form gets here)
+            carried = None
+        if isinstance(carried, dict):
+            message.update({key: carried[key] for key in MESSAGE_EXTRAS if key in carried})
+    return message
 
 
 def page_chat(state: Mapping[str, str], active: act.ActiveTokenizer) -> tuple[dict[str, Any] | None,
@@ -124,10 +183,13 @@ def page_chat(state: Mapping[str, str], active: act.ActiveTokenizer) -> tuple[di
     if state.get("view") != "chat":
         return None, {}
     limits = inputs.current_limits()
-    try:
-        messages = inputs.read_messages(state.get("chat", ""), limits, form=True)
-    except TokenizerError as exc:
-        return {"ok": False}, {"chat": exc}
+    read, errors = inputs.collect({
+        "chat": lambda: inputs.read_messages(state.get("chat", ""), limits, form=True),
+        "chat_tools": lambda: inputs.read_tools(state.get("chat_tools", ""), limits, form=True),
+    })
+    if errors:
+        return {"ok": False}, errors
+    messages, tools = read["chat"], read["chat_tools"]
     if active.typed:
         return {"ok": False, "note": f"Typed merges have no chat template: {how_to_get_one()}."}, {}
     try:
@@ -136,19 +198,41 @@ def page_chat(state: Mapping[str, str], active: act.ActiveTokenizer) -> tuple[di
     except TokenizerError as exc:
         return {"ok": False, "note": exc.message.removeprefix("chat_template: ")}, {}
     try:
-        counted = render_and_count(entry, messages, state.get("chat_prompt") == "on", limits)
+        counted = render_and_count(entry, messages, state.get("chat_prompt") == "on", limits, tools)
     except TokenizerError as exc:
         return {"ok": False}, {"chat": exc}
     return {"ok": True, "text": counted.text, "count": counted.count, "parts": counted.parts,
-            "origin": counted.origin, "chars": len(counted.text), "messages": len(messages)}, {}
+            "origin": counted.origin, "chars": len(counted.text), "messages": len(messages),
+            "tools": counted.tools, "without_tools": counted.without_tools,
+            "tools_tokens": counted.tools_tokens}, {}
+
+
+#: What "Example tools" fills in: two functions an assistant might be given, in the shape transformers takes.
+EXAMPLE_TOOLS = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Get the current weather in a city.",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string", "description": "The city, e.g. Paris"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}}, "required": ["city"]}}},
+    {"type": "function", "function": {
+        "name": "search_docs", "description": "Search the documentation and return the best passages.",
+        "parameters": {"type": "object", "properties": {
+            "query": {"type": "string", "description": "What to look for"},
+            "limit": {"type": "integer", "description": "How many passages", "minimum": 1}},
+            "required": ["query"]}}},
+]
 
 
 def chat_action(state: dict[str, str], action: str) -> bool:
-    """The editor's buttons without JavaScript: "chat-add" appends a message, "chat-remove-<n>" removes one."""
+    """The editor's buttons without JavaScript: "chat-add" appends a message, "chat-remove-<n>" removes one,
+    "chat-tools-example" fills the tools box with EXAMPLE_TOOLS."""
+    if action == "chat-tools-example":
+        state["chat_tools"] = json.dumps(EXAMPLE_TOOLS, ensure_ascii=False, indent=2)
+        return True
     rows = rows_of(state)
     if action == "chat-add":
         last = rows[-1]["role"] if rows else "assistant"
-        rows.append({"role": "assistant" if last == "user" else "user", "content": ""})
+        rows.append({"role": "assistant" if last == "user" else "user", "content": "", "extra": ""})
     elif action.startswith("chat-remove-") and action[len("chat-remove-"):].isdigit():
         index = int(action[len("chat-remove-"):])
         if not 0 <= index < len(rows):
@@ -156,5 +240,6 @@ def chat_action(state: dict[str, str], action: str) -> bool:
         del rows[index]
     else:
         return False
-    state["chat"] = json.dumps(rows, ensure_ascii=False)
+    state["chat"] = json.dumps([message_of_row(r["role"], r["content"], r["extra"]) for r in rows],
+                               ensure_ascii=False)
     return True

@@ -500,7 +500,7 @@ def apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> tu
     """Buttons that change fields before computing (no JavaScript needed): the names changed."""
     action = raw.get("action")
     if tool == "bytes" and isinstance(action, str) and action.startswith("chat-"):
-        return ("chat",) if chatting.chat_action(state, action) else ()
+        return ("chat", "chat_tools") if chatting.chat_action(state, action) else ()  # (both in the editor)
     if tool == "bytes" and action == "compare-swap":
         return compare.swap_sides(state)
     if tool == "chars" and action == "add-missing" and act.resolve(tool, state).typed:

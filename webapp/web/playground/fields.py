@@ -11,7 +11,7 @@ import json
 from typing import Any, Mapping
 
 from webapp.infra import inputs
-from webapp.web.chat.chatting import starter_messages
+from webapp.web.chat.chatting import message_of_row, starter_messages
 
 from webapp.web.playground.examples import EXAMPLES
 from webapp.tokenizer import get_preset, is_preset
@@ -23,8 +23,8 @@ TOOL_TITLES = {"bytes": "Bytes", "chars": "Characters", "train": "Train"}
 FIELDS: dict[str, tuple[str, ...]] = {
     "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "view", "tokenizer", "special",
               "compare", "compare_merges", "compare_pretokenize", "compare_special",  # compare_*: webapp.web.compare.page
-              "tokens_from", "chat", "chat_prompt", "story", "mark"),  # tokens_from: the page of spans shown (compute.token_window);
-    # chat, chat_prompt: the Chat view (webapp.web.chat.chatting): messages as JSON, "on";
+              "tokens_from", "chat", "chat_prompt", "chat_tools", "story", "mark"),  # tokens_from: the page of spans shown (compute.token_window);
+    # chat, chat_prompt, chat_tools: the Chat view (webapp.web.chat.chatting): messages as JSON, "on", tools as JSON;
     # story: the boundary (from 0) whose story the Trace view shows (webapp.web.explain.story);
     # mark: a token id whose spans are outlined (the Vocabulary card's witness link)
     "chars": ("text", "merges", "vocab", "view", "tokenizer", "tokens_from"),
@@ -38,7 +38,7 @@ VIEWS: dict[str, tuple[tuple[str, str], ...]] = {
 # Fields whose error slot sits beside an input (for the out-of-band swaps).
 ERROR_FIELDS: dict[str, tuple[str, ...]] = {
     "bytes": ("text", "merges", "pretokenize", "ids", "vocab", "compare", "compare_merges", "compare_pretokenize",
-              "chat"),
+              "chat", "chat_tools"),
     "chars": ("text", "merges", "vocab"),
     "train": ("words", "num_merges"),
 }
@@ -47,7 +47,7 @@ ERROR_FIELDS: dict[str, tuple[str, ...]] = {
 DEFAULT_STATE: dict[str, dict[str, str]] = {
     "bytes": {"text": "", "merges": "", "pretokenize": "none", "ids": "", "vocab": "", "view": "tokens", "tokenizer": "",
               "special": "", "compare": "", "compare_merges": "", "compare_pretokenize": "", "compare_special": "",
-              "tokens_from": "", "chat": "", "chat_prompt": "", "story": "", "mark": ""},
+              "tokens_from": "", "chat": "", "chat_prompt": "", "chat_tools": "", "story": "", "mark": ""},
     "chars": {"text": "", "merges": "", "vocab": "", "view": "tokens", "tokenizer": "", "tokens_from": ""},
     "train": {"words": "", "num_merges": "10", "view": "steps"},
 }
@@ -73,12 +73,15 @@ def normalize_state(tool: str, raw: Mapping[str, Any]) -> dict[str, str]:
 
 
 def chat_rows_json(raw: Mapping[str, Any]) -> str:
-    """The Chat editor's rows (repeated chat_role / chat_content fields, in order) as the `chat` field's JSON."""
+    """The Chat editor's rows (repeated chat_role / chat_content / chat_extra fields, in order) as the
+    `chat` field's JSON; a row's chat_extra carries its tool calls (a form without them: none)."""
     getlist = getattr(raw, "getlist", None)
     roles = getlist("chat_role") if getlist else [raw.get("chat_role", "")]
     contents = getlist("chat_content") if getlist else [raw.get("chat_content", "")]
-    rows = [{"role": r, "content": inputs.normalize_newlines(c)} for r, c in zip(roles, contents)
-            if isinstance(r, str) and isinstance(c, str)]
+    extras = getlist("chat_extra") if getlist else [raw.get("chat_extra", "")]
+    extras = list(extras) + [""] * (len(roles) - len(extras))
+    rows = [message_of_row(r, inputs.normalize_newlines(c), e if isinstance(e, str) else "")
+            for r, c, e in zip(roles, contents, extras) if isinstance(r, str) and isinstance(c, str)]
     return json.dumps(rows, ensure_ascii=False)
 
 

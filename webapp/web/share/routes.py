@@ -73,13 +73,15 @@ STATE_FIELDS = (
     "compare_merges",
     "compare_pretokenize",
     "compare_special",
-    # the Bytes page's Chat view (webapp.web.chat.chatting): the messages as JSON, the generation prompt
+    # the Bytes page's Chat view (webapp.web.chat.chatting): the messages as JSON, the generation prompt,
+    # the tools as JSON
     "chat",
     "chat_prompt",
+    "chat_tools",
 )
 #: Fields whose JSON value (list/dict) an API client may send as-is; it is
 #: stored as the compact JSON text the page's parser accepts.
-_JSON_FIELDS = frozenset({"merges", "vocab", "ids", "words", "chat"})
+_JSON_FIELDS = frozenset({"merges", "vocab", "ids", "words", "chat", "chat_tools"})
 
 
 # --------------------------------------------------------------------------

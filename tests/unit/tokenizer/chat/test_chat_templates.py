@@ -115,7 +115,9 @@ def test_config_forms() -> None:
     assert template == ChatTemplate("{{ bos_token }}x{{ eos_token }}", "<s>", "</s>")
     assert render_chat(template, []) == "<s>x</s>"
     named = {"chat_template": [{"name": "tool_use", "template": "T"}, {"name": "default", "template": "D"}]}
-    assert parse_chat_config(json.dumps(named)) == ChatTemplate("D")
+    assert parse_chat_config(json.dumps(named)) == ChatTemplate("D", tool_use="T")  # (rendered when tools are given)
+    assert ChatTemplate.from_json(ChatTemplate("D", tool_use="T").to_json()) == ChatTemplate("D", tool_use="T")
+    assert "tool_use" not in ChatTemplate("D").to_json()  # a template stored before keeps its id
     assert parse_chat_config("{}") is None
     with pytest.raises(TokenizerError) as bad:
         parse_chat_config('{"chat_template": 3}')
