@@ -42,6 +42,7 @@ class PieceModel:
     sorted_spellings: list[bytes] = field(default_factory=list)
     sorted_ids: list[int] = field(default_factory=list)
     whole_pieces: bool = False  # a piece that is a vocab token is that token (ignore_merges)
+    longest: int = 0  # the longest token's bytes
     known: dict[tuple[int, ...], tuple[int, ...] | None] = field(default_factory=dict)  # (memo of `merged`)
 
     def merged(self, ids: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -113,7 +114,8 @@ def _build(tokenizer: Tokenizer) -> PieceModel:
             if token is not None:
                 spelling[token] = bytes([byte])
     pairs = sorted((data, token) for token, data in spelling.items() if data)
-    out = PieceModel(None, spelling, [p[0] for p in pairs], [p[1] for p in pairs])
+    out = PieceModel(None, spelling, [p[0] for p in pairs], [p[1] for p in pairs],
+                     longest=max((len(p[0]) for p in pairs), default=0))
     model, tok = tokenizer.model, tokenizer.loaded
     if isinstance(model, ListOrderBytes) and not tok.unknown_bytes:
         out.alone = lambda data: tuple(model.merge_bytes(data))
@@ -175,7 +177,7 @@ class Crossing:
             for token in islice(self.model.longer(self.x), 1):  # (the piece may become one token)
                 for b in inside:
                     crossed.setdefault(b, self.model.spelling[token][len(self.x):])
-        for q in range(len(self.x) - 1, -1, -1):
+        for q in range(len(self.x) - 1, max(len(self.x) - self.model.longest, -1), -1):  # (a longer token fits)
             if not self.model.any_longer(self.x[q:]):
                 continue
             longer = self.model.fitting(self.x[q:], self.x[:q], self.fits)

@@ -73,7 +73,8 @@ def typed_tokenizer(compiled: CompiledByteMerges, scheme: str = "none") -> Token
 def prompt_end(tokenizer: Tokenizer, text: str) -> PromptEnd:
     """The prompt-end answer for `text` (see the module docstring)."""
     size = len(text.encode("utf-8", "surrogatepass"))
-    trace, added_at = tokenizer.trace(text, frozenset(), TraceLimits.tokens_only(size + 1))
+    limits = TraceLimits(max_steps=0, max_tokens=size + 1, max_sequence=0, max_tree_nodes=0)  # (spans, no trees)
+    trace, added_at = tokenizer.trace(text, frozenset(), limits)
     ids = list(trace.ids)
     tokens = trace.tokens
     out = PromptEnd(ids, len(ids), spans=[(t.start, t.end) for t in tokens])

@@ -23,7 +23,7 @@ from webapp.tokenizer.explain.alternatives import alternative_at, top_alternativ
 from webapp.tokenizer.pretokenize.patterns import GPT2_PATTERN, PATTERNS
 from webapp.tokenizer.stages.splitters import FilePipeline, PlaygroundSplit
 from webapp.tokenizer.stages.tokenizer import Tokenizer
-from webapp.tokenizer.vocab.pieces import reach_of
+from webapp.tokenizer.vocab.pieces import reach_of, reaches_of
 
 #: What an alternative may not hold (outside its character classes) for a match that ran to the text's end
 #: to be only lengthened by more text: a lookaround, an anchor, a lazy quantifier.
@@ -154,20 +154,28 @@ def _composition_firsts() -> frozenset[str]:
     return frozenset(firsts)
 
 
+@dataclass(frozen=True)
+class _AddedStarts:
+    """Every proper prefix of the added tokens a file always matches (made once per tokenizer)."""
+
+    starts: frozenset[str]
+    longest: int
+
+    @classmethod
+    def of(cls, tokenizer: Tokenizer) -> "_AddedStarts":
+        pipeline = tokenizer.pipeline
+        contents = [t.content for t in pipeline.added if not t.special] if pipeline is not None else []
+        return cls(frozenset(c[:k] for c in contents for k in range(1, len(c))), max(map(len, contents), default=0))
+
+
 def _added_reach(tokenizer: Tokenizer, text: str) -> int:
     """Characters at the end of `text` that could become the start of an added token matched in any text
     (special tokens are text here, so only those the file always matches)."""
-    pipeline = tokenizer.pipeline
-    if pipeline is None:
-        return 0
-    contents = [t.content for t in pipeline.added if not t.special]
-    reach = 0
-    for content in contents:
-        for size in range(min(len(content) - 1, len(text)), reach, -1):
-            if content.startswith(text[len(text) - size:]):
-                reach = size
-                break
-    return reach
+    added = tokenizer.loaded.built.get(_AddedStarts, lambda: _AddedStarts.of(tokenizer))
+    for size in range(min(added.longest - 1, len(text)), 0, -1):
+        if text[len(text) - size:] in added.starts:
+            return size
+    return 0
 
 
 @dataclass(frozen=True)
@@ -229,21 +237,27 @@ def _split_piece(pattern: str, compiled: Any, text: str, parent: _Piece, fixed: 
         spans.append((done, parent.end, False))
     if parent.status != GROWS:
         return [_Piece(s, e, parent.status) for s, e, _ in spans]
-    reach = reach_of(pattern)
+    wanted = sorted({a for s, e, is_match in spans
+                     for a in ([s] if is_match else [*range(s, min(e, fixed)), e]) if a < len(text)})
+    stops = dict(zip(wanted, reaches_of(pattern)(text, wanted, fixed).tolist()))  # (every attempt at once)
+
+    def reach(at: int) -> bool:
+        return stops.get(at, at >= fixed)
+
     out: list[_Piece] = []
     for s, e, is_match in spans:
         if out and out[-1].status != CLOSED:
             out.append(_Piece(s, e, OPEN))
             continue
         if is_match:
-            if reach(text, s, fixed):  # (the attempt found this match reading nothing appended text changes)
+            if reach(s):  # (the attempt found this match reading nothing appended text changes)
                 out.append(_Piece(s, e, CLOSED))
             else:
                 out.append(_kept_match(pattern, compiled, text, s, e, fixed))
             continue
         # (a stretch between matches: every attempt in it failed, and fails whatever follows)
-        kept = all(reach(text, a, fixed) for a in range(s, min(e, fixed)))
-        if e < fixed and kept and (reach(text, e, fixed) or _persists(pattern, compiled, text, e, fixed)):
+        kept = all(reach(a) for a in range(s, min(e, fixed)))
+        if e < fixed and kept and (reach(e) or _persists(pattern, compiled, text, e, fixed)):
             # (and the match after it starts where it did)
             out.append(_Piece(s, e, CLOSED))
         else:

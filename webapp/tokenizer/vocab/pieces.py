@@ -11,7 +11,7 @@ piece of any text holds `text`, and merges never cross pieces.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import regex
@@ -201,6 +201,8 @@ class _Reach:
         self.start = frozenset(_closure(self.auto, {start}))
         self.steps: dict[tuple[frozenset[int], str], frozenset[int]] = {}
         self.moving: dict[frozenset[int], bool] = {}
+        self.pattern = pattern
+        self.dfa: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def step(self, states: frozenset[int], ch: str) -> frozenset[int]:
         found = self.steps.get((states, ch))
@@ -226,6 +228,50 @@ class _Reach:
             states = self.step(states, text[at])
             at += 1
         return True
+
+    def all_stop_before(self, text: str, starts: Sequence[int], end: int) -> np.ndarray:
+        """`stops_before` for every start at once: the attempts walk together, one character a round,
+        through the automaton made deterministic over the kinds of character the pattern tells apart."""
+        table, moving, kind_of = self._table()
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        kinds = kind_of[np.minimum(codes, len(kind_of) - 1)]
+        at = np.asarray(starts, dtype=np.int64)
+        state = np.zeros(len(at), dtype=np.int64)
+        stopped = np.zeros(len(at), dtype=bool)
+        walking = np.arange(len(at))
+        while len(walking):
+            on = moving[state[walking]]
+            stopped[walking[~on]] = True
+            walking = walking[on]
+            walking = walking[at[walking] < end]  # (one that still moves at `end` reads past it: not stopped)
+            state[walking] = table[state[walking], kinds[at[walking]]]
+            at[walking] += 1
+        return stopped
+
+    def _table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(next state by state and kind, does a state move, each code point's kind), made once."""
+        if self.dfa is None:
+            codes, kind, every = _kinds(self.pattern)
+            ids, first, inverse = np.unique(kind, return_index=True, return_inverse=True)
+            kind_of = np.zeros(0x110000, dtype=np.int32)
+            kind_of[codes] = inverse
+            samples = [every[i] for i in first.tolist()]
+            states: list[frozenset[int]] = [self.start]
+            index = {self.start: 0}
+            rows: list[list[int]] = []
+            for current in states:  # (grows while new state sets appear)
+                row = []
+                for ch in samples:
+                    nxt = self.step(current, ch)
+                    if nxt not in index:
+                        index[nxt] = len(states)
+                        states.append(nxt)
+                    row.append(index[nxt])
+                rows.append(row)
+            table = np.array(rows, dtype=np.int64)
+            moving = np.array([self.moves(st) for st in states], dtype=bool)
+            self.dfa = (table, moving, kind_of)
+        return self.dfa
 
 
 class Prefixes:
@@ -280,7 +326,17 @@ def reach_of(pattern: str) -> Callable[[str, int, int], bool]:
     """`(text, start, end)` -> True when a match attempt of `pattern` at `start` reads no character at or past
     `end` (proven: the automaton keeps every path the engine may try and every character a lookahead
     reads), so text appended at `end` cannot change what the attempt finds."""
-    return _Reach(pattern).stops_before
+    return _reach(pattern).stops_before
+
+
+def reaches_of(pattern: str) -> Callable[[str, Sequence[int], int], np.ndarray]:
+    """`reach_of` for many starts at once: `(text, starts, end)` -> a bool array."""
+    return _reach(pattern).all_stop_before
+
+
+@lru_cache(maxsize=8)
+def _reach(pattern: str) -> "_Reach":
+    return _Reach(pattern)
 
 
 def _check_supported(pattern: str) -> None:

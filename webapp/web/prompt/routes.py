@@ -36,7 +36,11 @@ def api_tokenizer_prompt(tokenizer_id: str) -> Response:
     if active.entry is None:
         error = active.error or tk.TokenizerError("tokenizer: unknown", field="tokenizer")
         raise ApiError.from_tokenizer(error, 503 if isinstance(error, tk.PresetMissing) else 404)
-    scheme = inputs.read_pretokenize(data["pretokenize"]) if data.get("pretokenize") else None
+    entry = active.loaded()
+    # (as /encode: the file's own scheme when it takes one, which is the pipeline's split made fast)
+    own = entry.tok.pretokenize if entry.stages().takes_page_scheme else None
+    given = data.get("pretokenize") or own
+    scheme = inputs.read_pretokenize(given) if given else None
     return jsonify(_answer(active, text, None, scheme).answer())
 
 
