@@ -277,7 +277,7 @@ class Fits:
         missing = size - len(waiting)
         if missing <= 0:
             return []
-        low = _code_point(waiting + b"\x80" * missing)
+        low = max(_code_point(waiting + b"\x80" * missing), _SMALLEST[size])  # (no overlong spelling)
         high = _code_point(waiting + b"\xbf" * missing)
         if self.pattern is None or self.prefixes is None:
             for extra in product(range(0x80, 0xC0), repeat=missing):
@@ -298,8 +298,9 @@ def _code_point(data: bytes) -> int:
     return value
 
 
-#: A UTF-8 character's size by its first byte's high four bits.
+#: A UTF-8 character's size by its first byte's high four bits, and the smallest code point of each size.
 _SIZE = {0xC: 2, 0xD: 2, 0xE: 3, 0xF: 4}
+_SMALLEST = {1: 0, 2: 0x80, 3: 0x800, 4: 0x10000}
 
 
 def fits_shape(shape: str | None, pattern: str | None = None) -> Fits:

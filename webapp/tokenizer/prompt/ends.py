@@ -10,7 +10,9 @@ web layer does), or cache.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Iterator
 
 from webapp.tokenizer.prompt.crossing import FINAL, Crossing, PieceModel, fits_shape, piece_model
@@ -27,6 +29,8 @@ TRIED: tuple[str, ...] = (
 )
 #: The most texts encoded in search of witnesses (each one encode of text + it).
 WITNESS_TRIES = 24
+#: The most characters a held-back last character is tried as (itself and what it composes into).
+COMPOSITIONS = 48
 #: Healing examples listed.
 EXAMPLES = 8
 
@@ -98,6 +102,10 @@ def prompt_end(tokenizer: Tokenizer, text: str) -> PromptEnd:
     out.candidates, out.examples = _healing(model, model.spelling.get(last.id, b""))
     if stable < len(ids):
         _witness(tokenizer, text, out, _tried(model, hints, out.examples, tokenizer.writes_metaspace))
+    if out.undecided and found.keeps is not None:
+        proven = _composed_ends(model, model_text, tokens, found, stable)
+        out.stable = min(proven, out.stable + len(out.undecided))
+        out.undecided = [i for i in out.undecided if i >= out.stable]
     return out
 
 
@@ -116,6 +124,50 @@ def _inside_piece(model: PieceModel, model_text: str, tokens: list[Any], found: 
             break
         stable += 1
     return stable, [crossing.candidates[b] for b in sorted(crossing.candidates)]
+
+
+def _composed_ends(model: PieceModel, model_text: str, tokens: list[Any], found: Settled, stable: int) -> int:
+    """Stable tokens when the normalizer holds back one last character that appended marks may compose
+    with (NFC: "ス" may become "ズ"): the piece then holds the kept bytes and that character or one it
+    composes into, each tried in turn instead of any continuation (tried only when needed: it is slower)."""
+    data = model_text.encode("utf-8", "surrogatepass")
+    until, keeps = found.until, found.keeps or 0
+    tail = data[keeps:].decode("utf-8", "surrogatepass")
+    piece = [t for t in tokens if until <= t.start and t.end <= keeps]
+    if len(tail) != 1 or not piece:
+        return stable
+    kept = data[until:keeps]
+    verdicts: list[list[str]] = []
+    for composed in [tail, *compositions(tail)][:COMPOSITIONS]:
+        crossing = Crossing(model, kept + composed.encode("utf-8"), [t.id for t in piece], [t.end - until for t in piece],
+                            fits_shape(found.shape, found.pattern), len(kept))
+        verdicts.append(crossing.decide())
+    proven = stable
+    base = sum(1 for t in tokens if t.end <= until)
+    for index in range(len(piece)):
+        if not all(v[index] == FINAL for v in verdicts):
+            break
+        proven = max(proven, base + index + 1)
+    return proven
+
+
+@lru_cache(maxsize=1)
+def _by_first() -> dict[str, list[str]]:
+    """Every character with a canonical decomposition, by the first character of that decomposition."""
+    out: dict[str, list[str]] = {}
+    for code in range(0x110000):
+        ch = chr(code)
+        parts = unicodedata.normalize("NFD", ch)
+        if parts != ch and not 0xD800 <= code < 0xE000 and unicodedata.normalize("NFC", ch) == ch:
+            out.setdefault(parts[0], []).append(ch)
+    return out
+
+
+def compositions(ch: str) -> list[str]:
+    """The characters `ch` composes into with marks after it (NFC: "e" + U+0301 is "é")."""
+    own = unicodedata.normalize("NFD", ch)
+    return [d for d in _by_first().get(own[0], []) if d != ch and unicodedata.normalize("NFD", d).startswith(own)
+            and unicodedata.normalize("NFC", ch + unicodedata.normalize("NFD", d)[len(own):]) == d]
 
 
 def _healing(model: PieceModel, last: bytes) -> tuple[int, list[tuple[int, bytes]]]:

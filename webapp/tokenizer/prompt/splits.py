@@ -275,7 +275,7 @@ def _kept_match(pattern: str, compiled: Any, text: str, start: int, end: int, fi
     The alternatives that may match there in a longer text are the chosen one and those before it
     whose attempt on the kept text does not fail for good; when none of them looks ahead, anchors
     or is lazy, a path that reads on consumes what it reads, so the match only grows
-    (docs/explain.md). `\s+(?!\S)` at the end of a run of two or more spaces holds the whole run
+    (docs/explain.md). `\\s+(?!\\S)` at the end of a run of two or more spaces holds the whole run
     and more spaces, or gives the run's last space to what follows (`short`)."""
     kept_text = text[:fixed]
     if start >= fixed or end < fixed:
@@ -286,10 +286,8 @@ def _kept_match(pattern: str, compiled: Any, text: str, start: int, end: int, fi
     if chosen is None or chosen not in alternatives:
         return _Piece(start, end, OPEN)
     keep, shape, short = fixed, chosen, None
-    if chosen == _SPACES_BUT_LAST:
-        if end - start < 2:
-            return _Piece(start, end, OPEN)
-        shape, short = r"\s+", end - 1
+    if chosen == _SPACES_BUT_LAST:  # (a lone space is kept whole: the other alternative, \s+, takes it)
+        shape, short = r"\s+", (end - 1 if end - start >= 2 else None)
     live = [alt for alt in alternatives[:alternatives.index(chosen)] if not _fails_for_good(alt, kept_text, start)]
     if any(_NOT_GROWING.search(_CLASS.sub("C", alt)) for alt in [*live, shape]):
         return _Piece(start, end, OPEN)
