@@ -43,6 +43,7 @@ class PieceModel:
     sorted_ids: list[int] = field(default_factory=list)
     whole_pieces: bool = False  # a piece that is a vocab token is that token (ignore_merges)
     longest: int = 0  # the longest token's bytes
+    apart: frozenset[int] = frozenset()  # byte fallback tokens no rule takes: nothing merges across them
     known: dict[tuple[int, ...], tuple[int, ...] | None] = field(default_factory=dict)  # (memo of `merged`)
 
     def merged(self, ids: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -123,6 +124,10 @@ def _build(tokenizer: Tokenizer) -> PieceModel:
         library = model.library
         byte_level = tokenizer.pipeline is not None and tokenizer.pipeline.byte_level
         out.whole_pieces = library.ignore_merges
+        fallback = frozenset(t for t in library.fallback or [] if t is not None)
+        rows = tokenizer.loaded.unit.file_rule_rows(tokenizer.loaded)
+        if fallback and not (set(rows[:, :2].ravel().tolist()) & fallback if rows.size else set()):
+            out.apart = fallback
 
         def alone(data: bytes) -> tuple[int, ...] | None:
             if byte_level:
@@ -210,11 +215,17 @@ class Crossing:
                 return None
             self.budget -= 1
             own = self.model.merged((token,))
-            pair = self.model.merged((last, token)) if last is not None and own == (token,) else own
-            if own is None or pair is None:
+            if own is None:
                 return None  # (bytes the model cannot take alone: nothing is known)
-            if own == (token,) and (last is None or pair == (last, token)):
-                return token  # (else its own bytes do not merge into it, or it does not follow `last`)
+            if own != (token,):
+                continue  # (its own bytes do not merge into it: no text has it there)
+            if last is None or last in self.model.apart:
+                return token  # (nothing joins a byte fallback token: the pair stands)
+            pair = self.model.merged((last, token))
+            if pair is None:
+                return None
+            if pair == (last, token):
+                return token
         return False
 
     def _encoding_of(self, q: int) -> tuple[int, ...] | None:
@@ -232,9 +243,11 @@ class Crossing:
             if not head or not tail:
                 return head + tail
             self.budget -= 1
+            if head[-1] in self.model.apart:  # (nothing merges across a byte fallback token)
+                return head + tail
             joined = self.model.merged((head[-1], tail[0]))
             if joined is None:
-                return None
+                continue  # (a junction the model cannot take alone: try an earlier one)
             if joined == (head[-1], tail[0]):
                 return head + tail
         return None

@@ -242,7 +242,7 @@ def _split_piece(pattern: str, compiled: Any, text: str, parent: _Piece, fixed: 
     stops = dict(zip(wanted, reaches_of(pattern)(text, wanted, fixed).tolist()))  # (every attempt at once)
 
     def reach(at: int) -> bool:
-        return stops.get(at, at >= fixed)
+        return bool(stops.get(at, at >= fixed))
 
     out: list[_Piece] = []
     for s, e, is_match in spans:
@@ -278,10 +278,17 @@ def _kept_match(pattern: str, compiled: Any, text: str, start: int, end: int, fi
     (docs/explain.md). `\\s+(?!\\S)` at the end of a run of two or more spaces holds the whole run
     and more spaces, or gives the run's last space to what follows (`short`)."""
     kept_text = text[:fixed]
-    if start >= fixed or end < fixed:
+    if start >= fixed:
         return _Piece(start, end, OPEN)
     found = compiled.match(kept_text, start)
-    chosen = alternative_at(pattern, kept_text, start, fixed) if found is not None and found.end() == fixed else None
+    if end < fixed:  # (it read past the kept text, yet ends before: a longer text's match holds it at least)
+        chosen = alternative_at(pattern, kept_text, start, end) if found is not None and found.end() == end else None
+        if chosen == _SPACES_BUT_LAST:
+            return _Piece(start, end, OPEN)
+        fixed = end
+    else:
+        chosen = alternative_at(pattern, kept_text, start, fixed) if found is not None and found.end() == fixed \
+            else None
     alternatives = top_alternatives(pattern)
     if chosen is None or chosen not in alternatives:
         return _Piece(start, end, OPEN)
