@@ -63,7 +63,7 @@ class PromptEnd:
             "unstable": [{"index": i, "witness": w} for i, w in self.unstable],
             "undecided": self.undecided, "end": self.end,
             "healing": {"candidates": self.candidates, "examples": [
-                {"id": i, "text": data.decode("utf-8", "replace")} for i, data in self.examples]},
+                {"id": i, "text": data.decode("utf-8", "backslashreplace")} for i, data in self.examples]},
         }
 
 
@@ -100,6 +100,10 @@ def prompt_end(tokenizer: Tokenizer, text: str) -> PromptEnd:
     out.stable = stable
     last = tokens[-1]
     out.candidates, out.examples = _healing(model, model.spelling.get(last.id, b""))
+    if found.keeps is not None and found.keeps < len(model_text.encode("utf-8", "surrogatepass")) and text:
+        # (the normalizer holds the last character back: the marks it composes with change it)
+        own = unicodedata.normalize("NFD", text[-1])
+        hints += [unicodedata.normalize("NFD", d)[len(own):].encode("utf-8") for d in compositions(text[-1])[:4]]
     if stable < len(ids):
         _witness(tokenizer, text, out, _tried(model, hints, out.examples, tokenizer.writes_metaspace))
     if out.undecided and found.keeps is not None:
@@ -123,7 +127,10 @@ def _inside_piece(model: PieceModel, model_text: str, tokens: list[Any], found: 
         if verdict != FINAL:
             break
         stable += 1
-    return stable, [crossing.candidates[b] for b in sorted(crossing.candidates)]
+    # (a hint runs from the kept text's end: what the text itself has there comes first, then the witness)
+    rest = data[keeps:]
+    hints = [crossing.candidates[b] for b in sorted(crossing.candidates)]
+    return stable, [hint[len(rest):] for hint in hints if hint.startswith(rest)]
 
 
 def _composed_ends(model: PieceModel, model_text: str, tokens: list[Any], found: Settled, stable: int) -> int:
