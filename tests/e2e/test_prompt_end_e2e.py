@@ -3,9 +3,10 @@
 "The quick brown fox jumps over the la" typed key by key with cl100k_base: the last token ` la` is
 marked as one that text typed after it could change, the others are not; its popover names the
 witness the API gives and links to the page with text + witness (the preset kept), and that page
-shows other tokens; the note's healing count is the API's `healing.candidates`. Typed merges work
-the same way; special tokens recognized give other tokens than the prompt end reads, which the note
-says quietly. Screenshots at 1280x800 (light) and 390x844 (dark); console errors fail the tests.
+shows other tokens; the note's healing count is the API's `healing.candidates`. Typed merges and
+an opened tokenizer.json work the same way; special tokens recognized give other tokens than the
+prompt end reads, which the note says quietly. Screenshots at 1280x800 (light) and 390x844 (dark);
+console errors fail the tests.
 """
 
 from __future__ import annotations
@@ -155,3 +156,29 @@ def test_typed_merges_and_a_quiet_note_when_the_tokens_differ(page: Page, consol
     page.keyboard.type(" th", delay=25)  # typing goes on, nothing typed is lost
     expect(page.locator("#f-text")).to_have_value("hi <|endoftext|> there th")
     expect(note.locator(".prompt-end-error")).to_be_visible()
+
+
+def test_an_opened_file(page: Page, console, tmp_path):
+    """A tokenizer.json opened on the page: the marks and the count are its API's answer (the file's id
+    travels with the form; the chosen file itself is never sent with the question)."""
+    from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
+
+    path = tmp_path / "tokenizer.json"
+    path.write_text(byte_level_tokenizer(SAMPLE_CORPUS).to_str(), encoding="utf-8")
+    page.goto("/bytes")
+    page.fill("#f-text", "the lowest new")
+    page.locator(".open-tokenizer summary").click()
+    bodies: list[str] = []
+    page.on("request", lambda r: bodies.append(r.post_data or "") if r.url.endswith("/fragments/prompt") else None)
+    page.set_input_files("#f-tokenizer-file", str(path))
+    expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_contain_text("tokenizer.json")
+    file_id = page.locator('#tool-form input[name="tokenizer"]').input_value()
+    api = _api(page, file_id, "the lowest new")
+    assert api["end"] == "changeable"  # `new` may yet be `newer`
+    note = page.locator("#prompt-end")
+    expect(note).to_have_attribute("data-end", api["end"])
+    expect(note.locator("[data-candidates]")).to_have_attribute("data-candidates", str(api["healing"]["candidates"]))
+    assert token_ids(page) == api["ids"]
+    marks = ["-"] * api["stable"] + ["U" if i in api["undecided"] else "C" for i in range(api["stable"], len(api["ids"]))]
+    assert _marks(page) == marks
+    assert bodies and all("tokenizer_file" not in body for body in bodies)
