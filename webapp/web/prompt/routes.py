@@ -2,7 +2,7 @@
 
 - `POST /api/tokenizers/<id>/prompt` `{"text"[, "pretokenize"]}`: a preset or an opened file;
 - `POST /api/prompt` `{"text", "merges"[, "pretokenize"]}`: typed byte-level rules;
-- `POST /fragments/prompt`: the Bytes page's form, as the page encodes it (the Bytes page asks it as you type).
+- `POST /fragments/prompt`: the Bytes page's form, as the page encodes it (static/prompt.js asks it as you type).
 
 The answer: `{"ids", "stable", "unstable": [{"index", "witness"}], "undecided", "end",
 "healing": {"candidates", "examples": [{"id", "text"}]}}` (the fragment adds each token's
