@@ -256,7 +256,7 @@
     var p = el("p", "prompt-end-legend");
     if (changeable) {
       p.appendChild(el("span", "legend-changeable", "Dashed"));
-      p.appendChild(document.createTextNode(": text typed after the prompt could still change these tokens (hover one for an example)."));
+      p.appendChild(document.createTextNode(": text typed after the prompt could still change these tokens (hover or tap one for an example)."));
     }
     if (undecided) {
       if (changeable) { p.appendChild(document.createTextNode(" ")); }
