@@ -57,6 +57,8 @@
     tok.classList.add("is-active");
     tok.setAttribute("aria-describedby", panel.id);
     panel.classList.add("is-open");
+    // other scripts add their part before it is placed (static/prompt.js: where the prompt ends)
+    tok.dispatchEvent(new CustomEvent("bpe:details", { bubbles: true, detail: { panel: panel } }));
     placePopover(panel, tok, area);
     if (reveal && panel.scrollIntoView) { panel.scrollIntoView({ block: "nearest" }); }
   }
@@ -68,6 +70,13 @@
     var active = area && area.querySelector(".tok.is-active");
     if (active) { active.classList.remove("is-active"); }
   }
+
+  // What another script learnt about the tokens (static/prompt.js) reaches the open popover.
+  document.addEventListener("bpe:tokens-marked", function () {
+    var open = document.querySelector(".details.is-open");
+    var tok = open && open.closest(".token-area").querySelector(".tok.is-active");
+    if (tok) { showDetails(tok); }
+  });
 
   document.addEventListener("mouseover", function (event) {
     var tok = event.target.closest && event.target.closest(".tok");
@@ -291,6 +300,17 @@
     });
     return out;
   }
+  // The page's state as a link with some fields replaced ({text: ...}), as reload and Back keep
+  // it (the same fields, the same query); null when it would be longer than a server accepts
+  // (LIMIT_URL_BYTES). static/prompt.js links to the text with a witness typed after it.
+  var LINK_MAX = 8000;
+  window.bpeStateLink = function (form, replace) {
+    var pairs = stateOf(form).map(function (pair) {
+      return Object.prototype.hasOwnProperty.call(replace, pair[0]) ? [pair[0], replace[pair[0]]] : pair;
+    });
+    var link = form.getAttribute("action") + "?" + new URLSearchParams(pairs).toString();
+    return link.length <= LINK_MAX ? link : null;
+  };
   function draftKey(form) { return "bpe-draft:" + form.getAttribute("action"); }
   function saveState() {
     var form = document.getElementById("tool-form");

@@ -10,7 +10,8 @@
 - `quote(value)` - a value shown inside a message, cut to 80 characters.
 - `init_app(app)` - the app-wide handlers: JSON under /api, a friendly HTML
   page (error.html) elsewhere, for ApiError, TokenizerError, every HTTP
-  error and any unexpected exception (logged, never shown).
+  error and any unexpected exception (logged, never shown); `json_error` answers
+  JSON on any path, for the routes that answer a page's script (a blueprint registers it).
 
 What it does not do: read bodies (webapp.infra.body), validate field values
 (webapp.infra.inputs) or know any route.
@@ -133,11 +134,20 @@ def _render_error(code: int, message: str, page: tuple[str, str] | None = None) 
 
 
 def api_error(exc: ApiError) -> ResponseReturnValue:
-    headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else {}
     if wants_json():
-        return jsonify({"error": exc.to_dict()}), exc.status, headers
+        return json_error(exc)
+    headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else {}
     body, status = _render_error(exc.status, exc.message, exc.page)
     return body, status, headers
+
+
+def json_error(exc: ApiError | TokenizerError) -> ResponseReturnValue:
+    """The error as JSON on any path: for a blueprint whose routes outside /api answer a page's
+    script with JSON (`bp.register_error_handler`), so the script can show the message and field."""
+    if isinstance(exc, TokenizerError):
+        exc = ApiError.from_tokenizer(exc)
+    headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else {}
+    return jsonify({"error": exc.to_dict()}), exc.status, headers
 
 
 def tokenizer_error(exc: TokenizerError) -> ResponseReturnValue:

@@ -2,12 +2,13 @@
 
 - `POST /api/tokenizers/<id>/prompt` `{"text"[, "pretokenize"]}`: a preset or an opened file;
 - `POST /api/prompt` `{"text", "merges"[, "pretokenize"]}`: typed byte-level rules;
-- `POST /fragments/prompt`: the Bytes page's form, as the page encodes it (the Bytes page asks it as you type).
+- `POST /fragments/prompt`: the Bytes page's form, as the page encodes it (static/prompt.js asks it as you type).
 
 The answer: `{"ids", "stable", "unstable": [{"index", "witness"}], "undecided", "end",
 "healing": {"candidates", "examples": [{"id", "text"}]}}` (the fragment adds each token's
-`start` / `end`). Texts over LIMIT_EXPLAIN_BYTES are a 400 naming `text`. What it does not
-do: decide anything (webapp.tokenizer.prompt does).
+`start` / `end`). Texts over LIMIT_EXPLAIN_BYTES are a 400 naming `text`. Every error of these
+routes is JSON, `/fragments/prompt`'s too (`{"error": {"message", "field"}}`): the page's script
+shows it in its note. What it does not do: decide anything (webapp.tokenizer.prompt does).
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from flask import Blueprint, Response, jsonify, request
 from webapp import tokenizer as tk
 from webapp.infra import inputs
 from webapp.infra.body import read_json_object
-from webapp.infra.errors import ApiError
+from webapp.infra.errors import ApiError, json_error
 from webapp.opened import active as act
 from webapp.tokenizer.prompt import PromptEnd, prompt_end, typed_tokenizer
 from webapp.web.explain.explaining import check_size
 
 bp = Blueprint("prompt", __name__)
+bp.register_error_handler(ApiError, json_error)
+bp.register_error_handler(tk.TokenizerError, json_error)
 
 
 @bp.post("/api/tokenizers/<tokenizer_id>/prompt")
@@ -74,7 +77,8 @@ def page_prompt() -> Response:
     if errors:
         raise next(iter(errors.values()))
     check_size(values["text"])
-    found = _answer(active, values["text"], values["merges"], values["pretokenize"] if active.typed else None)
+    # the page's own pre-tokenize choice, a preset's or file's too: the tokens the page shows (compute.py)
+    found = _answer(active, values["text"], values["merges"], values["pretokenize"])
     return jsonify(found.answer() | {"tokens": [{"start": s, "end": e} for s, e in found.spans]})
 
 
