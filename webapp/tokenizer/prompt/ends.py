@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
+from itertools import accumulate
 from functools import lru_cache
 from typing import Any, Iterator
 
@@ -19,6 +20,7 @@ from webapp.tokenizer.prompt.crossing import FINAL, Crossing, PieceModel, fits_s
 from webapp.tokenizer.prompt.splits import Settled, settled
 from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, implied_byte_vocab
 from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.stages.splitters import FilePipeline
 from webapp.tokenizer.stages.tokenizer import Tokenizer, tokenizer_of
 from webapp.tokenizer.traces import TraceLimits
 
@@ -74,24 +76,56 @@ def typed_tokenizer(compiled: CompiledByteMerges, scheme: str = "none") -> Token
     return tokenizer_of(tok, scheme, compiled)
 
 
-def prompt_end(tokenizer: Tokenizer, text: str) -> PromptEnd:
-    """The prompt-end answer for `text` (see the module docstring)."""
-    size = len(text.encode("utf-8", "surrogatepass"))
-    limits = TraceLimits(max_steps=0, max_tokens=size + 1, max_sequence=0, max_tree_nodes=0)  # (spans, no trees)
-    trace, added_at = tokenizer.trace(text, frozenset(), limits)
-    ids = list(trace.ids)
-    tokens = trace.tokens
+@dataclass(frozen=True)
+class _Token:
+    id: int
+    start: int
+    end: int
+
+
+def _spelled(tokenizer: Tokenizer, model: PieceModel, text: str) -> tuple[str, list[_Token]] | None:
+    """(the model's text, its tokens with their spans) from the fast encode and each token's bytes, when
+    no added token is matched and the bytes spell the model's text back (normalized: the file's
+    normalizer on the whole text); else None, and the text is traced."""
+    pipeline = tokenizer.pipeline if isinstance(tokenizer.split, FilePipeline) else None
+    model_text = pipeline.normalizer(text) if pipeline is not None and pipeline.normalizer is not None and text else text
+    ids = tokenizer.encode(text, frozenset())
+    if pipeline is not None and set(ids) & set(pipeline.by_id):
+        return None  # (an added token matched: the trace knows where)
+    spelt = [model.spelling.get(i, b"") for i in ids]
+    if b"".join(spelt) != model_text.encode("utf-8", "surrogatepass"):
+        return None
+    ends = list(accumulate(map(len, spelt)))
+    return model_text, [_Token(i, e - len(d), e) for i, d, e in zip(ids, spelt, ends)]
+
+
+def prompt_end(tokenizer: Tokenizer, text: str, *, traced: bool = False) -> PromptEnd:
+    """The prompt-end answer for `text` (see the module docstring). The tokens' spans come from the fast
+    encode when it spells the text back, else (or with `traced`: the tests compare both) from a trace."""
+    model = piece_model(tokenizer)
+    fast = None if traced else _spelled(tokenizer, model, text)
+    if fast is not None:  # (the pieces are then checked against the tokens' ends, not the trace's pieces)
+        model_text, spelt = fast
+        tokens: list[Any] = list(spelt)
+        pretokens: list[tuple[int, int]] | None = None
+        added: list[tuple[int, int]] = []
+    else:
+        size = len(text.encode("utf-8", "surrogatepass"))
+        limits = TraceLimits(max_steps=0, max_tokens=size + 1, max_sequence=0, max_tree_nodes=0)  # (no trees)
+        trace, added_at = tokenizer.trace(text, frozenset(), limits)
+        tokens = list(trace.tokens)
+        model_text = trace.text if trace.text is not None else text
+        pretokens = trace.pretokens
+        # (the added tokens the split matched: always-matched ones standing as their own piece)
+        always = {t.id for t in tokenizer.pipeline.added if not t.special} if tokenizer.pipeline is not None else set()
+        pieces = set(trace.pretokens)
+        added = [(tokens[i].start, tokens[i].end) for i in added_at
+                 if tokens[i].id in always and (tokens[i].start, tokens[i].end) in pieces]
+    ids = [t.id for t in tokens]
     out = PromptEnd(ids, len(ids), spans=[(t.start, t.end) for t in tokens])
     if not ids:
         return out
-    model = piece_model(tokenizer)
-    model_text = trace.text if trace.text is not None else text
-    # (the added tokens the split matched: always-matched ones standing as their own piece)
-    always = {t.id for t in tokenizer.pipeline.added if not t.special} if tokenizer.pipeline is not None else set()
-    pieces = set(trace.pretokens)
-    added = [(tokens[i].start, tokens[i].end) for i in added_at
-             if tokens[i].id in always and (tokens[i].start, tokens[i].end) in pieces]
-    found = settled(tokenizer, text, model_text, trace.pretokens, added)
+    found = settled(tokenizer, text, model_text, pretokens, added, {t.end for t in tokens})
     out.note = found.note
     stable = sum(1 for t in tokens if t.end <= found.until)
     hints: list[bytes] = []

@@ -15,8 +15,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Sequence
 
+import numpy as np
 import regex
 
 from webapp.tokenizer.explain.alternatives import alternative_at, top_alternatives
@@ -171,6 +172,8 @@ class _AddedStarts:
 def _added_reach(tokenizer: Tokenizer, text: str) -> int:
     """Characters at the end of `text` that could become the start of an added token matched in any text
     (special tokens are text here, so only those the file always matches)."""
+    if not isinstance(tokenizer.split, FilePipeline):
+        return 0  # (a playground split matches no added token: special tokens are text here)
     added = tokenizer.loaded.built.get(_AddedStarts, lambda: _AddedStarts.of(tokenizer))
     for size in range(min(added.longest - 1, len(text)), 0, -1):
         if text[len(text) - size:] in added.starts:
@@ -325,27 +328,33 @@ def _fails_for_good(alternative: str, text: str, start: int) -> bool:
     return regex.compile(alternative).match(text, start) is None and reach(text, start, len(text))
 
 
-def settled(tokenizer: Tokenizer, text: str, model_text: str, pretokens: list[tuple[int, int]],
-            added: list[tuple[int, int]] = ()) -> Settled:  # type: ignore[assignment]
+def settled(tokenizer: Tokenizer, text: str, model_text: str, pretokens: list[tuple[int, int]] | None,
+            added: Sequence[tuple[int, int]] = (), token_ends: set[int] | None = None) -> Settled:
     """Where the first piece appended text may change starts (see the module docstring); `model_text`,
-    `pretokens` and `added` (the added tokens it matched) are the trace's UTF-8 byte spans."""
+    `pretokens` and `added` (the added tokens it matched) are the trace's UTF-8 byte spans. Without
+    `pretokens`, the pieces found here must at least end where tokens end (`token_ends`)."""
     plan = _split_plan(tokenizer)
     if plan is None:
         return Settled(0, None, "its pre-tokenizer is not one this proof follows")
-    desc = json.loads(tokenizer.loaded.pipeline) if tokenizer.pipeline is not None else {}
+    own = isinstance(tokenizer.split, FilePipeline) and tokenizer.pipeline is not None  # (its normalizer runs)
+    desc = json.loads(tokenizer.loaded.pipeline) if own else {}
     reach = _normalizer_reach(desc.get("normalizer"), text)
     if reach is None:
         return Settled(0, None, "its normalizer is not one this proof follows")
     reach = max(reach, _added_reach(tokenizer, text))
     kept = text[:len(text) - reach]
-    normal = tokenizer.pipeline.normalizer if tokenizer.pipeline is not None else None
+    normal = tokenizer.pipeline.normalizer if own and tokenizer.pipeline is not None else None
     kept_model = normal(kept) if normal is not None and kept else kept
     if not model_text.startswith(kept_model):
         return Settled(0, None, "its normalizer's output could not be followed")
     offsets = _byte_offsets(model_text)
-    pieces = _pieces(plan, model_text, len(kept_model), _char_spans(added, offsets))
+    pieces = _pieces(plan, model_text, len(kept_model), _char_spans(list(added), offsets))
     spans = [(offsets[p.start], offsets[p.end]) for p in pieces]
-    if spans != pretokens and not (pretokens == [] and len(spans) <= 1):
+    if pretokens is None:
+        followed = token_ends is not None and all(end in token_ends for _, end in spans)
+    else:
+        followed = spans == pretokens or pretokens == [] and len(spans) <= 1
+    if not followed:
         return Settled(0, None, "its pieces could not be followed")
     for piece, (start, _) in zip(pieces, spans):
         if piece.status == GROWS:
@@ -358,12 +367,9 @@ def settled(tokenizer: Tokenizer, text: str, model_text: str, pretokens: list[tu
 
 def _byte_offsets(text: str) -> list[int]:
     """The UTF-8 byte offset of each character of `text`, and of its end."""
-    out = [0]
-    total = 0
-    for ch in text:
-        total += len(ch.encode("utf-8", "surrogatepass"))
-        out.append(total)
-    return out
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    sizes = 1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000)
+    return [0, *np.cumsum(sizes).tolist()]
 
 
 __all__ = ["Settled", "settled"]

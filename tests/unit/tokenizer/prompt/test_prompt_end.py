@@ -170,3 +170,15 @@ def test_typed_healing_count_equals_a_scan(rules: list[list[int]], text: str) ->
     answer = prompt_end(tokenizer, text)
     own = tokenizer.ordinary_bytes()[answer.ids[-1]]
     assert answer.candidates == sum(1 for data in tokenizer.ordinary_bytes().values() if data.startswith(own))
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "llama3", "qwen3", "mistral_v3", "gemma3", "deepseek_v3"])
+def test_spans_from_the_fast_encode_give_the_traced_answer(name: str) -> None:
+    """The tokens' spans come from the fast encode when its bytes spell the text back: the same answer."""
+    if not is_installed(name):
+        pytest.skip(f"{name} is not prepared on this machine")
+    tokenizer = tokenizer_of(load_preset(name))
+    for text in [*PRESET_TEXTS, "a<|endoftext|>b <s>", "x\n\n\n"]:
+        fast, traced = prompt_end(tokenizer, text), prompt_end(tokenizer, text, traced=True)
+        assert (fast.ids, fast.stable, fast.unstable, fast.undecided, fast.candidates) == \
+            (traced.ids, traced.stable, traced.unstable, traced.undecided, traced.candidates), (name, text)
