@@ -1,18 +1,21 @@
 """Counts (blueprint `counts`): every preset's token count of one text.
 
-- `POST /api/counts` - `{"text"[, "tokenizers": [names or ids]]}` ->
+- `POST /api/counts` - `{"text"[, "tokenizers": [names or ids]][, "tools": [specs]]}` ->
   `{"chars", "bytes", "counts": [{"tokenizer", "tokens", "chars_per_token",
-  "bytes_per_token"[, "error"]}]}`, every preset by default, in the
-  registry's order.
+  "bytes_per_token"[, "error"][, "tools_tokens"[, "tools_note"]]}]}`, every
+  preset by default, in the registry's order; with `tools` (the chat API's
+  function specs) each row adds what they cost that tokenizer
+  (webapp.web.counts.counting.tools_cost).
 - `GET|POST /counts` - the page: the text, a sortable table (`sort`: a column,
   "-" before it for descending) whose rows open that model on the Bytes page;
   `POST /fragments/counts` is its live update (htmx). State lives in the form
   and the URL (`?text=...&sort=-tokens`), so it works without JavaScript.
 
-Characters x tokenizers over `JOB_COUNTS_WORK` is counted by a job
-(webapp.web.counts.kinds): the API answers 202 with the job, the page shows
-the job panel, replaced by the same table once the job is done (the "counts"
-done view below). Either way the client is charged the work first.
+Characters x tokenizers (with tools, plus the templates' renderings) over
+`JOB_COUNTS_WORK` is counted by a job (webapp.web.counts.kinds): the API
+answers 202 with the job, the page shows the job panel, replaced by the same
+table once the job is done (the "counts" done view below). Either way the
+client is charged the work first.
 
 What it does not do: encode (webapp.web.counts.counting).
 """
@@ -25,7 +28,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 from flask import Blueprint, Response, jsonify, render_template, request
 from markupsafe import Markup
 
-from webapp.infra import inputs, ratelimit
+from webapp.infra import inputs
 from webapp.infra.body import read_json_object
 from webapp.infra.errors import ApiError
 from webapp.jobs import views as job_views
@@ -55,15 +58,15 @@ EXAMPLE_TEXT = (
 
 @bp.post("/api/counts")
 def api_counts() -> Response:
-    data = read_json_object(("text", "tokenizers"), ("text",))
+    data = read_json_object(("text", "tokenizers", "tools"), ("text",))
     limits = inputs.current_limits()
     text = inputs.read_text(data["text"], limits)
     refs = inputs.read_tokenizer_refs(data["tokenizers"]) if data.get("tokenizers") is not None else default_refs()
-    job = counts_job(text, refs)  # over JOB_COUNTS_WORK: charged, then 202 and a job
+    tools = inputs.read_tools(data.get("tools"), limits)
+    job = counts_job(text, refs, tools)  # charged; over JOB_COUNTS_WORK: 202 and a job
     if job is not None:
         return job_views.accepted(job)
-    ratelimit.charge_work(len(text), len(refs))
-    return jsonify(counts_json(text, count_all(text, refs)))
+    return jsonify(counts_json(text, count_all(text, refs, tools=tools)))
 
 
 def _table(text: str, rows: list[CountRow], sort: str) -> dict[str, Any]:
@@ -89,11 +92,10 @@ def _context(fields: Mapping[str, Any]) -> dict[str, Any]:
     try:
         text = inputs.read_text(text_field, limits, form=True)
         refs = default_refs()
-        job = counts_job(text, refs)  # a long text: charged, then the job's panel in the results
+        job = counts_job(text, refs)  # charged; a long text: the job's panel in the results
         if job is not None:
             panel = Markup(job_views.render_panel(job, KIND))
         else:
-            ratelimit.charge_work(len(text), len(refs))
             rows = count_all(text, refs)
     except (TokenizerError, ApiError) as exc:  # (an ApiError: the time budget ran out, or a 429)
         error = exc.message
