@@ -1,4 +1,4 @@
-"""Counts with tools, through the Flask test client: `POST /api/counts` with `tools`.
+"""Counts with tools, through the Flask test client: `POST /api/counts` with `tools` and the Counts page's Tools box.
 
 Oracles: for qwen3 (whose template writes the tools into the prompt) the row's tools cost must be the chat
 API's `tools_tokens` for the same one-message conversation and tools, and both must be transformers'
@@ -9,7 +9,9 @@ Bodies go as raw JSON: the test client's `json=` sorts keys, and qwen3 writes a 
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from typing import Any, Iterator
 
 import pytest
@@ -150,3 +152,68 @@ def test_the_429_names_the_renderings(tmp_path: Any) -> None:
         assert "x 2 renderings x 1 chat templates for the tools' cost" in answer.json["error"]["message"]
     finally:
         get_storage(app).dispose()
+
+
+# --- the Counts page ------------------------------------------------------------------------------
+
+
+def box(page: str) -> str:
+    """What the Tools box holds."""
+    return html.unescape(page.split('id="f-tools"', 1)[1].split(">\n", 1)[1].split("</textarea>")[0])
+
+
+def tools_cells(page: str) -> dict[str, str]:
+    """Each row's tools cell as text, in the table's order (rows with an error have none)."""
+    cells = {}
+    for row in page.split('<tr data-tokenizer="')[1:]:
+        name, rest = row.split('"', 1)
+        cell = re.search(r'<td data-col="tools_tokens">(.*?)</td>', rest.split("</tr>")[0], re.S)
+        if cell:
+            cells[name] = html.unescape(re.sub(r"<[^>]+>", "", cell.group(1))).strip()
+    return cells
+
+
+def test_the_page_shows_the_tools_column_and_keeps_the_box_in_the_url(client: FlaskClient) -> None:
+    typed = json.dumps(TOOLS, indent=2)
+    page = client.get("/counts", query_string={"text": TEXT, "tools": typed, "sort": "-tools_tokens"}).data.decode()
+    assert box(page) == typed and '<details class="chat-tools" id="counts-tools" open>' in page
+    assert 'id="counts-tools-explained"' in page and "3 tools cost each model" in page
+    assert 'aria-sort="descending"' in page.split('data-sort="tools_tokens"')[0].rsplit("<th", 1)[1]
+    shown = tools_cells(page)
+    assert list(shown) == [name for name in sorted(
+        PRESET_NAMES, key=lambda n: (preset_chat_template(n) is None, n != "qwen3", n))
+        if is_installed(name)]  # qwen3 first (the most), the zeros, then the rows without a number
+    if is_installed("qwen3"):
+        assert int(shown["qwen3"].replace(",", "")) == chat_tools_tokens(client, "qwen3")
+    assert shown["cl100k_base"] == NO_TEMPLATE
+    # no tools: no column, and the box is folded
+    plain = client.get("/counts", query_string={"text": TEXT}).data.decode()
+    assert 'data-col="tools_tokens"' not in plain and '<details class="chat-tools" id="counts-tools">' in plain
+
+
+def test_a_bad_box_keeps_what_was_typed_and_says_where(client: FlaskClient) -> None:
+    typed = '[{"type": "function", "function": {"name": 7}}]'
+    page = client.post("/counts", data={"text": TEXT, "tools": typed}).data.decode()
+    assert box(page) == typed and '<details class="chat-tools" id="counts-tools" open>' in page
+    assert 'id="error-tools" role="alert">tools[0].function.name: expected a string, got a number' in page
+    assert 'aria-invalid="true"' in page and 'id="counts-tools-wait"' in page
+    assert 'data-col="tokens"' not in page  # nothing is counted until the tools are right
+    # the live update says it out of band, and clears it once the box is right
+    fragment = client.post("/fragments/counts", data={"text": TEXT, "tools": typed}).data.decode()
+    assert 'id="error-tools" role="alert" hx-swap-oob="true">tools[0].function.name' in fragment
+    fixed = client.post("/fragments/counts", data={"text": TEXT, "tools": "[]"}).data.decode()
+    assert 'id="error-tools" role="alert" hx-swap-oob="true"></p>' in fixed
+    assert 'data-col="tools_tokens"' in fixed and "0 tools cost each model" in fixed
+    # a JSON mistake names its line and column
+    unfinished = client.post("/counts", data={"text": TEXT, "tools": "[{"}).data.decode()
+    assert 'id="error-tools" role="alert">tools: invalid JSON at line 1, column 3' in unfinished
+    assert box(unfinished) == "[{"
+
+
+def test_example_tools_fill_the_box(client: FlaskClient) -> None:
+    fragment = client.post("/fragments/counts", data={"text": TEXT, "tools": "",
+                                                      "action": "counts-tools-example"}).data.decode()
+    assert '<details class="chat-tools" id="counts-tools" open hx-swap-oob="true">' in fragment
+    assert "get_weather" in box(fragment) and 'data-col="tools_tokens"' in fragment
+    page = client.post("/counts", data={"text": TEXT, "action": "counts-tools-example"}).data.decode()
+    assert json.loads(box(page))[0]["function"]["name"] == "get_weather"
