@@ -17,10 +17,12 @@ from typing import Any, Iterator
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from hypothesis import HealthCheck, given, settings
 
 from tests.app.test_chat_api import opened_with_template
-from tests.app.test_chat_tools_api import post_json, transformers_ids
+from tests.app.test_chat_tools_api import _tools as nearly_tools, post_json, transformers_ids
 from tests.conftest import INLINE_ONLY, make_app
+from tests.hypothesis_profiles import examples
 from tests.unit.tokenizer.chat.test_chat_tools import TOOLS
 from webapp.infra.storage import get_storage
 from webapp.tokenizer import PRESET_NAMES, is_installed
@@ -116,6 +118,23 @@ def test_bad_tools_are_a_400_naming_tools_and_the_place(client: FlaskClient, too
     error = answer.json["error"]
     assert error["field"] == "tools" and error["message"].startswith(message), error
     assert error.get("location", {}) == location
+
+
+def test_any_tools_give_an_answer_or_a_400_never_a_500(client: FlaskClient) -> None:
+    @settings(max_examples=examples(30), deadline=None, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @given(tools=nearly_tools)
+    def run(tools: Any) -> None:
+        answer = post_json(client, "/api/counts", {"text": "x", "tokenizers": ["cl100k_base", "qwen3"], "tools": tools})
+        assert answer.status_code in (200, 400), answer.json
+        if answer.status_code == 400:
+            assert answer.json["error"]["field"] == "tools" and answer.json["error"]["message"].startswith("tools")
+        else:  # (null is no tools: the answer as without them)
+            assert all(("tools_tokens" in row) == (tools is not None) for row in answer.json["counts"])
+        page = client.post("/fragments/counts", data={"text": "x", "tools": json.dumps(tools)})
+        assert page.status_code == 200
+
+    run()
 
 
 def test_the_work_counts_each_rendering() -> None:
