@@ -89,6 +89,27 @@ def test_over_the_threshold_the_api_answers_202_and_the_job_equals_the_inline_an
     assert done["result"]["counts"][2]["error"]  # an unknown name is a row with its reason, both ways
 
 
+def test_with_tools_the_job_counts_their_cost_as_the_inline_answer(setup, tmp_path):
+    from tests.unit.tokenizer.chat.test_chat_tools import TOOLS
+    from webapp.tokenizer import is_installed
+    if not is_installed("qwen3"):
+        pytest.skip("the qwen3 preset is not prepared here")
+    _app, client, start_worker = setup
+    worker = start_worker()
+    # 100 x 2 tokenizers is inline without tools; qwen3 renders the text and the tools twice: a job
+    body = json.dumps({"text": _text(100), "tokenizers": ["cl100k_base", "qwen3"], "tools": TOOLS})
+    response = client.post("/api/counts", data=body, content_type="application/json")  # (raw: keys in order)
+    assert response.status_code == 202, response.get_json()
+    done = wait_job(lambda: _job(client, response.get_json()["url"]), worker=worker)
+    assert done["state"] == "done", done
+    inline = make_app(tmp_path / "inline", RATE_LIMIT_WORK="").test_client().post(
+        "/api/counts", data=body, content_type="application/json")
+    assert inline.status_code == 200
+    assert json.loads(client.get(done["result_url"]).get_data()) == inline.get_json()
+    assert inline.get_json()["counts"][0]["tools_note"] == "no chat template"
+    assert inline.get_json()["counts"][1]["tools_tokens"] > 300
+
+
 def test_at_or_under_the_threshold_the_answer_is_inline_and_unchanged(setup):
     _app, client, _start = setup
     response = client.post("/api/counts", json={"text": "a" * 500, "tokenizers": TWO})  # exactly 1,000

@@ -25,6 +25,7 @@ from webapp import create_app
 from webapp.infra.storage import default_sqlite_url
 from webapp.tokenizer import PRESET_NAMES, get_encoding, is_installed
 from webapp.tokenizer.chat.templates import preset_config_path
+from webapp.web.chat.chatting import EXAMPLE_TOOLS
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -190,6 +191,51 @@ def test_counts_sorts_and_opens_a_model(page: Page, console: list[str], screensh
     expect(page).to_have_url(re.compile(r"/bytes\?"))
     expect(page.locator("#f-text")).to_have_value(text)
     expect(page.locator('button[name="tokenizer_preset"][aria-pressed="true"]')).to_have_text(str(name))
+
+
+def test_counts_shows_what_the_tools_cost(page: Page, console: list[str], screenshot: Any, chat_server: str) -> None:
+    if not is_installed("qwen3"):
+        pytest.skip("the qwen3 preset is not installed (make run prepares it)")
+    page.set_viewport_size(VIEWPORTS["laptop"])
+    text = "What's the weather in Paris?"
+    page.goto(f"{chat_server}/counts")
+    page.fill("#f-text", text)
+    expect(page.locator('tr[data-tokenizer="qwen3"] td[data-col="tokens"]')).to_have_text(
+        str(len(qwen_ids(text))))
+    box = page.locator("#f-tools")
+    expect(box).to_be_hidden()  # folded away, and no tools column
+    expect(page.locator('td[data-col="tools_tokens"]')).to_have_count(0)
+    page.locator("#counts-tools summary").click()
+
+    # a mistake is named beside the box, and what was typed stays
+    typed = '[{"type": "function", "function": {"name": 7}}]'
+    box.fill(typed)
+    expect(page.locator("#error-tools")).to_have_text("tools[0].function.name: expected a string, got a number")
+    expect(box).to_have_value(typed)
+
+    # the example fills the box; qwen3's cost is the chat API's for the text as one user message
+    page.locator("#counts-tools-example").click()
+    expect(box).to_have_value(json.dumps(EXAMPLE_TOOLS, ensure_ascii=False, indent=2))
+    expect(page.locator("#error-tools")).to_have_text("")
+    chat = page.request.post(f"{chat_server}/api/tokenizers/qwen3/chat", headers={"Content-Type": "application/json"},
+                             data=json.dumps({"messages": [{"role": "user", "content": text}], "tools": EXAMPLE_TOOLS}))
+    cost = chat.json()["tools_tokens"]
+    assert cost > 100
+    expect(page.locator('tr[data-tokenizer="qwen3"] td[data-col="tools_tokens"]')).to_have_text(f"{cost:,}")
+    expect(page.locator('tr[data-tokenizer="cl100k_base"] td[data-col="tools_tokens"]')).to_have_text(
+        "no chat template")
+    expect(page.locator("#counts-tools-explained")).to_contain_text("what the 2 tools cost each model")
+
+    # sorted by the tools' cost, most first
+    page.locator('button[data-sort="tools_tokens"]').click()
+    expect(page.locator('th[aria-sort="ascending"] button[data-sort="tools_tokens"]')).to_have_count(1)
+    page.locator('button[data-sort="tools_tokens"]').click()
+    expect(page.locator('th[aria-sort="descending"] button[data-sort="tools_tokens"]')).to_have_count(1)
+    expect(page.locator("#counts-table tbody tr").first).to_have_attribute("data-tokenizer", "qwen3")
+    expect(box).to_have_value(json.dumps(EXAMPLE_TOOLS, ensure_ascii=False, indent=2))
+    screenshot("counts-tools-wide")
+    page.set_viewport_size(VIEWPORTS["phone"])
+    screenshot("counts-tools-phone")
 
 
 def test_counts_without_javascript(browser: Browser, chat_server: str) -> None:

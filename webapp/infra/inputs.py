@@ -331,21 +331,24 @@ def read_messages(value: Any, limits: Limits, *, form: bool = False) -> tuple[di
     return validate_messages(value, limits.chat)
 
 
-def read_tools(value: Any, limits: Limits, *, form: bool = False) -> tuple[dict[str, Any], ...] | None:
+def read_tools(value: Any, limits: Limits, *, form: bool = False,
+               field: str | None = None) -> tuple[dict[str, Any], ...] | None:
     """The function specs a chat template is given; None: no tools (absent, null, or a page's empty
-    `chat_tools` box), which is not the same as `[]` for a template (transformers passes both as they are).
+    tools box), which is not the same as `[]` for a template (transformers passes both as they are).
 
-    A page's `chat_tools` field is that list as JSON text, refused over twice LIMIT_TEXT_CHARS before it is
-    parsed (typed JSON is indented); the specs' compact JSON must then be within LIMIT_TEXT_CHARS."""
+    `field` names them in errors: by default "tools" in the API and "chat_tools" (the Chat view's box)
+    for a page. A page's field is that list as JSON text, refused over twice LIMIT_TEXT_CHARS before it
+    is parsed (typed JSON is indented); the specs' compact JSON must then be within LIMIT_TEXT_CHARS."""
     if form:
+        name = field or "chat_tools"
         if not isinstance(value, str):
-            raise _wrong_type("chat_tools", "the tools as JSON text", value)
+            raise _wrong_type(name, "the tools as JSON text", value)
         if not value.strip():
             return None
         if len(value) > 2 * limits.text_chars:
-            raise _over("chat_tools", "characters", len(value), 2 * limits.text_chars, "LIMIT_TEXT_CHARS")
-        return validate_tools(parse_json(value, "chat_tools"), limits.chat, field="chat_tools")
-    return None if value is None else validate_tools(value, limits.chat)
+            raise _over(name, "characters", len(value), 2 * limits.text_chars, "LIMIT_TEXT_CHARS")
+        return validate_tools(parse_json(value, name), limits.chat, field=name)
+    return None if value is None else validate_tools(value, limits.chat, field=field or "tools")
 
 
 MAX_COUNT_TOKENIZERS = 32

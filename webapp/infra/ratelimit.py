@@ -188,10 +188,15 @@ def work_limits() -> list[RateLimitItem]:
 def charge_work(chars: int, tokenizers: int = 1) -> None:
     """Charge this request's work (characters x tokenizers) to its client before it starts;
     a 429 with Retry-After when that would go over RATE_LIMIT_WORK (issue 28, row 6)."""
+    charge_units(max(0, int(chars)) * max(1, int(tokenizers)), f"{chars:,} characters x {tokenizers:,} tokenizers")
+
+
+def charge_units(units: int, what: str) -> None:
+    """Charge `units` of work (in characters x tokenizers) that `what` spells out for the message
+    (Counts with tools adds its renderings: webapp.web.counts.kinds)."""
     items = work_limits()
     limiter: Limiter | None = current_app.extensions.get(EXTENSION_KEY)
-    units = max(0, int(chars)) * max(1, int(tokenizers))
-    if not items or limiter is None or units == 0:
+    if not items or limiter is None or units <= 0:
         return
     strategy = limiter.limiter
     key = client_key()
@@ -201,7 +206,7 @@ def charge_work(chars: int, tokenizers: int = 1) -> None:
             retry = max(1, math.ceil(reset - time.time()))
             spec = current_app.config["RATE_LIMIT_WORK"]
             raise ApiError(f"rate: too much work from your address: this request is {units:,} units "
-                           f"({chars:,} characters x {tokenizers:,} tokenizers), over the budget of "
+                           f"({what}), over the budget of "
                            f"{item.amount:,} per {item.GRANULARITY.name} (setting RATE_LIMIT_WORK = {spec!r}); "
                            f"try again in {retry:,} s", field="rate", status=429, retry_after=retry,
                            location={"retry_after": retry, "units": units})

@@ -28,6 +28,7 @@ from webapp.opened import active as act
 from webapp.opened.store import Loaded
 from webapp.tokenizer import (
     ChatTemplate,
+    OutOfTime,
     TokenizerError,
     is_preset,
     load_json,
@@ -114,6 +115,8 @@ def render_and_count(entry: Loaded, messages: Sequence[Mapping[str, Any]], add_g
     if tools is not None:
         try:
             without = len(act.chat_ids(entry, rendered(None)))
+        except OutOfTime:  # (the request's time budget: not the template's doing, so not swallowed below)
+            raise
         except TokenizerError:  # (a template that insists on tools: the count with them still stands)
             without = None
     return ChatCount(text, ids, frozenset(entry.tok.special_tokens), origin,

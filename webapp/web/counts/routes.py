@@ -1,24 +1,29 @@
 """Counts (blueprint `counts`): every preset's token count of one text.
 
-- `POST /api/counts` - `{"text"[, "tokenizers": [names or ids]]}` ->
+- `POST /api/counts` - `{"text"[, "tokenizers": [names or ids]][, "tools": [specs]]}` ->
   `{"chars", "bytes", "counts": [{"tokenizer", "tokens", "chars_per_token",
-  "bytes_per_token"[, "error"]}]}`, every preset by default, in the
-  registry's order.
-- `GET|POST /counts` - the page: the text, a sortable table (`sort`: a column,
+  "bytes_per_token"[, "error"][, "tools_tokens"[, "tools_note"]]}]}`, every
+  preset by default, in the registry's order; with `tools` (the chat API's
+  function specs) each row adds what they cost that tokenizer
+  (webapp.web.counts.counting.tools_cost).
+- `GET|POST /counts` - the page: the text, an optional Tools box (the Chat
+  view's, `tools`: the specs as JSON), a sortable table (`sort`: a column,
   "-" before it for descending) whose rows open that model on the Bytes page;
   `POST /fragments/counts` is its live update (htmx). State lives in the form
-  and the URL (`?text=...&sort=-tokens`), so it works without JavaScript.
+  and the URL (`?text=...&tools=...&sort=-tokens`), so it works without JavaScript.
 
-Characters x tokenizers over `JOB_COUNTS_WORK` is counted by a job
-(webapp.web.counts.kinds): the API answers 202 with the job, the page shows
-the job panel, replaced by the same table once the job is done (the "counts"
-done view below). Either way the client is charged the work first.
+Characters x tokenizers (with tools, plus the templates' renderings) over
+`JOB_COUNTS_WORK` is counted by a job (webapp.web.counts.kinds): the API
+answers 202 with the job, the page shows the job panel, replaced by the same
+table once the job is done (the "counts" done view below). Either way the
+client is charged the work first.
 
 What it does not do: encode (webapp.web.counts.counting).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -31,8 +36,9 @@ from webapp.infra.errors import ApiError
 from webapp.jobs import views as job_views
 from webapp.jobs.registry import done_view
 from webapp.jobs.store import Job
+from webapp.web.chat.chatting import EXAMPLE_TOOLS
 from webapp.web.counts.counting import (
-    SORT_KEYS, CountRow, count_all, counts_json, default_refs, read_sort, rows_of, sorted_rows,
+    SORT_KEYS, TOOLS_KEY, CountRow, Tools, count_all, counts_json, default_refs, read_sort, rows_of, sorted_rows,
 )
 from webapp.web.counts.kinds import KIND, counts_job
 from webapp.tokenizer import TokenizerError
@@ -53,52 +59,71 @@ EXAMPLE_TEXT = (
 )
 
 
+#: The page's button that fills the Tools box (as the Chat view's "Example tools").
+EXAMPLE_ACTION = "counts-tools-example"
+
+
 @bp.post("/api/counts")
 def api_counts() -> Response:
-    data = read_json_object(("text", "tokenizers"), ("text",))
+    data = read_json_object(("text", "tokenizers", "tools"), ("text",))
     limits = inputs.current_limits()
     text = inputs.read_text(data["text"], limits)
     refs = inputs.read_tokenizer_refs(data["tokenizers"]) if data.get("tokenizers") is not None else default_refs()
-    job = counts_job(text, refs)  # over JOB_COUNTS_WORK: charged, then 202 and a job
+    tools = inputs.read_tools(data.get("tools"), limits)
+    job = counts_job(text, refs, tools)  # charged; over JOB_COUNTS_WORK: 202 and a job
     if job is not None:
         return job_views.accepted(job)
-    ratelimit.charge_work(len(text), len(refs))
-    return jsonify(counts_json(text, count_all(text, refs)))
+    return jsonify(counts_json(text, count_all(text, refs, tools=tools)))
 
 
-def _table(text: str, rows: list[CountRow], sort: str) -> dict[str, Any]:
+def _table(text: str, rows: list[CountRow], sort: str, tools: Tools | None) -> dict[str, Any]:
     """What the results table shows of counted rows (inline or from a job)."""
     linked = len(text) <= LINK_TEXT_CHARS
     return {
-        "rows": sorted_rows(rows, sort), "sort": sort, "sort_keys": SORT_KEYS,
+        "rows": sorted_rows(rows, sort), "sort": sort,
+        "sort_keys": SORT_KEYS if tools is None else (*SORT_KEYS, TOOLS_KEY), "tools_given": tools,
         "chars": len(text), "n_bytes": len(text.encode("utf-8")),
         "open_link": lambda name: "/bytes?" + urlencode({"tokenizer": name, **({"text": text} if linked else {})}),
         "link_has_text": linked,
     }
 
 
+def _tools_field(fields: Mapping[str, Any]) -> str:
+    """The Tools box as typed ("Example tools" fills it in; empty: no tools)."""
+    if fields.get("action") == EXAMPLE_ACTION:
+        return json.dumps(EXAMPLE_TOOLS, ensure_ascii=False, indent=2)
+    raw = fields.get("tools")
+    return raw if isinstance(raw, str) else ""
+
+
 def _context(fields: Mapping[str, Any]) -> dict[str, Any]:
     raw = fields.get("text")
     text_field = raw if isinstance(raw, str) else EXAMPLE_TEXT
+    tools_field = _tools_field(fields)
     sort = read_sort(fields.get("sort_by") or fields.get("sort"))
     limits = inputs.current_limits()
-    error = None
+    read, found = inputs.collect({  # (both boxes' problems at once)
+        "text": lambda: inputs.read_text(text_field, limits, form=True),
+        "tools": lambda: inputs.read_tools(tools_field, limits, form=True, field="tools"),
+    })
+    errors: dict[str, TokenizerError | ApiError] = dict(found)
+    text, tools = read.get("text", ""), read.get("tools")
     rows: list[CountRow] = []
-    text = ""
     panel = None
-    try:
-        text = inputs.read_text(text_field, limits, form=True)
-        refs = default_refs()
-        job = counts_job(text, refs)  # a long text: charged, then the job's panel in the results
-        if job is not None:
-            panel = Markup(job_views.render_panel(job, KIND))
-        else:
-            ratelimit.charge_work(len(text), len(refs))
-            rows = count_all(text, refs)
-    except (TokenizerError, ApiError) as exc:  # (an ApiError: the time budget ran out, or a 429)
-        error = exc.message
-    return {"tool": "counts", "title": "Counts", "state": {"text": text_field, "sort": sort}, "error": error,
-            "job_panel": panel, **_table(text, rows, sort)}
+    if not errors:
+        try:
+            job = counts_job(text, default_refs(), tools)  # charged; a long text: the job's panel in the results
+            if job is not None:
+                panel = Markup(job_views.render_panel(job, KIND))
+            else:
+                rows = count_all(text, default_refs(), tools=tools)
+        except (TokenizerError, ApiError) as exc:  # (the time budget ran out, or a 429: said under the text)
+            errors["text"] = exc
+    error = errors.get("text")
+    return {"tool": "counts", "title": "Counts", "state": {"text": text_field, "tools": tools_field, "sort": sort},
+            "error": error.message if error else None, "errors": errors,
+            "tools_changed": fields.get("action") == EXAMPLE_ACTION, "tools_sent": "tools" in fields,
+            "job_panel": panel, **_table(text, rows, sort, None if errors else tools)}
 
 
 @bp.route("/counts", methods=["GET", "POST"])
@@ -109,7 +134,7 @@ def counts_page() -> str:
 @bp.post("/fragments/counts")
 def counts_fragment() -> str:
     context = _context(request.form)
-    return render_template("partials/counts_results.html", fragment_error=context["error"], **context)
+    return render_template("partials/counts_fragment.html", fragment_error=context["error"], **context)
 
 
 def _shown_sort() -> str:
@@ -125,4 +150,5 @@ def _shown_sort() -> str:
 def _counted(job: Job, result: Any, params: dict[str, Any]) -> str:
     """A finished counts job: the table the inline path renders for the same text."""
     return render_template("partials/counts_results.html",
-                           job_panel=None, **_table(str(params["text"]), rows_of(result), _shown_sort()))
+                           job_panel=None, **_table(str(params["text"]), rows_of(result), _shown_sort(),
+                                                    params.get("tools")))
