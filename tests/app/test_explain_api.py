@@ -109,3 +109,10 @@ def test_the_page_form_is_explained_as_the_page_encodes_it(client):
     body = r.get_json()
     assert [b["cause"] for b in body["boundaries"]][:2] == ["blocked", "no_rule"]
     assert body["tokens"][0] == {"start": 0, "end": 2}
+
+
+def test_a_bad_page_form_is_a_json_error_naming_the_field(client):
+    # (static/explain.js shows error.message in the gap's box, not a generic sentence)
+    r = client.post("/fragments/explain", data={"text": "low", "merges": "108 111", "pretokenize": "gpt2"})
+    assert r.status_code == 400 and r.is_json
+    assert r.get_json()["error"]["field"] == "merges" and "line 1" in r.get_json()["error"]["message"]

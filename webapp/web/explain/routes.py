@@ -22,11 +22,14 @@ from flask import Blueprint, Response, jsonify, request
 from webapp import tokenizer as tk
 from webapp.infra import inputs
 from webapp.infra.body import read_json_object
-from webapp.infra.errors import ApiError
+from webapp.infra.errors import ApiError, json_error
 from webapp.opened import active as act
 from webapp.web.explain.explaining import check_size, check_story, explain_active, read_story
 
 bp = Blueprint("explain", __name__)
+# (every error as JSON, /fragments/explain's too: the page's script shows its message where the box was)
+bp.register_error_handler(ApiError, json_error)
+bp.register_error_handler(tk.TokenizerError, json_error)
 
 
 @bp.post("/api/tokenizers/<tokenizer_id>/explain")
