@@ -316,11 +316,6 @@ _SIZE = {0xC: 2, 0xD: 2, 0xE: 3, 0xF: 4}
 _SMALLEST = {1: 0, 2: 0x80, 3: 0x800, 4: 0x10000}
 
 
-def fits_shape(shape: str | None, pattern: str | None = None) -> Fits:
-    """`Fits` for pieces of `shape` (None: any text), whose classes `pattern`'s refine."""
-    return Fits(shape, pattern)
-
-
 def _ends(model: PieceModel, ids: tuple[int, ...]) -> list[int]:
     out, total = [], 0
     for token in ids:
@@ -329,4 +324,4 @@ def _ends(model: PieceModel, ids: tuple[int, ...]) -> list[int]:
     return out
 
 
-__all__ = ["CROSSED", "FINAL", "UNKNOWN", "Crossing", "Fits", "PieceModel", "fits_shape", "piece_model"]
+__all__ = ["CROSSED", "FINAL", "UNKNOWN", "Crossing", "Fits", "PieceModel", "piece_model"]

@@ -16,7 +16,7 @@ from itertools import accumulate
 from functools import lru_cache
 from typing import Any, Iterator
 
-from webapp.tokenizer.prompt.crossing import FINAL, Crossing, PieceModel, fits_shape, piece_model
+from webapp.tokenizer.prompt.crossing import FINAL, Crossing, Fits, PieceModel, piece_model
 from webapp.tokenizer.prompt.splits import Settled, settled
 from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, implied_byte_vocab
 from webapp.tokenizer.loaded import LoadedTokenizer
@@ -155,7 +155,7 @@ def _inside_piece(model: PieceModel, model_text: str, tokens: list[Any], found: 
     piece = [t for t in tokens if t.start >= until]
     short = found.short - until if found.short is not None else None
     crossing = Crossing(model, data[until:keeps], [t.id for t in piece], [t.end - until for t in piece],
-                        fits_shape(found.shape, found.pattern), short)
+                        Fits(found.shape, found.pattern), short)
     verdicts = crossing.decide()
     for verdict in verdicts:
         if verdict != FINAL:
@@ -181,7 +181,7 @@ def _composed_ends(model: PieceModel, model_text: str, tokens: list[Any], found:
     verdicts: list[list[str]] = []
     for composed in [tail, *compositions(tail)][:COMPOSITIONS]:
         crossing = Crossing(model, kept + composed.encode("utf-8"), [t.id for t in piece], [t.end - until for t in piece],
-                            fits_shape(found.shape, found.pattern), len(kept))
+                            Fits(found.shape, found.pattern), len(kept))
         verdicts.append(crossing.decide())
     proven = stable
     base = sum(1 for t in tokens if t.end <= until)
