@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any, Iterator
 
 from webapp.tokenizer.prompt.crossing import FINAL, Crossing, Fits, PieceModel, piece_model
-from webapp.tokenizer.prompt.splits import Settled, settled
+from webapp.tokenizer.prompt.splits import Settled, compositions, settled
 from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, implied_byte_vocab
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.stages.splitters import FilePipeline
@@ -175,8 +175,8 @@ def _composed_ends(model: PieceModel, model_text: str, tokens: list[Any], found:
     until, keeps = found.until, found.keeps or 0
     tail = data[keeps:].decode("utf-8", "surrogatepass")
     piece = [t for t in tokens if until <= t.start and t.end <= keeps]
-    if len(tail) != 1 or not piece:
-        return stable
+    if len(tail) != 1 or unicodedata.combining(tail) or not piece:
+        return stable  # (a mark held back may be reordered after another one: anything may stand there)
     kept = data[until:keeps]
     verdicts: list[list[str]] = []
     for composed in [tail, *compositions(tail)][:COMPOSITIONS]:
@@ -190,25 +190,6 @@ def _composed_ends(model: PieceModel, model_text: str, tokens: list[Any], found:
             break
         proven = max(proven, base + index + 1)
     return proven
-
-
-@lru_cache(maxsize=1)
-def _by_first() -> dict[str, list[str]]:
-    """Every character with a canonical decomposition, by the first character of that decomposition."""
-    out: dict[str, list[str]] = {}
-    for code in range(0x110000):
-        ch = chr(code)
-        parts = unicodedata.normalize("NFD", ch)
-        if parts != ch and not 0xD800 <= code < 0xE000 and unicodedata.normalize("NFC", ch) == ch:
-            out.setdefault(parts[0], []).append(ch)
-    return out
-
-
-def compositions(ch: str) -> list[str]:
-    """The characters `ch` composes into with marks after it (NFC: "e" + U+0301 is "é")."""
-    own = unicodedata.normalize("NFD", ch)
-    return [d for d in _by_first().get(own[0], []) if d != ch and unicodedata.normalize("NFD", d).startswith(own)
-            and unicodedata.normalize("NFC", ch + unicodedata.normalize("NFD", d)[len(own):]) == d]
 
 
 def _healing(model: PieceModel, last: bytes) -> tuple[int, list[tuple[int, bytes]]]:

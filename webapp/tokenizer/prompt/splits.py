@@ -122,6 +122,19 @@ def _normalizer_reach(node: Any, text: str) -> int | None:
     return None
 
 
+def _held(node: Any, model_text: str, fixed: int) -> list[str]:
+    """What the one character an NFC or NFKC normalizer holds back (the model's text's last) may become
+    in a longer text: itself or a character it composes into. Empty when that is not the case."""
+    kinds = {n.get("type") for n in (node.get("normalizers", []) if node and node.get("type") == "Sequence"
+                                     else [node]) if n}
+    if fixed != len(model_text) - 1 or not kinds or not kinds <= {"NFC", "NFKC"}:
+        return []
+    last = model_text[-1]
+    if unicodedata.combining(last):
+        return []  # (a mark held back may be reordered after another one: anything may stand there)
+    return [last, *compositions(last)]
+
+
 def _last_starter(text: str) -> int:
     """The text's last starter (combining class 0) that does not compose with its left neighbour: no
     following character reorders anything before it, or composes with anything but it."""
@@ -153,6 +166,25 @@ def _composition_firsts() -> frozenset[str]:
                 and unicodedata.normalize("NFC", ch) == ch:  # (not excluded from composition)
             firsts.add(chr(int(mapping.split()[0], 16)))
     return frozenset(firsts)
+
+
+@lru_cache(maxsize=1)
+def _by_first() -> dict[str, list[str]]:
+    """Every character with a canonical decomposition, by the first character of that decomposition."""
+    out: dict[str, list[str]] = {}
+    for code in range(0x110000):
+        ch = chr(code)
+        parts = unicodedata.normalize("NFD", ch)
+        if parts != ch and not 0xD800 <= code < 0xE000 and unicodedata.normalize("NFC", ch) == ch:
+            out.setdefault(parts[0], []).append(ch)
+    return out
+
+
+def compositions(ch: str) -> list[str]:
+    """The characters `ch` composes into with marks after it (NFC: "e" + U+0301 is "é")."""
+    own = unicodedata.normalize("NFD", ch)
+    return [d for d in _by_first().get(own[0], []) if d != ch and unicodedata.normalize("NFD", d).startswith(own)
+            and unicodedata.normalize("NFC", ch + unicodedata.normalize("NFD", d)[len(own):]) == d]
 
 
 @dataclass(frozen=True)
@@ -192,9 +224,11 @@ class _Piece:
     pattern: str | None = None  # (GROWS: the split pattern the shape comes from)
 
 
-def _pieces(plan: list[_Split], text: str, fixed: int, added: list[tuple[int, int]]) -> list[_Piece]:
+def _pieces(plan: list[_Split], text: str, fixed: int, added: list[tuple[int, int]],
+            held: Sequence[str] = ()) -> list[_Piece]:
     """The pieces of `text` (character spans) with their status, split by each pattern in turn; `fixed`:
-    the characters of `text` every longer text keeps (the rest the normalizer may still change).
+    the characters of `text` every longer text keeps (the rest the normalizer may still change; `held`:
+    what the one character it holds back may become, when that is known).
 
     Each stretch between matched added tokens is split on its own; those before the last added token
     are final (the added tokens that end in the kept text are: a longer one would start in the text's
@@ -215,7 +249,8 @@ def _pieces(plan: list[_Split], text: str, fixed: int, added: list[tuple[int, in
         pieces = [run]
         for split in plan:
             compiled = regex.compile(split.pattern)
-            pieces = [child for piece in pieces for child in _split_piece(split.pattern, compiled, text, piece, fixed)]
+            pieces = [child for piece in pieces
+                      for child in _split_piece(split.pattern, compiled, text, piece, fixed, held)]
         out += pieces
     return out
 
@@ -226,7 +261,8 @@ def _char_spans(spans: list[tuple[int, int]], offsets: list[int]) -> list[tuple[
     return [(at[s], at[e]) for s, e in spans if s in at and e in at]
 
 
-def _split_piece(pattern: str, compiled: Any, text: str, parent: _Piece, fixed: int) -> list[_Piece]:
+def _split_piece(pattern: str, compiled: Any, text: str, parent: _Piece, fixed: int,
+                 held: Sequence[str] = ()) -> list[_Piece]:
     spans: list[tuple[int, int, bool]] = []  # (start, end, a match?)
     done = parent.start
     for m in compiled.finditer(text, parent.start, parent.end):
@@ -243,6 +279,10 @@ def _split_piece(pattern: str, compiled: Any, text: str, parent: _Piece, fixed: 
     wanted = sorted({a for s, e, is_match in spans
                      for a in ([s] if is_match else [*range(s, min(e, fixed)), e]) if a < len(text)})
     stops = dict(zip(wanted, reaches_of(pattern)(text, wanted, fixed).tolist()))  # (every attempt at once)
+    if held:  # (an attempt that reads the held-back character stops there whatever it becomes: it is kept)
+        one = reach_of(pattern)
+        for at in [a for a, stopped in stops.items() if not stopped and a < fixed]:
+            stops[at] = all(one(text[:fixed] + ch, at, fixed + 1) for ch in held)
 
     def reach(at: int) -> bool:
         return bool(stops.get(at, at >= fixed))
@@ -348,7 +388,8 @@ def settled(tokenizer: Tokenizer, text: str, model_text: str, pretokens: list[tu
     if not model_text.startswith(kept_model):
         return Settled(0, None, "its normalizer's output could not be followed")
     offsets = _byte_offsets(model_text)
-    pieces = _pieces(plan, model_text, len(kept_model), _char_spans(list(added), offsets))
+    held = _held(desc.get("normalizer"), model_text, len(kept_model))
+    pieces = _pieces(plan, model_text, len(kept_model), _char_spans(list(added), offsets), held)
     spans = [(offsets[p.start], offsets[p.end]) for p in pieces]
     if pretokens is None:
         followed = token_ends is not None and all(end in token_ends for _, end in spans)
