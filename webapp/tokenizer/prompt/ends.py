@@ -99,6 +99,22 @@ def _spelled(tokenizer: Tokenizer, model: PieceModel, text: str) -> tuple[str, l
     return model_text, [_Token(i, e - len(d), e) for i, d, e in zip(ids, spelt, ends)]
 
 
+def _matched(tokenizer: Tokenizer, text: str, pretokens: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans of the added tokens the file's splitter matched (not a piece the model merged into a token
+    that happens to be an added one): its parts walked beside the trace's pieces, one span for each."""
+    if not isinstance(tokenizer.split, FilePipeline) or tokenizer.pipeline is None:
+        return []
+    spans = iter(pretokens)
+    out = []
+    for added_id, value in tokenizer.pipeline.parts(text, frozenset()):
+        if added_id is not None:
+            out.append(next(spans, (-1, -1)))
+        else:
+            for _ in value:
+                next(spans, None)
+    return out
+
+
 def prompt_end(tokenizer: Tokenizer, text: str, *, traced: bool = False) -> PromptEnd:
     """The prompt-end answer for `text` (see the module docstring). The tokens' spans come from the fast
     encode when it spells the text back, else (or with `traced`: the tests compare both) from a trace."""
@@ -116,11 +132,7 @@ def prompt_end(tokenizer: Tokenizer, text: str, *, traced: bool = False) -> Prom
         tokens = list(trace.tokens)
         model_text = trace.text if trace.text is not None else text
         pretokens = trace.pretokens
-        # (the added tokens the split matched: always-matched ones standing as their own piece)
-        always = {t.id for t in tokenizer.pipeline.added if not t.special} if tokenizer.pipeline is not None else set()
-        pieces = set(trace.pretokens)
-        added = [(tokens[i].start, tokens[i].end) for i in added_at
-                 if tokens[i].id in always and (tokens[i].start, tokens[i].end) in pieces]
+        added = _matched(tokenizer, text, trace.pretokens) if added_at else []
     ids = [t.id for t in tokens]
     out = PromptEnd(ids, len(ids), spans=[(t.start, t.end) for t in tokens])
     if not ids:

@@ -189,26 +189,35 @@ def compositions(ch: str) -> list[str]:
 
 @dataclass(frozen=True)
 class _AddedStarts:
-    """Every proper prefix of the added tokens a file always matches (made once per tokenizer)."""
+    """Every proper prefix of the added tokens a file always matches, matched in the text as typed (`raw`)
+    or in the normalized text (`normal`, their normalized content), made once per tokenizer."""
 
-    starts: frozenset[str]
+    raw: frozenset[str]
+    normal: frozenset[str]
     longest: int
 
     @classmethod
     def of(cls, tokenizer: Tokenizer) -> "_AddedStarts":
         pipeline = tokenizer.pipeline
-        contents = [t.content for t in pipeline.added if not t.special] if pipeline is not None else []
-        return cls(frozenset(c[:k] for c in contents for k in range(1, len(c))), max(map(len, contents), default=0))
+        always = [t for t in pipeline.added if not t.special] if pipeline is not None else []
+        raw = [t.content for t in always if not t.normalized]
+        normal = [pipeline.token_text[t.id] for t in always if t.normalized] if pipeline is not None else []
+        return cls(_starts(raw), _starts(normal), max(map(len, raw + normal), default=0))
 
 
-def _added_reach(tokenizer: Tokenizer, text: str) -> int:
-    """Characters at the end of `text` that could become the start of an added token matched in any text
-    (special tokens are text here, so only those the file always matches)."""
+def _starts(contents: list[str]) -> frozenset[str]:
+    return frozenset(c[:k] for c in contents for k in range(1, len(c)))
+
+
+def _added_reach(tokenizer: Tokenizer, text: str, normalized: bool = False) -> int:
+    """Characters at the end of `text` (as typed, or `normalized`) that could become the start of an added
+    token matched in any text (special tokens are text here, so only those the file always matches)."""
     if not isinstance(tokenizer.split, FilePipeline):
         return 0  # (a playground split matches no added token: special tokens are text here)
     added = tokenizer.loaded.built.get(_AddedStarts, lambda: _AddedStarts.of(tokenizer))
+    starts = added.normal if normalized else added.raw
     for size in range(min(added.longest - 1, len(text)), 0, -1):
-        if text[len(text) - size:] in added.starts:
+        if text[len(text) - size:] in starts:
             return size
     return 0
 
@@ -389,7 +398,9 @@ def settled(tokenizer: Tokenizer, text: str, model_text: str, pretokens: list[tu
         return Settled(0, None, "its normalizer's output could not be followed")
     offsets = _byte_offsets(model_text)
     held = _held(desc.get("normalizer"), model_text, len(kept_model))
-    pieces = _pieces(plan, model_text, len(kept_model), _char_spans(list(added), offsets), held)
+    fixed = min(len(kept_model), len(model_text) - _added_reach(tokenizer, model_text, normalized=True))
+    held = held if fixed == len(kept_model) else []
+    pieces = _pieces(plan, model_text, fixed, _char_spans(list(added), offsets), held)
     spans = [(offsets[p.start], offsets[p.end]) for p in pieces]
     if pretokens is None:
         followed = token_ends is not None and all(end in token_ends for _, end in spans)

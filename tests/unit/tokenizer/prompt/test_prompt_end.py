@@ -98,8 +98,10 @@ PRESET_TEXTS = [
     "The price is 3.1",
     "Hello world  ",  # in whitespace
     "first line\n\n",
+    "a :\n  ",  # (gemma3: "▁▁" is an added token's id the model also makes: not a split)
     "tab\t",
     "cafe\u0301",  # after a combining mark (decomposed é)
+    "dy; \u094d",  # a mark after a space (appended marks may reorder before it)
     "nai\u0308ve and a\u0301",
     "family: \U0001F468\u200d\U0001F469\u200d",  # inside an emoji sequence
     "flag \U0001F1FA",
