@@ -150,6 +150,7 @@ def prompt_end(tokenizer: Tokenizer, text: str, *, traced: bool = False) -> Prom
         # (the normalizer holds the last character back: the marks it composes with change it)
         own = unicodedata.normalize("NFD", text[-1])
         hints += [unicodedata.normalize("NFD", d)[len(own):].encode("utf-8") for d in compositions(text[-1])[:4]]
+        hints += [ch.encode("utf-8") for ch in _put_before(text[-1])]
     if stable < len(ids):
         _witness(tokenizer, text, out, _tried(model, hints, out.examples, tokenizer.writes_metaspace))
     if out.undecided and found.keeps is not None:
@@ -202,6 +203,17 @@ def _composed_ends(model: PieceModel, model_text: str, tokens: list[Any], found:
             break
         proven = max(proven, base + index + 1)
     return proven
+
+
+def _put_before(mark: str) -> list[str]:
+    """A few marks that canonical ordering puts before `mark` (a lower class, near it: its own script's
+    first, then U+0334), so appending one changes what stands after the last starter."""
+    own = unicodedata.combining(mark)
+    if own <= 1:
+        return []
+    near = [chr(c) for c in range(max(ord(mark) - 0x80, 0), ord(mark) + 0x80)
+            if 0 < unicodedata.combining(chr(c)) < own]
+    return [*near[:3], "\u0334"]
 
 
 def _healing(model: PieceModel, last: bytes) -> tuple[int, list[tuple[int, bytes]]]:
