@@ -1,19 +1,6 @@
 """The one place where request data becomes engine input.
 
-Pages (form fields: always strings, typed by people) and the JSON API (parsed
-JSON values, or the same typed strings) both go through the `read_*`
-functions here. Each one
-
-1. parses typed text with `webapp.tokenizer.formats.textformats` (line/column errors),
-2. applies the configurable limits from `app.config` (`LIMIT_*`) with a
-   message that states the limit, before any expensive work,
-3. hands the value to the engine's `validate_*` / `compile_byte_merges`,
-
-and raises `TokenizerError` (with `field`) on any problem. Nothing here runs
-an encoding or renders anything. The key of each compiled byte-level merge
-list is kept in a bounded cache (webapp.tokenizer.caches) so typing in the
-text box does not re-validate a big merge list on every keystroke. The
-Vocabulary's query-string fields are read in webapp.infra.vocab_inputs.
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

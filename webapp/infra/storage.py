@@ -1,30 +1,11 @@
 """Content-addressed, immutable storage for shared states and other blobs.
 
-What it does:
-
-- Keeps byte strings ("blobs") of a named kind ("state" for share links,
-  "tokenizer" for loaded tokenizer files, ...) in one SQL table, reached
-  through a single SQLAlchemy URL: a SQLite file in the app's instance folder
-  by default, PostgreSQL when the URL says so (``postgresql://...``; the
-  psycopg 3 driver is used).
-- The id of a blob is derived from its kind and bytes (a truncated SHA-256 in
-  lowercase base32), so the same content always gets the same id, storing it
-  twice is a no-op, and stored rows are never updated.
-- Creates or migrates the schema on start-up. A `playground_schema_version`
-  table records the version; an older database is brought forward by the
-  ordered migrations below, under a lock so several workers starting at once
-  migrate exactly once. A database newer than the code is refused clearly.
-
 What it does not do: interpret the bytes (web/share/routes.py turns states
 into canonical JSON, webapp/opened/store.py stores opened tokenizer
 files, webapp/jobs/store.py job parameters and results), delete or
 expire anything, or know about HTTP beyond `init_app` / `get_storage`.
 
-Public API for other modules (inside a request or app context)::
-
-    from webapp.infra.storage import put_blob, get_blob
-    blob_id = put_blob("tokenizer", data)        # -> 16-char id, same bytes -> same id
-    data = get_blob("tokenizer", blob_id)        # -> bytes, or None if unknown/malformed
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

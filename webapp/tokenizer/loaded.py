@@ -1,23 +1,6 @@
 """`LoadedTokenizer`: any imported tokenizer in the playground's terms.
 
-- Byte level (GPT-2's byte-to-character alphabet, tiktoken ranks, minbpe):
-  merges are `(left, right, new)` ids where 0..255 are the raw bytes, exactly
-  what `encode` takes. Real files number their single-byte tokens in their
-  own order (GPT-2 gives "!" id 0), so `id_map` records, for every playground
-  id whose file id differs, the file's id; `file_ids()` applies it to encoded
-  ids. Merged tokens keep their file ids whenever those are all >= 256 (then
-  only the 256 byte ids are relabelled).
-- Character level (Hugging Face BPE without the byte alphabet): string merges
-  `(left, right)` and the file's `{token: id}` vocab, as `bpe_encode_text` takes.
-
-The two units differ in how ids, bytes and rules are read; `ByteUnit` and
-`CharUnit` hold those differences, and `LoadedTokenizer.unit` picks one, so
-the readers of a tokenizer ask it rather than branch on `level`.
-
-A shared leaf of the package (it imports only leaves: errors.py, the byte
-decode and the byte alphabet): file formats build it (formats/), its stages
-are built from it (stages/), presets are loaded as one (presets/). What it
-does not do: parse, export, encode or store.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

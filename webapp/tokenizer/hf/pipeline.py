@@ -1,26 +1,9 @@
 """What a tokenizer.json does around its BPE model, done the way `tokenizers` does it.
 
-`read_pipeline(data)` takes the parsed file and returns a canonical JSON
-description (stored with the tokenizer) and notes for what it leaves out.
-`compile_pipeline(description)` gives a `Pipeline` that turns a text into
-parts, as the library's `encode` does before the model runs:
-
-1. added tokens whose `normalized` is false are cut out of the raw text
-   (longest match first, with their lstrip / rstrip / single_word rules);
-2. each remaining stretch is normalized on its own, then added tokens whose
-   `normalized` is true are cut out of the normalized text;
-3. each remaining stretch is pre-tokenized into pieces.
-
-A part is either one added token (its id) or a list of pieces for the model.
-`Pipeline.decode` turns token strings back into text with the file's decoder
-(or joins them with spaces when the file has none, as the library does).
-
-The post-processor's ids for a single text (`TemplateProcessing`, Roberta /
-Bert processors) are kept as `post_before` / `post_after` (what
-`add_special_tokens` adds; hf/model.py reads them).
-
 What it does not do: the BPE itself (hf/model.py), pairs of texts,
 truncation or padding, offsets.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -28,8 +28,9 @@ class OpenModelEncoding(Encoding):
     work as in tiktoken when given (special tokens not allowed stay text, as
     with the library's `encode_special_tokens`; added tokens that are not
     special are always split out, as in the library). `add_special_tokens`
-    is the library's argument: the playground applies no post-processor, so
-    it adds nothing (see `notes` for what the file has that is left out).
+    is the library's argument: it adds the ids of the file's post-processor
+    when the playground reads its kind (hf/post_processors.py), else nothing
+    (`notes` then says so).
     """
 
     def __init__(self, name: str, loaded: LoadedTokenizer) -> None:  # noqa: D107 - not tiktoken's signature

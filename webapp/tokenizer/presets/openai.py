@@ -1,33 +1,9 @@
 """The real OpenAI tokenizers as presets: r50k_base (alias gpt2), p50k_base, cl100k_base, o200k_base.
 
-Where the ranks come from: npm's `js-tiktoken` (its exact version is pinned
-in package.json; `make setup` / `npm ci` installs it into node_modules).
-Each of its `dist/ranks/<name>.js` files is `export default {...}` with the
-ranks in `bpe_ranks`: lines of `<label> <first rank> <base64 token> ...`,
-the tokens of a line taking consecutive ranks from the first one. We rebuild
-tiktoken's own rank file from that (`base64 rank` per line, in rank order)
-and check its SHA-256 against the hash tiktoken publishes for the file, so a
-preset is byte-for-byte the file tiktoken itself loads. Nothing is ever
-downloaded; a missing package is a `PresetMissing` error that says how to
-install it.
-
-What this module gives:
-
-- `PRESETS`: every name (aliases included) -> its `Preset` (pattern, special
-  tokens with ids, expected hash); `PRESET_NAMES` the canonical names;
-- `load_ranks(name)` -> {token bytes: rank}, checked, cached per process;
-- `load_preset(name, cache_dir=None)` -> a `LoadedTokenizer` (the merges the
-  ranks imply, the ranks as ids, the pattern's scheme, the special tokens).
-  Recovering 200,000 merges and precompiling them takes seconds, so the result
-  is kept in the preset cache folder (`cache_dir`, else cache.py's choice) as
-  one file (openai_form.py) under a name that holds the rank file's hash:
-  content-addressed, so a changed package can never serve stale merges;
-  `load_compiled(name)` gives the precompiled list from the same file.
-- `prepare(cache_dir)`: every preset converted and precompiled ahead of time
-  (the set-up step `python -m webapp.tokenizer.presets.prepare`).
-
 What it does not do: encode (see stages/ and `real.py`),
 Flask, or any network access.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

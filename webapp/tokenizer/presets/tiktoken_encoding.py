@@ -1,48 +1,11 @@
 """tiktoken's `Encoding` over the playground's tokenizers (the registry is tiktoken_api.py).
 
-    from webapp.tokenizer import get_encoding, encoding_for_model
-    enc = get_encoding("cl100k_base")              # or encoding_for_model("gpt-4o")
-    enc.encode("hello <|endoftext|>")              # ValueError: special-token text, as in tiktoken
-    enc.encode("hello <|endoftext|>", allowed_special="all")
-    enc.encode_batch(texts), enc.decode(ids), enc.n_vocab, pickle.dumps(enc) ...
+What it does not do: post-processors of tokenizer.json files (that is
+`OpenModelEncoding`, open_model_encoding.py), the library's decoders (decode
+joins the tokens' bytes, as tiktoken's does), threads, network access, or the
+web's defaults (`get_tokenizer`: special-token text is text unless allowed).
 
-What it does:
-
-- `get_encoding`, `list_encoding_names`, `encoding_name_for_model`,
-  `encoding_for_model`: tiktoken 0.14.0's registry for every OpenAI encoding
-  it lists (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base,
-  o200k_harmony), with its model names and model-name prefixes and its
-  error types (ValueError for an unknown encoding, KeyError for an unknown
-  model). gpt2 and p50k_edit / o200k_harmony are their base presets' ranks
-  and merges with their own name or special tokens, so they load no more
-  than r50k_base, p50k_base and o200k_base do. Other names go to
-  `get_tokenizer` (other presets, and the files the web layer registers).
-- `Encoding`: tiktoken's methods and attributes with its defaults, results
-  and error types. Its constructor takes tiktoken's arguments (ranks,
-  pattern, special tokens), so the "extend an encoding with special tokens"
-  recipe works; the pattern must be GPT-2's, cl100k's or o200k's.
-- `OpenModelEncoding` (open_model_encoding.py, for a Hugging Face tokenizer.json, from
-  `encoding_for_loaded`): the same methods, but `encode` follows the
-  `tokenizers` library: added tokens in the text are split out by default
-  (`allowed_special="all"`, nothing raises) and `add_special_tokens` is
-  accepted.
-
-Decisions where tiktoken leaves room: batches run in the calling thread
-(the work is Python holding the GIL, so threads would only add overhead);
-`num_threads` is accepted and checked. The texts of a batch are encoded
-together (their new pre-tokens in one numpy batch), which is what makes a
-batch faster than a loop. Text holding surrogates is repaired as tiktoken
-repairs it, for every encoding: a pair becomes its character, a lone one
-U+FFFD (`tokenizers` itself refuses such text with a TypeError). When two
-special tokens share an id (o200k_harmony's <|endofprompt|> and
-<|reserved_200018|>), decoding gives the one listed first, as tiktoken does.
-
-What it does not do: post-processors of tokenizer.json files (templates
-that add BOS / [CLS]: `add_special_tokens=True` adds nothing, and the
-import notes say when a file has one), the library's decoders (decode here
-joins the tokens' bytes, as tiktoken's does), threads, network access,
-or the web's friendlier defaults (the pages and the JSON API keep
-`get_tokenizer`, where special-token text is plain text unless allowed).
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
 """Optional pre-tokenization: split text with a regular expression, encode each pre-token.
 
-The algorithms of docs/algorithms.md encode the whole text as one sequence, and that
-stays the default (scheme "none"). Real tokenizers first split the text with a
-regular expression (GPT-2's pattern, cl100k's for GPT-3.5/4, o200k's for GPT-4o)
-and run BPE inside each pre-token only. This module offers those three schemes:
-
-- `split_pretokens(text, scheme)` gives the pre-tokens as UTF-8 byte spans;
-- `pretokenized_encode(text, merges, scheme)` encodes every pre-token with the
-  same ordered-rule semantics as `encode` and concatenates the ids;
-- `pretokenized_encode_trace(...)` does the same and returns one `EncodeTrace`
-  for the whole text (token spans in byte offsets of the whole text, the
-  pre-tokens in `EncodeTrace.pretokens`).
-
-Identical pre-tokens give identical ids, so each distinct pre-token is encoded once
-per call. What it does not do: special tokens, normalisation, or prefix
-spaces; character-level encoding (the option is for byte-level merges). The
-schemes and their published patterns are in patterns.py; the fast splitting
-in chunks.py, the fast encoding of split text in textencode.py.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

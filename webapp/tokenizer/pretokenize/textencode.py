@@ -1,31 +1,9 @@
 """Encode text that a pattern splits into pre-tokens (GPT-2 / cl100k / o200k), fast and exact.
 
-What it does: `encode_split(compiled, text, scheme)` gives the same ids as
-encoding every pre-token of the pattern's split with the ordered-rule engine and
-concatenating them (pretokenized.py's contract), with three layers of reuse:
-
-1. Chunks. The text is cut where the pattern can never match across
-   (chunks.py), and each chunk's ids are kept in a bounded cache per
-   compiled list and scheme. Typing one character into a long text changes
-   one chunk; every other chunk is a dict lookup.
-2. Pre-tokens. A chunk that misses is split (ASCII chunks with the fast `re`
-   form) and each distinct pre-token is looked up in a bounded cache keyed by
-   the pre-token's text, so no bytes object is built for a pre-token seen before.
-3. The rest. A pre-token that is a token known to encode to itself (the
-   precompiled whole-token table, see core/list_order/precompiled.py) takes that token
-   without BPE. All pre-tokens that still miss, from all missed chunks of
-   the call, are encoded together: for a well-formed list in one numpy
-   batch straight from their joined UTF-8 bytes (batch.encode_pieces); any
-   other list pre-token by pre-token through `encode_bytes`.
-
-Ids in a file's own numbering: `relabel` (an imported file's id map) is
-applied inside, not as a pass over every id afterwards: the whole-token table
-is translated once per map, the batch translates its output with one numpy
-lookup, and the pre-token and chunk caches are kept per map (keyed by the
-map's content), so a hit is already in the file's ids.
-
 What it does not do: validation of the merge list (the caller compiles it),
 special tokens, traces (pretokenized.py builds those from the engine).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,23 +1,9 @@
 """The model stage: how a tokenizer's merges turn pieces into ids, one class per merge order.
 
-- `ListOrderBytes`: byte-level rules in list order (the seeds' algorithm;
-  OpenAI presets, typed and minbpe files, a Tekken file), ids in the file's
-  numbering through its id map;
-- `ListOrderChars`: character-level rules in list order with a `{token: id}`
-  vocab;
-- `LibraryOrder`: a Hugging Face file's ranks as `tokenizers` (or
-  SentencePiece, by score) fires them (hf/model.py's `LibraryModel`, built
-  once per loaded tokenizer and kept with it).
-
-Each model has the same methods, so the stage before it (splitters.py) never
-asks which one it holds: `encode_pieces` (a playground scheme's pieces),
-`encode_parts` (a tokenizer.json pipeline's parts), `trace_scheme` and
-`trace_parts` (the same, recorded step by step for the Trace; byte offsets,
-or code points for `unit="chars"`). What a model cannot do (a character-level
-file split by a playground scheme) is a ValueError naming it.
-
 What it does not do: split text (splitters.py), choose the model
 (tokenizer.py's `tokenizer_of` does, once), parse files or HTTP.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

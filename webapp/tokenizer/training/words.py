@@ -1,23 +1,10 @@
 """Character-level BPE training: learn merge rules from a list of words.
 
-What it does: `bpe_merges(words, num_merges)` gives exactly the answer of the
-literal algorithm of docs/algorithms.md (split every word into code points, count every
-adjacent pair in every word, take the most frequent pair, on a tie the smallest
-`(first, second)` tuple of strings, replace it left to right in every word,
-repeat), without its cost: distinct words are kept once with their frequency;
-pair counts are updated incrementally, for only the words that hold the merged
-pair (found through one joined string for pairs of single characters, and an
-index pair -> words for pairs that merges create), and a long word keeps an
-index pair -> positions so a merge costs it time per match, not per symbol;
-the most frequent pair comes from a heap with lazy deletion whose key order
-*is* the tie-break.
-`train_trace` runs the same engine and also records, per step, the winner's
-count and the runner-up pairs (bounded by `max_steps`), so the UI can show why
-a tie went the way it did. `training_vocab` numbers the symbols a run knows.
-
 What it does not do: no splitting of text into words, no normalisation, no
 byte-level training, no minimum frequency. Inputs come through the shared
 validators in `validation.py`; arguments are never modified.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """Two tokenizers on one text: each side encoded with its byte spans, and the /api/compare answer.
 
-- `encode_side(spec, text, max_tokens)`: one side (a preset, an opened file
-  or typed merges) encoded, with every token's byte span and a trace capped
-  at `max_tokens` tokens. Character-level files are refused with a message,
-  and so is a tokenizer.json that changes the text before splitting it.
-- `compare_sides(a, b, length)`: the boundaries they share or not.
-- `compare_json(data, limits)`: the /api/compare answer, inline or in the
-  job (webapp.web.compare.kinds).
-
-Both sides are byte-level and their spans are byte offsets into the text's
-UTF-8, so the boundary sets compare directly (webapp.tokenizer.compare).
-
 What it does not do: routes (webapp.web.compare.routes), the Bytes page's
 comparison card (webapp.web.compare.page), parse input (webapp.infra.inputs),
 or encode (the tokenizer package).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
 """The Corpus page and API: train a tokenizer on uploaded files as a background job.
 
-Routes:
-- `GET /corpus`: the form (files and/or pasted text, pre-tokenization, level,
-  merges, an optional held-out text);
-- `POST /corpus`: the form's submit. The uploads are streamed to a folder in
-  the instance folder (never held in memory; werkzeug spools each part to a
-  temporary file), the job is submitted (kind "corpus", webapp.web.corpus.kinds),
-  and the page shows the job panel (progress, time left, Cancel);
-- `GET /corpus/jobs/<job>`: the results page (summary, chart, step table with
-  `?page=`, downloads in the header), or the panel while the job runs;
-- `POST /api/corpus`: the same as JSON (`{"text", "pretokenize", "level",
-  "num_merges", "held_out"}`) or multipart (`files` + the same fields);
-  answers 202 with the job URL (webapp.jobs.queue).
-
-Limits (docs/limits.md): the request body is capped at `LIMIT_CORPUS_BYTES`
-(multipart; JSON stays under `MAX_CONTENT_LENGTH`), at most
-`LIMIT_CORPUS_FILES` files, pasted text up to `LIMIT_CORPUS_PASTE_BYTES`, and
-counting stops at `LIMIT_CORPUS_DISTINCT` distinct pre-tokens. What it does not
-do: any counting or training (the job does), or keep the uploads after the job.
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,29 +1,9 @@
 """The library's merge order: at each step the lowest-ranked pair present fires.
 
-A Hugging Face BPE file is not an ordered rule list that is visited once per
-rule (the playground's seed algorithm, engine.py). The `tokenizers` library
-reads it as a map pair -> (rank, new id), the rank being the rule's position
-in the file (when a pair is listed twice the last listing is the one kept),
-and merges a word like this:
-
-    while some neighbouring pair (a, b) has a rule:
-        take the pair with the lowest rank; among equal ones, the leftmost;
-        replace that one occurrence by the rule's new id
-
-So a rule may fire after a later rule made one of its operands (gemma3's rule
-1300, `▁▁ ▁▁`, needs `▁▁` from rule 1393), and a rule may fire again after a
-lower one. `reference.library_order_merge` states this literally; this module
-does the same faster: a plain scan for short words (a list of pair ranks,
-updated around each merge) and, for long ones, a heap of (rank, position)
-entries checked for staleness when popped (the library's own structure).
-
-Equal to the library's `merge_all` without dropout: the library validates a
-popped entry by its new id rather than its rank, but a pair at a position can
-only change into a longer one, whose joined token is another vocab string
-with another id, so both checks accept exactly the same entries.
-
 What it does not do: map text to symbols (hf/model.py does: vocab, byte
 fallback, unknown token), pre-tokenization, dropout.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

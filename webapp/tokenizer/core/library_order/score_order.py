@@ -1,32 +1,8 @@
 """SentencePiece's merge order: the pair whose joined piece scores highest fires next, the leftmost on ties.
 
-A SentencePiece BPE model (`bpe_model.cc`) has no merge list: any two
-neighbouring symbols whose concatenation is a piece of the model may merge,
-and at each step the pair with the highest piece score fires, the leftmost
-among equal scores, even when the two pairs make different pieces (Mistral's
-and Llama's whitespace pieces `▁▁`, `▁▁▁▁`, ... all share one score).
-
-`ScoreMerges` takes rules (left, right, new) listed in score order (the
-formats module writes one rule per way of splitting each piece in two) and a
-level per rule (0 for the best score; rules of equal score share a level).
-It merges like `LibraryMerges` (the same heap of (priority, position) entries
-checked when popped), the priority being the level instead of the rank, so
-equal levels go by position. A popped entry is taken when the pair now at its
-position has the entry's level: that pair's own entry has the same priority,
-so the pair fired is the one with the best (level, position), as in
-sentencepiece, whose check (the two symbols' lengths add up to the pair's) accepts
-the same pairs.
-
-Many words at once (`merge_many_flat`, what a batch of new pieces takes)
-merge in rounds with numpy over all of them, with every rule's pair key,
-level and new id in a hash table (`level_table`, a `PairIndex`): in each round
-every word's best pair fires, and with it every other pair that the literal
-order provably fires next (`_merge_round` gives the argument). The batch
-tables of LibraryMerges are not used (its pair table and early pairs give a
-rank, and its merging reads a rule's new id by rank: here one level is shared
-by several pairs, so the new id is read by pair; `pair_table()` is None).
-
 What it does not do: map text to symbols (hf/model.py).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,32 +1,10 @@
 """The batch encoder: many segments of a well-formed byte-level merge list at once, with numpy.
 
-What it does:
-* `encode_pieces(tables, data, piece_lengths, ...)` - the ids of each
-  piece (pre-token) of a joined byte string, every piece encoded on its own:
-  what pretokenize/textencode.py hands over for the pre-tokens of new text.
-* `merge_segments(tables, tok, lengths, ...)` - the rounds themselves, for
-  segments given as one array of bytes (CompiledByteMerges.encode_batch,
-  the cold path, uses it too).
-* `BatchTables` - everything the batch reads of a compiled list, as one
-  value: the sorted pair keys and their first ranks, every rule's new id,
-  the 256 x 256 byte-pair rank table, the operand ranks (made on the first
-  big batch), the pair lookup, the split table and the engine that finishes
-  capped batches. `make_batch_tables` builds it from a list's arrays;
-  `CompiledByteMerges.batch_tables()` makes its own once and keeps it, so
-  this module never reaches into a compiled list (nor imports byte_level.py).
-* `PairRanks` - a pair's first rule, for thousands of pairs at once: a
-  search in the sorted pair keys, or an open-addressing hash table once
-  the batch is big enough for that to pay.
-
-Why it is exact (a well-formed list: every new id >= 256, made by one rule,
-its operands bytes or made earlier) is said where each step is taken:
-`merge_segments` (the rounds, one rule per segment and round plus the pairs
-that cannot be disturbed, and the hand-over to the engine) and
-`OperandRanks`.
-
 What it does not do: lists that are not well-formed (the engine takes those,
 segment by segment), caching (byte_level.py and pretokenize/textencode.py keep the
 results), traces.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,60 +1,8 @@
 """Byte-level BPE: encode text with `[left, right, new]` rules.
 
-What it does:
-* `encode(text, merges)` - the contract (docs/algorithms.md), exactly: UTF-8 bytes as ids
-  0..255, then every rule visited once in list order (see engine.py for how
-  that is done without a pass per rule).
-* `compile_byte_merges(merges)` - validates a merge list once and returns a
-  reusable `CompiledByteMerges` (encode / encode_trace / implied_byte_vocab
-  accept it wherever a list is accepted). Lists are also compiled implicitly,
-  through a small cache keyed by their content.
-* `encode_trace(...)` - the same encoding plus a bounded trace for the UI.
-* decoding lives in byte_decode.py, the split points in byte_splits.py.
-* `implied_byte_vocab(merges)` - the vocab a merge list implies.
-
-Exact and fast: a merge can only join a token ending in byte x to a token
-starting in byte y if some rule's left side can end in x and its right side
-can start in y. What each id can start / end with is a fixpoint over the
-rules (order ignored, so it over-approximates safely even for odd lists;
-numpy pointer jumping for well-formed lists, a worklist otherwise).
-Between two neighbouring bytes that form no such pair the text is cut; the
-segments encode independently (a numpy scan finds the cuts) and identical
-segments are looked up in a bounded per-list cache. The initial pair ranks of
-the whole text come from one numpy lookup in a 65,536-entry table.
-
-Well-formed lists (the usual case; checked while the split table is built)
-take a faster cold path: a pair's first rule is then never stale, so the
-distinct segments that miss the cache are encoded all at once with numpy
-(batch.py: rounds of rules over all segments side by side, new pairs ranked
-by a search in the sorted pair keys), and the engine's Python dicts are never built
-unless a segment is longer than SMALL_SEGMENT. Other lists use the engine
-segment by segment. Compiling an all-int list goes straight to an int64 array
-(the compiled-list cache is keyed by its bytes); the tuple of rules is made
-only when something asks for `.rules`.
-
-`CompiledByteMerges.rules`, `.table.run(segment, events)` and `.bounds(data)`
-are also used by pretokenize/pretokenized.py (pre-tokenized traces).
-
-Decisions where the contract is silent:
-* `implied_byte_vocab`: ids 0..255 are their own byte; then rules in list
-  order, a rule defining `new` as bytes(left) + bytes(right) when `new` has no
-  bytes yet and both operands have bytes by then. So the first definition of
-  an id wins, a rule naming a token made only later defines nothing (it can
-  never fire either), and a rule with `new` < 256 never changes a byte's
-  meaning. For well-formed lists (each `new` >= 256 and made by one rule
-  only, both operands bytes or made by an earlier rule)
-  decode(encode(text), implied_byte_vocab(merges)) == text for every text.
-* Decode: an empty vocab entry is a token of no bytes; invalid UTF-8 is
-  reported at the first bad byte offset (0-based) with the position (1-based)
-  and id of the token holding that byte; a sequence cut off at the end is
-  reported at the offset where the unfinished character starts.
-* Trace: `Token.value` is the input bytes the token covers (exact even when
-  odd rules give one id different bytes); steps hold the rules that fired in
-  list order with their total matches over the whole text; rule indices in the
-  trace count from 0 (list positions); `pretokens` stays empty (the contract has
-  no pre-tokenization; the engine's cut points are an internal speed-up).
-
 What it does not do: pre-tokenization, special tokens, size limits.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

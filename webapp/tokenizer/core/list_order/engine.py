@@ -1,42 +1,8 @@
 """The exact merge engine shared by the byte level and the character level.
 
-What it does: applies an ordered list of rules `(left, right, new)` over integer
-symbols to a sequence with the contract's semantics - every rule visited once,
-in list order; in one visit every non-overlapping occurrence of (left, right)
-is replaced scanning left to right; a visit's own output is not rescanned by
-that visit; duplicates, forward references and `new` equal to an operand are
-taken literally - without a pass per rule:
-
-* Only rules whose pair is present do any work. Each adjacent pair carries a
-  *rank*: the index of the next rule (at or after the current time) whose pair
-  it is. All occurrences of one pair share a rank, because a visit removes
-  every occurrence present when it starts and whatever it creates is ranked
-  strictly after it. So the minimum rank is the next rule that fires, and the
-  positions holding that rank are exactly its matches, left to right.
-* Short sequences (up to SMALL_SEGMENT symbols, i.e. words) keep a Python list
-  of ranks and merge in place: `min` and `index` find the matches at C speed
-  and a merge re-ranks only its two new neighbour pairs. Long ones use a
-  linked list and a bucket queue (rank -> positions, a heap of the ranks
-  present; stale positions are skipped lazily), so each merge costs O(1)
-  plus a heap push when it creates a rank not yet present. A rank names one
-  pair, so the buckets are the pair -> positions index.
-* So there are exactly two merge loops, `run_short` (lists; it records
-  events or not, and takes ranks precomputed by byte_level) and `_run_heap`.
-  Both re-rank a new pair the same way: `first[key]` inline, then
-  `rank_after` only when that rank is stale (a pair listed twice, or an
-  operand made after a rule that uses it). Inline because a call per
-  re-rank measured about 8% slower on short segments (issue 12, item 4).
-* The callers (byte_level, char_level) cut the text where no rule can ever
-  join two neighbours, encode the segments independently and cache them in a
-  `caches.BoundedCache`; the segments give the same answer as the whole text.
-* A `RuleTable` builds its dicts on first use (byte_level's numpy batch
-  path for well-formed lists never needs them).
-
-Each run can also record its merge events `(rule, left_start, right_start)`
-in firing order (positions are offsets of the first symbol of each operand in
-the segment); traces are rebuilt from those events.
-
 What it does not do: validation, text handling or vocab lookup (the callers do).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
