@@ -24,7 +24,8 @@ from typing import Any, Mapping
 
 from sqlalchemy import func, select, text
 
-from webapp.infra.storage import Storage, content_id, is_valid_id, jobs as jobs_table
+from webapp.infra.schema import jobs as jobs_table
+from webapp.infra.storage import Storage, content_id, is_valid_id
 from webapp.tokenizer import TokenizerError
 
 STATES = ("queued", "running", "done", "failed", "cancelled")

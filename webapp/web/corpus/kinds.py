@@ -16,7 +16,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from webapp.infra import inputs
+from webapp.infra import compound_inputs, inputs
 from webapp.infra.storage import content_id
 from webapp.jobs import queue
 from webapp.jobs.store import Job, with_eta
@@ -182,7 +182,7 @@ def _pretoken_bytes(counts: dict[str, int]) -> int:
     return sum(n * len(pretoken.encode("utf-8")) for pretoken, n in counts.items())
 
 
-def submit_corpus(folder: Path, files: list[dict[str, str]], options: inputs.CorpusOptions,
+def submit_corpus(folder: Path, files: list[dict[str, str]], options: compound_inputs.CorpusOptions,
                   limits: inputs.Limits) -> Job:
     """Queue the training of the uploads saved in `folder` (the folder then belongs to the job;
     when the queue refuses it, a 429 over a cap, the folder is removed first)."""

@@ -15,7 +15,7 @@ from werkzeug.datastructures import FileStorage, ImmutableMultiDict
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from webapp.web.corpus.kinds import corpus_dir, submit_corpus
-from webapp.infra import inputs, ratelimit
+from webapp.infra import compound_inputs, inputs, ratelimit
 from webapp.jobs import queue
 from webapp.jobs import views as jobs
 from webapp.jobs.registry import done_view
@@ -178,7 +178,7 @@ def corpus_submit() -> Any:
         _apply_request_limits(limits)
         form = request.form
         state.update({k: inputs.normalize_newlines(form.get(k, "")) for k in DEFAULT_STATE if k in form})
-        options, errors = inputs.read_corpus_options(state, limits)
+        options, errors = compound_inputs.read_corpus_options(state, limits)
         if options is not None:
             folder, files = save_corpus(state["text"], limits)
             job = submit_corpus(folder, files, options, limits)
@@ -241,7 +241,7 @@ def api_corpus() -> Response:
         paste = values.get("text") or ""
         if not isinstance(paste, str):
             raise ApiError("text: expected a string", field="text")
-        options, errors = inputs.read_corpus_options(values, limits)
+        options, errors = compound_inputs.read_corpus_options(values, limits)
         if options is None:
             raise next(iter(errors.values()))
         folder, files = save_corpus(paste, limits)

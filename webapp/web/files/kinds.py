@@ -19,7 +19,7 @@ from flask import url_for
 
 from webapp import tokenizer as tk
 from webapp.tokenizer.stages import needs_compiled
-from webapp.infra import inputs
+from webapp.infra import compound_inputs, inputs
 from webapp.infra.storage import content_id
 from webapp.jobs import queue
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, done_view, job_kind, pack_bytes, unpack_bytes
@@ -56,7 +56,7 @@ def run_import(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
         chat_limits=limits.chat,
     )
     progress(0.6, f"checking {len(tok.merges):,} rules against the limits")
-    inputs.check_loaded_limits(len(tok.merges), len(tok.vocab), limits)
+    compound_inputs.check_loaded_limits(len(tok.merges), len(tok.vocab), limits)
     if needs_compiled(tok):  # (only byte-level rules in list order run on a compiled list)
         progress(0.75, f"compiling {len(tok.merges):,} rules")
         tk.compile_byte_merges(list(tok.merges))  # the same check the page's first encode makes
