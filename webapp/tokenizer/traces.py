@@ -8,6 +8,8 @@ result itself (`ids`, `merges`) is always complete.
 
 Offsets: byte-level traces use UTF-8 byte offsets into the input text;
 character-level traces use code point offsets. `end` is exclusive.
+
+Details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -77,13 +79,6 @@ class TraceStep:
 @dataclass(frozen=True)
 class TraceLimits:
     """How much of one encoding a trace records; the ids are always complete.
-
-    `max_steps` rules with their steps, `max_tokens` tokens with spans,
-    whole sequences of at most `max_sequence` symbols, and merge trees while
-    `max_tree_nodes` nodes last. One value for every trace function, so the
-    bounds a page sets travel as one argument. The defaults are the ones
-    the trace functions have always had; the web pages set their own
-    (`webapp.infra.inputs.Limits.trace`).
 
     >>> from webapp.tokenizer import TraceLimits, encode_trace
     >>> TraceLimits.tokens_only(10)

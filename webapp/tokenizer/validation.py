@@ -120,12 +120,7 @@ def _plain_byte_rules(merges: list | tuple) -> tuple[ByteRule, ...] | None:
 
 
 def plain_byte_values(merges: list | tuple) -> list[int] | None:
-    """All values of `merges` in order when it is lists/tuples of three plain ints each, else None.
-
-    C-level passes only (type() is exact: a bool is not an int here). The sign
-    is not checked: callers check it on whatever form they keep (byte_level
-    on a numpy array, which is cheaper than a Python `min`).
-    """
+    """All values of `merges` in order when it is lists/tuples of three plain ints each, else None."""
     count = len(merges)
     row_types = list(map(type, merges))
     if row_types.count(list) != count and row_types.count(list) + row_types.count(tuple) != count:

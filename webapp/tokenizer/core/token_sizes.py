@@ -77,13 +77,7 @@ def check_sizes(
 
 
 class ImpliedVocab:
-    """The vocab a merge list implies, as lengths for every id and bytes on demand.
-
-    Same definition as `implied_byte_vocab` (ids 0..255 are their byte; a rule
-    defines `new` when it has no bytes yet and both operands have), but built
-    in O(rules) without any bytes: lengths saturate at 2^62, and `bytes_for`
-    expands only the ids asked for.
-    """
+    """The vocab a merge list implies, as lengths for every id and bytes on demand."""
 
     def __init__(self, rules: Iterable[Sequence[int]]) -> None:
         self.parts: dict[int, tuple[int, int]] = {}

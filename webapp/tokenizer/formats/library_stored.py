@@ -157,13 +157,7 @@ def _char_level(meta: dict[str, Any], vocab: dict[str, int], rules: np.ndarray, 
 
 @contextmanager
 def _collector_paused(collect: bool = True) -> Iterator[None]:
-    """The cyclic garbage collector off while building (see the module doc); on again after, if it was.
-
-    Then one full collection (unless `collect` is false: a table made on first use, during
-    an encode, leaves its collection to the collector's own schedule): the objects just made
-    would otherwise trigger it in the first encode (the collector counts them all the same),
-    which the library's first encode does not pay.
-    """
+    """The cyclic garbage collector off while building (see the module doc); on again after, if it was."""
     was_on = gc.isenabled()
     gc.disable()
     try:

@@ -253,12 +253,7 @@ def score_rules(vocab: dict[str, int], types: list[int], scores: list[float]) ->
 
 
 def _inner_operands(operands: set[str], wanted: set[str], suffixes: bool) -> dict[str, list[str]]:
-    """For each wanted piece, the operands that are its proper prefixes (or suffixes), shortest first.
-
-    One pass over the operands in sorted order (of their reversed text for suffixes) with a stack of
-    the operands that start the current one: each operand is pushed and popped once, so the cost is
-    the sort plus the answer, not a slice per way of splitting a piece (quadratic in a long piece).
-    """
+    """For each wanted piece, the operands that are its proper prefixes (or suffixes), shortest first."""
     forms = sorted(((op[::-1] if suffixes else op), op) for op in operands)
     stack: list[tuple[str, str]] = []
     out: dict[str, list[str]] = {}

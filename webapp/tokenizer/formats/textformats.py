@@ -171,11 +171,7 @@ def _plain_or_json(source: str, field: str, plain: Callable[[str], Any]) -> Any:
 
 
 def plain_rule_lines(source: str) -> list[int] | None:
-    """The line (from 1) of each rule of a plain-form merge list; None for JSON.
-
-    Validation speaks of "rule 3"; in a box typed by hand with blank lines or
-    comments, rule 3 need not be line 3, so the web layer adds the line.
-    """
+    """The line (from 1) of each rule of a plain-form merge list; None for JSON."""
     if looks_like_json(source):
         return None
     return [number for number, _ in _lines(source)]

@@ -234,12 +234,7 @@ class LibraryModel:
         return out
 
     def find_whole(self) -> bytes:
-        """Which vocab tokens encode to themselves (by id, 1 or 0): such a piece is then one lookup.
-
-        Exact by construction: a token is marked only when `tokenize` itself, run on the
-        token's text, gave that token. It runs the model over the whole vocab (about a
-        second per 100,000 tokens), so presets do it once at setup and store it.
-        """
+        """Which vocab tokens encode to themselves (by id, 1 or 0): such a piece is then one lookup."""
         size = max(self.vocab.values(), default=-1) + 1
         flags = bytearray(size)
         saved, self.whole = self.whole, None

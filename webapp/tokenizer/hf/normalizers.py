@@ -114,13 +114,7 @@ def _replace_spans(text: str, spans: Any, content: str) -> str:
 
 
 def keeps_start(desc: Any, text: str) -> bool:
-    """Does the normalized text's first character come from `text`'s first character?
-
-    The library tracks where each normalized character came from; Metaspace's
-    prepend_scheme "first" asks whether a piece starts at original offset 0,
-    which is false once a normalizer (Strip, StripAccents, Replace with "")
-    removed the text's first characters.
-    """
+    """Does the normalized text's first character come from `text`'s first character?"""
     if desc is None or not text:
         return True
     kind = desc["type"]

@@ -158,12 +158,7 @@ def _read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
 
 
 class _AddedSplitter:
-    """Cuts added tokens out of a text: leftmost match, longest first, then the token's rules.
-
-    Candidate starts are found with a character class of the tokens' first characters, and from
-    each the longest token there (the library's Aho-Corasick automaton in leftmost-longest mode),
-    in time linear in the text whatever the tokens (hf/longest_match.py).
-    """
+    """Cuts added tokens out of a text: leftmost match, longest first, then the token's rules."""
 
     def __init__(self, tokens: Sequence[AddedToken], normalize: Callable[[str], str] | None) -> None:
         self.keys = Keys((normalize(t.content) if normalize is not None else t.content, t) for t in tokens)
@@ -351,14 +346,7 @@ def encode_byte_parts(
     pipeline: Pipeline, parts: list[Part], encode_runs: Callable[[list[tuple[bytes, list[int]]]], list[list[int]]],
     drop: frozenset[int] = frozenset(),
 ) -> list[int]:
-    """Ids for parts: added tokens as their ids, the runs of pieces between them through `encode_runs`.
-
-    `encode_runs([(bytes, cuts), ...])` gives each run's ids; it gets them all
-    at once, so a text cut by many added tokens (a rendered chat) is merged in
-    one batch, not one per run. `drop`: bytes the file has no token (and no
-    unknown token) for. The library leaves them out before merging, so their
-    neighbours may merge.
-    """
+    """Ids for parts: added tokens as their ids, the runs of pieces between them through `encode_runs`."""
     runs: list[tuple[bytes, list[int]]] = []
     table = bytes.maketrans(b"", b"")
     for added_id, value in parts:

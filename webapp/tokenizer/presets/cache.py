@@ -72,12 +72,7 @@ def resolve(cache_dir: str | os.PathLike[str] | None) -> Path | None:
 
 
 def write_atomic(path: Path, data: bytes) -> bool:
-    """Write `data` to `path` through a temporary file and a rename; False (and a warning) if it cannot.
-
-    The temporary file is in the same folder (a rename within one file system
-    is atomic) and its name holds the process and thread, so two writers never
-    share one; the last rename wins, and both wrote the same bytes.
-    """
+    """Write `data` to `path` through a temporary file and a rename; False (and a warning) if it cannot."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

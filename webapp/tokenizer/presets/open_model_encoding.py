@@ -21,17 +21,7 @@ from webapp.tokenizer.presets.tiktoken_encoding import Encoding, SpecialCollecti
 
 
 class OpenModelEncoding(Encoding):
-    """An open model's tokenizer.json with the Encoding API; `encode` follows the `tokenizers` library.
-
-    By default every added token found in the text is one id (the library's
-    default) and nothing raises; `allowed_special` / `disallowed_special`
-    work as in tiktoken when given (special tokens not allowed stay text, as
-    with the library's `encode_special_tokens`; added tokens that are not
-    special are always split out, as in the library). `add_special_tokens`
-    is the library's argument: it adds the ids of the file's post-processor
-    when the playground reads its kind (hf/post_processors.py), else nothing
-    (`notes` then says so).
-    """
+    """An open model's tokenizer.json with the Encoding API; `encode` follows the `tokenizers` library."""
 
     def __init__(self, name: str, loaded: LoadedTokenizer) -> None:  # noqa: D107 - not tiktoken's signature
         if not loaded.pipeline:

@@ -303,12 +303,7 @@ def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) ->
 
 
 def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = None) -> dict[str, float]:
-    """Open every open model (or `names`, canonical) into `cache_dir` ahead of any request; seconds per preset.
-
-    The in-process caches are emptied before each one (one opened earlier in
-    this process may come from another folder) and after it, so at most one
-    preset is held at a time.
-    """
+    """Open every open model (or `names`, canonical) into `cache_dir` ahead of any request; seconds per preset."""
     spent: dict[str, float] = {}
     for name in names or tuple(OPEN_MODELS):
         started = time.perf_counter()

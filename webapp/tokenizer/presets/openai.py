@@ -46,11 +46,6 @@ INSTALL_HINT = "run `make setup` (or `npm ci`) in the project directory to insta
 class Preset:
     """One real tokenizer: its names, how it splits text, its special tokens, its rank file's hash
     (a protocol.CatalogPreset: vendor OpenAI, loaded and prepared by this module).
-
-    `scheme` is our pre-tokenization scheme (webapp.tokenizer.pretokenize)
-    whose pattern is `pattern`. `sha256` is the hash tiktoken publishes for
-    the rank file; `n_ranks` counts its tokens and `n_vocab` is the largest
-    id (rank or special token) plus one, as tiktoken's `n_vocab`.
     """
 
     name: str
@@ -326,26 +321,12 @@ def convert_preset(name: str) -> LoadedTokenizer:
 
 
 def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> LoadedTokenizer:
-    """A preset as a LoadedTokenizer, converted once per process and, with a cache folder, once per machine.
-
-    The folder is `cache_dir`, else the preset cache's (cache.py: set_cache_dir,
-    PLAYGROUND_PRESET_CACHE, the checkout's instance/presets, the user's cache
-    folder). The file there is only a faster copy: missing, damaged or stale
-    (another version, preset or rank file), the preset is converted again from
-    the checked ranks and the file written again; a folder that cannot be
-    written leaves it in this process's memory (with a warning).
-    """
+    """A preset as a LoadedTokenizer, converted once per process and, with a cache folder, once per machine."""
     return _load(name, cache_dir)[0]
 
 
 def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) -> CompiledByteMerges:
-    """The preset's compiled merge list, once per process; with a cache folder, precompiled once per machine.
-
-    From the cache folder's file (see `load_preset`) it comes precompiled
-    (core/list_order/precompiled.py: rule arrays, pair index, whole-token table, the last
-    made on first use). Without a folder the list is only compiled (no
-    whole-token table: the same ids, a little slower on new text).
-    """
+    """The preset's compiled merge list, once per process; with a cache folder, precompiled once per machine."""
     preset = get_preset(name)
     with _LOCK:
         hit = _COMPILED.get(preset.name)
@@ -416,14 +397,7 @@ def compiled_file_name(name: str) -> str:
 
 
 def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = None) -> dict[str, float]:
-    """Convert every preset (or `names`) and precompile it into `cache_dir`, ahead of any request.
-
-    The set-up step (`python -m webapp.tokenizer.presets.prepare`, run by the
-    Makefile) calls this so the first use of a preset in a fresh install reads
-    files instead of converting ranks inside a request. Presets already in the
-    cache are only read back. Returns seconds spent per preset. The in-process
-    caches are emptied after each one, so at most one preset is held at a time.
-    """
+    """Convert every preset (or `names`) and precompile it into `cache_dir`, ahead of any request."""
     spent: dict[str, float] = {}
     for name in names or PRESET_NAMES:
         canonical = get_preset(name).name

@@ -49,11 +49,6 @@ class TokenizerHandle:
     def encode(self, text: str, allowed_special: AllowedSpecial = (), *, add_special_tokens: bool = False) -> list[int]:
         """Ids of `text`; `allowed_special` as in tiktoken ("all" or a set), default none.
 
-        `add_special_tokens`: what a tokenizer.json's post-processor adds around
-        the text (`<s>`, `<bos>`, ...), as the library's argument of that name.
-        Special-token text not allowed is plain text (tiktoken's own `encode`
-        refuses it instead):
-
         >>> from webapp.tokenizer import get_tokenizer
         >>> tok = get_tokenizer("cl100k_base")
         >>> tok.encode("hello world")

@@ -27,12 +27,7 @@ from webapp.tokenizer.presets.tiktoken_encoding import REGISTRY, Encoding, hand_
 
 
 def _harmony_special_tokens() -> dict[str, int]:
-    """o200k_harmony: o200k_base's special tokens, its chat-format tokens, the rest reserved.
-
-    Every id from 200000 to 201087 without a name of its own is reserved,
-    200018 included, so <|endofprompt|> (listed first) and <|reserved_200018|>
-    share that id.
-    """
+    """o200k_harmony: o200k_base's special tokens, its chat-format tokens, the rest reserved."""
     named = {
         "<|startoftext|>": 199998,
         "<|return|>": 200002,
@@ -138,9 +133,6 @@ def _build(name: str) -> Encoding:
 
 def get_encoding(encoding_name: str) -> Encoding:
     """An encoding by name ("cl100k_base", "gpt2", ...; see list_encoding_names) or an opened file's id.
-
-    Named encodings are made once per process and shared (they are
-    read-only); ValueError for a name that is not a string or not known.
 
     >>> from webapp.tokenizer import get_encoding
     >>> enc = get_encoding("cl100k_base")

@@ -109,12 +109,7 @@ def split_chunks(chunks: list[str], scheme: str) -> list[list[str]]:
 
 
 def split_strided(text: str, scheme: str, stride: int = STRIDE) -> list[str]:
-    """All pre-tokens of `text` (equal to the published pattern's findall), for long texts.
-
-    The text is cut at the first cut at or after every `stride` characters, so
-    a mostly-ASCII text takes the fast form for all its ASCII stretches (one
-    non-ASCII character costs only its own stretch the `regex` package).
-    """
+    """All pre-tokens of `text` (equal to the published pattern's findall), for long texts."""
     fast = ASCII_PATTERNS.get(scheme)
     if fast is not None and text.isascii():
         pretokens: list[str] = fast.findall(text)

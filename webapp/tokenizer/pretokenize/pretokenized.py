@@ -66,16 +66,7 @@ def pretokenized_encode_trace(
     limits: TraceLimits = DEFAULT_TRACE_LIMITS,
     relabel: Mapping[int, int] | None = None,
 ) -> EncodeTrace:
-    """One trace for the whole text, each pre-token encoded on its own.
-
-    Encoding pre-tokens separately is the same as encoding the text with extra
-    cut points at the pre-token boundaries, so the trace is the engine's own trace
-    builder run over the union of its cut points and ours: steps are rules
-    with their matches summed over all pre-tokens, sequences are the whole text's.
-    `relabel` maps ids for display and output (an imported file's own ids);
-    ids it does not list stay as they are. `EncodeTrace.pretokens` holds the
-    pre-tokenization spans (empty for "none").
-    """
+    """One trace for the whole text, each pre-token encoded on its own."""
     check_scheme(scheme)
     spans = split_pretokens(text, scheme) if scheme != "none" else []
     trace = byte_level.encode_trace(

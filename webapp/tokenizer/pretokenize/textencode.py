@@ -39,12 +39,7 @@ ENGINE_MAX_BYTES = 256
 
 
 class Relabel:
-    """Playground id -> output id (an imported file's own ids), applied inside `encode_split`.
-
-    Applying the map to the few new results, and keeping the caches and the
-    whole-token table in output ids, costs less than a pass over every id of
-    the text afterwards. Ids the map does not list stay as they are.
-    """
+    """Playground id -> output id (an imported file's own ids), applied inside `encode_split`."""
 
     def __init__(self, mapping: Mapping[int, int]) -> None:
         self.mapping = dict(mapping)
@@ -194,14 +189,7 @@ def _fill_chunks(
     relabel: Relabel | None,
     whole: bool = True,
 ) -> list[int] | None:
-    """Encode the chunks `found` lacks, in place; cache them.
-
-    Returns the ids of the whole text when every chunk was missing and
-    distinct (new text: the common case) and `whole` is true, None otherwise
-    (read `found`).
-    Everything runs over all pre-tokens of all missed chunks at once, with
-    C-level passes (map / chain / accumulate), not a Python step per pre-token.
-    """
+    """Encode the chunks `found` lacks, in place; cache them."""
     wanted = [chunk for chunk, ids in zip(chunks, found) if ids is None]
     missing = list(dict.fromkeys(wanted))
     split = split_chunks(missing, scheme)
@@ -245,13 +233,7 @@ def _fill_chunks(
 def encode_split_batch(
     compiled: CompiledByteMerges, texts: list[str], scheme: str, relabel: Mapping[int, int] | None = None
 ) -> list[list[int]]:
-    """`encode_split` of each text, in one pass over all of them.
-
-    The chunks of every text are looked up together, and those no cache
-    holds are split and encoded together, so the new pre-tokens of a
-    thousand short texts go through one numpy batch instead of a thousand
-    small ones. The ids are the same as `encode_split`'s, text by text.
-    """
+    """`encode_split` of each text, in one pass over all of them."""
     texts = [validate_text(text) for text in texts]
     mapped = relabel_for(relabel) if relabel else None
     pretoken_cache, chunk_cache = _caches(compiled, scheme, mapped.key if mapped is not None else b"")

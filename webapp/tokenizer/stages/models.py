@@ -165,12 +165,7 @@ class ListOrderBytes:
 
     def trace_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None, limits: TraceLimits,
                     unit: str = "bytes") -> EncodeTrace:
-        """The trace of the text the model sees (normalized, prefixed), in the file's ids.
-
-        Spans index `trace.text` (the pipeline's output), not the typed text.
-        Added tokens get a cut at every byte (so no rule touches them) and are
-        shown as one token each; `ids` are the complete ids (`encode_parts`'s).
-        """
+        """The trace of the text the model sees (normalized, prefixed), in the file's ids."""
         if unit != "bytes":
             raise ValueError("a byte-level file in list order is traced in bytes")
         text = validate_text(text)

@@ -122,18 +122,7 @@ def trace_with_specials(
     encode_part: Callable[[str], list[int]],
     limits: TraceLimits,
 ) -> tuple[EncodeTrace, list[int]]:
-    """The trace of `text` with allowed special tokens, and which recorded tokens are special (their indexes).
-
-    The ordinary parts are traced as one text (`trace_pieces`: the model's
-    trace with a cut at each span's start) with the special tokens taken out
-    and a cut where each stood, each part split on its own (so nothing merges
-    or splits across a special token, as in tiktoken). The special tokens are
-    then put back as one token each and every offset (tokens, merge trees,
-    pre-tokens) moved to where it is in `text`. The per-rule steps and
-    sequences cover the ordinary parts only: no rule makes a special token.
-    The complete ids are the ordinary parts' `encode_part` ids with the
-    special tokens' ids in place.
-    """
+    """The trace of `text` with allowed special tokens, and which recorded tokens are special (their indexes)."""
     parts = split_special(text, allowed)
     if not any(special for _, special in parts):
         spans = split_pretokens(text, scheme) if scheme != "none" else []

@@ -143,11 +143,6 @@ class Tokenizer:
 def tokenizer_of(tok: LoadedTokenizer, scheme: str | None = None, compiled: Any = None) -> Tokenizer:
     """The stages of `tok`, split by its own pipeline or scheme, or by the playground `scheme` chosen instead.
 
-    Made once per tokenizer and scheme and kept with it. `compiled`, when
-    given, is its compiled rule list (a preset's precompiled form), used
-    instead of compiling the rules. The one place that reads which kind of
-    tokenizer this is:
-
     >>> from webapp.tokenizer import load_preset, tokenizer_of
     >>> tokenizer_of(load_preset("cl100k_base")).stages()["model"]
     'list order, bytes'

@@ -154,12 +154,7 @@ def count_streams(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
 ) -> PretokenCounts:
-    """Count the pre-tokens of each (name, binary stream), read `block_bytes` at a time.
-
-    The streams must hold UTF-8 (a byte order mark is kept as a character);
-    invalid UTF-8 is an error naming the stream and the byte offset.
-    `total_bytes` (when known) is the progress total.
-    """
+    """Count the pre-tokens of each (name, binary stream), read `block_bytes` at a time."""
     counter = PretokenCounter(scheme, max_distinct=max_distinct, max_run_chars=max_run_chars)
     read = [0]
 
@@ -179,13 +174,7 @@ def count_streams(
 def count_range(counter: PretokenCounter, name: str, stream: BinaryIO, *, start: int = 0, end: int | None = None,
                 block_bytes: int = DEFAULT_BLOCK_BYTES, on_block: Callable[[int], None] | None = None,
                 should_stop: ShouldStop | None = None) -> None:
-    """Feed `counter` the bytes of `stream` from its position (byte offset `start` of `name`) to `end`.
-
-    The range must start where a character starts and end at a safe cut or
-    the end of the document (the caller ends the document after it).
-    `should_stop()` is asked before each read (True: TrainingCancelled) and
-    `on_block(size)` told after it (size 0 for the read that found the end).
-    """
+    """Feed `counter` the bytes of `stream` from its position (byte offset `start` of `name`) to `end`."""
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     offset = start
     counter.skip_to(start)
@@ -225,16 +214,7 @@ def count_text(texts: Iterable[str], scheme: str, **limits: int) -> PretokenCoun
 
 @dataclass
 class CorpusTraining:
-    """A training run's answer.
-
-    `pairs[k]` is step k's pair: strings at the chars level, bytes at the bytes
-    level. `counts[k]` is its count and `runner_up[k]` the count of the best
-    other pair then (0 when none), so `counts[k] == runner_up[k]` means the
-    tie-break decided. `merges` is `[left, right, new]` ids at the bytes level
-    (operands: the first id that spells those bytes) and the merged strings at
-    the chars level. `stopped` is "done", "exhausted" (no pre-token had two symbols
-    left) or "cancelled".
-    """
+    """A training run's answer."""
 
     level: str
     pairs: list[tuple[str, str]] | list[tuple[bytes, bytes]]

@@ -115,11 +115,7 @@ class FlatTrainer:
         return self.counts.get(a << SHIFT | b, 0)
 
     def take_best(self) -> tuple[tuple[str, str], int, int] | None:
-        """The best pair (taken off the heap: merge it next), its count and the best other pair's count (0 if none).
-
-        Stale entries are dropped as they surface; an entry above its pair's
-        current count is put back at that count (falling counts push nothing).
-        """
+        """The best pair (taken off the heap: merge it next), its count and the best other pair's count (0 if none)."""
         heap, counts = self.heap, self.counts
         while heap:
             neg, a, b, key = heapq.heappop(heap)

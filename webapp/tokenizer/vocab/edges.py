@@ -7,6 +7,8 @@ neighbour firing first, takes L or the token: so when that holds for every c1 th
 (in one piece of the split pattern), no text gives the token. List order fires by visit,
 the libraries' rank order by rank (the best pair present fires next). `LastByte(...)(token)`;
 the argument in full: docs/explain.md ("last_byte").
+
+Details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -50,12 +52,7 @@ def _by_left(pairs: dict[tuple[int, int], int]) -> dict[int, list[tuple[int, int
 
 
 class LastByte:
-    """`self(token)`: is the token's last byte always taken by its character first (module docstring)?
-
-    `tables` makes (once, on first use) when each pair fires: list order's rule indexes or the
-    libraries' ranks (lower fires first; an equal one only for the same pair); `free_until(token)`
-    is when the token's bytes merged alone first take its last byte; `byte_ids` the first
-    symbol of each byte."""
+    """`self(token)`: is the token's last byte always taken by its character first (module docstring)?"""
 
     def __init__(self, data: Mapping[int, bytes], byte_ids: Mapping[int, int], inside: Callable[[str], bool] | None,
                  tables: Callable[[], Tables], free_until: Callable[[int], int | None],

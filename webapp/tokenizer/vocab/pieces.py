@@ -6,6 +6,8 @@ with every lookahead dropped and possessive or lazy quantifiers read as plain on
 accepts every string any match can be, and more. `text` lies inside some match only if the
 automaton, started in any state, can read it and still reach its end; when it cannot, no
 piece of any text holds `text`, and merges never cross pieces.
+
+Details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -381,11 +383,7 @@ def _kinds(pattern: str) -> tuple[np.ndarray, np.ndarray, str]:
 
 @lru_cache(maxsize=8)
 def gapless(pattern: str) -> bool:
-    """Is every character of every text inside some match (so the pieces are exactly the matches)?
-
-    Checked for one character of each kind the pattern can tell apart (the same answers to each of
-    its character classes): an alternative with no lookahead must match it alone, and so matches
-    it wherever it stands."""
+    """Is every character of every text inside some match (so the pieces are exactly the matches)?"""
     plain = [alt for alt in top_alternatives(pattern) if "(?=" not in alt and "(?!" not in alt]
     if not plain:
         return False

@@ -60,12 +60,7 @@ class LibraryMerges:
     def __init__(
         self, rules: Iterable[Sequence[int]] | np.ndarray, pair_table: tuple[np.ndarray, np.ndarray] | None = None
     ) -> None:
-        """`rules`: (left, right, new) triples of non-negative ids, or an n x 3 integer array of them.
-
-        `pair_table`: the rules' `pair_table()` as a stored form kept it (checked: sorted, one rank per
-        key, at most one key per rule); the pair map and the new ids are then made from the arrays on
-        first use (`ranks`, `news`), not here: a first encode whose pieces are all whole tokens never
-        reads them, and making them is most of the time a stored form takes to read."""
+        """`rules`: (left, right, new) triples of non-negative ids, or an n x 3 integer array of them."""
         flat = rules if isinstance(rules, np.ndarray) else np.array(list(rules), dtype=object).reshape(-1, 3)
         self.count = count = len(flat)
         # (over the new ids too: a merged symbol is then always below the shift, so only the

@@ -306,11 +306,7 @@ class CompiledByteMerges:
         return out
 
     def batch_tables(self) -> batch.BatchTables:
-        """The tables the batch encoder reads (batch.py), made once, on first use; well-formed lists only.
-
-        The pair index comes from the precompiled form when this list was read back
-        (`from_array`); the pair hash table is built eagerly when the list is kept to
-        serve (a precompiled list: it has, or defers, a whole-token table)."""
+        """The tables the batch encoder reads (batch.py), made once, on first use; well-formed lists only."""
         tables = self._batch_tables
         if tables is None:
             with _TABLES_LOCK:
@@ -327,11 +323,7 @@ class CompiledByteMerges:
         return tables
 
     def encode_batch(self, segments: list[bytes], max_rounds: int | None = None) -> list[tuple[int, ...]]:
-        """Encode many segments (any length; meant for 1..SMALL_SEGMENT bytes) of a well-formed list at once.
-
-        See batch.merge_segments; with `max_rounds`, the segments still merging
-        after them (or once only batch.BATCH_FEW_LEFT are) finish in the engine.
-        """
+        """Encode many segments (any length; meant for 1..SMALL_SEGMENT bytes) of a well-formed list at once."""
         tok = np.frombuffer(b"".join(segments), dtype=np.uint8).astype(np.int64)
         lengths = np.fromiter(map(len, segments), dtype=np.intp, count=len(segments))
         ids, counts = batch.merge_segments(self.batch_tables(), tok, lengths, max_rounds)
@@ -363,13 +355,7 @@ _compiled: BoundedCache[CompiledKey, CompiledByteMerges] = BoundedCache(
 
 
 def _plain_rules_array(merges: Any) -> np.ndarray | None:
-    """A non-empty list of [left, right, new] of plain non-negative ints as an n x 3 int64 array.
-
-    None for anything else (empty, other types, a negative or a huge id):
-    `validate_byte_merges` then takes over and names any mistake. What passes
-    here is exactly what `validate_byte_merges` accepts through its own fast
-    path, with the same values.
-    """
+    """A non-empty list of [left, right, new] of plain non-negative ints as an n x 3 int64 array."""
     if not isinstance(merges, (list, tuple)) or not merges:
         return None
     values = plain_byte_values(merges)
@@ -410,12 +396,7 @@ def _keep(key: CompiledKey, compiled: CompiledByteMerges) -> CompiledByteMerges:
 
 
 def compiled_from_key(key: CompiledKey) -> CompiledByteMerges:
-    """The compiled list `key` (a `CompiledByteMerges.key`) names: from the cache, else compiled again.
-
-    The key was made from validated rules, so nothing is parsed or validated
-    again; callers keep keys instead of compiled lists so that the compiled
-    lists alive are the ones this module's cache bounds.
-    """
+    """The compiled list `key` (a `CompiledByteMerges.key`) names: from the cache, else compiled again."""
     compiled = _compiled.get(key)
     if compiled is None:
         if isinstance(key, bytes):  # (read-only view of the key's bytes: nothing writes to the rule array)
@@ -433,9 +414,6 @@ def clear_caches() -> None:
 
 def encode(text: str, merges: Any) -> list[int]:
     """Byte-level encode (docs/algorithms.md, section 1). `merges` is a list of [left, right, new] or compiled.
-
-    The text's UTF-8 bytes are the first ids; each rule, in list order, joins
-    every `left, right` neighbour pair into `new`:
 
     >>> from webapp.tokenizer import encode
     >>> encode("hi! hi", [[104, 105, 256], [256, 33, 257]])  # h+i -> 256, then 256+! -> 257
@@ -457,13 +435,7 @@ def encode_trace(
     cuts: Sequence[int] = (),
     relabel: Mapping[int, int] | None = None,
 ) -> EncodeTrace:
-    """`encode` plus a bounded record of how it happened (see tracing.py).
-
-    `cuts` are extra offsets where no merge may join, as in `encode_bytes`
-    (the starts of pre-tokens); `relabel` shows ids through a mapping
-    everywhere in the trace (an imported file's own numbering), ids it does
-    not list staying as they are.
-    """
+    """`encode` plus a bounded record of how it happened (see tracing.py)."""
     text = validate_text(text)
     compiled = compile_byte_merges(merges)
     data = text.encode("utf-8")
@@ -491,11 +463,7 @@ def encode_trace(
 
 
 def implied_byte_vocab(merges: Any, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> dict[int, bytes]:
-    """The vocab a merge list implies: 0..255, then each rule's new = left + right (first definition wins).
-
-    The tokens' lengths are checked against `limits` first (a TokenizerError
-    naming the rule); only the pages' few tokens go through `token_sizes.ImpliedVocab.bytes_for`.
-    """
+    """The vocab a merge list implies: 0..255, then each rule's new = left + right (first definition wins)."""
     compiled = compile_byte_merges(merges)
     check_sizes(compiled.rules, limits, "implied")
     vocab = {b: bytes([b]) for b in range(256)}

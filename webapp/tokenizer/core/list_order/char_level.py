@@ -161,8 +161,6 @@ def _quote(token: str) -> str:
 def bpe_encode_text(text: str, vocab: Any, merges: Any) -> list[int]:
     """Character-level encode (docs/algorithms.md, section 3).
 
-    The rules join characters in list order; only then is each token looked up:
-
     >>> from webapp.tokenizer import bpe_encode_text
     >>> vocab = {"l": 0, "o": 1, "w": 2, "e": 3, "r": 4, "lo": 5, "low": 6}
     >>> bpe_encode_text("lower", vocab, [["l", "o"], ["lo", "w"]])  # low + e + r

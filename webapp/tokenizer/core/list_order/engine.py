@@ -22,11 +22,7 @@ SMALL_SEGMENT = 32
 Event = tuple[int, int, int]  # (rule index, start of left operand, start of right operand)
 
 class RuleTable:
-    """Rules `(left, right, new)` over non-negative int symbols, indexed for the engine.
-
-    `first[key]` is the smallest rule index of a pair (key = left * shift + right);
-    `later[key]` lists all indices of a pair that occurs more than once in the list.
-    """
+    """Rules `(left, right, new)` over non-negative int symbols, indexed for the engine."""
 
     def __init__(self, rules: Sequence[tuple[int, int, int]] | None, max_symbol: int, flat: Any = None) -> None:
         """`flat`, optional, is the rules as an n x 3 int64 numpy array (a faster build).
@@ -98,13 +94,7 @@ class RuleTable:
         return self._news
 
     def rank_after(self, key: int, time: int) -> int:
-        """The rank of pair `key` at `time` when its first rule is already behind: INF, or a later duplicate.
-
-        The re-ranking step of every merge loop, written once: a loop looks up
-        `first[key]` itself (the hot, common case) and calls this only when
-        that rank is stale (`< time`), which only lists naming a pair twice
-        (or making an operand after a rule that uses it) ever reach.
-        """
+        """The rank of pair `key` at `time` when its first rule is already behind: INF, or a later duplicate."""
         indices = self.later.get(key)
         if indices is None:
             return INF
@@ -121,17 +111,7 @@ class RuleTable:
 
     def run_short(self, seq: list[int], ranks: list[int] | None = None,
                   events: list[Event] | None = None) -> list[int]:
-        """Merge `seq` (len >= 2) in place on Python lists: ranks[i] is the rank of pair (seq[i], seq[i+1]).
-
-        `ranks` may come precomputed (byte_level slices them from one numpy
-        lookup of the whole text). The minimum rank is the next rule that
-        fires; its matches are the positions holding that rank, taken left
-        to right. A merge at i re-ranks only its two new neighbour pairs
-        (with time k + 1, so this visit never sees them), which also drops
-        an overlapping match. This is the hot path of cold encoding: the
-        `first_get` lookup stays inline (a call per re-rank costs more, see
-        `rank_after`); recording events costs one `is not None` test per merge.
-        """
+        """Merge `seq` (len >= 2) in place on Python lists: ranks[i] is the rank of pair (seq[i], seq[i+1])."""
         first_get = self.first.get
         rank_after = self.rank_after
         shift = self.shift
@@ -169,13 +149,7 @@ class RuleTable:
                 return seq
 
     def _run_heap(self, symbols: Sequence[int], events: list[Event] | None) -> list[int]:
-        """Linked list plus a bucket queue: rank -> positions, and a heap of the ranks present.
-
-        Ranks only grow, so the smallest rank in the heap is the next rule that
-        fires; its bucket (sorted) holds its matches left to right. A bucket
-        may hold stale positions (re-ranked or consumed since): `rank[p]`
-        says which entries still stand.
-        """
+        """Linked list plus a bucket queue: rank -> positions, and a heap of the ranks present."""
         shift = self.shift
         news = self.news
         rank_after = self.rank_after

@@ -89,12 +89,7 @@ def dumps_precompiled(compiled: CompiledByteMerges) -> bytes:
 
 
 def compiled_from_arrays(found: Any) -> CompiledByteMerges:
-    """The inverse of `precompiled_arrays` (`found`: an open .npz or a dict of its arrays; ValueError if unusable).
-
-    The whole-token table is made on first use (`CompiledByteMerges.defer_whole`):
-    building its dict of ~200,000 entries is a third of the reading, and a
-    short first encode does not need it (textencode.py decides when it is worth it).
-    """
+    """The inverse of `precompiled_arrays` (`found`: an open .npz or a dict of its arrays; ValueError if unusable)."""
     try:
         if int(found["version"][0]) != PRECOMPILED_VERSION:
             raise ValueError("another precompiled version")

@@ -113,16 +113,7 @@ def _changes(
     show: Callable[[int], Symbol],
     radius: int = WINDOW_RADIUS,
 ) -> list[tuple[tuple[int, ...], tuple[Symbol, ...] | None, int | None, tuple[bool, bool]]]:
-    """What each recorded rule changed: (changed indices, window, window start, more before/after).
-
-    Replays the recorded rules in order over the whole text (positions are
-    original offsets: a merge keeps its left symbol's offset and kills the
-    right one). For a step whose sequence is shown, the changed indices point
-    into it; otherwise a window of `radius` live symbols each side of the
-    rule's first match is cut out and the indices point into the window.
-    Cost: every event once, plus at most 2 * radius live symbols (and the dead
-    ones between them) per long step, plus the live list once sequences are short.
-    """
+    """What each recorded rule changed: (changed indices, window, window start, more before/after)."""
     n = len(initial)
     vals = list(initial)
     dead = bytearray(n)
