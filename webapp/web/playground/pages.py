@@ -21,7 +21,8 @@ from webapp.jobs import queue
 from webapp.web.playground import kinds
 from webapp import tokenizer as tk
 from webapp.web.playground.examples import EXAMPLES, LANDING_PRESET, LANDING_TEXT
-from webapp.web.playground.compute import COMPUTE, apply_action
+from webapp.web.playground.actions import apply_action
+from webapp.web.playground.compute import COMPUTE
 from webapp.web.playground.fields import (
     ERROR_FIELDS,
     FIELDS,
