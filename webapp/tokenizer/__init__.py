@@ -21,9 +21,9 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
         CompiledByteMerges,
         compile_byte_merges,
         encode,
-        encode_trace,
         implied_byte_vocab,
     )
+    from webapp.tokenizer.core.list_order.byte_trace import encode_trace
     from webapp.tokenizer.core.byte_decode import decode
     from webapp.tokenizer.core.token_sizes import ImpliedVocab
     from webapp.tokenizer.core.list_order.char_level import (
@@ -85,7 +85,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "CompiledByteMerges": ("webapp.tokenizer.core.list_order.byte_level", "CompiledByteMerges"),
     "compile_byte_merges": ("webapp.tokenizer.core.list_order.byte_level", "compile_byte_merges"),
     "encode": ("webapp.tokenizer.core.list_order.byte_level", "encode"),
-    "encode_trace": ("webapp.tokenizer.core.list_order.byte_level", "encode_trace"),
+    "encode_trace": ("webapp.tokenizer.core.list_order.byte_trace", "encode_trace"),
     "decode": ("webapp.tokenizer.core.byte_decode", "decode"),
     "implied_byte_vocab": ("webapp.tokenizer.core.list_order.byte_level", "implied_byte_vocab"),
     "ImpliedVocab": ("webapp.tokenizer.core.token_sizes", "ImpliedVocab"),

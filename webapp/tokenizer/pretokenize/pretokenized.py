@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping
 
-from webapp.tokenizer.core.list_order import byte_level
+from webapp.tokenizer.core.list_order import byte_level, byte_trace
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.pretokenize.chunks import split_text as fast_split
 from webapp.tokenizer.pretokenize.patterns import check_scheme
@@ -69,7 +69,7 @@ def pretokenized_encode_trace(
     """One trace for the whole text, each pre-token encoded on its own."""
     check_scheme(scheme)
     spans = split_pretokens(text, scheme) if scheme != "none" else []
-    trace = byte_level.encode_trace(
+    trace = byte_trace.encode_trace(
         text,
         merges,
         limits=limits,

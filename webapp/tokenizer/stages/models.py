@@ -13,7 +13,8 @@ from dataclasses import replace
 from itertools import chain, islice
 from typing import Any, Mapping, Protocol, TypeVar
 
-from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, compile_byte_merges, encode_trace
+from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, compile_byte_merges
+from webapp.tokenizer.core.list_order.byte_trace import encode_trace
 from webapp.tokenizer.core.list_order.char_level import CompiledCharMerges, bpe_encode_text, compile_char_merges, encode_text_trace
 from webapp.tokenizer.hf import pipeline as hp
 from webapp.tokenizer.hf.library_trace import library_scheme_ids, library_trace

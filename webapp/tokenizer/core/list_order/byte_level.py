@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from bisect import bisect_left
 from itertools import chain
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -19,10 +19,8 @@ from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache, estimated_bytes
 from webapp.tokenizer.core.list_order import batch, engine
 from webapp.tokenizer.core.list_order.byte_splits import split_table_fixpoint, split_table_well_formed, rules_array
 from webapp.tokenizer.core.list_order.engine import RuleTable
-from webapp.tokenizer.core.list_order.tracing import build_trace, run_segments
 from webapp.tokenizer.core.ranks import INF
 from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
-from webapp.tokenizer.traces import DEFAULT_TRACE_LIMITS, EncodeTrace, TraceLimits
 from webapp.tokenizer.validation import ByteRule, plain_byte_values, validate_byte_merges, validate_text
 
 # Bounds on memory: segments per compiled list, longest segment cached, compiled lists kept.
@@ -425,41 +423,6 @@ def encode(text: str, merges: Any) -> list[int]:
     text = validate_text(text)
     compiled = compile_byte_merges(merges)
     return compiled.encode_bytes(text.encode("utf-8"))
-
-
-def encode_trace(
-    text: str,
-    merges: Any,
-    *,
-    limits: TraceLimits = DEFAULT_TRACE_LIMITS,
-    cuts: Sequence[int] = (),
-    relabel: Mapping[int, int] | None = None,
-) -> EncodeTrace:
-    """`encode` plus a bounded record of how it happened (see tracing.py)."""
-    text = validate_text(text)
-    compiled = compile_byte_merges(merges)
-    data = text.encode("utf-8")
-    bounds = compiled.bounds(data)
-    if cuts:
-        bounds = sorted(set(bounds).union(cuts))
-    show: Callable[[int], int] = int
-    keys, events, ids = run_segments(data, bounds, compiled.table.run)
-    if relabel:
-        mapping = dict(relabel)
-        show = lambda i: mapping.get(i, i)  # noqa: E731
-        ids = [mapping.get(i, i) for i in ids]
-    return build_trace(
-        initial=data,
-        bounds=bounds,
-        keys=keys,
-        events=events,
-        rules=compiled.rules,
-        ids=ids,
-        show=show,
-        value=lambda start, end: data[start:end],
-        limits=limits,
-    )
-
 
 
 def implied_byte_vocab(merges: Any, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> dict[int, bytes]:
