@@ -1,15 +1,6 @@
 """Data shapes of the traces the engine records for the UI.
 
-These are plain frozen dataclasses, nothing more: the engine fills them, the
-web layer turns them into view models. Every trace is bounded: the engine
-records at most a configured number of steps / tokens / sequence items and
-sets an explicit `*_truncated` flag when it stopped recording, while the
-result itself (`ids`, `merges`) is always complete.
-
-Offsets: byte-level traces use UTF-8 byte offsets into the input text;
-character-level traces use code point offsets. `end` is exclusive.
-
-Details: docs/engine.md, "Module notes".
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """The chat templates' time limit: one watchdog thread per process that stops a rendering past its deadline.
 
-`WATCHDOG.watch(deadline)` before a rendering, `WATCHDOG.release(watch)`
-after it (True: the deadline fired, the rendering is refused). The watchdog
-raises `Timeout` in the rendering's thread (CPython's
-PyThreadState_SetAsyncExc), only while that thread runs the template's own
-code. `raw_template_line` finds the template line a Timeout stopped at.
-A leaf used by webapp/tokenizer/chat/templates.py only. What it does not do: render.
-
-Details: docs/engine.md, "Module notes".
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
 """Decode (docs/algorithms.md, section 2): every id's bytes, then strict UTF-8; `join_texts` for
 character-level token strings.
 
-An id 0..255 the vocab does not list is its single byte; the vocab wins where
-it lists one. An unknown id or bytes that are not UTF-8 is a `TokenizerError`
-naming the position, the id and (for UTF-8) the byte offset. With `max_bytes`
-the output is added up from the tokens' sizes before anything is joined and
-refused past it (`check_decoded_size`, which the file decoders use too). It
-does not encode, nor know merge lists (`byte_level.implied_byte_vocab`).
-
-Details: docs/engine.md, "Module notes".
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """What every exporter checks first, and character rules as byte rules.
 
-A rank-based library (tokenizers, tiktoken, minbpe) applies a rule list the
-way the playground does only when each rule uses tokens earlier rules made and
-each token has one id; these checks refuse the rest, naming the rule. Merges
-that already follow the library's order (a tokenizer.json, a preset made from
-one) may use later rules' tokens: that is how the library fires them.
-`char_merges_to_bytes` renumbers character-level rules as byte-level ones
-(minbpe's numbering). What it does not do: write any format.
-
-Details: docs/engine.md, "Module notes".
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """Character classes and the splitting primitive that Hugging Face `tokenizers` uses.
 
-The normalizers and pre-tokenizers of a tokenizer.json are defined in Rust
-terms: `char::is_whitespace` (the Unicode White_Space property), `is_numeric`
-(general categories Nd, Nl, No), punctuation (ASCII punctuation or a P*
-category). This module gives those classes in Python and `split`, the one
-operation every pre-tokenizer is built from: find the matches of a pattern,
-then keep, drop or merge them according to a "behavior".
-
 What it does not do: read tokenizer.json (pipeline.py does) or encode.
 
-Details: docs/engine.md, "Module notes".
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

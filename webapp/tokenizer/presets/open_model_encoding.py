@@ -1,14 +1,9 @@
 """tiktoken's `Encoding` for an open model's tokenizer.json, where `encode` follows the `tokenizers` library.
 
-`OpenModelEncoding` keeps every method of `Encoding` (tiktoken_encoding.py)
-and changes only what the library does differently: added tokens in the
-text are split out by default (`allowed_special="all"`, nothing raises) and
-`add_special_tokens` is accepted (the file's post-processor, when the
-playground applies one). `encoding_for_loaded` picks between the two
-classes for any loaded tokenizer.
-
 What it does not do: the registry of named encodings (tiktoken_api.py), the
 encode itself (the tokenizer's stages, stages/).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,15 +1,6 @@
 """The parts of the tiktoken-style API below the Encoding class: text helpers and the tokenizers it wraps.
 
-What they decide is tiktoken's behaviour where text meets special tokens:
-which listed tokens are allowed or disallowed (`special_sets`,
-`resolve_special`), the ValueError for disallowed special text
-(`check_text`), surrogates repaired as tiktoken repairs them
-(`replace_surrogates`), and the checks of token and thread arguments. What
-they do not do: encode or decode (tiktoken_encoding.py).
-
-Also here: building the LoadedTokenizer an Encoding wraps, from tiktoken's
-arguments (`from_ranks`: ranks, a GPT-2 / cl100k / o200k pattern checked
-to split like ours, special tokens) or from a preset (`preset_parts`).
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """The stage half of the prompt-end proof: which leading pieces no appended text can change.
 
-`settled(tokenizer, text, model_text)` follows the text's own stages: added tokens a longer text
-could complete, the normalizer's reach back (a combining mark joins the character before it),
-then each split pattern, whose match attempts are proven to read nothing past the text
-(vocab/pieces.reach_of). It answers where the first piece that may change starts, in UTF-8
-bytes of the model's text, and whether that piece is the last one and can only grow (the
-model half, crossing.py, then decides inside it). Anything it cannot follow proves nothing.
-
-Details: docs/engine.md, "Module notes".
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

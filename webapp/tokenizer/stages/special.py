@@ -1,16 +1,6 @@
 """Special tokens in text, for tokenizers split by a playground scheme (OpenAI presets, typed and minbpe files).
 
-- `allowed_set`: the API's `allowed_special` argument read against a
-  tokenizer's special tokens;
-- `split_special`: the text cut into ordinary parts and the allowed special
-  tokens (longest first where several start at one place), so no piece ever
-  crosses a special token, as in tiktoken;
-- `trace_with_specials`: a trace of the ordinary parts with the special
-  tokens put back as one token each, every offset where it is in the text.
-
-A tokenizer.json splits out its added tokens itself (hf/pipeline.py); this
-module is the playground-scheme side of that stage. What it does not do:
-merge (models.py) or decide which tokenizer uses it (tokenizer.py).
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """Can a text lie inside one piece of a split pattern? `inside_a_match(pattern)(text)`, proven when False.
 
-The pattern (GPT-2's, cl100k's, o200k's: every character of a text is in some match, so
-the pieces are exactly the matches) is read into a small automaton over character classes,
-with every lookahead dropped and possessive or lazy quantifiers read as plain ones: it then
-accepts every string any match can be, and more. `text` lies inside some match only if the
-automaton, started in any state, can read it and still reach its end; when it cannot, no
-piece of any text holds `text`, and merges never cross pieces.
-
-Details: docs/engine.md, "Module notes".
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

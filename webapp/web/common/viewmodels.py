@@ -1,15 +1,6 @@
 """Traces -> what the templates show.
 
-Turns the engine's `EncodeTrace` into plain view objects:
-token spans with a hue class, display segments with whitespace marks and hex
-for bytes that are not UTF-8 on their own, character groups of byte tokens,
-merge trees as text, stats (the trace tables are in `webapp.web.common.trace_views`, the training table, chart and
-corpus results are in `webapp.web.common.train_views`).
-
-It does no escaping itself: every string here is plain text and the Jinja
-templates escape it on output (autoescape), so token text such as `<script>`
-always shows as text. It does not call the engine except for small helpers
-(char_tokens for the training segmentation) and never touches Flask.
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """The Bytes page's comparison: side A is the page's tokenizer, side B the "Compare with…" fields.
 
-Side A is the page's own tokenizer (typed merges, preset or opened file),
-side B comes from the "Compare with…" fields (`compare`: a preset name, an
-opened file's id, or "merges" for `compare_merges`; `compare_pretokenize`;
-`compare_special`). `page_compare(state)` computes what
-partials/compare.html shows, `choice_status(state)` the opened file chosen
-as B, and `swap_sides(state)` exchanges A and B (so an opened file can
-become B).
-
 What it does not do: encode a side (webapp.web.compare.comparing), routes,
 or render tokens itself (webapp.web.common.viewmodels).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

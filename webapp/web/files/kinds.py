@@ -1,13 +1,9 @@
 """The "import" job kind: opening a tokenizer file larger than `JOB_IMPORT_BYTES` in the background.
 
-`import_job` submits it (after the body was read and bounded), the kind
-parses, checks the limits, compiles and stores the tokenizer's compressed
-stored form as its blob, and the "open-bytes" / "open-chars" done views show
-the opened file in the page's Open status once it is done (or say that the
-file belongs on the other page).
-
 What it does not do: read the request (webapp.web.files.reading) or keep
 opened tokenizers (webapp.opened.store).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

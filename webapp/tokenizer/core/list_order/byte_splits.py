@@ -1,15 +1,6 @@
 """Split points of a byte-level merge list: where no rule can ever join two bytes.
 
-A merge can only join a token ending in byte x to a token starting in byte y
-when some rule's left side can end in x and its right side can start in y.
-`edge_bytes` works out, for every id, the bytes it can start and end with (a
-small fixpoint over the list, order ignored, so a safe over-approximation even
-for odd lists); `split_table` turns that into a 256 x 256 table of the byte
-pairs a merge can join. Wherever two neighbouring bytes of a text form no such
-pair the text splits into segments that encode independently
-(`webapp.tokenizer.core.list_order.byte_level` does the cutting and the encoding).
-
-It does not encode, validate or cache anything.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
