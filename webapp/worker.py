@@ -1,18 +1,8 @@
 """The job worker: `python -m webapp.worker` runs queued background jobs.
 
-It builds the app from the same settings as the web server
-(`PLAYGROUND_DATABASE_URL`, `PLAYGROUND_QUEUE_URL`, the `JOB_*` budgets), runs
-the upkeep (webapp.jobs.upkeep: jobs a dead worker left "running" go back on
-the queue, expired jobs fail, orphaned upload folders go) at start and then
-every `JOB_UPKEEP_SECONDS` on a thread of its own, and runs a Huey consumer
-with `JOB_WORKERS` threads; each job runs in its own child process
-(webapp.jobs.runner.run_in_child). Start as many workers as you like, on this or
-other machines, as long as they share the database and the queue.
-SIGINT stops it after the running jobs; SIGTERM stops it at once (the job
-processes die with it; their jobs stay unfinished, with their uploads, and
-the upkeep of the next worker queues them again).
-
 What it does not do: serve HTTP.
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

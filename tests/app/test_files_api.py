@@ -147,12 +147,12 @@ def test_import_over_the_rule_limit(tmp_path, byte_tok):
 
 
 def test_the_open_models_files_are_within_the_file_limits():
-    from webapp.infra import inputs
+    from webapp.infra import compound_inputs, inputs
     from webapp.tokenizer.presets import open_models
 
     limits = inputs.Limits()
     for preset in open_models.OPEN_MODEL_LIST:  # gemma3: 514,906 merges, 262,144 vocab entries
-        inputs.check_loaded_limits(preset.rules, preset.n_vocab, limits)
+        compound_inputs.check_loaded_limits(preset.rules, preset.n_vocab, limits)
 
 
 def test_unknown_tokenizer_id_is_404(client):

@@ -7,6 +7,7 @@ import re
 from webapp import PROJECT_ROOT
 from webapp import tokenizer as tk
 from webapp.web.common import train_views as tv
+from webapp.web.common import trace_views
 from webapp.web.common import viewmodels as vm
 
 
@@ -67,7 +68,7 @@ def test_stats():
 
 def test_trace_rows_show_start_and_each_pass():
     trace = tk.encode_trace("aaa", [[97, 97, 256], [1, 2, 300]])
-    rows = vm.byte_trace_rows(trace)
+    rows = trace_views.byte_trace_rows(trace)
     assert [r.label for r in rows] == ["start", "pass 1"]
     assert rows[1].rule == "rule 1: 97 97 → 256" and rows[1].matches == 1
     assert [c.text for c in rows[1].chips] == ["aa", "a"]

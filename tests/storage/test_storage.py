@@ -8,6 +8,7 @@ import multiprocessing
 import pytest
 from sqlalchemy import func, select, text
 
+from webapp.infra import schema
 from webapp.infra import storage as st
 from webapp.infra.storage import (
     LATEST_VERSION,
@@ -75,7 +76,7 @@ def test_fresh_database_is_migrated_to_latest(store):
     assert store.schema_version() == LATEST_VERSION
     assert store.migrate() == LATEST_VERSION  # a second start-up is a no-op
     with store.engine.connect() as conn:
-        rows = conn.execute(select(func.count()).select_from(st.schema_version)).scalar()
+        rows = conn.execute(select(func.count()).select_from(schema.schema_version)).scalar()
     assert rows == 1
 
 
@@ -164,7 +165,7 @@ def test_version_1_database_keeps_working_after_upgrade(db_url):
 
 def test_database_newer_than_the_code_is_refused(store):
     with store.engine.begin() as conn:
-        conn.execute(st.schema_version.update().values(version=LATEST_VERSION + 1))
+        conn.execute(schema.schema_version.update().values(version=LATEST_VERSION + 1))
     with pytest.raises(StorageError, match=r"newer than this app"):
         store.migrate()
 
@@ -189,7 +190,7 @@ def test_many_processes_starting_at_once_migrate_exactly_once(db_url):
     assert sorted(results.get(timeout=5) for _ in range(workers)) == [LATEST_VERSION] * workers
     s = Storage(db_url)
     with s.engine.connect() as conn:
-        assert conn.execute(select(st.schema_version.c.version)).scalars().all() == [LATEST_VERSION]
+        assert conn.execute(select(schema.schema_version.c.version)).scalars().all() == [LATEST_VERSION]
     s.dispose()
 
 

@@ -1,24 +1,6 @@
 """Reading request bodies and bounding request heads, for every route of the app.
 
-- `read_body()` - the raw body, at most MAX_CONTENT_LENGTH bytes; a longer
-  body, with a Content-Length or chunked, is a 413.
-- `read_json_object(allowed, required)` - the body as a JSON object: 415 when
-  it is not JSON, 400 naming the line and column of a syntax error, a
-  nesting depth over MAX_JSON_DEPTH (64: checked before parsing, by the one
-  JSON reader every JSON field uses, webapp.tokenizer.load_json), an unknown
-  or a missing field.
-- `bound_request_head()` - a URL over LIMIT_URL_BYTES is a 414, more header
-  fields than LIMIT_HEADER_FIELDS or a longer header line than
-  LIMIT_HEADER_BYTES a 431: all below gunicorn's own limits, so the app
-  answers (with its headers) wherever gunicorn lets a request through.
-- `bound_chunked_body()` - a chunked body is read (bounded) before any view.
-- `drain_unread_body()` - a body the app refused without reading (a 413,
-  429 or 403 answered early) is read out after the answer is sent, for at
-  most DRAIN_SECONDS: a proxy still sending it (nginx, serve-prod.sh) would
-  otherwise see the connection reset and answer 502 instead of the app's answer.
-
-Every problem is an `ApiError` (webapp.infra.errors answers it). What it does
-not do: validate field values (webapp.infra.inputs).
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

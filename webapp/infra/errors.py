@@ -1,20 +1,9 @@
 """Answering errors, for every route of the app: one error type, one path for every error.
 
-- `ApiError` - the one error type of the web layer: a message a person can act
-  on, the `field` at fault, an HTTP `status` and a `location` ({"rule": 3},
-  {"line": 2, "column": 5}...). Views raise it (or let a `TokenizerError`
-  from the engine through, which answers 400) and never build error
-  responses themselves; `not_found(message)` is the app's one 404.
-- every JSON error is `{"error": {"message", "field"[, "location"]}}`
-  (`ApiError.to_dict`); messages are capped (MAX_MESSAGE_CHARS).
-- `quote(value)` - a value shown inside a message, cut to 80 characters.
-- `init_app(app)` - the app-wide handlers: JSON under /api, a friendly HTML
-  page (error.html) elsewhere, for ApiError, TokenizerError, every HTTP
-  error and any unexpected exception (logged, never shown); `json_error` answers
-  JSON on any path, for the routes that answer a page's script (a blueprint registers it).
-
 What it does not do: read bodies (webapp.infra.body), validate field values
 (webapp.infra.inputs) or know any route.
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """The one place where request data becomes engine input.
 
-Pages (form fields: always strings, typed by people) and the JSON API (parsed
-JSON values, or the same typed strings) both go through the `read_*`
-functions here. Each one
-
-1. parses typed text with `webapp.tokenizer.formats.textformats` (line/column errors),
-2. applies the configurable limits from `app.config` (`LIMIT_*`) with a
-   message that states the limit, before any expensive work,
-3. hands the value to the engine's `validate_*` / `compile_byte_merges`,
-
-and raises `TokenizerError` (with `field`) on any problem. Nothing here runs
-an encoding or renders anything. The key of each compiled byte-level merge
-list is kept in a bounded cache (webapp.tokenizer.caches) so typing in the
-text box does not re-validate a big merge list on every keystroke. The
-Vocabulary's query-string fields are read in webapp.infra.vocab_inputs.
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -45,7 +32,6 @@ from webapp.tokenizer.formats.textformats import (
     plain_rule_lines,
 )
 from webapp.tokenizer.core.token_sizes import SizeLimits
-from webapp.tokenizer.training.corpus import LEVELS as CORPUS_LEVELS, SCHEMES as CORPUS_SCHEMES
 
 PRETOKENIZE_SCHEMES = SCHEMES
 
@@ -149,7 +135,8 @@ def limits_of(params: Mapping[str, Any]) -> Limits:
     return Limits(**params["limits"])
 
 
-def _over(field: str, what: str, count: int, limit: int, config_key: str) -> TokenizerError:
+def over_limit(field: str, what: str, count: int, limit: int, config_key: str) -> TokenizerError:
+    """The error for a field over its limit, naming the setting."""
     return TokenizerError(
         f"{field}: {count:,} {what} is over the limit of {limit:,} {what} (setting {config_key})",
         field=field,
@@ -161,10 +148,11 @@ def _check_len(field: str, value: Any, what: str, limit: int, config_key: str) -
     # Only containers have a meaningful length here; wrong types are left for
     # the validators, which say what was expected.
     if isinstance(value, (list, tuple, dict, str)) and len(value) > limit:
-        raise _over(field, what, len(value), limit, config_key)
+        raise over_limit(field, what, len(value), limit, config_key)
 
 
-def _wrong_type(field: str, expected: str, value: Any) -> TokenizerError:
+def wrong_type(field: str, expected: str, value: Any) -> TokenizerError:
+    """The error for a field of the wrong JSON type, saying what was expected."""
     return TokenizerError(f"{field}: expected {expected}, got {json_type(value)}", field=field)
 
 
@@ -178,7 +166,7 @@ def _parsed(value: Any, parse: Callable[[str], Any], raw_limit: int, field: str,
     if isinstance(value, str):
         # A cheap bound before parsing: every item needs at least one character.
         if len(value) > raw_limit * 64 + 1024:
-            raise _over(field, "characters of input", len(value), raw_limit * 64 + 1024, key)
+            raise over_limit(field, "characters of input", len(value), raw_limit * 64 + 1024, key)
         return parse(value)
     return value
 
@@ -191,11 +179,11 @@ def read_text(value: Any, limits: Limits, *, form: bool = False) -> str:
     if value is None:
         value = ""
     if not isinstance(value, str):
-        raise _wrong_type("text", "a string", value)
+        raise wrong_type("text", "a string", value)
     if form:
         value = normalize_newlines(value)
     if len(value) > limits.text_chars:
-        raise _over("text", "characters", len(value), limits.text_chars, "LIMIT_TEXT_CHARS")
+        raise over_limit("text", "characters", len(value), limits.text_chars, "LIMIT_TEXT_CHARS")
     return tk.validate_text(value)
 
 
@@ -255,7 +243,7 @@ def read_byte_merges(value: Any, limits: Limits) -> Any:
             return compiled_from_key(hit)
     merges = _parsed(value, parse_byte_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
     if not isinstance(merges, list):
-        raise _wrong_type("merges", "a list of rules [left, right, new]", merges)
+        raise wrong_type("merges", "a list of rules [left, right, new]", merges)
     _check_len("merges", merges, "rules", limits.rules, "LIMIT_RULES")
     with _rule_lines(value):
         compiled = tk.compile_byte_merges(merges)
@@ -270,7 +258,7 @@ def read_char_merges(value: Any, limits: Limits) -> tuple[tuple[str, str], ...]:
         value = ""
     merges = _parsed(value, parse_char_merges, limits.rules, "merges", "rules", "LIMIT_RULES")
     if not isinstance(merges, list):
-        raise _wrong_type("merges", 'a list of rules ["left", "right"]', merges)
+        raise wrong_type("merges", 'a list of rules ["left", "right"]', merges)
     _check_len("merges", merges, "rules", limits.rules, "LIMIT_RULES")
     with _rule_lines(value):
         return validation.validate_char_merges(merges)
@@ -285,7 +273,7 @@ def read_byte_vocab(value: Any, limits: Limits) -> dict[int, bytes]:
         value = {}
     vocab = _parsed(value, parse_byte_vocab, limits.vocab, "vocab", "entries", "LIMIT_VOCAB")
     if not isinstance(vocab, dict):
-        raise _wrong_type("vocab", 'an object {"id": [bytes]}', vocab)
+        raise wrong_type("vocab", 'an object {"id": [bytes]}', vocab)
     _check_len("vocab", vocab, "entries", limits.vocab, "LIMIT_VOCAB")
     return validation.validate_byte_vocab(vocab)
 
@@ -296,7 +284,7 @@ def read_char_vocab(value: Any, limits: Limits) -> dict[str, int]:
         value = {}
     vocab = _parsed(value, parse_char_vocab, limits.vocab, "vocab", "entries", "LIMIT_VOCAB")
     if not isinstance(vocab, dict):
-        raise _wrong_type("vocab", 'an object {"token": id}', vocab)
+        raise wrong_type("vocab", 'an object {"token": id}', vocab)
     _check_len("vocab", vocab, "entries", limits.vocab, "LIMIT_VOCAB")
     return validation.validate_char_vocab(vocab)
 
@@ -310,7 +298,7 @@ def read_ids(value: Any, limits: Limits) -> tuple[int, ...]:
         value = ""
     ids = _parsed(value, parse_ids, limits.ids, "ids", "ids", "LIMIT_IDS")
     if not isinstance(ids, list):
-        raise _wrong_type("ids", "a list of ids", ids)
+        raise wrong_type("ids", "a list of ids", ids)
     _check_len("ids", ids, "ids", limits.ids, "LIMIT_IDS")
     return validation.validate_ids(ids)
 
@@ -321,11 +309,11 @@ def read_messages(value: Any, limits: Limits, *, form: bool = False) -> tuple[di
     The count and the characters are checked against the limits before anything is rendered."""
     if form:
         if not isinstance(value, str):
-            raise _wrong_type("chat", "the messages as JSON text", value)
+            raise wrong_type("chat", "the messages as JSON text", value)
         if not value.strip():
             return ()
         if len(value) > 2 * limits.text_chars:
-            raise _over("chat", "characters", len(value), 2 * limits.text_chars, "LIMIT_TEXT_CHARS")
+            raise over_limit("chat", "characters", len(value), 2 * limits.text_chars, "LIMIT_TEXT_CHARS")
         value = parse_json(value, "chat")
         return validate_messages(value, limits.chat, field="chat")
     return validate_messages(value, limits.chat)
@@ -342,11 +330,11 @@ def read_tools(value: Any, limits: Limits, *, form: bool = False,
     if form:
         name = field or "chat_tools"
         if not isinstance(value, str):
-            raise _wrong_type(name, "the tools as JSON text", value)
+            raise wrong_type(name, "the tools as JSON text", value)
         if not value.strip():
             return None
         if len(value) > 2 * limits.text_chars:
-            raise _over(name, "characters", len(value), 2 * limits.text_chars, "LIMIT_TEXT_CHARS")
+            raise over_limit(name, "characters", len(value), 2 * limits.text_chars, "LIMIT_TEXT_CHARS")
         return validate_tools(parse_json(value, name), limits.chat, field=name)
     return None if value is None else validate_tools(value, limits.chat, field=field or "tools")
 
@@ -357,9 +345,9 @@ MAX_COUNT_TOKENIZERS = 32
 def read_tokenizer_refs(value: Any, field: str = "tokenizers") -> list[str]:
     """A list of preset names or opened tokenizer ids (at most MAX_COUNT_TOKENIZERS)."""
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise _wrong_type(field, "a list of preset names or tokenizer ids", value)
+        raise wrong_type(field, "a list of preset names or tokenizer ids", value)
     if len(value) > MAX_COUNT_TOKENIZERS:
-        raise _over(field, "tokenizers", len(value), MAX_COUNT_TOKENIZERS, "MAX_COUNT_TOKENIZERS, fixed")
+        raise over_limit(field, "tokenizers", len(value), MAX_COUNT_TOKENIZERS, "MAX_COUNT_TOKENIZERS, fixed")
     return list(dict.fromkeys(value))
 
 
@@ -368,7 +356,7 @@ def read_flag(value: Any, field: str, default: bool) -> bool:
     if value is None:
         return default
     if not isinstance(value, bool):
-        raise _wrong_type(field, "true or false", value)
+        raise wrong_type(field, "true or false", value)
     return value
 
 
@@ -379,15 +367,15 @@ def read_words(value: Any, limits: Limits, *, form: bool = False) -> tuple[str, 
     if isinstance(value, str) and form:
         value = normalize_newlines(value)
     if isinstance(value, str) and len(value) > limits.text_chars:
-        raise _over("words", "characters", len(value), limits.text_chars, "LIMIT_TEXT_CHARS")
+        raise over_limit("words", "characters", len(value), limits.text_chars, "LIMIT_TEXT_CHARS")
     words = parse_words(value) if isinstance(value, str) else value
     if not isinstance(words, list):
-        raise _wrong_type("words", "a list of strings", words)
+        raise wrong_type("words", "a list of strings", words)
     _check_len("words", words, "words", limits.words, "LIMIT_WORDS")
     # A JSON list is capped by its characters in all, like the typed form.
     total = sum(len(word) for word in words if isinstance(word, str))
     if total > limits.text_chars:
-        raise _over("words", "characters", total, limits.text_chars, "LIMIT_TEXT_CHARS")
+        raise over_limit("words", "characters", total, limits.text_chars, "LIMIT_TEXT_CHARS")
     return validation.validate_words(words)
 
 
@@ -442,72 +430,6 @@ def read_allowed_special(value: Any) -> Any:
     )
 
 
-# --- a tokenizer spec (one side of a comparison) -----------------------------
-
-SPEC_FIELDS = ("tokenizer", "merges", "pretokenize", "allowed_special")
-
-
-@dataclass(frozen=True)
-class TokenizerSpec:
-    """Which tokenizer encodes: a preset / stored file by name, or typed byte-level merges."""
-
-    tokenizer: str  # a preset's name or an opened file's id; "" for typed merges
-    merges: Any  # the compiled typed merges (None with a tokenizer)
-    pretokenize: str | None  # a scheme; None: the tokenizer's own (typed merges: "none")
-    special: Any  # allowed special tokens: () plain text, "all", a tuple of them; None: the tokenizer's default
-
-
-def within(prefix: str, exc: TokenizerError) -> TokenizerError:
-    """The same error, its field and message put under `prefix` ("merges: ..." -> "b.merges: ...")."""
-    message = exc.message
-    if message.startswith(exc.field + ":"):
-        message = f"{prefix}.{message}"
-    else:
-        message = f"{prefix}.{exc.field}: {message}"
-    # The same class (a missing preset stays a PresetMissing, which answers 503).
-    return type(exc)(message, field=f"{prefix}.{exc.field}", location=exc.location)
-
-
-def read_tokenizer_spec(value: Any, field: str, limits: Limits) -> TokenizerSpec:
-    """One tokenizer spec: {"tokenizer": name or id} or {"merges": ...}, with optional
-    "pretokenize" and "allowed_special". Errors name the field inside it ("a.merges").
-    """
-    if not isinstance(value, dict):
-        raise TokenizerError(
-            f'{field}: expected an object such as {{"tokenizer": "cl100k_base"}} or '
-            f'{{"merges": [[108, 111, 256]]}}, got {json_type(value)}',
-            field=field,
-        )
-    unknown = [key for key in value if key not in SPEC_FIELDS]
-    if unknown:
-        name = str(unknown[0])[:60]
-        raise TokenizerError(
-            f"{field}.{name}: unknown field; a tokenizer spec takes {', '.join(SPEC_FIELDS)}", field=f"{field}.{name}"
-        )
-    ref = value.get("tokenizer")
-    merges = value.get("merges")
-    try:
-        if ref is not None and not isinstance(ref, str):
-            raise _wrong_type("tokenizer", "a preset name or an opened tokenizer's id (a string)", ref)
-        if ref and merges is not None:
-            raise TokenizerError("merges: give either tokenizer or merges, not both", field="merges")
-        if not ref and merges is None:
-            raise TokenizerError(
-                'tokenizer: missing; give a preset name or an opened tokenizer\'s id ("tokenizer"), '
-                'or byte-level merges ("merges")',
-                field="tokenizer",
-            )
-        scheme = value.get("pretokenize")
-        return TokenizerSpec(
-            tokenizer=ref or "",
-            merges=None if ref else read_byte_merges(merges, limits),
-            pretokenize=None if scheme is None or scheme == "" else read_pretokenize(scheme),
-            special=None if value.get("allowed_special") is None else read_allowed_special(value["allowed_special"]),
-        )
-    except TokenizerError as exc:
-        raise within(field, exc) from None
-
-
 def collect(readers: Mapping[str, Callable[[], Any]]) -> tuple[dict[str, Any], dict[str, TokenizerError]]:
     """Run each field's reader; gather the values and every field's error at once.
 
@@ -521,64 +443,3 @@ def collect(readers: Mapping[str, Callable[[], Any]]) -> tuple[dict[str, Any], d
         except TokenizerError as exc:
             errors[exc.field or name] = exc
     return values, errors
-
-
-@dataclass(frozen=True)
-class CorpusOptions:
-    """How to train on a corpus (the text itself comes as files or a paste, see webapp.web.corpus.routes)."""
-
-    pretokenize: str
-    level: str
-    num_merges: int
-    held_out: str
-
-
-def _choice(value: Any, field: str, choices: tuple[str, ...], default: str) -> str:
-    if value is None or value == "":
-        return default
-    if not isinstance(value, str) or value not in choices:
-        shown = json.dumps(value) if isinstance(value, (str, int, float, bool)) else json_type(value)
-        raise TokenizerError(f"{field}: expected one of {', '.join(choices)}, got {shown}", field=field)
-    return value
-
-
-def read_corpus_options(values: Mapping[str, Any], limits: Limits) -> tuple[CorpusOptions | None, dict[str, TokenizerError]]:
-    """The corpus form's / API's options, checked against the limits; every field's error at once."""
-    found, errors = collect({
-        "pretokenize": lambda: _choice(values.get("pretokenize"), "pretokenize", CORPUS_SCHEMES, "gpt2"),
-        "level": lambda: _choice(values.get("level"), "level", CORPUS_LEVELS, "bytes"),
-        "num_merges": lambda: read_num_merges(values.get("num_merges", ""), limits),
-        "held_out": lambda: _held_out(values.get("held_out"), limits),
-    })
-    if errors:
-        return None, errors
-    return CorpusOptions(**found), {}
-
-
-def _held_out(value: Any, limits: Limits) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise _wrong_type("held_out", "a string", value)
-    if len(value) > limits.corpus_held_out_chars:
-        raise _over("held_out", "characters", len(value), limits.corpus_held_out_chars,
-                    "LIMIT_CORPUS_HELD_OUT_CHARS")
-    return tk.validate_text(value, field="held_out")
-
-
-def check_loaded_limits(merges: int, vocab: int, limits: Limits) -> None:
-    """An opened tokenizer's rule and vocab counts against LIMIT_FILE_RULES / LIMIT_VOCAB
-    (inline opens and import jobs check the same way)."""
-    if merges > limits.file_rules:
-        raise TokenizerError(
-            f"merges: {merges:,} rules is over the limit of {limits.file_rules:,} rules for an opened file "
-            "(setting LIMIT_FILE_RULES)",
-            field="merges",
-            location={"limit": limits.file_rules},
-        )
-    if vocab > limits.vocab:
-        raise TokenizerError(
-            f"vocab: {vocab:,} entries is over the limit of {limits.vocab:,} (setting LIMIT_VOCAB)",
-            field="vocab",
-            location={"limit": limits.vocab},
-        )

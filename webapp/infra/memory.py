@@ -1,13 +1,9 @@
 """Giving freed heap back to the system after a big request.
 
-Big bodies build big temporary structures (a 300,000-rule list, a million
-tokens); glibc keeps the freed arenas unless asked to return them, so a
-worker that once answered a big request would keep that memory. `init_app`
-adds a teardown hook that calls glibc's `malloc_trim(0)` after any request
-whose body was at least `TRIM_AFTER_BYTES`.
-
 What it does not do: bound memory (the limits in webapp.infra.inputs and
 the job budgets do), or anything on libcs without malloc_trim.
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

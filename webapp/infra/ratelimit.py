@@ -1,27 +1,9 @@
 """A rate limit per client on writes: shares, jobs, imports and uploads.
 
-Flask-Limiter (with the `limits` library's fixed-window strategy) counts one
-write per request that stores something - a share, a job submission (queued
-or answered from an earlier identical job; for the reads that start a job, the
-unreachable tokens, only the one that starts it), an opened tokenizer file, a
-corpus upload - per client address (`request.remote_addr`: the real client
-behind nginx, TRUSTED_PROXIES=1). Over `RATE_LIMIT_WRITES` (default
-"20/minute;300/hour"; empty: no limit) the request is a 429 with
-`Retry-After`, before anything is read or stored.
-
-Where the counts live (`RATE_LIMIT_STORAGE_URL`): Redis when that names
-`redis://...` (or, when empty, when QUEUE_URL does): shared by every web
-process of every machine; otherwise a SQLite file beside the job queue
-(`SqliteStorage`, this module), shared by every web process of one machine;
-"memory://" counts per process.
-
-Work (`charge_work`): the compute routes (Counts, chat, encode, compare)
-charge their characters x tokenizers to the client against
-`RATE_LIMIT_WORK` (default "30000000/minute;300000000/hour") in the same
-storage, before the work starts; past it a 429 with `Retry-After`.
-
 What it does not do: limit reads, or work that goes to a job (the job
 queue's caps, webapp.jobs.queue, bound those).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,28 +1,9 @@
 """Security headers on every response, and trust in a reverse proxy when configured.
 
-What it does: `init_app(app)` adds an `after_request` hook that sets a strict
-Content-Security-Policy (scripts, styles, images, fonts and XHR from the app's
-own origin only; no inline script or style, no plugins, no framing, forms post
-only to the app), `X-Content-Type-Options: nosniff`, a same-origin referrer
-policy, `X-Frame-Options: DENY`, and `Strict-Transport-Security` when
-SECURITY_HSTS_SECONDS is above 0 (a year by default when PUBLIC_URL is https,
-webapp.config.https_settings). With TRUSTED_PROXIES=n it wraps the app in
-Werkzeug's ProxyFix for the client's address (X-Forwarded-For) and the scheme
-(X-Forwarded-Proto) only: the host is the request's Host header (which
-TRUSTED_HOSTS checks) and there is no path prefix, whatever X-Forwarded-Host
-or X-Forwarded-Prefix say, as a client can send those through a proxy that
-does not clear them.
-
-Cross-site requests: a request that may change state (any method but GET,
-HEAD, OPTIONS) sent by a browser from another site is refused with a 403
-before any view runs - `Sec-Fetch-Site: cross-site` or `same-site`, or an
-`Origin` whose host is neither the request's own host, PUBLIC_URL's, nor one
-of TRUSTED_HOSTS. Clients that send neither header (curl, scripts) are not
-browsers acting for someone else and pass. TRUSTED_HOSTS itself (a 400 for
-any other Host header) is Flask's setting.
-
 What it does not do: escaping (Jinja autoescape does it in the templates),
 authentication, rate limiting (webapp.infra.ratelimit).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,30 +1,11 @@
 """Content-addressed, immutable storage for shared states and other blobs.
 
-What it does:
-
-- Keeps byte strings ("blobs") of a named kind ("state" for share links,
-  "tokenizer" for loaded tokenizer files, ...) in one SQL table, reached
-  through a single SQLAlchemy URL: a SQLite file in the app's instance folder
-  by default, PostgreSQL when the URL says so (``postgresql://...``; the
-  psycopg 3 driver is used).
-- The id of a blob is derived from its kind and bytes (a truncated SHA-256 in
-  lowercase base32), so the same content always gets the same id, storing it
-  twice is a no-op, and stored rows are never updated.
-- Creates or migrates the schema on start-up. A `playground_schema_version`
-  table records the version; an older database is brought forward by the
-  ordered migrations below, under a lock so several workers starting at once
-  migrate exactly once. A database newer than the code is refused clearly.
-
 What it does not do: interpret the bytes (web/share/routes.py turns states
 into canonical JSON, webapp/opened/store.py stores opened tokenizer
 files, webapp/jobs/store.py job parameters and results), delete or
 expire anything, or know about HTTP beyond `init_app` / `get_storage`.
 
-Public API for other modules (inside a request or app context)::
-
-    from webapp.infra.storage import put_blob, get_blob
-    blob_id = put_blob("tokenizer", data)        # -> 16-char id, same bytes -> same id
-    data = get_blob("tokenizer", blob_id)        # -> bytes, or None if unknown/malformed
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -34,31 +15,18 @@ import hashlib
 import os
 import re
 import sqlite3
-import time
 import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import click
 from flask import current_app
 from flask.cli import AppGroup
 from sqlalchemy import (
-    BigInteger,
-    Column,
-    DateTime,
     Engine,
-    Float,
-    Index,
-    Integer,
-    LargeBinary,
-    MetaData,
-    String,
-    Table,
-    Text,
-    create_engine,
     event,
     func,
     inspect,
@@ -69,9 +37,10 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.pool import NullPool
 
+from webapp.infra.database import new_engine
 from webapp.infra.errors import ApiError, api_error
+from webapp.infra.schema import LATEST_VERSION, MIGRATIONS, SCHEMA_VERSION_TABLE, blobs, schema_version
 from webapp.tokenizer import TokenizerError
 
 #: Length in characters of every blob id (10 bytes of SHA-256 in base32 = 80 bits).
@@ -79,56 +48,8 @@ ID_LENGTH = 16
 _ID_RE = re.compile(r"[a-z2-7]{%d}" % ID_LENGTH)
 _KIND_RE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 
-SCHEMA_VERSION_TABLE = "playground_schema_version"
-BLOBS_TABLE = "playground_blobs"
 # Any constant works; it only has to be the same for every app process.
 _PG_MIGRATION_LOCK = 0x42504550  # "BPEP"
-
-metadata = MetaData()
-
-schema_version = Table(
-    SCHEMA_VERSION_TABLE,
-    metadata,
-    Column("version", Integer, nullable=False),
-)
-
-#: The current shape of the blob table (after every migration).
-blobs = Table(
-    BLOBS_TABLE,
-    metadata,
-    Column("kind", String(32), primary_key=True),
-    Column("id", String(32), primary_key=True),
-    Column("data", LargeBinary, nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("size", Integer, nullable=True),  # added by migration 2
-)
-
-JOBS_TABLE = "playground_jobs"
-
-#: Background jobs (webapp.jobs.queue): one row per job, updated as it runs (added by migration 3).
-#: Unlike blobs these rows change; their inputs and results are blobs.
-jobs = Table(
-    JOBS_TABLE,
-    metadata,
-    Column("id", String(32), primary_key=True),
-    Column("kind", String(32), nullable=False),
-    Column("state", String(16), nullable=False),  # queued, running, done, failed, cancelled
-    Column("params_id", String(32), nullable=False),  # blob kind "jobparams"
-    Column("progress", Float, nullable=False),  # 0.0 .. 1.0
-    Column("progress_text", String(200), nullable=False),
-    Column("result_id", String(32), nullable=True),  # blob kind "jobresult"
-    Column("error", Text, nullable=True),
-    Column("error_field", String(100), nullable=True),
-    Column("cancel_requested", Integer, nullable=False),
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("updated_at", DateTime(timezone=True), nullable=False),  # the running job's heartbeat
-    Column("attempts", Integer, nullable=False, server_default="0"),  # claims so far; the lease (migration 4)
-    Column("cancel_hash", String(64), nullable=True),  # SHA-256 of the submitter's cancel token (migration 5)
-    Column("client", String(32), nullable=True),  # who submitted it, hashed (migration 6); None: code
-    Column("upload_bytes", BigInteger, nullable=True),  # bytes of uploads it holds on disk (migration 6)
-    Index("ix_playground_jobs_params", "kind", "params_id"),
-    Index("ix_playground_jobs_state", "state", "client"),  # migration 6
-)
 
 
 class StorageError(RuntimeError):
@@ -211,65 +132,6 @@ def default_sqlite_url(instance_path: str | Path) -> str:
     return f"sqlite:///{Path(instance_path) / 'playground.sqlite3'}"
 
 
-# --------------------------------------------------------------------------
-# Migrations: each takes a connection inside the migration transaction.
-# Never edit a released migration; append a new one.
-
-
-def _migration_1(conn: Connection) -> None:
-    """The blob table as first released (no size column)."""
-    v1 = MetaData()
-    Table(
-        BLOBS_TABLE,
-        v1,
-        Column("kind", String(32), primary_key=True),
-        Column("id", String(32), primary_key=True),
-        Column("data", LargeBinary, nullable=False),
-        Column("created_at", DateTime(timezone=True), nullable=False),
-    )
-    v1.create_all(conn)
-
-
-def _migration_2(conn: Connection) -> None:
-    """Record each blob's size, so usage can be reported without reading data."""
-    conn.execute(text(f"ALTER TABLE {BLOBS_TABLE} ADD COLUMN size INTEGER"))
-    conn.execute(
-        blobs.update().where(blobs.c.size.is_(None)).values(size=func.length(blobs.c.data))
-    )
-
-
-#: Job columns added after migration 3 (by the migrations that add them).
-_LATER_JOB_COLUMNS = frozenset({"attempts", "cancel_hash", "client", "upload_bytes"})
-
-
-def _migration_3(conn: Connection) -> None:
-    """The background jobs table (webapp.jobs.queue), as first released: without the later columns."""
-    v3 = MetaData()
-    Table(JOBS_TABLE, v3, *(column._copy() for column in jobs.columns if column.name not in _LATER_JOB_COLUMNS),
-          Index("ix_playground_jobs_params", "kind", "params_id")).create(conn)
-
-
-def _migration_4(conn: Connection) -> None:
-    """Jobs count their claims: a worker holds a job only while the attempt it claimed is the row's."""
-    conn.execute(text(f"ALTER TABLE {JOBS_TABLE} ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0"))
-
-
-def _migration_5(conn: Connection) -> None:
-    """Jobs keep the hash of their submitter's cancel token (webapp.jobs.tokens); older rows have none."""
-    conn.execute(text(f"ALTER TABLE {JOBS_TABLE} ADD COLUMN cancel_hash VARCHAR(64)"))
-
-
-def _migration_6(conn: Connection) -> None:
-    """Jobs record their client (hashed) and the bytes of uploads they hold: the queue's caps and fair order."""
-    conn.execute(text(f"ALTER TABLE {JOBS_TABLE} ADD COLUMN client VARCHAR(32)"))
-    conn.execute(text(f"ALTER TABLE {JOBS_TABLE} ADD COLUMN upload_bytes BIGINT"))
-    conn.execute(text(f"CREATE INDEX ix_playground_jobs_state ON {JOBS_TABLE} (state, client)"))
-
-
-MIGRATIONS: tuple[Callable[[Connection], None], ...] = (
-    _migration_1, _migration_2, _migration_3, _migration_4, _migration_5, _migration_6,
-)
-LATEST_VERSION = len(MIGRATIONS)
 
 
 # --------------------------------------------------------------------------
@@ -461,66 +323,9 @@ def _insert_ignoring_duplicates(dialect: str) -> Any:
 
 
 def _make_engine(url: str, *, pool: bool) -> Engine:
-    engine = _new_engine(url, pool=pool)
+    engine = new_engine(url, pool=pool)
     event.listen(engine, "handle_error", _storage_unavailable)
     return engine
-
-
-def _new_engine(url: str, *, pool: bool) -> Engine:
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        database = parsed.database or ""
-        if database and database != ":memory:" and not database.startswith("file:"):
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(
-            url,
-            connect_args={"timeout": 60},
-            poolclass=None if pool else NullPool,
-        )
-        _configure_sqlite(engine)
-        return engine
-    return create_engine(url, pool_pre_ping=True, poolclass=None if pool else NullPool)
-
-
-def _set_wal(cursor: Any, seconds: float = 60.0) -> None:
-    """Switch a SQLite file to WAL, waiting while another process holds it.
-
-    Changing the journal mode of a fresh file needs it to itself and does not
-    always go through the busy timeout: while a first process migrates, the
-    others' switch can fail at once with "database is locked". Once a file is
-    in WAL mode it stays so, and the statement returns at once.
-    """
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            cursor.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-
-
-def _configure_sqlite(engine: Engine) -> None:
-    """WAL for concurrent readers, FULL sync for durability, explicit BEGIN.
-
-    pysqlite's own transaction handling does not emit BEGIN before DDL and
-    cannot do BEGIN IMMEDIATE, so it is switched off and SQLAlchemy's begin
-    event emits the statement (the documented SQLAlchemy recipe).
-    """
-
-    @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.isolation_level = None
-        cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA busy_timeout = 60000")
-        _set_wal(cursor)
-        cursor.execute("PRAGMA synchronous = FULL")
-        cursor.close()
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(conn: Connection) -> None:
-        conn.exec_driver_sql(conn.get_execution_options().get("playground_begin", "BEGIN"))
 
 
 # --------------------------------------------------------------------------

@@ -1,18 +1,9 @@
 """One time budget per request (issue 28, row 7): LIMIT_REQUEST_SECONDS, shared by every tokenizer it uses.
 
-`init_app(app)` starts the budget before each request and ends it after
-(webapp.tokenizer's `start_request_budget`): every tokenizer file's regexes
-in the request then stop at the one deadline (the `regex` package's
-`timeout=` interrupts even a pattern that looks ahead over the rest of the
-text), and the routes that run several tokenizers (Counts, compare) charge
-each one's whole encode to it (`charged`), check it after each one but the
-last and name the tokenizer that spent it (`out_of_time`). The default, 10 s,
-is well under gunicorn's 60 s timeout; inline work is bounded by size before
-it starts (the JOB_* thresholds), so this is the last guard, for what a size
-cannot predict (a user-supplied pattern).
-
 What it does not do: bound the built-in engine's loops (they are linear and
 bounded by the sizes), or jobs (they run under JOB_TIME_SECONDS).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

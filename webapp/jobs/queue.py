@@ -1,36 +1,10 @@
 """The job queue: jobs are stored, put on a task queue and picked up by workers.
 
-- **Queue.** Huey carries job ids from the web processes to the workers:
-  `SqliteHuey` in a file in the instance folder by default (no extra server),
-  `RedisHuey` when `QUEUE_URL` (`PLAYGROUND_QUEUE_URL`) is `redis://...`, so
-  workers can run on other machines. `python -m webapp.worker` runs a worker
-  (`make run` / `make serve-prod` start one beside the web server).
-- **State** lives in the database (webapp.jobs.store), not in any process: a
-  web server restart loses nothing; a worker that dies mid-job leaves a
-  "running" row whose heartbeat stops, and every worker's upkeep
-  (webapp.jobs.upkeep, at start and every `JOB_UPKEEP_SECONDS`) puts it back
-  on the queue once it is `JOB_STALE_SECONDS` old, whenever the worker restarts.
-- **Caps and fairness.** A client (its address, webapp.infra.ratelimit) may
-  have `JOB_CLIENT_LIMIT` jobs queued or running, everyone together
-  `JOB_QUEUE_LIMIT`, with uploads waiting on disk of at most
-  `JOB_CLIENT_UPLOAD_BYTES` per client and `JOB_UPLOAD_BYTES` in all; over
-  one is a 429 with `Retry-After` (`JOB_RETRY_AFTER_SECONDS`), and features
-  that store uploads ask `admit` first, before storing anything. Workers take
-  queued jobs round robin between clients (webapp.jobs.store.JobStore.fair_order),
-  not first come first served: one client's backlog never makes another's job wait.
-- **Cancel** (`cancel`) ends a queued job at once and cleans up after it (its
-  uploads) by the same path as a finished one; a running one is stopped by
-  its worker.
-- **Budgets** are applied by webapp.jobs.runner, which runs each job in a
-  forked child process.
-- Features submit with `submit(kind, params)` and read their thresholds with
-  `threshold(name)`; job kinds that need the app (to render a page fragment,
-  to open a stored tokenizer) use `worker_app()`, the app the worker was
-  built from.
-
 What it does not do: define what a job computes (the features register their
 kinds in webapp.jobs.registry), answer HTTP (webapp.jobs.views), or tidy up
 (webapp.jobs.upkeep: dead workers' jobs, expiry, orphaned uploads).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

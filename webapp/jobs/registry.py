@@ -1,33 +1,10 @@
 """The job registry: every job kind and every way a finished job shows, each registered once by its feature.
 
-A job kind is a function `(params, progress, cancelled) -> JobOutput`:
-
-- `params` is the JSON-able dict the web request stored with the job (the
-  raw, still unparsed input and the limits in force when it was submitted);
-- `progress(fraction, text)` reports how far it is (0.0 .. 1.0, a short
-  sentence for the page); calling it often is fine, the runner throttles;
-- `cancelled()` is True once the user pressed Cancel. Kinds registered with
-  `graceful=True` poll it and return their partial result; the runner kills
-  the process of any other kind on cancel.
-
-It returns a `JobOutput`: a JSON-able `result` and optional `blobs` (blob kind
--> bytes) that the runner stores content-addressed before the job is marked
-done. A problem with the input is a `TokenizerError`, reported with its field.
-
-A feature registers a kind with one decorator that also names its panel
-label, its cleanup (`after`: run once the job has ended, however it ended:
-done, failed, cancelled while queued or running, killed, or given up after
-its worker died; webapp.jobs.upkeep.clean_up is the one path that runs it)
-and, for a kind whose jobs keep files, its spool (`spool(config,
-instance_path)`: the folder holding one sub-folder per job, named by the
-job's `params["folder"]`; webapp.jobs.upkeep sweeps the sub-folders no live
-job owns), and the pages a finished job shows on with
-`done_view`. The feature's module that submits a kind holds its threshold
-beside it (`webapp.jobs.thresholds` has the size measures they share).
-
 What it does not do: import any feature (features import it), queue or store
 jobs (webapp.jobs.queue / webapp.jobs.store), or run them (webapp.jobs.runner).
 It needs no Flask app: it runs inside the forked job process too.
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

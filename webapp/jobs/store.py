@@ -1,16 +1,6 @@
 """Job rows and their blobs: the jobs table of webapp.infra.storage, the budgets a job runs under.
 
-`JobStore` creates a job (content-addressed params: the same kind and input
-gives back the queued, live running or done job), moves it through its states,
-records progress and the outcome, and finds the stale rows of dead workers.
-
-A worker holds a running job by a lease: `claim` counts the attempt, and the
-heartbeat and the outcome are written only while the row still carries that
-attempt (a job put back on the queue after its worker went silent is never
-written by that worker again). A running row whose heartbeat (`updated_at`)
-is older than the stale time is dead: `find` never hands it out again.
-What it does not do: run jobs (webapp.jobs.runner), queue them or answer HTTP
-(webapp.jobs.queue).
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -24,7 +14,8 @@ from typing import Any, Mapping
 
 from sqlalchemy import func, select, text
 
-from webapp.infra.storage import Storage, content_id, is_valid_id, jobs as jobs_table
+from webapp.infra.schema import jobs as jobs_table
+from webapp.infra.storage import Storage, content_id, is_valid_id
 from webapp.tokenizer import TokenizerError
 
 STATES = ("queued", "running", "done", "failed", "cancelled")

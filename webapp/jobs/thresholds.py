@@ -1,14 +1,8 @@
 """Sizes that decide whether a request becomes a background job, measured without parsing.
 
-Every function here is pure and linear in its input: it counts lines,
-brackets, characters or entries of a raw value (a string typed on a page or
-a parsed JSON value), never parses it. The features that submit jobs
-compare these counts with their `JOB_*` settings (read through
-`webapp.jobs.queue.threshold`), after the cheap `LIMIT_*` checks, so an
-over-limit input is still a 400 at once (docs/limits.md lists the thresholds
-and how they were measured).
-
 What it does not do: read settings, submit jobs, or compute anything.
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Cancel tokens: only the client that submitted a job may cancel it; anyone with its id may look.
 
-A new job gets a random token (webapp.jobs.store keeps only its SHA-256). The
-submitter gets it twice: in the 202 answer of a JSON route (`cancel_token`,
-sent back as the `X-Cancel-Token` header or a `cancel_token` field) and in
-its signed session cookie (the browser's pages, so their Cancel buttons
-work, with and without JavaScript). A client that sent the same input later
-is handed the same job (its result is shared) but no token: it cannot cancel
-the first client's work. Job ids stay shareable; tokens never appear in a URL.
-
 What it does not do: decide anything else about jobs (webapp.jobs.views asks
 `may_cancel` before cancelling).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """Keeping the job system tidy: cleanup after every job, dead workers' jobs, expired and orphaned files.
 
-- `clean_up(kind, params)`: the one path that runs a kind's `after` hook
-  (webapp.jobs.registry), whatever ended the job: the runner calls it once
-  the job's process has ended; cancelling a queued job, failing one whose
-  queue is down, giving up a dead worker's job or expiring a queued one call
-  it too. A hook runs at most once per ending and never raises here.
-- `Upkeep.run_once()`: what a worker does at start and on a timer
-  (`JOB_UPKEEP_SECONDS`): running jobs whose heartbeat stopped for
-  `JOB_STALE_SECONDS` (their worker died: kill -9, a crash, a lost machine)
-  go back on the queue, up to `JOB_MAX_ATTEMPTS` claims, then fail; one whose
-  Cancel was pressed ends "cancelled"; a job queued longer than
-  `JOB_EXPIRE_SECONDS` fails; the spool folders (uploads) that no queued or
-  running job owns and that nothing wrote to for `JOB_SPOOL_GRACE_SECONDS`
-  are removed (a web process killed while it copied an upload leaves one).
-
 What it does not do: run jobs (webapp.jobs.runner) or know any feature (the
 kinds register their hooks and spools).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """The jobs over HTTP: the JSON API of a job and the panel a page shows while it runs.
 
-- `GET /api/jobs/<id>`, `GET /api/jobs/<id>/result` (streamed),
-  `POST /api/jobs/<id>/cancel` (or `DELETE /api/jobs/<id>`);
-- the page panel `GET /jobs/<id>/panel?view=...` / `POST /jobs/<id>/cancel`
-  that htmx polls, replaced by the view's result once the job is done (the
-  features register their views in webapp.jobs.registry);
-- `GET /jobs/<id>?view=...`, the same job on a page of its own that reloads
-  itself while the job runs (the path without JavaScript).
-
-`accepted(job)` is the 202 answer a JSON route gives for a request that
-became a job, with the `cancel_token` when this request created the job.
-Cancelling needs that token (header `X-Cancel-Token`, a `cancel_token`
-field, or the submitting browser's session; webapp.jobs.tokens): anyone else
-gets a 403, and the panel shows them no Cancel button. What it does not do: submit or run jobs (webapp.jobs.queue,
-webapp.jobs.runner), or know any feature's pages.
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
 """Which tokenizer a page uses: the one place that decides, for every handler.
 
-A Bytes or Characters page state can name three sources of merges:
-
-- typed: the Merges (and, on Characters, Vocab) fields;
-- preset: a real tokenizer shipped with the app (`tokenizer=cl100k_base`);
-- file: a tokenizer file the user opened (`tokenizer=<stored id>`).
-
-`resolve(tool, state)` picks exactly one; the encode, decode, "Decode these
-ids", "Add missing tokens" and ids-download handlers all ask it, so they can
-never disagree (a file open while the decode panel still uses the typed vocab,
-say). When a preset or file is active, the typed fields are inactive: the
-templates show them so and nothing reads them.
-
-This module only dispatches; parsing stays in `webapp.infra.inputs`, stored files in
-`webapp.opened.store`, presets in `webapp.tokenizer.presets.openai`.
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

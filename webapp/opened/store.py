@@ -1,19 +1,10 @@
 """Opened tokenizers kept server-side: stored content-addressed, parsed and compiled once per process.
 
-- `store_tokenizer(tok)` keeps a `LoadedTokenizer` (compressed stored form,
-  webapp.infra.storage's blobs; an in-process store when the app has no storage)
-  and gives back a `Loaded`: the same tokenizer always gets the same id.
-- `load_tokenizer(id)` gives it back by id, or a preset by name, from the
-  bounded cache `LOADED` or from storage; an unknown id is a TokenizerError
-  with field "tokenizer".
-- `opened_status` / `status_of`: what a page's status line shows for its
-  `tokenizer` field.
-- `init_app(app)` points the preset cache at `instance/presets` and lets
-  `webapp.tokenizer.get_tokenizer` open stored files by id.
-
 What it does not do: encode (webapp.opened.active does, with the entry a
 request resolved once), routes (webapp.web.files.routes, webapp.web.presets.routes), read
 requests (webapp.web.files.reading) or parse file formats (webapp.tokenizer.formats).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

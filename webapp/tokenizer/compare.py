@@ -1,24 +1,9 @@
 """Comparing two tokenizations of one text: where their token boundaries agree.
 
-A tokenization is given as its token spans, `(start, end)` offsets into the
-text (bytes for the byte level, characters for the character level; both
-sides must use the same unit). A *boundary* is an offset where a token starts
-or ends. Two tokenizations of the same text always share the text's start and
-end, so this module compares the *inner* boundaries, those strictly between
-0 and the text's length: they are the cuts each tokenizer made.
-
-- `boundaries(spans, length)` - the inner cuts of one tokenization;
-- `compare_spans(a, b, length)` - the shared cuts, those only one side made,
-  which tokens of each side have a boundary the other lacks, and the share of
-  agreeing cuts.
-
-A token "differs" when its start or its end is not a boundary of the other
-side (its own edges at 0 and `length` are always shared). Spans need not be
-contiguous (a tokenizer that drops bytes it cannot map leaves gaps); whatever
-offsets appear are used as they are.
-
 What it does not do: encode anything, know about tokenizers, or render. Pure
 Python, no Flask.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

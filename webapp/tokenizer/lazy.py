@@ -1,14 +1,9 @@
 """Lazy exports for a package facade: a name is imported on its first use, then kept.
 
-A facade (webapp.tokenizer, webapp.tokenizer.formats) lists each exported name
-twice: once under `if TYPE_CHECKING:` as an ordinary import, for type checkers,
-and once in a table {name: (module, attribute)} that `lazy_exports` turns into
-the module's `__getattr__` and `__dir__`, so that importing the facade imports
-none of its submodules (a fresh process pays only for what it uses:
-docs/tiktoken.md). tests/unit/tokenizer/test_lazy_exports.py holds the two lists equal.
-
 What it does not do: import anything at definition time, or re-export names the
 table does not list.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
 """`LoadedTokenizer`: any imported tokenizer in the playground's terms.
 
-- Byte level (GPT-2's byte-to-character alphabet, tiktoken ranks, minbpe):
-  merges are `(left, right, new)` ids where 0..255 are the raw bytes, exactly
-  what `encode` takes. Real files number their single-byte tokens in their
-  own order (GPT-2 gives "!" id 0), so `id_map` records, for every playground
-  id whose file id differs, the file's id; `file_ids()` applies it to encoded
-  ids. Merged tokens keep their file ids whenever those are all >= 256 (then
-  only the 256 byte ids are relabelled).
-- Character level (Hugging Face BPE without the byte alphabet): string merges
-  `(left, right)` and the file's `{token: id}` vocab, as `bpe_encode_text` takes.
-
-The two units differ in how ids, bytes and rules are read; `ByteUnit` and
-`CharUnit` hold those differences, and `LoadedTokenizer.unit` picks one, so
-the readers of a tokenizer ask it rather than branch on `level`.
-
-A shared leaf of the package (it imports only leaves: errors.py, the byte
-decode and the byte alphabet): file formats build it (formats/), its stages
-are built from it (stages/), presets are loaded as one (presets/). What it
-does not do: parse, export, encode or store.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -41,13 +24,7 @@ DEFERRABLE = ("merges", "vocab")
 
 
 class Contents:
-    """The values of a tokenizer's `merges` and `vocab`, each given or made on first read.
-
-    A declared field of `LoadedTokenizer` (the first, so that it exists when
-    `__init__` sets the two). A stored form may leave either to a maker
-    (`defer`), run once, under a lock, on first read. Pickling and copying
-    make what is deferred and keep the values only.
-    """
+    """The values of a tokenizer's `merges` and `vocab`, each given or made on first read."""
 
     __slots__ = ("_values", "_makers", "_lock", "rule_count")
 
@@ -84,11 +61,7 @@ class Contents:
 
 
 class _Deferrable:
-    """`merges` or `vocab` of a `LoadedTokenizer`: kept in its `contents` (see `Contents`).
-
-    A data descriptor: the dataclass's `__init__`, `replace`, equality and
-    `repr` read and set it as any field. It gives the class no default (the
-    field stays required)."""
+    """`merges` or `vocab` of a `LoadedTokenizer`: kept in its `contents` (see `Contents`)."""
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -103,15 +76,7 @@ class _Deferrable:
 
 
 class Built:
-    """What encoding makes from a loaded tokenizer's fields (its stages, the library model), kept with it.
-
-    A declared field of `LoadedTokenizer` that takes no part in equality,
-    `repr`, pickling or `dataclasses.replace` (a replaced tokenizer starts
-    with an empty one): what it holds follows from the frozen fields alone.
-    Each value is made once, under a re-entrant lock (making a tokenizer makes
-    its model). Its keys are a fixed few per tokenizer (stages.tokenizer_of
-    checks a scheme before it becomes one).
-    """
+    """What encoding makes from a loaded tokenizer's fields (its stages, the library model), kept with it."""
 
     __slots__ = ("_lock", "_made")
 
@@ -144,16 +109,7 @@ class Built:
 
 @dataclass(frozen=True)
 class LoadedTokenizer:
-    """A tokenizer in the playground's terms.
-
-    level "bytes": `merges` are (left, right, new) ids in playground numbering
-    (0..255 = raw bytes); `vocab` is {playground id: bytes} for every id above
-    255 that the merges make or use; `id_map` maps playground ids to the file's
-    ids where they differ; `unknown_bytes` are bytes the file has no token for
-    (the library drops them, or uses `unk_id` when the file names one).
-
-    level "chars": `merges` are (left, right) strings; `vocab` is {token: id}.
-    """
+    """A tokenizer in the playground's terms."""
 
     # (first, and not an argument: `__init__` sets `merges` and `vocab` into it)
     contents: Contents = field(default_factory=Contents, init=False, compare=False, repr=False)
@@ -197,16 +153,7 @@ class LoadedTokenizer:
     def deferred(
         cls, makers: dict[str, Callable[[], Any]], rule_count: int, **fields: Any
     ) -> "LoadedTokenizer":
-        """A tokenizer whose `merges` and / or `vocab` (the keys of `makers`) are made on first use.
-
-        For the stored forms of presets (a preset's first encode needs neither:
-        it runs on the precompiled tables), so a fresh process does not build
-        hundreds of thousands of tuples it may never read. Each maker runs at
-        most once, under a lock; its value is then an ordinary field, so
-        equality, `dataclasses.replace`, pickling and every reader see the
-        same tokenizer as an eagerly built one. `rule_count` is the number of
-        merges (read by the caches' weights without building them).
-        """
+        """A tokenizer whose `merges` and / or `vocab` (the keys of `makers`) are made on first use."""
         unknown = set(makers) - set(DEFERRABLE)
         if unknown:
             raise ValueError(f"only {', '.join(DEFERRABLE)} can be deferred, not {', '.join(sorted(unknown))}")

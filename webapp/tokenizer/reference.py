@@ -1,20 +1,12 @@
 """The four algorithms of docs/algorithms.md, written literally: start reading here.
 
-(Section 6 adds the order the `tokenizers` library applies a Hugging Face file's
-merges in, for the files in that format; see core/library_order/merges.py.)
-
-Each function is the contract as the document states it, with no shortcut:
-every merge rule is one full left-to-right pass over the whole sequence, and
-every training step recounts every pair of every word. That makes this module
-slow (a pass per rule) and easy to check by eye, which is its job: it is the
-oracle the fast engine (`core/list_order/engine.py`, `core/list_order/byte_level.py`, `core/list_order/char_level.py`,
-`training/words.py`) is tested against, and the benchmarks' baseline.
-
 What it does not do: validate input types or sizes (the public functions in
 `webapp.tokenizer` do that, with messages naming field and place), traces,
 pre-tokenization. The only errors raised here are the ones the contract
 itself defines (an unknown id, bytes that are not UTF-8, a token missing from
 the vocab), as `ValueError`s that say where. Arguments are never modified.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -29,11 +21,7 @@ CharRule = Sequence[str]  # [left, right]; the new token is left + right
 
 
 def merge(sequence: Sequence[Symbol], left: Symbol, right: Symbol, new: Symbol) -> list[Symbol]:
-    """One visit of one rule: scanning left to right, replace each non-overlapping (left, right) by new.
-
-    The output of this visit is never looked at again by this visit (after a
-    match the scan jumps past both symbols), so `new` may equal an operand.
-    """
+    """One visit of one rule: scanning left to right, replace each non-overlapping (left, right) by new."""
     out: list[Symbol] = []
     i = 0
     while i < len(sequence):
@@ -61,12 +49,7 @@ def encode(text: str, merges: Iterable[ByteRule]) -> list[int]:
 
 
 def decode(ids: Iterable[int], vocab: Mapping[int | str, Sequence[int] | bytes]) -> str:
-    """All ids' bytes concatenated, then strict UTF-8 over the whole.
-
-    Vocab keys may be ints or decimal strings ("256", as JSON sends them). An
-    id 0..255 the vocab does not list is that single byte; the vocab wins
-    where it lists one.
-    """
+    """All ids' bytes concatenated, then strict UTF-8 over the whole."""
     table = {int(key): bytes(value) for key, value in vocab.items()}
     data = bytearray()
     for position, token_id in enumerate(ids, start=1):
@@ -200,13 +183,7 @@ def byte_training_rules(pairs: Iterable[BytePair]) -> list[list[int]]:
 
 
 def library_order_merge(symbols: Sequence[Symbol], rules: Sequence[Sequence[Symbol]]) -> list[Symbol]:
-    """A word merged the way the `tokenizers` library reads a merge list (not the contract's order).
-
-    A rule's rank is its position in the list; a pair listed twice keeps its
-    last listing. Then, while some neighbouring pair has a rule: the pair with
-    the lowest rank fires, the leftmost one among equals, and only that one
-    occurrence becomes the rule's new symbol.
-    """
+    """A word merged the way the `tokenizers` library reads a merge list (not the contract's order)."""
     rank: dict[tuple[Symbol, Symbol], int] = {}
     for index, (left, right, _new) in enumerate(rules):
         rank[(left, right)] = index

@@ -1,13 +1,6 @@
 """Data shapes of the traces the engine records for the UI.
 
-These are plain frozen dataclasses, nothing more: the engine fills them, the
-web layer turns them into view models. Every trace is bounded: the engine
-records at most a configured number of steps / tokens / sequence items and
-sets an explicit `*_truncated` flag when it stopped recording, while the
-result itself (`ids`, `merges`) is always complete.
-
-Offsets: byte-level traces use UTF-8 byte offsets into the input text;
-character-level traces use code point offsets. `end` is exclusive.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -77,13 +70,6 @@ class TraceStep:
 @dataclass(frozen=True)
 class TraceLimits:
     """How much of one encoding a trace records; the ids are always complete.
-
-    `max_steps` rules with their steps, `max_tokens` tokens with spans,
-    whole sequences of at most `max_sequence` symbols, and merge trees while
-    `max_tree_nodes` nodes last. One value for every trace function, so the
-    bounds a page sets travel as one argument. The defaults are the ones
-    the trace functions have always had; the web pages set their own
-    (`webapp.infra.inputs.Limits.trace`).
 
     >>> from webapp.tokenizer import TraceLimits, encode_trace
     >>> TraceLimits.tokens_only(10)

@@ -1,32 +1,12 @@
 """Validation of everything a user may hand to the tokenizer, in one place.
 
-What it does: each `validate_*` function takes an already-parsed Python value
-(what `json.loads` gives: lists, dicts with string keys, ints, strings; tuples
-are accepted wherever lists are) and returns a normalised copy (tuples of
-ints / strs, a new `dict[int, bytes]` or `dict[str, int]`). Anything else raises
-`TokenizerError` with `field` (which input), `location` (where inside it) and a
-message that says what was expected and what came.
-
-Conventions: rules, ids, positions, words and characters count from 1 in
-messages and in `location` (rule 3 is the third rule); byte offsets count from
-0. Booleans are never accepted as integers. Arguments are never modified.
-
 What it does not do: parse text formats (see `formats/textformats.py`), enforce size
 limits (the web layer's configuration does that), or judge whether odd but
 well-typed input makes sense (a rule naming a token made only later, a
 repeated pair, a `new` below 256 are all valid: the algorithms take rules
 literally).
 
-Decisions where the contract is silent:
-- Byte-level vocab values may be lists of 0..255 or `bytes`; an empty list is
-  accepted (a token standing for no bytes). String keys must be plain decimal
-  digits ("256"); two keys naming the same id ("7" and 7) are an error.
-- Character-level rules must be two non-empty strings: an empty side could
-  never match any token, so it is reported as the mistake it almost surely is.
-- Character-level vocab keys may be any string; ids are labels, so two tokens
-  may share an id.
-- Text (and every word) must be encodable as UTF-8: a lone surrogate is an
-  error at both levels, with its character position and byte offset.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -140,12 +120,7 @@ def _plain_byte_rules(merges: list | tuple) -> tuple[ByteRule, ...] | None:
 
 
 def plain_byte_values(merges: list | tuple) -> list[int] | None:
-    """All values of `merges` in order when it is lists/tuples of three plain ints each, else None.
-
-    C-level passes only (type() is exact: a bool is not an int here). The sign
-    is not checked: callers check it on whatever form they keep (byte_level
-    on a numpy array, which is cheaper than a Python `min`).
-    """
+    """All values of `merges` in order when it is lists/tuples of three plain ints each, else None."""
     count = len(merges)
     row_types = list(map(type, merges))
     if row_types.count(list) != count and row_types.count(list) + row_types.count(tuple) != count:

@@ -1,17 +1,9 @@
 """The features: one blueprint package each, registered here in one place.
 
-Each feature folder holds its routes, its view models and its job kinds
-(registered in webapp.jobs.registry when the feature is imported). Features
-may use the features listed before them, never one after:
-
-    common (tools, token views, the htmx helpers) <- api <- compare <- chat <- explain <- playground <- files, presets, share,
-    corpus, counts, ops, vocab, languages
-
-(explain before playground: the Bytes page's Trace shows a boundary's story.)
-
 `init_app` runs the lower layers' hooks (errors, body bounds, security
 headers, storage, memory, opened tokenizers, the job queue) and registers
-every blueprint. What it does not do: settings (webapp.config).
+every blueprint. Which features may use which: docs/architecture.md.
+What it does not do: settings (webapp.config).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
 from webapp.tokenizer import PRESET_NAMES, TraceLimits, get_tokenizer
 from tests.loaded_calls import encode_special, encode_trace_special
 from webapp.tokenizer.formats.dispatch import export_tokenizer, import_tokenizer
+from webapp.web.common import trace_views
 from webapp.web.common import viewmodels as vm
 
 TEXTS = [
@@ -28,7 +29,7 @@ def _final_ids(trace) -> list[int]:
     """What the trace table's last row shows the text became: the last pass's whole sequence in the
     seed order; for a library-order file, whose passes show one piece each (or none at all, when
     ignore_merges takes a piece whole), the "result" row the table then ends with."""
-    last = vm.byte_trace_rows(trace, vocab={})[-1]
+    last = trace_views.byte_trace_rows(trace, vocab={})[-1]
     assert last.more in (None, (False, False)), "the last row is a window, not the whole output"
     return [int(c.id) for c in last.chips or []]
 
@@ -49,7 +50,7 @@ def test_trace_rows_show_the_presets_own_tokens(name: str) -> None:
     trace, _ = encode_trace_special(tok.loaded, text, frozenset(), scheme=None, limits=TraceLimits(max_steps=10_000))
     vocab = {i: tok.decode_bytes([i]) for i in set(trace.ids) | {int(s) for s in trace.initial or ()}
              | {int(x) for st in trace.steps for x in (st.left, st.right, st.new)}}
-    rows = vm.byte_trace_rows(trace, text=text, vocab=vocab)
+    rows = trace_views.byte_trace_rows(trace, text=text, vocab=vocab)
     start = "".join(c.text for c in rows[0].chips or [])
     assert start.startswith("Hello")  # not "'DKKN" (ids read as bytes)
     views = [t for g in vm.byte_token_views(trace, text) for t in g.tokens]
@@ -67,7 +68,7 @@ def test_a_cut_trace_ends_with_the_result() -> None:
     trace, _ = encode_trace_special(tok.loaded, text, frozenset(), scheme=None, limits=TraceLimits(max_steps=3))
     assert trace.steps_truncated
     vocab = {i: tok.decode_bytes([i]) for i in range(1000)} | {i: tok.decode_bytes([i]) for i in trace.ids}
-    rows = vm.byte_trace_rows(trace, text=text, vocab=vocab)
+    rows = trace_views.byte_trace_rows(trace, text=text, vocab=vocab)
     assert rows[-1].label == "result"
     assert [c.id for c in rows[-1].chips or []] == trace.ids
 
@@ -81,7 +82,7 @@ def test_an_opened_file_traces_in_its_own_tokens(fmt: str) -> None:
         tok = import_tokenizer(content, fmt="tiktoken")
     text = "Hello there, the lowest newer München"
     trace, _ = encode_trace_special(tok, text, frozenset(), limits=TraceLimits(max_steps=10_000))
-    rows = vm.byte_trace_rows(trace, text=text, vocab=tok.file_vocab())
+    rows = trace_views.byte_trace_rows(trace, text=text, vocab=tok.file_vocab())
     assert "".join(c.text for c in rows[0].chips or []).startswith("Hello")
     assert [c.id for c in rows[-1].chips or []] == encode_special(tok, text, frozenset())
     if fmt == "hf-json":

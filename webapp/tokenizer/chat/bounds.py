@@ -1,25 +1,11 @@
 """The size bounds of one chat-template rendering, checked *before* a value is built.
 
-A rendering has two budgets (`Bounds`, one per rendering, kept in a
-thread-local while it runs):
-
-- **one value**: nothing a template builds - the text it outputs, a string,
-  a list - may be over `ChatLimits.rendered_chars`;
-- **all values together**: the characters (or list items) the rendering's
-  operators, filters, calls and block captures build, added up, may not pass
-  `ChatLimits.built_chars` (garbage counts too: the budget bounds the work
-  and what could be alive at once, not the result).
-
-The checks come before the allocation: each builder's result size is
-predicted from its operands (`predict_filter`, `format_size`, `text_weight`)
-and refused when over. `text_weight` is what `str()` (or `tojson`) of a value
-would make, walked with an early stop, so a list holding itself 2**30 times
-through sharing (`[v, v]` doubled) costs at most the budget to measure.
-
 What it does not do: the sandbox's attribute rules or the time limit
 (webapp/tokenizer/chat/templates.py and watchdog.py), or kill anything - the child
 process of process.py is the second line, for whatever these predictions
 miss.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

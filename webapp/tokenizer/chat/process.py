@@ -1,25 +1,6 @@
 """Rendering an opened (untrusted) chat template in a child process that can be killed.
 
-`render_chat_isolated(template, messages, ...)` forks the worker, renders in
-the child with the same bounds as in-process (webapp/tokenizer/chat/templates.py), and
-reads the result back as JSON through a pipe. The child:
-
-- may map at most `ChatLimits.memory_mb` on top of what the worker had
-  mapped when it forked (`RLIMIT_AS`): a MemoryError or a failed allocation
-  ends the child, never the worker;
-- is killed (SIGKILL) by the worker at `ChatLimits.seconds` + GRACE_SECONDS
-  whatever it is doing - inside a C function or a Jinja filter's Python loop
-  that the in-process watchdog cannot interrupt - and has its own `alarm` and
-  `RLIMIT_CPU` in case the worker cannot;
-- dies with the worker (PR_SET_PDEATHSIG), answers SIGTERM by dying, and
-  leaves by `os._exit` (no atexit handler, no gunicorn code runs in it).
-
-`run_isolated(func, ...)` is the general form (the tests use it with
-callables that sleep in C or allocate gigabytes). Linux only where it
-matters (fork, RLIMIT_AS). What it does not do: decide which templates are
-untrusted (the web layer sends only opened ones here; a preset's shipped
-template renders in-process), or bound anything inside the rendering
-(chat/bounds.py does, before values are built).
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """The chat templates' time limit: one watchdog thread per process that stops a rendering past its deadline.
 
-`WATCHDOG.watch(deadline)` before a rendering, `WATCHDOG.release(watch)`
-after it (True: the deadline fired, the rendering is refused). The watchdog
-raises `Timeout` in the rendering's thread (CPython's
-PyThreadState_SetAsyncExc), only while that thread runs the template's own
-code. `raw_template_line` finds the template line a Timeout stopped at.
-A leaf used by webapp/tokenizer/chat/templates.py only. What it does not do: render.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -36,18 +31,7 @@ class _Watch:
 
 
 class _Watchdog:
-    """One thread per process that stops renderings past their deadline.
-
-    It raises `Timeout` in the rendering's thread (CPython's
-    PyThreadState_SetAsyncExc, delivered between two bytecodes), so a template
-    pays nothing per line it runs - a loop with no output, call or operator in
-    it is stopped too. It is sent only while that thread runs the template's
-    own code (its top frame), never inside a lock or an import, and checked
-    again every millisecond until then. A watch is released under the lock,
-    so no exception is sent after `release`; one sent just before is absorbed
-    there. A new watch wakes the thread only if its deadline comes before the
-    thread's next wake-up: the thread always wakes by the earliest deadline.
-    """
+    """One thread per process that stops renderings past their deadline."""
 
     def __init__(self) -> None:
         self.cond = threading.Condition()

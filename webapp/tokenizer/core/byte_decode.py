@@ -1,12 +1,7 @@
 """Decode (docs/algorithms.md, section 2): every id's bytes, then strict UTF-8; `join_texts` for
 character-level token strings.
 
-An id 0..255 the vocab does not list is its single byte; the vocab wins where
-it lists one. An unknown id or bytes that are not UTF-8 is a `TokenizerError`
-naming the position, the id and (for UTF-8) the byte offset. With `max_bytes`
-the output is added up from the tokens' sizes before anything is joined and
-refused past it (`check_decoded_size`, which the file decoders use too). It
-does not encode, nor know merge lists (`byte_level.implied_byte_vocab`).
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -23,10 +18,6 @@ _SINGLE_BYTES = [bytes((b,)) for b in range(256)]
 
 def decode(ids: Any, vocab: Any, *, max_bytes: int | None = None) -> str:
     """Byte-level decode (docs/algorithms.md, section 2): all ids' bytes, then strict UTF-8.
-
-    Ids 0..255 are their byte unless the vocab says otherwise. `max_bytes` (the
-    web routes' LIMIT_DECODE_BYTES; the library API has none) refuses a longer output
-    before it is built:
 
     >>> from webapp.tokenizer import decode
     >>> decode([257, 32, 256], {256: [104, 105], 257: [104, 105, 33]})

@@ -1,26 +1,11 @@
 """One Python int object per id or rank, shared by the big tables of every tokenizer in the process.
 
-The tables a tokenizer keeps (its rules as tuples, its vocab {token: id}, the
-library order's pair map {pair: rank} and new ids, a compiled list's rule
-index) hold millions of ids and ranks. Each number read from a numpy array
-(`tolist()`) or counted by `range` is a new 28-32 byte int object, so the
-same id is stored once per table and per rule that names it (with the next
-change, a compiled preset list keeping its tokenizer's rules tuple, one
-process with every preset went from 1,007 to 813 MB: docs/limits.md#every-preset-open). `interned(values)`
-gives the list back with every value below `POOL_LIMIT` replaced by the one
-shared object for it, and `shared_range(count)` iterates over the shared
-objects 0..count-1, so all tables point at one object per number.
-
-It also keeps worker processes sharing memory: a lookup writes the reference
-count of the int it returns, and gunicorn's workers (forked after the master
-opened the presets) copy every page they write; with one object per number
-those writes land on the pool's pages (20 MB with every preset) instead of
-all over the tables.
-
 What it does not do: intern values at or above `POOL_LIMIT` (ids from a file
 can be any size up to 2^63; such lists keep their own objects), or shrink
 (the pool grows to the largest number asked for, at most `POOL_LIMIT` objects,
 about 36 MB).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

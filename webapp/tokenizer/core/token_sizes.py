@@ -1,23 +1,8 @@
 """How many bytes the tokens of a byte-level merge list stand for, before building them.
 
-A rule `[left, right, new]` makes `new` stand for the bytes of `left` followed
-by those of `right`, so a list of 40 rules that each join the previous token
-with itself makes a token of 2^40 bytes. Everything that turns a merge list
-into token bytes (the implied vocab, imported and exported files, stored
-tokenizers, the decode panel) first computes the *lengths* here, one addition
-per rule, and refuses the list at the first rule that passes a limit; only then
-are bytes built.
-
-- `SizeLimits` - the two bounds: bytes of one token, bytes of all tokens.
-- `check_sizes(rules, limits, mode)` - lengths per id, or a TokenizerError
-  naming the rule (1-based) where a bound is passed. The modes follow the
-  three ways the package defines a token's bytes (see `check_sizes`).
-- `ImpliedVocab(rules)` - the vocab the merges imply, as lengths for every id
-  and bytes for only the ids asked for (built without keeping intermediate
-  tokens), for the pages and the API, which need a few tokens' bytes, never
-  the whole vocab.
-
 What it does not do: validate rules (validation.py does) or encode anything.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -92,13 +77,7 @@ def check_sizes(
 
 
 class ImpliedVocab:
-    """The vocab a merge list implies, as lengths for every id and bytes on demand.
-
-    Same definition as `implied_byte_vocab` (ids 0..255 are their byte; a rule
-    defines `new` when it has no bytes yet and both operands have), but built
-    in O(rules) without any bytes: lengths saturate at 2^62, and `bytes_for`
-    expands only the ids asked for.
-    """
+    """The vocab a merge list implies, as lengths for every id and bytes on demand."""
 
     def __init__(self, rules: Iterable[Sequence[int]]) -> None:
         self.parts: dict[int, tuple[int, int]] = {}

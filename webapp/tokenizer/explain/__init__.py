@@ -1,15 +1,8 @@
 """Boundary explanations: why each pair of neighbouring tokens is not one token (docs/explain.md).
 
-- `explain_loaded(tokenizer, text, ...)`: a preset or an opened file, through
-  the same stages as its encode (stages/: special tokens, its pipeline or scheme,
-  its merge order), each stage answering through its `visit`;
-- `explain_merges(text, merges, scheme)`: typed byte-level rules in list order;
-- `explain_chars(text, vocab, merges)`: typed character-level rules.
-
-Each checks its ids against the normal encode's. The modules: replay.py (a
-piece's merges replayed, every meeting recorded), causes.py (a boundary's
-cause inside a piece), stages.py (what the stages did), alternatives.py (the
-pattern alternative a pre-token matched), explain.py (the answer).
+`explain_loaded` (a preset or an opened file, through the same stages as its
+encode), `explain_merges` (typed byte-level rules) and `explain_chars` (typed
+character-level rules); each checks its ids against the normal encode's.
 
 What it does not do: HTTP, limits (the web layer checks them first), traces.
 """

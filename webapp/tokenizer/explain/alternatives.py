@@ -1,13 +1,8 @@
 """Which alternative of a split pattern matched a pre-token (the `pre_tokenizer` cause's detail).
 
-A pre-tokenization pattern is a top-level alternation (`'s|'t|... | ?\\p{L}+|...`).
-Nothing follows the alternation, so at a given position the regex engine's
-match is the first alternative that matches there; `alternative_at` finds it
-and returns it only when its match is exactly the pre-token (so the answer is
-checked, never guessed). `top_alternatives` cuts a pattern at its top-level
-`|` (not inside a group, a class, or after a backslash).
-
 What it does not do: split text (pretokenize/), or decide causes.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,29 +1,8 @@
 """Why a boundary inside one piece is there, decided from the piece's replay (replay.py).
 
-For an offset that is still a boundary after the merges, every pair that met
-there (`Meeting`) is looked up in the rules:
-
-- no pair that met there has a rule: `no_rule` (the caller says `byte_fallback`
-  instead when a side is a fallback byte of a character outside the vocab);
-- (list order: a pair made and taken again within one visit, by the same rule,
-  was never there between two visits, so it does not count as having met;)
-- otherwise the *candidate* is the rule that would have joined one of those
-  pairs: in list order the earliest rule in the list (on a tie, the earliest
-  meeting), in library order the lowest rank. Then:
-  - list order, the rule's index is at or before the time its pair began
-    (the rule was visited before the merge that made one side): `made_later`,
-    naming that later merge's rule;
-  - the merge that ended the meeting is the candidate rule itself: `overlap`
-    (the same rule joined the overlapping pair to the left, so it took this
-    pair's left token);
-  - else `blocked`: the merge that ended the meeting (earlier in the list, or
-    of a lower rank) took one of its tokens first.
-
-Any other combination would contradict the algorithm (a pair present when its
-rule was visited, or with the lowest rank, always merges), so it raises an
-AssertionError rather than explain anything false.
-
 What it does not do: replay (replay.py), stages, offsets, text.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """Every boundary of a text's tokens explained: the answer of the explain routes (docs/explain.md).
 
-`explain_loaded` (a preset or an opened file), `explain_merges` (typed byte-level
-rules) and `explain_chars` (typed character-level rules and a vocab) give
-`{"ids", "tokens", "boundaries", "unit", "order"[, "model_text"]}`: one boundary
-for each pair of neighbouring tokens, with its cause, the rules it names, and
-one sentence saying it. Built from the stages' reports (stages.py) and a replay
-of each piece's merges (replay.py, causes.py); the ids are checked against the
-normal encode's, so an explanation never describes another tokenization.
-
-`story=i` adds boundary i's story: every pair that met there, in order, and
-what ended each meeting (the Trace view shows it).
-
 What it does not do: read requests or check limits (the web layer), encode for
 the pages, or trace.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,29 +1,9 @@
 """One piece's merges replayed, recording every pair that met at every offset (for the boundary explanations).
 
-A piece (a pre-token, the text between two special tokens, or the whole text)
-starts as symbols: bytes, characters or a file's single-character tokens. The
-merges then join neighbours. Between two initial symbols lies an *offset*; at
-any moment one token ends there and one starts there, and that pair of tokens
-*meets* at the offset until a merge takes one of them (with its other
-neighbour) or joins the two (then the offset is no longer a boundary).
-
-`replay_list` replays the contract's list order (every rule visited once, in
-list order; a visit's products are not rescanned by it); `replay_library`
-replays the `tokenizers` library's order (the lowest-ranked pair present fires,
-the leftmost among equals). Both are the same algorithms as core/list_order/engine.py and
-core/library_order/merges.py, written a second time so that each merge can be
-recorded; the tests assert that their final symbols equal the engines' (and
-the literal ones of reference.py) on random rule lists.
-
-For every offset that is still a boundary at the end, `Replay.meetings[p]`
-lists the pairs that met there, in time order, each a `Meeting`: its two
-tokens, when it began (the rule that made one side, or -1 from the start),
-which side that rule made, when it ended and which side the ending merge took.
-Time is the rule's list index (list order) or the firing's step number
-(library order; `Replay.fired` gives each step's rank).
-
 What it does not do: decide a boundary's cause (causes.py), text, offsets in
 bytes or characters, special tokens or pre-tokenization (stages.py).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

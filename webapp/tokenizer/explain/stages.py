@@ -1,22 +1,8 @@
 """What each stage did to a text, as segments: special tokens, and pieces with their initial symbols.
 
-The stages are the same calls the normal encode makes (so the explanation is
-of the same tokenization, not a second one):
-
-- special tokens: `split_special` (OpenAI presets, typed files) or a
-  tokenizer.json's added-token splitter (`Pipeline.parts`);
-- the normalizer and pre-tokenizer: `Pipeline.parts` for a tokenizer.json,
-  else the playground's scheme (`split_text`);
-- a piece's initial symbols: its UTF-8 bytes (list order), or the file
-  model's symbols (`LibraryModel.symbols`: vocab characters, byte fallback,
-  the unknown token) for a tokenizer.json in the library's order.
-
-Each piece also carries the pattern alternative that matched it (when a
-regex split made it; alternatives.py). Offsets are in the unit the tokens'
-`start` / `end` use: UTF-8 bytes of the text the model sees, or code points
-for character-level rules without a file pipeline.
-
 What it does not do: merge (replay.py), decide causes (causes.py), or JSON.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,31 +1,11 @@
 """Real tokenizer files in and out: Hugging Face, vocab.json + merges.txt, tiktoken, minbpe, playground JSON.
 
-Import turns a file into a `LoadedTokenizer` (webapp/tokenizer/loaded.py
-says what its fields mean): the playground's merges and vocabulary plus what
-is needed to give the same ids as the library that wrote the file. This
-package only reads and writes files, one module per job:
-
-- detect / dispatch: which format a file is in; import and export by format name
-- hf_json, vocab_merges, tiktoken_ranks, minbpe, playground: one format each,
-  its importer and exporter (hf_strings and building are what the Hugging
-  Face and rank formats share; common the readers' helpers; export_checks
-  what every exporter refuses)
-- stored: the compact canonical bytes kept in the content-addressed store
-- textformats: what people type into the playground's text boxes (merges, vocab,
-  ids, words) and the one bounded JSON reader; a leaf that imports only
-  errors, so the shared modules (chat/) may use it
-
-GPT-2's byte <-> character table is `webapp.tokenizer.hf.alphabet`;
-encoding, tracing and decoding with a loaded tokenizer (in the file's ids,
-through a tokenizer.json's own pipeline where it has one) is its stages,
-`webapp.tokenizer.stages`. Formats sit above both (and above the
-engine, pre-tokenization and training); only presets sit above formats.
-
-This module only re-exports the public names, each imported on first use (and the alphabet's and
-`LoadedTokenizer`), so callers write `formats.import_tokenizer(...)`. What
-the package does not do: encode, Flask or HTTP.
-Every problem is a `TokenizerError` with `field="file"` (or "merges" /
-"vocab" where one part is at fault) and a location (line, rule, key).
+Import turns a file into a `LoadedTokenizer`; one module per format, plus
+detection, dispatch and the stored form (map: docs/architecture.md). This
+module only re-exports the public names, each imported on first use, so
+callers write `formats.import_tokenizer(...)`. What the package does not do:
+encode, Flask or HTTP. Every problem is a `TokenizerError` with `field="file"`
+(or "merges" / "vocab") and a location (line, rule, key).
 """
 
 from typing import TYPE_CHECKING

@@ -2,6 +2,8 @@
 
 Shared by the formats that name their tokens by file id: Hugging Face files
 (after the byte alphabet), tiktoken ranks. What it does not do: read files.
+
+Details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -40,15 +42,7 @@ def build_byte_level(
     unk_id: int | None = None,
     all_tokens: bool = False,
 ) -> LoadedTokenizer:
-    """File ids + their bytes + rules in file ids -> playground merges and the id map.
-
-    Single-byte tokens become their byte value. Multi-byte tokens keep their
-    file id when every one of them is >= 256 (the usual case); otherwise all of
-    them are renumbered 256, 257, ... in order of first use, so no id can clash
-    with a byte. `all_tokens`: the vocab keeps every multi-byte token of the
-    file, also those no rule makes or uses (after them, in file id order): the
-    library's `ignore_merges` can give any of them.
-    """
+    """File ids + their bytes + rules in file ids -> playground merges and the id map."""
     notes = list(notes)
     byte_file_id: dict[int, int] = {}
     for fid in sorted(file_bytes):

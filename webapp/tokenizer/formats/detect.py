@@ -2,6 +2,8 @@
 
 What it does not do: parse the file (the format modules), or accept a lone
 vocab.json or merges.txt (they are refused with a message naming the pair).
+
+Details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -16,11 +18,7 @@ from webapp.tokenizer.formats.textformats import JsonProblem, load_json
 
 
 def detect_format(content: str | bytes, filename: str | None = None) -> str:
-    """Which import format `content` is in: hf, playground, vocab-merges, tiktoken, minbpe, tekken or sentencepiece.
-
-    Decided by the content (the file name only breaks a tie); anything that
-    matches no format is a TokenizerError saying what was expected.
-    """
+    """Which import format `content` is in: hf, playground, vocab-merges, tiktoken, minbpe, tekken or sentencepiece."""
     name = (filename or "").lower()
     if isinstance(content, bytes) and looks_like_sentencepiece(content):  # (a binary protobuf)
         try:

@@ -1,6 +1,8 @@
 """Choosing the format: `import_tokenizer` and `export_tokenizer` by format name.
 
 What it does not do: parse or write (each format's module does).
+
+Details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -32,11 +34,7 @@ FORMAT_ALIASES: dict[str, str] = {"seed": "playground"}
 
 
 def canonical_format(fmt: str) -> str:
-    """The current name of a format (an old alias becomes its new name; anything else is returned as is).
-
-    Anything else includes a value that is no string at all (a JSON list as
-    "format"): the caller's check then refuses it with a 400, not a 500 here.
-    """
+    """The current name of a format (an old alias becomes its new name; anything else is returned as is)."""
     alias = FORMAT_ALIASES.get(fmt) if isinstance(fmt, str) else None
     return alias or fmt
 
@@ -56,9 +54,6 @@ def import_tokenizer(
     `limits` bound the bytes the merges may make tokens stand for (formats that
     derive token bytes from the merges: minbpe, playground JSON) and the bytes one
     listed token may stand for (tiktoken ranks, tokenizer.json, vocab.json).
-
-    For the vocab.json + merges.txt pair, `content` is vocab.json and
-    `merges_txt` the merges file (fmt "vocab-merges", or "auto" with both given).
 
     `config`, a tokenizer_config.json opened beside the file, gives the
     tokenizer its chat template (`LoadedTokenizer.chat`; webapp/tokenizer/chat/templates.py).

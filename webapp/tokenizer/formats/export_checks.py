@@ -1,12 +1,6 @@
 """What every exporter checks first, and character rules as byte rules.
 
-A rank-based library (tokenizers, tiktoken, minbpe) applies a rule list the
-way the playground does only when each rule uses tokens earlier rules made and
-each token has one id; these checks refuse the rest, naming the rule. Merges
-that already follow the library's order (a tokenizer.json, a preset made from
-one) may use later rules' tokens: that is how the library fires them.
-`char_merges_to_bytes` renumbers character-level rules as byte-level ones
-(minbpe's numbering). What it does not do: write any format.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -23,13 +17,7 @@ def export_error(message: str, **location: Any) -> TokenizerError:
 
 
 def check_well_formed_bytes(tok: LoadedTokenizer) -> dict[int, bytes]:
-    """Byte-level rules a rank-based library applies the same way: every id's bytes.
-
-    Each rule must use only bytes or tokens earlier rules made (list order; merges in
-    the library's order already fire as the library fires them, so there a rule may use
-    a later rule's token), make an id above 255 that is new, and no two ids may stand
-    for the same bytes.
-    """
+    """Byte-level rules a rank-based library applies the same way: every id's bytes."""
     # (library order: every token's bytes are the file's own, known before any rule)
     known: dict[int, bytes] = {i: b for i, b in tok.vocab.items() if i >= 256} if tok.library_order else {}
     made: dict[int, bytes] = {}
@@ -104,12 +92,7 @@ def check_well_formed_chars(tok: LoadedTokenizer) -> None:
 
 
 def char_merges_to_bytes(merges: Sequence[CharRule]) -> tuple[list[ByteRule], list[str]]:
-    """Character-level rules as byte-level rules numbered 256, 257, ... (minbpe's numbering).
-
-    A character of several UTF-8 bytes is first built from its bytes (rules
-    joining a lead byte to its continuation bytes only ever match inside that
-    character), then each string rule joins the ids of its two sides.
-    """
+    """Character-level rules as byte-level rules numbered 256, 257, ... (minbpe's numbering)."""
     ids: dict[bytes, int] = {bytes([b]): b for b in range(256)}
     rules: list[ByteRule] = []
     notes: list[str] = []

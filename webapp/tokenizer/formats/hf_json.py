@@ -1,19 +1,11 @@
 """Hugging Face tokenizer.json: import (BPE models) and export.
 
-Import reads the BPE model's vocab and merges; the normalizer, pre-tokenizer,
-decoder and added tokens are read by hf/pipeline.py and stored with the tokenizer
-(`LoadedTokenizer.pipeline`), which the stages (stages/) apply. Export writes a
-file the `tokenizers` library loads and that gives the same ids.
-
-The merges follow the `tokenizers` library's order (hf/model.py,
-core/library_order/merges.py: the lowest-ranked pair present fires), with the
-model's ignore_merges, byte_fallback and unknown token; the post-processor's
-added ids are kept in the pipeline.
-
 What it does not do: BPE dropout, continuing_subword_prefix /
 end_of_word_suffix (refused), or the pipeline parts hf/pipeline.py does not
 have (a note says what the playground leaves out); WordPiece, Unigram or
 WordLevel models, which are refused with a message.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -52,12 +44,7 @@ def _components(node: Any) -> list[dict[str, Any]]:
 
 
 def _hf_pretokenize(data: dict[str, Any]) -> tuple[str, list[str]]:
-    """The playground scheme closest to the file's pre-tokenizer, and notes.
-
-    The scheme is what the page offers as the file's own splitting; encoding
-    with it applies the file's whole pipeline (hf/pipeline.py), so the notes here
-    are only used for files read without one.
-    """
+    """The playground scheme closest to the file's pre-tokenizer, and notes."""
     notes: list[str] = []
     parts = _components(data.get("pre_tokenizer"))
     scheme = "none"
@@ -207,15 +194,7 @@ def _added_tokens(tok: LoadedTokenizer) -> list[dict[str, Any]]:
 
 
 def export_hf(tok: LoadedTokenizer, pretokenize: str | None = None) -> str:
-    """A Hugging Face tokenizer.json that `tokenizers` loads and that gives the same ids.
-
-    Added tokens and special tokens are written as added tokens. A tokenizer.json's merges
-    (library order) keep the file's own normalizer, pre-tokenizer, decoder and model options
-    unless another scheme is asked for (`_own_parts`). Otherwise byte level: the GPT-2
-    alphabet, a ByteLevel pre-tokenizer without its regex for "none", with it for "gpt2", a
-    Split with the cl100k / o200k regex before it for "cl100k" / "o200k"; ids are the file
-    ids (`file_ids`). Character level: no pre-tokenizer, the vocab as it is, a Fuse decoder.
-    """
+    """A Hugging Face tokenizer.json that `tokenizers` loads and that gives the same ids."""
     scheme = check_scheme(pretokenize if pretokenize is not None else tok.pretokenize)
     model: dict[str, Any] = {
         "type": "BPE",

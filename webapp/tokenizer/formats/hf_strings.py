@@ -4,6 +4,8 @@ Shared by tokenizer.json and vocab.json + merges.txt: checking the vocab,
 reading "left right" merge lines (including tokens that hold spaces), telling
 a byte-level vocab from a character-level one, and building the
 `LoadedTokenizer`. What it does not do: read either file's outer structure.
+
+Details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -75,14 +77,7 @@ def check_token_sizes(vocab: Mapping[str, int], max_bytes: int, *, byte_level: b
 def split_merge_line(
     line: str, vocab: Mapping[str, int], made: set[str] | None = None
 ) -> tuple[str, str] | None:
-    """ "left right" -> (left, right).
-
-    One space is the format. When tokens hold spaces themselves (character
-    level), a line like "e  lower" has several readings; the one whose two
-    sides and their join are in the vocab is taken, and if that still leaves
-    more than one, the one whose sides earlier rules (or single characters)
-    already make. None when no single reading remains.
-    """
+    """"left right" -> (left, right)."""
     first = line.find(" ")
     if first > 0 and line.find(" ", first + 1) < 0 and first < len(line) - 1:
         return line[:first], line[first + 1 :]

@@ -1,39 +1,11 @@
 """The precompiled form of a tokenizer in the library's merge order: read in a fraction of a second.
 
-A tokenizer.json opened through formats/hf_json.py takes seconds for the
-large open models (gemma3: 514,906 merges of strings), and so does its
-stored form for a character-level file (the merges are a JSON list of string
-pairs). For presets, prepared once at setup, this module writes one .npz:
-
-- `rules`: the model's rules in the file's ids (n x 3 int64), from which
-  `LibraryMerges` builds its pair map with numpy;
-- `token_text`, `token_lengths`, `token_ids`: the model's vocab, its tokens
-  joined as one UTF-8 text with each token's length in characters, and their
-  ids (read by slicing one string: several times faster than a JSON list of
-  pairs, which took a third of gemma3's opening);
-- `edges`: where a long piece may be cut (hf/model.py, `_segments`);
-- `pair_keys`, `pair_ranks`, `char_table`, `early_*`: the tables that look
-  many pieces' first symbols and pair ranks up at once and find their early
-  pairs (`LibraryMerges.pair_table`, `LibraryModel.char_table`,
-  core/library_order/early_pairs.py; made with a sort and a pass over the vocab that would
-  add tens of milliseconds to opening); a SentencePiece model's score order
-  (core/library_order/score_order.py) has no pair table or early pairs: `meta` then says
-  `"tables": false` and they are left out;
-- `whole`: one byte per id, 1 for a token whose own text encodes to it
-  (`LibraryModel.find_whole`: such a piece is then a lookup, no merging);
-- `meta`: the rest of the `LoadedTokenizer` as JSON (byte level: its stored
-  form, which already reads in milliseconds; character level: every field
-  but the merges and vocab, which follow from `rules` and the `token_*` arrays).
-
-Reading builds the vocab dict, the merges and the pair map with the cyclic
-garbage collector paused: they are millions of new objects with no cycles,
-and the collections their allocation would trigger (each walking every object
-made so far) cost as much as the building.
-
 What it does not do: check what it reads beyond its shape and that every rule's
 ids are tokens (the file is ours, written at setup under a name that holds the
 source file's hash); an unreadable or damaged file is a ValueError, so the
 caller converts the source file again.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -185,13 +157,7 @@ def _char_level(meta: dict[str, Any], vocab: dict[str, int], rules: np.ndarray, 
 
 @contextmanager
 def _collector_paused(collect: bool = True) -> Iterator[None]:
-    """The cyclic garbage collector off while building (see the module doc); on again after, if it was.
-
-    Then one full collection (unless `collect` is false: a table made on first use, during
-    an encode, leaves its collection to the collector's own schedule): the objects just made
-    would otherwise trigger it in the first encode (the collector counts them all the same),
-    which the library's first encode does not pay.
-    """
+    """The cyclic garbage collector off while building (see the module doc); on again after, if it was."""
     was_on = gc.isenabled()
     gc.disable()
     try:

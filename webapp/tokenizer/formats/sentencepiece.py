@@ -1,35 +1,12 @@
 """SentencePiece `.model` files (BPE type): import, and export to tokenizer.json.
 
-The file is a protobuf `ModelProto`, read with the `sentencepiece` package's
-own definition (`sentencepiece_model_pb2`, on the `protobuf` runtime); the
-encoding is the playground's, so the Trace can show it:
-
-- the normalizer spec becomes the pipeline's SentencePiece normalizer
-  (hf/sentencepiece.py: the file's precompiled charsmap, add_dummy_prefix,
-  remove_extra_whitespaces, escape_whitespaces);
-- user-defined pieces are added tokens matched by their own text in the
-  normalized text, longest first (sentencepiece freezes them: they never
-  merge); control pieces (`<s>`, `[INST]`) are special added tokens, plain text
-  unless recognised (sentencepiece's `encode` never recognises them);
-- the BPE: one rule per way of splitting a normal (or unused) piece into two
-  pieces that are not user-defined, listed by the piece's score, best first,
-  with a level per score (core/library_order/score_order.py: the best score fires first, the
-  leftmost among equal scores), then byte fallback (`<0xXX>` pieces) or the
-  unknown piece, consecutive unknown characters fused into one, as
-  sentencepiece does;
-- the decoder is sentencepiece's `Decode` (hf/sentencepiece.py), the
-  denormalizer spec's rules applied after it when the model has them.
-
-Refused with a message: Unigram, word and char models ("this is a Unigram
-model; the playground opens BPE tokenizers"), files that are not a model
-(protobuf does not parse them), and models sentencepiece itself would not load
-(no unknown piece, a repeated or empty piece, byte pieces without all 256).
-
 What it does not do: unused pieces' resegmentation (sentencepiece splits an
 unused piece the merges made back into the pair it last saw for it; a note
 says when a file has such pieces), BPE dropout,
 `treat_whitespace_as_suffix` splitting rules other than where the space goes
 (a note says so).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -276,12 +253,7 @@ def score_rules(vocab: dict[str, int], types: list[int], scores: list[float]) ->
 
 
 def _inner_operands(operands: set[str], wanted: set[str], suffixes: bool) -> dict[str, list[str]]:
-    """For each wanted piece, the operands that are its proper prefixes (or suffixes), shortest first.
-
-    One pass over the operands in sorted order (of their reversed text for suffixes) with a stack of
-    the operands that start the current one: each operand is pushed and popped once, so the cost is
-    the sort plus the answer, not a slice per way of splitting a piece (quadratic in a long piece).
-    """
+    """For each wanted piece, the operands that are its proper prefixes (or suffixes), shortest first."""
     forms = sorted(((op[::-1] if suffixes else op), op) for op in operands)
     stack: list[tuple[str, str]] = []
     out: dict[str, list[str]] = {}

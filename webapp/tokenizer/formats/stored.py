@@ -3,6 +3,8 @@
 Same tokenizer, same bytes, same id. What it does not do: check what it reads
 as closely as the importers (the bytes were written by us), except token
 sizes, which are checked again since the limits may have been lowered.
+
+Details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -119,20 +121,7 @@ def _loaded_byte_rules(stored: Any) -> tuple[ByteRule, ...]:
 def _derived_byte_vocab(
     rules: Sequence[ByteRule], limits: SizeLimits = DEFAULT_SIZE_LIMITS, *, ours: bool = False
 ) -> dict[int, bytes]:
-    """{id: bytes} for every id above 255 a rule makes (first definition wins), sizes checked.
-
-    An operand is its byte below 256, else what an earlier rule made, else
-    nothing (b"") - `known` holds exactly that, so the loop is one lookup each.
-
-    Sizes: rules from outside (`ours` False) are checked rule by rule before
-    anything is built (check_sizes: a few rules can describe 2^40 bytes).
-    A stored form read back (`ours`) passed that check when it was written,
-    so what it builds is bounded by the limits of that day; the limits of
-    today (they may have been lowered) are then checked on the built tokens
-    with two C-level passes - the same lengths check_sizes adds up in a
-    Python loop, about 0.1 s for o200k on reopening - and only a token over
-    them runs check_sizes, for its message naming the rule.
-    """
+    """{id: bytes} for every id above 255 a rule makes (first definition wins), sizes checked."""
     if not ours:
         check_sizes(rules, limits, "first")
     known: dict[int, bytes] = dict(_SINGLE_BYTES)

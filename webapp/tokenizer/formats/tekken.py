@@ -1,24 +1,9 @@
 """Mistral's Tekken files (mistral-common's `tekken_*.json`): import, and why export refuses.
 
-A Tekken file is JSON: `config` (`pattern`, `default_vocab_size`,
-`default_num_special_tokens`, ...), `vocab` (a list of `{rank, token_bytes
-(base64), token_str}` in rank order) and, in some versions, `special_tokens`.
-mistral-common's `Tekkenizer` encodes with tiktoken over the first
-`default_vocab_size - default_num_special_tokens` ranks and the file's
-pattern, then adds `default_num_special_tokens` to every id: the special
-tokens take ids 0..999 (those the file does not name are `<SPECIAL_n>`), and
-text is never scanned for them (`encode(text, bos=False, eos=False)`).
-
-Import builds the same: the ranks' merges (as for any rank file, see
-tiktoken_ranks.py) with ids shifted by the special count, and the file's
-pattern as a tokenizer.json pipeline (Split, then the byte alphabet) so the
-playground splits text exactly as the pattern does. Export: the pattern is not
-one the playground's formats can write (a tiktoken rank file has no pattern;
-a tokenizer.json export writes the playground's own schemes), so exporting a
-Tekken tokenizer is refused with that reason (`export_note`).
-
 What it does not do: the file's image or audio settings, bos / eos (the
 playground's `add_special_tokens` adds nothing for it).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
 """Parsing of what people type into the playground's text boxes.
 
-Every input box accepts JSON (the playground JSON shapes) and a plain form that is
-quicker to type by hand:
-
-- byte-level merges: `[[108,111,256], ...]` or one rule per line `108 111 256`
-  (numbers separated by spaces or commas);
-- character-level merges: `[["l","o"], ...]` or one rule per line `l o`;
-- byte-level vocab: `{"256": [108, 111]}` or one entry per line `256: 108 111`;
-- character-level vocab: `{"lower": 6}` or one entry per line `lower 6`;
-- ids: `[257, 97]` or numbers separated by spaces / commas;
-- words: a JSON list of strings or text split on whitespace;
-- num_merges: a whole number.
-
-Blank lines and lines starting with `#` are ignored in the plain forms. A box
-whose first non-blank character is `[` or `{` is read as JSON.
-
-This module only turns text into plain Python values (lists, dicts with
-string keys, ints, strs) - exactly what `json.loads` would give - and reports
-syntax problems with their line and column (both counted from 1). Whether the
-values make sense (non-negative ids, known tokens ...) is decided by the
-`validate_*` functions of the tokenizer package. No Flask here.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -190,11 +171,7 @@ def _plain_or_json(source: str, field: str, plain: Callable[[str], Any]) -> Any:
 
 
 def plain_rule_lines(source: str) -> list[int] | None:
-    """The line (from 1) of each rule of a plain-form merge list; None for JSON.
-
-    Validation speaks of "rule 3"; in a box typed by hand with blank lines or
-    comments, rule 3 need not be line 3, so the web layer adds the line.
-    """
+    """The line (from 1) of each rule of a plain-form merge list; None for JSON."""
     if looks_like_json(source):
         return None
     return [number for number, _ in _lines(source)]

@@ -5,6 +5,8 @@ token by replaying tiktoken's merging of its bytes with the lower ranks.
 Export writes one only when tiktoken's merging by rank gives the same ids,
 else refuses, naming the rule. What it does not do: choose a pre-tokenizer
 (a rank file does not say; the caller does).
+
+Details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -63,12 +65,7 @@ def _tiktoken_lines(content: str | bytes, max_token_bytes: int) -> list[tuple[in
 
 
 def recover_rank_merges(ranks: Mapping[bytes, int]) -> list[tuple[bytes, bytes, bytes]]:
-    """The merge behind every multi-byte token, in rank order.
-
-    A token of rank r was made from the two parts that byte-pair merging its
-    own bytes with only the ranks below r ends with; if that does not end in
-    exactly two parts, the ranks are not a BPE merge list.
-    """
+    """The merge behind every multi-byte token, in rank order."""
     out: list[tuple[bytes, bytes, bytes]] = []
     for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
         if len(token) < 2:
@@ -91,12 +88,7 @@ _SHORT_TOKEN = 48
 
 
 def _merge_below(token: bytes, limit: int, ranks: Mapping[bytes, int]) -> list[bytes]:
-    """tiktoken-style merging of `token`'s bytes using only ranks below `limit`.
-
-    The leftmost lowest-ranked adjacent pair merges first, as in tiktoken. A
-    missing pair counts as `limit`, and anything at or above `limit` never
-    merges here.
-    """
+    """tiktoken-style merging of `token`'s bytes using only ranks below `limit`."""
     if len(token) <= _SHORT_TOKEN:
         parts = _merge_below_short(token, limit, ranks)
     else:
@@ -219,13 +211,7 @@ def parse_tiktoken(
 
 
 def _with_empty_token(tok: LoadedTokenizer, empty: tuple[int, int]) -> LoadedTokenizer:
-    """Keep a rank file's empty token (Whisper's `= 50256`): never made from text, decodes to nothing.
-
-    BPE never produces it, so it takes no part in the merges; its id decodes
-    to no bytes, as in tiktoken. When its rank clashes with an id the
-    playground uses (only possible below 256 or after renumbering), it is
-    only noted.
-    """
+    """Keep a rank file's empty token (Whisper's `= 50256`): never made from text, decodes to nothing."""
     line_no, rank = empty
     used = set(tok.vocab) | set(tok.id_map) | set(tok.id_map.values())
     if rank >= 256 and rank not in used:
@@ -237,14 +223,7 @@ def _with_empty_token(tok: LoadedTokenizer, empty: tuple[int, int]) -> LoadedTok
 
 
 def export_tiktoken(tok: LoadedTokenizer) -> str:
-    """A tiktoken rank file: every token's bytes in base64 and its id as the rank.
-
-    tiktoken merges the lowest rank first and knows no rule list, so the file
-    gives the playground's ids only when (checked by `_check_rank_order`)
-    the ids grow in rule order and tiktoken's own merging of every token's
-    bytes ends in that token's rule. Otherwise export is refused, naming the
-    rule: renumbering would silently change the ids.
-    """
+    """A tiktoken rank file: every token's bytes in base64 and its id as the rank."""
     if tok.level == "chars":
         rules = char_merges_to_bytes(tok.merges)[0]
         tok = LoadedTokenizer(level="bytes", merges=tuple(rules), vocab={}, source=tok.source)
@@ -261,12 +240,7 @@ def export_tiktoken(tok: LoadedTokenizer) -> str:
 
 
 def _check_rank_order(tok: LoadedTokenizer, made: Mapping[int, bytes], ranks: Mapping[bytes, int]) -> None:
-    """Refuse rules that tiktoken, merging by rank, would apply differently.
-
-    Two conditions: each rule's new id (the rank tiktoken will use) is above
-    every earlier rule's, and replaying tiktoken's merging on a token's bytes
-    with the lower ranks ends in the rule's own two parts.
-    """
+    """Refuse rules that tiktoken, merging by rank, would apply differently."""
     id_map = tok.id_map
     highest = -1
     highest_rule = 0

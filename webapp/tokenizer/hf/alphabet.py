@@ -3,6 +3,8 @@
 Hugging Face tokenizer.json and vocab.json + merges.txt files write every byte
 as one printable character; this module holds that table and the two
 conversions (long inputs spelt with numpy). What it does not do: read or write any file.
+
+Details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -11,12 +13,7 @@ import numpy as np
 
 
 def _build_byte_alphabet() -> list[str]:
-    """GPT-2's printable stand-in character for each byte value.
-
-    Bytes that are visible Latin-1 characters stand for themselves; the 68
-    others (controls, space, NBSP, soft hyphen) get U+0100 onwards in byte
-    order, so space (0x20) becomes U+0120 'Ġ'.
-    """
+    """GPT-2's printable stand-in character for each byte value."""
     visible = set(range(0x21, 0x7F)) | set(range(0xA1, 0xAD)) | set(range(0xAE, 0x100))
     alphabet: list[str] = []
     shifted = 0

@@ -1,13 +1,6 @@
 """A SentencePiece precompiled charsmap: its rules looked up, and every rule checked when it is read.
 
-The blob is `<trie size: uint32 LE><double-array units><replacements, NUL-ended>`:
-a darts-clone double array (built from a DAWG, so nodes may be shared) whose
-leaves hold offsets into the replacement strings. `Charsmap` reads it and
-checks, once, with numpy, every rule the trie can reach: its value unit is in
-the array, its replacement starts inside the strings, ends with a NUL and is
-at most MAX_REPLACEMENT_BYTES long; no rule's source is over MAX_RULE_BYTES
-(which bounds every later walk; a trie with a cycle has no longest rule and
-is refused). What it does not do: normalize (hf/sentencepiece.py does).
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """What the readers of a tokenizer.json's stages share: the refusal, the bounds, and reading fields.
 
-normalizers.py, pre_tokenizers.py and decoders.py each read one kind of
-component from the file's JSON. They refuse what the playground cannot apply
-with `Unsupported` (the caller, pipeline.py, leaves that part out and names
-it in a note), bound what a file may ask (Sequence depth, inserted text,
-pattern length) and read the same kinds of field: a component's type, a
-{String} / {Regex} pattern, a flag, Metaspace's prepend scheme. Regexes are
-compiled as the library's engine reads them (`compile_file_regex`).
-
 What it does not do: apply any stage, or read whole files.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

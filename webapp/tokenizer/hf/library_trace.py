@@ -1,19 +1,8 @@
 """Traces and other schemes for tokenizers whose merges follow the library's order.
 
-- `library_trace`: what the Bytes and Characters pages show for a
-  tokenizer.json in the library's order: the text the model sees, its pieces,
-  each output token with its merge tree, and the merges in the order they
-  fire (piece by piece), each labelled with its rank (`TraceStep.rule`, from
-  0; the pages show rule N = rank + 1, the file's line) and shown as the
-  piece's symbols right after it.
-- `library_scheme_ids`: ids when the page splits the text with one of the
-  playground's schemes instead of the file's own pre-tokenizer.
-
-What differs between byte-level and character-level files (how a piece is
-spelt for the model, how its symbols are measured, the tokens' names) is asked
-of the tokenizer's unit (loaded.py's `ByteUnit` and `CharUnit`).
-
 What it does not do: the seed order's traces (core/list_order/tracing.py).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """The longest of a set of keys starting at a position of a text, in time linear in the text.
 
-Added tokens and SentencePiece user-defined symbols are matched longest first
-where a walk lands. A trie walk from each position is fast on real texts, but
-a key of 19,999 `a` and a `b` makes each walk over `a`s as long as the key:
-quadratic. So `Keys.scanner(text)` walks the trie until its steps pass
-WALK_FACTOR per item of the text, then answers from a table of the longest key
-at every position, made by one Aho-Corasick pass over the reversed text with
-the reversed keys. Texts are `str` or `bytes`. What it does not do: choose
-where the walk goes.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

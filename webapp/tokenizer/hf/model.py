@@ -1,26 +1,10 @@
 """A tokenizer.json's BPE model as the `tokenizers` library runs it on one piece.
 
-`read_model_options(model)` keeps what the file's model says about encoding
-(canonical JSON, stored with the tokenizer as `LoadedTokenizer.model`);
-`LibraryModel` then turns a piece (a pre-token, spelt as the model sees it)
-into the file's ids:
-
-1. `ignore_merges`: a piece that is a vocab token is that token;
-2. each character is its vocab token; one that is not in the vocab becomes
-   its UTF-8 bytes' `<0xXX>` tokens (`byte_fallback`, when the vocab has all
-   of them), else the unknown token (runs of them fused with `fuse_unk`), else
-   it is left out;
-3. the symbols merge in the library's order (core/library_order/merges.py).
-
-Two shortcuts give the same ids faster: `whole` (made by `find_whole`, stored
-with a preset) marks the vocab tokens whose own text merges back into them,
-so such a piece is one lookup; `piece_ids` looks a row of pieces up in
-the piece cache in one pass, cuts the long ones it misses all at once and
-tokenizes each other missing one once.
-
 What it does not do: the post-processor (post_processors.py), dropout (a random order; a note says it is left out),
 continuing_subword_prefix / end_of_word_suffix (refused when importing),
 normalizers and pre-tokenizers (pipeline.py).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -28,7 +12,7 @@ from __future__ import annotations
 import json
 from itertools import accumulate, chain
 from operator import methodcaller
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -37,6 +21,7 @@ from webapp.tokenizer.core.library_order.early_pairs import OTHER, WIDTH, EarlyP
 from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges
 from webapp.tokenizer.core.library_order.score_order import PairIndex, ScoreMerges, levels_from_runs
 from webapp.tokenizer.hf.alphabet import ALPHABET_BYTE, bytes_to_token
+from webapp.tokenizer.hf.long_pieces import code_points, long_piece_ids, piece_cuts
 
 MODEL_VERSION = 1
 #: Pieces cached per model, and their total characters (the cache joins the worker-wide LIST_BUDGET).
@@ -50,11 +35,6 @@ BATCH_MERGE = 16
 #: Code points past this are never in `char_table` (their pieces take the one-by-one way).
 CHAR_TABLE_LIMIT = 0x30000
 _FALLBACK = tuple(f"<0x{b:02X}>" for b in range(256))
-
-
-def _code_points(text: str) -> np.ndarray:
-    """The text's code points (int64; lone surrogates too)."""
-    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
 
 
 def read_model_options(model: Mapping[str, Any]) -> tuple[str, list[str]]:
@@ -226,11 +206,11 @@ class LibraryModel:
 
     def _uncached_ids(self, unique: list[str], merge_short: bool) -> dict[str, tuple[int, ...]]:
         """The ids of distinct pieces missed by the cache, in one batch: the long ones cut
-        (`_long_ids`) and their cached segments read; their new segments, and the short pieces
+        (`long_piece_ids`, long_pieces.py) and their cached segments read; their new segments, and the short pieces
         when `merge_short`, merged together (`_merge_segments`) and cached. Short pieces are left out
         of the answer when not `merge_short`."""
         long = [p for p in unique if len(p) > LONG_PIECE]
-        segments, assemble = self._long_ids(long) if long else ([], None)
+        segments, assemble = long_piece_ids(self, long) if long else ([], None)
         hits = list(map(self.cache.data.get, segments))  # (read now: caching the batch below may evict them)
         known = ({seg: ids for seg, ids in zip(segments, hits) if ids is not None}
                  if hits.count(None) < len(hits) else {})
@@ -250,12 +230,7 @@ class LibraryModel:
         return out
 
     def find_whole(self) -> bytes:
-        """Which vocab tokens encode to themselves (by id, 1 or 0): such a piece is then one lookup.
-
-        Exact by construction: a token is marked only when `tokenize` itself, run on the
-        token's text, gave that token. It runs the model over the whole vocab (about a
-        second per 100,000 tokens), so presets do it once at setup and store it.
-        """
+        """Which vocab tokens encode to themselves (by id, 1 or 0): such a piece is then one lookup."""
         size = max(self.vocab.values(), default=-1) + 1
         flags = bytearray(size)
         saved, self.whole = self.whole, None
@@ -382,100 +357,16 @@ class LibraryModel:
 
     def _segments_many(self, pieces: list[str]) -> list[list[str]]:
         """Long pieces, each cut where no merge can ever join (exact: the parts then merge independently;
-        where: `_cuts`)."""
+        where: `piece_cuts`, long_pieces.py)."""
         joined = "".join(pieces)
-        codes = _code_points(joined)
+        codes = code_points(joined)
         ends = list(accumulate(map(len, pieces)))
-        bounds = self._cuts(codes, ends).tolist()
+        bounds = piece_cuts(self, codes, ends).tolist()
         segments = [joined[a:b] for a, b in zip(bounds, bounds[1:])]
         if len(pieces) == 1:
             return [segments]
         counts = [0, *np.searchsorted(np.array(bounds[:-1]), ends).tolist()]  # (segments starting before each end)
         return [segments[a:b] for a, b in zip(counts, counts[1:])]
-
-    def _cuts(self, codes: np.ndarray, ends: list[int], char_ids: np.ndarray | None = None) -> np.ndarray:
-        """Where pieces in a row (their code points, int64, and where each ends) are cut: 0, each cut,
-        the end (int64). Between two characters that are vocab tokens, a merge can join only if some
-        rule's left token ends with the first and its right token starts with the second; at any other
-        pair of neighbours the piece is cut, and where one piece ends and the next starts. (Never beside
-        a character that is not in the vocab: its fallback bytes or unknown token stay with their
-        neighbours.) The neighbour pairs are looked up at once in the edge array's hash table (`edge_index`).
-        `char_ids`: `char_table()` read at each code point, if the caller has it."""
-        pairs = (codes[:-1] << 21) | codes[1:]
-        cut = ~self.edge_index().has(pairs)
-        if char_ids is None:
-            table = self.char_table()
-            char_ids = table[np.minimum(codes, len(table) - 1)]
-        # (a character with no single-character token in the table may still be a vocab token: past
-        # CHAR_TABLE_LIMIT; the few distinct ones are asked of the vocab)
-        vocab = self.vocab
-        odd = np.unique(codes[char_ids < 0]).tolist()
-        unknown = [code for code in odd if chr(code) not in vocab]
-        if unknown:
-            if len(unknown) > 8:
-                known = ~np.isin(codes, unknown)
-            else:  # (a few: a comparison each is cheaper than isin's sort)
-                known = codes != unknown[0]
-                for code in unknown[1:]:
-                    known &= codes != code
-            cut &= known[:-1] & known[1:]
-        if len(ends) > 1:
-            cut[np.array(ends[:-1], dtype=np.int64) - 1] = True  # (where one piece ends and the next starts)
-        return np.concatenate(([0], np.flatnonzero(cut) + 1, [len(codes)])).astype(np.int64)
-
-    def _long_ids(self, pieces: list[str]) -> tuple[
-        list[str], Callable[[Mapping[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None], list[tuple[int, ...]]],
-    ]:
-        """The ids of long pieces, in two steps: (the distinct segments of two or more characters, or of
-        one that is no single-character token, and a function that, given those segments' ids, gives
-        each piece's ids). The pieces are cut as `_segments_many` cuts them; a segment of one character
-        with a single-character token is that token (what merging it gives), read from `char_table`
-        with numpy, so that only the other segments become strings; the ids are put in order with
-        numpy too."""
-        joined = "".join(pieces)
-        codes = _code_points(joined)
-        ends = list(accumulate(map(len, pieces)))
-        table = self.char_table()
-        char_ids = table[np.minimum(codes, len(table) - 1)]
-        bounds = self._cuts(codes, ends, char_ids)
-        starts = bounds[:-1]
-        first = char_ids[starts]
-        single = (bounds[1:] - starts == 1) & (first >= 0)
-        others = np.flatnonzero(~single)
-        texts = list(map(joined.__getitem__, map(slice, starts[others].tolist(), bounds[others + 1].tolist())))
-        distinct = list(dict.fromkeys(texts))
-        index = dict(zip(distinct, range(len(distinct))))
-        which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
-        piece_segments = np.searchsorted(starts, ends)  # (segments starting before each piece's end)
-
-        def assemble(found: Mapping[str, tuple[int, ...]], row: tuple[np.ndarray, np.ndarray] | None
-                     ) -> list[tuple[int, ...]]:
-            """Each piece's ids, given the distinct segments' ids: in `found`, or, when `row` is given, in
-            a row in the order of the distinct segments (their ids in a row, each one's count)."""
-            if row is not None:
-                flat, sizes = row
-            else:
-                merged = list(map(found.__getitem__, distinct))
-                sizes = np.fromiter(map(len, merged), dtype=np.int64, count=len(merged))
-            counts = np.ones(len(starts), dtype=np.int64)
-            counts[others] = sizes[which]
-            out_ends = np.cumsum(counts)
-            out_starts = out_ends - counts
-            out = np.empty(int(out_ends[-1]) if len(out_ends) else 0, dtype=np.int64)
-            singles = np.flatnonzero(single)
-            out[out_starts[singles]] = first[singles]
-            if len(others):  # (each other segment's ids copied from its distinct segment's: one gather)
-                if row is None:
-                    flat = np.fromiter(chain.from_iterable(merged), dtype=np.int64, count=int(sizes.sum()))
-                repeat = sizes[which]
-                within = np.arange(int(repeat.sum()), dtype=np.int64) - np.repeat(np.cumsum(repeat) - repeat, repeat)
-                source = np.repeat((np.cumsum(sizes) - sizes)[which], repeat) + within
-                out[np.repeat(out_starts[others], repeat) + within] = flat[source]
-            ids = out.tolist()
-            cuts = [0, *np.concatenate(([0], out_ends))[piece_segments].tolist()]
-            return [tuple(ids[a:b]) for a, b in zip(cuts, cuts[1:])]
-
-        return distinct, assemble
 
     def edge_index(self) -> PairIndex:
         """`edge_array()` in a hash table (core/library_order/score_order.py's PairIndex: one slot read per lookup

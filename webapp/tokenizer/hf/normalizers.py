@@ -1,15 +1,9 @@
 """A tokenizer.json's normalizer (text -> text), as `tokenizers` applies it.
 
-`describe_normalizer` keeps only the fields that matter (the stored form is
-small and canonical) and raises `Unsupported` for a part the playground does
-not have; `build_normalizer` turns a description into a function. NFC, NFD,
-NFKC, NFKD, Lowercase, Strip, StripAccents, Replace, Prepend, Sequence; and a
-SentencePiece model's own (hf/sentencepiece.py), which only a .model file's
-pipeline names. `keeps_start` answers what Metaspace's prepend_scheme "first"
-asks of the normalized text.
-
 What it does not do: offsets (only the text matters for ids), pre-tokenizing,
 or reading whole files (pipeline.py).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -114,13 +108,7 @@ def _replace_spans(text: str, spans: Any, content: str) -> str:
 
 
 def keeps_start(desc: Any, text: str) -> bool:
-    """Does the normalized text's first character come from `text`'s first character?
-
-    The library tracks where each normalized character came from; Metaspace's
-    prepend_scheme "first" asks whether a piece starts at original offset 0,
-    which is false once a normalizer (Strip, StripAccents, Replace with "")
-    removed the text's first characters.
-    """
+    """Does the normalized text's first character come from `text`'s first character?"""
     if desc is None or not text:
         return True
     kind = desc["type"]

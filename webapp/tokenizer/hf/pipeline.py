@@ -1,26 +1,9 @@
 """What a tokenizer.json does around its BPE model, done the way `tokenizers` does it.
 
-`read_pipeline(data)` takes the parsed file and returns a canonical JSON
-description (stored with the tokenizer) and notes for what it leaves out.
-`compile_pipeline(description)` gives a `Pipeline` that turns a text into
-parts, as the library's `encode` does before the model runs:
-
-1. added tokens whose `normalized` is false are cut out of the raw text
-   (longest match first, with their lstrip / rstrip / single_word rules);
-2. each remaining stretch is normalized on its own, then added tokens whose
-   `normalized` is true are cut out of the normalized text;
-3. each remaining stretch is pre-tokenized into pieces.
-
-A part is either one added token (its id) or a list of pieces for the model.
-`Pipeline.decode` turns token strings back into text with the file's decoder
-(or joins them with spaces when the file has none, as the library does).
-
-The post-processor's ids for a single text (`TemplateProcessing`, Roberta /
-Bert processors) are kept as `post_before` / `post_after` (what
-`add_special_tokens` adds; hf/model.py reads them).
-
 What it does not do: the BPE itself (hf/model.py), pairs of texts,
 truncation or padding, offsets.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -175,12 +158,7 @@ def _read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
 
 
 class _AddedSplitter:
-    """Cuts added tokens out of a text: leftmost match, longest first, then the token's rules.
-
-    Candidate starts are found with a character class of the tokens' first characters, and from
-    each the longest token there (the library's Aho-Corasick automaton in leftmost-longest mode),
-    in time linear in the text whatever the tokens (hf/longest_match.py).
-    """
+    """Cuts added tokens out of a text: leftmost match, longest first, then the token's rules."""
 
     def __init__(self, tokens: Sequence[AddedToken], normalize: Callable[[str], str] | None) -> None:
         self.keys = Keys((normalize(t.content) if normalize is not None else t.content, t) for t in tokens)
@@ -368,14 +346,7 @@ def encode_byte_parts(
     pipeline: Pipeline, parts: list[Part], encode_runs: Callable[[list[tuple[bytes, list[int]]]], list[list[int]]],
     drop: frozenset[int] = frozenset(),
 ) -> list[int]:
-    """Ids for parts: added tokens as their ids, the runs of pieces between them through `encode_runs`.
-
-    `encode_runs([(bytes, cuts), ...])` gives each run's ids; it gets them all
-    at once, so a text cut by many added tokens (a rendered chat) is merged in
-    one batch, not one per run. `drop`: bytes the file has no token (and no
-    unknown token) for. The library leaves them out before merging, so their
-    neighbours may merge.
-    """
+    """Ids for parts: added tokens as their ids, the runs of pieces between them through `encode_runs`."""
     runs: list[tuple[bytes, list[int]]] = []
     table = bytes.maketrans(b"", b"")
     for added_id, value in parts:

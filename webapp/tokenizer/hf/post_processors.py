@@ -1,13 +1,9 @@
 """A tokenizer.json's post-processor: the ids `add_special_tokens` puts around a single text.
 
-`read_post_processor(node, notes)` reads the kinds the playground applies
-(ByteLevel, which only moves offsets; RobertaProcessing and BertProcessing;
-TemplateProcessing's `single` template; a Sequence of these) into
-[ids before, ids after]; stages/tokenizer.py's `Tokenizer.post_process` adds them. Any
-other kind adds nothing, and a note says so.
-
 What it does not do: pairs of sequences (the `pair` template), offsets,
 or type ids.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

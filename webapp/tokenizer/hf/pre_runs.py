@@ -1,16 +1,9 @@
 """A tokenizer.json's pre-tokenizer over many runs at once: the stretches of text between added tokens.
 
-A rendered chat is cut by its special tokens into some forty runs. Each run
-is pre-tokenized on its own (a piece never crosses an added token), but a
-known split (pretokenize/class_split.py) can do all of them in one pass:
-one translation to class letters and one `findall` per run over the joined
-text. `build_pre_tokenizer_runs(desc)` gives, for each run, exactly the
-pieces `pre_tokenizers.build_pre_tokenizer(desc)` gives for that run alone:
-its known-split steps go through `ClassSplit.pieces_of` (which matches each
-text as if alone, see there), every other step runs on each run in turn.
-
 What it does not do: the steps themselves (pre_tokenizers.py), added tokens or
 normalization (pipeline.py).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

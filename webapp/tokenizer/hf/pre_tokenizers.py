@@ -1,18 +1,9 @@
 """A tokenizer.json's pre-tokenizer (pieces -> pieces), as `tokenizers` applies it.
 
-A piece is (text, origin): `origin` says the piece starts at offset 0 of the
-original text, which Metaspace's prepend_scheme "first" asks. ByteLevel,
-Split, Whitespace, WhitespaceSplit, Digits, Punctuation, Metaspace,
-BertPreTokenizer, CharDelimiterSplit, Sequence. `describe_pre_tokenizer`
-keeps only the fields that matter and raises `Unsupported` for a part the
-playground does not have; `build_pre_tokenizer` turns a description into a
-function. An Isolated Split regex (or a run of them at the start of a
-Sequence) that pretokenize/class_split.py knows is done in one pass over
-character classes, with the same pieces; the `*_split` / `maps_bytes` /
-`ends_with_byte_level` questions let the pipeline take such shortcuts.
-
 What it does not do: offsets (only the pieces' text matters for ids), the
 steps run by runs (pre_runs.py), or reading whole files (pipeline.py).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

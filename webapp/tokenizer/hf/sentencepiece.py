@@ -1,35 +1,9 @@
 """A SentencePiece model's normalizer and decoder, done as the `sentencepiece` library does them.
 
-The normalizer (`SpmNormalizer`) follows sentencepiece's `normalizer.cc`
-step by step, over the UTF-8 bytes of the text:
-
-- at each position, a user-defined symbol (longest match) is copied as it is;
-  else the longest rule of the precompiled charsmap that the file carries
-  (a Darts double-array trie over byte strings, with its replacement strings
-  after it, `Charsmap`) gives the replacement; else one UTF-8 character is
-  copied;
-- `remove_extra_whitespaces`: spaces (U+0020, after the rules: a rule may make
-  one) at the start are dropped, a replacement starting with spaces right
-  after a space loses them, and trailing space symbols are dropped at the end;
-- `escape_whitespaces`: every space becomes U+2581 (`▁`);
-- `add_dummy_prefix`: one space symbol in front (at the end with
-  `treat_whitespace_as_suffix`), unless the text is only spaces.
-
-`charsmap` is parsed here, not approximated with `unicodedata`, so nmt_nfkc,
-nfkc and custom rule sets (a model trained with a rule TSV carries its rules
-compiled into the same charsmap) all normalize as the file says.
-
-The decoder (`spm_decode`) is sentencepiece's `Decode` on piece strings:
-control pieces decode to nothing, the unknown piece to the file's
-`unk_surface` (" ⁇ " by default), runs of byte pieces `<0xXX>` to their UTF-8
-text with one U+FFFD per byte that is not part of a valid character, `▁` to a
-space, and the first piece's leading `▁` (every leading one with
-`remove_extra_whitespaces`) is dropped; then, when the model has a
-denormalizer spec with rules, the text goes through it (`SpmNormalizer` with
-that spec, as sentencepiece's `Decode` does).
-
 What it does not do: the BPE (hf/model.py with core/library_order/score_order.py), reading
 the .model file (formats/sentencepiece.py), offsets back into the raw text.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Character classes and the splitting primitive that Hugging Face `tokenizers` uses.
 
-The normalizers and pre-tokenizers of a tokenizer.json are defined in Rust
-terms: `char::is_whitespace` (the Unicode White_Space property), `is_numeric`
-(general categories Nd, Nl, No), punctuation (ASCII punctuation or a P*
-category). This module gives those classes in Python and `split`, the one
-operation every pre-tokenizer is built from: find the matches of a pattern,
-then keep, drop or merge them according to a "behavior".
-
 What it does not do: read tokenizer.json (pipeline.py does) or encode.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -193,12 +188,7 @@ def _gaps(spans: Iterable[tuple[int, int]], length: int) -> list[Match]:
 
 
 def regex_spans(compiled: regex.Pattern[str], text: str) -> Iterable[tuple[int, int]]:
-    """Match spans as the library's regex engine (Oniguruma) iterates them.
-
-    Python allows an empty match right where the previous match ended; the
-    library's iterator skips it (pattern "\\s*" on " x" gives (0, 1) then (2, 2),
-    not also (1, 1)).
-    """
+    """Match spans as the library's regex engine (Oniguruma) iterates them."""
     previous_end = -1
     for m in compiled.finditer(text, timeout=time_left()):
         start, end = m.span()
@@ -209,12 +199,7 @@ def regex_spans(compiled: regex.Pattern[str], text: str) -> Iterable[tuple[int, 
 
 
 def isolated_pieces(compiled: regex.Pattern[str], text: str) -> list[str]:
-    """`split(text, regex_finder(compiled), "Isolated")` as strings, faster.
-
-    Empty matches never make an Isolated piece, so the library's rule about
-    them does not matter here. When the matches cover the whole text (GPT-2's
-    and cl100k's patterns always do) they are the pieces.
-    """
+    """`split(text, regex_finder(compiled), "Isolated")` as strings, faster."""
     found = compiled.findall(text, timeout=time_left()) if compiled.groups == 0 else None
     if found is not None and sum(map(len, found)) == len(text):
         return [piece for piece in found if piece]
@@ -293,12 +278,7 @@ def _merge(matches: Sequence[Match], keep: Callable[[bool, bool], bool]) -> list
 
 
 def split(text: str, find: Finder, behavior: str) -> list[tuple[int, int]]:
-    """The (start, end) code point spans `text` splits into; empty spans are dropped.
-
-    Removed drops the matches; Isolated keeps every match and every gap as its
-    own piece; MergedWithPrevious / MergedWithNext glue a match to the gap
-    before / after it; Contiguous glues runs of matches (and runs of gaps).
-    """
+    """The (start, end) code point spans `text` splits into; empty spans are dropped."""
     matches = find(text)
     if behavior == "Removed":
         spans = [(s, e) for s, e, m in matches if not m]

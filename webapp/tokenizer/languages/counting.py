@@ -1,23 +1,8 @@
 """What the same text costs in every language: token counts, the premium over English, the summary.
 
-`count_languages(declarations, count_texts)` counts each declaration's text
-and English's text over the same articles (declarations.texts_of) with
-`count_texts`, a function from a list of texts to their token counts: the
-caller passes the tokenizer's own encode (`len(encode(text))`), so a count is
-exactly what that encode gives. English texts are counted once per set of
-articles. For each language:
-
-- `tokens`, `english_tokens`: the two counts;
-- `premium`: tokens / english_tokens (rounded to 4 places; the summary's
-  "over 2x / 4x" compare the exact counts, tokens > 2 * english_tokens);
-- `chars_per_token`, `bytes_per_token`: of its text (rounded to 3 places).
-
-`summarize(rows, names)` gives the median premium (of the exact ratios, then
-rounded), the 10 languages with the highest premium (ties by code), and how
-many languages cost over 2x and over 4x English. `catalog(declarations)` is
-the list `GET /api/languages` shows (no tokenizer needed).
-
 What it does not do: choose or load a tokenizer, read files, or store results.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

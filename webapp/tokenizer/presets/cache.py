@@ -1,30 +1,8 @@
 """Where the converted presets are kept on disk, and how a file gets there safely.
 
-Converting a preset (OpenAI's ranks into merges, an open model's
-tokenizer.json into its precompiled tables) takes seconds; reading the
-converted form back takes a fraction of one. So every process looks for the
-converted files in one folder, the preset cache, chosen in this order:
-
-1. the folder `set_cache_dir(path)` names (the web app: `<instance>/presets`);
-2. the environment variable `PLAYGROUND_PRESET_CACHE` (`CACHE_ENV`): a folder,
-   or the empty string for no disk cache at all (memory only), as tiktoken's
-   `TIKTOKEN_CACHE_DIR=""`;
-3. run from the project's checkout (its Makefile beside the `webapp` package):
-   the checkout's `instance/presets`, which `make` fills at set-up;
-4. otherwise the user's cache folder: `$XDG_CACHE_HOME/bpe-playground/presets`
-   (an absolute XDG_CACHE_HOME only, as the XDG spec says), else
-   `~/.cache/bpe-playground/presets`.
-
-Files are written atomically (`write_atomic`: a temporary file in the same
-folder, then a rename), so a reader, or a second process filling the same
-folder at the same moment, sees either no file or a whole one. A folder that
-cannot be written is no error: the preset stays in this process's memory and a
-`PresetCacheWarning` says so, once per folder. Reading and checking the files
-(a damaged or stale one is rebuilt) is the callers' part (openai.py,
-open_models.py); so are the file names, which hold the source file's hash and
-the format versions.
-
 What it does not do: read, convert or name any preset file, or delete old ones.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -94,12 +72,7 @@ def resolve(cache_dir: str | os.PathLike[str] | None) -> Path | None:
 
 
 def write_atomic(path: Path, data: bytes) -> bool:
-    """Write `data` to `path` through a temporary file and a rename; False (and a warning) if it cannot.
-
-    The temporary file is in the same folder (a rename within one file system
-    is atomic) and its name holds the process and thread, so two writers never
-    share one; the last rename wins, and both wrote the same bytes.
-    """
+    """Write `data` to `path` through a temporary file and a rename; False (and a warning) if it cannot."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

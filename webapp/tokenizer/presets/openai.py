@@ -1,33 +1,9 @@
 """The real OpenAI tokenizers as presets: r50k_base (alias gpt2), p50k_base, cl100k_base, o200k_base.
 
-Where the ranks come from: npm's `js-tiktoken` (its exact version is pinned
-in package.json; `make setup` / `npm ci` installs it into node_modules).
-Each of its `dist/ranks/<name>.js` files is `export default {...}` with the
-ranks in `bpe_ranks`: lines of `<label> <first rank> <base64 token> ...`,
-the tokens of a line taking consecutive ranks from the first one. We rebuild
-tiktoken's own rank file from that (`base64 rank` per line, in rank order)
-and check its SHA-256 against the hash tiktoken publishes for the file, so a
-preset is byte-for-byte the file tiktoken itself loads. Nothing is ever
-downloaded; a missing package is a `PresetMissing` error that says how to
-install it.
-
-What this module gives:
-
-- `PRESETS`: every name (aliases included) -> its `Preset` (pattern, special
-  tokens with ids, expected hash); `PRESET_NAMES` the canonical names;
-- `load_ranks(name)` -> {token bytes: rank}, checked, cached per process;
-- `load_preset(name, cache_dir=None)` -> a `LoadedTokenizer` (the merges the
-  ranks imply, the ranks as ids, the pattern's scheme, the special tokens).
-  Recovering 200,000 merges and precompiling them takes seconds, so the result
-  is kept in the preset cache folder (`cache_dir`, else cache.py's choice) as
-  one file (openai_form.py) under a name that holds the rank file's hash:
-  content-addressed, so a changed package can never serve stale merges;
-  `load_compiled(name)` gives the precompiled list from the same file.
-- `prepare(cache_dir)`: every preset converted and precompiled ahead of time
-  (the set-up step `python -m webapp.tokenizer.presets.prepare`).
-
 What it does not do: encode (see stages/ and `real.py`),
 Flask, or any network access.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -70,11 +46,6 @@ INSTALL_HINT = "run `make setup` (or `npm ci`) in the project directory to insta
 class Preset:
     """One real tokenizer: its names, how it splits text, its special tokens, its rank file's hash
     (a protocol.CatalogPreset: vendor OpenAI, loaded and prepared by this module).
-
-    `scheme` is our pre-tokenization scheme (webapp.tokenizer.pretokenize)
-    whose pattern is `pattern`. `sha256` is the hash tiktoken publishes for
-    the rank file; `n_ranks` counts its tokens and `n_vocab` is the largest
-    id (rank or special token) plus one, as tiktoken's `n_vocab`.
     """
 
     name: str
@@ -350,26 +321,12 @@ def convert_preset(name: str) -> LoadedTokenizer:
 
 
 def load_preset(name: str, cache_dir: str | os.PathLike[str] | None = None) -> LoadedTokenizer:
-    """A preset as a LoadedTokenizer, converted once per process and, with a cache folder, once per machine.
-
-    The folder is `cache_dir`, else the preset cache's (cache.py: set_cache_dir,
-    PLAYGROUND_PRESET_CACHE, the checkout's instance/presets, the user's cache
-    folder). The file there is only a faster copy: missing, damaged or stale
-    (another version, preset or rank file), the preset is converted again from
-    the checked ranks and the file written again; a folder that cannot be
-    written leaves it in this process's memory (with a warning).
-    """
+    """A preset as a LoadedTokenizer, converted once per process and, with a cache folder, once per machine."""
     return _load(name, cache_dir)[0]
 
 
 def load_compiled(name: str, cache_dir: str | os.PathLike[str] | None = None) -> CompiledByteMerges:
-    """The preset's compiled merge list, once per process; with a cache folder, precompiled once per machine.
-
-    From the cache folder's file (see `load_preset`) it comes precompiled
-    (core/list_order/precompiled.py: rule arrays, pair index, whole-token table, the last
-    made on first use). Without a folder the list is only compiled (no
-    whole-token table: the same ids, a little slower on new text).
-    """
+    """The preset's compiled merge list, once per process; with a cache folder, precompiled once per machine."""
     preset = get_preset(name)
     with _LOCK:
         hit = _COMPILED.get(preset.name)
@@ -440,14 +397,7 @@ def compiled_file_name(name: str) -> str:
 
 
 def prepare(cache_dir: str | os.PathLike[str], names: tuple[str, ...] | None = None) -> dict[str, float]:
-    """Convert every preset (or `names`) and precompile it into `cache_dir`, ahead of any request.
-
-    The set-up step (`python -m webapp.tokenizer.presets.prepare`, run by the
-    Makefile) calls this so the first use of a preset in a fresh install reads
-    files instead of converting ranks inside a request. Presets already in the
-    cache are only read back. Returns seconds spent per preset. The in-process
-    caches are emptied after each one, so at most one preset is held at a time.
-    """
+    """Convert every preset (or `names`) and precompile it into `cache_dir`, ahead of any request."""
     spent: dict[str, float] = {}
     for name in names or PRESET_NAMES:
         canonical = get_preset(name).name

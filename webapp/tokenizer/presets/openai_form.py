@@ -1,27 +1,9 @@
 """The OpenAI presets' converted form in the preset cache: one .npz that is read in milliseconds.
 
-Converting js-tiktoken's ranks into merges takes seconds and precompiling
-them another second; this form keeps the result of both, so that a new
-process (`get_encoding("o200k_base")`) reads one file in one go and builds
-only what its first encode needs. The .npz (numpy's zip of arrays, no pickle)
-holds:
-
-- the precompiled list's arrays (core/list_order/precompiled.py: the rules, the pair
-  index, the whole-token table), so `loads_precompiled` reads this file too;
-- `vocab_ids`, `vocab_lengths`, `vocab_bytes`: the LoadedTokenizer's vocab,
-  its tokens' bytes joined (slicing one bytes object is several times faster
-  than concatenating each token from its rule's operands again);
-- `meta`: JSON with this form's version, the preset's name and its rank
-  file's SHA-256 (a file of another preset, of other ranks or of another
-  version is stale and refused), and the tokenizer's small fields.
-
-Reading gives the LoadedTokenizer with its merges and vocab deferred
-(`LoadedTokenizer.deferred`: made on first use from the arrays read here) and
-the compiled list with its whole-token table deferred. Token sizes are checked
-against today's limits on the lengths array before anything is built.
-
 What it does not do: convert ranks (openai.py), choose the folder
 (cache.py), or write the file (the caller writes these bytes atomically).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

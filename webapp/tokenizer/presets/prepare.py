@@ -1,17 +1,9 @@
 """Set-up step: convert and precompile the real-tokenizer presets before the first request.
 
-    python -m webapp.tokenizer.presets.prepare [CACHE_DIR] [--only NAME ...]
-
-CACHE_DIR defaults to `instance/presets` of the project, the folder the web
-app reads (webapp.opened.store.init_app points the cache there: `<instance>/presets`).
-Without this step the first use of cl100k_base or o200k_base in a fresh
-install converts js-tiktoken's ranks and precompiles them inside that request
-(seconds), and the first use of an open model opens its tokenizer.json there
-(up to about 10 s for gpt_oss). The Makefile runs it once after `npm ci` (a marker file in the
-cache folder), for `make run`, `make serve-prod` and `make test`.
-
 What it does not do: install js-tiktoken (npm ci does; a missing package is
 reported with the command to run) or download anything.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """What every preset answers, whichever files it is read from: the protocol the catalog asks.
 
-Two kinds implement it: the OpenAI four (`openai.Preset`: js-tiktoken's rank
-files, converted to merges and precompiled) and the open models
-(`open_models.OpenModelPreset`: a tokenizer.json, Tekken or SentencePiece
-file, opened as any such file is). Each knows its vendor, whether its
-package is installed, how it is loaded (its stored form in the preset cache,
-or converted from the package), its compiled merge list (None when its
-merges follow the library's order and need none), and how the set-up step
-prepares it. catalog.py calls these methods, so it never asks which kind a
-preset is; a new kind of preset implements them and joins the registry.
-
 What it does not do: implement anything (the two kinds do, in their modules).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

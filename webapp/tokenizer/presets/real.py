@@ -1,31 +1,6 @@
 """`get_tokenizer`: a tiktoken-like handle on a preset or an opened tokenizer file.
 
-    from webapp.tokenizer import get_tokenizer
-    enc = get_tokenizer("cl100k_base")            # or "gpt2", or an opened file's id
-    enc.encode("hello <|endoftext|>")             # like tiktoken's encode_ordinary
-    enc.encode("hello <|endoftext|>", allowed_special="all")   # the special token's id
-    enc.decode(ids)
-
-Special tokens: `allowed_special` is `()` (the default), `"all"`, or a set of
-special-token strings. A special token's text that is not allowed is encoded
-as ordinary text, exactly like tiktoken's `encode_ordinary`; unlike tiktoken's
-`encode`, which raises for disallowed special text by default, nothing here
-raises for it, because the playground encodes whatever the user typed.
-Allowed ones become their id; the text between them is split and encoded on
-its own, so no pre-token or segment ever crosses a special token (as in tiktoken).
-
-`decode` follows tiktoken too: the tokens' bytes joined, invalid UTF-8
-replaced by U+FFFD (`decode_bytes` gives the raw bytes). An id that is not in
-the vocab is a TokenizerError naming its position.
-
-Opened files: the web layer registers a resolver (`register_resolver`) that
-turns a stored id into a `LoadedTokenizer`, so this package stays Flask-free.
-Character-level files work too (encode / decode over their `{token: id}`
-vocab; they have no pattern and no special tokens).
-
-The handle holds the tokenizer's stages (stages/tokenizer.py's `Tokenizer`)
-and encodes through them. What this module does not do: load rank files
-(openai.py), parse files (formats/), encode (stages/), or HTTP.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -73,11 +48,6 @@ class TokenizerHandle:
 
     def encode(self, text: str, allowed_special: AllowedSpecial = (), *, add_special_tokens: bool = False) -> list[int]:
         """Ids of `text`; `allowed_special` as in tiktoken ("all" or a set), default none.
-
-        `add_special_tokens`: what a tokenizer.json's post-processor adds around
-        the text (`<s>`, `<bos>`, ...), as the library's argument of that name.
-        Special-token text not allowed is plain text (tiktoken's own `encode`
-        refuses it instead):
 
         >>> from webapp.tokenizer import get_tokenizer
         >>> tok = get_tokenizer("cl100k_base")

@@ -1,27 +1,10 @@
 """tiktoken's Python API over the playground's tokenizers: a drop-in for counting tokens.
 
-    from webapp.tokenizer import get_encoding, encoding_for_model
-    enc = get_encoding("cl100k_base")              # or encoding_for_model("gpt-4o")
-    enc.encode("hello <|endoftext|>")              # ValueError: special-token text, as in tiktoken
-    enc.encode("hello <|endoftext|>", allowed_special="all")
-    enc.encode_batch(texts), enc.decode(ids), enc.n_vocab, pickle.dumps(enc) ...
-
-This module is the registry: `get_encoding`, `list_encoding_names`,
-`encoding_name_for_model`, `encoding_for_model`, tiktoken 0.14.0's for every
-OpenAI encoding it lists (gpt2, r50k_base, p50k_base, p50k_edit,
-cl100k_base, o200k_base, o200k_harmony), with its model names and model-name
-prefixes and its error types (ValueError for an unknown encoding, KeyError
-for an unknown model). gpt2 and p50k_edit / o200k_harmony are their base
-presets' ranks and merges with their own name or special tokens, so they
-load no more than r50k_base, p50k_base and o200k_base do. Other names go to
-the other presets (the open models, whose `encode` follows their library)
-and to the files the web layer registers. The `Encoding` class is in
-tiktoken_encoding.py (the open models' in open_model_encoding.py), the text
-and special-token helpers in tiktoken_parts.py.
-
 What it does not do: encode (tiktoken_encoding.Encoding does), network
 access, or the web's friendlier defaults (the pages and the JSON API keep
 `get_tokenizer`, where special-token text is plain text unless allowed).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -44,12 +27,7 @@ from webapp.tokenizer.presets.tiktoken_encoding import REGISTRY, Encoding, hand_
 
 
 def _harmony_special_tokens() -> dict[str, int]:
-    """o200k_harmony: o200k_base's special tokens, its chat-format tokens, the rest reserved.
-
-    Every id from 200000 to 201087 without a name of its own is reserved,
-    200018 included, so <|endofprompt|> (listed first) and <|reserved_200018|>
-    share that id.
-    """
+    """o200k_harmony: o200k_base's special tokens, its chat-format tokens, the rest reserved."""
     named = {
         "<|startoftext|>": 199998,
         "<|return|>": 200002,
@@ -155,9 +133,6 @@ def _build(name: str) -> Encoding:
 
 def get_encoding(encoding_name: str) -> Encoding:
     """An encoding by name ("cl100k_base", "gpt2", ...; see list_encoding_names) or an opened file's id.
-
-    Named encodings are made once per process and shared (they are
-    read-only); ValueError for a name that is not a string or not known.
 
     >>> from webapp.tokenizer import get_encoding
     >>> enc = get_encoding("cl100k_base")

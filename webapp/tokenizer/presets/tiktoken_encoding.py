@@ -1,54 +1,17 @@
 """tiktoken's `Encoding` over the playground's tokenizers (the registry is tiktoken_api.py).
 
-    from webapp.tokenizer import get_encoding, encoding_for_model
-    enc = get_encoding("cl100k_base")              # or encoding_for_model("gpt-4o")
-    enc.encode("hello <|endoftext|>")              # ValueError: special-token text, as in tiktoken
-    enc.encode("hello <|endoftext|>", allowed_special="all")
-    enc.encode_batch(texts), enc.decode(ids), enc.n_vocab, pickle.dumps(enc) ...
+What it does not do: post-processors of tokenizer.json files (that is
+`OpenModelEncoding`, open_model_encoding.py), the library's decoders (decode
+joins the tokens' bytes, as tiktoken's does), threads, network access, or the
+web's defaults (`get_tokenizer`: special-token text is text unless allowed).
 
-What it does:
-
-- `get_encoding`, `list_encoding_names`, `encoding_name_for_model`,
-  `encoding_for_model`: tiktoken 0.14.0's registry for every OpenAI encoding
-  it lists (gpt2, r50k_base, p50k_base, p50k_edit, cl100k_base, o200k_base,
-  o200k_harmony), with its model names and model-name prefixes and its
-  error types (ValueError for an unknown encoding, KeyError for an unknown
-  model). gpt2 and p50k_edit / o200k_harmony are their base presets' ranks
-  and merges with their own name or special tokens, so they load no more
-  than r50k_base, p50k_base and o200k_base do. Other names go to
-  `get_tokenizer` (other presets, and the files the web layer registers).
-- `Encoding`: tiktoken's methods and attributes with its defaults, results
-  and error types. Its constructor takes tiktoken's arguments (ranks,
-  pattern, special tokens), so the "extend an encoding with special tokens"
-  recipe works; the pattern must be GPT-2's, cl100k's or o200k's.
-- `OpenModelEncoding` (open_model_encoding.py, for a Hugging Face tokenizer.json, from
-  `encoding_for_loaded`): the same methods, but `encode` follows the
-  `tokenizers` library: added tokens in the text are split out by default
-  (`allowed_special="all"`, nothing raises) and `add_special_tokens` is
-  accepted.
-
-Decisions where tiktoken leaves room: batches run in the calling thread
-(the work is Python holding the GIL, so threads would only add overhead);
-`num_threads` is accepted and checked. The texts of a batch are encoded
-together (their new pre-tokens in one numpy batch), which is what makes a
-batch faster than a loop. Text holding surrogates is repaired as tiktoken
-repairs it, for every encoding: a pair becomes its character, a lone one
-U+FFFD (`tokenizers` itself refuses such text with a TypeError). When two
-special tokens share an id (o200k_harmony's <|endofprompt|> and
-<|reserved_200018|>), decoding gives the one listed first, as tiktoken does.
-
-What it does not do: post-processors of tokenizer.json files (templates
-that add BOS / [CLS]: `add_special_tokens=True` adds nothing, and the
-import notes say when a file has one), the library's decoders (decode here
-joins the tokens' bytes, as tiktoken's does), threads, network access,
-or the web's friendlier defaults (the pages and the JSON API keep
-`get_tokenizer`, where special-token text is plain text unless allowed).
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import AbstractSet, Any, Callable, Collection, Iterable, Literal, NamedTuple, Sequence, Union
+from typing import AbstractSet, Any, Callable, Collection, Iterable, Literal, Union
 
 import numpy as np
 
@@ -59,9 +22,9 @@ from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.pretokenize.pretokenized import split_text
 from webapp.tokenizer.stages.special import split_special
 from webapp.tokenizer.stages.tokenizer import Tokenizer, tokenizer_of
+from webapp.tokenizer.presets.tiktoken_decoding import DecodeMethods, TokenTables
 from webapp.tokenizer.presets.tiktoken_parts import (
     allowed_tokens,
-    char_offsets,
     from_ranks,
     scheme_of,
     check_text,
@@ -70,8 +33,6 @@ from webapp.tokenizer.presets.tiktoken_parts import (
     replace_surrogates,
     resolve_special,
     special_sets,
-    token_index,
-    token_list,
 )
 
 
@@ -94,16 +55,7 @@ class _VocabSizeMismatch(ValueError, AssertionError):
     """tiktoken asserts; this is a ValueError that `except AssertionError` still catches."""
 
 
-class _Tables(NamedTuple):
-    """What decoding and the attributes look up, made once per encoding."""
-
-    decoder: dict[int, bytes]  # every id -> its bytes (special tokens as their text)
-    encoder: dict[bytes, int]  # ordinary tokens' bytes -> id
-    special_ids: frozenset[int]
-    max_id: int
-
-
-class Encoding:
+class Encoding(DecodeMethods):
     """A tokenizer with tiktoken's `Encoding` API (see the module docstring).
 
     >>> from webapp.tokenizer import get_encoding
@@ -128,11 +80,7 @@ class Encoding:
         special_tokens: dict[str, int],
         explicit_n_vocab: int | None = None,
     ) -> None:
-        """tiktoken's constructor: ranks (token bytes -> rank), the split pattern, special tokens.
-
-        Ranks equal to a preset's reuse that preset's merges; others are
-        turned into merges here (0.6 s of CPU for 100,000 ranks, measured).
-        """
+        """tiktoken's constructor: ranks (token bytes -> rank), the split pattern, special tokens."""
         scheme = scheme_of(pat_str)
         if not mergeable_ranks:
             raise ValueError("mergeable_ranks is empty: an encoding needs at least the single bytes")
@@ -157,7 +105,7 @@ class Encoding:
         self._tokenizer = tokenizer_of(loaded, compiled=compiled)
         self._special_tokens = dict(loaded.special_tokens)
         self._special = frozenset(self._special_tokens)  # the names encode's special-token arguments are about
-        self._tables: _Tables | None = None
+        self._tables: TokenTables | None = None
         self._sorted_bytes: list[bytes] | None = None
 
     def __repr__(self) -> str:
@@ -184,7 +132,7 @@ class Encoding:
         """{id: bytes} of the tokens text is merged into (no special tokens)."""
         return self._tokenizer.ordinary_bytes()
 
-    def _token_tables(self) -> _Tables:
+    def _token_tables(self) -> TokenTables:
         tables = self._tables
         if tables is None:  # (two threads may both build it: the same tables, one kept)
             ordinary = self._ordinary_bytes()
@@ -194,7 +142,7 @@ class Encoding:
             decoder.update(ordinary)  # an ordinary token wins over a special one with its id
             encoder = {data: token_id for token_id, data in ordinary.items()}
             special_ids = frozenset(self._special_tokens[name] for name in self._special)
-            tables = self._tables = _Tables(decoder, encoder, special_ids, max(decoder, default=0))
+            tables = self._tables = TokenTables(decoder, encoder, special_ids, max(decoder, default=0))
         return tables
 
     # ----------------------------------------------------------------------
@@ -351,15 +299,7 @@ class Encoding:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialCollection = "all",
     ) -> tuple[list[int], list[list[int]]]:
-        """The ids that further text cannot change, and the token sequences the end may become.
-
-        The end of the text that typing more could re-tokenize (its last
-        pre-token, widened over whitespace tokens before it) is left out of
-        the first list; the second lists candidate continuations: every
-        token whose bytes start with that end, and the first tokens of
-        each way a token could continue it from inside. Like tiktoken's,
-        this refuses surrogates and its order of completions means nothing.
-        """
+        """The ids that further text cannot change, and the token sequences the end may become."""
         allowed = resolve_special(text, allowed_special, disallowed_special, self._special)
         loaded = self._loaded
         if loaded.level != "bytes" or loaded.pipeline:
@@ -431,85 +371,6 @@ class Encoding:
             if char is not None and char in WHITE_SPACE and size < len(end):
                 completions.add(tuple(self._bpe(end[:-size]) + self._bpe(end[-size:])))
         return completions
-
-    # ----------------------------------------------------------------------
-    # Decoding
-
-    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
-        """The tokens' bytes joined (special tokens as their text). KeyError for an unknown id.
-
-        >>> from webapp.tokenizer import get_encoding
-        >>> get_encoding("cl100k_base").decode_bytes([71, 19010, 385, 100257])
-        b'h\xc3\xa9llo<|endoftext|>'
-        """
-        ids = token_list(tokens)
-        decoder = self._token_tables().decoder
-        try:
-            return b"".join(map(decoder.__getitem__, ids))
-        except KeyError:
-            pass
-        for token_id in ids:  # an id outside 32 bits anywhere is an OverflowError first, as in tiktoken
-            token_index(token_id)
-        missing = next(token_id for token_id in ids if token_id not in decoder)
-        raise KeyError(f"{missing} is not a token id of {self.name}")
-
-    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
-        """The text of the tokens; bytes that are not UTF-8 per `errors` (default: U+FFFD).
-
-        >>> from webapp.tokenizer import get_encoding
-        >>> enc = get_encoding("cl100k_base")
-        >>> enc.decode([71, 19010, 385])
-        'héllo'
-        >>> enc.decode([71, 127]) == "h\\ufffd"  # 127 is the byte 0xc3 alone: half of "é"
-        True
-        >>> enc.decode([71, 127], errors="strict")
-        Traceback (most recent call last):
-        UnicodeDecodeError: 'utf-8' codec can't decode byte 0xc3 in position 1: unexpected end of data
-        """
-        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
-
-    def decode_single_token_bytes(self, token: int) -> bytes:
-        """One token's bytes (special tokens too). KeyError for an unknown id.
-
-        >>> from webapp.tokenizer import get_encoding
-        >>> get_encoding("cl100k_base").decode_single_token_bytes(19010)
-        b'\xc3\xa9l'
-        """
-        value = token_index(token)
-        found = self._token_tables().decoder.get(value)
-        if found is None:
-            raise KeyError(f"{value} is not a token id of {self.name}")
-        return found
-
-    def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
-        """Each token's bytes.
-
-        >>> from webapp.tokenizer import get_encoding
-        >>> get_encoding("cl100k_base").decode_tokens_bytes([15339, 1917])
-        [b'hello', b' world']
-        """
-        return [self.decode_single_token_bytes(token) for token in tokens]
-
-    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
-        """The text and where each token starts in it (characters). UnicodeDecodeError if not UTF-8.
-
-        >>> from webapp.tokenizer import get_encoding
-        >>> get_encoding("cl100k_base").decode_with_offsets([71, 19010, 385])
-        ('héllo', [0, 1, 3])
-        """
-        parts = self.decode_tokens_bytes(tokens)
-        offsets = char_offsets(parts)
-        return b"".join(parts).decode("utf-8", errors="strict"), offsets
-
-    def decode_batch(
-        self, batch: Iterable[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
-    ) -> list[str]:
-        check_threads(num_threads)
-        return [self.decode(tokens, errors=errors) for tokens in batch]
-
-    def decode_bytes_batch(self, batch: Iterable[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
-        check_threads(num_threads)
-        return [self.decode_bytes(tokens) for tokens in batch]
 
 
 def _restore(cls: type[Encoding], name: str, loaded: LoadedTokenizer) -> Encoding:

@@ -1,15 +1,6 @@
 """The parts of the tiktoken-style API below the Encoding class: text helpers and the tokenizers it wraps.
 
-What they decide is tiktoken's behaviour where text meets special tokens:
-which listed tokens are allowed or disallowed (`special_sets`,
-`resolve_special`), the ValueError for disallowed special text
-(`check_text`), surrogates repaired as tiktoken repairs them
-(`replace_surrogates`), and the checks of token and thread arguments. What
-they do not do: encode or decode (tiktoken_encoding.py).
-
-Also here: building the LoadedTokenizer an Encoding wraps, from tiktoken's
-arguments (`from_ranks`: ranks, a GPT-2 / cl100k / o200k pattern checked
-to split like ours, special tokens) or from a preset (`preset_parts`).
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -93,13 +84,7 @@ def disallowed_error(token: str) -> ValueError:
 def special_sets(
     allowed_special: Any, disallowed_special: Any, special: frozenset[str]
 ) -> tuple[Any, frozenset[str]]:
-    """tiktoken's first step: (allowed_special as given or all special tokens, the strings text may not hold).
-
-    `disallowed_special` is "all" (every special token not allowed: then
-    `allowed_special` must be a set) or any collection of strings (a str
-    other than "all" counts as its characters, as in tiktoken).
-    `allowed_tokens` checks `allowed_special` itself, after the text.
-    """
+    """tiktoken's first step: (allowed_special as given or all special tokens, the strings text may not hold)."""
     allowed = special if isinstance(allowed_special, str) and allowed_special == "all" else allowed_special
     if isinstance(disallowed_special, str) and disallowed_special == "all":
         if not isinstance(allowed, AbstractSet):
@@ -175,12 +160,7 @@ def token_list(tokens: Any) -> list[int]:
 
 
 def char_offsets(parts: Sequence[bytes]) -> list[int]:
-    """Where each token's text starts, in characters of the joined text.
-
-    A token starts at the number of characters begun before its first byte;
-    if its first byte continues a character an earlier token began, it starts
-    at that character instead.
-    """
+    """Where each token's text starts, in characters of the joined text."""
     offsets: list[int] = []
     begun = 0
     for data in parts:

@@ -1,54 +1,8 @@
 """Fast, exact pre-tokenization: cut the text into chunks the pattern never crosses, split each.
 
-What it does:
-* `chunk_bounds(text, scheme)` - character offsets where the text can be cut
-  so that splitting each chunk on its own gives exactly the pre-tokens of the
-  whole text (the GPT-2, cl100k and o200k patterns; see below why).
-* `split_chunk(chunk, scheme)` - the pre-tokens of one chunk: the standard `re`
-  module with an ASCII-only form of the pattern when the chunk is ASCII
-  (about twice as fast as the `regex` package), the published pattern with
-  `regex` otherwise.
-* `split_chunks(chunks, scheme)` - `split_chunk` of many chunks at once.
-* `split_text(text, scheme)` - all pre-tokens of a text, chunk by chunk.
-* `split_strided(text, scheme)` - the same for long texts (corpus counting):
-  cut about every `STRIDE` characters, so the ASCII stretches of a mostly
-  ASCII text take the fast form.
-
-Why the cuts are exact. A newline followed by a character X that is not
-whitespace:
-* cl100k / o200k: no alternative can match across "\\n" X - letter and number
-  runs never hold a newline (their optional prefix excludes \\r \\n), the
-  punctuation alternative only takes newlines at its end (o200k also "/",
-  so X must not be "/"), and a whitespace run stops before X. The pre-token
-  holding the newline ends right after it in both texts: if the whitespace
-  run holding it starts a match, `\\s*[\\r\\n]+` (tried before the
-  lookahead alternatives, which alone could see the end of a chunk) takes
-  the run up to its last newline, i.e. up to the cut. So the cut goes
-  after the newline.
-* GPT-2: a whitespace run before X ends with a match `\\s+(?!\\S)` that
-  leaves its last character (the newline) alone, which `\\s+` then takes
-  as one pre-token; at the end of a chunk the lookahead would succeed instead
-  and keep the newline. So the cut goes before the newline: the run minus
-  its newline is one pre-token in both texts, and "\\n" then X starts the
-  next chunk exactly as in the whole text.
-Matching at the start of a chunk never looks back (no lookbehind, \\b or ^
-in these patterns). tests/unit/tokenizer/pretokenize/test_chunks.py checks the claim with
-hypothesis on texts full of whitespace, newlines and punctuation.
-
-Why the ASCII forms are exact: on ASCII text \\p{L} is [A-Za-z], \\p{N} is
-[0-9], and the `regex` package's \\s is [\\t\\n\\v\\f\\r ] (it does not
-count \\x1c-\\x1f, which `re`'s own \\s does, so the forms spell the class
-out); o200k's upper / lower letter classes are [A-Z] / [a-z]. The tests
-compare both forms on ASCII texts, including every ASCII character.
-
-Class splits (pretokenize/class_split.py) are schemes here too, under
-their names (`CLASS_SPLITS`; not among the page's SCHEMES): Tekken's pattern
-is cut where o200k's is. The argument above holds for it word for word:
-its letter alternatives are o200k's without the contractions, its numbers
-are single \\p{N}, and its punctuation, newline and whitespace alternatives
-are o200k's.
-
 What it does not do: the "none" scheme (no split), BPE, byte offsets.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -155,12 +109,7 @@ def split_chunks(chunks: list[str], scheme: str) -> list[list[str]]:
 
 
 def split_strided(text: str, scheme: str, stride: int = STRIDE) -> list[str]:
-    """All pre-tokens of `text` (equal to the published pattern's findall), for long texts.
-
-    The text is cut at the first cut at or after every `stride` characters, so
-    a mostly-ASCII text takes the fast form for all its ASCII stretches (one
-    non-ASCII character costs only its own stretch the `regex` package).
-    """
+    """All pre-tokens of `text` (equal to the published pattern's findall), for long texts."""
     fast = ASCII_PATTERNS.get(scheme)
     if fast is not None and text.isascii():
         pretokens: list[str] = fast.findall(text)

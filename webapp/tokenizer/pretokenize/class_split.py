@@ -1,62 +1,9 @@
 """Fast exact splitting for a few known patterns: match over a string of character classes.
 
-The `regex` package is slow on patterns made of Unicode property classes
-(\\p{L}, \\p{N}, ...): Tekken's pattern takes four times tiktoken's whole
-encode to split a text, and DeepSeek-V3's pre-tokenizer (three Split regexes
-one after another, each applied to every piece of the previous one) ten
-times. Such a pattern only ever asks which of a few classes a character is
-in. So:
-
-1. every character is replaced by a letter naming its class (`str.translate`
-   with a table filled on demand, so a character's class is worked out once
-   per process, with the `regex` package itself: the same Unicode tables as
-   the published pattern; a long text is looked up in a numpy copy of it);
-2. the standard `re` module matches an equivalent pattern written over those
-   letters (a class of the published pattern becomes the set of letters of
-   the classes inside it); on an ASCII string `re` is fast;
-3. the lengths of the matches cut the original text (from NUMPY_CUT
-   characters with numpy: a NUL written after each piece, then one split).
-
-Why it is exact: the classes partition the characters, and every class of
-the published pattern is a union of them, so a character matches a class of
-the published pattern exactly when its letter matches the rewritten class.
-Matching (leftmost alternative first, greedy quantifiers with backtracking,
-lookahead) depends on nothing else, and `re` and `regex` agree on those
-constructs. The patterns here match no empty string and have no anchors or
-lookbehind.
-
-Known splits:
-* `TEKKEN`: mistral-common's Tekken pattern (tekken_240911.json), alone.
-  Its \\p{N} pieces are single characters and no other alternative takes a
-  number, so runs of them are matched whole and cut into characters after
-  (`singles`): fewer matches. The same for `QWEN`.
-* `CL100K` (Llama 3's Split), `QWEN` (the same with single numbers) and
-  `O200K` (gpt-oss's): the contractions `(?i:'s|'t|...)` need the letters
-  s t r e v m l d (and what case-folds to them, such as the long s U+017F)
-  to keep their own class letters, one per case for o200k's case classes.
-* `DEEPSEEK_V3`: DeepSeek-V3's three Isolated Split regexes, fused into one
-  pattern. The first step isolates runs of \\p{N} in groups of up to three;
-  the second isolates runs of the CJK ranges within what is left; the third
-  splits each piece with the big pattern. No character is both numeric and in
-  the CJK ranges, so the pieces the third step sees are: a digit group (no
-  alternative matches it: it stays whole), a CJK run, or a stretch between
-  them with neither digits nor CJK characters. The fused pattern therefore
-  keeps two worlds apart: the CJK characters have their own letters (C
-  letter, K mark, Q punctuation or symbol, X other), so no match of the big
-  pattern's non-CJK form takes one, and the big pattern's form over C/K/Q/X
-  is what it does inside a CJK run (no whitespace there). The lookahead
-  `\\s+(?!\\S)` sees the end of its piece where the next character is a digit
-  or a CJK one, so its fused form fails only before a non-whitespace
-  character of its own world. Unmatched stretches (the Isolated split's
-  gaps) are matched by gap alternatives that stay in one world, so a gap
-  never crosses a piece boundary either.
-
-tests/unit/tokenizer/pretokenize/test_class_split.py checks every one against the published
-pattern(s) applied step by step with the `regex` package (hypothesis texts
-from every class, and every code point in order and shuffled).
-
 What it does not do: other patterns (the caller falls back to the `regex`
 package), byte-level mapping or encoding.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

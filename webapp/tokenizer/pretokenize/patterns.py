@@ -1,16 +1,6 @@
 """The pre-tokenization schemes: the published regex patterns, and checking a scheme's name.
 
-- `SCHEMES`: "none" (no split) and our names of the three published patterns;
-- `PATTERNS` / `GPT2_PATTERN`, `CL100K_PATTERN`, `O200K_PATTERN`: GPT-2's,
-  cl100k_base's (GPT-3.5/4) and o200k_base's (GPT-4o) patterns as published,
-  compiled with the `regex` package (Unicode classes such as \\p{L} and the
-  scoped (?i:...) flag need it);
-- `check_scheme(scheme)`: the name if known, else a TokenizerError;
-- `scheme_for_pattern(pattern)`: which of our schemes a file's regex is.
-
-A leaf of the pretokenize package: every other module of it (and training,
-file formats, presets) takes the patterns from here. What it does not do:
-split or encode text (chunks.py, pretokenized.py, textencode.py do).
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

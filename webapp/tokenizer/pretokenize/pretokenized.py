@@ -1,22 +1,6 @@
 """Optional pre-tokenization: split text with a regular expression, encode each pre-token.
 
-The algorithms of docs/algorithms.md encode the whole text as one sequence, and that
-stays the default (scheme "none"). Real tokenizers first split the text with a
-regular expression (GPT-2's pattern, cl100k's for GPT-3.5/4, o200k's for GPT-4o)
-and run BPE inside each pre-token only. This module offers those three schemes:
-
-- `split_pretokens(text, scheme)` gives the pre-tokens as UTF-8 byte spans;
-- `pretokenized_encode(text, merges, scheme)` encodes every pre-token with the
-  same ordered-rule semantics as `encode` and concatenates the ids;
-- `pretokenized_encode_trace(...)` does the same and returns one `EncodeTrace`
-  for the whole text (token spans in byte offsets of the whole text, the
-  pre-tokens in `EncodeTrace.pretokens`).
-
-Identical pre-tokens give identical ids, so each distinct pre-token is encoded once
-per call. What it does not do: special tokens, normalisation, or prefix
-spaces; character-level encoding (the option is for byte-level merges). The
-schemes and their published patterns are in patterns.py; the fast splitting
-in chunks.py, the fast encoding of split text in textencode.py.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -24,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping
 
-from webapp.tokenizer.core.list_order import byte_level
+from webapp.tokenizer.core.list_order import byte_level, byte_trace
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.pretokenize.chunks import split_text as fast_split
 from webapp.tokenizer.pretokenize.patterns import check_scheme
@@ -82,19 +66,10 @@ def pretokenized_encode_trace(
     limits: TraceLimits = DEFAULT_TRACE_LIMITS,
     relabel: Mapping[int, int] | None = None,
 ) -> EncodeTrace:
-    """One trace for the whole text, each pre-token encoded on its own.
-
-    Encoding pre-tokens separately is the same as encoding the text with extra
-    cut points at the pre-token boundaries, so the trace is the engine's own trace
-    builder run over the union of its cut points and ours: steps are rules
-    with their matches summed over all pre-tokens, sequences are the whole text's.
-    `relabel` maps ids for display and output (an imported file's own ids);
-    ids it does not list stay as they are. `EncodeTrace.pretokens` holds the
-    pre-tokenization spans (empty for "none").
-    """
+    """One trace for the whole text, each pre-token encoded on its own."""
     check_scheme(scheme)
     spans = split_pretokens(text, scheme) if scheme != "none" else []
-    trace = byte_level.encode_trace(
+    trace = byte_trace.encode_trace(
         text,
         merges,
         limits=limits,

@@ -1,31 +1,9 @@
 """Encode text that a pattern splits into pre-tokens (GPT-2 / cl100k / o200k), fast and exact.
 
-What it does: `encode_split(compiled, text, scheme)` gives the same ids as
-encoding every pre-token of the pattern's split with the ordered-rule engine and
-concatenating them (pretokenized.py's contract), with three layers of reuse:
-
-1. Chunks. The text is cut where the pattern can never match across
-   (chunks.py), and each chunk's ids are kept in a bounded cache per
-   compiled list and scheme. Typing one character into a long text changes
-   one chunk; every other chunk is a dict lookup.
-2. Pre-tokens. A chunk that misses is split (ASCII chunks with the fast `re`
-   form) and each distinct pre-token is looked up in a bounded cache keyed by
-   the pre-token's text, so no bytes object is built for a pre-token seen before.
-3. The rest. A pre-token that is a token known to encode to itself (the
-   precompiled whole-token table, see core/list_order/precompiled.py) takes that token
-   without BPE. All pre-tokens that still miss, from all missed chunks of
-   the call, are encoded together: for a well-formed list in one numpy
-   batch straight from their joined UTF-8 bytes (batch.encode_pieces); any
-   other list pre-token by pre-token through `encode_bytes`.
-
-Ids in a file's own numbering: `relabel` (an imported file's id map) is
-applied inside, not as a pass over every id afterwards: the whole-token table
-is translated once per map, the batch translates its output with one numpy
-lookup, and the pre-token and chunk caches are kept per map (keyed by the
-map's content), so a hit is already in the file's ids.
-
 What it does not do: validation of the merge list (the caller compiles it),
 special tokens, traces (pretokenized.py builds those from the engine).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -61,12 +39,7 @@ ENGINE_MAX_BYTES = 256
 
 
 class Relabel:
-    """Playground id -> output id (an imported file's own ids), applied inside `encode_split`.
-
-    Applying the map to the few new results, and keeping the caches and the
-    whole-token table in output ids, costs less than a pass over every id of
-    the text afterwards. Ids the map does not list stay as they are.
-    """
+    """Playground id -> output id (an imported file's own ids), applied inside `encode_split`."""
 
     def __init__(self, mapping: Mapping[int, int]) -> None:
         self.mapping = dict(mapping)
@@ -216,14 +189,7 @@ def _fill_chunks(
     relabel: Relabel | None,
     whole: bool = True,
 ) -> list[int] | None:
-    """Encode the chunks `found` lacks, in place; cache them.
-
-    Returns the ids of the whole text when every chunk was missing and
-    distinct (new text: the common case) and `whole` is true, None otherwise
-    (read `found`).
-    Everything runs over all pre-tokens of all missed chunks at once, with
-    C-level passes (map / chain / accumulate), not a Python step per pre-token.
-    """
+    """Encode the chunks `found` lacks, in place; cache them."""
     wanted = [chunk for chunk, ids in zip(chunks, found) if ids is None]
     missing = list(dict.fromkeys(wanted))
     split = split_chunks(missing, scheme)
@@ -267,13 +233,7 @@ def _fill_chunks(
 def encode_split_batch(
     compiled: CompiledByteMerges, texts: list[str], scheme: str, relabel: Mapping[int, int] | None = None
 ) -> list[list[int]]:
-    """`encode_split` of each text, in one pass over all of them.
-
-    The chunks of every text are looked up together, and those no cache
-    holds are split and encoded together, so the new pre-tokens of a
-    thousand short texts go through one numpy batch instead of a thousand
-    small ones. The ids are the same as `encode_split`'s, text by text.
-    """
+    """`encode_split` of each text, in one pass over all of them."""
     texts = [validate_text(text) for text in texts]
     mapped = relabel_for(relabel) if relabel else None
     pretoken_cache, chunk_cache = _caches(compiled, scheme, mapped.key if mapped is not None else b"")

@@ -1,11 +1,6 @@
 """The stage half of the prompt-end proof: which leading pieces no appended text can change.
 
-`settled(tokenizer, text, model_text)` follows the text's own stages: added tokens a longer text
-could complete, the normalizer's reach back (a combining mark joins the character before it),
-then each split pattern, whose match attempts are proven to read nothing past the text
-(vocab/pieces.reach_of). It answers where the first piece that may change starts, in UTF-8
-bytes of the model's text, and whether that piece is the last one and can only grow (the
-model half, crossing.py, then decides inside it). Anything it cannot follow proves nothing.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -236,12 +231,9 @@ class _Piece:
 def _pieces(plan: list[_Split], text: str, fixed: int, added: list[tuple[int, int]],
             held: Sequence[str] = ()) -> list[_Piece]:
     """The pieces of `text` (character spans) with their status, split by each pattern in turn; `fixed`:
-    the characters of `text` every longer text keeps (the rest the normalizer may still change; `held`:
-    what the one character it holds back may become, when that is known).
-
-    Each stretch between matched added tokens is split on its own; those before the last added token
-    are final (the added tokens that end in the kept text are: a longer one would start in the text's
-    last characters, which `fixed` leaves out), and so is such a token itself."""
+    the characters of `text` every longer text keeps (`held`: what the one character it holds back may
+    become). Stretches between matched added tokens are split on their own; those before the last added
+    token, and such tokens ending in the kept text, are final."""
     runs: list[_Piece] = []
     done = 0
     for start, end in added:
@@ -322,13 +314,7 @@ _SPACES_BUT_LAST = r"\s+(?!\S)"
 
 
 def _kept_match(pattern: str, compiled: Any, text: str, start: int, end: int, fixed: int) -> _Piece:
-    """The first match whose attempt reads past the kept text: what every longer text's match there holds.
-
-    The alternatives that may match there in a longer text are the chosen one and those before it
-    whose attempt on the kept text does not fail for good; when none of them looks ahead, anchors
-    or is lazy, a path that reads on consumes what it reads, so the match only grows
-    (docs/explain.md). `\\s+(?!\\S)` at the end of a run of two or more spaces holds the whole run
-    and more spaces, or gives the run's last space to what follows (`short`)."""
+    """The first match whose attempt reads past the kept text: what every longer text's match there holds."""
     kept_text = text[:fixed]
     if start >= fixed:
         return _Piece(start, end, OPEN)

@@ -1,23 +1,9 @@
 """The model stage: how a tokenizer's merges turn pieces into ids, one class per merge order.
 
-- `ListOrderBytes`: byte-level rules in list order (the seeds' algorithm;
-  OpenAI presets, typed and minbpe files, a Tekken file), ids in the file's
-  numbering through its id map;
-- `ListOrderChars`: character-level rules in list order with a `{token: id}`
-  vocab;
-- `LibraryOrder`: a Hugging Face file's ranks as `tokenizers` (or
-  SentencePiece, by score) fires them (hf/model.py's `LibraryModel`, built
-  once per loaded tokenizer and kept with it).
-
-Each model has the same methods, so the stage before it (splitters.py) never
-asks which one it holds: `encode_pieces` (a playground scheme's pieces),
-`encode_parts` (a tokenizer.json pipeline's parts), `trace_scheme` and
-`trace_parts` (the same, recorded step by step for the Trace; byte offsets,
-or code points for `unit="chars"`). What a model cannot do (a character-level
-file split by a playground scheme) is a ValueError naming it.
-
 What it does not do: split text (splitters.py), choose the model
 (tokenizer.py's `tokenizer_of` does, once), parse files or HTTP.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -27,7 +13,8 @@ from dataclasses import replace
 from itertools import chain, islice
 from typing import Any, Mapping, Protocol, TypeVar
 
-from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, compile_byte_merges, encode_trace
+from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, compile_byte_merges
+from webapp.tokenizer.core.list_order.byte_trace import encode_trace
 from webapp.tokenizer.core.list_order.char_level import CompiledCharMerges, bpe_encode_text, compile_char_merges, encode_text_trace
 from webapp.tokenizer.hf import pipeline as hp
 from webapp.tokenizer.hf.library_trace import library_scheme_ids, library_trace
@@ -179,12 +166,7 @@ class ListOrderBytes:
 
     def trace_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None, limits: TraceLimits,
                     unit: str = "bytes") -> EncodeTrace:
-        """The trace of the text the model sees (normalized, prefixed), in the file's ids.
-
-        Spans index `trace.text` (the pipeline's output), not the typed text.
-        Added tokens get a cut at every byte (so no rule touches them) and are
-        shown as one token each; `ids` are the complete ids (`encode_parts`'s).
-        """
+        """The trace of the text the model sees (normalized, prefixed), in the file's ids."""
         if unit != "bytes":
             raise ValueError("a byte-level file in list order is traced in bytes")
         text = validate_text(text)

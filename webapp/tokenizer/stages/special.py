@@ -1,16 +1,6 @@
 """Special tokens in text, for tokenizers split by a playground scheme (OpenAI presets, typed and minbpe files).
 
-- `allowed_set`: the API's `allowed_special` argument read against a
-  tokenizer's special tokens;
-- `split_special`: the text cut into ordinary parts and the allowed special
-  tokens (longest first where several start at one place), so no piece ever
-  crosses a special token, as in tiktoken;
-- `trace_with_specials`: a trace of the ordinary parts with the special
-  tokens put back as one token each, every offset where it is in the text.
-
-A tokenizer.json splits out its added tokens itself (hf/pipeline.py); this
-module is the playground-scheme side of that stage. What it does not do:
-merge (models.py) or decide which tokenizer uses it (tokenizer.py).
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -122,18 +112,7 @@ def trace_with_specials(
     encode_part: Callable[[str], list[int]],
     limits: TraceLimits,
 ) -> tuple[EncodeTrace, list[int]]:
-    """The trace of `text` with allowed special tokens, and which recorded tokens are special (their indexes).
-
-    The ordinary parts are traced as one text (`trace_pieces`: the model's
-    trace with a cut at each span's start) with the special tokens taken out
-    and a cut where each stood, each part split on its own (so nothing merges
-    or splits across a special token, as in tiktoken). The special tokens are
-    then put back as one token each and every offset (tokens, merge trees,
-    pre-tokens) moved to where it is in `text`. The per-rule steps and
-    sequences cover the ordinary parts only: no rule makes a special token.
-    The complete ids are the ordinary parts' `encode_part` ids with the
-    special tokens' ids in place.
-    """
+    """The trace of `text` with allowed special tokens, and which recorded tokens are special (their indexes)."""
     parts = split_special(text, allowed)
     if not any(special for _, special in parts):
         spans = split_pretokens(text, scheme) if scheme != "none" else []

@@ -1,22 +1,9 @@
 """The stages before the model: special tokens, normalizer and pre-tokenizer, one class per way a file has them.
 
-- `PlaygroundSplit`: the allowed special tokens split out (special.py),
-  then a playground scheme's pattern (gpt2, cl100k, o200k, ... or "none");
-  OpenAI presets, typed, minbpe and Tekken-less files, and any file shown
-  with another scheme than its own;
-- `FilePipeline`: a tokenizer.json's own normalizer, added tokens and
-  pre-tokenizer (hf/pipeline.py), as the `tokenizers` library applies them;
-- `WholeText`: a character-level file without a pipeline: the text is one
-  piece and nothing is split out.
-
-Each holds its model (models.py) and has `encode` and `trace` (byte offsets;
-`trace_chars` for the Characters page where the model allows it), so the
-Tokenizer (tokenizer.py) never asks which kind it holds. `allowed` is the set
-of special tokens to split out; None means the file's default (every added
-token for a tokenizer.json, as the library does; none for a scheme).
-
 What it does not do: merge (models.py), choose the splitter (tokenizer.py's
 `tokenizer_of` does, once) or HTTP.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

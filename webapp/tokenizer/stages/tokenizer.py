@@ -1,22 +1,9 @@
 """`Tokenizer`: one loaded tokenizer made of its stages, and `tokenizer_of`, the one place that chooses them.
 
-A `Tokenizer` is what every holder keeps (`get_tokenizer`'s handle, the
-tiktoken-style `Encoding`, an opened file's entry, a page's active
-tokenizer) and what every encode goes through:
-
-    text -> split (special tokens, normalizer, pre-tokenizer: splitters.py)
-         -> model (the merges in list or library order: models.py)
-         -> ids -> post-processor (`post_process`) ; ids -> decoder (`decode`)
-
-`tokenizer_of(tok, scheme)` reads the loaded tokenizer's fields once and
-builds the stages (kept with the tokenizer in its `built` holder, one per
-scheme). After that no caller asks which kind of file it holds: the stages
-answer for themselves. Each stage reports what it is in `stages()`; the
-Trace (`trace`, `trace_chars`) records what the model did with offsets, and
-the boundary explanations (explain/) replay the same calls.
-
 What it does not do: parse files (formats/), HTTP, or the tiktoken API's
 argument checks (presets/tiktoken_encoding.py).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -155,11 +142,6 @@ class Tokenizer:
 
 def tokenizer_of(tok: LoadedTokenizer, scheme: str | None = None, compiled: Any = None) -> Tokenizer:
     """The stages of `tok`, split by its own pipeline or scheme, or by the playground `scheme` chosen instead.
-
-    Made once per tokenizer and scheme and kept with it. `compiled`, when
-    given, is its compiled rule list (a preset's precompiled form), used
-    instead of compiling the rules. The one place that reads which kind of
-    tokenizer this is:
 
     >>> from webapp.tokenizer import load_preset, tokenizer_of
     >>> tokenizer_of(load_preset("cl100k_base")).stages()["model"]

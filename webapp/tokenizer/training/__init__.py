@@ -1,12 +1,5 @@
-"""BPE training: learn merge rules from words or from a corpus.
+"""BPE training: learn merge rules from words (words.py) or from a streamed corpus (corpus.py).
 
-- words: the incremental trainer; bpe_merges / train_trace / training_vocab
-  on a list of words (character level), exactly the literal algorithm
-- corpus: stream a corpus, count its distinct pre-tokens, train on them at
-  the character or the byte level (the corpus jobs)
-
-Above the engine and pre-tokenization (it takes the patterns from
-`webapp.tokenizer.pretokenize`), below file formats and presets. Import names
-from the modules (or the public ones from `webapp.tokenizer`); this module
-exports nothing.
+Above the engine and pre-tokenization, below file formats and presets.
+Import names from the modules (or the public ones from `webapp.tokenizer`).
 """

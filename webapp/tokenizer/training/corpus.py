@@ -1,47 +1,10 @@
 r"""Train BPE on a corpus: stream UTF-8 text, count distinct pre-tokens, learn merges.
 
-What it does:
-* `PretokenCounter` takes text a chunk at a time (one or more documents: files
-  or a paste), pre-tokenizes it (`none` = whitespace-split words as the Train
-  page does, or one of the regex patterns in `pretokenize.patterns.PATTERNS`) and keeps
-  only the distinct pre-tokens with their counts, never the corpus itself.
-  The three published patterns split with `pretokenize.chunks.split_strided`
-  (exactly their findall; ASCII stretches with the faster `re` form).
-  `count_streams` feeds it from binary streams read in fixed-size blocks.
-* `train_counts` learns merges from those counts with the flat-array engine
-  of `flat.py`, at one of two levels:
-  - `chars`: exactly `bpe_merges` over the pre-tokens (code points, ties to the
-    smallest (first, second) by string order);
-  - `bytes`: the same algorithm over each pre-token's UTF-8 bytes. Bytes are
-    handed to the engine as latin-1 characters (one per byte value), so
-    string order *is* byte-string order and the tie-break is the smallest
-    (first, second) comparing the tokens' bytes. Symbols are ids 0..255; the
-    token made at step k (from 0) gets id 256 + k.
-* Both take optional hooks, `progress(done, total, message)` and
-  `should_stop()`: counting checks them once per block, training once per
-  merge, and a stop during training keeps the merges learned so far.
-
-Cutting a stream into chunks must not change the pre-tokens. A regex pattern is
-only applied to text that ends at a *safe cut*: a position c where
-  (A) text[c-1] is a letter or digit and text[c] is whitespace, or
-  (B) text[c-1] is CR or LF, text[c-2] is not whitespace and text[c] is a
-      letter or digit.
-In GPT-2's, cl100k's and o200k's patterns no alternative can carry a pre-token
-across such a c (letter and digit runs stop at whitespace; a run of
-whitespace stops at a letter; the optional one-character prefix of a letter
-pre-token is never CR/LF), and the text before c matches the same with the end of
-the string at c: the only test that looks past a pre-token, `\s+(?!\S)`, sees a
-run of one whitespace character in (B) (GPT-2 would split a longer run
-followed by a letter, but not one that ends the string; hence text[c-2]).
-The text after the last safe cut is carried into the next chunk (a pattern
-not in `CUT_SAFE` gets no cuts: each document is matched whole). Letters and
-digits are tested with `re`'s classes, a subset of `regex`'s \p{L}/\p{N}
-(the tests check this over every code point). A carry longer than
-`max_run_chars` (no safe cut in that much text) is refused with a message.
-
 What it does not do: normalisation, special tokens, a minimum frequency,
 sampling. It never holds more than one block plus the carry of text, and
 refuses to keep more than `max_distinct` distinct pre-tokens.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -191,12 +154,7 @@ def count_streams(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
 ) -> PretokenCounts:
-    """Count the pre-tokens of each (name, binary stream), read `block_bytes` at a time.
-
-    The streams must hold UTF-8 (a byte order mark is kept as a character);
-    invalid UTF-8 is an error naming the stream and the byte offset.
-    `total_bytes` (when known) is the progress total.
-    """
+    """Count the pre-tokens of each (name, binary stream), read `block_bytes` at a time."""
     counter = PretokenCounter(scheme, max_distinct=max_distinct, max_run_chars=max_run_chars)
     read = [0]
 
@@ -216,13 +174,7 @@ def count_streams(
 def count_range(counter: PretokenCounter, name: str, stream: BinaryIO, *, start: int = 0, end: int | None = None,
                 block_bytes: int = DEFAULT_BLOCK_BYTES, on_block: Callable[[int], None] | None = None,
                 should_stop: ShouldStop | None = None) -> None:
-    """Feed `counter` the bytes of `stream` from its position (byte offset `start` of `name`) to `end`.
-
-    The range must start where a character starts and end at a safe cut or
-    the end of the document (the caller ends the document after it).
-    `should_stop()` is asked before each read (True: TrainingCancelled) and
-    `on_block(size)` told after it (size 0 for the read that found the end).
-    """
+    """Feed `counter` the bytes of `stream` from its position (byte offset `start` of `name`) to `end`."""
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     offset = start
     counter.skip_to(start)
@@ -262,16 +214,7 @@ def count_text(texts: Iterable[str], scheme: str, **limits: int) -> PretokenCoun
 
 @dataclass
 class CorpusTraining:
-    """A training run's answer.
-
-    `pairs[k]` is step k's pair: strings at the chars level, bytes at the bytes
-    level. `counts[k]` is its count and `runner_up[k]` the count of the best
-    other pair then (0 when none), so `counts[k] == runner_up[k]` means the
-    tie-break decided. `merges` is `[left, right, new]` ids at the bytes level
-    (operands: the first id that spells those bytes) and the merged strings at
-    the chars level. `stopped` is "done", "exhausted" (no pre-token had two symbols
-    left) or "cancelled".
-    """
+    """A training run's answer."""
 
     level: str
     pairs: list[tuple[str, str]] | list[tuple[bytes, bytes]]

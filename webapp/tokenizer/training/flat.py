@@ -1,41 +1,11 @@
 """The corpus trainer: BPE over distinct pre-tokens laid out in one flat array of symbol positions.
 
-What it does: `FlatTrainer(freq)` learns merges from distinct words (any
-strings) with their frequencies, exactly as the literal algorithm of
-docs/algorithms.md section 4 would over the words repeated (the corpus
-trainer hands it latin-1 strings at the bytes level, so string order is byte
-order). `take_best()` gives the next winner and the best other count,
-`merge(pair)` applies it. Its cost follows the pair occurrences a merge
-changes, never the words or symbols it leaves alone:
-
-* Every character of every word has a fixed *position* in one array, words
-  one after another with a separator position before each and after the
-  last. `sym[p]` is the id of the symbol that starts at p (-1 for a
-  separator or a position merged into its left neighbour); `nxt` / `prv`
-  link the live positions of a word; `wf[p]` is the frequency of p's word.
-  Ids number distinct token strings (two pairs that spell the same string
-  make the same symbol, as in the literal algorithm, which only knows
-  strings).
-* A pair is one int key, `left << 32 | right`. `counts[key]` is its weighted
-  count over all words. `index[key]` lists positions where the pair may
-  start: a position is added when a merge makes the pair there and never
-  removed; a merge checks each listed position (`sym[p] == left` and
-  `sym[nxt[p]] == right`). That check is exact: the symbol starting at a
-  position only ever grows, so a pair that left a position never comes back
-  to it, and no position is listed twice for one pair.
-* A merge with few listed positions runs in Python, position by position,
-  left to right (`array.array` items: C ints, fast to read from Python). One
-  with many runs vectorised in numpy over views of the same arrays: the
-  matches, their neighbours, the count changes summed per pair, the new
-  index entries grouped per pair, the links rewritten, a few dozen array
-  operations whatever the number of matches. Both give the same state.
-* The winner comes from a heap of `(-count, first, second, key)` with lazy
-  deletion (as in `words._Trainer`), so the key order *is* the tie-break.
-
 What it does not do: no runner-up lists or traces (the Train page's
 `words.train_trace` does that for small inputs), no pre-tokenization, no
 validation of its inputs (the corpus module checks them), no more than 2**31
 positions (characters of the distinct words plus one per word) in all.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -145,11 +115,7 @@ class FlatTrainer:
         return self.counts.get(a << SHIFT | b, 0)
 
     def take_best(self) -> tuple[tuple[str, str], int, int] | None:
-        """The best pair (taken off the heap: merge it next), its count and the best other pair's count (0 if none).
-
-        Stale entries are dropped as they surface; an entry above its pair's
-        current count is put back at that count (falling counts push nothing).
-        """
+        """The best pair (taken off the heap: merge it next), its count and the best other pair's count (0 if none)."""
         heap, counts = self.heap, self.counts
         while heap:
             neg, a, b, key = heapq.heappop(heap)

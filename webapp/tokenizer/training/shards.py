@@ -1,34 +1,8 @@
 """Count a corpus's pre-tokens on several cores: forked processes over shards cut at safe cuts.
 
-What it does: `count_files(files, scheme, workers=N)` gives exactly what
-`corpus.count_streams` gives for the same files (the same distinct pre-tokens
-and counts, pre-tokens, characters, bytes and documents), in N processes:
-* the files, one after another, are cut into N shards of about equal bytes.
-  A shard ends at a file's end or at a *safe cut* (corpus.py's docstring: no
-  pre-token crosses it, and the text before it splits as if it ended there),
-  found by reading a window after the nominal boundary. Where no safe cut is
-  found in `MAX_WINDOW` bytes, or the window is not valid UTF-8, the shard
-  runs to the end of that file instead (fewer, larger shards: still exact).
-* each shard is counted by a forked child (`os.fork`: the job process is a
-  daemon, which multiprocessing would not let have children) with the same
-  streamed counter as `count_streams`, each range as a document that ends
-  at its cut; the child sends its counts back pickled through a pipe and
-  writes its bytes read to a shared page, so the parent reports progress and
-  checks `should_stop()` while waiting (a stop kills the children at once);
-* the parent adds the counts up, in shard order, and applies `max_distinct`
-  to the total.
-An error in a child (invalid UTF-8, no safe cut in `max_run_chars`, too
-many distinct pre-tokens in one shard) is raised in the parent as the same
-TokenizerError, the earliest shard's first; a MemoryError, or a child that
-ended without sending anything (killed), as MemoryError.
-Under an address-space limit (RLIMIT_AS, the job's memory budget) each child
-takes 1/N of the room left under it, so the children together stay within
-the budget (the parent, waiting, holds little until it adds the counts up).
-
-Small corpora (under `MIN_PARALLEL_BYTES`), one worker, or a scheme without
-proven cuts are counted in this process by `count_streams`.
-
 What it does not do: threads (the split holds the GIL), or sampling.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

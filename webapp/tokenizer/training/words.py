@@ -1,23 +1,10 @@
 """Character-level BPE training: learn merge rules from a list of words.
 
-What it does: `bpe_merges(words, num_merges)` gives exactly the answer of the
-literal algorithm of docs/algorithms.md (split every word into code points, count every
-adjacent pair in every word, take the most frequent pair, on a tie the smallest
-`(first, second)` tuple of strings, replace it left to right in every word,
-repeat), without its cost: distinct words are kept once with their frequency;
-pair counts are updated incrementally, for only the words that hold the merged
-pair (found through one joined string for pairs of single characters, and an
-index pair -> words for pairs that merges create), and a long word keeps an
-index pair -> positions so a merge costs it time per match, not per symbol;
-the most frequent pair comes from a heap with lazy deletion whose key order
-*is* the tie-break.
-`train_trace` runs the same engine and also records, per step, the winner's
-count and the runner-up pairs (bounded by `max_steps`), so the UI can show why
-a tie went the way it did. `training_vocab` numbers the symbols a run knows.
-
 What it does not do: no splitting of text into words, no normalisation, no
 byte-level training, no minimum frequency. Inputs come through the shared
 validators in `validation.py`; arguments are never modified.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -48,33 +35,7 @@ LONG_WORD = 512
 
 
 class _Trainer:
-    """The incremental state of one training run over distinct words.
-
-    Invariants after every step: `counts[p]` is the weighted number of
-    occurrences of pair p over all words (absent when zero); every pair with a
-    positive count has a heap entry `(-count, first, second)` at least its
-    current count. A count that rises gets a new entry; one that falls keeps
-    its older, higher entry, which is put back at the current count when it
-    surfaces (most falling pairs never reach the top, so they cost no push).
-    Other entries that no longer match `counts` are stale and are skipped
-    when popped. So the first entry popped that matches its pair's count is
-    the best pair, ties to the smallest (first, second).
-
-    Finding the words that hold a pair, without scanning every word:
-    * a pair of two single characters: a word's symbols always concatenate
-      to the word itself, so a word holding (a, b) contains the string a + b.
-      All distinct words are joined once, with a separator character that
-      occurs in none of them, and `str.find` over that one string (C speed)
-      yields the candidates. This costs nothing to build or update.
-    * a pair with a merged token on either side only comes into being in a
-      merge, and the merge notes the word in `where[pair]` right then.
-    Either way a candidate may no longer hold the pair (the string is there
-    but not on symbol boundaries, or a later merge rewrote that part of the
-    word); the merge step finds no match there and skips it. One such case is
-    cheap to rule out and is: a merge at the only occurrence of its left
-    operand in a word takes away the word's only (left neighbour, operand)
-    pair, so the word leaves that pair's index.
-    """
+    """The incremental state of one training run over distinct words."""
 
     def __init__(self, freq: Mapping[str, int]) -> None:
         """Start from each distinct word's frequency (all positive)."""
@@ -121,11 +82,7 @@ class _Trainer:
         return found
 
     def take_best(self) -> tuple[PairCount, int] | None:
-        """The best pair (taken off the heap: merge it next) and the count of the best other pair (0 if none).
-
-        What `top(2)` tells, without pushing anything back: entries of the
-        winner's pair are dropped as they surface (its merge removes its count).
-        """
+        """The best pair (taken off the heap: merge it next) and the count of the best other pair (0 if none)."""
         heap, counts = self.heap, self.counts
         while heap:
             neg, a, b = heapq.heappop(heap)
@@ -147,13 +104,7 @@ class _Trainer:
         return PairCount(pair=(a, b), count=-neg), 0
 
     def merge(self, pair: Pair) -> None:
-        """Apply one merge to every word holding `pair` and update counts, index and heap.
-
-        Only the pairs next to a match change: the old pairs that touch a
-        matched symbol leave, the new pairs that touch a made symbol arrive
-        (tracked by position, since an older symbol may spell the same
-        string). Every other pair of the word is the same before and after.
-        """
+        """Apply one merge to every word holding `pair` and update counts, index and heap."""
         first, second = pair
         merged = first + second
         counts, heap = self.counts, self.heap
@@ -271,17 +222,7 @@ def _positions() -> array[int]:
 
 
 class _LongWord:
-    """One long word as a linked list of symbols with an index pair -> start positions.
-
-    A position is the offset of a symbol's first character in the word;
-    `sym[p]` is the symbol starting there ("" once it was merged into its
-    left neighbour), `nxt[p]` / `prv[p]` link the live positions (`len(word)`
-    and -1 mark the ends). `at[pair]` lists positions where the pair may start:
-    entries are never removed, only checked when used, so a stale or repeated
-    one costs a comparison. A merge visits only the listed positions, left to
-    right, which is the literal scan's answer: two matches can only overlap
-    when first == second, and then the later one has lost its left symbol.
-    """
+    """One long word as a linked list of symbols with an index pair -> start positions."""
 
     __slots__ = ("sym", "nxt", "prv", "at")
 
@@ -341,11 +282,7 @@ class _LongWord:
 
 
 def _weighted_pair_counts(distinct: list[str], freq: list[int]) -> dict[Pair, int]:
-    """Every adjacent pair over all words, each distinct word weighted by its frequency.
-
-    Counting is done by C code (Counter over pairwise): once over the distinct
-    words, then once per frequency class f > 1 over its words, added f - 1 times.
-    """
+    """Every adjacent pair over all words, each distinct word weighted by its frequency."""
     counts = Counter(chain.from_iterable(map(pairwise, distinct)))
     by_freq: dict[int, list[str]] = {}
     for word, f in zip(distinct, freq):
@@ -409,22 +346,7 @@ def train_trace(
     max_token_chars: int | None = None,
     on_step: Callable[[int], None] | None = None,
 ) -> TrainingTrace:
-    """Learn up to `num_merges` merges from `words` and record why each was chosen.
-
-    `merges` and `pairs` are complete. `steps` holds the first `max_steps`
-    steps (`index` counts from 1), each with up to `runners_up` next-best
-    pairs and `tie` = some other pair had the winner's count (so the
-    smallest-(first, second) rule decided). `stopped_early` says no word had
-    two symbols left before `num_merges` was reached.
-
-    `max_token_chars` bounds the characters of all learned tokens together:
-    a word of 50,000 distinct ascending characters learns tokens of 2, 3, ...,
-    50,001 characters, 1.25 billion in all. Going over it is a TokenizerError
-    naming the merge, raised before that token is built.
-
-    `on_step(k)`, when given, is called after merge k (background jobs
-    report progress through it).
-    """
+    """Learn up to `num_merges` merges from `words` and record why each was chosen."""
     words = validate_words(words)
     num_merges = validate_num_merges(num_merges)
     runners_up = _check_option("runners_up", runners_up)
@@ -490,14 +412,7 @@ def bpe_merges(words: Sequence[str], num_merges: int) -> list[str]:
 
 
 def training_vocab(words: Sequence[str], pairs: Sequence[Sequence[str]]) -> dict[str, int]:
-    """Number the symbols of a training run: distinct characters (sorted), then merged tokens.
-
-    `pairs` are the learned pairs (`TrainingTrace.pairs`, or JSON lists of
-    two strings), checked like character-level merge rules. Ids count from 0
-    in that order. A merged token already numbered keeps its first id, so ids
-    stay dense and the vocab stays one-to-one (pairs written by hand can spell
-    one token twice; training from characters did not in any of our tests).
-    """
+    """Number the symbols of a training run: distinct characters (sorted), then merged tokens."""
     words = validate_words(words)
     checked = validate_char_merges(pairs)
     vocab: dict[str, int] = {}

@@ -1,12 +1,6 @@
 """A token that ends inside a character: does that character always take its last byte first?
 
-Every text follows such a token's last byte L with a continuation byte c1. Were the token to
-appear, L would stay lone until its own first merge (forms.py); a rule (L, c1) firing before
-that, or (token, c1) after the token forms, with no rule (c1, y) that can meet c1's right
-neighbour firing first, takes L or the token: so when that holds for every c1 that can follow
-(in one piece of the split pattern), no text gives the token. List order fires by visit,
-the libraries' rank order by rank (the best pair present fires next). `LastByte(...)(token)`;
-the argument in full: docs/explain.md ("last_byte").
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -50,12 +44,7 @@ def _by_left(pairs: dict[tuple[int, int], int]) -> dict[int, list[tuple[int, int
 
 
 class LastByte:
-    """`self(token)`: is the token's last byte always taken by its character first (module docstring)?
-
-    `tables` makes (once, on first use) when each pair fires: list order's rule indexes or the
-    libraries' ranks (lower fires first; an equal one only for the same pair); `free_until(token)`
-    is when the token's bytes merged alone first take its last byte; `byte_ids` the first
-    symbol of each byte."""
+    """`self(token)`: is the token's last byte always taken by its character first (module docstring)?"""
 
     def __init__(self, data: Mapping[int, bytes], byte_ids: Mapping[int, int], inside: Callable[[str], bool] | None,
                  tables: Callable[[], Tables], free_until: Callable[[int], int | None],

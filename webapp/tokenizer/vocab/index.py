@@ -1,26 +1,8 @@
 """`VocabIndex`: every token of a loaded tokenizer, in the file's ids, with its rule and its uses.
 
-Built once from a `LoadedTokenizer` and its {file id: bytes} table (special and added
-tokens included). What it answers:
-
-- `search(q)`: the ids whose bytes contain the bytes `q` (all ids for None), in id order;
-- `rank(id)`: the index in the merge list of the first rule that makes the token (the list
-  index for list order, the merge rank for library order), None for a base token (a byte,
-  a character, a special token). tiktoken's rank files list no merges: the playground
-  recovers them when it converts the ranks (each token's rule is the split that rank-order
-  BPE of its own bytes makes with only lower ranks, formats/tiktoken_ranks.py), in rank
-  order, so for them tiktoken's rank of a merged token is `rank + 256` (the byte tokens
-  hold the ranks 0..255);
-- `made_from(id)`: the two tokens that rule joins;
-- `used_by(id)`: how many rules take the token as an operand, and which;
-- `tree(id)`: the whole merge tree down to base tokens.
-
-Decisions: when several rules make the same token (a pair listed twice, an odd list),
-the first one is its rule; a rule that would make a base token, or one whose operands
-are not tokens of the file, gives nobody parents; a tree never revisits a token it is
-already inside (an odd list can make a loop), so it always ends.
-
 What it does not do: encode (reach.py), count scripts (stats.py), or cache itself.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """Can a text lie inside one piece of a split pattern? `inside_a_match(pattern)(text)`, proven when False.
 
-The pattern (GPT-2's, cl100k's, o200k's: every character of a text is in some match, so
-the pieces are exactly the matches) is read into a small automaton over character classes,
-with every lookahead dropped and possessive or lazy quantifiers read as plain ones: it then
-accepts every string any match can be, and more. `text` lies inside some match only if the
-automaton, started in any state, can read it and still reach its end; when it cannot, no
-piece of any text holds `text`, and merges never cross pieces.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -381,11 +376,7 @@ def _kinds(pattern: str) -> tuple[np.ndarray, np.ndarray, str]:
 
 @lru_cache(maxsize=8)
 def gapless(pattern: str) -> bool:
-    """Is every character of every text inside some match (so the pieces are exactly the matches)?
-
-    Checked for one character of each kind the pattern can tell apart (the same answers to each of
-    its character classes): an alternative with no lookahead must match it alone, and so matches
-    it wherever it stands."""
+    """Is every character of every text inside some match (so the pieces are exactly the matches)?"""
     plain = [alt for alt in top_alternatives(pattern) if "(?=" not in alt and "(?!" not in alt]
     if not plain:
         return False

@@ -1,18 +1,8 @@
 """What a vocabulary holds, counted: token lengths in bytes, and the Unicode scripts of its tokens.
 
-- `length_histogram(index)`: {length in bytes: tokens of that length}.
-- `script_counts(index)`: {script: tokens}, a token counted once under each script among
-  its characters. Common (punctuation, digits, spaces) and Inherited (combining marks)
-  count only for a token that has no character of another script, so "Latin" counts
-  " the" and "Common" counts " 123". Tokens whose bytes are not UTF-8 alone count under
-  `PARTIAL`.
-
-A character's script is the Unicode Script property as the `regex` package knows it
-(`\\p{Script=...}`; Script is a partition: each code point has exactly one value). The
-script names come from that package's own property table, so the list always matches the
-Unicode version it implements; shown with their long names ("Latin", "Han", "Cyrillic").
-
 What it does not do: use Script_Extensions, or look at anything but the tokens' bytes.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,22 +1,6 @@
 """The engine's job kinds ("encode", "encode-text", "train"), each with the threshold that submits it.
 
-A request over a threshold is not computed inline: its raw input is
-submitted as a job and the answer is a 202 (JSON API) or a job panel that
-polls (the Train page uses `train_job` too). The thresholds are settings,
-chosen from measurements so that everything below them answers well under a
-second on a 2-core machine (docs/limits.md):
-
-- `JOB_ENCODE_CHARS` / `JOB_ENCODE_RULES`: `/api/encode` (every token with its
-  bytes) of a longer text or a longer merge list;
-- `JOB_CHARS_TEXT` / `JOB_CHARS_RULES`: `/api/encode-text` of a longer text,
-  or more merge rules or vocab entries (string rules cost more per character);
-- `JOB_TRAIN_CHARS` / `JOB_TRAIN_MERGES`: training on more word characters or
-  more merges.
-
-Limits that are cheap to check (`LIMIT_*`) run before anything is queued, so
-an over-limit input is a 400 at once, never a job that fails later. What it
-does not do: answer HTTP (webapp.web.api.routes) or show results on a page
-(the Train page registers its own done view).
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,21 +1,6 @@
 """The JSON API for the engine: encode, decode, encode-text, train.
 
-Routes (all POST, JSON body in, JSON out):
-
-- `/api/encode`      {"text", "merges"[, "pretokenize"]} -> {"ids", "tokens"}
-- `/api/decode`      {"ids", "vocab"}                     -> {"text"}
-- `/api/encode-text` {"text", "vocab", "merges"}          -> {"ids", "tokens"}
-- `/api/train`       {"words", "num_merges"}              -> {"merges", "pairs"}
-
-Fields take the playground JSON shapes, or a string in the plain typed form the
-pages accept ("108 111 256" lines, "l o" lines, "257 97"). Every problem is a
-4xx with `{"error": {"message", "field"[, "location"]}}`, never a 500:
-malformed JSON, a body that is not a JSON object, unknown or missing fields,
-wrong types, limits, engine errors. Bodies are read and errors answered by
-`webapp.infra.errors` (the same for every JSON route of the app).
-
-Parsing and validation live in `webapp.infra.inputs`; this module only maps
-requests to it and results to JSON.
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,20 +1,6 @@
 """A conversation rendered with a tokenizer's chat template, encoded and shaped for the page and the API.
 
-- `template_for(entry)`: the template a preset or opened file has - the
-  tokenizer_config.json opened beside its tokenizer.json, else the preset's
-  own (webapp.tokenizer.preset_chat_template, keyed by preset name).
-- `render_and_count(entry, messages, add_generation_prompt, limits, tools)`:
-  the rendered text (transformers' way, in the sandbox, under the limits),
-  its ids as `apply_chat_template` tokenizes (webapp.opened.active.chat_ids),
-  the text cut into plain parts and special tokens (what the Chat view
-  boxes), and with tools, the count without them: what the tools cost.
-- `page_chat(state, active)`: the Bytes page's Chat view for one page state;
-  `rows_of`, `message_of_row` and `chat_action`: its editor's rows.
-
-Every problem is a TokenizerError naming the field ("chat" / "chat_tools" on
-the page, "messages" / "tools" in the API, "chat_template" for the template,
-with its line).
-What it does not do: routes (webapp.web.chat.routes) or templates.
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

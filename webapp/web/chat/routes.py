@@ -1,17 +1,9 @@
 """The chat API (blueprint `chat`): `POST /api/tokenizers/<name>/chat`.
 
-`{"messages": [{"role", "content"}, ...], "tools": [...], "add_generation_prompt": false}` ->
-`{"text", "ids", "count"}`: the conversation rendered with the tokenizer's
-chat template (a preset's own, or the tokenizer_config.json opened with a
-file; webapp.web.chat.chatting) and its ids as transformers'
-`apply_chat_template(messages, tools=tools, tokenize=True)` gives them.
-With `tools` (function specs; absent or null: none) the answer adds
-`count_without_tools` and `tools_tokens`, what the tools cost. `<name>` is a
-preset name or an opened tokenizer's id. The messages and tools are checked
-(their shape, count and size) before anything is rendered.
-
 What it does not do: render or encode (webapp.web.chat.chatting), the page's
 Chat view (the Bytes page, webapp.web.playground).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,21 +1,9 @@
 """What the page controls (open / close a tokenizer file, choose a preset) answer, shared by the features.
 
-An htmx request gets the status fragment (partials/open_tokenizer_status.html),
-a plain form post the whole tool page with the page's fields kept.
-`is_htmx` tells the two apart, `page_state` keeps the posted page fields,
-`status` renders the fragment. Used by webapp.web.files.routes and
-webapp.web.presets.routes (the controls), webapp.web.files.kinds (a finished
-open job's status) and webapp.web.share.routes (is_htmx).
-
-The whole page is not rendered here: it is the playground's tool page, and
-webapp.web.common sits below every feature (webapp.web lists the order), so
-it must not import webapp.web.playground. The controls' features come after
-the playground in that order and call `webapp.web.playground.pages.full_page`
-directly; a renderer registered here at start-up would only hide that
-dependency behind a global.
-
 What it does not do: open or store anything (webapp.opened.store), or render
 the tool page.
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

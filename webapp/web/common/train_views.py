@@ -15,7 +15,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from webapp.web.common.viewmodels import Chip, hue_class, printable, printable_bytes
+from webapp.web.common.trace_views import Chip
+from webapp.web.common.viewmodels import hue_class, printable, printable_bytes
 from webapp.tokenizer import TrainingTrace
 
 

@@ -1,19 +1,10 @@
 """Two tokenizers on one text: each side encoded with its byte spans, and the /api/compare answer.
 
-- `encode_side(spec, text, max_tokens)`: one side (a preset, an opened file
-  or typed merges) encoded, with every token's byte span and a trace capped
-  at `max_tokens` tokens. Character-level files are refused with a message,
-  and so is a tokenizer.json that changes the text before splitting it.
-- `compare_sides(a, b, length)`: the boundaries they share or not.
-- `compare_json(data, limits)`: the /api/compare answer, inline or in the
-  job (webapp.web.compare.kinds).
-
-Both sides are byte-level and their spans are byte offsets into the text's
-UTF-8, so the boundary sets compare directly (webapp.tokenizer.compare).
-
 What it does not do: routes (webapp.web.compare.routes), the Bytes page's
 comparison card (webapp.web.compare.page), parse input (webapp.infra.inputs),
 or encode (the tokenizer package).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -21,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from webapp.infra import inputs, timebudget
+from webapp.infra import compound_inputs, inputs, timebudget
 from webapp.opened import active as act
 from webapp.tokenizer import (
     EncodeTrace,
@@ -75,7 +66,7 @@ def _full_spans(trace: EncodeTrace, vocab: Any, data: bytes, redo: Any) -> list[
     return [(t.start, t.end) for t in redo().tokens]
 
 
-def encode_side(spec: inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
+def encode_side(spec: compound_inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
     """Encode `text` with one spec; the trace records at most `max_tokens` tokens."""
     data = text.encode("utf-8")
     if spec.tokenizer:
@@ -136,7 +127,7 @@ def compare_sides(a: Side, b: Side, length: int) -> SpanComparison:
 # --- JSON API -------------------------------------------------------------------------
 
 
-def _api_side(spec: inputs.TokenizerSpec, side: Side, differs: tuple[bool, ...]) -> dict[str, Any]:
+def _api_side(spec: compound_inputs.TokenizerSpec, side: Side, differs: tuple[bool, ...]) -> dict[str, Any]:
     tokens = []
     for index, token in enumerate(side.trace.tokens):
         value = token.value if isinstance(token.value, bytes) else str(token.value).encode("utf-8")
@@ -156,7 +147,7 @@ def _api_side(spec: inputs.TokenizerSpec, side: Side, differs: tuple[bool, ...])
 def compare_json(data: Mapping[str, Any], limits: inputs.Limits) -> dict[str, Any]:
     """The /api/compare answer for a body already checked to hold text, a and b."""
     text = inputs.read_text(data["text"], limits)
-    specs = {name: inputs.read_tokenizer_spec(data[name], name, limits) for name in ("a", "b")}
+    specs = {name: compound_inputs.read_tokenizer_spec(data[name], name, limits) for name in ("a", "b")}
     size = len(text.encode("utf-8"))
     sides = {}
     for index, (name, spec) in enumerate(specs.items()):
@@ -168,7 +159,7 @@ def compare_json(data: Mapping[str, Any], limits: inputs.Limits) -> dict[str, An
         except OutOfTime as exc:
             raise timebudget.out_of_time(exc, spec.tokenizer or "typed merges", index, 2) from None
         except TokenizerError as exc:
-            raise inputs.within(name, exc) from None
+            raise compound_inputs.within(name, exc) from None
     result = compare_sides(sides["a"], sides["b"], size)
     return {
         "unit": "bytes",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, Mapping
 
-from webapp.infra import inputs
+from webapp.infra import compound_inputs, inputs
 from webapp.jobs import queue
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, job_kind
 from webapp.jobs.store import Job
@@ -43,9 +43,9 @@ def compare_job(data: Mapping[str, Any], limits: inputs.Limits) -> Job | None:
     for name in ("a", "b"):
         spec = data[name]
         if not isinstance(spec, dict):
-            inputs.read_tokenizer_spec(spec, name, limits)  # raises: not an object
+            compound_inputs.read_tokenizer_spec(spec, name, limits)  # raises: not an object
         elif isinstance(spec.get("merges"), list) and len(spec["merges"]) > limits.rules:
-            inputs.read_tokenizer_spec(spec, name, limits)  # raises the limit's message
+            compound_inputs.read_tokenizer_spec(spec, name, limits)  # raises the limit's message
     return queue.submit(KIND, {"body": dict(data), "limits": asdict(limits)})
 
 

@@ -1,22 +1,16 @@
 """The Bytes page's comparison: side A is the page's tokenizer, side B the "Compare with…" fields.
 
-Side A is the page's own tokenizer (typed merges, preset or opened file),
-side B comes from the "Compare with…" fields (`compare`: a preset name, an
-opened file's id, or "merges" for `compare_merges`; `compare_pretokenize`;
-`compare_special`). `page_compare(state)` computes what
-partials/compare.html shows, `choice_status(state)` the opened file chosen
-as B, and `swap_sides(state)` exchanges A and B (so an opened file can
-become B).
-
 What it does not do: encode a side (webapp.web.compare.comparing), routes,
 or render tokens itself (webapp.web.common.viewmodels).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from webapp.infra import inputs
+from webapp.infra import compound_inputs, inputs
 from webapp.opened import active as act
 from webapp.opened.store import OpenedStatus
 from webapp.web.common import viewmodels as vm
@@ -77,7 +71,7 @@ def page_compare(state: Mapping[str, str]) -> tuple[dict[str, Any] | None, dict[
     limits = inputs.current_limits()
     try:
         text = inputs.read_text(state.get("text", ""), limits, form=True)
-        spec_a = inputs.read_tokenizer_spec(_spec_a(state), "a", limits)
+        spec_a = compound_inputs.read_tokenizer_spec(_spec_a(state), "a", limits)
     except TokenizerError:
         return None, {}  # the page shows these errors beside A's own fields
     try:
@@ -85,11 +79,11 @@ def page_compare(state: Mapping[str, str]) -> tuple[dict[str, Any] | None, dict[
     except TokenizerError as exc:  # A encodes for the page but cannot be compared (a text-changing file)
         return {"error": exc.message, "side": "A"}, {}
     try:
-        spec_b = inputs.read_tokenizer_spec(_spec_b(state), "b", limits)
+        spec_b = compound_inputs.read_tokenizer_spec(_spec_b(state), "b", limits)
         try:
             side_b = encode_side(spec_b, text, limits.render_max_tokens)
         except TokenizerError as exc:
-            raise inputs.within("b", exc) from None
+            raise compound_inputs.within("b", exc) from None
     except TokenizerError as exc:
         name, shown = _page_error(exc)
         return {"error": shown.message, "side": "B"}, {name: shown}

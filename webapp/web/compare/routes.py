@@ -1,15 +1,10 @@
 """Compare two tokenizers on one text over HTTP (blueprint `compare`): `POST /api/compare`.
 
-`{"text", "a": spec, "b": spec}`, each spec `{"tokenizer": preset name or
-opened file id}` or `{"merges": ...}`, with optional `"pretokenize"` and
-`"allowed_special"` -> both sides' ids, tokens (byte spans, `differs`) and
-counts, and the boundaries they share or not. Errors name the field inside a
-spec (`a.merges`, `b.tokenizer`). A long text or merge list is a job (202,
-webapp.web.compare.kinds), as /api/encode.
-
 What it does not do: encode or compare (webapp.web.compare.comparing), or
 the Bytes page's comparison card (webapp.web.compare.page, which the
 playground renders).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,30 +1,9 @@
 """The "corpus" job kind: train a tokenizer on uploaded files, inside a job process.
 
-The web side (webapp.web.corpus.routes) streams the uploads and the pasted text to files
-in one folder under the instance folder and submits a job with their paths,
-the options (pre-tokenization, level, merges, held-out text) and the limits.
-This kind then
-1. counts the pre-tokens of every file, streamed in blocks, in one forked process per core over
-   shards of the files (webapp.tokenizer.training.shards);
-2. learns the merges, reporting "merge k of N · about s left" and stopping early
-   (with the merges so far) when the user cancels;
-3. stores the result as an opened tokenizer (content-addressed, like an
-   imported file), so the Bytes / Characters pages, the exports and share
-   links take its id;
-4. measures bytes per token on the corpus (from the counts and the trained pre-tokens: exact,
-   no encoding) and on the held-out text (encoded; beyond HELD_OUT_SAMPLE_CHARS characters, on
-   evenly spaced stretches of it, so the summary costs a fraction of the training);
-5. leaves the uploaded files to the job layer, which removes them once the
-   job has reached a final state however it got there (`remove_uploads`, the
-   kind's `after` hook: done, failed, killed at a budget, cancelled, given
-   up), never while it may still run again (a worker stopped mid-job: the
-   job is queued again and its next attempt reads the same files); a folder
-   that no live job owns (a web process killed while copying) is swept by
-   the workers' upkeep (`corpus_dir` is the kind's spool). Files gone anyway
-   fail the job with a message naming the first missing one.
-
 What it does not do: read requests or render anything. The progress fraction
 is split 0-40 % counting (by bytes read), 40-97 % training (by merges done).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -37,7 +16,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from webapp.infra import inputs
+from webapp.infra import compound_inputs, inputs
 from webapp.infra.storage import content_id
 from webapp.jobs import queue
 from webapp.jobs.store import Job, with_eta
@@ -203,7 +182,7 @@ def _pretoken_bytes(counts: dict[str, int]) -> int:
     return sum(n * len(pretoken.encode("utf-8")) for pretoken, n in counts.items())
 
 
-def submit_corpus(folder: Path, files: list[dict[str, str]], options: inputs.CorpusOptions,
+def submit_corpus(folder: Path, files: list[dict[str, str]], options: compound_inputs.CorpusOptions,
                   limits: inputs.Limits) -> Job:
     """Queue the training of the uploads saved in `folder` (the folder then belongs to the job;
     when the queue refuses it, a 429 over a cap, the folder is removed first)."""

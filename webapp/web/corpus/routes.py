@@ -1,23 +1,6 @@
 """The Corpus page and API: train a tokenizer on uploaded files as a background job.
 
-Routes:
-- `GET /corpus`: the form (files and/or pasted text, pre-tokenization, level,
-  merges, an optional held-out text);
-- `POST /corpus`: the form's submit. The uploads are streamed to a folder in
-  the instance folder (never held in memory; werkzeug spools each part to a
-  temporary file), the job is submitted (kind "corpus", webapp.web.corpus.kinds),
-  and the page shows the job panel (progress, time left, Cancel);
-- `GET /corpus/jobs/<job>`: the results page (summary, chart, step table with
-  `?page=`, downloads in the header), or the panel while the job runs;
-- `POST /api/corpus`: the same as JSON (`{"text", "pretokenize", "level",
-  "num_merges", "held_out"}`) or multipart (`files` + the same fields);
-  answers 202 with the job URL (webapp.jobs.queue).
-
-Limits (docs/limits.md): the request body is capped at `LIMIT_CORPUS_BYTES`
-(multipart; JSON stays under `MAX_CONTENT_LENGTH`), at most
-`LIMIT_CORPUS_FILES` files, pasted text up to `LIMIT_CORPUS_PASTE_BYTES`, and
-counting stops at `LIMIT_CORPUS_DISTINCT` distinct pre-tokens. What it does not
-do: any counting or training (the job does), or keep the uploads after the job.
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -32,7 +15,7 @@ from werkzeug.datastructures import FileStorage, ImmutableMultiDict
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from webapp.web.corpus.kinds import corpus_dir, submit_corpus
-from webapp.infra import inputs, ratelimit
+from webapp.infra import compound_inputs, inputs, ratelimit
 from webapp.jobs import queue
 from webapp.jobs import views as jobs
 from webapp.jobs.registry import done_view
@@ -195,7 +178,7 @@ def corpus_submit() -> Any:
         _apply_request_limits(limits)
         form = request.form
         state.update({k: inputs.normalize_newlines(form.get(k, "")) for k in DEFAULT_STATE if k in form})
-        options, errors = inputs.read_corpus_options(state, limits)
+        options, errors = compound_inputs.read_corpus_options(state, limits)
         if options is not None:
             folder, files = save_corpus(state["text"], limits)
             job = submit_corpus(folder, files, options, limits)
@@ -258,7 +241,7 @@ def api_corpus() -> Response:
         paste = values.get("text") or ""
         if not isinstance(paste, str):
             raise ApiError("text: expected a string", field="text")
-        options, errors = inputs.read_corpus_options(values, limits)
+        options, errors = compound_inputs.read_corpus_options(values, limits)
         if options is None:
             raise next(iter(errors.values()))
         folder, files = save_corpus(paste, limits)

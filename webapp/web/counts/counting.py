@@ -1,19 +1,6 @@
 """Counting one text with many tokenizers: tokens, characters per token, bytes per token.
 
-`count_all(text, refs)` encodes the text with each preset (or opened
-tokenizer) by the fastest path there is (ids only: no trace, no spans), the
-text as plain text (special tokens are not recognised, as tiktoken's
-`encode_ordinary`), each with its own pre-tokenization. A preset this
-installation lacks gives a row with the reason instead of a count.
-`sorted_rows` orders the rows for the page.
-
-With `tools`, each row also gets what the tools cost that tokenizer
-(`ToolsCost`): the text as one user message rendered by its chat template
-with the tools, less the same rendered without them, counted exactly as
-`POST /api/tokenizers/<id>/chat` counts its `tools_tokens`
-(webapp.web.chat.chatting.render_and_count, no generation prompt); a
-tokenizer without a template gets a reason instead. What it does not do:
-routes or templates (webapp.web.counts.routes).
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
 """The "counts" job kind: one text counted by many tokenizers when that is too much work for a request.
 
-A count's cost is linear in the text and in the number of tokenizers
-(about 0.75 microseconds per character per preset, new text, on this
-2-core machine; docs/limits.md), so the threshold is one product:
-characters x tokenizers over `JOB_COUNTS_WORK` goes to a job. That is the
-same unit RATE_LIMIT_WORK charges, and the request is charged before the
-job is queued, exactly as an inline count is. `POST /api/counts` then
-answers 202 with the job (webapp.jobs.views.accepted) and the Counts page
-shows the job panel; the job runs `count_all` on the same text and
-tokenizers and stores the very dict the inline answer would have been.
-
-With tools, every tokenizer that may have a chat template also renders the
-text and the tools twice (with and without them) and encodes both: each
-rendering is counted as the chat API charges it (its messages' and tools'
-characters: webapp.web.chat.chatting.work_of) and added to the same
-product (`CountsWork`), so big tools make a job sooner, never a long request.
-An opened file's template renders in a forked child: each of its renderings
-also counts FORK_UNITS, so many opened files with tools are a job too.
-
 What it does not do: answer HTTP or render the table (webapp.web.counts.routes).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
 """Counts (blueprint `counts`): every preset's token count of one text.
 
-- `POST /api/counts` - `{"text"[, "tokenizers": [names or ids]][, "tools": [specs]]}` ->
-  `{"chars", "bytes", "counts": [{"tokenizer", "tokens", "chars_per_token",
-  "bytes_per_token"[, "error"][, "tools_tokens"[, "tools_note"]]}]}`, every
-  preset by default, in the registry's order; with `tools` (the chat API's
-  function specs) each row adds what they cost that tokenizer
-  (webapp.web.counts.counting.tools_cost).
-- `GET|POST /counts` - the page: the text, an optional Tools box (the Chat
-  view's, `tools`: the specs as JSON), a sortable table (`sort`: a column,
-  "-" before it for descending) whose rows open that model on the Bytes page;
-  `POST /fragments/counts` is its live update (htmx). State lives in the form
-  and the URL (`?text=...&tools=...&sort=-tokens`), so it works without JavaScript.
-
-Characters x tokenizers (with tools, plus the templates' renderings) over
-`JOB_COUNTS_WORK` is counted by a job (webapp.web.counts.kinds): the API
-answers 202 with the job, the page shows the job panel, replaced by the same
-table once the job is done (the "counts" done view below). Either way the
-client is charged the work first.
-
 What it does not do: encode (webapp.web.counts.counting).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Explaining a text with the page's or the request's tokenizer, within the explain limit.
 
-`check_size` refuses a text over `LIMIT_EXPLAIN_BYTES` (its UTF-8 size, counted
-before anything is built: an explanation holds one entry per boundary, at most
-one per byte); `read_story` reads the optional boundary whose story is wanted;
-`explain_active` explains with the tokenizer `webapp.opened.active`
-resolved (typed merges, a preset or an opened file), through the tokenizer
-package's explainer, which checks its ids against the normal encode.
-
 What it does not do: routes (routes.py), the replay itself (webapp.tokenizer).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

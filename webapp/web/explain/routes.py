@@ -1,16 +1,6 @@
 """The explain routes: every boundary of a text's tokens explained (docs/explain.md).
 
-- `POST /api/tokenizers/<id>/explain` `{"text"[, "pretokenize", "allowed_special", "story"]}`:
-  a preset or an opened file, through its own stages;
-- `POST /api/explain` `{"text", "merges"[, "pretokenize", "story"]}`, or
-  `{"text", "merges", "vocab", "level": "chars"[, "story"]}`: typed rules;
-- `POST /fragments/explain`: the Bytes page's form (its text, tokenizer and
-  pre-tokenization, as the page encodes them), for static/explain.js.
-
-The answer: `{"ids", "tokens", "boundaries", "unit", "order"[, "model_text", "story"]}`.
-Every field is read by `webapp.infra.inputs`; problems are 4xx naming the
-field (`text` over LIMIT_EXPLAIN_BYTES, `story` past the last boundary, ...).
-What it does not do: explain (the tokenizer package does) or render pages.
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
 """One boundary's story in the Bytes page's Trace view: the pairs that met across it and what took them.
 
-`page_story(...)` explains the page's text with the page's tokenizer asking for
-boundary `story`'s story (the tokenizer package's replay, never recomputed
-here) and turns it into a `StoryView`: the boundary's cause and sentence, one
-`StoryStep` per pair that met there (its own rule, the merge that made one of
-its tokens, the merge that took one), each merge linked to its row of the Trace
-table, and the Trace rows marked with what they did at this boundary.
-
-Rows are matched to replay times as the two orders count time: list order by
-rule index (a Trace pass is one rule), library order by step number within the
-piece (the Trace lists a piece's firings in order, each row carrying the
-piece's start offset). A row is linked only when its rule is the one the
-replay names; a time past the passes the Trace shows has no link.
-
-Problems (a story index past the last boundary, a text over the explain limit,
-a tokenizer the explainer does not cover) become the view's `error` sentence,
-never an exception: the page stays as typed.
-
 What it does not do: replay merges, decide causes, or render (templates/partials/trace_story.html).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """The "import" job kind: opening a tokenizer file larger than `JOB_IMPORT_BYTES` in the background.
 
-`import_job` submits it (after the body was read and bounded), the kind
-parses, checks the limits, compiles and stores the tokenizer's compressed
-stored form as its blob, and the "open-bytes" / "open-chars" done views show
-the opened file in the page's Open status once it is done (or say that the
-file belongs on the other page).
-
 What it does not do: read the request (webapp.web.files.reading) or keep
 opened tokenizers (webapp.opened.store).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -19,7 +15,7 @@ from flask import url_for
 
 from webapp import tokenizer as tk
 from webapp.tokenizer.stages import needs_compiled
-from webapp.infra import inputs
+from webapp.infra import compound_inputs, inputs
 from webapp.infra.storage import content_id
 from webapp.jobs import queue
 from webapp.jobs.registry import Cancelled, JobOutput, Progress, done_view, job_kind, pack_bytes, unpack_bytes
@@ -56,7 +52,7 @@ def run_import(params: dict[str, Any], progress: Progress, cancelled: Cancelled)
         chat_limits=limits.chat,
     )
     progress(0.6, f"checking {len(tok.merges):,} rules against the limits")
-    inputs.check_loaded_limits(len(tok.merges), len(tok.vocab), limits)
+    compound_inputs.check_loaded_limits(len(tok.merges), len(tok.vocab), limits)
     if needs_compiled(tok):  # (only byte-level rules in list order run on a compiled list)
         progress(0.75, f"compiling {len(tok.merges):,} rules")
         tk.compile_byte_merges(list(tok.merges))  # the same check the page's first encode makes

@@ -13,7 +13,7 @@ from typing import Any
 
 from flask import request
 
-from webapp.infra import inputs, ratelimit
+from webapp.infra import compound_inputs, inputs, ratelimit
 from webapp.web.files.kinds import import_job
 from webapp.infra.errors import quote
 from webapp.infra.body import is_json_request, read_body, read_json_object
@@ -94,5 +94,5 @@ def import_from_request(*, page: bool = False) -> Any:
         req.content, fmt=req.fmt, merges_txt=req.merges_txt, filename=req.filename,
         limits=inputs.current_limits().sizes, config=req.config, chat_limits=inputs.current_limits().chat,
     )
-    inputs.check_loaded_limits(len(tok.merges), len(tok.vocab), inputs.current_limits())
+    compound_inputs.check_loaded_limits(len(tok.merges), len(tok.vocab), inputs.current_limits())
     return store_tokenizer(tok)

@@ -1,30 +1,11 @@
 """Tokenizer files over HTTP: the routes to import, describe, encode, decode and export them.
 
-Routes (blueprint `files`):
-
-- `POST /api/import` - a tokenizer file in (multipart upload `file` [+ `merges_file`
-  for a vocab.json + merges.txt pair], a JSON body `{"content", "format",
-  "merges_txt", "filename"}`, or the raw file as the body); out: its id, a
-  summary and the playground's merges and vocab (`?include=summary` leaves
-  those out). The tokenizer is stored content-addressed, so the same file
-  always gets the same id and share links can point at it.
-- `GET /api/tokenizers/<id>` - a stored tokenizer (summary, merges, vocab).
-- `POST /api/tokenizers/<id>/encode` - `{"text"[, "pretokenize"]}` -> ids in the
-  file's own numbering, tokens with byte spans, pre-tokens (the JSON key keeps the name "pieces"); for a
-  tokenizer.json encoded with its own pipeline, `model_text` is the text the
-  spans index (after its normalizer, prefix spaces, ...).
-- `GET|POST /api/export?format=playground|hf|minbpe|tiktoken` - a download of a
-  stored tokenizer (`tokenizer`), of merges [+ vocab, `level`], or of the
-  merges learned from `words` + `num_merges`.
-- `POST /files/open/<tool>`, `POST /files/close/<tool>`, `POST /files/export/<tool>` -
-  the page controls (partials/open_tokenizer.html, partials/export.html);
-  they answer htmx with a fragment and a plain form post with the full page
-  or the download.
-
 What it does not do: keep opened tokenizers or give the pages their hooks
 (webapp.opened.store), read an import request (webapp.web.files.reading), parse
 file formats (webapp.tokenizer.formats), render tokens (the pages do), or
 keep anything in the browser.
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
 """The "languages" job kind: count every language under a tokenizer that has no stored counts.
 
-A preset's counts are computed once at set-up and stored (webapp.tokenizer's
-languages.stored); `find_counts` answers those at once. Any other tokenizer -
-an opened file or a corpus-trained result (by its stored id), typed byte
-merges, or a preset whose counts are not stored yet - is counted by this job
-kind, submitted with the tokenizer's content (an opened id is its content's
-hash; typed merges are the params themselves), so the same tokenizer finds
-the same job and its stored result: cached by content. The job runs under
-the usual time and memory budgets; its progress is the languages counted.
-
 What it does not do: answer HTTP or render pages (webapp.web.languages.routes).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """Languages (blueprint `languages`): the declarations, their texts, their counts, and the page.
 
-- `GET /api/languages` - every declaration's record, articles, characters,
-  bytes and main script (webapp.tokenizer's language_catalog).
-- `GET /api/languages/<code>/text` - `{"code", "text", "english", "articles"}`:
-  the declaration and English over the articles both have.
-- `POST /api/languages/counts` - `{"tokenizer": <preset or opened id>}` or
-  `{"merges": [[l, r, new], ...][, "pretokenize"]}`: the counts (200) at once
-  for a stored preset or a finished job, else the job (202, webapp.jobs.views).
-- `GET /languages` - the page; `GET /fragments/languages` its htmx update (the
-  same state, in the URL: tokenizer, compare, script, q, complete, sort).
-- `GET /languages/<code>/bytes?tokenizer=...[&article=N]` - the Bytes page
-  with that declaration's text (all shared articles, or one) and tokenizer.
-
 What it does not do: count (kinds.py) or draw (views.py, the templates).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
 """The Languages page's view model: the table's rows (filtered, sorted) and the charts' shapes.
 
-Everything drawn comes from the rows the table shows, so each bar, dot and
-label says what the table says:
-
-- the chart: each counted language's premium, sorted, on a log2 scale around
-  English (1x), English's bar marked;
-- the map: each language a dot at its latitude and longitude on a plain
-  equirectangular projection (x from longitude, y from latitude, no base map),
-  coloured by premium band (`BANDS`); declarations whose place is unknown (the
-  package gives them -75, 30) are not drawn and are counted under the map;
-- the scatter (two tokenizers): premium under the first against premium under
-  the second, log2 on both axes, the diagonal where both treat a language
-  alike; a dot 10 % or more off the diagonal is coloured by the side that
-  treats it worse, and the `LABELLED` farthest off carry their names.
-
 What it does not do: count (webapp.web.languages.kinds) or parse requests.
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

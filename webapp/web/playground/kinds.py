@@ -1,17 +1,6 @@
 """The tool pages' background jobs: long inputs render as a job, and how finished jobs show.
 
-- "page": a Bytes or Characters page state too big to compute inline (over
-  `JOB_ENCODE_CHARS`, or `JOB_CHARS_TEXT` / `JOB_CHARS_RULES`); the worker
-  renders exactly the fragment the request would have rendered, through the
-  render function the pages hand to `register_page_kinds` (so this module
-  never imports the pages);
-- "ids": every id of such a state, the ids download of a long text;
-- the Train page's large inputs use the engine's "train" kind
-  (webapp.web.api.kinds) and show through the "train" done view here.
-
-`page_panel(tool, state)` is the one check a page makes before computing: the
-job's panel when the state is over its threshold, else None.
-What it does not do: compute a page (webapp.web.playground.compute).
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,23 +1,6 @@
 """The playground pages: Bytes, Characters and Train, full pages and htmx fragments.
 
-Every tool page is one form whose fields hold the page's whole state (text,
-merges, vocab, ids, words, num_merges, pretokenize, view). The same state is
-computed the same way whichever way it arrives:
-
-- `GET /bytes` (query string, or `?example=<key>`, or the first example),
-- `POST /bytes` (a normal form post: JavaScript off, the full page),
-- `POST /fragments/bytes` (htmx: the results partial plus out-of-band swaps
-  for the error slot beside every field),
-- `render_tool_page(tool, state)` (share links at /s/<id>).
-
-One request: the fields are normalized (webapp.web.playground.fields), the
-active tokenizer is resolved and loaded once (webapp.opened.active), a
-state over its job threshold becomes a job whose panel shows
-(webapp.web.playground.kinds), else webapp.web.playground.compute parses the
-fields (webapp.infra.inputs), runs the engine and shapes the result
-(webapp.web.common.viewmodels) for the templates. This module holds the routes
-and the rendering; the examples are in webapp.web.playground.examples.
-Nothing here parses formats or knows how tokens are colored.
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -38,7 +21,8 @@ from webapp.jobs import queue
 from webapp.web.playground import kinds
 from webapp import tokenizer as tk
 from webapp.web.playground.examples import EXAMPLES, LANDING_PRESET, LANDING_TEXT
-from webapp.web.playground.compute import COMPUTE, apply_action
+from webapp.web.playground.actions import apply_action
+from webapp.web.playground.compute import COMPUTE
 from webapp.web.playground.fields import (
     ERROR_FIELDS,
     FIELDS,

@@ -1,17 +1,9 @@
 """The real tokenizer presets over HTTP (blueprint `presets`).
 
-- `GET /api/tokenizers` - the presets: name, aliases, pattern, special tokens
-  with ids, vocab size, the rank file's SHA-256, and whether it is installed.
-- `POST /files/preset/<tool>` - the Bytes page's preset buttons: like opening
-  a file, it answers htmx with the status partial (which carries the preset
-  name as the page's `tokenizer` field) and a plain form post with the page.
-
-A preset is used everywhere an opened file's id is accepted, by its name
-(`/api/tokenizers/cl100k_base/encode`, `/bytes?tokenizer=o200k_base`, share
-links): `webapp.opened.store.load_tokenizer` opens preset names (`preset_entry`).
-
 What it does not do: read rank files (webapp.tokenizer.presets.openai) or encode
 (webapp.tokenizer.presets.real).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """The prompt routes: which tokens of a text are final, witnesses for the others, token healing.
 
-- `POST /api/tokenizers/<id>/prompt` `{"text"[, "pretokenize"]}`: a preset or an opened file;
-- `POST /api/prompt` `{"text", "merges"[, "pretokenize"]}`: typed byte-level rules;
-- `POST /fragments/prompt`: the Bytes page's form, as the page encodes it (static/prompt.js asks it as you type).
-
-The answer: `{"ids", "stable", "unstable": [{"index", "witness"}], "undecided", "end",
-"healing": {"candidates", "examples": [{"id", "text"}]}}` (the fragment adds each token's
-`start` / `end`). Texts over LIMIT_EXPLAIN_BYTES are a 400 naming `text`. Every error of these
-routes is JSON, `/fragments/prompt`'s too (`{"error": {"message", "field"}}`): the page's script
-shows it in its note. What it does not do: decide anything (webapp.tokenizer.prompt does).
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,25 +1,9 @@
 """Share links: save a tool page's whole state, open it again at /s/<id>.
 
-Routes (blueprint "share"):
-
-- `POST /share` - the tool page's form (the share partial's button). With htmx
-  it answers the share-result partial (link + copy button); without
-  JavaScript it redirects (303) to the link.
-- `GET /s/<id>` - the saved page, filled in and computed, rendered by the
-  pages module (`webapp.web.playground.pages.render_tool_page`); it can be edited and shared
-  again as a new link. Unknown or malformed ids get a friendly 404 page.
-- `POST /api/share` - JSON state in, `{"id", "url", "path", "tool"}` out
-  (201 when new, 200 when the same state was already saved).
-- `GET /api/share/<id>` - `{"id", "url", "path", "tool", "state"}`; POSTing
-  that `state` again gives the same id.
-
-A state is the tool ("bytes" | "chars" | "train") plus the page's form-field
-values as strings. It is stored as canonical JSON (sorted keys, no spaces)
-through the content-addressed storage, so the same state always gets the same
-id and a saved state never changes. Its size is limited by LIMIT_SHARE_BYTES.
-
 What it does not do: parse or validate the fields' contents (a share of a page
 showing an error reopens showing the same error), or delete shares.
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
 """The Vocabulary's job kind ("vocab-unreachable") and the caches of its answers.
 
-- `index_of(entry)`: the tokenizer's `VocabIndex`, built once per process and kept in
-  `INDEXES` (bounded: 4 tokenizers, 256 MiB of their estimates).
-- `unreachable_of(entry)`: the unreachable tokens of a preset or opened file. A vocabulary
-  of at most `JOB_VOCAB_TOKENS` tokens (a setting, default 2,000, docs/limits.md) is answered
-  inline; a larger one is a job, submitted once: the
-  job store is content-addressed, so the same tokenizer always finds the same job (only
-  starting it counts as a write against RATE_LIMIT_WRITES, finding it is a read), and
-  once it is done every request (from any worker process) reads its stored result. Each
-  process also keeps the answer in `REACH` (bounded: 16 tokenizers, 4,000,000 ids in all).
-
 What it does not do: answer HTTP (routes.py) or build what the page shows (views.py).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
 """The Vocabulary (blueprint `vocab`): the vocab API and the Vocabulary page.
 
-- `GET /api/tokenizers/<id>/vocab?q=&offset=&limit=` - the tokens whose bytes contain the
-  UTF-8 bytes of `q` (all tokens without `q`), in id order, with `total`.
-- `GET /api/tokenizers/<id>/vocab/<token_id>` - one token's card: `made_from`, `tree`,
-  `used_by`, `self_ids`, and its verdict: `status`, `reachable`, `witness`, `own`, `group`, `reason`.
-- `GET /api/tokenizers/<id>/unreachable` - `{"count", "ids", "partial", "groups", "witnesses",
-  "undecided"}` (webapp.tokenizer.vocab.reach); a 202
-  with the job while a large vocabulary's answer is being computed (webapp.web.vocab.kinds).
-- `POST /api/unreachable` `{"merges"[, "pretokenize"]}` - the same answer for typed byte rules, inline.
-- `GET /vocab?tokenizer=&q=&offset=&token=&text=` - the page: search, a token's card, the
-  unreachable tokens grouped, token lengths, scripts. Everything is in the URL, so it works
-  without JavaScript and a link shares it; `text` is the Bytes page's text, so the card can
-  show where that text uses the token and link back to it.
-
-Every query field is checked before any work (webapp.infra.inputs: `q`, `offset`, `limit`);
-the API answers a bad one with a 400 naming it, an unknown token id with a 404; the page
-shows the message beside its field and keeps what was typed.
-
 What it does not do: compute (webapp.tokenizer.vocab via kinds.py and views.py).
+
+Decisions and details: docs/architecture.md, "Module notes".
 """
 
 from __future__ import annotations

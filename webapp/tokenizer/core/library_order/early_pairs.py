@@ -1,34 +1,8 @@
 """Pairs of a word's first symbols that may be merged before anything else: fewer steps in the merge loop.
 
-In the library's order (core/library_order/merges.py) the lowest-ranked pair present
-fires, the leftmost among equal ones, until no pair has a rule. Take a word's
-first symbols s_0 .. s_n-1 and a pair p = (s_i, s_i+1) whose rule, of rank
-r, makes the token T. Call p *early* when
-
-1. every rule (X, s_i) whose X ends with the character s_i-1 ends with has a
-   rank above r (nothing on p's left can take s_i first), and so has every
-   rule (s_i+1, Y) whose Y starts with the character s_i+2 starts with
-   (nothing on its right can take s_i+1); a side with no neighbour passes;
-2. every rule with T as an operand has a rank above r.
-
-Then merging p before anything else gives the same result. Until p fires in
-the library's order, the global minimum is at most r (p is there), so no
-rule of the kind in (1) fires and s_i, s_i+1 stay; every other pair is the
-same in both runs, and the pairs beside T in the early run rank above r by
-(2), so both runs fire the same rules in the same order, and once p fires
-they hold the same symbols. (Whatever X or Y has grown into meanwhile still
-ends or starts with the same character: merging joins texts.) Taking every
-early pair of a word at once is exact too, one after another by the same
-argument; two early pairs never overlap (for p and the pair to its right, (1)
-makes each one's rank lower than the other's).
-
-The tables work on *units*: the 256 characters of GPT-2's byte alphabet (for a
-byte-level model every first symbol is one) - which unit a token is, if it
-is one character, and which units its text starts and ends with.
-`benchmarks/bench_chat_counts.py` chats: about 57% of the merges of words
-never seen before are early ones, done here with numpy.
-
 What it does not do: the merging itself (merges.py), or text.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations

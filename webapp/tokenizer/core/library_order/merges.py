@@ -1,29 +1,9 @@
 """The library's merge order: at each step the lowest-ranked pair present fires.
 
-A Hugging Face BPE file is not an ordered rule list that is visited once per
-rule (the playground's seed algorithm, engine.py). The `tokenizers` library
-reads it as a map pair -> (rank, new id), the rank being the rule's position
-in the file (when a pair is listed twice the last listing is the one kept),
-and merges a word like this:
-
-    while some neighbouring pair (a, b) has a rule:
-        take the pair with the lowest rank; among equal ones, the leftmost;
-        replace that one occurrence by the rule's new id
-
-So a rule may fire after a later rule made one of its operands (gemma3's rule
-1300, `▁▁ ▁▁`, needs `▁▁` from rule 1393), and a rule may fire again after a
-lower one. `reference.library_order_merge` states this literally; this module
-does the same faster: a plain scan for short words (a list of pair ranks,
-updated around each merge) and, for long ones, a heap of (rank, position)
-entries checked for staleness when popped (the library's own structure).
-
-Equal to the library's `merge_all` without dropout: the library validates a
-popped entry by its new id rather than its rank, but a pair at a position can
-only change into a longer one, whose joined token is another vocab string
-with another id, so both checks accept exactly the same entries.
-
 What it does not do: map text to symbols (hf/model.py does: vocab, byte
 fallback, unknown token), pre-tokenization, dropout.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -80,12 +60,7 @@ class LibraryMerges:
     def __init__(
         self, rules: Iterable[Sequence[int]] | np.ndarray, pair_table: tuple[np.ndarray, np.ndarray] | None = None
     ) -> None:
-        """`rules`: (left, right, new) triples of non-negative ids, or an n x 3 integer array of them.
-
-        `pair_table`: the rules' `pair_table()` as a stored form kept it (checked: sorted, one rank per
-        key, at most one key per rule); the pair map and the new ids are then made from the arrays on
-        first use (`ranks`, `news`), not here: a first encode whose pieces are all whole tokens never
-        reads them, and making them is most of the time a stored form takes to read."""
+        """`rules`: (left, right, new) triples of non-negative ids, or an n x 3 integer array of them."""
         flat = rules if isinstance(rules, np.ndarray) else np.array(list(rules), dtype=object).reshape(-1, 3)
         self.count = count = len(flat)
         # (over the new ids too: a merged symbol is then always below the shift, so only the

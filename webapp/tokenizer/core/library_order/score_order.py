@@ -1,32 +1,8 @@
 """SentencePiece's merge order: the pair whose joined piece scores highest fires next, the leftmost on ties.
 
-A SentencePiece BPE model (`bpe_model.cc`) has no merge list: any two
-neighbouring symbols whose concatenation is a piece of the model may merge,
-and at each step the pair with the highest piece score fires, the leftmost
-among equal scores, even when the two pairs make different pieces (Mistral's
-and Llama's whitespace pieces `▁▁`, `▁▁▁▁`, ... all share one score).
-
-`ScoreMerges` takes rules (left, right, new) listed in score order (the
-formats module writes one rule per way of splitting each piece in two) and a
-level per rule (0 for the best score; rules of equal score share a level).
-It merges like `LibraryMerges` (the same heap of (priority, position) entries
-checked when popped), the priority being the level instead of the rank, so
-equal levels go by position. A popped entry is taken when the pair now at its
-position has the entry's level: that pair's own entry has the same priority,
-so the pair fired is the one with the best (level, position), as in
-sentencepiece, whose check (the two symbols' lengths add up to the pair's) accepts
-the same pairs.
-
-Many words at once (`merge_many_flat`, what a batch of new pieces takes)
-merge in rounds with numpy over all of them, with every rule's pair key,
-level and new id in a hash table (`level_table`, a `PairIndex`): in each round
-every word's best pair fires, and with it every other pair that the literal
-order provably fires next (`_merge_round` gives the argument). The batch
-tables of LibraryMerges are not used (its pair table and early pairs give a
-rank, and its merging reads a rule's new id by rank: here one level is shared
-by several pairs, so the new id is read by pair; `pair_table()` is None).
-
 What it does not do: map text to symbols (hf/model.py).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -173,11 +149,7 @@ class ScoreMerges(LibraryMerges):
         """`merge` of many words at once: (every word's merged symbols in a row, int64; each word's count
         of them). `symbols`: the words in a row (int64, each below the shift), `ends`: where each ends
         (every word non-empty).
-
-        From BATCH_WORDS words they merge in rounds over all of them with numpy (`_merge_round`: in each
-        word its best pair, and with it every other pair it proves the literal order fires next); once
-        ROUNDS_FEW_LEFT words or fewer still merge, those are finished one by one (a long word of one
-        repeated pair needs a round per merge). Fewer words go one by one."""
+        """
         count = len(ends)
         bounds = np.asarray(ends, dtype=np.int64)
         lengths = np.diff(bounds, prepend=0)
@@ -230,25 +202,6 @@ def _merge_round(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One round of `merge_many_flat` over words in a row: (symbols, pairs, lengths) after it, the done
     words' symbols taken out (their lengths stay: the caller drops them).
-
-    By symbol, `pair` is the pair it starts, level << 32 | new id (`index.missing` at a word's last
-    symbol), `key` is level * n + position (the literal order: least level, then leftmost), `best`
-    each word's least key, `done` the words with no pair left.
-
-    Which pairs fire. A candidate is a pair whose key is below both neighbouring pairs' keys (a local
-    minimum; two candidates never share a symbol). Let `block` be, in its word, the least level of
-    (a) the pairs that are no candidate and share no symbol with one, and (b) every pair a
-    candidate's merge can make: its new piece with the symbol before and with the one after it, and,
-    where two candidates are one symbol apart, the two new pieces together. Every candidate whose
-    level is below `block` fires, and the word's best pair always does. Why that is the literal
-    order, one merge at a time: with m = block - 1 and S the candidates at level m or below, after
-    any part of S has fired, each pair present is (1) a pair of S not fired yet, at level m or below;
-    (2) a pair made by a merge of S: level above m, by (b), whatever order the others fired in;
-    (3) a pair of the start next to a pair of S not fired yet: that one's key is lower (it is a local
-    minimum); (4) any other pair of the start: level above m, by (a) or because it was next to a
-    candidate above m, whose level is then below its own. So the next merge is always a pair of S,
-    nothing else fires until all of S has, and the word is then what this round makes of it. When
-    `block` is at or below the best level, S is the best pair alone: one literal merge.
     """
     missing = index.missing
     rising = key[:-1] < key[1:]  # (keys are distinct: a position each)
@@ -290,14 +243,7 @@ def _merge_round(
 
 
 class PairIndex:
-    """Pair keys (int64, not negative) -> (level, new id), looked up many at a time with numpy.
-
-    An open-addressing hash table (a key's home slot from Fibonacci hashing, then the next slots in
-    turn), four to eight slots a key: most lookups read one slot, where a binary search in the
-    sorted keys reads about 16 scattered ones. When the keys crowd it (a key placed PROBE_LIMIT slots
-    or more past its home, or PROBE_LIMIT slots in a row taken: keys a file could choose), it keeps
-    the sorted keys instead, so that no lookup costs more than PROBE_LIMIT passes.
-    """
+    """Pair keys (int64, not negative) -> (level, new id), looked up many at a time with numpy."""
 
     __slots__ = ("none", "bits", "slots", "values", "sorted_keys", "missing")
 

@@ -1,32 +1,10 @@
 """The batch encoder: many segments of a well-formed byte-level merge list at once, with numpy.
 
-What it does:
-* `encode_pieces(tables, data, piece_lengths, ...)` - the ids of each
-  piece (pre-token) of a joined byte string, every piece encoded on its own:
-  what pretokenize/textencode.py hands over for the pre-tokens of new text.
-* `merge_segments(tables, tok, lengths, ...)` - the rounds themselves, for
-  segments given as one array of bytes (CompiledByteMerges.encode_batch,
-  the cold path, uses it too).
-* `BatchTables` - everything the batch reads of a compiled list, as one
-  value: the sorted pair keys and their first ranks, every rule's new id,
-  the 256 x 256 byte-pair rank table, the operand ranks (made on the first
-  big batch), the pair lookup, the split table and the engine that finishes
-  capped batches. `make_batch_tables` builds it from a list's arrays;
-  `CompiledByteMerges.batch_tables()` makes its own once and keeps it, so
-  this module never reaches into a compiled list (nor imports byte_level.py).
-* `PairRanks` - a pair's first rule, for thousands of pairs at once: a
-  search in the sorted pair keys, or an open-addressing hash table once
-  the batch is big enough for that to pay.
-
-Why it is exact (a well-formed list: every new id >= 256, made by one rule,
-its operands bytes or made earlier) is said where each step is taken:
-`merge_segments` (the rounds, one rule per segment and round plus the pairs
-that cannot be disturbed, and the hand-over to the engine) and
-`OperandRanks`.
-
 What it does not do: lists that are not well-formed (the engine takes those,
 segment by segment), caching (byte_level.py and pretokenize/textencode.py keep the
 results), traces.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -51,21 +29,7 @@ HASH_PROBES = 2  # probes in the hash table before the few keys left take the so
 
 
 class PairRanks:
-    """The first rule of pairs of ids, looked up many at a time (keys: left * shift + right).
-
-    Two ways, the same answers: a binary search in the sorted distinct keys
-    (cheap to have), and, for big lookups, an open-addressing hash table (12
-    bytes a slot, 4 to 8 slots a pair: 6.3 MB for cl100k, 12.6 MB for o200k).
-    `benchmarks/measure_batch.py` measured, for 6,000 keys, 64-115 ns a key
-    for the search (its sort included) against 16-35 ns for the table, about
-    3x faster; building the table took 15-17 ms for cl100k and 32-33 ms for
-    o200k. So it is made when searching has cost about as much (once as many
-    keys were searched as there are pairs: a one-off encode, such as a cold
-    start, never pays for it), or at the first big lookup when `eager` (a
-    precompiled list, kept to serve many requests). A key whose home slot
-    and next slot hold other keys takes the search: no probe chain is ever
-    walked to its end.
-    """
+    """The first rule of pairs of ids, looked up many at a time (keys: left * shift + right)."""
 
     _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key * this
 
@@ -143,20 +107,7 @@ class PairRanks:
 
 
 class OperandRanks:
-    """For every id, the first rule that has it as left operand, and as right operand (made on first use, once).
-
-    int32 (4 bytes an id); an id no rule takes has the int32 maximum, above
-    every rule index (a list has far fewer than 2^31 rules) and below INF,
-    so a pair ranked INF is never taken for safe.
-
-    A pair (x, y) of rank r whose x no rule before r takes as right
-    operand, and whose y no rule before r takes as left operand, fires
-    at r whatever happens around it: nothing before r can take x or y
-    away, and the token it makes only enters rules after r. Merging it
-    early changes no other merge (exact), and saves the batch a round.
-    Only a big batch fires such pairs, so only a big batch makes them
-    (1.6 MB for o200k: a list never encoded in bulk does without).
-    """
+    """For every id, the first rule that has it as left operand, and as right operand (made on first use, once)."""
 
     def __init__(self, flat: np.ndarray, size: int) -> None:
         """`flat`: the rules as an n x 3 int64 array; `size`: one more than the highest id."""
@@ -260,14 +211,7 @@ def encode_pieces(
     tables: BatchTables, data: bytes, piece_lengths: Sequence[int], max_rounds: int | None = None,
     relabel: np.ndarray | None = None,
 ) -> list[tuple[int, ...]]:
-    """The ids of each piece of `data` (its pieces, in order, are `piece_lengths` bytes long), well-formed lists only.
-
-    Each piece is encoded on its own (pre-tokens: nothing merges across a
-    piece's end), with the pieces cut further at the split table's cut
-    points, all in one batch straight from the joined bytes: no bytes
-    object per piece or part is made. `relabel`, an array indexed by id,
-    gives every id's output id (an imported file's own ids).
-    """
+    """The ids of each piece of `data` (its pieces, in order, are `piece_lengths` bytes long), well-formed lists only."""
     size = len(data)
     tok = np.frombuffer(data, dtype=np.uint8).astype(np.int64)
     piece_ends = np.cumsum(np.fromiter(piece_lengths, dtype=np.intp, count=len(piece_lengths)))
@@ -294,44 +238,6 @@ def merge_segments(
 
     Returns (ids, counts): each segment's ids after every rule, concatenated
     in segment order, and how many ids each segment has. `tok` is changed.
-
-    In a big batch (BIG_BATCH positions or more), segments of one or two
-    bytes take at most one rule (their pair's first) and are done at once;
-    the others go through `_merge_rounds`, the same
-    semantics as the engine for all segments side by side. The positions
-    sit in one array, each linked to the next and previous position of its
-    segment (a merge unlinks its right operand), and a position's rank is
-    the first rule of its pair with the next one. In a well-formed list that
-    rank never goes stale: a pair that appears when rule k makes `new` holds
-    `new`, so every rule for it comes after k, and a pair's later duplicates
-    can never fire (its operands are never made again). Each round, in every
-    segment:
-    * its smallest rank fires at all the positions holding it - left to
-      right, non-overlapping: in a run like "a a a" under (a, a) only every
-      other position fires;
-    * in a big batch, so does every *safe* pair: one of rank r whose left token no rule
-      before r takes as its right operand and whose right token no rule
-      before r takes as its left operand (`OperandRanks`).
-      Nothing before r can take either token away, so the pair is still
-      there at r and fires then whatever else happens; the token it makes
-      only enters rules after r, so firing it early changes no other merge.
-      (Two safe pairs never share a token, nor does a safe pair and the
-      smallest rank: the shared token would be an operand of the lower rule.)
-    Then the new pairs around each merge are ranked. A segment is done when
-    no pair of it has a rule.
-
-    A round costs passes over the arrays, and most segments are done after a
-    round or two (real text cut at the split table's cut points is mostly 1
-    to 3 bytes long), so in a big batch, once at least half the segments are
-    done, they are set aside and the arrays are packed to the live positions of the others
-    (their ranks stay valid: a live position's rank is that of its pair with
-    the next live one). With `max_rounds`, the segments still merging after
-    that many rounds - or once only BATCH_FEW_LEFT are, and the engine's
-    indexes exist - finish in the engine, which runs ordinary BPE from their
-    current ids: exact, because every merge done so far is one the rule
-    order makes anyway (the smallest ranks in order, the safe pairs at their
-    own rank undisturbed), so BPE from here applies exactly the rules that
-    were still to come.
     """
     news = tables.news
     count = len(lengths)

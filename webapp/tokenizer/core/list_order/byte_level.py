@@ -1,60 +1,8 @@
 """Byte-level BPE: encode text with `[left, right, new]` rules.
 
-What it does:
-* `encode(text, merges)` - the contract (docs/algorithms.md), exactly: UTF-8 bytes as ids
-  0..255, then every rule visited once in list order (see engine.py for how
-  that is done without a pass per rule).
-* `compile_byte_merges(merges)` - validates a merge list once and returns a
-  reusable `CompiledByteMerges` (encode / encode_trace / implied_byte_vocab
-  accept it wherever a list is accepted). Lists are also compiled implicitly,
-  through a small cache keyed by their content.
-* `encode_trace(...)` - the same encoding plus a bounded trace for the UI.
-* decoding lives in byte_decode.py, the split points in byte_splits.py.
-* `implied_byte_vocab(merges)` - the vocab a merge list implies.
-
-Exact and fast: a merge can only join a token ending in byte x to a token
-starting in byte y if some rule's left side can end in x and its right side
-can start in y. What each id can start / end with is a fixpoint over the
-rules (order ignored, so it over-approximates safely even for odd lists;
-numpy pointer jumping for well-formed lists, a worklist otherwise).
-Between two neighbouring bytes that form no such pair the text is cut; the
-segments encode independently (a numpy scan finds the cuts) and identical
-segments are looked up in a bounded per-list cache. The initial pair ranks of
-the whole text come from one numpy lookup in a 65,536-entry table.
-
-Well-formed lists (the usual case; checked while the split table is built)
-take a faster cold path: a pair's first rule is then never stale, so the
-distinct segments that miss the cache are encoded all at once with numpy
-(batch.py: rounds of rules over all segments side by side, new pairs ranked
-by a search in the sorted pair keys), and the engine's Python dicts are never built
-unless a segment is longer than SMALL_SEGMENT. Other lists use the engine
-segment by segment. Compiling an all-int list goes straight to an int64 array
-(the compiled-list cache is keyed by its bytes); the tuple of rules is made
-only when something asks for `.rules`.
-
-`CompiledByteMerges.rules`, `.table.run(segment, events)` and `.bounds(data)`
-are also used by pretokenize/pretokenized.py (pre-tokenized traces).
-
-Decisions where the contract is silent:
-* `implied_byte_vocab`: ids 0..255 are their own byte; then rules in list
-  order, a rule defining `new` as bytes(left) + bytes(right) when `new` has no
-  bytes yet and both operands have bytes by then. So the first definition of
-  an id wins, a rule naming a token made only later defines nothing (it can
-  never fire either), and a rule with `new` < 256 never changes a byte's
-  meaning. For well-formed lists (each `new` >= 256 and made by one rule
-  only, both operands bytes or made by an earlier rule)
-  decode(encode(text), implied_byte_vocab(merges)) == text for every text.
-* Decode: an empty vocab entry is a token of no bytes; invalid UTF-8 is
-  reported at the first bad byte offset (0-based) with the position (1-based)
-  and id of the token holding that byte; a sequence cut off at the end is
-  reported at the offset where the unfinished character starts.
-* Trace: `Token.value` is the input bytes the token covers (exact even when
-  odd rules give one id different bytes); steps hold the rules that fired in
-  list order with their total matches over the whole text; rule indices in the
-  trace count from 0 (list positions); `pretokens` stays empty (the contract has
-  no pre-tokenization; the engine's cut points are an internal speed-up).
-
 What it does not do: pre-tokenization, special tokens, size limits.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -62,7 +10,7 @@ from __future__ import annotations
 import threading
 from bisect import bisect_left
 from itertools import chain
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Union
 
 import numpy as np
@@ -71,10 +19,8 @@ from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache, estimated_bytes
 from webapp.tokenizer.core.list_order import batch, engine
 from webapp.tokenizer.core.list_order.byte_splits import split_table_fixpoint, split_table_well_formed, rules_array
 from webapp.tokenizer.core.list_order.engine import RuleTable
-from webapp.tokenizer.core.list_order.tracing import build_trace, run_segments
 from webapp.tokenizer.core.ranks import INF
 from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits, check_sizes
-from webapp.tokenizer.traces import DEFAULT_TRACE_LIMITS, EncodeTrace, TraceLimits
 from webapp.tokenizer.validation import ByteRule, plain_byte_values, validate_byte_merges, validate_text
 
 # Bounds on memory: segments per compiled list, longest segment cached, compiled lists kept.
@@ -358,11 +304,7 @@ class CompiledByteMerges:
         return out
 
     def batch_tables(self) -> batch.BatchTables:
-        """The tables the batch encoder reads (batch.py), made once, on first use; well-formed lists only.
-
-        The pair index comes from the precompiled form when this list was read back
-        (`from_array`); the pair hash table is built eagerly when the list is kept to
-        serve (a precompiled list: it has, or defers, a whole-token table)."""
+        """The tables the batch encoder reads (batch.py), made once, on first use; well-formed lists only."""
         tables = self._batch_tables
         if tables is None:
             with _TABLES_LOCK:
@@ -379,11 +321,7 @@ class CompiledByteMerges:
         return tables
 
     def encode_batch(self, segments: list[bytes], max_rounds: int | None = None) -> list[tuple[int, ...]]:
-        """Encode many segments (any length; meant for 1..SMALL_SEGMENT bytes) of a well-formed list at once.
-
-        See batch.merge_segments; with `max_rounds`, the segments still merging
-        after them (or once only batch.BATCH_FEW_LEFT are) finish in the engine.
-        """
+        """Encode many segments (any length; meant for 1..SMALL_SEGMENT bytes) of a well-formed list at once."""
         tok = np.frombuffer(b"".join(segments), dtype=np.uint8).astype(np.int64)
         lengths = np.fromiter(map(len, segments), dtype=np.intp, count=len(segments))
         ids, counts = batch.merge_segments(self.batch_tables(), tok, lengths, max_rounds)
@@ -415,13 +353,7 @@ _compiled: BoundedCache[CompiledKey, CompiledByteMerges] = BoundedCache(
 
 
 def _plain_rules_array(merges: Any) -> np.ndarray | None:
-    """A non-empty list of [left, right, new] of plain non-negative ints as an n x 3 int64 array.
-
-    None for anything else (empty, other types, a negative or a huge id):
-    `validate_byte_merges` then takes over and names any mistake. What passes
-    here is exactly what `validate_byte_merges` accepts through its own fast
-    path, with the same values.
-    """
+    """A non-empty list of [left, right, new] of plain non-negative ints as an n x 3 int64 array."""
     if not isinstance(merges, (list, tuple)) or not merges:
         return None
     values = plain_byte_values(merges)
@@ -462,12 +394,7 @@ def _keep(key: CompiledKey, compiled: CompiledByteMerges) -> CompiledByteMerges:
 
 
 def compiled_from_key(key: CompiledKey) -> CompiledByteMerges:
-    """The compiled list `key` (a `CompiledByteMerges.key`) names: from the cache, else compiled again.
-
-    The key was made from validated rules, so nothing is parsed or validated
-    again; callers keep keys instead of compiled lists so that the compiled
-    lists alive are the ones this module's cache bounds.
-    """
+    """The compiled list `key` (a `CompiledByteMerges.key`) names: from the cache, else compiled again."""
     compiled = _compiled.get(key)
     if compiled is None:
         if isinstance(key, bytes):  # (read-only view of the key's bytes: nothing writes to the rule array)
@@ -486,9 +413,6 @@ def clear_caches() -> None:
 def encode(text: str, merges: Any) -> list[int]:
     """Byte-level encode (docs/algorithms.md, section 1). `merges` is a list of [left, right, new] or compiled.
 
-    The text's UTF-8 bytes are the first ids; each rule, in list order, joins
-    every `left, right` neighbour pair into `new`:
-
     >>> from webapp.tokenizer import encode
     >>> encode("hi! hi", [[104, 105, 256], [256, 33, 257]])  # h+i -> 256, then 256+! -> 257
     [257, 32, 256]
@@ -501,53 +425,8 @@ def encode(text: str, merges: Any) -> list[int]:
     return compiled.encode_bytes(text.encode("utf-8"))
 
 
-def encode_trace(
-    text: str,
-    merges: Any,
-    *,
-    limits: TraceLimits = DEFAULT_TRACE_LIMITS,
-    cuts: Sequence[int] = (),
-    relabel: Mapping[int, int] | None = None,
-) -> EncodeTrace:
-    """`encode` plus a bounded record of how it happened (see tracing.py).
-
-    `cuts` are extra offsets where no merge may join, as in `encode_bytes`
-    (the starts of pre-tokens); `relabel` shows ids through a mapping
-    everywhere in the trace (an imported file's own numbering), ids it does
-    not list staying as they are.
-    """
-    text = validate_text(text)
-    compiled = compile_byte_merges(merges)
-    data = text.encode("utf-8")
-    bounds = compiled.bounds(data)
-    if cuts:
-        bounds = sorted(set(bounds).union(cuts))
-    show: Callable[[int], int] = int
-    keys, events, ids = run_segments(data, bounds, compiled.table.run)
-    if relabel:
-        mapping = dict(relabel)
-        show = lambda i: mapping.get(i, i)  # noqa: E731
-        ids = [mapping.get(i, i) for i in ids]
-    return build_trace(
-        initial=data,
-        bounds=bounds,
-        keys=keys,
-        events=events,
-        rules=compiled.rules,
-        ids=ids,
-        show=show,
-        value=lambda start, end: data[start:end],
-        limits=limits,
-    )
-
-
-
 def implied_byte_vocab(merges: Any, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> dict[int, bytes]:
-    """The vocab a merge list implies: 0..255, then each rule's new = left + right (first definition wins).
-
-    The tokens' lengths are checked against `limits` first (a TokenizerError
-    naming the rule); only the pages' few tokens go through `token_sizes.ImpliedVocab.bytes_for`.
-    """
+    """The vocab a merge list implies: 0..255, then each rule's new = left + right (first definition wins)."""
     compiled = compile_byte_merges(merges)
     check_sizes(compiled.rules, limits, "implied")
     vocab = {b: bytes([b]) for b in range(256)}

@@ -1,15 +1,6 @@
 """Split points of a byte-level merge list: where no rule can ever join two bytes.
 
-A merge can only join a token ending in byte x to a token starting in byte y
-when some rule's left side can end in x and its right side can start in y.
-`edge_bytes` works out, for every id, the bytes it can start and end with (a
-small fixpoint over the list, order ignored, so a safe over-approximation even
-for odd lists); `split_table` turns that into a 256 x 256 table of the byte
-pairs a merge can join. Wherever two neighbouring bytes of a text form no such
-pair the text splits into segments that encode independently
-(`webapp.tokenizer.core.list_order.byte_level` does the cutting and the encoding).
-
-It does not encode, validate or cache anything.
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -32,18 +23,7 @@ def _bits(mask: int) -> list[int]:
 
 
 def edge_bytes(rules: tuple[ByteRule, ...]) -> tuple[dict[int, int], dict[int, int], dict[int, int] | None]:
-    """For each id, bitmasks of the bytes a token with that id can start / end with.
-
-    The fixpoint of: ids 0..255 start and end with themselves; first(new)
-    includes first(left) and last(new) includes last(right), for every rule
-    regardless of order. One pass in list order reaches it unless a rule
-    grows an id that an earlier rule already read (never in a well-formed
-    list); then a worklist finishes the job.
-
-    The third value, when one pass was enough, maps each possible-last-bytes
-    mask of a left side to the bytes its right sides can start with (what
-    `split_table` needs, gathered in the same pass); None otherwise.
-    """
+    """For each id, bitmasks of the bytes a token with that id can start / end with."""
     first = {b: 1 << b for b in range(256)}
     last = dict(first)
     read: set[int] = set()
@@ -100,13 +80,7 @@ def rules_array(rules: tuple[ByteRule, ...]) -> np.ndarray | None:
 
 
 def split_table_well_formed(rules: tuple[ByteRule, ...], flat: np.ndarray | None = None) -> np.ndarray | None:
-    """`split_table` with numpy for a well-formed list, None for any other list.
-
-    Well-formed: every `new` is >= 256 and made by one rule only, and both
-    operands of every rule are bytes or made by an earlier rule. Then a token
-    starts with its left operand's first byte and ends with its right
-    operand's last byte, found for all ids at once by pointer jumping.
-    """
+    """`split_table` with numpy for a well-formed list, None for any other list."""
     if flat is None:
         flat = rules_array(rules)
         if flat is None:

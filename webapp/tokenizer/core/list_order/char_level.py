@@ -1,30 +1,9 @@
 """Character-level BPE: `[left, right]` string rules, vocab lookup after the last rule.
 
-What it does:
-* `bpe_encode_text(text, vocab, merges)` - the contract (docs/algorithms.md): start from
-  the code points of `text` (not graphemes; no word splitting, no
-  normalisation), visit every rule once in list order (a match makes the
-  token left + right), then look each token up in `vocab` (token -> id).
-* `char_tokens(text, merges)` - the tokens after the last rule, no lookup.
-* `encode_text_trace(...)` - the same plus a bounded trace for the UI
-  (`Token.value` and `MergeNode.symbol` are token strings).
-
-How: token strings are interned as integers (a single character is its code
-point, longer strings get ids above U+10FFFF) and the shared engine
-(engine.py) runs the rules. A token always starts with the first character
-of its string and ends with the last, so the text can be cut between two
-neighbouring characters x, y whenever no rule has a left side ending in x
-and a right side starting with y; segments encode independently and are
-cached (bounded) per compiled rule list.
-
-Decisions where the contract is silent:
-* A token missing from the vocab is reported for the first such token, with
-  its 1-based position among the output tokens and its character span.
-* Text with a lone surrogate is rejected (as at the byte level), so both
-  levels accept exactly the same texts.
-
 What it does not do: decoding (the contract has none at this level), training
 (training/words.py), pre-tokenization.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -181,8 +160,6 @@ def _quote(token: str) -> str:
 
 def bpe_encode_text(text: str, vocab: Any, merges: Any) -> list[int]:
     """Character-level encode (docs/algorithms.md, section 3).
-
-    The rules join characters in list order; only then is each token looked up:
 
     >>> from webapp.tokenizer import bpe_encode_text
     >>> vocab = {"l": 0, "o": 1, "w": 2, "e": 3, "r": 4, "lo": 5, "low": 6}

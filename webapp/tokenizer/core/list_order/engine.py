@@ -1,42 +1,8 @@
 """The exact merge engine shared by the byte level and the character level.
 
-What it does: applies an ordered list of rules `(left, right, new)` over integer
-symbols to a sequence with the contract's semantics - every rule visited once,
-in list order; in one visit every non-overlapping occurrence of (left, right)
-is replaced scanning left to right; a visit's own output is not rescanned by
-that visit; duplicates, forward references and `new` equal to an operand are
-taken literally - without a pass per rule:
-
-* Only rules whose pair is present do any work. Each adjacent pair carries a
-  *rank*: the index of the next rule (at or after the current time) whose pair
-  it is. All occurrences of one pair share a rank, because a visit removes
-  every occurrence present when it starts and whatever it creates is ranked
-  strictly after it. So the minimum rank is the next rule that fires, and the
-  positions holding that rank are exactly its matches, left to right.
-* Short sequences (up to SMALL_SEGMENT symbols, i.e. words) keep a Python list
-  of ranks and merge in place: `min` and `index` find the matches at C speed
-  and a merge re-ranks only its two new neighbour pairs. Long ones use a
-  linked list and a bucket queue (rank -> positions, a heap of the ranks
-  present; stale positions are skipped lazily), so each merge costs O(1)
-  plus a heap push when it creates a rank not yet present. A rank names one
-  pair, so the buckets are the pair -> positions index.
-* So there are exactly two merge loops, `run_short` (lists; it records
-  events or not, and takes ranks precomputed by byte_level) and `_run_heap`.
-  Both re-rank a new pair the same way: `first[key]` inline, then
-  `rank_after` only when that rank is stale (a pair listed twice, or an
-  operand made after a rule that uses it). Inline because a call per
-  re-rank measured about 8% slower on short segments (issue 12, item 4).
-* The callers (byte_level, char_level) cut the text where no rule can ever
-  join two neighbours, encode the segments independently and cache them in a
-  `caches.BoundedCache`; the segments give the same answer as the whole text.
-* A `RuleTable` builds its dicts on first use (byte_level's numpy batch
-  path for well-formed lists never needs them).
-
-Each run can also record its merge events `(rule, left_start, right_start)`
-in firing order (positions are offsets of the first symbol of each operand in
-the segment); traces are rebuilt from those events.
-
 What it does not do: validation, text handling or vocab lookup (the callers do).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -56,11 +22,7 @@ SMALL_SEGMENT = 32
 Event = tuple[int, int, int]  # (rule index, start of left operand, start of right operand)
 
 class RuleTable:
-    """Rules `(left, right, new)` over non-negative int symbols, indexed for the engine.
-
-    `first[key]` is the smallest rule index of a pair (key = left * shift + right);
-    `later[key]` lists all indices of a pair that occurs more than once in the list.
-    """
+    """Rules `(left, right, new)` over non-negative int symbols, indexed for the engine."""
 
     def __init__(self, rules: Sequence[tuple[int, int, int]] | None, max_symbol: int, flat: Any = None) -> None:
         """`flat`, optional, is the rules as an n x 3 int64 numpy array (a faster build).
@@ -132,13 +94,7 @@ class RuleTable:
         return self._news
 
     def rank_after(self, key: int, time: int) -> int:
-        """The rank of pair `key` at `time` when its first rule is already behind: INF, or a later duplicate.
-
-        The re-ranking step of every merge loop, written once: a loop looks up
-        `first[key]` itself (the hot, common case) and calls this only when
-        that rank is stale (`< time`), which only lists naming a pair twice
-        (or making an operand after a rule that uses it) ever reach.
-        """
+        """The rank of pair `key` at `time` when its first rule is already behind: INF, or a later duplicate."""
         indices = self.later.get(key)
         if indices is None:
             return INF
@@ -155,17 +111,7 @@ class RuleTable:
 
     def run_short(self, seq: list[int], ranks: list[int] | None = None,
                   events: list[Event] | None = None) -> list[int]:
-        """Merge `seq` (len >= 2) in place on Python lists: ranks[i] is the rank of pair (seq[i], seq[i+1]).
-
-        `ranks` may come precomputed (byte_level slices them from one numpy
-        lookup of the whole text). The minimum rank is the next rule that
-        fires; its matches are the positions holding that rank, taken left
-        to right. A merge at i re-ranks only its two new neighbour pairs
-        (with time k + 1, so this visit never sees them), which also drops
-        an overlapping match. This is the hot path of cold encoding: the
-        `first_get` lookup stays inline (a call per re-rank costs more, see
-        `rank_after`); recording events costs one `is not None` test per merge.
-        """
+        """Merge `seq` (len >= 2) in place on Python lists: ranks[i] is the rank of pair (seq[i], seq[i+1])."""
         first_get = self.first.get
         rank_after = self.rank_after
         shift = self.shift
@@ -203,13 +149,7 @@ class RuleTable:
                 return seq
 
     def _run_heap(self, symbols: Sequence[int], events: list[Event] | None) -> list[int]:
-        """Linked list plus a bucket queue: rank -> positions, and a heap of the ranks present.
-
-        Ranks only grow, so the smallest rank in the heap is the next rule that
-        fires; its bucket (sorted) holds its matches left to right. A bucket
-        may hold stale positions (re-ranked or consumed since): `rank[p]`
-        says which entries still stand.
-        """
+        """Linked list plus a bucket queue: rank -> positions, and a heap of the ranks present."""
         shift = self.shift
         news = self.news
         rank_after = self.rank_after

@@ -1,27 +1,10 @@
 """A compiled byte-level merge list in a form that loads in milliseconds, plus its whole-token table.
 
-What it does:
-* `find_whole_tokens(compiled)` - the tokens whose own bytes encode to that
-  one token (BPE over bytes(t) gives [t]), keyed by their text. Encoding a
-  segment that equals such a token is then a dict lookup, with no BPE at all:
-  exact by construction, because the table holds only tokens for which the
-  engine itself was run on the token's bytes and gave the token. Tokens that
-  are not valid UTF-8 are left out (segments of text are always valid UTF-8),
-  and so are tokens over SMALL_SEGMENT bytes (longer segments take the engine).
-  It runs the batch encoder once over every token (about a quarter of a
-  second per 100,000 tokens), so it is done once, when a tokenizer is
-  precompiled, and stored.
-* `dumps_precompiled(compiled)` / `loads_precompiled(data)` - the rules as an
-  int64 array, the sorted pair index the batch encoder searches, and the
-  whole-token table, as numpy arrays in one `.npz` blob (no pickle). Loading
-  skips validation (the blob is ours, written from a validated list) and
-  the sort, and leaves the whole-token table's dict to be made on first use.
-  `precompiled_arrays` / `compiled_from_arrays` are the same arrays for a
-  caller that writes them into a .npz of its own (presets/openai_form.py).
-
 What it does not do: decide where the arrays are kept (presets/openai_form.py
 writes them into a preset's file, presets/cache.py picks its folder), or anything for merge lists that are not well-formed (they are not
 precompiled; `dumps_precompiled` refuses them).
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -106,12 +89,7 @@ def dumps_precompiled(compiled: CompiledByteMerges) -> bytes:
 
 
 def compiled_from_arrays(found: Any) -> CompiledByteMerges:
-    """The inverse of `precompiled_arrays` (`found`: an open .npz or a dict of its arrays; ValueError if unusable).
-
-    The whole-token table is made on first use (`CompiledByteMerges.defer_whole`):
-    building its dict of ~200,000 entries is a third of the reading, and a
-    short first encode does not need it (textencode.py decides when it is worth it).
-    """
+    """The inverse of `precompiled_arrays` (`found`: an open .npz or a dict of its arrays; ValueError if unusable)."""
     try:
         if int(found["version"][0]) != PRECOMPILED_VERSION:
             raise ValueError("another precompiled version")

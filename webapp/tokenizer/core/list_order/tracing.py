@@ -1,22 +1,10 @@
 """Build a bounded `EncodeTrace` from the engine's per-segment merge events.
 
-What it does: the engine encodes a text as independent segments and records,
-per distinct segment, the merge events `(rule, left_start, right_start)` in
-firing order. From those alone this module rebuilds, for the WHOLE text:
-
-* `steps`: every rule that fired, in rule order (the global order in which
-  the literal algorithm's visits changed something), with its total match
-  count over all segments (a segment that occurs 5 times counts 5 times);
-  at most `limits.max_steps` are recorded, `rules_fired` / `rules_idle` are
-  complete (`limits` is a `TraceLimits`, webapp/tokenizer/traces.py);
-* each step's whole sequence, only while it is at most `max_sequence` long
-  (lengths only shrink, so recording starts at the first short enough step);
-* the first `max_tokens` output tokens with their spans, and their merge trees
-  while a budget of `max_tree_nodes` tree nodes lasts (then `tree` is None).
-
 What it does not do: encode anything itself, or look tokens up in a vocab.
 Rule indices in traces (`TraceStep.rule`, `MergeNode.rule`) count from 0, like
 positions in the merge list the caller passed.
+
+Decisions and details: docs/engine.md, "Module notes".
 """
 
 from __future__ import annotations
@@ -125,16 +113,7 @@ def _changes(
     show: Callable[[int], Symbol],
     radius: int = WINDOW_RADIUS,
 ) -> list[tuple[tuple[int, ...], tuple[Symbol, ...] | None, int | None, tuple[bool, bool]]]:
-    """What each recorded rule changed: (changed indices, window, window start, more before/after).
-
-    Replays the recorded rules in order over the whole text (positions are
-    original offsets: a merge keeps its left symbol's offset and kills the
-    right one). For a step whose sequence is shown, the changed indices point
-    into it; otherwise a window of `radius` live symbols each side of the
-    rule's first match is cut out and the indices point into the window.
-    Cost: every event once, plus at most 2 * radius live symbols (and the dead
-    ones between them) per long step, plus the live list once sequences are short.
-    """
+    """What each recorded rule changed: (changed indices, window, window start, more before/after)."""
     n = len(initial)
     vals = list(initial)
     dead = bytearray(n)

@@ -1,0 +1,119 @@
+"""Long pieces of a tokenizer.json's BPE model: cut where no merge can join, and their ids assembled with numpy.
+
+A piece longer than model.py's LONG_PIECE is cut between neighbours no rule
+can join (exact: the parts then merge independently), and the parts merged
+and cached one by one; `long_piece_ids` reads single-character parts from
+the model's `char_table` and puts every piece's ids back in order.
+
+What it does not do: merge a segment (model.py's `LibraryModel`).
+"""
+
+from __future__ import annotations
+
+from itertools import accumulate, chain
+from typing import Callable, Mapping, Protocol
+
+import numpy as np
+
+from webapp.tokenizer.core.library_order.score_order import PairIndex
+
+
+class CutModel(Protocol):
+    """What cutting reads of a model: its vocab, its single-character tokens and its rules' edges."""
+
+    @property
+    def vocab(self) -> Mapping[str, int]: ...
+
+    def char_table(self) -> np.ndarray: ...
+
+    def edge_index(self) -> PairIndex: ...
+
+
+def code_points(text: str) -> np.ndarray:
+    """The text's code points (int64; lone surrogates too)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+
+
+def piece_cuts(model: CutModel, codes: np.ndarray, ends: list[int], char_ids: np.ndarray | None = None) -> np.ndarray:
+    """Where pieces in a row (their code points, int64, and where each ends) are cut: 0, each cut,
+    the end (int64). Between two characters that are vocab tokens, a merge can join only if some
+    rule's left token ends with the first and its right token starts with the second; at any other
+    pair of neighbours the piece is cut, and where one piece ends and the next starts. (Never beside
+    a character that is not in the vocab: its fallback bytes or unknown token stay with their
+    neighbours.) The neighbour pairs are looked up at once in the edge array's hash table (`edge_index`).
+    `char_ids`: `char_table()` read at each code point, if the caller has it."""
+    pairs = (codes[:-1] << 21) | codes[1:]
+    cut = ~model.edge_index().has(pairs)
+    if char_ids is None:
+        table = model.char_table()
+        char_ids = table[np.minimum(codes, len(table) - 1)]
+    # (a character with no single-character token in the table may still be a vocab token: past
+    # CHAR_TABLE_LIMIT; the few distinct ones are asked of the vocab)
+    vocab = model.vocab
+    odd = np.unique(codes[char_ids < 0]).tolist()
+    unknown = [code for code in odd if chr(code) not in vocab]
+    if unknown:
+        if len(unknown) > 8:
+            known = ~np.isin(codes, unknown)
+        else:  # (a few: a comparison each is cheaper than isin's sort)
+            known = codes != unknown[0]
+            for code in unknown[1:]:
+                known &= codes != code
+        cut &= known[:-1] & known[1:]
+    if len(ends) > 1:
+        cut[np.array(ends[:-1], dtype=np.int64) - 1] = True  # (where one piece ends and the next starts)
+    return np.concatenate(([0], np.flatnonzero(cut) + 1, [len(codes)])).astype(np.int64)
+
+def long_piece_ids(model: CutModel, pieces: list[str]) -> tuple[
+    list[str], Callable[[Mapping[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None], list[tuple[int, ...]]],
+]:
+    """The ids of long pieces, in two steps: (the distinct segments of two or more characters, or of
+    one that is no single-character token, and a function that, given those segments' ids, gives
+    each piece's ids). The pieces are cut as `LibraryModel._segments_many` cuts them; a segment of one character
+    with a single-character token is that token (what merging it gives), read from `char_table`
+    with numpy, so that only the other segments become strings; the ids are put in order with
+    numpy too."""
+    joined = "".join(pieces)
+    codes = code_points(joined)
+    ends = list(accumulate(map(len, pieces)))
+    table = model.char_table()
+    char_ids = table[np.minimum(codes, len(table) - 1)]
+    bounds = piece_cuts(model, codes, ends, char_ids)
+    starts = bounds[:-1]
+    first = char_ids[starts]
+    single = (bounds[1:] - starts == 1) & (first >= 0)
+    others = np.flatnonzero(~single)
+    texts = list(map(joined.__getitem__, map(slice, starts[others].tolist(), bounds[others + 1].tolist())))
+    distinct = list(dict.fromkeys(texts))
+    index = dict(zip(distinct, range(len(distinct))))
+    which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
+    piece_segments = np.searchsorted(starts, ends)  # (segments starting before each piece's end)
+
+    def assemble(found: Mapping[str, tuple[int, ...]], row: tuple[np.ndarray, np.ndarray] | None
+                 ) -> list[tuple[int, ...]]:
+        """Each piece's ids, given the distinct segments' ids: in `found`, or, when `row` is given, in
+        a row in the order of the distinct segments (their ids in a row, each one's count)."""
+        if row is not None:
+            flat, sizes = row
+        else:
+            merged = list(map(found.__getitem__, distinct))
+            sizes = np.fromiter(map(len, merged), dtype=np.int64, count=len(merged))
+        counts = np.ones(len(starts), dtype=np.int64)
+        counts[others] = sizes[which]
+        out_ends = np.cumsum(counts)
+        out_starts = out_ends - counts
+        out = np.empty(int(out_ends[-1]) if len(out_ends) else 0, dtype=np.int64)
+        singles = np.flatnonzero(single)
+        out[out_starts[singles]] = first[singles]
+        if len(others):  # (each other segment's ids copied from its distinct segment's: one gather)
+            if row is None:
+                flat = np.fromiter(chain.from_iterable(merged), dtype=np.int64, count=int(sizes.sum()))
+            repeat = sizes[which]
+            within = np.arange(int(repeat.sum()), dtype=np.int64) - np.repeat(np.cumsum(repeat) - repeat, repeat)
+            source = np.repeat((np.cumsum(sizes) - sizes)[which], repeat) + within
+            out[np.repeat(out_starts[others], repeat) + within] = flat[source]
+        ids = out.tolist()
+        cuts = [0, *np.concatenate(([0], out_ends))[piece_segments].tolist()]
+        return [tuple(ids[a:b]) for a, b in zip(cuts, cuts[1:])]
+
+    return distinct, assemble
