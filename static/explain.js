@@ -16,7 +16,11 @@
   function explanation() {
     var box = tokensBox();
     if (!box || !form()) { return Promise.reject(new Error("no tokens")); }
-    var key = box.getAttribute("data-count") + ":" + (box.textContent || "").length + ":" + box.childElementCount;
+    // (what is explained is the form's state, not the box's text: a token's popover or the prompt-end
+    // marks change that text while the tokens stay the same)
+    var state = [];
+    new FormData(form()).forEach(function (value, name) { if (typeof value === "string") { state.push(name + "=" + value); } });
+    var key = box.getAttribute("data-count") + ":" + state.join("&");
     if (cache && cache.key === key && cache.box === box) { return cache.promise; }
     var data = new FormData(form());
     var promise = fetch("/fragments/explain", { method: "POST", body: data, credentials: "same-origin" })
@@ -86,9 +90,14 @@
     return rule.text[0] + " + " + rule.text[1] + " → " + rule.text[2] + " (" + n + ")";
   }
 
+  var shown = null;  // the gap whose popover is open (or opening)
   function show(gap) {
     var index = parseInt(gap.getAttribute("data-boundary"), 10);
     var box = panel();
+    // Already open for this gap: not again (a mouseover as the page moves under a still pointer would
+    // empty it, and take the keyboard's focus from the button Enter moved it to).
+    if (gap === shown && !box.hidden) { return; }
+    shown = gap;
     var active = document.querySelector(".gap.is-open");
     if (active && active !== gap) { active.classList.remove("is-open"); }
     gap.classList.add("is-open");
