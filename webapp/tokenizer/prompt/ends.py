@@ -186,13 +186,12 @@ def _composed_ends(model: PieceModel, model_text: str, tokens: list[Any], found:
     composes into, each tried in turn instead of any continuation (tried only when needed: it is slower)."""
     data = model_text.encode("utf-8", "surrogatepass")
     until, keeps = found.until, found.keeps or 0
-    tail = data[keeps:].decode("utf-8", "surrogatepass")
     piece = [t for t in tokens if until <= t.start and t.end <= keeps]
-    if len(tail) != 1 or unicodedata.combining(tail) or not piece:
-        return stable  # (a mark held back may be reordered after another one: anything may stand there)
+    if not found.held or not piece:
+        return stable  # (no character held back whose futures are known: a mark may be reordered, say)
     kept = data[until:keeps]
     verdicts: list[list[str]] = []
-    for composed in [tail, *compositions(tail)][:COMPOSITIONS]:
+    for composed in found.held[:COMPOSITIONS]:
         crossing = Crossing(model, kept + composed.encode("utf-8"), [t.id for t in piece], [t.end - until for t in piece],
                             Fits(found.shape, found.pattern), len(kept))
         verdicts.append(crossing.decide())

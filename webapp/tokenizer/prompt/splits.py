@@ -41,6 +41,7 @@ class Settled:
     shape: str | None = None  # a pattern every longer text's piece there matches (None: any text)
     short: int | None = None  # or that piece ends at this byte, short of `keeps`
     pattern: str | None = None  # the split pattern `shape` comes from
+    held: tuple[str, ...] = ()  # what the one character the normalizer holds back may become (else empty)
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,8 @@ def _normalizer_reach(node: Any, text: str) -> int | None:
         return max(len(node["pattern"]["String"]) - 1, 0)
     if kind == "Strip" and not node.get("strip_right", True):
         return 0
-    if kind == "SentencePiece" and not node.get("charsmap") and not node.get("remove_extra_whitespaces"):
+    if kind == "SentencePiece" and not node.get("charsmap") and not node.get("remove_extra_whitespaces") \
+            and not node.get("treat_whitespace_as_suffix"):
         return 0  # (escaping spaces and a dummy prefix change no character by what follows it)
     if kind == "Sequence":
         reaches = [_normalizer_reach(child, text) for child in node.get("normalizers", [])]
@@ -376,16 +378,17 @@ def settled(tokenizer: Tokenizer, text: str, model_text: str, pretokens: list[tu
     reach = _normalizer_reach(desc.get("normalizer"), text)
     if reach is None:
         return Settled(0, None, "its normalizer is not one this proof follows")
-    reach = max(reach, _added_reach(tokenizer, text))
+    by_normalizer, reach = reach, max(reach, _added_reach(tokenizer, text))
     kept = text[:len(text) - reach]
     normal = tokenizer.pipeline.normalizer if own and tokenizer.pipeline is not None else None
     kept_model = normal(kept) if normal is not None and kept else kept
     if not model_text.startswith(kept_model):
         return Settled(0, None, "its normalizer's output could not be followed")
     offsets = _byte_offsets(model_text)
-    held = _held(desc.get("normalizer"), model_text, len(kept_model))
     fixed = min(len(kept_model), len(model_text) - _added_reach(tokenizer, model_text, normalized=True))
-    held = held if fixed == len(kept_model) else []
+    # (only a character the normalizer alone holds back: one an added token may take could become anything)
+    held = _held(desc.get("normalizer"), model_text, fixed) if by_normalizer == reach == 1 and fixed == len(kept_model) \
+        else []
     pieces = _pieces(plan, model_text, fixed, _char_spans(list(added), offsets), held)
     spans = [(offsets[p.start], offsets[p.end]) for p in pieces]
     if pretokens is None:
@@ -397,7 +400,8 @@ def settled(tokenizer: Tokenizer, text: str, model_text: str, pretokens: list[tu
     for piece, (start, _) in zip(pieces, spans):
         if piece.status == GROWS:
             short = offsets[piece.short] if piece.short is not None else None
-            return Settled(start, offsets[piece.keep], shape=piece.shape, short=short, pattern=piece.pattern)
+            return Settled(start, offsets[piece.keep], shape=piece.shape, short=short, pattern=piece.pattern,
+                           held=tuple(held))
         if piece.status == OPEN:
             return Settled(start, None)
     return Settled(offsets[-1], None)
