@@ -7,11 +7,12 @@ Decisions and details: docs/architecture.md, "Module notes".
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from flask import current_app
 
 from webapp import tokenizer as tk
+from webapp.infra import inputs
 from webapp.infra.errors import ApiError
 from webapp.opened import active as act
 
@@ -19,6 +20,25 @@ from webapp.opened import active as act
 DEFAULT_EXPLAIN_BYTES = 65_536
 #: Digits a `story` given as a string may have (read before any work).
 STORY_DIGITS = 12
+
+
+def read_bytes_form(form: Mapping[str, str], **more: Callable[[], Any]
+                    ) -> tuple[act.ActiveTokenizer, dict[str, Any]]:
+    """The Bytes page's posted form: its tokenizer, and its `text`, typed `merges` (None when a preset or
+    file is active) and `pretokenize` read (plus `more` readers); the first problem raised, naming its
+    field. Its text is checked against the explain limit."""
+    limits = inputs.current_limits()
+    active = act.resolve("bytes", form)
+    values, errors = inputs.collect({
+        "text": lambda: inputs.read_text(form.get("text", ""), limits, form=True),
+        "merges": (lambda: None) if not active.typed else (lambda: inputs.read_byte_merges(form.get("merges", ""), limits)),
+        "pretokenize": lambda: inputs.read_pretokenize(form.get("pretokenize", "none")),
+        **more,
+    })
+    if errors:
+        raise next(iter(errors.values()))
+    check_size(values["text"])
+    return active, values
 
 
 def explain_limit() -> int:
@@ -75,4 +95,4 @@ def explain_active(active: act.ActiveTokenizer, text: str, merges: Any, scheme: 
     return answer
 
 
-__all__ = ["check_size", "check_story", "explain_active", "explain_limit", "read_story"]
+__all__ = ["check_size", "check_story", "explain_active", "explain_limit", "read_bytes_form", "read_story"]

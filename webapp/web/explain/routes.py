@@ -14,7 +14,7 @@ from webapp.infra import inputs
 from webapp.infra.body import read_json_object
 from webapp.infra.errors import ApiError, json_error
 from webapp.opened import active as act
-from webapp.web.explain.explaining import check_size, check_story, explain_active, read_story
+from webapp.web.explain.explaining import check_size, check_story, explain_active, read_bytes_form, read_story
 
 bp = Blueprint("explain", __name__)
 # (every error as JSON, /fragments/explain's too: the page's script shows its message where the box was)
@@ -91,16 +91,7 @@ _EXPLAIN_BY_LEVEL: dict[str, Callable[[dict[str, Any], str, int | None, Any], di
 def page_explain() -> Response:
     """The Bytes page's state (the posted form) explained as the page encodes it."""
     form = request.form
-    limits = inputs.current_limits()
-    active = act.resolve("bytes", form)
-    values, errors = inputs.collect({
-        "text": lambda: inputs.read_text(form.get("text", ""), limits, form=True),
-        "merges": (lambda: None) if not active.typed else (lambda: inputs.read_byte_merges(form.get("merges", ""), limits)),
-        "pretokenize": lambda: inputs.read_pretokenize(form.get("pretokenize", "none")),
-        "story": lambda: read_story(form.get("story")),
-    })
-    if errors:
-        raise next(iter(errors.values()))
+    active, values = read_bytes_form(form, story=lambda: read_story(form.get("story")))
     scheme = values["pretokenize"]
     answer = explain_active(active, values["text"], values["merges"], scheme, values["story"])
     return jsonify({k: answer[k] for k in ("boundaries", "unit", "order", "story") if k in answer}

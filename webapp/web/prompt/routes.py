@@ -15,7 +15,7 @@ from webapp.infra.body import read_json_object
 from webapp.infra.errors import ApiError, json_error
 from webapp.opened import active as act
 from webapp.tokenizer.prompt import PromptEnd, prompt_end, typed_tokenizer
-from webapp.web.explain.explaining import check_size
+from webapp.web.explain.explaining import check_size, read_bytes_form
 
 bp = Blueprint("prompt", __name__)
 bp.register_error_handler(ApiError, json_error)
@@ -58,17 +58,7 @@ def api_prompt() -> Response:
 @bp.post("/fragments/prompt")
 def page_prompt() -> Response:
     """The Bytes page's state (the posted form), with each token's span for the page to mark."""
-    form = request.form
-    limits = inputs.current_limits()
-    active = act.resolve("bytes", form)
-    values, errors = inputs.collect({
-        "text": lambda: inputs.read_text(form.get("text", ""), limits, form=True),
-        "merges": (lambda: None) if not active.typed else (lambda: inputs.read_byte_merges(form.get("merges", ""), limits)),
-        "pretokenize": lambda: inputs.read_pretokenize(form.get("pretokenize", "none")),
-    })
-    if errors:
-        raise next(iter(errors.values()))
-    check_size(values["text"])
+    active, values = read_bytes_form(request.form)
     # the page's own pre-tokenize choice, a preset's or file's too: the tokens the page shows (compute.py)
     found = _answer(active, values["text"], values["merges"], values["pretokenize"])
     return jsonify(found.answer() | {"tokens": [{"start": s, "end": e} for s, e in found.spans]})
