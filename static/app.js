@@ -345,8 +345,22 @@
         if (folded) { folded.open = true; }  // the server drew the Tools box folded: it was empty then
       }
     });
-    // Re-encode once htmx has set the form up (it starts on the same
-    // DOMContentLoaded): ask again until a request has gone out.
+    askOnceReady(form);
+  }
+  // Text typed before the scripts ran (a slow phone, a test that types at once)
+  // fired its input event before htmx listened: the shown result is of the
+  // server's text. Ask for the typed one.
+  function catchEarlyTyping() {
+    var form = document.getElementById("tool-form");
+    if (!form) { return; }
+    var typed = Array.prototype.some.call(form.elements, function (field) {
+      return (field.tagName === "TEXTAREA" || field.type === "text") && field.value !== field.defaultValue;
+    });
+    if (typed) { askOnceReady(form); }
+  }
+  // Re-encode once htmx has set the form up (it starts on the same
+  // DOMContentLoaded): ask again until a request has gone out.
+  function askOnceReady(form) {
     var sent = false;
     document.addEventListener("htmx:beforeRequest", function () { sent = true; }, { once: true });
     var tries = 0;
@@ -409,7 +423,7 @@
   function start() {
     restorePanels();
     syncInactive();
-    restoreDraft();
+    if (new URLSearchParams(window.location.search).get("draft") === "1") { restoreDraft(); } else { catchEarlyTyping(); }
   }
   if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", start); } else { start(); }
 

@@ -31,6 +31,22 @@ def test_type_text_and_see_spans_appear(page: Page, console, screenshot):
     screenshot("bytes-typed")
 
 
+def test_text_typed_before_the_scripts_ran_is_encoded(page: Page, console, screenshot):
+    # htmx held back: the page is parsed and shown, the text typed, and only then
+    # do the scripts run. The typed text's input event went to no listener.
+    held: list = []
+    page.route("**/vendor/htmx.min.js", lambda route: held.append(route))
+    page.goto("/bytes", wait_until="commit")
+    page.wait_for_selector("#f-text")
+    page.fill("#f-text", "low lower")
+    page.wait_for_timeout(300)
+    assert len(held) == 1
+    expect(tokens(page)).to_have_count(1)  # the server's answer for its own text
+    held[0].continue_()
+    expect(tokens(page)).to_have_count(5)
+    expect(page.locator("#f-text")).to_have_value("low lower")
+
+
 def test_hover_and_focus_a_token_to_read_its_details(page: Page, console, screenshot):
     page.goto("/bytes")
     page.fill("#f-text", "low low")
