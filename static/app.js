@@ -382,6 +382,19 @@
   document.addEventListener("change", function (event) {
     if (event.target.name === "view") { chosenView = event.target.value; saveState(); }
   });
+  // Tabs over a result whose chosen view is already on the page (Tokens; Ids when sent) need no
+  // answer: asking anyway swapped the whole result under a person already reading it (an open
+  // popover lost its focus). The Trace and Chat views always ask: the server draws a boundary's
+  // story and the chat's count.
+  document.addEventListener("htmx:confirm", function (event) {
+    var tabs = event.detail.elt;
+    if (!tabs.classList || !tabs.classList.contains("tabs")) { return; }
+    var chosen = tabs.querySelector("input.tab-radio:checked");
+    var views = tabs.closest(".views");
+    if (!chosen || (chosen.value !== "tokens" && chosen.value !== "ids") || !views) { return; }
+    var view = views.querySelector(".view-" + chosen.value);
+    if (view && !view.querySelector(".ids-pending, .trace-pending")) { event.preventDefault(); }
+  });
   document.addEventListener("htmx:afterSwap", function () {
     if (!chosenView) { return; }
     var radio = document.querySelector('input.tab-radio[name="view"][value="' + chosenView + '"]');
