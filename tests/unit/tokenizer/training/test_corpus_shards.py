@@ -23,6 +23,8 @@ from webapp.tokenizer import TokenizerError
 from webapp.tokenizer.training.corpus import SCHEMES, TrainingCancelled, count_streams
 from webapp.tokenizer.training.shards import _NEXT_CUT, count_files, plan_shards
 
+pytestmark = pytest.mark.forks  # count_files forks this process (tests/conftest.py puts it first)
+
 SPICY = "ab A'sltdé中文1234.,!/  \t\n\r\x0b\x1c\xa0\u3000。-_"
 
 
