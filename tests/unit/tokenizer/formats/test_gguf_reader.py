@@ -1,7 +1,7 @@
 """GGUF metadata (webapp/tokenizer/formats/gguf.py): files from the gguf package's own writer read back,
 and every hostile header refused with the offset it names.
 
-The oracle is `gguf.GGUFWriter` (vocab-only files, as convert_hf_to_gguf.py --vocab-only writes them)
+The oracle is `gguf.GGUFWriter` (vocab-only files, as llama.cpp's converter writes with --vocab-only)
 and, on files it can read, `gguf.GGUFReader`. Hostile files are built here byte by byte.
 """
 
