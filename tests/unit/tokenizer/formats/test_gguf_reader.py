@@ -304,7 +304,7 @@ def test_a_huge_key_count_is_refused_before_any_key_is_read() -> None:
 
 def test_a_huge_string_is_refused_before_it_is_read() -> None:
     data = header(1) + pair(b"k", T.STRING, u64(2**60) + b"abc")
-    refused(data, VALUE_AT, "string of 1,152,921,504,606,846,976 bytes", "over the limit of 67,108,864 bytes",
+    refused(data, VALUE_AT, "string of 1,152,921,504,606,846,976 bytes", "over the limit of 67,108,864 bytes (64 MiB)",
             "in the value of the key 'k'")
     refused(header(1) + pair(b"k", T.STRING, u64(100) + b"abc"), VALUE_AT,
             "needs at least 145 bytes; only 48 were sent")
