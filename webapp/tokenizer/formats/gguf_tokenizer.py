@@ -82,8 +82,12 @@ def parse_gguf(content: str | bytes, limits: SizeLimits = DEFAULT_SIZE_LIMITS,
         if pre.no_bos:
             ids.pop("bos", None)
         add_bos, add_eos = _adds(values, ids, pre.add_bos)
-        notes.insert(0, f"GGUF (llama.cpp) byte-level BPE, {len(tokens):,} tokens; pre-tokenizer "
-                        f"{pre_name or pre.name!r}: {pre.summary}")
+        if pre_name is None or pre_note is not None:
+            named = f"{'none named' if pre_name is None else short_repr(pre_name)}, split as {pre.name!r}"
+        else:
+            named = repr(pre_name) if pre_name == pre.name else f"{pre_name!r} (llama.cpp's {pre.name!r} type)"
+        notes.insert(0, f"GGUF (llama.cpp) byte-level BPE, {len(tokens):,} tokens; pre-tokenizer {named}: "
+                        f"{pre.summary}")
         if pre_note:
             notes.append(pre_note)
         tok = _byte_level(values, tokens, types, pre, ids, add_bos, add_eos, limits, notes)
