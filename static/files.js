@@ -117,10 +117,84 @@
     if (!mainName) { return; }
     var button = openButton(input);
     if (!button) { return; }
-    button.click();
-    // htmx remembers a clicked submit button and would send the page's next
-    // live update to its formaction; a focusout makes it let go.
-    button.dispatchEvent(new FocusEvent("focusout", { bubbles: true }));
+    ggufHeaderOnly(main, box).then(function () {
+      button.click();
+      // htmx remembers a clicked submit button and would send the page's next
+      // live update to its formaction; a focusout makes it let go.
+      button.dispatchEvent(new FocusEvent("focusout", { bubbles: true }));
+    });
+  }
+
+  // --- a GGUF file: only its metadata is sent -------------------------------
+  // A llama.cpp model file is gigabytes of weights after a header and its
+  // key/values (the tokenizer is in those). Their end is found by reading the
+  // file's start in the browser (File.slice), twice as much each time up to the
+  // server's 64 MiB, and the input then holds only that prefix. Anything odd
+  // (not GGUF, a header this reader does not follow) sends the file as it is,
+  // and the server says what is wrong.
+  var GGUF_READ_LIMIT = 64 * 1024 * 1024;  // formats/gguf.py METADATA_LIMIT_BYTES
+  var GGUF_FIRST_READ = 1024 * 1024;
+  // bytes of one value by GGUF type: 0-7 ints and floats and bool, 10-12 64-bit; 8 string, 9 array
+  var GGUF_SIZES = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
+  var MORE = {};  // thrown when the bytes read end inside the metadata
+
+  function ggufMetadataEnd(view) {
+    // the offset where the key/values end, or throws MORE (read further) or an Error (not followed)
+    var pos = 0;
+    function need(count) { if (pos + count > view.byteLength) { throw MORE; } }
+    function u32() { need(4); var v = view.getUint32(pos, true); pos += 4; return v; }
+    function u64() {
+      need(8);
+      var low = view.getUint32(pos, true), high = view.getUint32(pos + 4, true);
+      pos += 8;
+      if (high >= 0x200000) { throw new Error("count too large"); }
+      return high * 4294967296 + low;
+    }
+    function skip(count) { need(count); pos += count; }
+    function value(type, depth) {
+      if (GGUF_SIZES[type]) { skip(GGUF_SIZES[type]); return; }
+      if (type === 8) { skip(u64()); return; }
+      if (type !== 9 || depth > 4) { throw new Error("value type " + type); }
+      var inner = u32(), count = u64();
+      if (GGUF_SIZES[inner]) { skip(count * GGUF_SIZES[inner]); return; }
+      for (var i = 0; i < count; i++) { value(inner, depth + 1); }
+    }
+    need(24);
+    if (view.getUint32(0, true) !== 0x46554747) { throw new Error("not GGUF"); }  // "GGUF"
+    pos = 16;
+    var keys = u64();
+    for (var k = 0; k < keys; k++) {
+      skip(u64());  // the key
+      value(u32(), 0);
+    }
+    return pos;
+  }
+
+  function ggufHeaderOnly(input, box) {
+    var file = input.files && input.files[0];
+    if (!file || !window.DataTransfer || !file.slice || file.size < 24) { return Promise.resolve(); }
+    var note = box.querySelector(".open-progress-note");
+    function attempt(bytes) {
+      return file.slice(0, bytes).arrayBuffer().then(function (buffer) {
+        try {
+          return ggufMetadataEnd(new DataView(buffer));
+        } catch (problem) {
+          if (problem !== MORE || bytes >= file.size || bytes >= GGUF_READ_LIMIT) { return null; }
+          if (note) { note.textContent = "Reading the GGUF file's metadata…"; }
+          return attempt(Math.min(file.size, GGUF_READ_LIMIT, bytes * 2));
+        }
+      });
+    }
+    return file.slice(0, 4).text().then(function (magic) {
+      if (magic !== "GGUF") { return null; }
+      return attempt(Math.min(file.size, GGUF_FIRST_READ));
+    }).then(function (end) {
+      if (end === null || end >= file.size) { return; }
+      var prefix = new DataTransfer();
+      prefix.items.add(new File([file.slice(0, end)], file.name, { type: "application/octet-stream" }));
+      input.files = prefix.files;  // (no change event: the open goes on below)
+      if (note) { note.textContent = "Sending the GGUF file's metadata (" + end.toLocaleString("en") + " bytes)…"; }
+    }).catch(function () { return undefined; });
   }
   document.addEventListener("change", function (event) {
     var input = event.target;

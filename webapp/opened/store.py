@@ -48,6 +48,7 @@ FORMAT_LABELS = {
     "tiktoken": "tiktoken rank file",
     "minbpe": "minbpe .model",
     "tekken": "Mistral Tekken file",
+    "gguf": "llama.cpp GGUF file",
     "seed": "playground JSON",  # the source tag of playground JSON files (the format's old name)
     "playground": "playground",
     "preset": "preset",

@@ -18,8 +18,11 @@ from webapp.tokenizer.formats.textformats import JsonProblem, load_json
 
 
 def detect_format(content: str | bytes, filename: str | None = None) -> str:
-    """Which import format `content` is in: hf, playground, vocab-merges, tiktoken, minbpe, tekken or sentencepiece."""
+    """Which import format `content` is in: hf, playground, vocab-merges, tiktoken, minbpe, tekken, sentencepiece
+    or gguf."""
     name = (filename or "").lower()
+    if looks_like_gguf(content):  # (its magic, "GGUF", is no other format's start)
+        return "gguf"
     if isinstance(content, bytes) and looks_like_sentencepiece(content):  # (a binary protobuf)
         try:
             content.decode("utf-8")
@@ -63,8 +66,13 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
     raise file_error(
         "not a tokenizer file this playground knows: expected a Hugging Face tokenizer.json, "
         "vocab.json + merges.txt, a tiktoken rank file (base64 token and rank per line), "
-        "a minbpe .model file, a SentencePiece .model file or a playground JSON file"
+        "a minbpe .model file, a SentencePiece .model file, a GGUF file or a playground JSON file"
     )
+
+
+def looks_like_gguf(content: str | bytes) -> bool:
+    """Bytes that start with GGUF's magic (the GGUF reader's module is not imported to say so)."""
+    return isinstance(content, bytes) and content[:4] == b"GGUF"
 
 
 def _looks_wordpiece(text: str) -> bool:

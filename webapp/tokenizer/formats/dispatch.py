@@ -14,6 +14,7 @@ from webapp.tokenizer.chat.templates import DEFAULT_CHAT_LIMITS, ChatLimits, par
 from webapp.tokenizer.errors import TokenizerError, short_repr
 from webapp.tokenizer.formats.common import file_error
 from webapp.tokenizer.formats.detect import detect_format
+from webapp.tokenizer.formats.gguf_tokenizer import parse_gguf
 from webapp.tokenizer.formats.hf_json import export_hf, parse_hf_tokenizer_json
 from webapp.tokenizer.formats.minbpe import export_minbpe, parse_minbpe
 from webapp.tokenizer.formats.playground import export_playground_json, parse_playground_json
@@ -26,7 +27,9 @@ from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 
 log = logging.getLogger(__name__)
 
-FORMATS: tuple[str, ...] = ("auto", "hf", "vocab-merges", "tiktoken", "minbpe", "playground", "tekken", "sentencepiece")
+FORMATS: tuple[str, ...] = (
+    "auto", "hf", "vocab-merges", "tiktoken", "minbpe", "playground", "tekken", "sentencepiece", "gguf",
+)
 EXPORT_FORMATS: tuple[str, ...] = ("playground", "hf", "minbpe", "tiktoken")
 #: Old format names still accepted: "seed" was the playground JSON's name
 #: before it was renamed, and links carrying it keep working.
@@ -67,7 +70,7 @@ def import_tokenizer(
     if fmt == "auto":
         fmt = "vocab-merges" if merges_txt is not None else detect_format(content, filename)
     try:
-        tok = _import_as(fmt, content, merges_txt, limits)
+        tok = _import_as(fmt, content, merges_txt, limits, chat_limits)
         if template is None:
             return tok
         with_chat = dataclasses.replace(tok, chat=template.to_json())
@@ -86,7 +89,8 @@ def import_tokenizer(
         ) from None
 
 
-def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, limits: SizeLimits) -> LoadedTokenizer:
+def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, limits: SizeLimits,
+               chat_limits: ChatLimits) -> LoadedTokenizer:
     if fmt == "hf":
         return parse_hf_tokenizer_json(content, limits)
     if fmt == "vocab-merges":
@@ -101,6 +105,8 @@ def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, l
         return parse_tekken(content)
     if fmt == "sentencepiece":
         return parse_sentencepiece(content)
+    if fmt == "gguf":  # (its own chat template, unless a tokenizer_config.json beside it gives one)
+        return parse_gguf(content, limits, chat_limits)
     return parse_playground_json(content, limits=limits)
 
 

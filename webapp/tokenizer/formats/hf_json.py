@@ -121,7 +121,11 @@ def _hf_merge_pairs(merges: Any, what: str, vocab: Mapping[str, int]) -> list[tu
 
 def parse_hf_tokenizer_json(content: str | bytes, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> LoadedTokenizer:
     """A Hugging Face tokenizer.json with a BPE model (`limits.token_bytes`: each vocab entry's size)."""
-    data = parse_json_file(content, "tokenizer.json")
+    return tokenizer_from_document(parse_json_file(content, "tokenizer.json"), limits)
+
+
+def tokenizer_from_document(data: Any, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> LoadedTokenizer:
+    """A parsed tokenizer.json (what `parse_hf_tokenizer_json` reads; formats/gguf_tokenizer.py builds one)."""
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
         raise file_error('this is not a Hugging Face tokenizer.json: there is no "model" object')
     model = data["model"]

@@ -109,8 +109,9 @@ class Tokenizer:
     def special_default(self) -> str:
         """The API's default for `allowed_special`: "all" for a tokenizer.json's pipeline (the library splits
         its added tokens out), "none" otherwise and for a SentencePiece model (its `encode` reads control
-        pieces' text as plain text; user-defined pieces are not special and always match)."""
-        if not isinstance(self.split, FilePipeline) or self.sentencepiece:
+        pieces' text as plain text; user-defined pieces are not special and always match), and for a GGUF
+        file (llama.cpp tokenizes with `parse_special` off unless asked)."""
+        if not isinstance(self.split, FilePipeline) or self.sentencepiece or self.loaded.source == "gguf":
             return "none"
         return "all"
 

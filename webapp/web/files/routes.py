@@ -44,6 +44,7 @@ from webapp.tokenizer.formats import (
     from_playground,
     with_pretokenize,
 )
+from webapp.tokenizer.formats.sentencepiece import is_sentencepiece
 from webapp.tokenizer.formats.textformats import JsonProblem
 from webapp.tokenizer.pretokenize.patterns import check_scheme
 
@@ -298,8 +299,9 @@ def open_page(tool: str) -> Any:
         if not isinstance(entry, Loaded):
             return _job_panel(tool, entry, previous)
         wanted = "bytes" if tool == "bytes" else "chars"
-        # (a SentencePiece .model is character-level, and opens on the Bytes page too: its pieces are ▁-spelt text)
-        if entry.tok.level != wanted and not (wanted == "bytes" and entry.tok.source == "sentencepiece"):
+        # (a SentencePiece model, a .model or a GGUF's, is character-level, and opens on the Bytes page too: its
+        # pieces are ▁-spelt text)
+        if entry.tok.level != wanted and not (wanted == "bytes" and is_sentencepiece(entry.tok)):
             other = "chars" if wanted == "bytes" else "bytes"
             kind = "character-level" if wanted == "bytes" else "byte-level"
             elsewhere = _open_on(other, entry.id)
