@@ -107,14 +107,16 @@ def _pipeline(tok: LoadedTokenizer) -> dict[str, Any]:
 def _split_patterns(tok: LoadedTokenizer, desc: dict[str, Any]) -> tuple[str, ...]:
     """The regexes that split a byte-level tokenizer's text, in order (its file's, else its scheme's)."""
     if "pre_tokenizer" not in desc:
-        patterns = _SCHEME_PATTERNS.get(tok.pretokenize)
-        if patterns is None:
+        scheme = _SCHEME_PATTERNS.get(tok.pretokenize)
+        if scheme is None:
             raise _refuse(f"this tokenizer does not split text before its merges (pre-tokenize "
                           f"{tok.pretokenize!r}); llama.cpp always splits a GPT-2-style vocabulary with one of its "
                           "own patterns, so it would give other ids. Choose a pre-tokenize scheme first")
-        return patterns
+        return scheme
     node = desc.get("pre_tokenizer")
-    steps = node.get("pretokenizers", []) if isinstance(node, dict) and node.get("type") == "Sequence" else [node]
+    steps: list[Any] = []
+    if isinstance(node, dict):
+        steps = node.get("pretokenizers", []) if node.get("type") == "Sequence" else [node]
     patterns: list[str] = []
     for step in steps:
         kind = step.get("type") if isinstance(step, dict) else None
@@ -144,7 +146,8 @@ def _normalizer_notes(desc: dict[str, Any]) -> list[str]:
 
 
 def _special_ids(tok: LoadedTokenizer, desc: dict[str, Any], plan: GgufPlan) -> None:
-    specials = dict(tok.special_tokens)
+    flagged = {i: special for _c, i, special, *_ in desc.get("added_tokens", [])}
+    specials = {c: i for c, i in tok.special_tokens.items() if flagged.get(i, True)}  # (control tokens only)
     post = desc.get("post") or [[], []]
     bos = post[0][0] if post[0] else next((specials[n] for n in BOS_NAMES if n in specials), None)
     eos = post[1][-1] if post[1] else next((specials[n] for n in EOS_NAMES if n in specials), None)
@@ -266,14 +269,18 @@ def plan_sentencepiece(tok: LoadedTokenizer) -> GgufPlan:
     for piece, i in tok.vocab.items():
         if i == tok.unk_id:
             kind = 2  # UNKNOWN
+        elif byte_fallback and len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+            kind = 6  # BYTE (also when a tokenizer.json lists it as an added token, as Gemma 3's does)
         elif i in added:
             kind = 3 if added[i] else 4  # CONTROL, USER_DEFINED
-        elif byte_fallback and len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
-            kind = 6  # BYTE
         else:
             kind = 1
         by_id[i] = (piece, kind)
         score_by_id[i] = scores.get(piece, 0.0) if kind == 1 else 0.0
+    rows = [(c, i, special) for c, i, special, *_ in desc.get("added_tokens", [])]
+    for content, i, special in rows + [(c, i, True) for c, i in tok.special_tokens.items()]:
+        if i not in by_id:  # (an added token past the model's pieces: Gemma 3's last id)
+            by_id[i] = (content, 3 if special else 4)
     tokens, types = _dense(by_id, "SentencePiece model")
     plan = GgufPlan("llama", None, tokens, types, scores=[score_by_id.get(i, 0.0) for i in range(len(tokens))])
     plan.notes += notes
