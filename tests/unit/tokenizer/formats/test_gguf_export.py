@@ -215,3 +215,12 @@ def test_export_tokenizer_names_the_file_and_its_media_type() -> None:
     assert (filename, mimetype) == ("tokenizer.gguf", "application/octet-stream")
     with pytest.raises(TokenizerError, match="pre-tokenizer"):
         export_tokenizer(_r50k(), "gguf", "cl100k")
+
+
+def test_a_chat_template_opened_with_the_tokenizer_is_written() -> None:
+    from webapp.tokenizer.chat.templates import ChatTemplate
+
+    template = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}"
+    tok = dataclasses.replace(_r50k(), chat=ChatTemplate(template).to_json())
+    assert read_metadata(export_gguf(tok)).values["tokenizer.chat_template"] == template
+    assert "tokenizer.chat_template" not in read_metadata(export_gguf(_r50k())).values
