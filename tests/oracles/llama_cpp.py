@@ -1,0 +1,71 @@
+"""llama.cpp's own tokenizer as a test oracle: token ids of texts under a GGUF file, from llama.cpp itself.
+
+`tokenize_with_llama_cpp(path, texts)` runs tests/oracles/llama_tokenize.mjs once (one node process,
+the file's vocabulary loaded once) for the whole batch. The script uses node-llama-cpp and its prebuilt
+CPU binaries for x64 Linux, which `make test` installs into tests/oracles/node_modules (package.json
+and package-lock.json beside this file; `make run` does not need them). `require_llama_cpp()` skips
+the calling test, saying what is missing, when node or that package is not there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE / "llama_tokenize.mjs"
+PACKAGE = HERE / "node_modules" / "node-llama-cpp"
+BINARIES = HERE / "node_modules" / "@node-llama-cpp" / "linux-x64"
+#: Seconds one batch may take: loading a 260,000-token vocabulary takes about 2 s here, tokenizing
+#: a few dozen texts well under one.
+TIMEOUT = 240
+
+
+@dataclass(frozen=True)
+class LlamaAnswer:
+    """What llama.cpp made of a file: the ids of each text, and how it reads the file's special tokens."""
+
+    ids: list[list[int]]
+    vocabulary_type: str
+    bos: int | None
+    eos: int | None
+    prepends_bos: bool
+    appends_eos: bool
+
+
+def missing_llama_cpp() -> str | None:
+    """Why the oracle cannot run here, or None."""
+    if shutil.which("node") is None:
+        return "node is not installed (make test installs it with the other Debian packages)"
+    if not PACKAGE.is_dir() or not BINARIES.is_dir():
+        return ("node-llama-cpp is not installed in tests/oracles/node_modules "
+                "(make test installs it: `make tests/oracles/node_modules/.installed`)")
+    return None
+
+
+def require_llama_cpp() -> None:
+    """Skip the calling test, naming what is missing, when llama.cpp cannot be run."""
+    why = missing_llama_cpp()
+    if why is not None:
+        pytest.skip(f"llama.cpp oracle unavailable: {why}")
+
+
+def tokenize_with_llama_cpp(path: str | os.PathLike[str], texts: Sequence[str], *, special: bool = False,
+                            add_bos: bool = False) -> LlamaAnswer:
+    """llama.cpp's ids for each text under the GGUF at `path` (see llama_tokenize.mjs for the flags)."""
+    request = {"path": str(path), "texts": list(texts), "special": special, "add_bos": add_bos}
+    done = subprocess.run(["node", str(SCRIPT)], input=json.dumps(request).encode("utf-8"), capture_output=True,
+                          timeout=TIMEOUT, cwd=HERE, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"llama.cpp could not tokenize with {path}: "
+                           f"{done.stderr.decode('utf-8', 'replace')[-2000:]}")
+    answer = json.loads(done.stdout)
+    return LlamaAnswer(answer["ids"], answer["vocabulary_type"], answer["bos"], answer["eos"],
+                       answer["prepends_bos"], answer["appends_eos"])

@@ -1,0 +1,62 @@
+// llama.cpp's own tokenizer as a test oracle (tests/oracles/llama_cpp.py runs it).
+//
+// Reads one JSON request on stdin:
+//   {"path": "model.gguf", "texts": ["...", ...], "special": false, "add_bos": false}
+// loads the GGUF's vocabulary only (no tensors are read) with node-llama-cpp's prebuilt CPU
+// binaries, never building or downloading anything, and prints one JSON line on stdout:
+//   {"ids": [[...], ...], "vocabulary_type": "bpe", "bos": 1, "eos": 2,
+//    "prepends_bos": true, "appends_eos": false}
+// Each text is tokenized by llama.cpp's tokenize (common_tokenize with add_special off);
+// `special` lets text that spells a special token become that token; `add_bos` puts the BOS
+// token in front when the file asks for one (tokenizer.ggml.add_bos_token), as llama.cpp does
+// before a prompt. llama.cpp's own log lines go to stderr; a failure exits 1 with its message there.
+import { getLlama, LlamaLogLevel } from "node-llama-cpp";
+
+async function readStdin() {
+  const chunks = [];
+  for await (const chunk of process.stdin) chunks.push(chunk);
+  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+}
+
+async function main() {
+  const request = await readStdin();
+  if (typeof request.path !== "string" || !Array.isArray(request.texts)) {
+    throw new Error('expected {"path": string, "texts": [string, ...]}');
+  }
+  const llama = await getLlama({
+    gpu: false,
+    build: "never",
+    skipDownload: true,
+    usePrebuiltBinaries: true,
+    progressLogs: false,
+    logLevel: LlamaLogLevel.error,
+    logger: (level, message) => process.stderr.write(`llama.cpp ${level}: ${message}\n`),
+  });
+  const model = await llama.loadModel({ modelPath: request.path, vocabOnly: true });
+  try {
+    const special = Boolean(request.special);
+    const bos = model.tokens.bos;
+    const prependsBos = model.tokens.shouldPrependBosToken;
+    const ids = request.texts.map((text) => {
+      const tokens = Array.from(model.tokenize(text, special), Number);
+      return request.add_bos && prependsBos && bos != null ? [Number(bos), ...tokens] : tokens;
+    });
+    const answer = {
+      ids,
+      vocabulary_type: model.vocabularyType,
+      bos: bos == null ? null : Number(bos),
+      eos: model.tokens.eos == null ? null : Number(model.tokens.eos),
+      prepends_bos: prependsBos,
+      appends_eos: model.tokens.shouldAppendEosToken,
+    };
+    process.stdout.write(JSON.stringify(answer) + "\n");
+  } finally {
+    await model.dispose();
+    await llama.dispose();
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error && error.stack ? error.stack : error}\n`);
+  process.exit(1);
+});
