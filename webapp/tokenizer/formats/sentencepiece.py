@@ -12,6 +12,7 @@ Decisions and details: docs/engine.md, "Module notes".
 from __future__ import annotations
 
 import json
+import string
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -293,21 +294,76 @@ def export_sentencepiece_hf(tok: LoadedTokenizer) -> str:
         steps.append({"type": "Prepend", "prepend": "\u2581"})
     if remove:  # (trailing space symbols dropped, the dummy prefix too when nothing else is left)
         steps.append({"type": "Replace", "pattern": {"Regex": "\u2581+\\z"}, "content": ""})
+    # User-defined pieces are cut out of the normalized text by a pre-tokenizer, not written as added
+    # tokens: docs/formats.md ("SentencePiece .model files", Export) gives why.
+    user_defined = [c for c, _i, special, *_ in desc["added_tokens"] if not special]
     added = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
-              "normalized": False, "special": special} for c, i, special, *_ in desc["added_tokens"]]
+              "normalized": False, "special": special} for c, i, special, *_ in desc["added_tokens"] if special]
+    pre_tokenizer = _user_defined_split(tok, user_defined, model) if user_defined else None
     document = {
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
-        "normalizer": {"type": "Sequence", "normalizers": steps}, "pre_tokenizer": None, "post_processor": None,
+        "normalizer": {"type": "Sequence", "normalizers": steps}, "pre_tokenizer": pre_tokenizer,
+        "post_processor": None,
         "decoder": {"type": "Sequence", "decoders": [
             {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
             {"type": "ByteFallback"}, {"type": "Fuse"},
             {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
         "model": {"type": "BPE", "dropout": None, "unk_token": model["unk_token"], "continuing_subword_prefix": None,
                   "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": model["byte_fallback"],
-                  "ignore_merges": False, "vocab": dict(sorted(tok.vocab.items(), key=lambda kv: kv[1])),
+                  "ignore_merges": bool(user_defined), "vocab": dict(sorted(tok.vocab.items(), key=lambda kv: kv[1])),
                   "merges": [[a, b] for a, b in tok.merges]},
     }
     return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
+
+def _user_defined_split(tok: LoadedTokenizer, user_defined: list[str], model: dict[str, Any]) -> dict[str, Any]:
+    """The pre-tokenizer of a model with user-defined pieces: each one isolated where sentencepiece's prefix
+    matcher finds it in the normalized text (the longest at each place, left to right), so that the model,
+    written with `ignore_merges`, gives it whole. `ignore_merges` gives any piece that is a vocab entry
+    whole, and a piece between two of them (or the whole text) may be spelt as a byte piece or the unknown
+    piece (`<0x41>`, `<unk>`), which sentencepiece reads as characters: such a piece, when it is the whole
+    piece, is cut in two where no rule joins across, so that merging the two halves gives what merging
+    the whole gives."""
+    steps = [{"type": "Split", "pattern": {"Regex": "|".join(map(_literal, sorted(user_defined, key=len, reverse=True)))},
+              "behavior": "Isolated", "invert": False}]
+    joined = {left + right for left, right in tok.merges}
+    spellings = [p for p in tok.vocab if p == model["unk_token"] or (model["byte_fallback"] and _is_byte_piece(p))]
+    by_cut: dict[int, list[str]] = {}  # (byte pieces cut inside "<0x", by the cut: one lookahead for each group)
+    alternatives = []
+    for spelling in spellings:
+        cut = _safe_cut(spelling, joined)
+        if cut is None:  # (a one-character spelling, or one every cut of which a rule spans: left whole)
+            continue
+        if _is_byte_piece(spelling) and cut <= 3:
+            by_cut.setdefault(cut, []).append(spelling[3:5])
+        else:
+            alternatives.append(f"{_literal(spelling[:cut])}(?={_literal(spelling[cut:])}\\z)")
+    for cut, digits in sorted(by_cut.items()):
+        hexes = "[0-9A-F]{2}" if len(digits) == 256 else "(?:" + "|".join(sorted(digits)) + ")"
+        alternatives.append(f"{_literal('<0x'[:cut])}(?={_literal('<0x'[cut:])}{hexes}\\>\\z)")
+    if alternatives:
+        steps.append({"type": "Split", "pattern": {"Regex": "\\A(?:" + "|".join(alternatives) + ")"},
+                      "behavior": "Isolated", "invert": False})
+    return steps[0] if len(steps) == 1 else {"type": "Sequence", "pretokenizers": steps}
+
+
+def _safe_cut(spelling: str, joined: set[str]) -> int | None:
+    """The first place `spelling` can be cut without splitting any piece a rule makes, if there is one."""
+    return next((k for k in range(1, len(spelling))
+                 if not any(spelling[i:j] in joined for i in range(k) for j in range(k + 1, len(spelling) + 1))), None)
+
+
+def _is_byte_piece(piece: str) -> bool:
+    return len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">")
+
+
+def _literal(piece: str) -> str:
+    """`piece` as a regex matching itself, in Oniguruma (`tokenizers`) and Python alike: ASCII punctuation
+    escaped with a backslash."""
+    return "".join("\\" + ch if ch in _PUNCTUATION else ch for ch in piece)
+
+
+_PUNCTUATION = frozenset(string.punctuation)
 
 
 __all__ = ["SOURCE", "export_sentencepiece_hf", "is_sentencepiece", "looks_like_sentencepiece", "parse_sentencepiece", "score_rules"]
