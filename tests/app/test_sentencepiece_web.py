@@ -173,6 +173,27 @@ def test_export_to_tokenizer_json_gives_the_same_ids_in_tokenizers(client, name)
     assert refused.status_code == 400 and "tokenizer.json" in refused.get_json()["error"]["message"]
 
 
+SYMBOL_TEXTS = ["[REFERENCE_DOC_1]", "[REFERENCE_DOC_1]Hello", "[REFERENCE_DOC_1] Hello", " [REFERENCE_DOC_10]",
+                "▁[REFERENCE_DOC_1]", "▁Hello", "Hello[REFERENCE_DOC_1]world", "Hello [REFERENCE_DOC_19] world ",
+                "a  [REFERENCE_DOC_0]  b", "[REFERENCE_DOC_1][REFERENCE_DOC_10]\n[REFERENCE_DOC_0]", "  x",
+                "東京[REFERENCE_DOC_2]😀", "[REFERENCE_DOC_3]<0x41>", "[REFERENCE_DOC_3]<unk>"]
+
+
+def test_export_of_v3_gives_sentencepieces_ids_around_its_user_defined_pieces(client):
+    # (v3's 20 user-defined [REFERENCE_DOC_n]: the dummy prefix only at the start of the text, as sentencepiece)
+    import io
+
+    from tokenizers import Tokenizer
+
+    answer = client.post("/api/import", data={"file": (io.BytesIO(model_bytes()), "tokenizer.model")},
+                         content_type="multipart/form-data")
+    exported = client.get(f"/api/export?format=hf&tokenizer={answer.get_json()['tokenizer']}")
+    assert exported.status_code == 200, exported.get_data(as_text=True)[:300]
+    library = Tokenizer.from_str(exported.get_data(as_text=True))
+    for text in SYMBOL_TEXTS:
+        assert library.encode(text, add_special_tokens=False).ids == oracle().encode(text), text
+
+
 def test_the_page_opens_a_model_file(client):
     page = client.post("/files/open/bytes", data={"tokenizer_file": (__import__("io").BytesIO(model_bytes()),
                                                                      "tokenizer.model"), "text": "Hello world"},
