@@ -331,8 +331,10 @@ def _user_defined_split(tok: LoadedTokenizer, user_defined: list[str], model: di
     by_cut: dict[int, list[str]] = {}  # (byte pieces cut inside "<0x", by the cut: one lookahead for each group)
     alternatives = []
     for spelling in spellings:
-        cut = _safe_cut(spelling, joined)
-        if cut is None:  # (a one-character spelling, or one every cut of which a rule spans: left whole)
+        # (left whole: a one-character spelling, one every cut of which a rule spans, and an unknown piece
+        # over SHORT_PIECE characters, whose cuts would cost its length cubed to look at)
+        cut = _safe_cut(spelling, joined) if len(spelling) <= SHORT_PIECE else None
+        if cut is None:
             continue
         if _is_byte_piece(spelling) and cut <= 3:
             by_cut.setdefault(cut, []).append(spelling[3:5])
