@@ -324,8 +324,9 @@ def _user_defined_split(tok: LoadedTokenizer, user_defined: list[str], model: di
     piece (`<0x41>`, `<unk>`), which sentencepiece reads as characters: such a piece, when it is the whole
     piece, is cut in two where no rule joins across, so that merging the two halves gives what merging
     the whole gives."""
-    steps = [{"type": "Split", "pattern": {"Regex": "|".join(map(_literal, sorted(user_defined, key=len, reverse=True)))},
-              "behavior": "Isolated", "invert": False}]
+    longest_first = sorted(user_defined, key=len, reverse=True)
+    steps = [{"type": "Split", "pattern": {"Regex": "|".join(map(_literal, longest_first))}, "behavior": "Isolated",
+              "invert": False}]
     joined = {left + right for left, right in tok.merges}
     spellings = [p for p in tok.vocab if p == model["unk_token"] or (model["byte_fallback"] and _is_byte_piece(p))]
     by_cut: dict[int, list[str]] = {}  # (byte pieces cut inside "<0x", by the cut: one lookahead for each group)
