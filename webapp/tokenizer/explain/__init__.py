@@ -105,7 +105,7 @@ class _StagesOf:
         self.tokenizer, self.text, self.allowed = tokenizer, text, allowed
 
     def whole_text(self, split: WholeText) -> Stages:
-        raise _not_covered("a character-level file without a pipeline")
+        raise _stages_unread("a character-level file without a pipeline")
 
     def file_pipeline(self, split: FilePipeline) -> Stages:
         return pipeline_stages(self.tokenizer.loaded, self.text, self.allowed)
@@ -113,10 +113,15 @@ class _StagesOf:
     def playground_split(self, split: PlaygroundSplit) -> Stages:
         tok = self.tokenizer.loaded
         if tok.library_order:
-            raise _not_covered("a Hugging Face file split by a playground scheme instead of its own pre-tokenizer")
+            raise _stages_unread("a Hugging Face file split by a playground scheme instead of its own pre-tokenizer")
         if tok.unknown_bytes:
-            raise _not_covered("a file with bytes it has no token for, split by a playground scheme")
+            raise _stages_unread("a file with bytes it has no token for, split by a playground scheme")
         return scheme_stages(self.text, split.scheme, self.allowed, tok.special_tokens)
+
+
+def _stages_unread(what: str) -> Exception:
+    return TokenizerError(f"tokenizer: the stages of {what} cannot be read one by one yet; use its own "
+                          "pre-tokenization", field="tokenizer")
 
 
 class _ReplayModel:

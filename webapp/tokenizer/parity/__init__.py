@@ -9,26 +9,50 @@ What it does not do: read requests or check limits (the web layer does, before t
 
 from __future__ import annotations
 
-from difflib import SequenceMatcher
 from typing import Any, Sequence
 
+from webapp.tokenizer.compare import spans_from_lengths
 from webapp.tokenizer.hf.text import charged, check_request_budget
-from webapp.tokenizer.parity.attribute import STAGES, attribute
+from webapp.tokenizer.parity.attribute import STAGES, attribute, first_difference
 from webapp.tokenizer.parity.probes import PROBE_TEXTS, PROBES
 from webapp.tokenizer.parity.sides import Side, View, side_of_merges, side_of_tokenizer, view_of
 
+Token = tuple[int, bytes]  # an id and its bytes
 
-def differing(a: Sequence[Any], b: Sequence[Any]) -> tuple[list[bool], list[bool]]:
-    """For each item of `a` and of `b`: is it outside the longest matching blocks of the two sequences?"""
-    out_a, out_b = [True] * len(a), [True] * len(b)
-    for block in SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
-        out_a[block.a:block.a + block.size] = [False] * block.size
-        out_b[block.b:block.b + block.size] = [False] * block.size
-    return out_a, out_b
+
+def differing(a: Sequence[Token], b: Sequence[Token]) -> tuple[list[bool], list[bool]]:
+    """For each (id, bytes) token of `a` and of `b`: is it outside what both sides share?
+
+    The common head and tail are unmarked; in between, when both sides spell the same bytes, a token is
+    marked unless the other side has a token of the same id over the same bytes (the same span), else
+    every token in between is. Linear in the tokens."""
+    head = first_difference(a, b)
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    inner_a, inner_b = _inner_marks(a[head:len(a) - tail], b[head:len(b) - tail])
+    return ([False] * head + inner_a + [False] * tail, [False] * head + inner_b + [False] * tail)
+
+
+def _inner_marks(a: Sequence[Token], b: Sequence[Token]) -> tuple[list[bool], list[bool]]:
+    if b"".join(t for _i, t in a) != b"".join(t for _i, t in b):
+        return [True] * len(a), [True] * len(b)
+    keyed_a = list(zip(spans_from_lengths(len(t) for _i, t in a), (i for i, _t in a)))
+    keyed_b = list(zip(spans_from_lengths(len(t) for _i, t in b), (i for i, _t in b)))
+    in_a, in_b = set(keyed_a), set(keyed_b)
+    return [key not in in_b for key in keyed_a], [key not in in_a for key in keyed_b]
+
+
+def _shown(token: bytes) -> str | None:
+    try:
+        return token.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _tokens(view: View, marks: list[bool]) -> list[dict[str, Any]]:
-    return [{"id": i, "text": token.decode("utf-8", "backslashreplace"), "differs": mark}
+    """Each token as `/api/compare` gives it: its text (None when its bytes are not UTF-8 alone), its bytes."""
+    return [{"id": i, "text": _shown(token), "bytes": list(token), "differs": mark}
             for i, token, mark in zip(view.final, view.tokens, marks)]
 
 

@@ -90,6 +90,7 @@ def side_of_tokenizer(tokenizer: Tokenizer, allowed: frozenset[str], label: str)
         return {i: table[i] if i in table else names.get(i, b"") for i in ids}
 
     model = replay_model(tokenizer)
+    loaded_stages(tokenizer, "", allowed)  # (a kind the explanations do not cover is refused here, at once)
     return Side(label, lambda text: tokenizer.encode(text, allowed), post, normalize,
                 lambda text: loaded_stages(tokenizer, text, allowed), model, token_bytes, model.order)
 

@@ -219,7 +219,7 @@ def test_bos_added_on_one_side_is_the_post_processor() -> None:
     detail = answer["texts"][0]["detail"]
     assert detail["a"]["before"] == [] and detail["b"]["before_text"] == ["<|endoftext|>"]
     assert answer["texts"][0]["b"]["tokens"][0] == {"id": detail["b"]["before"][0], "text": "<|endoftext|>",
-                                                    "differs": True}
+                                                    "bytes": list(b"<|endoftext|>"), "differs": True}
 
 
 def test_special_tokens_split_on_one_side_only_are_the_special_stage() -> None:
