@@ -50,6 +50,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "LIMIT_VOCAB_BYTES": 8 * 1024 * 1024,
     # A text's UTF-8 bytes an explanation takes (webapp.web.explain; docs/explain.md).
     "LIMIT_EXPLAIN_BYTES": 65_536,
+    # A parity check's texts and their UTF-8 bytes together (webapp.web.parity; docs/limits.md).
+    "LIMIT_PARITY_TEXTS": 100,
+    "LIMIT_PARITY_BYTES": 65_536,
     # How much of a result the pages render (the full ids stay available).
     "RENDER_MAX_TOKENS": 250,  # token spans per page (about a screenful): the rest are paged
     "TRACE_MAX_STEPS": 200,

@@ -21,6 +21,7 @@ from webapp.web.corpus import routes as corpus
 from webapp.web.explain import routes as explain
 from webapp.web.files import routes as files
 from webapp.web.languages import routes as languages
+from webapp.web.parity import routes as parity
 from webapp.web.ops import health, kinds as ops_kinds, vendor
 from webapp.web.playground import pages
 from webapp.web.presets import routes as presets
@@ -30,7 +31,7 @@ from webapp.web.vocab import routes as vocab
 
 FEATURE_BLUEPRINTS = (health.bp, share.bp, vendor.bp, pages.bp, api.bp, files.bp, presets.bp, compare.bp, corpus.bp,
                       chat.bp, counts.bp, vocab.bp, languages.bp, job_views.bp,
-                      explain.bp, prompt.bp)
+                      explain.bp, prompt.bp, parity.bp)
 #: Job kinds that no route submits (the tests and the load benchmark submit "sleep" from code);
 #: every other kind is registered by the feature module that submits it.
 UNROUTED_KINDS = (ops_kinds.run_sleep,)

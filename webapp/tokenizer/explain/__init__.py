@@ -15,7 +15,7 @@ from webapp.tokenizer.core.list_order.byte_level import compile_byte_merges
 from webapp.tokenizer.core.list_order.char_level import bpe_encode_text, compile_char_merges
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.explain.explain import Model, explain_stages, library_model_of, list_model, relabel
-from webapp.tokenizer.explain.stages import char_stages, pipeline_stages, scheme_stages
+from webapp.tokenizer.explain.stages import Stages, char_stages, pipeline_stages, scheme_stages
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes, ListOrderChars
 from webapp.tokenizer.stages.splitters import FilePipeline, PlaygroundSplit, WholeText
@@ -86,6 +86,44 @@ class _LoadedExplainer:
         return explain_stages(stages, model, "bytes", ids, self.story)
 
 
+def replay_model(tokenizer: Tokenizer) -> Model:
+    """How the model stage of `tokenizer` merges one piece, replayed in its ids (for readers beside the
+    explanations: the parity lab names a merge rule with it)."""
+    return tokenizer.model.visit(_ReplayModel(tokenizer.loaded))
+
+
+def loaded_stages(tokenizer: Tokenizer, text: str, allowed: frozenset[str]) -> Stages:
+    """What the stages before the model did to `text` (its special tokens, its pieces with their first
+    symbols), as `explain_loaded` sees them."""
+    return tokenizer.split.visit(_StagesOf(tokenizer, validate_text(text), allowed))
+
+
+class _StagesOf:
+    """A `SplitVisitor`: the segments of a text, for each way the text reaches the model."""
+
+    def __init__(self, tokenizer: Tokenizer, text: str, allowed: frozenset[str]) -> None:
+        self.tokenizer, self.text, self.allowed = tokenizer, text, allowed
+
+    def whole_text(self, split: WholeText) -> Stages:
+        raise _stages_unread("a character-level file without a pipeline")
+
+    def file_pipeline(self, split: FilePipeline) -> Stages:
+        return pipeline_stages(self.tokenizer.loaded, self.text, self.allowed)
+
+    def playground_split(self, split: PlaygroundSplit) -> Stages:
+        tok = self.tokenizer.loaded
+        if tok.library_order:
+            raise _stages_unread("a Hugging Face file split by a playground scheme instead of its own pre-tokenizer")
+        if tok.unknown_bytes:
+            raise _stages_unread("a file with bytes it has no token for, split by a playground scheme")
+        return scheme_stages(self.text, split.scheme, self.allowed, tok.special_tokens)
+
+
+def _stages_unread(what: str) -> Exception:
+    return TokenizerError(f"tokenizer: the stages of {what} cannot be read one by one yet; use its own "
+                          "pre-tokenization", field="tokenizer")
+
+
 class _ReplayModel:
     """A `ModelVisitor`: the explanations' replay of a model stage's merges, in the file's ids."""
 
@@ -118,4 +156,4 @@ def causes_of(answer: Mapping[str, Any]) -> Sequence[str]:
     return [b["cause"] for b in answer["boundaries"]]
 
 
-__all__ = ["CAUSES", "causes_of", "explain_chars", "explain_loaded", "explain_merges"]
+__all__ = ["CAUSES", "causes_of", "explain_chars", "explain_loaded", "explain_merges", "loaded_stages", "replay_model"]

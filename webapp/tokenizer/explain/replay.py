@@ -43,6 +43,8 @@ class Replay:
     starts: list[int]
     meetings: dict[int, list[Meeting]] = field(default_factory=dict)
     fired: list[int] = field(default_factory=list)  # library order: the rank of each step; list order: unused
+    # Every merge in firing order: (time, a, b, c, new), its operands as initial symbols [a, b) and [b, c).
+    merges: list[tuple[int, int, int, int, int]] = field(default_factory=list)
 
 
 def _start(n: int, symbols: Sequence[int]) -> tuple[list[int], list[int], list[int], dict[int, list[Meeting]]]:
@@ -55,7 +57,7 @@ def _start(n: int, symbols: Sequence[int]) -> tuple[list[int], list[int], list[i
 
 def _merged(
     syms: list[int], nxt: list[int], prv: list[int], meetings: dict[int, list[Meeting]], i: int, j: int, new: int,
-    time: int,
+    time: int, log: list[tuple[int, int, int, int, int]],
 ) -> int:
     """Join the tokens at i and j (its right neighbour) into `new` at `time`; the offsets around record it.
 
@@ -66,6 +68,7 @@ def _merged(
     n = len(syms)
     stop = k if k >= 0 else n
     taker = (i, j, stop)
+    log.append((time, i, j, stop, new))
     syms[i] = new
     if p >= 0:
         old = meetings[i][-1]
@@ -81,14 +84,15 @@ def _merged(
     return k
 
 
-def _finish(syms: list[int], nxt: list[int], meetings: dict[int, list[Meeting]], fired: list[int]) -> Replay:
+def _finish(syms: list[int], nxt: list[int], meetings: dict[int, list[Meeting]], fired: list[int],
+            log: list[tuple[int, int, int, int, int]]) -> Replay:
     symbols, starts = [], []
     i = 0
     while i >= 0:
         symbols.append(syms[i])
         starts.append(i)
         i = nxt[i]
-    return Replay(symbols, starts, meetings, fired)
+    return Replay(symbols, starts, meetings, fired, log)
 
 
 def replay_list(symbols: Sequence[int], table: RuleTable) -> Replay:
@@ -109,6 +113,7 @@ def replay_list(symbols: Sequence[int], table: RuleTable) -> Replay:
 
     syms, nxt, prv, meetings = _start(n, symbols)
     born = [-1] * n
+    log: list[tuple[int, int, int, int, int]] = []
     alive = [True] * n
     heap = [(r, i) for i in range(n - 1) if (r := rank(syms[i], syms[i + 1], 0)) != INF]
     heapq.heapify(heap)
@@ -120,13 +125,13 @@ def replay_list(symbols: Sequence[int], table: RuleTable) -> Replay:
             continue  # stale, or a product of this very visit (not rescanned by it)
         alive[j] = False
         born[i] = r
-        k = _merged(syms, nxt, prv, meetings, i, j, news[r], r)
+        k = _merged(syms, nxt, prv, meetings, i, j, news[r], r, log)
         p = prv[i]
         if p >= 0 and (pr := rank(syms[p], syms[i], r + 1)) != INF:
             push(heap, (pr, p))
         if k >= 0 and (kr := rank(syms[i], syms[k], r + 1)) != INF:
             push(heap, (kr, i))
-    return _finish(syms, nxt, meetings, [])
+    return _finish(syms, nxt, meetings, [], log)
 
 
 def replay_library(symbols: Sequence[int], merges: LibraryMerges) -> Replay:
@@ -147,20 +152,21 @@ def replay_library(symbols: Sequence[int], merges: LibraryMerges) -> Replay:
     heapq.heapify(heap)
     pop, push = heapq.heappop, heapq.heappush
     fired: list[int] = []
+    log: list[tuple[int, int, int, int, int]] = []
     while heap:
         r, i = pop(heap)
         j = nxt[i] if alive[i] else -1
         if j < 0 or rank(syms[i], syms[j]) != r:
             continue  # stale: the pair at i changed since it was pushed
         alive[j] = False
-        k = _merged(syms, nxt, prv, meetings, i, j, news[r], len(fired))
+        k = _merged(syms, nxt, prv, meetings, i, j, news[r], len(fired), log)
         fired.append(r)
         p = prv[i]
         if p >= 0 and (pr := rank(syms[p], syms[i])) != INF:
             push(heap, (pr, p))
         if k >= 0 and (kr := rank(syms[i], syms[k])) != INF:
             push(heap, (kr, i))
-    return _finish(syms, nxt, meetings, fired)
+    return _finish(syms, nxt, meetings, fired, log)
 
 
 __all__ = ["LEFT", "RIGHT", "Meeting", "Replay", "replay_library", "replay_list"]

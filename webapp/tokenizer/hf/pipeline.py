@@ -269,9 +269,18 @@ class Pipeline:
         with bounded(len(text)):
             return self._parts(text, allowed, for_model)
 
-    def _parts(self, text: str, allowed: frozenset[str] | None, for_model: bool = False) -> list[Part]:
+    def normalized(self, text: str, allowed: frozenset[str] | None = None) -> list[tuple[int | None, str]]:
+        """The text as the normalizer leaves it, before the pre-tokenizer: (added token id, its content)
+        or (None, a normalized stretch between added tokens), in order (bounded as `parts`)."""
+        with bounded(len(text)):
+            out, runs = self._split_normalize(text, allowed)
+        return [(added, value) if added is not None else (None, runs[value][0][0]) for added, value in out]
+
+    def _split_normalize(self, text: str, allowed: frozenset[str] | None) -> tuple[list[Part], list[list[hp.Piece]]]:
+        """Added tokens split out and the stretches between them normalized: the parts, each stretch as
+        its index in the runs, and the runs (one piece each, with whether it is at the text's start)."""
         out: list[Part] = []
-        runs: list[list[hp.Piece]] = []  # the stretches between added tokens, pre-tokenized together below
+        runs: list[list[hp.Piece]] = []  # the stretches between added tokens, pre-tokenized together later
         for token, start, end in self._raw.split(text, allowed):
             if token is not None:
                 out.append((token.id, text[start:end]))
@@ -290,6 +299,10 @@ class Pipeline:
                 elif e > s:
                     out.append((None, len(runs)))  # (its pieces once the runs are pre-tokenized)
                     runs.append([(segment[s:e], at_start and s == 0)])
+        return out, runs
+
+    def _parts(self, text: str, allowed: frozenset[str] | None, for_model: bool = False) -> list[Part]:
+        out, runs = self._split_normalize(text, allowed)
         if for_model and self._split_then_bytes is not None and not self.spelt_in_alphabet:
             time_left()  # (the known patterns match in linear time; the budget is only checked)
             pieces = self._spelt_pieces(self._split_then_bytes, [run[0][0] for run in runs])

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from webapp.infra import compound_inputs, inputs, timebudget
-from webapp.opened import active as act
+from webapp.opened import active as act, store as tokenizer_store
 from webapp.tokenizer import (
     EncodeTrace,
     ImpliedVocab,
@@ -27,6 +27,7 @@ from webapp.tokenizer import (
     pretokenized_encode_trace,
 )
 from webapp.tokenizer.compare import SpanComparison, spans_from_lengths
+from webapp.tokenizer.stages import Tokenizer
 from webapp.tokenizer.hf.text import charged, check_request_budget
 
 
@@ -66,22 +67,43 @@ def _full_spans(trace: EncodeTrace, vocab: Any, data: bytes, redo: Any) -> list[
     return [(t.start, t.end) for t in redo().tokens]
 
 
+@dataclass(frozen=True)
+class LoadedSide:
+    """A spec's preset or opened file, ready to encode: its stages, scheme and allowed special tokens."""
+
+    label: str
+    scheme: str
+    stages: Tokenizer
+    allowed: frozenset[str]
+    special_ids: frozenset[int]
+    entry: tokenizer_store.Loaded
+
+
+def load_side(spec: compound_inputs.TokenizerSpec) -> LoadedSide:
+    """The stages a spec naming a tokenizer (`spec.tokenizer`) encodes with, as a comparison runs them:
+    its own pre-tokenization unless the spec names one, its special tokens as the spec or its default says."""
+    entry = act.of_ref(spec.tokenizer).loaded()
+    if not entry.stages().on_bytes_page:
+        raise TokenizerError(
+            "tokenizer: this is a character-level tokenizer; comparisons are between byte-level ones",
+            field="tokenizer",
+        )
+    scheme = spec.pretokenize or entry.tok.pretokenize
+    stages = entry.stages(scheme)
+    special = spec.special
+    if special is None:  # a tokenizer.json recognises its special tokens by default, as the library does
+        special = "all" if stages.special_default == "all" else ()
+    allowed = allowed_set(special, entry.tok.special_tokens)
+    return LoadedSide(_label(spec.tokenizer), scheme, stages, allowed, frozenset(entry.tok.special_tokens.values()),
+                      entry)
+
+
 def encode_side(spec: compound_inputs.TokenizerSpec, text: str, max_tokens: int) -> Side:
     """Encode `text` with one spec; the trace records at most `max_tokens` tokens."""
     data = text.encode("utf-8")
     if spec.tokenizer:
-        entry = act.of_ref(spec.tokenizer).loaded()
-        if not entry.stages().on_bytes_page:
-            raise TokenizerError(
-                "tokenizer: this is a character-level tokenizer; comparisons are between byte-level ones",
-                field="tokenizer",
-            )
-        scheme = spec.pretokenize or entry.tok.pretokenize
-        stages = entry.stages(scheme)
-        special = spec.special
-        if special is None:  # a tokenizer.json recognises its special tokens by default, as the library does
-            special = "all" if stages.special_default == "all" else ()
-        allowed = allowed_set(special, entry.tok.special_tokens)
+        side = load_side(spec)
+        entry, scheme, stages, allowed = side.entry, side.scheme, side.stages, side.allowed
 
         def run(cap: int) -> tuple[EncodeTrace, list[int]]:
             # No per-rule steps or sequences: the comparison shows tokens only.
@@ -93,8 +115,7 @@ def encode_side(spec: compound_inputs.TokenizerSpec, text: str, max_tokens: int)
             shown = trace.text.encode("utf-8", "surrogatepass")
             spans = _full_spans(trace, lambda: None, shown, lambda: run(len(shown) + 1)[0])
             spans = [(offsets[a], offsets[b]) for a, b in spans]
-            return Side(_label(spec.tokenizer), scheme, trace.ids, spans, trace,
-                        frozenset(entry.tok.special_tokens.values()), frozenset(special_index))
+            return Side(side.label, scheme, trace.ids, spans, trace, side.special_ids, frozenset(special_index))
         if trace.text is not None and trace.text != text:
             # Its spans index the changed text: no boundary there lines up with the other side's.
             raise TokenizerError(
@@ -104,8 +125,7 @@ def encode_side(spec: compound_inputs.TokenizerSpec, text: str, max_tokens: int)
                 field="tokenizer",
             )
         spans = _full_spans(trace, lambda: entry.file_vocab, data, lambda: run(len(data) + 1)[0])
-        return Side(_label(spec.tokenizer), scheme, trace.ids, spans, trace,
-                    frozenset(entry.tok.special_tokens.values()), frozenset(special_index))
+        return Side(side.label, scheme, trace.ids, spans, trace, side.special_ids, frozenset(special_index))
     scheme = spec.pretokenize or "none"
     merges = spec.merges
 
