@@ -9,18 +9,20 @@ tokenizer is written here: the metadata is translated into what an existing form
   and UNKNOWN tokens as added tokens, add_bos / add_eos as a post-processor, llama.cpp's ignore_merges.
   A pair listed twice keeps its first line, as llama.cpp's rank table does.
 - "llama" (SentencePiece BPE): its pieces, scores and types become a sentencepiece ModelProto, read by
-  formats/sentencepiece.py, so the merges fire by score as llama.cpp's SPM tokenizer fires them: identity
-  normalizer, no whitespace removal (llama.cpp removes none), the dummy prefix from
-  `tokenizer.ggml.add_space_prefix` (default on), byte fallback when all 256 byte pieces are there.
-- Special tokens: CONTROL (and UNKNOWN) tokens are split out of the text only when asked (llama.cpp's
-  `parse_special`; the API's default here is "none"), USER_DEFINED ones always, as llama.cpp does.
-  `tokenizer.chat_template` is the tokenizer's chat template, with the BOS and EOS tokens' text.
+  formats/sentencepiece.py, so the merges fire by score as llama.cpp's SPM tokenizer fires them (into a
+  piece of any type, as llama.cpp joins them): identity normalizer, no whitespace removal (llama.cpp
+  removes none), the dummy prefix from `tokenizer.ggml.add_space_prefix` (default on) in front of every
+  stretch between special tokens, byte fallback when all 256 byte pieces are there.
+- Special tokens, as llama.cpp cuts them (`token_attributes`, hf/longest_first.py): from the token types
+  and what llama.cpp decides by a token's text (end-of-generation tokens made control, gpt-oss's channel
+  tokens user-defined) and by model name (lstrip / rstrip); cut from the raw text longest first. CONTROL
+  (and UNKNOWN) tokens are cut only when asked (llama.cpp's `parse_special`; the API's default here is
+  "none"), USER_DEFINED ones always. `tokenizer.chat_template` is the tokenizer's chat template, with the
+  BOS and EOS tokens' text.
 - Every other tokenizer type (bert, t5, rwkv, plamo2, gemma4, none, ...) is refused, naming it.
 
-What it does not do (docs/formats.md, "GGUF files"): llama.cpp's per-model token attributes (lstrip /
-rstrip set by model name), its re-typing of tokens by their text (an `<|eot_id|>` typed NORMAL is made
-CONTROL there), the dummy prefix llama.cpp adds again after each special token of a "llama" file, and
-its longest-first (rather than leftmost-longest) matching of special tokens that overlap.
+Checked against llama.cpp itself (tests/unit/tokenizer/formats/test_gguf_llama_cpp.py); what still differs
+is in docs/formats.md, "Against llama.cpp itself".
 """
 
 from __future__ import annotations
@@ -316,20 +318,15 @@ def _merges(values: dict[str, Any]) -> tuple[list[list[str]], int]:
                          "llama.cpp refuses it too")
     if not isinstance(merges, list) or not all(isinstance(m, str) for m in merges):
         raise _key_error("merges", "an array of strings")
-    out: list[list[str]] = []
-    seen: set[tuple[str, str]] = set()
-    skipped = 0
-    for line in merges:
-        cut = line.find(" ", 1)
-        if cut < 0:
-            skipped += 1
-            continue
-        pair = (line[:cut], line[cut + 1:])
-        if pair in seen:
-            skipped += 1
-            continue
-        seen.add(pair)
-        out.append([pair[0], pair[1]])
+    # (a line names one pair and a pair one line, so a repeated pair is a repeated line: dict.fromkeys keeps the
+    # first; lines that do not start with a space are cut at their first space by C-level loops)
+    unique = list(dict.fromkeys(merges))
+    if any(line[:1] == " " for line in unique):  # (rare: a left side that starts with a space)
+        cuts = [(line, line.find(" ", 1)) for line in unique]
+        out = [[line[:cut], line[cut + 1:]] for line, cut in cuts if cut > 0]
+    else:
+        out = [[left, right] for left, cut, right in map(str.partition, unique, [" "] * len(unique)) if cut]
+    skipped = len(merges) - len(out)
     return out, skipped
 
 
