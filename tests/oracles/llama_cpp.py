@@ -42,6 +42,8 @@ class LlamaAnswer:
     modes: list[list[list[int]]] = field(default_factory=list)
     #: With `time_rounds`: each round's wall time, in seconds, of tokenizing all the texts inside node.
     seconds: list[float] = field(default_factory=list)
+    #: Wall time of loading the file's vocabulary in node (node-llama-cpp's loadModel, vocabulary only).
+    load_seconds: float = 0.0
 
 
 def missing_llama_cpp() -> str | None:
@@ -77,4 +79,4 @@ def tokenize_with_llama_cpp(path: str | os.PathLike[str], texts: Sequence[str], 
     answer = json.loads(done.stdout)
     return LlamaAnswer(answer["ids"], answer["vocabulary_type"], answer["bos"], answer["eos"],
                        answer["prepends_bos"], answer["appends_eos"], answer.get("modes", []),
-                       answer.get("seconds", []))
+                       answer.get("seconds", []), answer.get("load_seconds", 0.0))

@@ -6,7 +6,8 @@
 // loads the GGUF's vocabulary only (no tensors are read) with node-llama-cpp's prebuilt CPU
 // binaries, never building or downloading anything, and prints one JSON line on stdout:
 //   {"ids": [[...], ...], "vocabulary_type": "bpe", "bos": 1, "eos": 2,
-//    "prepends_bos": true, "appends_eos": false, "modes": [[[...], ...], ...], "seconds": [...]}
+//    "prepends_bos": true, "appends_eos": false, "modes": [[[...], ...], ...], "seconds": [...],
+//    "load_seconds": 0.4}
 // Each text is tokenized by llama.cpp's tokenize (common_tokenize with add_special off);
 // `special` lets text that spells a special token become that token; `add_bos` puts the BOS
 // token in front when the file asks for one (tokenizer.ggml.add_bos_token), as llama.cpp does
@@ -14,6 +15,7 @@
 // process (one vocabulary load): `modes[i]` holds every text's ids under the i-th flags.
 // `time_rounds` (optional, > 0) also times tokenizing all the texts (special off), that many
 // rounds after one warm-up round, inside this process: `seconds` holds each round's wall time.
+// `load_seconds` is the wall time of loading the file's vocabulary (node-llama-cpp's loadModel).
 // llama.cpp's own log lines go to stderr; a failure exits 1 with its message there.
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
 
@@ -46,7 +48,9 @@ async function main() {
     logLevel: LlamaLogLevel.error,
     logger: (level, message) => process.stderr.write(`llama.cpp ${level}: ${message}\n`),
   });
+  const loadStart = process.hrtime.bigint();
   const model = await llama.loadModel({ modelPath: request.path, vocabOnly: true });
+  const loadSeconds = Number(process.hrtime.bigint() - loadStart) / 1e9;
   try {
     const bos = model.tokens.bos;
     const ids = tokenizeAll(model, request.texts, Boolean(request.special), Boolean(request.add_bos));
@@ -66,6 +70,7 @@ async function main() {
       ids,
       modes,
       seconds,
+      load_seconds: loadSeconds,
       vocabulary_type: model.vocabularyType,
       bos: bos == null ? null : Number(bos),
       eos: model.tokens.eos == null ? null : Number(model.tokens.eos),
