@@ -84,14 +84,17 @@ def gguf_from_tokenizer_json(text: str, pre: str | None, **ids: int | bool) -> b
 
 
 def gguf_from_model_proto(data: bytes, *, add_space_prefix: bool | None = True, template: str | None = None,
-                          **ids: int | bool) -> bytes:
-    """A "llama" GGUF file holding a SentencePiece .model's pieces (BOS / EOS / UNK ids from its spec)."""
+                          name: str | None = None, **ids: int | bool) -> bytes:
+    """A "llama" GGUF file holding a SentencePiece .model's pieces (BOS / EOS / UNK ids from its spec;
+    `name`: general.name, which llama.cpp reads some token attributes from)."""
     from sentencepiece import sentencepiece_model_pb2 as pb
 
     model = pb.ModelProto()
     model.ParseFromString(data)
 
     def add(writer: Any) -> None:
+        if name is not None:
+            writer.add_string("general.name", name)
         writer.add_tokenizer_model("llama")
         writer.add_token_list([p.piece for p in model.pieces])
         writer.add_token_scores([p.score for p in model.pieces])

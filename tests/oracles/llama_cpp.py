@@ -13,7 +13,7 @@ import json
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
@@ -38,6 +38,12 @@ class LlamaAnswer:
     eos: int | None
     prepends_bos: bool
     appends_eos: bool
+    #: The ids of every text again under each of the request's other `modes` (special, add_bos).
+    modes: list[list[list[int]]] = field(default_factory=list)
+    #: With `time_rounds`: each round's wall time, in seconds, of tokenizing all the texts inside node.
+    seconds: list[float] = field(default_factory=list)
+    #: Wall time of loading the file's vocabulary in node (node-llama-cpp's loadModel, vocabulary only).
+    load_seconds: float = 0.0
 
 
 def missing_llama_cpp() -> str | None:
@@ -58,9 +64,13 @@ def require_llama_cpp() -> None:
 
 
 def tokenize_with_llama_cpp(path: str | os.PathLike[str], texts: Sequence[str], *, special: bool = False,
-                            add_bos: bool = False) -> LlamaAnswer:
-    """llama.cpp's ids for each text under the GGUF at `path` (see llama_tokenize.mjs for the flags)."""
-    request = {"path": str(path), "texts": list(texts), "special": special, "add_bos": add_bos}
+                            add_bos: bool = False, modes: Sequence[tuple[bool, bool]] = (),
+                            time_rounds: int = 0) -> LlamaAnswer:
+    """llama.cpp's ids for each text under the GGUF at `path` (see llama_tokenize.mjs for the flags);
+    `modes`: more (special, add_bos) pairs to tokenize the same texts with, in the same node process;
+    `time_rounds`: also time that many rounds of tokenizing all the texts, inside node."""
+    request = {"path": str(path), "texts": list(texts), "special": special, "add_bos": add_bos,
+               "modes": [{"special": s, "add_bos": b} for s, b in modes], "time_rounds": time_rounds}
     done = subprocess.run(["node", str(SCRIPT)], input=json.dumps(request).encode("utf-8"), capture_output=True,
                           timeout=TIMEOUT, cwd=HERE, check=False)
     if done.returncode != 0:
@@ -68,4 +78,5 @@ def tokenize_with_llama_cpp(path: str | os.PathLike[str], texts: Sequence[str], 
                            f"{done.stderr.decode('utf-8', 'replace')[-2000:]}")
     answer = json.loads(done.stdout)
     return LlamaAnswer(answer["ids"], answer["vocabulary_type"], answer["bos"], answer["eos"],
-                       answer["prepends_bos"], answer["appends_eos"])
+                       answer["prepends_bos"], answer["appends_eos"], answer.get("modes", []),
+                       answer.get("seconds", []), answer.get("load_seconds", 0.0))

@@ -9,18 +9,20 @@ tokenizer is written here: the metadata is translated into what an existing form
   and UNKNOWN tokens as added tokens, add_bos / add_eos as a post-processor, llama.cpp's ignore_merges.
   A pair listed twice keeps its first line, as llama.cpp's rank table does.
 - "llama" (SentencePiece BPE): its pieces, scores and types become a sentencepiece ModelProto, read by
-  formats/sentencepiece.py, so the merges fire by score as llama.cpp's SPM tokenizer fires them: identity
-  normalizer, no whitespace removal (llama.cpp removes none), the dummy prefix from
-  `tokenizer.ggml.add_space_prefix` (default on), byte fallback when all 256 byte pieces are there.
-- Special tokens: CONTROL (and UNKNOWN) tokens are split out of the text only when asked (llama.cpp's
-  `parse_special`; the API's default here is "none"), USER_DEFINED ones always, as llama.cpp does.
-  `tokenizer.chat_template` is the tokenizer's chat template, with the BOS and EOS tokens' text.
+  formats/sentencepiece.py, so the merges fire by score as llama.cpp's SPM tokenizer fires them (into a
+  piece of any type, as llama.cpp joins them): identity normalizer, no whitespace removal (llama.cpp
+  removes none), the dummy prefix from `tokenizer.ggml.add_space_prefix` (default on) in front of every
+  stretch between special tokens, byte fallback when all 256 byte pieces are there.
+- Special tokens, as llama.cpp cuts them (`token_attributes`, hf/longest_first.py): from the token types
+  and what llama.cpp decides by a token's text (end-of-generation tokens made control, gpt-oss's channel
+  tokens user-defined) and by model name (lstrip / rstrip); cut from the raw text longest first. CONTROL
+  (and UNKNOWN) tokens are cut only when asked (llama.cpp's `parse_special`; the API's default here is
+  "none"), USER_DEFINED ones always. `tokenizer.chat_template` is the tokenizer's chat template, with the
+  BOS and EOS tokens' text.
 - Every other tokenizer type (bert, t5, rwkv, plamo2, gemma4, none, ...) is refused, naming it.
 
-What it does not do (docs/formats.md, "GGUF files"): llama.cpp's per-model token attributes (lstrip /
-rstrip set by model name), its re-typing of tokens by their text (an `<|eot_id|>` typed NORMAL is made
-CONTROL there), the dummy prefix llama.cpp adds again after each special token of a "llama" file, and
-its longest-first (rather than leftmost-longest) matching of special tokens that overlap.
+Checked against llama.cpp itself (tests/unit/tokenizer/formats/test_gguf_llama_cpp.py); what still differs
+is in docs/formats.md, "Against llama.cpp itself".
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ def parse_gguf(content: str | bytes, limits: SizeLimits = DEFAULT_SIZE_LIMITS,
     tokens, notes = _tokens(values)
     types = _numbers(values, "token_type", len(tokens), NORMAL, "INT32")
     ids = _special_ids(values, kind, len(tokens))
+    attrs = token_attributes(values, tokens, types, ids)
     if kind == "gpt2":
         pre_name = values.get(_KEY + "pre")
         if pre_name is not None and not isinstance(pre_name, str):
@@ -90,10 +93,10 @@ def parse_gguf(content: str | bytes, limits: SizeLimits = DEFAULT_SIZE_LIMITS,
                         f"{pre.summary}")
         if pre_note:
             notes.append(pre_note)
-        tok = _byte_level(values, tokens, types, pre, ids, add_bos, add_eos, limits, notes)
+        tok = _byte_level(values, tokens, attrs, pre, ids, add_bos, add_eos, limits, notes)
     else:
         add_bos, add_eos = _adds(values, ids, True)
-        tok = _sentencepiece(values, tokens, types, ids, add_bos, add_eos, notes)
+        tok = _sentencepiece(values, tokens, types, attrs, ids, add_bos, add_eos, notes)
     chat = _chat_template(values, tokens, ids, chat_limits)
     return _with(tok, chat=chat)
 
@@ -212,6 +215,96 @@ def _chat_template(values: dict[str, Any], tokens: list[str], ids: dict[str, int
                         tool_use).to_json()
 
 
+# --- llama.cpp's token attributes ----------------------------------------------------------------
+
+ATTR_UNKNOWN, ATTR_UNUSED, ATTR_NORMAL, ATTR_CONTROL, ATTR_USER_DEFINED, ATTR_BYTE = (1 << k for k in range(6))
+ATTR_LSTRIP, ATTR_RSTRIP = 1 << 7, 1 << 8
+#: The attributes of tokens llama.cpp cuts out of the text before merging, and of those it cuts only when
+#: special tokens are parsed.
+CUT_ATTRS = ATTR_CONTROL | ATTR_USER_DEFINED | ATTR_UNKNOWN
+SPECIAL_ATTRS = ATTR_CONTROL | ATTR_UNKNOWN
+_TYPE_ATTR = {UNKNOWN: ATTR_UNKNOWN, UNUSED: ATTR_UNUSED, NORMAL: ATTR_NORMAL, CONTROL: ATTR_CONTROL,
+              USER_DEFINED: ATTR_USER_DEFINED, BYTE: ATTR_BYTE}
+#: Texts llama.cpp makes control tokens whatever their type: end-of-generation tokens, and the end-of-turn
+#: and fill-in-the-middle tokens it looks for by text when the file names none (llama-vocab.cpp).
+_EOG_TEXTS = frozenset({
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<end_of_turn>",
+    "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>",
+    "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>", "<\uff5cend\u2581of\u2581sentence\uff5c>", "[e~[",
+})
+_LOOKED_FOR = {
+    "eot": ("<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>", "<EOT>",
+            "_<EOT>", "[EOT]", "<\uff5cend\u2581of\u2581sentence\uff5c>", "<end_of_utterance>"),
+    "eom": ("<|eom_id|>",),
+    "fim_pre": ("<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<\uff5cfim\u2581begin\uff5c>", "<PRE>",
+                "\u2581<PRE>", "<|code_prefix|>", "<|prefix|>"),
+    "fim_suf": ("<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<\uff5cfim\u2581hole\uff5c>", "<SUF>",
+                "\u2581<SUF>", "<|code_suffix|>", "<|suffix|>"),
+    "fim_mid": ("<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<\uff5cfim\u2581end\uff5c>", "<MID>",
+                "\u2581<MID>", "<|code_middle|>", "<|middle|>"),
+    "fim_pad": ("<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"),
+    "fim_rep": ("<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"),
+    "fim_sep": ("<|file_sep|>",),
+}
+#: gpt-oss's tokens llama.cpp always cuts out ("always render these tokens").
+_ALWAYS_CUT = ("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>")
+
+
+def token_attributes(values: dict[str, Any], tokens: list[str], types: np.ndarray[Any, Any],
+                     ids: dict[str, int]) -> dict[int, int]:
+    """llama.cpp's attributes of the tokens it cuts out of the text (id -> attribute bits; the others are
+    left out): from the file's token types, then what llama.cpp decides by a token's text (end-of-generation
+    and fill-in-the-middle tokens made control tokens, gpt-oss's channel tokens made user-defined), then
+    the lstrip / rstrip it sets by model name (Phi-3, Jina v2, ModernBERT)."""
+    attrs: dict[int, int] = {}
+    for i, t in enumerate(types.tolist()):
+        bit = _TYPE_ATTR.get(t, 0)
+        if bit & CUT_ATTRS:
+            attrs[i] = bit
+    index = {t: i for i, t in enumerate(tokens)}
+
+    def control(text: str) -> None:
+        i = index.get(text)
+        if i is not None:
+            attrs[i] = attrs.get(i, _TYPE_ATTR.get(int(types[i]), 0)) | ATTR_CONTROL
+
+    for name, texts in _LOOKED_FOR.items():
+        if f"{_KEY}{name}_token_id" not in values:  # (looked for only when the file names none)
+            for text in texts:
+                control(text)
+    for text in _EOG_TEXTS:
+        control(text)
+    for text in _ALWAYS_CUT:
+        if text in index:
+            attrs[index[text]] = ATTR_USER_DEFINED
+    present = {t for t in ("<|return|>", "<|call|>", "<|calls|>", "<|flush|>", "<|end|>") if t in index}
+    if "<|end|>" in present and ({"<|return|>", "<|call|>"} <= present or {"<|calls|>", "<|flush|>"} <= present):
+        attrs[index["<|end|>"]] = ATTR_USER_DEFINED  # (o200k_harmony's and solar-open's: no end of generation)
+    if "<|tool_response>" in index and "</s>" in index:
+        attrs.pop(index["</s>"], None)  # (Gemma 4's and PaddleOCR's: a normal token there)
+    name = str(values.get("general.name", "")).lower()
+    pre = str(values.get(_KEY + "pre", ""))
+    arch = str(values.get("general.architecture", ""))
+
+    def strip(text: str, bit: int, on: bool) -> None:
+        i = index.get(text)
+        if i is not None and i in attrs:
+            attrs[i] = attrs[i] | bit if on else attrs[i] & ~bit
+
+    if any(k in pre for k in ("jina-v2-de", "jina-v2-es", "jina-v2-code")) or any(
+            k in arch for k in ("nomic-bert-moe", "jina-bert-v3")):
+        strip("<mask>", ATTR_LSTRIP, True)
+    elif "phi-3" in name or "phi3" in name:
+        for i in attrs:
+            attrs[i] |= ATTR_RSTRIP
+        strip("</s>", ATTR_RSTRIP, True)
+        for text in ("<unk>", "<s>", "<|endoftext|>"):
+            strip(text, ATTR_RSTRIP, False)
+    elif "modern-bert" in name:
+        strip("[MASK]", ATTR_LSTRIP, True)
+    return attrs
+
+
 # --- "gpt2": byte-level BPE, through the tokenizer.json path -----------------------------------
 
 
@@ -225,33 +318,28 @@ def _merges(values: dict[str, Any]) -> tuple[list[list[str]], int]:
                          "llama.cpp refuses it too")
     if not isinstance(merges, list) or not all(isinstance(m, str) for m in merges):
         raise _key_error("merges", "an array of strings")
-    out: list[list[str]] = []
-    seen: set[tuple[str, str]] = set()
-    skipped = 0
-    for line in merges:
-        cut = line.find(" ", 1)
-        if cut < 0:
-            skipped += 1
-            continue
-        pair = (line[:cut], line[cut + 1:])
-        if pair in seen:
-            skipped += 1
-            continue
-        seen.add(pair)
-        out.append([pair[0], pair[1]])
+    # (a line names one pair and a pair one line, so a repeated pair is a repeated line: dict.fromkeys keeps the
+    # first; lines that do not start with a space are cut at their first space by C-level loops)
+    unique = list(dict.fromkeys(merges))
+    if any(line[:1] == " " for line in unique):  # (rare: a left side that starts with a space)
+        cuts = [(line, line.find(" ", 1)) for line in unique]
+        out = [[line[:cut], line[cut + 1:]] for line, cut in cuts if cut > 0]
+    else:
+        out = [[left, right] for left, cut, right in map(str.partition, unique, [" "] * len(unique)) if cut]
+    skipped = len(merges) - len(out)
     return out, skipped
 
 
-def _byte_level(values: dict[str, Any], tokens: list[str], types: np.ndarray[Any, Any], pre: PreType,
+def _byte_level(values: dict[str, Any], tokens: list[str], attrs: dict[int, int], pre: PreType,
                 ids: dict[str, int], add_bos: bool, add_eos: bool, limits: SizeLimits,
                 notes: list[str]) -> LoadedTokenizer:
     merges, skipped = _merges(values)
     if skipped:
         notes.append(f"{skipped:,} merge line(s) left out: without a space, or a pair already listed "
                      "(llama.cpp keeps a pair's first rank)")
-    added = [{"id": i, "content": tokens[i], "special": int(t) != USER_DEFINED, "normalized": False,
-              "lstrip": False, "rstrip": False, "single_word": False}
-             for i, t in enumerate(types.tolist()) if t in (CONTROL, USER_DEFINED, UNKNOWN)]
+    added = [{"id": i, "content": tokens[i], "special": bool(a & SPECIAL_ATTRS), "normalized": False,
+              "lstrip": bool(a & ATTR_LSTRIP), "rstrip": bool(a & ATTR_RSTRIP), "single_word": False}
+             for i, a in sorted(attrs.items())]
     document = {
         "version": "1.0",
         "added_tokens": added,
@@ -265,7 +353,14 @@ def _byte_level(values: dict[str, Any], tokens: list[str], types: np.ndarray[Any
                   "merges": merges},
     }
     tok = tokenizer_from_document(document, limits)
-    return dataclasses.replace(tok, source=SOURCE, notes=tuple(notes) + tok.notes)
+    return _with(tok, source=SOURCE, notes=tuple(notes) + tok.notes, pipeline=_longest_first(tok.pipeline))
+
+
+def _longest_first(pipeline: str) -> str:
+    """The pipeline description with llama.cpp's way of cutting special tokens out (hf/longest_first.py)."""
+    desc = json.loads(pipeline)
+    desc["added_order"] = "longest_first"
+    return json.dumps(desc, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def _post_processor(tokens: list[str], ids: dict[str, int], add_bos: bool, add_eos: bool) -> dict[str, Any] | None:
@@ -288,8 +383,8 @@ def _post_processor(tokens: list[str], ids: dict[str, int], add_bos: bool, add_e
 # --- "llama": SentencePiece BPE, through the .model path ---------------------------------------
 
 
-def _sentencepiece(values: dict[str, Any], tokens: list[str], types: np.ndarray[Any, Any], ids: dict[str, int],
-                   add_bos: bool, add_eos: bool, notes: list[str]) -> LoadedTokenizer:
+def _sentencepiece(values: dict[str, Any], tokens: list[str], types: np.ndarray[Any, Any], attrs: dict[int, int],
+                   ids: dict[str, int], add_bos: bool, add_eos: bool, notes: list[str]) -> LoadedTokenizer:
     from sentencepiece import sentencepiece_model_pb2 as pb  # (only a "llama" file needs it)
 
     scores = _numbers(values, "scores", len(tokens), 0.0, "FLOAT32")
@@ -311,14 +406,22 @@ def _sentencepiece(values: dict[str, Any], tokens: list[str], types: np.ndarray[
     norm = proto.normalizer_spec
     norm.name, norm.add_dummy_prefix, norm.remove_extra_whitespaces, norm.escape_whitespaces = (
         "identity", prefix, False, True)
-    tok = parse_sentencepiece(proto.SerializeToString())
+    tok = parse_sentencepiece(proto.SerializeToString(), join_any_piece=True)
     desc = json.loads(tok.pipeline)
     desc["post"] = [[ids["bos"]] if add_bos else [], [ids["eos"]] if add_eos else []]
+    # (llama.cpp cuts its special tokens out of the raw text, longest first, and gives every stretch between
+    # them its own dummy prefix: each stretch is normalized alone, user-defined pieces are no longer the
+    # normalizer's)
+    desc["added_tokens"] = [[tokens[i], i, bool(a & SPECIAL_ATTRS), False, bool(a & ATTR_LSTRIP),
+                             bool(a & ATTR_RSTRIP), False] for i, a in sorted(attrs.items())]
+    desc["added_order"] = "longest_first"
+    desc["normalizer"]["user_defined"] = []
+    special_tokens = {tokens[i]: i for i in sorted(attrs)}
     own = [f"GGUF (llama.cpp) SentencePiece BPE, {len(tokens):,} pieces: merged by score as llama.cpp's SPM "
            "tokenizer merges, spaces written as \u2581" + (", a \u2581 in front of the text" if prefix else "")]
     if odd:
         own.append(f"{odd:,} token(s) of an undefined type read as normal pieces")
-    return _with(tok, source=SOURCE, notes=tuple(own + notes) + tok.notes,
+    return _with(tok, source=SOURCE, notes=tuple(own + notes) + tok.notes, special_tokens=special_tokens,
                  pipeline=json.dumps(desc, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
 
 

@@ -81,8 +81,12 @@ def _text(value: str | bytes, what: str, field: str, **location: int) -> str:
                              location={**location, "offset": exc.start}) from None
 
 
-def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
-    """A SentencePiece BPE model as the `sentencepiece` library encodes with it (see the module doc)."""
+def parse_sentencepiece(content: str | bytes, *, join_any_piece: bool = False) -> LoadedTokenizer:
+    """A SentencePiece BPE model as the `sentencepiece` library encodes with it (see the module doc).
+
+    `join_any_piece`: two symbols join into a piece of any type (control, byte, user-defined, unknown), as
+    llama.cpp's SPM tokenizer joins them (a GGUF file's); sentencepiece joins only into normal and unused
+    pieces."""
     if isinstance(content, str):
         raise file_error("a SentencePiece .model file is binary; upload the file itself, not its text")
     model = _parse_proto(content)
@@ -141,7 +145,7 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
         raise TokenizerError(f"pieces: the user-defined and control pieces have {added_bytes:,} bytes together, "
                              f"over the {MAX_ADDED_PIECES_BYTES:,} allowed (each is matched in a trie)",
                              field="pieces")
-    rules, runs, rule_ids = score_rules(vocab, types, scores)
+    rules, runs, rule_ids = score_rules(vocab, types, scores, join_any_piece)
     suffix = bool(model.trainer_spec.treat_whitespace_as_suffix)
     options = SpmOptions(charsmap, bool(spec.add_dummy_prefix), bool(spec.remove_extra_whitespaces),
                          bool(spec.escape_whitespaces), suffix, tuple(user_defined))
@@ -202,17 +206,19 @@ def parse_sentencepiece(content: str | bytes) -> LoadedTokenizer:
     return loaded
 
 
-def score_rules(vocab: dict[str, int], types: list[int], scores: list[float]) -> ScoreRules:
-    """Every (left, right) whose join is a normal or unused piece, both sides pieces that can be symbols,
-    in score order (best first; the longer left side first among equal scores), and how many rules each
-    score level has."""
-    joinable = [(p, i) for p, i in vocab.items() if types[i] in (NORMAL, UNUSED)]
+def score_rules(vocab: dict[str, int], types: list[int], scores: list[float],
+                any_piece: bool = False) -> ScoreRules:
+    """Every (left, right) whose join is a normal or unused piece (`any_piece`: a piece of any type), both
+    sides pieces that can be symbols, in score order (best first; the longer left side first among equal
+    scores), and how many rules each score level has."""
+    joinable = [(p, i) for p, i in vocab.items() if any_piece or types[i] in (NORMAL, UNUSED)]
     total = sum(len(p) - 1 for p, _ in joinable)
     if total > MAX_SPLITS:
         raise file_error(f"the model's pieces can be split in two {total:,} ways, over the {MAX_SPLITS:,} "
                           "an import looks at")
     # (a side may be any piece that a symbol can be: a single character, or a piece merges make)
-    operand = {p for p, i in vocab.items() if types[i] in (NORMAL, UNUSED) or (len(p) == 1 and types[i] != USER_DEFINED)}
+    operand = {p for p, i in vocab.items()
+               if any_piece or types[i] in (NORMAL, UNUSED) or (len(p) == 1 and types[i] != USER_DEFINED)}
     # (a short piece tries each split, a slice each; a long one finds its sides in one sorted pass,
     # as slicing it at every k would cost its length squared)
     long = {p for p, _ in joinable if len(p) > SHORT_PIECE}

@@ -23,6 +23,7 @@ from webapp.tokenizer.hf import normalizers as hn
 from webapp.tokenizer.hf import pre_tokenizers as hp
 from webapp.tokenizer.hf.fields import Unsupported
 from webapp.tokenizer.hf.alphabet import bytes_to_token, token_to_bytes
+from webapp.tokenizer.hf.longest_first import LongestFirstSplitter
 from webapp.tokenizer.hf.longest_match import Keys
 from webapp.tokenizer.hf.model import model_pieces
 from webapp.tokenizer.hf.post_processors import read_post_processor
@@ -251,7 +252,11 @@ class Pipeline:
         post = desc.get("post") or [[], []]
         self.post_before: tuple[int, ...] = tuple(post[0])
         self.post_after: tuple[int, ...] = tuple(post[1])
-        self._raw = _AddedSplitter([t for t in self.added if not t.normalized], None)
+        raw = [t for t in self.added if not t.normalized]
+        #: "longest_first": llama.cpp's way of cutting special tokens out (a GGUF file's; hf/longest_first.py)
+        self.added_order = str(desc.get("added_order", "leftmost"))
+        self._raw: _AddedSplitter | LongestFirstSplitter = (
+            LongestFirstSplitter(raw) if self.added_order == "longest_first" else _AddedSplitter(raw, None))
         # A pipeline that is only a known split (no normalizer, no added tokens; a Tekken file's):
         # its name as a scheme of pretokenize/chunks.py, so a byte-level model can encode the text
         # with the playground's own split-text encoder (chunk and pre-token caches, whole tokens).

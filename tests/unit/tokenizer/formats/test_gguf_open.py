@@ -346,3 +346,50 @@ def test_refusals_name_what_is_wrong() -> None:
         assert message in caught.value.message, caught.value.message
     with pytest.raises(TokenizerError, match="binary"):
         import_tokenizer("GGUF as text", fmt="gguf")
+
+
+# --- special tokens as llama.cpp cuts them (its own ids: test_gguf_llama_cpp.py) ------------------------
+
+
+def _with_extra(pre: str, extra: list[tuple[str, int]], **keys: Any) -> Any:
+    library, _ = trained_byte_level("gpt-2")
+    tokens, types, merges = tokenizer_json_parts(json.loads(library.to_str()))
+    for content, kind in extra:
+        tokens.append(content)
+        types.append(kind)
+    name = keys.pop("name", None)
+    add_keys = byte_level_keys(tokens, types, merges, pre, **keys)
+
+    def add(writer: Any) -> None:
+        add_keys(writer)
+        if name is not None:
+            writer.add_string("general.name", name)
+    return opened(write_gguf(add)), tokens
+
+
+def test_overlapping_special_tokens_the_longer_first() -> None:
+    tok, tokens = _with_extra("gpt-2", [("abc<", int(TokenType.USER_DEFINED)), ("<tag>", int(TokenType.CONTROL))])
+    user, control = tokens.index("abc<"), tokens.index("<tag>")
+    every = frozenset(tok.special_tokens)
+    assert control in ids_of(tok, "xabc<tag>y", every) and user not in ids_of(tok, "xabc<tag>y", every)
+    assert user in ids_of(tok, "xabc<tag>y")  # (a control token is not looked for when special tokens are text)
+
+
+def test_tokens_typed_by_their_text_and_stripped_by_model_name() -> None:
+    tok, tokens = _with_extra("gpt-2", [("<|channel|>", int(TokenType.CONTROL)), ("<|im_end|>", int(TokenType.NORMAL))])
+    assert tokens.index("<|channel|>") in ids_of(tok, "a<|channel|>b")  # (gpt-oss's: always cut out)
+    assert tokens.index("<|im_end|>") in ids_of(tok, "a<|im_end|>", frozenset(tok.special_tokens))  # (made control)
+    assert tokens.index("<|im_end|>") not in ids_of(tok, "a<|im_end|>")
+    jina, tokens = _with_extra("jina-v2-es", [("<mask>", int(TokenType.CONTROL))])
+    assert ids_of(jina, "a  <mask>", frozenset(jina.special_tokens)) == [*ids_of(jina, "a"), tokens.index("<mask>")]
+    phi, tokens = _with_extra("gpt-2", [("<unk>", int(TokenType.UNKNOWN)), ("<s>", int(TokenType.CONTROL)),
+                                        ("</s>", int(TokenType.CONTROL))], name="Phi-3-mini")
+    assert ids_of(phi, "</s>  x", frozenset(phi.special_tokens)) == [tokens.index("</s>"), *ids_of(phi, "x")]
+    assert ids_of(phi, "<s> x", frozenset(phi.special_tokens)) == [tokens.index("<s>"), *ids_of(phi, " x")]
+
+
+def test_a_llama_file_puts_a_space_symbol_after_each_special_token() -> None:
+    tok = opened(gguf_from_model_proto(mistral("v1"), add_bos=True))
+    pieces = {v: k for k, v in tok.vocab.items()}
+    ids = ids_of(tok, "<s>hi</s> x", frozenset(tok.special_tokens))
+    assert [pieces[i] for i in ids] == ["<s>", "\u2581hi", "</s>", "\u2581", "\u2581x"]
