@@ -7,11 +7,16 @@ The oracle is `tokenizers` on the tokenizer.json the GGUF file was written from 
 from __future__ import annotations
 
 import io
+import struct
+import tracemalloc
 from functools import lru_cache
+from typing import Any
 
 import pytest
 
 gguf = pytest.importorskip("gguf")
+
+from gguf import GGUFValueType  # noqa: E402
 
 from tests.gguf_files import gguf_from_tokenizer_json, write_gguf  # noqa: E402
 from tokenizers import Tokenizer  # noqa: E402
@@ -92,3 +97,61 @@ def test_other_tokenizer_types_are_a_400_naming_the_type(client, model):
                          content_type="application/octet-stream")
     assert answer.status_code == 400
     assert f"'{model}'" in answer.get_json()["error"]["message"]
+
+
+def _u32(n: int) -> bytes:
+    return struct.pack("<I", n)
+
+
+def _u64(n: int) -> bytes:
+    return struct.pack("<Q", n)
+
+
+def _header(keys: int, version: int = 3) -> bytes:
+    return b"GGUF" + _u32(version) + _u64(0) + _u64(keys)
+
+
+def _first_value(vtype: int, payload: bytes) -> bytes:
+    """A header of one key "k" whose value (at byte 37) has type `vtype` and then `payload`."""
+    return _header(1) + _u64(1) + b"k" + _u32(vtype) + payload
+
+
+def _nested(levels: int) -> bytes:
+    inner = _u32(GGUFValueType.UINT8) + _u64(1) + b"\x07"
+    for _ in range(levels - 1):
+        inner = _u32(GGUFValueType.ARRAY) + _u64(1) + inner
+    return _first_value(GGUFValueType.ARRAY, inner)
+
+
+#: Tiny bodies that describe huge or broken headers, and the byte offset each answer must name.
+HOSTILE_HEADERS = {
+    "2**62 keys": (_header(2**62), 16),
+    "a 2**60-byte string": (_first_value(GGUFValueType.STRING, _u64(2**60) + b"abc"), 37),
+    "a 2**40-element array": (_first_value(GGUFValueType.ARRAY, _u32(GGUFValueType.UINT32) + _u64(2**40)), 37),
+    "arrays nested 10,000 deep": (_nested(10_000), 37 + 4 * 12),
+    "bad magic": (b"GGUG" + bytes(40), 0),
+    "an unknown version": (_header(0, version=9), 4),
+    "truncation inside a key": (_header(1) + _u64(5) + b"ab", 16),  # (the count's pair needs 37 bytes)
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_HEADERS))
+def test_a_hostile_header_is_a_400_naming_its_byte_offset_without_growing_memory(client, name):
+    body, offset = HOSTILE_HEADERS[name]
+
+    def post() -> Any:
+        return client.post("/api/import?filename=model.gguf", data=body, content_type="application/octet-stream")
+
+    post()  # (the first request of a test app builds what every request shares: not measured)
+    tracemalloc.start()
+    try:
+        answer = post()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert answer.status_code == 400, answer.get_json()
+    error = answer.get_json()["error"]
+    assert error["field"] == "file" and error["location"]["offset"] == offset, error
+    assert f"offset {offset:,}" in error["message"], error["message"]
+    # what the whole request allocated stays far below any object the header describes
+    assert peak < 2_000_000, peak

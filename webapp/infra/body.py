@@ -31,7 +31,7 @@ def read_body() -> bytes:
     try:
         if limit is None:
             return request.get_data(cache=True)
-        data = request.stream.read(limit + 1)
+        data = _read_at_most(request.stream, limit + 1)
         if len(data) > limit:
             raise too_large()
         if request.content_length is None and len(data) == limit and request.stream.read(1):
@@ -39,6 +39,23 @@ def read_body() -> bytes:
     except RequestEntityTooLarge:
         raise too_large() from None
     return data
+
+
+#: One read's size: a single read(limit) sets `limit` bytes aside before a byte arrives, whatever the body's size.
+_READ_CHUNK = 256 * 1024
+
+
+def _read_at_most(stream: Any, limit: int) -> bytes:
+    """Up to `limit` bytes of `stream`, read a chunk at a time."""
+    parts: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = stream.read(min(_READ_CHUNK, limit - size))
+        if not chunk:
+            break
+        parts.append(chunk)
+        size += len(chunk)
+    return b"".join(parts)
 
 
 def parse_json(source: str) -> Any:
