@@ -8,7 +8,10 @@ Details: docs/engine.md, "Module notes".
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.loaded import LoadedTokenizer
@@ -54,13 +57,10 @@ def build_byte_level(
                 f"vocab: id {fid} is the empty token, which BPE cannot make", field="vocab",
                 location={"key": str(fid)},
             )
-    multi: list[int] = []
-    seen: set[int] = set()
-    for left, right, new in rules:
-        for fid in (left, right, new):
-            if fid not in seen and len(file_bytes[fid]) > 1:
-                seen.add(fid)
-                multi.append(fid)
+    # (the ids the rules use, in the order they first appear: dict.fromkeys keeps the first, by C-level loops)
+    used = dict.fromkeys(chain.from_iterable(rules))
+    multi = [fid for fid in used if len(file_bytes[fid]) > 1]
+    seen = set(multi)
     if all_tokens:
         multi += [fid for fid in sorted(file_bytes) if fid not in seen and len(file_bytes[fid]) > 1]
     keep_ids = all(fid >= 256 for fid in multi)
@@ -69,7 +69,16 @@ def build_byte_level(
         to_pg[fid] = byte
     for index, fid in enumerate(multi):
         to_pg[fid] = fid if keep_ids else 256 + index
-    merges = tuple((to_pg[a], to_pg[b], to_pg[n]) for a, b, n in rules)
+    merges: tuple[tuple[int, int, int], ...]
+    if rules and all(fid in to_pg for fid in used) and max(to_pg) < 4 * len(to_pg) + 1024:
+        # (the rules in playground ids by one table lookup, when every id has one and the ids are dense)
+        table = np.zeros(max(to_pg) + 1, dtype=np.int64)
+        table[np.fromiter(to_pg.keys(), dtype=np.int64, count=len(to_pg))] = np.fromiter(
+            to_pg.values(), dtype=np.int64, count=len(to_pg))
+        columns = table[np.array(rules, dtype=np.int64).reshape(len(rules), 3)].T.tolist()
+        merges = tuple(zip(columns[0], columns[1], columns[2]))
+    else:  # (an id without one raises its KeyError here)
+        merges = tuple((to_pg[a], to_pg[b], to_pg[n]) for a, b, n in rules)
     vocab = {to_pg[fid]: file_bytes[fid] for fid in multi}
     id_map = {pg: fid for fid, pg in to_pg.items() if pg != fid}
     unknown = frozenset(b for b in range(256) if b not in byte_file_id)

@@ -308,8 +308,8 @@ def token_attributes(values: dict[str, Any], tokens: list[str], types: np.ndarra
 # --- "gpt2": byte-level BPE, through the tokenizer.json path -----------------------------------
 
 
-def _merges(values: dict[str, Any]) -> tuple[list[list[str]], int]:
-    """The merges as [left, right], cut at the first space after the first character as llama.cpp cuts
+def _merges(values: dict[str, Any]) -> tuple[list[tuple[str, str]], int]:
+    """The merges as (left, right), cut at the first space after the first character as llama.cpp cuts
     them, a repeated pair keeping its first rank (llama.cpp's table keeps the first); and how many lines
     were left out (no space: llama.cpp reads them as a pair of empty strings, which never meets)."""
     merges = values.get(_KEY + "merges")
@@ -323,9 +323,9 @@ def _merges(values: dict[str, Any]) -> tuple[list[list[str]], int]:
     unique = list(dict.fromkeys(merges))
     if any(line[:1] == " " for line in unique):  # (rare: a left side that starts with a space)
         cuts = [(line, line.find(" ", 1)) for line in unique]
-        out = [[line[:cut], line[cut + 1:]] for line, cut in cuts if cut > 0]
+        out = [(line[:cut], line[cut + 1:]) for line, cut in cuts if cut > 0]
     else:
-        out = [[left, right] for left, cut, right in map(str.partition, unique, [" "] * len(unique)) if cut]
+        out = [(left, right) for left, cut, right in map(str.partition, unique, [" "] * len(unique)) if cut]
     skipped = len(merges) - len(out)
     return out, skipped
 

@@ -84,11 +84,16 @@ def _is_byte_level(data: dict[str, Any], vocab: Mapping[str, Any]) -> bool:
 
 
 def _hf_merge_pairs(merges: Any, what: str, vocab: Mapping[str, int]) -> list[tuple[str, str]]:
-    """Both merge forms: ["a b", ...] and [["a", "b"], ...]."""
+    """Both merge forms: ["a b", ...] and [["a", "b"], ...]; and pairs already split, (a, b) tuples of
+    strings (what formats/gguf_tokenizer.py gives: JSON makes no tuples), taken as they are."""
     if not isinstance(merges, list):
         raise TokenizerError(
             f"merges: {what} should be a list, got {type(merges).__name__}", field="merges"
         )
+    if merges and all(type(item) is tuple and len(item) == 2 for item in merges):
+        split: list[tuple[str, str]] = merges
+        if all(type(a) is str and type(b) is str for a, b in split):
+            return split
     pairs: list[tuple[str, str]] = []
     made: set[str] = set()
     for number, item in enumerate(merges, start=1):

@@ -180,7 +180,11 @@ def byte_level_from_strings(
 ) -> LoadedTokenizer:
     """GPT-2 alphabet strings -> ids and bytes, then the shared byte-level builder."""
     special = dict(special or {})
-    _check_pairs_in_vocab(pairs, vocab)
+    try:  # (the rules in ids, which checks every pair; a KeyError is named rule by rule)
+        rules = [(vocab[a], vocab[b], vocab[a + b]) for a, b in pairs]
+    except KeyError:
+        _check_pairs_in_vocab(pairs, vocab)
+        raise
     file_bytes: dict[int, bytes] = {}
     for token, tid in vocab.items():
         data = token_to_bytes(token)
@@ -195,7 +199,6 @@ def byte_level_from_strings(
                 location={"key": token},
             )
         file_bytes[tid] = data
-    rules = [(vocab[a], vocab[b], vocab[a + b]) for a, b in pairs]
     unk_id = vocab.get(unk_token) if isinstance(unk_token, str) else None
     return build_byte_level(
         file_bytes, rules, source=source, pretokenize=pretokenize, notes=notes,
