@@ -63,14 +63,14 @@ def build_byte_level(
     seen = set(multi)
     if all_tokens:
         multi += [fid for fid in sorted(file_bytes) if fid not in seen and len(file_bytes[fid]) > 1]
-    keep_ids = all(fid >= 256 for fid in multi)
+    keep_ids = min(multi, default=256) >= 256
     to_pg: dict[int, int] = {}
     for byte, fid in byte_file_id.items():
         to_pg[fid] = byte
     for index, fid in enumerate(multi):
         to_pg[fid] = fid if keep_ids else 256 + index
     merges: tuple[tuple[int, int, int], ...]
-    if rules and all(fid in to_pg for fid in used) and max(to_pg) < 4 * len(to_pg) + 1024:
+    if rules and to_pg.keys() >= used.keys() and max(to_pg) < 4 * len(to_pg) + 1024:
         # (the rules in playground ids by one table lookup, when every id has one and the ids are dense)
         table = np.zeros(max(to_pg) + 1, dtype=np.int64)
         table[np.fromiter(to_pg.keys(), dtype=np.int64, count=len(to_pg))] = np.fromiter(

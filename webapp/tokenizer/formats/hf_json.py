@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from itertools import chain
 from typing import Any, Mapping
 
 from webapp.tokenizer.errors import TokenizerError
@@ -90,9 +91,10 @@ def _hf_merge_pairs(merges: Any, what: str, vocab: Mapping[str, int]) -> list[tu
         raise TokenizerError(
             f"merges: {what} should be a list, got {type(merges).__name__}", field="merges"
         )
-    if merges and all(type(item) is tuple and len(item) == 2 for item in merges):
+    # (checked by C-level loops: the types of the items, their lengths, the types of their sides)
+    if merges and {*map(type, merges)} == {tuple} and {*map(len, merges)} == {2}:
         split: list[tuple[str, str]] = merges
-        if all(type(a) is str and type(b) is str for a, b in split):
+        if {*map(type, chain.from_iterable(split))} == {str}:
             return split
     pairs: list[tuple[str, str]] = []
     made: set[str] = set()
