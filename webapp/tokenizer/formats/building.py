@@ -26,12 +26,32 @@ def order_notes(rules: Iterable[tuple[Any, Any, Any]], is_base: Any) -> list[str
     produced: set[Any] = set()
     for number, (left, right, made) in enumerate(rules, start=1):
         if not (is_base(left) or left in produced) or not (is_base(right) or right in produced):
-            return [
-                f"rule {number} uses a token that no earlier rule makes; the playground visits "
-                "each rule once in order, so ids may differ from the library's"
-            ]
+            return [_order_note(number)]
         produced.add(made)
     return []
+
+
+def _order_note(number: int) -> str:
+    return (f"rule {number} uses a token that no earlier rule makes; the playground visits "
+            "each rule once in order, so ids may differ from the library's")
+
+
+def byte_order_notes(merges: Sequence[tuple[int, int, int]]) -> list[str]:
+    """`order_notes` of playground merges (ids below 256 are bytes), by numpy: each rule's operands against
+    the first rule that makes them."""
+    if not merges:
+        return []
+    rules = np.array(merges, dtype=np.int64).reshape(len(merges), 3)
+    made, first = np.unique(rules[:, 2], return_index=True)
+    number = np.arange(len(rules))
+    fine = np.ones(len(rules), dtype=bool)
+    for side in (rules[:, 0], rules[:, 1]):
+        at = np.minimum(np.searchsorted(made, side), len(made) - 1)
+        made_before = (made[at] == side) & (first[at] < number)
+        fine &= (side < 256) | made_before
+    if fine.all():
+        return []
+    return [_order_note(int(np.argmin(fine)) + 1)]
 
 
 def build_byte_level(
@@ -85,7 +105,7 @@ def build_byte_level(
     if unknown:
         what = "use the unknown token" if unk_id is not None else "are dropped, as the library does"
         notes.append(f"{len(unknown)} byte values have no token in the file; they {what}")
-    notes += order_notes(merges, lambda i: i < 256)
+    notes += byte_order_notes(merges)
     return LoadedTokenizer(
         level="bytes",
         merges=merges,
