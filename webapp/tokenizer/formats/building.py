@@ -36,12 +36,13 @@ def _order_note(number: int) -> str:
             "each rule once in order, so ids may differ from the library's")
 
 
-def byte_order_notes(merges: Sequence[tuple[int, int, int]]) -> list[str]:
+def byte_order_notes(merges: Sequence[tuple[int, int, int]], rules: np.ndarray[Any, Any] | None = None) -> list[str]:
     """`order_notes` of playground merges (ids below 256 are bytes), by numpy: each rule's operands against
-    the first rule that makes them."""
+    the first rule that makes them (`rules`: the merges as an (n, 3) array, when the caller has it)."""
     if not merges:
         return []
-    rules = np.array(merges, dtype=np.int64).reshape(len(merges), 3)
+    if rules is None:
+        rules = _id_array(merges)
     made, first = np.unique(rules[:, 2], return_index=True)
     number = np.arange(len(rules))
     fine = np.ones(len(rules), dtype=bool)
@@ -52,6 +53,11 @@ def byte_order_notes(merges: Sequence[tuple[int, int, int]]) -> list[str]:
     if fine.all():
         return []
     return [_order_note(int(np.argmin(fine)) + 1)]
+
+
+def _id_array(rules: Sequence[tuple[int, int, int]]) -> np.ndarray[Any, Any]:
+    """Rules of three ids as an (n, 3) int64 array."""
+    return np.fromiter(chain.from_iterable(rules), dtype=np.int64, count=3 * len(rules)).reshape(len(rules), 3)
 
 
 def build_byte_level(
@@ -90,12 +96,14 @@ def build_byte_level(
     for index, fid in enumerate(multi):
         to_pg[fid] = fid if keep_ids else 256 + index
     merges: tuple[tuple[int, int, int], ...]
+    mapped = None
     if rules and to_pg.keys() >= used.keys() and max(to_pg) < 4 * len(to_pg) + 1024:
         # (the rules in playground ids by one table lookup, when every id has one and the ids are dense)
         table = np.zeros(max(to_pg) + 1, dtype=np.int64)
         table[np.fromiter(to_pg.keys(), dtype=np.int64, count=len(to_pg))] = np.fromiter(
             to_pg.values(), dtype=np.int64, count=len(to_pg))
-        columns = table[np.array(rules, dtype=np.int64).reshape(len(rules), 3)].T.tolist()
+        mapped = table[_id_array(rules)]
+        columns = mapped.T.tolist()
         merges = tuple(zip(columns[0], columns[1], columns[2]))
     else:  # (an id without one raises its KeyError here)
         merges = tuple((to_pg[a], to_pg[b], to_pg[n]) for a, b, n in rules)
@@ -105,7 +113,7 @@ def build_byte_level(
     if unknown:
         what = "use the unknown token" if unk_id is not None else "are dropped, as the library does"
         notes.append(f"{len(unknown)} byte values have no token in the file; they {what}")
-    notes += byte_order_notes(merges)
+    notes += byte_order_notes(merges, mapped)
     return LoadedTokenizer(
         level="bytes",
         merges=merges,
