@@ -238,16 +238,21 @@ def _read_strings(src: _Source, pos: int, count: int, tail: int) -> tuple[list[s
     data, end, unpack = src.data, src.end, _U64.unpack_from
     out: list[str] = []
     append = out.append
-    for index in range(count):
-        if pos + 8 > end:
-            _read_string(src, pos, tail + 8 * (count - index - 1))  # (raises, naming what is missing)
-        length = unpack(data, pos)[0]
-        pos += 8
-        if length > end - pos:
-            _read_string(src, pos - 8, tail + 8 * (count - index - 1))  # (raises, as above)
-        append(data[pos:pos + length].decode("utf-8", "surrogateescape"))
-        pos += length
-    return out, pos
+    index = item = 0
+    try:
+        for index in range(count):
+            item = pos
+            start = pos + 8
+            pos = start + unpack(data, item)[0]  # (past the bytes sent: struct.error)
+            if pos > end:
+                break
+            append(data[start:pos].decode("utf-8", "surrogateescape"))
+        else:
+            return out, pos
+    except struct.error:
+        pass
+    _read_string(src, item, tail + 8 * (count - index - 1))  # (raises, naming what is missing)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _read_arrays(src: _Source, pos: int, count: int, depth: int, tail: int) -> tuple[list[Any], int]:

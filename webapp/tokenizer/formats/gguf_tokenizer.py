@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -120,7 +121,7 @@ def _key_error(key: str, expected: str) -> TokenizerError:
 def _tokens(values: dict[str, Any]) -> tuple[list[str], list[str]]:
     """The token list (llama.cpp names an empty token "[EMPTY_<id>]"; a repeated one is refused), and notes."""
     tokens = values.get(_KEY + "tokens")
-    if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+    if not isinstance(tokens, list) or not all(map(isinstance, tokens, repeat(str))):
         if tokens is None:
             raise file_error("this GGUF file's tokenizer has no token list (tokenizer.ggml.tokens)")
         raise _key_error("tokens", "an array of strings")
@@ -134,6 +135,8 @@ def _tokens(values: dict[str, Any]) -> tuple[list[str], list[str]]:
     if empty:
         notes.append(f"{len(empty):,} empty token(s) named [EMPTY_<id>], as llama.cpp names them")
     _check_utf8(out)
+    if len(set(out)) == len(out):
+        return out, notes
     seen: dict[str, int] = {}
     for i, token in enumerate(out):
         first = seen.setdefault(token, i)
@@ -308,24 +311,24 @@ def token_attributes(values: dict[str, Any], tokens: list[str], types: np.ndarra
 # --- "gpt2": byte-level BPE, through the tokenizer.json path -----------------------------------
 
 
-def _merges(values: dict[str, Any]) -> tuple[list[list[str]], int]:
-    """The merges as [left, right], cut at the first space after the first character as llama.cpp cuts
+def _merges(values: dict[str, Any]) -> tuple[list[tuple[str, str]], int]:
+    """The merges as (left, right), cut at the first space after the first character as llama.cpp cuts
     them, a repeated pair keeping its first rank (llama.cpp's table keeps the first); and how many lines
     were left out (no space: llama.cpp reads them as a pair of empty strings, which never meets)."""
     merges = values.get(_KEY + "merges")
     if merges is None:
         raise file_error("this GGUF file's byte-level tokenizer has no merges (tokenizer.ggml.merges); "
                          "llama.cpp refuses it too")
-    if not isinstance(merges, list) or not all(isinstance(m, str) for m in merges):
+    if not isinstance(merges, list) or not all(map(isinstance, merges, repeat(str))):
         raise _key_error("merges", "an array of strings")
     # (a line names one pair and a pair one line, so a repeated pair is a repeated line: dict.fromkeys keeps the
     # first; lines that do not start with a space are cut at their first space by C-level loops)
     unique = list(dict.fromkeys(merges))
-    if any(line[:1] == " " for line in unique):  # (rare: a left side that starts with a space)
+    if any(map(str.startswith, unique, repeat(" "))):  # (rare: a left side that starts with a space)
         cuts = [(line, line.find(" ", 1)) for line in unique]
-        out = [[line[:cut], line[cut + 1:]] for line, cut in cuts if cut > 0]
+        out = [(line[:cut], line[cut + 1:]) for line, cut in cuts if cut > 0]
     else:
-        out = [[left, right] for left, cut, right in map(str.partition, unique, [" "] * len(unique)) if cut]
+        out = [(left, right) for left, cut, right in map(str.partition, unique, [" "] * len(unique)) if cut]
     skipped = len(merges) - len(out)
     return out, skipped
 
@@ -349,7 +352,7 @@ def _byte_level(values: dict[str, Any], tokens: list[str], attrs: dict[int, int]
         "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
         "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
                   "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
-                  "ignore_merges": pre.ignore_merges, "vocab": {t: i for i, t in enumerate(tokens)},
+                  "ignore_merges": pre.ignore_merges, "vocab": dict(zip(tokens, range(len(tokens)))),
                   "merges": merges},
     }
     tok = tokenizer_from_document(document, limits)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from itertools import chain
 from typing import Any, Mapping
 
 from webapp.tokenizer.errors import TokenizerError
@@ -84,11 +85,17 @@ def _is_byte_level(data: dict[str, Any], vocab: Mapping[str, Any]) -> bool:
 
 
 def _hf_merge_pairs(merges: Any, what: str, vocab: Mapping[str, int]) -> list[tuple[str, str]]:
-    """Both merge forms: ["a b", ...] and [["a", "b"], ...]."""
+    """Both merge forms: ["a b", ...] and [["a", "b"], ...]; and pairs already split, (a, b) tuples of
+    strings (what formats/gguf_tokenizer.py gives: JSON makes no tuples), taken as they are."""
     if not isinstance(merges, list):
         raise TokenizerError(
             f"merges: {what} should be a list, got {type(merges).__name__}", field="merges"
         )
+    # (checked by C-level loops: the types of the items, their lengths, the types of their sides)
+    if merges and {*map(type, merges)} == {tuple} and {*map(len, merges)} == {2}:
+        split: list[tuple[str, str]] = merges
+        if {*map(type, chain.from_iterable(split))} == {str}:
+            return split
     pairs: list[tuple[str, str]] = []
     made: set[str] = set()
     for number, item in enumerate(merges, start=1):

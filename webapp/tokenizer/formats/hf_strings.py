@@ -10,12 +10,13 @@ Details: docs/engine.md, "Module notes".
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any, Mapping, Sequence
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.building import order_notes, build_byte_level
 from webapp.tokenizer.formats.common import is_int, shown_value
-from webapp.tokenizer.hf.alphabet import ALPHABET_BYTE, BYTE_ALPHABET, token_to_bytes
+from webapp.tokenizer.hf.alphabet import ALPHABET_BYTE, BYTE_ALPHABET, token_to_bytes, tokens_to_bytes
 from webapp.tokenizer.loaded import LoadedTokenizer
 
 
@@ -39,6 +40,9 @@ def check_vocab(vocab: Any, what: str) -> dict[str, int]:
             f"vocab: {what} should be an object {{token: id}}, got {type(vocab).__name__}",
             field="vocab",
         )
+    ids = vocab.values()
+    if {*map(type, ids)} <= {int} and (not ids or min(ids) >= 0) and len(set(ids)) == len(vocab):
+        return vocab  # (every id a distinct non-negative int, checked by C-level loops; else found below)
     seen: dict[int, str] = {}
     for token, tid in vocab.items():
         if not is_int(tid) or tid < 0:
@@ -180,9 +184,16 @@ def byte_level_from_strings(
 ) -> LoadedTokenizer:
     """GPT-2 alphabet strings -> ids and bytes, then the shared byte-level builder."""
     special = dict(special or {})
-    _check_pairs_in_vocab(pairs, vocab)
-    file_bytes: dict[int, bytes] = {}
-    for token, tid in vocab.items():
+    get = vocab.__getitem__
+    try:  # (the rules in ids by C-level loops, which checks every pair; a KeyError is named rule by rule)
+        rules = list(zip(map(get, map(itemgetter(0), pairs)), map(get, map(itemgetter(1), pairs)),
+                         map(get, map("".join, pairs))))
+    except KeyError:
+        _check_pairs_in_vocab(pairs, vocab)
+        raise
+    spelled = tokens_to_bytes(vocab.keys())  # (all at once when every token is a byte-level one)
+    file_bytes: dict[int, bytes] = {} if spelled is None else dict(zip(vocab.values(), spelled))
+    for token, tid in vocab.items() if spelled is None else ():
         data = token_to_bytes(token)
         if data is None:
             if token in special or token == unk_token:
@@ -195,7 +206,6 @@ def byte_level_from_strings(
                 location={"key": token},
             )
         file_bytes[tid] = data
-    rules = [(vocab[a], vocab[b], vocab[a + b]) for a, b in pairs]
     unk_id = vocab.get(unk_token) if isinstance(unk_token, str) else None
     return build_byte_level(
         file_bytes, rules, source=source, pretokenize=pretokenize, notes=notes,

@@ -9,6 +9,9 @@ Details: docs/engine.md, "Module notes".
 
 from __future__ import annotations
 
+from itertools import accumulate
+from typing import Collection
+
 import numpy as np
 
 
@@ -44,6 +47,17 @@ def token_to_bytes(token: str) -> bytes | None:
         return token.translate(_TO_LATIN1).encode("latin-1")
     except UnicodeEncodeError:
         return None
+
+
+def tokens_to_bytes(tokens: Collection[str]) -> list[bytes] | None:
+    """`token_to_bytes` of every token, or None if any is not a byte-level token: one translate and one
+    encode for all of them (a character is one byte), then the bytes cut at the tokens' lengths."""
+    try:
+        joined = "".join(tokens).translate(_TO_LATIN1).encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+    ends = list(accumulate(map(len, tokens)))
+    return list(map(joined.__getitem__, map(slice, [0, *ends[:-1]], ends)))
 
 
 #: From this many bytes, `bytes_to_token` looks the characters up with numpy (str.translate with a
