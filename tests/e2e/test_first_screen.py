@@ -439,6 +439,7 @@ def test_train_keeps_its_actions_on_top_and_long_lists_collapsed(open_page):
     # "Open in Characters" is a link: the URL holds the state, a reload asks nothing
     page.locator("#carry-to-chars").click()
     expect(page).to_have_url(re.compile(r"/chars\?text="))
+    expect(tokens(page).first).to_be_visible()  # (the URL changes before the new page is drawn)
     count = tokens(page).count()
     assert count > 0
     page.reload()

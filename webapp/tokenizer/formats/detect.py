@@ -23,7 +23,7 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
     name = (filename or "").lower()
     if looks_like_gguf(content):  # (its magic, "GGUF", is no other format's start)
         return "gguf"
-    if isinstance(content, bytes) and name.endswith(".gguf"):
+    if isinstance(content, bytes) and content and name.endswith(".gguf"):
         return "gguf"  # (named so without the magic: the GGUF reader says what the file starts with instead)
     if isinstance(content, bytes) and looks_like_sentencepiece(content):  # (a binary protobuf)
         try:
