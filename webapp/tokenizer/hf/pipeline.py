@@ -9,27 +9,25 @@ Decisions and details: docs/engine.md, "Module notes".
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from itertools import accumulate, islice
 from functools import lru_cache
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
-import regex
 
 from webapp.tokenizer.core.byte_decode import check_decoded_size, decoded_size, utf8_size
 from webapp.tokenizer.hf import decoders as hd
 from webapp.tokenizer.hf import normalizers as hn
 from webapp.tokenizer.hf import pre_tokenizers as hp
 from webapp.tokenizer.hf.fields import Unsupported
+from webapp.tokenizer.hf.added_tokens import AddedSplitter, AddedToken
 from webapp.tokenizer.hf.alphabet import bytes_to_token, token_to_bytes
 from webapp.tokenizer.hf.longest_first import LongestFirstSplitter
-from webapp.tokenizer.hf.longest_match import Keys
 from webapp.tokenizer.hf.model import model_pieces
 from webapp.tokenizer.hf.post_processors import read_post_processor
 from webapp.tokenizer.hf.pre_runs import build_pre_tokenizer_runs
 from webapp.tokenizer.hf.regex_size import PatternTooLarge, file_patterns
-from webapp.tokenizer.hf.text import WHITE_SPACE, bounded, check_growth, time_left
+from webapp.tokenizer.hf.text import bounded, check_growth, time_left
 from webapp.tokenizer.pretokenize.chunks import CLASS_SPLITS
 from webapp.tokenizer.pretokenize.class_split import ClassSplit
 
@@ -37,19 +35,6 @@ PIPELINE_VERSION = 1
 MAX_ADDED_TOKENS = 20_000
 MAX_ADDED_CONTENT = 1_000
 MAX_ADDED_CHARS = 262_144  # (in all; each a trie node and an automaton node: hf/longest_match.py)
-_WORD_CHAR = regex.compile(r"\w")
-_WS = "".join(sorted(WHITE_SPACE))
-
-
-@dataclass(frozen=True)
-class AddedToken:
-    content: str
-    id: int
-    special: bool = False
-    normalized: bool = True
-    lstrip: bool = False
-    rstrip: bool = False
-    single_word: bool = False
 
 
 Part = tuple[int | None, Any]  # (added token id, its content) or (None, [piece strings])
@@ -155,68 +140,6 @@ def _read_pipeline(data: Mapping[str, Any]) -> tuple[str, list[str]]:
 
 
 # --------------------------------------------------------------------------
-# Added tokens
-
-
-class _AddedSplitter:
-    """Cuts added tokens out of a text: leftmost match, longest first, then the token's rules."""
-
-    def __init__(self, tokens: Sequence[AddedToken], normalize: Callable[[str], str] | None) -> None:
-        self.keys = Keys((normalize(t.content) if normalize is not None else t.content, t) for t in tokens)
-        firsts = self.keys.first_items()
-        self.starts = regex.compile("[" + "".join(regex.escape(ch) for ch in firsts) + "]") if firsts else None
-
-    def _matches(self, text: str) -> Iterator[tuple[int, int, AddedToken]]:
-        position = 0
-        checks = 0
-        starts = self.starts
-        if starts is None:
-            return
-        scanner = self.keys.scanner(text)
-        while True:
-            candidate = starts.search(text, position)
-            if candidate is None:
-                return
-            start = candidate.start()
-            found = scanner.longest(start)
-            checks += 1
-            if checks % 4096 == 0:
-                time_left()  # (the regex budget bounds the whole search too)
-            if found is None:
-                position = start + 1
-                continue
-            yield start, start + found[0], found[1]
-            position = start + found[0]
-
-    def split(self, text: str, allowed: frozenset[str] | None = None) -> list[tuple[AddedToken | None, int, int]]:
-        """`allowed`: the special tokens to split out (None: all); added tokens that are
-        not special always are. A special token left as text still ends its match, as
-        in the library (its `encode_special_tokens`), so nothing inside it matches."""
-        if self.starts is None or not text:
-            return [(None, 0, len(text))]
-        out: list[tuple[AddedToken | None, int, int]] = []
-        done = 0
-        for start, stop, token in self._matches(text):
-            if allowed is not None and token.special and token.content not in allowed:
-                continue
-            if token.single_word and (
-                (start > 0 and _WORD_CHAR.match(text, start - 1)) or (stop < len(text) and _WORD_CHAR.match(text, stop))
-            ):
-                continue
-            if token.lstrip:
-                start = max(len(text[:start].rstrip(_WS)), done)
-            if token.rstrip:
-                stop += len(text[stop:]) - len(text[stop:].lstrip(_WS))
-            if done < start:
-                out.append((None, done, start))
-            out.append((token, start, stop))
-            done = stop
-        if done != len(text):
-            out.append((None, done, len(text)))
-        return out
-
-
-# --------------------------------------------------------------------------
 # The pipeline
 
 
@@ -255,14 +178,14 @@ class Pipeline:
         raw = [t for t in self.added if not t.normalized]
         #: "longest_first": llama.cpp's way of cutting special tokens out (a GGUF file's; hf/longest_first.py)
         self.added_order = str(desc.get("added_order", "leftmost"))
-        self._raw: _AddedSplitter | LongestFirstSplitter = (
-            LongestFirstSplitter(raw) if self.added_order == "longest_first" else _AddedSplitter(raw, None))
+        self._raw: AddedSplitter | LongestFirstSplitter = (
+            LongestFirstSplitter(raw) if self.added_order == "longest_first" else AddedSplitter(raw, None))
         # A pipeline that is only a known split (no normalizer, no added tokens; a Tekken file's):
         # its name as a scheme of pretokenize/chunks.py, so a byte-level model can encode the text
         # with the playground's own split-text encoder (chunk and pre-token caches, whole tokens).
         known = hp.plain_class_split(pre) if self.normalizer is None and not self.added else None
         self.plain_scheme = known.name if known is not None and known.name in CLASS_SPLITS else None
-        self._normalized = _AddedSplitter([t for t in self.added if t.normalized], content_normalizer)
+        self._normalized = AddedSplitter([t for t in self.added if t.normalized], content_normalizer)
 
     def parts(self, text: str, allowed: frozenset[str] | None = None, for_model: bool = False) -> list[Part]:
         """The text cut into added tokens and pieces (bounded: see text.bounded).
