@@ -423,6 +423,6 @@ def split_eta(text: str) -> tuple[str, int | None]:
     head, separator, tail = text.rpartition(ETA_SEPARATOR)
     if separator and tail.endswith(ETA_SUFFIX):
         number = tail[: -len(ETA_SUFFIX)].replace(",", "")
-        if number.isdigit():
+        if number.isascii() and number.isdigit():
             return head, int(number)
     return text, None

@@ -33,7 +33,7 @@ def merge_count(value: Any) -> int:
     path then reports what is wrong with it (a float, 1e999, a boolean...)."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 18:
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 18:
         return int(value.strip())
     return 0
 

@@ -63,7 +63,7 @@ def detect_format(content: str | bytes, filename: str | None = None) -> str:
         raise file_error("this looks like a merges.txt on its own; add its vocab.json to import the pair")
     first = next((line for line in text.splitlines() if line.strip()), "")
     parts = first.split()
-    if len(parts) == 2 and parts[1].isdigit() and _looks_base64(parts[0]):
+    if len(parts) == 2 and parts[1].isascii() and parts[1].isdigit() and _looks_base64(parts[0]):
         return "tiktoken"
     raise file_error(
         "not a tokenizer file this playground knows: expected a Hugging Face tokenizer.json, "

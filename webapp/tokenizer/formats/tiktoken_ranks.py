@@ -35,7 +35,7 @@ def _tiktoken_lines(content: str | bytes, max_token_bytes: int) -> list[tuple[in
         if not line:
             continue
         parts = line.split()
-        if len(parts) != 2 or not parts[1].isdigit():
+        if len(parts) != 2 or not (parts[1].isascii() and parts[1].isdigit()):
             raise file_error(
                 f"line {line_no} of the rank file should be a base64 token and a rank, got {shown_value(line)}",
                 line=line_no,

@@ -153,7 +153,7 @@ class _ArticleParser(HTMLParser):
         if tag == "article":
             self._depth += 1
             number = dict(attrs).get("data-number") or ""
-            if self._depth == 1 and number.isdigit():
+            if self._depth == 1 and number.isascii() and number.isdigit():
                 self._article = int(number)
                 self.articles.setdefault(self._article, [])
         elif tag == "p" and self._article is not None:

@@ -225,7 +225,7 @@ def _rank_lines_from_js(source: str, where: str) -> list[str]:
             continue
         parts = line.split(" ")
         # parts[0] is a label js-tiktoken ignores; parts[1] the first rank of the line.
-        if len(parts) < 2 or not parts[1].isdigit():
+        if len(parts) < 2 or not (parts[1].isascii() and parts[1].isdigit()):
             raise TokenizerError(f"tokenizer: {where} has a malformed bpe_ranks line", field="tokenizer")
         first = int(parts[1])
         lines.extend(f"{token} {first + i}\n" for i, token in enumerate(parts[2:]))

@@ -222,7 +222,7 @@ def chat_action(state: dict[str, str], action: str) -> bool:
     if action == "chat-add":
         last = rows[-1]["role"] if rows else "assistant"
         rows.append({"role": "assistant" if last == "user" else "user", "content": "", "extra": ""})
-    elif action.startswith("chat-remove-") and action[len("chat-remove-"):].isdigit():
+    elif action.startswith("chat-remove-") and action[len("chat-remove-"):].isascii() and action[len("chat-remove-"):].isdigit():
         index = int(action[len("chat-remove-"):])
         if not 0 <= index < len(rows):
             return False

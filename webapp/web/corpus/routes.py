@@ -214,7 +214,7 @@ def corpus_result_page(job_id: str) -> Any:
 
 def _page_number() -> int:
     raw = request.args.get("page", "1")
-    return int(raw) if raw.isdigit() and 0 < len(raw) < 8 else 1
+    return int(raw) if raw.isascii() and raw.isdigit() and 0 < len(raw) < 8 else 1
 
 
 @done_view("corpus", kinds=("corpus",))

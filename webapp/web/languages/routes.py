@@ -178,7 +178,7 @@ def language_bytes(code: str) -> str:
     text, _, numbers = language_texts(declaration, english)
     article = request.args.get("article", "")
     if article:
-        if not article.isdigit() or int(article) not in numbers:
+        if not (article.isascii() and article.isdigit()) or int(article) not in numbers:
             raise not_found(f"article: the declaration {code} has no article {quote(article)} shared with "
                             f"English (it has {len(numbers)})", field="article")
         text = declaration.articles[int(article)]

@@ -79,7 +79,7 @@ def ids_wanted(state: Mapping[str, str], count: int) -> bool:
 def token_window(state: Mapping[str, str], limits: inputs.Limits) -> tuple[int, int]:
     """(index of the first token span shown, spans to record): the page the "tokens_from" button asked for."""
     raw = state.get("tokens_from") or "0"
-    first = int(raw) if raw.isdigit() and len(raw) <= 9 else 0
+    first = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 9 else 0
     first -= first % limits.render_max_tokens  # pages start at multiples of the page size
     return first, first + limits.render_max_tokens
 
