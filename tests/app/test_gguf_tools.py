@@ -4,7 +4,7 @@ Compare beside the preset the file was exported from, Counts, the Vocabulary, th
 Two files: r50k_base's and mistral_v1's exports (`export_gguf`: a byte-level "gpt2" file and a
 SentencePiece "llama" one). On the texts here llama.cpp gives the preset's own ids
 (tests/unit/tokenizer/formats/test_gguf_llama_cpp.py), so the preset is the oracle. The Languages job
-on an opened GGUF file is in test_gguf_languages.py (it needs a job worker).
+on an opened GGUF file is in test_languages_api.py (it needs a job worker).
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ stored preset, bad input, and the job path for an opened tokenizer (a real worke
 
 from __future__ import annotations
 
+import io
 import random
 from typing import Iterator
 
@@ -97,6 +98,36 @@ def test_an_opened_tokenizer_is_a_job_cached_by_content(setup) -> None:
     rows = {r["code"]: r for r in again.get_json()["languages"]}
     assert len(rows) == 532
     for code in ["eng", "deu_1996", "rus", "cmn_hans", "taj"]:
+        text = client.get(f"/api/languages/{code}/text").get_json()
+        assert rows[code]["tokens"] == len(library.encode(text["text"], add_special_tokens=False).ids), code
+        assert rows[code]["english_tokens"] == len(library.encode(text["english"], add_special_tokens=False).ids)
+    assert rows["deu_1996"]["premium"] < rows["rus"]["premium"]  # trained on English and German
+
+
+def test_an_opened_gguf_file_is_counted_in_every_language(setup) -> None:
+    # A GGUF file opened through POST /api/import: a small byte-level model trained with `tokenizers` on two
+    # declarations, written as a "gpt2" file with GPT-2's pre-tokenizer; `tokenizers` on it is the oracle.
+    pytest.importorskip("gguf")
+    from tests.gguf_files import gguf_from_tokenizer_json
+
+    app, worker = setup
+    client = app.test_client()
+    library = byte_level_tokenizer([decl.by_code()["eng"].text, decl.by_code()["deu_1996"].text], vocab_size=600)
+    data = gguf_from_tokenizer_json(library.to_str(), "gpt-2")
+    imported = client.post("/api/import", data={"file": (io.BytesIO(data), "model.gguf")},
+                           content_type="multipart/form-data")
+    assert imported.status_code == 200, imported.get_json()
+    opened = imported.get_json()["tokenizer"]
+    answer = client.post("/api/languages/counts", json={"tokenizer": opened})
+    assert answer.status_code == 202, answer.get_json()
+    job = wait_job(lambda: client.get(answer.get_json()["url"]).get_json(), timeout=120, worker=worker)
+    assert job["state"] == "done", job
+    again = client.post("/api/languages/counts", json={"tokenizer": opened})  # the same content: the stored result
+    assert again.status_code == 200
+    body = again.get_json()
+    rows = {r["code"]: r for r in body["languages"]}
+    assert len(rows) == 532 and body["summary"]["over_2x"] >= 1
+    for code in ["eng", "deu_1996", "rus", "cmn_hans", "hin", "taj"]:
         text = client.get(f"/api/languages/{code}/text").get_json()
         assert rows[code]["tokens"] == len(library.encode(text["text"], add_special_tokens=False).ids), code
         assert rows[code]["english_tokens"] == len(library.encode(text["english"], add_special_tokens=False).ids)
