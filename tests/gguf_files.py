@@ -20,11 +20,11 @@ from gguf import TokenType
 Add = Callable[[Any], None]
 
 
-def write_gguf(add: Add) -> bytes:
-    """The bytes of a vocab-only GGUF file after `add(writer)`."""
+def write_gguf(add: Add, arch: str = "llama") -> bytes:
+    """The bytes of a vocab-only GGUF file (architecture `arch`) after `add(writer)`."""
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "vocab.gguf"
-        writer = gguf.GGUFWriter(path, "llama")
+        writer = gguf.GGUFWriter(path, arch)
         add(writer)
         writer.write_header_to_file()
         writer.write_kv_data_to_file()

@@ -21,6 +21,7 @@ from tests.hypothesis_profiles import examples
 
 gguf = pytest.importorskip("gguf")
 from gguf import GGUFValueType as T, Keys, TokenType  # noqa: E402
+from tests.gguf_files import write_gguf as gguf_file  # noqa: E402
 
 from webapp.tokenizer import TokenizerError  # noqa: E402
 from webapp.tokenizer.formats import gguf as reader  # noqa: E402
@@ -36,14 +37,10 @@ SCALAR_TYPES = [*INT_BOUNDS, T.FLOAT32, T.FLOAT64, T.BOOL, T.STRING]
 
 
 def write_gguf(path: Path, add: Any, arch: str = "llama") -> bytes:
-    """The bytes of a vocab-only file the gguf package writes after `add(writer)`."""
-    writer = gguf.GGUFWriter(path, arch)
-    add(writer)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_ti_data_to_file()
-    writer.close()
-    return path.read_bytes()
+    """The bytes of a vocab-only file the gguf package writes after `add(writer)`, also kept at `path`."""
+    data = gguf_file(add, arch)
+    path.write_bytes(data)
+    return data
 
 
 def tagged(value: Any) -> Any:
