@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from webapp import create_app  # noqa: E402
 from webapp.tokenizer import PRESET_NAMES, set_cache_dir  # noqa: E402
-from webapp.tokenizer.presets.real import get_tokenizer  # noqa: E402
+from webapp.tokenizer.api import get_tokenizer  # noqa: E402
 from webapp.opened.store import preset_entry, warm_preset  # noqa: E402
 
 TEXT = "Hello world! Tiếng Việt 東京 👍🏽 def f(x): return x  " * 40

@@ -37,7 +37,7 @@ from webapp.tokenizer import (
 from webapp.tokenizer.caches import BoundedCache, estimated_bytes
 from webapp.tokenizer.hf.held import pipeline_bytes
 from webapp.tokenizer.presets.catalog import PRESET_RULES, load_compiled, make_tables as make_preset_tables
-from webapp.tokenizer.presets.real import register_resolver
+from webapp.tokenizer.api import register_resolver
 
 BLOB_KIND = "tokenizer"
 

@@ -1,7 +1,7 @@
 """The tokenizer package: exact byte-level and character-level BPE, decoding, training.
 
 Pure Python (plus numpy and regex), no Flask. This module exports the
-package's main API, 60 names (`__all__`), each loaded on first use;
+package's main API, 59 names (`__all__`), each loaded on first use;
 everything else is imported from the module that defines it. Every problem
 is a `TokenizerError` (a `ValueError`). The contract is docs/algorithms.md,
 written down literally in `reference` (the place to start reading); the
@@ -59,12 +59,12 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
         is_installed,
         load_preset,
     )
-    from webapp.tokenizer.presets.real import TokenizerHandle, get_tokenizer
-    from webapp.tokenizer.presets.tiktoken_api import (
+    from webapp.tokenizer.api import (
         Encoding,
         encoding_for_model,
         encoding_name_for_model,
         get_encoding,
+        get_tokenizer,
         list_encoding_names,
     )
     from webapp.tokenizer.chat.templates import ChatTemplate, preset_chat_template, render_chat
@@ -122,13 +122,12 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "is_installed": ("webapp.tokenizer.presets.catalog", "is_installed"),
     "load_preset": ("webapp.tokenizer.presets.catalog", "load_preset"),
     "set_cache_dir": ("webapp.tokenizer.presets.openai", "set_cache_dir"),
-    "TokenizerHandle": ("webapp.tokenizer.presets.real", "TokenizerHandle"),
-    "get_tokenizer": ("webapp.tokenizer.presets.real", "get_tokenizer"),
-    "Encoding": ("webapp.tokenizer.presets.tiktoken_api", "Encoding"),
-    "encoding_for_model": ("webapp.tokenizer.presets.tiktoken_api", "encoding_for_model"),
-    "encoding_name_for_model": ("webapp.tokenizer.presets.tiktoken_api", "encoding_name_for_model"),
-    "get_encoding": ("webapp.tokenizer.presets.tiktoken_api", "get_encoding"),
-    "list_encoding_names": ("webapp.tokenizer.presets.tiktoken_api", "list_encoding_names"),
+    "get_tokenizer": ("webapp.tokenizer.api", "get_tokenizer"),
+    "Encoding": ("webapp.tokenizer.api", "Encoding"),
+    "encoding_for_model": ("webapp.tokenizer.api", "encoding_for_model"),
+    "encoding_name_for_model": ("webapp.tokenizer.api", "encoding_name_for_model"),
+    "get_encoding": ("webapp.tokenizer.api", "get_encoding"),
+    "list_encoding_names": ("webapp.tokenizer.api", "list_encoding_names"),
     "ChatTemplate": ("webapp.tokenizer.chat.templates", "ChatTemplate"),
     "preset_chat_template": ("webapp.tokenizer.chat.templates", "preset_chat_template"),
     "render_chat": ("webapp.tokenizer.chat.templates", "render_chat"),
@@ -161,11 +160,10 @@ __all__ = [
     "LoadedTokenizer", "Tokenizer", "tokenizer_of", "allowed_set",
     # tokenizer files
     "EXPORT_FORMATS", "import_tokenizer", "export_tokenizer", "dumps_stored", "loads_stored",
-    # presets and the tiktoken-like handle
+    # presets
     "PRESET_NAMES", "get_preset", "is_preset", "is_installed", "load_preset", "set_cache_dir",
-    "TokenizerHandle", "get_tokenizer",
-    # tiktoken's Python API (docs/tiktoken.md)
-    "Encoding", "encoding_for_model", "encoding_name_for_model", "get_encoding", "list_encoding_names",
+    # the one handle, with tiktoken's Python API (docs/tiktoken.md)
+    "get_tokenizer", "Encoding", "encoding_for_model", "encoding_name_for_model", "get_encoding", "list_encoding_names",
     # chat templates, explanations, the vocabulary, languages, comparing, the one JSON reader
     "ChatTemplate", "preset_chat_template", "render_chat", "explain_chars", "explain_loaded",
     "explain_merges", "VocabIndex", "count_languages", "compare_spans", "load_json",

@@ -64,7 +64,7 @@ def test_a_small_cache_loses_one_entry_at_a_time():
 def test_every_cache_of_the_app_is_named_with_both_bounds():
     assert set(NAMED) >= {
         "byte_level.compiled", "char_level.compiled", "inputs.merges_keys", "tokenizer_store.loaded",
-        "presets.ranks", "presets.loaded", "presets.compiled", "real.handles", "special.regexes",
+        "presets.ranks", "presets.loaded", "presets.compiled", "api.encodings", "special.regexes",
         "textencode.relabels", "tokenizer_store.presets", "tokenizer_store.fallback_blobs", "viewmodels.printable",
         "viewmodels.printable_bytes",
     }
@@ -226,9 +226,8 @@ def test_the_preset_caches_hold_every_preset_once(monkeypatch):
     for cache in caches:
         assert cache.max_entries == len(names) == 4
         assert cache.max_weight == presets.PRESET_RANKS == sum(presets.get_preset(n).n_ranks for n in names) == 400_790
-    handles = NAMED["real.handles"]  # every preset, the open models' too
-    assert handles.max_entries == len(catalog.PRESET_NAMES) == 13
-    assert handles.max_weight == catalog.PRESET_RULES == 400_790 + sum(p.rules for p in open_models.OPEN_MODEL_LIST)
+    handles = NAMED["api.encodings"]  # every preset under both defaults, and tiktoken's other names
+    assert handles.max_entries == handles.max_weight == 64 >= 2 * len(catalog.PRESET_NAMES) + 3
     if not all(presets.is_installed(n) and presets.is_prepared(prepare.DEFAULT_CACHE_DIR, n) for n in names):
         pytest.skip("the presets are not installed and prepared (make setup)")
     from webapp.tokenizer.presets import cache as preset_cache
@@ -241,7 +240,10 @@ def test_the_preset_caches_hold_every_preset_once(monkeypatch):
     for cache in caches:
         assert sorted(cache.data) == sorted(names)
         assert cache.weight == _exact_weight(cache) <= cache.max_weight
-    assert set(names) <= set(handles.data) and handles.weight == _exact_weight(handles) <= handles.max_weight
+    assert {(name, "playground") for name in names} <= set(handles.data)
+    assert {(name, "library") for name in names} <= set(handles.data)  # whose stages the playground's share
+    assert all(handles.data[(n, "playground")].tokenizer is handles.data[(n, "library")].tokenizer for n in names)
+    assert handles.weight == _exact_weight(handles) <= handles.max_weight
 
 
 def test_special_token_regexes_stay_within_their_bounds(monkeypatch):

@@ -1,6 +1,6 @@
 """The `>>>` examples of the tokenizer facade's public functions run, and say what they print.
 
-Two checks. REQUIRED names the facade's main functions and `Encoding`, `TokenizerHandle` and
+Two checks. REQUIRED names the facade's main functions and `Encoding` and
 (stages) `Tokenizer` methods; each must carry at least one example, and its examples
 must pass. Then every example anywhere in a module the facade exports from
 runs too, so an example added elsewhere is checked the same way.
@@ -33,7 +33,6 @@ REQUIRED = [
     *[("Encoding", method) for method in (
         "encode", "encode_ordinary", "encode_batch", "encode_single_token", "decode", "decode_bytes",
         "decode_single_token_bytes", "decode_tokens_bytes", "decode_with_offsets")],
-    *[("TokenizerHandle", method) for method in ("encode", "encode_ordinary", "decode", "decode_bytes")],
     ("tokenizer_of", None),
     ("Tokenizer", "encode"),
 ]

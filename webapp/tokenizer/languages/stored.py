@@ -19,7 +19,7 @@ from webapp.tokenizer.languages import declarations as decl
 from webapp.tokenizer.languages.counting import RESULT_VERSION, catalog, count_languages, summarize
 from webapp.tokenizer.presets import catalog as presets
 from webapp.tokenizer.presets.openai import PROJECT_DIR, write_atomic
-from webapp.tokenizer.presets.tiktoken_api import get_encoding
+from webapp.tokenizer.api import get_encoding
 
 DEFAULT_DIR = PROJECT_DIR / "instance" / "languages"
 DEFAULT_PRESETS_DIR = PROJECT_DIR / "instance" / "presets"

@@ -1,6 +1,6 @@
 """The real OpenAI tokenizers as presets: r50k_base (alias gpt2), p50k_base, cl100k_base, o200k_base.
 
-What it does not do: encode (see stages/ and `real.py`),
+What it does not do: encode (see stages/ and api/),
 Flask, or any network access.
 
 Decisions and details: docs/engine.md, "Module notes".

@@ -1,7 +1,7 @@
 """`Tokenizer`: one loaded tokenizer made of its stages, and `tokenizer_of`, the one place that chooses them.
 
 What it does not do: parse files (formats/), HTTP, or the tiktoken API's
-argument checks (presets/tiktoken_encoding.py).
+argument checks (api/encoding.py).
 
 Decisions and details: docs/engine.md, "Module notes".
 """

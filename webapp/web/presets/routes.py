@@ -1,7 +1,7 @@
 """The real tokenizer presets over HTTP (blueprint `presets`).
 
 What it does not do: read rank files (webapp.tokenizer.presets.openai) or encode
-(webapp.tokenizer.presets.real).
+(webapp.tokenizer.api).
 
 Decisions and details: docs/architecture.md, "Module notes".
 """

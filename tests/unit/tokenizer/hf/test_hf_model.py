@@ -4,7 +4,7 @@ ignore_merges, byte_fallback (whole and partial sets of <0xXX> tokens), the
 unknown token with and without fuse_unk, a file without one (unknown
 characters left out), rules listed out of order, and post-processors
 (TemplateProcessing, RobertaProcessing, Sequence): `encode_loaded` and
-`OpenModelEncoding.encode(add_special_tokens=...)` must give the library's ids.
+`Encoding.encode(add_special_tokens=...)` of a tokenizer.json must give the library's ids.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tokenizers import Tokenizer
 
 from webapp.tokenizer import formats as tokfiles
 from tests.loaded_calls import encode_loaded
-from webapp.tokenizer.presets.tiktoken_api import encoding_for_loaded
+from webapp.tokenizer.api import Encoding
 
 LETTERS = "abc▁é"
 
@@ -49,7 +49,7 @@ def _vocab(tokens: list[str]) -> dict[str, int]:
 def _check(content: str, texts: list[str]) -> None:
     library = Tokenizer.from_str(content)
     loaded = tokfiles.import_tokenizer(content)
-    enc = encoding_for_loaded(loaded, "sample")
+    enc = Encoding.from_loaded("sample", loaded)
     for text in texts:
         expected = library.encode(text, add_special_tokens=False).ids if text else []
         assert encode_loaded(loaded, text) == expected, text

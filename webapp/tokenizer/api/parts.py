@@ -51,7 +51,7 @@ def _token_chars(tokens: frozenset[str], _value: Any) -> int:
 # Per set of listed tokens (special or added), their first characters: 128 sets and 4,000,000
 # characters of tokens at most. The regex that finds them is stages/special.py's special_regex (cached there).
 _FIRST_CHARS: BoundedCache[frozenset[str], frozenset[str]] = BoundedCache(128, 4_000_000, weigh=_token_chars,
-                                                                          name="tiktoken_api.first_chars")
+                                                                          name="api.first_chars")
 
 
 def _first_chars(tokens: frozenset[str]) -> frozenset[str]:

@@ -1,4 +1,4 @@
-"""The tiktoken-style API (webapp.tokenizer.presets.tiktoken_api) against tiktoken 0.14.0 itself.
+"""The tiktoken-style API (webapp.tokenizer.api) against tiktoken 0.14.0 itself.
 
 The oracle is a real `tiktoken.Encoding` built by tiktoken's own
 `tiktoken_ext.openai_public` constructors, with their rank-file loaders
@@ -24,7 +24,7 @@ from tests.hypothesis_profiles import examples
 
 from webapp.tokenizer import Encoding, encoding_for_model, get_encoding, get_tokenizer, list_encoding_names
 from webapp.tokenizer.presets import openai as presets
-from webapp.tokenizer.presets import tiktoken_api
+from webapp.tokenizer.api import registry as tiktoken_api
 from webapp.tokenizer.pretokenize.textencode import clear_text_caches, encode_split, encode_split_batch
 
 tiktoken = pytest.importorskip("tiktoken")

@@ -1,26 +1,24 @@
-"""tiktoken's Python API over the playground's tokenizers: a drop-in for counting tokens.
+"""Encodings by name: `get_encoding` (tiktoken's defaults), `get_tokenizer` (the playground's), one cache.
 
-What it does not do: encode (tiktoken_encoding.Encoding does), network
-access, or the web's friendlier defaults (the pages and the JSON API keep
-`get_tokenizer`, where special-token text is plain text unless allowed).
-
-Decisions and details: docs/engine.md, "Module notes".
+Presets by name or alias, tiktoken's OpenAI encoding names, model names, and opened files by id
+(through the resolvers the web layer registers). What it does not do: encode (encoding.py).
 """
 
 from __future__ import annotations
 
+import copyreg
 import threading
-from typing import Mapping
+from typing import Any, Callable, Mapping
 
-
+from webapp.tokenizer.api.encoding import DEFAULTS, PLAYGROUND, Encoding, library_defaults
+from webapp.tokenizer.api.parts import preset_parts, with_special
+from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.presets import catalog
 from webapp.tokenizer.presets import openai as presets
-from webapp.tokenizer.presets import real
 
-from webapp.tokenizer.presets.tiktoken_parts import preset_parts, with_special
-from webapp.tokenizer.presets.open_model_encoding import OpenModelEncoding, encoding_for_loaded
-from webapp.tokenizer.presets.tiktoken_encoding import REGISTRY, Encoding, hand_over_registry
+Resolver = Callable[[str], Any]  # id -> LoadedTokenizer, or None when unknown
 
 # --------------------------------------------------------------------------
 # The OpenAI encodings tiktoken 0.14.0 lists, as presets plus special tokens
@@ -101,10 +99,46 @@ MODEL_PREFIX_TO_ENCODING: tuple[tuple[str, str], ...] = tuple(
 
 
 # --------------------------------------------------------------------------
-# The registry
+# The one cache
 
 
-_REGISTRY_LOCK = threading.Lock()
+def _one(_key: tuple[str, str], _encoding: Encoding) -> int:
+    return 1
+
+
+#: Named encodings by (name, defaults), made once per process and shared: one per OpenAI encoding and
+#: preset under tiktoken's or its library's defaults, and one per preset under the playground's
+#: (`get_tokenizer`), which shares the first's stages and decode table (about 10 MB for o200k_base,
+#: tracemalloc). 64 entries at most, so in practice nothing is evicted.
+ENCODINGS: BoundedCache[tuple[str, str], Encoding] = BoundedCache(64, 64, weigh=_one, name="api.encodings")
+_LOCK = threading.Lock()
+_RESOLVERS: list[Resolver] = []
+
+
+def _cached(key: tuple[str, str], make: Callable[[], Encoding]) -> Encoding:
+    found = ENCODINGS.get(key)
+    if found is not None:
+        return found
+    made = make()
+    with _LOCK:
+        found = ENCODINGS.get(key)
+        if found is None:
+            ENCODINGS.put(key, made)
+        return found or made
+
+
+def register_resolver(resolver: Resolver) -> None:
+    """Let `get_tokenizer` and `get_encoding` open ids they do not know (the web layer's stored files)."""
+    if resolver not in _RESOLVERS:
+        _RESOLVERS.append(resolver)
+
+
+def _resolve(name: str) -> LoadedTokenizer | None:
+    for resolver in _RESOLVERS:
+        loaded: LoadedTokenizer | None = resolver(name)
+        if loaded is not None:
+            return loaded
+    return None
 
 
 def list_encoding_names() -> list[str]:
@@ -121,18 +155,17 @@ def _unknown_encoding(name: str) -> ValueError:
 
 
 def _build(name: str) -> Encoding:
-    if name in OPENAI_ENCODINGS:
-        preset, special = OPENAI_ENCODINGS[name]
-        loaded, compiled = preset_parts(preset)
-        if special is not None:
-            loaded = with_special(loaded, special)
-        return Encoding.from_loaded(name, loaded, compiled)
-    loaded, compiled = preset_parts(name)
-    return encoding_for_loaded(loaded, name, compiled=compiled)
+    preset, special = OPENAI_ENCODINGS.get(name, (name, None))
+    loaded, compiled = preset_parts(preset)
+    if special is not None:
+        loaded = with_special(loaded, special)
+    return Encoding.from_loaded(name, loaded, compiled)
 
 
 def get_encoding(encoding_name: str) -> Encoding:
     """An encoding by name ("cl100k_base", "gpt2", ...; see list_encoding_names) or an opened file's id.
+
+    Arguments `encode` is not given follow the file's library: tiktoken's, or `tokenizers`' for a tokenizer.json.
 
     >>> from webapp.tokenizer import get_encoding
     >>> enc = get_encoding("cl100k_base")
@@ -146,23 +179,35 @@ def get_encoding(encoding_name: str) -> Encoding:
     """
     if not isinstance(encoding_name, str):
         raise ValueError(f"get_encoding takes an encoding name (a str), got {type(encoding_name).__name__}")
-    found = REGISTRY.get(encoding_name)
-    if found is not None:
-        return found
     if encoding_name in OPENAI_ENCODINGS or encoding_name in catalog.PRESET_NAMES:
-        made = _build(encoding_name)
-        with _REGISTRY_LOCK:
-            found = REGISTRY.get(encoding_name)
-            if found is None:
-                REGISTRY.put(encoding_name, made)
-            return found or made
-    try:
-        handle = real.get_tokenizer(encoding_name)  # an alias, or an id a registered resolver knows
-    except TokenizerError:
-        raise _unknown_encoding(encoding_name) from None
+        return _cached((encoding_name, "library"), lambda: _build(encoding_name))
     if catalog.is_preset(encoding_name):  # an alias of a preset that is not one of tiktoken's names
-        return get_encoding(handle.name)
-    return encoding_for_loaded(handle.loaded, encoding_name)
+        return get_encoding(catalog.get_preset(encoding_name).name)
+    loaded = _resolve(encoding_name)
+    if loaded is None:
+        raise _unknown_encoding(encoding_name)
+    return Encoding.from_loaded(encoding_name, loaded)
+
+
+def get_tokenizer(name_or_id: str) -> Encoding:
+    """A preset by name ("cl100k_base", "gpt2", ...) or an opened file by its id, with the playground's defaults:
+    special-token text is text unless allowed, `allowed_special` a list of names, nothing added.
+
+    >>> from webapp.tokenizer import get_tokenizer
+    >>> tok = get_tokenizer("cl100k_base")
+    >>> tok.name, tok.level, tok.n_vocab
+    ('cl100k_base', 'bytes', 100277)
+    >>> get_tokenizer("gpt5")
+    Traceback (most recent call last):
+    webapp.tokenizer.errors.TokenizerError: tokenizer: no preset is called 'gpt5'; ...
+    """
+    if catalog.is_preset(name_or_id):
+        canonical = catalog.get_preset(name_or_id).name
+        return _cached((canonical, PLAYGROUND.name), lambda: get_encoding(canonical).with_defaults(PLAYGROUND))
+    loaded = _resolve(str(name_or_id))
+    if loaded is None:
+        raise catalog.unknown_preset(name_or_id)  # the message lists the preset names
+    return Encoding.from_loaded(str(name_or_id), loaded, defaults=PLAYGROUND)
 
 
 def encoding_name_for_model(model_name: str) -> str:
@@ -183,9 +228,29 @@ def encoding_for_model(model_name: str) -> Encoding:
     return get_encoding(encoding_name_for_model(model_name))
 
 
-hand_over_registry(get_encoding)  # so a pickled named encoding comes back through get_encoding
+# --------------------------------------------------------------------------
+# Pickling: a cached encoding by its name (as tiktoken's), any other by its tokenizer
+
+
+def _reduce(encoding: Encoding) -> tuple[Any, ...]:
+    kind = "library" if encoding.defaults is library_defaults(encoding.loaded) else encoding.defaults.name
+    if ENCODINGS.get((encoding.name, kind)) is encoding:
+        return (_named, (encoding.name, kind))
+    return (_restore, (encoding.name, encoding.loaded, encoding.defaults.name))
+
+
+def _named(name: str, kind: str) -> Encoding:
+    return get_tokenizer(name) if kind == PLAYGROUND.name else get_encoding(name)
+
+
+def _restore(name: str, loaded: LoadedTokenizer, defaults: str) -> Encoding:
+    return Encoding.from_loaded(name, loaded, defaults=DEFAULTS[defaults])
+
+
+copyreg.pickle(Encoding, _reduce)
 
 __all__ = [
-    "Encoding", "MODEL_PREFIX_TO_ENCODING", "MODEL_TO_ENCODING", "OPENAI_ENCODINGS", "OpenModelEncoding",
-    "encoding_for_loaded", "encoding_for_model", "encoding_name_for_model", "get_encoding", "list_encoding_names",
+    "ENCODINGS", "Encoding", "MODEL_PREFIX_TO_ENCODING", "MODEL_TO_ENCODING", "OPENAI_ENCODINGS",
+    "encoding_for_model", "encoding_name_for_model", "get_encoding", "get_tokenizer", "list_encoding_names",
+    "register_resolver",
 ]

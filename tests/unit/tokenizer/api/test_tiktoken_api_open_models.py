@@ -2,7 +2,7 @@
 
 The samples are the small models tests/hf_samples.py trains (offline), with
 added tokens of every kind: special ones, plain ones, one with lstrip /
-rstrip, one that must stand as a single word. `OpenModelEncoding.encode`
+rstrip, one that must stand as a single word. `Encoding.encode` (a tokenizer.json: `tokenizers` defaults)
 must give `tokenizers.Tokenizer.encode(text, add_special_tokens=...).ids`.
 """
 
@@ -20,8 +20,8 @@ from tokenizers import AddedToken, Tokenizer
 from tests.hf_samples import SAMPLE_CORPUS, byte_level_tokenizer, char_level_tokenizer
 from webapp.tokenizer import formats as tokfiles
 from webapp.tokenizer import get_encoding
-from webapp.tokenizer.presets import real
-from webapp.tokenizer.presets.tiktoken_api import OpenModelEncoding, encoding_for_loaded
+from webapp.tokenizer.api import Encoding, registry
+from webapp.tokenizer.api.encoding import TOKENIZERS
 
 SPECIAL = ["<|sp|>", "[X]"]
 PLAIN = ["lowest", "happy"]
@@ -42,13 +42,13 @@ def with_added_tokens(tok: Tokenizer) -> Tokenizer:
 
 
 @pytest.fixture(scope="module", params=["byte-regex", "byte-plain", "chars"])
-def sample(request: pytest.FixtureRequest) -> tuple[OpenModelEncoding, Tokenizer]:
+def sample(request: pytest.FixtureRequest) -> tuple[Encoding, Tokenizer]:
     if request.param == "chars":
         library = with_added_tokens(char_level_tokenizer(SAMPLE_CORPUS))
     else:
         library = with_added_tokens(byte_level_tokenizer(SAMPLE_CORPUS, use_regex=request.param == "byte-regex"))
-    enc = encoding_for_loaded(tokfiles.import_tokenizer(library.to_str()), request.param)
-    assert isinstance(enc, OpenModelEncoding)
+    enc = Encoding.from_loaded(request.param, tokfiles.import_tokenizer(library.to_str()))
+    assert enc.defaults is TOKENIZERS  # a tokenizer.json: its library's defaults
     return enc, library
 
 
@@ -126,13 +126,13 @@ def test_surrogates_are_repaired_where_the_library_refuses(sample):
 def test_pickle_and_registered_ids(sample, monkeypatch):
     enc, library = sample
     again = pickle.loads(pickle.dumps(enc))
-    assert type(again) is OpenModelEncoding and again.name == enc.name
+    assert type(again) is Encoding and again.defaults is TOKENIZERS and again.name == enc.name
     assert [again.encode(text) for text in TEXTS] == [enc.encode(text) for text in TEXTS]
     # An opened file's id, as the web layer registers them, is an encoding name too.
     loaded = enc._loaded
-    monkeypatch.setattr(real, "_RESOLVERS", [lambda name: loaded if name == "file-123" else None])
+    monkeypatch.setattr(registry, "_RESOLVERS", [lambda name: loaded if name == "file-123" else None])
     by_id = get_encoding("file-123")
-    assert isinstance(by_id, OpenModelEncoding) and by_id.encode(TEXTS[1]) == enc.encode(TEXTS[1])
+    assert by_id.defaults is TOKENIZERS and by_id.encode(TEXTS[1]) == enc.encode(TEXTS[1])
     with pytest.raises(ValueError):
         get_encoding("file-456")
 

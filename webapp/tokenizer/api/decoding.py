@@ -1,6 +1,6 @@
 """The decoding half of tiktoken's `Encoding` API: ids back to bytes and text, with tiktoken's errors.
 
-`DecodeMethods` is the base class of `Encoding` (tiktoken_encoding.py), which
+`DecodeMethods` is the base class of `Encoding` (encoding.py), which
 gives it `name` and its `TokenTables` (every id's bytes, made once). Decode
 joins the tokens' bytes, as tiktoken's does.
 
@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from typing import Iterable, NamedTuple, Sequence
 
-from webapp.tokenizer.presets.tiktoken_parts import char_offsets, check_threads, token_index, token_list
+from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer.api.parts import char_offsets, check_threads, token_index, token_list
+
+
+class UnknownId(TokenizerError, KeyError):
+    """An id no token has: a `TokenizerError` naming `ids` and its position, and tiktoken's KeyError."""
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class TokenTables(NamedTuple):
@@ -46,8 +54,9 @@ class DecodeMethods:
             pass
         for token_id in ids:  # an id outside 32 bits anywhere is an OverflowError first, as in tiktoken
             token_index(token_id)
-        missing = next(token_id for token_id in ids if token_id not in decoder)
-        raise KeyError(f"{missing} is not a token id of {self.name}")
+        index, missing = next((index, token_id) for index, token_id in enumerate(ids) if token_id not in decoder)
+        raise UnknownId(f"ids: id {missing} at position {index + 1} is not in {self.name}'s vocab",
+                        field="ids", location={"index": index + 1})
 
     def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
         """The text of the tokens; bytes that are not UTF-8 per `errors` (default: U+FFFD).
