@@ -33,7 +33,9 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
         parse_playground_json,
         with_pretokenize,
     )
+    from webapp.tokenizer.formats.sentencepiece import parse_sentencepiece
     from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
+    from webapp.tokenizer.formats.tekken import parse_tekken
     from webapp.tokenizer.formats.tiktoken_ranks import export_tiktoken, parse_tiktoken, recover_rank_merges
     from webapp.tokenizer.formats.vocab_merges import parse_vocab_merges
     from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token, token_to_bytes
@@ -62,6 +64,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "from_playground": ("webapp.tokenizer.formats.playground", "from_playground"),
     "parse_playground_json": ("webapp.tokenizer.formats.playground", "parse_playground_json"),
     "with_pretokenize": ("webapp.tokenizer.formats.playground", "with_pretokenize"),
+    "parse_sentencepiece": ("webapp.tokenizer.formats.sentencepiece", "parse_sentencepiece"),
+    "parse_tekken": ("webapp.tokenizer.formats.tekken", "parse_tekken"),
     "STORED_VERSION": ("webapp.tokenizer.formats.stored", "STORED_VERSION"),
     "dumps_stored": ("webapp.tokenizer.formats.stored", "dumps_stored"),
     "loads_stored": ("webapp.tokenizer.formats.stored", "loads_stored"),
@@ -83,6 +87,6 @@ __all__ = [
     "STORED_VERSION", "build_byte_level", "bytes_to_token", "canonical_format", "char_merges_to_bytes",
     "detect_format", "dumps_stored", "export_hf", "export_minbpe", "export_playground_json", "export_tiktoken",
     "export_tokenizer", "from_playground", "import_tokenizer", "loads_stored", "parse_hf_tokenizer_json",
-    "parse_minbpe", "parse_playground_json", "parse_tiktoken", "parse_vocab_merges", "recover_rank_merges",
+    "parse_minbpe", "parse_playground_json", "parse_sentencepiece", "parse_tekken", "parse_tiktoken", "parse_vocab_merges", "recover_rank_merges",
     "token_to_bytes", "with_pretokenize",
 ]

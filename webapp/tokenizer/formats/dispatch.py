@@ -14,6 +14,7 @@ from webapp.tokenizer.chat.templates import DEFAULT_CHAT_LIMITS, ChatLimits, par
 from webapp.tokenizer.errors import TokenizerError, short_repr
 from webapp.tokenizer.formats.common import file_error
 from webapp.tokenizer.formats.detect import detect_format
+from webapp.tokenizer.formats.gguf_export import export_gguf
 from webapp.tokenizer.formats.gguf_tokenizer import parse_gguf
 from webapp.tokenizer.formats.hf_json import export_hf, parse_hf_tokenizer_json
 from webapp.tokenizer.formats.minbpe import export_minbpe, parse_minbpe
@@ -114,8 +115,6 @@ def export_tokenizer(tok: LoadedTokenizer, fmt: str, pretokenize: str | None = N
     """(content, file name, media type) for an export format; the content is bytes for a binary format (gguf)."""
     fmt = canonical_format(fmt)
     if fmt == "gguf":  # (llama.cpp's own file: Tekken's pattern and SentencePiece models have names there)
-        from webapp.tokenizer.formats.gguf_export import export_gguf  # (imports the gguf package and numpy)
-
         if pretokenize is not None and pretokenize != tok.pretokenize:
             raise TokenizerError("export: a GGUF file is written with the tokenizer's own pre-tokenizer; "
                                  "leave pretokenize out", field="pretokenize")

@@ -25,6 +25,8 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
+import gguf
+
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.common import bytes_of
 from webapp.tokenizer.formats.export_checks import check_well_formed_bytes
@@ -308,8 +310,6 @@ def gguf_notes(tok: LoadedTokenizer) -> list[str]:
 
 def export_gguf(tok: LoadedTokenizer) -> bytes:
     """A vocab-only GGUF file of `tok` (see the module doc), as bytes."""
-    import gguf  # (the package and its numpy writer only when a file is written)
-
     plan = plan_gguf(tok)
     with tempfile.TemporaryDirectory(prefix="gguf-export-") as folder:
         path = os.path.join(folder, "tokenizer.gguf")

@@ -33,6 +33,7 @@ from itertools import repeat
 from typing import Any
 
 import numpy as np
+from sentencepiece import sentencepiece_model_pb2 as pb
 
 from webapp.tokenizer.chat.templates import (
     DEFAULT_CHAT_LIMITS, ChatLimits, ChatTemplate, check_compiles, check_template_size,
@@ -388,8 +389,6 @@ def _post_processor(tokens: list[str], ids: dict[str, int], add_bos: bool, add_e
 
 def _sentencepiece(values: dict[str, Any], tokens: list[str], types: np.ndarray[Any, Any], attrs: dict[int, int],
                    ids: dict[str, int], add_bos: bool, add_eos: bool, notes: list[str]) -> LoadedTokenizer:
-    from sentencepiece import sentencepiece_model_pb2 as pb  # (only a "llama" file needs it)
-
     scores = _numbers(values, "scores", len(tokens), 0.0, "FLOAT32")
     prefix = values.get(_KEY + "add_space_prefix", True)
     if not isinstance(prefix, bool):

@@ -14,17 +14,19 @@ from __future__ import annotations
 import json
 import string
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
+
+import numpy as np
+from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
+from sentencepiece import sentencepiece_model_pb2 as pb
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.common import file_error, shown_value
 from webapp.tokenizer.hf.sentencepiece import (
     DEFAULT_UNK_SURFACE, Charsmap, CharsmapError, SpmOptions, describe_spm_decoder, describe_spm_normalizer,
 )
+from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
-
-if TYPE_CHECKING:  # (numpy and the model are imported when a file is parsed: detection needs neither)
-    import numpy as np
 
 MAX_PIECES = 1_000_000
 #: Ways of splitting pieces in two, in all, that an import may look at (each a dict lookup).
@@ -56,9 +58,6 @@ def looks_like_sentencepiece(content: str | bytes) -> bool:
 
 
 def _parse_proto(content: bytes) -> Any:
-    from google.protobuf.message import DecodeError  # type: ignore[import-untyped]  # (only a .model needs it)
-    from sentencepiece import sentencepiece_model_pb2 as pb
-
     model = pb.ModelProto()  # type: ignore[attr-defined]  # (generated code: no stubs)
     try:
         model.ParseFromString(content)
@@ -196,8 +195,6 @@ def parse_sentencepiece(content: str | bytes, *, join_any_piece: bool = False) -
     # tables when it loads a model), with the tables a first encode reads: the rules' pair map and level
     # table, where a long text may be cut, each character's piece. Made lazily from the string merges (a tokenizer read
     # back from its stored form) it is the same model, only slower to build.
-    from webapp.tokenizer.hf.model import LibraryModel
-
     model = LibraryModel(dict(vocab), rule_ids, loaded.model, loaded.unk_id)
     model.edge_array()
     model.char_table()
@@ -248,8 +245,6 @@ def score_rules(vocab: dict[str, int], types: list[int], scores: list[float],
             runs.append(0)
             last = neg_score
         runs[-1] += 1
-    import numpy as np
-
     lefts, rights = list(map(itemgetter(3), found)), list(map(itemgetter(4), found))
     get, count = vocab.__getitem__, len(found)
     ids = np.empty((count, 3), dtype=np.int64)  # (each column made by a C-level loop)

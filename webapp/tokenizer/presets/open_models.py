@@ -23,6 +23,7 @@ from typing import Any
 from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.core.list_order.byte_level import compile_byte_merges
 from webapp.tokenizer.errors import TokenizerError
+from webapp.tokenizer import formats
 from webapp.tokenizer.formats.library_stored import LIBRARY_FORM_VERSION, dumps_library, loads_library
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
 from webapp.tokenizer.hf.model import MODEL_VERSION
@@ -213,19 +214,14 @@ def convert(name: str) -> LoadedTokenizer:
     """The preset opened from its checked file (seconds for the large ones)."""
     preset = OPEN_MODELS[name]
     content = file_bytes(name)
-    # (the readers are imported here: a process that reads the prepared forms never needs them)
+    # (the readers are loaded on first use, through formats' lazy names: a process that reads the
+    # prepared forms never needs them)
     if preset.kind == "tekken":
-        from webapp.tokenizer.formats.tekken import parse_tekken
-
-        tok = parse_tekken(content)
+        tok = formats.parse_tekken(content)
     elif preset.kind == "sentencepiece":
-        from webapp.tokenizer.formats.sentencepiece import parse_sentencepiece
-
-        tok = parse_sentencepiece(content)
+        tok = formats.parse_sentencepiece(content)
     else:
-        from webapp.tokenizer.formats.hf_json import parse_hf_tokenizer_json
-
-        tok = parse_hf_tokenizer_json(content)
+        tok = formats.parse_hf_tokenizer_json(content)
     note = f"{name}: {preset.package} {preset.version}, {preset.path} (SHA-256 checked)"
     fields = {f.name: getattr(tok, f.name) for f in dataclasses.fields(tok) if f.init}
     out = LoadedTokenizer(**{**fields, "source": "preset", "notes": (note, *tok.notes)})
