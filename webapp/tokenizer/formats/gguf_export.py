@@ -1,20 +1,10 @@
 """GGUF export (llama.cpp): a vocab-only file that llama.cpp tokenizes with, written by the gguf package.
 
-Two kinds, as llama.cpp's converter writes them:
-
-- byte-level BPE (the OpenAI presets, Llama 3, Qwen3, DeepSeek-V3, gpt-oss, Tekken, opened
-  tokenizer.json / tiktoken / minbpe files) as tokenizer model "gpt2": every token in GPT-2's
-  byte-to-character spelling (added tokens as their own text), the merges as "left right" strings, and
-  `tokenizer.ggml.pre`, the name of llama.cpp's own pre-tokenizer whose regexes split text as this
-  tokenizer's pattern does (`LLAMA_PRE`). A pattern no name splits the same way is refused, naming it:
-  llama.cpp would quietly fall back to its "default" split and give other ids.
-- SentencePiece-style BPE (Llama 2, Gemma 3, Mistral's .model files, opened .model files) as model
-  "llama": the pieces, a score per piece from the merge order (llama.cpp joins the pair whose joined
-  piece scores highest), the token types, add_space_prefix.
-
-What llama.cpp does not do that a tokenizer may (a normalizer such as Qwen3's NFC, a SentencePiece
-charsmap) is listed by `gguf_notes`; the ids then differ on the texts it changes (docs/formats.md).
-Not written: weights, hyperparameters (the file is vocab-only, as the converter's --vocab-only).
+Byte-level BPE as tokenizer model "gpt2" (GPT-2's byte spelling, "left right" merges, and the
+`tokenizer.ggml.pre` whose regexes split as this tokenizer's pattern does; any other pattern is
+refused, naming it), SentencePiece-style BPE as "llama" (pieces, scores from the merge order, types).
+What llama.cpp does not do (a normalizer, a charsmap) is listed by `gguf_notes`. Not written: weights,
+hyperparameters. Details: docs/formats.md, "GGUF export (llama.cpp)".
 """
 
 from __future__ import annotations

@@ -1,25 +1,11 @@
 """llama.cpp's pre-tokenizers by name: a GGUF file's `tokenizer.ggml.pre` -> the regexes that split its text.
 
-A byte-level ("gpt2") GGUF tokenizer does not carry its splitting regex: it names it, and llama.cpp
-(`src/llama-vocab.cpp`) maps the name to a pre-tokenizer type, and the type to a LIST of regexes.
-The regexes are applied one after another (`src/unicode.cpp`, `unicode_regex_split`): each cuts every
-piece the previous ones made, and the text between two matches stays a piece of its own. That is what a
-tokenizer.json Sequence of Split steps (behaviour "Isolated") does, so `split_steps` writes them so and
-the file opens through the tokenizer.json path.
-
-The patterns are llama.cpp's, written for the `regex` package. Where llama.cpp runs a hand-written
-splitter instead of its regex (the GPT-2 pattern, and Llama 3's in both of its spellings), the pattern
-here is the one that splitter implements: GPT-2's with its final `|\\s+` (llama.cpp's string leaves it
-out, its splitter does not), and Llama 3's `(?i:...)` form. Elsewhere llama.cpp runs `std::regex` over
-text where each non-ASCII character is replaced by one stand-in per Unicode category; over real text the
-`regex` package gives the same pieces for these patterns (each class they use is a whole category, or
-ASCII characters). llama.cpp's own rewrites are kept as it wrote them: the contractions spelt
-`'[sS]` (so `'ſ` is no contraction, where `(?i:'s)` would take it), and GPT-4o's and Tekken's case classes
-as lookaheads that count every non-ASCII letter as both cases and leave combining marks out of words.
-
-What it does not do: the pre-tokenizers llama.cpp implements with code of its own (kimi-k2, afmoe,
-superbpe's zero-width split, tiny_aya's ASCII `\\b`), or the ones that do not byte-encode (gemma4,
-sarvam-moe, whitespace): those names fall back as unknown ones do, with a note.
+llama.cpp applies a name's regexes one after another, each cutting the pieces the previous made, which
+is a tokenizer.json Sequence of Isolated Split steps (`split_steps`). The patterns are llama.cpp's,
+written for the `regex` package (its hand-written splitters as the patterns they implement, its own
+rewrites kept). What it does not do: the pre-tokenizers llama.cpp runs with code of its own or without
+the byte alphabet; those fall back as unknown names do, with a note. Details and the table of names:
+docs/formats.md, "Pre-tokenizers by name".
 """
 
 from __future__ import annotations

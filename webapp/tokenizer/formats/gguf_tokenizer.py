@@ -1,28 +1,11 @@
 """The tokenizer inside a llama.cpp GGUF file, opened with llama.cpp's ids (`parse_gguf`).
 
-Only the metadata is read (formats/gguf.py: the whole file, or a prefix that holds the metadata). No new
-tokenizer is written here: the metadata is translated into what an existing format builder takes.
-
-- `tokenizer.ggml.model` "gpt2" (byte-level BPE): its tokens (GPT-2's byte alphabet), types and merges
-  ("a b") become a tokenizer.json document: a BPE model, the regexes llama.cpp uses for the file's
-  `tokenizer.ggml.pre` (formats/gguf_pre.py) as Split steps then ByteLevel, the CONTROL, USER_DEFINED
-  and UNKNOWN tokens as added tokens, add_bos / add_eos as a post-processor, llama.cpp's ignore_merges.
-  A pair listed twice keeps its first line, as llama.cpp's rank table does.
-- "llama" (SentencePiece BPE): its pieces, scores and types become a sentencepiece ModelProto, read by
-  formats/sentencepiece.py, so the merges fire by score as llama.cpp's SPM tokenizer fires them (into a
-  piece of any type, as llama.cpp joins them): identity normalizer, no whitespace removal (llama.cpp
-  removes none), the dummy prefix from `tokenizer.ggml.add_space_prefix` (default on) in front of every
-  stretch between special tokens, byte fallback when all 256 byte pieces are there.
-- Special tokens, as llama.cpp cuts them (`token_attributes`, hf/longest_first.py): from the token types
-  and what llama.cpp decides by a token's text (end-of-generation tokens made control, gpt-oss's channel
-  tokens user-defined) and by model name (lstrip / rstrip); cut from the raw text longest first. CONTROL
-  (and UNKNOWN) tokens are cut only when asked (llama.cpp's `parse_special`; the API's default here is
-  "none"), USER_DEFINED ones always. `tokenizer.chat_template` is the tokenizer's chat template, with the
-  BOS and EOS tokens' text.
-- Every other tokenizer type (bert, t5, rwkv, plamo2, gemma4, none, ...) is refused, naming it.
-
-Checked against llama.cpp itself (tests/unit/tokenizer/formats/test_gguf_llama_cpp.py); what still differs
-is in docs/formats.md, "Against llama.cpp itself".
+Only the metadata is read (formats/gguf.py), and translated into what an existing builder takes: a
+"gpt2" file into a tokenizer.json document (BPE, llama.cpp's split for its `pre`, added tokens, BOS /
+EOS), a "llama" file into a sentencepiece ModelProto (merges by score, llama.cpp's settings). Special
+tokens are typed and cut as llama.cpp does (hf/longest_first.py). Other tokenizer types are refused,
+naming them. Details: docs/formats.md, "GGUF files"; checked against llama.cpp by
+tests/unit/tokenizer/formats/test_gguf_llama_cpp.py.
 """
 
 from __future__ import annotations
