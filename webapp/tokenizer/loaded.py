@@ -10,7 +10,7 @@ import operator
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Generic, Hashable, Iterable, TypeVar, Union
 
 import numpy as np
 
@@ -75,6 +75,17 @@ class _Deferrable:
         obj.contents.set(self.name, value)
 
 
+@dataclass(frozen=True)
+class Part(Generic[_T]):
+    """The typed name of one thing built from a tokenizer's fields: `Built.get(part, make)` gives a `_T`.
+
+    Each is defined beside the type it holds (stages/models.py's `LIBRARY_MODEL`, say); `variant`
+    tells apart the parts of one kind (the stages split by each page scheme)."""
+
+    name: str
+    variant: Hashable = None
+
+
 class Built:
     """What encoding makes from a loaded tokenizer's fields (its stages, the library model), kept with it."""
 
@@ -82,26 +93,32 @@ class Built:
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
-        self._made: dict[Hashable, Any] = {}
+        self._made: dict[Part[Any], Any] = {}
 
-    def get(self, key: Hashable, make: Callable[[], _T]) -> _T:
-        """The value kept under `key`, made by `make` the first time."""
-        found = self._made.get(key)
+    def get(self, part: Part[_T], make: Callable[[], _T]) -> _T:
+        """The value of `part`, made by `make` the first time."""
+        found = self._made.get(part)
         if found is None:
             with self._lock:
-                found = self._made.get(key)
+                found = self._made.get(part)
                 if found is None:
-                    found = self._made[key] = make()
-        return found
+                    found = self._made[part] = make()
+        return found  # (kept under its part: a _T)
 
-    def peek(self, key: Hashable) -> Any:
-        """The value kept under `key`, or None when none is made yet."""
-        return self._made.get(key)
+    def peek(self, part: Part[_T]) -> _T | None:
+        """The value of `part`, or None when none is made yet."""
+        return self._made.get(part)
 
-    def keep(self, key: Hashable, value: Any) -> None:
+    def keep(self, part: Part[_T], value: _T) -> None:
         """Keep an already made value (a preset's precompiled model, say)."""
         with self._lock:
-            self._made[key] = value
+            self._made[part] = value
+
+    def carry(self, other: "Built", part: Part[_T]) -> None:
+        """Keep `other`'s value of `part` too, when it has one (a copy of a tokenizer whose fields it reads)."""
+        value = other.peek(part)
+        if value is not None:
+            self.keep(part, value)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Built, ())

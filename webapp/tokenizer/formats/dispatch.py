@@ -24,6 +24,7 @@ from webapp.tokenizer.formats.tekken import export_note, parse_tekken
 from webapp.tokenizer.formats.tiktoken_ranks import export_tiktoken, parse_tiktoken
 from webapp.tokenizer.formats.vocab_merges import parse_vocab_merges
 from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.stages.models import LIBRARY_MODEL
 from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits
 
 log = logging.getLogger(__name__)
@@ -75,9 +76,7 @@ def import_tokenizer(
         if template is None:
             return tok
         with_chat = dataclasses.replace(tok, chat=template.to_json())
-        model = tok.built.peek("library_model")
-        if model is not None:  # (built with the file, a SentencePiece model's: the chat template is no part of it)
-            with_chat.built.keep("library_model", model)
+        with_chat.built.carry(tok.built, LIBRARY_MODEL)
         return with_chat
     except (TypeError, AttributeError, KeyError, IndexError, UnicodeError):
         # A file's structure the parsers did not foresee (a number where a list

@@ -29,6 +29,7 @@ from webapp.tokenizer.formats.gguf_pre import PreType, pre_type_for, split_steps
 from webapp.tokenizer.formats.hf_json import tokenizer_from_document
 from webapp.tokenizer.formats.sentencepiece import parse_sentencepiece
 from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.stages.models import LIBRARY_MODEL
 
 SOURCE = "gguf"
 UNDEFINED, NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = range(7)
@@ -89,9 +90,7 @@ def parse_gguf(content: str | bytes, limits: SizeLimits = DEFAULT_SIZE_LIMITS,
 def _with(tok: LoadedTokenizer, **changes: Any) -> LoadedTokenizer:
     """`tok` with fields changed, keeping the model built when it was read (a SentencePiece model's)."""
     changed = dataclasses.replace(tok, **changes)
-    model = tok.built.peek("library_model")
-    if model is not None:
-        changed.built.keep("library_model", model)
+    changed.built.carry(tok.built, LIBRARY_MODEL)
     return changed
 
 

@@ -25,7 +25,7 @@ from webapp.tokenizer.core.library_order.score_order import ScoreMerges
 from webapp.tokenizer.formats.stored import dumps_stored, loads_stored
 from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
-from webapp.tokenizer.stages.models import library_model
+from webapp.tokenizer.stages.models import LIBRARY_MODEL, library_model
 
 #: In the file names (open_models.cache_file_name): a file with the current name is read as it is,
 #: so this goes up whenever what a stored array means changes - here, or in the tables it keeps
@@ -123,7 +123,7 @@ def loads_library(data: bytes) -> LoadedTokenizer:
         if pair_keys is not None and pair_ranks is not None:
             model.merges.set_pair_table(pair_keys, pair_ranks)
             model.set_early_pairs(EarlyPairs(**early, news=np.ascontiguousarray(rules[:, 2], dtype=np.int64)))
-        tok.built.keep("library_model", model)  # (what stages.models.library_model gives back)
+        tok.built.keep(LIBRARY_MODEL, model)  # (what stages.models.library_model gives back)
     return tok
 
 

@@ -27,6 +27,7 @@ from webapp.tokenizer.hf.sentencepiece import (
 )
 from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.stages.models import LIBRARY_MODEL
 
 MAX_PIECES = 1_000_000
 #: Ways of splitting pieces in two, in all, that an import may look at (each a dict lookup).
@@ -199,7 +200,7 @@ def parse_sentencepiece(content: str | bytes, *, join_any_piece: bool = False) -
     model.edge_array()
     model.char_table()
     model.merges.make_tables()  # (ScoreMerges: with its level table)
-    loaded.built.keep("library_model", model)  # (what stages.models.library_model gives back)
+    loaded.built.keep(LIBRARY_MODEL, model)  # (what stages.models.library_model gives back)
     return loaded
 
 

@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.stages.models import LIBRARY_MODEL
 from webapp.tokenizer.presets import open_models, openai
 from webapp.tokenizer.presets.openai import PresetMissing
 from webapp.tokenizer.presets.protocol import CatalogPreset
@@ -132,7 +133,7 @@ def make_tables(tok: LoadedTokenizer, compiled: Any = None) -> None:
     the pair map and new ids of a library-order model. The Python API leaves them to first use."""
     if compiled is not None and getattr(compiled, "whole_deferred", False):
         _ = compiled.whole
-    model = tok.built.peek("library_model")
+    model = tok.built.peek(LIBRARY_MODEL)
     if model is not None:
         model.merges.make_tables()
 

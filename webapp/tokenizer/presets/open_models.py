@@ -28,6 +28,7 @@ from webapp.tokenizer.formats.library_stored import LIBRARY_FORM_VERSION, dumps_
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
 from webapp.tokenizer.hf.model import MODEL_VERSION
 from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.stages.models import LIBRARY_MODEL
 from webapp.tokenizer.presets.cache import get_cache_dir, write_atomic
 from webapp.tokenizer.presets.openai import PROJECT_DIR, PresetMissing
 
@@ -225,9 +226,7 @@ def convert(name: str) -> LoadedTokenizer:
     note = f"{name}: {preset.package} {preset.version}, {preset.path} (SHA-256 checked)"
     fields = {f.name: getattr(tok, f.name) for f in dataclasses.fields(tok) if f.init}
     out = LoadedTokenizer(**{**fields, "source": "preset", "notes": (note, *tok.notes)})
-    model = tok.built.peek("library_model")
-    if model is not None:  # (built with the file: a SentencePiece model's; it reads neither field changed here)
-        out.built.keep("library_model", model)
+    out.built.carry(tok.built, LIBRARY_MODEL)
     return out
 
 

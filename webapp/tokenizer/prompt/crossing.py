@@ -19,6 +19,7 @@ from typing import Callable, Iterator, Mapping
 import numpy as np
 
 from webapp.tokenizer.hf.alphabet import bytes_to_token
+from webapp.tokenizer.loaded import Part
 from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes
 from webapp.tokenizer.stages.tokenizer import Tokenizer
 from webapp.tokenizer.vocab.pieces import kinds_between, match_prefix
@@ -103,9 +104,12 @@ def _after(data: bytes) -> bytes:
     return head[:-1] + bytes([head[-1] + 1])
 
 
+_PIECE_MODEL: Part[PieceModel] = Part("prompt end: piece model")
+
+
 def piece_model(tokenizer: Tokenizer) -> PieceModel:
     """The tokenizer's `PieceModel`, made once and kept with it."""
-    return tokenizer.loaded.built.get(PieceModel, lambda: _build(tokenizer))
+    return tokenizer.loaded.built.get(_PIECE_MODEL, lambda: _build(tokenizer))
 
 
 def _build(tokenizer: Tokenizer) -> PieceModel:

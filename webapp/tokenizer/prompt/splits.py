@@ -17,6 +17,7 @@ import regex
 
 from webapp.tokenizer.explain.alternatives import alternative_at, top_alternatives
 from webapp.tokenizer.pretokenize.patterns import GPT2_PATTERN, PATTERNS
+from webapp.tokenizer.loaded import Part
 from webapp.tokenizer.stages.splitters import FilePipeline, PlaygroundSplit
 from webapp.tokenizer.stages.tokenizer import Tokenizer
 from webapp.tokenizer.vocab.pieces import reach_of, reaches_of
@@ -206,12 +207,15 @@ def _starts(contents: list[str]) -> frozenset[str]:
     return frozenset(c[:k] for c in contents for k in range(1, len(c)))
 
 
+_ADDED_STARTS: Part[_AddedStarts] = Part("prompt end: added tokens' starts")
+
+
 def _added_reach(tokenizer: Tokenizer, text: str, normalized: bool = False) -> int:
     """Characters at the end of `text` (as typed, or `normalized`) that could become the start of an added
     token matched in any text (special tokens are text here, so only those the file always matches)."""
     if not isinstance(tokenizer.split, FilePipeline):
         return 0  # (a playground split matches no added token: special tokens are text here)
-    added = tokenizer.loaded.built.get(_AddedStarts, lambda: _AddedStarts.of(tokenizer))
+    added = tokenizer.loaded.built.get(_ADDED_STARTS, lambda: _AddedStarts.of(tokenizer))
     starts = added.normal if normalized else added.raw
     for size in range(min(added.longest - 1, len(text)), 0, -1):
         if text[len(text) - size:] in starts:

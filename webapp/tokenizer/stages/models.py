@@ -19,7 +19,7 @@ from webapp.tokenizer.core.list_order.char_level import CompiledCharMerges, bpe_
 from webapp.tokenizer.hf import pipeline as hp
 from webapp.tokenizer.hf.library_trace import library_scheme_ids, library_trace
 from webapp.tokenizer.hf.model import LibraryModel
-from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.loaded import LoadedTokenizer, Part
 from webapp.tokenizer.stages.special import trace_with_specials
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
@@ -347,9 +347,14 @@ def special_positions(trace: EncodeTrace, special_tokens: Mapping[str, int]) -> 
     return [i for i, t in enumerate(trace.tokens) if t.id in ids]
 
 
+#: A file's model in the library's order, kept with the loaded tokenizer (a reader that builds it with the
+#: file keeps it there; a copy of the tokenizer whose fields it reads carries it: `Built.carry`).
+LIBRARY_MODEL: Part[LibraryModel] = Part("library model")
+
+
 def library_model(tok: LoadedTokenizer) -> LibraryModel:
     """The file's model in the library's order (made once per loaded tokenizer, kept in its `built` holder)."""
-    return tok.built.get("library_model", lambda: _build_model(tok))
+    return tok.built.get(LIBRARY_MODEL, lambda: _build_model(tok))
 
 
 def _build_model(tok: LoadedTokenizer) -> LibraryModel:
@@ -357,4 +362,4 @@ def _build_model(tok: LoadedTokenizer) -> LibraryModel:
     return LibraryModel(strings, rules, tok.model, tok.unk_id)
 
 
-__all__ = ["DROPPED", "ModelVisitor", "special_positions", "LibraryOrder", "ListOrderBytes", "ListOrderChars", "library_model", "relabel_map"]
+__all__ = ["DROPPED", "LIBRARY_MODEL", "ModelVisitor", "special_positions", "LibraryOrder", "ListOrderBytes", "ListOrderChars", "library_model", "relabel_map"]

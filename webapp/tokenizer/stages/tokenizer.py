@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence, Union
 
 from webapp.tokenizer.hf import pipeline as hp
-from webapp.tokenizer.loaded import LoadedTokenizer
+from webapp.tokenizer.loaded import LoadedTokenizer, Part
 from webapp.tokenizer.pretokenize.patterns import check_scheme
 from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes, ListOrderChars
 from webapp.tokenizer.stages.splitters import FilePipeline, PlaygroundSplit, WholeText
@@ -20,6 +20,8 @@ from webapp.tokenizer.traces import EncodeTrace, TraceLimits
 from webapp.tokenizer.validation import validate_text
 
 Model = Union[ListOrderBytes, ListOrderChars, LibraryOrder]
+_MODEL: Part[Model] = Part("model")
+_ORDINARY_BYTES: Part[dict[int, bytes]] = Part("ordinary bytes")
 Splitter = Union[PlaygroundSplit, FilePipeline, WholeText]
 
 
@@ -98,7 +100,7 @@ class Tokenizer:
 
     def ordinary_bytes(self) -> dict[int, bytes]:
         """{id: bytes} of the tokens text is merged into (no special tokens), made once."""
-        return self.loaded.built.get("ordinary_bytes", self.model.ordinary_bytes)
+        return self.loaded.built.get(_ORDINARY_BYTES, self.model.ordinary_bytes)
 
     @property
     def sentencepiece(self) -> bool:
@@ -151,10 +153,11 @@ def tokenizer_of(tok: LoadedTokenizer, scheme: str | None = None, compiled: Any 
     own = scheme is None or scheme == tok.pretokenize
     if not own:
         check_scheme(scheme)  # (before it becomes a key: only the few known schemes are ever kept)
-    model = tok.built.get("model", lambda: _model_of(tok, compiled))
+    model = tok.built.get(_MODEL, lambda: _model_of(tok, compiled))
     if compiled is not None and isinstance(model, ListOrderBytes):
         model.offer(compiled)
-    return tok.built.get(("tokenizer", None if own else scheme), lambda: _stages_of(tok, model, None if own else scheme))
+    chosen = None if own else scheme
+    return tok.built.get(Part("stages", chosen), lambda: _stages_of(tok, model, chosen))
 
 
 def build_tokenizer(tok: LoadedTokenizer, scheme: str | None = None, compiled: Any = None) -> Tokenizer:

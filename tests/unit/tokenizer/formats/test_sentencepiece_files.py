@@ -28,6 +28,7 @@ spm = pytest.importorskip("sentencepiece")
 from webapp.tokenizer import TokenizerError, import_tokenizer  # noqa: E402
 from tests.loaded_calls import decode_loaded, encode_loaded  # noqa: E402
 from webapp.tokenizer.presets.open_models import pypi_dir  # noqa: E402
+from webapp.tokenizer.stages.models import LIBRARY_MODEL  # noqa: E402
 
 WHEEL = "mistral_common-1.13.1-py3-none-any.whl"
 MISTRAL = ["tokenizer.model.v1", "mistral_instruct_tokenizer_240216.model.v2",
@@ -217,7 +218,7 @@ def test_a_stored_copy_reads_back_and_gives_sentencepieces_ids(trained: dict[str
 
     for data in [trained["symbols"], trained["fallback_identity"], mistral_file(MISTRAL[2])]:
         again = loads_stored(dumps_stored(opened(data)))
-        assert again.built.peek("library_model") is None  # (built on first use, from the string merges)
+        assert again.built.peek(LIBRARY_MODEL) is None  # (built on first use, from the string merges)
         for text in TEXTS + CORPUS.splitlines()[:6]:
             ids = encode_loaded(again, text, allowed_special=frozenset())
             assert ids == _processor(data).encode(text), text
@@ -422,7 +423,7 @@ def test_the_model_is_built_when_the_file_opens_and_equals_the_one_made_later(tr
     for data in [*trained.values(), mistral_file(MISTRAL[0])]:
         for tok in (import_tokenizer(data, filename="tokenizer.model"),
                     import_tokenizer(data, filename="tokenizer.model", config=config)):
-            built = tok.built.peek("library_model")
+            built = tok.built.peek(LIBRARY_MODEL)
             assert built is not None  # (opening built it, with its tables)
             assert built._edge_array is not None and built._char_table is not None
             assert built.merges._level_table is not None

@@ -225,11 +225,12 @@ def test_warming_a_preset_builds_its_first_use_indexes_and_keeps_one_tuple_of_ru
         pytest.skip("the presets are not installed (make setup-test)")
     script = """
 from webapp.opened import store
+from webapp.tokenizer.stages.models import LIBRARY_MODEL
 for name in ("r50k_base", "mistral_tekken"):
     entry = store.warm_preset(name)
     assert entry.compiled.table.built, name
     assert entry.compiled.rules is entry.tok.merges, name
-assert store.warm_preset("llama2").tok.built.peek("library_model") is not None
+assert store.warm_preset("llama2").tok.built.peek(LIBRARY_MODEL) is not None
 print("warm")
 """
     run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
