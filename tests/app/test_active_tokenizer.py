@@ -39,7 +39,7 @@ def test_prefix_trace_spans_and_ids_equal_the_whole_trace(app, seed: int, specia
     with app.test_request_context():
         active = act.resolve("bytes", {"tokenizer": "cl100k_base", "special": special})
         quick = act.prefix_byte_trace(active, text, "cl100k", limits=TraceLimits.tokens_only(500))
-        whole, _, whole_specials = act.byte_trace(active, text, None, "cl100k",
+        whole, _, whole_specials = act.byte_trace(active, text, "cl100k",
                                                   limits=TraceLimits.tokens_only(500))
     assert quick is not None
     trace, _, specials = quick
@@ -79,9 +79,45 @@ def test_special_tokens_styled_are_the_ones_the_trace_recognised(app):
     with app.test_request_context():
         plain = act.resolve("bytes", {"tokenizer": "cl100k_base", "special": ""})
         allowed = act.resolve("bytes", {"tokenizer": "cl100k_base", "special": "all"})
-        _, _, none = act.byte_trace(plain, "a<|endoftext|>b", None, "cl100k",
+        _, _, none = act.byte_trace(plain, "a<|endoftext|>b", "cl100k",
                                     limits=TraceLimits.tokens_only(50))
-        _, _, some = act.byte_trace(allowed, "a<|endoftext|>b", None, "cl100k",
+        _, _, some = act.byte_trace(allowed, "a<|endoftext|>b", "cl100k",
                                     limits=TraceLimits.tokens_only(50))
     assert none == frozenset()
     assert some == frozenset({100257})
+
+
+TYPED_RULES = "108 111 256\n256 119 257\n32 257 258\n101 114 259\n259 256 260\n97 97 261\n261 261 262"
+
+
+@pytest.mark.parametrize("scheme", ["none", "gpt2", "cl100k", "o200k"])
+def test_typed_rules_are_a_tokenizer_whose_answers_are_the_engines(app, scheme):
+    """The page's typed rules go through the same stages as a file (no typed-only path): their ids, trace and
+    explanation equal what the engine's own typed-rule functions give."""
+    from webapp.tokenizer import explain_merges, pretokenized_encode, pretokenized_encode_trace, encode_trace
+    from webapp.web.explain.explaining import explain_active
+
+    with app.test_request_context():
+        active = act.resolve("bytes", {"merges": TYPED_RULES})
+        merges = act.typed_merges(active)
+        assert active.source == "typed" and merges is not None and active.entry is not None
+        for seed in range(6):
+            text = _text(seed, 300) + " lower lowest aaaa"
+            assert act.byte_ids(active, text, scheme) == pretokenized_encode(text, merges, scheme)
+            limits = TraceLimits.tokens_only(10_000)
+            trace, vocab, specials = act.byte_trace(active, text, scheme, limits=limits)
+            engine = (pretokenized_encode_trace(text, merges, scheme, limits=limits) if scheme != "none"
+                      else encode_trace(text, merges, limits=limits))
+            assert (trace.ids, trace.tokens, vocab, specials) == (engine.ids, engine.tokens, None, frozenset())
+            ours = explain_active(active, text, scheme)
+            assert ours["ids"] == engine.ids
+            assert ours["boundaries"] == explain_merges(text, merges, scheme)["boundaries"]
+
+
+def test_a_bad_typed_rule_is_the_tokenizers_error_naming_merges(app):
+    with app.test_request_context():
+        active = act.resolve("bytes", {"merges": "1 2 256\n3 x 257"})
+        assert active.entry is None and active.error is not None and active.error.field == "merges"
+        with pytest.raises(Exception) as info:
+            act.page_merges(active)
+        assert info.value is active.error

@@ -409,10 +409,10 @@ def test_page_hooks_refuse_the_other_level(app, byte_tok, char_tok):
             tokfiles.from_playground(level="chars", merges=[["l", "o"]], vocab={"l": 0, "o": 1, "lo": 2})).id
         bytes_id = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(byte_tok.to_str())).id
         with pytest.raises(TokenizerError, match="this is a character-level tokenizer; open it on the Characters page"):
-            act.byte_trace(act.of_ref(chars), "x", None, "none", limits=TraceLimits.tokens_only(5))
+            act.byte_trace(act.of_ref(chars), "x", "none", limits=TraceLimits.tokens_only(5))
         # a character-level tokenizer.json (merges in the library's order) shows on the Bytes page too
         hf_chars = tokenizer_store.store_tokenizer(tokfiles.import_tokenizer(char_tok.to_str())).id
-        trace, _vocab, _special = act.byte_trace(act.of_ref(hf_chars), "lower", None, "none",
+        trace, _vocab, _special = act.byte_trace(act.of_ref(hf_chars), "lower", "none",
                                                  limits=TraceLimits(max_steps=5, max_tokens=5, max_sequence=10))
         assert trace.ids == char_tok.encode("lower").ids
         with pytest.raises(TokenizerError, match="this is a byte-level tokenizer; open it on the Bytes page"):

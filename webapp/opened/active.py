@@ -11,17 +11,18 @@ from typing import Any, Mapping
 
 from webapp.infra import inputs
 from webapp.opened import store as tokenizer_store
-from webapp import tokenizer as tk
 from webapp.tokenizer import (
+    CompiledByteMerges,
+    LoadedTokenizer,
     Tokenizer,
     TokenizerError,
     TraceLimits,
     allowed_set,
+    implied_byte_vocab,
     is_preset,
-    pretokenized_encode,
-    pretokenized_encode_trace,
     split_text,
 )
+from webapp.tokenizer.caches import BoundedCache
 
 
 ByteTrace = tuple[Any, "dict[int, bytes] | None", frozenset[int]]  # (trace, decode vocab or None, special ids)
@@ -41,10 +42,6 @@ class ActiveTokenizer:
     entry: tokenizer_store.Loaded | None = None
     error: TokenizerError | None = None
 
-    @property
-    def typed(self) -> bool:
-        return self.source == "typed"
-
     def loaded(self) -> tokenizer_store.Loaded:
         """The preset or file (a TokenizerError when it could not be loaded)."""
         if self.entry is None:
@@ -52,8 +49,8 @@ class ActiveTokenizer:
         return self.entry
 
     def status(self) -> tokenizer_store.OpenedStatus:
-        """What the page's status line shows."""
-        if self.typed:
+        """What the page's status line shows (nothing for the page's typed rules)."""
+        if not self.ref:
             return tokenizer_store.OpenedStatus()
         if self.entry is None:
             return tokenizer_store.OpenedStatus(error=self.error.message if self.error else None)
@@ -66,12 +63,53 @@ def resolve(tool: str, state: Mapping[str, Any]) -> ActiveTokenizer:
     ref = state.get("tokenizer") or ""
     ref = ref.strip() if isinstance(ref, str) else ""
     if not ref:
-        return ActiveTokenizer("typed", level)
+        return ActiveTokenizer("typed", level) if level == "chars" else of_typed(state.get("merges", ""))
     try:
         special = inputs.read_allowed_special(state.get("special", "")) if level == "bytes" else ()
     except TokenizerError:
         special = ()  # the checkbox only ever sends "all"; anything else means plain text
     return of_ref(ref, level, special)
+
+
+# The page's typed byte rules as a tokenizer like any file's (its stages through tokenizer_of), by
+# compiled list: typing text under the same rules reuses them. Bound: 8 lists, and the rules of a
+# few large ones (the compiled lists themselves are inputs.py's to keep).
+_TYPED: BoundedCache[CompiledByteMerges, tokenizer_store.Loaded] = BoundedCache(
+    8, 400_000, weigh=lambda merges, _entry: len(merges.rules) + 1, name="active.typed_rules")
+
+
+def typed_rules(merges: CompiledByteMerges) -> tokenizer_store.Loaded:
+    """The page's typed byte rules (list order) as an opened tokenizer: ids as typed, no vocab of its own."""
+    entry = _TYPED.get(merges)
+    if entry is None:
+        tok = LoadedTokenizer(level="bytes", merges=merges.rules, vocab=implied_byte_vocab(merges),
+                              pretokenize="none", source="playground")
+        entry = tokenizer_store.Loaded(id="", tok=tok, compiled=merges)
+        _TYPED.put(merges, entry)
+    return entry
+
+
+def of_typed(merges: Any) -> ActiveTokenizer:
+    """The Bytes page's typed rules (the Merges field's text, or rules already read) as its tokenizer; a
+    problem with them is kept as the error, naming `merges`, raised where the tokenizer is used."""
+    try:
+        compiled = merges if isinstance(merges, CompiledByteMerges) else \
+            inputs.read_byte_merges(merges if isinstance(merges, str) else "", inputs.current_limits())
+    except TokenizerError as exc:
+        return ActiveTokenizer("typed", "bytes", error=exc)
+    return ActiveTokenizer("typed", "bytes", entry=typed_rules(compiled))
+
+
+def page_merges(active: ActiveTokenizer) -> CompiledByteMerges | None:
+    """`typed_merges`, after the tokenizer is checked usable (its problem raised: a typed rule's names `merges`)."""
+    active.loaded()
+    return typed_merges(active)
+
+
+def typed_merges(active: ActiveTokenizer) -> CompiledByteMerges | None:
+    """The typed rules of the page (None for a preset or file): what the round trip's implied vocab and the
+    note on rules naming unmade ids read."""
+    return None if active.ref or active.entry is None else active.entry.compiled
 
 
 def of_ref(ref: str, level: str = "bytes", special: Any = ()) -> ActiveTokenizer:
@@ -101,7 +139,8 @@ def _stored_byte_trace(active: ActiveTokenizer, text: str, scheme: str | None, l
     entry = _byte_level(active)
     allowed = allowed_set(active.special, entry.tok.special_tokens)
     trace, special_at = entry.stages(scheme).trace(text, allowed, limits)
-    return trace, entry.file_vocab or {}, frozenset(trace.tokens[i].id for i in special_at)
+    vocab = entry.file_vocab or ({} if active.ref else None)  # (typed rules: the vocab they imply decodes)
+    return trace, vocab, frozenset(trace.tokens[i].id for i in special_at)
 
 
 def _stored_ids(active: ActiveTokenizer, text: str, scheme: str | None) -> list[int]:
@@ -122,14 +161,10 @@ def page_allowed(active: ActiveTokenizer, tokenizer: Tokenizer) -> frozenset[str
 # --- byte level --------------------------------------------------------------
 
 
-def byte_trace(active: ActiveTokenizer, text: str, merges: Any, scheme: str, *, limits: TraceLimits) -> ByteTrace:
+def byte_trace(active: ActiveTokenizer, text: str, scheme: str, *, limits: TraceLimits) -> ByteTrace:
     """The encode trace, the vocab a preset's or file's ids decode with (None: typed merges),
     and the ids of the special tokens among the recorded tokens (styled apart)."""
-    if not active.typed:  # webapp.opened.store serves presets by name and opened files by id
-        return _stored_byte_trace(active, text, scheme, limits)
-    if scheme != "none":
-        return pretokenized_encode_trace(text, merges, scheme, limits=limits), None, frozenset()
-    return tk.encode_trace(text, merges, limits=limits), None, frozenset()
+    return _stored_byte_trace(active, text, scheme, limits)
 
 
 # Typing into a long text with a preset or file, while the Trace view is not
@@ -146,9 +181,9 @@ def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *, limits
 
     Only `limits.max_tokens` and `max_sequence` are read: a prefix records no steps."""
     max_tokens = limits.max_tokens
-    if active.typed or scheme == "none" or len(text) < PREFIX_TRACE_MIN_CHARS:
+    if not active.ref or scheme == "none" or len(text) < PREFIX_TRACE_MIN_CHARS:
         return None
-    ids = byte_ids(active, text, None, scheme)
+    ids = byte_ids(active, text, scheme)
     if len(ids) <= max_tokens + _PREFIX_MARGIN:
         return None
     size = 4 * (max_tokens + _PREFIX_MARGIN)
@@ -169,11 +204,9 @@ def prefix_byte_trace(active: ActiveTokenizer, text: str, scheme: str, *, limits
     return None
 
 
-def byte_ids(active: ActiveTokenizer, text: str, merges: Any, scheme: str) -> list[int]:
+def byte_ids(active: ActiveTokenizer, text: str, scheme: str) -> list[int]:
     """All ids of `text` with the active tokenizer (no trace, no caps)."""
-    if not active.typed:
-        return _stored_ids(active, text, scheme)
-    return pretokenized_encode(text, merges, scheme)
+    return _stored_ids(active, text, scheme)
 
 
 def spells_spaces_as_metaspace(active: ActiveTokenizer) -> bool:
@@ -182,15 +215,13 @@ def spells_spaces_as_metaspace(active: ActiveTokenizer) -> bool:
 
 
 def byte_vocab(active: ActiveTokenizer) -> dict[int, bytes]:
-    """The {id: bytes} a preset or file decodes with (typed merges: use the Vocab field instead)."""
-    if not active.typed:
-        return _byte_level(active).file_vocab or {}
-    raise ValueError("typed merges have no stored vocab")
+    """The {id: bytes} a preset or file decodes with (typed merges: the page's Vocab field instead)."""
+    return _byte_level(active).file_vocab or {}
 
 
 def own_pretokenize(active: ActiveTokenizer) -> str | None:
     """The pre-tokenization a byte-level preset or file comes with (None: typed merges, or unknown)."""
-    if active.typed or active.entry is None:
+    if not active.ref or active.entry is None:
         return None
     return active.entry.tok.unit.own_scheme(active.entry.tok)
 
@@ -208,7 +239,7 @@ def char_parts(active: ActiveTokenizer) -> tuple[Any, dict[str, int]]:
 
 def char_trace(active: ActiveTokenizer, text: str, *, limits: TraceLimits) -> Any:
     """An opened tokenizer.json's own pipeline trace (normalizer, pre-tokenizer, added tokens), or None."""
-    if active.typed:
+    if active.entry is None:
         return None
     tokenizer = active.loaded().stages()
     if not tokenizer.on_chars_page:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 from itertools import accumulate
-from functools import lru_cache
 from typing import Any, Iterator
 
 from webapp.tokenizer.prompt.crossing import FINAL, Crossing, Fits, PieceModel, piece_model

@@ -179,7 +179,7 @@ def page_chat(state: Mapping[str, str], active: act.ActiveTokenizer) -> tuple[di
     if errors:
         return {"ok": False}, errors
     messages, tools = read["chat"], read["chat_tools"]
-    if active.typed:
+    if not active.ref:
         return {"ok": False, "note": f"Typed merges have no chat template: {how_to_get_one()}."}, {}
     try:
         entry = active.loaded()

@@ -115,7 +115,7 @@ def count_one(ref: str, text: str, n_bytes: int, tools: Tools | None = None,
     try:
         entry = active.loaded()  # (opening is not charged: a cold process's presets are not the text's work)
         with charged():  # the whole encode counts against the request's budget, not only file regexes
-            ids = act.byte_ids(active, text, None, entry.tok.pretokenize)
+            ids = act.byte_ids(active, text, entry.tok.pretokenize)
             if tools is not None:
                 check_request_budget()  # (an encode that spent the budget starts no renderings)
             cost = None if tools is None else tools_cost(entry, text, tools, limits or inputs.current_limits())

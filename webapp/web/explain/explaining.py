@@ -31,7 +31,7 @@ def read_bytes_form(form: Mapping[str, str], **more: Callable[[], Any]
     active = act.resolve("bytes", form)
     values, errors = inputs.collect({
         "text": lambda: inputs.read_text(form.get("text", ""), limits, form=True),
-        "merges": (lambda: None) if not active.typed else (lambda: inputs.read_byte_merges(form.get("merges", ""), limits)),
+        "merges": lambda: act.page_merges(active),
         "pretokenize": lambda: inputs.read_pretokenize(form.get("pretokenize", "none")),
         **more,
     })
@@ -80,17 +80,14 @@ def check_story(answer: dict[str, Any], story: int | None) -> None:
                        f"{'boundary' if count == 1 else 'boundaries'}" + (f" (0 to {count - 1:,})" if count else ""), field="story", location={"index": story, "boundaries": count})
 
 
-def explain_active(active: act.ActiveTokenizer, text: str, merges: Any, scheme: str | None,
+def explain_active(active: act.ActiveTokenizer, text: str, scheme: str | None,
                    story: int | None = None, allowed: Any = None) -> dict[str, Any]:
-    """The explanation with `active` (typed merges: `merges` and `scheme`); `allowed` overrides the page's
+    """The explanation with `active` split by `scheme` (None: its own); `allowed` overrides the page's
     special-token choice (the API's allowed_special)."""
     check_size(text)
-    if active.typed:
-        answer = tk.explain_merges(text, merges, scheme or "none", story=story)
-    else:
-        entry = active.loaded()
-        special = tk.allowed_set(active.special if allowed is None else allowed, entry.tok.special_tokens)
-        answer = tk.explain_loaded(entry.stages(scheme), text, special, story=story)
+    entry = active.loaded()
+    special = tk.allowed_set(active.special if allowed is None else allowed, entry.tok.special_tokens)
+    answer = tk.explain_loaded(entry.stages(scheme), text, special, story=story)
     check_story(answer, story)
     return answer
 

@@ -39,7 +39,7 @@ def api_tokenizer_explain(tokenizer_id: str) -> Response:
     if raw is None and tok.pipeline and (scheme is None or scheme == tok.pretokenize):
         raw = "all"  # a tokenizer.json's default, as the library encodes (and /encode answers)
     allowed = inputs.read_allowed_special(raw)
-    return jsonify(explain_active(active, text, None, scheme, story, allowed=allowed))
+    return jsonify(explain_active(active, text, scheme, story, allowed=allowed))
 
 
 @bp.post("/api/explain")
@@ -79,7 +79,7 @@ def _explain_byte_rules(data: dict[str, Any], text: str, story: int | None, limi
     })
     if errors:
         raise next(iter(errors.values()))
-    return explain_active(act.ActiveTokenizer("typed", "bytes"), text, values["merges"], values["pretokenize"], story)
+    return explain_active(act.of_typed(values["merges"]), text, values["pretokenize"], story)
 
 
 #: The `level` field's readers: the typed rules, read and explained at that level.
@@ -93,6 +93,6 @@ def page_explain() -> Response:
     form = request.form
     active, values = read_bytes_form(form, story=lambda: read_story(form.get("story")))
     scheme = values["pretokenize"]
-    answer = explain_active(active, values["text"], values["merges"], scheme, values["story"])
+    answer = explain_active(active, values["text"], scheme, values["story"])
     return jsonify({k: answer[k] for k in ("boundaries", "unit", "order", "story") if k in answer}
                    | {"tokens": [{"start": t["start"], "end": t["end"]} for t in answer["tokens"]]})

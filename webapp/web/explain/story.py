@@ -144,7 +144,7 @@ def build_story(answer: Mapping[str, Any], index: int, rows: Sequence[Any], card
     return view
 
 
-def page_story(state: Mapping[str, str], active: act.ActiveTokenizer, text: str, merges: Any, scheme: str,
+def page_story(state: Mapping[str, str], active: act.ActiveTokenizer, text: str, scheme: str,
                rows: Sequence[Any]) -> StoryView | None:
     """The story the page state asks for (`story`, a boundary index from 0), or None when it asks for none."""
     raw = state.get("story", "")
@@ -157,14 +157,14 @@ def page_story(state: Mapping[str, str], active: act.ActiveTokenizer, text: str,
     except ApiError as exc:
         return StoryView(0, error=exc.message)
     try:
-        answer = explain_active(active, text, merges, scheme, index)
+        answer = explain_active(active, text, scheme, index)
     except (ApiError, tk.TokenizerError) as exc:
         return StoryView(index, error=exc.message)
     ref = state.get("tokenizer", "")
 
     def card(token_id: int) -> str:
         return url_for("vocab.vocab_page", tokenizer=ref, token=token_id) + "#card"
-    return build_story(answer, index, rows, card if not active.typed and ref else None)
+    return build_story(answer, index, rows, card if ref else None)
 
 
 __all__ = ["RuleLink", "StoryStep", "StoryView", "build_story", "page_story", "rule_label"]

@@ -110,7 +110,7 @@ def run_languages(params: dict[str, Any], progress: Progress, cancelled: Cancell
             with queue.worker_app().test_request_context("/api/languages/counts", method="POST"):
                 active = act.of_ref(name)
                 scheme = active.loaded().tok.pretokenize
-                rows = count_languages(declarations, lambda texts: [len(act.byte_ids(active, t, None, scheme))
+                rows = count_languages(declarations, lambda texts: [len(act.byte_ids(active, t, scheme))
                                                                     for t in texts],
                                        progress=progress, cancelled=cancelled)
     except InterruptedError:

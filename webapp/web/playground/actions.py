@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from webapp import tokenizer as tk
 from webapp.infra import inputs
 from webapp.opened import active as act
-from webapp.tokenizer import ImpliedVocab, TokenizerError, pretokenized_encode
+from webapp.tokenizer import ImpliedVocab, TokenizerError
 from webapp.tokenizer.formats.textformats import format_byte_vocab, format_char_vocab, format_ids
 from webapp.web.chat import chatting
 from webapp.web.compare import page as compare
@@ -55,12 +55,12 @@ def decode_fields_from_encoding(state: Mapping[str, str]) -> dict[str, str] | No
     try:
         text = inputs.read_text(state.get("text", ""), limits, form=True)
         scheme = inputs.read_pretokenize(state.get("pretokenize", "none"))
-        if not active.typed:
-            return {"ids": format_ids(act.byte_ids(active, text, None, scheme)), "vocab": state.get("vocab", "")}
-        merges = inputs.read_byte_merges(state.get("merges", ""), limits)
-        ids = pretokenized_encode(text, merges, scheme)
+        merges = act.page_merges(active)
+        ids = act.byte_ids(active, text, scheme)
     except TokenizerError:
         return None
+    if merges is None:  # a preset or file: its own vocab decodes the ids
+        return {"ids": format_ids(ids), "vocab": state.get("vocab", "")}
     implied = ImpliedVocab(merges.rules)
     # Only the ids the encoding uses, and only if their bytes are no more than
     # the text's (lengths first): otherwise the panel is left as it was.
@@ -79,7 +79,7 @@ def apply_action(tool: str, state: dict[str, str], raw: Mapping[str, Any]) -> tu
         return ("chat", "chat_tools") if chatting.chat_action(state, action) else ()  # (both in the editor)
     if tool == "bytes" and action == "compare-swap":
         return compare.swap_sides(state)
-    if tool == "chars" and action == "add-missing" and act.resolve(tool, state).typed:
+    if tool == "chars" and action == "add-missing" and not act.resolve(tool, state).ref:
         vocab = with_missing_tokens(state)
         if vocab is not None:
             state["vocab"] = vocab

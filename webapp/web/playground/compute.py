@@ -120,10 +120,12 @@ def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
     values, errors = inputs.collect(
         {
             "text": lambda: inputs.read_text(state.get("text", ""), limits, form=True),
-            "merges": (lambda: None) if not active.typed else (lambda: inputs.read_byte_merges(state.get("merges", ""), limits)),
+            "merges": lambda: act.page_merges(active),
             "pretokenize": lambda: inputs.read_pretokenize(state.get("pretokenize", "none")),
         }
     )
+    if "tokenizer" in errors:  # a preset or file that cannot be used: said where the rules would be
+        errors["merges"] = errors.pop("tokenizer")
     result: dict[str, Any] | None = None
     file_vocab: dict[int, bytes] | None = None
     special_ids: frozenset[int] = frozenset()
@@ -135,7 +137,7 @@ def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
         try:
             quick = None if with_steps else act.prefix_byte_trace(active, text, scheme, limits=trace_limits)
             trace, file_vocab, special_ids = (quick if quick is not None
-                                              else act.byte_trace(active, text, merges, scheme, limits=trace_limits))
+                                              else act.byte_trace(active, text, scheme, limits=trace_limits))
         except TokenizerError as exc:
             errors["merges" if exc.field == "tokenizer" else exc.field] = exc
         else:
@@ -157,10 +159,10 @@ def compute_bytes(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
                 "roundtrip": _roundtrip(text, trace.ids, merges, file_vocab,
                                         metaspace=act.spells_spaces_as_metaspace(active)),
                 "foreign_split": _foreign_split(active, scheme),
-                "unmade": unmade_ids(merges.rules) if active.typed else [],
+                "unmade": unmade_ids(merges.rules) if merges is not None else [],
             }
             # one boundary's story, from the replay of the explainer (only while the Trace is shown)
-            result["story"] = page_story(state, active, text, merges, scheme, result["rows"]) if with_steps else None
+            result["story"] = page_story(state, active, text, scheme, result["rows"]) if with_steps else None
     decoded = compute_decode(state, limits, errors, active)
     chat, chat_errors = chatting.page_chat(state, active)  # the Chat view (webapp.web.chat.chatting)
     errors.update(chat_errors)
@@ -278,7 +280,7 @@ def compute_decode(state: Mapping[str, str], limits: inputs.Limits, errors: dict
     values, decode_errors = inputs.collect(
         {
             "ids": lambda: inputs.read_ids(raw_ids, limits),
-            "vocab": (lambda: inputs.read_byte_vocab(state.get("vocab", ""), limits)) if active.typed
+            "vocab": (lambda: inputs.read_byte_vocab(state.get("vocab", ""), limits)) if not active.ref
             else stored_vocab,
         }
     )
@@ -299,7 +301,7 @@ def compute_chars(state: Mapping[str, str], active: act.ActiveTokenizer, job_pan
     """Everything the Characters page shows for one state (`active`: an opened file replaces
     the typed merges and vocab; `job_panel`: a job renders it)."""
     limits = inputs.current_limits()
-    opened = not active.typed
+    opened = bool(active.ref)
     if job_panel is not None:
         return {"result": None, "job_panel": job_panel, "errors": {}, "active": active}
 

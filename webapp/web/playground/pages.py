@@ -191,9 +191,9 @@ def ids_of_state(tool: str, state: Mapping[str, str]) -> list[int]:
     text = inputs.read_text(state["text"], limits, form=True)
     if tool == "bytes":
         scheme = inputs.read_pretokenize(state.get("pretokenize"))
-        merges = inputs.read_byte_merges(state["merges"], limits) if active.typed else None
-        return list(act.byte_ids(active, text, merges, scheme))
-    if active.typed:
+        act.page_merges(active)  # (a typed rule's problem, naming merges)
+        return list(act.byte_ids(active, text, scheme))
+    if not active.ref:
         return list(tk.bpe_encode_text(text, inputs.read_char_vocab(state["vocab"], limits),
                                        inputs.read_char_merges(state["merges"], limits)))
     return list(act.char_ids(active, text))

@@ -5,7 +5,6 @@ Decisions and details: docs/architecture.md, "Module notes".
 
 from __future__ import annotations
 
-from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
@@ -14,7 +13,7 @@ from webapp.infra import inputs
 from webapp.infra.body import read_json_object
 from webapp.infra.errors import ApiError, json_error
 from webapp.opened import active as act
-from webapp.tokenizer.prompt import PromptEnd, prompt_end, typed_tokenizer
+from webapp.tokenizer.prompt import PromptEnd, prompt_end
 from webapp.web.explain.explaining import check_size, read_bytes_form
 
 bp = Blueprint("prompt", __name__)
@@ -36,7 +35,7 @@ def api_tokenizer_prompt(tokenizer_id: str) -> Response:
     own = entry.tok.pretokenize if entry.stages().takes_page_scheme else None
     given = data.get("pretokenize") or own
     scheme = inputs.read_pretokenize(given) if given else None
-    return jsonify(_answer(active, text, None, scheme).answer())
+    return jsonify(_answer(active, text, scheme).answer())
 
 
 @bp.post("/api/prompt")
@@ -51,8 +50,7 @@ def api_prompt() -> Response:
     if errors:
         raise next(iter(errors.values()))
     check_size(values["text"])
-    typed = act.ActiveTokenizer("typed", "bytes")
-    return jsonify(_answer(typed, values["text"], values["merges"], values["pretokenize"]).answer())
+    return jsonify(_answer(act.of_typed(values["merges"]), values["text"], values["pretokenize"]).answer())
 
 
 @bp.post("/fragments/prompt")
@@ -60,13 +58,11 @@ def page_prompt() -> Response:
     """The Bytes page's state (the posted form), with each token's span for the page to mark."""
     active, values = read_bytes_form(request.form)
     # the page's own pre-tokenize choice, a preset's or file's too: the tokens the page shows (compute.py)
-    found = _answer(active, values["text"], values["merges"], values["pretokenize"])
+    found = _answer(active, values["text"], values["pretokenize"])
     return jsonify(found.answer() | {"tokens": [{"start": s, "end": e} for s, e in found.spans]})
 
 
-def _answer(active: act.ActiveTokenizer, text: str, merges: Any, scheme: str | None) -> PromptEnd:
-    if active.typed:
-        return prompt_end(typed_tokenizer(merges, scheme or "none"), text)
+def _answer(active: act.ActiveTokenizer, text: str, scheme: str | None) -> PromptEnd:
     tokenizer = active.loaded().stages(scheme)
     if not tokenizer.on_bytes_page:
         raise ApiError("tokenizer: a character-level file's prompt end is not shown (its rules merge "
