@@ -1,11 +1,12 @@
-"""The tokenizer package: exact byte-level and character-level BPE, decoding, training.
+"""The tokenizer package: exact byte-level and character-level BPE, decoding, training, real tokenizer files.
 
-Pure Python (plus numpy and regex), no Flask. This module exports the
-package's main API, 59 names (`__all__`), each loaded on first use;
-everything else is imported from the module that defines it. Every problem
-is a `TokenizerError` (a `ValueError`). The contract is docs/algorithms.md,
-written down literally in `reference` (the place to start reading); the
-package map and its import rules are in docs/architecture.md.
+Python on numpy and regex (Jinja2 for chat templates, protobuf and gguf for
+two file formats); no Flask, no HTTP, no storage. This module exports the
+main API, 59 names (`__all__`), each loaded on first use; everything else is
+imported from the module that defines it. Every problem is a
+`TokenizerError` (a `ValueError`). The contract is docs/algorithms.md,
+written down literally in `reference`; which folder holds what, and the
+import rules: docs/architecture.md.
 """
 
 

@@ -1,7 +1,7 @@
-"""The engine: exact BPE encoding and decoding, with traces, grouped by merge order.
+"""The engine: exact BPE encoding and decoding, with traces, in the seeds' list order and in the libraries' order.
 
-list_order/ visits every rule once in list order (docs/algorithms.md);
-library_order/ fires the best pair present next, as the libraries do; the
-modules shared by both sit here. Which module holds what, and why the split:
-docs/architecture.md and docs/engine.md. This module exports nothing.
+What it does not do: pre-tokenize, read files, normalize, HTTP. It imports
+only the shared modules beside it (errors, validation, caches, traces).
+This module exports nothing. Which module holds what: docs/architecture.md;
+why: docs/engine.md.
 """

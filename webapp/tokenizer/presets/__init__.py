@@ -1,7 +1,7 @@
-"""The real OpenAI tokenizers and the open models' files as presets, and the tiktoken-like handles.
+"""The real tokenizers as presets: the OpenAI rank files and the open models' files, built once and cached.
 
-The top layer of the package: it may import every other one; no other layer
-imports it. Which module holds what: docs/architecture.md. Import names from
-the modules (or the public ones from `webapp.tokenizer`); this module
-exports nothing.
+What it does not do: the Python handle (api/, which asks the catalog here),
+download anything at run time, HTTP. Import names from the modules (or the
+public ones from `webapp.tokenizer`); this module exports nothing. Map and
+import rules: docs/architecture.md.
 """

@@ -1,10 +1,10 @@
-"""A loaded tokenizer as an object made of its stages (see tokenizer.py for the picture).
+"""A loaded tokenizer as one object made of its stages: before the model, the model, after it.
 
-`tokenizer_of` (tokenizer.py) is the one place that reads a loaded
-tokenizer's fields and builds its stages: splitters.py before the model,
-models.py the model, special.py special tokens in text.
+`tokenizer_of` is the one place that reads a loaded tokenizer's fields and
+builds its stages; special tokens in text are cut here too.
 
 What it does not do: parse files (formats/), load presets (presets/), HTTP.
+Map: docs/architecture.md.
 """
 
 from webapp.tokenizer.stages.special import allowed_set, split_special

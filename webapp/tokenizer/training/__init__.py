@@ -1,5 +1,6 @@
-"""BPE training: learn merge rules from words (words.py) or from a streamed corpus (corpus.py).
+"""BPE training: learn merge rules from words or from a streamed corpus.
 
-Above the engine and pre-tokenization, below file formats and presets.
-Import names from the modules (or the public ones from `webapp.tokenizer`).
+What it does not do: HTTP or jobs (the web layer runs corpus training as a
+job). Import names from the modules (or the public ones from
+`webapp.tokenizer`). Map: docs/architecture.md.
 """

@@ -1,6 +1,6 @@
 """The libraries' orders: at each step the best pair present fires (tiktoken, `tokenizers`, SentencePiece).
 
-merges.py is the rank order, score_order.py SentencePiece's (the highest
-score first). Nothing here imports from core/list_order/. This package
-exports nothing (import from the modules).
+By rank or by SentencePiece's score. Nothing here imports from
+core/list_order/. This package exports nothing (import from the modules).
+Map: docs/architecture.md.
 """

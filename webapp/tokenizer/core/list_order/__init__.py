@@ -1,6 +1,7 @@
 """The seeds' list order: every rule of a merge list visited once, in list order (docs/algorithms.md).
 
-engine.py runs the rules over integer symbols; byte_level.py and
-char_level.py are the two levels on top of it. The library orders are in
-core/library_order/. This package exports nothing (import from the modules).
+At the byte and the character level, with traces and the numpy batch. The
+library orders are in core/library_order/, which this package never
+imports. This package exports nothing (import from the modules). Map:
+docs/architecture.md.
 """
