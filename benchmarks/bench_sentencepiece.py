@@ -25,6 +25,14 @@ Usage (from the repository root, after `make setup` downloaded mistral-common's 
   builds the model from the string merges: the median ratio of that encode over
   sentencepiece's.
 
+`--prose`: the encode column is instead the Python API on prose. Each round takes a new
+8,000-character slice of English and mixed-script prose (benchmarks/corpus.py's `mixed_text`, the
+round's own stretch of it) with a fresh tagged word after every tenth word, and encodes it with the
+preset's handle (`get_tokenizer("mistral_v1").encode`, as a script would, its caches kept between
+rounds: no round's words were seen before) and with `SentencePieceProcessor.encode`; the ids are
+checked equal; printed: the best time of each and the median of the rounds' ratios (target: at most
+1.5x).
+
 Ratios are measured in the same run; only they mean anything across machines.
 """
 
@@ -69,7 +77,10 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--tags", choices=("letters", "hex"), default="letters",
                         help="the random tag on each word: three letters (the default: every word new) or hex digits")
+    parser.add_argument("--prose", action="store_true", help="the Python API on prose slices (see the docstring)")
     args = parser.parse_args()
+    if args.prose:
+        return prose_rounds(args.files.split(","), args.reps)
     wheel = zipfile.ZipFile(pypi_dir() / "mistral_common-1.13.1-py3-none-any.whl")
     print(f"{'file':<6} {'open ours':>10} {'open spm':>9} {'encode ours':>12} {'encode spm':>11} {'ratio (median)':>15}"
           f" {'read back':>10}")
@@ -108,6 +119,48 @@ def main() -> int:
             read_back.append((t4 - t3) / (t2 - t1))
         print(f"{key:<6} {min(opens):>9.3f}s {min(spm_opens):>8.3f}s {min(ours):>11.3f}s {min(theirs):>10.3f}s "
               f"{statistics.median(ratios):>14.2f}x {statistics.median(read_back):>9.2f}x")
+    return 0
+
+
+PRESETS = {"v1": "mistral_v1", "v3": "mistral_v3"}
+
+
+def prose_slice(round_: int, rng: random.Random, size: int = 8000) -> str:
+    """The round's own 8,000 characters of mixed prose, a fresh tagged word after every tenth word."""
+    from benchmarks.corpus import mixed_text
+
+    text = mixed_text(size * (round_ + 1))[size * round_:]
+    words = text.split(" ")
+    for at in range(len(words) - 1, 0, -10):
+        words.insert(at, "".join(rng.choices(string.ascii_lowercase, k=5)) + rng.choice(WORDS))
+    return " ".join(words)
+
+
+def prose_rounds(files: list[str], reps: int) -> int:
+    from webapp.tokenizer import get_tokenizer
+
+    wheel = zipfile.ZipFile(pypi_dir() / "mistral_common-1.13.1-py3-none-any.whl")
+    print(f"{'preset':<11} {'encode ours':>12} {'encode spm':>11} {'ratio (median)':>15}   (prose, --prose)")
+    for key in files:
+        handle = get_tokenizer(PRESETS[key])
+        sp = spm.SentencePieceProcessor(model_proto=wheel.read(f"mistral_common/data/{FILES[key]}"))
+        handle.encode("warm up: the preset opened")
+        rng = random.Random(f"prose-{key}")
+        ours, theirs, ratios = [], [], []
+        for round_ in range(reps):
+            text = prose_slice(round_ + 1, rng)
+            t0 = time.perf_counter()
+            mine = handle.encode(text)
+            t1 = time.perf_counter()
+            ref = sp.encode(text)
+            t2 = time.perf_counter()
+            if mine != ref:
+                print(f"{key}: ids differ from sentencepiece's", file=sys.stderr)
+                return 1
+            ours.append(t1 - t0)
+            theirs.append(t2 - t1)
+            ratios.append((t1 - t0) / (t2 - t1))
+        print(f"{PRESETS[key]:<11} {min(ours):>11.4f}s {min(theirs):>10.4f}s {statistics.median(ratios):>14.2f}x")
     return 0
 
 
