@@ -11,13 +11,13 @@ is the one way to compile such a pattern. What it does not do: match.
 
 from __future__ import annotations
 
-import importlib
 from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from typing import Any, Iterator
 
 import regex
+from regex import _regex_core  # (private, untyped: see `core` below)
 
 from webapp.tokenizer.errors import TokenizerError
 
@@ -29,7 +29,7 @@ MAX_FILE_UNITS = 100_000
 #: Patterns up to this size may stay in `regex`'s cache (every real tokenizer's is under 100 units).
 MAX_CACHED_UNITS = 1_000
 #: `regex`'s parser (untyped, private: the package is pinned, and the tests check the counts).
-core: Any = importlib.import_module("regex._regex_core")
+core: Any = _regex_core
 _FILE_UNITS: ContextVar[list[int] | None] = ContextVar("file_pattern_units", default=None)
 
 
