@@ -127,8 +127,45 @@ def _hf_merge_pairs(merges: Any, what: str, vocab: Mapping[str, int]) -> list[tu
 
 
 def parse_hf_tokenizer_json(content: str | bytes, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> LoadedTokenizer:
-    """A Hugging Face tokenizer.json with a BPE model (`limits.token_bytes`: each vocab entry's size)."""
-    return tokenizer_from_document(parse_json_file(content, "tokenizer.json"), limits)
+    """A Hugging Face tokenizer.json with a BPE model (`limits.token_bytes`: each vocab entry's size); its added
+    tokens get the ids the `tokenizers` library gives them when it loads the file (`library_added_ids`)."""
+    data = parse_json_file(content, "tokenizer.json")
+    moved: list[str] = []
+    if isinstance(data, dict) and isinstance(data.get("model"), dict) and isinstance(data.get("added_tokens"), list) \
+            and isinstance(data["model"].get("vocab"), dict):
+        data["added_tokens"], moved = library_added_ids(data["added_tokens"], data["model"]["vocab"])
+    loaded = tokenizer_from_document(data, limits)
+    if not moved:
+        return loaded
+    note = (f"added tokens get the ids the tokenizers library gives them when it loads the file, not the "
+            f"file's: {', '.join(moved[:3])}" + (f" and {len(moved) - 3:,} more" if len(moved) > 3 else ""))
+    return replace(loaded, notes=(*loaded.notes, note))
+
+
+def library_added_ids(added: list[Any], vocab: Mapping[str, Any]) -> tuple[list[Any], list[str]]:
+    """The added tokens as `tokenizers` numbers them on load (and which moved): in the file's order, a token
+    whose text is in the model's vocab takes that id; another one takes the vocab's size, or one more than
+    the largest id given so far once that is past it. The file's own id is only checked (and warned) there."""
+    given: dict[str, int] = {}
+    out: list[Any] = []
+    moved: list[str] = []
+    for item in added:
+        if not (isinstance(item, dict) and isinstance(item.get("content"), str) and is_int(item.get("id"))):
+            out.append(item)  # (the pipeline reader names what is wrong with it)
+            continue
+        content = item["content"]
+        if content in given:
+            new_id = given[content]
+        elif is_int(vocab.get(content)):
+            new_id = vocab[content]
+        else:
+            largest = max(given.values(), default=None)
+            new_id = largest + 1 if largest is not None and (largest >= len(vocab) or not vocab) else len(vocab)
+        given[content] = new_id
+        if new_id != item["id"]:
+            moved.append(f"{content[:40]!r} {item['id']} -> {new_id}")
+        out.append({**item, "id": new_id})
+    return out, moved
 
 
 def tokenizer_from_document(data: Any, limits: SizeLimits = DEFAULT_SIZE_LIMITS) -> LoadedTokenizer:
