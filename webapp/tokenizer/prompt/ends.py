@@ -179,8 +179,16 @@ def _inside_piece(model: PieceModel, model_text: str, tokens: list[Any], found: 
         stable += 1
     # (a hint runs from the kept text's end: what the text itself has there comes first, then the witness)
     rest = data[keeps:]
-    hints = [crossing.candidates[b] for b in sorted(crossing.candidates)]
-    return stable, [hint[len(rest):] for hint in hints if hint.startswith(rest)]
+    hints = [hint[len(rest):] for hint in (crossing.candidates[b] for b in sorted(crossing.candidates))
+             if hint.startswith(rest)]
+    if not hints and rest and found.held and crossing.candidates:
+        # (what crosses runs over another character than the one held back: ask with the text's own, for a
+        # witness; "spec" + "i" -> "al")
+        again = Crossing(model, data[until:], [t.id for t in piece], [t.end - until for t in piece],
+                         _fits(found, data), keeps - until)
+        again.decide()
+        hints = [again.candidates[b] for b in sorted(again.candidates)]
+    return stable, hints
 
 
 def _fits(found: Settled, data: bytes) -> Fits:
