@@ -123,6 +123,7 @@ PRESET_TEXTS = [
     "あ\u0323", "\u0928", "0\u309a",  # NFC holds back marks: a mark follows the kept text; or a witness
     "トวสY\u0e48", "4\u0e48j\u0327",  # NFC holds back a starter and marks: what the starter may become
     "9&\n\t",  # the run of spaces may give its last one to the next piece, which starts with it
+    " naïve speci",  # qwen3 (a bench_prompt keystroke): the witness runs over the held-back "i" itself
 ]
 
 CONTINUATIONS = [
