@@ -14,7 +14,7 @@ import codecs
 from bisect import bisect_left
 from itertools import islice, product
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -80,13 +80,22 @@ class PieceModel:
                 yield self.sorted_ids[at]
             at += 1
 
+    def between(self, low: bytes, high: bytes) -> Iterator[int]:
+        """The ids of the tokens whose bytes sort from `low` up to (not including) `high`, in byte order."""
+        at, stop = bisect_left(self.sorted_spellings, low), bisect_left(self.sorted_spellings, high)
+        yield from self.sorted_ids[at:stop]
+
     def any_longer(self, start: bytes) -> bool:
         return next(self.longer(start), None) is not None
 
     def has(self, data: bytes) -> bool:
         """Is `data` a token's bytes?"""
+        return self.id_of(data) is not None
+
+    def id_of(self, data: bytes) -> int | None:
+        """The id of the token whose bytes are `data` (the first in byte order), if there is one."""
         at = bisect_left(self.sorted_spellings, data)
-        return at < len(self.sorted_spellings) and self.sorted_spellings[at] == data
+        return self.sorted_ids[at] if at < len(self.sorted_spellings) and self.sorted_spellings[at] == data else None
 
     def starting_with(self, start: bytes, most: int = 8) -> tuple[int, list[int]]:
         """(how many tokens' bytes start with `start`, the `most` of them with the smallest ids)."""
@@ -155,8 +164,10 @@ class Crossing:
     ends: list[int]
     fits: Fits | None = None  # can the piece begin with these bytes? (None: any)
     short: int | None = None  # the piece may also end here, short of x
+    after: bytes = b""  # what follows x in every longer text (a piece that runs past x runs over it first)
     budget: int = PAIR_BUDGET
     candidates: dict[int, bytes] = field(default_factory=dict)  # boundary -> appended bytes that cross it
+    next_bytes: dict[int, bytes] = field(default_factory=dict)  # token -> a next token's bytes completing its end
 
     def decide(self) -> list[str]:
         """A verdict per token boundary of the encode inside `x` or at its end (each end in `ends` up to
@@ -173,7 +184,8 @@ class Crossing:
             if b not in own_ends or self.model.whole_pieces and b < len(self.x) and self.model.has(self.x):
                 crossed.setdefault(b, b"")  # (the piece may end right after x, encoded without b)
         unknown_from = len(self.x) + 1  # (a boundary at or past this one is unknown)
-        if self.short is not None:  # (or it ends at `short`: its encoding there must keep b; past it, unknown)
+        past_short: set[int] = set()  # (boundaries past `short` that the next piece's own proof leaves open)
+        if self.short is not None:  # (or it ends at `short`: its encoding there must keep b; past it, see below)
             shorter = self._encoding_of(self.short)
             if shorter is None:
                 return [UNKNOWN] * len(inside)
@@ -181,15 +193,15 @@ class Crossing:
             for b in inside:
                 if b <= self.short and b not in short_ends:
                     crossed.setdefault(b, b"")
-            unknown_from = self.short + 1
+            past_short = {b for b in inside if b > self.short} - self._final_past_short()
         if self.model.whole_pieces:
-            for token in islice(self.model.longer(self.x), 1):  # (the piece may become one token)
+            for token in islice(self._over_after(self.x, None), 1):  # (the piece may become one token)
                 for b in inside:
                     crossed.setdefault(b, self.model.spelling[token][len(self.x):])
         for q in range(len(self.x) - 1, max(len(self.x) - self.model.longest, -1), -1):  # (a longer token fits)
             if not self.model.any_longer(self.x[q:]):
                 continue
-            longer = self.model.fitting(self.x[q:], self.x[:q], self.fits)
+            longer = self._past_x(q)
             before = self._encoding_of(q) if q else ()
             if before is None:
                 unknown_from = 0
@@ -201,13 +213,46 @@ class Crossing:
             found = self._live(q, before[-1] if before else None, longer)
             if found is None:
                 unknown_from = min(unknown_from, min(affected))
-            elif found:
-                data = self.model.spelling[found]
+            elif found is not False:  # (a token id, 0 included)
+                data = self.model.spelling[found] + self.next_bytes.get(found, b"")
                 extra = self.fits.complete(self.x[:q] + data) if self.fits is not None else b""
                 for b in affected:
                     crossed[b] = data[len(self.x) - q:] + (extra or b"")
         self.candidates = crossed
-        return [CROSSED if b in crossed else UNKNOWN if b >= unknown_from else FINAL for b in inside]
+        return [CROSSED if b in crossed else UNKNOWN if b >= unknown_from or b in past_short else FINAL
+                for b in inside]
+
+    def _final_past_short(self) -> set[int]:
+        """The boundaries past `short` that stay when the piece ends there: x's one character after it then
+        begins the next piece (a piece holds at least one character), whose tokens are those of the encode
+        here when they are that character's own encoding; that piece's boundaries are proven as any kept
+        piece's, its shape unknown."""
+        assert self.short is not None
+        rest = self.x[self.short:]
+        own = self.model.alone(rest) if rest and self.model.alone is not None else None
+        past = [t for t, e in zip(self.tokens, self.ends) if self.short < e <= len(self.x)]
+        if own is None or len(rest.decode("utf-8", "replace")) != 1 or self.short not in self.ends \
+                or tuple(past) != own:
+            return set()
+        sub = Crossing(self.model, rest, list(own), _ends(self.model, own), budget=self.budget)
+        verdicts = sub.decide()
+        self.budget = sub.budget
+        return {self.short + e for e, v in zip(_ends(self.model, own), verdicts) if v == FINAL}
+
+    def _past_x(self, q: int) -> Iterator[int]:
+        """The tokens that start at q with x's bytes from there and run past x's end (see `_over_after`)."""
+        return self._over_after(self.x[q:], self.x[:q])
+
+    def _over_after(self, start: bytes, head: bytes | None) -> Iterator[int]:
+        """The tokens that start with `start` (x's bytes from some q) and run past x's end, over `after` as
+        far as they go: those ending inside it, then those running past it too (`fitting` after `head`,
+        unless None)."""
+        inside = [self.model.id_of(start + self.after[:k]) for k in range(1, len(self.after) + 1)]
+        yield from (token for token in inside if token is not None)
+        if head is None:
+            yield from self.model.longer(start + self.after)
+        else:
+            yield from self.model.fitting(start + self.after, head, self.fits)
 
     def _live(self, q: int, last: int | None, longer: Iterator[int]) -> int | None | bool:
         """A token of `longer` that can start at q after `last` (an id), False when none can, None when the
@@ -223,13 +268,45 @@ class Crossing:
                 return None  # (bytes the model cannot take alone: nothing is known)
             if own != (token,):
                 continue  # (its own bytes do not merge into it: no text has it there)
-            if last is None or last in self.model.apart:
-                return token  # (nothing joins a byte fallback token: the pair stands)
-            pair = self.model.merged((last, token))
-            if pair is None:
+            if last is not None and last not in self.model.apart:  # (nothing joins a byte fallback token)
+                pair = self.model.merged((last, token))
+                if pair is None:
+                    return None
+                if pair != (last, token):
+                    continue
+            completed = self._completed(self.x[:q] + self.model.spelling[token], token)
+            if completed is None:
                 return None
-            if pair == (last, token):
+            if isinstance(completed, bytes):
+                self.next_bytes[token] = completed
                 return token
+        return False
+
+    def _completed(self, data: bytes, token: int) -> bytes | bool | None:
+        """When `token` (the last of `data`) ends inside a character, the next tokens begin with that
+        character's missing bytes and each must stand beside the one before it: the bytes of the first such
+        tokens (b"": none is needed; False: none can; None: the budget ran out)."""
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        try:
+            decoder.decode(data, final=False)
+        except UnicodeDecodeError:
+            return False
+        if not decoder.getstate()[0]:
+            return b""
+        for after in self.model.between(b"\x80", b"\xc0"):  # (the tokens that begin with a continuation byte)
+            data_after = self.model.spelling[after]
+            if self.fits is not None and not self.fits(data + data_after):
+                continue
+            if self.budget <= 0:
+                return None
+            self.budget -= 1
+            own, pair = self.model.merged((after,)), self.model.merged((token, after))
+            if own is None or pair is None:
+                return None
+            if own == (after,) and pair == (token, after):
+                rest = self._completed(data + data_after, after)  # (it may end inside the character too)
+                if rest is None or isinstance(rest, bytes):
+                    return None if rest is None else data_after + rest
         return False
 
     def _encoding_of(self, q: int) -> tuple[int, ...] | None:
@@ -263,12 +340,14 @@ class Fits:
     character counts when a character that completes it fits: one of each kind `pattern` tells apart
     among the characters those bytes begin is tried."""
 
-    def __init__(self, shape: str | None, pattern: str | None) -> None:
+    def __init__(self, shape: str | None, pattern: str | None,
+                 outer: Sequence[tuple[Callable[[bytes], bool], bytes]] = ()) -> None:
         self.prefixes = match_prefix(shape) if shape is not None else None
         self.pattern = pattern
+        self.outer = outer  # (an earlier split's piece holds this one after these bytes: it must fit that too)
 
     def __call__(self, data: bytes) -> bool:
-        return self.complete(data) is not None
+        return self.complete(data) is not None and all(fits(before + data) for fits, before in self.outer)
 
     def complete(self, data: bytes) -> bytes | None:
         """The bytes that complete `data`'s last character so that it fits (b"" when it is whole), or None."""

@@ -13,10 +13,11 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from webapp.tokenizer.prompt.crossing import FINAL, Crossing, Fits, PieceModel, piece_model
-from webapp.tokenizer.prompt.splits import Settled, compositions, settled
+from webapp.tokenizer.prompt.normalizers import compositions
+from webapp.tokenizer.prompt.splits import Settled, mark_at, no_match_inside, settled
 from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, implied_byte_vocab
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.stages.splitters import FilePipeline
@@ -145,10 +146,11 @@ def prompt_end(tokenizer: Tokenizer, text: str, *, traced: bool = False) -> Prom
     out.stable = stable
     last = tokens[-1]
     out.candidates, out.examples = _healing(model, model.spelling.get(last.id, b""))
-    if found.keeps is not None and found.keeps < len(model_text.encode("utf-8", "surrogatepass")) and text:
-        # (the normalizer holds the last character back: the marks it composes with change it)
-        own = unicodedata.normalize("NFD", text[-1])
-        hints += [unicodedata.normalize("NFD", d)[len(own):].encode("utf-8") for d in compositions(text[-1])[:4]]
+    if found.holds and text:
+        # (the normalizer holds the last character back: the marks it composes with, or is put after, change it)
+        starter = next((ch for ch in text[len(text) - found.holds:] if not unicodedata.combining(ch)), text[-1])
+        own = unicodedata.normalize("NFD", starter)
+        hints += [unicodedata.normalize("NFD", d)[len(own):].encode("utf-8") for d in compositions(starter)[:4]]
         hints += [ch.encode("utf-8") for ch in _put_before(text[-1])]
     if stable < len(ids):
         _witness(tokenizer, text, out, _tried(model, hints, out.examples, tokenizer.writes_metaspace))
@@ -166,8 +168,9 @@ def _inside_piece(model: PieceModel, model_text: str, tokens: list[Any], found: 
     until, keeps = found.until, found.keeps or 0
     piece = [t for t in tokens if t.start >= until]
     short = found.short - until if found.short is not None else None
+    after = data[keeps:found.known] if found.known is not None else b""
     crossing = Crossing(model, data[until:keeps], [t.id for t in piece], [t.end - until for t in piece],
-                        Fits(found.shape, found.pattern), short)
+                        _fits(found, data), short, after)
     verdicts = crossing.decide()
     for verdict in verdicts:
         if verdict != FINAL:
@@ -175,8 +178,29 @@ def _inside_piece(model: PieceModel, model_text: str, tokens: list[Any], found: 
         stable += 1
     # (a hint runs from the kept text's end: what the text itself has there comes first, then the witness)
     rest = data[keeps:]
-    hints = [crossing.candidates[b] for b in sorted(crossing.candidates)]
-    return stable, [hint[len(rest):] for hint in hints if hint.startswith(rest)]
+    hints = [hint[len(rest):] for hint in (crossing.candidates[b] for b in sorted(crossing.candidates))
+             if hint.startswith(rest)]
+    if not hints and rest and found.held and crossing.candidates:
+        # (what crosses runs over another character than the one held back: ask with the text's own, for a
+        # witness; "spec" + "i" -> "al")
+        again = Crossing(model, data[until:], [t.id for t in piece], [t.end - until for t in piece],
+                         _fits(found, data), keeps - until)
+        again.decide()
+        hints = [again.candidates[b] for b in sorted(again.candidates)]
+    return stable, hints
+
+
+def _fits(found: Settled, data: bytes) -> Fits:
+    """What the kept piece's bytes must fit: its split's shape, and those of the earlier splits' pieces holding
+    it (each after its own bytes before the piece)."""
+    outer: list[tuple[Callable[[bytes], bool], bytes]] = [
+        (Fits(shape, pattern), data[at:found.until]) if shape is not None else (no_match_inside(pattern), b"")
+        for shape, pattern, at in found.outer]
+    if found.shape is None and found.pattern is not None:  # (the piece is itself a stretch between matches)
+        outer.append((no_match_inside(found.pattern), b""))
+    if found.marked and found.known is not None:
+        outer.append((mark_at(found.known - found.until), b""))
+    return Fits(found.shape, found.pattern, outer)
 
 
 def _composed_ends(model: PieceModel, model_text: str, tokens: list[Any], found: Settled, stable: int) -> int:
@@ -192,7 +216,7 @@ def _composed_ends(model: PieceModel, model_text: str, tokens: list[Any], found:
     verdicts: list[list[str]] = []
     for composed in found.held[:COMPOSITIONS]:
         crossing = Crossing(model, kept + composed.encode("utf-8"), [t.id for t in piece], [t.end - until for t in piece],
-                            Fits(found.shape, found.pattern), len(kept))
+                            _fits(found, data), len(kept))
         verdicts.append(crossing.decide())
     proven = stable
     base = sum(1 for t in tokens if t.end <= until)
@@ -205,13 +229,14 @@ def _composed_ends(model: PieceModel, model_text: str, tokens: list[Any], found:
 
 def _put_before(mark: str) -> list[str]:
     """A few marks that canonical ordering puts before `mark` (a lower class, near it: its own script's
-    first, then U+0334), so appending one changes what stands after the last starter."""
+    first, then U+0334, U+093C and U+3099), so appending one changes what stands after the last starter."""
     own = unicodedata.combining(mark)
     if own <= 1:
         return []
     near = [chr(c) for c in range(max(ord(mark) - 0x80, 0), ord(mark) + 0x80)
             if 0 < unicodedata.combining(chr(c)) < own]
-    return [*near[:3], "\u0334"]
+    # (and two of other first bytes, for a token that holds only the first byte of the marks there)
+    return [*near[:3], *(m for m in ("\u0334", "\u093c", "\u3099") if unicodedata.combining(m) < own)]
 
 
 def _healing(model: PieceModel, last: bytes) -> tuple[int, list[tuple[int, bytes]]]:
@@ -228,7 +253,8 @@ def _tried(model: PieceModel, hints: list[bytes], examples: list[tuple[int, byte
     last = min((data for _, data in examples), key=len, default=b"")
     tails = [data[len(last):] for _, data in examples if len(data) > len(last)]
     seen: set[str] = set()
-    for data in [*hints, *tails]:
+    # (a hint's token may stand there only when the piece goes on: one letter more lets most patterns' pieces do)
+    for data in [*hints, *(hint + b"a" for hint in hints[:2]), *tails]:
         for typed in _completed(data):
             if metaspace:
                 typed = typed.replace("\u2581", " ")

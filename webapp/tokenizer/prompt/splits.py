@@ -5,12 +5,13 @@ Decisions and details: docs/engine.md, "Module notes".
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import regex
@@ -20,7 +21,8 @@ from webapp.tokenizer.pretokenize.patterns import GPT2_PATTERN, PATTERNS
 from webapp.tokenizer.loaded import Part
 from webapp.tokenizer.stages.splitters import FilePipeline, PlaygroundSplit
 from webapp.tokenizer.stages.tokenizer import Tokenizer
-from webapp.tokenizer.vocab.pieces import reach_of, reaches_of
+from webapp.tokenizer.prompt.normalizers import held_back, marks, marks_follow, normalizer_reach
+from webapp.tokenizer.vocab.pieces import kinds_among, reach_of, reaches_of
 
 #: What an alternative may not hold (outside its character classes) for a match that ran to the text's end
 #: to be only lengthened by more text: a lookaround, an anchor, a lazy quantifier.
@@ -43,6 +45,11 @@ class Settled:
     short: int | None = None  # or that piece ends at this byte, short of `keeps`
     pattern: str | None = None  # the split pattern `shape` comes from
     held: tuple[str, ...] = ()  # what the one character the normalizer holds back may become (else empty)
+    holds: int = 0  # the text's last characters the normalizer holds back (appended text may change them)
+    marked: bool = False  # a mark stands right after the kept text (at `known`) in every longer text
+    known: int | None = None  # every longer text keeps the model's text up to this byte (past `keeps`, or at it)
+    outer: tuple[tuple[str | None, str, int], ...] = ()  # (shape, pattern, start byte) of earlier splits' pieces
+    # holding it (a None shape: a stretch between that pattern's matches)
 
 
 @dataclass(frozen=True)
@@ -93,98 +100,6 @@ def _never_left(literal: str, normalizer: Any) -> bool:
                and literal not in n.get("content", literal) for n in nodes)
 
 
-def _normalizer_reach(node: Any, text: str) -> int | None:
-    """How many characters at the end of `text` appended text could change through the normalizer
-    (None: a normalizer this proof does not follow)."""
-    if not node:
-        return 0
-    kind = node.get("type")
-    if kind in ("NFC", "NFD", "NFKC", "NFKD"):
-        at = _last_starter(text)
-        composes = kind in ("NFC", "NFKC") and at < len(text) and _composes_first(text[at])
-        return len(text) - at if composes else max(len(text) - at - 1, 0)
-    if kind in ("Lowercase", "Prepend"):
-        return 0
-    if kind == "Replace" and "String" in node.get("pattern", {}):
-        return max(len(node["pattern"]["String"]) - 1, 0)
-    if kind == "Strip" and not node.get("strip_right", True):
-        return 0
-    if kind == "SentencePiece" and not node.get("charsmap") and not node.get("remove_extra_whitespaces") \
-            and not node.get("treat_whitespace_as_suffix"):
-        return 0  # (escaping spaces and a dummy prefix change no character by what follows it)
-    if kind == "Sequence":
-        reaches = [_normalizer_reach(child, text) for child in node.get("normalizers", [])]
-        if any(r is None for r in reaches) or sum(1 for r in reaches if r) > 1:
-            return None
-        return max([r for r in reaches if r is not None], default=0)
-    return None
-
-
-def _held(node: Any, model_text: str, fixed: int) -> list[str]:
-    """What the one character an NFC or NFKC normalizer holds back (the model's text's last) may become
-    in a longer text: itself or a character it composes into. Empty when that is not the case."""
-    kinds = {n.get("type") for n in (node.get("normalizers", []) if node and node.get("type") == "Sequence"
-                                     else [node]) if n}
-    if fixed != len(model_text) - 1 or not kinds or not kinds <= {"NFC", "NFKC"}:
-        return []
-    last = model_text[-1]
-    if unicodedata.combining(last):
-        return []  # (a mark held back may be reordered after another one: anything may stand there)
-    return [last, *compositions(last)]
-
-
-def _last_starter(text: str) -> int:
-    """The text's last starter (combining class 0) that does not compose with its left neighbour: no
-    following character reorders anything before it, or composes with anything but it."""
-    at = len(text)
-    while at > 0:
-        at -= 1
-        ch = text[at]
-        if unicodedata.combining(ch) == 0 and (at == 0 or len(unicodedata.normalize("NFC", text[at - 1:at + 1])) == 2):
-            return at
-    return 0
-
-
-def _composes_first(ch: str) -> bool:
-    """Can `ch` be the first of two characters that compose (a following character then changes it)?"""
-    code = ord(ch)
-    if 0x1100 <= code <= 0x1112 or 0xAC00 <= code <= 0xD7A3 and (code - 0xAC00) % 28 == 0:
-        return True  # (a Hangul leading consonant takes a vowel; a syllable without a final takes one)
-    return ch in _composition_firsts()
-
-
-@lru_cache(maxsize=1)
-def _composition_firsts() -> frozenset[str]:
-    """Every character that begins a canonical composition (made once, from Python's Unicode tables)."""
-    firsts = set()
-    for code in range(0x110000):
-        ch = chr(code)
-        mapping = unicodedata.decomposition(ch)
-        if mapping and not mapping.startswith("<") and len(mapping.split()) == 2 \
-                and unicodedata.normalize("NFC", ch) == ch:  # (not excluded from composition)
-            firsts.add(chr(int(mapping.split()[0], 16)))
-    return frozenset(firsts)
-
-
-@lru_cache(maxsize=1)
-def _by_first() -> dict[str, list[str]]:
-    """Every character with a canonical decomposition, by the first character of that decomposition."""
-    out: dict[str, list[str]] = {}
-    for code in range(0x110000):
-        ch = chr(code)
-        parts = unicodedata.normalize("NFD", ch)
-        if parts != ch and not 0xD800 <= code < 0xE000 and unicodedata.normalize("NFC", ch) == ch:
-            out.setdefault(parts[0], []).append(ch)
-    return out
-
-
-def compositions(ch: str) -> list[str]:
-    """The characters `ch` composes into with marks after it (NFC: "e" + U+0301 is "é")."""
-    own = unicodedata.normalize("NFD", ch)
-    return [d for d in _by_first().get(own[0], []) if d != ch and unicodedata.normalize("NFD", d).startswith(own)
-            and unicodedata.normalize("NFC", ch + unicodedata.normalize("NFD", d)[len(own):]) == d]
-
-
 @dataclass(frozen=True)
 class _AddedStarts:
     """Every proper prefix of the added tokens a file always matches, matched in the text as typed (`raw`)
@@ -232,6 +147,8 @@ class _Piece:
     shape: str | None = None  # (GROWS: a pattern every such piece matches; None: any text)
     short: int | None = None  # (GROWS: or that piece ends here, short of `keep`)
     pattern: str | None = None  # (GROWS: the split pattern the shape comes from)
+    outer: tuple[tuple[str | None, str, int], ...] = ()  # (GROWS: (shape, pattern, start) of the pieces it lies in;
+    # a None shape: a stretch between the pattern's matches)
 
 
 def _pieces(plan: list[_Split], text: str, fixed: int, added: list[tuple[int, int]],
@@ -256,10 +173,19 @@ def _pieces(plan: list[_Split], text: str, fixed: int, added: list[tuple[int, in
         pieces = [run]
         for split in plan:
             compiled = regex.compile(split.pattern)
-            pieces = [child for piece in pieces
+            pieces = [_inside(child, piece) for piece in pieces
                       for child in _split_piece(split.pattern, compiled, text, piece, fixed, held)]
         out += pieces
     return out
+
+
+def _inside(child: _Piece, parent: _Piece) -> _Piece:
+    """`child` knowing the shapes of the growing pieces it lies in (an earlier split's piece holds it: every
+    longer text's piece there begins with the parent's characters before it, then the child's)."""
+    if child.status != GROWS or parent.status != GROWS:
+        return child
+    outer = parent.outer + (((parent.shape, parent.pattern, parent.start),) if parent.pattern else ())
+    return replace(child, outer=outer)
 
 
 def _char_spans(spans: list[tuple[int, int]], offsets: list[int]) -> list[tuple[int, int]]:
@@ -286,10 +212,9 @@ def _split_piece(pattern: str, compiled: Any, text: str, parent: _Piece, fixed: 
     wanted = sorted({a for s, e, is_match in spans
                      for a in ([s] if is_match else [*range(s, min(e, fixed)), e]) if a < len(text)})
     stops = dict(zip(wanted, reaches_of(pattern)(text, wanted, fixed).tolist()))  # (every attempt at once)
-    if held:  # (an attempt that reads the held-back character stops there whatever it becomes: it is kept)
-        one = reach_of(pattern)
-        for at in [a for a, stopped in stops.items() if not stopped and a < fixed]:
-            stops[at] = all(one(text[:fixed] + ch, at, fixed + 1) for ch in held)
+    for at in [a for a, stopped in stops.items() if not stopped and a < fixed]:
+        stops[at] = _held_stops(pattern, compiled, text[:fixed], at, held) \
+            or _first_alternative_stops(pattern, text[:fixed], at, fixed)
 
     def reach(at: int) -> bool:
         return bool(stops.get(at, at >= fixed))
@@ -311,8 +236,49 @@ def _split_piece(pattern: str, compiled: Any, text: str, parent: _Piece, fixed: 
             # (and the match after it starts where it did)
             out.append(_Piece(s, e, CLOSED))
         else:
-            out.append(_Piece(s, e, GROWS, fixed) if kept and s < fixed <= e else _Piece(s, e, OPEN))
+            out.append(_Piece(s, e, GROWS, fixed, pattern=pattern) if kept and s < fixed <= e else _Piece(s, e, OPEN))
     return out
+
+
+def _held_stops(pattern: str, compiled: Any, kept: str, at: int, held: Sequence[str]) -> bool:
+    """Does the attempt at `at` find one same match, ending in the kept text (or none), whatever the one
+    held-back character after it becomes (`held`: each thing it may be), reading nothing past it?"""
+    found: set[tuple[int, int] | None] = set()
+    for ch in held:
+        if not _attempt_stops(pattern, kept + ch, at, len(kept) + 1):
+            return False
+        match = compiled.match(kept + ch, at)
+        found.add(match.span() if match is not None and match.end() > at else None)
+    span = next(iter(found), (0, 0))
+    return len(found) == 1 and (span is None or span[1] <= len(kept))
+
+
+def _attempt_stops(pattern: str, text: str, at: int, end: int) -> bool:
+    """Does the attempt at `at` find what it finds in every text that starts with `text[:end]`?"""
+    return reach_of(pattern)(text, at, end) or _first_alternative_stops(pattern, text[:end], at, end)
+
+
+def _first_alternative_stops(pattern: str, text: str, at: int, end: int) -> bool:
+    """The engine tries the top-level alternatives in order and takes the first that matches: does each one
+    up to the first that matches `text` at `at` stop reading before `end`? Then every longer text's attempt
+    there fails in the same ones and finds the same match (the union of all paths may read further: a
+    later alternative that would is never tried)."""
+    for alternative in top_alternatives(pattern):
+        try:
+            if not reach_of(alternative)(text, at, end):
+                return False
+        except ValueError:
+            return False  # (an alternative outside the subset the automaton follows: nothing is known)
+        found = _compiled(alternative).match(text[:end], at)
+        if found is not None:  # (checked against the whole pattern's match: a flag set for all would differ)
+            whole = _compiled(pattern).match(text[:end], at)
+            return whole is not None and whole.span() == found.span()
+    return _compiled(pattern).match(text[:end], at) is None  # (all fail, reading only the kept text: for good)
+
+
+@lru_cache(maxsize=64)
+def _compiled(alternative: str) -> Any:
+    return regex.compile(alternative)
 
 
 #: The one lookahead of the published patterns: a run of spaces gives its last one to what follows.
@@ -360,6 +326,45 @@ def _persists(pattern: str, compiled: Any, text: str, start: int, fixed: int) ->
     return not any(_NOT_GROWING.search(_CLASS.sub("C", alt)) for alt in [*live, chosen])
 
 
+@lru_cache(maxsize=16)
+def no_match_inside(pattern: str) -> Callable[[bytes], bool]:
+    """For a stretch between `pattern`'s matches: can a stretch begin with these bytes? Not when the pattern
+    matches (non-empty) at one of their characters: it would be tried there and start a match. Read only
+    for a pattern that neither looks around, anchors nor is lazy (so a match found in a prefix stays one);
+    for others every text may."""
+    compiled = regex.compile(pattern)
+    if _NOT_GROWING.search(_CLASS.sub("C", pattern)) or compiled.fullmatch("") is not None:
+        return lambda data: True
+
+    def fits(data: bytes) -> bool:
+        text = codecs.getincrementaldecoder("utf-8")().decode(data, final=False)  # (a cut last character: left out)
+        return not any((m := compiled.match(text, i)) is not None and m.end() > i for i in range(len(text)))
+    return fits
+
+
+@lru_cache(maxsize=64)
+def mark_at(offset: int) -> Callable[[bytes], bool]:
+    """Can a piece begin with these bytes when a mark stands at this byte of it in every longer text? Their
+    character from there must be a mark (or, cut short, begin one)."""
+    def fits(data: bytes) -> bool:
+        rest = data[offset:offset + 4]
+        if not rest:
+            return True
+        size = 1 if rest[0] < 0xC0 else 2 if rest[0] < 0xE0 else 3 if rest[0] < 0xF0 else 4
+        if len(rest) < size:
+            return rest in _mark_starts()
+        try:
+            return unicodedata.combining(rest[:size].decode("utf-8")) != 0
+        except UnicodeDecodeError:
+            return False
+    return fits
+
+
+@lru_cache(maxsize=1)
+def _mark_starts() -> frozenset[bytes]:
+    return frozenset(m.encode("utf-8")[:k] for m in marks() for k in range(1, len(m.encode("utf-8"))))
+
+
 def _fails_for_good(alternative: str, text: str, start: int) -> bool:
     """Does `alternative` fail at `start` reading nothing past `text`'s end (so it fails in any longer text)?"""
     try:
@@ -379,7 +384,7 @@ def settled(tokenizer: Tokenizer, text: str, model_text: str, pretokens: list[tu
         return Settled(0, None, "its pre-tokenizer is not one this proof follows")
     own = isinstance(tokenizer.split, FilePipeline) and tokenizer.pipeline is not None  # (its normalizer runs)
     desc = json.loads(tokenizer.loaded.pipeline) if own else {}
-    reach = _normalizer_reach(desc.get("normalizer"), text)
+    reach = normalizer_reach(desc.get("normalizer"), text)
     if reach is None:
         return Settled(0, None, "its normalizer is not one this proof follows")
     by_normalizer, reach = reach, max(reach, _added_reach(tokenizer, text))
@@ -391,9 +396,13 @@ def settled(tokenizer: Tokenizer, text: str, model_text: str, pretokens: list[tu
     offsets = _byte_offsets(model_text)
     fixed = min(len(kept_model), len(model_text) - _added_reach(tokenizer, model_text, normalized=True))
     # (only a character the normalizer alone holds back: one an added token may take could become anything)
-    held = _held(desc.get("normalizer"), model_text, fixed) if by_normalizer == reach == 1 and fixed == len(kept_model) \
+    held = held_back(desc.get("normalizer"), model_text, fixed) if by_normalizer == reach and fixed == len(kept_model) \
         else []
-    pieces = _pieces(plan, model_text, fixed, _char_spans(list(added), offsets), held)
+    # (or marks held back, after the kept text's last starter: whichever comes first is a mark, of some kind)
+    marked = by_normalizer == reach and fixed == len(kept_model) and not held \
+        and marks_follow(desc.get("normalizer"), text, model_text, reach, fixed)
+    kinds = list(dict.fromkeys(ch for split in plan for ch in kinds_among(split.pattern, marks()))) if marked else held
+    pieces = _pieces(plan, model_text, fixed, _char_spans(list(added), offsets), kinds)
     spans = [(offsets[p.start], offsets[p.end]) for p in pieces]
     if pretokens is None:
         followed = token_ends is not None and all(end in token_ends for _, end in spans)
@@ -405,10 +414,20 @@ def settled(tokenizer: Tokenizer, text: str, model_text: str, pretokens: list[tu
         if piece.status == GROWS:
             short = offsets[piece.short] if piece.short is not None else None
             return Settled(start, offsets[piece.keep], shape=piece.shape, short=short, pattern=piece.pattern,
-                           held=tuple(held))
+                           held=tuple(held), marked=marked, holds=by_normalizer,
+                           known=offsets[_known(normal, text, model_text, by_normalizer, fixed)],
+                           outer=tuple((shape, outer, offsets[at]) for shape, outer, at in piece.outer))
         if piece.status == OPEN:
-            return Settled(start, None)
-    return Settled(offsets[-1], None)
+            return Settled(start, None, holds=by_normalizer)
+    return Settled(offsets[-1], None, holds=by_normalizer)
+
+
+def _known(normal: Any, text: str, model_text: str, by_normalizer: int, fixed: int) -> int:
+    """Characters of the model's text every longer text has, as text or inside an added token: those the
+    normalizer alone keeps (past `fixed` when an added token may begin before them: they are still there)."""
+    kept = text[:len(text) - by_normalizer]
+    kept_model = normal(kept) if normal is not None and kept else kept
+    return max(fixed, len(kept_model)) if model_text.startswith(kept_model) else fixed
 
 
 def _byte_offsets(text: str) -> list[int]:
@@ -418,4 +437,4 @@ def _byte_offsets(text: str) -> list[int]:
     return [0, *np.cumsum(sizes).tolist()]
 
 
-__all__ = ["Settled", "settled"]
+__all__ = ["Settled", "mark_at", "no_match_inside", "settled"]

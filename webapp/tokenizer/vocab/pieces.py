@@ -316,7 +316,18 @@ def kinds_between(pattern: str, low: int, high: int) -> list[str]:
     return [every[a + i] for i in first.tolist()]
 
 
-@lru_cache(maxsize=8)
+def kinds_among(pattern: str, chars: str) -> list[str]:
+    """One character of each kind `pattern` tells apart (see `_kinds`) among `chars`."""
+    _, kind, _ = _kinds(pattern)
+    out: dict[object, str] = {}
+    for ch in chars:
+        code = ord(ch)
+        if not 0xD800 <= code < 0xE000:
+            out.setdefault(kind[code - 0x800 if code >= 0xE000 else code], ch)
+    return list(out.values())
+
+
+@lru_cache(maxsize=64)  # (the prompt-end proof asks for each top-level alternative of a few patterns too)
 def reach_of(pattern: str) -> Callable[[str, int, int], bool]:
     """`(text, start, end)` -> True when a match attempt of `pattern` at `start` reads no character at or past
     `end` (proven: the automaton keeps every path the engine may try and every character a lookahead
@@ -329,7 +340,7 @@ def reaches_of(pattern: str) -> Callable[[str, Sequence[int], int], np.ndarray]:
     return _reach(pattern).all_stop_before
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=64)
 def _reach(pattern: str) -> "_Reach":
     return _Reach(pattern)
 
