@@ -311,7 +311,10 @@ def match_prefix(pattern: str) -> Prefixes:
 def kinds_between(pattern: str, low: int, high: int) -> list[str]:
     """One character of each kind `pattern` tells apart (see `_kinds`) among the code points low..high."""
     codes, kind, every = _kinds(pattern)
-    a, b = np.searchsorted(codes, [low, high + 1]).tolist()
+    # (the bounds as uint32, as `codes` is: an int64 list would make numpy copy all 1.1 million codes to
+    # int64 on every call; clipped first, which moves no bound across a code point)
+    bounds = np.clip(np.array([low, high + 1], dtype=np.int64), 0, 0x110000).astype(np.uint32)
+    a, b = codes.searchsorted(bounds).tolist()
     _, first = np.unique(kind[a:b], return_index=True)
     return [every[a + i] for i in first.tolist()]
 
