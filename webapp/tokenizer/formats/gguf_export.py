@@ -308,12 +308,13 @@ def gguf_notes(tok: LoadedTokenizer) -> list[str]:
 
 def export_gguf(tok: LoadedTokenizer) -> bytes:
     """A vocab-only GGUF file of `tok` (see the module doc), as bytes."""
-    import gguf  # (the package and its numpy writer only when a file is written)
+    # (the package and its numpy writer only when a file is written)
+    from webapp.tokenizer.formats.gguf_pack import ArrayPackingWriter
 
     plan = plan_gguf(tok)
     with tempfile.TemporaryDirectory(prefix="gguf-export-") as folder:
         path = os.path.join(folder, "tokenizer.gguf")
-        writer = gguf.GGUFWriter(path, ARCHITECTURE)
+        writer = ArrayPackingWriter(path, ARCHITECTURE)
         writer.add_tokenizer_model(plan.model)
         if plan.pre is not None:
             writer.add_tokenizer_pre(plan.pre)
