@@ -170,7 +170,7 @@ test-setup: setup-test typecheck
 # that need no browser, no server process of their own and no database server, and none marked slow.
 test-fast:
 	@$(MAKE) --no-print-directory -j3 setup $(PRESETS_DIR)/.prepared-open $(LANGUAGES_DIR)/.prepared $(VENV)/.installed-test
-	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(or $(PYTEST_WORKERS),2) --dist loadscope tests/unit tests/app -m "not e2e and not server and not alone and not hostile and not slow" $(PYTEST_ARGS)
+	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(or $(PYTEST_WORKERS),2) --dist loadscope --no-loadscope-reorder tests/unit tests/app -m "not e2e and not server and not alone and not hostile and not slow" $(PYTEST_ARGS)
 
 typecheck: $(VENV)/.installed-test
 	$(PY) -m mypy

@@ -10,7 +10,9 @@
 #    two-worker `make test` used 20.3 min of CPU in 19.1 min, beside another job on the
 #    machine, a four-worker one 22.9 min in 15.9 min),
 #    each module's tests on one worker (--dist loadscope), so a server, a browser or an
-#    opened preset that a module's tests share is built once.
+#    opened preset that a module's tests share is built once; the modules handed out in
+#    tests/conftest.py's order (--no-loadscope-reorder: by default pytest-xdist hands out the
+#    modules with the most tests first, which put the forking and the long modules late).
 # 3. The `alone` tests (time, load, killed processes), one after another with the
 #    machine to themselves.
 # Exits non-zero when either run failed; the last line ("total: N passed, N failed, N skipped") sums both runs up.
@@ -39,7 +41,7 @@ run() {  # run NAME ARGS...: pytest with a JUnit report to count from
   local name="$1"; shift
   "$py" -m pytest --junitxml="$reports/$name.xml" "$@"
 }
-run parallel -n "${PYTEST_WORKERS:-4}" --dist loadscope -m "not alone" "$@"; parallel=$?
+run parallel -n "${PYTEST_WORKERS:-4}" --dist loadscope --no-loadscope-reorder -m "not alone" "$@"; parallel=$?
 echo
 echo "The tests marked alone, with the machine to themselves:"
 run alone -p no:xdist -m alone "$@"; alone=$?

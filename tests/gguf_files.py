@@ -5,16 +5,20 @@ model (model "gpt2": its vocab in id order, added tokens typed CONTROL when spec
 otherwise, ids nobody holds filled with "[PAD<id>]" UNUSED tokens, merges as "a b", the pre-tokenizer's
 name, BOS from the file's post-processor); `gguf_from_model_proto` does the same for a SentencePiece
 .model (model "llama": pieces, scores, types, the dummy prefix). Any key can be added or left out.
+`preset_gguf` is a preset's `export_gguf` file, written once per test run and shared by the workers.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
 import gguf
+import pytest
 from gguf import TokenType
 
 Add = Callable[[Any], None]
@@ -107,3 +111,28 @@ def gguf_from_model_proto(data: bytes, *, add_space_prefix: bool | None = True, 
         if template is not None:
             writer.add_chat_template(template)
     return write_gguf(add)
+
+
+def _run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of this test run that every pytest-xdist worker sees (the workers' common parent)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def preset_gguf(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The file `export_gguf` writes for preset `name`, exported once per test run: the export is
+    deterministic and takes seconds, and three test modules on different workers need every preset's.
+    A lock per preset makes a second worker wait for the first's file instead of exporting it again."""
+    from webapp.tokenizer.formats.gguf_export import export_gguf
+    from webapp.tokenizer.presets import catalog
+
+    folder = _run_folder(tmp_path_factory) / "gguf-presets"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{name}.gguf"
+    with open(folder / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            partial = path.with_suffix(".partial")
+            partial.write_bytes(export_gguf(catalog.load_preset(name)))
+            partial.replace(path)  # (whole or absent, whatever stops this worker)
+    return path

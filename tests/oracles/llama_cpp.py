@@ -1,7 +1,8 @@
 """llama.cpp's own tokenizer as a test oracle: token ids of texts under a GGUF file, from llama.cpp itself.
 
 `tokenize_with_llama_cpp(path, texts)` runs tests/oracles/llama_tokenize.mjs once (one node process,
-the file's vocabulary loaded once) for the whole batch. The script uses node-llama-cpp and its prebuilt
+the file's vocabulary loaded once) for the whole batch; `tokenize_files_with_llama_cpp(requests)`
+does several files in one node process. The script uses node-llama-cpp and its prebuilt
 CPU binaries for x64 Linux, which `make test` installs into tests/oracles/node_modules (package.json
 and package-lock.json beside this file; `make run` does not need them). `require_llama_cpp()` skips
 the calling test, saying what is missing, when node or that package is not there.
@@ -15,7 +16,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import pytest
 
@@ -63,20 +64,52 @@ def require_llama_cpp() -> None:
         pytest.skip(f"llama.cpp oracle unavailable: {why}")
 
 
+@dataclass(frozen=True)
+class LlamaRequest:
+    """One file's texts and flags (see `tokenize_with_llama_cpp`)."""
+
+    path: str | os.PathLike[str]
+    texts: Sequence[str]
+    special: bool = False
+    add_bos: bool = False
+    modes: Sequence[tuple[bool, bool]] = ()
+    time_rounds: int = 0
+
+    def as_json(self) -> dict[str, object]:
+        return {"path": str(self.path), "texts": list(self.texts), "special": self.special, "add_bos": self.add_bos,
+                "modes": [{"special": s, "add_bos": b} for s, b in self.modes], "time_rounds": self.time_rounds}
+
+
+def _answer(answer: dict[str, Any]) -> LlamaAnswer:
+    return LlamaAnswer(answer["ids"], answer["vocabulary_type"], answer["bos"], answer["eos"],
+                       answer["prepends_bos"], answer["appends_eos"], answer.get("modes", []),
+                       answer.get("seconds", []), answer.get("load_seconds", 0.0))
+
+
+def _run_node(request: dict[str, object], timeout: float, what: str) -> Any:
+    done = subprocess.run(["node", str(SCRIPT)], input=json.dumps(request).encode("utf-8"), capture_output=True,
+                          timeout=timeout, cwd=HERE, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"llama.cpp could not tokenize with {what}: "
+                           f"{done.stderr.decode('utf-8', 'replace')[-2000:]}")
+    return json.loads(done.stdout)
+
+
 def tokenize_with_llama_cpp(path: str | os.PathLike[str], texts: Sequence[str], *, special: bool = False,
                             add_bos: bool = False, modes: Sequence[tuple[bool, bool]] = (),
                             time_rounds: int = 0) -> LlamaAnswer:
     """llama.cpp's ids for each text under the GGUF at `path` (see llama_tokenize.mjs for the flags);
     `modes`: more (special, add_bos) pairs to tokenize the same texts with, in the same node process;
     `time_rounds`: also time that many rounds of tokenizing all the texts, inside node."""
-    request = {"path": str(path), "texts": list(texts), "special": special, "add_bos": add_bos,
-               "modes": [{"special": s, "add_bos": b} for s, b in modes], "time_rounds": time_rounds}
-    done = subprocess.run(["node", str(SCRIPT)], input=json.dumps(request).encode("utf-8"), capture_output=True,
-                          timeout=TIMEOUT, cwd=HERE, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"llama.cpp could not tokenize with {path}: "
-                           f"{done.stderr.decode('utf-8', 'replace')[-2000:]}")
-    answer = json.loads(done.stdout)
-    return LlamaAnswer(answer["ids"], answer["vocabulary_type"], answer["bos"], answer["eos"],
-                       answer["prepends_bos"], answer["appends_eos"], answer.get("modes", []),
-                       answer.get("seconds", []), answer.get("load_seconds", 0.0))
+    request = LlamaRequest(path, texts, special, add_bos, modes, time_rounds)
+    return _answer(_run_node(request.as_json(), TIMEOUT, str(path)))
+
+
+def tokenize_files_with_llama_cpp(requests: Sequence[LlamaRequest]) -> list[LlamaAnswer]:
+    """`tokenize_with_llama_cpp` for each request, in one node process: node and llama.cpp start once
+    (over a second of CPU each time) instead of once per file."""
+    if not requests:
+        return []
+    names = ", ".join(str(r.path) for r in requests)
+    answer = _run_node({"requests": [r.as_json() for r in requests]}, TIMEOUT * len(requests), names)
+    return [_answer(one) for one in answer["answers"]]

@@ -16,6 +16,8 @@
 // `time_rounds` (optional, > 0) also times tokenizing all the texts (special off), that many
 // rounds after one warm-up round, inside this process: `seconds` holds each round's wall time.
 // `load_seconds` is the wall time of loading the file's vocabulary (node-llama-cpp's loadModel).
+// {"requests": [request, ...]} asks for several files in one process (node and llama.cpp started
+// once; each file loaded, answered and freed in turn) and prints {"answers": [answer, ...]}.
 // llama.cpp's own log lines go to stderr; a failure exits 1 with its message there.
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
 
@@ -34,20 +36,10 @@ function tokenizeAll(model, texts, special, addBos) {
   });
 }
 
-async function main() {
-  const request = await readStdin();
+async function answerOne(llama, request) {
   if (typeof request.path !== "string" || !Array.isArray(request.texts)) {
     throw new Error('expected {"path": string, "texts": [string, ...]}');
   }
-  const llama = await getLlama({
-    gpu: false,
-    build: "never",
-    skipDownload: true,
-    usePrebuiltBinaries: true,
-    progressLogs: false,
-    logLevel: LlamaLogLevel.error,
-    logger: (level, message) => process.stderr.write(`llama.cpp ${level}: ${message}\n`),
-  });
   const loadStart = process.hrtime.bigint();
   const model = await llama.loadModel({ modelPath: request.path, vocabOnly: true });
   const loadSeconds = Number(process.hrtime.bigint() - loadStart) / 1e9;
@@ -66,7 +58,7 @@ async function main() {
         seconds.push(Number(process.hrtime.bigint() - start) / 1e9);
       }
     }
-    const answer = {
+    return {
       ids,
       modes,
       seconds,
@@ -77,9 +69,31 @@ async function main() {
       prepends_bos: model.tokens.shouldPrependBosToken,
       appends_eos: model.tokens.shouldAppendEosToken,
     };
-    process.stdout.write(JSON.stringify(answer) + "\n");
   } finally {
     await model.dispose();
+  }
+}
+
+async function main() {
+  const request = await readStdin();
+  const llama = await getLlama({
+    gpu: false,
+    build: "never",
+    skipDownload: true,
+    usePrebuiltBinaries: true,
+    progressLogs: false,
+    logLevel: LlamaLogLevel.error,
+    logger: (level, message) => process.stderr.write(`llama.cpp ${level}: ${message}\n`),
+  });
+  try {
+    if (Array.isArray(request.requests)) {
+      const answers = [];
+      for (const one of request.requests) answers.push(await answerOne(llama, one));
+      process.stdout.write(JSON.stringify({ answers }) + "\n");
+    } else {
+      process.stdout.write(JSON.stringify(await answerOne(llama, request)) + "\n");
+    }
+  } finally {
     await llama.dispose();
   }
 }

@@ -20,6 +20,7 @@ import gguf
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.common import bytes_of
 from webapp.tokenizer.formats.export_checks import check_well_formed_bytes
+from webapp.tokenizer.formats.gguf_pack import ArrayPackingWriter
 from webapp.tokenizer.formats.sentencepiece import is_sentencepiece
 from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token
 from webapp.tokenizer.loaded import LoadedTokenizer
@@ -185,15 +186,23 @@ def plan_byte_level(tok: LoadedTokenizer) -> GgufPlan:
     for b in range(256):
         if b not in tok.unknown_bytes:
             by_id[fmap.get(b, b)] = (BYTE_ALPHABET[b], 1)
-    for pid, data in made.items():
-        by_id[fmap.get(pid, pid)] = (bytes_to_token(data), 1)
+    # (each token spelt once: the merges name every made token twice or more)
+    spelt = {pid: bytes_to_token(data) for pid, data in made.items()}
+    spelt.update((b, bytes_to_token(bytes([b]))) for b in range(256))
+
+    def spell(token: int) -> str:
+        found = spelt.get(token)
+        return found if found is not None else bytes_to_token(bytes_of(token, made))
+
+    for pid in made:
+        by_id[fmap.get(pid, pid)] = (spelt[pid], 1)
     added = {c: (i, special) for c, i, special, *_ in desc.get("added_tokens", [])}
     for content, i in tok.special_tokens.items():
         added.setdefault(content, (i, True))
     for content, (i, special) in added.items():
         by_id[i] = (content, 3 if special else 4)  # (CONTROL, USER_DEFINED)
     tokens, types = _dense(by_id, "tokenizer")
-    merges = [f"{bytes_to_token(bytes_of(a, made))} {bytes_to_token(bytes_of(b, made))}" for a, b, _ in tok.merges]
+    merges = [f"{spell(a)} {spell(b)}" for a, b, _ in tok.merges]
     plan = GgufPlan("gpt2", pre, tokens, types, merges)
     plan.notes += _normalizer_notes(desc)
     _special_ids(tok, desc, plan)
@@ -303,7 +312,7 @@ def export_gguf(tok: LoadedTokenizer) -> bytes:
     plan = plan_gguf(tok)
     with tempfile.TemporaryDirectory(prefix="gguf-export-") as folder:
         path = os.path.join(folder, "tokenizer.gguf")
-        writer = gguf.GGUFWriter(path, ARCHITECTURE)
+        writer = ArrayPackingWriter(path, ARCHITECTURE)
         writer.add_tokenizer_model(plan.model)
         if plan.pre is not None:
             writer.add_tokenizer_pre(plan.pre)

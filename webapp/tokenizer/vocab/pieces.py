@@ -311,7 +311,10 @@ def match_prefix(pattern: str) -> Prefixes:
 def kinds_between(pattern: str, low: int, high: int) -> list[str]:
     """One character of each kind `pattern` tells apart (see `_kinds`) among the code points low..high."""
     codes, kind, every = _kinds(pattern)
-    a, b = np.searchsorted(codes, [low, high + 1]).tolist()
+    # (the bounds as uint32, as `codes` is: an int64 list would make numpy copy all 1.1 million codes to
+    # int64 on every call; clipped first, which moves no bound across a code point)
+    bounds = np.clip(np.array([low, high + 1], dtype=np.int64), 0, 0x110000).astype(np.uint32)
+    a, b = codes.searchsorted(bounds).tolist()
     _, first = np.unique(kind[a:b], return_index=True)
     return [every[a + i] for i in first.tolist()]
 
@@ -400,6 +403,8 @@ def gapless(pattern: str) -> bool:
 @lru_cache(maxsize=4)
 def _by_start(pattern: str) -> dict[bytes, list[str]]:
     codes, kind, every = _kinds(pattern)
+    if kind.dtype != object:
+        return _by_start_numpy(codes, kind, every)
     out: dict[bytes, dict[object, str]] = {}
     for i in np.nonzero(codes >= 0x800)[0].tolist():
         ch = every[i]
@@ -407,6 +412,33 @@ def _by_start(pattern: str) -> dict[bytes, list[str]]:
         for size in range(2, len(data)):
             out.setdefault(data[:size], {}).setdefault(kind[i], ch)
     return {start: list(kinds.values()) for start, kinds in out.items()}
+
+
+def _by_start_numpy(codes: np.ndarray, kind: np.ndarray, every: str) -> dict[bytes, list[str]]:
+    """`_by_start`'s table (the same keys, lists and orders) by numpy: the loop over 1.1 million code points
+    took about 1.7 s. Each (start, kind) pair keeps its first character in the loop's order (code point,
+    then the 2-byte start before the 3-byte one); the table is filled in that order."""
+    at = np.flatnonzero(codes >= 0x800)
+    c = codes[at].astype(np.int64)
+    four = c >= 0x10000
+    lead = np.where(four, 0xF0 | (c >> 18), 0xE0 | (c >> 12))
+    second = 0x80 | np.where(four, c >> 12, c >> 6) & 0x3F
+    third = 0x80 | (c[four] >> 6) & 0x3F
+    index = np.concatenate([at, at[four]])
+    # (a start as a number: two bytes, or three with bit 24 set)
+    keys = np.concatenate([lead << 8 | second, 1 << 24 | lead[four] << 16 | second[four] << 8 | third])
+    order = np.concatenate([2 * c, 2 * c[four] + 1])
+    kinds = kind[index]
+    ranked = np.lexsort((order, kinds, keys))
+    new_pair = np.ones(len(ranked), dtype=bool)
+    new_pair[1:] = (keys[ranked][1:] != keys[ranked][:-1]) | (kinds[ranked][1:] != kinds[ranked][:-1])
+    chosen = ranked[new_pair]
+    chosen = chosen[np.argsort(order[chosen], kind="stable")]
+    out: dict[bytes, list[str]] = {}
+    for key, i in zip(keys[chosen].tolist(), index[chosen].tolist()):
+        start = (key & 0xFFFFFF).to_bytes(3, "big") if key >> 24 else key.to_bytes(2, "big")
+        out.setdefault(start, []).append(every[i])
+    return out
 
 
 def starting_with(pattern: str) -> Callable[[bytes], list[str]]:

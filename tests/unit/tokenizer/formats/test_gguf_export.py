@@ -1,11 +1,11 @@
 """GGUF export (webapp/tokenizer/formats/gguf_export.py) against llama.cpp itself.
 
-Every preset is exported, the file is loaded by llama.cpp (tests/oracles/llama_cpp.py: node-llama-cpp,
-vocabulary only), and llama.cpp's ids for the texts of gguf_texts.py are compared with the original
-library's on the same text: tiktoken for the OpenAI presets and Tekken, `tokenizers` on the published
-tokenizer.json, `sentencepiece` on Mistral's .model files. Where llama.cpp itself tokenizes differently
-from the original, the texts that differ are listed exactly (`LLAMA_CPP_DIFFERS`), so that any change,
-better or worse, shows. Each file is also read back with our own `read_metadata`.
+Every preset is exported (once per run: tests/gguf_files.py), the files are loaded by llama.cpp
+(tests/oracles/llama_cpp.py: node-llama-cpp, vocabulary only, all in one node process), and llama.cpp's
+ids for the texts of gguf_texts.py are compared with the original library's on the same text: tiktoken
+for the OpenAI presets and Tekken, `tokenizers` on the published tokenizer.json, `sentencepiece` on
+Mistral's .model files. Where llama.cpp itself tokenizes differently from the original, the texts that
+differ are listed exactly (`LLAMA_CPP_DIFFERS`), so that any change, better or worse, shows. Each file is also read back with our own `read_metadata`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.oracles.llama_cpp import require_llama_cpp, tokenize_with_llama_cpp
+from tests.gguf_files import preset_gguf
+from tests.oracles.llama_cpp import LlamaAnswer, LlamaRequest, require_llama_cpp, tokenize_files_with_llama_cpp
 from tests.unit.tokenizer.formats.gguf_texts import TEXTS
 from webapp.tokenizer import TokenizerError
 from webapp.tokenizer.formats.dispatch import export_tokenizer
@@ -31,6 +32,7 @@ gguf = pytest.importorskip("gguf")
 
 OPENAI = ["r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
 OPEN = [p.name for p in open_models.OPEN_MODEL_LIST]
+SPECIAL = ["r50k_base", "llama3", "mistral_v3"]  # (one of each kind of file)
 #: The llama.cpp pre-tokenizer each byte-level preset is written with (None: a SentencePiece-style one).
 PRE = {"r50k_base": "gpt-2", "p50k_base": "gpt-2", "cl100k_base": "llama-bpe", "o200k_base": "gpt-4o",
        "llama3": "llama-bpe", "qwen3": "qwen2", "deepseek_v3": "deepseek-v3", "gpt_oss": "gpt-4o",
@@ -96,16 +98,49 @@ def exported(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     if not catalog.is_installed(name):
         pytest.skip(f"{name} is not installed (make setup)")
     tok = catalog.load_preset(name)
-    data = export_gguf(tok)
-    path = tmp_path_factory.mktemp("gguf") / f"{name}.gguf"
-    path.write_bytes(data)
-    return Exported(name, tok, data, path)
+    path = preset_gguf(name, tmp_path_factory)
+    return Exported(name, tok, path.read_bytes(), path)
+
+
+@dataclasses.dataclass
+class SpecialCase:
+    """A text holding a preset's lowest-id special token (`token`), and llama.cpp's answers to it."""
+
+    token: int
+    plain: LlamaAnswer
+    parsed: LlamaAnswer
+
+
+#: llama.cpp's answers by preset for the texts of gguf_texts.py, and the special-token cases by preset.
+Answers = tuple[dict[str, LlamaAnswer], dict[str, SpecialCase]]
+
+
+def _special_text(name: str) -> tuple[str, int]:
+    content, token = min(catalog.load_preset(name).special_tokens.items(), key=lambda kv: kv[1])
+    return f"a{content}b", token
+
+
+@pytest.fixture(scope="module")
+def llama_answers(tmp_path_factory: pytest.TempPathFactory) -> Answers:
+    """llama.cpp's answers for every installed preset's texts and for the special-token texts, from one node
+    process: starting node and llama.cpp once instead of once per question."""
+    require_llama_cpp()
+    installed = [name for name in OPENAI + OPEN if catalog.is_installed(name)]
+    requests = [LlamaRequest(preset_gguf(name, tmp_path_factory), list(TEXTS.values())) for name in installed]
+    specials = {name: _special_text(name) for name in SPECIAL if name in installed}
+    for name, (text, _token) in specials.items():
+        path = preset_gguf(name, tmp_path_factory)
+        requests += [LlamaRequest(path, [text]), LlamaRequest(path, [text], special=True, add_bos=True)]
+    answers = tokenize_files_with_llama_cpp(requests)
+    rest = iter(answers[len(installed):])
+    cases = {name: SpecialCase(token, next(rest), next(rest)) for name, (_text, token) in specials.items()}
+    return dict(zip(installed, answers)), cases
 
 
 @pytest.mark.slow
-def test_llama_cpp_gives_the_original_librarys_ids(exported: Exported) -> None:
+def test_llama_cpp_gives_the_original_librarys_ids(exported: Exported, llama_answers: Answers) -> None:
     require_llama_cpp()
-    answer = tokenize_with_llama_cpp(exported.path, list(TEXTS.values()))
+    answer = llama_answers[0][exported.name]
     original = reference(exported.name)
     differ = {key for (key, text), ids in zip(TEXTS.items(), answer.ids) if ids != original(text)}
     assert differ == LLAMA_CPP_DIFFERS.get(exported.name, set()), exported.name
@@ -150,20 +185,16 @@ def test_the_file_reads_back_with_its_tokenizer_keys(exported: Exported) -> None
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["r50k_base", "llama3", "mistral_v3"])  # (one of each kind of file)
-def test_special_tokens_are_parsed_only_when_asked(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", SPECIAL)
+def test_special_tokens_are_parsed_only_when_asked(name: str, llama_answers: Answers) -> None:
     require_llama_cpp()
     if not catalog.is_installed(name):
         pytest.skip(f"{name} is not installed (make setup)")
-    tok = catalog.load_preset(name)
-    path = tmp_path / "tokenizer.gguf"
-    path.write_bytes(export_gguf(tok))
-    content, token = min(tok.special_tokens.items(), key=lambda kv: kv[1])
-    text = f"a{content}b"
-    plain = tokenize_with_llama_cpp(path, [text]).ids[0]
-    parsed = tokenize_with_llama_cpp(path, [text], special=True, add_bos=True)
-    assert token not in plain
-    assert token in parsed.ids[0]
+    case = llama_answers[1][name]
+    plain = case.plain.ids[0]
+    parsed = case.parsed
+    assert case.token not in plain
+    assert case.token in parsed.ids[0]
     assert (parsed.ids[0][0] == parsed.bos) is parsed.prepends_bos
 
 

@@ -1,7 +1,7 @@
 """A GGUF file opened by the playground gives llama.cpp's own ids (tests/oracles/llama_cpp.py).
 
 Each file is opened with `import_tokenizer` and encoded here; llama.cpp (node-llama-cpp, vocabulary only)
-tokenizes the same texts in one node process per file, under four flags: special tokens parsed or not,
+tokenizes the same texts, every file in one node process, under four flags: special tokens parsed or not,
 BOS added or not. The files: every preset exported with `export_gguf`, a small byte-level model trained
 with `tokenizers` for each of llama.cpp's pre-tokenizer types the playground has, and files made to show
 what llama.cpp does its own way (special tokens that overlap, Phi-3's rstrip by model name, Jina's
@@ -24,11 +24,11 @@ gguf = pytest.importorskip("gguf")
 from gguf import TokenType  # noqa: E402
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 
-from tests.gguf_files import byte_level_keys, tokenizer_json_parts, write_gguf  # noqa: E402
-from tests.oracles.llama_cpp import require_llama_cpp, tokenize_with_llama_cpp  # noqa: E402
+from tests.gguf_files import byte_level_keys, preset_gguf, tokenizer_json_parts, write_gguf  # noqa: E402
+from tests.oracles.llama_cpp import LlamaAnswer, LlamaRequest, require_llama_cpp  # noqa: E402
+from tests.oracles.llama_cpp import tokenize_files_with_llama_cpp  # noqa: E402
 from tests.unit.tokenizer.formats.gguf_texts import TEXTS  # noqa: E402
 from webapp.tokenizer import import_tokenizer  # noqa: E402
-from webapp.tokenizer.formats.gguf_export import export_gguf  # noqa: E402
 from webapp.tokenizer.formats.gguf_pre import PRE_NAMES, PRE_TYPES  # noqa: E402
 from webapp.tokenizer.presets import catalog, open_models  # noqa: E402
 from webapp.tokenizer.stages import tokenizer_of  # noqa: E402
@@ -88,12 +88,10 @@ class Case:
 # --- the files ------------------------------------------------------------------------------------------
 
 
-def _preset(name: str, folder: Path) -> Path:
+def _preset(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not catalog.is_installed(name):
         pytest.skip(f"{name} is not installed (make setup)")
-    path = folder / f"{name}.gguf"
-    path.write_bytes(export_gguf(catalog.load_preset(name)))
-    return path
+    return preset_gguf(name, tmp_path_factory)
 
 
 CORPUS = [t for t in TEXTS.values() if t] * 10 + ["hello world, hello there; it's a test of the tokenizer 12345"] * 30
@@ -133,8 +131,8 @@ def _trained_file(kind: str, folder: Path, **more: Any) -> Path:
     return path
 
 
-def files(folder: Path) -> dict[str, Path]:
-    out = {name: _preset(name, folder) for name in PRESETS}
+def files(folder: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = {name: _preset(name, tmp_path_factory) for name in PRESETS}
     for kind in sorted(PRE_TYPES):
         out[f"trained {TYPE_NAMES[kind]}"] = _trained_file(kind, folder)
     # (a user-defined token whose end starts a longer control token: llama.cpp cuts the longer one first)
@@ -151,23 +149,36 @@ def files(folder: Path) -> dict[str, Path]:
 # --- the comparison ---------------------------------------------------------------------------------------
 
 
-def differing(path: Path) -> tuple[set[str], list[str]]:
-    """The texts (by name) whose ids differ from llama.cpp's in any mode, and a line per difference."""
+@dataclass
+class Ours:
+    """A file's texts (by name) and the playground's ids for each, in each of the MODES."""
+
+    texts: dict[str, str]
+    ids: list[list[list[int]]]
+
+
+def ours(path: Path) -> Ours:
+    """The playground's ids for the file's texts (the 42 and its special tokens'), in every mode."""
     tok = import_tokenizer(path.read_bytes(), filename=path.name)
     texts = {**TEXTS, **special_texts(tok)}
-    answer = tokenize_with_llama_cpp(path, list(texts.values()), modes=MODES[1:])
     stages = tokenizer_of(tok)
     every = frozenset(tok.special_tokens)
+    ids: list[list[list[int]]] = []
+    for special, bos in MODES:
+        encoded = [stages.encode(text, every if special else frozenset()) for text in texts.values()]
+        ids.append([stages.post_process(one) for one in encoded] if bos else encoded)
+    return Ours(texts, ids)
+
+
+def differing(mine: Ours, answer: LlamaAnswer) -> tuple[set[str], list[str]]:
+    """The texts (by name) whose ids differ from llama.cpp's in any mode, and a line per difference."""
     differ: set[str] = set()
     lines: list[str] = []
-    for (special, bos), expected in zip(MODES, [answer.ids, *answer.modes]):
-        for (key, text), theirs in zip(texts.items(), expected):
-            ours = stages.encode(text, every if special else frozenset())
-            if bos:
-                ours = stages.post_process(ours)
-            if ours != theirs:
+    for (special, bos), ids, expected in zip(MODES, mine.ids, [answer.ids, *answer.modes]):
+        for key, own, theirs in zip(mine.texts, ids, expected):
+            if own != theirs:
                 differ.add(key)
-                lines.append(f"{key} special={special} bos={bos}: ours {ours[:12]} llama.cpp {theirs[:12]}")
+                lines.append(f"{key} special={special} bos={bos}: ours {own[:12]} llama.cpp {theirs[:12]}")
     return differ, lines
 
 
@@ -176,14 +187,18 @@ def gguf_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     require_llama_cpp()
     if not open_models.is_installed("llama3"):
         pytest.skip("the open-model presets are not installed (npm ci)")
-    return files(tmp_path_factory.mktemp("gguf-llama"))
+    return files(tmp_path_factory.mktemp("gguf-llama"), tmp_path_factory)
 
 
 def test_opened_files_give_llama_cpps_ids(gguf_files: dict[str, Path]) -> None:
+    mine = {name: ours(path) for name, path in gguf_files.items()}
+    # (every file in one node process: starting node and llama.cpp costs more than a small file's texts)
+    answers = tokenize_files_with_llama_cpp([LlamaRequest(path, list(mine[name].texts.values()), modes=MODES[1:])
+                                             for name, path in gguf_files.items()])
     found: dict[str, set[str]] = {}
     report: list[str] = []
-    for name, path in gguf_files.items():
-        differ, lines = differing(path)
+    for name, answer in zip(gguf_files, answers):
+        differ, lines = differing(mine[name], answer)
         if differ:
             found[name] = differ
             report += [f"{name}: {line}" for line in lines[:6]]

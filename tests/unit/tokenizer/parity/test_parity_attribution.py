@@ -74,11 +74,17 @@ def differing(answer: dict[str, Any]) -> list[dict[str, Any]]:
     return [entry for entry in answer["texts"] if not entry["same"]]
 
 
-def library_pieces(document: str, text: str) -> list[str]:
-    """`tokenizers`' own pre-tokenizer of a tokenizer.json: its pieces as text."""
+@lru_cache(maxsize=2)
+def library(document: str) -> Any:
+    """`tokenizers`' Tokenizer of a tokenizer.json, read once (over a second for a 128,000-token file)."""
     from tokenizers import Tokenizer
 
-    pieces = Tokenizer.from_str(document).pre_tokenizer.pre_tokenize_str(text)
+    return Tokenizer.from_str(document)
+
+
+def library_pieces(document: str, text: str) -> list[str]:
+    """`tokenizers`' own pre-tokenizer of a tokenizer.json: its pieces as text."""
+    pieces = library(document).pre_tokenizer.pre_tokenize_str(text)
     return [(token_to_bytes(p) or b"").decode("utf-8", "backslashreplace") for p, _ in pieces]
 
 

@@ -418,17 +418,32 @@ def test_openai_presets_witnesses_through_tiktoken(name: str) -> None:
             assert token_id in answer.witnesses
 
 
+def _code_points_holding(byte: int) -> range:
+    """Code points among which are all those whose UTF-8 holds `byte` (empty: none holds it)."""
+    if byte < 0x80:
+        return range(byte, byte + 1)
+    if byte < 0xC0:  # (a continuation byte: inside every character from U+0080 on)
+        return range(0x80, 0x110000)
+    for first, last, shift in ((0xC2, 0xDF, 6), (0xE0, 0xEF, 12), (0xF0, 0xF4, 18)):  # (lead bytes)
+        if first <= byte <= last:
+            low = (byte - (first & 0xF0)) << shift
+            return range(low, min(low + (1 << shift), 0x110000))
+    return range(0)  # (0xC0, 0xC1, 0xF5 and up: in no character)
+
+
 def characters_missing_by_byte(known: Callable[[str], bool]) -> dict[int, str]:
     """For each byte, the first character (in code point order) that holds it in its UTF-8 and that
-    `known` says is not a token: one pass over every code point, instead of one per byte token."""
+    `known` says is not a token: each byte's search stops at its first such character, so `known` is
+    asked about a few characters, not all 1.1 million."""
     missing: dict[int, str] = {}
-    for code in range(0x110000):
-        if 0xD800 <= code < 0xE000:
-            continue
-        ch = chr(code)
-        if not known(ch):
-            for byte in ch.encode("utf-8"):
-                missing.setdefault(byte, ch)
+    for byte in range(256):
+        for code in _code_points_holding(byte):
+            if 0xD800 <= code < 0xE000:
+                continue
+            ch = chr(code)
+            if byte in ch.encode("utf-8") and not known(ch):
+                missing[byte] = ch
+                break
     return missing
 
 
