@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tokenizers import Tokenizer  # noqa: E402
 
 from webapp.tokenizer import get_tokenizer  # noqa: E402
-from webapp.tokenizer.hf.alphabet import token_to_bytes  # noqa: E402
+from webapp.tokenizer.core.alphabet import token_to_bytes  # noqa: E402
 from webapp.tokenizer.stages import tokenizer_of  # noqa: E402
 from webapp.tokenizer.presets import open_models  # noqa: E402
 from webapp.tokenizer.presets.openai import set_cache_dir  # noqa: E402

@@ -13,7 +13,7 @@ gguf = pytest.importorskip("gguf")
 
 from tests.gguf_files import byte_level_keys, write_gguf  # noqa: E402
 from webapp.tokenizer import is_installed  # noqa: E402
-from webapp.tokenizer.hf.alphabet import bytes_to_token  # noqa: E402
+from webapp.tokenizer.core.alphabet import bytes_to_token  # noqa: E402
 from webapp.tokenizer.parity import PROBE_TEXTS, STAGES  # noqa: E402
 
 RULES = [[104, 101, 256], [108, 108, 257], [256, 257, 258], [258, 111, 259], [32, 119, 260], [260, 111, 261]]

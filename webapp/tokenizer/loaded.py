@@ -16,7 +16,7 @@ import numpy as np
 
 from webapp.tokenizer.core.byte_decode import decode, join_texts
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.hf.alphabet import bytes_to_token
+from webapp.tokenizer.core.alphabet import bytes_to_token
 
 _T = TypeVar("_T")
 #: The two fields a stored form may leave to be made on first use (`LoadedTokenizer.deferred`).

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
     from webapp.tokenizer.formats.tekken import parse_tekken
     from webapp.tokenizer.formats.tiktoken_ranks import export_tiktoken, parse_tiktoken, recover_rank_merges
     from webapp.tokenizer.formats.vocab_merges import parse_vocab_merges
-    from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token, token_to_bytes
+    from webapp.tokenizer.core.alphabet import BYTE_ALPHABET, bytes_to_token, token_to_bytes
     from webapp.tokenizer.loaded import LoadedTokenizer
 
 
@@ -73,9 +73,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "parse_tiktoken": ("webapp.tokenizer.formats.tiktoken_ranks", "parse_tiktoken"),
     "recover_rank_merges": ("webapp.tokenizer.formats.tiktoken_ranks", "recover_rank_merges"),
     "parse_vocab_merges": ("webapp.tokenizer.formats.vocab_merges", "parse_vocab_merges"),
-    "BYTE_ALPHABET": ("webapp.tokenizer.hf.alphabet", "BYTE_ALPHABET"),
-    "bytes_to_token": ("webapp.tokenizer.hf.alphabet", "bytes_to_token"),
-    "token_to_bytes": ("webapp.tokenizer.hf.alphabet", "token_to_bytes"),
+    "BYTE_ALPHABET": ("webapp.tokenizer.core.alphabet", "BYTE_ALPHABET"),
+    "bytes_to_token": ("webapp.tokenizer.core.alphabet", "bytes_to_token"),
+    "token_to_bytes": ("webapp.tokenizer.core.alphabet", "token_to_bytes"),
     "LoadedTokenizer": ("webapp.tokenizer.loaded", "LoadedTokenizer"),
 }
 

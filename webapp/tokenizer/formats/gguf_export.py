@@ -22,7 +22,7 @@ from webapp.tokenizer.formats.common import bytes_of
 from webapp.tokenizer.formats.export_checks import check_well_formed_bytes
 from webapp.tokenizer.formats.gguf_pack import ArrayPackingWriter
 from webapp.tokenizer.formats.sentencepiece import is_sentencepiece
-from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token
+from webapp.tokenizer.core.alphabet import BYTE_ALPHABET, bytes_to_token
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 

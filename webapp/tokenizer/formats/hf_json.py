@@ -21,7 +21,7 @@ from webapp.tokenizer.formats.export_checks import check_well_formed_bytes, chec
 from webapp.tokenizer.formats.hf_strings import byte_level_from_strings, char_level_from_strings, check_vocab
 from webapp.tokenizer.formats.hf_strings import check_token_sizes
 from webapp.tokenizer.formats.hf_strings import split_merge_line
-from webapp.tokenizer.hf.alphabet import BYTE_ALPHABET, bytes_to_token
+from webapp.tokenizer.core.alphabet import BYTE_ALPHABET, bytes_to_token
 from webapp.tokenizer.hf.pre_tokenizers import maps_bytes
 from webapp.tokenizer.hf.model import read_model_options
 from webapp.tokenizer.hf.pipeline import read_pipeline

@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.building import order_notes, build_byte_level
 from webapp.tokenizer.formats.common import is_int, shown_value
-from webapp.tokenizer.hf.alphabet import ALPHABET_BYTE, BYTE_ALPHABET, token_to_bytes, tokens_to_bytes
+from webapp.tokenizer.core.alphabet import ALPHABET_BYTE, BYTE_ALPHABET, token_to_bytes, tokens_to_bytes
 from webapp.tokenizer.loaded import LoadedTokenizer
 
 

@@ -15,7 +15,7 @@ from typing import Any, Callable, cast
 
 import regex
 
-from webapp.tokenizer.hf.alphabet import token_to_bytes
+from webapp.tokenizer.core.alphabet import token_to_bytes
 from webapp.tokenizer.hf.fields import (
     Unsupported,
     compile_file_regex,

@@ -20,7 +20,7 @@ from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
 from webapp.tokenizer.core.library_order.early_pairs import OTHER, WIDTH, EarlyPairs
 from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges
 from webapp.tokenizer.core.library_order.score_order import PairIndex, ScoreMerges, levels_from_runs
-from webapp.tokenizer.hf.alphabet import ALPHABET_BYTE, bytes_to_token
+from webapp.tokenizer.core.alphabet import ALPHABET_BYTE, bytes_to_token
 from webapp.tokenizer.hf.long_pieces import code_points, long_piece_ids, piece_cuts
 
 MODEL_VERSION = 1

@@ -21,7 +21,7 @@ from webapp.tokenizer.hf import normalizers as hn
 from webapp.tokenizer.hf import pre_tokenizers as hp
 from webapp.tokenizer.hf.fields import Unsupported
 from webapp.tokenizer.hf.added_tokens import AddedSplitter, AddedToken
-from webapp.tokenizer.hf.alphabet import bytes_to_token, token_to_bytes
+from webapp.tokenizer.core.alphabet import bytes_to_token, token_to_bytes
 from webapp.tokenizer.hf.longest_first import LongestFirstSplitter
 from webapp.tokenizer.hf.model import model_pieces
 from webapp.tokenizer.hf.post_processors import read_post_processor

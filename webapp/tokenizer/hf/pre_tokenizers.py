@@ -14,7 +14,7 @@ from typing import Any, Callable
 import regex
 
 from webapp.tokenizer.hf import text as ht
-from webapp.tokenizer.hf.alphabet import bytes_to_token
+from webapp.tokenizer.core.alphabet import bytes_to_token
 from webapp.tokenizer.hf.fields import (
     Unsupported,
     compile_file_regex,

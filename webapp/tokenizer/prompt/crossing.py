@@ -18,7 +18,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from webapp.tokenizer.hf.alphabet import bytes_to_token
+from webapp.tokenizer.core.alphabet import bytes_to_token
 from webapp.tokenizer.loaded import Part
 from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes
 from webapp.tokenizer.stages.tokenizer import Tokenizer

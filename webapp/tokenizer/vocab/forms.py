@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 import regex
 
-from webapp.tokenizer.hf.alphabet import bytes_to_token
+from webapp.tokenizer.core.alphabet import bytes_to_token
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.stages.models import LibraryOrder, ListOrderBytes, ListOrderChars

@@ -26,7 +26,7 @@ gguf = pytest.importorskip("gguf")
 
 from tests.gguf_files import byte_level_keys, gguf_from_tokenizer_json, tokenizer_json_parts, write_gguf  # noqa: E402
 from webapp.tokenizer import import_tokenizer, is_installed, load_preset  # noqa: E402
-from webapp.tokenizer.hf.alphabet import bytes_to_token, token_to_bytes  # noqa: E402
+from webapp.tokenizer.core.alphabet import bytes_to_token, token_to_bytes  # noqa: E402
 from webapp.tokenizer.parity import PROBE_TEXTS, check_parity, side_of_merges, side_of_tokenizer  # noqa: E402
 from webapp.tokenizer.presets import open_models  # noqa: E402
 from webapp.tokenizer.pretokenize.patterns import GPT2_PATTERN  # noqa: E402

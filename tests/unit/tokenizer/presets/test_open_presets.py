@@ -22,7 +22,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from webapp.tokenizer import TraceLimits, get_encoding, get_tokenizer
-from webapp.tokenizer.hf.alphabet import token_to_bytes
+from webapp.tokenizer.core.alphabet import token_to_bytes
 from tests.loaded_calls import encode_loaded, encode_loaded_trace
 from webapp.tokenizer.presets import open_models
 from webapp import PROJECT_ROOT

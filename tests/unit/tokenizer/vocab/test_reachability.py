@@ -278,7 +278,7 @@ def test_library_order_agrees_with_tokenizers_by_brute_force(rules: list[tuple[s
 def byte_level_file(merges: list[tuple[bytes, bytes]], pattern: str) -> str:
     """A byte-level tokenizer.json: the 256 bytes in GPT-2's alphabet, `merges` (byte strings), split by
     `pattern` then spelt by ByteLevel, as qwen3's and llama3's files are."""
-    from webapp.tokenizer.hf.alphabet import bytes_to_token
+    from webapp.tokenizer.core.alphabet import bytes_to_token
     vocab = {bytes_to_token(bytes([b])): b for b in range(256)}
     kept = []
     for left, right in merges:
