@@ -22,6 +22,7 @@ from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges
 from webapp.tokenizer.core.library_order.score_order import PairIndex, ScoreMerges, levels_from_runs
 from webapp.tokenizer.hf.alphabet import ALPHABET_BYTE, bytes_to_token
 from webapp.tokenizer.hf.long_pieces import code_points, long_piece_ids, piece_cuts
+from webapp.tokenizer.hf.row_symbols import row_symbols
 
 MODEL_VERSION = 1
 #: Pieces cached per model, and their total characters (the cache joins the worker-wide LIST_BUDGET).
@@ -148,6 +149,11 @@ class LibraryModel:
             codes.append(code)
         return codes
 
+    def _fallback_of(self, code: int) -> list[int] | None:
+        """The fallback bytes' ids of a character that is no vocab token (None: it is one, or has none)."""
+        ch = chr(code)
+        return None if ch in self.vocab else self._fallback(ch)
+
     def encode_pieces(self, pieces: list[str]) -> list[int]:
         """The file's ids for pieces in a row (`piece_ids`, joined)."""
         return list(chain.from_iterable(self.piece_ids(pieces)))
@@ -259,8 +265,8 @@ class LibraryModel:
     def _merge_segments(self, segments: list[str]) -> list[tuple[int, ...]]:
         """`_merge_segment` of each (non-empty) segment. From BATCH_MERGE of them, their characters'
         ids (`char_table`) and the ranks of their first pairs are looked up in one numpy pass
-        (LibraryMerges.merge_many); a segment with a character that is no single-character token
-        (fallback bytes, the unknown token) or whose id is past the rules' shift goes one by one."""
+        (LibraryMerges.merge_many), a character with no token as its fallback bytes (row_symbols.py); a
+        segment with another character (the unknown token) or an id past the rules' shift goes one by one."""
         return self._merge_segments_row(segments)[0]
 
     def _merge_segments_row(
@@ -270,26 +276,23 @@ class LibraryModel:
         row with each one's count: `ScoreMerges.merge_many_flat`'s answer, else None)."""
         if len(segments) < BATCH_MERGE or not all(segments):
             return list(map(self._merge_segment, segments)), None
-        table = self.char_table()
-        lengths = list(map(len, segments))
         codes = np.frombuffer("".join(segments).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        ids = table[np.minimum(codes, len(table) - 1)]
-        odd = np.logical_or.reduceat((ids < 0) | (ids >= self.merges.shift), [0, *accumulate(lengths[:-1])])
+        ids, sizes, odd = row_symbols(codes, list(map(len, segments)), self.char_table(), self.merges.shift,
+                                      self._fallback_of)
         out: list[tuple[int, ...] | None] = [None] * len(segments)
         any_odd = bool(odd.any())
         if any_odd:
             for i in np.flatnonzero(odd).tolist():
                 out[i] = self._merge_segment(segments[i])
-            ids = ids[np.repeat(~odd, lengths)]
-            lengths = [n for n, bad in zip(lengths, odd.tolist()) if not bad]
+        ends = np.cumsum(sizes).tolist()
         merged: Iterable[tuple[int, ...]]
         row: tuple[np.ndarray, np.ndarray] | None = None
         if isinstance(self.merges, ScoreMerges):  # (they come in a row: each piece's tuple sliced from it, no list)
-            row = self.merges.merge_many_flat(ids, list(accumulate(lengths)))
+            row = self.merges.merge_many_flat(ids, ends)
             flat, bounds = tuple(row[0].tolist()), [0, *accumulate(row[1].tolist())]
             merged = map(flat.__getitem__, map(slice, bounds, bounds[1:]))
         else:
-            merged = map(tuple, self.merges.merge_many(ids, list(accumulate(lengths)), self.early_pairs()))
+            merged = map(tuple, self.merges.merge_many(ids, ends, self.early_pairs()))
         if not any_odd:
             return list(merged), row
         each = iter(merged)
