@@ -218,6 +218,8 @@ class LibraryModel:
         long = [p for p in unique if len(p) > LONG_PIECE]
         segments, assemble = long_piece_ids(self, long) if long else ([], None)
         hits = list(map(self.cache.data.get, segments))  # (read now: caching the batch below may evict them)
+        if self.whole is not None and None in hits:  # (in prose, many a new segment is a word that is a token)
+            hits = self._whole_tokens(segments, hits)
         known = ({seg: ids for seg, ids in zip(segments, hits) if ids is not None}
                  if hits.count(None) < len(hits) else {})
         fresh = [seg for seg, ids in zip(segments, hits) if ids is None] if known else segments  # (distinct)
@@ -234,6 +236,13 @@ class LibraryModel:
         if assemble is not None:
             out.update(zip(long, assemble(known, None)))
         return out
+
+    def _whole_tokens(self, pieces: list[str], found: list[tuple[int, ...] | None]) -> list[tuple[int, ...] | None]:
+        """`found`, with each missing piece that is a vocab token marked whole given as that token."""
+        marks, get = self.whole, self.vocab.get
+        assert marks is not None
+        return [ids if ids is not None or (token := get(piece)) is None or not marks[token] else (token,)
+                for piece, ids in zip(pieces, found)]
 
     def find_whole(self) -> bytes:
         """Which vocab tokens encode to themselves (by id, 1 or 0): such a piece is then one lookup."""
