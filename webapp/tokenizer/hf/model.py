@@ -35,6 +35,8 @@ LONG_PIECE = 64
 BATCH_MERGE = 16
 #: Code points past this are never in `char_table` (their pieces take the one-by-one way).
 CHAR_TABLE_LIMIT = 0x30000
+#: Characters whose fallback bytes a model remembers (then it starts again).
+SPELT_CODES = 4096
 _FALLBACK = tuple(f"<0x{b:02X}>" for b in range(256))
 
 
@@ -80,6 +82,7 @@ class LibraryModel:
         self._edge_index: PairIndex | None = None
         self._char_table: np.ndarray | None = None
         self._early: EarlyPairs | None = None
+        self._spelt: dict[int, list[int] | None] = {}  # (`_fallback_of`'s answers)
         #: By id: 1 when the token's own characters merge back into it (see `find_whole`), else 0; None until known.
         self.whole: bytes | None = None
         self.cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(
@@ -150,9 +153,14 @@ class LibraryModel:
         return codes
 
     def _fallback_of(self, code: int) -> list[int] | None:
-        """The fallback bytes' ids of a character that is no vocab token (None: it is one, or has none)."""
-        ch = chr(code)
-        return None if ch in self.vocab else self._fallback(ch)
+        """The fallback bytes' ids of a character that is no vocab token (None: it is one, or has none), remembered."""
+        try:  # (read once: another thread may clear the dict between a check and a read)
+            return self._spelt[code]
+        except KeyError:
+            if len(self._spelt) >= SPELT_CODES:
+                self._spelt.clear()
+            found = self._spelt[code] = None if chr(code) in self.vocab else self._fallback(chr(code))
+            return found
 
     def encode_pieces(self, pieces: list[str]) -> list[int]:
         """The file's ids for pieces in a row (`piece_ids`, joined)."""
