@@ -25,6 +25,9 @@ BATCH_WORDS = 64
 ROUNDS_FEW_LEFT = 64
 #: A `PairIndex` whose keys crowd its hash table more than this keeps them sorted instead.
 PROBE_LIMIT = 32
+#: Up to this many keys not in their home slot, a lookup compares each one's every possible slot at once
+#: (a few numpy calls, where probing a slot a pass takes several passes); more are probed a slot a pass.
+WINDOW_KEYS = 512
 _FIBONACCI = np.int64(0x9E3779B97F4A7C15 - (1 << 64))  # (2**64 over the golden ratio, as int64: spreads keys apart)
 
 
@@ -312,12 +315,20 @@ class PairIndex:
         miss = found != pairs
         out[miss] = self.missing
         pending = np.flatnonzero(miss & (found >= 0))  # (another key in its home slot: the next ones)
-        if len(pending) and len(self.steps):
+        if len(pending) <= WINDOW_KEYS and len(self.steps):
             # (every slot a key can be in, past its home, compared at once: each key is in one slot, and a
             # slot that is free or holds another key never matches; one pass where probing took several)
             where = at[pending, None] + self.steps
             row, col = np.nonzero(slots[where] == pairs[pending, None])
             out[pending[row]] = values[where[row, col]]
+            return out
+        where = at[pending] + 1
+        while len(pending):  # (at most PROBE_LIMIT passes: no run of taken slots is that long)
+            found = slots[where]
+            hit = found == pairs[pending]
+            out[pending[hit]] = values[where[hit]]
+            go = ~hit & (found >= 0)
+            pending, where = pending[go], where[go] + 1
         return out
 
 
