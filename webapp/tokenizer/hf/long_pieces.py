@@ -50,15 +50,16 @@ def piece_cuts(model: CutModel, codes: np.ndarray, ends: list[int], char_ids: np
     # (a character with no single-character token in the table may still be a vocab token: past
     # CHAR_TABLE_LIMIT; the few distinct ones are asked of the vocab)
     vocab = model.vocab
-    odd = np.unique(codes[char_ids < 0]).tolist()
-    unknown = [code for code in odd if chr(code) not in vocab]
-    if unknown:
-        if len(unknown) > 8:
-            known = ~np.isin(codes, unknown)
-        else:  # (a few: a comparison each is cheaper than isin's sort)
-            known = codes != unknown[0]
-            for code in unknown[1:]:
-                known &= codes != code
+    missing = char_ids < 0
+    odd = np.unique(codes[missing]).tolist()
+    tokens = [code for code in odd if chr(code) in vocab]
+    if len(tokens) < len(odd):  # (some characters are not in the vocab: known are the others)
+        known = ~missing
+        if len(tokens) > 8:
+            known |= np.isin(codes, tokens)
+        else:  # (a few, mostly none: a comparison each is cheaper than isin's sort)
+            for code in tokens:
+                known |= codes == code
         cut &= known[:-1] & known[1:]
     if len(ends) > 1:
         cut[np.array(ends[:-1], dtype=np.int64) - 1] = True  # (where one piece ends and the next starts)

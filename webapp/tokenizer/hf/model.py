@@ -22,6 +22,7 @@ from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges
 from webapp.tokenizer.core.library_order.score_order import PairIndex, ScoreMerges, levels_from_runs
 from webapp.tokenizer.core.alphabet import ALPHABET_BYTE, bytes_to_token
 from webapp.tokenizer.hf.long_pieces import code_points, long_piece_ids, piece_cuts
+from webapp.tokenizer.hf.row_symbols import row_symbols
 
 MODEL_VERSION = 1
 #: Pieces cached per model, and their total characters (the cache joins the worker-wide LIST_BUDGET).
@@ -34,6 +35,8 @@ LONG_PIECE = 64
 BATCH_MERGE = 16
 #: Code points past this are never in `char_table` (their pieces take the one-by-one way).
 CHAR_TABLE_LIMIT = 0x30000
+#: Characters whose fallback bytes a model remembers (then it starts again).
+SPELT_CODES = 4096
 _FALLBACK = tuple(f"<0x{b:02X}>" for b in range(256))
 
 
@@ -79,6 +82,7 @@ class LibraryModel:
         self._edge_index: PairIndex | None = None
         self._char_table: np.ndarray | None = None
         self._early: EarlyPairs | None = None
+        self._spelt: dict[int, list[int] | None] = {}  # (`_fallback_of`'s answers)
         #: By id: 1 when the token's own characters merge back into it (see `find_whole`), else 0; None until known.
         self.whole: bytes | None = None
         self.cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(
@@ -148,6 +152,16 @@ class LibraryModel:
             codes.append(code)
         return codes
 
+    def _fallback_of(self, code: int) -> list[int] | None:
+        """The fallback bytes' ids of a character that is no vocab token (None: it is one, or has none), remembered."""
+        try:  # (read once: another thread may clear the dict between a check and a read)
+            return self._spelt[code]
+        except KeyError:
+            if len(self._spelt) >= SPELT_CODES:
+                self._spelt.clear()
+            found = self._spelt[code] = None if chr(code) in self.vocab else self._fallback(chr(code))
+            return found
+
     def encode_pieces(self, pieces: list[str]) -> list[int]:
         """The file's ids for pieces in a row (`piece_ids`, joined)."""
         return list(chain.from_iterable(self.piece_ids(pieces)))
@@ -212,6 +226,8 @@ class LibraryModel:
         long = [p for p in unique if len(p) > LONG_PIECE]
         segments, assemble = long_piece_ids(self, long) if long else ([], None)
         hits = list(map(self.cache.data.get, segments))  # (read now: caching the batch below may evict them)
+        if self.whole is not None and None in hits:  # (in prose, many a new segment is a word that is a token)
+            hits = self._whole_tokens(segments, hits)
         known = ({seg: ids for seg, ids in zip(segments, hits) if ids is not None}
                  if hits.count(None) < len(hits) else {})
         fresh = [seg for seg, ids in zip(segments, hits) if ids is None] if known else segments  # (distinct)
@@ -228,6 +244,13 @@ class LibraryModel:
         if assemble is not None:
             out.update(zip(long, assemble(known, None)))
         return out
+
+    def _whole_tokens(self, pieces: list[str], found: list[tuple[int, ...] | None]) -> list[tuple[int, ...] | None]:
+        """`found`, with each missing piece that is a vocab token marked whole given as that token."""
+        marks, get = self.whole, self.vocab.get
+        assert marks is not None
+        return [ids if ids is not None or (token := get(piece)) is None or not marks[token] else (token,)
+                for piece, ids in zip(pieces, found)]
 
     def find_whole(self) -> bytes:
         """Which vocab tokens encode to themselves (by id, 1 or 0): such a piece is then one lookup."""
@@ -259,8 +282,8 @@ class LibraryModel:
     def _merge_segments(self, segments: list[str]) -> list[tuple[int, ...]]:
         """`_merge_segment` of each (non-empty) segment. From BATCH_MERGE of them, their characters'
         ids (`char_table`) and the ranks of their first pairs are looked up in one numpy pass
-        (LibraryMerges.merge_many); a segment with a character that is no single-character token
-        (fallback bytes, the unknown token) or whose id is past the rules' shift goes one by one."""
+        (LibraryMerges.merge_many), a character with no token as its fallback bytes (row_symbols.py); a
+        segment with another character (the unknown token) or an id past the rules' shift goes one by one."""
         return self._merge_segments_row(segments)[0]
 
     def _merge_segments_row(
@@ -270,26 +293,23 @@ class LibraryModel:
         row with each one's count: `ScoreMerges.merge_many_flat`'s answer, else None)."""
         if len(segments) < BATCH_MERGE or not all(segments):
             return list(map(self._merge_segment, segments)), None
-        table = self.char_table()
-        lengths = list(map(len, segments))
         codes = np.frombuffer("".join(segments).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        ids = table[np.minimum(codes, len(table) - 1)]
-        odd = np.logical_or.reduceat((ids < 0) | (ids >= self.merges.shift), [0, *accumulate(lengths[:-1])])
+        ids, sizes, odd = row_symbols(codes, list(map(len, segments)), self.char_table(), self.merges.shift,
+                                      self._fallback_of)
         out: list[tuple[int, ...] | None] = [None] * len(segments)
         any_odd = bool(odd.any())
         if any_odd:
             for i in np.flatnonzero(odd).tolist():
                 out[i] = self._merge_segment(segments[i])
-            ids = ids[np.repeat(~odd, lengths)]
-            lengths = [n for n, bad in zip(lengths, odd.tolist()) if not bad]
+        ends = np.cumsum(sizes).tolist()
         merged: Iterable[tuple[int, ...]]
         row: tuple[np.ndarray, np.ndarray] | None = None
         if isinstance(self.merges, ScoreMerges):  # (they come in a row: each piece's tuple sliced from it, no list)
-            row = self.merges.merge_many_flat(ids, list(accumulate(lengths)))
+            row = self.merges.merge_many_flat(ids, ends)
             flat, bounds = tuple(row[0].tolist()), [0, *accumulate(row[1].tolist())]
             merged = map(flat.__getitem__, map(slice, bounds, bounds[1:]))
         else:
-            merged = map(tuple, self.merges.merge_many(ids, list(accumulate(lengths)), self.early_pairs()))
+            merged = map(tuple, self.merges.merge_many(ids, ends, self.early_pairs()))
         if not any_odd:
             return list(merged), row
         each = iter(merged)

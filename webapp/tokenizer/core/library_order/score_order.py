@@ -20,10 +20,14 @@ from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges, Lo
 
 #: From this many words, `ScoreMerges.merge_many` merges them in rounds with numpy (fewer: one by one).
 BATCH_WORDS = 64
-#: A batch's rounds stop once this few words still merge: those are finished one by one.
-ROUNDS_FEW_LEFT = 8
+#: A batch's rounds stop once this few words still merge: those are finished one by one. (A round costs
+#: about as much as merging 30 short words in Python; the last words often have several rounds to go.)
+ROUNDS_FEW_LEFT = 64
 #: A `PairIndex` whose keys crowd its hash table more than this keeps them sorted instead.
 PROBE_LIMIT = 32
+#: Up to this many keys not in their home slot, a lookup compares each one's every possible slot at once
+#: (a few numpy calls, where probing a slot a pass takes several passes); more are probed a slot a pass.
+WINDOW_KEYS = 512
 _FIBONACCI = np.int64(0x9E3779B97F4A7C15 - (1 << 64))  # (2**64 over the golden ratio, as int64: spreads keys apart)
 
 
@@ -245,7 +249,7 @@ def _merge_round(
 class PairIndex:
     """Pair keys (int64, not negative) -> (level, new id), looked up many at a time with numpy."""
 
-    __slots__ = ("none", "bits", "slots", "values", "sorted_keys", "missing")
+    __slots__ = ("none", "bits", "slots", "values", "sorted_keys", "missing", "steps")
 
     def __init__(self, keys: np.ndarray, levels: np.ndarray, news: np.ndarray, none: int) -> None:
         """`none`: the level answered for a key that is not there (above every level)."""
@@ -277,6 +281,8 @@ class PairIndex:
             order = np.argsort(keys)
             self.sorted_keys = (keys[order], packed[order])
         self.slots, self.values = slots, values
+        # (a key sits fewer slots past its home than the longest run of taken slots: the offsets to look at)
+        self.steps = np.arange(1, max(longest, 1), dtype=np.int64)
 
     def _home(self, keys: np.ndarray) -> np.ndarray:
         # (the top `bits` bits of key * _FIBONACCI mod 2**64, in int64: the product wraps the same way,
@@ -309,6 +315,13 @@ class PairIndex:
         miss = found != pairs
         out[miss] = self.missing
         pending = np.flatnonzero(miss & (found >= 0))  # (another key in its home slot: the next ones)
+        if len(pending) <= WINDOW_KEYS and len(self.steps):
+            # (every slot a key can be in, past its home, compared at once: each key is in one slot, and a
+            # slot that is free or holds another key never matches; one pass where probing took several)
+            where = at[pending, None] + self.steps
+            row, col = np.nonzero(slots[where] == pairs[pending, None])
+            out[pending[row]] = values[where[row, col]]
+            return out
         where = at[pending] + 1
         while len(pending):  # (at most PROBE_LIMIT passes: no run of taken slots is that long)
             found = slots[where]

@@ -1,0 +1,71 @@
+"""The first symbols of many segments in a row, read with numpy: what `LibraryModel.symbols` gives each.
+
+A character with a single-character token is that token (the model's `char_table`); one with
+none but a complete set of fallback bytes is those bytes' tokens, spliced in (prose's newlines
+and rarer letters), so that its segment still merges in the batch; a segment with any other
+character (the unknown token, a token past the table, an id no rule can name) is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import accumulate
+
+import numpy as np
+
+#: The most fallback bytes of one character (UTF-8).
+MAX_BYTES = 4
+
+
+def row_symbols(
+    codes: np.ndarray, lengths: list[int], table: np.ndarray, shift: int,
+    fallback_of: Callable[[int], list[int] | None],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the segments' symbols in a row, int64, each below `shift`; each kept segment's count of them;
+    which segments are left out, bool) for segments in a row (`codes`: their code points, `lengths`:
+    each one's, every one non-empty). `table`: `char_table()`; `fallback_of(code)`: the fallback
+    bytes' ids of a character with no single-character token, None when it has none or is a token."""
+    starts = [0, *accumulate(lengths[:-1])]
+    ids = table[np.minimum(codes, len(table) - 1)]
+    missing = ids < 0
+    bad = ids >= shift
+    if not missing.any():
+        odd = np.logical_or.reduceat(bad, starts)
+        return ids[np.repeat(~odd, lengths)], np.asarray(lengths, dtype=np.int64)[~odd], odd
+    distinct = np.unique(codes[missing])
+    spelt = _spellings(distinct.tolist(), shift, fallback_of)
+    at = np.flatnonzero(missing)
+    which = np.searchsorted(distinct, codes[at])
+    widths = spelt[1][which]
+    bad[at[widths == 0]] = True  # (no usable fallback: that segment goes one by one)
+    counts = np.ones(len(ids), dtype=np.int64)
+    counts[at] = widths
+    odd = np.logical_or.reduceat(bad, starts)
+    sizes = np.add.reduceat(counts, starts)[~odd]
+    keep = np.repeat(~odd, lengths)
+    kept = keep[at]
+    at, which = np.flatnonzero(missing[keep]), which[kept]  # (the spelt characters, in the kept row)
+    counts = counts[keep]
+    row = np.repeat(ids[keep], counts)
+    first = np.cumsum(counts) - counts  # (where each character's symbols start in the row)
+    for j in range(MAX_BYTES):  # (the j-th fallback byte of every spelt character at once)
+        has = spelt[1][which] > j
+        row[first[at[has]] + j] = spelt[0][which[has], j]
+    return row, sizes, odd
+
+
+def _spellings(
+    codes: list[int], shift: int, fallback_of: Callable[[int], list[int] | None],
+) -> tuple[np.ndarray, np.ndarray]:
+    """(each code point's fallback ids, padded to MAX_BYTES; their count, 0 when it cannot be spelt so)."""
+    ids = np.zeros((len(codes), MAX_BYTES), dtype=np.int64)
+    widths = np.zeros(len(codes), dtype=np.int64)
+    for k, code in enumerate(codes):
+        spelt = fallback_of(code)
+        if spelt is not None and 0 < len(spelt) <= MAX_BYTES and max(spelt) < shift:
+            ids[k, :len(spelt)] = spelt
+            widths[k] = len(spelt)
+    return ids, widths
+
+
+__all__ = ["row_symbols"]
