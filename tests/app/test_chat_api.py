@@ -195,6 +195,7 @@ def rows_of(html: bytes) -> list[str]:
     return [m.decode() for m in re.findall(rb'<tr data-tokenizer="([^"]+)"', html)]
 
 
+@pytest.mark.slow
 def test_counts_page_sorts_and_links_each_model(chat_client: FlaskClient) -> None:
     page = chat_client.get("/counts?text=Hello%20world%2C%20hello%20tokens&sort=name")
     assert page.status_code == 200

@@ -64,6 +64,7 @@ def check_opened(client, answer) -> str:
     return ref
 
 
+@pytest.mark.slow
 def test_multipart_and_raw_body_imports_give_llama_cpps_ids(client):
     data, _ = llama3()
     multipart = client.post("/api/import?include=summary", data={"file": (io.BytesIO(data), "model.gguf")},
@@ -73,6 +74,7 @@ def test_multipart_and_raw_body_imports_give_llama_cpps_ids(client):
     assert check_opened(client, multipart) == check_opened(client, raw)
 
 
+@pytest.mark.slow
 def test_a_prefix_holding_the_metadata_opens_and_a_shorter_one_says_what_it_needs(client):
     data, _ = llama3()
     end = read_metadata(data).metadata_bytes

@@ -154,6 +154,7 @@ def test_chat_with_a_tokenizer_config_beside_it(client):
 TEXTS = ["Hello world", "  leading and   runs   ", "Tiếng Việt 東京 👨‍👩‍👧 ꙮ", "1234 5678", "a\tb\nc", "▁x ▁"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["tokenizer.model.v1", V3])
 def test_export_to_tokenizer_json_gives_the_same_ids_in_tokenizers(client, name):
     import io
@@ -179,6 +180,7 @@ SYMBOL_TEXTS = ["[REFERENCE_DOC_1]", "[REFERENCE_DOC_1]Hello", "[REFERENCE_DOC_1
                 "東京[REFERENCE_DOC_2]😀", "[REFERENCE_DOC_3]<0x41>", "[REFERENCE_DOC_3]<unk>"]
 
 
+@pytest.mark.slow
 def test_export_of_v3_gives_sentencepieces_ids_around_its_user_defined_pieces(client):
     # (v3's 20 user-defined [REFERENCE_DOC_n]: the dummy prefix only at the start of the text, as sentencepiece)
     import io

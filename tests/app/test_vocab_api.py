@@ -84,6 +84,7 @@ def test_unknown_ids_are_404s_naming_the_field(inline, path: str, status: int, f
     error_of(inline.get(path), status, field)
 
 
+@pytest.mark.slow
 def test_the_page_keeps_a_bad_search_and_says_why(inline) -> None:
     page = inline.get("/vocab?tokenizer=r50k_base&q=" + "a" * 300 + "&token=99999999").get_data(as_text=True)
     assert 'value="' + "a" * 300 + '"' in page

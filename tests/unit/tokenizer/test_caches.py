@@ -398,6 +398,7 @@ def test_the_in_process_tokenizer_store_keeps_its_bounds():
     assert cache.weight <= cache.max_weight
 
 
+@pytest.mark.slow
 def test_printable_token_texts_are_cached_within_their_bounds():
     long_token = "x" * 65_536  # the longest token LIMIT_TOKEN_BYTES allows
     for i in range(200):

@@ -289,6 +289,7 @@ DISALLOWED = st.one_of(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=examples(60), deadline=None)
 @given(pieces=st.lists(PIECES, max_size=30), allowed=ALLOWED, disallowed=DISALLOWED)

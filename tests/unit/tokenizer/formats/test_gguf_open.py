@@ -84,6 +84,7 @@ def preset_case(name: str) -> tuple[Any, Tokenizer, bytes]:
     return opened(data), library, data
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PRESET_PRE))
 def test_preset_gguf_gives_the_librarys_ids(name: str) -> None:
     tok, library, _ = preset_case(name)

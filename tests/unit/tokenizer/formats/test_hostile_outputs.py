@@ -64,6 +64,7 @@ def _installed(*names: str) -> pytest.MarkDecorator:
     return pytest.mark.skipif(bool(missing), reason=f"presets not installed: {missing}")
 
 
+@pytest.mark.slow
 @_installed("mistral_v3", "llama2", "mistral_tekken")
 @pytest.mark.parametrize("name", ["mistral_v3", "llama2", "mistral_tekken"])
 def test_row9_a_preset_exports_as_its_file_does(name: str) -> None:
@@ -106,6 +107,7 @@ def test_row9_an_unforeseen_structure_says_no_python_words(monkeypatch: pytest.M
     assert "ord()" not in refused.value.message and "TypeError" not in refused.value.message
 
 
+@pytest.mark.slow
 def test_row9_an_hf_export_keeps_the_added_tokens() -> None:
     letters = {chr(c): c - 97 for c in range(97, 123)}
     added = [{"id": 100 + n, "content": f"<extra_{n}>", "special": n % 2 == 0, "normalized": False,
@@ -116,6 +118,7 @@ def test_row9_an_hf_export_keeps_the_added_tokens() -> None:
     assert exported["added_tokens"] == [{**item, "id": 26 + n} for n, item in enumerate(added)]
 
 
+@pytest.mark.slow
 @_installed("o200k_base")
 def test_row9_an_o200k_export_keeps_its_split() -> None:
     """An o200k-scheme tokenizer's tokenizer.json was written with a bare ByteLevel: its split dropped."""

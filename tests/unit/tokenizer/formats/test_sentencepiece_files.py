@@ -419,6 +419,7 @@ def _exported(data: bytes) -> Any:
 # The encoding model built when the file opens, and the fast path of long pieces
 
 
+@pytest.mark.slow
 def test_the_model_is_built_when_the_file_opens_and_equals_the_one_made_later(trained: dict[str, bytes]) -> None:
     import numpy as np
 

@@ -60,6 +60,7 @@ def preset(request):
     return name, get_tokenizer(name), library
 
 
+@pytest.mark.slow
 def test_mixed_text_gives_the_librarys_ids(preset):
     name, ours, library = preset
     enc = get_encoding(name)

@@ -150,6 +150,7 @@ def test_a_damaged_or_stale_file_is_rebuilt(tmp_path, fresh, damage):
     assert "merges" in again.contents.pending()  # read from the rebuilt file this time (not converted)
 
 
+@pytest.mark.slow
 def test_a_folder_that_cannot_be_written_falls_back_to_memory_with_one_warning(tmp_path, fresh):
     blocker = tmp_path / "a-file"
     blocker.write_text("in the way")

@@ -136,6 +136,7 @@ def batch_few_left(value: int, compiled):
         batch.BATCH_FEW_LEFT, textencode.ENGINE_MAX_BYTES, batch.BIG_BATCH = old
 
 
+@pytest.mark.slow
 @FEW_LEFT
 @settings(max_examples=examples(300), deadline=None)
 @given(text=texts, merges=well_formed_merges(), scheme=st.sampled_from(SCHEMES), whole=st.booleans())

@@ -143,6 +143,7 @@ def preset_continuations(tokenizer: Tokenizer, text: str, seed: int) -> list[str
     return CONTINUATIONS + ["".join(rng.choice(pool) for _ in range(rng.randint(2, 4))) for _ in range(50)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["r50k_base", "p50k_base", "cl100k_base", "o200k_base", "llama3", "llama2", "qwen3",
                                   "deepseek_v3", "gemma3", "gpt_oss", "mistral_tekken", "mistral_v1", "mistral_v3"])
 def test_presets_claims_hold_and_nothing_is_undecided(name: str) -> None:

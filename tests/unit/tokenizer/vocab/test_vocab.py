@@ -79,6 +79,7 @@ def test_made_from_is_the_lower_rank_split_of_a_rank_file() -> None:
         assert index.rank(rank) == rank - 256  # the rule list is in rank order, after the 256 bytes
 
 
+@pytest.mark.slow
 def test_used_by_trees_and_search_against_direct_scans() -> None:
     need("r50k_base")
     tok, _, index = preset("r50k_base")
