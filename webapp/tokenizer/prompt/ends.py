@@ -16,7 +16,7 @@ from itertools import accumulate
 from typing import Any, Callable, Iterator
 
 from webapp.tokenizer.prompt.crossing import FINAL, Crossing, Fits, PieceModel, piece_model
-from webapp.tokenizer.prompt.normalizers import compositions
+from webapp.tokenizer.prompt.normalizers import futures
 from webapp.tokenizer.prompt.splits import Settled, mark_at, no_match_inside, settled
 from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, implied_byte_vocab
 from webapp.tokenizer.loaded import LoadedTokenizer
@@ -148,9 +148,11 @@ def prompt_end(tokenizer: Tokenizer, text: str, *, traced: bool = False) -> Prom
     out.candidates, out.examples = _healing(model, model.spelling.get(last.id, b""))
     if found.holds and text:
         # (the normalizer holds the last character back: the marks it composes with, or is put after, change it)
-        starter = next((ch for ch in text[len(text) - found.holds:] if not unicodedata.combining(ch)), text[-1])
-        own = unicodedata.normalize("NFD", starter)
-        hints += [unicodedata.normalize("NFD", d)[len(own):].encode("utf-8") for d in compositions(starter)[:4]]
+        at = next((i for i in range(len(text) - found.holds, len(text)) if not unicodedata.combining(text[i])),
+                  len(text) - 1)
+        own = unicodedata.normalize("NFD", text[at:])[1:]
+        hints += [_missing(unicodedata.normalize("NFD", d)[1:], own).encode("utf-8")
+                  for d in futures(text[at], text[at + 1:])[1:5]]
         hints += [ch.encode("utf-8") for ch in _put_before(text[-1])]
     if stable < len(ids):
         _witness(tokenizer, text, out, _tried(model, hints, out.examples, tokenizer.writes_metaspace))
@@ -206,17 +208,21 @@ def _fits(found: Settled, data: bytes) -> Fits:
 def _composed_ends(model: PieceModel, model_text: str, tokens: list[Any], found: Settled, stable: int) -> int:
     """Stable tokens when the normalizer holds back one last character that appended marks may compose
     with (NFC: "ス" may become "ズ"): the piece then holds the kept bytes and that character or one it
-    composes into, each tried in turn instead of any continuation (tried only when needed: it is slower)."""
+    composes into, each tried in turn instead of any continuation, with a mark after it when one is left
+    there in every case (tried only when needed: it is slower)."""
     data = model_text.encode("utf-8", "surrogatepass")
     until, keeps = found.until, found.keeps or 0
     piece = [t for t in tokens if until <= t.start and t.end <= keeps]
-    if not found.held or not piece:
+    if not found.held or not piece or len(found.held) > COMPOSITIONS:
         return stable  # (no character held back whose futures are known: a mark may be reordered, say)
     kept = data[until:keeps]
     verdicts: list[list[str]] = []
-    for composed in found.held[:COMPOSITIONS]:
+    for composed in found.held:
+        fits = _fits(found, data)
+        if found.held_marked:  # (a mark stands after it, whatever it becomes)
+            fits.outer = [*fits.outer, (mark_at(keeps - until + len(composed.encode("utf-8"))), b"")]
         crossing = Crossing(model, kept + composed.encode("utf-8"), [t.id for t in piece], [t.end - until for t in piece],
-                            _fits(found, data), len(kept))
+                            fits, len(kept))
         verdicts.append(crossing.decide())
     proven = stable
     base = sum(1 for t in tokens if t.end <= until)
@@ -225,6 +231,17 @@ def _composed_ends(model: PieceModel, model_text: str, tokens: list[Any], found:
             break
         proven = max(proven, base + index + 1)
     return proven
+
+
+def _missing(marks: str, have: str) -> str:
+    """The marks of `marks` that `have` lacks (what to append for a held-back starter to become another)."""
+    left, out = list(have), []
+    for ch in marks:
+        if ch in left:
+            left.remove(ch)
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def _put_before(mark: str) -> list[str]:

@@ -1,14 +1,15 @@
 """What an NFC-family normalizer lets appended text change at a text's end (the prompt-end proof's stage 2).
 
 `normalizer_reach`: how many last characters may change; `held_back`: what the one character it holds back
-may become; `compositions`: what a character composes into (docs/explain.md, "Where a prompt ends").
+may become (`mark_after`: with a mark after it); `compositions`: what a character composes into
+(docs/explain.md, "Where a prompt ends").
 """
 
 from __future__ import annotations
 
 import unicodedata
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 
 def normalizer_reach(node: Any, text: str) -> int | None:
@@ -21,7 +22,7 @@ def normalizer_reach(node: Any, text: str) -> int | None:
         at = _last_starter(text)
         if text and unicodedata.combining(text[at]):
             return len(text) - at  # (no starter at all: the first mark too may be reordered after an appended one)
-        composes = kind in ("NFC", "NFKC") and at < len(text) and _composes_first(text[at])
+        composes = kind in ("NFC", "NFKC") and at < len(text) and not _stays(kind, text[at:])
         return len(text) - at if composes else max(len(text) - at - 1, 0)
     if kind in ("Lowercase", "Prepend"):
         return 0
@@ -43,14 +44,100 @@ def normalizer_reach(node: Any, text: str) -> int | None:
 def held_back(node: Any, model_text: str, fixed: int) -> list[str]:
     """What the character an NFC or NFKC normalizer holds back right after the kept text (the model's text's
     first `fixed` characters) may become in a longer text, when it is a starter and only marks follow it:
-    itself or a character it composes into (marks after it are put in order, and the first it composes
-    with joins it). Empty when that is not the case."""
+    itself or a character its base composes into with the marks, existing and appended (`futures`). Empty
+    when that is not the case."""
     if fixed >= len(model_text) or not _only({"NFC", "NFKC"}, node):
         return []
     first, rest = model_text[fixed], model_text[fixed + 1:]
     if unicodedata.combining(first) or not all(unicodedata.combining(ch) for ch in rest):
         return []  # (a mark held back may be reordered after another one: anything may stand there)
-    return [first, *compositions(first)]
+    return futures(first, rest)
+
+
+def futures(first: str, rest: str, decomposed: Literal["NFD", "NFKD"] = "NFD") -> list[str]:
+    """What a starter followed by the marks `rest` may be in the normal form of a longer text (itself first):
+    alone, itself or a character it composes into (NFC: "e" + U+0301 is "é"); before marks, see `_paths`."""
+    run = unicodedata.normalize(decomposed, first + rest)
+    if len(run) < 2 or any(not unicodedata.combining(ch) for ch in run[1:]) or unicodedata.combining(run[0]):
+        return [first, *compositions(first)]  # (and Hangul: only a neighbour composes)
+    found, _ = _paths(run[0], run[1:])
+    return [first, *(ch for ch in found if ch != first)]
+
+
+@lru_cache(maxsize=256)
+def _paths(base: str, run: str) -> tuple[tuple[str, ...], bool]:
+    """(what `base` followed by the marks `run` (canonical order) may compose into once marks are appended,
+    may every mark of `run` be composed). Canonical ordering puts the appended marks of a class after the
+    run's; the composition takes the classes in order, and a mark is blocked from the starter by one left
+    between them of class 0 or of a class at least its own (Unicode): so the run's first mark of a class
+    is never blocked, and one left uncomposed blocks every later mark of its class."""
+    states = {(base, True)}  # (the starter so far, every mark of the run composed)
+    for kind in sorted({unicodedata.combining(ch) for ch in run} | _pair_classes()):
+        mine = [ch for ch in run if unicodedata.combining(ch) == kind]
+        after: set[tuple[str, bool]] = set()
+        for starter, whole in states:
+            left = False
+            for mark in mine:
+                made = None if left else _pairs().get(starter, {}).get(mark)
+                starter, left = (starter, True) if made is None else (made, left)
+            after.add((starter, whole and not left))
+            if not left:  # (appended marks of this class: any chain of compositions)
+                after |= {(ch, whole) for ch in _closure(starter, kind)}
+        states = after
+    found = dict.fromkeys(sorted(starter for starter, _ in states))
+    for starter, whole in sorted(states):
+        if whole:  # (then an appended starter stands next to it: anything may follow)
+            found.update(dict.fromkeys(_closure(starter, None)))
+    return tuple(found), any(whole for _, whole in states)
+
+
+def _closure(starter: str, kind: int | None) -> list[str]:
+    """Every character `starter` composes into with marks of this class (None: any characters) in a row."""
+    out, todo = [], [starter]
+    while todo:
+        for mark, made in _pairs().get(todo.pop(), {}).items():
+            if (kind is None or unicodedata.combining(mark) == kind) and made not in out:
+                out.append(made)
+                todo.append(made)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _pairs() -> dict[str, dict[str, str]]:
+    """Every canonical composition of two characters (not excluded), by its first, then its second."""
+    out: dict[str, dict[str, str]] = {}
+    for code in range(0x110000):
+        mapping = unicodedata.decomposition(chr(code))
+        if mapping and not mapping.startswith("<") and len(mapping.split()) == 2 \
+                and unicodedata.normalize("NFC", chr(code)) == chr(code):
+            first, second = (chr(int(part, 16)) for part in mapping.split())
+            out.setdefault(first, {})[second] = chr(code)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _pair_classes() -> frozenset[int]:
+    return frozenset(unicodedata.combining(m) for seconds in _pairs().values() for m in seconds) - {0}
+
+
+def _stays(kind: Literal["NFC", "NFKC"], run: str) -> bool:
+    """Does the starter beginning `run` (then marks) stand as itself in the normal form of every longer text?
+    It does when it does in the run's own and it has no other future ("5"; "か" before U+309A: blocked)."""
+    first = run[0]
+    if len(run) < 2 and _composes_first(first) or unicodedata.normalize(kind, first) != first \
+            or not unicodedata.normalize(kind, run).startswith(first):
+        return False  # ("é" alone may still become "ẹ": U+0323 is put before its U+0301)
+    return futures(first, run[1:], "NFKD" if kind == "NFKC" else "NFD") == [first]
+
+
+def mark_after(model_text: str, fixed: int, held: list[str]) -> bool:
+    """Does a mark stand right after the held-back starter (at `fixed`), whatever it becomes (`held`)? It does
+    when no future composes every mark after it (`_paths`): one is left there."""
+    run = unicodedata.normalize("NFD", model_text[fixed:])
+    if not held or len(run) < 2 or any(not unicodedata.combining(ch) for ch in run[1:]) \
+            or unicodedata.combining(run[0]):
+        return False
+    return not _paths(run[0], run[1:])[1]
 
 
 def marks_follow(node: Any, text: str, model_text: str, reach: int, fixed: int) -> bool:
@@ -58,7 +145,7 @@ def marks_follow(node: Any, text: str, model_text: str, reach: int, fixed: int) 
     text's first `fixed` characters) in every longer text? So it does when an NFC-family normalizer alone
     holds back the text's last `reach` characters and they are all marks: appended marks are put in order
     among them, so the first after the kept text's last starter is a mark (that starter composes with
-    none: it would be held back too), and no mark starts a composition."""
+    none, or only blocked: it would be held back too), and no mark starts a composition."""
     if not _only({"NFC", "NFKC", "NFD", "NFKD"}, node) or reach < 1 or fixed >= len(model_text):
         return False
     return all(unicodedata.combining(ch) for ch in text[len(text) - reach:] + model_text[fixed:])
@@ -129,4 +216,4 @@ def compositions(ch: str) -> list[str]:
             and unicodedata.normalize("NFC", ch + unicodedata.normalize("NFD", d)[len(own):]) == d]
 
 
-__all__ = ["compositions", "held_back", "marks", "marks_follow", "normalizer_reach"]
+__all__ = ["compositions", "futures", "held_back", "mark_after", "marks", "marks_follow", "normalizer_reach"]

@@ -21,7 +21,7 @@ from webapp.tokenizer.pretokenize.patterns import GPT2_PATTERN, PATTERNS
 from webapp.tokenizer.loaded import Part
 from webapp.tokenizer.stages.splitters import FilePipeline, PlaygroundSplit
 from webapp.tokenizer.stages.tokenizer import Tokenizer
-from webapp.tokenizer.prompt.normalizers import held_back, marks, marks_follow, normalizer_reach
+from webapp.tokenizer.prompt.normalizers import held_back, mark_after, marks, marks_follow, normalizer_reach
 from webapp.tokenizer.vocab.pieces import kinds_among, reach_of, reaches_of
 
 #: What an alternative may not hold (outside its character classes) for a match that ran to the text's end
@@ -47,6 +47,7 @@ class Settled:
     held: tuple[str, ...] = ()  # what the one character the normalizer holds back may become (else empty)
     holds: int = 0  # the text's last characters the normalizer holds back (appended text may change them)
     marked: bool = False  # a mark stands right after the kept text (at `known`) in every longer text
+    held_marked: bool = False  # a mark stands right after the held-back character, whatever it becomes
     known: int | None = None  # every longer text keeps the model's text up to this byte (past `keeps`, or at it)
     outer: tuple[tuple[str | None, str, int], ...] = ()  # (shape, pattern, start byte) of earlier splits' pieces
     # holding it (a None shape: a stretch between that pattern's matches)
@@ -152,10 +153,11 @@ class _Piece:
 
 
 def _pieces(plan: list[_Split], text: str, fixed: int, added: list[tuple[int, int]],
-            held: Sequence[str] = ()) -> list[_Piece]:
+            held: Sequence[str] = (), known: int = 0) -> list[_Piece]:
     """The pieces of `text` (character spans) with their status, split by each pattern in turn; `fixed`:
     the characters of `text` every longer text keeps (`held`: what the one character it holds back may
-    become). Stretches between matched added tokens are split on their own; those before the last added
+    become; `known`: past `fixed`, the characters still there as text or in an added token). Stretches
+    between matched added tokens are split on their own; those before the last added
     token, and such tokens ending in the kept text, are final."""
     runs: list[_Piece] = []
     done = 0
@@ -174,7 +176,7 @@ def _pieces(plan: list[_Split], text: str, fixed: int, added: list[tuple[int, in
         for split in plan:
             compiled = regex.compile(split.pattern)
             pieces = [_inside(child, piece) for piece in pieces
-                      for child in _split_piece(split.pattern, compiled, text, piece, fixed, held)]
+                      for child in _split_piece(split.pattern, compiled, text, piece, fixed, held, known)]
         out += pieces
     return out
 
@@ -195,7 +197,7 @@ def _char_spans(spans: list[tuple[int, int]], offsets: list[int]) -> list[tuple[
 
 
 def _split_piece(pattern: str, compiled: Any, text: str, parent: _Piece, fixed: int,
-                 held: Sequence[str] = ()) -> list[_Piece]:
+                 held: Sequence[str] = (), known: int = 0) -> list[_Piece]:
     spans: list[tuple[int, int, bool]] = []  # (start, end, a match?)
     done = parent.start
     for m in compiled.finditer(text, parent.start, parent.end):
@@ -214,7 +216,8 @@ def _split_piece(pattern: str, compiled: Any, text: str, parent: _Piece, fixed: 
     stops = dict(zip(wanted, reaches_of(pattern)(text, wanted, fixed).tolist()))  # (every attempt at once)
     for at in [a for a, stopped in stops.items() if not stopped and a < fixed]:
         stops[at] = _held_stops(pattern, compiled, text[:fixed], at, held) \
-            or _first_alternative_stops(pattern, text[:fixed], at, fixed)
+            or _first_alternative_stops(pattern, text[:fixed], at, fixed) \
+            or _added_stops(pattern, compiled, text, at, fixed, known)
 
     def reach(at: int) -> bool:
         return bool(stops.get(at, at >= fixed))
@@ -243,14 +246,22 @@ def _split_piece(pattern: str, compiled: Any, text: str, parent: _Piece, fixed: 
 def _held_stops(pattern: str, compiled: Any, kept: str, at: int, held: Sequence[str]) -> bool:
     """Does the attempt at `at` find one same match, ending in the kept text (or none), whatever the one
     held-back character after it becomes (`held`: each thing it may be), reading nothing past it?"""
-    found: set[tuple[int, int] | None] = set()
-    for ch in held:
-        if not _attempt_stops(pattern, kept + ch, at, len(kept) + 1):
-            return False
-        match = compiled.match(kept + ch, at)
-        found.add(match.span() if match is not None and match.end() > at else None)
-    span = next(iter(found), (0, 0))
-    return len(found) == 1 and (span is None or span[1] <= len(kept))
+    return all(_attempt_stops(pattern, kept + ch, at, len(kept) + 1) for ch in held) \
+        and _one_match(compiled, [kept + ch for ch in held], at, len(kept))
+
+
+def _added_stops(pattern: str, compiled: Any, text: str, at: int, fixed: int, known: int) -> bool:
+    """When the characters from `fixed` to `known` are kept out only because an added token may begin in them:
+    does the attempt at `at` find one same match, ending in the kept text (or none), both when they are
+    text and it reads nothing past them, and when the stretch ends where an added token would begin?"""
+    return fixed < known and _attempt_stops(pattern, text[:known], at, known) \
+        and _one_match(compiled, [text[:end] for end in range(fixed, known + 1)], at, fixed)
+
+
+def _one_match(compiled: Any, texts: list[str], at: int, limit: int) -> bool:
+    """Do the attempts at `at` in these texts find one same match ending by `limit` (or all none)?"""
+    found = {m.span() if (m := compiled.match(t, at)) is not None and m.end() > at else None for t in texts}
+    return len(found) == 1 and all(span is None or span[1] <= limit for span in found)
 
 
 def _attempt_stops(pattern: str, text: str, at: int, end: int) -> bool:
@@ -276,9 +287,7 @@ def _first_alternative_stops(pattern: str, text: str, at: int, end: int) -> bool
     return _compiled(pattern).match(text[:end], at) is None  # (all fail, reading only the kept text: for good)
 
 
-@lru_cache(maxsize=64)
-def _compiled(alternative: str) -> Any:
-    return regex.compile(alternative)
+_compiled: Callable[[str], Any] = lru_cache(maxsize=64)(regex.compile)  # (each alternative compiled once)
 
 
 #: The one lookahead of the published patterns: a run of spaces gives its last one to what follows.
@@ -402,7 +411,8 @@ def settled(tokenizer: Tokenizer, text: str, model_text: str, pretokens: list[tu
     marked = by_normalizer == reach and fixed == len(kept_model) and not held \
         and marks_follow(desc.get("normalizer"), text, model_text, reach, fixed)
     kinds = list(dict.fromkeys(ch for split in plan for ch in kinds_among(split.pattern, marks()))) if marked else held
-    pieces = _pieces(plan, model_text, fixed, _char_spans(list(added), offsets), kinds)
+    known = _known(normal, text, model_text, by_normalizer, fixed)
+    pieces = _pieces(plan, model_text, fixed, _char_spans(list(added), offsets), kinds, known)
     spans = [(offsets[p.start], offsets[p.end]) for p in pieces]
     if pretokens is None:
         followed = token_ends is not None and all(end in token_ends for _, end in spans)
@@ -414,8 +424,8 @@ def settled(tokenizer: Tokenizer, text: str, model_text: str, pretokens: list[tu
         if piece.status == GROWS:
             short = offsets[piece.short] if piece.short is not None else None
             return Settled(start, offsets[piece.keep], shape=piece.shape, short=short, pattern=piece.pattern,
-                           held=tuple(held), marked=marked, holds=by_normalizer,
-                           known=offsets[_known(normal, text, model_text, by_normalizer, fixed)],
+                           held=tuple(held), marked=marked, holds=by_normalizer, known=offsets[known],
+                           held_marked=mark_after(model_text, fixed, held),
                            outer=tuple((shape, outer, offsets[at]) for shape, outer, at in piece.outer))
         if piece.status == OPEN:
             return Settled(start, None, holds=by_normalizer)

@@ -7,13 +7,14 @@
 - the presets, on texts ending mid-word, mid-number, in whitespace, after marks, in emoji, URLs,
   code, and random texts that once left tokens undecided: about a hundred and fifty continuations
   each never change a final token, every witness changes its token, and nothing is undecided;
-- the healing count against a scan of the whole vocabulary.
+- the healing count against a scan of the whole vocabulary; a held-back starter's futures against NFC.
 """
 
 from __future__ import annotations
 
 import random
 import re
+import unicodedata
 from itertools import product
 from typing import Callable
 
@@ -26,6 +27,7 @@ from tests.hypothesis_profiles import examples
 from webapp.tokenizer import compile_byte_merges, is_installed, load_preset, reference, tokenizer_of
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.prompt import PromptEnd, prompt_end, typed_tokenizer
+from webapp.tokenizer.prompt.normalizers import futures, mark_after, normalizer_reach
 from webapp.tokenizer.stages.tokenizer import Tokenizer
 
 ALPHABET = "ab .'\n1é"
@@ -124,6 +126,9 @@ PRESET_TEXTS = [
     "トวสY\u0e48", "4\u0e48j\u0327",  # NFC holds back a starter and marks: what the starter may become
     "9&\n\t",  # the run of spaces may give its last one to the next piece, which starts with it
     " naïve speci",  # qwen3 (a bench_prompt keystroke): the witness runs over the held-back "i" itself
+    "\u3070_\U0001F469\u304b\u309a",  # qwen3: U+309A blocks every U+3099 appended from composing with か
+    "M\U0001F469.\ufe0e\ufe0e\u200d\u306e\u2764\ufe0f+<\u0302",  # qwen3: "<" may become "≮", a mark after it
+    "\u0300\n097+\u03019\u0331\U0001F3FB3<",  # deepseek_v3: "<" as text, or an added token's start
 ]
 
 CONTINUATIONS = [
@@ -133,6 +138,7 @@ CONTINUATIONS = [
     "\u0323", "\u200d", "\U0001F469", "\U0001F3FB", "\U0001F1F8", "é", "ü", "中", "文", "の", "す", "ト",
     "ि", "्", "ा", "ं", "ย", "ั", "่", "ก", "ม", "\u00ad", "\ufeff", "\x00", "m", "mple", "com", ".com", "nd",
     "x", "é!", "a b", "end.", "<|endoftext|>", "<s>", "[INST]", "\u2581", "\u3099", "\u093c", "\u0338",
+    "\u0334", "\u309a\u3099",
 ]
 
 
@@ -197,3 +203,22 @@ def test_spans_from_the_fast_encode_give_the_traced_answer(name: str) -> None:
         fast, traced = prompt_end(tokenizer, text), prompt_end(tokenizer, text, traced=True)
         assert (fast.ids, fast.stable, fast.unstable, fast.undecided, fast.candidates) == \
             (traced.ids, traced.stable, traced.unstable, traced.undecided, traced.candidates), (name, text)
+
+
+def test_held_back_starters_become_only_their_futures() -> None:
+    """Every starter + marks (up to two, NFC'd) and every appended mark pair: NFC's first character is one of
+    `futures`, a mark follows it when `mark_after` says so, and a starter `normalizer_reach` keeps stays."""
+    starters, marks = "か<eéaスu", ["", *"\u3099\u309a\u0301\u0302\u0323\u0338\u0334\u0308\u0304"]
+    assert futures("か", "\u309a") == ["か"] and "≮" in futures("<", "\u0302")
+    for first, m1, m2 in product(starters, marks, marks):
+        raw = first + m1 + m2
+        normal = unicodedata.normalize("NFC", raw)
+        held = futures(normal[0], normal[1:])
+        marked = mark_after(normal, 0, held)
+        stays = normalizer_reach({"type": "NFC"}, "x" + raw) == len(raw) - 1
+        for w1, w2 in product(marks, marks):
+            longer = unicodedata.normalize("NFC", normal + w1 + w2)
+            assert longer[0] in held, (raw, w1 + w2)
+            assert not marked or unicodedata.combining(longer[1]), (raw, w1 + w2)
+            whole = unicodedata.normalize("NFC", "x" + raw + w1 + w2)
+            assert not stays or whole.startswith("x" + first), (raw, w1 + w2)
