@@ -82,8 +82,10 @@ def typed_rules(merges: CompiledByteMerges) -> tokenizer_store.Loaded:
     """The page's typed byte rules (list order) as an opened tokenizer: ids as typed, no vocab of its own."""
     entry = _TYPED.get(merges)
     if entry is None:
-        tok = LoadedTokenizer(level="bytes", merges=merges.rules, vocab=implied_byte_vocab(merges),
-                              pretokenize="none", source="playground")
+        # (the vocab the rules imply is made only when asked for: encoding and tracing never read it, and a
+        # few doubling rules imply tokens of terabytes, which the page still encodes, lengths first)
+        tok = LoadedTokenizer.deferred({"vocab": lambda: implied_byte_vocab(merges)}, len(merges.rules),
+                                       level="bytes", merges=merges.rules, pretokenize="none", source="playground")
         entry = tokenizer_store.Loaded(id="", tok=tok, compiled=merges)
         _TYPED.put(merges, entry)
     return entry
