@@ -45,6 +45,7 @@ import string
 import sys
 import time
 import zipfile
+from typing import Any
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -98,17 +99,11 @@ def main() -> int:
             opens.append(t1 - t0)
             spm_opens.append(t2 - t1)
             text = never_seen(args.words, rng, args.tags)
-            t0 = time.perf_counter()
-            mine = tokenizer_of(tok).encode(text, frozenset())
-            t1 = time.perf_counter()
-            ref = sp.encode(text)
-            t2 = time.perf_counter()
-            if mine != ref:
+            ref = timed_pair(lambda: tokenizer_of(tok).encode(text, frozenset()), lambda: sp.encode(text),
+                             ours, theirs, ratios)
+            if ref is None:
                 print(f"{key}: ids differ from sentencepiece's", file=sys.stderr)
                 return 1
-            ours.append(t1 - t0)
-            theirs.append(t2 - t1)
-            ratios.append((t1 - t0) / (t2 - t1))
             copy = loads_stored(stored)
             t3 = time.perf_counter()
             again = tokenizer_of(copy).encode(text, frozenset())
@@ -116,13 +111,27 @@ def main() -> int:
             if again != ref:
                 print(f"{key}: the read-back copy's ids differ from sentencepiece's", file=sys.stderr)
                 return 1
-            read_back.append((t4 - t3) / (t2 - t1))
+            read_back.append((t4 - t3) / theirs[-1])
         print(f"{key:<6} {min(opens):>9.3f}s {min(spm_opens):>8.3f}s {min(ours):>11.3f}s {min(theirs):>10.3f}s "
               f"{statistics.median(ratios):>14.2f}x {statistics.median(read_back):>9.2f}x")
     return 0
 
 
 PRESETS = {"v1": "mistral_v1", "v3": "mistral_v3"}
+
+
+def timed_pair(mine: Any, reference: Any, ours: list[float], theirs: list[float], ratios: list[float]) -> Any:
+    """Time our encode, then the reference's, and keep both times and their ratio; the reference's ids, or
+    None when ours differ."""
+    t0 = time.perf_counter()
+    got = mine()
+    t1 = time.perf_counter()
+    expected = reference()
+    t2 = time.perf_counter()
+    ours.append(t1 - t0)
+    theirs.append(t2 - t1)
+    ratios.append((t1 - t0) / (t2 - t1))
+    return expected if got == expected else None
 
 
 def prose_slice(round_: int, rng: random.Random, size: int = 8000) -> str:
@@ -149,17 +158,9 @@ def prose_rounds(files: list[str], reps: int) -> int:
         ours, theirs, ratios = [], [], []
         for round_ in range(reps):
             text = prose_slice(round_ + 1, rng)
-            t0 = time.perf_counter()
-            mine = handle.encode(text)
-            t1 = time.perf_counter()
-            ref = sp.encode(text)
-            t2 = time.perf_counter()
-            if mine != ref:
+            if timed_pair(lambda: handle.encode(text), lambda: sp.encode(text), ours, theirs, ratios) is None:
                 print(f"{key}: ids differ from sentencepiece's", file=sys.stderr)
                 return 1
-            ours.append(t1 - t0)
-            theirs.append(t2 - t1)
-            ratios.append((t1 - t0) / (t2 - t1))
         print(f"{PRESETS[key]:<11} {min(ours):>11.4f}s {min(theirs):>10.4f}s {statistics.median(ratios):>14.2f}x")
     return 0
 
