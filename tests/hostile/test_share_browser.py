@@ -15,6 +15,14 @@ SCREENSHOTS = PROJECT_ROOT / "test-artifacts" / "screenshots"
 FIELDS = ["text", "merges", "ids", "vocab"]
 
 
+def _settled(page: Any) -> None:
+    """Wait for the prompt end's answer (static/prompt.js asks after the result is shown, then marks the token
+    spans and fills its note): a snapshot taken before it would miss what it adds to the spans' text."""
+    page.wait_for_load_state("networkidle")
+    page.wait_for_function("() => { const n = document.getElementById('prompt-end');"
+                           " return n !== null && !n.classList.contains('is-pending') && !n.hidden; }")
+
+
 def _snapshot(page) -> dict[str, Any]:
     """What a person sees: the typed fields, the chosen options and the tokens."""
     return {
@@ -50,7 +58,7 @@ def test_share_link_opens_identically_in_another_browser_after_restart(
     page.locator(".share-button").click()
     url = page.locator(".share-url").input_value(timeout=10_000)
     assert re.fullmatch(rf"{re.escape(base)}/s/[a-z2-7]{{16}}", url)
-    page.wait_for_load_state("networkidle")
+    _settled(page)
     before = _snapshot(page)
     assert before["tokens"] and before["fields"]["text"] == "hello <b>shared</b> world"
     assert before["view"] == "trace"
@@ -66,6 +74,7 @@ def test_share_link_opens_identically_in_another_browser_after_restart(
     page = context.new_page()
     response = page.goto(url)
     assert response is not None and response.status == 200
+    _settled(page)
     after = _snapshot(page)
     assert after == before
     # The page shows its own link, ready to copy.
