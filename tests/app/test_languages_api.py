@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import random
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 from flask import Flask
@@ -83,19 +83,25 @@ def test_a_stored_preset_answers_at_once_with_its_encode_counts(setup) -> None:
     assert body["summary"]["median_premium"] == round((premiums[265] + premiums[266]) / 2, 4)
 
 
-def test_an_opened_tokenizer_is_a_job_cached_by_content(setup) -> None:
-    app, worker = setup
-    client = app.test_client()
-    english = decl.by_code()["eng"]
-    library = byte_level_tokenizer([english.text, decl.by_code()["deu_1996"].text], vocab_size=600)
-    opened = client.post("/api/import", json={"content": library.to_str()}).get_json()["tokenizer"]
+def _counted_by_a_job(client: Any, worker: Any, opened: str) -> dict[str, Any]:
+    """An opened tokenizer's counts: asked once (a job, waited for), then again (the stored result's answer)."""
     answer = client.post("/api/languages/counts", json={"tokenizer": opened})
     assert answer.status_code == 202, answer.get_json()
     job = wait_job(lambda: client.get(answer.get_json()["url"]).get_json(), timeout=120, worker=worker)
     assert job["state"] == "done", job
     again = client.post("/api/languages/counts", json={"tokenizer": opened})  # the same content: the stored result
     assert again.status_code == 200
-    rows = {r["code"]: r for r in again.get_json()["languages"]}
+    body: dict[str, Any] = again.get_json()
+    return body
+
+
+def test_an_opened_tokenizer_is_a_job_cached_by_content(setup) -> None:
+    app, worker = setup
+    client = app.test_client()
+    english = decl.by_code()["eng"]
+    library = byte_level_tokenizer([english.text, decl.by_code()["deu_1996"].text], vocab_size=600)
+    opened = client.post("/api/import", json={"content": library.to_str()}).get_json()["tokenizer"]
+    rows = {r["code"]: r for r in _counted_by_a_job(client, worker, opened)["languages"]}
     assert len(rows) == 532
     for code in ["eng", "deu_1996", "rus", "cmn_hans", "taj"]:
         text = client.get(f"/api/languages/{code}/text").get_json()
@@ -118,13 +124,7 @@ def test_an_opened_gguf_file_is_counted_in_every_language(setup) -> None:
                            content_type="multipart/form-data")
     assert imported.status_code == 200, imported.get_json()
     opened = imported.get_json()["tokenizer"]
-    answer = client.post("/api/languages/counts", json={"tokenizer": opened})
-    assert answer.status_code == 202, answer.get_json()
-    job = wait_job(lambda: client.get(answer.get_json()["url"]).get_json(), timeout=120, worker=worker)
-    assert job["state"] == "done", job
-    again = client.post("/api/languages/counts", json={"tokenizer": opened})  # the same content: the stored result
-    assert again.status_code == 200
-    body = again.get_json()
+    body = _counted_by_a_job(client, worker, opened)
     rows = {r["code"]: r for r in body["languages"]}
     assert len(rows) == 532 and body["summary"]["over_2x"] >= 1
     for code in ["eng", "deu_1996", "rus", "cmn_hans", "hin", "taj"]:
