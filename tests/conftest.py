@@ -24,6 +24,7 @@ from typing import Any, Iterator
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from playwright.sync_api import expect
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -110,6 +111,13 @@ def inline_client(worker_app: Flask, tmp_path: Path) -> Iterator[FlaskClient]:
     """A client of an app that never hands work to a background job."""
     with fresh_state(worker_app, tmp_path, **INLINE_ONLY) as application:
         yield application.test_client()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def patient_expect() -> None:
+    """Playwright's `expect` waits 15 s, not 5: under `make test` both cores are busy with other tests, and a
+    page that swaps in 400 KB (the Languages table, chart and map) was seen taking longer than 5 s in CI."""
+    expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="session")

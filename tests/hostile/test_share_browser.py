@@ -16,9 +16,11 @@ FIELDS = ["text", "merges", "ids", "vocab"]
 
 
 def _settled(page: Any) -> None:
-    """Wait for the prompt end's answer (static/prompt.js asks after the result is shown, then marks the token
-    spans and fills its note): a snapshot taken before it would miss what it adds to the spans' text."""
+    """Wait for what the page asks after it is shown: the chosen Trace view (loaded when shown) and the prompt
+    end's answer (static/prompt.js marks the token spans and fills its note). A snapshot taken before either
+    would miss what they add to the spans."""
     page.wait_for_load_state("networkidle")
+    page.locator("#results .trace-pending").wait_for(state="detached")
     page.wait_for_function("() => { const n = document.getElementById('prompt-end');"
                            " return n !== null && !n.classList.contains('is-pending') && !n.hidden; }")
 
@@ -98,6 +100,7 @@ def test_share_link_opens_identically_in_another_browser_after_restart(
     new_url = page.evaluate("document.querySelector('.share-url').value")
     assert new_url != url
     page.goto(url)
+    _settled(page)
     assert _snapshot(page) == before
     page.goto(new_url)
     assert page.locator('#tool-form [name="text"]').input_value() == "all again"
