@@ -42,7 +42,7 @@ def encode_loaded_trace(tok: LoadedTokenizer, text: str, scheme: str | None = No
 
 def char_pipeline_trace(tok: LoadedTokenizer, text: str, *, allowed_special: frozenset[str] | None = None,
                         limits: TraceLimits = DEFAULT_TRACE_LIMITS) -> EncodeTrace:
-    return tokenizer_of(tok).trace_chars(text, allowed_special, limits)
+    return tokenizer_of(tok).trace(text, allowed_special, limits, "chars")[0]
 
 
 def decode_loaded(tok: LoadedTokenizer, ids: Sequence[int], *, skip_special: bool = True) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from webapp.tokenizer import TokenizerError
-from webapp.tokenizer.formats import textformats
+from webapp.tokenizer import textformats
 
 
 @pytest.mark.parametrize(

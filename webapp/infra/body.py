@@ -17,7 +17,7 @@ from werkzeug.wsgi import LimitedStream
 
 from webapp.infra.errors import QUOTE_CHARS, ApiError, cut, quote, too_large
 from webapp.tokenizer import load_json
-from webapp.tokenizer.formats.textformats import JsonProblem
+from webapp.tokenizer.textformats import JsonProblem
 
 
 def read_body() -> bytes:

@@ -20,7 +20,7 @@ from webapp.tokenizer import validation
 from webapp.tokenizer.chat.templates import ChatLimits, validate_messages, validate_tools
 from webapp.tokenizer.core.list_order.byte_level import compiled_from_key
 from webapp.tokenizer.errors import json_type
-from webapp.tokenizer.formats.textformats import (
+from webapp.tokenizer.textformats import (
     parse_json,
     parse_byte_merges,
     parse_byte_vocab,

@@ -16,7 +16,7 @@ from flask import g, has_request_context, request, session
 
 from webapp.jobs.store import Job
 from webapp.tokenizer import load_json
-from webapp.tokenizer.formats.textformats import JsonProblem
+from webapp.tokenizer.textformats import JsonProblem
 
 #: The session keeps the tokens of this many newest jobs (the cookie stays small).
 SESSION_JOBS = 16

@@ -246,7 +246,7 @@ def char_trace(active: ActiveTokenizer, text: str, *, limits: TraceLimits) -> An
     tokenizer = active.loaded().stages()
     if not tokenizer.on_chars_page:
         return None
-    return tokenizer.trace_chars(text, None, limits)
+    return tokenizer.trace(text, None, limits, "chars")[0]
 
 
 def char_ids(active: ActiveTokenizer, text: str) -> list[int]:

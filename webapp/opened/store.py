@@ -235,7 +235,7 @@ def warm_preset(name: str) -> Loaded:
     tk.get_tokenizer(name).encode(WARM_TEXT)
     allowed = frozenset(entry.tok.special_tokens)
     if tokenizer.on_chars_page:
-        tokenizer.trace_chars(WARM_TEXT, allowed, tk.TraceLimits.tokens_only(len(WARM_TEXT) + 1))
+        tokenizer.trace(WARM_TEXT, allowed, tk.TraceLimits.tokens_only(len(WARM_TEXT) + 1), "chars")
     elif tokenizer.on_bytes_page:
         tokenizer.trace(WARM_TEXT, allowed, tk.TraceLimits.tokens_only(len(WARM_TEXT.encode("utf-8")) + 1))
     return entry

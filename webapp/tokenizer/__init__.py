@@ -73,7 +73,7 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
     from webapp.tokenizer.vocab.index import VocabIndex
     from webapp.tokenizer.languages.counting import count_languages
     from webapp.tokenizer.compare import compare_spans
-    from webapp.tokenizer.formats.textformats import load_json
+    from webapp.tokenizer.textformats import load_json
 
 
 #: Every exported name -> (the module that defines it, its name there). A name is imported on first
@@ -138,7 +138,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "VocabIndex": ("webapp.tokenizer.vocab.index", "VocabIndex"),
     "count_languages": ("webapp.tokenizer.languages.counting", "count_languages"),
     "compare_spans": ("webapp.tokenizer.compare", "compare_spans"),
-    "load_json": ("webapp.tokenizer.formats.textformats", "load_json"),
+    "load_json": ("webapp.tokenizer.textformats", "load_json"),
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

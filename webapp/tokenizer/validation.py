@@ -1,6 +1,6 @@
 """Validation of everything a user may hand to the tokenizer, in one place.
 
-What it does not do: parse text formats (see `formats/textformats.py`), enforce size
+What it does not do: parse text formats (see `textformats.py`), enforce size
 limits (the web layer's configuration does that), or judge whether odd but
 well-typed input makes sense (a rule naming a token made only later, a
 repeated pair, a `new` below 256 are all valid: the algorithms take rules

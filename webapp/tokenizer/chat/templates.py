@@ -22,7 +22,7 @@ from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.chat.sandbox import Raised, Sandbox, environment
 from webapp.tokenizer.chat.watchdog import TEMPLATE_FILE, WATCHDOG, Timeout, raw_template_line
 from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
-from webapp.tokenizer.formats.textformats import JsonProblem, load_json
+from webapp.tokenizer.textformats import JsonProblem, load_json
 
 FIELD = "chat_template"
 

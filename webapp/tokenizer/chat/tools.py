@@ -17,7 +17,7 @@ from dataclasses import dataclass, field as dataclass_field
 from typing import Any
 
 from webapp.tokenizer.errors import TokenizerError, json_type, short_repr
-from webapp.tokenizer.formats.textformats import MAX_JSON_DEPTH
+from webapp.tokenizer.textformats import MAX_JSON_DEPTH
 
 #: The keys of one tool (OpenAI's and transformers' shape; anything else is likely a mistake, e.g. the
 #: Responses API's flattened `{"type", "name", "parameters"}`).

@@ -9,7 +9,7 @@ import json
 from typing import Any, Mapping
 
 from webapp.tokenizer.errors import TokenizerError, short_repr
-from webapp.tokenizer.formats.textformats import MAX_JSON_DEPTH, JsonProblem, load_json
+from webapp.tokenizer.textformats import MAX_JSON_DEPTH, JsonProblem, load_json
 
 ByteRule = tuple[int, int, int]
 CharRule = tuple[str, str]

@@ -14,7 +14,7 @@ import binascii
 from webapp.tokenizer.formats.common import file_text, file_error, is_int
 from webapp.tokenizer.formats.sentencepiece import looks_like_sentencepiece
 from webapp.tokenizer.formats.tekken import looks_like_tekken
-from webapp.tokenizer.formats.textformats import JsonProblem, load_json
+from webapp.tokenizer.textformats import JsonProblem, load_json
 
 
 def detect_format(content: str | bytes, filename: str | None = None) -> str:

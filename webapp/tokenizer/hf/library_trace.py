@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from webapp.tokenizer.core.list_order.tracing import WINDOW_RADIUS
-from webapp.tokenizer.hf import pipeline as hp
-from webapp.tokenizer.hf.model import LibraryModel, model_piece
+from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.pretokenized import split_text
+from webapp.tokenizer.pieces import Pieces
 from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TraceLimits, TraceStep
 
 
@@ -26,37 +26,20 @@ def library_scheme_ids(model: LibraryModel, tok: LoadedTokenizer, text: str, sch
     return ids
 
 
-def library_trace(
-    tok: LoadedTokenizer, model: LibraryModel, text: str, ids: list[int], *, unit: str,
-    allowed: frozenset[str] | None, scheme: str | None, limits: TraceLimits,
-) -> EncodeTrace:
-    """The trace of `text` (see the module doc); `ids` are the complete ids, computed by the caller.
+def library_trace(tok: LoadedTokenizer, model: LibraryModel, pieces: Pieces, ids: list[int],
+                  limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
+    """The record of the model's run over `pieces` (see the module doc), and the indexes of the added tokens
+    among its recorded tokens; `ids` are the complete ids of the same pieces.
 
-    `unit` "bytes": offsets in UTF-8 bytes of the text the model sees, symbols
-    as ids (the Bytes page); "chars": code point offsets, symbols as token
-    strings (the Characters page).
+    Offsets in `pieces.unit`: "bytes" (symbols as ids, the Bytes page) or "chars" (symbols as token
+    strings, the Characters page).
     """
-    if scheme is None or scheme == tok.pretokenize:
-        pipeline = hp.compile_pipeline(tok.pipeline)
-        parts = pipeline.parts(text, allowed)
-        shown, spans, added = hp.layout(pipeline, parts, unit=unit)
-        pieces = [piece for added_id, value in parts if added_id is None for piece in value]
-        model_pieces = [model_piece(p, pipeline.byte_level, pipeline.spelt_in_alphabet) for p in pieces]
-    else:
-        pieces = split_text(text, scheme) if scheme != "none" else ([text] if text else [])
-        shown, spans, added = text, [], []
-        offset = 0
-        for piece in pieces:
-            size = len(piece.encode("utf-8", "surrogatepass")) if unit == "bytes" else len(piece)
-            spans.append((offset, offset + size))
-            offset += size
-        model_pieces = [tok.unit.spell(p) for p in pieces]
+    unit = pieces.unit
+    spans, model_pieces, added = pieces.spans, pieces.strings, pieces.added
     names = tok.unit.token_names(tok) if unit == "chars" else None
     show = (lambda i: names.get(i, str(i))) if names is not None else (lambda i: i)  # noqa: E731
-    data = shown.encode("utf-8", "surrogatepass")
-
-    def value(start: int, end: int) -> Any:
-        return data[start:end] if unit == "bytes" else shown[start:end]
+    value = pieces.value
+    added_index: list[int] = []
 
     symbol_unit = tok.unit.symbol_unit(unit)
     tokens: list[Token] = []
@@ -70,6 +53,7 @@ def library_trace(
         for a_start in sorted(s for s in added_at if s < start):
             a_end, aid = added_at.pop(a_start)
             if len(tokens) < limits.max_tokens:
+                added_index.append(len(tokens))
                 tokens.append(Token(id=aid, value=value(a_start, a_end), start=a_start, end=a_end))
             initial.append(show(aid))
         symbols, sizes, firings, whole = model.tokenize_trace(piece, symbol_unit)
@@ -110,6 +94,7 @@ def library_trace(
     for a_start in sorted(added_at):
         a_end, aid = added_at[a_start]
         if len(tokens) < limits.max_tokens:
+            added_index.append(len(tokens))
             tokens.append(Token(id=aid, value=value(a_start, a_end), start=a_start, end=a_end))
         initial.append(show(aid))
     return EncodeTrace(
@@ -117,8 +102,8 @@ def library_trace(
         initial=tuple(initial) if len(initial) <= limits.max_sequence else None,
         steps=steps, steps_truncated=steps_truncated, rules_fired=len(fired),
         rules_idle=len(model.merges) - len(fired),
-        pretokens=sorted([*spans, *((s, e) for s, e, _ in added)]), text=shown,
-    )
+        pretokens=pieces.pretokens, text=pieces.shown,
+    ), added_index
 
 
 def _step(rank: int, left: int, right: int, new: int, alive: list[int], current: list[int],

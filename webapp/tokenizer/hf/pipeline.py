@@ -316,7 +316,7 @@ def encode_char_parts(
     pipeline: Pipeline, parts: list[Part], tokens_of: Callable[[str], list[str]],
     vocab: Mapping[str, int], unk_id: int | None,
 ) -> list[int]:
-    """Ids for character-level parts: each piece's tokens looked up; unknown -> unk (or dropped)."""
+    """Ids for character-level parts: each piece's tokens looked up (`char_piece_ids`)."""
     ids: list[int] = []
     cache: dict[str, list[int]] = {}
     for added_id, value in parts:
@@ -326,20 +326,25 @@ def encode_char_parts(
         for piece in value:
             found = cache.get(piece)
             if found is None:
-                found = []
-                # Without an unknown token the library leaves unknown characters
-                # out before merging (their neighbours may then merge).
-                known = piece if unk_id is not None else "".join(ch for ch in piece if ch in vocab)
-                for token in tokens_of(known):
-                    tid = vocab.get(token)
-                    if tid is None:
-                        if unk_id is None or (pipeline.fuse_unk and found and found[-1] == unk_id):
-                            continue
-                        tid = unk_id
-                    found.append(tid)
-                cache[piece] = found
+                found = cache[piece] = char_piece_ids(piece, tokens_of, vocab, unk_id, pipeline.fuse_unk)
             ids.extend(found)
     return ids
+
+
+def char_piece_ids(piece: str, tokens_of: Callable[[str], list[str]], vocab: Mapping[str, int],
+                   unk_id: int | None, fuse_unk: bool) -> list[int]:
+    """One character-level piece's ids: its tokens looked up; unknown -> unk (fused into the unk before it
+    with `fuse_unk`), or, without an unknown token, left out before merging (their neighbours may then merge)."""
+    found: list[int] = []
+    known = piece if unk_id is not None else "".join(ch for ch in piece if ch in vocab)
+    for token in tokens_of(known):
+        tid = vocab.get(token)
+        if tid is None:
+            if unk_id is None or (fuse_unk and found and found[-1] == unk_id):
+                continue
+            tid = unk_id
+        found.append(tid)
+    return found
 
 
 def layout(pipeline: Pipeline, parts: list[Part], *, unit: str) -> tuple[str, list[tuple[int, int]], list[tuple[int, int, int]]]:

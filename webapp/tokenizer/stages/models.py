@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
-from itertools import chain, islice
+from itertools import accumulate, chain, islice
 from typing import Any, Mapping, Protocol, TypeVar
 
 from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, compile_byte_merges
@@ -20,11 +20,11 @@ from webapp.tokenizer.hf import pipeline as hp
 from webapp.tokenizer.hf.library_trace import library_scheme_ids, library_trace
 from webapp.tokenizer.hf.model import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer, Part
-from webapp.tokenizer.stages.special import trace_with_specials
+from webapp.tokenizer.pieces import Pieces, around_added
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.pretokenize.textencode import encode_split, encode_split_batch
-from webapp.tokenizer.traces import EncodeTrace, Token, TraceLimits
+from webapp.tokenizer.traces import EncodeTrace, TraceLimits
 from webapp.tokenizer.validation import validate_text
 
 
@@ -106,19 +106,6 @@ class ListOrderBytes:
         """The file's ids of `data` merged as one piece (no split)."""
         return self.tok.file_ids(self.compiled.encode_bytes(data))
 
-    def trace_pieces(self, text: str, spans: list[tuple[int, int]], limits: TraceLimits) -> EncodeTrace:
-        """The trace of `text` cut at each span's start (its pre-tokens), in the file's ids."""
-        tok = self.tok
-        trace = encode_trace(text, self.compiled, limits=limits, cuts=[start for start, _ in spans],
-                             relabel=relabel_map(tok))
-        if tok.unknown_bytes and tok.unk_id is None:
-            trace = replace(
-                trace,
-                ids=[i for i in trace.ids if i != DROPPED],
-                tokens=[t for t in trace.tokens if t.id != DROPPED],
-            )
-        return replace(trace, pretokens=spans)
-
     def encode_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None) -> list[int]:
         """The file's ids for `text` through its pipeline: added tokens as their ids, pieces merged alone."""
         tok = self.tok
@@ -157,29 +144,32 @@ class ListOrderBytes:
             out.append(tok.file_ids(ids[start:at]))
         return out
 
-    def trace_scheme(self, text: str, scheme: str, allowed: frozenset[str],
-                     limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
-        """The trace of `text` split by a playground scheme, the `allowed` special tokens as one token each
-        (their indexes among the recorded tokens are the second value)."""
-        return trace_with_specials(text, allowed, self.tok.special_tokens, scheme, self.trace_pieces,
-                                   lambda part: self.encode_pieces(part, scheme), limits)
+    def known(self, piece: str) -> str:
+        return piece
 
-    def trace_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None, limits: TraceLimits,
-                    unit: str = "bytes") -> EncodeTrace:
-        """The trace of the text the model sees (normalized, prefixed), in the file's ids."""
-        if unit != "bytes":
-            raise ValueError("a byte-level file in list order is traced in bytes")
-        text = validate_text(text)
-        ids = self.encode_parts(pipeline, text, allowed)
-        parts = pipeline.parts(text, allowed)
-        shown, pretokens, added = hp.layout(pipeline, parts, unit="bytes")
-        cuts = [start for start, _ in pretokens]
-        for start, end, _ in added:
-            cuts.extend(range(start, end))
-        trace = encode_trace(shown, self.compiled, cuts=sorted(cuts), relabel=relabel_map(self.tok), limits=limits)
-        data = shown.encode("utf-8", "surrogatepass")
-        tokens = _added_as_one(trace.tokens, added, lambda start, end: data[start:end], keep_dropped=False)
-        return replace(trace, ids=ids, tokens=tokens, pretokens=pretokens, text=shown)
+    def tokenize(self, pieces: Pieces) -> list[int]:
+        """The file's ids of `pieces`: each run between added tokens merged in one call, cut at each piece."""
+        tok = self.tok
+        data = pieces.encoded
+        drop = bytes(tok.unknown_bytes) if pieces.drop_unknown_first and tok.unk_id is None else b""
+        runs: list[tuple[bytes, list[int]]] = []
+        for run in pieces.runs():
+            chunks = [data[start:end].translate(None, drop) if drop else data[start:end] for start, end in run]
+            runs.append((b"".join(chunks), list(accumulate(map(len, chunks)))))
+        return pieces.in_order(self._encode_runs(runs))
+
+    def record(self, pieces: Pieces, limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
+        """The trace of `pieces` in the file's ids (bytes it has no token for: unk, or left out), and the
+        indexes of the added tokens among its recorded tokens."""
+        tok = self.tok
+
+        def run(text: str, cuts: list[int]) -> EncodeTrace:
+            trace = encode_trace(text, self.compiled, limits=limits, cuts=cuts, relabel=relabel_map(tok))
+            if tok.unknown_bytes and tok.unk_id is None:
+                trace = replace(trace, tokens=[t for t in trace.tokens if t.id != DROPPED])
+            return trace
+
+        return around_added(pieces, run, self.tokenize(pieces), limits)
 
     def visit(self, visitor: ModelVisitor[_R]) -> _R:
         return visitor.in_list_order_bytes(self)
@@ -217,62 +207,43 @@ class ListOrderChars:
     def merge_bytes(self, data: bytes) -> list[int]:
         raise ValueError("character-level rules merge characters, not bytes")
 
-    def trace_scheme(self, text: str, scheme: str, allowed: frozenset[str],
-                     limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
-        raise ValueError("a character-level file is traced through its own pipeline, not a playground scheme")
-
     def encode_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None) -> list[int]:
         tok = self.tok
         return hp.encode_char_parts(pipeline, pipeline.parts(text, allowed), self.compiled.tokens, tok.vocab,
                                     tok.unk_id)
 
-    def trace_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None, limits: TraceLimits,
-                    unit: str = "chars") -> EncodeTrace:
-        """For the Characters page: the trace of what the model sees, code point offsets, in the file's ids."""
-        if unit != "chars":
-            raise ValueError("a character-level file in list order is traced in characters")
+    def known(self, piece: str) -> str:
+        """`piece` as the model reads it: without an unknown token the library leaves unknown characters out
+        before merging (their neighbours may then merge)."""
+        if self.tok.unk_id is not None:
+            return piece
+        vocab = self.tok.vocab
+        return "".join(ch for ch in piece if ch in vocab)
+
+    def tokenize(self, pieces: Pieces) -> list[int]:
+        """The file's ids of `pieces` (character offsets): each piece's tokens looked up."""
         tok = self.tok
-        text = validate_text(text)
-        ids = self.encode_parts(pipeline, text, allowed)
+        text = pieces.text
+        return pieces.in_order([
+            [i for start, end in run for i in hp.char_piece_ids(text[start:end], self.compiled.tokens, tok.vocab, tok.unk_id,
+                                                                 pieces.fuse_unk)]
+            for run in pieces.runs()])
+
+    def record(self, pieces: Pieces, limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
+        """The trace of `pieces` (code point offsets) in the file's ids, and the added tokens' indexes."""
+        tok = self.tok
         vocab = dict(tok.vocab)
-        parts = pipeline.parts(text, allowed)
-        if tok.unk_id is None:  # the library leaves unknown characters out before merging
-            parts = [p if p[0] is not None else (None, ["".join(ch for ch in piece if ch in vocab) for piece in p[1]])
-                     for p in parts]
-        shown, pretokens, added = hp.layout(pipeline, parts, unit="chars")
-        pretokens = [(s, e) for s, e in pretokens if e > s]
-        cuts = [start for start, _ in pretokens]
-        if tok.unk_id is not None:
-            for ch in set(shown).difference(vocab):
-                vocab[ch] = tok.unk_id
-        for start, end, aid in added:
-            cuts.extend(range(start, end))
-            for ch in shown[start:end]:
-                vocab.setdefault(ch, aid)  # (shown as one token below; the lookup must not fail)
-        trace = encode_text_trace(shown, vocab, list(tok.merges), cuts=sorted(cuts), limits=limits)
-        tokens = _added_as_one(trace.tokens, added, lambda start, end: shown[start:end], keep_dropped=True)
-        return replace(trace, ids=ids, tokens=tokens, pretokens=pretokens, text=shown)
+
+        def run(text: str, cuts: list[int]) -> EncodeTrace:
+            if tok.unk_id is not None:
+                for ch in set(text).difference(vocab):
+                    vocab[ch] = tok.unk_id
+            return encode_text_trace(text, vocab, list(tok.merges), cuts=cuts, limits=limits)
+
+        return around_added(pieces, run, self.tokenize(pieces), limits)
 
     def visit(self, visitor: ModelVisitor[_R]) -> _R:
         return visitor.in_list_order_chars(self)
-
-
-def _added_as_one(tokens: list[Token], added: list[tuple[int, int, int]], value: Any, *,
-                  keep_dropped: bool) -> list[Token]:
-    """A trace's tokens with each added token's span (cut at every unit) shown as one token with its id."""
-    at = {start: (end, aid) for start, end, aid in added}
-    out: list[Token] = []
-    skip_to = -1
-    for token in tokens:
-        if token.start < skip_to:
-            continue
-        if token.start in at:
-            end, aid = at[token.start]
-            out.append(Token(id=aid, value=value(token.start, end), start=token.start, end=end))
-            skip_to = end
-        elif keep_dropped or token.id != DROPPED:
-            out.append(token)
-    return out
 
 
 class LibraryOrder:
@@ -303,25 +274,6 @@ class LibraryOrder:
     def merge_bytes(self, data: bytes) -> list[int]:
         raise ValueError("a file in the library's order merges its own symbols, not raw bytes")
 
-    def trace_scheme(self, text: str, scheme: str, allowed: frozenset[str],
-                     limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
-        """The trace of `text` split by a playground scheme (the whole text's pieces: no special token is
-        split out, as its ids say), merges in the order they fire; special tokens found by id."""
-        text = validate_text(text)
-        ids = self.encode_pieces(text, scheme)
-        trace = library_trace(self.tok, self.library, text, ids, unit="bytes", allowed=allowed, scheme=scheme,
-                              limits=limits)
-        return trace, special_positions(trace, self.tok.special_tokens)
-
-    def trace_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None, limits: TraceLimits,
-                    unit: str = "bytes") -> EncodeTrace:
-        """The trace of the text the file's pipeline gives the model (`unit` "bytes" for the Bytes page,
-        "chars" for the Characters page), merges in the order they fire."""
-        text = validate_text(text)
-        ids = self.encode_parts(pipeline, text, allowed)
-        return library_trace(self.tok, self.library, text, ids, unit=unit, allowed=allowed, scheme=None,
-                             limits=limits)
-
     def encode_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None) -> list[int]:
         """The ids of parts whose pieces are spelt for the model (`Pipeline.parts(for_model=True)`)."""
         parts = pipeline.parts(text, allowed, for_model=True)
@@ -337,14 +289,20 @@ class LibraryOrder:
                 out.extend(islice(each, len(value)))
         return list(chain.from_iterable(out))
 
+    def known(self, piece: str) -> str:
+        return piece
+
+    def tokenize(self, pieces: Pieces) -> list[int]:
+        """The ids of `pieces`: every ordinary piece to the model together, the added tokens' ids between."""
+        each = iter(self.library.piece_ids(pieces.strings))
+        return pieces.in_order([list(chain.from_iterable(islice(each, len(run)))) for run in pieces.runs()])
+
+    def record(self, pieces: Pieces, limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
+        """The trace of `pieces`, merges in the order they fire, and the added tokens' indexes."""
+        return library_trace(self.tok, self.library, pieces, self.tokenize(pieces), limits)
+
     def visit(self, visitor: ModelVisitor[_R]) -> _R:
         return visitor.in_library_order(self)
-
-
-def special_positions(trace: EncodeTrace, special_tokens: Mapping[str, int]) -> list[int]:
-    """The indexes of the recorded tokens whose id is a special token's."""
-    ids = set(special_tokens.values())
-    return [i for i, t in enumerate(trace.tokens) if t.id in ids]
 
 
 #: A file's model in the library's order, kept with the loaded tokenizer (a reader that builds it with the
@@ -362,4 +320,4 @@ def _build_model(tok: LoadedTokenizer) -> LibraryModel:
     return LibraryModel(strings, rules, tok.model, tok.unk_id)
 
 
-__all__ = ["DROPPED", "LIBRARY_MODEL", "ModelVisitor", "special_positions", "LibraryOrder", "ListOrderBytes", "ListOrderChars", "library_model", "relabel_map"]
+__all__ = ["DROPPED", "LIBRARY_MODEL", "ModelVisitor", "LibraryOrder", "ListOrderBytes", "ListOrderChars", "library_model", "relabel_map"]

@@ -6,15 +6,12 @@ Decisions and details: docs/engine.md, "Module notes".
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping
 
 import regex
 
 from webapp.tokenizer.caches import BoundedCache
 from webapp.tokenizer.errors import TokenizerError
-from webapp.tokenizer.pretokenize.pretokenized import split_pretokens
-from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TraceLimits
 
 
 def allowed_set(allowed_special: Any, special_tokens: Mapping[str, int]) -> frozenset[str]:
@@ -92,87 +89,6 @@ def split_special(text: str, allowed: frozenset[str]) -> list[tuple[str, bool]]:
     if start < len(text):
         out.append((text[start:], False))
     return out
-
-
-def _shift_node(node: MergeNode, delta: int) -> MergeNode:
-    return replace(
-        node,
-        start=node.start + delta,
-        end=node.end + delta,
-        children=tuple(_shift_node(child, delta) for child in node.children),
-    )
-
-
-def trace_with_specials(
-    text: str,
-    allowed: frozenset[str],
-    special_tokens: Mapping[str, int],
-    scheme: str,
-    trace_pieces: Callable[[str, list[tuple[int, int]], TraceLimits], EncodeTrace],
-    encode_part: Callable[[str], list[int]],
-    limits: TraceLimits,
-) -> tuple[EncodeTrace, list[int]]:
-    """The trace of `text` with allowed special tokens, and which recorded tokens are special (their indexes)."""
-    parts = split_special(text, allowed)
-    if not any(special for _, special in parts):
-        spans = split_pretokens(text, scheme) if scheme != "none" else []
-        return trace_pieces(text, spans, limits), []
-    pretokens: list[tuple[int, int]] = []  # in the ordinary text's byte offsets
-    specials: list[tuple[int, int, str]] = []  # (ordinary offset, offset in text, token)
-    offset = 0  # in the ordinary text
-    full = 0  # in text
-    for part, special in parts:
-        size = len(part.encode("utf-8", "surrogatepass"))
-        if special:
-            specials.append((offset, full, part))
-        elif scheme != "none":
-            pretokens.extend((offset + a, offset + b) for a, b in split_pretokens(part, scheme))
-        else:
-            pretokens.append((offset, offset + size))
-        if not special:
-            offset += size
-        full += size
-    ordinary_text = "".join(part for part, special in parts if not special)
-    trace = trace_pieces(ordinary_text, pretokens, limits)
-
-    def delta_at(position: int) -> int:
-        """Bytes of the special tokens that stand before ordinary offset `position`."""
-        return sum(len(token.encode("utf-8")) for at, _, token in specials if at <= position)
-
-    tokens: list[Token] = []
-    special_index: list[int] = []
-    waiting = list(specials)
-
-    def put_special(item: tuple[int, int, str]) -> None:
-        _, start, token = item
-        data = token.encode("utf-8")
-        special_index.append(len(tokens))
-        tokens.append(Token(id=special_tokens[token], value=data, start=start, end=start + len(data)))
-
-    for token in trace.tokens:
-        while waiting and waiting[0][0] <= token.start:
-            put_special(waiting.pop(0))
-        delta = delta_at(token.start)
-        tokens.append(
-            replace(
-                token,
-                start=token.start + delta,
-                end=token.end + delta,
-                tree=_shift_node(token.tree, delta) if token.tree is not None else None,
-            )
-        )
-    if not trace.tokens_truncated:
-        for item in waiting:
-            put_special(item)
-    tokens = tokens[:limits.max_tokens]
-    special_index = [i for i in special_index if i < len(tokens)]
-    # The complete ids, specials in place (cheap: the segments are cached by now).
-    ids = encode_with_specials(text, allowed, special_tokens, encode_part)
-    all_pretokens = [(a + delta_at(a), b + delta_at(a)) for a, b in pretokens]
-    all_pretokens += [(start, start + len(token.encode("utf-8"))) for _, start, token in specials]
-    all_pretokens.sort()
-    trace = replace(trace, ids=ids, tokens=tokens, tokens_truncated=len(ids) > len(tokens), pretokens=all_pretokens)
-    return trace, special_index
 
 
 def encode_with_specials(text: str, allowed: frozenset[str], special_tokens: Mapping[str, int],

@@ -8,12 +8,14 @@ Decisions and details: docs/engine.md, "Module notes".
 
 from __future__ import annotations
 
-from typing import Mapping, Protocol, TypeVar
+from typing import Callable, Mapping, Protocol, TypeVar
 
 from webapp.tokenizer.hf import pipeline as hp
-from webapp.tokenizer.stages.models import ListOrderChars, special_positions
+from webapp.tokenizer.hf.model import model_piece
+from webapp.tokenizer.pretokenize.pretokenized import split_text
+from webapp.tokenizer.stages.models import ListOrderChars
+from webapp.tokenizer.pieces import Pieces
 from webapp.tokenizer.stages.special import encode_with_specials, split_special
-from webapp.tokenizer.traces import EncodeTrace, TraceLimits
 from webapp.tokenizer.validation import validate_text
 
 
@@ -24,17 +26,13 @@ class SchemeModel(Protocol):
 
     def encode_pieces_batch(self, texts: list[str], scheme: str) -> list[list[int]]: ...
 
-    def trace_scheme(self, text: str, scheme: str, allowed: frozenset[str],
-                     limits: TraceLimits) -> tuple[EncodeTrace, list[int]]: ...
-
 
 class PipelineModel(Protocol):
     """What a model offers a tokenizer.json's pipeline (every model in models.py has it)."""
 
     def encode_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None) -> list[int]: ...
 
-    def trace_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None, limits: TraceLimits,
-                    unit: str = ...) -> EncodeTrace: ...
+    def known(self, piece: str) -> str: ...
 
 
 _R = TypeVar("_R", covariant=True)
@@ -54,10 +52,12 @@ class SplitVisitor(Protocol[_R]):
 class PlaygroundSplit:
     """Special tokens by `split_special`, then a playground scheme's split, each piece merged alone."""
 
-    def __init__(self, model: SchemeModel, scheme: str, special_tokens: Mapping[str, int]) -> None:
+    def __init__(self, model: SchemeModel, scheme: str, special_tokens: Mapping[str, int],
+                 spell: Callable[[str], str]) -> None:
         self.model = model
         self.scheme = scheme
         self.special_tokens = special_tokens
+        self.spell = spell  # (a piece as a library-order model reads it)
 
     def encode(self, text: str, allowed: frozenset[str] | None) -> list[int]:
         scheme = self.scheme
@@ -80,11 +80,27 @@ class PlaygroundSplit:
             out.append(ids)
         return out
 
-    def trace(self, text: str, allowed: frozenset[str] | None, limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
-        return self.model.trace_scheme(text, self.scheme, allowed or frozenset(), limits)
-
-    def trace_chars(self, text: str, allowed: frozenset[str] | None, limits: TraceLimits) -> EncodeTrace:
-        raise ValueError("a playground scheme's trace is in bytes; the Characters page traces a file's pipeline")
+    def pieces(self, text: str, allowed: frozenset[str] | None, unit: str) -> Pieces:
+        """The allowed special tokens as added tokens, the text between them split by the scheme ("none": one
+        piece). Its pre-tokens: the pieces and the special tokens, none when nothing split the text."""
+        spans: list[tuple[int, int]] = []
+        strings: list[str] = []
+        added: list[tuple[int, int, int]] = []
+        offset = 0
+        for part, special in split_special(text, allowed or frozenset()):
+            if special:
+                size = _size(part, unit)
+                added.append((offset, offset + size, self.special_tokens[part]))
+                offset += size
+                continue
+            for piece in split_text(part, self.scheme) if self.scheme != "none" else [part]:
+                size = _size(piece, unit)
+                spans.append((offset, offset + size))
+                strings.append(self.spell(piece))
+                offset += size
+        split = self.scheme != "none" or bool(added)
+        pretokens = sorted([*spans, *((s, e) for s, e, _ in added)]) if split else []
+        return Pieces(text, unit, spans, strings, added, pretokens)
 
     def visit(self, visitor: SplitVisitor[_R]) -> _R:
         return visitor.playground_split(self)
@@ -104,13 +120,19 @@ class FilePipeline:
     def encode_batch(self, texts: list[str], allowed: frozenset[str] | None) -> list[list[int]]:
         return [self.encode(text, allowed) for text in texts]
 
-    def trace(self, text: str, allowed: frozenset[str] | None, limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
-        """Offsets in the text the model sees (`trace.text`); the added tokens found by their ids."""
-        trace = self.model.trace_parts(self.pipeline, text, allowed, limits, "bytes")
-        return trace, special_positions(trace, self.special_tokens)
-
-    def trace_chars(self, text: str, allowed: frozenset[str] | None, limits: TraceLimits) -> EncodeTrace:
-        return self.model.trace_parts(self.pipeline, text, allowed, limits, "chars")
+    def pieces(self, text: str, allowed: frozenset[str] | None, unit: str) -> Pieces:
+        """The file's added tokens and pre-tokenizer's pieces, offsets in the text its model sees (normalized,
+        prefixed); the pieces as the model reads them."""
+        pipeline = self.pipeline
+        parts: list[hp.Part] = [(aid, value) if aid is not None else (None, [self.model.known(p) for p in value])
+                                for aid, value in pipeline.parts(text, allowed)]
+        shown, spans, added = hp.layout(pipeline, parts, unit=unit)
+        pieces = [piece for aid, value in parts if aid is None for piece in value]
+        kept = [(span, piece) for span, piece in zip(spans, pieces) if span[1] > span[0]]
+        strings = [model_piece(piece, pipeline.byte_level, pipeline.spelt_in_alphabet) for _, piece in kept]
+        spans = [span for span, _ in kept]
+        return Pieces(shown, unit, spans, strings, added, sorted([*spans, *((s, e) for s, e, _ in added)]),
+                      rewritten=True, fuse_unk=pipeline.fuse_unk, drop_unknown_first=True)
 
     def visit(self, visitor: SplitVisitor[_R]) -> _R:
         return visitor.file_pipeline(self)
@@ -128,14 +150,17 @@ class WholeText:
     def encode_batch(self, texts: list[str], allowed: frozenset[str] | None) -> list[list[int]]:
         return [self.encode(text, allowed) for text in texts]
 
-    def trace(self, text: str, allowed: frozenset[str] | None, limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
-        raise ValueError("a character-level file without a pipeline is traced by the Characters page's rules")
-
-    def trace_chars(self, text: str, allowed: frozenset[str] | None, limits: TraceLimits) -> EncodeTrace:
-        raise ValueError("a character-level file without a pipeline is traced by the Characters page's rules")
+    def pieces(self, text: str, allowed: frozenset[str] | None, unit: str) -> Pieces:
+        """The whole text, one piece."""
+        whole = [(0, _size(text, unit))] if text else []
+        return Pieces(text, unit, whole, [text] if text else [], [], [])
 
     def visit(self, visitor: SplitVisitor[_R]) -> _R:
         return visitor.whole_text(self)
+
+
+def _size(text: str, unit: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass")) if unit == "bytes" else len(text)
 
 
 __all__ = ["FilePipeline", "PipelineModel", "PlaygroundSplit", "SchemeModel", "SplitVisitor", "WholeText"]

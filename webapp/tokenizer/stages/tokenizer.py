@@ -49,14 +49,14 @@ class Tokenizer:
         """`encode` of each text (split byte-level text: all of them together, which is faster than a loop)."""
         return self.split.encode_batch(texts, allowed)
 
-    def trace(self, text: str, allowed: frozenset[str] | None, limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
-        """The Bytes page's trace (byte offsets; of the text the model sees, for a tokenizer.json) and
-        the indexes of the special tokens among its recorded tokens."""
-        return self.split.trace(text, allowed, limits)
-
-    def trace_chars(self, text: str, allowed: frozenset[str] | None, limits: TraceLimits) -> EncodeTrace:
-        """The Characters page's trace of a tokenizer.json (code point offsets of the text the model sees)."""
-        return self.split.trace_chars(text, allowed, limits)
+    def trace(self, text: str, allowed: frozenset[str] | None, limits: TraceLimits,
+              unit: str = "bytes") -> tuple[EncodeTrace, list[int]]:
+        """The model's run over the pieces of `text`, recorded (offsets in the text the model sees, `trace.text`
+        when that is not `text`; `unit` "bytes" for the Bytes page, "chars" for the Characters page), and
+        the indexes of the added (special) tokens among its recorded tokens."""
+        if not (self.on_bytes_page if unit == "bytes" else self.on_chars_page):
+            raise ValueError(f"the {unit} page does not show this tokenizer ({self.model.kind})")
+        return self.model.record(self.split.pieces(validate_text(text), allowed, unit), limits)
 
     def shows_on(self, page: str) -> bool:
         """Can the page ("bytes" or "chars") run its model (byte-level rules or any file in the library's
@@ -189,7 +189,7 @@ def _stages_of(tok: LoadedTokenizer, model: Model, scheme: str | None) -> Tokeni
     elif isinstance(model, ListOrderChars) and pipeline is None:
         split = WholeText(model)
     else:
-        split = PlaygroundSplit(model, scheme or tok.pretokenize, tok.special_tokens)
+        split = PlaygroundSplit(model, scheme or tok.pretokenize, tok.special_tokens, tok.unit.spell)
     return Tokenizer(tok, split, model, pipeline)
 
 

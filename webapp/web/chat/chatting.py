@@ -24,7 +24,7 @@ from webapp.tokenizer import (
 from webapp.tokenizer.chat.process import render_chat_isolated
 from webapp.tokenizer.chat.tools import json_chars
 from webapp.tokenizer.chat.templates import MESSAGE_EXTRAS, PRESET_CHAT_PACKAGES, check_rendered
-from webapp.tokenizer.formats.textformats import JsonProblem
+from webapp.tokenizer.textformats import JsonProblem
 from webapp.tokenizer.stages import split_special
 
 #: The roles the Chat view offers (any string is accepted).

@@ -45,7 +45,7 @@ from webapp.tokenizer.formats import (
     with_pretokenize,
 )
 from webapp.tokenizer.formats.sentencepiece import is_sentencepiece
-from webapp.tokenizer.formats.textformats import JsonProblem
+from webapp.tokenizer.textformats import JsonProblem
 from webapp.tokenizer.pretokenize.patterns import check_scheme
 
 bp = Blueprint("files", __name__)
@@ -119,7 +119,7 @@ def _encode_answer(entry: Any, data: dict[str, Any], text: str) -> Response:
         allowed = allowed_set(
             inputs.read_allowed_special(data.get("allowed_special", own.special_default)),
             entry.tok.special_tokens)
-        char_trace = own.trace_chars(text, allowed, TraceLimits.tokens_only(len(text) + 1))
+        char_trace = own.trace(text, allowed, TraceLimits.tokens_only(len(text) + 1), "chars")[0]
         return jsonify({"ids": char_trace.ids, "tokens": [str(t.value) for t in char_trace.tokens],
                         "model_text": char_trace.text})
     if not own.takes_page_scheme:  # (a character-level file without a pipeline: the whole text, no scheme)

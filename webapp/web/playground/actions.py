@@ -13,7 +13,7 @@ from webapp import tokenizer as tk
 from webapp.infra import inputs
 from webapp.opened import active as act
 from webapp.tokenizer import ImpliedVocab, TokenizerError
-from webapp.tokenizer.formats.textformats import format_byte_vocab, format_char_vocab, format_ids
+from webapp.tokenizer.textformats import format_byte_vocab, format_char_vocab, format_ids
 from webapp.web.chat import chatting
 from webapp.web.compare import page as compare
 

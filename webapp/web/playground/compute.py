@@ -22,7 +22,7 @@ from webapp.web.common import train_views as tv
 from webapp.web.common import trace_views
 from webapp.web.common import viewmodels as vm
 from webapp.tokenizer import ImpliedVocab, TokenizerError, split_text
-from webapp.tokenizer.formats.textformats import (
+from webapp.tokenizer.textformats import (
     format_char_merges,
     format_char_vocab,
     format_ids,

@@ -18,7 +18,7 @@ from webapp.jobs.thresholds import rule_count, text_chars
 from webapp.web.api.kinds import chars_are_heavy, train_job, training_trace_of
 from webapp.web.playground import compute, fields
 from webapp.tokenizer import TokenizerError
-from webapp.tokenizer.formats.textformats import format_ids
+from webapp.tokenizer.textformats import format_ids
 
 #: the done view that shows each page's job
 PAGE_VIEWS = {"bytes": "page-bytes", "chars": "page-chars", "train": "train"}

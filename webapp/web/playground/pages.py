@@ -33,7 +33,7 @@ from webapp.web.playground.fields import (
 )
 from webapp.web.common.tools import FILE_TOOLS, TOOLS, template_constants
 from webapp.tokenizer import TokenizerError, is_installed
-from webapp.tokenizer.formats.textformats import format_ids
+from webapp.tokenizer.textformats import format_ids
 
 bp = Blueprint("pages", __name__)
 

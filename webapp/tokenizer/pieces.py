@@ -1,0 +1,142 @@
+"""The seam between a splitter and a model: one text cut once into the pieces its model sees.
+
+A splitter (stages/splitters.py) makes `Pieces`; a model (stages/models.py) turns them into
+ids, or records its run over them as a Trace. `around_added` puts the added
+tokens back into a record made over the text between them.
+What it does not do: split text or merge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Callable
+
+from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TraceLimits
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """`text` as its model sees it (normalized and prefixed for a file's pipeline), offsets in `unit`
+    ("bytes": UTF-8, "chars": code points): the ordinary pieces' `spans` with each as its model reads it
+    (`strings`: spelt in the byte alphabet for a library-order model), and the `added` tokens
+    (start, end, id), each one token that no merge touches. `fuse_unk`: the file's model fuses unknown
+    characters into one unknown token (`drop_unknown_first`: its bytes with no token are left out before
+    merging, not after). `pretokens`: the spans a trace reports as its pre-tokens."""
+
+    text: str
+    unit: str
+    spans: list[tuple[int, int]]
+    strings: list[str]
+    added: list[tuple[int, int, int]]
+    pretokens: list[tuple[int, int]]
+    rewritten: bool = False  # `text` is the splitter's own (a file's normalizer, prefix), not the input
+    fuse_unk: bool = False
+    drop_unknown_first: bool = False  # bytes with no token left out before merging (the library's way)
+
+    @cached_property
+    def encoded(self) -> bytes:
+        return self.text.encode("utf-8", "surrogatepass")
+
+    @property
+    def shown(self) -> str | None:
+        """A trace's `text`: the text its offsets index, None when that is the input itself."""
+        return self.text if self.rewritten else None
+
+    def value(self, start: int, end: int) -> bytes | str:
+        """A token's value: its bytes (offsets in bytes) or its characters."""
+        return self.encoded[start:end] if self.unit == "bytes" else self.text[start:end]
+
+    def runs(self) -> list[list[tuple[int, int]]]:
+        """The ordinary spans in runs, one run between two added tokens (a run may be empty)."""
+        runs: list[list[tuple[int, int]]] = [[]]
+        added = iter(sorted(self.added))
+        nxt = next(added, None)
+        for span in self.spans:
+            while nxt is not None and nxt[0] < span[1] and nxt[0] <= span[0]:
+                runs.append([])
+                nxt = next(added, None)
+            runs[-1].append(span)
+        while nxt is not None:
+            runs.append([])
+            nxt = next(added, None)
+        return runs
+
+    def in_order(self, run_ids: list[list[int]]) -> list[int]:
+        """The ids of each run (as `runs` gives them) with the added tokens' ids between them."""
+        ids = list(run_ids[0])
+        for (_, _, aid), more in zip(sorted(self.added), run_ids[1:]):
+            ids.append(aid)
+            ids.extend(more)
+        return ids
+
+
+def around_added(pieces: Pieces, record: Callable[[str, list[int]], EncodeTrace], ids: list[int],
+                 limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
+    """A model's record over the text between the added tokens (`record(ordinary text, piece starts)`),
+    with the added tokens put back in place as one token each; `ids` are the complete ids. Also the indexes
+    of the added tokens among the recorded tokens."""
+    added = sorted(pieces.added)
+    if pieces.unit == "bytes":
+        data = pieces.encoded
+        kept = b"".join(data[a:b] for a, b in _between(added, len(data)))
+        ordinary = kept.decode("utf-8", "surrogatepass")
+    else:
+        ordinary = "".join(pieces.text[a:b] for a, b in _between(added, len(pieces.text)))
+    removed: list[tuple[int, int, int, int]] = []  # (ordinary offset, start, end, id)
+    gone = 0
+    for start, end, aid in added:
+        removed.append((start - gone, start, end, aid))
+        gone += end - start
+
+    def delta_at(position: int) -> int:
+        """The units of the added tokens that stand before ordinary offset `position`."""
+        return sum(end - start for at, start, end, _ in removed if at <= position)
+
+    def to_ordinary(position: int) -> int:
+        return position - sum(end - start for _, start, end, _ in removed if end <= position)
+
+    trace = record(ordinary, [to_ordinary(start) for start, _ in pieces.spans])
+    tokens: list[Token] = []
+    added_at: list[int] = []
+    waiting = list(removed)
+
+    def put_added() -> None:
+        _, start, end, aid = waiting.pop(0)
+        added_at.append(len(tokens))
+        tokens.append(Token(id=aid, value=pieces.value(start, end), start=start, end=end))
+
+    for token in trace.tokens:
+        while waiting and waiting[0][0] <= token.start:
+            put_added()
+        delta = delta_at(token.start)
+        tokens.append(replace(token, start=token.start + delta, end=token.end + delta,
+                              tree=_shifted(token.tree, delta) if token.tree is not None else None))
+    if not trace.tokens_truncated:
+        while waiting:
+            put_added()
+    tokens = tokens[:limits.max_tokens]
+    added_at = [i for i in added_at if i < len(tokens)]
+    steps = [replace(step, window_start=step.window_start + delta_at(step.window_start))
+             if step.window_start is not None and removed else step for step in trace.steps]
+    return replace(trace, ids=ids, tokens=tokens, tokens_truncated=len(ids) > len(tokens), steps=steps,
+                   pretokens=pieces.pretokens, text=pieces.shown), added_at
+
+
+def _between(added: list[tuple[int, int, int]], size: int) -> list[tuple[int, int]]:
+    """The stretches of [0, size) outside the added tokens' spans."""
+    out: list[tuple[int, int]] = []
+    at = 0
+    for start, end, _ in added:
+        out.append((at, start))
+        at = end
+    out.append((at, size))
+    return out
+
+
+def _shifted(node: MergeNode, delta: int) -> MergeNode:
+    return replace(node, start=node.start + delta, end=node.end + delta,
+                   children=tuple(_shifted(child, delta) for child in node.children))
+
+
+__all__ = ["Pieces", "around_added"]
