@@ -71,11 +71,11 @@ class Pieces:
         return ids
 
 
-def around_added(pieces: Pieces, record: Callable[[str, list[int]], EncodeTrace], ids: list[int],
+def around_added(pieces: Pieces, record: Callable[[str, list[int]], EncodeTrace], ids: list[int] | None,
                  limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
     """A model's record over the text between the added tokens (`record(ordinary text, piece starts)`),
-    with the added tokens put back in place as one token each; `ids` are the complete ids. Also the indexes
-    of the added tokens among the recorded tokens."""
+    with the added tokens put back in place as one token each; `ids`: the complete ids (None: the record's
+    own, when there is no added token). Also the indexes of the added tokens among the recorded tokens."""
     added = sorted(pieces.added)
     if pieces.unit == "bytes":
         data = pieces.encoded
@@ -97,6 +97,9 @@ def around_added(pieces: Pieces, record: Callable[[str, list[int]], EncodeTrace]
         return position - sum(end - start for _, start, end, _ in removed if end <= position)
 
     trace = record(ordinary, [to_ordinary(start) for start, _ in pieces.spans])
+    if ids is None:  # (a record over text with added tokens taken out lacks their ids: the caller gives them)
+        assert not added
+        ids = trace.ids
     tokens: list[Token] = []
     added_at: list[int] = []
     waiting = list(removed)

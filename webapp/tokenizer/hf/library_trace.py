@@ -26,10 +26,10 @@ def library_scheme_ids(model: LibraryModel, tok: LoadedTokenizer, text: str, sch
     return ids
 
 
-def library_trace(tok: LoadedTokenizer, model: LibraryModel, pieces: Pieces, ids: list[int],
+def library_trace(tok: LoadedTokenizer, model: LibraryModel, pieces: Pieces,
                   limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
     """The record of the model's run over `pieces` (see the module doc), and the indexes of the added tokens
-    among its recorded tokens; `ids` are the complete ids of the same pieces.
+    among its recorded tokens. The ids are the run's own, complete whatever the limits.
 
     Offsets in `pieces.unit`: "bytes" (symbols as ids, the Bytes page) or "chars" (symbols as token
     strings, the Characters page).
@@ -40,6 +40,7 @@ def library_trace(tok: LoadedTokenizer, model: LibraryModel, pieces: Pieces, ids
     show = (lambda i: names.get(i, str(i))) if names is not None else (lambda i: i)  # noqa: E731
     value = pieces.value
     added_index: list[int] = []
+    ids: list[int] = []
 
     symbol_unit = tok.unit.symbol_unit(unit)
     tokens: list[Token] = []
@@ -56,6 +57,7 @@ def library_trace(tok: LoadedTokenizer, model: LibraryModel, pieces: Pieces, ids
                 added_index.append(len(tokens))
                 tokens.append(Token(id=aid, value=value(a_start, a_end), start=a_start, end=a_end))
             initial.append(show(aid))
+            ids.append(aid)
         symbols, sizes, firings, whole = model.tokenize_trace(piece, symbol_unit)
         nodes: list[MergeNode | None] = []
         at = start
@@ -87,6 +89,7 @@ def library_trace(tok: LoadedTokenizer, model: LibraryModel, pieces: Pieces, ids
             current[left] = new
             if alive is not None:
                 alive.remove(right)
+        ids.extend(token_id for node, token_id in zip(nodes, current) if node is not None)
         for node, token_id in zip(nodes, current):
             if node is not None and len(tokens) < limits.max_tokens:
                 tokens.append(Token(id=token_id, value=value(node.start, node.end),
@@ -97,6 +100,7 @@ def library_trace(tok: LoadedTokenizer, model: LibraryModel, pieces: Pieces, ids
             added_index.append(len(tokens))
             tokens.append(Token(id=aid, value=value(a_start, a_end), start=a_start, end=a_end))
         initial.append(show(aid))
+        ids.append(aid)
     return EncodeTrace(
         ids=ids, tokens=tokens, tokens_truncated=len(ids) > len(tokens),
         initial=tuple(initial) if len(initial) <= limits.max_sequence else None,

@@ -166,9 +166,14 @@ class ListOrderBytes:
         def run(text: str, cuts: list[int]) -> EncodeTrace:
             trace = encode_trace(text, self.compiled, limits=limits, cuts=cuts, relabel=relabel_map(tok))
             if tok.unknown_bytes and tok.unk_id is None:
-                trace = replace(trace, tokens=[t for t in trace.tokens if t.id != DROPPED])
+                trace = replace(trace, ids=[i for i in trace.ids if i != DROPPED],
+                                tokens=[t for t in trace.tokens if t.id != DROPPED])
             return trace
 
+        if not pieces.added and not (pieces.drop_unknown_first and tok.unknown_bytes and tok.unk_id is None):
+            # One run gives the ids and the record (an added token's id, or a byte left out before
+            # merging, would need the ids of the text around it: tokenize's).
+            return around_added(pieces, run, None, limits)
         return around_added(pieces, run, self.tokenize(pieces), limits)
 
     def visit(self, visitor: ModelVisitor[_R]) -> _R:
@@ -298,8 +303,9 @@ class LibraryOrder:
         return pieces.in_order([list(chain.from_iterable(islice(each, len(run)))) for run in pieces.runs()])
 
     def record(self, pieces: Pieces, limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
-        """The trace of `pieces`, merges in the order they fire, and the added tokens' indexes."""
-        return library_trace(self.tok, self.library, pieces, self.tokenize(pieces), limits)
+        """The trace of `pieces`, merges in the order they fire (the run gives the ids too), and the added
+        tokens' indexes."""
+        return library_trace(self.tok, self.library, pieces, limits)
 
     def visit(self, visitor: ModelVisitor[_R]) -> _R:
         return visitor.in_library_order(self)
