@@ -9,11 +9,11 @@ checkout's .venv, node_modules and instance/ (the prepared presets and
 languages; their files are named by format version, so each revision reads
 its own). Each benchmark runs with the same arguments in the base tree and in
 this one, alternating, `--rounds` times; nothing else should run meanwhile.
-Printed: each run's output, then one table of the figures that end in "x"
-(every benchmark here prints its speed as a ratio against a reference timed
-in the same process) and the change of each, line by line, where a line reads
-the same in both revisions once its numbers are taken out. Exits 1 when a
-benchmark fails in either tree.
+Printed: each run's output, then one table of every figure of a line that
+reads the same in both revisions once its numbers are taken out (a time, a
+size, a ratio: each benchmark here also prints its speed as a ratio against a
+reference timed in the same process, the figure to compare across runs), with
+the change of each. Exits 1 when a benchmark fails in either tree.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,8 +43,8 @@ BENCHMARKS: dict[str, list[str]] = {
     "worker memory": ["measure_workers_memory.py"],
 }
 
-RATIO = re.compile(r"(\d+(?:\.\d+)?)x\b")
-NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+#: A figure: digits not inside a name (the 100 of cl100k_base, the 3 of llama3).
+NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 
 
 def worktree(base: str) -> Path:
@@ -66,14 +67,21 @@ def run(tree: Path, command: list[str]) -> tuple[int, str]:
     return done.returncode, done.stdout + (done.stderr[-2000:] if done.returncode else "")
 
 
-def ratio_lines(output: str) -> dict[str, list[float]]:
-    """{a line with its numbers taken out: the ratios it prints}, for lines that print ratios."""
+def figure_lines(output: str) -> dict[str, list[float]]:
+    """{a line with its figures taken out: the figures}, for the lines that print any."""
     found: dict[str, list[float]] = {}
     for line in output.splitlines():
-        ratios = [float(r) for r in RATIO.findall(line)]
-        if ratios:
-            found.setdefault(NUMBER.sub("#", line).strip(), ratios)
+        figures = [float(f.replace(",", "")) for f in NUMBER.findall(line)]
+        if figures:
+            found.setdefault(NUMBER.sub("#", line).strip(), figures)
     return found
+
+
+def median_figures(outputs: list[str]) -> dict[str, list[float]]:
+    """Each line's figures, the median of the rounds' (lines every round printed)."""
+    rounds = [figure_lines(output) for output in outputs]
+    return {line: [statistics.median(values) for values in zip(*(r[line] for r in rounds))]
+            for line in rounds[0] if all(line in r and len(r[line]) == len(rounds[0][line]) for r in rounds)}
 
 
 def main() -> int:
@@ -100,16 +108,17 @@ def main() -> int:
                     print(output.rstrip(), flush=True)
                     failed |= code != 0
                     outputs[side].append(output)
-            before = ratio_lines(outputs["base"][-1])
-            after = ratio_lines(outputs["head"][-1])
+            before = median_figures(outputs["base"])
+            after = median_figures(outputs["head"])
             rows.extend((name, line, before[line], after[line]) for line in after if line in before)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(base_tree)], cwd=ROOT, check=False)
-    print(f"\nFigures ending in x, base {args.base} -> head {head.strip()} (the last round of each):")
+    print(f"\nThe figures, base {args.base} -> head {head.strip()} (the median of the rounds; a line's # are its "
+          "figures in order):")
     for name, line, before, after in rows:
-        change = ", ".join(f"{b:g}x -> {a:g}x ({(a - b) / b:+.0%})" if b else f"{b:g}x -> {a:g}x"
-                           for b, a in zip(before, after))
-        print(f"{name:<16} {line[:60]:<60} {change}")
+        change = ", ".join(f"{b:g} -> {a:g} ({(a - b) / b:+.0%})" if b else f"{b:g} -> {a:g}"
+                           for b, a in zip(before, after) if a != b or b)
+        print(f"{name:<14} {line[:70]:<70} {change}")
     return 1 if failed else 0
 
 

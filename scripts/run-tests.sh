@@ -36,7 +36,9 @@ if [ -z "$url" ]; then url="$(bash scripts/ensure-postgres.sh)" || exit 1; fi
 if [ -z "$redis" ]; then redis="$(bash scripts/ensure-redis.sh)" || exit 1; fi
 export PLAYGROUND_TEST_POSTGRES_URL="$url" PLAYGROUND_TEST_REDIS_URL="$redis"
 
-reports="$(mktemp -d)"
+# The JUnit reports stay in test-artifacts/junit/ (git-ignored): every test's time, to find the slow ones.
+reports="test-artifacts/junit"
+rm -rf "$reports" && mkdir -p "$reports"
 run() {  # run NAME ARGS...: pytest with a JUnit report to count from
   local name="$1"; shift
   "$py" -m pytest --junitxml="$reports/$name.xml" "$@"
@@ -58,6 +60,5 @@ for report in pathlib.Path(sys.argv[1]).glob("*.xml"):
 passed = totals["tests"] - totals["failures"] - totals["errors"] - totals["skipped"]
 print(f"total: {passed} passed, {totals['failures'] + totals['errors']} failed, {totals['skipped']} skipped")
 PY
-rm -rf "$reports"
 if [ "$parallel" != 0 ]; then exit "$parallel"; fi
 exit "$alone"

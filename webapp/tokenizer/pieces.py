@@ -8,6 +8,7 @@ What it does not do: split text or merge.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Callable
@@ -77,29 +78,29 @@ def around_added(pieces: Pieces, record: Callable[[str, list[int]], EncodeTrace]
     with the added tokens put back in place as one token each; `ids`: the complete ids (None: the record's
     own, when there is no added token). Also the indexes of the added tokens among the recorded tokens."""
     added = sorted(pieces.added)
+    if not added:  # (nothing to take out, put back or move)
+        trace = record(pieces.text, [start for start, _ in pieces.spans])
+        return replace(trace, ids=trace.ids if ids is None else ids, pretokens=pieces.pretokens,
+                       text=pieces.shown), []
     if pieces.unit == "bytes":
         data = pieces.encoded
-        kept = b"".join(data[a:b] for a, b in _between(added, len(data)))
-        ordinary = kept.decode("utf-8", "surrogatepass")
+        ordinary = b"".join(data[a:b] for a, b in _between(added, len(data))).decode("utf-8", "surrogatepass")
     else:
         ordinary = "".join(pieces.text[a:b] for a, b in _between(added, len(pieces.text)))
     removed: list[tuple[int, int, int, int]] = []  # (ordinary offset, start, end, id)
-    gone = 0
+    before = [0]  # before[k]: the units of the first k added tokens
     for start, end, aid in added:
-        removed.append((start - gone, start, end, aid))
-        gone += end - start
+        removed.append((start - before[-1], start, end, aid))
+        before.append(before[-1] + end - start)
+    at_ordinary = [at for at, _, _, _ in removed]
+    ends = [end for _, _, end, _ in removed]
 
     def delta_at(position: int) -> int:
         """The units of the added tokens that stand before ordinary offset `position`."""
-        return sum(end - start for at, start, end, _ in removed if at <= position)
+        return before[bisect_right(at_ordinary, position)]
 
-    def to_ordinary(position: int) -> int:
-        return position - sum(end - start for _, start, end, _ in removed if end <= position)
-
-    trace = record(ordinary, [to_ordinary(start) for start, _ in pieces.spans])
-    if ids is None:  # (a record over text with added tokens taken out lacks their ids: the caller gives them)
-        assert not added
-        ids = trace.ids
+    trace = record(ordinary, [start - before[bisect_right(ends, start)] for start, _ in pieces.spans])
+    assert ids is not None  # (a record over text with added tokens taken out lacks their ids: the caller gives them)
     tokens: list[Token] = []
     added_at: list[int] = []
     waiting = list(removed)
@@ -113,7 +114,8 @@ def around_added(pieces: Pieces, record: Callable[[str, list[int]], EncodeTrace]
         while waiting and waiting[0][0] <= token.start:
             put_added()
         delta = delta_at(token.start)
-        tokens.append(replace(token, start=token.start + delta, end=token.end + delta,
+        tokens.append(token if not delta else
+                      replace(token, start=token.start + delta, end=token.end + delta,
                               tree=_shifted(token.tree, delta) if token.tree is not None else None))
     if not trace.tokens_truncated:
         while waiting:
@@ -121,7 +123,7 @@ def around_added(pieces: Pieces, record: Callable[[str, list[int]], EncodeTrace]
     tokens = tokens[:limits.max_tokens]
     added_at = [i for i in added_at if i < len(tokens)]
     steps = [replace(step, window_start=step.window_start + delta_at(step.window_start))
-             if step.window_start is not None and removed else step for step in trace.steps]
+             if step.window_start is not None else step for step in trace.steps]
     return replace(trace, ids=ids, tokens=tokens, tokens_truncated=len(ids) > len(tokens), steps=steps,
                    pretokens=pieces.pretokens, text=pieces.shown), added_at
 
