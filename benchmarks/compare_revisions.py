@@ -7,8 +7,10 @@ Usage (from the repository root, after `make setup`):
 The base revision is checked out in a temporary git worktree that shares this
 checkout's .venv, node_modules and instance/ (the prepared presets and
 languages; their files are named by format version, so each revision reads
-its own). Each benchmark runs with the same arguments in the base tree and in
-this one, alternating, `--rounds` times; nothing else should run meanwhile.
+its own). This checkout's benchmarks/ is copied over the base's, so both
+revisions run the same benchmark code (`--own-scripts`: each its own). Each
+benchmark runs with the same arguments in the base tree and in this one,
+alternating, `--rounds` times; nothing else should run meanwhile.
 Printed: each run's output, then one table of every figure of a line that
 reads the same in both revisions once its numbers are taken out (a time, a
 size, a ratio: each benchmark here also prints its speed as a ratio against a
@@ -38,7 +40,9 @@ BENCHMARKS: dict[str, list[str]] = {
     "corpus": ["bench_corpus_training.py", "--megabytes", "5", "--merges", "5000"],
     "chat": ["bench_chat_counts.py", "--reps", "9"],
     "explain": ["bench_explain.py", "--presets", "cl100k_base,llama3", "--repeat", "5"],
-    "sentencepiece": ["bench_sentencepiece.py", "--files", "v1,v3", "--reps", "7", "--prose"],
+    "explain never-seen": ["bench_explain.py", "--presets", "cl100k_base", "--fresh", "--repeat", "5"],
+    "sentencepiece": ["bench_sentencepiece.py", "--files", "v1,v3", "--reps", "5"],
+    "sentencepiece prose": ["bench_sentencepiece.py", "--files", "v1,v3", "--reps", "7", "--prose"],
     "cold start": ["bench_cold_start.py", "--runs", "7"],
     "worker memory": ["measure_workers_memory.py"],
 }
@@ -47,14 +51,18 @@ BENCHMARKS: dict[str, list[str]] = {
 NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 
 
-def worktree(base: str) -> Path:
-    """A detached worktree of `base` beside this checkout's installed parts (links, never copies)."""
+def worktree(base: str, same_scripts: bool) -> Path:
+    """A detached worktree of `base` beside this checkout's installed parts (links, never copies), with
+    this checkout's benchmarks/ when `same_scripts`."""
     where = Path(tempfile.mkdtemp(prefix="bench-base-"))
     shutil.rmtree(where)
     subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(where), base], cwd=ROOT, check=True)
     for shared in (".venv", "node_modules", "instance"):
         if (ROOT / shared).exists() and not (where / shared).exists():
             (where / shared).symlink_to(ROOT / shared)
+    if same_scripts:
+        shutil.copytree(ROOT / "benchmarks", where / "benchmarks", dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     return where
 
 
@@ -73,7 +81,7 @@ def figure_lines(output: str) -> dict[str, list[float]]:
     for line in output.splitlines():
         figures = [float(f.replace(",", "")) for f in NUMBER.findall(line)]
         if figures:
-            found.setdefault(NUMBER.sub("#", line).strip(), figures)
+            found.setdefault(" ".join(NUMBER.sub("#", line).split()), figures)
     return found
 
 
@@ -89,13 +97,14 @@ def main() -> int:
     parser.add_argument("--base", required=True, help="the revision before the change (a commit, tag or branch)")
     parser.add_argument("--only", default="", help="comma-separated benchmark names (default: all)")
     parser.add_argument("--rounds", type=int, default=1, help="times each benchmark runs in each tree")
+    parser.add_argument("--own-scripts", action="store_true", help="each revision runs its own benchmarks/")
     args = parser.parse_args()
     names = [n.strip() for n in args.only.split(",") if n.strip()] or list(BENCHMARKS)
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark {unknown[0]!r}; known: {', '.join(BENCHMARKS)}")
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
-    base_tree = worktree(args.base)
+    base_tree = worktree(args.base, not args.own_scripts)
     failed = False
     rows: list[tuple[str, str, list[float], list[float]]] = []
     try:
