@@ -55,7 +55,7 @@ PRESETS_DIR := instance/presets
 PRESET_SOURCES := webapp/tokenizer/presets/openai.py webapp/tokenizer/presets/open_models.py \
 	webapp/tokenizer/presets/openai_form.py \
 	webapp/tokenizer/core/list_order/precompiled.py webapp/tokenizer/formats/stored.py \
-	webapp/tokenizer/formats/library_stored.py webapp/tokenizer/hf/model.py \
+	webapp/tokenizer/formats/library_stored.py webapp/tokenizer/models/library.py \
 	webapp/tokenizer/core/library_order/merges.py webapp/tokenizer/core/library_order/early_pairs.py \
 	webapp/tokenizer/core/library_order/score_order.py webapp/tokenizer/formats/sentencepiece.py
 # mistral-common's wheel holds the Tekken file of the mistral_tekken preset (and the

@@ -43,7 +43,7 @@ from webapp.infra.storage import default_sqlite_url  # noqa: E402
 from webapp.tokenizer import preset_chat_template  # noqa: E402
 from webapp.tokenizer.chat.templates import preset_config_path  # noqa: E402
 from webapp.tokenizer.core.library_order.merges import LibraryMerges  # noqa: E402
-from webapp.tokenizer.hf.model import LibraryModel  # noqa: E402
+from webapp.tokenizer.models.library import LibraryModel  # noqa: E402
 from webapp.tokenizer.hf.pipeline import Pipeline  # noqa: E402
 from webapp.opened.store import preset_entry  # noqa: E402
 from webapp.web.chat import chatting  # noqa: E402

@@ -14,7 +14,7 @@ from flask import Flask, current_app, g
 
 from webapp.infra.errors import ApiError
 from webapp.tokenizer import OutOfTime
-from webapp.tokenizer.hf.text import end_request_budget, start_request_budget
+from webapp.tokenizer.reading.text import end_request_budget, start_request_budget
 
 
 def seconds() -> float:

@@ -17,7 +17,7 @@ from webapp.tokenizer.lazy import lazy_exports
 if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
     from webapp.tokenizer.errors import TokenizerError
     from webapp.tokenizer.presets.openai import PresetMissing, set_cache_dir
-    from webapp.tokenizer.hf.text import OutOfTime
+    from webapp.tokenizer.reading.text import OutOfTime
     from webapp.tokenizer.core.list_order.byte_level import (
         CompiledByteMerges,
         compile_byte_merges,
@@ -82,7 +82,7 @@ if TYPE_CHECKING:  # (for type checkers: the same names, imported eagerly)
 _EXPORTS: dict[str, tuple[str, str]] = {
     "TokenizerError": ("webapp.tokenizer.errors", "TokenizerError"),
     "PresetMissing": ("webapp.tokenizer.presets.openai", "PresetMissing"),
-    "OutOfTime": ("webapp.tokenizer.hf.text", "OutOfTime"),
+    "OutOfTime": ("webapp.tokenizer.reading.text", "OutOfTime"),
     "CompiledByteMerges": ("webapp.tokenizer.core.list_order.byte_level", "CompiledByteMerges"),
     "compile_byte_merges": ("webapp.tokenizer.core.list_order.byte_level", "compile_byte_merges"),
     "encode": ("webapp.tokenizer.core.list_order.byte_level", "encode"),

@@ -150,7 +150,7 @@ class LoadedTokenizer:
     # A tokenizer_config.json's chat template opened beside the file (webapp/tokenizer/chat/templates.py's
     # ChatTemplate as canonical JSON; "" for none).
     chat: str = ""
-    # A tokenizer.json's BPE model options (hf/model.py, canonical JSON): its merges follow the
+    # A tokenizer.json's BPE model options (models/library.py, canonical JSON): its merges follow the
     # `tokenizers` library's order, not the playground's seed order. "" for the seed order.
     model: str = ""
     # What encoding builds from the fields above (see Built).

@@ -57,6 +57,7 @@ def test_importing_a_facade_imports_no_engine_and_no_compiled_library() -> None:
     # presets, the file readers and numpy / regex / Flask must not)
     code = ("import sys, webapp.tokenizer, webapp.tokenizer.formats; "
             "print(sorted(m for m in sys.modules if m.startswith(('webapp.tokenizer.core', 'webapp.tokenizer.presets', "
-            "'webapp.tokenizer.hf', 'webapp.tokenizer.formats.', 'numpy', 'regex', 'flask'))))")
+            "'webapp.tokenizer.hf', 'webapp.tokenizer.normalize', 'webapp.tokenizer.models', 'webapp.tokenizer.decoders', "
+            "'webapp.tokenizer.reading', 'webapp.tokenizer.formats.', 'numpy', 'regex', 'flask'))))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -11,7 +11,7 @@ from bisect import bisect_left
 
 from webapp.tokenizer.api.decoding import TokenTables
 from webapp.tokenizer.api.parts import last_char
-from webapp.tokenizer.hf.text import WHITE_SPACE
+from webapp.tokenizer.reading.text import WHITE_SPACE
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.pretokenize.pretokenized import split_text
 from webapp.tokenizer.stages.special import split_special

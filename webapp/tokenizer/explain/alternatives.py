@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from webapp.tokenizer.hf.regex_size import compile_file_pattern
+from webapp.tokenizer.reading.regex_size import compile_file_pattern
 
 
 def top_alternatives(pattern: str) -> tuple[str, ...]:

@@ -22,8 +22,8 @@ from webapp.tokenizer.formats.hf_strings import byte_level_from_strings, char_le
 from webapp.tokenizer.formats.hf_strings import check_token_sizes
 from webapp.tokenizer.formats.hf_strings import split_merge_line
 from webapp.tokenizer.core.alphabet import BYTE_ALPHABET, bytes_to_token
-from webapp.tokenizer.hf.pre_tokenizers import maps_bytes
-from webapp.tokenizer.hf.model import read_model_options
+from webapp.tokenizer.pretokenize.pre_tokenizers import maps_bytes
+from webapp.tokenizer.models.library import read_model_options
 from webapp.tokenizer.hf.pipeline import read_pipeline
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.core.token_sizes import DEFAULT_SIZE_LIMITS, SizeLimits

@@ -23,7 +23,7 @@ from webapp.tokenizer.core.library_order.early_pairs import EarlyPairs
 from webapp.tokenizer.core.int_pool import interned
 from webapp.tokenizer.core.library_order.score_order import ScoreMerges
 from webapp.tokenizer.formats.stored import dumps_stored, loads_stored
-from webapp.tokenizer.hf.model import LibraryModel
+from webapp.tokenizer.models.library import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.stages.models import LIBRARY_MODEL, library_model
 

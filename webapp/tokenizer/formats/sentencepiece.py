@@ -22,10 +22,10 @@ from sentencepiece import sentencepiece_model_pb2 as pb
 
 from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer.formats.common import file_error, shown_value
-from webapp.tokenizer.hf.sentencepiece import (
+from webapp.tokenizer.normalize.sentencepiece import (
     DEFAULT_UNK_SURFACE, Charsmap, CharsmapError, SpmOptions, describe_spm_decoder, describe_spm_normalizer,
 )
-from webapp.tokenizer.hf.model import LibraryModel
+from webapp.tokenizer.models.library import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.stages.models import LIBRARY_MODEL
 
@@ -37,7 +37,7 @@ SHORT_PIECE = 64
 #: UTF-8 bytes of one piece (as LIMIT_TOKEN_BYTES' default for other files; real pieces are a few dozen).
 MAX_PIECE_BYTES = 65_536
 #: UTF-8 bytes of all user-defined and control pieces together: each byte is a trie node in the normalizer
-#: and the added-token splitter (about 420 bytes each with their automata, hf/longest_match.py).
+#: and the added-token splitter (about 420 bytes each with their automata, reading/longest_match.py).
 MAX_ADDED_PIECES_BYTES = 131_072
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 MODEL_TYPES = {1: "Unigram", 2: "BPE", 3: "word", 4: "char"}

@@ -20,7 +20,7 @@ from webapp.tokenizer.formats.building import build_byte_level
 from webapp.tokenizer.formats.common import file_error, is_int, parse_json_file, shown_value
 from webapp.tokenizer.formats.tiktoken_ranks import recover_rank_merges
 from webapp.tokenizer.hf.pipeline import read_pipeline
-from webapp.tokenizer.hf.regex_size import PatternTooLarge, compile_file_pattern
+from webapp.tokenizer.reading.regex_size import PatternTooLarge, compile_file_pattern
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import scheme_for_pattern
 

@@ -1,7 +1,7 @@
-"""Hugging Face tokenizer.json pipelines and BPE model, and SentencePiece's normalizer and decoder.
+"""A tokenizer.json's pipeline put together: normalizer, added tokens, pre-tokenizer, model pieces,
+post-processor and decoder, compiled once (pipeline.py).
 
-Normalizers, pre-tokenizers, decoders, post-processors, the model in the
-library's merge order, and the bounds on what a file brings. What it does
-not do: read files (formats/), choose a tokenizer's stages (stages/), HTTP.
+The stages it strings together live in normalize/, pretokenize/, models/ and decoders/. What it does not
+do: read files (formats/), choose a tokenizer's stages (stages/), HTTP.
 This module exports nothing. Map and import rules: docs/architecture.md.
 """

@@ -11,8 +11,8 @@ from typing import Callable, Iterator, Sequence
 
 import regex
 
-from webapp.tokenizer.hf.longest_match import Keys
-from webapp.tokenizer.hf.text import WHITE_SPACE, time_left
+from webapp.tokenizer.reading.longest_match import Keys
+from webapp.tokenizer.reading.text import WHITE_SPACE, time_left
 
 _WORD_CHAR = regex.compile(r"\w")
 _WS = "".join(sorted(WHITE_SPACE))

@@ -15,17 +15,17 @@ from typing import Any, Iterator
 
 import regex
 
-from webapp.tokenizer.hf.regex_size import MAX_PATTERN_UNITS, pattern_units
+from webapp.tokenizer.reading.regex_size import MAX_PATTERN_UNITS, pattern_units
 
 #: Bytes held per byte of a charsmap: its blob twice (base64 in the description, decoded) and its
 #: trie units as a list of ints (tracemalloc: a nmt_nfkc model holds 13 bytes per charsmap byte after an encode).
 CHARSMAP_BYTE_COST = 14
-#: Bytes a compiled regex holds per unit (hf/regex_size.py: about 270 measured while compiling).
+#: Bytes a compiled regex holds per unit (reading/regex_size.py: about 270 measured while compiling).
 PATTERN_UNIT_COST = 300
 #: Bytes an added token holds beyond its characters (its tuple, the special-token tables).
 ADDED_TOKEN_COST = 400
 #: Bytes a character of an added token or a user-defined symbol holds: a trie node (tracemalloc: 185)
-#: and its reversed automaton's node once walks run long (236), hf/longest_match.py.
+#: and its reversed automaton's node once walks run long (236), reading/longest_match.py.
 ADDED_CHAR_COST = 450
 
 

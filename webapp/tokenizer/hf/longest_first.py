@@ -17,7 +17,7 @@ from typing import Any, Protocol, Sequence
 
 import regex
 
-from webapp.tokenizer.hf.text import time_left
+from webapp.tokenizer.reading.text import time_left
 
 #: C's isspace in the "C" locale, which llama.cpp's lstrip / rstrip test byte by byte.
 C_SPACE = " \t\n\v\f\r"

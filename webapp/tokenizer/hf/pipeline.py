@@ -1,6 +1,6 @@
 """What a tokenizer.json does around its BPE model, done the way `tokenizers` does it.
 
-What it does not do: the BPE itself (hf/model.py), pairs of texts,
+What it does not do: the BPE itself (models/library.py), pairs of texts,
 truncation or padding, offsets.
 
 Decisions and details: docs/engine.md, "Module notes".
@@ -16,25 +16,25 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from webapp.tokenizer.core.byte_decode import check_decoded_size, decoded_size, utf8_size
-from webapp.tokenizer.hf import decoders as hd
-from webapp.tokenizer.hf import normalizers as hn
-from webapp.tokenizer.hf import pre_tokenizers as hp
-from webapp.tokenizer.hf.fields import Unsupported
+from webapp.tokenizer.decoders import decoders as hd
+from webapp.tokenizer.normalize import normalizers as hn
+from webapp.tokenizer.pretokenize import pre_tokenizers as hp
+from webapp.tokenizer.reading.fields import Unsupported
 from webapp.tokenizer.hf.added_tokens import AddedSplitter, AddedToken
 from webapp.tokenizer.core.alphabet import bytes_to_token, token_to_bytes
 from webapp.tokenizer.hf.longest_first import LongestFirstSplitter
-from webapp.tokenizer.hf.model import model_pieces
+from webapp.tokenizer.models.library import model_pieces
 from webapp.tokenizer.hf.post_processors import read_post_processor
-from webapp.tokenizer.hf.pre_runs import build_pre_tokenizer_runs
-from webapp.tokenizer.hf.regex_size import PatternTooLarge, file_patterns
-from webapp.tokenizer.hf.text import bounded, check_growth, time_left
+from webapp.tokenizer.pretokenize.pre_runs import build_pre_tokenizer_runs
+from webapp.tokenizer.reading.regex_size import PatternTooLarge, file_patterns
+from webapp.tokenizer.reading.text import bounded, check_growth, time_left
 from webapp.tokenizer.pretokenize.chunks import CLASS_SPLITS
 from webapp.tokenizer.pretokenize.class_split import ClassSplit
 
 PIPELINE_VERSION = 1
 MAX_ADDED_TOKENS = 20_000
 MAX_ADDED_CONTENT = 1_000
-MAX_ADDED_CHARS = 262_144  # (in all; each a trie node and an automaton node: hf/longest_match.py)
+MAX_ADDED_CHARS = 262_144  # (in all; each a trie node and an automaton node: reading/longest_match.py)
 
 
 Part = tuple[int | None, Any]  # (added token id, its content) or (None, [piece strings])

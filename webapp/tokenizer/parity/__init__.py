@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from webapp.tokenizer.compare import spans_from_lengths
-from webapp.tokenizer.hf.text import charged, check_request_budget
+from webapp.tokenizer.reading.text import charged, check_request_budget
 from webapp.tokenizer.parity.attribute import STAGES, attribute, first_difference
 from webapp.tokenizer.parity.probes import PROBE_TEXTS, PROBES
 from webapp.tokenizer.parity.sides import Side, View, side_of_merges, side_of_tokenizer, view_of
@@ -59,7 +59,7 @@ def _tokens(view: View, marks: list[bool]) -> list[dict[str, Any]]:
 def compare_text(text: str, a: Side, b: Side) -> dict[str, Any]:
     """One text's entry: both sides' ids and tokens (the differing ones marked), the stage and its detail.
 
-    Each side's stages are charged to the request's time budget (hf/text.py), checked after each."""
+    Each side's stages are charged to the request's time budget (reading/text.py), checked after each."""
     views = []
     for side in (a, b):
         with charged():

@@ -26,7 +26,7 @@ from webapp.tokenizer.errors import TokenizerError
 from webapp.tokenizer import formats
 from webapp.tokenizer.formats.library_stored import LIBRARY_FORM_VERSION, dumps_library, loads_library
 from webapp.tokenizer.formats.stored import STORED_VERSION, dumps_stored, loads_stored
-from webapp.tokenizer.hf.model import MODEL_VERSION
+from webapp.tokenizer.models.library import MODEL_VERSION
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.stages.models import LIBRARY_MODEL
 from webapp.tokenizer.presets.cache import get_cache_dir, write_atomic

@@ -17,8 +17,8 @@ from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, comp
 from webapp.tokenizer.core.list_order.byte_trace import encode_trace
 from webapp.tokenizer.core.list_order.char_level import CompiledCharMerges, bpe_encode_text, compile_char_merges, encode_text_trace
 from webapp.tokenizer.hf import pipeline as hp
-from webapp.tokenizer.hf.library_trace import library_scheme_ids, library_trace
-from webapp.tokenizer.hf.model import LibraryModel
+from webapp.tokenizer.models.library_trace import library_scheme_ids, library_trace
+from webapp.tokenizer.models.library import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer, Part
 from webapp.tokenizer.pieces import Pieces, around_added
 from webapp.tokenizer.pretokenize.pretokenized import pretokenized_encode

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable, Mapping, Protocol, TypeVar
 
 from webapp.tokenizer.hf import pipeline as hp
-from webapp.tokenizer.hf.model import model_piece
+from webapp.tokenizer.models.library import model_piece
 from webapp.tokenizer.pretokenize.pretokenized import split_text
 from webapp.tokenizer.stages.models import ListOrderChars
 from webapp.tokenizer.pieces import Pieces

@@ -28,7 +28,7 @@ from webapp.tokenizer import (
 )
 from webapp.tokenizer.compare import SpanComparison, spans_from_lengths
 from webapp.tokenizer.stages import Tokenizer
-from webapp.tokenizer.hf.text import charged, check_request_budget
+from webapp.tokenizer.reading.text import charged, check_request_budget
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from webapp.opened.store import Loaded
 from webapp.tokenizer import (
     PRESET_NAMES, OutOfTime, TokenizerError, is_installed, is_preset, preset_chat_template,
 )
-from webapp.tokenizer.hf.text import charged, check_request_budget
+from webapp.tokenizer.reading.text import charged, check_request_budget
 from webapp.web.chat.chatting import render_and_count, template_for
 
 #: The columns the page sorts by (a leading "-" sorts in descending order).

@@ -36,7 +36,7 @@ from webapp.tokenizer import TokenizerError, import_tokenizer  # noqa: E402
 from webapp.tokenizer.chat.templates import ChatTemplate  # noqa: E402
 from webapp.tokenizer.formats.detect import detect_format  # noqa: E402
 from webapp.tokenizer.formats.gguf_pre import OWN_CODE, PRE_NAMES, PRE_TYPES, pre_type_for, split_steps  # noqa: E402
-from webapp.tokenizer.hf.pre_tokenizers import build_pre_tokenizer, describe_pre_tokenizer  # noqa: E402
+from webapp.tokenizer.pretokenize.pre_tokenizers import build_pre_tokenizer, describe_pre_tokenizer  # noqa: E402
 from webapp.tokenizer.presets import open_models  # noqa: E402
 from webapp.tokenizer.presets.open_models import pypi_dir  # noqa: E402
 from webapp.tokenizer.stages import tokenizer_of  # noqa: E402

@@ -456,7 +456,7 @@ LONG_TEXT = st.lists(LONG_ALPHABET, min_size=30, max_size=160).map("".join).filt
 @given(texts=st.lists(LONG_TEXT, min_size=1, max_size=3), text=LONG_TEXT)
 def test_long_pieces_fast_path_equals_merging_them_whole(trained: dict[str, bytes], key: str, texts: list[str],
                                                          text: str) -> None:
-    # Long pieces are cut and their one-character segments read from the character table (hf/model.py's
+    # Long pieces are cut and their one-character segments read from the character table (models/library.py's
     # `long_piece_ids`): the ids of each piece equal merging the piece whole (no cuts, no cache), and the
     # encode of a long text equals sentencepiece's.
     from webapp.tokenizer.stages.models import _build_model

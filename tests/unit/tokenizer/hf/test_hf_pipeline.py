@@ -387,7 +387,7 @@ def _with(document_changes: dict) -> str:
 
 def test_a_slow_file_regex_stops_at_the_time_budget(monkeypatch):
     from webapp.tokenizer import TokenizerError
-    from webapp.tokenizer.hf import text as hf_text
+    from webapp.tokenizer.reading import text as hf_text
 
     monkeypatch.setattr(hf_text, "REGEX_BUDGET_SECONDS", 0.05)
     loaded = tokfiles.import_tokenizer(_with({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [

@@ -1,9 +1,9 @@
 """Hostile tokenizer files (issue 44): every cost a file can cause is bounded before it is paid.
 
-Regex compile bombs are measured before compiling (hf/regex_size.py); a
+Regex compile bombs are measured before compiling (reading/regex_size.py); a
 SentencePiece charsmap is checked rule by rule when it is read
-(hf/charsmap.py); user-defined symbols and added tokens are matched in time
-linear in the text (hf/longest_match.py); normalized text is measured while
+(normalize/charsmap.py); user-defined symbols and added tokens are matched in time
+linear in the text (reading/longest_match.py); normalized text is measured while
 it is built; a .model's rules are found without a slice per split. The
 hostile .model files are made here: a tiny model trained by `sentencepiece`
 (rules from a TSV), then edited with its protobuf.
@@ -30,9 +30,9 @@ from sentencepiece import sentencepiece_model_pb2 as pb  # noqa: E402
 from tests.loaded_calls import encode_loaded  # noqa: E402
 from webapp import PROJECT_ROOT  # noqa: E402
 from webapp.tokenizer import TokenizerError, import_tokenizer  # noqa: E402
-from webapp.tokenizer.hf.text import bounded  # noqa: E402
+from webapp.tokenizer.reading.text import bounded  # noqa: E402
 
-MAX_RULE_BYTES = 32  # (hf/charsmap.py's bounds, checked there by test_the_documented_bounds)
+MAX_RULE_BYTES = 32  # (normalize/charsmap.py's bounds, checked there by test_the_documented_bounds)
 MAX_REPLACEMENT_BYTES = 1_024
 CORPUS = "the quick brown fox jumps over the lazy dog\n" * 50
 
@@ -109,13 +109,14 @@ def refused(content: Any, **kwargs: Any) -> TokenizerError:
     ("(?x:#[\n)#(?:(?:a{1000}){1000}){5}]", 5_000_003), ("(?P<x>(?:a{10}){10})(?:(?&x)){1000}", 1_100),
 ])
 def test_pattern_units_write_nested_repeats_out(pattern: str, units: int) -> None:
-    from webapp.tokenizer.hf import regex_size
+    from webapp.tokenizer.reading import regex_size
 
     assert regex_size.pattern_units(pattern) == units
 
 
 def test_the_documented_bounds() -> None:
-    from webapp.tokenizer.hf import charsmap, regex_size
+    from webapp.tokenizer.normalize import charsmap
+    from webapp.tokenizer.reading import regex_size
 
     assert (charsmap.MAX_RULE_BYTES, charsmap.MAX_REPLACEMENT_BYTES) == (MAX_RULE_BYTES, MAX_REPLACEMENT_BYTES)
     assert (regex_size.MAX_PATTERN_UNITS, regex_size.MAX_FILE_UNITS) == (20_000, 100_000)
@@ -123,7 +124,7 @@ def test_the_documented_bounds() -> None:
 
 @pytest.mark.slow
 def test_every_presets_pattern_is_far_below_the_bound() -> None:
-    from webapp.tokenizer.hf import regex_size
+    from webapp.tokenizer.reading import regex_size
     from webapp.tokenizer.presets import open_models
     from webapp.tokenizer.pretokenize.patterns import PATTERNS
 
@@ -245,7 +246,7 @@ def test_a_tokenizer_jsons_added_tokens_are_bounded_together() -> None:
 
 
 def test_scanner_answers_the_longest_key_whichever_way_it_works() -> None:
-    from webapp.tokenizer.hf.longest_match import Keys, Scanner
+    from webapp.tokenizer.reading.longest_match import Keys, Scanner
 
     rng = random.Random(44)
     for trial in range(2000):
@@ -263,7 +264,7 @@ def test_scanner_answers_the_longest_key_whichever_way_it_works() -> None:
 
 @pytest.mark.alone
 def test_scanner_steps_stay_linear() -> None:
-    from webapp.tokenizer.hf.longest_match import Keys
+    from webapp.tokenizer.reading.longest_match import Keys
 
     keys = Keys([(b"a" * 9_999 + b"b", None)])
     text = b"a" * 50_000
@@ -276,7 +277,7 @@ def test_scanner_steps_stay_linear() -> None:
 def test_charsmap_output_is_measured_while_it_is_built() -> None:
     data = trained_model("61\t" + " ".join(["62"] * 1_000) + "\n")  # a -> 1,000 b
     tok = import_tokenizer(data, filename="tokenizer.model")
-    from webapp.tokenizer.hf.sentencepiece import SpmNormalizer, options_from_description
+    from webapp.tokenizer.normalize.sentencepiece import SpmNormalizer, options_from_description
 
     normalize = SpmNormalizer(options_from_description(json.loads(tok.pipeline)["normalizer"]))
     tracemalloc.start()
@@ -370,7 +371,7 @@ def test_a_charsmap_over_the_size_bound_is_refused_at_open() -> None:
 
 
 def test_one_damaged_rule_deep_in_the_trie_is_found_at_open() -> None:
-    from webapp.tokenizer.hf.charsmap import Charsmap
+    from webapp.tokenizer.normalize.charsmap import Charsmap
 
     data = trained_model(name="nmt_nfkc")
     blob = bytearray(charsmap_of(data))

@@ -1,7 +1,7 @@
 """pretokenize/class_split.py against the published patterns applied step by step with the `regex` package.
 
 A ClassSplit must give exactly the pieces of its Isolated Split regexes done
-one after another (each on every piece of the one before), as hf/text.py's
+one after another (each on every piece of the one before), as reading/text.py's
 `isolated_pieces` does them: on hypothesis texts drawn from characters of
 every class the patterns tell apart (numbers of several scripts, the CJK
 ranges with their punctuation, marks and unassigned code points, every kind
@@ -20,9 +20,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 
-from webapp.tokenizer.hf import text as ht
-from webapp.tokenizer.hf.fields import compile_file_regex
-from webapp.tokenizer.hf.pre_tokenizers import build_pre_tokenizer, describe_pre_tokenizer
+from webapp.tokenizer.reading import text as ht
+from webapp.tokenizer.reading.fields import compile_file_regex
+from webapp.tokenizer.pretokenize.pre_tokenizers import build_pre_tokenizer, describe_pre_tokenizer
 from webapp.tokenizer.presets import open_models
 from webapp.tokenizer.pretokenize import class_split as cs
 from webapp.tokenizer.pretokenize.patterns import CL100K_PATTERN, O200K_PATTERN

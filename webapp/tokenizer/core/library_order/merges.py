@@ -1,6 +1,6 @@
 """The library's merge order: at each step the lowest-ranked pair present fires.
 
-What it does not do: map text to symbols (hf/model.py does: vocab, byte
+What it does not do: map text to symbols (models/library.py does: vocab, byte
 fallback, unknown token), pre-tokenization, dropout.
 
 Decisions and details: docs/engine.md, "Module notes".

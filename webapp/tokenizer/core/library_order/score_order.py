@@ -1,6 +1,6 @@
 """SentencePiece's merge order: the pair whose joined piece scores highest fires next, the leftmost on ties.
 
-What it does not do: map text to symbols (hf/model.py).
+What it does not do: map text to symbols (models/library.py).
 
 Decisions and details: docs/engine.md, "Module notes".
 """

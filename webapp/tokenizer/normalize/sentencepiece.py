@@ -1,6 +1,6 @@
 """A SentencePiece model's normalizer and decoder, done as the `sentencepiece` library does them.
 
-What it does not do: the BPE (hf/model.py with core/library_order/score_order.py), reading
+What it does not do: the BPE (models/library.py with core/library_order/score_order.py), reading
 the .model file (formats/sentencepiece.py), offsets back into the raw text.
 
 Decisions and details: docs/engine.md, "Module notes".
@@ -15,9 +15,9 @@ from typing import Any, Mapping, Sequence
 
 import regex
 
-from webapp.tokenizer.hf.charsmap import Charsmap, CharsmapError
-from webapp.tokenizer.hf.longest_match import Keys, Scanner
-from webapp.tokenizer.hf.text import bounded, check_growth_bytes, growth_cap_bytes, time_left
+from webapp.tokenizer.normalize.charsmap import Charsmap, CharsmapError
+from webapp.tokenizer.reading.longest_match import Keys, Scanner
+from webapp.tokenizer.reading.text import bounded, check_growth_bytes, growth_cap_bytes, time_left
 
 SPACE_SYMBOL = "\u2581"
 DEFAULT_UNK_SURFACE = " \u2047 "
@@ -85,7 +85,7 @@ class SpmNormalizer:
     def __init__(self, options: SpmOptions) -> None:
         self.options = options
         self.charsmap = Charsmap(options.charsmap) if options.charsmap else None
-        # (matched longest first at a position, in time linear in the text: hf/longest_match.py)
+        # (matched longest first at a position, in time linear in the text: reading/longest_match.py)
         self.user = Keys((key, None) for key in (s.encode("utf-8") for s in options.user_defined if s))
         starts = set(self.charsmap.starts) if self.charsmap is not None else set()
         starts.update(self.user.first_items())

@@ -11,14 +11,14 @@ from typing import Any
 
 import regex
 
-from webapp.tokenizer.hf import text as ht
-from webapp.tokenizer.hf.regex_size import compile_file_pattern
+from webapp.tokenizer.reading import text as ht
+from webapp.tokenizer.reading.regex_size import compile_file_pattern
 
 
 def compile_file_regex(pattern: str) -> regex.Pattern[str]:
     """A tokenizer.json regex the way the library's engine (Oniguruma, Ruby syntax) reads it:
     there `^` and `$` match at every line start / end, as Python's MULTILINE makes them.
-    Measured before it is compiled (hf/regex_size.py): a pattern too large raises PatternTooLarge."""
+    Measured before it is compiled (reading/regex_size.py): a pattern too large raises PatternTooLarge."""
     return compile_file_pattern(pattern, regex.MULTILINE)
 
 

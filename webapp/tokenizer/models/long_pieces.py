@@ -1,11 +1,11 @@
 """Long pieces of a tokenizer.json's BPE model: cut where no merge can join, and their ids assembled with numpy.
 
-A piece longer than model.py's LONG_PIECE is cut between neighbours no rule
+A piece longer than library.py's LONG_PIECE is cut between neighbours no rule
 can join (exact: the parts then merge independently), and the parts merged
 and cached one by one; `long_piece_ids` reads single-character parts from
 the model's `char_table` and puts every piece's ids back in order.
 
-What it does not do: merge a segment (model.py's `LibraryModel`).
+What it does not do: merge a segment (library.py's `LibraryModel`).
 """
 
 from __future__ import annotations

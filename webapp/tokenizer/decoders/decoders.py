@@ -1,12 +1,12 @@
 """A tokenizer.json's decoder (token strings -> strings), as `tokenizers` applies it.
 
 ByteLevel, Metaspace, Replace, Strip, Fuse, ByteFallback, Sequence; and
-SentencePiece's for a .model file (hf/sentencepiece.py). `describe_decoder`
+SentencePiece's for a .model file (normalize/sentencepiece.py). `describe_decoder`
 keeps only the fields that matter and raises `Unsupported` for a part the
 playground does not have; `build_decoder` turns a description into a function.
 
 What it does not do: ids to token strings (the caller looks them up), or
-reading whole files (pipeline.py).
+reading whole files (hf/pipeline.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Callable, cast
 import regex
 
 from webapp.tokenizer.core.alphabet import token_to_bytes
-from webapp.tokenizer.hf.fields import (
+from webapp.tokenizer.reading.fields import (
     Unsupported,
     compile_file_regex,
     deeper,
@@ -26,7 +26,7 @@ from webapp.tokenizer.hf.fields import (
     pattern_field,
     prepend_scheme,
 )
-from webapp.tokenizer.hf.sentencepiece import spm_decoder
+from webapp.tokenizer.normalize.sentencepiece import spm_decoder
 
 Decoder = Callable[[list[str]], list[str]]
 

@@ -1,8 +1,8 @@
 """A tokenizer.json's BPE model as the `tokenizers` library runs it on one piece.
 
-What it does not do: the post-processor (post_processors.py), dropout (a random order; a note says it is left out),
+What it does not do: the post-processor (hf/post_processors.py), dropout (a random order; a note says it is left out),
 continuing_subword_prefix / end_of_word_suffix (refused when importing),
-normalizers and pre-tokenizers (pipeline.py).
+normalizers and pre-tokenizers (hf/pipeline.py).
 
 Decisions and details: docs/engine.md, "Module notes".
 """
@@ -21,8 +21,8 @@ from webapp.tokenizer.core.library_order.early_pairs import OTHER, WIDTH, EarlyP
 from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges
 from webapp.tokenizer.core.library_order.score_order import PairIndex, ScoreMerges, levels_from_runs
 from webapp.tokenizer.core.alphabet import ALPHABET_BYTE, bytes_to_token
-from webapp.tokenizer.hf.long_pieces import code_points, long_piece_ids, piece_cuts
-from webapp.tokenizer.hf.row_symbols import row_symbols
+from webapp.tokenizer.models.long_pieces import code_points, long_piece_ids, piece_cuts
+from webapp.tokenizer.models.row_symbols import row_symbols
 
 MODEL_VERSION = 1
 #: Pieces cached per model, and their total characters (the cache joins the worker-wide LIST_BUDGET).

@@ -1,7 +1,7 @@
 """A tokenizer.json's pre-tokenizer over many runs at once: the stretches of text between added tokens.
 
 What it does not do: the steps themselves (pre_tokenizers.py), added tokens or
-normalization (pipeline.py).
+normalization (hf/pipeline.py).
 
 Decisions and details: docs/engine.md, "Module notes".
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 from itertools import repeat
 from typing import Any, Callable
 
-from webapp.tokenizer.hf import text as ht
-from webapp.tokenizer.hf.pre_tokenizers import Piece, PreTokenizer, build_pre_tokenizer, isolated_split_regex, known_run
+from webapp.tokenizer.reading import text as ht
+from webapp.tokenizer.pretokenize.pre_tokenizers import Piece, PreTokenizer, build_pre_tokenizer, isolated_split_regex, known_run
 from webapp.tokenizer.pretokenize.class_split import ClassSplit, known_split
 
 Run = list[Piece]

@@ -1,7 +1,7 @@
 """A tokenizer.json's normalizer (text -> text), as `tokenizers` applies it.
 
 What it does not do: offsets (only the text matters for ids), pre-tokenizing,
-or reading whole files (pipeline.py).
+or reading whole files (hf/pipeline.py).
 
 Decisions and details: docs/engine.md, "Module notes".
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Any, Callable
 
-from webapp.tokenizer.hf import text as ht
-from webapp.tokenizer.hf.fields import (
+from webapp.tokenizer.reading import text as ht
+from webapp.tokenizer.reading.fields import (
     Unsupported,
     compile_file_regex,
     deeper,
@@ -21,7 +21,7 @@ from webapp.tokenizer.hf.fields import (
     node_type,
     pattern_field,
 )
-from webapp.tokenizer.hf.sentencepiece import SpmNormalizer, options_from_description
+from webapp.tokenizer.normalize.sentencepiece import SpmNormalizer, options_from_description
 
 Normalizer = Callable[[str], str]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from webapp.tokenizer.core.list_order.tracing import WINDOW_RADIUS
-from webapp.tokenizer.hf.model import LibraryModel
+from webapp.tokenizer.models.library import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.pretokenized import split_text
 from webapp.tokenizer.pieces import Pieces

@@ -1,7 +1,7 @@
 """A tokenizer.json's pre-tokenizer (pieces -> pieces), as `tokenizers` applies it.
 
 What it does not do: offsets (only the pieces' text matters for ids), the
-steps run by runs (pre_runs.py), or reading whole files (pipeline.py).
+steps run by runs (pre_runs.py), or reading whole files (hf/pipeline.py).
 
 Decisions and details: docs/engine.md, "Module notes".
 """
@@ -13,9 +13,9 @@ from typing import Any, Callable
 
 import regex
 
-from webapp.tokenizer.hf import text as ht
+from webapp.tokenizer.reading import text as ht
 from webapp.tokenizer.core.alphabet import bytes_to_token
-from webapp.tokenizer.hf.fields import (
+from webapp.tokenizer.reading.fields import (
     Unsupported,
     compile_file_regex,
     deeper,

@@ -1,4 +1,4 @@
-"""Pre-tokenizing many runs at once (hf/pre_runs.py) gives each run the pieces it gets alone.
+"""Pre-tokenizing many runs at once (pretokenize/pre_runs.py) gives each run the pieces it gets alone.
 
 A rendered chat's runs between special tokens go through the pre-tokenizer
 together, so a known split makes one pass over all of them. The oracle is
@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 
-from webapp.tokenizer.hf import text as ht
-from webapp.tokenizer.hf.pre_tokenizers import build_pre_tokenizer, describe_pre_tokenizer
-from webapp.tokenizer.hf.pre_runs import build_pre_tokenizer_runs
+from webapp.tokenizer.reading import text as ht
+from webapp.tokenizer.pretokenize.pre_tokenizers import build_pre_tokenizer, describe_pre_tokenizer
+from webapp.tokenizer.pretokenize.pre_runs import build_pre_tokenizer_runs
 from webapp.tokenizer.pretokenize import class_split as cs
 
 
@@ -65,7 +65,7 @@ chat_texts = st.lists(st.sampled_from(list("ab AZ 09\n\t'sé東京・。,!ы٣ �
 def test_pieces_for_the_model_are_the_pieces_spelt(name, text):
     """`parts(for_model=True)` (for a known split then ByteLevel: cut from the text's spelling, not
     split then spelt) gives every piece as `model_pieces` spells it, and the added tokens in place."""
-    from webapp.tokenizer.hf.model import model_pieces
+    from webapp.tokenizer.models.library import model_pieces
     from webapp.tokenizer.hf.pipeline import Pipeline
 
     desc = {"normalizer": None, "pre_tokenizer": describe_pre_tokenizer(PRE_TOKENIZERS[name]), "decoder": None,

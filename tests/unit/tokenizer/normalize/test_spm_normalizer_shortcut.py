@@ -1,4 +1,4 @@
-"""hf/sentencepiece.py's normalizer: the shortcut for a text with no character that starts a user-defined
+"""normalize/sentencepiece.py's normalizer: the shortcut for a text with no character that starts a user-defined
 symbol or rule (when all of those start with an ASCII byte) gives what the byte-by-byte pass gives."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 
-from webapp.tokenizer.hf.sentencepiece import SpmNormalizer, SpmOptions
+from webapp.tokenizer.normalize.sentencepiece import SpmNormalizer, SpmOptions
 
 TEXT = st.lists(st.sampled_from(["a", "b", " ", "  ", "[", "[INST]", "<s>", "é", "日", "▁", "\t", "x y"]),
                 max_size=30).map("".join)

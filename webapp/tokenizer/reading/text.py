@@ -1,6 +1,6 @@
 """Character classes and the splitting primitive that Hugging Face `tokenizers` uses.
 
-What it does not do: read tokenizer.json (pipeline.py does) or encode.
+What it does not do: read tokenizer.json (hf/pipeline.py does) or encode.
 
 Decisions and details: docs/engine.md, "Module notes".
 """

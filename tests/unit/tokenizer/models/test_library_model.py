@@ -1,4 +1,4 @@
-"""A tokenizer.json's model as the library runs it (hf/model.py), on small files, against `tokenizers`.
+"""A tokenizer.json's model as the library runs it (models/library.py), on small files, against `tokenizers`.
 
 ignore_merges, byte_fallback (whole and partial sets of <0xXX> tokens), the
 unknown token with and without fuse_unk, a file without one (unknown
