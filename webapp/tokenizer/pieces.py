@@ -19,8 +19,8 @@ from webapp.tokenizer.traces import EncodeTrace, MergeNode, Token, TraceLimits
 @dataclass(frozen=True)
 class Pieces:
     """`text` as its model sees it (normalized and prefixed for a file's pipeline), offsets in `unit`
-    ("bytes": UTF-8, "chars": code points): the ordinary pieces' `spans` with each as its model reads it
-    (`strings`: spelt in the byte alphabet for a library-order model), and the `added` tokens
+    ("bytes": UTF-8, "chars": code points): the ordinary pieces' `spans` and texts (`strings`; `spell` turns
+    one into what a library-order model reads, in the byte alphabet for a byte-level file), and the `added` tokens
     (start, end, id), each one token that no merge touches. `fuse_unk`: the file's model fuses unknown
     characters into one unknown token (`drop_unknown_first`: its bytes with no token are left out before
     merging, not after). `pretokens`: the spans a trace reports as its pre-tokens."""
@@ -34,6 +34,11 @@ class Pieces:
     rewritten: bool = False  # `text` is the splitter's own (a file's normalizer, prefix), not the input
     fuse_unk: bool = False
     drop_unknown_first: bool = False  # bytes with no token left out before merging (the library's way)
+    spell: Callable[[str], str] = str  # (spelt only when a library-order model asks: list order reads offsets)
+
+    def model_strings(self) -> list[str]:
+        """Each ordinary piece as a library-order model reads it."""
+        return list(map(self.spell, self.strings))
 
     @cached_property
     def encoded(self) -> bytes:

@@ -35,7 +35,7 @@ def library_trace(tok: LoadedTokenizer, model: LibraryModel, pieces: Pieces,
     strings, the Characters page).
     """
     unit = pieces.unit
-    spans, model_pieces, added = pieces.spans, pieces.strings, pieces.added
+    spans, model_pieces, added = pieces.spans, pieces.model_strings(), pieces.added
     names = tok.unit.token_names(tok) if unit == "chars" else None
     show = (lambda i: names.get(i, str(i))) if names is not None else (lambda i: i)  # noqa: E731
     value = pieces.value

@@ -8,6 +8,7 @@ Decisions and details: docs/engine.md, "Module notes".
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable, Mapping, Protocol, TypeVar
 
 from webapp.tokenizer.hf import pipeline as hp
@@ -96,11 +97,11 @@ class PlaygroundSplit:
             for piece in split_text(part, self.scheme) if self.scheme != "none" else [part]:
                 size = _size(piece, unit)
                 spans.append((offset, offset + size))
-                strings.append(self.spell(piece))
+                strings.append(piece)
                 offset += size
         split = self.scheme != "none" or bool(added)
         pretokens = sorted([*spans, *((s, e) for s, e, _ in added)]) if split else []
-        return Pieces(text, unit, spans, strings, added, pretokens)
+        return Pieces(text, unit, spans, strings, added, pretokens, spell=self.spell)
 
     def visit(self, visitor: SplitVisitor[_R]) -> _R:
         return visitor.playground_split(self)
@@ -129,10 +130,11 @@ class FilePipeline:
         shown, spans, added = hp.layout(pipeline, parts, unit=unit)
         pieces = [piece for aid, value in parts if aid is None for piece in value]
         kept = [(span, piece) for span, piece in zip(spans, pieces) if span[1] > span[0]]
-        strings = [model_piece(piece, pipeline.byte_level, pipeline.spelt_in_alphabet) for _, piece in kept]
         spans = [span for span, _ in kept]
-        return Pieces(shown, unit, spans, strings, added, sorted([*spans, *((s, e) for s, e, _ in added)]),
-                      rewritten=True, fuse_unk=pipeline.fuse_unk, drop_unknown_first=True)
+        return Pieces(shown, unit, spans, [piece for _, piece in kept], added,
+                      sorted([*spans, *((s, e) for s, e, _ in added)]), rewritten=True, fuse_unk=pipeline.fuse_unk,
+                      drop_unknown_first=True, spell=partial(model_piece, byte_level=pipeline.byte_level,
+                                                             spelt_in_alphabet=pipeline.spelt_in_alphabet))
 
     def visit(self, visitor: SplitVisitor[_R]) -> _R:
         return visitor.file_pipeline(self)
