@@ -59,7 +59,7 @@ class Pieces:
         added = iter(sorted(self.added))
         nxt = next(added, None)
         for span in self.spans:
-            while nxt is not None and nxt[0] < span[1] and nxt[0] <= span[0]:
+            while nxt is not None and nxt[0] <= span[0]:
                 runs.append([])
                 nxt = next(added, None)
             runs[-1].append(span)
@@ -108,23 +108,26 @@ def around_added(pieces: Pieces, record: Callable[[str, list[int]], EncodeTrace]
     assert ids is not None  # (a record over text with added tokens taken out lacks their ids: the caller gives them)
     tokens: list[Token] = []
     added_at: list[int] = []
-    waiting = list(removed)
+    waiting = iter(removed)
+    nxt = next(waiting, None)
 
-    def put_added() -> None:
-        _, start, end, aid = waiting.pop(0)
+    def put_added(item: tuple[int, int, int, int]) -> None:
+        _, start, end, aid = item
         added_at.append(len(tokens))
         tokens.append(Token(id=aid, value=pieces.value(start, end), start=start, end=end))
 
     for token in trace.tokens:
-        while waiting and waiting[0][0] <= token.start:
-            put_added()
+        while nxt is not None and nxt[0] <= token.start:
+            put_added(nxt)
+            nxt = next(waiting, None)
         delta = delta_at(token.start)
         tokens.append(token if not delta else
                       replace(token, start=token.start + delta, end=token.end + delta,
                               tree=_shifted(token.tree, delta) if token.tree is not None else None))
     if not trace.tokens_truncated:
-        while waiting:
-            put_added()
+        while nxt is not None:
+            put_added(nxt)
+            nxt = next(waiting, None)
     tokens = tokens[:limits.max_tokens]
     added_at = [i for i in added_at if i < len(tokens)]
     steps = [replace(step, window_start=step.window_start + delta_at(step.window_start))
