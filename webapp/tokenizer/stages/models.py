@@ -227,12 +227,12 @@ class ListOrderChars:
 
     def tokenize(self, pieces: Pieces) -> list[int]:
         """The file's ids of `pieces` (character offsets): each piece's tokens looked up."""
-        tok = self.tok
-        text = pieces.text
-        return pieces.in_order([
-            [i for start, end in run for i in hp.char_piece_ids(text[start:end], self.compiled.tokens, tok.vocab, tok.unk_id,
-                                                                 pieces.fuse_unk)]
-            for run in pieces.runs()])
+        tok, text, tokens_of = self.tok, pieces.text, self.compiled.tokens
+
+        def ids_of(start: int, end: int) -> list[int]:
+            return hp.char_piece_ids(text[start:end], tokens_of, tok.vocab, tok.unk_id, pieces.fuse_unk)
+
+        return pieces.in_order([[i for start, end in run for i in ids_of(start, end)] for run in pieces.runs()])
 
     def record(self, pieces: Pieces, limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
         """The trace of `pieces` (code point offsets) in the file's ids, and the added tokens' indexes."""
