@@ -112,13 +112,7 @@ class SpmNormalizer:
         user = self.user.scanner(data)
         opts = self.options
         remove = opts.remove_extra_whitespaces
-        i = 0
-        if remove:
-            while i < len(data):
-                sp, used = self._prefix(data, i, user)
-                if sp != b" ":
-                    break
-                i += used
+        i = self._leading_spaces(data, user) if remove else 0
         if i >= len(data):
             return "", [len(data)]
         space = SPACE_SYMBOL.encode("utf-8") if opts.escape_whitespaces else b" "
@@ -178,6 +172,16 @@ class SpmNormalizer:
             text = text + space
         return text
 
+    def _leading_spaces(self, data: bytes, user: Scanner) -> int:
+        """Where the text starts once the prefixes that normalize to a space are skipped."""
+        i = 0
+        while i < len(data):
+            sp, used = self._prefix(data, i, user)
+            if sp != b" ":
+                break
+            i += used
+        return i
+
     def _prefix(self, data: bytes, i: int, user: Scanner) -> tuple[bytes, int]:
         """(what the prefix at i normalizes to, bytes consumed): sentencepiece's NormalizePrefix."""
         if self.user:
@@ -195,13 +199,7 @@ class SpmNormalizer:
         opts = self.options
         user = self.user.scanner(data)
         remove = opts.remove_extra_whitespaces
-        i = 0
-        if remove:
-            while i < len(data):
-                sp, used = self._prefix(data, i, user)
-                if sp != b" ":
-                    break
-                i += used
+        i = self._leading_spaces(data, user) if remove else 0
         if i >= len(data):
             return b""
         space = SPACE_SYMBOL.encode("utf-8") if opts.escape_whitespaces else b" "
