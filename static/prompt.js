@@ -66,6 +66,15 @@
 
   // `text`: the text field's value (newlines as typed) for the witness link; the form posts it too.
   function ask(box, note, text) {
+    var field = form().elements.namedItem("text");
+    if (!field || field.value !== text) {
+      // The text changed since this result was shown, with no new result on its way (a script set
+      // it): its tokens are not the text's, so nothing is said of them, and nothing is sent.
+      unmark(box);
+      note.hidden = true;
+      note.classList.remove("is-pending");
+      return;
+    }
     var data = formData();
     var controller = window.AbortController ? new AbortController() : null;
     asking = controller;
