@@ -1,4 +1,4 @@
-"""Every benchmark before and after a change, in one run: each revision's own script, side by side.
+"""Every benchmark before and after a change, in one run: the same benchmark scripts on both revisions' code.
 
 Usage (from the repository root, after `make setup`):
 
