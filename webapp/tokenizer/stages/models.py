@@ -297,11 +297,6 @@ class LibraryOrder:
     def known(self, piece: str) -> str:
         return piece
 
-    def tokenize(self, pieces: Pieces) -> list[int]:
-        """The ids of `pieces`: every ordinary piece to the model together, the added tokens' ids between."""
-        each = iter(self.library.piece_ids(pieces.model_strings()))
-        return pieces.in_order([list(chain.from_iterable(islice(each, len(run)))) for run in pieces.runs()])
-
     def record(self, pieces: Pieces, limits: TraceLimits) -> tuple[EncodeTrace, list[int]]:
         """The trace of `pieces`, merges in the order they fire (the run gives the ids too), and the added
         tokens' indexes."""
