@@ -263,7 +263,9 @@ def test_counts_without_javascript(browser: Browser, chat_server: str) -> None:
     try:
         page.goto(f"{chat_server}/counts")
         page.fill("#f-text", "Hello, hello, hello world")
-        page.locator('button[data-sort="name"]').click()  # name is the current sort: now descending
+        with page.expect_navigation():  # a plain form post: read the rows of the page it brings back
+            page.locator('button[data-sort="name"]').click()  # name is the current sort: now descending
+        expect(page.locator('th[aria-sort="descending"] button[data-sort="name"]')).to_have_count(1)
         names = page.locator("#counts-table tbody tr").evaluate_all("els => els.map(e => e.dataset.tokenizer)")
         assert names == sorted(PRESET_NAMES, reverse=True)
         expect(page.locator("#f-text")).to_have_value("Hello, hello, hello world")
