@@ -197,6 +197,21 @@ class Pipeline:
         with bounded(len(text)):
             return self._parts(text, allowed, for_model)
 
+    def parts_batch(self, texts: list[str], allowed: frozenset[str] | None = None,
+                    for_model: bool = False) -> list[list[Part]]:
+        """`parts` of each text; under a known split spelt for the model, every text's pieces are cut and
+        spelt in one pass (many short texts, a vocabulary's tokens say, then cost one numpy call)."""
+        if not (for_model and self._split_then_bytes is not None and not self.spelt_in_alphabet):
+            return [self.parts(text, allowed, for_model) for text in texts]
+        cut = []
+        for text in texts:
+            with bounded(len(text)):  # (each text its own budget, as `parts` gives it)
+                cut.append(self._split_normalize(text, allowed))
+        with bounded(sum(map(len, texts))):
+            time_left()  # (the known patterns match in linear time; the budget is only checked)
+            spelt = iter(self._spelt_pieces(self._split_then_bytes, [run[0][0] for _, runs in cut for run in runs]))
+        return [self._assemble(out, list(islice(spelt, len(runs)))) for out, runs in cut]
+
     def normalized(self, text: str, allowed: frozenset[str] | None = None) -> list[tuple[int | None, str]]:
         """The text as the normalizer leaves it, before the pre-tokenizer: (added token id, its content)
         or (None, a normalized stretch between added tokens), in order (bounded as `parts`)."""
@@ -241,6 +256,11 @@ class Pipeline:
             if for_model:
                 spelt = iter(model_pieces([p for run in pieces for p in run], self.byte_level, self.spelt_in_alphabet))
                 pieces = [list(islice(spelt, len(run))) for run in pieces]
+        return self._assemble(out, pieces)
+
+    @staticmethod
+    def _assemble(out: list[Part], pieces: list[list[str]]) -> list[Part]:
+        """The parts with each run's index replaced by its pieces (a run left with none dropped)."""
         return [(added, value) if added is not None else (None, pieces[value])
                 for added, value in out if added is not None or pieces[value]]
 

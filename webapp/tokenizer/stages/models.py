@@ -106,16 +106,18 @@ class ListOrderBytes:
         """The file's ids of `data` merged as one piece (no split)."""
         return self.tok.file_ids(self.compiled.encode_bytes(data))
 
-    def encode_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None) -> list[int]:
-        """The file's ids for `text` through its pipeline: added tokens as their ids, pieces merged alone."""
+    def encode_parts(self, pipeline: hp.Pipeline, texts: list[str], allowed: frozenset[str] | None) -> list[list[int]]:
+        """The file's ids for each text through its pipeline: added tokens as their ids, pieces merged alone."""
         tok = self.tok
         if pipeline.plain_scheme is not None and not tok.unknown_bytes:
             # Only a known split (a Tekken file): the same ids as the pieces below encoded one by
             # one, through the split-text encoder and its caches.
-            return encode_split(self.compiled, text, pipeline.plain_scheme, tok.id_map)
-        parts = pipeline.parts(text, allowed)
+            if len(texts) == 1:
+                return [encode_split(self.compiled, texts[0], pipeline.plain_scheme, tok.id_map)]
+            return encode_split_batch(self.compiled, texts, pipeline.plain_scheme, tok.id_map)
         drop = tok.unknown_bytes if tok.unk_id is None else frozenset()
-        return hp.encode_byte_parts(pipeline, parts, self._encode_runs, drop)
+        return [hp.encode_byte_parts(pipeline, pipeline.parts(text, allowed), self._encode_runs, drop)
+                for text in texts]
 
     def _encode_runs(self, runs: list[tuple[bytes, list[int]]]) -> list[list[int]]:
         """Each run's file ids, merged in one call: the runs joined, cut where each ends (no merge crosses a
@@ -212,10 +214,10 @@ class ListOrderChars:
     def merge_bytes(self, data: bytes) -> list[int]:
         raise ValueError("character-level rules merge characters, not bytes")
 
-    def encode_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None) -> list[int]:
+    def encode_parts(self, pipeline: hp.Pipeline, texts: list[str], allowed: frozenset[str] | None) -> list[list[int]]:
         tok = self.tok
-        return hp.encode_char_parts(pipeline, pipeline.parts(text, allowed), self.compiled.tokens, tok.vocab,
-                                    tok.unk_id)
+        return [hp.encode_char_parts(pipeline, pipeline.parts(text, allowed), self.compiled.tokens, tok.vocab,
+                                     tok.unk_id) for text in texts]
 
     def known(self, piece: str) -> str:
         """`piece` as the model reads it: without an unknown token the library leaves unknown characters out
@@ -279,20 +281,24 @@ class LibraryOrder:
     def merge_bytes(self, data: bytes) -> list[int]:
         raise ValueError("a file in the library's order merges its own symbols, not raw bytes")
 
-    def encode_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None) -> list[int]:
-        """The ids of parts whose pieces are spelt for the model (`Pipeline.parts(for_model=True)`)."""
-        parts = pipeline.parts(text, allowed, for_model=True)
-        # The pieces of every run between added tokens go to the model together (a long text cut by
-        # many added tokens, gemma3's newlines say, is then one batch), their ids put back in order.
+    def encode_parts(self, pipeline: hp.Pipeline, texts: list[str], allowed: frozenset[str] | None) -> list[list[int]]:
+        """The ids of each text's parts, spelt for the model (`Pipeline.parts_batch(for_model=True)`)."""
+        every = pipeline.parts_batch(texts, allowed, for_model=True)
+        # The pieces of every run of every text go to the model together (a long text cut by many
+        # added tokens, gemma3's newlines say, or a vocabulary's tokens, is then one batch), their
+        # ids put back in order.
         each = iter(self.library.piece_ids(list(chain.from_iterable(
-            value for added_id, value in parts if added_id is None))))
-        out: list[tuple[int, ...]] = []
-        for added_id, value in parts:
-            if added_id is not None:
-                out.append((added_id,))
-            else:
-                out.extend(islice(each, len(value)))
-        return list(chain.from_iterable(out))
+            value for parts in every for added_id, value in parts if added_id is None))))
+        out: list[list[int]] = []
+        for parts in every:
+            ids: list[tuple[int, ...]] = []
+            for added_id, value in parts:
+                if added_id is not None:
+                    ids.append((added_id,))
+                else:
+                    ids.extend(islice(each, len(value)))
+            out.append(list(chain.from_iterable(ids)))
+        return out
 
     def known(self, piece: str) -> str:
         return piece

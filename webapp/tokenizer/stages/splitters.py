@@ -31,7 +31,8 @@ class SchemeModel(Protocol):
 class PipelineModel(Protocol):
     """What a model offers a tokenizer.json's pipeline (every model in models.py has it)."""
 
-    def encode_parts(self, pipeline: hp.Pipeline, text: str, allowed: frozenset[str] | None) -> list[int]: ...
+    def encode_parts(self, pipeline: hp.Pipeline, texts: list[str],
+                     allowed: frozenset[str] | None) -> list[list[int]]: ...
 
     def known(self, piece: str) -> str: ...
 
@@ -116,10 +117,10 @@ class FilePipeline:
         self.special_tokens = special_tokens
 
     def encode(self, text: str, allowed: frozenset[str] | None) -> list[int]:
-        return self.model.encode_parts(self.pipeline, validate_text(text), allowed)
+        return self.model.encode_parts(self.pipeline, [validate_text(text)], allowed)[0]
 
     def encode_batch(self, texts: list[str], allowed: frozenset[str] | None) -> list[list[int]]:
-        return [self.encode(text, allowed) for text in texts]
+        return self.model.encode_parts(self.pipeline, [validate_text(text) for text in texts], allowed)
 
     def pieces(self, text: str, allowed: frozenset[str] | None, unit: str) -> Pieces:
         """The file's added tokens and pre-tokenizer's pieces, offsets in the text its model sees (normalized,

@@ -24,6 +24,7 @@ from tokenizers import Tokenizer
 from webapp.tokenizer import TraceLimits, get_encoding, get_tokenizer
 from webapp.tokenizer.core.alphabet import token_to_bytes
 from tests.loaded_calls import encode_loaded, encode_loaded_trace
+from webapp.tokenizer.stages import tokenizer_of
 from webapp.tokenizer.presets import open_models
 from webapp import PROJECT_ROOT
 
@@ -99,6 +100,9 @@ def test_a_sample_of_vocab_entries_typed_alone(preset):
     got = [encode_loaded(ours.loaded, text) for text in texts]
     expected = [e.ids for e in library.encode_batch(texts, add_special_tokens=False)]
     assert [t for t, a, b in zip(texts, got, expected) if a != b] == []
+    # the batch path (every text's pieces cut and merged together) gives each text's own ids
+    assert tokenizer_of(ours.loaded).encode_batch(texts) == got
+    assert tokenizer_of(ours.loaded).encode_batch(MIXED) == [encode_loaded(ours.loaded, text) for text in MIXED]
 
 
 def test_the_trace_covers_the_text_and_gives_the_ids(preset):
