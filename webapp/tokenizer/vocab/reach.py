@@ -20,7 +20,7 @@ from webapp.tokenizer.stages.tokenizer import tokenizer_of
 from webapp.tokenizer.vocab.forms import NEVER_UNKNOWN, NO_PIECE, TAKEN, former, utf8_inside
 from webapp.tokenizer.vocab.index import VocabIndex
 from webapp.tokenizer.vocab.normal import never_normalized, normal_form
-from webapp.tokenizer.vocab.witness import find_witness
+from webapp.tokenizer.vocab.witness import find_witnesses
 
 #: The reasons, in the order they are tried, with what each says (shown on the page and the card).
 GROUPS: tuple[tuple[str, str], ...] = (
@@ -128,17 +128,24 @@ class Decider:
 
     def decide(self, token_id: int, own: list[int] | None = None) -> Verdict:
         """The token's verdict; `own`: what its own text encodes to, when the caller has it already."""
+        return self.settle(token_id, own) or self.by_witness(self.witnesses([token_id])[token_id])
+
+    def settle(self, token_id: int, own: list[int] | None = None) -> Verdict | None:
+        """The verdict its own text or a reason gives, None when only a witness can still decide it."""
         text = self.index.text(token_id)
         if text is not None and (own if own is not None else self.encode(text)) == [token_id]:
             return Verdict(REACHABLE, witness=text, own=True)
         group = self.reason(token_id)
-        if group is not None:
-            return Verdict(UNREACHABLE, group=group)
-        witness = find_witness(self.encode_batch, token_id, self.index.data[token_id], self.metaspace,
-                               hints=self.hints(token_id))
-        if witness is not None:
-            return Verdict(REACHABLE, witness=witness)
-        return Verdict(UNDECIDED)
+        return Verdict(UNREACHABLE, group=group) if group is not None else None
+
+    def witnesses(self, token_ids: list[int]) -> dict[int, str | None]:
+        """Each token's witness (`find_witnesses`: the tokens searched together), None where none is found."""
+        data = self.index.data
+        return find_witnesses(self.encode_batch, [(t, data[t], self.hints(t)) for t in token_ids], self.metaspace)
+
+    @staticmethod
+    def by_witness(witness: str | None) -> Verdict:
+        return Verdict(REACHABLE, witness=witness) if witness is not None else Verdict(UNDECIDED)
 
 
 def typed_reach(compiled: CompiledByteMerges, scheme: str = "none") -> Reach:
@@ -170,10 +177,13 @@ def unreachable(index: VocabIndex, tok: LoadedTokenizer, compiled: Any = None,
         texts = {t: text for t in chunk if (text := index.text(t)) is not None}
         # (the tokens' own texts in one batch: most tokens are decided by this alone)
         owns = dict(zip(texts, decider.encode_batch(list(texts.values()))))
+        settled = {token_id: decider.settle(token_id, owns.get(token_id)) for token_id in chunk}
+        # (the tokens left to a witness searched together: one encode per round of their batches)
+        found = decider.witnesses([token_id for token_id, verdict in settled.items() if verdict is None])
         for token_id in chunk:
             if token_id not in texts:
                 partial.append(token_id)
-            verdict = decider.decide(token_id, owns.get(token_id))
+            verdict = settled[token_id] or decider.by_witness(found[token_id])
             if verdict.status == UNREACHABLE:
                 ids.append(token_id)
                 groups[verdict.group or "unused"].append(token_id)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import unicodedata
 from functools import lru_cache
-from itertools import islice, product
+from itertools import accumulate, islice, product
 from typing import Callable, Iterator, Sequence
 
 import regex
@@ -121,21 +121,46 @@ def _texts(data: bytes, metaspace: bool) -> Iterator[str]:
 
 def find_witness(encode_batch: EncodeBatch, token_id: int, data: bytes, metaspace: bool = False,
                  budget: int = BUDGET, hints: Sequence[str] = ()) -> str | None:
-    """The first text tried whose encode holds the token (see the module docstring), or None. The texts
-    are encoded in batches growing from one (most tokens take the first text or two); `hints` (texts a
-    proof left open) come after the first few."""
-    texts = islice(_unique(_with_hints(_texts(data, metaspace), hints)), budget)
+    """The first text tried whose encode holds the token (see the module docstring), or None."""
+    return find_witnesses(encode_batch, [(token_id, data, hints)], metaspace, budget)[token_id]
+
+
+def find_witnesses(encode_batch: EncodeBatch, tokens: Sequence[tuple[int, bytes, Sequence[str]]],
+                   metaspace: bool = False, budget: int = BUDGET) -> dict[int, str | None]:
+    """`find_witness` of many tokens ((id, bytes, hints) each; `hints`: texts a proof left open, tried
+    after the first few): each token's texts are encoded in batches growing from one (most tokens
+    take the first text or two), and one round's batches of every token still searching go to the
+    encode together (one call, not one per token: the answer per token is the same)."""
+    texts = {token_id: islice(_unique(_with_hints(_texts(data, metaspace), hints)), budget)
+             for token_id, data, hints in tokens}
+    found: dict[int, str | None] = dict.fromkeys(texts)
     size = 1
-    while batch := list(islice(texts, size)):
-        try:
-            got = encode_batch(batch)
-        except ValueError:  # (a character-level vocab that lacks a symbol of one text: one by one)
-            got = [_or_none(encode_batch, text) for text in batch]
-        for text, ids in zip(batch, got):
-            if token_id in ids:
-                return text
+    while texts:
+        batches = {token_id: batch for token_id, each in texts.items() if (batch := list(islice(each, size)))}
+        got = iter(_encoded(encode_batch, [text for batch in batches.values() for text in batch],
+                            list(map(len, batches.values()))))
+        for token_id, batch in batches.items():
+            encoded = list(islice(got, len(batch)))  # (all of the batch's: the next token's come after)
+            found[token_id] = next((text for text, ids in zip(batch, encoded) if token_id in ids), None)
+        texts = {token_id: texts[token_id] for token_id, batch in batches.items() if found[token_id] is None}
         size = min(size * 8, 512)
-    return None
+    return found
+
+
+def _encoded(encode_batch: EncodeBatch, texts: list[str], sizes: list[int]) -> list[list[int]]:
+    """The ids of each text, in one call; where that fails (a character-level vocab that lacks a symbol of
+    some text), each batch of `sizes` again alone, and where that fails, each text alone ([] if it fails)."""
+    try:
+        return encode_batch(texts)
+    except ValueError:
+        out: list[list[int]] = []
+        bounds = [0, *accumulate(sizes)]
+        for a, b in zip(bounds, bounds[1:]):
+            try:
+                out.extend(encode_batch(texts[a:b]))
+            except ValueError:
+                out.extend(_or_none(encode_batch, text) for text in texts[a:b])
+        return out
 
 
 def _with_hints(texts: Iterator[str], hints: Sequence[str]) -> Iterator[str]:
