@@ -44,7 +44,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "sentencepiece": ["bench_sentencepiece.py", "--files", "v1,v3", "--reps", "5"],
     "sentencepiece prose": ["bench_sentencepiece.py", "--files", "v1,v3", "--reps", "7", "--prose"],
     "cold start": ["bench_cold_start.py", "--runs", "7"],
-    "unreachable": ["bench_unreachable.py", "--preset", "o200k_base", "gpt_oss", "mistral_v1"],
+    "unreachable": ["bench_unreachable.py", "--preset", "o200k_base", "--preset", "gpt_oss", "--preset", "mistral_v1"],
     "worker memory": ["measure_workers_memory.py"],
 }
 

@@ -18,6 +18,7 @@ import os
 import shutil
 import uuid
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -191,7 +192,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker("e2e")
         if {"postgres_url", "db_url"} & set(item.fixturenames):
             item.add_marker("server")
+        if item.get_closest_marker("alone") and ALONE_MARK not in _source(path):
+            raise pytest.UsageError(f"{item.nodeid} is marked alone, but not by `{ALONE_MARK}` in its file: "
+                                    "scripts/run-tests.sh finds the alone tests' files by that text")
     items[:] = sorted(items, key=_module_rank(items).__getitem__)
+
+
+#: How a test is marked `alone` (scripts/run-tests.sh collects only the files that say it, for the alone run).
+ALONE_MARK = "pytest.mark.alone"
+
+
+@lru_cache(maxsize=None)
+def _source(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
 
 
 #: A test's estimated seconds under `make test`, fitted to a run's JUnit report (a browser test
