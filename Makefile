@@ -27,7 +27,12 @@ $(VENV)/.installed: requirements.txt
 	$(PIP) install --quiet --disable-pip-version-check -r requirements.txt
 	touch $@
 
-$(VENV)/.installed-test: $(VENV)/.installed requirements-test.txt
+# mypy first (a few seconds), so that it checks the code while the test packages install.
+$(VENV)/.installed-typecheck: $(VENV)/.installed requirements-typecheck.txt
+	$(PIP) install --quiet --disable-pip-version-check -r requirements-typecheck.txt
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed-typecheck requirements-test.txt
 	$(PIP) install --quiet --disable-pip-version-check -r requirements-test.txt
 	touch $@
 
@@ -154,14 +159,14 @@ run: setup prepare-open-background prepare-languages-background
 	@bash scripts/with-worker.sh $(PY) $(PY) -m flask --app webapp run --host $(HOST) --port $(PORT)
 
 # Every test (docs/testing.md). The set-up steps that do not depend on each other run side
-# by side (make -j3: the Debian packages, npm, the presets and the languages in parts, mypy),
+# by side (make -j4: the Debian packages, npm, the presets and the languages in parts, mypy as soon as it is installed),
 # each skipped when its inputs have not changed; then scripts/run-tests.sh starts throwaway
 # PostgreSQL and Redis servers on loopback (.pg/, .redis/; stopped again at the end) and runs
 # pytest: everything but the `alone` tests on four pytest-xdist workers, then those alone.
 # Servers of your own: PLAYGROUND_TEST_POSTGRES_URL=postgresql://... PLAYGROUND_TEST_REDIS_URL=redis://...
 # PYTEST_ARGS selects (paths, -k); PYTEST_WORKERS sets the number of workers.
 test:
-	@$(MAKE) --no-print-directory -j3 test-setup
+	@$(MAKE) --no-print-directory -j4 test-setup
 	@bash scripts/run-tests.sh $(PY) $(PYTEST_ARGS)
 
 test-setup: setup-test typecheck
@@ -172,7 +177,7 @@ test-fast:
 	@$(MAKE) --no-print-directory -j3 setup $(PRESETS_DIR)/.prepared-open $(LANGUAGES_DIR)/.prepared $(VENV)/.installed-test
 	env -u PYTHONDONTWRITEBYTECODE $(PY) -m pytest -n $(or $(PYTEST_WORKERS),2) --dist loadscope --no-loadscope-reorder tests/unit tests/app -m "not e2e and not server and not alone and not hostile and not slow" $(PYTEST_ARGS)
 
-typecheck: $(VENV)/.installed-test
+typecheck: $(VENV)/.installed-typecheck
 	$(PY) -m mypy
 
 # A PostgreSQL server for trying things by hand (see the load test); it keeps
