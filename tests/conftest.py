@@ -213,18 +213,14 @@ def _source(path: Path) -> str:
 COST = {"e2e": 3.5, "slow": 3.0, "other": 0.3}
 
 
-def _module_rank(items: list[pytest.Item]) -> dict[pytest.Item, tuple[int, int]]:
+def _module_rank(items: list[pytest.Item]) -> dict[pytest.Item, tuple[int, float, int, int]]:
     """Each test's place: modules that fork the pytest process first (a fork copies the page tables
     of a worker grown by the presets its earlier tests opened: 150 small counts took 71 s late in a
-    run, 4 s early), then the rest, each module's tests kept together and in their order, the longest
-    first in two queues merged in step: modules that mostly wait (a browser, a server process of their
-    own) and modules that compute. pytest-xdist hands modules out in this order (--dist loadscope), so
-    the long ones start at once rather than one of them ending the run alone, and at any time some
-    workers wait while the others keep both cores busy (with every browser module in a row, a run's
-    second half used 1.2 of the 2 cores)."""
+    run, 4 s early), then the longest modules first by their estimated cost (COST), each module's
+    tests kept together and in their order. pytest-xdist hands modules out in this order (--dist
+    loadscope), so the long ones start at once rather than one of them ending the run alone."""
     cost: dict[Path, float] = {}
     forks: set[Path] = set()
-    waits: set[Path] = set()
     for item in items:
         path = Path(str(item.fspath))
         kind = "e2e" if item.get_closest_marker("e2e") else "slow" if item.get_closest_marker("slow") else "other"
@@ -232,20 +228,6 @@ def _module_rank(items: list[pytest.Item]) -> dict[pytest.Item, tuple[int, int]]
         cost[path] = cost.get(path, 0.0) + (float(told.args[0]) if told is not None else COST[kind])
         if item.get_closest_marker("forks"):
             forks.add(path)
-        if any(item.get_closest_marker(name) for name in ("e2e", "hostile", "server")):
-            waits.add(path)
-    first_seen = list(dict.fromkeys(Path(str(i.fspath)) for i in items))
-    longest = lambda paths: sorted(paths, key=lambda p: (-cost[p], first_seen.index(p)))  # noqa: E731
-    queues = [longest(p for p in first_seen if p in waits and p not in forks),
-              longest(p for p in first_seen if p not in waits and p not in forks)]
-    order = longest(forks)
-    totals = [sum(cost[p] for p in queue) or 1.0 for queue in queues]
-    done = [0.0, 0.0]
-    while queues[0] or queues[1]:
-        # (the queue that is least far through its own total goes next)
-        side = 0 if queues[0] and (not queues[1] or done[0] / totals[0] <= done[1] / totals[1]) else 1
-        path = queues[side].pop(0)
-        done[side] += cost[path]
-        order.append(path)
-    place = {path: number for number, path in enumerate(order)}
-    return {item: (place[Path(str(item.fspath))], number) for number, item in enumerate(items)}
+    first_seen = {path: number for number, path in enumerate(dict.fromkeys(Path(str(i.fspath)) for i in items))}
+    return {item: (0 if path in forks else 1, -cost[path], first_seen[path], number)
+            for number, item in enumerate(items) for path in [Path(str(item.fspath))]}
