@@ -27,6 +27,8 @@ AROUND: tuple[str, ...] = (
 )
 #: The most texts tried for one token (about a millisecond each at worst).
 BUDGET = 3_000
+#: The most texts one encode call gets while many tokens are searched together (memory stays bounded).
+CALL_TEXTS = 4_096
 #: Cores (a half character's completions) tried in light contexts, and how many of them in all contexts.
 CORES = 2_000
 LIGHT_CORES = 64
@@ -137,14 +139,29 @@ def find_witnesses(encode_batch: EncodeBatch, tokens: Sequence[tuple[int, bytes,
     size = 1
     while texts:
         batches = {token_id: batch for token_id, each in texts.items() if (batch := list(islice(each, size)))}
-        got = iter(_encoded(encode_batch, [text for batch in batches.values() for text in batch],
-                            list(map(len, batches.values()))))
-        for token_id, batch in batches.items():
-            encoded = list(islice(got, len(batch)))  # (all of the batch's: the next token's come after)
-            found[token_id] = next((text for text, ids in zip(batch, encoded) if token_id in ids), None)
+        for group in _groups(list(batches.items())):
+            got = iter(_encoded(encode_batch, [text for _, batch in group for text in batch],
+                                [len(batch) for _, batch in group]))
+            for token_id, batch in group:
+                encoded = list(islice(got, len(batch)))  # (all of the batch's: the next token's come after)
+                found[token_id] = next((text for text, ids in zip(batch, encoded) if token_id in ids), None)
         texts = {token_id: texts[token_id] for token_id, batch in batches.items() if found[token_id] is None}
         size = min(size * 8, 512)
     return found
+
+
+def _groups(batches: list[tuple[int, list[str]]]) -> Iterator[list[tuple[int, list[str]]]]:
+    """The tokens' batches in groups of at most `CALL_TEXTS` texts (a batch larger than that alone)."""
+    group: list[tuple[int, list[str]]] = []
+    count = 0
+    for token_id, batch in batches:
+        if group and count + len(batch) > CALL_TEXTS:
+            yield group
+            group, count = [], 0
+        group.append((token_id, batch))
+        count += len(batch)
+    if group:
+        yield group
 
 
 def _encoded(encode_batch: EncodeBatch, texts: list[str], sizes: list[int]) -> list[list[int]]:

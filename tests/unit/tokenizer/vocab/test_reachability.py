@@ -515,3 +515,27 @@ def test_a_decider_answers_one_token_as_the_whole_answer_does() -> None:
         assert (verdict.status == "unreachable") == (token_id in whole.ids)
         if token_id in whole.witnesses:
             assert verdict.witness == whole.witnesses[token_id]
+
+
+def test_witnesses_searched_together_are_each_tokens_own_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """find_witnesses (every token's batches in shared encode calls, CALL_TEXTS at most each) gives each
+    token the witness its search alone gives, on a preset with thousands of witnesses (mistral_v1)."""
+    if not is_installed("mistral_v1"):
+        pytest.skip("mistral_v1 is not installed")
+    from webapp.tokenizer.vocab import witness
+
+    tok = load_preset("mistral_v1")
+    index = VocabIndex.build(tok, tok.unit.page_bytes(tok))
+    decider = Decider(index, tok)
+    wanted = [t for t in index.ids[::97] if decider.settle(t) is None][:60]
+    assert len(wanted) > 20
+    calls: list[int] = []
+    counted = lambda texts: calls.append(len(texts)) or decider.encode_batch(texts)  # noqa: E731
+    monkeypatch.setattr(witness, "CALL_TEXTS", 10)
+    together = witness.find_witnesses(counted, [(t, index.data[t], decider.hints(t)) for t in wanted],
+                                      decider.metaspace)
+    alone = {t: witness.find_witness(decider.encode_batch, t, index.data[t], decider.metaspace, hints=decider.hints(t))
+             for t in wanted}
+    assert together == alone
+    assert sum(together[t] is not None for t in wanted) > 20
+    assert len(calls) < len(wanted)  # (tokens shared calls)
