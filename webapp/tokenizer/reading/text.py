@@ -89,33 +89,44 @@ def charged() -> Iterator[None]:
         budget[0] = min(budget[0], before - (time.monotonic() - began))
 
 
-@contextmanager
-def bounded(text_length: int) -> Iterator[None]:
-    """Within: the file's regexes share REGEX_BUDGET_SECONDS (and what is left of the request's
-    budget, when less), normalized text may reach max(GROWTH_FACTOR x `text_length`, MIN_GROWTH_CAP)
-    characters."""
-    seconds = REGEX_BUDGET_SECONDS
-    budget = _REQUEST.get()
-    check_request_budget()
-    began = time.monotonic()
-    own = seconds if budget is None else min(seconds, budget[0])
-    deadline = _DEADLINE.set(began + own)
-    cap = _GROWTH_CAP.set(max(GROWTH_FACTOR * text_length, MIN_GROWTH_CAP))
-    try:
-        yield
-    except TimeoutError:
-        if budget is not None and own < seconds:
-            budget[0] = 0.0
-            raise OutOfTime(budget[1]) from None
-        raise TokenizerError(
-            f"text: the tokenizer file's patterns took over {seconds:g} s on this text, the limit for one encode",
-            field="text",
-        ) from None
-    finally:
+class bounded:
+    """`with bounded(text_length):` the file's regexes share REGEX_BUDGET_SECONDS (and what is left of
+    the request's budget, when less), normalized text may reach max(GROWTH_FACTOR x `text_length`,
+    MIN_GROWTH_CAP) characters. (A class, not a generator: every encode of a file enters one, and a
+    batch one per text; the generator form cost 5 to 10 us each.)"""
+
+    __slots__ = ("text_length", "budget", "began", "own", "deadline", "cap")
+
+    def __init__(self, text_length: int) -> None:
+        self.text_length = text_length
+
+    def __enter__(self) -> None:
+        budget = _REQUEST.get()
+        if budget is not None and budget[0] <= 0:
+            raise OutOfTime(budget[1])
+        self.budget = budget
+        self.began = began = time.monotonic()
+        self.own = own = REGEX_BUDGET_SECONDS if budget is None else min(REGEX_BUDGET_SECONDS, budget[0])
+        self.deadline = _DEADLINE.set(began + own)
+        self.cap = _GROWTH_CAP.set(max(GROWTH_FACTOR * self.text_length, MIN_GROWTH_CAP))
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, trace: object) -> None:
+        budget, seconds = self.budget, REGEX_BUDGET_SECONDS
+        error: TokenizerError | None = None
+        if kind is not None and issubclass(kind, TimeoutError):
+            if budget is not None and self.own < seconds:
+                budget[0] = 0.0
+                error = OutOfTime(budget[1])
+            else:
+                error = TokenizerError(
+                    f"text: the tokenizer file's patterns took over {seconds:g} s on this text, the limit for one "
+                    "encode", field="text")
         if budget is not None:
-            budget[0] -= time.monotonic() - began
-        _DEADLINE.reset(deadline)
-        _GROWTH_CAP.reset(cap)
+            budget[0] -= time.monotonic() - self.began
+        _DEADLINE.reset(self.deadline)
+        _GROWTH_CAP.reset(self.cap)
+        if error is not None:
+            raise error from None
 
 
 def time_left() -> float | None:
