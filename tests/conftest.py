@@ -207,27 +207,18 @@ def _source(path: Path) -> str:
     return path.read_text(encoding="utf-8")
 
 
-#: A test's estimated seconds under `make test`, fitted to a run's JUnit report (a browser test
-#: about 3.5 s, a slow one 3 s, any other 0.3 s) unless it is marked `cost(seconds)`; only the
-#: order below uses it.
-COST = {"e2e": 3.5, "slow": 3.0, "other": 0.3}
-
-
-def _module_rank(items: list[pytest.Item]) -> dict[pytest.Item, tuple[int, float, int, int]]:
+def _module_rank(items: list[pytest.Item]) -> dict[pytest.Item, tuple[int, int, int]]:
     """Each test's place: modules that fork the pytest process first (a fork copies the page tables
     of a worker grown by the presets its earlier tests opened: 150 small counts took 71 s late in a
-    run, 4 s early), then the longest modules first by their estimated cost (COST), each module's
-    tests kept together and in their order. pytest-xdist hands modules out in this order (--dist
+    run, 4 s early), then the longest ones (by their `slow` tests, then their browser tests), each module's tests
+    kept together and in their order. pytest-xdist hands modules out in this order (--dist
     loadscope), so the long ones start at once rather than one of them ending the run alone."""
-    cost: dict[Path, float] = {}
-    forks: set[Path] = set()
+    weight: dict[Path, int] = {}
     for item in items:
         path = Path(str(item.fspath))
-        kind = "e2e" if item.get_closest_marker("e2e") else "slow" if item.get_closest_marker("slow") else "other"
-        told = item.get_closest_marker("cost")  # (where the estimate is far off: one long test, say)
-        cost[path] = cost.get(path, 0.0) + (float(told.args[0]) if told is not None else COST[kind])
-        if item.get_closest_marker("forks"):
-            forks.add(path)
+        cost = 10_000 if item.get_closest_marker("forks") else 100 if item.get_closest_marker("slow") else (
+            1 if item.get_closest_marker("e2e") else 0)
+        weight[path] = weight.get(path, 0) + cost
     first_seen = {path: number for number, path in enumerate(dict.fromkeys(Path(str(i.fspath)) for i in items))}
-    return {item: (0 if path in forks else 1, -cost[path], first_seen[path], number)
-            for number, item in enumerate(items) for path in [Path(str(item.fspath))]}
+    return {item: (-weight[Path(str(item.fspath))], first_seen[Path(str(item.fspath))], number)
+            for number, item in enumerate(items)}

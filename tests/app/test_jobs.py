@@ -26,7 +26,7 @@ from webapp.jobs import tokens
 from webapp.jobs.queue import get_queue
 from webapp.infra.storage import get_storage
 
-pytestmark = [pytest.mark.server, pytest.mark.cost(1.5)]
+pytestmark = pytest.mark.server
 
 LOW = {
     "JOB_TRAIN_MERGES": 5,

@@ -28,8 +28,6 @@ from webapp.tokenizer import PRESET_NAMES, get_encoding, is_installed
 from webapp.tokenizer.chat.templates import preset_config_path
 from webapp.web.chat.chatting import EXAMPLE_TOOLS
 
-pytestmark = pytest.mark.cost(12)
-
 tokenizers = pytest.importorskip("tokenizers")
 
 QWEN = preset_config_path("qwen3")

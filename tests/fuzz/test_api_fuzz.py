@@ -28,8 +28,6 @@ from tests.hypothesis_profiles import examples
 from tests.conftest import make_app
 from webapp.infra.storage import get_storage
 
-pytestmark = pytest.mark.cost(1.7)
-
 EXAMPLES_PER_ROUTE = int(os.environ.get("FUZZ_EXAMPLES", "80"))
 
 FIELDS = [

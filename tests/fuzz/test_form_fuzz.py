@@ -18,8 +18,6 @@ from tests.hypothesis_profiles import examples
 from tests.conftest import make_app
 from webapp.infra.storage import get_storage
 
-pytestmark = pytest.mark.cost(1.3)
-
 EXAMPLES_PER_ROUTE = int(os.environ.get("FUZZ_EXAMPLES", "40"))  # FUZZ_EXAMPLES: see test_api_fuzz.py
 FIELDS = ["text", "merges", "vocab", "ids", "words", "num_merges", "view", "pretokenize", "tool",
           "tokenizer", "action", "format", "example"]

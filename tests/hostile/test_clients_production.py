@@ -23,8 +23,6 @@ import pytest
 from tests.hostile.conftest import free_port
 from webapp import PROJECT_ROOT
 
-pytestmark = pytest.mark.cost(8)
-
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
 needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (`make test` installs Debian's "
                                                         "nginx with scripts/ensure-nginx.sh when root)")

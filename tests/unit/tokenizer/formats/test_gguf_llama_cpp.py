@@ -33,7 +33,7 @@ from webapp.tokenizer.formats.gguf_pre import PRE_NAMES, PRE_TYPES  # noqa: E402
 from webapp.tokenizer.presets import catalog, open_models  # noqa: E402
 from webapp.tokenizer.stages import tokenizer_of  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.cost(90)]  # (one test: every file, one node process)
+pytestmark = pytest.mark.slow
 
 PRESETS = ["r50k_base", "cl100k_base", "o200k_base", "llama3", "qwen3", "deepseek_v3", "gpt_oss", "mistral_tekken",
            "llama2", "gemma3", "mistral_v1", "mistral_v3"]
