@@ -201,16 +201,25 @@ class Pipeline:
                     for_model: bool = False) -> list[list[Part]]:
         """`parts` of each text; under a known split spelt for the model, every text's pieces are cut and
         spelt in one pass (many short texts, a vocabulary's tokens say, then cost one numpy call)."""
-        if not (for_model and self._split_then_bytes is not None and not self.spelt_in_alphabet):
+        if not self._spells_known_split(for_model):
             return [self.parts(text, allowed, for_model) for text in texts]
         cut = []
         for text in texts:
             with bounded(len(text)):  # (each text its own budget, as `parts` gives it)
                 cut.append(self._split_normalize(text, allowed))
         with bounded(sum(map(len, texts))):
-            time_left()  # (the known patterns match in linear time; the budget is only checked)
-            spelt = iter(self._spelt_pieces(self._split_then_bytes, [run[0][0] for _, runs in cut for run in runs]))
+            spelt = iter(self._split_spelt([run for _, runs in cut for run in runs]))
         return [self._assemble(out, list(islice(spelt, len(runs)))) for out, runs in cut]
+
+    def _spells_known_split(self, for_model: bool) -> bool:
+        """Are the model's pieces cut by a known split straight from the byte spelling (`_split_spelt`)?"""
+        return for_model and self._split_then_bytes is not None and not self.spelt_in_alphabet
+
+    def _split_spelt(self, runs: list[list[hp.Piece]]) -> list[list[str]]:
+        """Each run's pieces under the known split, spelt in the byte alphabet (`_spelt_pieces`)."""
+        assert self._split_then_bytes is not None
+        time_left()  # (the known patterns match in linear time; the budget is only checked)
+        return self._spelt_pieces(self._split_then_bytes, [run[0][0] for run in runs])
 
     def normalized(self, text: str, allowed: frozenset[str] | None = None) -> list[tuple[int | None, str]]:
         """The text as the normalizer leaves it, before the pre-tokenizer: (added token id, its content)
@@ -246,9 +255,8 @@ class Pipeline:
 
     def _parts(self, text: str, allowed: frozenset[str] | None, for_model: bool = False) -> list[Part]:
         out, runs = self._split_normalize(text, allowed)
-        if for_model and self._split_then_bytes is not None and not self.spelt_in_alphabet:
-            time_left()  # (the known patterns match in linear time; the budget is only checked)
-            pieces = self._spelt_pieces(self._split_then_bytes, [run[0][0] for run in runs])
+        if self._spells_known_split(for_model):
+            pieces = self._split_spelt(runs)
         else:
             if self.pre_tokenizer is not None:
                 runs = self.pre_tokenizer(runs)
