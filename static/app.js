@@ -438,7 +438,11 @@
     syncInactive();
     if (new URLSearchParams(window.location.search).get("draft") === "1") { restoreDraft(); } else { catchEarlyTyping(); }
   }
-  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", start); } else { start(); }
+  // Not at once when this script runs: a deferred script runs while the document is already
+  // "interactive", before DOMContentLoaded, when htmx has not yet set the form up (it does so
+  // in a DOMContentLoaded listener added before this one, its script coming first). Text
+  // typed in that gap fired an input event no one sent; catchEarlyTyping must look after it.
+  if (document.readyState === "complete") { start(); } else { document.addEventListener("DOMContentLoaded", start); }
 
   // Ctrl/Cmd+Enter in a text box submits its form right away.
   document.addEventListener("keydown", function (event) {

@@ -360,5 +360,12 @@
   document.addEventListener("input", function (e) {
     if (e.target && e.target.form && e.target.form.id === "tool-form") { cancel(); }
   }, true);
-  if (document.readyState === "loading") { document.addEventListener("DOMContentLoaded", schedule); } else { schedule(); }
+  // Text typed before the scripts ran is not the shown result's: app.js asks for its result,
+  // whose swap schedules the question. Otherwise ask about the result the server drew.
+  function start() {
+    var field = form() && form().elements.namedItem("text");
+    if (field && field.value !== field.defaultValue) { return; }
+    schedule();
+  }
+  if (document.readyState === "complete") { start(); } else { document.addEventListener("DOMContentLoaded", start); }
 })();
