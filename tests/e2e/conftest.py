@@ -4,7 +4,7 @@ Fixtures: `live_server` / `base_url` (the app served on loopback for
 Playwright; the Chromium launch settings are in tests/conftest.py),
 `corpus_server` (an app with a job worker, for the corpus page), `open_page`
 (a fresh page at a named size and colour scheme), `screenshot` and `console`.
-Helpers to import: `shot` (a screenshot by name), `watch_console`, `tokens` /
+Helpers to import: `shot` (a screenshot by name), `watch_console`, `warmed`, `tokens` /
 `token_ids` (the Bytes page's tokens), `in_viewport` and `tiktoken_oracle`.
 Screenshots go to test-artifacts/screenshots/ (git-ignored) for a person to
 look at.
@@ -12,6 +12,7 @@ look at.
 
 from __future__ import annotations
 
+import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -124,6 +125,15 @@ def served_with_worker(settings: dict[str, Any], folder: Path, name: str) -> Ite
             yield url
     finally:
         worker.kill()
+
+
+def warmed(url: str, path: str) -> str:
+    """`url`, once a GET of `path` has been answered, with no browser timeout running. The Counts page
+    opens every preset in its first request, which a busy machine stretched past a page load's 30 s
+    (a production server opens and warms them before it serves: gunicorn.conf.py)."""
+    with urllib.request.urlopen(url + path, timeout=600) as answer:
+        answer.read()
+    return url
 
 
 def tokens(page: Page) -> Locator:

@@ -20,7 +20,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.conftest import INLINE_ONLY
-from tests.e2e.conftest import VIEWPORTS
+from tests.e2e.conftest import VIEWPORTS, warmed
 from tests.serving import serve_app
 from webapp import create_app
 from webapp.infra.storage import default_sqlite_url
@@ -40,7 +40,7 @@ def chat_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     app = create_app({"TESTING": True, "DATABASE_URL": default_sqlite_url(tmp_path_factory.mktemp("chat-e2e")),
                       "LIMIT_CHAT_MESSAGES": 4, **INLINE_ONLY})
     with serve_app(app, "chat-e2e-server") as url:
-        yield url
+        yield warmed(url, "/counts")
 
 
 @lru_cache(maxsize=1)

@@ -12,7 +12,7 @@ from typing import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import served_with_worker
+from tests.e2e.conftest import served_with_worker, warmed
 from webapp.tokenizer.reference import bpe_merges as literal_bpe_merges
 from webapp.infra.storage import default_sqlite_url
 
@@ -23,7 +23,7 @@ def job_server(tmp_path_factory) -> Iterator[str]:
     settings = {"DATABASE_URL": default_sqlite_url(folder), "QUEUE_URL": f"sqlite:///{folder / 'queue.sqlite3'}",
                 "JOB_TRAIN_MERGES": 5, "JOB_TIME_SECONDS": 60, "JOB_COUNTS_WORK": 10_000}
     with served_with_worker(settings, folder, "e2e-jobs") as url:
-        yield url
+        yield warmed(url, "/counts")
 
 
 def test_train_job_panel_becomes_the_result(page: Page, console, screenshot, job_server):
