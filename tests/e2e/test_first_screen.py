@@ -379,16 +379,20 @@ def test_one_drop_zone_opens_a_file_at_once_with_progress(open_page, tmp_path):
     assert native["width"] <= 1 and native["height"] <= 1  # no unstyled native control
     shot(page, "first-8-drop-zone")
 
-    # a slow server (a big file): the progress bar shows while it works
-    def slow(route):
-        page.wait_for_timeout(1200)
-        route.continue_()
-
-    page.route("**/files/open/bytes", slow)
+    # a slow server (a big file): the progress bar shows while it works. The request is held until
+    # the checks are done (held for a fixed 1.2 s, it could be answered before a busy machine looked).
+    held: list = []
+    page.route("**/files/open/bytes", lambda route: held.append(route))
     page.set_input_files("#f-tokenizer-file", str(path))
     expect(page.locator(".open-progress")).to_be_visible()
     expect(page.locator(".open-progress-note")).not_to_be_empty()
     shot(page, "first-8-progress")
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert len(held) == 1
+    held[0].continue_()
     expect(page.locator("#open-tokenizer-status .open-tokenizer-loaded")).to_be_visible()
     expect(page.locator(".open-progress")).to_be_hidden()
     page.unroute("**/files/open/bytes")
