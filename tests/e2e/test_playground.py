@@ -42,7 +42,8 @@ def test_text_typed_before_the_scripts_ran_is_encoded(page: Page, console, scree
     page.goto("/bytes", wait_until="commit")
     page.wait_for_selector("#f-text")
     if script == "static/prompt.js":
-        page.wait_for_function("typeof window.bpeStateLink === 'function'")  # app.js has run
+        # (a function, not an expression: the page's CSP forbids the eval that polling an expression uses)
+        page.wait_for_function("() => typeof window.bpeStateLink === 'function'")  # app.js has run
     page.fill("#f-text", "low lower")
     page.wait_for_timeout(300)
     assert len(held) == 1

@@ -28,6 +28,15 @@ needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (
                                                         "nginx with scripts/ensure-nginx.sh when root)")
 
 
+def _command_line(pid: int) -> bytes:
+    """The process's command line; empty once it is gone (a short-lived child can end between
+    the listing of a session's processes and this read)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _session_pids(sid: int) -> list[int]:
     """Every live process of a session (the production command and all it started)."""
     pids = []
@@ -136,7 +145,7 @@ def _stops_entirely(server: Production, how: str) -> None:
     while server.pids() and time.monotonic() < deadline:
         time.sleep(0.2)
     left = server.pids()
-    assert left == [], [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in left if Path(f"/proc/{pid}").exists()]
+    assert left == [], [_command_line(pid) for pid in left]
     with pytest.raises(OSError):
         server.get("/healthz", timeout=2)
     assert server.process.wait(timeout=5) in (143, 0, -15)
@@ -151,22 +160,21 @@ def test_row10_sigterm_stops_the_server_and_the_worker(production, how):
 @pytest.mark.parametrize("how", ["main", "group"])
 def test_row10_sigterm_stops_nginx_the_server_and_the_worker(production, how):
     server = production(SERVE_PROD)
-    assert any(b"nginx" in Path(f"/proc/{pid}/cmdline").read_bytes() for pid in server.pids())
+    assert any(b"nginx" in _command_line(pid) for pid in server.pids())
     _stops_entirely(server, how)
 
 
 @pytest.mark.alone
 def test_row10_a_dead_worker_is_started_again(production):
     server = production(GUNICORN_ONLY, PLAYGROUND_PROXY="none")
-    workers = [pid for pid in server.pids() if b"webapp.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    workers = [pid for pid in server.pids() if b"webapp.worker" in _command_line(pid)]
     assert len(workers) == 1
     os.kill(workers[0], signal.SIGKILL)
     deadline = time.monotonic() + 15
     again: list[int] = []
     while not again and time.monotonic() < deadline:
         time.sleep(0.2)
-        again = [pid for pid in server.pids() if pid != workers[0]
-                 and b"webapp.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        again = [pid for pid in server.pids() if pid != workers[0] and b"webapp.worker" in _command_line(pid)]
     assert again, server.log.read_text()[-2000:]
     assert server.get("/healthz")[0] == 200
 
