@@ -28,9 +28,8 @@ def job_server(tmp_path_factory) -> Iterator[str]:
 
 def record_job_panels(page: Page) -> None:
     """Have the page note each job panel an htmx swap shows (call before `goto`). A small job's panel
-    may be replaced by its result before a check of the page sees it: on a busy machine a test
-    that looked for the panel itself found the result already there (CI's load, or `make test`
-    beside another job)."""
+    may be replaced by its result before a check of the page sees it: a test that looked for the
+    panel itself found the result already there (a `make test` beside a busy loop)."""
     page.add_init_script("""
       window.jobPanelsShown = [];
       document.addEventListener("htmx:afterSwap", function () {
