@@ -25,7 +25,7 @@ from typing import Any, Iterator
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from playwright.sync_api import expect
+from playwright.sync_api import BrowserContext, expect
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -119,6 +119,19 @@ def patient_expect() -> None:
     """Playwright's `expect` waits 15 s, not 5: under `make test` both cores are busy with other tests, and a
     page that swaps in 400 KB (the Languages table, chart and map) was seen taking longer than 5 s in CI."""
     expect.set_options(timeout=15_000)
+
+
+#: How long a page load may take in a browser test (Playwright's default is 30 s): the first page that
+#: names a preset opens it in the test's server (a production server opens and warms its presets before
+#: it serves), and a busy machine stretched that past 30 s (gpt_oss, beside two busy loops).
+NAVIGATION_TIMEOUT_MS = 60_000
+
+
+@pytest.fixture
+def context(context: BrowserContext) -> BrowserContext:
+    """pytest-playwright's browser context, with page loads allowed NAVIGATION_TIMEOUT_MS."""
+    context.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
+    return context
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page
+from tests.conftest import NAVIGATION_TIMEOUT_MS
 from tests.jobhelpers import JobWorker
 from tests.serving import serve_app
 
@@ -87,6 +88,7 @@ def open_page(browser: Browser, base_url: str) -> Iterator[Any]:
         phone = size == "phone"
         context = browser.new_context(base_url=base_url, viewport=VIEWPORTS[size], color_scheme=scheme,
                                       is_mobile=phone, has_touch=phone, **extra)
+        context.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
         page = context.new_page()
         contexts.append((context, watch_console(page)))
         return page
