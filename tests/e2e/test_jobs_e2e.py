@@ -46,6 +46,13 @@ def record_job_panels(page: Page) -> None:
     """)
 
 
+def wait_for_a_job_panel(page: Page) -> None:
+    """Wait until a swap has shown a job panel. Before it, the page may still show the result of what it
+    held before the typing (the Counts page's example text has its 13 rows too): a check of the result
+    made then passed at once, and found no panel shown yet (a fresh-clone `make test`)."""
+    page.wait_for_function("() => window.jobPanelsShown.length > 0", timeout=60_000)
+
+
 def assert_a_running_panel_was_shown(page: Page) -> None:
     """The first panel the page showed was visible, for a job not yet finished, with its progress
     bar and its Cancel button."""
@@ -61,6 +68,7 @@ def test_train_job_panel_becomes_the_result(page: Page, console, screenshot, job
     words = "low lower lowest newer wider new"
     page.fill("#f-words", words)
     page.fill("#f-num_merges", "8")
+    wait_for_a_job_panel(page)
     # Polling swaps the panel for the usual result once the worker is done.
     expect(page.locator("#merge-list li")).to_have_count(8, timeout=20_000)
     expect(page.locator(".job-panel")).to_have_count(0)
@@ -77,13 +85,13 @@ def test_counts_job_panel_becomes_the_table(page: Page, console, screenshot, job
     expect(page.locator("#counts-table")).to_be_visible()  # the example text: inline, under the threshold
     text = "Counted as a background job: every preset over this line. " * 15  # 885 x 13 presets > 10,000
     page.fill("#f-text", text)
+    wait_for_a_job_panel(page)
     screenshot("counts-job-running")
     # the worker opens the presets, counts, and the poll swaps the panel for the table
-    rows = page.locator("#counts-table tbody tr")
-    expect(rows).to_have_count(13, timeout=60_000)
+    expect(page.locator("#counts-summary")).to_contain_text(f"{len(text):,} characters", timeout=60_000)
+    expect(page.locator("#counts-table tbody tr")).to_have_count(13)
     expect(page.locator(".job-panel")).to_have_count(0)
     assert_a_running_panel_was_shown(page)
-    expect(page.locator("#counts-summary")).to_contain_text(f"{len(text):,} characters")
     assert page.input_value("#f-text") == text  # what the user typed stays
     page.locator('button[data-sort="tokens"]').click()
     expect(page.locator('th[aria-sort="ascending"] button[data-sort="tokens"]')).to_be_visible()
