@@ -2,7 +2,7 @@
 
 Only the metadata is read (formats/gguf.py), and translated into what an existing builder takes: a
 "gpt2" file into a tokenizer.json document (BPE, llama.cpp's split for its `pre`, added tokens, BOS /
-EOS), a "llama" file into a sentencepiece ModelProto (merges by score, llama.cpp's settings). Special
+EOS), a "llama" file into a .model's pieces and settings (merges by score, llama.cpp's settings). Special
 tokens are typed and cut as llama.cpp does (hf/longest_first.py). Other tokenizer types are refused,
 naming them. Details: docs/formats.md, "GGUF files"; checked against llama.cpp by
 tests/unit/tokenizer/formats/test_gguf_llama_cpp.py.
@@ -27,7 +27,7 @@ from webapp.tokenizer.formats.common import file_error
 from webapp.tokenizer.formats.gguf import read_metadata
 from webapp.tokenizer.formats.gguf_pre import PreType, pre_type_for, split_steps
 from webapp.tokenizer.formats.hf_json import tokenizer_from_document
-from webapp.tokenizer.formats.sentencepiece import parse_sentencepiece
+from webapp.tokenizer.formats.sentencepiece import sentencepiece_tokenizer
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.stages.models import LIBRARY_MODEL
 
@@ -377,11 +377,7 @@ def _sentencepiece(values: dict[str, Any], tokens: list[str], types: np.ndarray[
         raise _key_error("add_space_prefix", "a BOOL")
     kinds = [t if NORMAL <= t <= BYTE else NORMAL for t in types.tolist()]
     odd = sum(1 for t in types.tolist() if not NORMAL <= t <= BYTE)
-    proto = pb.ModelProto()  # type: ignore[attr-defined]  # (generated code: no stubs)
-    pieces = proto.pieces
-    for piece, score, kind in zip(tokens, scores.tolist(), kinds):
-        entry = pieces.add()
-        entry.piece, entry.score, entry.type = piece, score, kind
+    proto = pb.ModelProto()  # type: ignore[attr-defined]  # (generated code: no stubs; the pieces go beside it)
     spec = proto.trainer_spec
     spec.model_type = 2  # BPE
     spec.byte_fallback = sum(1 for k in kinds if k == BYTE) == 256
@@ -390,7 +386,9 @@ def _sentencepiece(values: dict[str, Any], tokens: list[str], types: np.ndarray[
     norm = proto.normalizer_spec
     norm.name, norm.add_dummy_prefix, norm.remove_extra_whitespaces, norm.escape_whitespaces = (
         "identity", prefix, False, True)
-    tok = parse_sentencepiece(proto.SerializeToString(), join_any_piece=True)
+    with np.errstate(over="ignore"):  # (as a .model holds them: float32, a score past its range infinite)
+        as_float32 = scores.astype(np.float32).tolist()
+    tok = sentencepiece_tokenizer(proto, tokens, kinds, as_float32, join_any_piece=True)
     desc = json.loads(tok.pipeline)
     desc["post"] = [[ids["bos"]] if add_bos else [], [ids["eos"]] if add_eos else []]
     # (llama.cpp cuts its special tokens out of the raw text, longest first, and gives every stretch between

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import string
+from itertools import repeat
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -40,6 +41,7 @@ MAX_PIECE_BYTES = 65_536
 #: and the added-token splitter (about 420 bytes each with their automata, reading/longest_match.py).
 MAX_ADDED_PIECES_BYTES = 131_072
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+PIECE_TYPES = frozenset((NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE))
 MODEL_TYPES = {1: "Unigram", 2: "BPE", 3: "word", 4: "char"}
 SOURCE = "sentencepiece"
 
@@ -90,35 +92,53 @@ def parse_sentencepiece(content: str | bytes, *, join_any_piece: bool = False) -
     if isinstance(content, str):
         raise file_error("a SentencePiece .model file is binary; upload the file itself, not its text")
     model = _parse_proto(content)
-    pieces = list(model.pieces)
-    if not pieces:
+    if not model.pieces:
         raise file_error("this is not a SentencePiece .model file: it has no pieces")
     kind = int(model.trainer_spec.model_type)
     if kind != 2:
         name = MODEL_TYPES.get(kind, f"type {kind}")
         raise file_error(f"this is a {name} model; the playground opens BPE tokenizers")
-    if len(pieces) > MAX_PIECES:
-        raise file_error(f"the model has {len(pieces):,} pieces, over the {MAX_PIECES:,} allowed")
-    vocab: dict[str, int] = {}
-    types: list[int] = []
-    scores: list[float] = []
-    for index, sp in enumerate(pieces):
-        piece, ptype = _text(sp.piece, f"pieces: piece {index}", "pieces", index=index), int(sp.type)
+    if len(model.pieces) > MAX_PIECES:
+        raise file_error(f"the model has {len(model.pieces):,} pieces, over the {MAX_PIECES:,} allowed")
+    # (a column at a time, each by a C-level loop over the pieces: a model has up to a million)
+    pieces = [sp.piece for sp in model.pieces]
+    if not all(map(isinstance, pieces, repeat(str))):
+        pieces = [_text(piece, f"pieces: piece {index}", "pieces", index=index) for index, piece in enumerate(pieces)]
+    types = [sp.type for sp in model.pieces]
+    scores = [sp.score for sp in model.pieces]
+    return sentencepiece_tokenizer(model, pieces, types, scores, join_any_piece=join_any_piece)
+
+
+def _checked_vocab(pieces: list[str], types: list[int]) -> dict[str, int]:
+    """Each piece's id; a piece that is empty, over MAX_PIECE_BYTES, already listed or of an unknown type
+    is refused, naming the first such piece."""
+    vocab = dict(zip(pieces, range(len(pieces))))
+    if (len(vocab) == len(pieces) and "" not in vocab and max(map(len, pieces)) <= MAX_PIECE_BYTES // 4
+            and set(types) <= PIECE_TYPES):
+        return vocab
+    seen: dict[str, int] = {}
+    for index, (piece, ptype) in enumerate(zip(pieces, types)):  # (the first piece at fault, named)
         if not piece:
             raise TokenizerError(f"pieces: piece {index} is empty", field="pieces", location={"index": index})
         if len(piece) > MAX_PIECE_BYTES // 4 and len(piece.encode("utf-8", "surrogatepass")) > MAX_PIECE_BYTES:
             raise TokenizerError(f"pieces: piece {index} has {len(piece.encode('utf-8', 'surrogatepass')):,} bytes, "
                                  f"over the {MAX_PIECE_BYTES:,} a piece may have", field="pieces",
                                  location={"index": index})
-        if piece in vocab:
-            raise TokenizerError(f"pieces: piece {index} ({shown_value(piece)}) is already piece {vocab[piece]}",
+        if piece in seen:
+            raise TokenizerError(f"pieces: piece {index} ({shown_value(piece)}) is already piece {seen[piece]}",
                                  field="pieces", location={"index": index})
-        if ptype not in (NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE):
+        if ptype not in PIECE_TYPES:
             raise TokenizerError(f"pieces: piece {index} has an unknown type {ptype}", field="pieces",
                                  location={"index": index})
-        vocab[piece] = index
-        types.append(ptype)
-        scores.append(float(sp.score))
+        seen[piece] = index
+    return vocab
+
+
+def sentencepiece_tokenizer(model: Any, pieces: list[str], types: list[int], scores: list[float], *,
+                            join_any_piece: bool = False) -> LoadedTokenizer:
+    """`parse_sentencepiece` of a ModelProto whose pieces are given as columns (text, type, score): the
+    pieces in `model` itself are not read, so a GGUF file's need not be written into it."""
+    vocab = _checked_vocab(pieces, types)
     unknown = [i for i, t in enumerate(types) if t == UNKNOWN]
     if len(unknown) != 1:
         raise file_error(f"a SentencePiece model has exactly one unknown piece; this one has {len(unknown)}")
@@ -158,7 +178,7 @@ def parse_sentencepiece(content: str | bytes, *, join_any_piece: bool = False) -
             raise TokenizerError(f"denormalizer_spec: {exc}", field="denormalizer_spec") from None
         denormalizer = SpmOptions(bytes(denorm.precompiled_charsmap), bool(denorm.add_dummy_prefix),
                                   bool(denorm.remove_extra_whitespaces), bool(denorm.escape_whitespaces), False, ())
-    unk_piece = pieces[unknown[0]].piece
+    unk_piece = pieces[unknown[0]]
     unk_surface = (_text(model.trainer_spec.unk_surface, "trainer_spec: unk_surface", "trainer_spec")
                    if model.trainer_spec.HasField("unk_surface") else DEFAULT_UNK_SURFACE)
     added = [[p, i, False, True, False, False, False] for p, i in vocab.items() if types[i] == USER_DEFINED]

@@ -270,6 +270,26 @@ def test_broken_model_files_are_refused() -> None:
         import_tokenizer("text", fmt="sentencepiece")
 
 
+def test_pieces_given_as_columns_open_as_the_file_does() -> None:
+    """A GGUF file's pieces reach the builder as columns beside a ModelProto without pieces
+    (`sentencepiece_tokenizer`): the same tokenizer as the .model holding them."""
+    from sentencepiece import sentencepiece_model_pb2 as pb
+
+    from webapp.tokenizer.formats.sentencepiece import parse_sentencepiece, sentencepiece_tokenizer
+
+    data = mistral_file(MISTRAL[2])
+    spec_only = pb.ModelProto()
+    spec_only.ParseFromString(data)
+    pieces = [(p.piece, p.type, p.score) for p in spec_only.pieces]
+    del spec_only.pieces[:]
+    columns = sentencepiece_tokenizer(spec_only, *map(list, zip(*pieces)))
+    whole = parse_sentencepiece(data)
+    for field in ("merges", "vocab", "pipeline", "model", "special_tokens", "unk_id", "notes"):
+        assert getattr(columns, field) == getattr(whole, field), field
+    with pytest.raises(TokenizerError, match="piece 3 .* is already piece 1"):
+        sentencepiece_tokenizer(spec_only, ["<unk>", "a", "b", "a"], [2, 1, 1, 1], [0.0] * 4)
+
+
 # --------------------------------------------------------------------------
 # The presets mistral_v1 and mistral_v3 (the wheel's .model.v1 and .model.v3)
 
