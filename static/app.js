@@ -345,28 +345,33 @@
         if (folded) { folded.open = true; }  // the server drew the Tools box folded: it was empty then
       }
     });
-    askOnceReady(form);
+    askOnceReady(form, "input");
   }
-  // Text typed before the scripts ran (a slow phone, a test that types at once)
-  // fired its input event before htmx listened: the shown result is of the
-  // server's text. Ask for the typed one.
-  function catchEarlyTyping() {
+  // Text typed (or a view tab picked) before the scripts ran (a slow phone, a test
+  // that types at once) fired its event before htmx listened: the shown result is
+  // of the server's text and view. Ask for the typed or picked one.
+  function catchEarlyInput() {
     var form = document.getElementById("tool-form");
     if (!form) { return; }
     var typed = Array.prototype.some.call(form.elements, function (field) {
       return (field.tagName === "TEXTAREA" || field.type === "text") && field.value !== field.defaultValue;
     });
-    if (typed) { askOnceReady(form); }
+    // (the typed text's answer is drawn in the view then chosen: its radio travels with the form)
+    if (typed) { askOnceReady(form, "input"); return; }
+    // A view tab picked in that gap: the Trace and the Chat are drawn by the server when asked
+    // (a click there showed "computed when this view is chosen" for good).
+    var picked = document.querySelector('input.tab-radio[name="view"]:checked');
+    if (picked && !picked.defaultChecked) { askOnceReady(picked, "change"); }
   }
-  // Re-encode once htmx has set the form up (it starts on the same
-  // DOMContentLoaded): ask again until a request has gone out.
-  function askOnceReady(form) {
+  // Send `type` from `target` once htmx has set the form up (it starts on the same
+  // DOMContentLoaded): again until a request has gone out.
+  function askOnceReady(target, type) {
     var sent = false;
     document.addEventListener("htmx:beforeRequest", function () { sent = true; }, { once: true });
     var tries = 0;
     (function poke() {
       if (sent || tries++ > 10) { return; }
-      form.dispatchEvent(new Event("input", { bubbles: true }));
+      target.dispatchEvent(new Event(type, { bubbles: true }));
       window.setTimeout(poke, 400);
     })();
   }
@@ -436,12 +441,12 @@
   function start() {
     restorePanels();
     syncInactive();
-    if (new URLSearchParams(window.location.search).get("draft") === "1") { restoreDraft(); } else { catchEarlyTyping(); }
+    if (new URLSearchParams(window.location.search).get("draft") === "1") { restoreDraft(); } else { catchEarlyInput(); }
   }
   // Not at once when this script runs: a deferred script runs while the document is already
   // "interactive", before DOMContentLoaded, when htmx has not yet set the form up (it does so
   // in a DOMContentLoaded listener added before this one, its script coming first). Text
-  // typed in that gap fired an input event no one sent; catchEarlyTyping must look after it.
+  // typed (or a view tab picked) in that gap fired an event no one sent; catchEarlyInput looks after it.
   if (document.readyState === "complete") { start(); } else { document.addEventListener("DOMContentLoaded", start); }
 
   // Ctrl/Cmd+Enter in a text box submits its form right away.
