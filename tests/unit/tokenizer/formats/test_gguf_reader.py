@@ -280,6 +280,30 @@ def refused(data: bytes | bytearray, offset: int, *words: str) -> TokenizerError
     return error
 
 
+#: Bytes a string array's items are drawn from: ASCII, UTF-8 of two to four bytes, their pieces alone
+#: (a lead byte, a continuation byte), an encoded surrogate, and bytes UTF-8 never has.
+STRING_PARTS = st.lists(st.sampled_from([b"a", b" ", "\u0120".encode(), "\u4e00".encode(), "\U0001F600".encode(),
+                                         b"\xc4", b"\x80", b"\xed\xa0\x80", b"\xff", b""]), max_size=5).map(b"".join)
+
+
+@st.composite
+def utf8_cut_anywhere(draw: st.DrawFn) -> list[bytes]:
+    """UTF-8 text cut into strings at any bytes, inside characters too: the strings together are UTF-8."""
+    data = draw(st.text(alphabet="a\u0120\u4e00\U0001F600", max_size=30)).encode()
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=8)))
+    return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)])]
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.one_of(st.lists(STRING_PARTS, max_size=30), utf8_cut_anywhere()))
+def test_string_arrays_read_as_each_string_alone_decodes(raws: list[bytes]) -> None:
+    """Each string of an array is its own bytes decoded (surrogateescape), UTF-8 or not, also where
+    strings together are UTF-8 but one starts inside a character."""
+    payload = u32(T.STRING) + u64(len(raws)) + b"".join(map(gstring, raws))
+    got = read_metadata(header(1) + pair(b"k", T.ARRAY, payload)).values["k"]
+    assert got == [raw.decode("utf-8", "surrogateescape") for raw in raws]
+
+
 def test_the_magic_and_the_version() -> None:
     refused(b"PK\x03\x04" + bytes(40), 0, "not a GGUF file", "b'PK\\x03\\x04'")
     with pytest.raises(TokenizerError, match="not a GGUF file"):
