@@ -40,6 +40,9 @@ def last_trace_row(page: Page) -> tuple[list[int], list[str]]:
 
 def show_trace(page: Page) -> None:
     page.locator("label[for=view-trace]").click()
+    # (checked first: when the table does not come, the failure says whether the click picked the tab;
+    # a run beside a busy loop once waited 15 s for a table that never came, and did not say)
+    expect(page.locator("#view-trace")).to_be_checked()
     expect(page.locator(".view-trace table.trace")).to_be_visible()
 
 
