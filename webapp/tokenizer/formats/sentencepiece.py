@@ -98,8 +98,6 @@ def parse_sentencepiece(content: str | bytes, *, join_any_piece: bool = False) -
     if kind != 2:
         name = MODEL_TYPES.get(kind, f"type {kind}")
         raise file_error(f"this is a {name} model; the playground opens BPE tokenizers")
-    if len(model.pieces) > MAX_PIECES:
-        raise file_error(f"the model has {len(model.pieces):,} pieces, over the {MAX_PIECES:,} allowed")
     # (a column at a time, each by a C-level loop over the pieces: a model has up to a million)
     pieces = [sp.piece for sp in model.pieces]
     if not all(map(isinstance, pieces, repeat(str))):
@@ -138,6 +136,8 @@ def sentencepiece_tokenizer(model: Any, pieces: list[str], types: list[int], sco
                             join_any_piece: bool = False) -> LoadedTokenizer:
     """`parse_sentencepiece` of a ModelProto whose pieces are given as columns (text, type, score): the
     pieces in `model` itself are not read, so a GGUF file's need not be written into it."""
+    if len(pieces) > MAX_PIECES:
+        raise file_error(f"the model has {len(pieces):,} pieces, over the {MAX_PIECES:,} allowed")
     vocab = _checked_vocab(pieces, types)
     unknown = [i for i, t in enumerate(types) if t == UNKNOWN]
     if len(unknown) != 1:

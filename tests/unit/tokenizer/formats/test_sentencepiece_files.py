@@ -290,6 +290,17 @@ def test_pieces_given_as_columns_open_as_the_file_does() -> None:
         sentencepiece_tokenizer(spec_only, ["<unk>", "a", "b", "a"], [2, 1, 1, 1], [0.0] * 4)
 
 
+def test_the_piece_count_is_bounded_for_a_model_and_a_gguf_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.gguf_files import gguf_from_model_proto
+    from webapp.tokenizer.formats import sentencepiece as fs
+
+    data = mistral_file(MISTRAL[2])
+    monkeypatch.setattr(fs, "MAX_PIECES", 1_000)
+    for content, filename in ((data, "tokenizer.model"), (gguf_from_model_proto(data), "model.gguf")):
+        with pytest.raises(TokenizerError, match="the model has 32,768 pieces, over the 1,000 allowed"):
+            import_tokenizer(content, filename=filename)
+
+
 # --------------------------------------------------------------------------
 # The presets mistral_v1 and mistral_v3 (the wheel's .model.v1 and .model.v3)
 
