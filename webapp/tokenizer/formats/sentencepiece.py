@@ -391,4 +391,5 @@ def _literal(piece: str) -> str:
 _PUNCTUATION = frozenset(string.punctuation)
 
 
-__all__ = ["SOURCE", "export_sentencepiece_hf", "is_sentencepiece", "looks_like_sentencepiece", "parse_sentencepiece", "score_rules"]
+__all__ = ["SOURCE", "export_sentencepiece_hf", "is_sentencepiece", "looks_like_sentencepiece", "parse_sentencepiece", "score_rules",
+           "sentencepiece_tokenizer"]
