@@ -29,6 +29,7 @@ from playwright.sync_api import BrowserContext, expect
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+import tests.hypothesis_profiles  # noqa: F401  (registers the profiles before `--hypothesis-profile` is read)
 from webapp import create_app
 from webapp.infra import storage as storage_layer
 from webapp.infra.storage import Storage, default_sqlite_url, get_storage, normalize_url

@@ -80,6 +80,7 @@ class LibraryModel:
         self.fallback: list[int | None] | None = fallback or None
         self._edge_array: np.ndarray | None = edges
         self._edge_index: PairIndex | None = None
+        self._ruled: np.ndarray | None = None  # (by id: named by some rule; `inert_characters`)
         self._char_table: np.ndarray | None = None
         self._early: EarlyPairs | None = None
         self._spelt: dict[int, list[int] | None] = {}  # (`_fallback_of`'s answers)
@@ -387,6 +388,21 @@ class LibraryModel:
             return [segments]
         counts = [0, *np.searchsorted(np.array(bounds[:-1]), ends).tolist()]  # (segments starting before each end)
         return [segments[a:b] for a, b in zip(counts, counts[1:])]
+
+    def inert_characters(self, codes: list[int]) -> list[int]:
+        """Of these code points (no vocab token each), those spelt by fallback bytes that no rule names
+        (their symbols never merge: a piece may be cut on both sides of them)."""
+        if self.fallback is None or not codes:
+            return []
+        if self._ruled is None:
+            keys = np.fromiter(self.merges.ranks.keys(), dtype=np.int64, count=len(self.merges.ranks))
+            ruled = np.zeros(max(self.vocab.values(), default=0) + 1, dtype=bool)
+            for side in (keys // self.merges.shift, keys % self.merges.shift):
+                ruled[side[side < len(ruled)]] = True
+            self._ruled = ruled
+        ruled = self._ruled
+        return [code for code in codes
+                if (spelt := self._fallback_of(code)) is not None and not any(ruled[i] for i in spelt)]
 
     def edge_index(self) -> PairIndex:
         """`edge_array()` in a hash table (core/library_order/score_order.py's PairIndex: one slot read per lookup

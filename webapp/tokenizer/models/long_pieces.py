@@ -28,6 +28,10 @@ class CutModel(Protocol):
 
     def edge_index(self) -> PairIndex: ...
 
+    def inert_characters(self, codes: list[int]) -> list[int]:
+        """Of these code points (no vocab token each), the ones whose symbols no rule ever joins."""
+        ...
+
 
 def code_points(text: str) -> np.ndarray:
     """The text's code points (int64; lone surrogates too)."""
@@ -38,9 +42,10 @@ def piece_cuts(model: CutModel, codes: np.ndarray, ends: list[int], char_ids: np
     """Where pieces in a row (their code points, int64, and where each ends) are cut: 0, each cut,
     the end (int64). Between two characters that are vocab tokens, a merge can join only if some
     rule's left token ends with the first and its right token starts with the second; at any other
-    pair of neighbours the piece is cut, and where one piece ends and the next starts. (Never beside
-    a character that is not in the vocab: its fallback bytes or unknown token stay with their
-    neighbours.) The neighbour pairs are looked up at once in the edge array's hash table (`edge_index`).
+    pair of neighbours the piece is cut, and where one piece ends and the next starts. Beside a
+    character that is not in the vocab, only when its fallback bytes are named by no rule and the
+    neighbour is a vocab token or such a character too (an unknown token stays with its neighbours:
+    the library fuses unknowns and puts fallback bytes before a waiting one). The neighbour pairs are looked up at once in the edge array's hash table (`edge_index`).
     `char_ids`: `char_table()` read at each code point, if the caller has it."""
     pairs = (codes[:-1] << 21) | codes[1:]
     cut = ~model.edge_index().has(pairs)
@@ -54,16 +59,36 @@ def piece_cuts(model: CutModel, codes: np.ndarray, ends: list[int], char_ids: np
     odd = np.unique(codes[missing]).tolist()
     tokens = [code for code in odd if chr(code) in vocab]
     if len(tokens) < len(odd):  # (some characters are not in the vocab: known are the others)
-        known = ~missing
-        if len(tokens) > 8:
-            known |= np.isin(codes, tokens)
-        else:  # (a few, mostly none: a comparison each is cheaper than isin's sort)
-            for code in tokens:
-                known |= codes == code
+        known = ~missing | _among(codes, tokens)
+        inert = model.inert_characters(sorted(set(odd) - set(tokens)))
         cut &= known[:-1] & known[1:]
+        if inert:  # (a character whose fallback bytes no rule names stays apart: cut on both its sides)
+            cut |= _beside_inert(known, _among(codes, inert))
     if len(ends) > 1:
         cut[np.array(ends[:-1], dtype=np.int64) - 1] = True  # (where one piece ends and the next starts)
     return np.concatenate(([0], np.flatnonzero(cut) + 1, [len(codes)])).astype(np.int64)
+
+def _among(codes: np.ndarray, chosen: list[int]) -> np.ndarray:
+    """Which code points are among `chosen` (bool)."""
+    if len(chosen) > 8:
+        return np.isin(codes, chosen)
+    found = np.zeros(len(codes), dtype=bool)
+    for code in chosen:  # (a few, mostly none: a comparison each is cheaper than isin's sort)
+        found |= codes == code
+    return found
+
+
+def _beside_inert(known: np.ndarray, inert: np.ndarray) -> np.ndarray:
+    """Which neighbours (bool, one per pair) may be parted beside an inert character: both known or inert,
+    and no unknown token waiting. The library holds an unknown token back until the next vocab token
+    (fusing a later one into it), putting the fallback bytes between them first."""
+    unknown = ~known & ~inert
+    spots = np.arange(len(known))
+    last = np.maximum.accumulate(np.where(inert, -1, spots))  # (the last character at or before that is not inert)
+    waiting = (last >= 0) & unknown[np.maximum(last, 0)]
+    usable = ~unknown
+    return (inert[:-1] | inert[1:]) & usable[:-1] & usable[1:] & ~waiting[:-1]
+
 
 def long_piece_ids(model: CutModel, pieces: list[str]) -> tuple[
     list[str], Callable[[Mapping[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None], list[tuple[int, ...]]],

@@ -127,11 +127,13 @@ def test_post_processors_add_what_the_library_adds(post):
 
 
 @settings(max_examples=examples(80), deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", "▁", "ab", "bc", "▁a"]),
-                          st.sampled_from(["a", "b", "c", "▁", "bc", "c▁"])), max_size=12),
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "c", "▁", "ab", "bc", "▁a", "<0x78>"]),
+                          st.sampled_from(["a", "b", "c", "▁", "bc", "c▁", "<0x78>"])), max_size=12),
        st.text(alphabet="abc▁é一x", min_size=60, max_size=300))
 def test_long_pieces_cut_where_no_merge_joins(rules, text):
-    # a piece over LONG_PIECE characters is merged part by part: the same ids as the whole piece
+    # a piece over LONG_PIECE characters is merged part by part: the same ids as the whole piece. "一" and
+    # "x" are no tokens: their fallback bytes stay apart (a cut on both sides) unless a rule names one
+    # (here "x"'s byte, <0x78>), and the unknown token stays with its neighbours
     tokens = ["<unk>", *LETTERS, *(f"<0x{b:02X}>" for b in range(256))]
     kept = []
     for a, b in rules:
@@ -139,6 +141,21 @@ def test_long_pieces_cut_where_no_merge_joins(rules, text):
             tokens.append(a + b)
             kept.append([a, b])
     content = _document({"vocab": _vocab(tokens), "merges": kept, "unk_token": "<unk>", "fuse_unk": True,
+                         "byte_fallback": True})
+    assert encode_loaded(tokfiles.import_tokenizer(content), text) == Tokenizer.from_str(content).encode(
+        text, add_special_tokens=False).ids
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.text(alphabet="abc▁é一x\n", min_size=65, max_size=200), st.booleans(), st.booleans())
+def test_long_pieces_keep_the_unknown_token_beside_fallback_bytes(text, fuse, named):
+    # a partial set of <0xXX> tokens: "一" and "\n" fall back, "x" is the unknown token. The library puts
+    # fallback bytes before an unknown token still waiting (fused or not), so no cut may part them
+    tokens = ["<unk>", *LETTERS, *MADE, "<0xE4>", "<0xB8>", "<0x80>", "<0x0A>"]
+    merges = MERGES + ([["<0x0A>", "a"]] if named else [])
+    if named:
+        tokens.append("<0x0A>a")
+    content = _document({"vocab": _vocab(tokens), "merges": merges, "unk_token": "<unk>", "fuse_unk": fuse,
                          "byte_fallback": True})
     assert encode_loaded(tokfiles.import_tokenizer(content), text) == Tokenizer.from_str(content).encode(
         text, add_special_tokens=False).ids
