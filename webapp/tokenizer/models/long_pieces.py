@@ -85,9 +85,10 @@ def _beside_inert(known: np.ndarray, inert: np.ndarray) -> np.ndarray:
     unknown = ~known & ~inert
     spots = np.arange(len(known))
     last = np.maximum.accumulate(np.where(inert, -1, spots))  # (the last character at or before that is not inert)
-    waiting = (last >= 0) & unknown[np.maximum(last, 0)]
+    waiting: np.ndarray = (last >= 0) & unknown[np.maximum(last, 0)]
     usable = ~unknown
-    return (inert[:-1] | inert[1:]) & usable[:-1] & usable[1:] & ~waiting[:-1]
+    parted: np.ndarray = (inert[:-1] | inert[1:]) & usable[:-1] & usable[1:] & ~waiting[:-1]
+    return parted
 
 
 def long_piece_ids(model: CutModel, pieces: list[str]) -> tuple[
