@@ -44,8 +44,8 @@ def piece_cuts(model: CutModel, codes: np.ndarray, ends: list[int], char_ids: np
     rule's left token ends with the first and its right token starts with the second; at any other
     pair of neighbours the piece is cut, and where one piece ends and the next starts. Beside a
     character that is not in the vocab, only when its fallback bytes are named by no rule and the
-    neighbour is a vocab token or such a character too (an unknown token stays with its neighbours:
-    the library fuses unknowns and puts fallback bytes before a waiting one). The neighbour pairs are looked up at once in the edge array's hash table (`edge_index`).
+    neighbour is a vocab token or such a character too (`_beside_inert`). The neighbour pairs are
+    looked up at once in the edge array's hash table (`edge_index`).
     `char_ids`: `char_table()` read at each code point, if the caller has it."""
     pairs = (codes[:-1] << 21) | codes[1:]
     cut = ~model.edge_index().has(pairs)
@@ -67,6 +67,7 @@ def piece_cuts(model: CutModel, codes: np.ndarray, ends: list[int], char_ids: np
     if len(ends) > 1:
         cut[np.array(ends[:-1], dtype=np.int64) - 1] = True  # (where one piece ends and the next starts)
     return np.concatenate(([0], np.flatnonzero(cut) + 1, [len(codes)])).astype(np.int64)
+
 
 def _among(codes: np.ndarray, chosen: list[int]) -> np.ndarray:
     """Which code points are among `chosen` (bool)."""
