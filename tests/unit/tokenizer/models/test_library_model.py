@@ -133,7 +133,7 @@ def test_post_processors_add_what_the_library_adds(post):
 def test_long_pieces_cut_where_no_merge_joins(rules, text):
     # a piece over LONG_PIECE characters is merged part by part: the same ids as the whole piece. "一" and
     # "x" are no tokens: their fallback bytes stay apart (a cut on both sides) unless a rule names one
-    # (here "x"'s byte, <0x78>), and the unknown token stays with its neighbours
+    # (here "x"'s byte, <0x78>)
     tokens = ["<unk>", *LETTERS, *(f"<0x{b:02X}>" for b in range(256))]
     kept = []
     for a, b in rules:
