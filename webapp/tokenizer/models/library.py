@@ -21,7 +21,7 @@ from webapp.tokenizer.core.library_order.early_pairs import OTHER, WIDTH, EarlyP
 from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges
 from webapp.tokenizer.core.library_order.score_order import PairIndex, ScoreMerges, levels_from_runs
 from webapp.tokenizer.core.alphabet import ALPHABET_BYTE, bytes_to_token
-from webapp.tokenizer.models.long_pieces import code_points, long_piece_ids, piece_cuts
+from webapp.tokenizer.models.long_pieces import long_piece_ids, segments_of
 from webapp.tokenizer.models.row_symbols import row_symbols
 
 MODEL_VERSION = 1
@@ -270,7 +270,7 @@ class LibraryModel:
         if self.ignore_merges and piece in self.vocab:
             return (self.vocab[piece],)
         if len(piece) > LONG_PIECE:
-            return tuple(chain.from_iterable(self._merge_segment(part) for part in self._segments(piece)))
+            return tuple(chain.from_iterable(self._merge_segment(part) for part in segments_of(self, piece)))
         return self._merge_segment(piece)
 
     def _merge_segment(self, segment: str) -> tuple[int, ...]:
@@ -372,22 +372,6 @@ class LibraryModel:
             if len(segment) <= PIECE_CACHE_MAX_CHARS:
                 self.cache.put(segment, found)
         return found
-
-    def _segments(self, piece: str) -> list[str]:
-        return self._segments_many([piece])[0]
-
-    def _segments_many(self, pieces: list[str]) -> list[list[str]]:
-        """Long pieces, each cut where no merge can ever join (exact: the parts then merge independently;
-        where: `piece_cuts`, long_pieces.py)."""
-        joined = "".join(pieces)
-        codes = code_points(joined)
-        ends = list(accumulate(map(len, pieces)))
-        bounds = piece_cuts(self, codes, ends).tolist()
-        segments = [joined[a:b] for a, b in zip(bounds, bounds[1:])]
-        if len(pieces) == 1:
-            return [segments]
-        counts = [0, *np.searchsorted(np.array(bounds[:-1]), ends).tolist()]  # (segments starting before each end)
-        return [segments[a:b] for a, b in zip(counts, counts[1:])]
 
     def inert_characters(self, codes: list[int]) -> list[int]:
         """Of these code points (no vocab token each), those spelt by fallback bytes that no rule names

@@ -69,6 +69,12 @@ def piece_cuts(model: CutModel, codes: np.ndarray, ends: list[int], char_ids: np
     return np.concatenate(([0], np.flatnonzero(cut) + 1, [len(codes)])).astype(np.int64)
 
 
+def segments_of(model: CutModel, piece: str) -> list[str]:
+    """A long piece's parts, cut where no merge can ever join (`piece_cuts`): they merge independently."""
+    bounds = piece_cuts(model, code_points(piece), [len(piece)]).tolist()
+    return [piece[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
 def _among(codes: np.ndarray, chosen: list[int]) -> np.ndarray:
     """Which code points are among `chosen` (bool)."""
     if len(chosen) > 8:
@@ -97,7 +103,7 @@ def long_piece_ids(model: CutModel, pieces: list[str]) -> tuple[
 ]:
     """The ids of long pieces, in two steps: (the distinct segments of two or more characters, or of
     one that is no single-character token, and a function that, given those segments' ids, gives
-    each piece's ids). The pieces are cut as `LibraryModel._segments_many` cuts them; a segment of one character
+    each piece's ids). The pieces are cut where `piece_cuts` cuts them; a segment of one character
     with a single-character token is that token (what merging it gives), read from `char_table`
     with numpy, so that only the other segments become strings; the ids are put in order with
     numpy too."""
