@@ -80,7 +80,7 @@ class LibraryModel:
         self.fallback: list[int | None] | None = fallback or None
         self._edge_array: np.ndarray | None = edges
         self._edge_index: PairIndex | None = None
-        self._ruled: np.ndarray | None = None  # (by id: named by some rule; `inert_characters`)
+        self._ruled: frozenset[int] | None = None  # (the ids some rule names: `inert_characters`)
         self._char_table: np.ndarray | None = None
         self._early: EarlyPairs | None = None
         self._spelt: dict[int, list[int] | None] = {}  # (`_fallback_of`'s answers)
@@ -380,13 +380,11 @@ class LibraryModel:
             return []
         if self._ruled is None:
             keys = np.fromiter(self.merges.ranks.keys(), dtype=np.int64, count=len(self.merges.ranks))
-            ruled = np.zeros(max(self.vocab.values(), default=0) + 1, dtype=bool)
-            for side in (keys // self.merges.shift, keys % self.merges.shift):
-                ruled[side[side < len(ruled)]] = True
-            self._ruled = ruled
+            sides = np.concatenate((keys // self.merges.shift, keys % self.merges.shift))
+            self._ruled = frozenset(np.unique(sides).tolist())
         ruled = self._ruled
-        return [code for code in codes
-                if (spelt := self._fallback_of(code)) is not None and not any(ruled[i] for i in spelt)]
+        return [code for code, spelt in zip(codes, map(self._fallback_of, codes))
+                if spelt is not None and ruled.isdisjoint(spelt)]
 
     def edge_index(self) -> PairIndex:
         """`edge_array()` in a hash table (core/library_order/score_order.py's PairIndex: one slot read per lookup
