@@ -80,7 +80,7 @@ class LibraryModel:
         self.fallback: list[int | None] | None = fallback or None
         self._edge_array: np.ndarray | None = edges
         self._edge_index: PairIndex | None = None
-        self._ruled: frozenset[int] | None = None  # (the ids some rule names: `inert_characters`)
+        self._named_bytes: frozenset[int] | None = None  # (fallback byte ids some rule names: `inert_characters`)
         self._char_table: np.ndarray | None = None
         self._early: EarlyPairs | None = None
         self._spelt: dict[int, list[int] | None] = {}  # (`_fallback_of`'s answers)
@@ -378,13 +378,14 @@ class LibraryModel:
         (their symbols never merge: a piece may be cut on both sides of them)."""
         if self.fallback is None or not codes:
             return []
-        if self._ruled is None:
-            keys = np.fromiter(self.merges.ranks.keys(), dtype=np.int64, count=len(self.merges.ranks))
-            sides = np.concatenate((keys // self.merges.shift, keys % self.merges.shift))
-            self._ruled = frozenset(np.unique(sides).tolist())
-        ruled = self._ruled
+        if self._named_bytes is None:  # (which fallback bytes' tokens some rule names: mostly none)
+            keys, shift = self.merges.pair_keys(), self.merges.shift
+            byte_ids = np.array([i for i in self.fallback if i is not None], dtype=np.int64)
+            named = np.isin(byte_ids, keys // shift) | np.isin(byte_ids, keys % shift)
+            self._named_bytes = frozenset(byte_ids[named].tolist())
+        named_bytes = self._named_bytes
         return [code for code, spelt in zip(codes, map(self._fallback_of, codes))
-                if spelt is not None and ruled.isdisjoint(spelt)]
+                if spelt is not None and named_bytes.isdisjoint(spelt)]
 
     def edge_index(self) -> PairIndex:
         """`edge_array()` in a hash table (core/library_order/score_order.py's PairIndex: one slot read per lookup

@@ -29,6 +29,16 @@ rule_lists = st.lists(st.tuples(ids, ids, st.integers(min_value=0, max_value=12)
 words = st.lists(ids, max_size=3 * SHORT_WORD)
 
 
+@settings(max_examples=examples(50), deadline=None)
+@given(rule_lists.filter(bool))
+def test_pair_keys_are_the_pair_maps_keys_and_a_stored_table_gives_them_without_it(rules):
+    plain = LibraryMerges(rules)
+    assert sorted(plain.pair_keys().tolist()) == sorted(plain.ranks)
+    stored = LibraryMerges(np.array(rules, dtype=np.int64), plain.pair_table())  # (as a preset's stored form)
+    assert sorted(stored.pair_keys().tolist()) == sorted(plain.ranks)
+    assert stored._ranks is None  # (the pair map is still not made: reading the keys stays cheap)
+
+
 @settings(max_examples=examples(400), deadline=None)
 @given(rule_lists, words)
 def test_engine_equals_the_literal_order(rules, word):

@@ -100,6 +100,12 @@ class LibraryMerges:
             ranks = self._ranks = dict(zip(keys.tolist(), interned(values.tolist())))
         return ranks
 
+    def pair_keys(self) -> np.ndarray:
+        """Every rule's pair key (int64), read from a stored pair table when there is one (no pair map made)."""
+        if self._pairs is not None:
+            return self._pairs[0]
+        return np.fromiter(self.ranks.keys(), dtype=np.int64, count=len(self.ranks))
+
     @property
     def news(self) -> list[int]:
         """Each rule's new id, by rank."""
