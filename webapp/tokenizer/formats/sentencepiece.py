@@ -111,7 +111,7 @@ def _checked_vocab(pieces: list[str], types: list[int]) -> dict[str, int]:
     """Each piece's id; a piece that is empty, over MAX_PIECE_BYTES, already listed or of an unknown type
     is refused, naming the first such piece."""
     vocab = dict(zip(pieces, range(len(pieces))))
-    if (len(vocab) == len(pieces) and "" not in vocab and max(map(len, pieces)) <= MAX_PIECE_BYTES // 4
+    if (len(vocab) == len(pieces) and "" not in vocab and max(map(len, pieces), default=0) <= MAX_PIECE_BYTES // 4
             and set(types) <= PIECE_TYPES):
         return vocab
     seen: dict[str, int] = {}

@@ -92,9 +92,8 @@ def _beside_inert(known: np.ndarray, inert: np.ndarray) -> np.ndarray:
     unknown = ~known & ~inert
     spots = np.arange(len(known))
     last = np.maximum.accumulate(np.where(inert, -1, spots))  # (the last character at or before that is not inert)
-    waiting: np.ndarray = (last >= 0) & unknown[np.maximum(last, 0)]
-    usable = ~unknown
-    parted: np.ndarray = (inert[:-1] | inert[1:]) & usable[:-1] & usable[1:] & ~waiting[:-1]
+    waiting: np.ndarray = (last >= 0) & unknown[np.maximum(last, 0)]  # (true at an unknown character too)
+    parted: np.ndarray = (inert[:-1] | inert[1:]) & ~waiting[:-1] & ~unknown[1:]
     return parted
 
 

@@ -288,6 +288,8 @@ def test_pieces_given_as_columns_open_as_the_file_does() -> None:
         assert getattr(columns, field) == getattr(whole, field), field
     with pytest.raises(TokenizerError, match="piece 3 .* is already piece 1"):
         sentencepiece_tokenizer(spec_only, ["<unk>", "a", "b", "a"], [2, 1, 1, 1], [0.0] * 4)
+    with pytest.raises(TokenizerError, match="exactly one unknown piece; this one has 0"):
+        sentencepiece_tokenizer(spec_only, [], [], [])  # (no pieces at all: refused, not a crash)
 
 
 def test_the_piece_count_is_bounded_for_a_model_and_a_gguf_file(monkeypatch: pytest.MonkeyPatch) -> None:
