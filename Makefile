@@ -133,7 +133,7 @@ setup: $(VENV)/.installed node_modules/.installed $(PRESETS_DIR)/.prepared
 
 setup-test: setup $(PRESETS_DIR)/.prepared-open $(LANGUAGES_DIR)/.prepared $(VENV)/.installed-test $(ORACLES)/node_modules/.installed system-packages browser nginx
 
-# Chromium, nginx, PostgreSQL and Redis in one apt-get run, beside the Python steps under make -j;
+# Chromium's headless shell, nginx, PostgreSQL and Redis, beside the Python steps under make -j;
 # browser and nginx below then only check (each says what is missing).
 system-packages:
 	@bash scripts/ensure-system-packages.sh
@@ -141,8 +141,9 @@ system-packages:
 # (after system-packages, which installs what they need in one go)
 browser nginx: | system-packages
 
-# Debian's chromium drives the Playwright tests; `playwright install` needs the
-# internet and is never used. CHROMIUM_PATH points at another browser.
+# Debian's chromium-headless-shell drives the Playwright tests (its chromium when the shell
+# cannot be had); `playwright install` needs the internet and is never used. CHROMIUM_PATH
+# points at another browser.
 browser:
 	@bash scripts/ensure-browser.sh
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install, in one apt-get run, the Debian packages the tests use that are missing:
-# chromium (the browser tests), nginx (serve-prod), postgresql and redis-server (the
+# chromium-headless-shell (the browser tests), nginx (serve-prod), postgresql and redis-server (the
 # storage and queue tests). One `apt-get update` instead of one per script, and it
 # runs beside the Python set-up (`make test` starts it with make -j). Without root or
 # apt-get it installs nothing: ensure-browser.sh, ensure-nginx.sh, ensure-postgres.sh
@@ -9,14 +9,13 @@
 # scripts run their own servers on loopback.
 set -euo pipefail
 missing=()
-browser="${CHROMIUM_PATH:-/usr/bin/chromium}"
-[ -x "$browser" ] || [ -n "${CHROMIUM_PATH:-}" ] || missing+=(chromium)
+[ -n "${CHROMIUM_PATH:-}" ] || [ -x /usr/bin/chromium-headless-shell ] || missing+=(chromium-headless-shell)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 if [ ${#missing[@]} = 0 ]; then exit 0; fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then exit 0; fi
-echo "Installing Debian's ${missing[*]} for the tests (one apt-get run; chromium alone takes 30-40 s)."
+echo "Installing Debian's ${missing[*]} for the tests (a browser takes 10-40 s)."
 policy=/usr/sbin/policy-rc.d
 made_policy=""
 if [ ! -e "$policy" ]; then
@@ -24,4 +23,16 @@ if [ ! -e "$policy" ]; then
 fi
 trap '[ -z "$made_policy" ] || rm -f "$policy"' EXIT
 apt-get update -qq || true
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" | grep -E '^(Setting up (chromium|nginx|postgresql|redis-server) )' || true
+# (the headless shell on its own: a Debian without that package still gets the others, and
+# ensure-browser.sh then falls back on chromium)
+others=()
+for package in "${missing[@]}"; do
+  if [ "$package" = chromium-headless-shell ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium-headless-shell | grep -E '^Setting up chromium' || true
+  else
+    others+=("$package")
+  fi
+done
+if [ ${#others[@]} != 0 ]; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${others[@]}" | grep -E '^(Setting up (nginx|postgresql|redis-server) )' || true
+fi
