@@ -64,8 +64,8 @@ class AddedSplitter:
         """`allowed`: the special tokens to split out (None: all); added tokens that are
         not special always are. A special token left as text still ends its match, as
         in the library (its `encode_special_tokens`), so nothing inside it matches."""
-        if self.starts is None or not text:
-            return [(None, 0, len(text))]
+        if self.starts is None or not text or self.starts.search(text) is None:
+            return [(None, 0, len(text))]  # (most texts: no added token's first character in them)
         out: list[tuple[AddedToken | None, int, int]] = []
         done = 0
         for start, stop, token in self._matches(text):
