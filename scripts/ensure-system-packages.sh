@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install, in one apt-get run, the Debian packages the tests use that are missing:
+# Install, after one apt-get update, the Debian packages the tests use that are missing:
 # chromium-headless-shell (the browser tests), nginx (serve-prod), postgresql and redis-server (the
 # storage and queue tests). One `apt-get update` instead of one per script, and it
 # runs beside the Python set-up (`make test` starts it with make -j). Without root or
