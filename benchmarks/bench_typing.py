@@ -10,7 +10,8 @@ fails. docs/typing.md quotes its output with the machine's load average.
 
 Browser mode (default). The app is served on loopback from a thread, as in
 the browser tests and like `make run` (werkzeug, threaded), and opened in
-Chromium (`CHROMIUM_PATH`, default /usr/bin/chromium) on the Bytes page with
+Chromium (`CHROMIUM_PATH`, default /usr/bin/chromium, else the tests'
+chromium-headless-shell) on the Bytes page with
 a real tokenizer preset. For each of `--keys` key presses, one at a time,
 the page records (performance.now() and Resource Timing, inside the page):
 
@@ -61,7 +62,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+#: The desktop browser a person runs, else the headless shell the tests use (the output names it).
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or next(
+    (path for path in ("/usr/bin/chromium", "/usr/bin/chromium-headless-shell") if os.access(path, os.X_OK)),
+    "/usr/bin/chromium")
 SHORT = "The quick brown fox jumps over the lazy dog"
 STEPS = ("debounce", "request", "server", "transfer", "swap", "paint")
 
@@ -177,7 +181,7 @@ def browser_mode(args: argparse.Namespace) -> None:
                     rows.append((preset, label, len(text), keys, floor_ms(page)))
             browser.close()
     load = os.getloadavg()
-    print(f"keystroke -> spans updated: {args.keys} keys each, Chromium on loopback, werkzeug threaded server "
+    print(f"keystroke -> spans updated: {args.keys} keys each, {CHROMIUM} on loopback, werkzeug threaded server "
           f"(as make run); load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, {os.cpu_count()} cores")
     print("median ms per step (p95 of total and painted in brackets); cpu = server thread CPU; KB = answer size")
     head = f"{'preset':>12} {'text':>6} {'chars':>7} " + " ".join(f"{s:>8}" for s in STEPS)
