@@ -13,6 +13,7 @@ import json
 import random
 import threading
 import time
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,7 @@ def test_eight_parallel_heavy_imports_become_jobs_and_healthz_stays_fast(gunicor
         worker.kill()
 
 
+@lru_cache(maxsize=1)  # (the same 5.7 MB body for both tests: drawing it took 1.6 s)
 def _big_encode_body() -> bytes:
     rnd = random.Random(5)
     rules = [[97 + (i % 26), 97 + ((i * 7) % 26), 256 + i] for i in range(600)]
