@@ -6,7 +6,6 @@ text is taken only when it lies wholly in text no earlier token took. So where t
 longer one wins even when the shorter starts first, where `tokenizers` takes the leftmost. A token
 with lstrip (rstrip) also takes the ASCII whitespace (C's isspace) before (after) it, up to the
 previous token. Control tokens left out of `allowed` are not looked for at all: their text is text.
-
 What it does not do: normalize, or `single_word` (llama.cpp has no such attribute).
 """
 
