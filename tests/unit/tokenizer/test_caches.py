@@ -66,7 +66,7 @@ def test_every_cache_of_the_app_is_named_with_both_bounds():
         "byte_level.compiled", "char_level.compiled", "inputs.merges_keys", "tokenizer_store.loaded",
         "presets.ranks", "presets.loaded", "presets.compiled", "api.encodings", "special.regexes",
         "textencode.relabels", "tokenizer_store.presets", "tokenizer_store.fallback_blobs", "viewmodels.printable",
-        "viewmodels.printable_bytes",
+        "viewmodels.printable_bytes", "vocab.atom_runs",
     }
     for name, cache in NAMED.items():
         assert cache.max_entries > 0 and cache.max_weight is not None, name
@@ -283,6 +283,25 @@ def test_id_map_relabels_stay_within_their_bounds(monkeypatch):
     big = {b: 10_000 + b for b in range(400)}  # heavier than the cache: a new Relabel each time, same ids
     assert textencode.relabel_for(big) is not textencode.relabel_for(big)
     assert textencode.encode_split(compiled, "abc a", "gpt2", big) == [big[257], big[32], big[97]]
+    cache.clear()
+
+
+def test_character_class_runs_stay_within_their_bounds(monkeypatch):
+    from webapp.tokenizer.vocab import char_kinds
+
+    cache = NAMED["vocab.atom_runs"]
+    assert (cache.max_entries, cache.max_weight) == (256, 16 * 2**20)
+    monkeypatch.setattr(cache, "max_entries", 8)
+    monkeypatch.setattr(cache, "max_weight", 100)  # (bytes: six one-character classes of two int64 bounds each)
+    cache.clear()
+    codes, _ = char_kinds.code_points()
+    for i in range(20):  # (CJK ideographs: one code point each, at its own place among the code points)
+        at = int(codes.searchsorted(0x4E00 + i))
+        assert char_kinds._atom_runs(chr(0x4E00 + i), False).tolist() == [at, at + 1]
+        assert len(cache) <= 6
+        assert cache.weight == _exact_weight(cache) <= 100
+    wide = char_kinds._atom_runs(r"\p{Ll}", False)  # (hundreds of runs: heavier than the whole cache, not kept)
+    assert len(wide) > 100 and (r"\p{Ll}", False) not in cache.data
     cache.clear()
 
 

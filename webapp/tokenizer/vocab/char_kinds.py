@@ -15,6 +15,8 @@ from typing import Sequence
 import numpy as np
 import regex
 
+from webapp.tokenizer.caches import BoundedCache
+
 
 @lru_cache(maxsize=1)
 def code_points() -> tuple[np.ndarray, str]:
@@ -23,13 +25,22 @@ def code_points() -> tuple[np.ndarray, str]:
     return codes, codes.tobytes().decode("utf-32-le")
 
 
-@lru_cache(maxsize=256)
+#: Each atom's runs, kept for every pattern holding the atom: at most 256 atoms and 16 MB (a class a file
+#: writes may alternate over many code points; the usual ones take a few kB).
+_RUNS: BoundedCache[tuple[str, bool], np.ndarray] = BoundedCache(
+    256, 16 * 2**20, weigh=lambda _key, runs: runs.nbytes, name="vocab.atom_runs")
+
+
 def _atom_runs(atom: str, fold: bool) -> np.ndarray:
     """Where the characters one atom matches lie in `code_points`: its runs' bounds in order (start, end,
-    start, ...); a few kB, shared by every pattern with the atom."""
-    _, every = code_points()
-    runs = regex.compile(f"(?:{atom})+", regex.IGNORECASE if fold else 0)
-    return np.array([bound for m in runs.finditer(every) for bound in m.span()], dtype=np.int64)
+    start, ...)."""
+    found = _RUNS.get((atom, fold))
+    if found is None:
+        _, every = code_points()
+        runs = regex.compile(f"(?:{atom})+", regex.IGNORECASE if fold else 0)
+        found = np.array([bound for m in runs.finditer(every) for bound in m.span()], dtype=np.int64)
+        _RUNS.put((atom, fold), found)
+    return found
 
 
 def atom_kinds(atoms: Sequence[tuple[str, bool]]) -> np.ndarray:
