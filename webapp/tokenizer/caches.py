@@ -114,13 +114,13 @@ class BoundedCache(Generic[K, V]):
             for key, value in items:
                 self.put(key, value)
             return
-        before = self.weight
+        before = self.weight  # (the budget is told the change, the eviction's included)
         if len(data) + count > self.max_entries or (limit is not None and self.weight + added > limit):
             self._evict(count, added)
-        before = len(data)
+        entries = len(data)
         data.update(items)
         if limit is not None:
-            if len(data) - before == count:
+            if len(data) - entries == count:
                 self.weight += added
             else:  # some keys were there already (or another thread stored them): count exactly
                 self.weight = self._total()

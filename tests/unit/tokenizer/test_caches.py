@@ -328,6 +328,24 @@ def test_a_budget_sheds_the_least_recently_used_cache_first():
     assert budget.total == new.weight and len(budget.caches()) == 1
 
 
+def test_the_budget_counts_what_put_many_adds_exactly():
+    """A batch stored into a cache that already holds entries adds its own weight to the budget, no more."""
+    from webapp.tokenizer.caches import CacheBudget
+
+    budget = CacheBudget(10_000)  # (far above the weights: no rebalance sums the total afresh)
+    cache: BoundedCache[str, int] = BoundedCache(100, 1_000, budget=budget)
+    cache.put_many([(f"first{i}", i) for i in range(10)])  # 6 units each
+    cache.put_many([(f"second{i}", i) for i in range(5)])  # 7 units each
+    assert cache.weight == 60 + 35
+    assert budget.total == cache.weight
+    cache.put_many([("first0", 0), ("third", 3)])  # one key there already: the weight is summed afresh
+    assert budget.total == cache.weight == 95 + 5
+    for round_ in range(3):  # (the third batch passes 100 entries: the oldest quarters go first)
+        cache.put_many([(f"more{round_}-{i:02d}", i) for i in range(40)])
+        assert len(cache) <= 100 and budget.total == cache.weight
+    assert "first1" not in cache.data
+
+
 def _fill_lists(count: int, rounds: int, budget_limit: int) -> list[int]:
     """Encode distinct text through `count` compiled lists (pieces, text pieces, two schemes' chunks); the totals seen."""
     from webapp.tokenizer import caches
