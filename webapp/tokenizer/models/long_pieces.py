@@ -97,6 +97,20 @@ def _beside_inert(known: np.ndarray, inert: np.ndarray) -> np.ndarray:
     return parted
 
 
+def _texts_between(text: str, codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[str]:
+    """The text from each start to its end (int64, in order, not overlapping): their code points with a NUL
+    after each, decoded and split at once, where slicing them one by one took three times as long; the slices
+    when the text holds a NUL itself."""
+    lengths = ends - starts
+    if "\x00" in text or not len(lengths):
+        return list(map(text.__getitem__, map(slice, starts.tolist(), ends.tolist())))
+    firsts = np.cumsum(lengths) - lengths  # (where each one's code points start, NULs left out)
+    within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(firsts, lengths)
+    out = np.zeros(len(within) + len(lengths), dtype=np.uint32)  # (the zeros left are the NULs)
+    out[within + np.repeat(firsts + np.arange(len(lengths)), lengths)] = codes[np.repeat(starts, lengths) + within]
+    return out.tobytes().decode("utf-32-le", "surrogatepass").split("\x00")[:-1]
+
+
 def long_piece_ids(model: CutModel, pieces: list[str]) -> tuple[
     list[str], Callable[[Mapping[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None], list[tuple[int, ...]]],
 ]:
@@ -116,7 +130,7 @@ def long_piece_ids(model: CutModel, pieces: list[str]) -> tuple[
     first = char_ids[starts]
     single = (bounds[1:] - starts == 1) & (first >= 0)
     others = np.flatnonzero(~single)
-    texts = list(map(joined.__getitem__, map(slice, starts[others].tolist(), bounds[others + 1].tolist())))
+    texts = _texts_between(joined, codes, starts[others], bounds[others + 1])
     distinct = list(dict.fromkeys(texts))
     index = dict(zip(distinct, range(len(distinct))))
     which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
