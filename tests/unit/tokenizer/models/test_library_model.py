@@ -13,6 +13,7 @@ import json
 import pickle
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -181,6 +182,19 @@ def test_several_long_pieces_of_one_run_are_cut_together(rules, texts, unk):
     text = "x".join(texts + texts[:1])
     assert encode_loaded(tokfiles.import_tokenizer(content), text) == Tokenizer.from_str(content).encode(
         text, add_special_tokens=False).ids
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.text(alphabet="ab▁日\x00\ud800😀\u0301", max_size=40), st.data())
+def test_the_texts_between_bounds_are_the_slices(text, data):
+    # long_pieces.py makes a long piece's segment texts with one decode (a NUL after each); a text that
+    # holds a NUL (or a lone surrogate) must give the same strings as slicing
+    from webapp.tokenizer.models.long_pieces import _texts_between, code_points
+
+    cuts = sorted(data.draw(st.sets(st.integers(0, len(text)), max_size=8)))
+    spans = [(a, b) for a, b in zip(cuts, cuts[1:]) if data.draw(st.booleans())]
+    starts, ends = (np.array(side, dtype=np.int64) for side in zip(*spans)) if spans else (np.zeros(0, np.int64),) * 2
+    assert _texts_between(text, code_points(text), starts, ends) == [text[a:b] for a, b in spans]
 
 
 @pytest.mark.parametrize("change", [
