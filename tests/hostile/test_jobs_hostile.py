@@ -5,6 +5,9 @@ killed in) every web worker while /healthz waited; a big encode left the web
 worker holding its peak memory. Now heavy requests are answered 202 at once,
 run in job processes that exit, and big inline requests give their heap back
 (malloc_trim).
+
+Only the /healthz timing runs `alone`; the two memory tests measure their own processes' RSS, which
+a busy neighbour slows but does not change, so they run beside the rest (docs/testing.md).
 """
 
 from __future__ import annotations
@@ -22,8 +25,6 @@ from hf_samples import SAMPLE_CORPUS, byte_level_tokenizer
 from jobhelpers import JobWorker, wait_job
 
 from webapp.infra.storage import default_sqlite_url
-
-pytestmark = pytest.mark.alone
 
 
 def _rss_mb(pid: int, key: str = "VmRSS") -> int:
@@ -56,6 +57,7 @@ def _get_json(server, path):
     return json.loads(body)
 
 
+@pytest.mark.alone  # (it times /healthz)
 def test_eight_parallel_heavy_imports_become_jobs_and_healthz_stays_fast(gunicorn_factory, tmp_path):
     settings = _settings(tmp_path, JOB_IMPORT_BYTES=1000, JOB_WORKERS=2)
     server = gunicorn_factory(settings["DATABASE_URL"], workers=2, extra_env=_env(settings)).start()
@@ -105,6 +107,7 @@ def _big_encode_body() -> bytes:
     return json.dumps({"text": text, "merges": rules}).encode()
 
 
+@pytest.mark.slow
 def test_rss_goes_back_down_after_a_big_inline_encode(gunicorn_factory, tmp_path):
     """Forced inline (thresholds raised): the worker peaks, then trims its heap."""
     settings = _settings(tmp_path, JOB_ENCODE_CHARS=10_000_000, JOB_ENCODE_RULES=10_000_000)
@@ -120,6 +123,7 @@ def test_rss_goes_back_down_after_a_big_inline_encode(gunicorn_factory, tmp_path
     assert after - before < 200 and after < peak - 150, (before, after, peak)
 
 
+@pytest.mark.slow
 def test_the_same_encode_as_a_job_leaves_the_web_worker_small(gunicorn_factory, tmp_path):
     settings = _settings(tmp_path, JOB_MEMORY_MB=4096)
     server = gunicorn_factory(settings["DATABASE_URL"], workers=1, extra_env=_env(settings)).start()
