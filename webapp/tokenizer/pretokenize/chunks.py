@@ -71,6 +71,8 @@ def chunk_bounds(text: str, scheme: str) -> list[int]:
     if cut is None:
         return [0, n]
     finder, after = cut
+    if "\n" not in text:  # (every cut pattern matches at a newline: no regex run for a text without one)
+        return [0, n]
     if text.isascii():  # the same cuts with `re` and \S spelled out for ASCII: faster
         finder = _ASCII_CUTS[scheme]
     offsets = [m.end() for m in finder.finditer(text)] if after else [m.start() for m in finder.finditer(text)]

@@ -65,6 +65,14 @@ def test_texts_with_many_lines_are_cut(scheme):
     assert [p for a, b in zip(bounds, bounds[1:]) for p in whole_split(text[a:b], scheme)] == whole_split(text, scheme)
 
 
+def test_a_text_without_a_newline_is_one_chunk_as_every_cut_needs_one():
+    # (chunk_bounds returns at once for a text with no newline: exact only while every cut pattern starts with one)
+    for scheme, (finder, _after) in chunks._CUTS.items():
+        assert finder.pattern.startswith("\\n") and chunks._ASCII_CUTS[scheme].pattern.startswith("\\n"), scheme
+        text = "a b\tc 日本 /x"
+        assert chunks.chunk_bounds(text, scheme) == [0, len(text)]
+
+
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_every_ascii_character_splits_as_the_published_pattern(scheme):
     for code in range(128):
