@@ -71,8 +71,9 @@ def piece_cuts(model: CutModel, codes: np.ndarray, ends: list[int], char_ids: np
 
 def segments_of(model: CutModel, piece: str) -> list[str]:
     """A long piece's parts, cut where no merge can ever join (`piece_cuts`): they merge independently."""
-    bounds = piece_cuts(model, code_points(piece), [len(piece)]).tolist()
-    return [piece[a:b] for a, b in zip(bounds, bounds[1:])]
+    codes = code_points(piece)
+    bounds = piece_cuts(model, codes, [len(piece)])
+    return _texts_between(piece, codes, bounds[:-1], bounds[1:])
 
 
 def _among(codes: np.ndarray, chosen: list[int]) -> np.ndarray:
