@@ -44,6 +44,7 @@ BENCHMARKS: dict[str, list[str]] = {
     "sentencepiece": ["bench_sentencepiece.py", "--files", "v1,v3", "--reps", "5"],
     "sentencepiece prose": ["bench_sentencepiece.py", "--files", "v1,v3", "--reps", "7", "--prose"],
     "cold start": ["bench_cold_start.py", "--runs", "7"],
+    "gguf": ["bench_gguf.py", "--presets", "gemma3,gpt_oss", "--reps", "3"],
     "unreachable": ["bench_unreachable.py", "--preset", "o200k_base", "--preset", "gpt_oss", "--preset", "mistral_v1"],
     "worker memory": ["measure_workers_memory.py"],
 }
@@ -58,7 +59,7 @@ def worktree(base: str, same_scripts: bool) -> Path:
     where = Path(tempfile.mkdtemp(prefix="bench-base-"))
     shutil.rmtree(where)
     subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(where), base], cwd=ROOT, check=True)
-    for shared in (".venv", "node_modules", "instance"):
+    for shared in (".venv", "node_modules", "instance", "tests/oracles/node_modules"):
         if (ROOT / shared).exists() and not (where / shared).exists():
             (where / shared).symlink_to(ROOT / shared)
     if same_scripts:

@@ -11,6 +11,7 @@ import dataclasses
 import logging
 
 from webapp.tokenizer.chat.templates import DEFAULT_CHAT_LIMITS, ChatLimits, parse_chat_config
+from webapp.tokenizer.core.collector import collector_paused
 from webapp.tokenizer.errors import TokenizerError, short_repr
 from webapp.tokenizer.formats.common import file_error
 from webapp.tokenizer.formats.detect import detect_format
@@ -72,7 +73,8 @@ def import_tokenizer(
     if fmt == "auto":
         fmt = "vocab-merges" if merges_txt is not None else detect_format(content, filename)
     try:
-        tok = _import_as(fmt, content, merges_txt, limits, chat_limits)
+        with collector_paused():  # (a big file's tables are hundreds of thousands of new objects)
+            tok = _import_as(fmt, content, merges_txt, limits, chat_limits)
         if template is None:
             return tok
         with_chat = dataclasses.replace(tok, chat=template.to_json())

@@ -10,15 +10,14 @@ Decisions and details: docs/engine.md, "Module notes".
 
 from __future__ import annotations
 
-import gc
 import io
 import json
 import zipfile
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
+from webapp.tokenizer.core.collector import collector_paused
 from webapp.tokenizer.core.library_order.early_pairs import EarlyPairs
 from webapp.tokenizer.core.int_pool import interned
 from webapp.tokenizer.core.library_order.score_order import ScoreMerges
@@ -109,7 +108,7 @@ def loads_library(data: bytes) -> LoadedTokenizer:
             or (len(ids) and (int(ids.min()) < 0 or int(lengths.min()) < 0)) or int(lengths.sum()) != len(text)
             or len(whole) != (int(ids.max()) + 1 if len(ids) else 0)):
         raise ValueError("the precompiled tokenizer has the wrong shape")
-    with _collector_paused():
+    with collector_paused(collect=True):
         ends = np.cumsum(lengths).tolist()
         vocab = dict(zip(map(text.__getitem__, map(slice, [0, *ends[:-1]], ends)), interned(ids.tolist())))
         if "stored" in meta:
@@ -141,7 +140,7 @@ def _char_level(meta: dict[str, Any], vocab: dict[str, int], rules: np.ndarray, 
         names: list[str | None] = [None] * size
         for token, i in vocab.items():
             names[i] = token
-        with _collector_paused(collect=False):
+        with collector_paused():
             pairs = zip(map(names.__getitem__, operands[:, 0].tolist()), map(names.__getitem__, operands[:, 1].tolist()))
             return tuple(pairs)  # type: ignore[arg-type]  # (every operand is a token: checked above)
 
@@ -153,20 +152,6 @@ def _char_level(meta: dict[str, Any], vocab: dict[str, int], rules: np.ndarray, 
         notes=tuple(meta["notes"]), pipeline=meta["pipeline"], model=meta["model"],
         unk_id=None if unk is None else int(unk),
     )
-
-
-@contextmanager
-def _collector_paused(collect: bool = True) -> Iterator[None]:
-    """The cyclic garbage collector off while building (see the module doc); on again after, if it was."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
-            if collect:
-                gc.collect()
 
 
 __all__ = ["LIBRARY_FORM_VERSION", "dumps_library", "loads_library"]

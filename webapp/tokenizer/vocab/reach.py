@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from webapp.tokenizer.core.collector import collector_paused
 from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges, implied_byte_vocab
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.stages.tokenizer import tokenizer_of
@@ -162,7 +163,13 @@ def group_of(index: VocabIndex, tok: LoadedTokenizer, token_id: int) -> str | No
 
 def unreachable(index: VocabIndex, tok: LoadedTokenizer, compiled: Any = None,
                 progress: Progress | None = None, every: int = 10_000) -> Reach:
-    """Every token decided (see the module docstring)."""
+    """Every token decided (see the module docstring), with the collector paused (core/collector.py)."""
+    with collector_paused():
+        return _decide_every_token(index, tok, compiled, progress, every)
+
+
+def _decide_every_token(index: VocabIndex, tok: LoadedTokenizer, compiled: Any, progress: Progress | None,
+                        every: int) -> Reach:
     decider = Decider(index, tok, compiled)
     ids: list[int] = []
     partial: list[int] = []
