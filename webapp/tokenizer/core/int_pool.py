@@ -1,7 +1,7 @@
 """One Python int object per id or rank, shared by the big tables of every tokenizer in the process.
 
 What it does not do: intern values at or above `POOL_LIMIT` (ids from a file
-can be any size up to 2^63; such lists keep their own objects), or shrink
+can be any size up to 2^63; such values keep their own objects), or shrink
 (the pool grows to the largest number asked for, at most `POOL_LIMIT` objects,
 about 36 MB).
 
@@ -17,30 +17,34 @@ from itertools import islice
 #: Numbers below this are shared (the largest preset: 515k ranks, 262k ids).
 POOL_LIMIT = 1 << 20
 
-_POOL: list[int] = list(range(65_536))
+# (a tuple, replaced when it grows: a tuple of ints drops out of the garbage collector's walks once it
+# survives one collection, where a list of a million slots would be walked by every full collection)
+_POOL: tuple[int, ...] = tuple(range(65_536))
 _LOCK = threading.Lock()
 
 
-def _pool(size: int) -> list[int]:
+def _pool(size: int) -> tuple[int, ...]:
     """The pool, holding at least `size` numbers (size <= POOL_LIMIT)."""
+    global _POOL
     pool = _POOL
     if len(pool) < size:
         with _LOCK:
+            pool = _POOL
             if len(pool) < size:
-                # Doubling: a few extensions in all. Only appended to, so readers never see a gap.
-                pool.extend(range(len(pool), min(POOL_LIMIT, max(size, 2 * len(pool)))))
+                # Doubling: a few extensions in all. The new tuple starts with the old one's objects.
+                pool = _POOL = pool + tuple(range(len(pool), min(POOL_LIMIT, max(size, 2 * len(pool)))))
     return pool
 
 
-def interned(values: list[int]) -> list[int]:
-    """`values` (non-negative ints) with each one the pool's object for its number, when all are below
-    POOL_LIMIT; else `values` itself, unchanged."""
+def interned(values: list[int]) -> tuple[int, ...]:
+    """`values` (non-negative ints) as a tuple, each one the pool's object for its number when all are
+    below POOL_LIMIT (else the values' own objects). A tuple, as the tables made from it live long."""
     if not values:
-        return values
+        return ()
     top = max(values)
     if top >= POOL_LIMIT or min(values) < 0:
-        return values
-    return list(map(_pool(top + 1).__getitem__, values))
+        return tuple(values)
+    return tuple(map(_pool(top + 1).__getitem__, values))
 
 
 def shared_range(count: int) -> Iterator[int]:

@@ -40,8 +40,9 @@ class PieceModel:
 
     alone: Callable[[bytes], tuple[int, ...] | None] | None
     spelling: Mapping[int, bytes]
-    sorted_spellings: list[bytes] = field(default_factory=list)
-    sorted_ids: list[int] = field(default_factory=list)
+    # (tuples: a tuple of atoms drops out of the garbage collector's walks, a list is walked in every full one)
+    sorted_spellings: tuple[bytes, ...] = ()
+    sorted_ids: tuple[int, ...] = ()
     whole_pieces: bool = False  # a piece that is a vocab token is that token (ignore_merges)
     longest: int = 0  # the longest token's bytes
     apart: frozenset[int] = frozenset()  # byte fallback tokens no rule takes: nothing merges across them
@@ -128,7 +129,7 @@ def _build(tokenizer: Tokenizer) -> PieceModel:
             if token is not None:
                 spelling[token] = bytes([byte])
     pairs = sorted((data, token) for token, data in spelling.items() if data)
-    out = PieceModel(None, spelling, [p[0] for p in pairs], [p[1] for p in pairs],
+    out = PieceModel(None, spelling, tuple(p[0] for p in pairs), tuple(p[1] for p in pairs),
                      longest=max((len(p[0]) for p in pairs), default=0))
     model, tok = tokenizer.model, tokenizer.loaded
     if isinstance(model, ListOrderBytes) and not tok.unknown_bytes:

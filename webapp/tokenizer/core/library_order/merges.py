@@ -46,7 +46,7 @@ class _Column:
 
 
 #: How a word merged on its own finds a pair's rank and a rule's new id (`LibraryMerges._lookups`).
-Lookups = tuple[Callable[[int, int], int], list[int] | _Column]
+Lookups = tuple[Callable[[int, int], int], tuple[int, ...] | _Column]
 
 #: One merge as it fired: (rank, left symbol index, right symbol index), indices into the initial symbols.
 Firing = tuple[int, int, int]
@@ -68,7 +68,7 @@ class LibraryMerges:
         top = int(flat.max()) if count else 0
         self.shift = shift = 1 << max(1, top.bit_length())
         self._ranks: dict[int, int] | None = None
-        self._news: list[int] | None = None
+        self._news: tuple[int, ...] | None = None
         self._pairs: tuple[np.ndarray, np.ndarray] | None = None
         self._flat: np.ndarray | None = None
         self._searched_words = 0
@@ -86,7 +86,7 @@ class LibraryMerges:
             self._news = interned(narrow[:, 2].tolist())
         else:
             keys_list = [int(a) * shift + int(b) for a, b, _ in flat.tolist()]
-            self._news = [int(n) for n in flat[:, 2].tolist()]
+            self._news = tuple(int(n) for n in flat[:, 2].tolist())
         # dict() keeps the last value of a repeated key: the last listing of a pair wins, as in the library.
         # The ranks are the shared int objects 0..count-1 (core/int_pool.py): one set for every list.
         self._ranks = dict(zip(keys_list, shared_range(count)))
@@ -107,7 +107,7 @@ class LibraryMerges:
         return np.fromiter(self.ranks.keys(), dtype=np.int64, count=len(self.ranks))
 
     @property
-    def news(self) -> list[int]:
+    def news(self) -> tuple[int, ...]:
         """Each rule's new id, by rank."""
         news = self._news
         if news is None:

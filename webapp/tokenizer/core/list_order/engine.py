@@ -42,7 +42,7 @@ class RuleTable:
         self.shift = 1 << max(8, top.bit_length())
         self._first: dict[int, int] | None = None
         self._later: dict[int, list[int]] = {}
-        self._news: list[int] = []
+        self._news: tuple[int, ...] = ()
 
     def _build(self) -> dict[int, int]:
         shift = self.shift
@@ -54,7 +54,7 @@ class RuleTable:
         else:
             if rules is None:  # ids too large for int64 keys: Python ints from the array
                 rules = flat.tolist()
-            news = [rule[2] for rule in rules]
+            news = tuple(rule[2] for rule in rules)
             keys = [left * shift + right for left, right, _new in rules]
         # Built from the end so the smallest index of each pair wins (C-level loop).
         first = dict(zip(reversed(keys), reversed(list(shared_range(len(keys))))))
@@ -87,7 +87,7 @@ class RuleTable:
         return self._later
 
     @property
-    def news(self) -> list[int]:
+    def news(self) -> tuple[int, ...]:
         """Rule index -> the id it makes."""
         if self._first is None:
             self._build()
