@@ -400,14 +400,25 @@
     var view = views.querySelector(".view-" + chosen.value);
     if (view && !view.querySelector(".ids-pending, .trace-pending")) { event.preventDefault(); }
   });
+  // The radio is set at once (no flicker back to Tokens); asking for the view waits until htmx has
+  // processed the new tabs (its htmx:load, in the settle of that same swap): a change dispatched in
+  // afterSwap, or at an earlier swap's settle, reached tabs with no listener yet, and the Trace
+  // stayed "computed when this view is chosen" for good.
+  var askAgain = null;
   document.addEventListener("htmx:afterSwap", function () {
     if (!chosenView) { return; }
     var radio = document.querySelector('input.tab-radio[name="view"][value="' + chosenView + '"]');
     if (!radio || radio.checked) { return; }
     radio.checked = true;
-    // a long text's result comes without its trace: ask for it as a click would
+    // a result rendered without the chosen view (the trace, a long ids list): ask for it as a click would
     var tabs = radio.closest(".tabs");
-    if (tabs && tabs.hasAttribute("hx-post")) { radio.dispatchEvent(new Event("change", { bubbles: true })); }
+    if (tabs && tabs.hasAttribute("hx-post")) { askAgain = radio; }
+  });
+  document.addEventListener("htmx:load", function (event) {
+    var radio = askAgain;
+    if (!radio || !event.target.contains || !event.target.contains(radio)) { return; }
+    askAgain = null;
+    if (radio.checked) { radio.dispatchEvent(new Event("change", { bubbles: true })); }
   });
   document.addEventListener("htmx:afterSettle", function () {
     syncInactive();

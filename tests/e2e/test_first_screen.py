@@ -533,17 +533,29 @@ def test_a_view_picked_while_an_update_is_in_flight_survives_the_swap(open_page)
     page.fill("#f-text", "hello")
     expect(tokens(page).first).to_be_visible()
     held: list[Any] = []
-    page.route("**/fragments/bytes", lambda route: held.append(route))
+    holding = [True]
+    page.route("**/fragments/bytes", lambda route: held.append(route) if holding[0] else route.continue_())
     page.fill("#f-text", "hello world")  # its answer is held back
     deadline = time.monotonic() + 5
     while not held and time.monotonic() < deadline:
         page.wait_for_timeout(50)
     assert held, "the typed update was never sent"
+    typed = held.pop()
     page.locator("#results label.tab", has_text="Trace").click()
     assert page.locator('#results input.tab-radio[value="trace"]').is_checked()
-    for route in held:
-        route.continue_()  # the answer rendered with the Tokens view lands now
-    page.unroute("**/fragments/bytes")
+    # The click asks for the trace; its answer lands first, then the typed one (rendered with the
+    # Tokens view and no trace) lands over it: the page must ask for the trace again by itself.
+    deadline = time.monotonic() + 5
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert held, "choosing the Trace asked nothing"
+    held.pop().continue_()
+    expect(page.locator("#results .view-trace table.trace")).to_be_attached()
+    holding[0] = False  # (the page's own second ask goes through)
+    typed.continue_()
     expect(page.locator("#tokens")).to_contain_text("world")
     expect(page.locator('#results input.tab-radio[value="trace"]')).to_be_checked()
+    expect(page.locator("#results .view-trace .trace-pending")).to_have_count(0)
+    expect(page.locator("#results .view-trace table.trace")).to_be_visible()
+    page.unroute("**/fragments/bytes")
     shot(page, "first-4-view-kept-after-swap")
