@@ -23,6 +23,11 @@ py="$1"; shift
 # test modules' asserts once, not in every process, and each job worker, gunicorn worker and
 # child interpreter a test starts imports webapp without compiling it again.
 unset PYTHONDONTWRITEBYTECODE
+# One process collects first, while the servers start: it compiles the modules and rewrites the test
+# modules' asserts, so the four workers, started together, read them instead of each doing it (on a
+# fresh clone a worker's collection took 11.6 s of CPU cold, 3.9 s warm).
+"$py" -m pytest --collect-only -q -p no:cacheprovider "$@" > /dev/null 2>&1 &
+warming=$!
 stops=""
 url="${PLAYGROUND_TEST_POSTGRES_URL:-}"
 if [ -z "$url" ] && ! bash scripts/ensure-postgres.sh running; then stops="postgres"; fi
@@ -37,6 +42,7 @@ if [ -z "$redis" ]; then redis="$(bash scripts/ensure-redis.sh)" || exit 1; fi
 export PLAYGROUND_TEST_POSTGRES_URL="$url" PLAYGROUND_TEST_REDIS_URL="$redis"
 
 # The JUnit reports stay in test-artifacts/junit/ (git-ignored): every test's time, to find the slow ones.
+wait "$warming"  # (its outcome is the runs' to report)
 reports="test-artifacts/junit"
 rm -rf "$reports" && mkdir -p "$reports"
 run() {  # run NAME ARGS...: pytest with a JUnit report to count from
