@@ -167,7 +167,7 @@ run: setup prepare-open-background prepare-languages-background
 # by side (make -j4: the Debian packages, npm, the presets and the languages in parts, mypy as soon as it is installed),
 # each skipped when its inputs have not changed; then scripts/run-tests.sh starts throwaway
 # PostgreSQL and Redis servers on loopback (.pg/, .redis/; stopped again at the end) and runs
-# pytest: everything but the `alone` tests on four pytest-xdist workers, then those alone.
+# pytest: everything but the `alone` tests on three pytest-xdist workers, then those alone.
 # Servers of your own: PLAYGROUND_TEST_POSTGRES_URL=postgresql://... PLAYGROUND_TEST_REDIS_URL=redis://...
 # PYTEST_ARGS selects (paths, -k); PYTEST_WORKERS sets the number of workers.
 test:

@@ -5,10 +5,10 @@
 #    ensure-redis.sh), unless PLAYGROUND_TEST_POSTGRES_URL / PLAYGROUND_TEST_REDIS_URL
 #    name servers of your own; a server this run started is stopped at the end
 #    (also on failure or Ctrl-C), one that already ran is left running.
-# 2. Every test not marked `alone` on PYTEST_WORKERS (default 4) pytest-xdist workers
-#    (four on two cores: many tests wait for a server, a browser or a child process; a
-#    two-worker `make test` used 20.3 min of CPU in 19.1 min, beside another job on the
-#    machine, a four-worker one 22.9 min in 15.9 min),
+# 2. Every test not marked `alone` on PYTEST_WORKERS (default 3) pytest-xdist workers
+#    (three on two cores: some tests wait for a server, a browser or a child process; on one
+#    set-up clone, one run after another, 2026-12-07: three workers 417 s and 439 s, four
+#    449 s, two 421 s, docs/testing.md),
 #    each module's tests on one worker (--dist loadscope), so a server, a browser or an
 #    opened preset that a module's tests share is built once; the modules handed out in
 #    tests/conftest.py's order (--no-loadscope-reorder: by default pytest-xdist hands out the
@@ -24,7 +24,7 @@ py="$1"; shift
 # child interpreter a test starts imports webapp without compiling it again.
 unset PYTHONDONTWRITEBYTECODE
 # One process collects first, while the servers start: it compiles the modules and rewrites the test
-# modules' asserts, so the four workers, started together, read them instead of each doing it (on a
+# modules' asserts, so the workers, started together, read them instead of each doing it (on a
 # fresh clone a worker's collection took 11.6 s of CPU cold, 3.9 s warm).
 "$py" -m pytest --collect-only -q -p no:cacheprovider "$@" > /dev/null 2>&1 &
 warming=$!
@@ -49,7 +49,7 @@ run() {  # run NAME ARGS...: pytest with a JUnit report to count from
   local name="$1"; shift
   "$py" -m pytest --junitxml="$reports/$name.xml" "$@"
 }
-run parallel -n "${PYTEST_WORKERS:-4}" --dist loadscope --no-loadscope-reorder -m "not alone" "$@"; parallel=$?
+run parallel -n "${PYTEST_WORKERS:-3}" --dist loadscope --no-loadscope-reorder -m "not alone" "$@"; parallel=$?
 echo
 echo "The tests marked alone, with the machine to themselves:"
 # (with no arguments, only the files that mark a test `pytest.mark.alone`: collecting every module again
