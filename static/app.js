@@ -405,14 +405,17 @@
   // afterSwap, or at an earlier swap's settle, reached tabs with no listener yet, and the Trace
   // stayed "computed when this view is chosen" for good.
   var askAgain = null;
-  document.addEventListener("htmx:afterSwap", function () {
+  document.addEventListener("htmx:afterSwap", function (event) {
     if (!chosenView) { return; }
     var radio = document.querySelector('input.tab-radio[name="view"][value="' + chosenView + '"]');
     if (!radio || radio.checked) { return; }
     radio.checked = true;
     // a result rendered without the chosen view (the trace, a long ids list): ask for it as a click would
     var tabs = radio.closest(".tabs");
-    if (tabs && tabs.hasAttribute("hx-post")) { askAgain = radio; }
+    if (!tabs || !tabs.hasAttribute("hx-post")) { return; }
+    var swapped = event.target;
+    if (swapped && swapped.contains && swapped.contains(radio)) { askAgain = radio; }
+    else { radio.dispatchEvent(new Event("change", { bubbles: true })); }  // (tabs htmx wired long ago)
   });
   document.addEventListener("htmx:load", function (event) {
     var radio = askAgain;
