@@ -2,7 +2,8 @@
 
 Hugging Face tokenizer.json and vocab.json + merges.txt files write every byte
 as one printable character; this module holds that table and the two
-conversions (long inputs spelt with numpy). What it does not do: read or write any file.
+conversions (long inputs spelt with numpy), and a pipeline's pieces spelt as its model
+reads them (`model_pieces`). What it does not do: read or write any file.
 
 Details: docs/engine.md, "Module notes".
 """
@@ -10,7 +11,8 @@ Details: docs/engine.md, "Module notes".
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Collection
+from operator import methodcaller
+from typing import Collection, Iterable
 
 import numpy as np
 
@@ -71,3 +73,24 @@ def bytes_to_token(data: bytes) -> str:
     if len(data) >= NUMPY_SPELL:
         return _ALPHABET_CODES.take(np.frombuffer(data, dtype=np.uint8)).tobytes().decode("utf-32-le")
     return data.decode("latin-1").translate(_FROM_LATIN1)
+
+
+def model_piece(piece: str, byte_level: bool, spelt_in_alphabet: bool) -> str:
+    """A pre-tokenizer's piece as the model reads it: in the byte alphabet for a byte-level pipeline."""
+    if byte_level and not spelt_in_alphabet:
+        return bytes_to_token(piece.encode("utf-8", "surrogatepass"))
+    return piece
+
+
+def model_pieces(pieces: list[str], byte_level: bool, spelt_in_alphabet: bool) -> list[str]:
+    """`model_piece` of every piece, with one translation of their joined text (then cut at each piece's bytes)."""
+    if not byte_level or spelt_in_alphabet or len(pieces) < 2:
+        return [model_piece(piece, byte_level, spelt_in_alphabet) for piece in pieces]
+    joined = "".join(pieces)
+    if joined.isascii():
+        lengths: Iterable[int] = map(len, pieces)
+    else:
+        lengths = map(len, map(methodcaller("encode", "utf-8", "surrogatepass"), pieces))
+    spelt = bytes_to_token(joined.encode("utf-8", "surrogatepass"))
+    ends = list(accumulate(lengths))
+    return list(map(spelt.__getitem__, map(slice, [0, *ends[:-1]], ends)))

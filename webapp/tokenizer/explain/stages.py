@@ -13,7 +13,7 @@ from typing import Any
 
 from webapp.tokenizer.explain.alternatives import alternative_at
 from webapp.tokenizer.hf import pipeline as hp
-from webapp.tokenizer.models.library import model_piece
+from webapp.tokenizer.core.alphabet import model_piece
 from webapp.tokenizer.loaded import LoadedTokenizer
 from webapp.tokenizer.pretokenize.patterns import PATTERNS
 from webapp.tokenizer.pretokenize.pretokenized import split_text

@@ -23,7 +23,7 @@ from webapp.tokenizer.reading.fields import Unsupported
 from webapp.tokenizer.hf.added_tokens import AddedSplitter, AddedToken
 from webapp.tokenizer.core.alphabet import bytes_to_token, token_to_bytes
 from webapp.tokenizer.hf.longest_first import LongestFirstSplitter
-from webapp.tokenizer.models.library import model_pieces
+from webapp.tokenizer.core.alphabet import model_pieces
 from webapp.tokenizer.hf.post_processors import read_post_processor
 from webapp.tokenizer.pretokenize.pre_runs import build_pre_tokenizer_runs
 from webapp.tokenizer.reading.regex_size import PatternTooLarge, file_patterns

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from itertools import accumulate, chain
-from operator import methodcaller
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -20,7 +19,7 @@ from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
 from webapp.tokenizer.core.library_order.early_pairs import OTHER, WIDTH, EarlyPairs
 from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges
 from webapp.tokenizer.core.library_order.score_order import PairIndex, ScoreMerges, levels_from_runs
-from webapp.tokenizer.core.alphabet import ALPHABET_BYTE, bytes_to_token
+from webapp.tokenizer.core.alphabet import ALPHABET_BYTE
 from webapp.tokenizer.models.long_pieces import long_piece_ids, segments_of
 from webapp.tokenizer.models.row_symbols import row_symbols
 
@@ -33,8 +32,7 @@ PIECE_CACHE_MAX_CHARS = 256
 LONG_PIECE = 64
 #: From this many pieces to merge at once, their symbols and first pair ranks are looked up with numpy.
 BATCH_MERGE = 16
-#: Tokens merged at once by `find_whole` (a batch's arrays grow with it).
-FIND_WHOLE_BATCH = 32_768
+FIND_WHOLE_BATCH = 32_768  # (tokens merged at once by `find_whole`: a batch's arrays grow with it)
 #: Code points past this are never in `char_table` (their pieces take the one-by-one way).
 CHAR_TABLE_LIMIT = 0x30000
 #: Characters whose fallback bytes a model remembers (then it starts again).
@@ -257,21 +255,18 @@ class LibraryModel:
 
     def find_whole(self) -> bytes:
         """Which vocab tokens encode to themselves (by id, 1 or 0): such a piece is then one lookup."""
-        size = max(self.vocab.values(), default=-1) + 1
-        flags = bytearray(size)
+        flags = bytearray(max(self.vocab.values(), default=-1) + 1)
+        tokens = [token for token in self.vocab if token]
+        # (the short ones merged in batches, as a batch of missed pieces is: qwen3's 151,643 took 0.85 s,
+        # 1.14 s one by one; the long ones, and every one under ignore_merges, as `tokenize` takes them)
+        short = [] if self.ignore_merges else [token for token in tokens if len(token) <= LONG_PIECE]
+        rest = [token for token in tokens if self.ignore_merges or len(token) > LONG_PIECE]
         saved, self.whole = self.whole, None
         try:
-            tokens = [token for token in self.vocab if token]
-            # (the short ones merged in batches, as a batch of missed pieces is: qwen3's 151,643 took 2.4 s,
-            # 3.8 s one by one; the long ones, and every one under ignore_merges, as `tokenize` takes them)
-            batched = [] if self.ignore_merges else [token for token in tokens if len(token) <= LONG_PIECE]
-            for at in range(0, len(batched), FIND_WHOLE_BATCH):
-                part = batched[at:at + FIND_WHOLE_BATCH]
-                for token, ids in zip(part, self._merge_segments(part)):
-                    if ids == (self.vocab[token],):
-                        flags[self.vocab[token]] = 1
-            for token in tokens if self.ignore_merges else [token for token in tokens if len(token) > LONG_PIECE]:
-                if self._merged_uncached(token) == (self.vocab[token],):
+            merged = chain.from_iterable(self._merge_segments(short[at:at + FIND_WHOLE_BATCH])
+                                         for at in range(0, len(short), FIND_WHOLE_BATCH))
+            for token, ids in chain(zip(short, merged), zip(rest, map(self._merged_uncached, rest))):
+                if ids == (self.vocab[token],):
                     flags[self.vocab[token]] = 1
         finally:
             self.whole = saved
@@ -436,25 +431,4 @@ class LibraryModel:
         return ids, sizes, firings, False
 
 
-def model_piece(piece: str, byte_level: bool, spelt_in_alphabet: bool) -> str:
-    """A pre-tokenizer's piece as the model reads it: in the byte alphabet for a byte-level pipeline."""
-    if byte_level and not spelt_in_alphabet:
-        return bytes_to_token(piece.encode("utf-8", "surrogatepass"))
-    return piece
-
-
-def model_pieces(pieces: list[str], byte_level: bool, spelt_in_alphabet: bool) -> list[str]:
-    """`model_piece` of every piece, with one translation of their joined text (then cut at each piece's bytes)."""
-    if not byte_level or spelt_in_alphabet or len(pieces) < 2:
-        return [model_piece(piece, byte_level, spelt_in_alphabet) for piece in pieces]
-    joined = "".join(pieces)
-    if joined.isascii():
-        lengths: Iterable[int] = map(len, pieces)
-    else:
-        lengths = map(len, map(methodcaller("encode", "utf-8", "surrogatepass"), pieces))
-    spelt = bytes_to_token(joined.encode("utf-8", "surrogatepass"))
-    ends = list(accumulate(lengths))
-    return list(map(spelt.__getitem__, map(slice, [0, *ends[:-1]], ends)))
-
-
-__all__ = ["LibraryModel", "model_piece", "model_pieces", "read_model_options"]
+__all__ = ["LibraryModel", "read_model_options"]

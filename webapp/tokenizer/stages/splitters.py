@@ -12,7 +12,7 @@ from functools import partial
 from typing import Callable, Mapping, Protocol, TypeVar
 
 from webapp.tokenizer.hf import pipeline as hp
-from webapp.tokenizer.models.library import model_piece
+from webapp.tokenizer.core.alphabet import model_piece
 from webapp.tokenizer.pretokenize.pretokenized import split_text
 from webapp.tokenizer.stages.models import ListOrderChars
 from webapp.tokenizer.pieces import Pieces

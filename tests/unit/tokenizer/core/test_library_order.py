@@ -22,7 +22,8 @@ from webapp.tokenizer import reference
 import numpy as np
 
 from webapp.tokenizer.core.library_order.merges import SHORT_WORD, LibraryMerges
-from webapp.tokenizer.models.library import BATCH_MERGE, LibraryModel, model_piece, model_pieces, read_model_options
+from webapp.tokenizer.core.alphabet import model_piece, model_pieces
+from webapp.tokenizer.models.library import BATCH_MERGE, LibraryModel, read_model_options
 
 ids = st.integers(min_value=0, max_value=7)
 rule_lists = st.lists(st.tuples(ids, ids, st.integers(min_value=0, max_value=12)), max_size=25)

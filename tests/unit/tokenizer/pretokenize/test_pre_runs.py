@@ -65,7 +65,7 @@ chat_texts = st.lists(st.sampled_from(list("ab AZ 09\n\t'sé東京・。,!ы٣ �
 def test_pieces_for_the_model_are_the_pieces_spelt(name, text):
     """`parts(for_model=True)` (for a known split then ByteLevel: cut from the text's spelling, not
     split then spelt) gives every piece as `model_pieces` spells it, and the added tokens in place."""
-    from webapp.tokenizer.models.library import model_pieces
+    from webapp.tokenizer.core.alphabet import model_pieces
     from webapp.tokenizer.hf.pipeline import Pipeline
 
     desc = {"normalizer": None, "pre_tokenizer": describe_pre_tokenizer(PRE_TOKENIZERS[name]), "decoder": None,
