@@ -67,7 +67,7 @@ def dumps_library(tok: LoadedTokenizer) -> bytes:
         tables = {"pair_keys": pair_table[0], "pair_ranks": pair_table[1],
                   **{f"early_{name}": getattr(early, name) for name in EARLY_TABLES}}
     out = io.BytesIO()
-    np.savez(out, rules=rules, meta=_json_array(meta), edges=model.edge_array(), char_table=model.char_table(),
+    np.savez(out, rules=rules, meta=_json_array(meta), edges=model.cut.edge_array(), char_table=model.cut.char_table(),
              **tables,
              whole=np.frombuffer(whole, dtype=np.uint8),
              token_text=np.frombuffer("".join(texts).encode("utf-8", "surrogatepass"), dtype=np.uint8),
@@ -118,7 +118,7 @@ def loads_library(data: bytes) -> LoadedTokenizer:
         pairs = (pair_keys, pair_ranks) if pair_keys is not None and pair_ranks is not None else None
         model = LibraryModel(vocab, rules, tok.model, tok.unk_id, edges, pairs)
         model.whole = whole
-        model.set_char_table(char_table)
+        model.cut.set_char_table(char_table)
         if pair_keys is not None and pair_ranks is not None:
             model.merges.set_pair_table(pair_keys, pair_ranks)
             model.set_early_pairs(EarlyPairs(**early, news=np.ascontiguousarray(rules[:, 2], dtype=np.int64)))

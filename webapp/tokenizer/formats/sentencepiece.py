@@ -217,8 +217,8 @@ def sentencepiece_tokenizer(model: Any, pieces: list[str], types: list[int], sco
     # table, where a long text may be cut, each character's piece. Made lazily from the string merges (a tokenizer read
     # back from its stored form) it is the same model, only slower to build.
     model = LibraryModel(dict(vocab), rule_ids, loaded.model, loaded.unk_id)
-    model.edge_array()
-    model.char_table()
+    model.cut.edge_array()
+    model.cut.char_table()
     model.merges.make_tables()  # (ScoreMerges: with its level table)
     loaded.built.keep(LIBRARY_MODEL, model)  # (what stages.models.library_model gives back)
     return loaded

@@ -18,10 +18,11 @@ import numpy as np
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
 from webapp.tokenizer.core.library_order.early_pairs import OTHER, WIDTH, EarlyPairs
 from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges
-from webapp.tokenizer.core.library_order.score_order import PairIndex, ScoreMerges, levels_from_runs
+from webapp.tokenizer.core.library_order.score_order import ScoreMerges, levels_from_runs
 from webapp.tokenizer.core.alphabet import ALPHABET_BYTE
-from webapp.tokenizer.models.long_pieces import long_piece_ids, segments_of
+from webapp.tokenizer.models.long_pieces import CutTables, long_piece_ids, segments_of
 from webapp.tokenizer.models.row_symbols import row_symbols
+from webapp.tokenizer.models.space_runs import SPACE, joined, led_segments, parts_of, runs_last
 
 MODEL_VERSION = 1
 #: Pieces cached per model, and their total characters (the cache joins the worker-wide LIST_BUDGET).
@@ -33,8 +34,6 @@ LONG_PIECE = 64
 #: From this many pieces to merge at once, their symbols and first pair ranks are looked up with numpy.
 BATCH_MERGE = 16
 FIND_WHOLE_BATCH = 32_768  # (tokens merged at once by `find_whole`: a batch's arrays grow with it)
-#: Code points past this are never in `char_table` (their pieces take the one-by-one way).
-CHAR_TABLE_LIMIT = 0x30000
 #: Characters whose fallback bytes a model remembers (then it starts again).
 SPELT_CODES = 4096
 _FALLBACK = tuple(f"<0x{b:02X}>" for b in range(256))
@@ -78,12 +77,11 @@ class LibraryModel:
         # partial set of <0xXX> tokens, some characters can and others cannot)
         fallback = [vocab.get(code) for code in _FALLBACK] if opts["byte_fallback"] else []
         self.fallback: list[int | None] | None = fallback or None
-        self._edge_array: np.ndarray | None = edges
-        self._edge_index: PairIndex | None = None
-        self._named_bytes: frozenset[int] | None = None  # (fallback byte ids some rule names: `inert_characters`)
-        self._char_table: np.ndarray | None = None
+        self._runs_last: bool | None = None
         self._early: EarlyPairs | None = None
         self._spelt: dict[int, list[int] | None] = {}  # (`_fallback_of`'s answers)
+        #: What cutting a long piece reads (long_pieces.py): made on first use, or read from a stored form.
+        self.cut = CutTables(vocab, self.merges, self.fallback, self._fallback_of, edges)
         #: By id: 1 when the token's own characters merge back into it (see `find_whole`), else 0; None until known.
         self.whole: bytes | None = None
         self.cache: BoundedCache[str, tuple[int, ...]] = BoundedCache(
@@ -225,33 +223,68 @@ class LibraryModel:
         when `merge_short`, merged together (`_merge_segments`) and cached. Short pieces are left out
         of the answer when not `merge_short`."""
         long = [p for p in unique if len(p) > LONG_PIECE]
-        segments, assemble = long_piece_ids(self, long) if long else ([], None)
-        hits = list(map(self.cache.data.get, segments))  # (read now: caching the batch below may evict them)
-        if self.whole is not None and None in hits:  # (in prose, many a new segment is a word that is a token)
-            hits = self._whole_tokens(segments, hits)
-        known = ({seg: ids for seg, ids in zip(segments, hits) if ids is not None}
-                 if hits.count(None) < len(hits) else {})
-        fresh = [seg for seg, ids in zip(segments, hits) if ids is None] if known else segments  # (distinct)
+        segments, assemble = long_piece_ids(self.cut, long) if long else ([], None)
+        hits = self._known(segments)  # (read now: caching the batch below may evict them)
+        new = [at for at, ids in enumerate(hits) if ids is None] if None in hits else []
+        led = led_segments(segments, new) if new and self.runs_last() else {}  # (space_runs.py)
+        parts = parts_of(segments, led) if led else []
+        part_hits = self._known(parts)
+        if led:
+            new = [at for at in new if at not in led]
+        fresh = segments if len(new) == len(segments) else [segments[at] for at in new]  # (distinct)
         short = [p for p in unique if p and len(p) <= LONG_PIECE] if merge_short else []
-        batch = list(dict.fromkeys([*short, *fresh])) if short else fresh
+        batch = (list(dict.fromkeys([*short, *fresh, *(p for p, ids in zip(parts, part_hits) if ids is None)]))
+                 if short or parts else fresh)
         merged, row = self._merge_segments_row(batch)
         self.cache.put_many(list(zip(batch, merged)) if max(map(len, batch), default=0) <= PIECE_CACHE_MAX_CHARS
                             else [item for item in zip(batch, merged) if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
         if assemble is not None and batch is segments and row is not None:
             # (every segment was new and merged in one row, in the order `assemble` wants: it reads the row)
-            return dict(zip(long, assemble({}, row)))
-        known.update(zip(batch, merged))
-        out = {piece: known[piece] for piece in short}
+            return dict(zip(long, assemble([], row)))
+        made = dict(zip(batch, merged)) if batch is not fresh else None
+        for at, ids in zip(new, merged if made is None else map(made.__getitem__, fresh)):
+            hits[at] = ids
+        if led:
+            assert made is not None
+            made.update((part, ids) for part, ids in zip(parts, part_hits) if ids is not None)
+            space = self.vocab[SPACE]
+            for at, run in led.items():
+                hits[at] = joined(segments[at], run, made, space)
+            self.cache.put_many([(segments[at], hits[at]) for at in led  # type: ignore[misc]
+                                 if len(segments[at]) <= PIECE_CACHE_MAX_CHARS])
+        out = {piece: made[piece] for piece in short} if made is not None else {}
         if assemble is not None:
-            out.update(zip(long, assemble(known, None)))
+            out.update(zip(long, assemble(hits, None)))  # type: ignore[arg-type]
         return out
 
-    def _whole_tokens(self, pieces: list[str], found: list[tuple[int, ...] | None]) -> list[tuple[int, ...] | None]:
-        """`found`, with each missing piece that is a vocab token marked whole given as that token."""
+    def _known(self, pieces: list[str]) -> list[tuple[int, ...] | None]:
+        """Each piece's ids as the cache has them, or as a vocab token marked whole; None for the others."""
+        hits = list(map(self.cache.data.get, pieces))
+        if self.whole is not None and None in hits:  # (in prose, many a new segment is a word that is a token)
+            self._whole_tokens(pieces, hits)
+        return hits
+
+    def runs_last(self) -> bool:
+        """Whether segments led by a run of spaces may be merged in parts (space_runs.py), found on first use."""
+        if self._runs_last is None:
+            keys = self.merges.pair_keys()
+            ranks = np.fromiter(map(self.merges.ranks.__getitem__, keys.tolist()), dtype=np.int64, count=len(keys))
+            levels = np.asarray(self.merges.levels, dtype=np.int64)[ranks] if isinstance(self.merges, ScoreMerges) else ranks
+            shift = self.merges.shift
+            self._runs_last = runs_last(self.vocab, keys // shift, keys % shift,
+                                        np.asarray(self.merges.news, dtype=np.int64)[ranks], levels)
+        return self._runs_last
+
+    def _whole_tokens(self, pieces: list[str], found: list[tuple[int, ...] | None]) -> None:
+        """Give each missing piece of `found` that is a vocab token marked whole as that token, and cache it
+        (a whole word of prose: found by the cache next time, with no second look at the vocab)."""
         marks, get = self.whole, self.vocab.get
         assert marks is not None
-        return [ids if ids is not None or (token := get(piece)) is None or not marks[token] else (token,)
-                for piece, ids in zip(pieces, found)]
+        whole = [(at, (token,)) for at, ids in enumerate(found)
+                 if ids is None and (token := get(pieces[at])) is not None and marks[token]]
+        for at, ids in whole:
+            found[at] = ids
+        self.cache.put_many([(pieces[at], ids) for at, ids in whole if len(pieces[at]) <= PIECE_CACHE_MAX_CHARS])
 
     def find_whole(self) -> bytes:
         """Which vocab tokens encode to themselves (by id, 1 or 0): such a piece is then one lookup."""
@@ -276,7 +309,7 @@ class LibraryModel:
         if self.ignore_merges and piece in self.vocab:
             return (self.vocab[piece],)
         if len(piece) > LONG_PIECE:
-            return tuple(chain.from_iterable(self._merge_segment(part) for part in segments_of(self, piece)))
+            return tuple(chain.from_iterable(self._merge_segment(part) for part in segments_of(self.cut, piece)))
         return self._merge_segment(piece)
 
     def _merge_segment(self, segment: str) -> tuple[int, ...]:
@@ -301,7 +334,7 @@ class LibraryModel:
         if len(segments) < BATCH_MERGE or not all(segments):
             return list(map(self._merge_segment, segments)), None
         codes = np.frombuffer("".join(segments).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        ids, sizes, odd = row_symbols(codes, list(map(len, segments)), self.char_table(), self.merges.shift,
+        ids, sizes, odd = row_symbols(codes, list(map(len, segments)), self.cut.char_table(), self.merges.shift,
                                       self._fallback_of)
         out: list[tuple[int, ...] | None] = [None] * len(segments)
         any_odd = bool(odd.any())
@@ -351,26 +384,6 @@ class LibraryModel:
             raise ValueError("the stored early-pair tables do not match the rules")
         self._early = early
 
-    def char_table(self) -> np.ndarray:
-        """By code point: the id of the character's single-character token, -1 when there is none
-        (int64 numpy, up to CHAR_TABLE_LIMIT; its last entry is -1: the code points past it are
-        clipped there). Made on first use; a preset's stored form brings it."""
-        if self._char_table is None:
-            singles = [(ord(token), i) for token, i in self.vocab.items()
-                       if len(token) == 1 and ord(token) < CHAR_TABLE_LIMIT]
-            table = np.full(max((code for code, _ in singles), default=0) + 2, -1, dtype=np.int64)
-            if singles:
-                codes, ids = zip(*singles)
-                table[list(codes)] = ids
-            self._char_table = table
-        return self._char_table
-
-    def set_char_table(self, table: np.ndarray) -> None:
-        """Keep a stored `char_table()`."""
-        if table.ndim != 1 or not len(table) or table[-1] != -1:
-            raise ValueError("the stored character table has the wrong shape")
-        self._char_table = table
-
     def _merged(self, segment: str) -> tuple[int, ...]:
         found = self.cache.data.get(segment)
         if found is None:
@@ -378,48 +391,6 @@ class LibraryModel:
             if len(segment) <= PIECE_CACHE_MAX_CHARS:
                 self.cache.put(segment, found)
         return found
-
-    def inert_characters(self, codes: list[int]) -> list[int]:
-        """Of these code points (no vocab token each), those spelt by fallback bytes that no rule names
-        (their symbols never merge: a piece may be cut on both sides of them)."""
-        if self.fallback is None or not codes:
-            return []
-        if self._named_bytes is None:  # (which fallback bytes' tokens some rule names: mostly none)
-            keys, shift = self.merges.pair_keys(), self.merges.shift
-            byte_ids = np.array([i for i in self.fallback if i is not None], dtype=np.int64)
-            named = np.isin(byte_ids, keys // shift) | np.isin(byte_ids, keys % shift)
-            self._named_bytes = frozenset(byte_ids[named].tolist())
-        named_bytes = self._named_bytes
-        return [code for code, spelt in zip(codes, map(self._fallback_of, codes))
-                if spelt is not None and named_bytes.isdisjoint(spelt)]
-
-    def edge_index(self) -> PairIndex:
-        """`edge_array()` in a hash table (core/library_order/score_order.py's PairIndex: one slot read per lookup
-        where a binary search reads a dozen), made on first use."""
-        if self._edge_index is None:
-            edges = self.edge_array()
-            zeros = np.zeros(len(edges), dtype=np.int64)
-            self._edge_index = PairIndex(edges, zeros, zeros, 1)
-        return self._edge_index
-
-    def edge_array(self) -> np.ndarray:
-        """(last character of a rule's left token, first of its right token) of every rule, packed
-        (last << 21 | first) in a sorted int64 array (numpy; kept in a preset's precompiled form)."""
-        if self._edge_array is not None:
-            return self._edge_array
-        size = max(self.vocab.values(), default=0) + 1
-        first = np.zeros(size, dtype=np.int64)
-        last = np.zeros(size, dtype=np.int64)
-        for token, i in self.vocab.items():
-            if token:
-                first[i] = ord(token[0])
-                last[i] = ord(token[-1])
-        keys = np.fromiter(self.merges.ranks.keys(), dtype=np.int64, count=len(self.merges.ranks))
-        shift = self.merges.shift
-        left, right = keys // shift, keys % shift
-        known = (left < size) & (right < size)
-        self._edge_array = np.unique((last[left[known]] << 21) | first[right[known]])
-        return self._edge_array
 
     def tokenize_trace(self, piece: str, unit: str = "utf8") -> tuple[list[int], list[int], list[Firing], bool]:
         """(initial symbols, their sizes in `unit`, the merges in firing order, taken whole by ignore_merges)."""

@@ -11,26 +11,110 @@ What it does not do: merge a segment (library.py's `LibraryModel`).
 from __future__ import annotations
 
 from itertools import accumulate, chain
-from typing import Callable, Mapping, Protocol
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from webapp.tokenizer.core.library_order.merges import LibraryMerges
 from webapp.tokenizer.core.library_order.score_order import PairIndex
 
+#: Code points past this are never in `char_table` (their pieces take the one-by-one way).
+CHAR_TABLE_LIMIT = 0x30000
+#: `CutTables.character_kinds`: a vocab token all the same (past the table's end), spelt by fallback bytes
+#: that no rule names (its symbols never merge), any other (the unknown token, or bytes some rule names).
+TOKEN, INERT, OTHER = 1, 2, 3
 
-class CutModel(Protocol):
-    """What cutting reads of a model: its vocab, its single-character tokens and its rules' edges."""
 
-    @property
-    def vocab(self) -> Mapping[str, int]: ...
+class CutTables:
+    """What cutting reads of a model: its single-character tokens (`char_table`), its rules' edges
+    (`edge_array`, `edge_index`) and the kinds of the other characters (`character_kinds`), each made
+    on first use (a preset's stored form brings the first two)."""
 
-    def char_table(self) -> np.ndarray: ...
+    def __init__(self, vocab: Mapping[str, int], merges: LibraryMerges, fallback: Sequence[int | None] | None,
+                 fallback_of: Callable[[int], list[int] | None], edges: np.ndarray | None = None) -> None:
+        """`fallback`: the file's byte tokens by byte (None: no byte fallback); `fallback_of`: a character's
+        byte tokens when it is no vocab token and has them all."""
+        self.vocab, self.merges, self.fallback, self.fallback_of = vocab, merges, fallback, fallback_of
+        self._edge_array: np.ndarray | None = edges
+        self._edge_index: PairIndex | None = None
+        self._char_table: np.ndarray | None = None
+        self._kinds: np.ndarray | None = None  # (`character_kinds` by code point; 0: not asked yet)
+        self._named_bytes: frozenset[int] | None = None  # (the byte tokens some rule names)
 
-    def edge_index(self) -> PairIndex: ...
+    def char_table(self) -> np.ndarray:
+        """By code point: the id of the character's single-character token, -1 when there is none
+        (int64, up to CHAR_TABLE_LIMIT; its last entry is -1: the code points past it are clipped there)."""
+        if self._char_table is None:
+            singles = [(ord(token), i) for token, i in self.vocab.items()
+                       if len(token) == 1 and ord(token) < CHAR_TABLE_LIMIT]
+            table = np.full(max((code for code, _ in singles), default=0) + 2, -1, dtype=np.int64)
+            if singles:
+                codes, ids = zip(*singles)
+                table[list(codes)] = ids
+            self._char_table = table
+        return self._char_table
 
-    def inert_characters(self, codes: list[int]) -> list[int]:
-        """Of these code points (no vocab token each), the ones whose symbols no rule ever joins."""
-        ...
+    def set_char_table(self, table: np.ndarray) -> None:
+        """Keep a stored `char_table()`."""
+        if table.ndim != 1 or not len(table) or table[-1] != -1:
+            raise ValueError("the stored character table has the wrong shape")
+        self._char_table = table
+
+    def edge_array(self) -> np.ndarray:
+        """(last character of a rule's left token, first of its right token) of every rule, packed
+        (last << 21 | first) in a sorted int64 array."""
+        if self._edge_array is not None:
+            return self._edge_array
+        size = max(self.vocab.values(), default=0) + 1
+        first = np.zeros(size, dtype=np.int64)
+        last = np.zeros(size, dtype=np.int64)
+        for token, i in self.vocab.items():
+            if token:
+                first[i] = ord(token[0])
+                last[i] = ord(token[-1])
+        keys = self.merges.pair_keys()
+        left, right = keys // self.merges.shift, keys % self.merges.shift
+        known = (left < size) & (right < size)
+        self._edge_array = np.unique((last[left[known]] << 21) | first[right[known]])
+        return self._edge_array
+
+    def edge_index(self) -> PairIndex:
+        """`edge_array()` in a hash table (score_order.py's PairIndex: one slot read per lookup where a
+        binary search reads a dozen)."""
+        if self._edge_index is None:
+            edges = self.edge_array()
+            zeros = np.zeros(len(edges), dtype=np.int64)
+            self._edge_index = PairIndex(edges, zeros, zeros, 1)
+        return self._edge_index
+
+    def character_kinds(self, codes: np.ndarray) -> np.ndarray:
+        """By code point (int64, none a single-character token of `char_table`): TOKEN, INERT or OTHER
+        (uint8), remembered by code point below CHAR_TABLE_LIMIT."""
+        table = self._kinds
+        if table is None:
+            table = self._kinds = np.zeros(CHAR_TABLE_LIMIT + 1, dtype=np.uint8)
+        kinds: np.ndarray = table[np.minimum(codes, CHAR_TABLE_LIMIT)]
+        asked = kinds == 0
+        if asked.any():
+            new = np.unique(codes[asked])
+            found = np.array(list(map(self._kind_of, new.tolist())), dtype=np.uint8)
+            kinds[asked] = found[np.searchsorted(new, codes[asked])]
+            below = new < CHAR_TABLE_LIMIT
+            table[new[below]] = found[below]
+        return kinds
+
+    def _kind_of(self, code: int) -> int:
+        if chr(code) in self.vocab:
+            return TOKEN
+        spelt = self.fallback_of(code)
+        if spelt is None:
+            return OTHER
+        if self._named_bytes is None:  # (mostly none)
+            keys, shift = self.merges.pair_keys(), self.merges.shift
+            byte_ids = np.array([i for i in self.fallback or () if i is not None], dtype=np.int64)
+            named = np.isin(byte_ids, keys // shift) | np.isin(byte_ids, keys % shift)
+            self._named_bytes = frozenset(byte_ids[named].tolist())
+        return INERT if self._named_bytes.isdisjoint(spelt) else OTHER
 
 
 def code_points(text: str) -> np.ndarray:
@@ -38,7 +122,7 @@ def code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
 
 
-def piece_cuts(model: CutModel, codes: np.ndarray, ends: list[int], char_ids: np.ndarray | None = None) -> np.ndarray:
+def piece_cuts(model: CutTables, codes: np.ndarray, ends: list[int], char_ids: np.ndarray | None = None) -> np.ndarray:
     """Where pieces in a row (their code points, int64, and where each ends) are cut: 0, each cut,
     the end (int64). Between two characters that are vocab tokens, a merge can join only if some
     rule's left token ends with the first and its right token starts with the second; at any other
@@ -52,38 +136,29 @@ def piece_cuts(model: CutModel, codes: np.ndarray, ends: list[int], char_ids: np
     if char_ids is None:
         table = model.char_table()
         char_ids = table[np.minimum(codes, len(table) - 1)]
-    # (a character with no single-character token in the table may still be a vocab token: past
-    # CHAR_TABLE_LIMIT; the few distinct ones are asked of the vocab)
-    vocab = model.vocab
-    missing = char_ids < 0
-    odd = np.unique(codes[missing]).tolist()
-    tokens = [code for code in odd if chr(code) in vocab]
-    if len(tokens) < len(odd):  # (some characters are not in the vocab: known are the others)
-        known = ~missing | _among(codes, tokens)
-        inert = model.inert_characters(sorted(set(odd) - set(tokens)))
-        cut &= known[:-1] & known[1:]
-        if inert:  # (a character whose fallback bytes no rule names stays apart: cut on both its sides)
-            cut |= _beside_inert(known, _among(codes, inert))
+    missing = np.flatnonzero(char_ids < 0)
+    if len(missing):  # (a character with no token in the table: its kind, of the model, decides)
+        kinds = model.character_kinds(codes[missing])
+        is_token = kinds == TOKEN
+        if not is_token.all():  # (some characters are not in the vocab: known are the others)
+            known = np.ones(len(codes), dtype=bool)
+            known[missing] = is_token
+            cut &= known[:-1] & known[1:]
+            is_inert = kinds == INERT
+            if is_inert.any():  # (spelt by bytes no rule names: cut on both its sides)
+                inert = np.zeros(len(codes), dtype=bool)
+                inert[missing] = is_inert
+                cut |= _beside_inert(known, inert)
     if len(ends) > 1:
         cut[np.array(ends[:-1], dtype=np.int64) - 1] = True  # (where one piece ends and the next starts)
     return np.concatenate(([0], np.flatnonzero(cut) + 1, [len(codes)])).astype(np.int64)
 
 
-def segments_of(model: CutModel, piece: str) -> list[str]:
+def segments_of(model: CutTables, piece: str) -> list[str]:
     """A long piece's parts, cut where no merge can ever join (`piece_cuts`): they merge independently."""
     codes = code_points(piece)
     bounds = piece_cuts(model, codes, [len(piece)])
     return _texts_between(piece, codes, bounds[:-1], bounds[1:])
-
-
-def _among(codes: np.ndarray, chosen: list[int]) -> np.ndarray:
-    """Which code points are among `chosen` (bool)."""
-    if len(chosen) > 8:
-        return np.isin(codes, chosen)
-    found = np.zeros(len(codes), dtype=bool)
-    for code in chosen:  # (a few, mostly none: a comparison each is cheaper than isin's sort)
-        found |= codes == code
-    return found
 
 
 def _beside_inert(known: np.ndarray, inert: np.ndarray) -> np.ndarray:
@@ -91,6 +166,9 @@ def _beside_inert(known: np.ndarray, inert: np.ndarray) -> np.ndarray:
     and no unknown token waiting. The library holds an unknown token back until the next vocab token
     (fusing a later one into it), putting the fallback bytes between them first."""
     unknown = ~known & ~inert
+    if not unknown.any():  # (the usual case: every character a token or inert)
+        beside: np.ndarray = inert[:-1] | inert[1:]
+        return beside
     spots = np.arange(len(known))
     last = np.maximum.accumulate(np.where(inert, -1, spots))  # (the last character at or before that is not inert)
     waiting: np.ndarray = (last >= 0) & unknown[np.maximum(last, 0)]  # (true at an unknown character too)
@@ -112,8 +190,8 @@ def _texts_between(text: str, codes: np.ndarray, starts: np.ndarray, ends: np.nd
     return out.tobytes().decode("utf-32-le", "surrogatepass").split("\x00")[:-1]
 
 
-def long_piece_ids(model: CutModel, pieces: list[str]) -> tuple[
-    list[str], Callable[[Mapping[str, tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None], list[tuple[int, ...]]],
+def long_piece_ids(model: CutTables, pieces: list[str]) -> tuple[
+    list[str], Callable[[Sequence[tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None], list[tuple[int, ...]]],
 ]:
     """The ids of long pieces, in two steps: (the distinct segments of two or more characters, or of
     one that is no single-character token, and a function that, given those segments' ids, gives
@@ -137,14 +215,13 @@ def long_piece_ids(model: CutModel, pieces: list[str]) -> tuple[
     which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
     piece_segments = np.searchsorted(starts, ends)  # (segments starting before each piece's end)
 
-    def assemble(found: Mapping[str, tuple[int, ...]], row: tuple[np.ndarray, np.ndarray] | None
+    def assemble(merged: Sequence[tuple[int, ...]], row: tuple[np.ndarray, np.ndarray] | None
                  ) -> list[tuple[int, ...]]:
-        """Each piece's ids, given the distinct segments' ids: in `found`, or, when `row` is given, in
-        a row in the order of the distinct segments (their ids in a row, each one's count)."""
+        """Each piece's ids, given the distinct segments' ids, in their order: each one's in `merged`, or,
+        when `row` is given, in a row (their ids in a row, each one's count)."""
         if row is not None:
             flat, sizes = row
         else:
-            merged = list(map(found.__getitem__, distinct))
             sizes = np.fromiter(map(len, merged), dtype=np.int64, count=len(merged))
         counts = np.ones(len(starts), dtype=np.int64)
         counts[others] = sizes[which]

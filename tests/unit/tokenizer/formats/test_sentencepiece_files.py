@@ -464,14 +464,14 @@ def test_the_model_is_built_when_the_file_opens_and_equals_the_one_made_later(tr
                     import_tokenizer(data, filename="tokenizer.model", config=config)):
             built = tok.built.peek(LIBRARY_MODEL)
             assert built is not None  # (opening built it, with its tables)
-            assert built._edge_array is not None and built._char_table is not None
+            assert built.cut._edge_array is not None and built.cut._char_table is not None
             assert built.merges._level_table is not None
             later = _build_model(tok)  # (what a tokenizer read back from its stored form makes on first use)
             assert built.vocab == later.vocab and built.unk_id == later.unk_id and built.fallback == later.fallback
             assert built.merges.ranks == later.merges.ranks and built.merges.news == later.merges.news
             assert built.merges.levels == later.merges.levels and built.merges.shift == later.merges.shift
-            assert np.array_equal(built.edge_array(), later.edge_array())
-            assert np.array_equal(built.char_table(), later.char_table())
+            assert np.array_equal(built.cut.edge_array(), later.cut.edge_array())
+            assert np.array_equal(built.cut.char_table(), later.cut.char_table())
             keys = np.fromiter(later.merges.ranks, dtype=np.int64)
             probe = np.concatenate((keys, keys + 1, np.arange(64, dtype=np.int64)))  # (rules' keys and others)
             for a, b in zip(built.merges.level_table().look_up(probe), later.merges.level_table().look_up(probe)):
