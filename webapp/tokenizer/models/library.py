@@ -10,7 +10,8 @@ Decisions and details: docs/engine.md, "Module notes".
 from __future__ import annotations
 
 import json
-from itertools import accumulate, chain
+from itertools import accumulate, chain, compress, repeat
+from operator import is_
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -20,7 +21,7 @@ from webapp.tokenizer.core.library_order.early_pairs import OTHER, WIDTH, EarlyP
 from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges
 from webapp.tokenizer.core.library_order.score_order import ScoreMerges, levels_from_runs
 from webapp.tokenizer.core.alphabet import ALPHABET_BYTE
-from webapp.tokenizer.models.long_pieces import CutTables, long_piece_ids, segments_of
+from webapp.tokenizer.models.long_pieces import CutTables, long_piece_segments, segments_of
 from webapp.tokenizer.models.row_symbols import row_symbols
 from webapp.tokenizer.models.space_runs import SPACE, joined, led_segments, parts_of, runs_last
 
@@ -219,50 +220,52 @@ class LibraryModel:
 
     def _uncached_ids(self, unique: list[str], merge_short: bool) -> dict[str, tuple[int, ...]]:
         """The ids of distinct pieces missed by the cache, in one batch: the long ones cut
-        (`long_piece_ids`, long_pieces.py) and their cached segments read; their new segments, and the short pieces
-        when `merge_short`, merged together (`_merge_segments`) and cached. Short pieces are left out
-        of the answer when not `merge_short`."""
+        (`long_piece_segments`, long_pieces.py) and their cached segments read; their new segments (those led
+        by a run of spaces in parts: space_runs.py), and the short pieces when `merge_short`, merged together
+        (`_merge_segments`) and cached. Short pieces are left out of the answer when not `merge_short`."""
         long = [p for p in unique if len(p) > LONG_PIECE]
-        segments, assemble = long_piece_ids(self.cut, long) if long else ([], None)
-        hits = self._known(segments)  # (read now: caching the batch below may evict them)
-        new = [at for at, ids in enumerate(hits) if ids is None] if None in hits else []
-        led = led_segments(segments, new) if new and self.runs_last() else {}  # (space_runs.py)
-        parts = parts_of(segments, led) if led else []
-        part_hits = self._known(parts)
-        if led:
-            new = [at for at in new if at not in led]
-        fresh = segments if len(new) == len(segments) else [segments[at] for at in new]  # (distinct)
+        segments, counts = long_piece_segments(self.cut, long) if long else ([], [])
+        hits, missing = self._known(segments)  # (read now: caching the batch below may evict them)
+        new = list(dict.fromkeys([segments[at] for at in missing]))
+        led = led_segments(new) if new and self.runs_last() else {}
+        parts = parts_of(led)
+        part_hits = self._known(parts)[0]
+        fresh = [segment for segment in new if segment not in led] if led else new
         short = [p for p in unique if p and len(p) <= LONG_PIECE] if merge_short else []
-        batch = (list(dict.fromkeys([*short, *fresh, *(p for p, ids in zip(parts, part_hits) if ids is None)]))
-                 if short or parts else fresh)
-        merged, row = self._merge_segments_row(batch)
-        self.cache.put_many(list(zip(batch, merged)) if max(map(len, batch), default=0) <= PIECE_CACHE_MAX_CHARS
-                            else [item for item in zip(batch, merged) if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
-        if assemble is not None and batch is segments and row is not None:
-            # (every segment was new and merged in one row, in the order `assemble` wants: it reads the row)
-            return dict(zip(long, assemble([], row)))
-        made = dict(zip(batch, merged)) if batch is not fresh else None
-        for at, ids in zip(new, merged if made is None else map(made.__getitem__, fresh)):
-            hits[at] = ids
+        batch = list(dict.fromkeys([*short, *fresh, *(p for p, ids in zip(parts, part_hits) if ids is None)]))
+        made = dict(zip(batch, self._merge_segments(batch)))
+        self.cache.put_many([item for item in made.items() if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
         if led:
-            assert made is not None
             made.update((part, ids) for part, ids in zip(parts, part_hits) if ids is not None)
             space = self.vocab[SPACE]
-            for at, run in led.items():
-                hits[at] = joined(segments[at], run, made, space)
-            self.cache.put_many([(segments[at], hits[at]) for at in led  # type: ignore[misc]
-                                 if len(segments[at]) <= PIECE_CACHE_MAX_CHARS])
-        out = {piece: made[piece] for piece in short} if made is not None else {}
-        if assemble is not None:
-            out.update(zip(long, assemble(hits, None)))  # type: ignore[arg-type]
+            joins = [(segment, joined(segment, run, made, space)) for segment, run in led.items()]
+            made.update(joins)
+            self.cache.put_many([item for item in joins if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
+        for at in missing:
+            hits[at] = made[segments[at]]
+        found: list[tuple[int, ...]] = hits  # type: ignore[assignment]  # (no None left)
+        out = {piece: made[piece] for piece in short}
+        ends = list(accumulate(counts))
+        out.update(zip(long, (tuple(chain.from_iterable(found[a:b])) for a, b in zip([0, *ends], ends))))
         return out
 
-    def _known(self, pieces: list[str]) -> list[tuple[int, ...] | None]:
-        """Each piece's ids as the cache has them, or as a vocab token marked whole; None for the others."""
+    def _known(self, pieces: list[str]) -> tuple[list[tuple[int, ...] | None], list[int]]:
+        """(each piece's ids as the cache has them, or as a vocab token marked whole, None for the others;
+        where the Nones are). A whole token found so is cached: found by the cache next time."""
         hits = list(map(self.cache.data.get, pieces))
-        if self.whole is not None and None in hits:  # (in prose, many a new segment is a word that is a token)
-            self._whole_tokens(pieces, hits)
-        return hits
+        if None not in hits:
+            return hits, []
+        missing = list(compress(range(len(hits)), map(is_, hits, repeat(None))))  # (the Nones' places, at C speed)
+        if self.whole is not None:  # (in prose, many a new segment is a word that is a token)
+            marks = self.whole
+            tokens = map(self.vocab.get, map(pieces.__getitem__, missing))
+            whole = [(at, (token,)) for at, token in zip(missing, tokens) if token is not None and marks[token]]
+            if whole:
+                for at, ids in whole:
+                    hits[at] = ids
+                self.cache.put_many([(pieces[at], ids) for at, ids in whole if len(pieces[at]) <= PIECE_CACHE_MAX_CHARS])
+                missing = [at for at in missing if hits[at] is None]
+        return hits, missing
 
     def runs_last(self) -> bool:
         """Whether segments led by a run of spaces may be merged in parts (space_runs.py), found on first use."""
@@ -274,17 +277,6 @@ class LibraryModel:
             self._runs_last = runs_last(self.vocab, keys // shift, keys % shift,
                                         np.asarray(self.merges.news, dtype=np.int64)[ranks], levels)
         return self._runs_last
-
-    def _whole_tokens(self, pieces: list[str], found: list[tuple[int, ...] | None]) -> None:
-        """Give each missing piece of `found` that is a vocab token marked whole as that token, and cache it
-        (a whole word of prose: found by the cache next time, with no second look at the vocab)."""
-        marks, get = self.whole, self.vocab.get
-        assert marks is not None
-        whole = [(at, (token,)) for at, ids in enumerate(found)
-                 if ids is None and (token := get(pieces[at])) is not None and marks[token]]
-        for at, ids in whole:
-            found[at] = ids
-        self.cache.put_many([(pieces[at], ids) for at, ids in whole if len(pieces[at]) <= PIECE_CACHE_MAX_CHARS])
 
     def find_whole(self) -> bytes:
         """Which vocab tokens encode to themselves (by id, 1 or 0): such a piece is then one lookup."""
@@ -324,15 +316,8 @@ class LibraryModel:
         ids (`char_table`) and the ranks of their first pairs are looked up in one numpy pass
         (LibraryMerges.merge_many), a character with no token as its fallback bytes (row_symbols.py); a
         segment with another character (the unknown token) or an id past the rules' shift goes one by one."""
-        return self._merge_segments_row(segments)[0]
-
-    def _merge_segments_row(
-        self, segments: list[str],
-    ) -> tuple[list[tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None]:
-        """(`_merge_segments`, and when the score order merged all of them in one batch, their ids in a
-        row with each one's count: `ScoreMerges.merge_many_flat`'s answer, else None)."""
         if len(segments) < BATCH_MERGE or not all(segments):
-            return list(map(self._merge_segment, segments)), None
+            return list(map(self._merge_segment, segments))
         codes = np.frombuffer("".join(segments).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         ids, sizes, odd = row_symbols(codes, list(map(len, segments)), self.cut.char_table(), self.merges.shift,
                                       self._fallback_of)
@@ -343,17 +328,16 @@ class LibraryModel:
                 out[i] = self._merge_segment(segments[i])
         ends = np.cumsum(sizes).tolist()
         merged: Iterable[tuple[int, ...]]
-        row: tuple[np.ndarray, np.ndarray] | None = None
         if isinstance(self.merges, ScoreMerges):  # (they come in a row: each piece's tuple sliced from it, no list)
-            row = self.merges.merge_many_flat(ids, ends)
-            flat, bounds = tuple(row[0].tolist()), [0, *accumulate(row[1].tolist())]
+            flat_ids, counts = self.merges.merge_many_flat(ids, ends)
+            flat, bounds = tuple(flat_ids.tolist()), [0, *accumulate(counts.tolist())]
             merged = map(flat.__getitem__, map(slice, bounds, bounds[1:]))
         else:
             merged = map(tuple, self.merges.merge_many(ids, ends, self.early_pairs()))
         if not any_odd:
-            return list(merged), row
+            return list(merged)
         each = iter(merged)
-        return [done if done is not None else next(each) for done in out], None
+        return [done if done is not None else next(each) for done in out]
 
     def early_pairs(self) -> EarlyPairs | None:
         """The tables that find the pairs a batch of pieces may merge first (core/library_order/early_pairs.py), its

@@ -11,7 +11,7 @@ What it does not do: merge, or read the cache (library.py).
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -46,25 +46,23 @@ def runs_last(vocab: Mapping[str, int], lefts: np.ndarray, rights: np.ndarray, n
                 or (~joins_runs).any() and int(levels[joins_runs].min()) <= int(levels[~joins_runs].max()))
 
 
-def led_segments(segments: Sequence[str], places: Iterable[int]) -> dict[int, int]:
-    """Of the segments at these places, each that is a run of two or more spaces then a word with no
-    space: {place: the run's length}."""
+def led_segments(segments: Iterable[str]) -> dict[str, int]:
+    """Of these segments, each that is a run of two or more spaces then a word with no space: {segment:
+    the run's length}."""
     led = {}
-    for at in places:
-        segment = segments[at]
+    for segment in segments:
         if segment[:2] == SPACE * 2:
             word = segment.lstrip(SPACE)
             if word and SPACE not in word:
-                led[at] = len(segment) - len(word)
+                led[segment] = len(segment) - len(word)
     return led
 
 
-def parts_of(segments: Sequence[str], led: Mapping[int, int]) -> list[str]:
-    """The distinct parts `joined` reads for these run-led segments: each one's last space and word,
-    and its run without and with that space."""
+def parts_of(led: Mapping[str, int]) -> list[str]:
+    """The distinct parts `joined` reads for these run-led segments ({segment: run length}): each one's
+    last space and word, and its run without and with that space."""
     parts: dict[str, None] = {}
-    for at, run in led.items():
-        segment = segments[at]
+    for segment, run in led.items():
         parts[segment[run - 1:]] = parts[segment[:run - 1]] = parts[segment[:run]] = None
     return list(parts)
 
