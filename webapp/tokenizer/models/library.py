@@ -21,7 +21,7 @@ from webapp.tokenizer.core.library_order.early_pairs import OTHER, WIDTH, EarlyP
 from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges
 from webapp.tokenizer.core.library_order.score_order import ScoreMerges, levels_from_runs
 from webapp.tokenizer.core.alphabet import ALPHABET_BYTE
-from webapp.tokenizer.models.long_pieces import CutTables, long_piece_segments, segments_of
+from webapp.tokenizer.models.long_pieces import CutTables, long_piece_ids, segments_of
 from webapp.tokenizer.models.row_symbols import row_symbols
 from webapp.tokenizer.models.space_runs import SPACE, joined, led_segments, parts_of, runs_last
 
@@ -220,38 +220,48 @@ class LibraryModel:
 
     def _uncached_ids(self, unique: list[str], merge_short: bool) -> dict[str, tuple[int, ...]]:
         """The ids of distinct pieces missed by the cache, in one batch: the long ones cut
-        (`long_piece_segments`, long_pieces.py) and their cached segments read; their new segments (those led
-        by a run of spaces in parts: space_runs.py), and the short pieces when `merge_short`, merged together
-        (`_merge_segments`) and cached. Short pieces are left out of the answer when not `merge_short`."""
+        (`long_piece_ids`, long_pieces.py) and their cached segments read; their new segments, and the short pieces
+        when `merge_short`, merged together (`_merge_segments`) and cached. Short pieces are left out
+        of the answer when not `merge_short`."""
         long = [p for p in unique if len(p) > LONG_PIECE]
-        segments, counts = long_piece_segments(self.cut, long) if long else ([], [])
-        hits, missing = self._known(segments)  # (read now: caching the batch below may evict them)
-        new = list(dict.fromkeys([segments[at] for at in missing]))
-        led = led_segments(new) if new and self.runs_last() else {}
-        parts = parts_of(led)
+        segments, assemble = long_piece_ids(self.cut, long) if long else ([], None)
+        hits, new = self._known(segments)  # (read now: caching the batch below may evict them)
+        led = led_segments(segments, new) if new else {}  # (space_runs.py)
+        if led and not self.runs_last():
+            led = {}
+        parts = parts_of(segments, led) if led else []
         part_hits = self._known(parts)[0]
-        fresh = [segment for segment in new if segment not in led] if led else new
-        short = [p for p in unique if p and len(p) <= LONG_PIECE] if merge_short else []
-        batch = list(dict.fromkeys([*short, *fresh, *(p for p, ids in zip(parts, part_hits) if ids is None)]))
-        made = dict(zip(batch, self._merge_segments(batch)))
-        self.cache.put_many([item for item in made.items() if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
         if led:
+            new = [at for at in new if at not in led]
+        fresh = segments if len(new) == len(segments) else [segments[at] for at in new]  # (distinct)
+        short = [p for p in unique if p and len(p) <= LONG_PIECE] if merge_short else []
+        batch = (list(dict.fromkeys([*short, *fresh, *(p for p, ids in zip(parts, part_hits) if ids is None)]))
+                 if short or parts else fresh)
+        merged, row = self._merge_segments_row(batch)
+        self.cache.put_many(list(zip(batch, merged)) if max(map(len, batch), default=0) <= PIECE_CACHE_MAX_CHARS
+                            else [item for item in zip(batch, merged) if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
+        if assemble is not None and batch is segments and row is not None:
+            # (every segment was new and merged in one row, in the order `assemble` wants: it reads the row)
+            return dict(zip(long, assemble([], row)))
+        made = dict(zip(batch, merged)) if batch is not fresh else None
+        for at, ids in zip(new, merged if made is None else map(made.__getitem__, fresh)):
+            hits[at] = ids
+        if led:
+            assert made is not None
             made.update((part, ids) for part, ids in zip(parts, part_hits) if ids is not None)
             space = self.vocab[SPACE]
-            joins = [(segment, joined(segment, run, made, space)) for segment, run in led.items()]
-            made.update(joins)
-            self.cache.put_many([item for item in joins if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
-        for at in missing:
-            hits[at] = made[segments[at]]
-        found: list[tuple[int, ...]] = hits  # type: ignore[assignment]  # (no None left)
-        out = {piece: made[piece] for piece in short}
-        ends = list(accumulate(counts))
-        out.update(zip(long, (tuple(chain.from_iterable(found[a:b])) for a, b in zip([0, *ends], ends))))
+            for at, run in led.items():
+                hits[at] = joined(segments[at], run, made, space)
+            self.cache.put_many([(segments[at], hits[at]) for at in led  # type: ignore[misc]
+                                 if len(segments[at]) <= PIECE_CACHE_MAX_CHARS])
+        out = {piece: made[piece] for piece in short} if made is not None else {}
+        if assemble is not None:
+            out.update(zip(long, assemble(hits, None)))  # type: ignore[arg-type]
         return out
 
     def _known(self, pieces: list[str]) -> tuple[list[tuple[int, ...] | None], list[int]]:
         """(each piece's ids as the cache has them, or as a vocab token marked whole, None for the others;
-        where the Nones are). A whole token found so is cached: found by the cache next time."""
+        where the Nones are). The pieces are distinct; a whole token found so is cached."""
         hits = list(map(self.cache.data.get, pieces))
         if None not in hits:
             return hits, []
@@ -270,12 +280,7 @@ class LibraryModel:
     def runs_last(self) -> bool:
         """Whether segments led by a run of spaces may be merged in parts (space_runs.py), found on first use."""
         if self._runs_last is None:
-            keys = self.merges.pair_keys()
-            ranks = np.fromiter(map(self.merges.ranks.__getitem__, keys.tolist()), dtype=np.int64, count=len(keys))
-            levels = np.asarray(self.merges.levels, dtype=np.int64)[ranks] if isinstance(self.merges, ScoreMerges) else ranks
-            shift = self.merges.shift
-            self._runs_last = runs_last(self.vocab, keys // shift, keys % shift,
-                                        np.asarray(self.merges.news, dtype=np.int64)[ranks], levels)
+            self._runs_last = runs_last(self.vocab, self.merges)
         return self._runs_last
 
     def find_whole(self) -> bytes:
@@ -316,8 +321,15 @@ class LibraryModel:
         ids (`char_table`) and the ranks of their first pairs are looked up in one numpy pass
         (LibraryMerges.merge_many), a character with no token as its fallback bytes (row_symbols.py); a
         segment with another character (the unknown token) or an id past the rules' shift goes one by one."""
+        return self._merge_segments_row(segments)[0]
+
+    def _merge_segments_row(
+        self, segments: list[str],
+    ) -> tuple[list[tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None]:
+        """(`_merge_segments`, and when the score order merged all of them in one batch, their ids in a
+        row with each one's count: `ScoreMerges.merge_many_flat`'s answer, else None)."""
         if len(segments) < BATCH_MERGE or not all(segments):
-            return list(map(self._merge_segment, segments))
+            return list(map(self._merge_segment, segments)), None
         codes = np.frombuffer("".join(segments).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         ids, sizes, odd = row_symbols(codes, list(map(len, segments)), self.cut.char_table(), self.merges.shift,
                                       self._fallback_of)
@@ -328,16 +340,17 @@ class LibraryModel:
                 out[i] = self._merge_segment(segments[i])
         ends = np.cumsum(sizes).tolist()
         merged: Iterable[tuple[int, ...]]
+        row: tuple[np.ndarray, np.ndarray] | None = None
         if isinstance(self.merges, ScoreMerges):  # (they come in a row: each piece's tuple sliced from it, no list)
-            flat_ids, counts = self.merges.merge_many_flat(ids, ends)
-            flat, bounds = tuple(flat_ids.tolist()), [0, *accumulate(counts.tolist())]
+            row = self.merges.merge_many_flat(ids, ends)
+            flat, bounds = tuple(row[0].tolist()), [0, *accumulate(row[1].tolist())]
             merged = map(flat.__getitem__, map(slice, bounds, bounds[1:]))
         else:
             merged = map(tuple, self.merges.merge_many(ids, ends, self.early_pairs()))
         if not any_odd:
-            return list(merged)
+            return list(merged), row
         each = iter(merged)
-        return [done if done is not None else next(each) for done in out]
+        return [done if done is not None else next(each) for done in out], None
 
     def early_pairs(self) -> EarlyPairs | None:
         """The tables that find the pairs a batch of pieces may merge first (core/library_order/early_pairs.py), its

@@ -158,7 +158,7 @@ def segments_of(model: CutTables, piece: str) -> list[str]:
     """A long piece's parts, cut where no merge can ever join (`piece_cuts`): they merge independently."""
     codes = code_points(piece)
     bounds = piece_cuts(model, codes, [len(piece)])
-    return segment_texts(piece, codes, bounds)
+    return _texts_between(piece, codes, bounds[:-1], bounds[1:])
 
 
 def _beside_inert(known: np.ndarray, inert: np.ndarray) -> np.ndarray:
@@ -176,22 +176,69 @@ def _beside_inert(known: np.ndarray, inert: np.ndarray) -> np.ndarray:
     return parted
 
 
-def segment_texts(text: str, codes: np.ndarray, bounds: np.ndarray) -> list[str]:
-    """The text cut at `bounds` (0, each cut, the end; int64): its code points with a NUL put at each cut,
-    decoded and split at once, where slicing the segments one by one took three times as long; the slices
+def _texts_between(text: str, codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[str]:
+    """The text from each start to its end (int64, in order, not overlapping): their code points with a NUL
+    after each, decoded and split at once, where slicing them one by one took three times as long; the slices
     when the text holds a NUL itself."""
-    if "\x00" in text or len(bounds) < 2:
-        cuts = bounds.tolist()
-        return list(map(text.__getitem__, map(slice, cuts, cuts[1:])))
-    marked = np.insert(codes.astype(np.uint32), bounds[1:-1], 0)
-    return marked.tobytes().decode("utf-32-le", "surrogatepass").split("\x00")
+    lengths = ends - starts
+    if "\x00" in text or not len(lengths):
+        return list(map(text.__getitem__, map(slice, starts.tolist(), ends.tolist())))
+    firsts = np.cumsum(lengths) - lengths  # (where each one's code points start, NULs left out)
+    within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(firsts, lengths)
+    out = np.zeros(len(within) + len(lengths), dtype=np.uint32)  # (the zeros left are the NULs)
+    out[within + np.repeat(firsts + np.arange(len(lengths)), lengths)] = codes[np.repeat(starts, lengths) + within]
+    return out.tobytes().decode("utf-32-le", "surrogatepass").split("\x00")[:-1]
 
 
-def long_piece_segments(model: CutTables, pieces: list[str]) -> tuple[list[str], list[int]]:
-    """Long pieces cut where `piece_cuts` cuts them, all at once: (their segments in order, how many
-    segments each piece has)."""
+def long_piece_ids(model: CutTables, pieces: list[str]) -> tuple[
+    list[str], Callable[[Sequence[tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None], list[tuple[int, ...]]],
+]:
+    """The ids of long pieces, in two steps: (the distinct segments of two or more characters, or of
+    one that is no single-character token, and a function that, given those segments' ids, gives
+    each piece's ids). The pieces are cut where `piece_cuts` cuts them; a segment of one character
+    with a single-character token is that token (what merging it gives), read from `char_table`
+    with numpy, so that only the other segments become strings; the ids are put in order with
+    numpy too."""
     joined = "".join(pieces)
     codes = code_points(joined)
     ends = list(accumulate(map(len, pieces)))
-    bounds = piece_cuts(model, codes, ends)
-    return segment_texts(joined, codes, bounds), np.diff(np.searchsorted(bounds, ends), prepend=0).tolist()
+    table = model.char_table()
+    char_ids = table[np.minimum(codes, len(table) - 1)]
+    bounds = piece_cuts(model, codes, ends, char_ids)
+    starts = bounds[:-1]
+    first = char_ids[starts]
+    single = (bounds[1:] - starts == 1) & (first >= 0)
+    others = np.flatnonzero(~single)
+    texts = _texts_between(joined, codes, starts[others], bounds[others + 1])
+    distinct = list(dict.fromkeys(texts))
+    index = dict(zip(distinct, range(len(distinct))))
+    which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
+    piece_segments = np.searchsorted(starts, ends)  # (segments starting before each piece's end)
+
+    def assemble(merged: Sequence[tuple[int, ...]], row: tuple[np.ndarray, np.ndarray] | None
+                 ) -> list[tuple[int, ...]]:
+        """Each piece's ids, given the distinct segments' ids, in their order: each one's in `merged`, or,
+        when `row` is given, in a row (their ids in a row, each one's count)."""
+        if row is not None:
+            flat, sizes = row
+        else:
+            sizes = np.fromiter(map(len, merged), dtype=np.int64, count=len(merged))
+        counts = np.ones(len(starts), dtype=np.int64)
+        counts[others] = sizes[which]
+        out_ends = np.cumsum(counts)
+        out_starts = out_ends - counts
+        out = np.empty(int(out_ends[-1]) if len(out_ends) else 0, dtype=np.int64)
+        singles = np.flatnonzero(single)
+        out[out_starts[singles]] = first[singles]
+        if len(others):  # (each other segment's ids copied from its distinct segment's: one gather)
+            if row is None:
+                flat = np.fromiter(chain.from_iterable(merged), dtype=np.int64, count=int(sizes.sum()))
+            repeat = sizes[which]
+            within = np.arange(int(repeat.sum()), dtype=np.int64) - np.repeat(np.cumsum(repeat) - repeat, repeat)
+            source = np.repeat((np.cumsum(sizes) - sizes)[which], repeat) + within
+            out[np.repeat(out_starts[others], repeat) + within] = flat[source]
+        ids = out.tolist()
+        cuts = [0, *np.concatenate(([0], out_ends))[piece_segments].tolist()]
+        return [tuple(ids[a:b]) for a, b in zip(cuts, cuts[1:])]
+
+    return distinct, assemble

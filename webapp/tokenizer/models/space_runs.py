@@ -11,58 +11,71 @@ What it does not do: merge, or read the cache (library.py).
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from itertools import compress, repeat
+from typing import Mapping, Sequence
 
 import numpy as np
+
+from webapp.tokenizer.core.library_order.merges import LibraryMerges
+from webapp.tokenizer.core.library_order.score_order import ScoreMerges
 
 SPACE = "\u2581"
 
 
-def runs_last(vocab: Mapping[str, int], lefts: np.ndarray, rights: np.ndarray, news: np.ndarray,
-              levels: np.ndarray) -> bool:
-    """Whether the rules (operands, new ids and levels, int64, one per rule) let `joined` give every run-led
-    segment's ids: "▁" is a token; a rule with a left operand of spaces only and a right one that starts
-    with a space joins two runs (both all spaces) and makes a run; no run of two or more spaces joins a
-    right operand that starts with anything else; and every rule joining two runs has a level above
-    every other rule's."""
-    space = vocab.get(SPACE)
-    if space is None or not len(lefts):
+def runs_last(vocab: Mapping[str, int], merges: LibraryMerges) -> bool:
+    """Whether the rules let `joined` give every run-led segment's ids: "▁" is a token; a rule with a left
+    operand of spaces only and a right one that starts with a space joins two runs (both all spaces) and
+    makes a run; no run of two or more spaces joins a right operand that starts with anything else; and
+    every rule joining two runs comes after every other rule (a level above all theirs). Only the rules
+    whose left operand is a run are read one by one."""
+    if vocab.get(SPACE) is None or not len(merges):
         return False
-    size = max(int(lefts.max()), int(rights.max()), int(news.max()), max(vocab.values())) + 1
-    run = np.zeros(size, dtype=bool)  # (a token of spaces only)
-    lead = np.zeros(size, dtype=bool)  # (a token that starts with a space)
-    long_run = np.zeros(size, dtype=bool)  # (two spaces or more only)
-    for token, i in vocab.items():
-        if token[:1] == SPACE:
-            lead[i] = True
-            if not token.strip(SPACE):
-                run[i], long_run[i] = True, len(token) > 1
-    joins_runs = run[lefts] & run[rights]
-    if not joins_runs.any():
+    longest = max(map(len, vocab))
+    runs = {i: n for n in range(1, longest + 1) if (i := vocab.get(SPACE * n)) is not None}
+    keys = merges.pair_keys()
+    on_run = np.isin(keys // merges.shift, list(runs))
+    if not on_run.any():
         return False
-    spaced = run[lefts] & ~joins_runs  # (a run on the left, anything else on the right)
-    return not ((spaced & lead[rights]).any() or (long_run[lefts] & ~lead[rights]).any()
-                or not run[news[joins_runs]].all()
-                or (~joins_runs).any() and int(levels[joins_runs].min()) <= int(levels[~joins_runs].max()))
+    token_of = dict(zip(vocab.values(), vocab.keys()))
+    joins_runs: list[int] = []  # (the ranks of the rules joining two runs)
+    for key in keys[on_run].tolist():
+        left, right = divmod(key, merges.shift)
+        rank = merges.ranks[key]
+        if right in runs:
+            if merges.news[rank] not in runs:
+                return False
+            joins_runs.append(rank)
+        elif token_of.get(right, "")[:1] == SPACE or runs[left] > 1:
+            return False  # (a run joined to a piece that starts with a space, or a long run to any other piece)
+    if not joins_runs:
+        return False
+    level = merges.levels if isinstance(merges, ScoreMerges) else range(len(merges))
+    last_other = len(merges) - 1  # (levels never go down by rank: the last rule not joining runs has the top level)
+    joining = set(joins_runs)
+    while last_other in joining:
+        last_other -= 1
+    return last_other < 0 or min(level[rank] for rank in joins_runs) > level[last_other]
 
 
-def led_segments(segments: Iterable[str]) -> dict[str, int]:
-    """Of these segments, each that is a run of two or more spaces then a word with no space: {segment:
-    the run's length}."""
+def led_segments(segments: Sequence[str], places: Sequence[int]) -> dict[int, int]:
+    """Of the segments at these places, each that is a run of two or more spaces then a word with no
+    space: {place: the run's length}."""
     led = {}
-    for segment in segments:
-        if segment[:2] == SPACE * 2:
-            word = segment.lstrip(SPACE)
-            if word and SPACE not in word:
-                led[segment] = len(segment) - len(word)
+    # (the few that start with two spaces picked out at C speed: a batch of new words has none)
+    for at in compress(places, map(str.startswith, map(segments.__getitem__, places), repeat(SPACE * 2))):
+        segment = segments[at]
+        word = segment.lstrip(SPACE)
+        if word and SPACE not in word:
+            led[at] = len(segment) - len(word)
     return led
 
 
-def parts_of(led: Mapping[str, int]) -> list[str]:
-    """The distinct parts `joined` reads for these run-led segments ({segment: run length}): each one's
-    last space and word, and its run without and with that space."""
+def parts_of(segments: Sequence[str], led: Mapping[int, int]) -> list[str]:
+    """The distinct parts `joined` reads for these run-led segments: each one's last space and word,
+    and its run without and with that space."""
     parts: dict[str, None] = {}
-    for segment, run in led.items():
+    for at, run in led.items():
+        segment = segments[at]
         parts[segment[run - 1:]] = parts[segment[:run - 1]] = parts[segment[:run]] = None
     return list(parts)
 

@@ -186,15 +186,15 @@ def test_several_long_pieces_of_one_run_are_cut_together(rules, texts, unk):
 
 @settings(max_examples=examples(100), deadline=None)
 @given(st.text(alphabet="ab▁日\x00\ud800😀\u0301", max_size=40), st.data())
-def test_the_segment_texts_are_the_slices(text, data):
-    # long_pieces.py makes a long piece's segment texts with one decode (a NUL put at each cut); a text that
+def test_the_texts_between_bounds_are_the_slices(text, data):
+    # long_pieces.py makes a long piece's segment texts with one decode (a NUL after each); a text that
     # holds a NUL (or a lone surrogate) must give the same strings as slicing
-    from webapp.tokenizer.models.long_pieces import code_points, segment_texts
+    from webapp.tokenizer.models.long_pieces import _texts_between, code_points
 
-    inner = sorted(data.draw(st.sets(st.integers(1, max(1, len(text) - 1)), max_size=8))) if len(text) > 1 else []
-    cuts = [0, *inner, len(text)]
-    want = [text[a:b] for a, b in zip(cuts, cuts[1:])]
-    assert segment_texts(text, code_points(text), np.array(cuts, dtype=np.int64)) == want
+    cuts = sorted(data.draw(st.sets(st.integers(0, len(text)), max_size=8)))
+    spans = [(a, b) for a, b in zip(cuts, cuts[1:]) if data.draw(st.booleans())]
+    starts, ends = (np.array(side, dtype=np.int64) for side in zip(*spans)) if spans else (np.zeros(0, np.int64),) * 2
+    assert _texts_between(text, code_points(text), starts, ends) == [text[a:b] for a, b in spans]
 
 
 @pytest.mark.parametrize("change", [

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import zipfile
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -49,10 +48,10 @@ def _model(data: bytes) -> LibraryModel:
 
 def _parts_ids(model: LibraryModel, segments: list[str]) -> list[tuple[int, ...]]:
     """Each run-led segment's ids through `joined`, its parts merged alone."""
-    led = led_segments(segments)
-    assert list(led) == segments
-    ids_of = {part: model.merge_alone(part) for part in parts_of(led)}
-    return [joined(segment, run, ids_of, model.vocab[SPACE]) for segment, run in led.items()]
+    led = led_segments(segments, range(len(segments)))
+    assert len(led) == len(segments)
+    ids_of = {part: model.merge_alone(part) for part in parts_of(segments, led)}
+    return [joined(segments[at], run, ids_of, model.vocab[SPACE]) for at, run in led.items()]
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -121,15 +120,14 @@ def test_indented_text_gives_sentencepieces_ids(model_runs: tuple[bytes, bool], 
 def test_a_run_rule_that_fires_first_is_refused() -> None:
     # "▁▁" at level 0 fires before "▁a" (level 1): "▁▁a" literally merges to "▁▁" "a", while its parts
     # would give "▁" then "▁a". So the condition must not hold.
-    vocab = {"▁": 0, "a": 1, "▁▁": 2, "▁a": 3}
-    lefts, rights, news = np.array([0, 0]), np.array([0, 1]), np.array([2, 3])
-    assert not runs_last(vocab, lefts, rights, news, np.array([0, 1]))
-    assert runs_last(vocab, lefts, rights, news, np.array([1, 0]))
-    whole = ScoreMerges([(0, 0, 2), (0, 1, 3)], [0, 1]).merge([0, 0, 1])
-    assert whole == [2, 1]
+    vocab = {"▁": 0, "a": 1, "▁▁": 2, "▁a": 3, "▁▁a": 4}
+    runs_first = ScoreMerges([(0, 0, 2), (0, 1, 3)], [0, 1])
+    assert not runs_last(vocab, runs_first)
+    assert runs_first.merge([0, 0, 1]) == [2, 1]
     assert joined("▁▁a", 2, {"▁a": (3,), "▁": (0,), "▁▁": (2,)}, 0) == (0, 3)  # (what the condition prevents)
-    # A run joining a word-led piece, or a long run joining a plain piece, also breaks it.
-    assert not runs_last({**vocab, "▁▁a": 4}, np.array([0, 0, 2]), np.array([0, 1, 1]), np.array([2, 3, 4]),
-                         np.array([1, 0, 0]))
-    assert not runs_last({**vocab, "▁▁a": 4}, np.array([0, 0, 0]), np.array([0, 1, 3]), np.array([2, 3, 4]),
-                         np.array([1, 0, 0]))
+    assert runs_last(vocab, ScoreMerges([(0, 1, 3), (0, 0, 2)], [0, 1]))
+    # A run joining a piece that starts with a space but is no run, or a long run joining a plain piece,
+    # also breaks it; and so does a file with no rule joining runs (nothing to put together).
+    assert not runs_last(vocab, ScoreMerges([(0, 1, 3), (0, 3, 4), (0, 0, 2)], [0, 0, 1]))
+    assert not runs_last(vocab, ScoreMerges([(0, 1, 3), (2, 1, 4), (0, 0, 2)], [0, 0, 1]))
+    assert not runs_last(vocab, ScoreMerges([(0, 1, 3)], [0]))
