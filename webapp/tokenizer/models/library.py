@@ -226,7 +226,8 @@ class LibraryModel:
         long = [p for p in unique if len(p) > LONG_PIECE]
         segments, assemble = long_piece_ids(self.cut, long) if long else ([], None)
         hits, new = self._known(segments)  # (read now: caching the batch below may evict them)
-        led = led_segments(segments, new) if new else {}  # (space_runs.py)
+        runs = bool(new) and any(SPACE * 2 in piece for piece in long)  # (two spaces in a row: a segment may be led by a run)
+        led = led_segments(segments, new) if runs else {}  # (space_runs.py)
         if led and not self.runs_last():
             led = {}
         parts = parts_of(segments, led) if led else []
@@ -279,8 +280,9 @@ class LibraryModel:
 
     def runs_last(self) -> bool:
         """Whether segments led by a run of spaces may be merged in parts (space_runs.py), found on first use."""
-        if self._runs_last is None:
-            self._runs_last = runs_last(self.vocab, self.merges)
+        if self._runs_last is None:  # (SentencePiece's score order only: a tokenizer.json's list order would
+            # build its whole pair map to check it, which its first encodes leave out)
+            self._runs_last = isinstance(self.merges, ScoreMerges) and runs_last(self.vocab, self.merges)
         return self._runs_last
 
     def find_whole(self) -> bytes:

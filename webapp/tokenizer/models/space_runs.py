@@ -1,9 +1,9 @@
 """Segments led by a run of spaces ("▁▁▁▁▁▁▁▁else"): their ids put together from the run's and the word's.
 
 Indented text makes every line's first word a new segment ("▁" * 8 + "else", "▁" * 12 + "else").
-Where a file's rules join runs of "▁" only among themselves, and after every other rule
-(`runs_last`: SentencePiece's Llama and Mistral files), such a segment merges as its run and, apart,
-its last space with the word; the space goes back to the run when the word's merging left it alone
+Where a SentencePiece model's rules join runs of "▁" only among themselves, and after every other
+rule (`runs_last`: the Llama and Mistral files), such a segment merges as its run and, apart, its
+last space with the word; the space goes back to the run when the word's merging left it alone
 (`joined`). The cache then holds each run and each word once. The argument: docs/engine.md.
 
 What it does not do: merge, or read the cache (library.py).
@@ -16,18 +16,17 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from webapp.tokenizer.core.library_order.merges import LibraryMerges
 from webapp.tokenizer.core.library_order.score_order import ScoreMerges
 
 SPACE = "\u2581"
 
 
-def runs_last(vocab: Mapping[str, int], merges: LibraryMerges) -> bool:
-    """Whether the rules let `joined` give every run-led segment's ids: "▁" is a token; a rule with a left
-    operand of spaces only and a right one that starts with a space joins two runs (both all spaces) and
-    makes a run; no run of two or more spaces joins a right operand that starts with anything else; and
-    every rule joining two runs comes after every other rule (a level above all theirs). Only the rules
-    whose left operand is a run are read one by one."""
+def runs_last(vocab: Mapping[str, int], merges: ScoreMerges) -> bool:
+    """Whether a SentencePiece model's rules let `joined` give every run-led segment's ids: "▁" is a token;
+    a rule with a left operand of spaces only and a right one that starts with a space joins two runs
+    (both all spaces) and makes a run; no run of two or more spaces joins a right operand that starts
+    with anything else; and every rule joining two runs comes after every other rule (a level above all
+    theirs). Only the rules whose left operand is a run are read one by one."""
     if vocab.get(SPACE) is None or not len(merges):
         return False
     longest = max(map(len, vocab))
@@ -36,7 +35,7 @@ def runs_last(vocab: Mapping[str, int], merges: LibraryMerges) -> bool:
     on_run = np.isin(keys // merges.shift, list(runs))
     if not on_run.any():
         return False
-    token_of = dict(zip(vocab.values(), vocab.keys()))
+    spaced = set(compress(vocab.values(), map(str.startswith, vocab, repeat(SPACE))))  # (tokens led by a space)
     joins_runs: list[int] = []  # (the ranks of the rules joining two runs)
     for key in keys[on_run].tolist():
         left, right = divmod(key, merges.shift)
@@ -45,16 +44,15 @@ def runs_last(vocab: Mapping[str, int], merges: LibraryMerges) -> bool:
             if merges.news[rank] not in runs:
                 return False
             joins_runs.append(rank)
-        elif token_of.get(right, "")[:1] == SPACE or runs[left] > 1:
+        elif right in spaced or runs[left] > 1:
             return False  # (a run joined to a piece that starts with a space, or a long run to any other piece)
     if not joins_runs:
         return False
-    level = merges.levels if isinstance(merges, ScoreMerges) else range(len(merges))
     last_other = len(merges) - 1  # (levels never go down by rank: the last rule not joining runs has the top level)
     joining = set(joins_runs)
     while last_other in joining:
         last_other -= 1
-    return last_other < 0 or min(level[rank] for rank in joins_runs) > level[last_other]
+    return last_other < 0 or min(merges.levels[rank] for rank in joins_runs) > merges.levels[last_other]
 
 
 def led_segments(segments: Sequence[str], places: Sequence[int]) -> dict[int, int]:
