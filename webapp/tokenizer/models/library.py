@@ -226,7 +226,8 @@ class LibraryModel:
         long = [p for p in unique if len(p) > LONG_PIECE]
         segments, assemble = long_piece_ids(self.cut, long) if long else ([], None)
         hits, new = self._known(segments)  # (read now: caching the batch below may evict them)
-        runs = bool(new) and any(SPACE * 2 in piece for piece in long)  # (two spaces in a row: a segment may be led by a run)
+        # (only where two spaces come in a row may a segment be led by a run)
+        runs = bool(new) and any(SPACE * 2 in piece for piece in long)
         led = led_segments(segments, new) if runs else {}  # (space_runs.py)
         if led and not self.runs_last():
             led = {}
@@ -274,7 +275,8 @@ class LibraryModel:
             if whole:
                 for at, ids in whole:
                     hits[at] = ids
-                self.cache.put_many([(pieces[at], ids) for at, ids in whole if len(pieces[at]) <= PIECE_CACHE_MAX_CHARS])
+                self.cache.put_many([(pieces[at], ids) for at, ids in whole
+                                     if len(pieces[at]) <= PIECE_CACHE_MAX_CHARS])
                 missing = [at for at in missing if hits[at] is None]
         return hits, missing
 

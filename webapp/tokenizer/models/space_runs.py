@@ -1,4 +1,4 @@
-"""Segments led by a run of spaces ("▁▁▁▁▁▁▁▁else"): their ids put together from the run's and the word's.
+"""Segments led by a run of spaces ("▁▁▁▁else"): their ids put together from the run's and the word's.
 
 Indented text makes every line's first word a new segment ("▁" * 8 + "else", "▁" * 12 + "else").
 Where a SentencePiece model's rules join runs of "▁" only among themselves, and after every other
