@@ -2,7 +2,7 @@
 
 Indented text makes every line's first word a new segment ("▁" * 8 + "else", "▁" * 12 + "else").
 Where a SentencePiece model's rules join runs of "▁" only among themselves, and after every other
-rule (`runs_last`: the Llama and Mistral files), such a segment merges as its run and, apart, its
+rule (`runs_last`: the Mistral .model files), such a segment merges as its run and, apart, its
 last space with the word; the space goes back to the run when the word's merging left it alone
 (`joined`). The cache then holds each run and each word once. The argument: docs/engine.md.
 
