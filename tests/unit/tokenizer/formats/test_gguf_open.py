@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import unicodedata
-import zipfile
 from functools import lru_cache
 from typing import Any
 
@@ -32,13 +31,13 @@ from tests.gguf_files import (  # noqa: E402
     byte_level_keys, gguf_from_model_proto, gguf_from_tokenizer_json, tokenizer_json_parts, write_gguf,
 )
 from tests.loaded_calls import decode_loaded, encode_loaded  # noqa: E402
+from tests.mistral_files import mistral_file  # noqa: E402
 from webapp.tokenizer import TokenizerError, import_tokenizer  # noqa: E402
 from webapp.tokenizer.chat.templates import ChatTemplate  # noqa: E402
 from webapp.tokenizer.formats.detect import detect_format  # noqa: E402
 from webapp.tokenizer.formats.gguf_pre import OWN_CODE, PRE_NAMES, PRE_TYPES, pre_type_for, split_steps  # noqa: E402
 from webapp.tokenizer.pretokenize.pre_tokenizers import build_pre_tokenizer, describe_pre_tokenizer  # noqa: E402
 from webapp.tokenizer.presets import open_models  # noqa: E402
-from webapp.tokenizer.presets.open_models import pypi_dir  # noqa: E402
 from webapp.tokenizer.stages import tokenizer_of  # noqa: E402
 
 TEXTS = [
@@ -57,7 +56,6 @@ TEXTS = [
 ]
 #: llama.cpp tokenizer names for the presets, as its converter writes them.
 PRESET_PRE = {"llama3": "llama-bpe", "qwen3": "qwen2", "deepseek_v3": "deepseek-v3"}
-MISTRAL_WHEEL = "mistral_common-1.13.1-py3-none-any.whl"
 MISTRAL = {"v1": "tokenizer.model.v1", "v3": "mistral_instruct_tokenizer_240323.model.v3"}
 
 
@@ -126,13 +124,8 @@ def test_llama3_keeps_llama_cpps_flags() -> None:
 # --- SentencePiece .model files: "llama" files ------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
 def mistral(name: str) -> bytes:
-    path = pypi_dir() / MISTRAL_WHEEL
-    if not path.exists():
-        pytest.skip(f"{path} is missing: run make setup")
-    with zipfile.ZipFile(path) as wheel:
-        return wheel.read(f"mistral_common/data/{MISTRAL[name]}")
+    return mistral_file(MISTRAL[name])
 
 
 @pytest.mark.parametrize("name", sorted(MISTRAL))

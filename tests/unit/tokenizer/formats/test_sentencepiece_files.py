@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import io
-import zipfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -28,10 +27,9 @@ spm = pytest.importorskip("sentencepiece")
 
 from webapp.tokenizer import TokenizerError, import_tokenizer  # noqa: E402
 from tests.loaded_calls import decode_loaded, encode_loaded  # noqa: E402
-from webapp.tokenizer.presets.open_models import pypi_dir  # noqa: E402
+from tests.mistral_files import mistral_file, wheel_path  # noqa: E402
 from webapp.tokenizer.stages.models import LIBRARY_MODEL  # noqa: E402
 
-WHEEL = "mistral_common-1.13.1-py3-none-any.whl"
 MISTRAL = ["tokenizer.model.v1", "mistral_instruct_tokenizer_240216.model.v2",
            "mistral_instruct_tokenizer_240323.model.v3", "mistral_instruct_tokenizer_241114.model.v7",
            "mistral_instruct_tokenizer_241114.model.v7m1"]
@@ -51,19 +49,6 @@ TEXTS = [
     "▁▁ typed ▁ space symbols ▁",
     "", " ", "a", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
 ]
-
-
-def _wheel() -> Path:
-    path = pypi_dir() / WHEEL
-    if not path.exists():
-        pytest.skip(f"{path} is missing: run make setup (it downloads mistral-common's wheel)")
-    return path
-
-
-@lru_cache(maxsize=None)
-def mistral_file(name: str) -> bytes:
-    with zipfile.ZipFile(_wheel()) as wheel:
-        return wheel.read(f"mistral_common/data/{name}")
 
 
 @lru_cache(maxsize=None)
@@ -312,7 +297,7 @@ def test_presets_equal_sentencepiece_and_survive_their_stored_form(tmp_path: Pat
     from webapp.tokenizer import get_tokenizer
     from webapp.tokenizer.presets import catalog, open_models
 
-    _wheel()
+    wheel_path()
     preset = open_models.OPEN_MODELS[name]
     assert preset.kind == "sentencepiece" and open_models.file_bytes(name) == mistral_file(file)  # (SHA-256 checked)
     sp = spm.SentencePieceProcessor(model_proto=mistral_file(file))

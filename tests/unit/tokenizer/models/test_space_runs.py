@@ -12,34 +12,24 @@
 
 from __future__ import annotations
 
-import zipfile
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 from tests.loaded_calls import encode_loaded
+from tests.mistral_files import mistral_file
 
 from webapp.tokenizer import import_tokenizer
 from webapp.tokenizer.core.library_order.score_order import ScoreMerges
 from webapp.tokenizer.models.library import LibraryModel
 from webapp.tokenizer.models.space_runs import SPACE, joined, led_segments, parts_of, runs_last
-from webapp.tokenizer.presets.open_models import pypi_dir
 from webapp.tokenizer.stages.models import library_model
 
 spm = pytest.importorskip("sentencepiece")
 pb = pytest.importorskip("sentencepiece.sentencepiece_model_pb2")
 
-WHEEL = "mistral_common-1.13.1-py3-none-any.whl"
 FILES = ["tokenizer.model.v1", "mistral_instruct_tokenizer_240323.model.v3"]
-
-
-def _mistral(name: str) -> bytes:
-    path = pypi_dir() / WHEEL
-    if not path.exists():
-        pytest.skip(f"{path} is missing: run make setup (it downloads mistral-common's wheel)")
-    with zipfile.ZipFile(path) as wheel:
-        return wheel.read(f"mistral_common/data/{name}")
 
 
 def _model(data: bytes) -> LibraryModel:
@@ -56,7 +46,7 @@ def _parts_ids(model: LibraryModel, segments: list[str]) -> list[tuple[int, ...]
 
 @pytest.mark.parametrize("name", FILES)
 def test_mistral_files_meet_the_condition_and_parts_give_the_whole_segments_ids(name: str) -> None:
-    model = _model(_mistral(name))
+    model = _model(mistral_file(name))
     assert model.runs_last()
     words = ["else", "return", "x", "self.offset", "kythdbrown", "日本語", "العربية", "हिन्दी", "über", "1234",
              "Ti", "()", "ẞ𝔘", "\u0301a"]
