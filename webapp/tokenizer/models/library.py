@@ -10,13 +10,15 @@ Decisions and details: docs/engine.md, "Module notes".
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from itertools import accumulate, chain, compress, repeat
 from operator import is_
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
+from webapp.tokenizer.core.collector import collector_paused
 from webapp.tokenizer.core.library_order.early_pairs import OTHER, WIDTH, EarlyPairs
 from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges
 from webapp.tokenizer.core.library_order.score_order import ScoreMerges, levels_from_runs
@@ -34,6 +36,8 @@ PIECE_CACHE_MAX_CHARS = 256
 LONG_PIECE = 64
 #: From this many pieces to merge at once, their symbols and first pair ranks are looked up with numpy.
 BATCH_MERGE = 16
+#: From this many segments of long pieces in one batch, the collector is paused while they are merged.
+PAUSE_SEGMENTS = 4096
 FIND_WHOLE_BATCH = 32_768  # (tokens merged at once by `find_whole`: a batch's arrays grow with it)
 #: Characters whose fallback bytes a model remembers (then it starts again).
 SPELT_CODES = 4096
@@ -220,65 +224,69 @@ class LibraryModel:
 
     def _uncached_ids(self, unique: list[str], merge_short: bool) -> dict[str, tuple[int, ...]]:
         """The ids of distinct pieces missed by the cache, in one batch: the long ones cut
-        (`long_piece_ids`, long_pieces.py) and their cached segments read; their new segments, and the short pieces
-        when `merge_short`, merged together (`_merge_segments`) and cached. Short pieces are left out
-        of the answer when not `merge_short`."""
+        (`long_piece_ids`, long_pieces.py) and their segments read from the cache; the new segments, and the
+        short pieces when `merge_short`, merged together (`_merge_segments`) and cached. Short pieces are
+        left out of the answer when not `merge_short`. From PAUSE_SEGMENTS segments, with the collector
+        paused (core/collector.py: the batch's tuples stay in the cache, and each collection would walk them)."""
         long = [p for p in unique if len(p) > LONG_PIECE]
-        segments, assemble = long_piece_ids(self.cut, long) if long else ([], None)
-        hits, new = self._known(segments)  # (read now: caching the batch below may evict them)
+        texts, assemble = long_piece_ids(self.cut, long) if long else ([], None)
+        with collector_paused() if len(texts) >= PAUSE_SEGMENTS else nullcontext():
+            return self._segment_ids(unique, merge_short, long, texts, assemble)
+
+    def _segment_ids(
+        self, unique: list[str], merge_short: bool, long: list[str], texts: list[str],
+        assemble: Callable[[Sequence[tuple[int, ...]]], list[tuple[int, ...]]] | None,
+    ) -> dict[str, tuple[int, ...]]:
+        """`_uncached_ids` once the long pieces are cut: `texts`, their segments (repeats kept), and
+        `assemble`, which puts each piece's ids together from the texts' (long_pieces.py)."""
+        found = list(map(self.cache.data.get, texts))  # (read now: caching the batch below may evict them)
+        fresh = list(dict.fromkeys(compress(texts, map(is_, found, repeat(None))))) if None in found else []
+        made, fresh = self._whole_tokens(fresh)
         # (only where two spaces come in a row may a segment be led by a run)
-        runs = bool(new) and any(SPACE * 2 in piece for piece in long)
-        led = led_segments(segments, new) if runs else {}  # (space_runs.py)
+        runs = bool(fresh) and any(SPACE * 2 in piece for piece in long)
+        led = led_segments(fresh, range(len(fresh))) if runs else {}  # (space_runs.py)
         if led and not self.runs_last():
             led = {}
-        parts = parts_of(segments, led) if led else []
-        part_hits = self._known(parts)[0]
+        parts = parts_of(fresh, led) if led else []
+        part_hits = list(map(self.cache.data.get, parts))
+        if None in part_hits:
+            whole, _ = self._whole_tokens([part for part, ids in zip(parts, part_hits) if ids is None])
+            part_hits = [ids if ids is not None else whole.get(part) for part, ids in zip(parts, part_hits)]
+        led_texts = {fresh[at]: run for at, run in led.items()}
         if led:
-            new = [at for at in new if at not in led]
-        fresh = segments if len(new) == len(segments) else [segments[at] for at in new]  # (distinct)
+            fresh = [text for text in fresh if text not in led_texts]
         short = [p for p in unique if p and len(p) <= LONG_PIECE] if merge_short else []
         batch = (list(dict.fromkeys([*short, *fresh, *(p for p, ids in zip(parts, part_hits) if ids is None)]))
                  if short or parts else fresh)
-        merged, row = self._merge_segments_row(batch)
+        merged = self._merge_segments(batch)
         self.cache.put_many(list(zip(batch, merged)) if max(map(len, batch), default=0) <= PIECE_CACHE_MAX_CHARS
                             else [item for item in zip(batch, merged) if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
-        if assemble is not None and batch is segments and row is not None:
-            # (every segment was new and merged in one row, in the order `assemble` wants: it reads the row)
-            return dict(zip(long, assemble([], row)))
-        made = dict(zip(batch, merged)) if batch is not fresh else None
-        for at, ids in zip(new, merged if made is None else map(made.__getitem__, fresh)):
-            hits[at] = ids
+        made.update(zip(batch, merged))
         if led:
-            assert made is not None
             made.update((part, ids) for part, ids in zip(parts, part_hits) if ids is not None)
             space = self.vocab[SPACE]
-            for at, run in led.items():
-                hits[at] = joined(segments[at], run, made, space)
-            self.cache.put_many([(segments[at], hits[at]) for at in led  # type: ignore[misc]
-                                 if len(segments[at]) <= PIECE_CACHE_MAX_CHARS])
-        out = {piece: made[piece] for piece in short} if made is not None else {}
+            made_led = [(text, joined(text, run, made, space)) for text, run in led_texts.items()]
+            made.update(made_led)
+            self.cache.put_many([item for item in made_led if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
+        out = {piece: made[piece] for piece in short}
         if assemble is not None:
-            out.update(zip(long, assemble(hits, None)))  # type: ignore[arg-type]
+            if made:  # (each text the cache missed: its ids as made now)
+                found = [ids if ids is not None else made[text] for ids, text in zip(found, texts)]
+            out.update(zip(long, assemble(found)))  # type: ignore[arg-type]
         return out
 
-    def _known(self, pieces: list[str]) -> tuple[list[tuple[int, ...] | None], list[int]]:
-        """(each piece's ids as the cache has them, or as a vocab token marked whole, None for the others;
-        where the Nones are). The pieces are distinct; a whole token found so is cached."""
-        hits = list(map(self.cache.data.get, pieces))
-        if None not in hits:
-            return hits, []
-        missing = list(compress(range(len(hits)), map(is_, hits, repeat(None))))  # (the Nones' places, at C speed)
-        if self.whole is not None:  # (in prose, many a new segment is a word that is a token)
-            marks = self.whole
-            tokens = map(self.vocab.get, map(pieces.__getitem__, missing))
-            whole = [(at, (token,)) for at, token in zip(missing, tokens) if token is not None and marks[token]]
-            if whole:
-                for at, ids in whole:
-                    hits[at] = ids
-                self.cache.put_many([(pieces[at], ids) for at, ids in whole
-                                     if len(pieces[at]) <= PIECE_CACHE_MAX_CHARS])
-                missing = [at for at in missing if hits[at] is None]
-        return hits, missing
+    def _whole_tokens(self, pieces: list[str]) -> tuple[dict[str, tuple[int, ...]], list[str]]:
+        """({piece: (id,)} for the pieces that are vocab tokens marked whole, now cached; the other pieces).
+        The pieces are distinct and missed by the cache (in prose, many a new segment is a word that is a token)."""
+        if self.whole is None or not pieces:
+            return {}, pieces
+        marks, get = self.whole, self.vocab.get
+        whole: dict[str, tuple[int, ...]] = {piece: (token,) for piece, token in zip(pieces, map(get, pieces))
+                                             if token is not None and marks[token]}
+        if not whole:
+            return whole, pieces
+        self.cache.put_many([item for item in whole.items() if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
+        return whole, [piece for piece in pieces if piece not in whole]
 
     def runs_last(self) -> bool:
         """Whether segments led by a run of spaces may be merged in parts (space_runs.py), found on first use."""
@@ -323,17 +331,11 @@ class LibraryModel:
     def _merge_segments(self, segments: list[str]) -> list[tuple[int, ...]]:
         """`_merge_segment` of each (non-empty) segment. From BATCH_MERGE of them, their characters'
         ids (`char_table`) and the ranks of their first pairs are looked up in one numpy pass
-        (LibraryMerges.merge_many), a character with no token as its fallback bytes (row_symbols.py); a
-        segment with another character (the unknown token) or an id past the rules' shift goes one by one."""
-        return self._merge_segments_row(segments)[0]
-
-    def _merge_segments_row(
-        self, segments: list[str],
-    ) -> tuple[list[tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None]:
-        """(`_merge_segments`, and when the score order merged all of them in one batch, their ids in a
-        row with each one's count: `ScoreMerges.merge_many_flat`'s answer, else None)."""
+        (LibraryMerges.merge_many; the score order's `merge_many_flat` gives them in a row), a character
+        with no token as its fallback bytes (row_symbols.py); a segment with another character (the
+        unknown token) or an id past the rules' shift goes one by one."""
         if len(segments) < BATCH_MERGE or not all(segments):
-            return list(map(self._merge_segment, segments)), None
+            return list(map(self._merge_segment, segments))
         codes = np.frombuffer("".join(segments).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         ids, sizes, odd = row_symbols(codes, list(map(len, segments)), self.cut.char_table(), self.merges.shift,
                                       self._fallback_of)
@@ -344,17 +346,16 @@ class LibraryModel:
                 out[i] = self._merge_segment(segments[i])
         ends = np.cumsum(sizes).tolist()
         merged: Iterable[tuple[int, ...]]
-        row: tuple[np.ndarray, np.ndarray] | None = None
         if isinstance(self.merges, ScoreMerges):  # (they come in a row: each piece's tuple sliced from it, no list)
-            row = self.merges.merge_many_flat(ids, ends)
-            flat, bounds = tuple(row[0].tolist()), [0, *accumulate(row[1].tolist())]
+            row, counts = self.merges.merge_many_flat(ids, ends)
+            flat, bounds = tuple(row.tolist()), [0, *accumulate(counts.tolist())]
             merged = map(flat.__getitem__, map(slice, bounds, bounds[1:]))
         else:
             merged = map(tuple, self.merges.merge_many(ids, ends, self.early_pairs()))
         if not any_odd:
-            return list(merged), row
+            return list(merged)
         each = iter(merged)
-        return [done if done is not None else next(each) for done in out], None
+        return [done if done is not None else next(each) for done in out]
 
     def early_pairs(self) -> EarlyPairs | None:
         """The tables that find the pairs a batch of pieces may merge first (core/library_order/early_pairs.py), its

@@ -38,6 +38,8 @@ class CutTables:
         self._edge_array: np.ndarray | None = edges
         self._edge_index: PairIndex | None = None
         self._char_table: np.ndarray | None = None
+        self._single_ids: np.ndarray | None = None  # (`single_ids`' tuples by id, and which are made)
+        self._single_made: np.ndarray | None = None
         self._kinds: np.ndarray | None = None  # (`character_kinds` by code point; 0: not asked yet)
         self._named_bytes: frozenset[int] | None = None  # (the byte tokens some rule names)
 
@@ -54,11 +56,25 @@ class CutTables:
             self._char_table = table
         return self._char_table
 
+    def single_ids(self, ids: np.ndarray) -> np.ndarray:
+        """(id,) for each of these ids of single-character tokens (object array), each tuple made once, on first use."""
+        table, made = self._single_ids, self._single_made
+        if table is None or made is None:
+            size = int(self.char_table().max()) + 1
+            table, made = self._single_ids, self._single_made = np.empty(size, dtype=object), np.zeros(size, dtype=bool)
+        new = ids[~made[ids]]
+        if len(new):  # (the distinct ids not met before: prose brings a few, a model's first long piece most)
+            new = np.unique(new)
+            table[new] = np.fromiter(zip(new.tolist()), dtype=object, count=len(new))
+            made[new] = True
+        found: np.ndarray = table[ids]
+        return found
+
     def set_char_table(self, table: np.ndarray) -> None:
         """Keep a stored `char_table()`."""
         if table.ndim != 1 or not len(table) or table[-1] != -1:
             raise ValueError("the stored character table has the wrong shape")
-        self._char_table = table
+        self._char_table, self._single_ids, self._single_made = table, None, None
 
     def edge_array(self) -> np.ndarray:
         """(last character of a rule's left token, first of its right token) of every rule, packed
@@ -191,14 +207,14 @@ def _texts_between(text: str, codes: np.ndarray, starts: np.ndarray, ends: np.nd
 
 
 def long_piece_ids(model: CutTables, pieces: list[str]) -> tuple[
-    list[str], Callable[[Sequence[tuple[int, ...]], tuple[np.ndarray, np.ndarray] | None], list[tuple[int, ...]]],
+    list[str], Callable[[Sequence[tuple[int, ...]]], list[tuple[int, ...]]],
 ]:
-    """The ids of long pieces, in two steps: (the distinct segments of two or more characters, or of
-    one that is no single-character token, and a function that, given those segments' ids, gives
-    each piece's ids). The pieces are cut where `piece_cuts` cuts them; a segment of one character
-    with a single-character token is that token (what merging it gives), read from `char_table`
-    with numpy, so that only the other segments become strings; the ids are put in order with
-    numpy too."""
+    """The ids of long pieces, in two steps: (the texts of their segments of two or more characters,
+    or of one that is no single-character token, in order, repeats kept; and a function that, given
+    each of those texts' ids in the same order, gives each piece's ids). The pieces are cut where
+    `piece_cuts` cuts them; a segment of one character with a single-character token is that token
+    (what merging it gives), read from `char_table` with numpy, so that only the other segments
+    become strings."""
     joined = "".join(pieces)
     codes = code_points(joined)
     ends = list(accumulate(map(len, pieces)))
@@ -210,35 +226,17 @@ def long_piece_ids(model: CutTables, pieces: list[str]) -> tuple[
     single = (bounds[1:] - starts == 1) & (first >= 0)
     others = np.flatnonzero(~single)
     texts = _texts_between(joined, codes, starts[others], bounds[others + 1])
-    distinct = list(dict.fromkeys(texts))
-    index = dict(zip(distinct, range(len(distinct))))
-    which = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
-    piece_segments = np.searchsorted(starts, ends)  # (segments starting before each piece's end)
+    cuts = [0, *np.searchsorted(starts, ends).tolist()]  # (each piece's first segment, and the end)
 
-    def assemble(merged: Sequence[tuple[int, ...]], row: tuple[np.ndarray, np.ndarray] | None
-                 ) -> list[tuple[int, ...]]:
-        """Each piece's ids, given the distinct segments' ids, in their order: each one's in `merged`, or,
-        when `row` is given, in a row (their ids in a row, each one's count)."""
-        if row is not None:
-            flat, sizes = row
-        else:
-            sizes = np.fromiter(map(len, merged), dtype=np.int64, count=len(merged))
-        counts = np.ones(len(starts), dtype=np.int64)
-        counts[others] = sizes[which]
-        out_ends = np.cumsum(counts)
-        out_starts = out_ends - counts
-        out = np.empty(int(out_ends[-1]) if len(out_ends) else 0, dtype=np.int64)
-        singles = np.flatnonzero(single)
-        out[out_starts[singles]] = first[singles]
-        if len(others):  # (each other segment's ids copied from its distinct segment's: one gather)
-            if row is None:
-                flat = np.fromiter(chain.from_iterable(merged), dtype=np.int64, count=int(sizes.sum()))
-            repeat = sizes[which]
-            within = np.arange(int(repeat.sum()), dtype=np.int64) - np.repeat(np.cumsum(repeat) - repeat, repeat)
-            source = np.repeat((np.cumsum(sizes) - sizes)[which], repeat) + within
-            out[np.repeat(out_starts[others], repeat) + within] = flat[source]
-        ids = out.tolist()
-        cuts = [0, *np.concatenate(([0], out_ends))[piece_segments].tolist()]
-        return [tuple(ids[a:b]) for a, b in zip(cuts, cuts[1:])]
+    def assemble(found: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
+        """Each piece's ids, given each text's ids in order: every segment's tuple put in its place (a
+        single character's from `single_ids`) in an object array, then joined."""
+        each = np.empty(len(starts), dtype=object)
+        each[single] = model.single_ids(first[single])
+        each[others] = np.fromiter(found, dtype=object, count=len(found))
+        tuples = each.tolist()
+        if len(cuts) == 2:
+            return [tuple(chain.from_iterable(tuples))]
+        return [tuple(chain.from_iterable(tuples[a:b])) for a, b in zip(cuts, cuts[1:])]
 
-    return distinct, assemble
+    return texts, assemble
