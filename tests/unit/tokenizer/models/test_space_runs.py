@@ -8,10 +8,15 @@
   `runs_last` holds only where the argument needs it.
 - A rule set where a run rule fires first: `runs_last` is false, and `joined`
   would have been wrong there (the condition is needed).
+- A long indented text of more than PAUSE_SEGMENTS segments: sentencepiece's ids,
+  merged with the collector paused once (models/library.py) and running again after.
 """
 
 from __future__ import annotations
 
+import gc
+import random
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,7 +27,9 @@ from tests.mistral_files import mistral_file
 
 from webapp.tokenizer import import_tokenizer
 from webapp.tokenizer.core.library_order.score_order import ScoreMerges
+from webapp.tokenizer.models import library
 from webapp.tokenizer.models.library import LibraryModel
+from webapp.tokenizer.models.long_pieces import long_piece_ids
 from webapp.tokenizer.models.space_runs import SPACE, joined, led_segments, parts_of, runs_last
 from webapp.tokenizer.stages.models import library_model
 
@@ -121,3 +128,25 @@ def test_a_run_rule_that_fires_first_is_refused() -> None:
     assert not runs_last(vocab, ScoreMerges([(0, 1, 3), (0, 3, 4), (0, 0, 2)], [0, 0, 1]))
     assert not runs_last(vocab, ScoreMerges([(0, 1, 3), (2, 1, 4), (0, 0, 2)], [0, 0, 1]))
     assert not runs_last(vocab, ScoreMerges([(0, 1, 3)], [0]))
+
+
+
+def test_a_batch_past_pause_segments_gives_sentencepieces_ids_with_the_collector_paused(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    entered: list[bool] = []
+    real = library.collector_paused
+
+    def recorded() -> Any:
+        entered.append(gc.isenabled())
+        return real()
+
+    monkeypatch.setattr(library, "collector_paused", recorded)
+    data = mistral_file(FILES[0])
+    rng = random.Random(7)
+    words = ["else", "self.offset", "日本語", "über", "1234", "\u0301a", "(x)"]
+    text = "\n".join("  " * rng.randrange(6) + "".join(rng.choices("abcdefghij", k=4)) + rng.choice(words)
+                     for _ in range(library.PAUSE_SEGMENTS // 2))
+    tok = import_tokenizer(data, filename="tokenizer.model")
+    assert len(long_piece_ids(library_model(tok).cut, [SPACE + text.replace(" ", SPACE)])[0]) >= library.PAUSE_SEGMENTS
+    assert encode_loaded(tok, text, allowed_special=frozenset()) == spm.SentencePieceProcessor(model_proto=data).encode(text)
+    assert entered == [True] and gc.isenabled()  # (paused once, for the one batch, and on again after it)
