@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import gc
 import random
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -131,8 +131,18 @@ def test_a_run_rule_that_fires_first_is_refused() -> None:
 
 
 
+@pytest.fixture
+def collector_on() -> Iterator[None]:
+    """The collector on for the test (an earlier test of the process may have left it off), as it was after."""
+    was_on = gc.isenabled()
+    gc.enable()
+    yield
+    if not was_on:
+        gc.disable()
+
+
 def test_a_batch_past_pause_segments_gives_sentencepieces_ids_with_the_collector_paused(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, collector_on: None) -> None:
     entered: list[bool] = []
     real = library.collector_paused
 

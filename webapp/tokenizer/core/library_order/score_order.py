@@ -297,8 +297,10 @@ class PairIndex:
 
     def has(self, pairs: np.ndarray) -> np.ndarray:
         """Whether each pair key (int64) is one of the index's keys (bool)."""
-        found: np.ndarray = self.packed(pairs) != self.missing  # (a key's level is below `none`: never `missing`)
-        return found
+        if self.sorted_keys is not None:
+            found: np.ndarray = self.packed(pairs) != self.missing  # (a key's level is below `none`)
+            return found
+        return self._slots_of(pairs) >= 0  # (no value read)
 
     def packed(self, pairs: np.ndarray) -> np.ndarray:
         """level << 32 | new id of each pair key (int64); `missing` when no rule has it."""
@@ -308,25 +310,30 @@ class PairIndex:
                 return np.full(len(pairs), self.missing, dtype=np.int64)
             at = np.minimum(np.searchsorted(keys, pairs), len(keys) - 1)
             return np.where(keys[at] == pairs, packed[at], self.missing)
-        slots, values = self.slots, self.values
+        at = self._slots_of(pairs)
+        out: np.ndarray = np.where(at >= 0, self.values[at], self.missing)  # (slot -1 reads the last, unused)
+        return out
+
+    def _slots_of(self, pairs: np.ndarray) -> np.ndarray:
+        """The slot of each pair key (int64) in the hash table, -1 when it is not there."""
+        slots = self.slots
         at = self._home(pairs)
         found = slots[at]
-        out = values[at]
-        miss = found != pairs
-        out[miss] = self.missing
-        pending = np.flatnonzero(miss & (found >= 0))  # (another key in its home slot: the next ones)
+        hit = found == pairs
+        out = np.where(hit, at, -1)
+        pending = np.flatnonzero(~hit & (found >= 0))  # (another key in its home slot: the next ones)
         if len(pending) <= WINDOW_KEYS and len(self.steps):
             # (every slot a key can be in, past its home, compared at once: each key is in one slot, and a
             # slot that is free or holds another key never matches; one pass where probing took several)
             where = at[pending, None] + self.steps
             row, col = np.nonzero(slots[where] == pairs[pending, None])
-            out[pending[row]] = values[where[row, col]]
+            out[pending[row]] = where[row, col]
             return out
         where = at[pending] + 1
         while len(pending):  # (at most PROBE_LIMIT passes: no run of taken slots is that long)
             found = slots[where]
             hit = found == pairs[pending]
-            out[pending[hit]] = values[where[hit]]
+            out[pending[hit]] = where[hit]
             go = ~hit & (found >= 0)
             pending, where = pending[go], where[go] + 1
         return out
