@@ -15,7 +15,7 @@ import numpy as np
 
 from webapp.tokenizer.core.library_order.early_pairs import EarlyPairs
 from webapp.tokenizer.core.ranks import INF
-from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges, Lookups
+from webapp.tokenizer.core.library_order.merges import SHORT_WORD, Firing, LibraryMerges, Lookups
 
 
 #: From this many words, `ScoreMerges.merge_many` merges them in rounds with numpy (fewer: one by one).
@@ -186,12 +186,7 @@ class ScoreMerges(LibraryMerges):
                 sizes[word[finished]] = lengths[finished]
             going = np.flatnonzero(~done)
             if len(going) <= ROUNDS_FEW_LEFT:
-                flat = syms.tolist()
-                for w, a, size, to in zip(word[going].tolist(), starts[going].tolist(), lengths[going].tolist(),
-                                          origin[going].tolist()):
-                    done_word = self.merge(flat[a:a + size])
-                    result[to:to + len(done_word)] = done_word
-                    sizes[w] = len(done_word)
+                self._finish(syms, starts[going], lengths[going], origin[going], word[going], result, sizes)
                 break
             syms, pair, lengths = _merge_round(syms, pair, lengths, starts, key, best, done, index, shift)
             lengths, word, origin = lengths[going], word[going], origin[going]
@@ -199,6 +194,20 @@ class ScoreMerges(LibraryMerges):
         within = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(packed, sizes)
         return result[np.repeat(bounds - np.diff(bounds, prepend=0), sizes) + within], sizes
 
+
+    def _finish(self, syms: np.ndarray, starts: np.ndarray, lengths: np.ndarray, origin: np.ndarray,
+                words: np.ndarray, result: np.ndarray, sizes: np.ndarray) -> None:
+        """The last words of `merge_many_flat` merged in Python (`_merge_ranked`, the long ones `merge`), each
+        written at its place in `result` (from `origin`) and its count in `sizes` (at `words`)."""
+        flat, shift, get = syms.tolist(), self.shift, self.ranks.get
+        every = [flat[a:a + size] for a, size in zip(starts.tolist(), lengths.tolist())]
+        short = [w for w in every if len(w) <= SHORT_WORD]
+        merged = iter(self._merge_ranked([(w, [get(a * shift + b, INF) for a, b in zip(w, w[1:])]) for w in short]))
+        done = [next(merged) if len(w) <= SHORT_WORD else self.merge(w) for w in every]
+        counts = np.fromiter(map(len, done), dtype=np.int64, count=len(done))
+        sizes[words] = counts
+        to = np.repeat(origin, counts) + np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        result[to] = np.fromiter(chain.from_iterable(done), dtype=np.int64, count=len(to))
 
 def _merge_round(
     syms: np.ndarray, pair: np.ndarray, lengths: np.ndarray, starts: np.ndarray,
