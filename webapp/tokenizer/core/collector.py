@@ -3,8 +3,9 @@
 Reading a file's rules or deciding every token's reachability makes hundreds of thousands
 of containers that live to the end of the work; each full collection their allocation
 triggers walks all of them again (gpt_oss's reachability pass: 12.2 s with the collector,
-6.1 s without; gemma3's GGUF import 4.7 s and 2.6 s). Reference counting still frees what
-the work drops; only cycles wait for the collector's next run.
+6.1 s without; gemma3's GGUF import 4.7 s and 2.6 s); a long text's new segments are a smaller
+such batch (models/library.py). Reference counting still frees what the work drops; only
+cycles wait for the collector's next run.
 What it does not do: pause across processes, or stay paused after the last pause ends.
 """
 

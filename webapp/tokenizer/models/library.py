@@ -36,8 +36,10 @@ PIECE_CACHE_MAX_CHARS = 256
 LONG_PIECE = 64
 #: From this many pieces to merge at once, their symbols and first pair ranks are looked up with numpy.
 BATCH_MERGE = 16
-#: From this many segments of long pieces in one batch, the collector is paused while they are merged.
-PAUSE_SEGMENTS = 4096
+#: From this many segments of long pieces in one batch, the collector is paused while they are looked up,
+#: merged and put together (a few hundred new tuples for the cache, and the lists around them: enough to set
+#: off collections that walk what the process made before; the one after the pause walks them once).
+PAUSE_SEGMENTS = 256
 FIND_WHOLE_BATCH = 32_768  # (tokens merged at once by `find_whole`: a batch's arrays grow with it)
 #: Characters whose fallback bytes a model remembers (then it starts again).
 SPELT_CODES = 4096
@@ -227,7 +229,7 @@ class LibraryModel:
         (`long_piece_ids`, long_pieces.py) and their segments read from the cache; the new segments, and the
         short pieces when `merge_short`, merged together (`_merge_segments`) and cached. Short pieces are
         left out of the answer when not `merge_short`. From PAUSE_SEGMENTS segments, with the collector
-        paused (core/collector.py: the batch's tuples stay in the cache, and each collection would walk them)."""
+        paused (core/collector.py; see PAUSE_SEGMENTS)."""
         long = [p for p in unique if len(p) > LONG_PIECE]
         texts, assemble = long_piece_ids(self.cut, long) if long else ([], None)
         with collector_paused() if len(texts) >= PAUSE_SEGMENTS else nullcontext():
