@@ -130,7 +130,6 @@ def test_a_run_rule_that_fires_first_is_refused() -> None:
     assert not runs_last(vocab, ScoreMerges([(0, 1, 3)], [0]))
 
 
-
 @pytest.fixture
 def collector_on() -> Iterator[None]:
     """The collector on for the test (an earlier test of the process may have left it off), as it was after."""
@@ -157,6 +156,8 @@ def test_a_batch_past_pause_segments_gives_sentencepieces_ids_with_the_collector
     text = "\n".join("  " * rng.randrange(6) + "".join(rng.choices("abcdefghij", k=4)) + rng.choice(words)
                      for _ in range(library.PAUSE_SEGMENTS // 2))
     tok = import_tokenizer(data, filename="tokenizer.model")
-    assert len(long_piece_ids(library_model(tok).cut, [SPACE + text.replace(" ", SPACE)])[0]) >= library.PAUSE_SEGMENTS
-    assert encode_loaded(tok, text, allowed_special=frozenset()) == spm.SentencePieceProcessor(model_proto=data).encode(text)
+    texts = long_piece_ids(library_model(tok).cut, [SPACE + text.replace(" ", SPACE)])[0]
+    assert len(texts) >= library.PAUSE_SEGMENTS
+    expected = spm.SentencePieceProcessor(model_proto=data).encode(text)
+    assert encode_loaded(tok, text, allowed_special=frozenset()) == expected
     assert entered == [True] and gc.isenabled()  # (paused once, for the one batch, and on again after it)

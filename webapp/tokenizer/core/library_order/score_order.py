@@ -194,7 +194,6 @@ class ScoreMerges(LibraryMerges):
         within = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(packed, sizes)
         return result[np.repeat(bounds - np.diff(bounds, prepend=0), sizes) + within], sizes
 
-
     def _finish(self, syms: np.ndarray, starts: np.ndarray, lengths: np.ndarray, origin: np.ndarray,
                 words: np.ndarray, result: np.ndarray, sizes: np.ndarray) -> None:
         """The last words of `merge_many_flat` merged in Python (`_merge_ranked`, the long ones `merge`), each
@@ -206,8 +205,10 @@ class ScoreMerges(LibraryMerges):
         done = [next(merged) if len(w) <= SHORT_WORD else self.merge(w) for w in every]
         counts = np.fromiter(map(len, done), dtype=np.int64, count=len(done))
         sizes[words] = counts
-        to = np.repeat(origin, counts) + np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+        to = np.repeat(origin, counts) + within
         result[to] = np.fromiter(chain.from_iterable(done), dtype=np.int64, count=len(to))
+
 
 def _merge_round(
     syms: np.ndarray, pair: np.ndarray, lengths: np.ndarray, starts: np.ndarray,
