@@ -163,6 +163,17 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 
 
 @pytest.fixture
+def collector_on() -> Iterator[None]:
+    """Python's cyclic collector on for the test (an earlier test of the process may have left it off; the
+    tests of core/collector.py and of what pauses it read its state), and back as it was after."""
+    was_on = gc.isenabled()
+    gc.enable()
+    yield
+    if not was_on:
+        gc.disable()
+
+
+@pytest.fixture
 def sqlite_url(tmp_path) -> str:
     """A SQLite file in its own folder (gunicorn_factory's default database stays apart)."""
     return default_sqlite_url(tmp_path / "db")

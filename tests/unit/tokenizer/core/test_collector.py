@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import gc
 import threading
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from webapp.tokenizer.core.collector import collector_paused
 
-
-@pytest.fixture(autouse=True)
-def collector_on() -> Iterator[None]:
-    was_on = gc.isenabled()
-    gc.enable()
-    yield
-    if not was_on:
-        gc.disable()
+pytestmark = pytest.mark.usefixtures("collector_on")  # (tests/conftest.py)
 
 
 def test_off_inside_and_on_after() -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import gc
 import random
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -130,18 +130,9 @@ def test_a_run_rule_that_fires_first_is_refused() -> None:
     assert not runs_last(vocab, ScoreMerges([(0, 1, 3)], [0]))
 
 
-@pytest.fixture
-def collector_on() -> Iterator[None]:
-    """The collector on for the test (an earlier test of the process may have left it off), as it was after."""
-    was_on = gc.isenabled()
-    gc.enable()
-    yield
-    if not was_on:
-        gc.disable()
-
-
+@pytest.mark.usefixtures("collector_on")  # (tests/conftest.py)
 def test_a_batch_past_pause_segments_gives_sentencepieces_ids_with_the_collector_paused(
-        monkeypatch: pytest.MonkeyPatch, collector_on: None) -> None:
+        monkeypatch: pytest.MonkeyPatch) -> None:
     entered: list[bool] = []
     real = library.collector_paused
 
