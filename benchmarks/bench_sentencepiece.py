@@ -31,7 +31,9 @@ round's own stretch of it) with a fresh tagged word after every tenth word, and 
 preset's handle (`get_tokenizer("mistral_v1").encode`, as a script would, its caches kept between
 rounds: no round's words were seen before) and with `SentencePieceProcessor.encode`; the ids are
 checked equal; printed: the best time of each and the median of the rounds' ratios (target: at most
-1.5x).
+1.5x). `--texts-first` makes every round's slice before the first timed encode (by default each is made
+just before its round, as a script would make its text: the work of making it leaves our encode's code
+colder than sentencepiece's; docs/performance.md has both figures).
 
 Ratios are measured in the same run; only they mean anything across machines.
 """
@@ -79,9 +81,11 @@ def main() -> int:
     parser.add_argument("--tags", choices=("letters", "hex"), default="letters",
                         help="the random tag on each word: three letters (the default: every word new) or hex digits")
     parser.add_argument("--prose", action="store_true", help="the Python API on prose slices (see the docstring)")
+    parser.add_argument("--texts-first", action="store_true",
+                        help="with --prose: make every slice before the first timed round")
     args = parser.parse_args()
     if args.prose:
-        return prose_rounds(args.files.split(","), args.reps)
+        return prose_rounds(args.files.split(","), args.reps, args.texts_first)
     wheel = zipfile.ZipFile(pypi_dir() / "mistral_common-1.13.1-py3-none-any.whl")
     print(f"{'file':<6} {'open ours':>10} {'open spm':>9} {'encode ours':>12} {'encode spm':>11} {'ratio (median)':>15}"
           f" {'read back':>10}")
@@ -145,7 +149,7 @@ def prose_slice(round_: int, rng: random.Random, size: int = 8000) -> str:
     return " ".join(words)
 
 
-def prose_rounds(files: list[str], reps: int) -> int:
+def prose_rounds(files: list[str], reps: int, texts_first: bool = False) -> int:
     from webapp.tokenizer import get_tokenizer
 
     wheel = zipfile.ZipFile(pypi_dir() / "mistral_common-1.13.1-py3-none-any.whl")
@@ -156,8 +160,9 @@ def prose_rounds(files: list[str], reps: int) -> int:
         handle.encode("warm up: the preset opened")
         rng = random.Random(f"prose-{key}")
         ours, theirs, ratios = [], [], []
+        made = [prose_slice(round_ + 1, rng) for round_ in range(reps)] if texts_first else []
         for round_ in range(reps):
-            text = prose_slice(round_ + 1, rng)
+            text = made[round_] if texts_first else prose_slice(round_ + 1, rng)
             if timed_pair(lambda: handle.encode(text), lambda: sp.encode(text), ours, theirs, ratios) is None:
                 print(f"{key}: ids differ from sentencepiece's", file=sys.stderr)
                 return 1
