@@ -164,12 +164,14 @@ def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[s
 
 @pytest.fixture
 def collector_on() -> Iterator[None]:
-    """Python's cyclic collector on for the test (an earlier test of the process may have left it off; the
-    tests of core/collector.py and of what pauses it read its state), and back as it was after."""
+    """Python's cyclic collector on for the test (the tests of core/collector.py and of what pauses it read
+    its state), and back as it was after, whatever the test left (one of them turns it off)."""
     was_on = gc.isenabled()
     gc.enable()
     yield
-    if not was_on:
+    if was_on:
+        gc.enable()
+    else:
         gc.disable()
 
 
