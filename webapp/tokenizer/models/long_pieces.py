@@ -64,8 +64,7 @@ class CutTables:
             table, made = self._single_ids, self._single_made = np.empty(size, dtype=object), np.zeros(size, dtype=bool)
         new = ids[~made[ids]]
         if len(new):  # (the distinct ids not met before: prose brings a few, a model's first long piece most)
-            new = np.sort(new)  # (made distinct below: np.unique imports numpy.ma on its first call, 10 ms)
-            new = new[np.concatenate(([True], new[1:] != new[:-1]))]
+            new = sorted_distinct(new)
             table[new] = np.fromiter(zip(new.tolist()), dtype=object, count=len(new))
             made[new] = True
         found: np.ndarray = table[ids]
@@ -113,7 +112,7 @@ class CutTables:
         kinds: np.ndarray = table[np.minimum(codes, CHAR_TABLE_LIMIT)]
         asked = kinds == 0
         if asked.any():
-            new = np.unique(codes[asked])
+            new = sorted_distinct(codes[asked])
             found = np.array(list(map(self._kind_of, new.tolist())), dtype=np.uint8)
             kinds[asked] = found[np.searchsorted(new, codes[asked])]
             below = new < CHAR_TABLE_LIMIT
@@ -132,6 +131,16 @@ class CutTables:
             named = np.isin(byte_ids, keys // shift) | np.isin(byte_ids, keys % shift)
             self._named_bytes = frozenset(byte_ids[named].tolist())
         return INERT if self._named_bytes.isdisjoint(spelt) else OTHER
+
+
+def sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """`np.unique(values)` of a 1-D array without numpy.ma, which np.unique's first call in a process imports
+    (about 10 ms, landing in a first encode)."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    distinct: np.ndarray = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+    return distinct
 
 
 def code_points(text: str) -> np.ndarray:

@@ -13,6 +13,8 @@ from itertools import accumulate
 
 import numpy as np
 
+from webapp.tokenizer.models.long_pieces import sorted_distinct
+
 #: The most fallback bytes of one character (UTF-8).
 MAX_BYTES = 4
 
@@ -32,7 +34,7 @@ def row_symbols(
     if not missing.any():
         odd = np.logical_or.reduceat(bad, starts)
         return ids[np.repeat(~odd, lengths)], np.asarray(lengths, dtype=np.int64)[~odd], odd
-    distinct = np.unique(codes[missing])
+    distinct = sorted_distinct(codes[missing])
     spelt = _spellings(distinct.tolist(), shift, fallback_of)
     at = np.flatnonzero(missing)
     which = np.searchsorted(distinct, codes[at])
