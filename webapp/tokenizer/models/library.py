@@ -246,17 +246,16 @@ class LibraryModel:
         made, fresh = self._whole_tokens(fresh)
         # (only where two spaces come in a row may a segment be led by a run)
         runs = bool(fresh) and any(SPACE * 2 in piece for piece in long)
-        led = led_segments(fresh, range(len(fresh))) if runs else {}  # (space_runs.py)
+        led = led_segments(fresh) if runs else {}  # (space_runs.py)
         if led and not self.runs_last():
             led = {}
-        parts = parts_of(fresh, led) if led else []
+        parts = parts_of(led) if led else []
         part_hits = list(map(self.cache.data.get, parts))
         if None in part_hits:
             whole, _ = self._whole_tokens([part for part, ids in zip(parts, part_hits) if ids is None])
             part_hits = [ids if ids is not None else whole.get(part) for part, ids in zip(parts, part_hits)]
-        led_texts = {fresh[at]: run for at, run in led.items()}
         if led:
-            fresh = [text for text in fresh if text not in led_texts]
+            fresh = [text for text in fresh if text not in led]
         short = [p for p in unique if p and len(p) <= LONG_PIECE] if merge_short else []
         batch = (list(dict.fromkeys([*short, *fresh, *(p for p, ids in zip(parts, part_hits) if ids is None)]))
                  if short or parts else fresh)
@@ -267,7 +266,7 @@ class LibraryModel:
         if led:
             made.update((part, ids) for part, ids in zip(parts, part_hits) if ids is not None)
             space = self.vocab[SPACE]
-            made_led = [(text, joined(text, run, made, space)) for text, run in led_texts.items()]
+            made_led = [(text, joined(text, run, made, space)) for text, run in led.items()]
             made.update(made_led)
             self.cache.put_many([item for item in made_led if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
         out = {piece: made[piece] for piece in short}

@@ -55,25 +55,23 @@ def runs_last(vocab: Mapping[str, int], merges: ScoreMerges) -> bool:
     return last_other < 0 or min(merges.levels[rank] for rank in joins_runs) > merges.levels[last_other]
 
 
-def led_segments(segments: Sequence[str], places: Sequence[int]) -> dict[int, int]:
-    """Of the segments at these places, each that is a run of two or more spaces then a word with no
-    space: {place: the run's length}."""
+def led_segments(segments: Sequence[str]) -> dict[str, int]:
+    """Of these segments, each that is a run of two or more spaces then a word with no space:
+    {segment: the run's length}."""
     led = {}
     # (the few that start with two spaces picked out at C speed: a batch of new words has none)
-    for at in compress(places, map(str.startswith, map(segments.__getitem__, places), repeat(SPACE * 2))):
-        segment = segments[at]
+    for segment in compress(segments, map(str.startswith, segments, repeat(SPACE * 2))):
         word = segment.lstrip(SPACE)
         if word and SPACE not in word:
-            led[at] = len(segment) - len(word)
+            led[segment] = len(segment) - len(word)
     return led
 
 
-def parts_of(segments: Sequence[str], led: Mapping[int, int]) -> list[str]:
+def parts_of(led: Mapping[str, int]) -> list[str]:
     """The distinct parts `joined` reads for these run-led segments: each one's last space and word,
     and its run without and with that space."""
     parts: dict[str, None] = {}
-    for at, run in led.items():
-        segment = segments[at]
+    for segment, run in led.items():
         parts[segment[run - 1:]] = parts[segment[:run - 1]] = parts[segment[:run]] = None
     return list(parts)
 

@@ -45,10 +45,10 @@ def _model(data: bytes) -> LibraryModel:
 
 def _parts_ids(model: LibraryModel, segments: list[str]) -> list[tuple[int, ...]]:
     """Each run-led segment's ids through `joined`, its parts merged alone."""
-    led = led_segments(segments, range(len(segments)))
-    assert len(led) == len(segments)
-    ids_of = {part: model.merge_alone(part) for part in parts_of(segments, led)}
-    return [joined(segments[at], run, ids_of, model.vocab[SPACE]) for at, run in led.items()]
+    led = led_segments(segments)
+    assert list(led) == segments
+    ids_of = {part: model.merge_alone(part) for part in parts_of(led)}
+    return [joined(segment, run, ids_of, model.vocab[SPACE]) for segment, run in led.items()]
 
 
 @pytest.mark.parametrize("name", FILES)
