@@ -16,10 +16,12 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from webapp.tokenizer.core.library_order.merges import LibraryMerges
-from webapp.tokenizer.core.library_order.score_order import PairIndex
+from webapp.tokenizer.core.library_order.score_order import PairIndex, sorted_distinct
 
 #: Code points past this are never in `char_table` (their pieces take the one-by-one way).
 CHAR_TABLE_LIMIT = 0x30000
+#: At most this many cells (bytes) in `CutTables.edge_grid`; a model whose edges need more looks them up hashed.
+EDGE_GRID_CELLS = 1 << 22
 #: `CutTables.character_kinds`: a vocab token all the same (past the table's end), spelt by fallback bytes
 #: that no rule names (its symbols never merge), any other (the unknown token, or bytes some rule names).
 TOKEN, INERT, OTHER = 1, 2, 3
@@ -37,6 +39,8 @@ class CutTables:
         self.vocab, self.merges, self.fallback, self.fallback_of = vocab, merges, fallback, fallback_of
         self._edge_array: np.ndarray | None = edges
         self._edge_index: PairIndex | None = None
+        self._edge_grid: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._grid_tried = False
         self._char_table: np.ndarray | None = None
         self._single_ids: np.ndarray | None = None  # (`single_ids`' tuples by id, and which are made)
         self._single_made: np.ndarray | None = None
@@ -103,6 +107,31 @@ class CutTables:
             self._edge_index = PairIndex(edges, zeros, zeros, 1)
         return self._edge_index
 
+    def edge_grid(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The edges between single-character tokens of `char_table` as a grid: (by token id, its row's
+        first cell; by token id, its column; the cells, True where some rule joins that row's character
+        to that column's), id -1 (no token) on a row and a column no rule joins. None when the grid
+        would pass EDGE_GRID_CELLS (then `edge_index`). Made on first use."""
+        if not self._grid_tried:
+            self._grid_tried = True
+            edges, table = self.edge_array(), self.char_table()
+            lasts = table[np.minimum(edges >> 21, len(table) - 1)]
+            firsts = table[np.minimum(edges & ((1 << 21) - 1), len(table) - 1)]
+            both = (lasts >= 0) & (firsts >= 0)  # (an edge on a character past the table: `piece_cuts` asks the index)
+            lasts, firsts = lasts[both], firsts[both]
+            row_ids, column_ids = sorted_distinct(lasts), sorted_distinct(firsts)
+            width = len(column_ids) + 1
+            if (len(row_ids) + 1) * width <= EDGE_GRID_CELLS:
+                size = int(table.max()) + 2  # (id -1 reads the last entry, which no token has)
+                rows = np.full(size, len(row_ids) * width, dtype=np.int32)  # (cells fit in int32)
+                rows[row_ids] = np.arange(len(row_ids), dtype=np.int32) * width
+                columns = np.full(size, len(column_ids), dtype=np.int32)
+                columns[column_ids] = np.arange(len(column_ids), dtype=np.int32)
+                cells = np.zeros((len(row_ids) + 1) * width, dtype=bool)
+                cells[rows[lasts] + columns[firsts]] = True
+                self._edge_grid = rows, columns, cells
+        return self._edge_grid
+
     def character_kinds(self, codes: np.ndarray) -> np.ndarray:
         """By code point (int64, none a single-character token of `char_table`): TOKEN, INERT or OTHER
         (uint8), remembered by code point below CHAR_TABLE_LIMIT."""
@@ -133,16 +162,6 @@ class CutTables:
         return INERT if self._named_bytes.isdisjoint(spelt) else OTHER
 
 
-def sorted_distinct(values: np.ndarray) -> np.ndarray:
-    """`np.unique(values)` of a 1-D array without numpy.ma, which np.unique's first call in a process imports
-    (about 10 ms, landing in a first encode)."""
-    ordered = np.sort(values)
-    if len(ordered) < 2:
-        return ordered
-    distinct: np.ndarray = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
-    return distinct
-
-
 def code_points(text: str) -> np.ndarray:
     """The text's code points (int64; lone surrogates too)."""
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
@@ -157,15 +176,23 @@ def piece_cuts(model: CutTables, codes: np.ndarray, ends: list[int], char_ids: n
     neighbour is a vocab token or such a character too (`_beside_inert`). The neighbour pairs are
     looked up at once in the edge array's hash table (`edge_index`).
     `char_ids`: `char_table()` read at each code point, if the caller has it."""
-    pairs = (codes[:-1] << 21) | codes[1:]
-    cut = ~model.edge_index().has(pairs)
     if char_ids is None:
         table = model.char_table()
         char_ids = table[np.minimum(codes, len(table) - 1)]
+    grid = model.edge_grid()
+    if grid is None:
+        cut = ~model.edge_index().has((codes[:-1] << 21) | codes[1:])
+    else:
+        rows, columns, cells = grid
+        cut = ~cells[rows[char_ids[:-1]] + columns[char_ids[1:]]]
     missing = np.flatnonzero(char_ids < 0)
     if len(missing):  # (a character with no token in the table: its kind, of the model, decides)
         kinds = model.character_kinds(codes[missing])
         is_token = kinds == TOKEN
+        if grid is not None and is_token.any():  # (a token past the table, never in the grid: its pairs looked up)
+            spots = missing[is_token]
+            near = sorted_distinct(np.concatenate((spots[spots > 0] - 1, spots[spots < len(codes) - 1])))
+            cut[near] = ~model.edge_index().has((codes[near] << 21) | codes[near + 1])
         if not is_token.all():  # (some characters are not in the vocab: known are the others)
             known = np.ones(len(codes), dtype=bool)
             known[missing] = is_token

@@ -13,7 +13,7 @@ from itertools import accumulate
 
 import numpy as np
 
-from webapp.tokenizer.models.long_pieces import sorted_distinct
+from webapp.tokenizer.core.library_order.score_order import sorted_distinct
 
 #: The most fallback bytes of one character (UTF-8).
 MAX_BYTES = 4

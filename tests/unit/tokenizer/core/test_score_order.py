@@ -163,6 +163,7 @@ def test_pair_index_answers_like_a_dict_and_keeps_crowded_keys_sorted():
         want = [rules.get(k, (100, None)) for k in probe.tolist()]
         assert got_levels.tolist() == [lv for lv, _ in want]
         assert [n for n, (_, w) in zip(got_news.tolist(), want) if w is not None] == [w for _, w in want if w is not None]
+        assert idx.has(probe).tolist() == [k in rules for k in probe.tolist()]
     # Keys that all share one home slot (a file could choose them): kept sorted, the same answers.
     small = PairIndex(np.arange(40, dtype=np.int64), np.zeros(40, dtype=np.int64), np.zeros(40, dtype=np.int64), 1)
     homes = small._home(np.arange(400_000, dtype=np.int64))
@@ -172,5 +173,7 @@ def test_pair_index_answers_like_a_dict_and_keeps_crowded_keys_sorted():
     assert index.sorted_keys is not None
     got_levels, got_news = index.look_up(np.concatenate((crowded, crowded + 1)))
     assert got_levels.tolist() == list(range(40)) + [40] * 40 and got_news[:40].tolist() == list(range(5, 45))
+    assert index.has(np.concatenate((crowded, crowded + 1))).tolist() == [True] * 40 + [False] * 40
     empty = PairIndex(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), 0)
     assert empty.look_up(np.array([3], dtype=np.int64))[0].tolist() == [0]
+

@@ -147,6 +147,39 @@ def test_long_pieces_cut_where_no_merge_joins(rules, text):
         text, add_special_tokens=False).ids
 
 
+FAR = "\U00030000"  # (past long_pieces.CHAR_TABLE_LIMIT: in no character table, nor in the edge grid)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "▁", FAR, "ab", "▁a", "a" + FAR]),
+                          st.sampled_from(["a", "b", "▁", FAR, "b▁", FAR + "a"])), max_size=12),
+       st.text(alphabet="ab▁一" + FAR, min_size=65, max_size=200))
+def test_long_pieces_cut_alike_with_the_edge_grid_and_with_the_hashed_edges(rules, text):
+    # piece_cuts reads the rules' edges in a grid by token id, or hashed when the grid would be too big; a
+    # token past the character table is never in the grid, and its pairs are looked up hashed either way
+    from webapp.tokenizer.models import long_pieces
+    from webapp.tokenizer.stages.models import library_model
+
+    tokens = ["<unk>", "a", "b", "▁", FAR, *(f"<0x{b:02X}>" for b in range(256))]
+    kept = []
+    for a, b in rules:
+        if a in tokens and b in tokens and a + b not in tokens:
+            tokens.append(a + b)
+            kept.append([a, b])
+    content = _document({"vocab": _vocab(tokens), "merges": kept, "unk_token": "<unk>", "byte_fallback": True})
+    expected = Tokenizer.from_str(content).encode(text, add_special_tokens=False).ids
+    segments = []
+    for cells in (long_pieces.EDGE_GRID_CELLS, 0):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(long_pieces, "EDGE_GRID_CELLS", cells)
+            loaded = tokfiles.import_tokenizer(content)
+            model = library_model(loaded)
+            segments.append(long_pieces.segments_of(model.cut, text))
+            assert (model.cut.edge_grid() is None) == (cells == 0)
+            assert encode_loaded(loaded, text) == expected
+    assert segments[0] == segments[1]
+
+
 @settings(max_examples=examples(60), deadline=None)
 @given(st.text(alphabet="abc▁é一x\n", min_size=65, max_size=200), st.booleans(), st.booleans())
 def test_long_pieces_keep_the_unknown_token_beside_fallback_bytes(text, fuse, named):

@@ -210,6 +210,16 @@ class ScoreMerges(LibraryMerges):
         result[to] = np.fromiter(chain.from_iterable(done), dtype=np.int64, count=len(to))
 
 
+def sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """`np.unique(values)` of a 1-D array without numpy.ma, which np.unique's first call in a process imports
+    (about 10 ms, landing in a first encode)."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    distinct: np.ndarray = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+    return distinct
+
+
 def _merge_round(
     syms: np.ndarray, pair: np.ndarray, lengths: np.ndarray, starts: np.ndarray,
     key: np.ndarray, best: np.ndarray, done: np.ndarray, index: PairIndex, shift: int,
@@ -310,7 +320,14 @@ class PairIndex:
         if self.sorted_keys is not None:
             found: np.ndarray = self.packed(pairs) != self.missing  # (a key's level is below `none`)
             return found
-        return self._slots_of(pairs) >= 0  # (no value read)
+        slots = self.slots
+        at = self._home(pairs)
+        found = slots[at]
+        hit: np.ndarray = found == pairs
+        pending = np.flatnonzero(~hit & (found >= 0))  # (another key in its home slot: the next ones)
+        if len(pending):
+            hit[pending] = self._slots_of(pairs[pending]) >= 0
+        return hit
 
     def packed(self, pairs: np.ndarray) -> np.ndarray:
         """level << 32 | new id of each pair key (int64); `missing` when no rule has it."""
