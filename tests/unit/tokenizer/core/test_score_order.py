@@ -177,3 +177,21 @@ def test_pair_index_answers_like_a_dict_and_keeps_crowded_keys_sorted():
     empty = PairIndex(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), 0)
     assert empty.look_up(np.array([3], dtype=np.int64))[0].tolist() == [0]
 
+
+@settings(max_examples=examples(200), deadline=None)
+@given(score_rules())
+def test_the_atom_grid_answers_every_pair_as_the_level_table(rules_levels):
+    # merge_many_flat reads a batch's first pairs from `atom_grid` (the rules joining two ids no rule makes),
+    # the others from `level_table`: every pair of ids below the shift gets the table's answer, and alike
+    # when the grid would be too big (None: the table alone)
+    from webapp.tokenizer.core.library_order import score_order
+
+    rules, levels = rules_levels
+    for cells in (score_order.ATOM_GRID_CELLS, 0):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(score_order, "ATOM_GRID_CELLS", cells)
+            merges = ScoreMerges(rules, levels)
+            assert (merges.atom_grid() is None) == (cells == 0)
+            left, right = (side.ravel() for side in np.meshgrid(np.arange(merges.shift), np.arange(merges.shift)))
+            want = merges.level_table().packed(left * merges.shift + right)
+            assert merges.packed_pairs(left, right).tolist() == want.tolist()

@@ -23,6 +23,8 @@ BATCH_WORDS = 64
 #: A batch's rounds stop once this few words still merge: those are finished one by one. (A round costs
 #: about as much as merging 30 short words in Python; the last words often have several rounds to go.)
 ROUNDS_FEW_LEFT = 64
+#: At most this many cells (int64) in `ScoreMerges.atom_grid`; rules that need more are looked up in `level_table` alone.
+ATOM_GRID_CELLS = 1 << 19
 #: A `PairIndex` whose keys crowd its hash table more than this keeps them sorted instead.
 PROBE_LIMIT = 32
 #: Up to this many keys not in their home slot, a lookup compares each one's every possible slot at once
@@ -34,7 +36,7 @@ _FIBONACCI = np.int64(0x9E3779B97F4A7C15 - (1 << 64))  # (2**64 over the golden 
 class ScoreMerges(LibraryMerges):
     """Rules in score order with a level each (see the module doc)."""
 
-    __slots__ = ("levels", "_level_table")
+    __slots__ = ("levels", "_level_table", "_atom_grid", "_grid_tried")
 
     def __init__(self, rules: Iterable[Sequence[int]] | np.ndarray, levels: Sequence[int] | np.ndarray) -> None:
         super().__init__(rules)
@@ -45,6 +47,8 @@ class ScoreMerges(LibraryMerges):
             raise ValueError("score order: a pair is listed twice")
         self.levels: list[int] = steps.tolist()
         self._level_table: PairIndex | None = None
+        self._atom_grid: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._grid_tried = False
 
     def pair_table(self) -> tuple[np.ndarray, np.ndarray] | None:
         return None  # (no batch tables: see the module doc)
@@ -136,10 +140,49 @@ class ScoreMerges(LibraryMerges):
                                                   self.levels[-1] + 1 if self.levels else 0)
         return table
 
+    def atom_grid(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The rules joining two atoms (ids no rule makes: a word's first symbols) as a grid of
+        `level_table()`'s packed values: (by id, its row's first cell; by id, its column; the cells).
+        An atom that starts (ends) no such rule has a row (column) of `missing`; any other id a row
+        (column) of -1: ask `level_table`. None when it would pass ATOM_GRID_CELLS. Made on first use."""
+        if not self._grid_tried:
+            self._grid_tried = True
+            keys, shift, index = self.pair_keys(), self.shift, self.level_table()
+            left, right = keys // shift, keys % shift
+            made = np.zeros(shift, dtype=bool)
+            made[np.asarray(self.news, dtype=np.int64)] = True
+            atoms = ~made[left] & ~made[right]
+            row_ids, column_ids = sorted_distinct(left[atoms]), sorted_distinct(right[atoms])
+            height, width = len(row_ids) + 2, len(column_ids) + 2  # (then the row of `missing`, the row of -1)
+            if height * width <= ATOM_GRID_CELLS:
+                rows = np.where(made, (height - 1) * width, (height - 2) * width).astype(np.int32)
+                rows[row_ids] = np.arange(len(row_ids), dtype=np.int32) * width
+                columns = np.where(made, width - 1, width - 2).astype(np.int32)
+                columns[column_ids] = np.arange(len(column_ids), dtype=np.int32)
+                cells = np.full((height, width), index.missing, dtype=np.int64)
+                cells[-1, :] = cells[:, -1] = -1
+                cells.ravel()[rows[left[atoms]] + columns[right[atoms]]] = index.packed(keys[atoms])
+                self._atom_grid = rows, columns, cells.ravel()
+        return self._atom_grid
+
+    def packed_pairs(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        """`level_table().packed` of each pair (left, right ids, int64, below the shift): the pairs of two
+        atoms read from `atom_grid`, the others from the table."""
+        index, grid = self.level_table(), self.atom_grid()
+        if grid is None:
+            return index.packed(left * self.shift + right)
+        rows, columns, cells = grid
+        out: np.ndarray = cells[rows[left] + columns[right]]
+        other = np.flatnonzero(out < 0)
+        if len(other):
+            out[other] = index.packed(left[other] * self.shift + right[other])
+        return out
+
     def make_tables(self) -> None:
         """The pair map, the new ids and `level_table` made now (a server, before it serves)."""
         super().make_tables()
         self.level_table()
+        self.atom_grid()
 
     def merge_many(self, symbols: np.ndarray, ends: Sequence[int], early: EarlyPairs | None = None) -> list[list[int]]:
         """`merge` of many words at once (`symbols` in a row, int64, each below the shift; `ends` where each
@@ -171,7 +214,7 @@ class ScoreMerges(LibraryMerges):
         word = np.arange(count, dtype=np.int64)  # (which word each active word is)
         # By symbol: the pair it starts, as its level << 32 | its new id (`index.missing` at a word's last
         # symbol and where no rule has the pair): one array for both, moved and compared as one.
-        pair = np.append(index.packed(syms[:-1] * shift + syms[1:]), index.missing)
+        pair = np.append(self.packed_pairs(syms[:-1], syms[1:]), index.missing)
         pair[bounds[:-1] - 1] = index.missing
         while True:
             n = len(syms)
