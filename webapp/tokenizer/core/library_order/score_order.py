@@ -56,35 +56,36 @@ class ScoreMerges(LibraryMerges):
     def _merge_ranked(
         self, words: Iterable[tuple[list[int], list[int]]], lookups: Lookups | None = None,
     ) -> list[list[int]]:
-        """Each word merged by a scan per merge over its pairs' levels (the ranks given are turned into levels).
+        """Each word merged by `_merge_levels`, the ranks given turned into levels.
 
         `lookups` is taken for the base class's calls and not used: this order has no stored pair
         table, so the pair map is always made (the same answers)."""
+        levels = self.levels
+        return [self._merge_levels(syms, [levels[r] if r != INF else INF for r in ranks]) for syms, ranks in words]
+
+    def _merge_levels(self, syms: list[int], lv: list[int]) -> list[int]:
+        """`syms` merged by a scan per merge over its pairs' levels (`lv`, INF where no rule has the pair)."""
         get, shift, news, levels = self.ranks.get, self.shift, self.news, self.levels
-        out = []
-        for syms, ranks in words:
-            lv = [levels[r] if r != INF else INF for r in ranks]
-            left = len(lv)
-            while left:
-                best = min(lv)
-                if best == INF:
-                    break
-                i = lv.index(best)  # the leftmost of the best level
-                rank = get(syms[i] * shift + syms[i + 1])
-                assert rank is not None
-                new = news[rank]
-                syms[i] = new
-                del syms[i + 1]
-                del lv[i]
-                left -= 1
-                if i:
-                    r = get(syms[i - 1] * shift + new)
-                    lv[i - 1] = levels[r] if r is not None else INF
-                if i < left:
-                    r = get(new * shift + syms[i + 1])
-                    lv[i] = levels[r] if r is not None else INF
-            out.append(syms)
-        return out
+        left = len(lv)
+        while left:
+            best = min(lv)
+            if best == INF:
+                break
+            i = lv.index(best)  # the leftmost of the best level
+            rank = get(syms[i] * shift + syms[i + 1])
+            assert rank is not None
+            new = news[rank]
+            syms[i] = new
+            del syms[i + 1]
+            del lv[i]
+            left -= 1
+            if i:
+                r = get(syms[i - 1] * shift + new)
+                lv[i - 1] = levels[r] if r is not None else INF
+            if i < left:
+                r = get(new * shift + syms[i + 1])
+                lv[i] = levels[r] if r is not None else INF
+        return syms
 
     def _merge_heap(
         self, syms: list[int], firings: list[Firing] | None, first: list[int] | None = None,
@@ -229,7 +230,7 @@ class ScoreMerges(LibraryMerges):
                 sizes[word[finished]] = lengths[finished]
             going = np.flatnonzero(~done)
             if len(going) <= ROUNDS_FEW_LEFT:
-                self._finish(syms, starts[going], lengths[going], origin[going], word[going], result, sizes)
+                self._finish(syms, pair, starts[going], lengths[going], origin[going], word[going], result, sizes)
                 break
             syms, pair, lengths = _merge_round(syms, pair, lengths, starts, key, best, done, index, shift)
             lengths, word, origin = lengths[going], word[going], origin[going]
@@ -237,15 +238,15 @@ class ScoreMerges(LibraryMerges):
         within = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(packed, sizes)
         return result[np.repeat(bounds - np.diff(bounds, prepend=0), sizes) + within], sizes
 
-    def _finish(self, syms: np.ndarray, starts: np.ndarray, lengths: np.ndarray, origin: np.ndarray,
-                words: np.ndarray, result: np.ndarray, sizes: np.ndarray) -> None:
-        """The last words of `merge_many_flat` merged in Python (`_merge_ranked`, the long ones `merge`), each
-        written at its place in `result` (from `origin`) and its count in `sizes` (at `words`)."""
-        flat, shift, get = syms.tolist(), self.shift, self.ranks.get
-        every = [flat[a:a + size] for a, size in zip(starts.tolist(), lengths.tolist())]
-        short = [w for w in every if len(w) <= SHORT_WORD]
-        merged = iter(self._merge_ranked([(w, [get(a * shift + b, INF) for a, b in zip(w, w[1:])]) for w in short]))
-        done = [next(merged) if len(w) <= SHORT_WORD else self.merge(w) for w in every]
+    def _finish(self, syms: np.ndarray, pair: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                origin: np.ndarray, words: np.ndarray, result: np.ndarray, sizes: np.ndarray) -> None:
+        """The last words of `merge_many_flat` merged in Python (`_merge_levels`, their levels read from `pair`;
+        the long ones `merge`), each written at its place in `result` (from `origin`) and its count in `sizes`
+        (at `words`)."""
+        flat, level = syms.tolist(), pair >> 32
+        lv = np.where(level >= self.level_table().none, INF, level).tolist()
+        done = [self._merge_levels(flat[a:a + size], lv[a:a + size - 1]) if size <= SHORT_WORD
+                else self.merge(flat[a:a + size]) for a, size in zip(starts.tolist(), lengths.tolist())]
         counts = np.fromiter(map(len, done), dtype=np.int64, count=len(done))
         sizes[words] = counts
         within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
