@@ -94,8 +94,7 @@ def one_round(merges: ScoreMerges, words: list[list[int]]) -> list[list[int]]:
     starts = np.cumsum(lengths) - lengths
     key = (pair >> 32) * len(syms) + np.arange(len(syms))
     best = np.minimum.reduceat(key, starts)
-    done = np.zeros(len(words), dtype=bool)
-    syms, _, lengths = _merge_round(syms, pair, lengths, starts, key, best, done, index, shift)
+    syms, _, lengths = _merge_round(syms, pair, lengths, starts, key, best, index, shift)
     flat, bounds = syms.tolist(), [0, *accumulate(lengths.tolist())]
     return [flat[a:b] for a, b in zip(bounds, bounds[1:])]
 

@@ -209,12 +209,9 @@ class ScoreMerges(LibraryMerges):
         index, shift = self.level_table(), self.shift
         none = index.none
         syms = np.array(symbols, dtype=np.int64)  # (a copy: merging writes into it)
-        result = syms.copy()  # (each finished word's symbols, written at its first symbol's place)
-        origin = bounds - lengths  # (where each active word starts in `result`)
-        sizes = lengths.copy()
-        word = np.arange(count, dtype=np.int64)  # (which word each active word is)
         # By symbol: the pair it starts, as its level << 32 | its new id (`index.missing` at a word's last
-        # symbol and where no rule has the pair): one array for both, moved and compared as one.
+        # symbol and where no rule has the pair): one array for both, moved and compared as one. Every word
+        # stays in the row, in order, to the end: one with no pair left has no candidate in a round.
         pair = np.append(self.packed_pairs(syms[:-1], syms[1:]), index.missing)
         pair[bounds[:-1] - 1] = index.missing
         while True:
@@ -222,36 +219,33 @@ class ScoreMerges(LibraryMerges):
             starts = np.cumsum(lengths) - lengths
             key = (pair >> 32) * n + np.arange(n, dtype=np.int64)  # ((level, position): the literal order's key)
             best = np.minimum.reduceat(key, starts)
-            done = best >= none * n
-            if done.any():  # (words with no pair left: written out and taken out)
-                finished = np.flatnonzero(done)
-                at = np.flatnonzero(np.repeat(done, lengths))
-                result[at + np.repeat(origin[finished] - starts[finished], lengths[finished])] = syms[at]
-                sizes[word[finished]] = lengths[finished]
-            going = np.flatnonzero(~done)
-            if len(going) <= ROUNDS_FEW_LEFT:
-                self._finish(syms, pair, starts[going], lengths[going], origin[going], word[going], result, sizes)
-                break
-            syms, pair, lengths = _merge_round(syms, pair, lengths, starts, key, best, done, index, shift)
-            lengths, word, origin = lengths[going], word[going], origin[going]
-        packed = np.cumsum(sizes) - sizes  # (where each word's merged symbols go once packed)
-        within = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(packed, sizes)
-        return result[np.repeat(bounds - np.diff(bounds, prepend=0), sizes) + within], sizes
+            going = best < none * n  # (words with a pair left)
+            if np.count_nonzero(going) <= ROUNDS_FEW_LEFT:
+                return self._finish(syms, pair, starts, lengths, going)
+            syms, pair, lengths = _merge_round(syms, pair, lengths, starts, key, best, index, shift)
 
     def _finish(self, syms: np.ndarray, pair: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
-                origin: np.ndarray, words: np.ndarray, result: np.ndarray, sizes: np.ndarray) -> None:
-        """The last words of `merge_many_flat` merged in Python (`_merge_levels`, their levels read from `pair`;
-        the long ones `merge`), each written at its place in `result` (from `origin`) and its count in `sizes`
-        (at `words`)."""
+                going: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`merge_many_flat`'s answer once few words have a pair left (`going`): those merged in Python
+        (`_merge_levels`, their levels read from `pair`; the long ones `merge`) and put back in their places."""
+        if not going.any():
+            return syms, lengths
+        at = np.flatnonzero(going)
         flat, level = syms.tolist(), pair >> 32
         lv = np.where(level >= self.level_table().none, INF, level).tolist()
         done = [self._merge_levels(flat[a:a + size], lv[a:a + size - 1]) if size <= SHORT_WORD
-                else self.merge(flat[a:a + size]) for a, size in zip(starts.tolist(), lengths.tolist())]
+                else self.merge(flat[a:a + size]) for a, size in zip(starts[at].tolist(), lengths[at].tolist())]
         counts = np.fromiter(map(len, done), dtype=np.int64, count=len(done))
-        sizes[words] = counts
+        sizes = lengths.copy()
+        sizes[at] = counts
+        firsts = np.cumsum(sizes) - sizes  # (where each word's symbols go in the answer)
+        row = np.empty(int(firsts[-1] + sizes[-1]), dtype=np.int64)
+        stay = np.repeat(~going, lengths)  # (the symbols of the words already done)
+        row[(np.repeat(firsts - starts, lengths) + np.arange(len(syms), dtype=np.int64))[stay]] = syms[stay]
         within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-        to = np.repeat(origin, counts) + within
-        result[to] = np.fromiter(chain.from_iterable(done), dtype=np.int64, count=len(to))
+        row[np.repeat(firsts[at], counts) + within] = np.fromiter(chain.from_iterable(done), dtype=np.int64,
+                                                                 count=len(within))
+        return row, sizes
 
 
 def sorted_distinct(values: np.ndarray) -> np.ndarray:
@@ -266,11 +260,9 @@ def sorted_distinct(values: np.ndarray) -> np.ndarray:
 
 def _merge_round(
     syms: np.ndarray, pair: np.ndarray, lengths: np.ndarray, starts: np.ndarray,
-    key: np.ndarray, best: np.ndarray, done: np.ndarray, index: PairIndex, shift: int,
+    key: np.ndarray, best: np.ndarray, index: PairIndex, shift: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One round of `merge_many_flat` over words in a row: (symbols, pairs, lengths) after it, the done
-    words' symbols taken out (their lengths stay: the caller drops them).
-    """
+    """One round of `merge_many_flat` over words in a row: (symbols, pairs, lengths) after it."""
     missing = index.missing
     rising = key[:-1] < key[1:]  # (keys are distinct: a position each)
     candidate = pair < (index.none << 32)  # (a pair some rule has)
@@ -305,7 +297,7 @@ def _merge_round(
     pair[fired] = np.where(with_next, both_pair, right_pair)[fire]
     before = fire & has_left & ~with_prev  # (the pair ending at the new piece; a new piece before: done above)
     pair[c[before] - 1] = left_pair[before]
-    keep = np.repeat(~done, lengths)
+    keep = np.ones(len(syms), dtype=bool)
     keep[fired + 1] = False
     return syms[keep], pair[keep], lengths - np.bincount(word[fire], minlength=len(lengths))
 
