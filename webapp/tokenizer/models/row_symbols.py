@@ -35,24 +35,25 @@ def row_symbols(
         odd = np.logical_or.reduceat(bad, starts)
         return ids[np.repeat(~odd, lengths)], np.asarray(lengths, dtype=np.int64)[~odd], odd
     distinct = sorted_distinct(codes[missing])
-    spelt = _spellings(distinct.tolist(), shift, fallback_of)
+    spelt, width_of = _spellings(distinct.tolist(), shift, fallback_of)
     at = np.flatnonzero(missing)
     which = np.searchsorted(distinct, codes[at])
-    widths = spelt[1][which]
+    widths = width_of[which]
     bad[at[widths == 0]] = True  # (no usable fallback: that segment goes one by one)
     counts = np.ones(len(ids), dtype=np.int64)
     counts[at] = widths
     odd = np.logical_or.reduceat(bad, starts)
-    sizes = np.add.reduceat(counts, starts)[~odd]
-    keep = np.repeat(~odd, lengths)
-    kept = keep[at]
-    at, which = np.flatnonzero(missing[keep]), which[kept]  # (the spelt characters, in the kept row)
-    counts = counts[keep]
-    row = np.repeat(ids[keep], counts)
-    first = np.cumsum(counts) - counts  # (where each character's symbols start in the row)
-    for j in range(MAX_BYTES):  # (the j-th fallback byte of every spelt character at once)
-        has = spelt[1][which] > j
-        row[first[at[has]] + j] = spelt[0][which[has], j]
+    sizes = np.add.reduceat(counts, starts)
+    if odd.any():  # (the odd segments' characters taken out first)
+        keep = np.repeat(~odd, lengths)
+        kept = keep[at]
+        ids, counts, sizes = ids[keep], counts[keep], sizes[~odd]
+        at, which, widths = np.flatnonzero(missing[keep]), which[kept], widths[kept]
+    row = np.repeat(ids, counts)
+    # (each spelt character's bytes written over its place in the row, all at once)
+    within = np.arange(int(widths.sum()), dtype=np.int64) - np.repeat(np.cumsum(widths) - widths, widths)
+    row[np.repeat((np.cumsum(counts) - counts)[at], widths) + within] = spelt.ravel()[
+        np.repeat(which * MAX_BYTES, widths) + within]
     return row, sizes, odd
 
 
