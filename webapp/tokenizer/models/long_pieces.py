@@ -188,23 +188,36 @@ def piece_cuts(model: CutTables, codes: np.ndarray, ends: list[int], char_ids: n
     missing = np.flatnonzero(char_ids < 0)
     if len(missing):  # (a character with no token in the table: its kind, of the model, decides)
         kinds = model.character_kinds(codes[missing])
-        is_token = kinds == TOKEN
-        if grid is not None and is_token.any():  # (a token past the table, never in the grid: its pairs looked up)
-            spots = missing[is_token]
-            near = sorted_distinct(np.concatenate((spots[spots > 0] - 1, spots[spots < len(codes) - 1])))
-            cut[near] = ~model.edge_index().has((codes[near] << 21) | codes[near + 1])
-        if not is_token.all():  # (some characters are not in the vocab: known are the others)
-            known = np.ones(len(codes), dtype=bool)
-            known[missing] = is_token
-            cut &= known[:-1] & known[1:]
-            is_inert = kinds == INERT
-            if is_inert.any():  # (spelt by bytes no rule names: cut on both its sides)
-                inert = np.zeros(len(codes), dtype=bool)
-                inert[missing] = is_inert
-                cut |= _beside_inert(known, inert)
+        if (kinds == INERT).all():  # (the usual case, prose's newlines and rarer letters: cut on both sides)
+            cut[missing[missing > 0] - 1] = True
+            cut[missing[missing < len(cut)]] = True
+        else:
+            _cut_beside_missing(model, cut, codes, missing, kinds, grid is not None)
     if len(ends) > 1:
         cut[np.array(ends[:-1], dtype=np.int64) - 1] = True  # (where one piece ends and the next starts)
     return np.concatenate(([0], np.flatnonzero(cut) + 1, [len(codes)])).astype(np.int64)
+
+
+def _cut_beside_missing(model: CutTables, cut: np.ndarray, codes: np.ndarray, missing: np.ndarray,
+                        kinds: np.ndarray, gridded: bool) -> None:
+    """`piece_cuts` beside the characters with no token in the table (at `missing`, of these `kinds`), in
+    `cut`: a token past the table has its pairs looked up in the edge index (when the grid, `gridded`, read
+    them as no edge); a character not in the vocab is parted from no neighbour, unless it is inert."""
+    is_token = kinds == TOKEN
+    if gridded and is_token.any():
+        spots = missing[is_token]
+        near = sorted_distinct(np.concatenate((spots[spots > 0] - 1, spots[spots < len(codes) - 1])))
+        cut[near] = ~model.edge_index().has((codes[near] << 21) | codes[near + 1])
+    if is_token.all():
+        return
+    known = np.ones(len(codes), dtype=bool)
+    known[missing] = is_token
+    cut &= known[:-1] & known[1:]
+    is_inert = kinds == INERT
+    if is_inert.any():  # (spelt by bytes no rule names: cut on both its sides)
+        inert = np.zeros(len(codes), dtype=bool)
+        inert[missing] = is_inert
+        cut |= _beside_inert(known, inert)
 
 
 def segments_of(model: CutTables, piece: str) -> list[str]:
