@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tests.hypothesis_profiles import examples
 from tokenizers import Tokenizer
@@ -178,6 +178,67 @@ def test_long_pieces_cut_alike_with_the_edge_grid_and_with_the_hashed_edges(rule
             assert (model.cut.edge_grid() is None) == (cells == 0)
             assert encode_loaded(loaded, text) == expected
     assert segments[0] == segments[1]
+
+
+def literal_segments(vocab: dict[str, int], rules: list[list[str]], text: str) -> list[str]:
+    """The text cut as long_pieces.py's docstring says, one pair of neighbours at a time: between two vocab
+    tokens that no rule's edge (its left token's last character, its right token's first) joins; beside a
+    character spelt by fallback bytes no rule names ("inert") when the other is a token or inert too and no
+    unknown character waits (the last character before that is not inert is not an unknown one)."""
+    edges = {(left[-1], right[0]) for left, right in rules}
+    named = {token for rule in rules for token in rule if token.startswith("<0x")}
+
+    def kind(ch: str) -> str:
+        if ch in vocab:
+            return "token"
+        spelt = [f"<0x{b:02X}>" for b in ch.encode()]
+        return "inert" if all(s in vocab for s in spelt) and not named & set(spelt) else "unknown"
+
+    kinds = [kind(ch) for ch in text]
+    out, start, waiting = [], 0, False
+    for i in range(len(text) - 1):
+        if kinds[i] != "inert":
+            waiting = kinds[i] == "unknown"
+        both_tokens = kinds[i] == kinds[i + 1] == "token"
+        if (both_tokens and (text[i], text[i + 1]) not in edges) or (
+                "inert" in (kinds[i], kinds[i + 1]) and kinds[i + 1] != "unknown" and not waiting):
+            out.append(text[start:i + 1])
+            start = i + 1
+    return [*out, text[start:]] if text else []
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a", "b", "▁", FAR, "ab", "a\n", "<0x0A>", "<0xE4>"]),
+                          st.sampled_from(["a", "b", "▁", FAR, "b▁", "\nb", "<0x0A>"])), max_size=10),
+       st.text(alphabet="ab▁一x\n" + FAR, min_size=65, max_size=160), st.booleans(), st.booleans(), st.booleans(),
+       st.booleans())
+@example([("a\n", "a")], "a\na" * 30, False, False, False, True)  # (an edge from an inert character, hashed)
+@example([("a", "\nb")], "a\nb" * 30, False, False, False, True)  # (an edge to one)
+def test_long_pieces_are_cut_at_every_place_the_docstring_names(rules, text, unk, fuse, gridded, plain):
+    # fewer cuts would still give the right ids (test_long_pieces_cut_where_no_merge_joins): this one checks
+    # that every cut the argument allows is made, and no other, against a literal reading of it, with the
+    # edges in a grid and hashed. "a\n" and "\nb" are tokens no rule makes: a rule's edge may start or end at
+    # an inert "\n"
+    from webapp.tokenizer.models import long_pieces
+    from webapp.tokenizer.stages.models import library_model
+
+    tokens = ["<unk>", "a", "b", "▁", FAR, "a\n", "\nb", "<0x0A>", "<0xE4>", "<0xB8>", "<0x80>"]  # ("一" spelt)
+    if plain:  # (no unknown character and no token past the table: the usual case of prose)
+        text = text.replace("x", "a").replace(FAR, "b")
+    kept = []
+    for a, b in rules:
+        if a in tokens and b in tokens and a + b not in tokens:
+            tokens.append(a + b)
+            kept.append([a, b])
+    content = _document({"vocab": _vocab(tokens), "merges": kept, "unk_token": "<unk>" if unk else None,
+                         "fuse_unk": fuse, "byte_fallback": True})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(long_pieces, "EDGE_GRID_CELLS", long_pieces.EDGE_GRID_CELLS if gridded else 0)
+        loaded = tokfiles.import_tokenizer(content)
+        cut = library_model(loaded).cut
+        assert long_pieces.segments_of(cut, text) == literal_segments(_vocab(tokens), kept, text)
+        assert (cut.edge_grid() is not None) == gridded
+        assert encode_loaded(loaded, text) == Tokenizer.from_str(content).encode(text, add_special_tokens=False).ids
 
 
 @settings(max_examples=examples(60), deadline=None)
