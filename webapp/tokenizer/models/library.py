@@ -19,6 +19,7 @@ import numpy as np
 
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
 from webapp.tokenizer.core.collector import collector_paused
+from webapp.tokenizer.core.joined import joined_ids
 from webapp.tokenizer.core.library_order.early_pairs import OTHER, WIDTH, EarlyPairs
 from webapp.tokenizer.core.library_order.merges import Firing, LibraryMerges
 from webapp.tokenizer.core.library_order.score_order import ScoreMerges, levels_from_runs
@@ -170,7 +171,7 @@ class LibraryModel:
 
     def encode_pieces(self, pieces: list[str]) -> list[int]:
         """The file's ids for pieces in a row (`piece_ids`, joined)."""
-        return list(chain.from_iterable(self.piece_ids(pieces)))
+        return joined_ids(self.piece_ids(pieces))
 
     def piece_ids(self, pieces: list[str]) -> list[tuple[int, ...]]:
         """The file's ids of each piece (`tokenize`): cached ones looked up in one pass, the missed

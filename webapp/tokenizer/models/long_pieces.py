@@ -10,11 +10,12 @@ What it does not do: merge a segment (library.py's `LibraryModel`).
 
 from __future__ import annotations
 
-from itertools import accumulate, chain
+from itertools import accumulate
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
+from webapp.tokenizer.core.joined import joined_ids
 from webapp.tokenizer.core.library_order.merges import LibraryMerges
 from webapp.tokenizer.core.library_order.score_order import PairIndex, sorted_distinct
 
@@ -286,7 +287,7 @@ def long_piece_ids(model: CutTables, pieces: list[str]) -> tuple[
         each[others] = np.fromiter(found, dtype=object, count=len(found))
         tuples = each.tolist()
         if len(cuts) == 2:
-            return [tuple(chain.from_iterable(tuples))]
-        return [tuple(chain.from_iterable(tuples[a:b])) for a, b in zip(cuts, cuts[1:])]
+            return [tuple(joined_ids(tuples))]
+        return [tuple(joined_ids(tuples[a:b])) for a, b in zip(cuts, cuts[1:])]
 
     return texts, assemble

@@ -16,6 +16,7 @@ from typing import Iterable, Mapping
 import numpy as np
 
 from webapp.tokenizer.caches import LIST_BUDGET, BoundedCache
+from webapp.tokenizer.core.joined import joined_ids
 from webapp.tokenizer.core.list_order import batch
 from webapp.tokenizer.core.list_order.byte_level import CompiledByteMerges
 from webapp.tokenizer.pretokenize.chunks import chunk_bounds, split_chunks
@@ -176,7 +177,7 @@ def encode_split(
         ids = _fill_chunks(compiled, chunks, found, scheme, pretoken_cache, chunk_cache, mapped)
         if ids is not None:
             return ids
-    return list(chain.from_iterable(found))  # type: ignore[arg-type]
+    return joined_ids(found)  # type: ignore[arg-type]
 
 
 def _fill_chunks(
@@ -215,7 +216,7 @@ def _fill_chunks(
                 values[index] = made[pretokens[index]]
         else:  # (many: one C-level pass; a hit keeps its value, since `made` holds only missed texts)
             values = list(map(made.get, pretokens, values))
-    ids = list(chain.from_iterable(values))  # type: ignore[arg-type]
+    ids = joined_ids(values)  # type: ignore[arg-type]
     # Each chunk's ids: a slice of `ids`, from the token counts of its pre-tokens.
     token_ends = [0, *accumulate(map(len, values))]  # type: ignore[arg-type]
     chunk_ends = list(map(token_ends.__getitem__, accumulate(map(len, split), initial=0)))
@@ -250,7 +251,7 @@ def encode_split_batch(
     start = 0
     for text_chunks in per_text:
         end = start + len(text_chunks)
-        out.append(list(chain.from_iterable(found[start:end])))  # type: ignore[arg-type]
+        out.append(joined_ids(found[start:end]))  # type: ignore[arg-type]
         start = end
     return out
 

@@ -18,6 +18,7 @@ from webapp.tokenizer.core.list_order.byte_trace import encode_trace
 from webapp.tokenizer.core.list_order.char_level import CompiledCharMerges, bpe_encode_text, compile_char_merges, encode_text_trace
 from webapp.tokenizer.hf import pipeline as hp
 from webapp.tokenizer.models.library_trace import library_scheme_ids, library_trace
+from webapp.tokenizer.core.joined import joined_ids
 from webapp.tokenizer.models.library import LibraryModel
 from webapp.tokenizer.loaded import LoadedTokenizer, Part
 from webapp.tokenizer.pieces import Pieces, around_added
@@ -297,7 +298,7 @@ class LibraryOrder:
                     ids.append((added_id,))
                 else:
                     ids.extend(islice(each, len(value)))
-            out.append(list(chain.from_iterable(ids)))
+            out.append(joined_ids(ids))
         return out
 
     def known(self, piece: str) -> str:
