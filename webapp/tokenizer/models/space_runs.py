@@ -70,9 +70,9 @@ def led_segments(segments: Sequence[str]) -> dict[str, int]:
 def parts_of(led: Mapping[str, int]) -> list[str]:
     """The distinct parts `joined` reads for these run-led segments: each one's last space and word,
     and its run without and with that space."""
-    parts: dict[str, None] = {}
-    for segment, run in led.items():
-        parts[segment[run - 1:]] = parts[segment[:run - 1]] = parts[segment[:run]] = None
+    parts = dict.fromkeys([segment[run - 1:] for segment, run in led.items()])
+    for run in set(led.values()):  # (a few lengths of indentation)
+        parts[SPACE * (run - 1)] = parts[SPACE * run] = None
     return list(parts)
 
 
