@@ -344,9 +344,9 @@ class LibraryModel:
         out: list[tuple[int, ...] | None] = [None] * len(segments)
         any_odd = bool(odd.any())
         if any_odd:
-            for i in np.flatnonzero(odd).tolist():
+            for i in odd.nonzero()[0].tolist():
                 out[i] = self._merge_segment(segments[i])
-        ends = np.cumsum(sizes).tolist()
+        ends = sizes.cumsum().tolist()
         merged: Iterable[tuple[int, ...]]
         if isinstance(self.merges, ScoreMerges):  # (they come in a row: each piece's tuple sliced from it, no list)
             row, counts = self.merges.merge_many_flat(ids, ends)

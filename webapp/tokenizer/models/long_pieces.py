@@ -144,7 +144,7 @@ class CutTables:
         if asked.any():
             new = sorted_distinct(codes[asked])
             found = np.array(list(map(self._kind_of, new.tolist())), dtype=np.uint8)
-            kinds[asked] = found[np.searchsorted(new, codes[asked])]
+            kinds[asked] = found[new.searchsorted(codes[asked])]
             below = new < CHAR_TABLE_LIMIT
             table[new[below]] = found[below]
         return kinds
@@ -186,7 +186,7 @@ def piece_cuts(model: CutTables, codes: np.ndarray, ends: list[int], char_ids: n
     else:
         rows, columns, cells = grid
         cut = ~cells[rows[char_ids[:-1]] + columns[char_ids[1:]]]
-    missing = np.flatnonzero(char_ids < 0)
+    missing = (char_ids < 0).nonzero()[0]
     if len(missing):  # (a character with no token in the table: its kind, of the model, decides)
         kinds = model.character_kinds(codes[missing])
         if (kinds == INERT).all():  # (the usual case, prose's newlines and rarer letters: cut on both sides)
@@ -196,7 +196,7 @@ def piece_cuts(model: CutTables, codes: np.ndarray, ends: list[int], char_ids: n
             _cut_beside_missing(model, cut, codes, missing, kinds, grid is not None)
     if len(ends) > 1:
         cut[np.array(ends[:-1], dtype=np.int64) - 1] = True  # (where one piece ends and the next starts)
-    return np.concatenate(([0], np.flatnonzero(cut) + 1, [len(codes)])).astype(np.int64)
+    return np.concatenate(([0], cut.nonzero()[0] + 1, [len(codes)])).astype(np.int64)
 
 
 def _cut_beside_missing(model: CutTables, cut: np.ndarray, codes: np.ndarray, missing: np.ndarray,
@@ -250,10 +250,10 @@ def _texts_between(text: str, codes: np.ndarray, starts: np.ndarray, ends: np.nd
     lengths = ends - starts
     if "\x00" in text or not len(lengths):
         return list(map(text.__getitem__, map(slice, starts.tolist(), ends.tolist())))
-    firsts = np.cumsum(lengths) - lengths  # (where each one's code points start, NULs left out)
-    within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(firsts, lengths)
+    firsts = lengths.cumsum() - lengths  # (where each one's code points start, NULs left out)
+    within = np.arange(int(lengths.sum()), dtype=np.int64) - firsts.repeat(lengths)
     out = np.zeros(len(within) + len(lengths), dtype=np.uint32)  # (the zeros left are the NULs)
-    out[within + np.repeat(firsts + np.arange(len(lengths)), lengths)] = codes[np.repeat(starts, lengths) + within]
+    out[within + (firsts + np.arange(len(lengths))).repeat(lengths)] = codes[starts.repeat(lengths) + within]
     return out.tobytes().decode("utf-32-le", "surrogatepass").split("\x00")[:-1]
 
 
@@ -275,9 +275,9 @@ def long_piece_ids(model: CutTables, pieces: list[str]) -> tuple[
     starts = bounds[:-1]
     first = char_ids[starts]
     single = (bounds[1:] - starts == 1) & (first >= 0)
-    others = np.flatnonzero(~single)
+    others = (~single).nonzero()[0]
     texts = _texts_between(joined, codes, starts[others], bounds[others + 1])
-    cuts = [0, *np.searchsorted(starts, ends).tolist()]  # (each piece's first segment, and the end)
+    cuts = [0, *starts.searchsorted(ends).tolist()]  # (each piece's first segment, and the end)
 
     def assemble(found: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
         """Each piece's ids, given each text's ids in order: every segment's tuple put in its place (a

@@ -33,11 +33,11 @@ def row_symbols(
     bad = ids >= shift
     if not missing.any():
         odd = np.logical_or.reduceat(bad, starts)
-        return ids[np.repeat(~odd, lengths)], np.asarray(lengths, dtype=np.int64)[~odd], odd
+        return ids[(~odd).repeat(lengths)], np.asarray(lengths, dtype=np.int64)[~odd], odd
     distinct = sorted_distinct(codes[missing])
     spelt, width_of = _spellings(distinct.tolist(), shift, fallback_of)
-    at = np.flatnonzero(missing)
-    which = np.searchsorted(distinct, codes[at])
+    at = missing.nonzero()[0]
+    which = distinct.searchsorted(codes[at])
     widths = width_of[which]
     bad[at[widths == 0]] = True  # (no usable fallback: that segment goes one by one)
     counts = np.ones(len(ids), dtype=np.int64)
@@ -45,15 +45,15 @@ def row_symbols(
     odd = np.logical_or.reduceat(bad, starts)
     sizes = np.add.reduceat(counts, starts)
     if odd.any():  # (the odd segments' characters taken out first)
-        keep = np.repeat(~odd, lengths)
+        keep = (~odd).repeat(lengths)
         kept = keep[at]
         ids, counts, sizes = ids[keep], counts[keep], sizes[~odd]
-        at, which, widths = np.flatnonzero(missing[keep]), which[kept], widths[kept]
-    row = np.repeat(ids, counts)
+        at, which, widths = missing[keep].nonzero()[0], which[kept], widths[kept]
+    row = ids.repeat(counts)
     # (each spelt character's bytes written over its place in the row, all at once)
-    within = np.arange(int(widths.sum()), dtype=np.int64) - np.repeat(np.cumsum(widths) - widths, widths)
-    row[np.repeat((np.cumsum(counts) - counts)[at], widths) + within] = spelt.ravel()[
-        np.repeat(which * MAX_BYTES, widths) + within]
+    within = np.arange(int(widths.sum()), dtype=np.int64) - (widths.cumsum() - widths).repeat(widths)
+    row[(counts.cumsum() - counts)[at].repeat(widths) + within] = spelt.ravel()[
+        (which * MAX_BYTES).repeat(widths) + within]
     return row, sizes, odd
 
 

@@ -174,7 +174,7 @@ class ScoreMerges(LibraryMerges):
             return index.packed(left * self.shift + right)
         rows, columns, cells = grid
         out: np.ndarray = cells[rows[left] + columns[right]]
-        other = np.flatnonzero(out < 0)
+        other = (out < 0).nonzero()[0]
         if len(other):
             out[other] = index.packed(left[other] * self.shift + right[other])
         return out
@@ -200,7 +200,8 @@ class ScoreMerges(LibraryMerges):
         """
         count = len(ends)
         bounds = np.asarray(ends, dtype=np.int64)
-        lengths = np.diff(bounds, prepend=0)
+        lengths = bounds.copy()
+        lengths[1:] -= bounds[:-1]
         if count < BATCH_WORDS or self.shift > 1 << 31 or not self.count:
             flat = np.asarray(symbols, dtype=np.int64).tolist()
             merged = [self.merge(flat[a:b]) for a, b in zip([0, *bounds[:-1].tolist()], bounds.tolist())]
@@ -212,11 +213,11 @@ class ScoreMerges(LibraryMerges):
         # By symbol: the pair it starts, as its level << 32 | its new id (`index.missing` at a word's last
         # symbol and where no rule has the pair): one array for both, moved and compared as one. Every word
         # stays in the row, in order, to the end: one with no pair left has no candidate in a round.
-        pair = np.append(self.packed_pairs(syms[:-1], syms[1:]), index.missing)
+        pair = np.concatenate((self.packed_pairs(syms[:-1], syms[1:]), [index.missing]))
         pair[bounds[:-1] - 1] = index.missing
         while True:
             n = len(syms)
-            starts = np.cumsum(lengths) - lengths
+            starts = lengths.cumsum() - lengths
             key = (pair >> 32) * n + np.arange(n, dtype=np.int64)  # ((level, position): the literal order's key)
             best = np.minimum.reduceat(key, starts)
             going = best < none * n  # (words with a pair left)
@@ -230,7 +231,7 @@ class ScoreMerges(LibraryMerges):
         (`_merge_levels`, their levels read from `pair`; the long ones `merge`) and put back in their places."""
         if not going.any():
             return syms, lengths
-        at = np.flatnonzero(going)
+        at = going.nonzero()[0]
         flat, level = syms.tolist(), pair >> 32
         lv = np.where(level >= self.level_table().none, INF, level).tolist()
         done = [self._merge_levels(flat[a:a + size], lv[a:a + size - 1]) if size <= SHORT_WORD
@@ -238,12 +239,12 @@ class ScoreMerges(LibraryMerges):
         counts = np.fromiter(map(len, done), dtype=np.int64, count=len(done))
         sizes = lengths.copy()
         sizes[at] = counts
-        firsts = np.cumsum(sizes) - sizes  # (where each word's symbols go in the answer)
+        firsts = sizes.cumsum() - sizes  # (where each word's symbols go in the answer)
         row = np.empty(int(firsts[-1] + sizes[-1]), dtype=np.int64)
-        stay = np.repeat(~going, lengths)  # (the symbols of the words already done)
-        row[(np.repeat(firsts - starts, lengths) + np.arange(len(syms), dtype=np.int64))[stay]] = syms[stay]
-        within = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-        row[np.repeat(firsts[at], counts) + within] = np.fromiter(chain.from_iterable(done), dtype=np.int64,
+        stay = (~going).repeat(lengths)  # (the symbols of the words already done)
+        row[((firsts - starts).repeat(lengths) + np.arange(len(syms), dtype=np.int64))[stay]] = syms[stay]
+        within = np.arange(int(counts.sum()), dtype=np.int64) - (counts.cumsum() - counts).repeat(counts)
+        row[firsts[at].repeat(counts) + within] = np.fromiter(chain.from_iterable(done), dtype=np.int64,
                                                                  count=len(within))
         return row, sizes
 
@@ -268,13 +269,13 @@ def _merge_round(
     candidate = pair < (index.none << 32)  # (a pair some rule has)
     candidate[:-1] &= rising
     candidate[1:] &= ~rising
-    c = np.flatnonzero(candidate)
-    word = np.searchsorted(starts, c, side="right") - 1
+    c = candidate.nonzero()[0]
+    word = starts.searchsorted(c, side="right") - 1
     # (a symbol before the pair in its word, and one after it)
     has_left, has_right = c > starts[word], c + 2 < starts[word] + lengths[word]
     adjacent = has_right[:-1] & (c[1:] - c[:-1] == 2)  # (candidates j and j + 1 one symbol apart)
     made = pair[c] & 0xFFFFFFFF
-    left, right, both = np.flatnonzero(has_left), np.flatnonzero(has_right), np.flatnonzero(adjacent)
+    left, right, both = has_left.nonzero()[0], has_right.nonzero()[0], adjacent.nonzero()[0]
     found = index.packed(np.concatenate((
         syms[c[left] - 1] * shift + made[left], made[right] * shift + syms[c[right] + 2],
         made[both] * shift + made[both + 1])))
@@ -291,7 +292,7 @@ def _merge_round(
     block = np.minimum.reduceat(blocking, starts) >> 32
     fire = ((pair[c] >> 32) < block[word]) | (key[c] == best[word])
     fired = c[fire]
-    with_next = np.append(fire[1:] & adjacent, False)  # (the new piece after it is made too: their pair)
+    with_next = np.concatenate((fire[1:] & adjacent, [False]))  # (the new piece after it is made too: their pair)
     with_prev = np.concatenate(([False], fire[:-1] & adjacent))
     syms[fired] = made[fire]
     pair[fired] = np.where(with_next, both_pair, right_pair)[fire]
@@ -330,7 +331,7 @@ class PairIndex:
             placed[won] = True
             pending = pending[~placed[pending]]
             at[pending] += 1
-        runs = np.flatnonzero(np.diff(np.concatenate(([0], (slots >= 0).view(np.int8), [0]))))
+        runs = np.diff(np.concatenate(([0], (slots >= 0).view(np.int8), [0]))).nonzero()[0]
         longest = int((runs[1::2] - runs[::2]).max(initial=0))
         self.sorted_keys: tuple[np.ndarray, np.ndarray] | None = None
         if len(pending) or longest >= PROBE_LIMIT:
@@ -360,7 +361,7 @@ class PairIndex:
         at = self._home(pairs)
         found = slots[at]
         hit: np.ndarray = found == pairs
-        pending = np.flatnonzero(~hit & (found >= 0))  # (another key in its home slot: the next ones)
+        pending = (~hit & (found >= 0)).nonzero()[0]  # (another key in its home slot: the next ones)
         if len(pending):
             hit[pending] = self._slots_of(pairs[pending]) >= 0
         return hit
@@ -371,7 +372,7 @@ class PairIndex:
             keys, packed = self.sorted_keys
             if not len(keys):
                 return np.full(len(pairs), self.missing, dtype=np.int64)
-            at = np.minimum(np.searchsorted(keys, pairs), len(keys) - 1)
+            at = np.minimum(keys.searchsorted(pairs), len(keys) - 1)
             return np.where(keys[at] == pairs, packed[at], self.missing)
         at = self._slots_of(pairs)
         out: np.ndarray = np.where(at >= 0, self.values[at], self.missing)  # (slot -1 reads the last, unused)
@@ -384,7 +385,7 @@ class PairIndex:
         found = slots[at]
         hit = found == pairs
         out = np.where(hit, at, -1)
-        pending = np.flatnonzero(~hit & (found >= 0))  # (another key in its home slot: the next ones)
+        pending = (~hit & (found >= 0)).nonzero()[0]  # (another key in its home slot: the next ones)
         if len(pending) <= WINDOW_KEYS and len(self.steps):
             # (every slot a key can be in, past its home, compared at once: each key is in one slot, and a
             # slot that is free or holds another key never matches; one pass where probing took several)
@@ -407,7 +408,7 @@ def levels_from_runs(runs: Sequence[int]) -> np.ndarray:
     counts = np.asarray(runs, dtype=np.int64)
     if len(counts) and int(counts.min()) < 0:
         raise ValueError("score order: a level has a negative number of rules")
-    return np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    return np.arange(len(counts), dtype=np.int64).repeat(counts)
 
 
 __all__ = ["PairIndex", "ScoreMerges", "levels_from_runs"]
