@@ -272,8 +272,9 @@ class LibraryModel:
             self.cache.put_many([item for item in made_led if len(item[0]) <= PIECE_CACHE_MAX_CHARS])
         out = {piece: made[piece] for piece in short}
         if assemble is not None:
-            if made:  # (each text the cache missed: its ids as made now)
-                found = [ids if ids is not None else made[text] for ids, text in zip(found, texts)]
+            if made:  # (each text the cache missed: its ids as made now, in one C pass; a text `made` has
+                # and the cache had too gets the same ids from either)
+                found = list(map(made.get, texts, found))
             out.update(zip(long, assemble(found)))  # type: ignore[arg-type]
         return out
 
