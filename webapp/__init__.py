@@ -23,16 +23,12 @@ __all__ = ["DEFAULT_CONFIG", "PROJECT_ROOT", "create_app"]
 
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Application factory: `flask --app webapp run`, the worker and the tests call this."""
-    # Flask is imported here, not at the top: `from webapp.tokenizer import get_encoding` runs this
-    # package's __init__ first, and a script using only the tokenizer should not load a web framework.
-    from flask import Flask
+    # The one import here, not at the top: `from webapp.tokenizer import get_encoding` runs this package's
+    # __init__ first, and a script using only the tokenizer must load neither Flask nor the views (webapp.web
+    # imports both, and makes the bare app).
+    from webapp import web
 
-    app = Flask(
-        __name__,
-        instance_relative_config=True,
-        template_folder=str(PROJECT_ROOT / "templates"),
-        static_folder=str(PROJECT_ROOT / "static"),
-    )
+    app = web.new_app(__name__, PROJECT_ROOT / "templates", PROJECT_ROOT / "static")
     app.config.from_mapping(DEFAULT_CONFIG)
     app.config.from_pyfile("config.py", silent=True)
     app.config.update(env_overrides())
@@ -42,11 +38,5 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config.update(https_settings(app.config))
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     apply_cache_budget(int(app.config["CACHE_BUDGET_MB"]))
-
-    # Late too: `import webapp.tokenizer`
-    # (pure Python, no Flask) runs this package's __init__ first, and must not
-    # load Flask's views with it.
-    from webapp import web
-
     web.init_app(app)
     return app

@@ -8,6 +8,8 @@ What it does not do: settings (webapp.config).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from flask import Flask
 
 from webapp.infra import body, errors, memory, ratelimit, security, storage, timebudget
@@ -35,6 +37,12 @@ FEATURE_BLUEPRINTS = (health.bp, share.bp, vendor.bp, pages.bp, api.bp, files.bp
 #: Job kinds that no route submits (the tests and the load benchmark submit "sleep" from code);
 #: every other kind is registered by the feature module that submits it.
 UNROUTED_KINDS = (ops_kinds.run_sleep,)
+
+
+def new_app(import_name: str, templates: Path, static: Path) -> Flask:
+    """The bare app `webapp.create_app` configures (made here: the package's __init__ imports no Flask)."""
+    return Flask(import_name, instance_relative_config=True, template_folder=str(templates),
+                 static_folder=str(static))
 
 
 def init_app(app: Flask) -> None:
