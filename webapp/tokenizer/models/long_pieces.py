@@ -30,7 +30,7 @@ TOKEN, INERT, OTHER = 1, 2, 3
 
 class CutTables:
     """What cutting reads of a model: its single-character tokens (`char_table`), its rules' edges
-    (`edge_array`, `edge_index`) and the kinds of the other characters (`character_kinds`), each made
+    (`edge_array`, then `edge_grid` or `edge_index`) and the kinds of the other characters (`character_kinds`), each made
     on first use (a preset's stored form brings the first two)."""
 
     def __init__(self, vocab: Mapping[str, int], merges: LibraryMerges, fallback: Sequence[int | None] | None,
@@ -175,7 +175,7 @@ def piece_cuts(model: CutTables, codes: np.ndarray, ends: list[int], char_ids: n
     pair of neighbours the piece is cut, and where one piece ends and the next starts. Beside a
     character that is not in the vocab, only when its fallback bytes are named by no rule and the
     neighbour is a vocab token or such a character too (`_beside_inert`). The neighbour pairs are
-    looked up at once in the edge array's hash table (`edge_index`).
+    read at once from the edge grid (`edge_grid`), or from the edges' hash table (`edge_index`).
     `char_ids`: `char_table()` read at each code point, if the caller has it."""
     if char_ids is None:
         table = model.char_table()
