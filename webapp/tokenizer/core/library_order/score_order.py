@@ -357,14 +357,7 @@ class PairIndex:
         if self.sorted_keys is not None:
             found: np.ndarray = self.packed(pairs) != self.missing  # (a key's level is below `none`)
             return found
-        slots = self.slots
-        at = self._home(pairs)
-        found = slots[at]
-        hit: np.ndarray = found == pairs
-        pending = (~hit & (found >= 0)).nonzero()[0]  # (another key in its home slot: the next ones)
-        if len(pending):
-            hit[pending] = self._slots_of(pairs[pending]) >= 0
-        return hit
+        return self._slots_of(pairs) >= 0  # (no value read)
 
     def packed(self, pairs: np.ndarray) -> np.ndarray:
         """level << 32 | new id of each pair key (int64); `missing` when no rule has it."""
